@@ -1,0 +1,1 @@
+//! File-based catalogs (FBC): load, model, write, validate, upgrade graph, templates.

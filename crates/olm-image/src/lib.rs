@@ -1,0 +1,1 @@
+//! OCI images: build, push, pull and safely unpack catalog and bundle images.

@@ -1,0 +1,1 @@
+//! Version semantics of OLM: Masterminds constraints, blang ranges, VersionRelease ordering.

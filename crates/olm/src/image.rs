@@ -1,0 +1,10 @@
+//! `olm image …` subcommands.
+
+use std::process::ExitCode;
+
+#[derive(clap::Subcommand)]
+pub enum Command {}
+
+pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
+    match cmd {}
+}

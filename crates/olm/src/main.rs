@@ -1,0 +1,40 @@
+//! `olm`: the Operator Lifecycle Manager command line. The binary only wires: every decision lives in
+//! the library crates, each subcommand module turns arguments into library calls and results into output.
+
+mod catalog;
+mod dev;
+mod image;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+/// The Operator Lifecycle Manager.
+#[derive(Parser)]
+#[command(name = "olm", version, about)]
+enum Cli {
+    /// File-based catalogs: validate, render, templates, graphs, listings.
+    #[command(subcommand)]
+    Catalog(catalog::Command),
+    /// A local control plane and registry for development.
+    #[command(subcommand)]
+    Dev(dev::Command),
+    /// Build, push and pull catalog and bundle images.
+    #[command(subcommand)]
+    Image(image::Command),
+}
+
+fn main() -> ExitCode {
+    let result = match Cli::parse() {
+        Cli::Catalog(cmd) => catalog::run(cmd),
+        Cli::Dev(cmd) => dev::run(cmd),
+        Cli::Image(cmd) => image::run(cmd),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("Error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
