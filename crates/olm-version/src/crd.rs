@@ -1,0 +1,75 @@
+//! The admission rule for `ClusterExtension.spec.source.catalog.version`: which strings the API
+//! server accepts before any controller sees them. The CRD's CEL rule, the CLI and the controller
+//! all use [`VERSION_RANGE_PATTERN`], so they can never disagree.
+//!
+//! The pattern accepts a subset of the Masterminds grammar: no hyphen ranges, no `==` or `&&`, no
+//! leading zeros, at most three numeric parts. Upstream's pattern has three typos (`\*]` for `\*`
+//! in two places and `[x|X|\*]` admitting `|`): it accepts `1.*]` and refuses `1.2.* || 2.3.*`.
+//! We use the corrected pattern; every string accepted by one and not the other is listed in the
+//! oracle test.
+
+use std::sync::LazyLock;
+
+/// Longest version range the API accepts, in characters.
+pub const MAX_VERSION_RANGE_LEN: usize = 64;
+
+/// The message the API server reports when [`VERSION_RANGE_PATTERN`] does not match.
+pub const INVALID_VERSION_RANGE_MESSAGE: &str = "invalid version expression";
+
+macro_rules! comparator {
+    () => {
+        r"(=||!=|>|<|>=|=>|<=|=<|~|~>|\^)\s*(v?(0|[1-9]\d*|x|X|\*)(\.(0|[1-9]\d*|x|X|\*))?(\.(0|[1-9]\d*|x|X|\*))?(-([0-9A-Za-z\-]+(\.[0-9A-Za-z\-]+)*))?(\+([0-9A-Za-z\-]+(\.[0-9A-Za-z\-]+)*))?)"
+    };
+}
+
+/// The regular expression (RE2 syntax, valid in CEL's `matches`) a version range must match.
+pub const VERSION_RANGE_PATTERN: &str = concat!(
+    r"^(\s*",
+    comparator!(),
+    r"\s*)((?:\s+|,\s*|\s*\|\|\s*)",
+    comparator!(),
+    r"\s*)*$"
+);
+
+static PATTERN: LazyLock<regex::Regex> = LazyLock::new(|| {
+    #[allow(clippy::expect_used)] // a constant pattern, checked by the unit test below
+    regex::Regex::new(VERSION_RANGE_PATTERN).expect("VERSION_RANGE_PATTERN is a valid regex")
+});
+
+/// Whether the API server admits `s` as a ClusterExtension version range.
+///
+/// The empty string means "no range" and is valid: our API types omit an empty version, so the
+/// server never evaluates the rule on it.
+pub fn is_valid_version_range(s: &str) -> bool {
+    s.is_empty() || (s.chars().count() <= MAX_VERSION_RANGE_LEN && PATTERN.is_match(s))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pattern_compiles_and_admits_the_documented_examples() {
+        for ok in [
+            ">=1.2.3, <2.0.0 || >3.0.0",
+            "^0 || ^3 || ^5",
+            "1.2.*",
+            "<= 2.x",
+            "~1.2.x",
+            "0.6.0",
+            "*",
+        ] {
+            assert!(is_valid_version_range(ok), "{ok}");
+        }
+        for bad in [
+            "1.2.3 - 2.3.4",
+            "==1.2.3",
+            ">1 && <2",
+            "01.2.3",
+            "1.2.3.4",
+            "1.*]",
+        ] {
+            assert!(!is_valid_version_range(bad), "{bad}");
+        }
+    }
+}

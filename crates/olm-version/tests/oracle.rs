@@ -1,0 +1,271 @@
+//! Checks olm-version against the table `tools/oracle` wrote by running the real Go libraries
+//! (Masterminds/semver v3.5.0 and blang/semver v4.0.0) over the same inputs.
+
+use olm_version::{blang, is_valid_version_range, masterminds};
+use serde::Deserialize;
+
+#[derive(Deserialize)]
+struct Table {
+    masterminds_versions: Vec<MmVersion>,
+    masterminds_compare: Vec<Compare>,
+    masterminds_constraints: Vec<MmConstraint>,
+    blang_versions: Vec<BlangVersion>,
+    blang_compare: Vec<Compare>,
+    blang_ranges: Vec<BlangRange>,
+}
+
+#[derive(Deserialize)]
+struct MmVersion {
+    input: String,
+    parsed: Option<String>,
+    error: Option<String>,
+    strict_ok: bool,
+    strict_error: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Compare {
+    a: String,
+    b: String,
+    cmp: i32,
+}
+
+#[derive(Deserialize)]
+struct MmCheck {
+    version: String,
+    check: bool,
+    validate_errors: Vec<String>,
+}
+
+#[derive(Deserialize)]
+struct MmConstraint {
+    constraint: String,
+    error: Option<String>,
+    string: Option<String>,
+    crd_valid: bool,
+    checks: Option<Vec<MmCheck>>,
+}
+
+#[derive(Deserialize)]
+struct BlangVersion {
+    input: String,
+    parsed: Option<String>,
+    error: Option<String>,
+    tolerant: Option<String>,
+    tolerant_error: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct BlangCheck {
+    version: String,
+    matches: bool,
+}
+
+#[derive(Deserialize)]
+struct BlangRange {
+    range: String,
+    error: Option<String>,
+    checks: Option<Vec<BlangCheck>>,
+}
+
+fn table() -> Table {
+    let raw = include_str!("data/oracle.json");
+    serde_json::from_str(raw).expect("oracle table parses")
+}
+
+fn ord(c: i32) -> std::cmp::Ordering {
+    c.cmp(&0)
+}
+
+/// Collects every mismatch so one run shows them all.
+#[derive(Default)]
+struct Failures(Vec<String>);
+
+impl Failures {
+    fn check<T: PartialEq + std::fmt::Debug>(&mut self, what: &str, got: T, want: T) {
+        if got != want {
+            self.0.push(format!("{what}: got {got:?}, want {want:?}"));
+        }
+    }
+
+    fn assert_none(self, total: usize) {
+        assert!(
+            self.0.is_empty(),
+            "{} of {total} cases differ:\n{}",
+            self.0.len(),
+            self.0.join("\n")
+        );
+    }
+}
+
+#[test]
+fn masterminds_versions() {
+    let t = table();
+    let mut f = Failures::default();
+    for c in &t.masterminds_versions {
+        let got = masterminds::Version::parse(&c.input);
+        f.check(
+            &format!("parse {:?}", c.input),
+            got.as_ref().map(ToString::to_string).ok(),
+            c.parsed.clone(),
+        );
+        f.check(
+            &format!("parse error {:?}", c.input),
+            got.err().map(|e| e.to_string()),
+            c.error.clone(),
+        );
+        let strict = masterminds::Version::parse_strict(&c.input);
+        f.check(
+            &format!("strict {:?}", c.input),
+            strict.is_ok(),
+            c.strict_ok,
+        );
+        f.check(
+            &format!("strict error {:?}", c.input),
+            strict.err().map(|e| e.to_string()),
+            c.strict_error.clone(),
+        );
+    }
+    f.assert_none(t.masterminds_versions.len());
+}
+
+#[test]
+fn masterminds_compare() {
+    let t = table();
+    let mut f = Failures::default();
+    for c in &t.masterminds_compare {
+        let a = masterminds::Version::parse(&c.a).unwrap();
+        let b = masterminds::Version::parse(&c.b).unwrap();
+        f.check(&format!("{} <=> {}", c.a, c.b), a.cmp(&b), ord(c.cmp));
+    }
+    f.assert_none(t.masterminds_compare.len());
+}
+
+#[test]
+fn masterminds_constraints() {
+    let t = table();
+    let mut f = Failures::default();
+    let mut total = 0;
+    for c in &t.masterminds_constraints {
+        total += 1;
+        let parsed = masterminds::Constraints::parse(&c.constraint);
+        let name = format!("{:?}", c.constraint);
+        f.check(
+            &format!("error {name}"),
+            parsed.as_ref().err().map(ToString::to_string),
+            c.error.clone(),
+        );
+        let Ok(cs) = parsed else { continue };
+        f.check(
+            &format!("display {name}"),
+            Some(cs.to_string()),
+            c.string.clone(),
+        );
+        for check in c.checks.iter().flatten() {
+            total += 1;
+            let v = masterminds::Version::parse(&check.version).unwrap();
+            f.check(
+                &format!("{name} matches {}", check.version),
+                cs.matches(&v),
+                check.check,
+            );
+            let reasons = cs.validate(&v).err().unwrap_or_default();
+            f.check(
+                &format!("{name} validate {}", check.version),
+                reasons,
+                check.validate_errors.clone(),
+            );
+        }
+    }
+    f.assert_none(total);
+}
+
+/// Our admission pattern is upstream's with its typos fixed; these are all the table's strings on
+/// which the two disagree, each because of a typo.
+const CRD_DEVIATIONS: &[&str] = &["1.*]", "^1 || *]", "1.2.3 || *", "1.2.* || 2.3.*"];
+
+#[test]
+fn crd_admission() {
+    let t = table();
+    let mut f = Failures::default();
+    for c in &t.masterminds_constraints {
+        let want = c.crd_valid != CRD_DEVIATIONS.contains(&c.constraint.as_str());
+        f.check(
+            &format!("admit {:?}", c.constraint),
+            is_valid_version_range(&c.constraint),
+            want,
+        );
+    }
+    f.assert_none(t.masterminds_constraints.len());
+}
+
+#[test]
+fn blang_versions() {
+    let t = table();
+    let mut f = Failures::default();
+    for c in &t.blang_versions {
+        let got = blang::Version::parse(&c.input);
+        f.check(
+            &format!("parse {:?}", c.input),
+            got.as_ref().map(ToString::to_string).ok(),
+            c.parsed.clone(),
+        );
+        f.check(
+            &format!("parse error {:?}", c.input),
+            got.err().map(|e| e.to_string()),
+            c.error.clone(),
+        );
+        let tol = blang::Version::parse_tolerant(&c.input);
+        f.check(
+            &format!("tolerant {:?}", c.input),
+            tol.as_ref().map(ToString::to_string).ok(),
+            c.tolerant.clone(),
+        );
+        f.check(
+            &format!("tolerant error {:?}", c.input),
+            tol.err().map(|e| e.to_string()),
+            c.tolerant_error.clone(),
+        );
+    }
+    f.assert_none(t.blang_versions.len());
+}
+
+#[test]
+fn blang_compare() {
+    let t = table();
+    let mut f = Failures::default();
+    for c in &t.blang_compare {
+        let a = blang::Version::parse(&c.a).unwrap();
+        let b = blang::Version::parse(&c.b).unwrap();
+        f.check(&format!("{} <=> {}", c.a, c.b), a.cmp(&b), ord(c.cmp));
+    }
+    f.assert_none(t.blang_compare.len());
+}
+
+#[test]
+fn blang_ranges() {
+    let t = table();
+    let mut f = Failures::default();
+    let mut total = 0;
+    for c in &t.blang_ranges {
+        total += 1;
+        let parsed = blang::Range::parse(&c.range);
+        let name = format!("{:?}", c.range);
+        f.check(
+            &format!("error {name}"),
+            parsed.as_ref().err().map(ToString::to_string),
+            c.error.clone(),
+        );
+        let Ok(r) = parsed else { continue };
+        for check in c.checks.iter().flatten() {
+            total += 1;
+            let v = blang::Version::parse(&check.version).unwrap();
+            f.check(
+                &format!("{name} matches {}", check.version),
+                r.matches(&v),
+                check.matches,
+            );
+        }
+    }
+    f.assert_none(total);
+}
