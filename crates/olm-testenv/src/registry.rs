@@ -1,1 +1,758 @@
 //! A local OCI registry: Debian's `docker-registry` with our own config on a free loopback port.
+//!
+//! Tests and `olm dev` need a real registry that speaks the distribution API exactly as production
+//! registries do, without Docker and without the network. Debian ships the CNCF distribution server
+//! (v2.8) as the apt package `docker-registry`; its packaged default config listens on `:5000` with
+//! htpasswd auth, so we never use it: every start writes its own config (filesystem storage,
+//! deletes enabled, `http.addr` on a free `127.0.0.1` port, no auth).
+//!
+//! Two ways to run it:
+//!
+//! * [`Registry::start`] — owned by the caller: storage lives in a fresh temp dir, the process is
+//!   killed and the temp dir removed when the handle is dropped. This is what tests use.
+//! * [`Registry::spawn_detached`] — for `olm dev up`: the process outlives the caller, its config,
+//!   storage, log and a small state file live under a caller-chosen state dir, and
+//!   [`DetachedRegistry::load`] / [`DetachedRegistry::stop`] find and stop it later.
+//!
+//! Registries on `127.0.0.1` are spoken to over plain HTTP by `olm-image` (as container tools do),
+//! so no certificates are needed.
+
+use std::fmt;
+use std::fs;
+use std::io::{self, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// The executable the Debian package installs.
+pub const REGISTRY_BINARY: &str = "docker-registry";
+/// The apt package that provides [`REGISTRY_BINARY`]; named in the error when it is missing.
+pub const REGISTRY_APT_PACKAGE: &str = "docker-registry";
+
+/// How long we wait for `GET /v2/` to answer 200 before giving up. The server is normally ready in
+/// well under a second; the margin covers a loaded CI machine.
+const READY_TIMEOUT: Duration = Duration::from_secs(30);
+/// How many times a start is retried when the chosen port was taken between probing and binding.
+const PORT_ATTEMPTS: usize = 3;
+/// How many log lines an error carries.
+const LOG_TAIL_LINES: usize = 30;
+/// Name of the state file [`Registry::spawn_detached`] writes into its state dir.
+const STATE_FILE: &str = "registry.state";
+
+/// Why a registry could not be started, reached or stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum RegistryError {
+    /// The binary is not on `PATH` (or the path given does not exist).
+    #[error(
+        "the local registry binary `{binary}` was not found; install it with `apt-get install -y {package}`"
+    )]
+    BinaryMissing {
+        /// The binary we tried to run.
+        binary: String,
+        /// The apt package providing it.
+        package: &'static str,
+    },
+    /// The port we picked is held by another process (after retries).
+    #[error(
+        "port {port} on 127.0.0.1 is already in use; the registry could not listen on it\n{log_tail}"
+    )]
+    PortInUse {
+        /// The port that was busy.
+        port: u16,
+        /// The tail of the registry log.
+        log_tail: LogTail,
+    },
+    /// The process exited before it answered `GET /v2/`.
+    #[error("docker-registry exited early ({status}) before it became ready\n{log_tail}")]
+    ExitedEarly {
+        /// The exit status, as printed by the OS.
+        status: String,
+        /// The tail of the registry log.
+        log_tail: LogTail,
+    },
+    /// The process kept running but never answered `GET /v2/` with 200.
+    #[error(
+        "docker-registry on {addr} did not answer GET /v2/ with 200 within {timeout:?}\n{log_tail}"
+    )]
+    NotReady {
+        /// The address it should listen on.
+        addr: SocketAddr,
+        /// How long we waited.
+        timeout: Duration,
+        /// The tail of the registry log.
+        log_tail: LogTail,
+    },
+    /// A detached registry's state file is missing or unreadable.
+    #[error("no detached registry state in {dir}: {reason}")]
+    NoState {
+        /// The state dir looked in.
+        dir: PathBuf,
+        /// What was wrong.
+        reason: String,
+    },
+    /// A file-system or process operation failed.
+    #[error("{context}: {source}")]
+    Io {
+        /// What we were doing.
+        context: String,
+        /// The underlying error.
+        #[source]
+        source: io::Error,
+    },
+}
+
+fn io_err(context: impl Into<String>) -> impl FnOnce(io::Error) -> RegistryError {
+    let context = context.into();
+    move |source| RegistryError::Io { context, source }
+}
+
+/// The last lines of a registry log, printed under an error so the cause is visible without
+/// hunting for the file.
+#[derive(Debug, Clone)]
+pub struct LogTail {
+    path: PathBuf,
+    lines: Vec<String>,
+}
+
+impl LogTail {
+    fn read(path: &Path) -> Self {
+        let text = fs::read(path)
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default();
+        let all: Vec<&str> = text.lines().collect();
+        let start = all.len().saturating_sub(LOG_TAIL_LINES);
+        LogTail {
+            path: path.to_path_buf(),
+            lines: all[start..].iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    fn mentions(&self, needle: &str) -> bool {
+        self.lines.iter().any(|l| l.contains(needle))
+    }
+}
+
+impl fmt::Display for LogTail {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "--- last lines of {} ---", self.path.display())?;
+        if self.lines.is_empty() {
+            write!(f, "\n(empty)")?;
+        }
+        for line in &self.lines {
+            write!(f, "\n{line}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Options for starting a registry; [`Default`] is right for tests.
+#[derive(Debug, Clone)]
+pub struct RegistryOptions {
+    /// The executable to run; defaults to `docker-registry` found on `PATH`.
+    pub binary: PathBuf,
+    /// A fixed port; `None` picks a free one (so several test binaries can run at once).
+    pub port: Option<u16>,
+}
+
+impl Default for RegistryOptions {
+    fn default() -> Self {
+        RegistryOptions {
+            binary: PathBuf::from(REGISTRY_BINARY),
+            port: None,
+        }
+    }
+}
+
+/// A running `docker-registry` owned by this handle.
+///
+/// Dropping the handle kills the process and deletes its temp dir (storage, config, log).
+/// Use [`Registry::into_detached`] to keep it running instead.
+#[derive(Debug)]
+pub struct Registry {
+    child: Option<Child>,
+    addr: SocketAddr,
+    dir: PathBuf,
+    /// Temp dirs are ours to delete; a detached registry's state dir belongs to the caller.
+    remove_dir_on_drop: bool,
+}
+
+impl Registry {
+    /// Starts a registry with storage in a fresh temp dir, on a free `127.0.0.1` port, and waits
+    /// until `GET /v2/` answers 200.
+    ///
+    /// # Errors
+    /// [`RegistryError::BinaryMissing`] names the apt package to install;
+    /// [`RegistryError::PortInUse`], [`RegistryError::ExitedEarly`] and [`RegistryError::NotReady`]
+    /// carry the tail of the registry log.
+    pub fn start() -> Result<Registry, RegistryError> {
+        Registry::start_with(&RegistryOptions::default())
+    }
+
+    /// [`Registry::start`] with explicit options.
+    pub fn start_with(options: &RegistryOptions) -> Result<Registry, RegistryError> {
+        let dir = make_temp_dir()?;
+        match start_in(&dir, options) {
+            Ok((child, addr)) => Ok(Registry {
+                child: Some(child),
+                addr,
+                dir,
+                remove_dir_on_drop: true,
+            }),
+            Err(err) => {
+                // Keep the log for the caller when the error points at it; otherwise clean up.
+                if !matches!(
+                    err,
+                    RegistryError::PortInUse { .. }
+                        | RegistryError::ExitedEarly { .. }
+                        | RegistryError::NotReady { .. }
+                ) {
+                    let _ = fs::remove_dir_all(&dir);
+                }
+                Err(err)
+            }
+        }
+    }
+
+    /// Starts a registry that outlives this process, for `olm dev up`.
+    ///
+    /// Everything lives under `state_dir` (created if missing):
+    /// `registry/config.yml`, `registry/data/` (the image storage, kept across restarts so images
+    /// pushed in one `olm dev` session are still there in the next), `registry/registry.log`, and
+    /// the state file `registry.state` that [`DetachedRegistry::load`] reads.
+    ///
+    /// The process is put in its own process group so Ctrl-C in the terminal that ran
+    /// `olm dev up` does not stop it. Returns once `GET /v2/` answers 200.
+    ///
+    /// If a registry recorded in `state_dir` is still running, it is returned as is instead of
+    /// starting a second one.
+    pub fn spawn_detached(state_dir: &Path) -> Result<DetachedRegistry, RegistryError> {
+        Registry::spawn_detached_with(state_dir, &RegistryOptions::default())
+    }
+
+    /// [`Registry::spawn_detached`] with explicit options.
+    pub fn spawn_detached_with(
+        state_dir: &Path,
+        options: &RegistryOptions,
+    ) -> Result<DetachedRegistry, RegistryError> {
+        if let Ok(existing) = DetachedRegistry::load(state_dir)
+            && existing.is_running()
+            && probe_v2(existing.addr)
+        {
+            return Ok(existing);
+        }
+        let dir = state_dir.join("registry");
+        fs::create_dir_all(&dir).map_err(io_err(format!("creating {}", dir.display())))?;
+        let (child, addr) = start_in(&dir, options)?;
+        let registry = Registry {
+            child: Some(child),
+            addr,
+            dir,
+            remove_dir_on_drop: false,
+        };
+        registry.into_detached(state_dir)
+    }
+
+    /// Gives up ownership: the process keeps running after this handle is gone, and a state file
+    /// is written to `state_dir` so [`DetachedRegistry::load`] can find it later.
+    ///
+    /// A registry from [`Registry::start`] keeps its storage in its temp dir, which then is no
+    /// longer deleted; stopping it is up to [`DetachedRegistry::stop`].
+    pub fn into_detached(mut self, state_dir: &Path) -> Result<DetachedRegistry, RegistryError> {
+        let Some(child) = self.child.take() else {
+            return Err(RegistryError::NoState {
+                dir: state_dir.to_path_buf(),
+                reason: "the registry process is no longer owned by this handle".into(),
+            });
+        };
+        self.remove_dir_on_drop = false;
+        let detached = DetachedRegistry {
+            pid: child.id(),
+            addr: self.addr,
+            dir: self.dir.clone(),
+        };
+        // Dropping a `Child` neither kills nor waits for it: the process simply lives on.
+        drop(child);
+        fs::create_dir_all(state_dir)
+            .map_err(io_err(format!("creating {}", state_dir.display())))?;
+        let state = format!(
+            "pid={}\naddr={}\ndir={}\n",
+            detached.pid,
+            detached.addr,
+            detached.dir.display()
+        );
+        let path = state_dir.join(STATE_FILE);
+        fs::write(&path, state).map_err(io_err(format!("writing {}", path.display())))?;
+        Ok(detached)
+    }
+
+    /// `127.0.0.1:PORT`: the host part of image references pushed to this registry,
+    /// e.g. `format!("{}/catalogs/test:v1", registry.addr())`.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The directory holding config, storage and log.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The registry log, for printing when a test fails.
+    pub fn log_path(&self) -> PathBuf {
+        self.dir.join("registry.log")
+    }
+
+    /// The last lines of the registry log.
+    pub fn log_tail(&self) -> LogTail {
+        LogTail::read(&self.log_path())
+    }
+}
+
+impl Drop for Registry {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        if self.remove_dir_on_drop {
+            let _ = fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+/// A registry started by [`Registry::spawn_detached`] (or [`Registry::into_detached`]) that runs
+/// independently of any handle.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DetachedRegistry {
+    /// The process id of `docker-registry`.
+    pub pid: u32,
+    /// `127.0.0.1:PORT`; `olm dev status` prints it as `registry: 127.0.0.1:PORT`.
+    pub addr: SocketAddr,
+    /// Directory holding config, storage and log.
+    pub dir: PathBuf,
+}
+
+impl DetachedRegistry {
+    /// Reads the state file that [`Registry::spawn_detached`] wrote into `state_dir`.
+    /// Does not check that the process still runs; see [`DetachedRegistry::is_running`].
+    pub fn load(state_dir: &Path) -> Result<DetachedRegistry, RegistryError> {
+        let path = state_dir.join(STATE_FILE);
+        let no_state = |reason: String| RegistryError::NoState {
+            dir: state_dir.to_path_buf(),
+            reason,
+        };
+        let text = fs::read_to_string(&path)
+            .map_err(|e| no_state(format!("reading {}: {e}", path.display())))?;
+        let (mut pid, mut addr, mut dir) = (None, None, None);
+        for line in text.lines() {
+            match line.split_once('=') {
+                Some(("pid", v)) => pid = v.trim().parse::<u32>().ok(),
+                Some(("addr", v)) => addr = v.trim().parse::<SocketAddr>().ok(),
+                Some(("dir", v)) => dir = Some(PathBuf::from(v.trim())),
+                _ => {}
+            }
+        }
+        match (pid, addr, dir) {
+            (Some(pid), Some(addr), Some(dir)) => Ok(DetachedRegistry { pid, addr, dir }),
+            _ => Err(no_state(format!(
+                "{} lacks a valid pid, addr or dir line",
+                path.display()
+            ))),
+        }
+    }
+
+    /// Whether the recorded process still runs and is a `docker-registry` (a recycled pid of an
+    /// unrelated process is not mistaken for ours).
+    pub fn is_running(&self) -> bool {
+        let Ok(cmdline) = fs::read(format!("/proc/{}/cmdline", self.pid)) else {
+            return false;
+        };
+        let Ok(stat) = fs::read_to_string(format!("/proc/{}/stat", self.pid)) else {
+            return false;
+        };
+        // A zombie (state `Z`) has exited; only its parent has not reaped it yet.
+        let zombie = stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'));
+        !zombie
+            && String::from_utf8_lossy(&cmdline).contains(REGISTRY_BINARY)
+            && String::from_utf8_lossy(&cmdline).contains(&*self.dir.to_string_lossy())
+    }
+
+    /// Whether `GET /v2/` answers 200 right now.
+    pub fn is_ready(&self) -> bool {
+        probe_v2(self.addr)
+    }
+
+    /// The registry log.
+    pub fn log_path(&self) -> PathBuf {
+        self.dir.join("registry.log")
+    }
+
+    /// Stops the process (SIGTERM, then SIGKILL after 5 s) and removes the state file from
+    /// `state_dir`. Storage is kept, so the next [`Registry::spawn_detached`] serves the same
+    /// images. Stopping a registry that is no longer running is not an error.
+    pub fn stop(&self, state_dir: &Path) -> Result<(), RegistryError> {
+        if self.is_running() {
+            signal(self.pid, SIGTERM)?;
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while self.is_running() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            if self.is_running() {
+                signal(self.pid, SIGKILL)?;
+            }
+        }
+        let path = state_dir.join(STATE_FILE);
+        match fs::remove_file(&path) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(io_err(format!("removing {}", path.display()))(e)),
+        }
+    }
+}
+
+const SIGTERM: i32 = 15;
+const SIGKILL: i32 = 9;
+
+unsafe extern "C" {
+    /// POSIX `kill(2)` from the C library std already links; declared here to avoid a libc
+    /// dependency for one call.
+    fn kill(pid: i32, sig: i32) -> i32;
+}
+
+fn signal(pid: u32, sig: i32) -> Result<(), RegistryError> {
+    let pid = i32::try_from(pid).map_err(|_| RegistryError::Io {
+        context: format!("signalling pid {pid}"),
+        source: io::Error::from(io::ErrorKind::InvalidInput),
+    })?;
+    // SAFETY: `kill` takes two plain integers and has no memory-safety preconditions.
+    let rc = unsafe { kill(pid, sig) };
+    if rc == 0 {
+        return Ok(());
+    }
+    let err = io::Error::last_os_error();
+    // ESRCH: the process is already gone, which is what we wanted.
+    if err.raw_os_error() == Some(3) {
+        return Ok(());
+    }
+    Err(io_err(format!("sending signal {sig} to pid {pid}"))(err))
+}
+
+/// Writes the config into `dir`, starts the process with its output in `dir/registry.log`, and
+/// waits until it is ready. Retries with another port when the picked one was taken meanwhile.
+fn start_in(dir: &Path, options: &RegistryOptions) -> Result<(Child, SocketAddr), RegistryError> {
+    let data = dir.join("data");
+    fs::create_dir_all(&data).map_err(io_err(format!("creating {}", data.display())))?;
+    let attempts = if options.port.is_some() {
+        1
+    } else {
+        PORT_ATTEMPTS
+    };
+    let mut last_err = None;
+    for _ in 0..attempts {
+        let port = match options.port {
+            Some(port) => port,
+            None => free_port()?,
+        };
+        let addr = SocketAddr::from(([127, 0, 0, 1], port));
+        match start_once(dir, &data, addr, options) {
+            Ok(child) => return Ok((child, addr)),
+            Err(err @ RegistryError::PortInUse { .. }) => last_err = Some(err),
+            Err(err) => return Err(err),
+        }
+    }
+    Err(last_err.unwrap_or_else(|| RegistryError::Io {
+        context: "starting docker-registry".into(),
+        source: io::Error::other("no attempt was made"),
+    }))
+}
+
+fn start_once(
+    dir: &Path,
+    data: &Path,
+    addr: SocketAddr,
+    options: &RegistryOptions,
+) -> Result<Child, RegistryError> {
+    // A port that answers before we start anything belongs to someone else.
+    if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
+        return Err(RegistryError::PortInUse {
+            port: addr.port(),
+            log_tail: LogTail::read(&dir.join("registry.log")),
+        });
+    }
+    let config_path = dir.join("config.yml");
+    fs::write(&config_path, config_yaml(data, addr))
+        .map_err(io_err(format!("writing {}", config_path.display())))?;
+    let log_path = dir.join("registry.log");
+    let log =
+        fs::File::create(&log_path).map_err(io_err(format!("creating {}", log_path.display())))?;
+    let log_err = log
+        .try_clone()
+        .map_err(io_err(format!("opening {}", log_path.display())))?;
+
+    let mut cmd = Command::new(&options.binary);
+    cmd.arg("serve")
+        .arg(&config_path)
+        .stdin(Stdio::null())
+        .stdout(log)
+        .stderr(log_err);
+    // distribution overrides config keys from REGISTRY_* variables (REGISTRY_AUTH_FILE, used by
+    // container tools for credentials, would turn into an `auth.file` section); our config must be
+    // the only source.
+    for (key, _) in std::env::vars_os() {
+        if key.to_string_lossy().starts_with("REGISTRY_") {
+            cmd.env_remove(key);
+        }
+    }
+    {
+        use std::os::unix::process::CommandExt;
+        // Own process group: a terminal's Ctrl-C must not reach a detached registry.
+        cmd.process_group(0);
+    }
+    let mut child = cmd.spawn().map_err(|e| {
+        if e.kind() == io::ErrorKind::NotFound {
+            RegistryError::BinaryMissing {
+                binary: options.binary.display().to_string(),
+                package: REGISTRY_APT_PACKAGE,
+            }
+        } else {
+            io_err(format!("starting {}", options.binary.display()))(e)
+        }
+    })?;
+
+    let deadline = Instant::now() + READY_TIMEOUT;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => {
+                let log_tail = LogTail::read(&log_path);
+                if log_tail.mentions("address already in use") {
+                    return Err(RegistryError::PortInUse {
+                        port: addr.port(),
+                        log_tail,
+                    });
+                }
+                return Err(RegistryError::ExitedEarly {
+                    status: status.to_string(),
+                    log_tail,
+                });
+            }
+            Ok(None) => {}
+            Err(e) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(io_err("waiting for docker-registry")(e));
+            }
+        }
+        if probe_v2(addr) {
+            return Ok(child);
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(RegistryError::NotReady {
+                addr,
+                timeout: READY_TIMEOUT,
+                log_tail: LogTail::read(&log_path),
+            });
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+}
+
+/// The registry config. Uploads are not purged in the background (tests are short and the purge
+/// job only adds log noise); the access log is off for the same reason.
+fn config_yaml(data: &Path, addr: SocketAddr) -> String {
+    format!(
+        "version: 0.1
+log:
+  level: info
+  accesslog:
+    disabled: true
+storage:
+  filesystem:
+    rootdirectory: {data}
+  delete:
+    enabled: true
+  maintenance:
+    uploadpurging:
+      enabled: false
+http:
+  addr: {addr}
+  secret: olm-local-registry
+",
+        data = yaml_quote(&data.to_string_lossy()),
+    )
+}
+
+/// Double-quoted YAML scalar, so temp paths with odd characters stay one string.
+fn yaml_quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// A port the kernel just handed out on 127.0.0.1. Another process may take it before the
+/// registry binds it; [`start_in`] retries in that case.
+fn free_port() -> Result<u16, RegistryError> {
+    let listener =
+        TcpListener::bind(("127.0.0.1", 0)).map_err(io_err("finding a free port on 127.0.0.1"))?;
+    let port = listener
+        .local_addr()
+        .map_err(io_err("finding a free port on 127.0.0.1"))?
+        .port();
+    Ok(port)
+}
+
+/// `GET /v2/` over a bare HTTP/1.0 connection: true when the status is 200. Hand-rolled so the
+/// crate needs no HTTP client for a readiness check.
+fn probe_v2(addr: SocketAddr) -> bool {
+    let Ok(mut stream) = TcpStream::connect_timeout(&addr, Duration::from_millis(500)) else {
+        return false;
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
+    let _ = stream.set_write_timeout(Some(Duration::from_secs(2)));
+    let request = format!("GET /v2/ HTTP/1.0\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    if stream.write_all(request.as_bytes()).is_err() {
+        return false;
+    }
+    let mut head = [0u8; 64];
+    let mut len = 0;
+    while len < head.len() {
+        match stream.read(&mut head[len..]) {
+            Ok(0) => break,
+            Ok(n) => len += n,
+            Err(_) => return false,
+        }
+        if head[..len].contains(&b'\n') {
+            break;
+        }
+    }
+    let line = String::from_utf8_lossy(&head[..len]);
+    let mut parts = line.split_whitespace();
+    matches!(
+        (parts.next(), parts.next()),
+        (Some(v), Some("200")) if v.starts_with("HTTP/")
+    )
+}
+
+/// A fresh private directory under the system temp dir. Written by hand so the crate does not
+/// need `tempfile` at run time.
+fn make_temp_dir() -> Result<PathBuf, RegistryError> {
+    static COUNTER: AtomicU32 = AtomicU32::new(0);
+    let base = std::env::temp_dir();
+    for _ in 0..100 {
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        let name = format!(
+            "olm-registry-{}-{}-{nanos:x}",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        );
+        let path = base.join(name);
+        match fs::create_dir(&path) {
+            Ok(()) => {
+                use std::os::unix::fs::PermissionsExt;
+                let _ = fs::set_permissions(&path, fs::Permissions::from_mode(0o700));
+                return Ok(path);
+            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(io_err(format!("creating a temp dir in {}", base.display()))(e)),
+        }
+    }
+    Err(RegistryError::Io {
+        context: format!("creating a temp dir in {}", base.display()),
+        source: io::Error::from(io::ErrorKind::AlreadyExists),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn starts_answers_and_cleans_up() {
+        let registry = match Registry::start() {
+            Ok(r) => r,
+            Err(e) => panic!("{e}"),
+        };
+        assert!(probe_v2(registry.addr()));
+        assert_eq!(registry.addr().ip().to_string(), "127.0.0.1");
+        let dir = registry.dir().to_path_buf();
+        assert!(dir.join("config.yml").exists());
+        let addr = registry.addr();
+        drop(registry);
+        assert!(!dir.exists(), "temp dir {} left behind", dir.display());
+        assert!(!probe_v2(addr), "registry still answering after drop");
+    }
+
+    #[test]
+    fn missing_binary_names_the_apt_package() {
+        let options = RegistryOptions {
+            binary: PathBuf::from("/nonexistent/docker-registry"),
+            port: None,
+        };
+        let err = Registry::start_with(&options).expect_err("must fail");
+        let msg = err.to_string();
+        assert!(msg.contains("apt-get install -y docker-registry"), "{msg}");
+    }
+
+    #[test]
+    fn busy_port_is_reported() {
+        let listener = TcpListener::bind(("127.0.0.1", 0)).expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        let options = RegistryOptions {
+            port: Some(port),
+            ..RegistryOptions::default()
+        };
+        let err = Registry::start_with(&options).expect_err("must fail");
+        assert!(
+            matches!(err, RegistryError::PortInUse { port: p, .. } if p == port),
+            "{err}"
+        );
+        assert!(err.to_string().contains("already in use"), "{err}");
+    }
+
+    #[test]
+    fn detached_survives_handle_and_stops() {
+        let state = make_temp_dir().expect("temp dir");
+        let detached = match Registry::spawn_detached(&state) {
+            Ok(d) => d,
+            Err(e) => panic!("{e}"),
+        };
+        assert!(detached.is_running());
+        assert!(detached.is_ready());
+        let loaded = DetachedRegistry::load(&state).expect("state file");
+        assert_eq!(loaded, detached);
+        // A second spawn finds the running one instead of starting another.
+        let again = Registry::spawn_detached(&state).expect("respawn");
+        assert_eq!(again.pid, detached.pid);
+        detached.stop(&state).expect("stop");
+        // Our own child: reap it so it does not linger as a zombie in the test process.
+        assert!(!detached.is_running());
+        assert!(!detached.is_ready());
+        assert!(DetachedRegistry::load(&state).is_err());
+        let _ = fs::remove_dir_all(&state);
+    }
+
+    #[test]
+    fn config_quotes_paths() {
+        let yaml = config_yaml(Path::new("/tmp/a \"b\""), "127.0.0.1:5000".parse().unwrap());
+        assert!(
+            yaml.contains("rootdirectory: \"/tmp/a \\\"b\\\"\""),
+            "{yaml}"
+        );
+        assert!(yaml.contains("addr: 127.0.0.1:5000"));
+    }
+}
