@@ -1,3 +1,82 @@
 //! A real local Kubernetes control plane and OCI registry for tests and `olm dev`.
+//!
+//! [`ControlPlane`] starts etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok
+//! (which plays the kubelet for one fake node) as plain loopback processes, so integration tests run
+//! against the real API machinery: server-side validation, garbage collection, namespace
+//! finalization, Deployments that become Available. The binaries are built once from Go modules by
+//! `tools/controlplane/build.sh`; nothing is downloaded at test time.
+//!
+//! Not for: production clusters, anything reachable from outside the machine, or a fake API server
+//! (tests that need a cluster use this, never a hand-written imitation).
 
+mod binaries;
+mod controlplane;
+mod fsutil;
+mod pki;
+mod process;
 pub mod registry;
+
+use std::path::PathBuf;
+
+pub use binaries::{BIN_ENV, BUILD_SCRIPT, CONTROLPLANE_VERSION, bin_dir, cache_dir};
+pub use controlplane::{ComponentMemory, ControlPlane, NODE_NAME, Options};
+
+/// Everything that can go wrong starting or running a control plane.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The binaries were never built (or built for another version).
+    #[error(
+        "control plane binaries missing in {dir}: {missing}; build them with `bash {BUILD_SCRIPT}` \
+         (needs Go >= 1.26), or set {BIN_ENV} to a folder that has them"
+    )]
+    BinariesMissing { dir: PathBuf, missing: String },
+    /// No HOME to derive the cache folder from.
+    #[error(
+        "HOME is not set, so the cache folder ~/.cache/olm is unknown; set HOME, OLM_CACHE_DIR or {BIN_ENV}"
+    )]
+    NoHome,
+    /// A file or process operation failed.
+    #[error("{what}: {source}")]
+    Io {
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// Certificate or key generation failed.
+    #[error("generating the control plane's certificates: {0}")]
+    Pki(#[from] rcgen::Error),
+    /// A component stopped although nothing asked it to.
+    #[error("{component} exited early ({status}); last lines of {log}:\n{tail}", log = log.display())]
+    ExitedEarly {
+        component: String,
+        status: String,
+        log: PathBuf,
+        tail: String,
+    },
+    /// A component could not bind its port because another process took it first (three times).
+    #[error(
+        "{component} could not bind its loopback port: address already in use; last lines of its log:\n{tail}"
+    )]
+    PortInUse { component: String, tail: String },
+    /// Readiness was not reached in time.
+    #[error("timed out waiting for {what}; component logs:\n{tails}")]
+    Timeout { what: String, tails: String },
+    /// The generated kubeconfig could not be loaded.
+    #[error("loading the admin kubeconfig: {0}")]
+    Kubeconfig(#[from] kube::config::KubeconfigError),
+    /// A request to the API server failed.
+    #[error("talking to the API server: {0}")]
+    Kube(#[from] kube::Error),
+    /// An object built by the harness did not deserialize (a bug in the harness).
+    #[error("building an object: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+impl Error {
+    pub(crate) fn io(what: impl Into<String>, source: std::io::Error) -> Error {
+        Error::Io {
+            what: what.into(),
+            source,
+        }
+    }
+}

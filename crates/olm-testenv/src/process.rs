@@ -1,0 +1,202 @@
+//! One control plane component running as a child process with its own log file.
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::Error;
+
+/// How much of a log file's end is read for a tail: enough for a few dozen long klog lines.
+const TAIL_BYTES: u64 = 64 * 1024;
+
+/// A running component. Stopped (with its whole process group) by [`Component::stop`] or on drop.
+#[derive(Debug)]
+pub(crate) struct Component {
+    name: &'static str,
+    child: Child,
+    log: PathBuf,
+    exited: Option<ExitStatus>,
+}
+
+impl Component {
+    /// Starts `program` with `args`, stdout and stderr appended to `log`.
+    ///
+    /// The child gets its own process group so that stopping it also stops anything it spawned, and
+    /// asks the kernel to kill it when the thread that started it dies: a test binary killed by a
+    /// timeout or Ctrl-C must not leave an apiserver eating memory behind.
+    pub(crate) fn spawn(
+        name: &'static str,
+        program: &Path,
+        args: &[String],
+        envs: &[(&str, &Path)],
+        log: PathBuf,
+    ) -> Result<Component, Error> {
+        let out = File::create(&log)
+            .map_err(|source| Error::io(format!("creating {}", log.display()), source))?;
+        let err = out
+            .try_clone()
+            .map_err(|source| Error::io(format!("opening {}", log.display()), source))?;
+        let mut cmd = Command::new(program);
+        cmd.args(args)
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            .process_group(0);
+        for (key, value) in envs {
+            cmd.env(key, value);
+        }
+        // SAFETY: prctl is async-signal-safe and touches no memory of the parent; this is the
+        // documented way to tie a child's life to its parent on Linux.
+        unsafe {
+            cmd.pre_exec(|| {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let child = cmd.spawn().map_err(|source| {
+            Error::io(format!("starting {name} ({})", program.display()), source)
+        })?;
+        Ok(Component {
+            name,
+            child,
+            log,
+            exited: None,
+        })
+    }
+
+    pub(crate) fn name(&self) -> &'static str {
+        self.name
+    }
+
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    pub(crate) fn log_path(&self) -> &Path {
+        &self.log
+    }
+
+    /// The exit status if the process has ended (without blocking).
+    pub(crate) fn exit_status(&mut self) -> Option<ExitStatus> {
+        if self.exited.is_none() {
+            self.exited = self.child.try_wait().ok().flatten();
+        }
+        self.exited
+    }
+
+    /// The last `lines` lines of the component's log.
+    pub(crate) fn tail(&self, lines: usize) -> String {
+        tail_file(&self.log, lines)
+    }
+
+    /// Sends SIGTERM to the process group, waits up to `grace` for the leader to exit, then sends
+    /// SIGKILL to the group. Errors are ignored: the process may already be gone.
+    pub(crate) fn stop(&mut self, grace: Duration) {
+        let Ok(pgid) = i32::try_from(self.child.id()) else {
+            let _ = self.child.kill();
+            return;
+        };
+        if self.exit_status().is_none() {
+            signal_group(pgid, libc::SIGTERM);
+            let deadline = Instant::now() + grace;
+            while self.exit_status().is_none() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+        // Also reaps grandchildren that ignored SIGTERM; harmless when the group is empty.
+        signal_group(pgid, libc::SIGKILL);
+        if self.exited.is_none() {
+            self.exited = self.child.wait().ok();
+        }
+    }
+}
+
+impl Drop for Component {
+    fn drop(&mut self) {
+        self.stop(Duration::from_secs(5));
+    }
+}
+
+fn signal_group(pgid: i32, signal: libc::c_int) {
+    if pgid <= 0 {
+        return;
+    }
+    // SAFETY: kill(2) with a negative pid signals a process group; it has no memory effects.
+    unsafe {
+        libc::kill(-pgid, signal);
+    }
+}
+
+/// The last `lines` lines of a file, or a note saying why it could not be read.
+pub(crate) fn tail_file(path: &Path, lines: usize) -> String {
+    let mut file = match File::open(path) {
+        Ok(file) => file,
+        Err(err) => return format!("(cannot read {}: {err})", path.display()),
+    };
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let start = len.saturating_sub(TAIL_BYTES);
+    let mut buf = Vec::new();
+    if file.seek(SeekFrom::Start(start)).is_err() || file.read_to_end(&mut buf).is_err() {
+        return format!("(cannot read {})", path.display());
+    }
+    let text = String::from_utf8_lossy(&buf);
+    let all: Vec<&str> = text.lines().collect();
+    let from = all.len().saturating_sub(lines);
+    all[from..].join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tail_returns_last_lines() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("log");
+        std::fs::write(&path, "a\nb\nc\nd\n").expect("write");
+        assert_eq!(tail_file(&path, 2), "c\nd");
+        assert_eq!(tail_file(&path, 10), "a\nb\nc\nd");
+    }
+
+    #[test]
+    fn stop_kills_the_whole_group() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let pidfile = dir.path().join("grandchild.pid");
+        let script = format!(
+            "sleep 300 & echo $! > {}; trap '' TERM; wait",
+            pidfile.display()
+        );
+        let mut c = Component::spawn(
+            "sh",
+            Path::new("/bin/sh"),
+            &["-c".to_owned(), script],
+            &[],
+            dir.path().join("sh.log"),
+        )
+        .expect("spawn");
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !pidfile.exists() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let grandchild: i32 = std::fs::read_to_string(&pidfile)
+            .expect("pid file")
+            .trim()
+            .parse()
+            .expect("pid");
+        c.stop(Duration::from_millis(200));
+        assert!(c.exit_status().is_some());
+        std::thread::sleep(Duration::from_millis(100));
+        // The grandchild was in the same group, so it is gone too (kill(pid, 0) fails with ESRCH
+        // once it has been reaped by init).
+        let alive = unsafe { libc::kill(grandchild, 0) } == 0
+            && std::fs::read_to_string(format!("/proc/{grandchild}/stat"))
+                .map(|s| !s.contains(") Z "))
+                .unwrap_or(false);
+        assert!(!alive, "grandchild {grandchild} survived");
+    }
+}
