@@ -70,6 +70,15 @@ enum Wild {
     Major,
 }
 
+/// Why a comparator refused a version, kept symbolic so that matching never allocates; the text
+/// is built only when [`Constraints::validate`] asks for it.
+#[derive(Debug, Clone, Copy)]
+enum Reason {
+    Prerelease,
+    /// The words between the two quoted versions, and a sentence that follows.
+    Mismatch(&'static str, &'static str),
+}
+
 #[derive(Debug, Clone)]
 struct Comparator {
     op: Op,
@@ -141,18 +150,18 @@ impl Comparator {
     }
 
     /// Checks `v`; the error is Masterminds' explanation of a mismatch.
-    fn check(&self, v: &Version, include_pre: bool) -> Result<(), String> {
+    fn check(&self, v: &Version, include_pre: bool) -> Result<(), Reason> {
         if !v.prerelease().is_empty() && !include_pre {
-            return Err(prerelease_message(v));
+            return Err(Reason::Prerelease);
         }
-        let (vq, oq) = (quote(&v.to_string()), quote(&self.orig));
         let c = &self.con;
+        let fail = |middle: &'static str| Reason::Mismatch(middle, "");
         match self.op {
             Op::TildeOrEqual if self.dirty() => self.tilde(v),
-            Op::TildeOrEqual => ok_or(v == c, || format!("{vq} is not equal to {oq}")),
+            Op::TildeOrEqual => ok_or(v == c, || fail("is not equal to")),
             Op::NotEqual => self.not_equal(v),
             Op::Greater => {
-                let equal_msg = || format!("{vq} is less than or equal to {oq}");
+                let equal_msg = || fail("is less than or equal to");
                 if !self.dirty() {
                     return ok_or(v > c, equal_msg);
                 }
@@ -165,10 +174,10 @@ impl Comparator {
                     Wild::Major | Wild::None => ok_or(v > c, equal_msg),
                 }
             }
-            Op::Less => ok_or(v < c, || format!("{vq} is greater than or equal to {oq}")),
-            Op::GreaterEqual => ok_or(v >= c, || format!("{vq} is less than {oq}")),
+            Op::Less => ok_or(v < c, || fail("is greater than or equal to")),
+            Op::GreaterEqual => ok_or(v >= c, || fail("is less than")),
             Op::LessEqual => {
-                let msg = || format!("{vq} is greater than {oq}");
+                let msg = || fail("is greater than");
                 if !self.dirty() {
                     return ok_or(v <= c, msg);
                 }
@@ -184,15 +193,23 @@ impl Comparator {
         }
     }
 
-    fn not_equal(&self, v: &Version) -> Result<(), String> {
+    /// Masterminds' text for a mismatch: `"VERSION" MIDDLE "CONSTRAINT-VERSION"SUFFIX`.
+    fn explain(&self, v: &Version, reason: Reason) -> String {
+        match reason {
+            Reason::Prerelease => prerelease_message(v),
+            Reason::Mismatch(middle, suffix) => {
+                format!(
+                    "{} {middle} {}{suffix}",
+                    quote(&v.to_string()),
+                    quote(&self.orig)
+                )
+            }
+        }
+    }
+
+    fn not_equal(&self, v: &Version) -> Result<(), Reason> {
         let c = &self.con;
-        let equal = || {
-            format!(
-                "{} is equal to {}",
-                quote(&v.to_string()),
-                quote(&self.orig)
-            )
-        };
+        let equal = || Reason::Mismatch("is equal to", "");
         if self.dirty() {
             if c.major() != v.major() {
                 return Ok(());
@@ -216,11 +233,10 @@ impl Comparator {
         ok_or(v != c, equal)
     }
 
-    fn tilde(&self, v: &Version) -> Result<(), String> {
+    fn tilde(&self, v: &Version) -> Result<(), Reason> {
         let c = &self.con;
-        let (vq, oq) = (quote(&v.to_string()), quote(&self.orig));
         if v < c {
-            return Err(format!("{vq} is less than {oq}"));
+            return Err(Reason::Mismatch("is less than", ""));
         }
         // ~0.0.0 (and `x`, `*`) accept everything at or above 0.0.0.
         if c.major() == 0
@@ -232,23 +248,23 @@ impl Comparator {
             return Ok(());
         }
         if v.major() != c.major() {
-            return Err(format!("{vq} does not have same major version as {oq}"));
+            return Err(Reason::Mismatch("does not have same major version as", ""));
         }
         if v.minor() != c.minor() && !self.minor_dirty() {
-            return Err(format!(
-                "{vq} does not have same major and minor version as {oq}"
+            return Err(Reason::Mismatch(
+                "does not have same major and minor version as",
+                "",
             ));
         }
         Ok(())
     }
 
-    fn caret(&self, v: &Version) -> Result<(), String> {
+    fn caret(&self, v: &Version) -> Result<(), Reason> {
         let c = &self.con;
-        let (vq, oq) = (quote(&v.to_string()), quote(&self.orig));
         if v < c {
-            return Err(format!("{vq} is less than {oq}"));
+            return Err(Reason::Mismatch("is less than", ""));
         }
-        let same_major = || format!("{vq} does not have same major version as {oq}");
+        let same_major = || Reason::Mismatch("does not have same major version as", "");
         if c.major() > 0 || self.minor_dirty() {
             return ok_or(v.major() == c.major(), same_major);
         }
@@ -257,23 +273,25 @@ impl Comparator {
         }
         if c.minor() > 0 || self.patch_dirty() {
             return ok_or(v.minor() == c.minor(), || {
-                format!(
-                    "{vq} does not have same minor version as {oq}. Expected minor versions to match when constraint major version is 0"
+                Reason::Mismatch(
+                    "does not have same minor version as",
+                    ". Expected minor versions to match when constraint major version is 0",
                 )
             });
         }
         if v.minor() > 0 {
-            return Err(format!("{vq} does not have same minor version as {oq}"));
+            return Err(Reason::Mismatch("does not have same minor version as", ""));
         }
         ok_or(c.patch() == v.patch(), || {
-            format!(
-                "{vq} does not equal {oq}. Expect version and constraint to equal when major and minor versions are 0"
+            Reason::Mismatch(
+                "does not equal",
+                ". Expect version and constraint to equal when major and minor versions are 0",
             )
         })
     }
 }
 
-fn ok_or(ok: bool, msg: impl FnOnce() -> String) -> Result<(), String> {
+fn ok_or(ok: bool, msg: impl FnOnce() -> Reason) -> Result<(), Reason> {
     if ok { Ok(()) } else { Err(msg()) }
 }
 
@@ -338,8 +356,8 @@ impl Constraints {
                         prerelease_reported = true;
                     }
                     joy = false;
-                } else if let Err(e) = c.check(v, g.has_pre) {
-                    errors.push(e);
+                } else if let Err(reason) = c.check(v, g.has_pre) {
+                    errors.push(c.explain(v, reason));
                     joy = false;
                 }
             }
