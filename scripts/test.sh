@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Everything CI checks, in the order that fails fastest: setup, formatting, lints, all tests
+# (unit, golden, property and integration tests against the real control plane and registry).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+cargo fmt --all --check
+cargo clippy --workspace --all-targets --locked -- -D warnings
+cargo test --workspace --locked
