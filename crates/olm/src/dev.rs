@@ -1,10 +1,392 @@
-//! `olm dev …` subcommands.
+//! `olm dev …` subcommands: a local control plane and registry that keep running in the background
+//! between commands, for trying things by hand.
+//!
+//! `olm dev up` re-executes this binary as a detached supervisor (`olm dev __supervise`, in its own
+//! session so that closing the terminal does not stop it). The supervisor owns the control plane:
+//! it starts it, writes the state file once everything is ready, checks the components every
+//! second, and stops everything on SIGTERM (sent by `olm dev down`). Component processes die with
+//! the supervisor even if it is killed, so no orphaned apiserver outlives it.
+//!
+//! Everything lives in `~/.cache/olm/dev/` (or `$OLM_CACHE_DIR/dev`): `state.json`, a stable
+//! `kubeconfig` path, `supervisor.log`, the control plane's work folder and the registry storage.
 
-use std::process::ExitCode;
+use std::fs;
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Command as Process, ExitCode, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use olm_testenv::registry::{DetachedRegistry, Registry};
+use olm_testenv::{ControlPlane, Options};
+use serde::{Deserialize, Serialize};
+
+/// Marker argument of the hidden supervisor subcommand, also used to recognise its process.
+const SUPERVISE: &str = "__supervise";
+
+/// How long `olm dev up` waits for the supervisor to report ready. Longer than the control plane's
+/// own readiness timeout so that its error (with log tails) is what the user sees.
+const UP_TIMEOUT: Duration = Duration::from_secs(150);
 
 #[derive(clap::Subcommand)]
-pub enum Command {}
+pub enum Command {
+    /// Start a local control plane (etcd, kube-apiserver, controller manager, scheduler, kwok with
+    /// one fake node) and a local registry in the background.
+    Up,
+    /// Stop everything `olm dev up` started.
+    Down,
+    /// Print the API server URL, the kubeconfig path and the registry address.
+    Status,
+    /// Print only the path of the admin kubeconfig, e.g. for `kubectl --kubeconfig "$(olm dev kubeconfig)"`.
+    Kubeconfig,
+    /// The background process started by `up` (internal).
+    #[command(name = SUPERVISE, hide = true)]
+    Supervise,
+}
 
 pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
-    match cmd {}
+    let paths = Paths::new()?;
+    match cmd {
+        Command::Up => up(&paths),
+        Command::Down => down(&paths),
+        Command::Status => status(&paths),
+        Command::Kubeconfig => kubeconfig(&paths),
+        Command::Supervise => supervise(&paths),
+    }
+}
+
+/// What a running environment looks like, written by the supervisor once ready.
+#[derive(Debug, Serialize, Deserialize)]
+struct State {
+    supervisor_pid: u32,
+    server: String,
+    kubeconfig: PathBuf,
+    registry: Option<String>,
+    work_dir: PathBuf,
+    startup_seconds: f64,
+}
+
+struct Paths {
+    dir: PathBuf,
+    state: PathBuf,
+    pid: PathBuf,
+    error: PathBuf,
+    kubeconfig: PathBuf,
+    log: PathBuf,
+}
+
+impl Paths {
+    fn new() -> anyhow::Result<Paths> {
+        let dir = olm_testenv::cache_dir()?.join("dev");
+        Ok(Paths {
+            state: dir.join("state.json"),
+            pid: dir.join("supervisor.pid"),
+            error: dir.join("error"),
+            kubeconfig: dir.join("kubeconfig"),
+            log: dir.join("supervisor.log"),
+            dir,
+        })
+    }
+
+    fn read_state(&self) -> Option<State> {
+        let text = fs::read_to_string(&self.state).ok()?;
+        serde_json::from_str(&text).ok()
+    }
+
+    fn read_pid(&self) -> Option<u32> {
+        fs::read_to_string(&self.pid).ok()?.trim().parse().ok()
+    }
+
+    /// The supervisor's pid if one is alive (a stale pid file of a dead or recycled process is not).
+    fn live_supervisor(&self) -> Option<u32> {
+        self.read_pid().filter(|pid| is_supervisor(*pid))
+    }
+
+    fn clear(&self) {
+        for path in [&self.state, &self.pid, &self.kubeconfig] {
+            let _ = fs::remove_file(path);
+        }
+    }
+}
+
+/// Whether `pid` is a live `olm dev __supervise` process.
+fn is_supervisor(pid: u32) -> bool {
+    let Ok(cmdline) = fs::read(format!("/proc/{pid}/cmdline")) else {
+        return false;
+    };
+    let zombie = fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            stat.rsplit_once(')')
+                .map(|(_, rest)| rest.trim_start().starts_with('Z'))
+        })
+        .unwrap_or(true);
+    !zombie
+        && cmdline
+            .split(|b| *b == 0)
+            .any(|arg| arg == SUPERVISE.as_bytes())
+}
+
+fn up(paths: &Paths) -> anyhow::Result<ExitCode> {
+    if paths.live_supervisor().is_some() {
+        if let Some(state) = paths.read_state() {
+            println!("already running");
+            print_status(&state);
+            return Ok(ExitCode::SUCCESS);
+        }
+        bail!(
+            "an `olm dev` supervisor is still starting or stuck (see {}); run `olm dev down` first",
+            paths.log.display()
+        );
+    }
+    fs::create_dir_all(&paths.dir).with_context(|| format!("creating {}", paths.dir.display()))?;
+    paths.clear();
+    let _ = fs::remove_file(&paths.error);
+
+    let exe = std::env::current_exe().context("locating the olm binary")?;
+    let log = fs::File::create(&paths.log)
+        .with_context(|| format!("creating {}", paths.log.display()))?;
+    let log_err = log.try_clone()?;
+    let mut process = Process::new(exe);
+    process
+        .args(["dev", SUPERVISE])
+        .stdin(Stdio::null())
+        .stdout(log)
+        .stderr(log_err);
+    // SAFETY: setsid(2) is async-signal-safe and only detaches the child from our terminal and
+    // session, so Ctrl-C or closing the terminal does not reach the supervisor.
+    unsafe {
+        process.pre_exec(|| {
+            if libc::setsid() == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = process.spawn().context("starting the olm dev supervisor")?;
+
+    let started = Instant::now();
+    loop {
+        if let Some(state) = paths.read_state() {
+            print_status(&state);
+            println!("ready in {:.1} s", state.startup_seconds);
+            return Ok(ExitCode::SUCCESS);
+        }
+        if let Some(exit) = child.try_wait()? {
+            let reason = fs::read_to_string(&paths.error)
+                .unwrap_or_else(|_| format!("no error recorded; see {}", paths.log.display()));
+            bail!("olm dev up failed (supervisor {exit}):\n{reason}");
+        }
+        if started.elapsed() > UP_TIMEOUT {
+            // Stop the half-started supervisor so that a retry starts clean.
+            let _ = signal(child.id(), libc::SIGTERM);
+            bail!(
+                "olm dev up: not ready after {UP_TIMEOUT:?}; see {}",
+                paths.log.display()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn down(paths: &Paths) -> anyhow::Result<ExitCode> {
+    let mut stopped_any = false;
+    if let Some(pid) = paths.live_supervisor() {
+        signal(pid, libc::SIGTERM)?;
+        // The supervisor stops each component with a grace period; give it time for all of them.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while is_supervisor(pid) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        if is_supervisor(pid) {
+            // Components die with it (they are started with a parent-death signal).
+            signal(pid, libc::SIGKILL)?;
+        }
+        stopped_any = true;
+    }
+    // The supervisor stops the registry itself; this covers a supervisor that was killed.
+    if let Ok(registry) = DetachedRegistry::load(&paths.dir) {
+        registry.stop(&paths.dir)?;
+        stopped_any = true;
+    }
+    paths.clear();
+    println!(
+        "{}",
+        if stopped_any {
+            "stopped"
+        } else {
+            "not running"
+        }
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn status(paths: &Paths) -> anyhow::Result<ExitCode> {
+    match (paths.live_supervisor(), paths.read_state()) {
+        (Some(_), Some(state)) => {
+            print_status(&state);
+            Ok(ExitCode::SUCCESS)
+        }
+        (Some(_), None) => {
+            println!("starting (see {})", paths.log.display());
+            Ok(ExitCode::FAILURE)
+        }
+        (None, _) => {
+            println!("not running; start it with `olm dev up`");
+            Ok(ExitCode::FAILURE)
+        }
+    }
+}
+
+fn kubeconfig(paths: &Paths) -> anyhow::Result<ExitCode> {
+    match (paths.live_supervisor(), paths.read_state()) {
+        (Some(_), Some(state)) => {
+            println!("{}", state.kubeconfig.display());
+            Ok(ExitCode::SUCCESS)
+        }
+        _ => bail!("olm dev is not running; start it with `olm dev up`"),
+    }
+}
+
+fn print_status(state: &State) {
+    println!("api server: {}", state.server);
+    println!("kubeconfig: {}", state.kubeconfig.display());
+    if let Some(registry) = &state.registry {
+        println!("registry: {registry}");
+    }
+}
+
+fn signal(pid: u32, sig: libc::c_int) -> anyhow::Result<()> {
+    let pid = i32::try_from(pid).context("pid out of range")?;
+    // SAFETY: kill(2) takes plain integers and has no memory effects.
+    if unsafe { libc::kill(pid, sig) } != 0 {
+        let err = std::io::Error::last_os_error();
+        if err.raw_os_error() != Some(libc::ESRCH) {
+            return Err(err).context(format!("signalling process {pid}"));
+        }
+    }
+    Ok(())
+}
+
+/// The detached supervisor: start, publish the state, watch, and clean up on SIGTERM.
+fn supervise(paths: &Paths) -> anyhow::Result<ExitCode> {
+    fs::write(&paths.pid, format!("{}\n", std::process::id()))
+        .with_context(|| format!("writing {}", paths.pid.display()))?;
+    // A current-thread runtime keeps every component's parent thread alive for the supervisor's
+    // whole life, which the parent-death signal of the components depends on.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let result = runtime.block_on(supervise_async(paths));
+    if let Err(err) = &result {
+        let _ = fs::write(&paths.error, format!("{err:#}\n"));
+        eprintln!("olm dev supervisor: {err:#}");
+    }
+    if let Ok(registry) = DetachedRegistry::load(&paths.dir) {
+        let _ = registry.stop(&paths.dir);
+        // The registry is our child: reap it, or it lingers as a zombie under an init that may
+        // not collect orphans.
+        if let Ok(pid) = i32::try_from(registry.pid) {
+            // SAFETY: waitpid(2) on our own child with a null status pointer writes no memory.
+            unsafe {
+                libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG);
+            }
+        }
+    }
+    paths.clear();
+    result
+}
+
+async fn supervise_async(paths: &Paths) -> anyhow::Result<ExitCode> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate())?;
+    let mut int = signal(SignalKind::interrupt())?;
+
+    let options = Options {
+        parent_dir: Some(paths.dir.clone()),
+        ..Options::default()
+    };
+    let mut plane = tokio::select! {
+        plane = ControlPlane::start_with(options) => plane?,
+        _ = term.recv() => return Ok(ExitCode::SUCCESS),
+        _ = int.recv() => return Ok(ExitCode::SUCCESS),
+    };
+    fs::copy(plane.kubeconfig_path(), &paths.kubeconfig)
+        .with_context(|| format!("writing {}", paths.kubeconfig.display()))?;
+    let registry = Registry::spawn_detached(&paths.dir)?;
+
+    let state = State {
+        supervisor_pid: std::process::id(),
+        server: plane.server_url().to_owned(),
+        kubeconfig: paths.kubeconfig.clone(),
+        registry: Some(registry.addr.to_string()),
+        work_dir: plane.work_dir().to_owned(),
+        startup_seconds: plane.startup_time().as_secs_f64(),
+    };
+    // Written to a temporary name and renamed, so `olm dev up` never reads half a file.
+    let tmp = paths.state.with_extension("json.tmp");
+    fs::write(&tmp, serde_json::to_vec_pretty(&state)?)
+        .with_context(|| format!("writing {}", tmp.display()))?;
+    fs::rename(&tmp, &paths.state).with_context(|| format!("writing {}", paths.state.display()))?;
+    println!(
+        "olm dev: control plane ready in {:.1} s at {}",
+        state.startup_seconds, state.server
+    );
+
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    loop {
+        tokio::select! {
+            _ = term.recv() => break,
+            _ = int.recv() => break,
+            _ = tick.tick() => {
+                if let Err(err) = plane.check() {
+                    // Leave the evidence: the work folder is deleted when the plane is dropped.
+                    eprintln!("{}", plane.log_tails(40));
+                    return Err(err).context("a control plane component stopped");
+                }
+                if !registry.is_running() {
+                    bail!("the registry stopped; see {}", registry.log_path().display());
+                }
+            }
+        }
+    }
+    println!("olm dev: stopping");
+    drop(plane);
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn our_own_process_is_not_a_supervisor() {
+        assert!(!is_supervisor(std::process::id()));
+        assert!(!is_supervisor(u32::MAX));
+    }
+
+    #[test]
+    fn state_round_trips() {
+        let state = State {
+            supervisor_pid: 42,
+            server: "https://127.0.0.1:1".into(),
+            kubeconfig: PathBuf::from("/x/kubeconfig"),
+            registry: Some("127.0.0.1:2".into()),
+            work_dir: PathBuf::from("/x/w"),
+            startup_seconds: 1.5,
+        };
+        let text = serde_json::to_string(&state).expect("serialize");
+        let back: State = serde_json::from_str(&text).expect("deserialize");
+        assert_eq!(back.server, state.server);
+        assert_eq!(back.registry, state.registry);
+    }
+
+    #[test]
+    fn paths_live_under_the_cache_dir() {
+        let paths = Paths::new().expect("paths");
+        assert!(paths.dir.ends_with("dev"));
+        assert_eq!(paths.kubeconfig.parent(), Some(paths.dir.as_path()));
+        assert_eq!(paths.state.parent(), Some(paths.dir.as_path()));
+    }
 }

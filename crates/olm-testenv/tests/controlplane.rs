@@ -1,0 +1,356 @@
+//! The local control plane really behaves like Kubernetes: each test starts its own control plane
+//! (so tests are independent and run in parallel on free ports) and checks one behaviour that the
+//! project's controllers rely on.
+//!
+//! These tests need the binaries from `tools/controlplane/build.sh`; without them they fail with a
+//! message naming that script rather than being skipped, so CI can never pass without running them.
+
+use std::future::Future;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Node, Pod};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, DeleteParams, DynamicObject, ListParams, PostParams};
+use kube::core::{ApiResource, GroupVersionKind};
+use kube::{Client, ResourceExt};
+use olm_testenv::{ControlPlane, NODE_NAME};
+use serde_json::json;
+
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+async fn start() -> ControlPlane {
+    match ControlPlane::start().await {
+        Ok(plane) => {
+            eprintln!(
+                "control plane ready in {:.1} s at {}",
+                plane.startup_time().as_secs_f64(),
+                plane.server_url()
+            );
+            plane
+        }
+        Err(err) => panic!("starting the local control plane failed: {err}"),
+    }
+}
+
+/// Polls `check` until it yields `Some`, or fails after [`TIMEOUT`] naming `what`.
+async fn eventually<T, F, Fut>(what: &str, mut check: F) -> anyhow::Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = anyhow::Result<Option<T>>>,
+{
+    let deadline = tokio::time::Instant::now() + TIMEOUT;
+    loop {
+        if let Some(value) = check().await? {
+            return Ok(value);
+        }
+        if tokio::time::Instant::now() > deadline {
+            bail!("timed out after {TIMEOUT:?} waiting for {what}");
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+async fn create_namespace(client: &Client, name: &str) -> anyhow::Result<()> {
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": name}}))?;
+    namespaces.create(&PostParams::default(), &ns).await?;
+    Ok(())
+}
+
+fn widget_crd() -> anyhow::Result<CustomResourceDefinition> {
+    Ok(serde_json::from_value(json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.test.olm.dev"},
+        "spec": {
+            "group": "test.olm.dev",
+            "scope": "Namespaced",
+            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+            "versions": [{
+                "name": "v1",
+                "served": true,
+                "storage": true,
+                "schema": {"openAPIV3Schema": {
+                    "type": "object",
+                    "properties": {"spec": {
+                        "type": "object",
+                        "required": ["size"],
+                        "properties": {
+                            "size": {"type": "integer", "minimum": 1, "maximum": 10},
+                            "color": {"type": "string", "enum": ["red", "blue"]},
+                        },
+                    }},
+                }},
+            }],
+        },
+    }))?)
+}
+
+async fn establish_widget_crd(client: &Client) -> anyhow::Result<()> {
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    crds.create(&PostParams::default(), &widget_crd()?).await?;
+    eventually("the Widget CRD to be Established", || {
+        let crds = crds.clone();
+        async move {
+            let crd = crds.get("widgets.test.olm.dev").await?;
+            let established = crd
+                .status
+                .and_then(|s| s.conditions)
+                .unwrap_or_default()
+                .iter()
+                .any(|c| c.type_ == "Established" && c.status == "True");
+            Ok(established.then_some(()))
+        }
+    })
+    .await
+}
+
+fn widgets(client: &Client, ns: &str) -> Api<DynamicObject> {
+    let resource = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("test.olm.dev", "v1", "Widget"),
+        "widgets",
+    );
+    Api::namespaced_with(client.clone(), ns, &resource)
+}
+
+fn widget(name: &str, spec: serde_json::Value) -> anyhow::Result<DynamicObject> {
+    Ok(serde_json::from_value(json!({
+        "apiVersion": "test.olm.dev/v1",
+        "kind": "Widget",
+        "metadata": {"name": name},
+        "spec": spec,
+    }))?)
+}
+
+#[tokio::test]
+async fn crd_becomes_established_and_serves_custom_resources() -> anyhow::Result<()> {
+    let plane = start().await;
+    let client = plane.client();
+    establish_widget_crd(&client).await?;
+    let api = widgets(&client, "default");
+    let created = api
+        .create(
+            &PostParams::default(),
+            &widget("ok", json!({"size": 3, "color": "red"}))?,
+        )
+        .await
+        .context("a valid Widget must be accepted once the CRD is Established")?;
+    assert_eq!(created.data["spec"]["size"], json!(3));
+    Ok(())
+}
+
+#[tokio::test]
+async fn custom_resource_with_invalid_field_is_rejected_by_the_server() -> anyhow::Result<()> {
+    let plane = start().await;
+    let client = plane.client();
+    establish_widget_crd(&client).await?;
+    let api = widgets(&client, "default");
+    for (name, spec, field) in [
+        ("wrong-type", json!({"size": "three"}), "spec.size"),
+        ("too-big", json!({"size": 11}), "spec.size"),
+        (
+            "bad-enum",
+            json!({"size": 1, "color": "green"}),
+            "spec.color",
+        ),
+        ("missing", json!({"color": "red"}), "spec.size"),
+    ] {
+        match api
+            .create(&PostParams::default(), &widget(name, spec)?)
+            .await
+        {
+            Err(kube::Error::Api(status)) => {
+                assert_eq!(status.code, 422, "{name}: {status:?}");
+                assert_eq!(status.reason, "Invalid", "{name}: {status:?}");
+                assert!(
+                    status.message.contains(field),
+                    "{name}: message should name {field}: {}",
+                    status.message
+                );
+            }
+            other => bail!("{name}: expected 422 Invalid, got {other:?}"),
+        }
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn deployment_becomes_available_through_kwok() -> anyhow::Result<()> {
+    let plane = start().await;
+    let client = plane.client();
+    create_namespace(&client, "apps").await?;
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), "apps");
+    let deployment: Deployment = serde_json::from_value(json!({
+        "metadata": {"name": "web"},
+        "spec": {
+            "replicas": 2,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "web", "image": "example.invalid/web:1"}]},
+            },
+        },
+    }))?;
+    deployments
+        .create(&PostParams::default(), &deployment)
+        .await?;
+    eventually(
+        "Deployment apps/web to be Available with 2 replicas",
+        || {
+            let deployments = deployments.clone();
+            async move {
+                let d = deployments.get("web").await?;
+                let status = d.status.unwrap_or_default();
+                let available = status.conditions.unwrap_or_default().iter().any(|c| {
+                    c.type_.as_deref() == Some("Available") && c.status.as_deref() == Some("True")
+                });
+                Ok((available && status.available_replicas == Some(2)).then_some(()))
+            }
+        },
+    )
+    .await?;
+    let pods: Api<Pod> = Api::namespaced(client.clone(), "apps");
+    let list = pods.list(&ListParams::default().labels("app=web")).await?;
+    assert_eq!(list.items.len(), 2);
+    for pod in list.items {
+        let spec = pod.spec.clone().unwrap_or_default();
+        let status = pod.status.clone().unwrap_or_default();
+        assert_eq!(
+            spec.node_name.as_deref(),
+            Some(NODE_NAME),
+            "scheduled onto the fake node"
+        );
+        assert_eq!(status.phase.as_deref(), Some("Running"));
+        let ip = status.pod_ip.unwrap_or_default();
+        assert!(ip.starts_with("10.0.0."), "pod IP {ip} from kwok's CIDR");
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn deleting_an_owner_garbage_collects_its_dependents() -> anyhow::Result<()> {
+    let plane = start().await;
+    let client = plane.client();
+    let maps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let owner: ConfigMap = serde_json::from_value(json!({"metadata": {"name": "owner"}}))?;
+    let owner = maps.create(&PostParams::default(), &owner).await?;
+    let uid = owner.uid().context("owner has a uid")?;
+    let dependent: ConfigMap = serde_json::from_value(json!({
+        "metadata": {
+            "name": "dependent",
+            "ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": uid}],
+        },
+        "data": {"k": "v"},
+    }))?;
+    maps.create(&PostParams::default(), &dependent).await?;
+    let unrelated: ConfigMap = serde_json::from_value(json!({"metadata": {"name": "unrelated"}}))?;
+    maps.create(&PostParams::default(), &unrelated).await?;
+
+    maps.delete("owner", &DeleteParams::background()).await?;
+    eventually("the garbage collector to delete the dependent", || {
+        let maps = maps.clone();
+        async move { Ok(maps.get_opt("dependent").await?.is_none().then_some(())) }
+    })
+    .await?;
+    assert!(
+        maps.get_opt("unrelated").await?.is_some(),
+        "objects without owner stay"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn namespace_deletion_completes() -> anyhow::Result<()> {
+    let plane = start().await;
+    let client = plane.client();
+    create_namespace(&client, "doomed").await?;
+    let maps: Api<ConfigMap> = Api::namespaced(client.clone(), "doomed");
+    let cm: ConfigMap = serde_json::from_value(json!({"metadata": {"name": "content"}}))?;
+    maps.create(&PostParams::default(), &cm).await?;
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    namespaces
+        .delete("doomed", &DeleteParams::default())
+        .await?;
+    eventually("namespace doomed to disappear", || {
+        let namespaces = namespaces.clone();
+        async move { Ok(namespaces.get_opt("doomed").await?.is_none().then_some(())) }
+    })
+    .await?;
+    Ok(())
+}
+
+fn kubectl(plane: &ControlPlane, args: &[&str], stdin: Option<&str>) -> anyhow::Result<String> {
+    use std::io::Write;
+    let mut child = Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(plane.kubeconfig_path())
+        .args(args)
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .context("running kubectl (is it installed?)")?;
+    if let (Some(input), Some(mut pipe)) = (stdin, child.stdin.take()) {
+        pipe.write_all(input.as_bytes())?;
+    }
+    let out = child.wait_with_output()?;
+    if !out.status.success() {
+        bail!(
+            "kubectl {args:?} failed ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    Ok(String::from_utf8(out.stdout)?)
+}
+
+#[tokio::test]
+async fn kubectl_get_and_apply_work_with_the_generated_kubeconfig() -> anyhow::Result<()> {
+    let plane = start().await;
+    let nodes = kubectl(&plane, &["get", "nodes", "-o", "name"], None)?;
+    assert_eq!(nodes.trim(), format!("node/{NODE_NAME}"));
+
+    let manifest = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\n  namespace: default\ndata:\n  greeting: hello\n";
+    let out = kubectl(&plane, &["apply", "-f", "-"], Some(manifest))?;
+    assert!(out.contains("configmap/applied created"), "{out}");
+    let out = kubectl(
+        &plane,
+        &["apply", "-f", "-"],
+        Some(&manifest.replace("hello", "bye")),
+    )?;
+    assert!(out.contains("configmap/applied configured"), "{out}");
+
+    let maps: Api<ConfigMap> = Api::namespaced(plane.client(), "default");
+    let applied = maps.get("applied").await?;
+    assert_eq!(
+        applied
+            .data
+            .unwrap_or_default()
+            .get("greeting")
+            .map(String::as_str),
+        Some("bye")
+    );
+    let got = kubectl(
+        &plane,
+        &[
+            "get",
+            "configmap",
+            "applied",
+            "-o",
+            "jsonpath={.data.greeting}",
+        ],
+        None,
+    )?;
+    assert_eq!(got, "bye");
+    // The fake node is visible through the client too.
+    let node = Api::<Node>::all(plane.client()).get(NODE_NAME).await?;
+    assert_eq!(node.name_any(), NODE_NAME);
+    Ok(())
+}
