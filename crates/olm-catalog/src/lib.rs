@@ -1,1 +1,57 @@
-//! File-based catalogs (FBC): load, model, write, validate, upgrade graph, templates.
+//! File-based catalogs (FBC): load, model, write, validate and migrate operator catalogs the way
+//! operator-registry's `opm` does, byte-exact where tools depend on it and deterministic where upstream
+//! is not.
+//!
+//! Not for: pulling images, serving catalogs, or resolving installs; those live in other crates and
+//! build on [`Catalog`] and [`index::Index`].
+//!
+//! The pipeline: [`load`] (directory, file, reader, catalogd JSONL) → [`model::Catalog`] →
+//! [`validate::build_index`] (upstream's fail-fast checks, then the aggregated `invalid index:` tree) →
+//! [`index::Index`]; [`write`] renders a catalog as opm JSON/YAML or catalogd's canonical JSONL.
+
+pub mod canonical;
+pub mod graph;
+pub mod index;
+pub mod load;
+pub mod migrate;
+pub mod model;
+pub mod property;
+pub mod semver;
+pub mod synthetic;
+pub mod template;
+pub mod validate;
+pub mod write;
+pub mod yaml;
+
+pub use load::{LoadError, LoadOptions, load_bytes, load_file, load_jsonl, load_path, load_reader};
+pub use model::{
+    Blob, Bundle, BundleName, Catalog, Channel, ChannelEntry, ChannelName, Deprecation, Meta,
+    Package, PackageName,
+};
+pub use property::{Property, TypedProperty};
+pub use validate::{ValidationError, build_index, validate};
+
+/// Quotes a string as Go's `%q` does (the form upstream error messages use).
+pub fn goq(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\x07' => out.push_str("\\a"),
+            '\x08' => out.push_str("\\b"),
+            '\x0c' => out.push_str("\\f"),
+            '\x0b' => out.push_str("\\v"),
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                out.push_str(&format!("\\x{:02x}", c as u32))
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}

@@ -1,0 +1,137 @@
+//! The validated catalog: packages → channels → entries, each entry joined with its bundle.
+//!
+//! Built by [`crate::validate::build_index`]; borrows from the [`Catalog`](crate::Catalog) it was built
+//! from. Maps are `BTreeMap`s so every walk is in name order.
+
+use std::collections::BTreeMap;
+
+use crate::model::{Bundle, Channel, ChannelEntry, Package};
+use crate::property::PackageProperty;
+use crate::semver::Version;
+
+#[derive(Debug, Default)]
+pub struct Index<'a> {
+    pub packages: BTreeMap<&'a str, PackageNode<'a>>,
+}
+
+#[derive(Debug)]
+pub struct PackageNode<'a> {
+    pub name: &'a str,
+    pub package: &'a Package,
+    /// The default channel's name, if set.
+    pub default_channel: Option<&'a str>,
+    pub channels: BTreeMap<&'a str, ChannelNode<'a>>,
+    /// Every bundle of the package by name (a bundle may be an entry of several channels).
+    pub bundles: BTreeMap<&'a str, BundleNode<'a>>,
+    pub deprecation: Option<&'a str>,
+}
+
+#[derive(Debug)]
+pub struct ChannelNode<'a> {
+    pub name: &'a str,
+    /// `None` for the empty channel synthesized when `defaultChannel` names a channel with no blob.
+    pub channel: Option<&'a Channel>,
+    pub entries: BTreeMap<&'a str, &'a ChannelEntry>,
+    pub deprecation: Option<&'a str>,
+}
+
+#[derive(Debug)]
+pub struct BundleNode<'a> {
+    pub bundle: &'a Bundle,
+    pub package_property: PackageProperty,
+    pub version: Version,
+    pub deprecation: Option<&'a str>,
+}
+
+impl BundleNode<'_> {
+    /// `version` or `version-release`: the key of the duplicate-version check.
+    pub fn version_release(&self) -> String {
+        if self.package_property.release.is_empty() {
+            self.version.to_string()
+        } else {
+            format!("{}-{}", self.version, self.package_property.release)
+        }
+    }
+}
+
+impl<'a> ChannelNode<'a> {
+    /// The channel head: the one entry no other entry replaces or skips (`skipRange` is ignored).
+    /// Errors carry upstream's texts.
+    pub fn head(&self) -> Result<&'a ChannelEntry, String> {
+        let mut incoming: std::collections::HashSet<&str> = std::collections::HashSet::new();
+        for e in self.entries.values() {
+            if !e.replaces.is_empty() {
+                incoming.insert(&e.replaces);
+            }
+            for s in &e.skips {
+                incoming.insert(s);
+            }
+        }
+        let heads: Vec<&'a ChannelEntry> = self
+            .entries
+            .values()
+            .copied()
+            .filter(|e| !incoming.contains(e.name.as_str()))
+            .collect();
+        match heads.len() {
+            0 => Err("no channel head found in graph".to_owned()),
+            1 => Ok(heads[0]),
+            _ => {
+                let names: Vec<&str> = heads.iter().map(|e| e.name.as_str()).collect();
+                Err(format!(
+                    "multiple channel heads found in graph: {}",
+                    names.join(", ")
+                ))
+            }
+        }
+    }
+
+    /// Checks the replaces chain from the head: no cycle, and every entry is on the chain or skipped.
+    pub fn check_replaces_chain(&self) -> Result<(), String> {
+        let head = self.head()?;
+        let skipped: std::collections::HashSet<&str> = self
+            .entries
+            .values()
+            .flat_map(|e| e.skips.iter().map(String::as_str))
+            .collect();
+        let mut chain: Vec<&str> = vec![head.name.as_str()];
+        let mut cur = head;
+        loop {
+            let next = cur.replaces.as_str();
+            if next.is_empty() {
+                break;
+            }
+            if let Some(pos) = chain.iter().position(|n| *n == next) {
+                let mut path: Vec<&str> = chain[pos..].to_vec();
+                path.push(next);
+                return Err(format!(
+                    "detected cycle in replaces chain of upgrade graph: {}",
+                    path.join(" -> ")
+                ));
+            }
+            chain.push(next);
+            if skipped.contains(next) {
+                break;
+            }
+            match self.entries.get(next) {
+                Some(e) => cur = e,
+                None => break,
+            }
+        }
+        let on_chain: std::collections::HashSet<&str> = chain.into_iter().collect();
+        let stranded: Vec<&str> = self
+            .entries
+            .keys()
+            .copied()
+            .filter(|n| !on_chain.contains(n) && !skipped.contains(n))
+            .collect();
+        if stranded.is_empty() {
+            Ok(())
+        } else {
+            Err(format!(
+                "channel contains one or more stranded bundles: {}",
+                stranded.join(", ")
+            ))
+        }
+    }
+}

@@ -1,0 +1,704 @@
+//! Loading catalogs: a directory tree, one file, a reader (stdin), or catalogd's `catalog.jsonl`.
+//!
+//! # Order
+//! The result is deterministic: files are visited depth-first with the entries of each directory in
+//! byte-wise name order (the order of Go's `fs.WalkDir`), and the documents of a file keep their order.
+//! Files (and the documents of large YAML files) are parsed in parallel; the order does not depend on it.
+//!
+//! # Decoding (operator-registry parity)
+//! * Every file is parsed whatever its extension, unless excluded by an `.indexignore` file (gitignore
+//!   syntax, scoped to the directory holding it; a pattern matching a parent directory excludes the
+//!   files below it). `.indexignore` files themselves are skipped.
+//! * A file whose first non-whitespace byte (within 4096 bytes) is `{` is a stream of JSON objects;
+//!   anything else is a YAML stream split at `---` lines (only spaces or a `#` comment may follow the
+//!   marker). Documents that are only whitespace are skipped; a document that is only comments decodes
+//!   as `null` and fails with the missing-schema error, as upstream.
+//! * YAML scalars resolve as sigs.k8s.io/yaml does for the common cases (`yes`/`no`/`on`/`off` are
+//!   booleans); numbers pass through `float64`.
+//! * Every blob is re-encoded as canonical JSON (see [`crate::canonical`]); `schema`, `package` and
+//!   `name` are looked up case-insensitively and two top-level keys differing only in case are an error.
+//! * Unlike upstream, a key repeated verbatim in one mapping is an error (upstream keeps the last one).
+//! * Symbolic links are read as files (a link to a directory is not descended, as `fs.WalkDir`).
+
+use std::fs;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+use serde::Deserialize;
+use serde::de::{DeserializeSeed, Deserializer};
+use serde_json::value::RawValue;
+
+use crate::canonical::TopSeed;
+use crate::model::*;
+
+/// An error while loading, naming the file and (when known) the 1-based line.
+#[derive(Debug, thiserror::Error, Clone, PartialEq)]
+pub enum LoadError {
+    #[error("{path}: {message}")]
+    Io { path: String, message: String },
+    #[error("{path}:{line}: {message}")]
+    Parse {
+        path: String,
+        line: usize,
+        message: String,
+    },
+}
+
+impl LoadError {
+    fn io(path: &Path, e: &io::Error) -> Self {
+        let message = match e.raw_os_error() {
+            Some(40) => "too many levels of symbolic links".to_owned(),
+            _ => strip_os_error(&e.to_string()),
+        };
+        LoadError::Io {
+            path: path.display().to_string(),
+            message,
+        }
+    }
+    fn parse(path: &str, line: usize, message: impl Into<String>) -> Self {
+        LoadError::Parse {
+            path: path.to_owned(),
+            line,
+            message: message.into(),
+        }
+    }
+    /// The file the error is about.
+    pub fn path(&self) -> &str {
+        match self {
+            LoadError::Io { path, .. } | LoadError::Parse { path, .. } => path,
+        }
+    }
+}
+
+fn strip_os_error(s: &str) -> String {
+    // "Permission denied (os error 13)" -> "permission denied", the wording Go users know.
+    let s = s.split(" (os error").next().unwrap_or(s);
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_lowercase().chain(c).collect(),
+        None => String::new(),
+    }
+}
+
+/// Options for loading.
+#[derive(Clone, Debug)]
+pub struct LoadOptions {
+    /// Keep the canonical JSON of typed blobs (needed for a byte-exact catalogd JSONL of blobs with
+    /// unknown fields; costs memory roughly equal to the catalog size).
+    pub keep_raw: bool,
+}
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        LoadOptions { keep_raw: true }
+    }
+}
+
+/// Loads a catalog directory (or a single file, if `path` is a file).
+pub fn load_path(path: &Path) -> Result<Catalog, LoadError> {
+    load_path_with(path, &LoadOptions::default())
+}
+
+/// [`load_path`] with options.
+pub fn load_path_with(path: &Path, opts: &LoadOptions) -> Result<Catalog, LoadError> {
+    let meta = fs::metadata(path).map_err(|e| LoadError::io(path, &e))?;
+    if meta.is_file() {
+        return load_file_with(path, opts);
+    }
+    let files = walk(path)?;
+    let results: Vec<Result<Vec<Blob>, LoadError>> = files
+        .par_iter()
+        .map(|f| {
+            let bytes = fs::read(f).map_err(|e| LoadError::io(f, &e))?;
+            load_bytes_inner(&bytes, &f.display().to_string(), opts)
+        })
+        .collect();
+    let mut blobs = Vec::new();
+    for r in results {
+        blobs.extend(r?);
+    }
+    Ok(Catalog { blobs })
+}
+
+/// Loads one file holding a JSON or YAML stream.
+pub fn load_file(path: &Path) -> Result<Catalog, LoadError> {
+    load_file_with(path, &LoadOptions::default())
+}
+
+pub fn load_file_with(path: &Path, opts: &LoadOptions) -> Result<Catalog, LoadError> {
+    let bytes = fs::read(path).map_err(|e| LoadError::io(path, &e))?;
+    Ok(Catalog {
+        blobs: load_bytes_inner(&bytes, &path.display().to_string(), opts)?,
+    })
+}
+
+/// Loads a JSON or YAML stream from a reader; `name` labels errors (e.g. `<stdin>`).
+pub fn load_reader(mut r: impl Read, name: &str) -> Result<Catalog, LoadError> {
+    let mut bytes = Vec::new();
+    r.read_to_end(&mut bytes).map_err(|e| LoadError::Io {
+        path: name.to_owned(),
+        message: e.to_string(),
+    })?;
+    load_bytes(&bytes, name)
+}
+
+/// Loads a JSON or YAML stream held in memory.
+pub fn load_bytes(bytes: &[u8], name: &str) -> Result<Catalog, LoadError> {
+    Ok(Catalog {
+        blobs: load_bytes_inner(bytes, name, &LoadOptions::default())?,
+    })
+}
+
+/// Loads catalogd's `catalog.jsonl` (one canonical JSON blob per line; blank lines allowed), reading in
+/// chunks so the whole stream is never held in memory at once.
+pub fn load_jsonl(r: impl Read, name: &str) -> Result<Catalog, LoadError> {
+    load_jsonl_with(r, name, &LoadOptions::default())
+}
+
+pub fn load_jsonl_with(
+    mut r: impl Read,
+    name: &str,
+    opts: &LoadOptions,
+) -> Result<Catalog, LoadError> {
+    const CHUNK: usize = 4 << 20;
+    let mut blobs = Vec::new();
+    let mut carry: Vec<u8> = Vec::new();
+    let mut first_line = 1usize;
+    let mut eof = false;
+    while !eof {
+        let mut buf = std::mem::take(&mut carry);
+        let start = buf.len();
+        buf.resize(start + CHUNK, 0);
+        let mut filled = start;
+        while filled < buf.len() {
+            let n = r.read(&mut buf[filled..]).map_err(|e| LoadError::Io {
+                path: name.to_owned(),
+                message: e.to_string(),
+            })?;
+            if n == 0 {
+                eof = true;
+                break;
+            }
+            filled += n;
+        }
+        buf.truncate(filled);
+        let cut = if eof {
+            buf.len()
+        } else {
+            memchr::memrchr(b'\n', &buf).map(|i| i + 1).unwrap_or(0)
+        };
+        if cut == 0 && !eof {
+            // A line longer than the chunk: keep reading.
+            carry = buf;
+            continue;
+        }
+        carry = buf[cut..].to_vec();
+        buf.truncate(cut);
+        let text = std::str::from_utf8(&buf).map_err(|e| utf8_error(name, &buf, e))?;
+        let lines: Vec<(usize, &str)> = text
+            .split('\n')
+            .enumerate()
+            .map(|(i, l)| (first_line + i, l))
+            .filter(|(_, l)| !l.trim().is_empty())
+            .collect();
+        first_line += memchr::memchr_iter(b'\n', &buf).count();
+        let parsed: Vec<Result<Blob, LoadError>> = lines
+            .par_iter()
+            .map(|&(line, l)| {
+                let mut de = serde_json::Deserializer::from_str(l);
+                let doc = TopDoc::deserialize(&mut de)
+                    .and_then(|d| de.end().map(|_| d))
+                    .map_err(|e| LoadError::parse(name, line, json_msg(&e)))?;
+                to_blob(doc, name, line, opts)
+            })
+            .collect();
+        for p in parsed {
+            blobs.push(p?);
+        }
+    }
+    Ok(Catalog { blobs })
+}
+
+fn utf8_error(name: &str, buf: &[u8], e: std::str::Utf8Error) -> LoadError {
+    let line = 1 + memchr::memchr_iter(b'\n', &buf[..e.valid_up_to()]).count();
+    LoadError::parse(name, line, "invalid UTF-8")
+}
+
+/// The files of a catalog tree in walk order, minus `.indexignore`d ones.
+pub fn walk(root: &Path) -> Result<Vec<PathBuf>, LoadError> {
+    let mut files = Vec::new();
+    let mut ignores: Vec<(PathBuf, ignore::gitignore::Gitignore)> = Vec::new();
+    walk_dir(root, root, &mut files, &mut ignores)?;
+    Ok(files
+        .into_iter()
+        .filter(|f| {
+            // The deepest .indexignore that has an opinion decides (its patterns may re-include).
+            let mut ignored = false;
+            for (dir, gi) in &ignores {
+                if let Ok(rel) = f.strip_prefix(dir) {
+                    match gi.matched_path_or_any_parents(rel, false) {
+                        ignore::Match::Ignore(_) => ignored = true,
+                        ignore::Match::Whitelist(_) => ignored = false,
+                        ignore::Match::None => {}
+                    }
+                }
+            }
+            !ignored
+        })
+        .collect())
+}
+
+fn walk_dir(
+    root: &Path,
+    dir: &Path,
+    files: &mut Vec<PathBuf>,
+    ignores: &mut Vec<(PathBuf, ignore::gitignore::Gitignore)>,
+) -> Result<(), LoadError> {
+    let rd = fs::read_dir(dir).map_err(|e| LoadError::io(dir, &e))?;
+    let mut entries: Vec<(Vec<u8>, PathBuf, fs::FileType)> = Vec::new();
+    for e in rd {
+        let e = e.map_err(|e| LoadError::io(dir, &e))?;
+        let ft = e
+            .file_type()
+            .map_err(|err| LoadError::io(&e.path(), &err))?;
+        entries.push((e.file_name().as_encoded_bytes().to_vec(), e.path(), ft));
+    }
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    for (name, path, ft) in &entries {
+        if name == b".indexignore" && ft.is_file() {
+            let mut b = ignore::gitignore::GitignoreBuilder::new(dir);
+            let text = fs::read_to_string(path).map_err(|e| LoadError::io(path, &e))?;
+            for line in text.lines() {
+                let l = line.trim();
+                if l.is_empty() || l.starts_with('#') {
+                    continue;
+                }
+                b.add_line(Some(path.clone()), l)
+                    .map_err(|e| LoadError::parse(&path.display().to_string(), 0, e.to_string()))?;
+            }
+            let gi = b
+                .build()
+                .map_err(|e| LoadError::parse(&path.display().to_string(), 0, e.to_string()))?;
+            let rel = dir.strip_prefix(root).unwrap_or(dir);
+            ignores.push((root.join(rel), gi));
+        }
+    }
+    for (name, path, ft) in entries {
+        if ft.is_dir() {
+            walk_dir(root, &path, files, ignores)?;
+        } else if name != b".indexignore" {
+            files.push(path);
+        }
+    }
+    Ok(())
+}
+
+// ---- documents ----------------------------------------------------------------------------------------
+
+/// A document decoded to canonical JSON, with its top-level keys and their canonical values.
+struct TopDoc {
+    canon: String,
+    keys: Vec<(String, String)>,
+}
+
+impl<'de> Deserialize<'de> for TopDoc {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let mut canon = String::new();
+        let mut keys = Vec::new();
+        TopSeed {
+            out: &mut canon,
+            keys: &mut keys,
+        }
+        .deserialize(d)?;
+        Ok(TopDoc { canon, keys })
+    }
+}
+
+fn load_bytes_inner(bytes: &[u8], name: &str, opts: &LoadOptions) -> Result<Vec<Blob>, LoadError> {
+    let text = std::str::from_utf8(bytes).map_err(|e| utf8_error(name, bytes, e))?;
+    let peek = &text.as_bytes()[..text.len().min(4096)];
+    let is_json = peek.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
+    if is_json {
+        load_json_stream(text, name, opts)
+    } else {
+        load_yaml_stream(text, name, opts)
+    }
+}
+
+fn load_json_stream(text: &str, name: &str, opts: &LoadOptions) -> Result<Vec<Blob>, LoadError> {
+    let mut out = Vec::new();
+    let mut stream = serde_json::Deserializer::from_str(text).into_iter::<TopDoc>();
+    loop {
+        let offset = stream.byte_offset();
+        match stream.next() {
+            None => break,
+            Some(Err(e)) => return Err(LoadError::parse(name, e.line(), json_msg(&e))),
+            Some(Ok(doc)) => {
+                let skipped = text[offset..].len() - text[offset..].trim_start().len();
+                let line =
+                    1 + memchr::memchr_iter(b'\n', &text.as_bytes()[..offset + skipped]).count();
+                out.push(to_blob(doc, name, line, opts)?);
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn json_msg(e: &serde_json::Error) -> String {
+    let s = e.to_string();
+    match s.rfind(" at line ") {
+        Some(i) => s[..i].to_owned(),
+        None => s,
+    }
+}
+
+/// A YAML document: its text and the 1-based line it starts on.
+struct Chunk<'a> {
+    text: &'a str,
+    line: usize,
+}
+
+/// Splits a YAML stream at `---` lines as apimachinery's `YAMLReader` does.
+fn split_yaml<'a>(text: &'a str, name: &str) -> Result<Vec<Chunk<'a>>, LoadError> {
+    let mut chunks = Vec::new();
+    let mut start = 0usize;
+    let mut start_line = 1usize;
+    let mut pos = 0usize;
+    let mut line_no = 1usize;
+    let b = text.as_bytes();
+    while pos < b.len() {
+        let end = memchr::memchr(b'\n', &b[pos..])
+            .map(|i| pos + i + 1)
+            .unwrap_or(b.len());
+        let line = &text[pos..end];
+        if let Some(rest) = line.strip_prefix("---") {
+            let trimmed = rest.trim();
+            if !trimmed.is_empty() && !trimmed.starts_with('#') {
+                return Err(LoadError::parse(
+                    name,
+                    line_no,
+                    format!("invalid Yaml document separator: {trimmed}"),
+                ));
+            }
+            if pos > start {
+                chunks.push(Chunk {
+                    text: &text[start..pos],
+                    line: start_line,
+                });
+            }
+            start = end;
+            start_line = line_no + 1;
+        }
+        pos = end;
+        line_no += 1;
+    }
+    if b.len() > start {
+        chunks.push(Chunk {
+            text: &text[start..],
+            line: start_line,
+        });
+    }
+    Ok(chunks)
+}
+
+fn yaml_options() -> serde_saphyr::Options {
+    serde_saphyr::options! {
+        duplicate_keys: serde_saphyr::DuplicateKeyPolicy::Error,
+        with_snippet: false,
+    }
+}
+
+fn load_yaml_stream(text: &str, name: &str, opts: &LoadOptions) -> Result<Vec<Blob>, LoadError> {
+    let chunks = split_yaml(text, name)?;
+    let parse = |c: &Chunk| -> Result<Option<Blob>, LoadError> {
+        if c.text.trim().is_empty() {
+            return Ok(None);
+        }
+        let doc: TopDoc = if is_comment_only(c.text) {
+            TopDoc {
+                canon: "null".to_owned(),
+                keys: Vec::new(),
+            }
+        } else {
+            serde_saphyr::from_str_with_options::<TopDoc>(c.text, yaml_options())
+                .map_err(|e| yaml_error(name, c, &e))?
+        };
+        to_blob(doc, name, c.line + leading_blank_lines(c.text), opts).map(Some)
+    };
+    let results: Vec<Result<Option<Blob>, LoadError>> =
+        if chunks.len() > 1 && text.len() > 256 << 10 {
+            chunks.par_iter().map(parse).collect()
+        } else {
+            chunks.iter().map(parse).collect()
+        };
+    let mut out = Vec::with_capacity(results.len());
+    for r in results {
+        if let Some(b) = r? {
+            out.push(b);
+        }
+    }
+    Ok(out)
+}
+
+fn leading_blank_lines(s: &str) -> usize {
+    s.lines().take_while(|l| l.trim().is_empty()).count()
+}
+
+fn is_comment_only(s: &str) -> bool {
+    s.lines().all(|l| {
+        let t = l.trim();
+        t.is_empty() || t.starts_with('#')
+    })
+}
+
+fn yaml_error(name: &str, c: &Chunk, e: &serde_saphyr::Error) -> LoadError {
+    let e = e.without_snippet();
+    let line = e
+        .location()
+        .map(|l| l.line() as usize)
+        .filter(|&l| l > 0)
+        .unwrap_or(1);
+    let mut msg = e.to_string();
+    // Drop the parser's own "line N column M: " prefix: the file line is reported by us.
+    if let Some(rest) = msg.strip_prefix("error: ") {
+        msg = rest.to_owned();
+    }
+    if msg.starts_with("line ")
+        && let Some(i) = msg.find(": ")
+    {
+        msg = msg[i + 2..].to_owned();
+    }
+    LoadError::parse(name, c.line + line - 1, msg)
+}
+
+// ---- blobs ----------------------------------------------------------------------------------------------
+
+fn string_field(doc: &TopDoc, key: &str, name: &str, line: usize) -> Result<String, LoadError> {
+    for (k, v) in &doc.keys {
+        if k.eq_ignore_ascii_case(key) {
+            return match serde_json::from_str::<serde_json::Value>(v) {
+                Ok(serde_json::Value::String(s)) => Ok(s),
+                Ok(serde_json::Value::Null) => Ok(String::new()),
+                _ => Err(LoadError::parse(
+                    name,
+                    line,
+                    format!(
+                        "expected value for key {} to be a string, got {}",
+                        crate::goq(key),
+                        short(v)
+                    ),
+                )),
+            };
+        }
+    }
+    Ok(String::new())
+}
+
+fn short(v: &str) -> &str {
+    if v.is_empty() { "a large value" } else { v }
+}
+
+fn to_blob(doc: TopDoc, name: &str, line: usize, opts: &LoadOptions) -> Result<Blob, LoadError> {
+    if !doc.canon.starts_with('{') {
+        if doc.canon == "null" {
+            return Err(LoadError::parse(
+                name,
+                line,
+                "object 'null' is missing root schema field",
+            ));
+        }
+        let kind = match doc.canon.as_bytes().first() {
+            Some(b'[') => "array",
+            Some(b'"') => "string",
+            Some(b't' | b'f') => "bool",
+            _ => "number",
+        };
+        return Err(LoadError::parse(
+            name,
+            line,
+            format!(
+                "json: cannot unmarshal {kind} into Go value of type map[string]interface {{}}"
+            ),
+        ));
+    }
+    // Keys that differ only in case.
+    let mut lowered: Vec<(String, &str)> = doc
+        .keys
+        .iter()
+        .map(|(k, _)| (k.to_lowercase(), k.as_str()))
+        .collect();
+    lowered.sort();
+    let mut dups = Vec::new();
+    let mut i = 0;
+    while i < lowered.len() {
+        let mut j = i + 1;
+        while j < lowered.len() && lowered[j].0 == lowered[i].0 {
+            j += 1;
+        }
+        if j - i > 1 {
+            let mut ks: Vec<&str> = lowered[i..j].iter().map(|x| x.1).collect();
+            ks.sort();
+            dups.push(format!(
+                "duplicate keys for key {}: [{}]",
+                crate::goq(&lowered[i].0),
+                ks.join(" ")
+            ));
+        }
+        i = j;
+    }
+    if !dups.is_empty() {
+        let msg = if dups.len() == 1 {
+            dups.remove(0)
+        } else {
+            format!("[{}]", dups.join(", "))
+        };
+        return Err(LoadError::parse(name, line, msg));
+    }
+    let schema = string_field(&doc, "schema", name, line)?;
+    let package = string_field(&doc, "package", name, line)?;
+    let meta_name = string_field(&doc, "name", name, line)?;
+    if schema.is_empty() {
+        return Err(LoadError::parse(
+            name,
+            line,
+            format!("object '{}' is missing root schema field", doc.canon),
+        ));
+    }
+    let canon = doc.canon;
+    let typed = |what: &str, e: serde_json::Error| {
+        LoadError::parse(name, line, format!("parse {what}: {}", json_msg(&e)))
+    };
+    let raw = |canon: String| -> Option<RawJson> {
+        if opts.keep_raw {
+            RawValue::from_string(canon).ok().map(RawJson)
+        } else {
+            None
+        }
+    };
+    Ok(match schema.as_str() {
+        SCHEMA_PACKAGE => {
+            let mut p: Package = serde_json::from_str(&canon).map_err(|e| typed("package", e))?;
+            if let Some(icon) = &p.icon {
+                check_base64(&icon.base64data)
+                    .map_err(|m| LoadError::parse(name, line, format!("parse package: {m}")))?;
+            }
+            p.raw = raw(canon);
+            Blob::Package(p)
+        }
+        SCHEMA_CHANNEL => {
+            let mut c: Channel = serde_json::from_str(&canon).map_err(|e| typed("channel", e))?;
+            c.raw = raw(canon);
+            Blob::Channel(c)
+        }
+        SCHEMA_BUNDLE => {
+            let mut b: Bundle = serde_json::from_str(&canon).map_err(|e| typed("bundle", e))?;
+            b.raw = raw(canon);
+            Blob::Bundle(b)
+        }
+        SCHEMA_DEPRECATIONS => {
+            let mut d: Deprecation =
+                serde_json::from_str(&canon).map_err(|e| typed("deprecation", e))?;
+            d.raw = raw(canon);
+            Blob::Deprecations(d)
+        }
+        _ => Blob::Other(Meta {
+            schema,
+            package,
+            name: meta_name,
+            blob: RawValue::from_string(canon)
+                .map_err(|e| LoadError::parse(name, line, e.to_string()))?,
+        }),
+    })
+}
+
+fn check_base64(s: &str) -> Result<(), String> {
+    use base64::Engine;
+    let cleaned: String = s.chars().filter(|c| *c != '\r' && *c != '\n').collect();
+    match base64::engine::general_purpose::STANDARD.decode(cleaned.as_bytes()) {
+        Ok(_) => Ok(()),
+        Err(base64::DecodeError::InvalidByte(off, _))
+        | Err(base64::DecodeError::InvalidLastSymbol(off, _)) => {
+            Err(format!("illegal base64 data at input byte {off}"))
+        }
+        Err(_) => Err(format!(
+            "illegal base64 data at input byte {}",
+            cleaned.len()
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn yaml_and_json_streams() {
+        let y = "---\nschema: olm.package\nname: foo\ndefaultChannel: stable\n---\nSchema: custom\nname: x\nvalue: yes\n";
+        let c = load_bytes(y.as_bytes(), "a.yaml").unwrap();
+        assert_eq!(c.blobs.len(), 2);
+        assert_eq!(
+            c.blobs[1].raw().unwrap().get(),
+            r#"{"Schema":"custom","name":"x","value":true}"#
+        );
+        let j = "{\"schema\":\"olm.package\",\"name\":\"foo\"}\n  {\"schema\":\"olm.channel\",\"package\":\"foo\",\"name\":\"a\"}";
+        let c = load_bytes(j.as_bytes(), "a.json").unwrap();
+        assert_eq!(c.blobs.len(), 2);
+    }
+
+    #[test]
+    fn errors_name_file_and_line() {
+        let y = "---\nschema: olm.package\nname: foo\n---\nschema: olm.channel\n  bad: [\n";
+        let e = load_bytes(y.as_bytes(), "f.yaml").unwrap_err();
+        match e {
+            LoadError::Parse { path, line, .. } => {
+                assert_eq!(path, "f.yaml");
+                assert_eq!(line, 6);
+            }
+            other => panic!("{other:?}"),
+        }
+        let e = load_bytes(b"schema: a\nname: b\nname: c\n", "d.yaml").unwrap_err();
+        assert!(matches!(e, LoadError::Parse { line: 3, .. }), "{e}");
+        let e = load_bytes(b"{\"schema\":\"a\",\n\"name\":1,\n\"name\":2}", "d.json").unwrap_err();
+        assert!(e.to_string().contains("duplicate key"), "{e}");
+    }
+
+    #[test]
+    fn upstream_meta_errors() {
+        let e = load_bytes(b"schema: a\nSchema: b\n", "x").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            r#"x:1: duplicate keys for key "schema": [Schema schema]"#
+        );
+        let e = load_bytes(b"name: a\n", "x").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            r#"x:1: object '{"name":"a"}' is missing root schema field"#
+        );
+        let e = load_bytes(b"schema: 5\n", "x").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            r#"x:1: expected value for key "schema" to be a string, got 5"#
+        );
+        let e = load_bytes(b"--- x\nschema: a\n", "x").unwrap_err();
+        assert_eq!(e.to_string(), "x:1: invalid Yaml document separator: x");
+        let e = load_bytes(b"schema: olm.bundle\nname: 5\n", "x").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            r#"x:1: expected value for key "name" to be a string, got 5"#
+        );
+        let e = load_bytes(b"schema: olm.bundle\nimage: 5\n", "x").unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("x:1: parse bundle: invalid type: integer `5`"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn empty_and_blank_documents() {
+        assert!(load_bytes(b"", "x").unwrap().blobs.is_empty());
+        assert!(load_bytes(b"---\n\n---\n", "x").unwrap().blobs.is_empty());
+        assert!(load_bytes(b"# just a comment\n", "x").is_err());
+    }
+}

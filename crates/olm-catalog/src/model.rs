@@ -1,0 +1,435 @@
+//! The FBC schemas as Rust types: `olm.package`, `olm.channel`, `olm.bundle`, `olm.deprecations`, and
+//! opaque blobs of any other schema.
+//!
+//! Field names are matched case-insensitively when decoding and unknown fields are ignored, as Go's
+//! `encoding/json` does for operator-registry's structs. Every typed blob may keep the canonical JSON it
+//! was decoded from (`raw`), which is what catalogd serves byte for byte; code that changes a blob must
+//! clear `raw` so writers fall back to the typed fields.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+use crate::property::Property;
+
+macro_rules! name_type {
+    ($(#[$m:meta])* $name:ident) => {
+        $(#[$m])*
+        #[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+        #[serde(transparent)]
+        pub struct $name(pub String);
+
+        impl $name {
+            pub fn new(s: impl Into<String>) -> Self {
+                Self(s.into())
+            }
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+            pub fn is_empty(&self) -> bool {
+                self.0.is_empty()
+            }
+        }
+        impl std::ops::Deref for $name {
+            type Target = str;
+            fn deref(&self) -> &str {
+                &self.0
+            }
+        }
+        impl std::borrow::Borrow<str> for $name {
+            fn borrow(&self) -> &str {
+                &self.0
+            }
+        }
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+        impl From<&str> for $name {
+            fn from(s: &str) -> Self {
+                Self(s.to_owned())
+            }
+        }
+        impl From<String> for $name {
+            fn from(s: String) -> Self {
+                Self(s)
+            }
+        }
+        impl PartialEq<str> for $name {
+            fn eq(&self, o: &str) -> bool {
+                self.0 == o
+            }
+        }
+        impl PartialEq<&str> for $name {
+            fn eq(&self, o: &&str) -> bool {
+                self.0 == *o
+            }
+        }
+    };
+}
+
+name_type!(
+    /// A package name (`olm.package` `name`, `package` of other blobs).
+    PackageName
+);
+name_type!(
+    /// A channel name.
+    ChannelName
+);
+name_type!(
+    /// A bundle name (for registry+v1 bundles the CSV `metadata.name`).
+    BundleName
+);
+
+pub const SCHEMA_PACKAGE: &str = "olm.package";
+pub const SCHEMA_CHANNEL: &str = "olm.channel";
+pub const SCHEMA_BUNDLE: &str = "olm.bundle";
+pub const SCHEMA_DEPRECATIONS: &str = "olm.deprecations";
+
+/// A loaded catalog: every blob in a deterministic order (files in lexical path order, documents in
+/// file order). Writers regroup by package as `opm` does; the JSONL writer keeps this order, which is the
+/// order catalogd walks a catalog in.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Catalog {
+    pub blobs: Vec<Blob>,
+}
+
+/// One FBC document.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Blob {
+    Package(Package),
+    Channel(Channel),
+    Bundle(Bundle),
+    Deprecations(Deprecation),
+    Other(Meta),
+}
+
+impl Blob {
+    pub fn schema(&self) -> &str {
+        match self {
+            Blob::Package(_) => SCHEMA_PACKAGE,
+            Blob::Channel(_) => SCHEMA_CHANNEL,
+            Blob::Bundle(_) => SCHEMA_BUNDLE,
+            Blob::Deprecations(_) => SCHEMA_DEPRECATIONS,
+            Blob::Other(m) => &m.schema,
+        }
+    }
+    /// The package a blob belongs to (`name` for `olm.package`).
+    pub fn package(&self) -> &str {
+        match self {
+            Blob::Package(p) => &p.name,
+            Blob::Channel(c) => &c.package,
+            Blob::Bundle(b) => &b.package,
+            Blob::Deprecations(d) => &d.package,
+            Blob::Other(m) => &m.package,
+        }
+    }
+    /// The canonical JSON the blob was decoded from, if kept.
+    pub fn raw(&self) -> Option<&RawValue> {
+        match self {
+            Blob::Package(p) => p.raw.as_deref(),
+            Blob::Channel(c) => c.raw.as_deref(),
+            Blob::Bundle(b) => b.raw.as_deref(),
+            Blob::Deprecations(d) => d.raw.as_deref(),
+            Blob::Other(m) => Some(&m.blob),
+        }
+    }
+}
+
+impl Catalog {
+    pub fn packages(&self) -> impl Iterator<Item = &Package> {
+        self.blobs.iter().filter_map(|b| match b {
+            Blob::Package(p) => Some(p),
+            _ => None,
+        })
+    }
+    pub fn channels(&self) -> impl Iterator<Item = &Channel> {
+        self.blobs.iter().filter_map(|b| match b {
+            Blob::Channel(c) => Some(c),
+            _ => None,
+        })
+    }
+    pub fn bundles(&self) -> impl Iterator<Item = &Bundle> {
+        self.blobs.iter().filter_map(|b| match b {
+            Blob::Bundle(x) => Some(x),
+            _ => None,
+        })
+    }
+    pub fn bundles_mut(&mut self) -> impl Iterator<Item = &mut Bundle> {
+        self.blobs.iter_mut().filter_map(|b| match b {
+            Blob::Bundle(x) => Some(x),
+            _ => None,
+        })
+    }
+    pub fn deprecations(&self) -> impl Iterator<Item = &Deprecation> {
+        self.blobs.iter().filter_map(|b| match b {
+            Blob::Deprecations(x) => Some(x),
+            _ => None,
+        })
+    }
+    pub fn others(&self) -> impl Iterator<Item = &Meta> {
+        self.blobs.iter().filter_map(|b| match b {
+            Blob::Other(x) => Some(x),
+            _ => None,
+        })
+    }
+    /// Appends the blobs of another catalog (as `opm render` concatenates its references).
+    pub fn extend(&mut self, other: Catalog) {
+        self.blobs.extend(other.blobs);
+    }
+    /// Drops the kept canonical JSON of every typed blob (after edits, or to save memory).
+    pub fn forget_raw(&mut self) {
+        for b in &mut self.blobs {
+            match b {
+                Blob::Package(p) => p.raw = None,
+                Blob::Channel(c) => c.raw = None,
+                Blob::Bundle(x) => x.raw = None,
+                Blob::Deprecations(d) => d.raw = None,
+                Blob::Other(_) => {}
+            }
+        }
+    }
+}
+
+/// `olm.package`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Package {
+    pub name: PackageName,
+    pub default_channel: ChannelName,
+    pub icon: Option<Icon>,
+    pub description: String,
+    pub properties: Vec<Property>,
+    pub raw: Option<RawJson>,
+}
+
+/// A package icon; `base64data` is kept in its base64 text form (checked to decode when loaded).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Icon {
+    pub base64data: String,
+    pub mediatype: String,
+}
+
+/// `olm.channel`. `entries` is `None` when the blob has no (or a `null`) `entries` field; opm writes `null`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Channel {
+    pub name: ChannelName,
+    pub package: PackageName,
+    pub entries: Option<Vec<ChannelEntry>>,
+    pub properties: Vec<Property>,
+    pub raw: Option<RawJson>,
+}
+
+impl Channel {
+    pub fn entries(&self) -> &[ChannelEntry] {
+        self.entries.as_deref().unwrap_or(&[])
+    }
+}
+
+/// One channel entry with its upgrade edges.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ChannelEntry {
+    pub name: BundleName,
+    /// Empty when absent.
+    pub replaces: String,
+    pub skips: Vec<String>,
+    /// A blang/semver range (empty when absent).
+    pub skip_range: String,
+}
+
+/// `olm.bundle`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Bundle {
+    pub name: BundleName,
+    pub package: PackageName,
+    pub image: String,
+    pub properties: Vec<Property>,
+    pub related_images: Vec<RelatedImage>,
+    pub raw: Option<RawJson>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct RelatedImage {
+    pub name: String,
+    pub image: String,
+}
+
+/// `olm.deprecations` (at most one per package).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Deprecation {
+    pub package: PackageName,
+    pub entries: Vec<DeprecationEntry>,
+    pub raw: Option<RawJson>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DeprecationEntry {
+    pub reference: PackageScopedReference,
+    pub message: String,
+}
+
+/// What a deprecation entry points at: `olm.package` (no name), `olm.channel` or `olm.bundle`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PackageScopedReference {
+    pub schema: String,
+    pub name: String,
+}
+
+/// Raw JSON text compared by content.
+#[derive(Clone, Debug)]
+pub struct RawJson(pub Box<RawValue>);
+
+impl PartialEq for RawJson {
+    fn eq(&self, o: &Self) -> bool {
+        self.0.get() == o.0.get()
+    }
+}
+
+impl std::ops::Deref for RawJson {
+    type Target = RawValue;
+    fn deref(&self) -> &RawValue {
+        &self.0
+    }
+}
+
+/// A blob of a schema this crate does not interpret; kept verbatim as canonical JSON.
+#[derive(Clone, Debug)]
+pub struct Meta {
+    pub schema: String,
+    pub package: String,
+    pub name: String,
+    pub blob: Box<RawValue>,
+}
+
+impl PartialEq for Meta {
+    fn eq(&self, o: &Self) -> bool {
+        self.schema == o.schema
+            && self.package == o.package
+            && self.name == o.name
+            && self.blob.get() == o.blob.get()
+    }
+}
+
+// ---- decoding ---------------------------------------------------------------------------------------
+
+/// A map key borrowed from the input when possible.
+pub(crate) struct Key<'a>(pub Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string key")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v)))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+/// Generates a `Deserialize` impl that matches field names case-insensitively, treats `null` as
+/// "leave the default", and skips unknown fields: the behaviour of Go's `encoding/json` on a struct.
+macro_rules! go_struct {
+    ($ty:ident, $what:literal { $($field:ident : $key:literal),* $(,)? } $(opt { $($ofield:ident : $okey:literal),* $(,)? })?) => {
+        impl<'de> Deserialize<'de> for $ty {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct V;
+                impl<'de> Visitor<'de> for V {
+                    type Value = $ty;
+                    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                        f.write_str($what)
+                    }
+                    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<$ty, A::Error> {
+                        let mut out = $ty::default();
+                        while let Some(key) = map.next_key::<Key<'de>>()? {
+                            let k: &str = &key.0;
+                            $(
+                                if k.eq_ignore_ascii_case($key) {
+                                    if let Some(v) = map.next_value::<Option<_>>()? {
+                                        out.$field = v;
+                                    }
+                                    continue;
+                                }
+                            )*
+                            $($(
+                                if k.eq_ignore_ascii_case($okey) {
+                                    out.$ofield = map.next_value::<Option<_>>()?;
+                                    continue;
+                                }
+                            )*)?
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                        Ok(out)
+                    }
+                }
+                d.deserialize_map(V)
+            }
+        }
+    };
+}
+
+go_struct!(Package, "an olm.package object" {
+    name: "name", default_channel: "defaultChannel", description: "description", properties: "properties",
+} opt { icon: "icon" });
+go_struct!(Icon, "an icon object" { base64data: "base64data", mediatype: "mediatype" });
+go_struct!(Channel, "an olm.channel object" {
+    name: "name", package: "package", properties: "properties",
+} opt { entries: "entries" });
+go_struct!(ChannelEntry, "a channel entry object" {
+    name: "name", replaces: "replaces", skips: "skips", skip_range: "skipRange",
+});
+go_struct!(Bundle, "an olm.bundle object" {
+    name: "name", package: "package", image: "image", properties: "properties", related_images: "relatedImages",
+});
+go_struct!(RelatedImage, "a related image object" { name: "name", image: "image" });
+go_struct!(Deprecation, "an olm.deprecations object" { package: "package", entries: "entries" });
+go_struct!(DeprecationEntry, "a deprecation entry object" { reference: "reference", message: "message" });
+go_struct!(PackageScopedReference, "a reference object" { schema: "schema", name: "name" });
+
+// ---- Go `%v` / `%#v` renderings used in upstream error messages -------------------------------------
+
+impl PackageScopedReference {
+    /// Go's `%#v` of `declcfg.PackageScopedReference`.
+    pub fn go_sharp_v(&self) -> String {
+        format!(
+            "declcfg.PackageScopedReference{{Schema:{:?}, Name:{:?}}}",
+            self.schema, self.name
+        )
+    }
+}
+
+impl DeprecationEntry {
+    /// Go's `%v` of `declcfg.DeprecationEntry`.
+    pub fn go_v(&self) -> String {
+        format!(
+            "{{{{{} {}}} {}}}",
+            self.reference.schema, self.reference.name, self.message
+        )
+    }
+}
+
+impl Deprecation {
+    /// Go's `%v` of `declcfg.Deprecation`.
+    pub fn go_v(&self) -> String {
+        let entries: Vec<String> = self.entries.iter().map(|e| e.go_v()).collect();
+        format!(
+            "{{{} {} [{}]}}",
+            SCHEMA_DEPRECATIONS,
+            self.package,
+            entries.join(" ")
+        )
+    }
+}

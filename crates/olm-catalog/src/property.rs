@@ -1,0 +1,610 @@
+//! Bundle, package and channel properties (`{type, value}`), their typed forms, and parsing with
+//! operator-registry's error texts.
+//!
+//! A [`Property`] keeps its value as canonical raw JSON: most consumers never look inside
+//! (`olm.csv.metadata` values are large), so values are decoded only on request with [`Property::parse`].
+
+use std::fmt;
+
+use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use crate::model::Key;
+
+pub const TYPE_PACKAGE: &str = "olm.package";
+pub const TYPE_GVK: &str = "olm.gvk";
+pub const TYPE_PACKAGE_REQUIRED: &str = "olm.package.required";
+pub const TYPE_GVK_REQUIRED: &str = "olm.gvk.required";
+pub const TYPE_BUNDLE_OBJECT: &str = "olm.bundle.object";
+pub const TYPE_CSV_METADATA: &str = "olm.csv.metadata";
+pub const TYPE_CONSTRAINT: &str = "olm.constraint";
+pub const TYPE_LABEL: &str = "olm.label";
+pub const TYPE_CHANNEL: &str = "olm.channel";
+pub const TYPE_DEPRECATED: &str = "olm.deprecated";
+pub const TYPE_MAX_OPENSHIFT_VERSION: &str = "olm.maxOpenShiftVersion";
+pub const TYPE_BUNDLE_MEDIATYPE: &str = "olm.bundle.mediatype";
+
+/// Largest accepted `olm.constraint` value (operator-framework/api `constraints.Parse`).
+pub const MAX_CONSTRAINT_SIZE: usize = 2 << 16;
+
+/// One `{type, value}` property. `value` is canonical JSON.
+#[derive(Clone, Debug)]
+pub struct Property {
+    pub type_: String,
+    pub value: Box<RawValue>,
+}
+
+impl PartialEq for Property {
+    fn eq(&self, o: &Self) -> bool {
+        self.type_ == o.type_ && self.value.get() == o.value.get()
+    }
+}
+
+impl Property {
+    /// Builds a property from a serialisable value (canonicalised).
+    pub fn new<T: Serialize>(type_: &str, value: &T) -> Self {
+        let text = serde_json::to_string(value).unwrap_or_else(|_| "null".to_owned());
+        let canon = crate::canonical::canonicalize_json(&text).unwrap_or(text);
+        let value = RawValue::from_string(canon).unwrap_or_else(|_| null_raw());
+        Property {
+            type_: type_.to_owned(),
+            value,
+        }
+    }
+
+    /// Decodes the value into its typed form; unknown types become [`TypedProperty::Other`].
+    /// The error text is Go's `json.Unmarshal` message where it matters for upstream parity.
+    pub fn parse(&self) -> Result<TypedProperty, String> {
+        let raw = self.value.get();
+        Ok(match self.type_.as_str() {
+            TYPE_PACKAGE => TypedProperty::Package(decode(raw, "property.Package")?),
+            TYPE_GVK => TypedProperty::Gvk(decode(raw, "property.GVK")?),
+            TYPE_GVK_REQUIRED => TypedProperty::GvkRequired(decode(raw, "property.GVKRequired")?),
+            TYPE_PACKAGE_REQUIRED => {
+                TypedProperty::PackageRequired(decode(raw, "property.PackageRequired")?)
+            }
+            TYPE_BUNDLE_OBJECT => {
+                TypedProperty::BundleObject(decode(raw, "property.BundleObject")?)
+            }
+            TYPE_CSV_METADATA => {
+                check_go_struct(raw, "property.CSVMetadata", CSV_METADATA_FIELDS)?;
+                TypedProperty::CsvMetadata(crate::model::RawJson(self.value.clone()))
+            }
+            TYPE_CONSTRAINT => TypedProperty::Constraint(Constraint::parse(raw)?),
+            TYPE_LABEL => TypedProperty::Label(decode(raw, "property.Label")?),
+            TYPE_CHANNEL => TypedProperty::Channel(decode(raw, "property.Channel")?),
+            TYPE_DEPRECATED => TypedProperty::Deprecated,
+            TYPE_MAX_OPENSHIFT_VERSION => match serde_json::from_str::<Value>(raw) {
+                Ok(Value::String(s)) => TypedProperty::MaxOpenShiftVersion(s),
+                _ => TypedProperty::Other(self.clone()),
+            },
+            TYPE_BUNDLE_MEDIATYPE => match serde_json::from_str::<Value>(raw) {
+                Ok(Value::String(s)) => TypedProperty::BundleMediatype(s),
+                _ => TypedProperty::Other(self.clone()),
+            },
+            _ => TypedProperty::Other(self.clone()),
+        })
+    }
+}
+
+pub(crate) fn null_raw() -> Box<RawValue> {
+    RawValue::from_string("null".to_owned()).expect("literal null is valid JSON")
+}
+
+impl Serialize for Property {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("Property", 2)?;
+        st.serialize_field("type", &self.type_)?;
+        st.serialize_field("value", &self.value)?;
+        st.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for Property {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Property;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a property object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Property, A::Error> {
+                let mut type_ = String::new();
+                let mut value = None;
+                while let Some(key) = map.next_key::<Key<'de>>()? {
+                    if key.0.eq_ignore_ascii_case("type") {
+                        if let Some(t) = map.next_value::<Option<String>>()? {
+                            type_ = t;
+                        }
+                    } else if key.0.eq_ignore_ascii_case("value") {
+                        value = Some(map.next_value::<Box<RawValue>>()?);
+                    } else {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+                Ok(Property {
+                    type_,
+                    value: value.unwrap_or_else(null_raw),
+                })
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// A property decoded by type.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TypedProperty {
+    Package(PackageProperty),
+    Gvk(Gvk),
+    GvkRequired(Gvk),
+    PackageRequired(PackageRequired),
+    BundleObject(BundleObject),
+    /// The value, checked to have the `CSVMetadata` shape; see [`CsvMetadata`] to build one.
+    CsvMetadata(crate::model::RawJson),
+    Constraint(Constraint),
+    Label(Label),
+    Channel(ChannelProperty),
+    Deprecated,
+    MaxOpenShiftVersion(String),
+    BundleMediatype(String),
+    Other(Property),
+}
+
+/// `olm.package`: the bundle's package and version (strict semver), and optional release.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PackageProperty {
+    #[serde(rename = "packageName", default)]
+    pub package_name: String,
+    #[serde(default)]
+    pub version: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub release: String,
+}
+
+/// `olm.gvk` / `olm.gvk.required`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Gvk {
+    #[serde(default)]
+    pub group: String,
+    #[serde(default)]
+    pub kind: String,
+    #[serde(default)]
+    pub version: String,
+}
+
+/// `olm.package.required`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PackageRequired {
+    #[serde(rename = "packageName", default)]
+    pub package_name: String,
+    #[serde(rename = "versionRange", default)]
+    pub version_range: String,
+}
+
+/// `olm.bundle.object`: one manifest, base64 encoded.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BundleObject {
+    #[serde(default)]
+    pub data: String,
+}
+
+impl BundleObject {
+    /// The decoded manifest bytes (YAML or JSON).
+    pub fn decode(&self) -> Result<Vec<u8>, String> {
+        use base64::Engine;
+        base64::engine::general_purpose::STANDARD
+            .decode(self.data.as_bytes())
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// `olm.label`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Label {
+    #[serde(default)]
+    pub label: String,
+}
+
+/// `olm.channel` property (internal use).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChannelProperty {
+    #[serde(rename = "channelName", default)]
+    pub channel_name: String,
+}
+
+/// `olm.constraint`: a failure message and exactly one constraint body.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Constraint {
+    pub failure_message: String,
+    pub body: ConstraintBody,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ConstraintBody {
+    Gvk(Gvk),
+    Package(PackageRequired),
+    Cel {
+        rule: String,
+    },
+    All(Vec<Constraint>),
+    Any(Vec<Constraint>),
+    Not(Vec<Constraint>),
+    /// Deprecated alias of `not`.
+    None(Vec<Constraint>),
+}
+
+impl Constraint {
+    /// Parses strictly (unknown fields rejected, size-limited), like operator-framework/api.
+    pub fn parse(raw: &str) -> Result<Constraint, String> {
+        if raw.len() > MAX_CONSTRAINT_SIZE {
+            return Err(format!(
+                "olm.constraint value is greater than max constraint size {MAX_CONSTRAINT_SIZE} bytes"
+            ));
+        }
+        let v: Value = serde_json::from_str(raw).map_err(|e| e.to_string())?;
+        Self::from_value(&v)
+    }
+
+    fn from_value(v: &Value) -> Result<Constraint, String> {
+        let obj = v
+            .as_object()
+            .ok_or_else(|| "json: cannot unmarshal into constraint: not an object".to_owned())?;
+        let mut failure_message = String::new();
+        let mut body = None;
+        let mut bodies = 0;
+        for (k, val) in obj {
+            let lk = k.to_ascii_lowercase();
+            let parsed = match lk.as_str() {
+                "failuremessage" => {
+                    failure_message = val.as_str().unwrap_or_default().to_owned();
+                    continue;
+                }
+                "gvk" => ConstraintBody::Gvk(
+                    serde_json::from_value(val.clone()).map_err(|e| e.to_string())?,
+                ),
+                "package" => ConstraintBody::Package(
+                    serde_json::from_value(val.clone()).map_err(|e| e.to_string())?,
+                ),
+                "cel" => {
+                    let rule = val
+                        .get("rule")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_owned();
+                    ConstraintBody::Cel { rule }
+                }
+                "all" | "any" | "not" | "none" => {
+                    let list = val
+                        .get("constraints")
+                        .and_then(Value::as_array)
+                        .map(|a| {
+                            a.iter()
+                                .map(Self::from_value)
+                                .collect::<Result<Vec<_>, _>>()
+                        })
+                        .transpose()?
+                        .unwrap_or_default();
+                    match lk.as_str() {
+                        "all" => ConstraintBody::All(list),
+                        "any" => ConstraintBody::Any(list),
+                        "not" => ConstraintBody::Not(list),
+                        _ => ConstraintBody::None(list),
+                    }
+                }
+                _ => return Err(format!("json: unknown field {k:?}")),
+            };
+            bodies += 1;
+            body = Some(parsed);
+        }
+        match (bodies, body) {
+            (1, Some(body)) => Ok(Constraint {
+                failure_message,
+                body,
+            }),
+            (0, _) => {
+                Err("constraint must have exactly one constraint type set, found none".to_owned())
+            }
+            _ => Err("constraint must have exactly one constraint type set".to_owned()),
+        }
+    }
+}
+
+/// Builder for an `olm.csv.metadata` value from a ClusterServiceVersion (JSON), as the
+/// `bundle-object-to-csv-metadata` migration and registry+v1 rendering do.
+pub struct CsvMetadata;
+
+impl CsvMetadata {
+    /// Picks the metadata fields out of a CSV. `apiServiceDefinitions` and `crdDescriptions` are always
+    /// present (Go structs are never "empty"); every other field is omitted when empty.
+    pub fn from_csv(csv: &Value) -> Value {
+        let mut out = serde_json::Map::new();
+        let meta = csv.get("metadata");
+        let spec = csv.get("spec");
+        let put = |out: &mut serde_json::Map<String, Value>, key: &str, v: Option<&Value>| {
+            if let Some(v) = v
+                && !is_go_empty(v)
+            {
+                out.insert(key.to_owned(), v.clone());
+            }
+        };
+        put(
+            &mut out,
+            "annotations",
+            meta.and_then(|m| m.get("annotations")),
+        );
+        out.insert(
+            "apiServiceDefinitions".to_owned(),
+            spec.and_then(|s| s.get("apiservicedefinitions"))
+                .cloned()
+                .map(strip_empty)
+                .unwrap_or(Value::Object(Default::default())),
+        );
+        out.insert(
+            "crdDescriptions".to_owned(),
+            spec.and_then(|s| s.get("customresourcedefinitions"))
+                .cloned()
+                .map(strip_empty)
+                .unwrap_or(Value::Object(Default::default())),
+        );
+        for (key, field) in [
+            ("description", "description"),
+            ("displayName", "displayName"),
+            ("installModes", "installModes"),
+            ("keywords", "keywords"),
+        ] {
+            put(&mut out, key, spec.and_then(|s| s.get(field)));
+        }
+        put(&mut out, "labels", meta.and_then(|m| m.get("labels")));
+        for (key, field) in [
+            ("links", "links"),
+            ("maintainers", "maintainers"),
+            ("maturity", "maturity"),
+            ("minKubeVersion", "minKubeVersion"),
+            ("nativeAPIs", "nativeAPIs"),
+            ("provider", "provider"),
+        ] {
+            put(&mut out, key, spec.and_then(|s| s.get(field)));
+        }
+        Value::Object(out)
+    }
+}
+
+fn strip_empty(v: Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(m.into_iter().filter(|(_, v)| !is_go_empty(v)).collect()),
+        other => other,
+    }
+}
+
+fn is_go_empty(v: &Value) -> bool {
+    match v {
+        Value::Null => true,
+        Value::String(s) => s.is_empty(),
+        Value::Array(a) => a.is_empty(),
+        Value::Object(o) => o.is_empty(),
+        Value::Bool(b) => !b,
+        Value::Number(n) => n.as_f64() == Some(0.0),
+    }
+}
+
+// ---- Go-compatible decoding errors ------------------------------------------------------------------
+
+#[derive(Clone, Copy)]
+enum GoKind {
+    String,
+    Map,
+    Slice,
+    Struct,
+}
+
+const CSV_METADATA_FIELDS: &[(&str, &str, GoKind)] = &[
+    ("annotations", "map[string]string", GoKind::Map),
+    (
+        "apiServiceDefinitions",
+        "v1alpha1.APIServiceDefinitions",
+        GoKind::Struct,
+    ),
+    (
+        "crdDescriptions",
+        "v1alpha1.CustomResourceDefinitions",
+        GoKind::Struct,
+    ),
+    ("description", "string", GoKind::String),
+    ("displayName", "string", GoKind::String),
+    ("installModes", "[]v1alpha1.InstallMode", GoKind::Slice),
+    ("keywords", "[]string", GoKind::Slice),
+    ("labels", "map[string]string", GoKind::Map),
+    ("links", "[]v1alpha1.AppLink", GoKind::Slice),
+    ("maintainers", "[]v1alpha1.Maintainer", GoKind::Slice),
+    ("maturity", "string", GoKind::String),
+    ("minKubeVersion", "string", GoKind::String),
+    ("nativeAPIs", "[]v1.GroupVersionKind", GoKind::Slice),
+    ("provider", "v1alpha1.AppLink", GoKind::Struct),
+];
+
+fn go_json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+fn kind_ok(v: &Value, k: GoKind) -> bool {
+    matches!(
+        (v, k),
+        (Value::Null, _)
+            | (Value::String(_), GoKind::String)
+            | (Value::Object(_), GoKind::Map | GoKind::Struct)
+            | (Value::Array(_), GoKind::Slice)
+    )
+}
+
+/// Checks a value against the shape of a Go struct (only the listed top-level fields), producing
+/// `json: cannot unmarshal X into Go value of type T` / `... into Go struct field S.f of type T`.
+fn check_go_struct(
+    raw: &str,
+    go_type: &str,
+    fields: &[(&str, &str, GoKind)],
+) -> Result<(), String> {
+    let v: Value = serde_json::from_str(raw).map_err(|e| e.to_string())?;
+    let obj = match &v {
+        Value::Object(o) => o,
+        Value::Null => return Ok(()),
+        other => {
+            return Err(format!(
+                "json: cannot unmarshal {} into Go value of type {go_type}",
+                go_json_kind(other)
+            ));
+        }
+    };
+    let short = go_type.rsplit('.').next().unwrap_or(go_type);
+    for (k, val) in obj {
+        if let Some((name, ty, kind)) = fields.iter().find(|(n, _, _)| n.eq_ignore_ascii_case(k))
+            && !kind_ok(val, *kind)
+        {
+            return Err(format!(
+                "json: cannot unmarshal {} into Go struct field {short}.{name} of type {ty}",
+                go_json_kind(val)
+            ));
+        }
+        if let Some((name, _, GoKind::Map)) =
+            fields.iter().find(|(n, _, _)| n.eq_ignore_ascii_case(k))
+            && let Value::Object(m) = val
+            && let Some((_, bad)) = m
+                .iter()
+                .find(|(_, x)| !matches!(x, Value::String(_) | Value::Null))
+        {
+            return Err(format!(
+                "json: cannot unmarshal {} into Go struct field {short}.{name} of type string",
+                go_json_kind(bad)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Decodes a small typed property with Go-like, case-insensitive field matching and Go's error texts.
+fn decode<T: for<'de> Deserialize<'de> + Default + Serialize>(
+    raw: &str,
+    go_type: &str,
+) -> Result<T, String> {
+    let v: Value = serde_json::from_str(raw).map_err(|e| e.to_string())?;
+    let obj = match v {
+        Value::Object(o) => o,
+        Value::Null => return Ok(T::default()),
+        other => {
+            return Err(format!(
+                "json: cannot unmarshal {} into Go value of type {go_type}",
+                go_json_kind(&other)
+            ));
+        }
+    };
+    // Field names of T, from its serialised default.
+    let names: Vec<String> = match serde_json::to_value(T::default()) {
+        Ok(Value::Object(m)) => m.keys().cloned().collect(),
+        _ => Vec::new(),
+    };
+    let short = go_type.rsplit('.').next().unwrap_or(go_type);
+    let mut norm = serde_json::Map::new();
+    for (k, val) in obj {
+        let Some(name) = names
+            .iter()
+            .find(|n| n.eq_ignore_ascii_case(&k))
+            .cloned()
+            .or_else(|| {
+                // `release` is omitted from the serialised default when empty.
+                (go_type == "property.Package" && k.eq_ignore_ascii_case("release"))
+                    .then(|| "release".to_owned())
+            })
+        else {
+            continue;
+        };
+        match val {
+            Value::Null => {}
+            Value::String(_) => {
+                norm.insert(name, val);
+            }
+            other => {
+                return Err(format!(
+                    "json: cannot unmarshal {} into Go struct field {short}.{name} of type string",
+                    go_json_kind(&other)
+                ));
+            }
+        }
+    }
+    serde_json::from_value(Value::Object(norm)).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn prop(t: &str, v: &str) -> Property {
+        Property {
+            type_: t.to_owned(),
+            value: RawValue::from_string(v.to_owned()).unwrap(),
+        }
+    }
+
+    #[test]
+    fn package_property_parses_case_insensitively() {
+        let p = prop(TYPE_PACKAGE, r#"{"PackageName":"foo","version":"1.0.0"}"#);
+        assert_eq!(
+            p.parse().unwrap(),
+            TypedProperty::Package(PackageProperty {
+                package_name: "foo".into(),
+                version: "1.0.0".into(),
+                release: String::new()
+            })
+        );
+    }
+
+    #[test]
+    fn wrong_types_give_go_messages() {
+        let p = prop(TYPE_PACKAGE, r#""foo""#);
+        assert_eq!(
+            p.parse().unwrap_err(),
+            "json: cannot unmarshal string into Go value of type property.Package"
+        );
+        let p = prop(TYPE_PACKAGE, r#"{"packageName":1}"#);
+        assert_eq!(
+            p.parse().unwrap_err(),
+            "json: cannot unmarshal number into Go struct field Package.packageName of type string"
+        );
+        let p = prop(TYPE_CSV_METADATA, r#"{"displayName":[]}"#);
+        assert_eq!(
+            p.parse().unwrap_err(),
+            "json: cannot unmarshal array into Go struct field CSVMetadata.displayName of type string"
+        );
+    }
+
+    #[test]
+    fn constraint_parses_nested_and_rejects_unknown() {
+        let p = prop(
+            TYPE_CONSTRAINT,
+            r#"{"failureMessage":"x","any":{"constraints":[{"gvk":{"group":"g","kind":"K","version":"v1"}},{"package":{"packageName":"p","versionRange":">=1.0.0"}}]}}"#,
+        );
+        match p.parse().unwrap() {
+            TypedProperty::Constraint(c) => {
+                assert_eq!(c.failure_message, "x");
+                assert!(matches!(c.body, ConstraintBody::Any(ref l) if l.len() == 2));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(prop(TYPE_CONSTRAINT, r#"{"bogus":{}}"#).parse().is_err());
+    }
+
+    #[test]
+    fn unknown_types_are_kept() {
+        let p = prop("custom.thing", r#"{"a":1}"#);
+        assert_eq!(p.parse().unwrap(), TypedProperty::Other(p.clone()));
+    }
+}

@@ -1,0 +1,108 @@
+//! A generator of realistic synthetic catalogs for benchmarks and tests: N packages × M bundles, one
+//! replaces chain per channel with occasional skips and skipRanges, `olm.gvk`, `olm.package` and an
+//! `olm.csv.metadata` of a few kilobytes per bundle, like real community catalogs.
+
+use crate::model::*;
+use crate::property::{Gvk, PackageProperty, Property, TYPE_CSV_METADATA, TYPE_GVK, TYPE_PACKAGE};
+
+/// Shape of a synthetic catalog.
+#[derive(Clone, Debug)]
+pub struct Spec {
+    pub packages: usize,
+    pub bundles_per_package: usize,
+    /// Bytes of description text per bundle (drives blob size).
+    pub description_bytes: usize,
+}
+
+/// Builds a valid catalog of the given shape.
+pub fn catalog(spec: &Spec) -> Catalog {
+    let mut blobs = Vec::new();
+    let para = "This operator manages the lifecycle of its workloads, including upgrades, backups and \
+                monitoring integration.\n";
+    for p in 0..spec.packages {
+        let pkg = format!("synthetic-operator-{p:04}");
+        blobs.push(Blob::Package(Package {
+            name: PackageName::new(pkg.clone()),
+            default_channel: ChannelName::new("stable"),
+            description: format!("Synthetic package {p}"),
+            ..Default::default()
+        }));
+        let mut entries = Vec::new();
+        let mut prev: Option<String> = None;
+        for m in 0..spec.bundles_per_package {
+            let version = format!("{}.{}.{}", m / 100, (m / 10) % 10, m % 10);
+            let name = format!("{pkg}.v{version}");
+            entries.push(ChannelEntry {
+                name: BundleName::new(name.clone()),
+                replaces: prev.clone().unwrap_or_default(),
+                skips: Vec::new(),
+                skip_range: if m % 10 == 9 {
+                    format!(">=0.0.0 <{version}")
+                } else {
+                    String::new()
+                },
+            });
+            let mut description = String::with_capacity(spec.description_bytes);
+            while description.len() < spec.description_bytes {
+                description.push_str(para);
+            }
+            let csv = serde_json::json!({
+                "annotations": {"alm-examples": format!("[{{\"apiVersion\":\"example.com/v1\",\"kind\":\"Widget{p}\",\"metadata\":{{\"name\":\"w\"}}}}]"), "capabilities": "Basic Install", "containerImage": format!("quay.io/synthetic/{pkg}:{version}")},
+                "apiServiceDefinitions": {},
+                "crdDescriptions": {"owned": [{"kind": format!("Widget{p}"), "name": format!("widgets{p}.example.com"), "version": "v1", "displayName": "Widget", "description": "A widget"}]},
+                "description": description,
+                "displayName": format!("Synthetic Operator {p}"),
+                "installModes": [{"supported": true, "type": "OwnNamespace"}, {"supported": true, "type": "SingleNamespace"}, {"supported": false, "type": "MultiNamespace"}, {"supported": true, "type": "AllNamespaces"}],
+                "keywords": ["synthetic", "benchmark"],
+                "maintainers": [{"email": "dev@example.com", "name": "Dev"}],
+                "maturity": "stable",
+                "provider": {"name": "Example"},
+            });
+            blobs.push(Blob::Bundle(Bundle {
+                name: BundleName::new(name.clone()),
+                package: PackageName::new(pkg.clone()),
+                image: format!("quay.io/synthetic/{pkg}-bundle:v{version}"),
+                properties: vec![
+                    Property::new(
+                        TYPE_GVK,
+                        &Gvk {
+                            group: "example.com".into(),
+                            kind: format!("Widget{p}"),
+                            version: "v1".into(),
+                        },
+                    ),
+                    Property::new(
+                        TYPE_GVK,
+                        &Gvk {
+                            group: "example.com".into(),
+                            kind: format!("Gadget{p}"),
+                            version: "v1alpha1".into(),
+                        },
+                    ),
+                    Property::new(
+                        TYPE_PACKAGE,
+                        &PackageProperty {
+                            package_name: pkg.clone(),
+                            version,
+                            release: String::new(),
+                        },
+                    ),
+                    Property::new(TYPE_CSV_METADATA, &csv),
+                ],
+                related_images: vec![RelatedImage {
+                    name: String::new(),
+                    image: format!("quay.io/synthetic/{pkg}:v{m}"),
+                }],
+                raw: None,
+            }));
+            prev = Some(name);
+        }
+        blobs.push(Blob::Channel(Channel {
+            name: ChannelName::new("stable"),
+            package: PackageName::new(pkg.clone()),
+            entries: Some(entries),
+            ..Default::default()
+        }));
+    }
+    Catalog { blobs }
+}
