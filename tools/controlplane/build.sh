@@ -36,6 +36,10 @@ if complete; then
     exit 0
 fi
 
+# Non-login shells (CI) may lack Go's usual install folder on PATH.
+if ! command -v go >/dev/null 2>&1 && [[ -x /usr/local/go/bin/go ]]; then
+    export PATH="/usr/local/go/bin:$PATH"
+fi
 if ! command -v go >/dev/null 2>&1; then
     echo "error: the Go toolchain (go >= 1.26) is needed to build the test control plane, and 'go' is not on PATH." >&2
     echo "       Install Go (for example from the Go download page or your distribution) and rerun $0." >&2

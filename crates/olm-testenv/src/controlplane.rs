@@ -4,6 +4,7 @@ use std::fmt::Write as _;
 use std::future::Future;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -160,6 +161,10 @@ impl ControlPlane {
         for sub in ["pki", "logs", "etcd", "home"] {
             create_dir(&root.join(sub))?;
         }
+        // etcd warns about (and future versions refuse) a data folder others can read.
+        let etcd_dir = root.join("etcd");
+        std::fs::set_permissions(&etcd_dir, std::fs::Permissions::from_mode(0o700))
+            .map_err(|source| Error::io(format!("restricting {}", etcd_dir.display()), source))?;
         let pki = Pki::generate(&root.join("pki"))?;
         let ports = free_ports()?;
         let server = format!("https://127.0.0.1:{}", ports.apiserver);

@@ -35,6 +35,20 @@ async fn start() -> ControlPlane {
     }
 }
 
+/// Declares a test that gets its own control plane and runs `$body` against it. A failing body
+/// panics while the control plane is still alive, so its drop prints every component's log tail.
+macro_rules! cluster_test {
+    ($name:ident, $body:ident) => {
+        #[tokio::test]
+        async fn $name() {
+            let plane = start().await;
+            if let Err(err) = $body(&plane).await {
+                panic!("{err:#}");
+            }
+        }
+    };
+}
+
 /// Polls `check` until it yields `Some`, or fails after [`TIMEOUT`] naming `what`.
 async fn eventually<T, F, Fut>(what: &str, mut check: F) -> anyhow::Result<T>
 where
@@ -125,9 +139,13 @@ fn widget(name: &str, spec: serde_json::Value) -> anyhow::Result<DynamicObject> 
     }))?)
 }
 
-#[tokio::test]
-async fn crd_becomes_established_and_serves_custom_resources() -> anyhow::Result<()> {
-    let plane = start().await;
+cluster_test!(
+    crd_becomes_established_and_serves_custom_resources,
+    crd_becomes_established_and_serves_custom_resources_body
+);
+async fn crd_becomes_established_and_serves_custom_resources_body(
+    plane: &ControlPlane,
+) -> anyhow::Result<()> {
     let client = plane.client();
     establish_widget_crd(&client).await?;
     let api = widgets(&client, "default");
@@ -142,9 +160,13 @@ async fn crd_becomes_established_and_serves_custom_resources() -> anyhow::Result
     Ok(())
 }
 
-#[tokio::test]
-async fn custom_resource_with_invalid_field_is_rejected_by_the_server() -> anyhow::Result<()> {
-    let plane = start().await;
+cluster_test!(
+    custom_resource_with_invalid_field_is_rejected_by_the_server,
+    custom_resource_with_invalid_field_is_rejected_by_the_server_body
+);
+async fn custom_resource_with_invalid_field_is_rejected_by_the_server_body(
+    plane: &ControlPlane,
+) -> anyhow::Result<()> {
     let client = plane.client();
     establish_widget_crd(&client).await?;
     let api = widgets(&client, "default");
@@ -177,9 +199,13 @@ async fn custom_resource_with_invalid_field_is_rejected_by_the_server() -> anyho
     Ok(())
 }
 
-#[tokio::test]
-async fn deployment_becomes_available_through_kwok() -> anyhow::Result<()> {
-    let plane = start().await;
+cluster_test!(
+    deployment_becomes_available_through_kwok,
+    deployment_becomes_available_through_kwok_body
+);
+async fn deployment_becomes_available_through_kwok_body(
+    plane: &ControlPlane,
+) -> anyhow::Result<()> {
     let client = plane.client();
     create_namespace(&client, "apps").await?;
     let deployments: Api<Deployment> = Api::namespaced(client.clone(), "apps");
@@ -230,9 +256,13 @@ async fn deployment_becomes_available_through_kwok() -> anyhow::Result<()> {
     Ok(())
 }
 
-#[tokio::test]
-async fn deleting_an_owner_garbage_collects_its_dependents() -> anyhow::Result<()> {
-    let plane = start().await;
+cluster_test!(
+    deleting_an_owner_garbage_collects_its_dependents,
+    deleting_an_owner_garbage_collects_its_dependents_body
+);
+async fn deleting_an_owner_garbage_collects_its_dependents_body(
+    plane: &ControlPlane,
+) -> anyhow::Result<()> {
     let client = plane.client();
     let maps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
     let owner: ConfigMap = serde_json::from_value(json!({"metadata": {"name": "owner"}}))?;
@@ -262,9 +292,11 @@ async fn deleting_an_owner_garbage_collects_its_dependents() -> anyhow::Result<(
     Ok(())
 }
 
-#[tokio::test]
-async fn namespace_deletion_completes() -> anyhow::Result<()> {
-    let plane = start().await;
+cluster_test!(
+    namespace_deletion_completes,
+    namespace_deletion_completes_body
+);
+async fn namespace_deletion_completes_body(plane: &ControlPlane) -> anyhow::Result<()> {
     let client = plane.client();
     create_namespace(&client, "doomed").await?;
     let maps: Api<ConfigMap> = Api::namespaced(client.clone(), "doomed");
@@ -311,17 +343,21 @@ fn kubectl(plane: &ControlPlane, args: &[&str], stdin: Option<&str>) -> anyhow::
     Ok(String::from_utf8(out.stdout)?)
 }
 
-#[tokio::test]
-async fn kubectl_get_and_apply_work_with_the_generated_kubeconfig() -> anyhow::Result<()> {
-    let plane = start().await;
-    let nodes = kubectl(&plane, &["get", "nodes", "-o", "name"], None)?;
+cluster_test!(
+    kubectl_get_and_apply_work_with_the_generated_kubeconfig,
+    kubectl_get_and_apply_work_with_the_generated_kubeconfig_body
+);
+async fn kubectl_get_and_apply_work_with_the_generated_kubeconfig_body(
+    plane: &ControlPlane,
+) -> anyhow::Result<()> {
+    let nodes = kubectl(plane, &["get", "nodes", "-o", "name"], None)?;
     assert_eq!(nodes.trim(), format!("node/{NODE_NAME}"));
 
     let manifest = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\n  namespace: default\ndata:\n  greeting: hello\n";
-    let out = kubectl(&plane, &["apply", "-f", "-"], Some(manifest))?;
+    let out = kubectl(plane, &["apply", "-f", "-"], Some(manifest))?;
     assert!(out.contains("configmap/applied created"), "{out}");
     let out = kubectl(
-        &plane,
+        plane,
         &["apply", "-f", "-"],
         Some(&manifest.replace("hello", "bye")),
     )?;
@@ -338,7 +374,7 @@ async fn kubectl_get_and_apply_work_with_the_generated_kubeconfig() -> anyhow::R
         Some("bye")
     );
     let got = kubectl(
-        &plane,
+        plane,
         &[
             "get",
             "configmap",
@@ -352,5 +388,79 @@ async fn kubectl_get_and_apply_work_with_the_generated_kubeconfig() -> anyhow::R
     // The fake node is visible through the client too.
     let node = Api::<Node>::all(plane.client()).get(NODE_NAME).await?;
     assert_eq!(node.name_any(), NODE_NAME);
+    Ok(())
+}
+
+#[tokio::test]
+async fn drop_stops_every_component_and_removes_the_work_folder() -> anyhow::Result<()> {
+    let plane = start().await;
+    let memory = plane.memory();
+    let names: Vec<&str> = memory.iter().map(|m| m.name).collect();
+    assert_eq!(
+        names,
+        [
+            "etcd",
+            "kube-apiserver",
+            "kube-controller-manager",
+            "kube-scheduler",
+            "kwok"
+        ]
+    );
+    assert!(
+        memory
+            .iter()
+            .all(|m| m.rss_kib > 0 && m.peak_rss_kib >= m.rss_kib)
+    );
+    let total_peak_mib: u64 = memory.iter().map(|m| m.peak_rss_kib).sum::<u64>() / 1024;
+    eprintln!("peak RSS of the control plane: {total_peak_mib} MiB ({memory:?})");
+    let work = plane.work_dir().to_owned();
+    let pids: Vec<u32> = memory.iter().map(|m| m.pid).collect();
+    drop(plane);
+    assert!(!work.exists(), "{} left behind", work.display());
+    for pid in pids {
+        // Gone, or at most a zombie waiting for init (our own children are reaped by stop()).
+        let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        assert!(
+            state.is_empty() || state.contains(") Z "),
+            "process {pid} still running: {state}"
+        );
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_component_that_exits_early_is_reported_with_its_log_tail() -> anyhow::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let real = olm_testenv::bin_dir()?;
+    let fake = tempfile::tempdir()?;
+    for name in [
+        "etcd",
+        "kube-controller-manager",
+        "kube-scheduler",
+        "kwok",
+        "kwok-stages.yaml",
+    ] {
+        std::os::unix::fs::symlink(real.join(name), fake.path().join(name))?;
+    }
+    let broken = fake.path().join("kube-apiserver");
+    std::fs::write(
+        &broken,
+        "#!/bin/sh\necho 'E1130 invalid flag: --nope' >&2\nexit 3\n",
+    )?;
+    std::fs::set_permissions(&broken, std::fs::Permissions::from_mode(0o755))?;
+    let options = olm_testenv::Options {
+        bin_dir: Some(fake.path().to_owned()),
+        ready_timeout: Duration::from_secs(30),
+        ..olm_testenv::Options::default()
+    };
+    match ControlPlane::start_with(options).await {
+        Err(err @ olm_testenv::Error::ExitedEarly { .. }) => {
+            let msg = err.to_string();
+            assert!(msg.starts_with("kube-apiserver exited early"), "{msg}");
+            assert!(msg.contains("exit status: 3"), "{msg}");
+            assert!(msg.contains("invalid flag: --nope"), "{msg}");
+        }
+        other => bail!("expected ExitedEarly, got {other:?}"),
+    }
     Ok(())
 }
