@@ -154,6 +154,9 @@ pub struct RegistryOptions {
     pub binary: PathBuf,
     /// A fixed port; `None` picks a free one (so several test binaries can run at once).
     pub port: Option<u16>,
+    /// Refuse every write (distribution's read-only maintenance mode); for testing how clients
+    /// report a registry that refuses a push.
+    pub read_only: bool,
 }
 
 impl Default for RegistryOptions {
@@ -161,6 +164,7 @@ impl Default for RegistryOptions {
         RegistryOptions {
             binary: PathBuf::from(REGISTRY_BINARY),
             port: None,
+            read_only: false,
         }
     }
 }
@@ -483,7 +487,7 @@ fn start_once(
         });
     }
     let config_path = dir.join("config.yml");
-    fs::write(&config_path, config_yaml(data, addr))
+    fs::write(&config_path, config_yaml(data, addr, options.read_only))
         .map_err(io_err(format!("writing {}", config_path.display())))?;
     let log_path = dir.join("registry.log");
     let log =
@@ -563,7 +567,7 @@ fn start_once(
 
 /// The registry config. Uploads are not purged in the background (tests are short and the purge
 /// job only adds log noise); the access log is off for the same reason.
-fn config_yaml(data: &Path, addr: SocketAddr) -> String {
+fn config_yaml(data: &Path, addr: SocketAddr, read_only: bool) -> String {
     format!(
         "version: 0.1
 log:
@@ -578,6 +582,8 @@ storage:
   maintenance:
     uploadpurging:
       enabled: false
+    readonly:
+      enabled: {read_only}
 http:
   addr: {addr}
   secret: olm-local-registry
@@ -701,7 +707,7 @@ mod tests {
     fn missing_binary_names_the_apt_package() {
         let options = RegistryOptions {
             binary: PathBuf::from("/nonexistent/docker-registry"),
-            port: None,
+            ..RegistryOptions::default()
         };
         let err = Registry::start_with(&options).expect_err("must fail");
         let msg = err.to_string();
@@ -748,7 +754,11 @@ mod tests {
 
     #[test]
     fn config_quotes_paths() {
-        let yaml = config_yaml(Path::new("/tmp/a \"b\""), "127.0.0.1:5000".parse().unwrap());
+        let yaml = config_yaml(
+            Path::new("/tmp/a \"b\""),
+            "127.0.0.1:5000".parse().unwrap(),
+            false,
+        );
         assert!(
             yaml.contains("rootdirectory: \"/tmp/a \\\"b\\\"\""),
             "{yaml}"

@@ -1,0 +1,554 @@
+//! Building catalog and bundle images from directories, byte for byte reproducibly.
+//!
+//! Everything here is pure: directories in, blobs and their digests out. Pushing is the shell's
+//! job ([`crate::Client::push`]). Reproducible means the same directory always gives the same
+//! image digest: entries are sorted by name, mtimes are zero, owners are 0/0 with no names,
+//! modes are normalised to 0o755 (directories and executables) or 0o644, and gzip headers carry
+//! no timestamp. The image config carries no creation time and no history for the same reason.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Component, Path, PathBuf};
+
+use flate2::{Compression, GzBuilder};
+
+use crate::digest::{Digest, Hasher};
+
+/// The image config label whose value is the directory holding the file-based catalog.
+pub const CATALOG_CONFIGS_LABEL: &str = "operators.operatorframework.io.index.configs.v1";
+/// Where catalog images built here keep the FBC, the value of [`CATALOG_CONFIGS_LABEL`].
+pub const CATALOG_CONFIGS_DIR: &str = "/configs";
+
+/// OCI image manifest media type; every image we build uses it.
+pub const OCI_MANIFEST_MEDIA_TYPE: &str = "application/vnd.oci.image.manifest.v1+json";
+/// OCI image config media type.
+pub const OCI_CONFIG_MEDIA_TYPE: &str = "application/vnd.oci.image.config.v1+json";
+/// OCI gzip layer media type; every layer we build uses it.
+pub const OCI_LAYER_GZIP_MEDIA_TYPE: &str = "application/vnd.oci.image.layer.v1.tar+gzip";
+
+/// Why an image could not be built from a directory.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// A required input is missing.
+    #[error("{path}: {what} not found")]
+    Missing {
+        /// The path that should exist.
+        path: PathBuf,
+        /// What it should be.
+        what: &'static str,
+    },
+    /// A symlink in the source would point outside the image once unpacked.
+    #[error("{path}: symlink target {target} points outside the directory being packed")]
+    SymlinkEscape {
+        /// The symlink.
+        path: PathBuf,
+        /// Its target.
+        target: PathBuf,
+    },
+    /// A socket, fifo or device file: images carry only files, directories and symlinks.
+    #[error("{path}: only regular files, directories and symlinks can be packed")]
+    UnsupportedFileType {
+        /// The file.
+        path: PathBuf,
+    },
+    /// A file name that is not UTF-8 cannot be written portably into a tar header.
+    #[error("{path}: file name is not valid UTF-8")]
+    NonUtf8Name {
+        /// The file.
+        path: PathBuf,
+    },
+    /// `metadata/annotations.yaml` is not a YAML map with an `annotations` map of strings.
+    #[error("{path}: invalid bundle annotations: {message}")]
+    Annotations {
+        /// The annotations file.
+        path: PathBuf,
+        /// What was wrong.
+        message: String,
+    },
+    /// Reading the source failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file or directory being read.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: io::Error,
+    },
+}
+
+fn io_at(path: &Path) -> impl FnOnce(io::Error) -> BuildError + '_ {
+    move |source| BuildError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// One gzip-compressed tar layer.
+#[derive(Clone)]
+pub struct Layer {
+    data: Vec<u8>,
+    digest: Digest,
+    diff_id: Digest,
+}
+
+impl Layer {
+    /// The compressed bytes, as stored in the registry.
+    pub fn data(&self) -> &[u8] {
+        &self.data
+    }
+    /// Digest of the compressed bytes (the blob digest in the manifest).
+    pub fn digest(&self) -> &Digest {
+        &self.digest
+    }
+    /// Digest of the uncompressed tar (the `rootfs.diff_ids` entry in the config).
+    pub fn diff_id(&self) -> &Digest {
+        &self.diff_id
+    }
+}
+
+impl std::fmt::Debug for Layer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Layer")
+            .field("digest", &self.digest)
+            .field("size", &self.data.len())
+            .finish()
+    }
+}
+
+/// A complete image ready to push: config, layers and the manifest that ties them together.
+#[derive(Debug, Clone)]
+pub struct Image {
+    labels: BTreeMap<String, String>,
+    config: Vec<u8>,
+    config_digest: Digest,
+    layers: Vec<Layer>,
+    manifest: Vec<u8>,
+    digest: Digest,
+}
+
+impl Image {
+    /// The manifest digest: what `REF@sha256:…` names once pushed. Known before pushing because
+    /// the manifest bytes are ours.
+    pub fn digest(&self) -> &Digest {
+        &self.digest
+    }
+    /// The config labels.
+    pub fn labels(&self) -> &BTreeMap<String, String> {
+        &self.labels
+    }
+    /// The config blob (JSON).
+    pub fn config(&self) -> &[u8] {
+        &self.config
+    }
+    /// Digest of the config blob.
+    pub fn config_digest(&self) -> &Digest {
+        &self.config_digest
+    }
+    /// The layers, bottom first.
+    pub fn layers(&self) -> &[Layer] {
+        &self.layers
+    }
+    /// The manifest bytes, pushed exactly as they are.
+    pub fn manifest(&self) -> &[u8] {
+        &self.manifest
+    }
+}
+
+/// A catalog image: the FBC directory `dir` becomes `/configs/` in a single layer, and the config
+/// carries `operators.operatorframework.io.index.configs.v1=/configs`, which is how catalogd
+/// finds the catalog inside the image.
+///
+/// The catalog content is not validated here (that is `olm catalog validate`'s job); the image
+/// carries exactly the files of `dir`.
+pub fn catalog_image(dir: &Path) -> Result<Image, BuildError> {
+    require_dir(dir, "catalog directory")?;
+    let prefix = CATALOG_CONFIGS_DIR.trim_start_matches('/');
+    let layer = layer_from_dirs(&[(dir.to_path_buf(), prefix.to_string())])?;
+    let labels = BTreeMap::from([(
+        CATALOG_CONFIGS_LABEL.to_string(),
+        CATALOG_CONFIGS_DIR.to_string(),
+    )]);
+    Ok(image_from_layers(labels, vec![layer]))
+}
+
+/// A registry+v1 bundle image: `manifests/` and `metadata/` of `dir` (and `tests/` when present,
+/// where operator-sdk keeps scorecard config) at the image root, labelled with every entry of
+/// the `annotations` map in `metadata/annotations.yaml`, as `operator-sdk`'s bundle Dockerfile does.
+pub fn bundle_image(dir: &Path) -> Result<Image, BuildError> {
+    require_dir(dir, "bundle directory")?;
+    require_dir(&dir.join("manifests"), "bundle manifests/ directory")?;
+    let annotations_path = dir.join("metadata").join("annotations.yaml");
+    if !annotations_path.is_file() {
+        return Err(BuildError::Missing {
+            path: annotations_path,
+            what: "bundle metadata/annotations.yaml",
+        });
+    }
+    let labels = bundle_labels(&annotations_path)?;
+    let mut dirs = vec![
+        (dir.join("manifests"), "manifests".to_string()),
+        (dir.join("metadata"), "metadata".to_string()),
+    ];
+    if dir.join("tests").is_dir() {
+        dirs.push((dir.join("tests"), "tests".to_string()));
+    }
+    let layer = layer_from_dirs(&dirs)?;
+    Ok(image_from_layers(labels, vec![layer]))
+}
+
+fn require_dir(path: &Path, what: &'static str) -> Result<(), BuildError> {
+    if path.is_dir() {
+        Ok(())
+    } else {
+        Err(BuildError::Missing {
+            path: path.to_path_buf(),
+            what,
+        })
+    }
+}
+
+#[derive(serde::Deserialize)]
+struct AnnotationsFile {
+    annotations: BTreeMap<String, String>,
+}
+
+fn bundle_labels(path: &Path) -> Result<BTreeMap<String, String>, BuildError> {
+    let text = fs::read_to_string(path).map_err(io_at(path))?;
+    let parsed: AnnotationsFile =
+        serde_saphyr::from_str(&text).map_err(|e| BuildError::Annotations {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+    Ok(parsed.annotations)
+}
+
+/// Assembles config and manifest around finished layers.
+pub fn image_from_layers(labels: BTreeMap<String, String>, layers: Vec<Layer>) -> Image {
+    let config = ConfigJson {
+        architecture: go_arch(),
+        config: InnerConfig { labels: &labels },
+        os: "linux",
+        rootfs: RootFs {
+            diff_ids: layers.iter().map(|l| l.diff_id.as_str()).collect(),
+            kind: "layers",
+        },
+    };
+    // Serialising plain structs, string maps and strings cannot fail.
+    let config_bytes = serde_json::to_vec(&config).unwrap_or_default();
+    let config_digest = Digest::of(&config_bytes);
+    let manifest = ManifestJson {
+        config: Descriptor {
+            digest: config_digest.as_str(),
+            media_type: OCI_CONFIG_MEDIA_TYPE,
+            size: config_bytes.len() as u64,
+        },
+        layers: layers
+            .iter()
+            .map(|l| Descriptor {
+                digest: l.digest.as_str(),
+                media_type: OCI_LAYER_GZIP_MEDIA_TYPE,
+                size: l.data.len() as u64,
+            })
+            .collect(),
+        media_type: OCI_MANIFEST_MEDIA_TYPE,
+        schema_version: 2,
+    };
+    let manifest_bytes = serde_json::to_vec(&manifest).unwrap_or_default();
+    let digest = Digest::of(&manifest_bytes);
+    Image {
+        labels,
+        config: config_bytes,
+        config_digest,
+        layers,
+        manifest: manifest_bytes,
+        digest,
+    }
+}
+
+// Field order is alphabetical, like canonical JSON, so the bytes look like what other tools emit.
+#[derive(serde::Serialize)]
+struct ConfigJson<'a> {
+    architecture: &'static str,
+    config: InnerConfig<'a>,
+    os: &'static str,
+    rootfs: RootFs<'a>,
+}
+
+#[derive(serde::Serialize)]
+struct InnerConfig<'a> {
+    #[serde(rename = "Labels")]
+    labels: &'a BTreeMap<String, String>,
+}
+
+#[derive(serde::Serialize)]
+struct RootFs<'a> {
+    diff_ids: Vec<&'a str>,
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ManifestJson<'a> {
+    config: Descriptor<'a>,
+    layers: Vec<Descriptor<'a>>,
+    media_type: &'static str,
+    schema_version: u32,
+}
+
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Descriptor<'a> {
+    digest: &'a str,
+    media_type: &'static str,
+    size: u64,
+}
+
+/// The Go name of the architecture we run on: images are labelled with the platform that built
+/// them, as `docker build` does. Catalog and bundle content is the same on every platform.
+fn go_arch() -> &'static str {
+    match std::env::consts::ARCH {
+        "x86_64" => "amd64",
+        "aarch64" => "arm64",
+        "x86" => "386",
+        "powerpc64" if cfg!(target_endian = "little") => "ppc64le",
+        "powerpc64" => "ppc64",
+        "arm" => "arm",
+        "s390x" => "s390x",
+        "riscv64" => "riscv64",
+        other => other,
+    }
+}
+
+/// Packs directories into one reproducible gzip layer. Each `(source, prefix)` puts the contents
+/// of `source` under `prefix/` in the image (the prefix directories themselves are included).
+/// Prefixes must be relative paths without `..`.
+pub fn layer_from_dirs(dirs: &[(PathBuf, String)]) -> Result<Layer, BuildError> {
+    let gz = GzBuilder::new()
+        .mtime(0)
+        .write(Vec::new(), Compression::default());
+    let mut tar = tar::Builder::new(HashingWriter {
+        inner: gz,
+        hasher: Hasher::default(),
+    });
+    // Never follow symlinks: a link is packed as a link (after the escape check).
+    tar.follow_symlinks(false);
+
+    let mut sorted: Vec<&(PathBuf, String)> = dirs.iter().collect();
+    sorted.sort_by(|a, b| a.1.cmp(&b.1));
+    let mut written_prefix_dirs = std::collections::BTreeSet::new();
+    for (source, prefix) in sorted {
+        let prefix = prefix.trim_matches('/');
+        // Parent directories of the prefix, outermost first.
+        let mut acc = String::new();
+        for part in prefix.split('/').filter(|p| !p.is_empty()) {
+            if !acc.is_empty() {
+                acc.push('/');
+            }
+            acc.push_str(part);
+            if written_prefix_dirs.insert(acc.clone()) {
+                append_dir(&mut tar, &acc, source)?;
+            }
+        }
+        walk(&mut tar, source, source, prefix)?;
+    }
+
+    let hashing = tar.into_inner().map_err(io_at(Path::new("<layer>")))?;
+    let diff_id = hashing.hasher.finish();
+    let data = hashing
+        .inner
+        .finish()
+        .map_err(io_at(Path::new("<layer>")))?;
+    let digest = Digest::of(&data);
+    Ok(Layer {
+        data,
+        digest,
+        diff_id,
+    })
+}
+
+fn walk<W: Write>(
+    tar: &mut tar::Builder<W>,
+    root: &Path,
+    dir: &Path,
+    prefix: &str,
+) -> Result<(), BuildError> {
+    let mut children: Vec<(String, PathBuf)> = Vec::new();
+    for entry in fs::read_dir(dir).map_err(io_at(dir))? {
+        let entry = entry.map_err(io_at(dir))?;
+        let path = entry.path();
+        let name = entry
+            .file_name()
+            .into_string()
+            .map_err(|_| BuildError::NonUtf8Name { path: path.clone() })?;
+        children.push((name, path));
+    }
+    // Byte order of names: stable across file systems and locales.
+    children.sort();
+    for (name, path) in children {
+        let image_path = if prefix.is_empty() {
+            name
+        } else {
+            format!("{prefix}/{name}")
+        };
+        let meta = fs::symlink_metadata(&path).map_err(io_at(&path))?;
+        let ft = meta.file_type();
+        if ft.is_dir() {
+            append_dir(tar, &image_path, &path)?;
+            walk(tar, root, &path, &image_path)?;
+        } else if ft.is_file() {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = if meta.permissions().mode() & 0o111 != 0 {
+                0o755
+            } else {
+                0o644
+            };
+            let mut header = base_header(tar::EntryType::Regular, mode);
+            header.set_size(meta.len());
+            let file = fs::File::open(&path).map_err(io_at(&path))?;
+            tar.append_data(&mut header, &image_path, file)
+                .map_err(io_at(&path))?;
+        } else if ft.is_symlink() {
+            let target = fs::read_link(&path).map_err(io_at(&path))?;
+            let rel_parent = path
+                .parent()
+                .and_then(|p| p.strip_prefix(root).ok())
+                .unwrap_or(Path::new(""));
+            if !link_stays_inside(rel_parent, &target) {
+                return Err(BuildError::SymlinkEscape { path, target });
+            }
+            let mut header = base_header(tar::EntryType::Symlink, 0o777);
+            header.set_size(0);
+            tar.append_link(&mut header, &image_path, &target)
+                .map_err(io_at(&path))?;
+        } else {
+            return Err(BuildError::UnsupportedFileType { path });
+        }
+    }
+    Ok(())
+}
+
+fn append_dir<W: Write>(
+    tar: &mut tar::Builder<W>,
+    image_path: &str,
+    source: &Path,
+) -> Result<(), BuildError> {
+    let mut header = base_header(tar::EntryType::Directory, 0o755);
+    header.set_size(0);
+    tar.append_data(&mut header, format!("{image_path}/"), io::empty())
+        .map_err(io_at(source))
+}
+
+fn base_header(kind: tar::EntryType, mode: u32) -> tar::Header {
+    let mut header = tar::Header::new_gnu();
+    header.set_entry_type(kind);
+    header.set_mode(mode);
+    header.set_uid(0);
+    header.set_gid(0);
+    header.set_mtime(0);
+    header
+}
+
+/// Whether `target`, read relative to the directory `parent` (itself relative to the packed
+/// root), stays inside the root. Absolute targets never do: once unpacked on a host they would
+/// point into the host's file system.
+pub(crate) fn link_stays_inside(parent: &Path, target: &Path) -> bool {
+    let mut depth: usize = 0;
+    for c in parent.components() {
+        match c {
+            Component::Normal(_) => depth += 1,
+            Component::CurDir => {}
+            _ => return false,
+        }
+    }
+    for c in target.components() {
+        match c {
+            Component::Normal(_) => depth += 1,
+            Component::CurDir => {}
+            Component::ParentDir => match depth.checked_sub(1) {
+                Some(d) => depth = d,
+                None => return false,
+            },
+            Component::RootDir | Component::Prefix(_) => return false,
+        }
+    }
+    true
+}
+
+/// Hashes the uncompressed tar on its way into the compressor (the layer's diff id).
+struct HashingWriter<W> {
+    inner: W,
+    hasher: Hasher,
+}
+
+impl<W: Write> Write for HashingWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.hasher.update(&buf[..n]);
+        Ok(n)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn links_inside_and_outside() {
+        assert!(link_stays_inside(Path::new("a/b"), Path::new("../c")));
+        assert!(link_stays_inside(Path::new("a"), Path::new("..")));
+        assert!(!link_stays_inside(Path::new("a"), Path::new("../..")));
+        assert!(!link_stays_inside(Path::new(""), Path::new("/etc/passwd")));
+        assert!(!link_stays_inside(Path::new("a"), Path::new("../../etc")));
+    }
+
+    #[test]
+    fn same_dir_same_digest_and_labels() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        fs::create_dir_all(dir.path().join("pkg")).expect("mkdir");
+        fs::write(dir.path().join("pkg/catalog.json"), b"{}").expect("write");
+        let a = catalog_image(dir.path()).expect("build");
+        // Touching mtimes must not change anything.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        fs::write(dir.path().join("pkg/catalog.json"), b"{}").expect("write");
+        let b = catalog_image(dir.path()).expect("build");
+        assert_eq!(a.digest(), b.digest());
+        assert_eq!(a.layers()[0].data(), b.layers()[0].data());
+        assert_eq!(
+            a.labels().get(CATALOG_CONFIGS_LABEL).map(String::as_str),
+            Some("/configs")
+        );
+        let config: serde_json::Value = serde_json::from_slice(a.config()).expect("json");
+        assert_eq!(
+            config["config"]["Labels"][CATALOG_CONFIGS_LABEL],
+            serde_json::json!("/configs")
+        );
+        assert_eq!(
+            config["rootfs"]["diff_ids"][0],
+            serde_json::json!(a.layers()[0].diff_id().as_str())
+        );
+    }
+
+    #[test]
+    fn escaping_symlink_is_refused() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::os::unix::fs::symlink("../../etc/passwd", dir.path().join("evil")).expect("symlink");
+        let err = catalog_image(dir.path()).expect_err("must fail");
+        assert!(matches!(err, BuildError::SymlinkEscape { .. }), "{err}");
+    }
+
+    #[test]
+    fn bundle_without_annotations_says_so() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        fs::create_dir_all(dir.path().join("manifests")).expect("mkdir");
+        let err = bundle_image(dir.path()).expect_err("must fail");
+        assert!(
+            err.to_string().contains("metadata/annotations.yaml"),
+            "{err}"
+        );
+    }
+}

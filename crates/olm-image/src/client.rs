@@ -1,0 +1,566 @@
+//! The registry shell: push built images, resolve tags, pull and unpack.
+//!
+//! A thin layer over `oci-client`: it decides the protocol per registry, picks credentials, maps
+//! failures to [`ImageError`] with the reference and the step that failed, and hands layer bytes to
+//! the pure unpacker. Layers are streamed to files first (never held whole in memory) and their
+//! digests verified by `oci-client` before they are unpacked.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::time::Duration;
+
+use oci_client::client::{ClientConfig, ClientProtocol};
+use oci_client::manifest::{OciDescriptor, OciImageManifest};
+use oci_client::secrets::RegistryAuth;
+use oci_client::{Reference, RegistryOperation};
+
+use crate::assemble::{Image, OCI_MANIFEST_MEDIA_TYPE};
+use crate::auth::{AuthConfig, Credential};
+use crate::cache::{ImageCache, unique_dir};
+use crate::digest::Digest;
+use crate::error::{ImageError, chain};
+use crate::unpack::{self, Filter, UnpackStats};
+
+/// Layer media types we can unpack: OCI and docker, gzip or plain tar.
+pub const ACCEPTED_LAYER_MEDIA_TYPES: &[&str] = &[
+    "application/vnd.oci.image.layer.v1.tar",
+    "application/vnd.oci.image.layer.v1.tar+gzip",
+    "application/vnd.docker.image.rootfs.diff.tar",
+    "application/vnd.docker.image.rootfs.diff.tar.gzip",
+    "application/vnd.oci.image.layer.nondistributable.v1.tar",
+    "application/vnd.oci.image.layer.nondistributable.v1.tar+gzip",
+    "application/vnd.docker.image.rootfs.foreign.diff.tar.gzip",
+];
+
+/// An image reference: `[registry/]repository[:tag][@sha256:…]`, parsed the way docker does
+/// (no registry means `docker.io`, no tag or digest means `:latest`).
+#[derive(Clone, PartialEq, Eq)]
+pub struct ImageRef(Reference);
+
+impl ImageRef {
+    /// The registry host (with port), e.g. `127.0.0.1:5000` or `quay.io`.
+    pub fn registry(&self) -> &str {
+        self.0.registry()
+    }
+    /// The repository path, e.g. `operatorhubio/catalog`.
+    pub fn repository(&self) -> &str {
+        self.0.repository()
+    }
+    /// The tag, if the reference has one.
+    pub fn tag(&self) -> Option<&str> {
+        self.0.tag()
+    }
+    /// The digest, if the reference pins one.
+    pub fn digest(&self) -> Option<&str> {
+        self.0.digest()
+    }
+    /// The same repository pinned to `digest` (tag dropped).
+    pub fn with_digest(&self, digest: &Digest) -> ImageRef {
+        ImageRef(Reference::with_digest(
+            self.0.registry().to_string(),
+            self.0.repository().to_string(),
+            digest.to_string(),
+        ))
+    }
+
+    /// Whether container tools would talk plain HTTP to this registry: loopback only.
+    pub fn is_loopback(&self) -> bool {
+        let host = self.registry();
+        let host = if let Some(rest) = host.strip_prefix('[') {
+            rest.split(']').next().unwrap_or(rest)
+        } else {
+            host.rsplit_once(':').map_or(host, |(h, _)| h)
+        };
+        host == "localhost"
+            || host == "::1"
+            || host
+                .parse::<std::net::Ipv4Addr>()
+                .is_ok_and(|ip| ip.is_loopback())
+    }
+}
+
+impl FromStr for ImageRef {
+    type Err = ImageError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Reference::from_str(s)
+            .map(ImageRef)
+            .map_err(|e| ImageError::InvalidReference {
+                reference: s.to_string(),
+                message: e.to_string(),
+            })
+    }
+}
+
+impl fmt::Display for ImageRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0.whole())
+    }
+}
+
+impl fmt::Debug for ImageRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ImageRef({})", self.0.whole())
+    }
+}
+
+/// How to reach registries.
+#[derive(Debug, Clone, Default)]
+pub struct ClientOptions {
+    /// Speak plain HTTP to every registry. Loopback registries (`localhost`, `127.0.0.0/8`,
+    /// `::1`) always get plain HTTP, as with container tools, so this is only for other hosts.
+    pub plain_http: bool,
+    /// Credentials; see [`AuthConfig::load_default`].
+    pub auth: AuthConfig,
+}
+
+/// A pulled image: what was resolved and where it was unpacked.
+#[derive(Debug, Clone)]
+pub struct Pulled {
+    /// The digest the reference resolved to (the image index digest for multi-platform images).
+    pub digest: Digest,
+    /// The digest of the platform image manifest whose layers were unpacked.
+    pub manifest_digest: Digest,
+    /// The image config labels.
+    pub labels: BTreeMap<String, String>,
+    /// The unpacked tree.
+    pub path: PathBuf,
+    /// What unpacking did; all zero on a cache hit.
+    pub stats: UnpackStats,
+    /// Whether the tree came from the cache.
+    pub cached: bool,
+}
+
+/// Talks to registries. Cheap to clone; one per process is enough.
+#[derive(Debug, Clone, Default)]
+pub struct Client {
+    options: ClientOptions,
+}
+
+/// Installs ring as the process-wide rustls provider. The workspace builds rustls with ring only
+/// (kube uses ring, and oci-client is built without its aws-lc-rs default); with a single
+/// provider compiled in this is a formality, but reqwest built with `rustls-no-provider` needs
+/// one installed before its first TLS client. Losing the race to another installer is fine.
+pub fn install_crypto_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+impl Client {
+    /// A client with the given options.
+    pub fn new(options: ClientOptions) -> Client {
+        install_crypto_provider();
+        Client { options }
+    }
+
+    fn oci(&self, reference: &ImageRef) -> oci_client::Client {
+        let protocol = if self.options.plain_http || reference.is_loopback() {
+            ClientProtocol::Http
+        } else {
+            ClientProtocol::Https
+        };
+        oci_client::Client::new(ClientConfig {
+            protocol,
+            connect_timeout: Some(Duration::from_secs(15)),
+            read_timeout: Some(Duration::from_secs(120)),
+            ..ClientConfig::default()
+        })
+    }
+
+    fn auth(&self, reference: &ImageRef) -> RegistryAuth {
+        match self
+            .options
+            .auth
+            .credential_for(reference.registry(), reference.repository())
+        {
+            Some(Credential::Basic { username, password }) => {
+                RegistryAuth::Basic(username.clone(), password.clone())
+            }
+            Some(Credential::Bearer(token)) => RegistryAuth::Bearer(token.clone()),
+            None => RegistryAuth::Anonymous,
+        }
+    }
+
+    /// Pushes `image` to `reference` and returns its digest.
+    ///
+    /// Blobs the registry already has are not uploaded again; the manifest is pushed byte for
+    /// byte as built, so the returned digest equals [`Image::digest`]. A reference that pins a
+    /// different digest is refused before anything is uploaded.
+    ///
+    /// # Errors
+    /// [`ImageError::PushRefused`] names the blob or manifest the registry refused and quotes
+    /// its answer.
+    pub async fn push(&self, image: &Image, reference: &ImageRef) -> Result<Digest, ImageError> {
+        if let Some(pinned) = reference.digest()
+            && pinned != image.digest().as_str()
+        {
+            return Err(ImageError::DigestMismatch {
+                reference: reference.to_string(),
+                expected: pinned.to_string(),
+                actual: image.digest().to_string(),
+            });
+        }
+        let oci = self.oci(reference);
+        let auth = self.auth(reference);
+        let refused = |what: String| {
+            let reference = reference.to_string();
+            move |e: oci_client::errors::OciDistributionError| ImageError::PushRefused {
+                reference,
+                what,
+                message: chain(&e),
+            }
+        };
+        oci.auth(&reference.0, &auth, RegistryOperation::Push)
+            .await
+            .map_err(refused("authentication for push".into()))?;
+
+        let mut blobs: Vec<(String, &[u8], &Digest)> = image
+            .layers()
+            .iter()
+            .map(|l| (format!("layer {}", l.digest()), l.data(), l.digest()))
+            .collect();
+        blobs.push((
+            format!("config blob {}", image.config_digest()),
+            image.config(),
+            image.config_digest(),
+        ));
+        for (what, data, digest) in blobs {
+            let exists = oci
+                .blob_exists(&reference.0, digest.as_str())
+                .await
+                .unwrap_or(false);
+            if !exists {
+                oci.push_blob(&reference.0, data.to_vec(), digest.as_str())
+                    .await
+                    .map_err(refused(what))?;
+            }
+        }
+        let content_type = http_header(OCI_MANIFEST_MEDIA_TYPE);
+        oci.push_manifest_raw(&reference.0, image.manifest().to_vec(), content_type)
+            .await
+            .map_err(refused(format!("manifest {}", image.digest())))?;
+        Ok(image.digest().clone())
+    }
+
+    /// The digest `reference` names now (for a digest reference, the digest itself after checking
+    /// the registry has it). For a multi-platform image this is the index digest, which is what
+    /// should be pinned.
+    pub async fn resolve(&self, reference: &ImageRef) -> Result<Digest, ImageError> {
+        let oci = self.oci(reference);
+        let digest = oci
+            .fetch_manifest_digest(&reference.0, &self.auth(reference))
+            .await
+            .map_err(|e| registry_error(reference, "resolving", &e))?;
+        parse_digest(reference, &digest)
+    }
+
+    /// Pulls `reference` and unpacks it into `dest`, which must not exist or be an empty
+    /// directory. The tree is unpacked beside `dest` and renamed into place, so `dest` either
+    /// appears complete or not at all.
+    pub async fn pull_to_dir(
+        &self,
+        reference: &ImageRef,
+        dest: &Path,
+        filter: &Filter,
+    ) -> Result<Pulled, ImageError> {
+        let io = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| ImageError::Io { path, source }
+        };
+        if dest.exists() {
+            let empty = std::fs::read_dir(dest).map_err(io(dest))?.next().is_none();
+            if !empty {
+                return Err(ImageError::DestinationNotEmpty(dest.to_path_buf()));
+            }
+        }
+        let parent = match dest.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        std::fs::create_dir_all(&parent).map_err(io(&parent))?;
+        let staging = unique_dir(&parent, ".olm-pull-").map_err(io(&parent))?;
+        let result = self.pull_into(reference, &staging, filter).await;
+        let finish = match result {
+            Ok(mut pulled) => {
+                let tree = staging.join("fs");
+                if dest.exists() {
+                    std::fs::remove_dir(dest).map_err(io(dest))?;
+                }
+                match std::fs::rename(&tree, dest) {
+                    Ok(()) => {
+                        pulled.path = dest.to_path_buf();
+                        Ok(pulled)
+                    }
+                    Err(e) => Err(io(dest)(e)),
+                }
+            }
+            Err(e) => Err(e),
+        };
+        let _ = std::fs::remove_dir_all(&staging);
+        finish
+    }
+
+    /// Pulls `reference` into `cache` unless the digest it resolves to is there already, and
+    /// returns the cached tree. The tag is resolved on every call (one manifest request); only a
+    /// miss downloads layers.
+    pub async fn pull_cached(
+        &self,
+        reference: &ImageRef,
+        cache: &ImageCache,
+        filter: &Filter,
+    ) -> Result<Pulled, ImageError> {
+        let digest = self.resolve(reference).await?;
+        let pinned = reference.with_digest(&digest);
+        if let Some(path) = cache.get(&digest, filter) {
+            let (manifest, manifest_digest, _) = self.fetch_manifest(&pinned).await?;
+            let labels = self.fetch_labels(&pinned, &manifest).await?;
+            return Ok(Pulled {
+                digest,
+                manifest_digest,
+                labels,
+                path,
+                stats: UnpackStats::default(),
+                cached: true,
+            });
+        }
+        let io = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| ImageError::Io { path, source }
+        };
+        let staging = cache.staging_dir().map_err(io(cache.root()))?;
+        let result = self.pull_into(&pinned, &staging, filter).await;
+        let finish = match result {
+            Ok(mut pulled) => {
+                let committed = cache
+                    .commit(&staging.join("fs"), &pulled.digest, filter)
+                    .map_err(io(cache.root()));
+                committed.map(|path| {
+                    pulled.path = path;
+                    pulled
+                })
+            }
+            Err(e) => Err(e),
+        };
+        let _ = std::fs::remove_dir_all(&staging);
+        finish
+    }
+
+    async fn fetch_manifest(
+        &self,
+        reference: &ImageRef,
+    ) -> Result<(OciImageManifest, Digest, Digest), ImageError> {
+        let oci = self.oci(reference);
+        let (manifest, manifest_digest, list_digest) = oci
+            .pull_image_manifest_and_list_digest(&reference.0, &self.auth(reference))
+            .await
+            .map_err(|e| registry_error(reference, "fetching the manifest of", &e))?;
+        let manifest_digest = parse_digest(reference, &manifest_digest)?;
+        let top = match (reference.digest(), list_digest) {
+            (Some(d), _) => parse_digest(reference, d)?,
+            (None, Some(list)) => parse_digest(reference, &list)?,
+            (None, None) => manifest_digest.clone(),
+        };
+        Ok((manifest, manifest_digest, top))
+    }
+
+    async fn fetch_labels(
+        &self,
+        reference: &ImageRef,
+        manifest: &OciImageManifest,
+    ) -> Result<BTreeMap<String, String>, ImageError> {
+        let oci = self.oci(reference);
+        let mut config = Vec::new();
+        oci.pull_blob(&reference.0, &manifest.config, &mut config)
+            .await
+            .map_err(|e| registry_error(reference, "fetching the config of", &e))?;
+        labels_of(reference, &config)
+    }
+
+    /// Downloads the layers of `reference` into `work/blobs` and unpacks them into `work/fs`.
+    async fn pull_into(
+        &self,
+        reference: &ImageRef,
+        work: &Path,
+        filter: &Filter,
+    ) -> Result<Pulled, ImageError> {
+        let (manifest, manifest_digest, digest) = self.fetch_manifest(reference).await?;
+        for layer in &manifest.layers {
+            if !ACCEPTED_LAYER_MEDIA_TYPES.contains(&layer.media_type.as_str()) {
+                return Err(ImageError::UnsupportedLayer {
+                    reference: reference.to_string(),
+                    media_type: layer.media_type.clone(),
+                });
+            }
+        }
+        let labels = self.fetch_labels(reference, &manifest).await?;
+
+        let blobs = work.join("blobs");
+        let tree = work.join("fs");
+        for dir in [&blobs, &tree] {
+            tokio::fs::create_dir_all(dir)
+                .await
+                .map_err(|source| ImageError::Io {
+                    path: dir.clone(),
+                    source,
+                })?;
+        }
+        let oci = self.oci(reference);
+        let mut files = Vec::new();
+        for (i, layer) in manifest.layers.iter().enumerate() {
+            let path = blobs.join(format!("{i:04}"));
+            self.download(&oci, reference, layer, &path).await?;
+            files.push(path);
+        }
+
+        let unpack_filter = filter.clone();
+        let unpack_tree = tree.clone();
+        let stats =
+            tokio::task::spawn_blocking(move || unpack_files(&files, &unpack_tree, &unpack_filter))
+                .await
+                .map_err(|e| ImageError::Io {
+                    path: tree.clone(),
+                    source: std::io::Error::other(e.to_string()),
+                })??;
+        Ok(Pulled {
+            digest,
+            manifest_digest,
+            labels,
+            path: tree,
+            stats,
+            cached: false,
+        })
+    }
+
+    async fn download(
+        &self,
+        oci: &oci_client::Client,
+        reference: &ImageRef,
+        layer: &OciDescriptor,
+        path: &Path,
+    ) -> Result<(), ImageError> {
+        let file = tokio::fs::File::create(path)
+            .await
+            .map_err(|source| ImageError::Io {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        let mut writer = tokio::io::BufWriter::with_capacity(1 << 20, file);
+        oci.pull_blob(&reference.0, layer, &mut writer)
+            .await
+            .map_err(|e| {
+                registry_error(
+                    reference,
+                    &format!("downloading layer {} of", layer.digest),
+                    &e,
+                )
+            })?;
+        Ok(())
+    }
+}
+
+fn unpack_files(
+    files: &[PathBuf],
+    tree: &Path,
+    filter: &Filter,
+) -> Result<UnpackStats, ImageError> {
+    let mut readers = Vec::with_capacity(files.len());
+    for path in files {
+        let file = std::fs::File::open(path).map_err(|source| ImageError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        let reader = unpack::decompress(file).map_err(|source| ImageError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        readers.push(reader);
+    }
+    Ok(unpack::apply_layers(readers, tree, filter)?)
+}
+
+fn labels_of(reference: &ImageRef, config: &[u8]) -> Result<BTreeMap<String, String>, ImageError> {
+    let value: serde_json::Value =
+        serde_json::from_slice(config).map_err(|e| ImageError::BadConfig {
+            reference: reference.to_string(),
+            message: e.to_string(),
+        })?;
+    let mut labels = BTreeMap::new();
+    if let Some(map) = value
+        .get("config")
+        .and_then(|c| c.get("Labels"))
+        .and_then(|l| l.as_object())
+    {
+        for (k, v) in map {
+            if let Some(s) = v.as_str() {
+                labels.insert(k.clone(), s.to_string());
+            }
+        }
+    }
+    Ok(labels)
+}
+
+fn parse_digest(reference: &ImageRef, digest: &str) -> Result<Digest, ImageError> {
+    digest.parse().map_err(|_| ImageError::Registry {
+        reference: reference.to_string(),
+        action: "resolving".into(),
+        message: format!("the registry answered with an unsupported digest {digest:?}"),
+    })
+}
+
+fn registry_error(
+    reference: &ImageRef,
+    action: &str,
+    e: &oci_client::errors::OciDistributionError,
+) -> ImageError {
+    ImageError::Registry {
+        reference: reference.to_string(),
+        action: action.to_string(),
+        message: chain(e),
+    }
+}
+
+fn http_header(value: &'static str) -> http::HeaderValue {
+    http::HeaderValue::from_static(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_registries_are_detected() {
+        for (r, want) in [
+            ("127.0.0.1:5000/a/b:v1", true),
+            ("localhost:5000/a", true),
+            ("localhost/a", true),
+            ("127.1.2.3:80/a", true),
+            ("quay.io/a/b", false),
+            ("docker.io/library/busybox", false),
+            ("busybox", false),
+            ("10.0.0.1:5000/a", false),
+        ] {
+            let parsed: ImageRef = r.parse().expect("parse");
+            assert_eq!(parsed.is_loopback(), want, "{r}");
+        }
+    }
+
+    #[test]
+    fn bad_reference_is_an_error() {
+        let err = "UPPER/Case:tag".parse::<ImageRef>().expect_err("must fail");
+        assert!(err.to_string().contains("UPPER/Case:tag"), "{err}");
+    }
+
+    #[test]
+    fn labels_come_from_config() {
+        let r: ImageRef = "localhost/x".parse().expect("parse");
+        let labels = labels_of(&r, br#"{"config":{"Labels":{"a":"b","n":1}}}"#).expect("labels");
+        assert_eq!(labels.len(), 1);
+        assert_eq!(labels["a"], "b");
+        assert!(
+            labels_of(&r, br#"{"config":{}}"#)
+                .expect("labels")
+                .is_empty()
+        );
+        assert!(labels_of(&r, b"nope").is_err());
+    }
+}

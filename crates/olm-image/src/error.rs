@@ -1,0 +1,103 @@
+//! The one error type of the registry shell.
+
+use std::path::PathBuf;
+
+use crate::assemble::BuildError;
+use crate::auth::AuthError;
+use crate::unpack::UnpackError;
+
+/// Why an image operation failed. Every variant names the image reference (or path) involved.
+#[derive(Debug, thiserror::Error)]
+pub enum ImageError {
+    /// The reference does not parse.
+    #[error("invalid image reference {reference:?}: {message}")]
+    InvalidReference {
+        /// What was given.
+        reference: String,
+        /// Why it is invalid.
+        message: String,
+    },
+    /// The registry refused part of a push; `what` says which blob or the manifest.
+    #[error("registry refused the {what} of {reference}: {message}")]
+    PushRefused {
+        /// The push target.
+        reference: String,
+        /// `layer sha256:…`, `config blob sha256:…`, `manifest sha256:…` or `authentication for push`.
+        what: String,
+        /// The registry's answer.
+        message: String,
+    },
+    /// A registry request other than a push failed.
+    #[error("{action} {reference}: {message}")]
+    Registry {
+        /// The image.
+        reference: String,
+        /// What we were doing, e.g. `resolving`.
+        action: String,
+        /// The registry's answer or the transport error.
+        message: String,
+    },
+    /// A layer media type we cannot unpack (e.g. zstd, or not a filesystem layer at all).
+    #[error("{reference} has a layer of media type {media_type:?}, which cannot be unpacked")]
+    UnsupportedLayer {
+        /// The image.
+        reference: String,
+        /// The media type.
+        media_type: String,
+    },
+    /// The image config is not JSON.
+    #[error("the config of {reference} is not valid JSON: {message}")]
+    BadConfig {
+        /// The image.
+        reference: String,
+        /// The parse error.
+        message: String,
+    },
+    /// The reference pins a digest other than the one the content has.
+    #[error("{reference} pins {expected}, but the image is {actual}")]
+    DigestMismatch {
+        /// The reference.
+        reference: String,
+        /// The pinned digest.
+        expected: String,
+        /// The actual digest.
+        actual: String,
+    },
+    /// `olm image pull` never overwrites existing files.
+    #[error("destination {0} exists and is not empty")]
+    DestinationNotEmpty(PathBuf),
+    /// Credentials could not be loaded.
+    #[error(transparent)]
+    Auth(#[from] AuthError),
+    /// The image could not be built.
+    #[error(transparent)]
+    Build(#[from] BuildError),
+    /// A layer could not be unpacked.
+    #[error(transparent)]
+    Unpack(#[from] UnpackError),
+    /// Local file-system trouble.
+    #[error("{path}: {source}")]
+    Io {
+        /// The path involved.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// An error and all its sources, `: `-separated. Transport errors keep the interesting part
+/// ("Connection refused") several sources deep, and users must see it.
+pub(crate) fn chain(err: &dyn std::error::Error) -> String {
+    let mut out = err.to_string();
+    let mut source = err.source();
+    while let Some(s) = source {
+        let text = s.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        source = s.source();
+    }
+    out
+}

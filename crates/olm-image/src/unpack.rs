@@ -1,0 +1,734 @@
+//! Applying image layers to a directory, safely.
+//!
+//! Layer tarballs come from registries we do not control, so every entry is checked before it
+//! touches the disk, following what catalogd and containerd do:
+//!
+//! * absolute paths and paths with `..` are errors (they would write outside the target);
+//! * an entry whose parent path goes through a symlink is an error (a link planted by an earlier
+//!   entry or layer must not redirect later writes);
+//! * symlinks whose target is absolute or climbs above the image root are errors, so nothing
+//!   reading the unpacked tree can be led outside it; hard links must name a regular file already
+//!   unpacked;
+//! * device files and fifos are skipped (counted in [`UnpackStats`]), as are PAX/GNU metadata
+//!   entries; owners, xattrs and mtimes are not restored;
+//! * modes: directories get `0o700` plus the image's read/execute bits for group and other,
+//!   files `0o600` plus the image's execute bit and group/other read bits; set-id, sticky and
+//!   group/other write bits are dropped (catalogd also forces owner `rwx`);
+//! * overlay whiteouts are applied: `.wh.NAME` deletes `NAME` from lower layers, and
+//!   `.wh..wh..opq` empties its directory of everything lower layers put there.
+//!
+//! Layers are applied in order into the same directory. Atomicity (unpack into a temp dir, then
+//! rename) is the caller's job; see [`crate::cache`].
+
+use std::collections::HashSet;
+use std::fs;
+use std::io::{self, BufRead, BufReader, Read};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Component, Path, PathBuf};
+
+use crate::assemble::link_stays_inside;
+
+const WHITEOUT_PREFIX: &str = ".wh.";
+const OPAQUE_WHITEOUT: &str = ".wh..wh..opq";
+
+/// Why a layer could not be unpacked. Each variant names the offending tar entry.
+#[derive(Debug, thiserror::Error)]
+pub enum UnpackError {
+    /// An entry with an absolute path.
+    #[error("layer entry {0:?} has an absolute path; refusing to unpack it")]
+    AbsolutePath(PathBuf),
+    /// An entry whose path contains `..`.
+    #[error("layer entry {0:?} contains \"..\"; refusing to unpack it")]
+    ParentDir(PathBuf),
+    /// An entry whose parent path goes through a symlink.
+    #[error("layer entry {path:?} goes through the symlink {link:?}; refusing to unpack it")]
+    ThroughSymlink {
+        /// The entry.
+        path: PathBuf,
+        /// The symlink on its way.
+        link: PathBuf,
+    },
+    /// A symlink whose target leaves the image root.
+    #[error("layer entry {path:?} is a symlink to {target:?}, which points outside the image")]
+    SymlinkEscape {
+        /// The symlink entry.
+        path: PathBuf,
+        /// Its target.
+        target: PathBuf,
+    },
+    /// A hard link to something that is not an already unpacked regular file.
+    #[error(
+        "layer entry {path:?} is a hard link to {target:?}, which is not a file unpacked before it"
+    )]
+    BadHardLink {
+        /// The link entry.
+        path: PathBuf,
+        /// Its target.
+        target: PathBuf,
+    },
+    /// The tar stream itself is broken.
+    #[error("reading layer: {0}")]
+    Tar(#[source] io::Error),
+    /// Writing to the target directory failed.
+    #[error("unpacking {path:?}: {source}")]
+    Io {
+        /// The path being written.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: io::Error,
+    },
+}
+
+fn io_at(path: &Path) -> impl FnOnce(io::Error) -> UnpackError + '_ {
+    move |source| UnpackError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Which part of the image to keep.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Filter {
+    /// Everything (bundle images, `olm image pull`).
+    #[default]
+    All,
+    /// Only entries under this relative directory, e.g. `configs` for a catalog whose
+    /// `operators.operatorframework.io.index.configs.v1` label is `/configs`. Catalog images are
+    /// often built `FROM` an opm base image, and its binaries are of no use to us.
+    Under(PathBuf),
+}
+
+impl Filter {
+    /// The filter for a catalog image's configs label value (`/configs`, `/configs/`, `configs`).
+    /// `None` when the value is not a clean path inside the image.
+    pub fn catalog_configs(label: &str) -> Option<Filter> {
+        let path = normalize(Path::new(label.trim_start_matches('/'))).ok()??;
+        Some(Filter::Under(path))
+    }
+
+    fn keeps(&self, rel: &Path) -> bool {
+        match self {
+            Filter::All => true,
+            Filter::Under(prefix) => rel.starts_with(prefix),
+        }
+    }
+}
+
+/// What an unpack did, for logs and tests.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UnpackStats {
+    /// Regular files written.
+    pub files: u64,
+    /// Directories created.
+    pub dirs: u64,
+    /// Symlinks and hard links created.
+    pub links: u64,
+    /// Whiteouts applied.
+    pub whiteouts: u64,
+    /// Device files, fifos and unknown entry types skipped.
+    pub skipped: u64,
+    /// Bytes of regular file content written.
+    pub bytes: u64,
+}
+
+impl UnpackStats {
+    fn add(&mut self, other: &UnpackStats) {
+        self.files += other.files;
+        self.dirs += other.dirs;
+        self.links += other.links;
+        self.whiteouts += other.whiteouts;
+        self.skipped += other.skipped;
+        self.bytes += other.bytes;
+    }
+}
+
+/// Wraps a layer blob in a decompressor chosen by its first bytes, so both gzip layers and
+/// plain tar layers (OCI `…tar`, docker `…diff.tar`) work whatever the media type claims.
+pub fn decompress<R: Read + 'static>(reader: R) -> io::Result<Box<dyn Read>> {
+    let mut buffered = BufReader::with_capacity(256 * 1024, reader);
+    let head = buffered.fill_buf()?;
+    if head.starts_with(&[0x1f, 0x8b]) {
+        Ok(Box::new(flate2::bufread::MultiGzDecoder::new(buffered)))
+    } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "zstd-compressed layers are not supported yet",
+        ))
+    } else {
+        Ok(Box::new(buffered))
+    }
+}
+
+/// Applies one uncompressed tar layer on top of `dest` (which must exist).
+pub fn apply_layer<R: Read>(
+    tar_stream: R,
+    dest: &Path,
+    filter: &Filter,
+) -> Result<UnpackStats, UnpackError> {
+    let mut layer = LayerApplier {
+        dest,
+        filter,
+        this_layer: HashSet::new(),
+        known_dirs: HashSet::new(),
+        stats: UnpackStats::default(),
+    };
+    let mut archive = tar::Archive::new(tar_stream);
+    for entry in archive.entries().map_err(UnpackError::Tar)? {
+        let entry = entry.map_err(UnpackError::Tar)?;
+        layer.apply(entry)?;
+    }
+    Ok(layer.stats)
+}
+
+/// Applies several layers in order and sums their stats.
+pub fn apply_layers<R: Read>(
+    layers: impl IntoIterator<Item = R>,
+    dest: &Path,
+    filter: &Filter,
+) -> Result<UnpackStats, UnpackError> {
+    let mut total = UnpackStats::default();
+    for layer in layers {
+        total.add(&apply_layer(layer, dest, filter)?);
+    }
+    Ok(total)
+}
+
+struct LayerApplier<'a> {
+    dest: &'a Path,
+    filter: &'a Filter,
+    /// Paths created by this layer; an opaque whiteout keeps them.
+    this_layer: HashSet<PathBuf>,
+    /// Directories verified to be real directories (not symlinks), to save syscalls on the
+    /// thousands of files a catalog has. Cleared whenever something is removed.
+    known_dirs: HashSet<PathBuf>,
+    stats: UnpackStats,
+}
+
+impl LayerApplier<'_> {
+    fn apply<R: Read>(&mut self, mut entry: tar::Entry<'_, R>) -> Result<(), UnpackError> {
+        let kind = entry.header().entry_type();
+        if matches!(
+            kind,
+            tar::EntryType::XGlobalHeader
+                | tar::EntryType::XHeader
+                | tar::EntryType::GNULongName
+                | tar::EntryType::GNULongLink
+        ) {
+            return Ok(());
+        }
+        let raw = entry.path().map_err(UnpackError::Tar)?.into_owned();
+        let Some(rel) = normalize(&raw)? else {
+            // The root itself (`./`): nothing to create.
+            return Ok(());
+        };
+        if !self.filter.keeps(&rel) {
+            return Ok(());
+        }
+        let name = rel
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let parent = rel.parent().unwrap_or(Path::new("")).to_path_buf();
+
+        if name == OPAQUE_WHITEOUT {
+            self.check_parents(&rel, &parent)?;
+            let dir = self.dest.join(&parent);
+            if fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir()) {
+                self.clear_lower(&parent)?;
+            }
+            self.stats.whiteouts += 1;
+            return Ok(());
+        }
+        if let Some(hidden) = name.strip_prefix(WHITEOUT_PREFIX) {
+            self.check_parents(&rel, &parent)?;
+            let victim = parent.join(hidden);
+            // `.wh.` followed by `..` or `.` would name something outside its directory.
+            if normalize(&victim)?.as_deref() == Some(victim.as_path()) {
+                remove_any(&self.dest.join(&victim))?;
+                self.known_dirs.clear();
+            }
+            self.stats.whiteouts += 1;
+            return Ok(());
+        }
+
+        match kind {
+            tar::EntryType::Directory => {
+                self.ensure_parents(&rel, &parent)?;
+                let path = self.dest.join(&rel);
+                match fs::symlink_metadata(&path) {
+                    Ok(m) if m.is_dir() => {}
+                    Ok(_) => {
+                        remove_any(&path)?;
+                        fs::create_dir(&path).map_err(io_at(&path))?;
+                    }
+                    Err(_) => fs::create_dir(&path).map_err(io_at(&path))?,
+                }
+                let mode = entry.header().mode().unwrap_or(0o755);
+                fs::set_permissions(&path, fs::Permissions::from_mode(dir_mode(mode)))
+                    .map_err(io_at(&path))?;
+                self.known_dirs.insert(rel.clone());
+                self.stats.dirs += 1;
+            }
+            tar::EntryType::Regular | tar::EntryType::Continuous => {
+                self.ensure_parents(&rel, &parent)?;
+                let path = self.dest.join(&rel);
+                self.clear_slot(&path)?;
+                let mode = entry.header().mode().unwrap_or(0o644);
+                let mut file = fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(&path)
+                    .map_err(io_at(&path))?;
+                let written = io::copy(&mut entry, &mut file).map_err(|e| {
+                    // A short read is a broken layer, not a disk problem.
+                    if e.kind() == io::ErrorKind::UnexpectedEof {
+                        UnpackError::Tar(e)
+                    } else {
+                        UnpackError::Io {
+                            path: path.clone(),
+                            source: e,
+                        }
+                    }
+                })?;
+                file.set_permissions(fs::Permissions::from_mode(file_mode(mode)))
+                    .map_err(io_at(&path))?;
+                self.stats.files += 1;
+                self.stats.bytes += written;
+            }
+            tar::EntryType::Symlink => {
+                let target = entry
+                    .link_name()
+                    .map_err(UnpackError::Tar)?
+                    .map(|t| t.into_owned())
+                    .unwrap_or_default();
+                if target.as_os_str().is_empty() || !link_stays_inside(&parent, &target) {
+                    return Err(UnpackError::SymlinkEscape { path: rel, target });
+                }
+                self.ensure_parents(&rel, &parent)?;
+                let path = self.dest.join(&rel);
+                self.clear_slot(&path)?;
+                std::os::unix::fs::symlink(&target, &path).map_err(io_at(&path))?;
+                self.stats.links += 1;
+            }
+            tar::EntryType::Link => {
+                let raw_target = entry
+                    .link_name()
+                    .map_err(UnpackError::Tar)?
+                    .map(|t| t.into_owned())
+                    .unwrap_or_default();
+                let bad = || UnpackError::BadHardLink {
+                    path: rel.clone(),
+                    target: raw_target.clone(),
+                };
+                let target = normalize(&raw_target)?.ok_or_else(bad)?;
+                let target_parent = target.parent().unwrap_or(Path::new(""));
+                self.check_parents(&target, target_parent)?;
+                let target_path = self.dest.join(&target);
+                if !fs::symlink_metadata(&target_path).is_ok_and(|m| m.is_file()) {
+                    return Err(bad());
+                }
+                self.ensure_parents(&rel, &parent)?;
+                let path = self.dest.join(&rel);
+                if path == target_path {
+                    return Ok(());
+                }
+                self.clear_slot(&path)?;
+                fs::hard_link(&target_path, &path).map_err(io_at(&path))?;
+                self.stats.links += 1;
+            }
+            _ => {
+                // Char/block devices, fifos and vendor types: never materialised.
+                self.stats.skipped += 1;
+                return Ok(());
+            }
+        }
+        self.this_layer.insert(rel);
+        Ok(())
+    }
+
+    /// Fails when any existing ancestor of `rel` (below `dest`) is a symlink.
+    fn check_parents(&mut self, rel: &Path, parent: &Path) -> Result<(), UnpackError> {
+        let mut acc = PathBuf::new();
+        for c in parent.components() {
+            acc.push(c);
+            if self.known_dirs.contains(&acc) {
+                continue;
+            }
+            match fs::symlink_metadata(self.dest.join(&acc)) {
+                Ok(m) if m.file_type().is_symlink() => {
+                    return Err(UnpackError::ThroughSymlink {
+                        path: rel.to_path_buf(),
+                        link: acc,
+                    });
+                }
+                Ok(m) if m.is_dir() => {
+                    self.known_dirs.insert(acc.clone());
+                }
+                _ => return Ok(()),
+            }
+        }
+        Ok(())
+    }
+
+    /// Creates missing ancestors of `rel` (0o700, like catalogd's implicit parents), refusing to go
+    /// through symlinks and replacing non-directories that are in the way.
+    fn ensure_parents(&mut self, rel: &Path, parent: &Path) -> Result<(), UnpackError> {
+        let mut acc = PathBuf::new();
+        for c in parent.components() {
+            acc.push(c);
+            if self.known_dirs.contains(&acc) {
+                continue;
+            }
+            let path = self.dest.join(&acc);
+            match fs::symlink_metadata(&path) {
+                Ok(m) if m.file_type().is_symlink() => {
+                    return Err(UnpackError::ThroughSymlink {
+                        path: rel.to_path_buf(),
+                        link: acc,
+                    });
+                }
+                Ok(m) if m.is_dir() => {}
+                Ok(_) => {
+                    remove_any(&path)?;
+                    create_private_dir(&path)?;
+                }
+                Err(_) => create_private_dir(&path)?,
+            }
+            self.known_dirs.insert(acc.clone());
+        }
+        Ok(())
+    }
+
+    /// Makes room for a file or link at `path`: whatever a lower layer left there goes.
+    fn clear_slot(&mut self, path: &Path) -> Result<(), UnpackError> {
+        if fs::symlink_metadata(path).is_ok() {
+            remove_any(path)?;
+            self.known_dirs.clear();
+        }
+        Ok(())
+    }
+
+    /// Opaque whiteout: removes everything under `dir` that this layer did not create.
+    fn clear_lower(&mut self, dir: &Path) -> Result<(), UnpackError> {
+        let abs = self.dest.join(dir);
+        let entries = fs::read_dir(&abs).map_err(io_at(&abs))?;
+        let mut names: Vec<PathBuf> = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(io_at(&abs))?;
+            names.push(dir.join(entry.file_name()));
+        }
+        for rel in names {
+            let path = self.dest.join(&rel);
+            if self.this_layer.contains(&rel) {
+                if fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir()) {
+                    self.clear_lower(&rel)?;
+                }
+            } else {
+                remove_any(&path)?;
+            }
+        }
+        self.known_dirs.clear();
+        Ok(())
+    }
+}
+
+fn create_private_dir(path: &Path) -> Result<(), UnpackError> {
+    fs::create_dir(path).map_err(io_at(path))?;
+    fs::set_permissions(path, fs::Permissions::from_mode(0o700)).map_err(io_at(path))
+}
+
+/// Removes a file, symlink (not its target) or directory tree; absent is fine.
+fn remove_any(path: &Path) -> Result<(), UnpackError> {
+    match fs::symlink_metadata(path) {
+        Ok(m) if m.is_dir() => fs::remove_dir_all(path).map_err(io_at(path)),
+        Ok(_) => fs::remove_file(path).map_err(io_at(path)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(io_at(path)(e)),
+    }
+}
+
+fn dir_mode(mode: u32) -> u32 {
+    0o700 | (mode & 0o055)
+}
+
+fn file_mode(mode: u32) -> u32 {
+    let exec = if mode & 0o111 != 0 { 0o100 } else { 0 };
+    0o600 | exec | (mode & 0o055)
+}
+
+/// A tar path made relative and clean: `./a//b/` → `a/b`; `.` → `None` (the root).
+/// Absolute paths and `..` are errors.
+pub(crate) fn normalize(raw: &Path) -> Result<Option<PathBuf>, UnpackError> {
+    let mut out = PathBuf::new();
+    for c in raw.components() {
+        match c {
+            Component::Normal(part) => out.push(part),
+            Component::CurDir => {}
+            Component::ParentDir => return Err(UnpackError::ParentDir(raw.to_path_buf())),
+            Component::RootDir | Component::Prefix(_) => {
+                return Err(UnpackError::AbsolutePath(raw.to_path_buf()));
+            }
+        }
+    }
+    Ok(if out.as_os_str().is_empty() {
+        None
+    } else {
+        Some(out)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Hand-built tar entries, so tests can say exactly the hostile thing they mean (the `tar`
+    /// builder refuses some of these paths itself).
+    enum E<'a> {
+        Dir(&'a str),
+        File(&'a str, &'a [u8]),
+        FileMode(&'a str, &'a [u8], u32),
+        Symlink(&'a str, &'a str),
+        HardLink(&'a str, &'a str),
+        Fifo(&'a str),
+        CharDev(&'a str),
+    }
+
+    fn tarball(entries: &[E<'_>]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for e in entries {
+            let (name, kind, data, link, mode): (&str, tar::EntryType, &[u8], &str, u32) = match e {
+                E::Dir(n) => (n, tar::EntryType::Directory, b"", "", 0o755),
+                E::File(n, d) => (n, tar::EntryType::Regular, d, "", 0o644),
+                E::FileMode(n, d, m) => (n, tar::EntryType::Regular, d, "", *m),
+                E::Symlink(n, t) => (n, tar::EntryType::Symlink, b"", t, 0o777),
+                E::HardLink(n, t) => (n, tar::EntryType::Link, b"", t, 0o644),
+                E::Fifo(n) => (n, tar::EntryType::Fifo, b"", "", 0o644),
+                E::CharDev(n) => (n, tar::EntryType::Char, b"", "", 0o644),
+            };
+            let mut h = tar::Header::new_old();
+            // Write raw name bytes: `set_path` would reject `..` and absolute paths.
+            let bytes = name.as_bytes();
+            h.as_old_mut().name[..bytes.len()].copy_from_slice(bytes);
+            let lb = link.as_bytes();
+            h.as_old_mut().linkname[..lb.len()].copy_from_slice(lb);
+            h.set_entry_type(kind);
+            h.set_mode(mode);
+            h.set_size(data.len() as u64);
+            h.set_mtime(0);
+            h.set_cksum();
+            out.extend_from_slice(h.as_bytes());
+            out.extend_from_slice(data);
+            let pad = (512 - data.len() % 512) % 512;
+            out.extend(std::iter::repeat_n(0u8, pad));
+        }
+        out.extend(std::iter::repeat_n(0u8, 1024));
+        out
+    }
+
+    fn apply(dest: &Path, entries: &[E<'_>]) -> Result<UnpackStats, UnpackError> {
+        apply_layer(&tarball(entries)[..], dest, &Filter::All)
+    }
+
+    #[test]
+    fn plain_layer_unpacks_with_sane_modes() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let stats = apply(
+            d.path(),
+            &[
+                E::Dir("./a/"),
+                E::File("./a/f.txt", b"hello"),
+                E::FileMode("a/run.sh", b"#!/bin/sh", 0o4777),
+                E::File("deep/implicit/x", b"x"),
+            ],
+        )
+        .expect("apply");
+        assert_eq!(stats.files, 3);
+        assert_eq!(fs::read(d.path().join("a/f.txt")).expect("read"), b"hello");
+        let mode = |p: &str| {
+            fs::symlink_metadata(d.path().join(p))
+                .expect("meta")
+                .permissions()
+                .mode()
+                & 0o7777
+        };
+        assert_eq!(mode("a/f.txt"), 0o644);
+        // setuid and world-write dropped, owner rwx kept.
+        assert_eq!(mode("a/run.sh"), 0o755);
+        assert_eq!(mode("a"), 0o755);
+        assert_eq!(mode("deep"), 0o700);
+    }
+
+    #[test]
+    fn absolute_path_is_rejected() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let err = apply(d.path(), &[E::File("/etc/evil", b"x")]).expect_err("must fail");
+        assert!(matches!(err, UnpackError::AbsolutePath(_)), "{err}");
+    }
+
+    #[test]
+    fn parent_dir_is_rejected() {
+        let outer = tempfile::tempdir().expect("tempdir");
+        let dest = outer.path().join("dest");
+        fs::create_dir(&dest).expect("mkdir");
+        let err = apply(&dest, &[E::File("a/../../evil", b"x")]).expect_err("must fail");
+        assert!(matches!(err, UnpackError::ParentDir(_)), "{err}");
+        assert!(!outer.path().join("evil").exists());
+    }
+
+    #[test]
+    fn escaping_symlinks_are_rejected() {
+        let d = tempfile::tempdir().expect("tempdir");
+        for (name, target) in [("a/up", "../../x"), ("abs", "/etc/passwd"), ("e", "")] {
+            let err = apply(d.path(), &[E::Symlink(name, target)]).expect_err("must fail");
+            assert!(
+                matches!(err, UnpackError::SymlinkEscape { .. }),
+                "{name}: {err}"
+            );
+        }
+        // A link that stays inside is fine.
+        apply(d.path(), &[E::File("t", b"t"), E::Symlink("a/ok", "../t")]).expect("inside");
+        assert_eq!(fs::read(d.path().join("a/ok")).expect("read"), b"t");
+    }
+
+    #[test]
+    fn writing_through_a_symlink_is_rejected() {
+        // `d -> .` stays inside, but `d/../x` written through it would land outside.
+        let outer = tempfile::tempdir().expect("tempdir");
+        let dest = outer.path().join("dest");
+        fs::create_dir(&dest).expect("mkdir");
+        let err = apply(
+            &dest,
+            &[
+                E::Dir("sub"),
+                E::Symlink("sub/d", ".."),
+                E::File("sub/d/f", b"x"),
+            ],
+        )
+        .expect_err("must fail");
+        assert!(matches!(err, UnpackError::ThroughSymlink { .. }), "{err}");
+        assert!(!dest.join("f").exists());
+    }
+
+    #[test]
+    fn file_replacing_a_symlink_does_not_follow_it() {
+        let outer = tempfile::tempdir().expect("tempdir");
+        let dest = outer.path().join("dest");
+        fs::create_dir(&dest).expect("mkdir");
+        fs::write(outer.path().join("victim"), b"keep").expect("write");
+        // A planted link to outside (as a hostile lower layer on disk would be).
+        std::os::unix::fs::symlink("../victim", dest.join("f")).expect("symlink");
+        apply(&dest, &[E::File("f", b"new")]).expect("apply");
+        assert_eq!(
+            fs::read(outer.path().join("victim")).expect("read"),
+            b"keep"
+        );
+        assert_eq!(fs::read(dest.join("f")).expect("read"), b"new");
+    }
+
+    #[test]
+    fn devices_and_fifos_are_skipped() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let stats = apply(d.path(), &[E::CharDev("dev/null"), E::Fifo("pipe")]).expect("apply");
+        assert_eq!(stats.skipped, 2);
+        assert!(!d.path().join("pipe").exists());
+        assert!(!d.path().join("dev/null").exists());
+    }
+
+    #[test]
+    fn hard_links_must_name_an_unpacked_file() {
+        let d = tempfile::tempdir().expect("tempdir");
+        apply(d.path(), &[E::File("a", b"A"), E::HardLink("b", "a")]).expect("apply");
+        assert_eq!(fs::read(d.path().join("b")).expect("read"), b"A");
+        let err = apply(d.path(), &[E::HardLink("c", "../../etc/passwd")]).expect_err("fail");
+        assert!(matches!(err, UnpackError::ParentDir(_)), "{err}");
+        let err = apply(d.path(), &[E::HardLink("c", "missing")]).expect_err("fail");
+        assert!(matches!(err, UnpackError::BadHardLink { .. }), "{err}");
+    }
+
+    #[test]
+    fn whiteouts_remove_lower_layer_entries() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let lower = tarball(&[
+            E::File("keep", b"k"),
+            E::File("gone", b"g"),
+            E::File("dir/old1", b"1"),
+            E::File("dir/sub/old2", b"2"),
+            E::File("other/x", b"x"),
+        ]);
+        let upper = tarball(&[
+            E::File(".wh.gone", b""),
+            E::Dir("dir"),
+            E::File("dir/new", b"n"),
+            E::File("dir/.wh..wh..opq", b""),
+            E::File("other/.wh.x", b""),
+        ]);
+        let stats = apply_layers([&lower[..], &upper[..]], d.path(), &Filter::All).expect("apply");
+        assert_eq!(stats.whiteouts, 3);
+        assert!(d.path().join("keep").exists());
+        assert!(!d.path().join("gone").exists());
+        assert!(!d.path().join(".wh.gone").exists());
+        assert!(!d.path().join("dir/old1").exists());
+        assert!(!d.path().join("dir/sub").exists());
+        // Created by the same layer as the opaque marker, so it stays even though it came first.
+        assert_eq!(fs::read(d.path().join("dir/new")).expect("read"), b"n");
+        assert!(!d.path().join("dir/.wh..wh..opq").exists());
+        assert!(d.path().join("other").is_dir());
+        assert!(!d.path().join("other/x").exists());
+    }
+
+    #[test]
+    fn whiteout_cannot_delete_outside() {
+        let outer = tempfile::tempdir().expect("tempdir");
+        let dest = outer.path().join("dest");
+        fs::create_dir(&dest).expect("mkdir");
+        fs::write(outer.path().join("precious"), b"p").expect("write");
+        let _ = apply(&dest, &[E::File(".wh..", b"")]);
+        let _ = apply(&dest, &[E::File("../.wh.precious", b"")]);
+        assert!(outer.path().join("precious").exists());
+        assert!(dest.exists());
+    }
+
+    #[test]
+    fn filter_keeps_only_the_configs_dir() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let filter = Filter::catalog_configs("/configs/").expect("filter");
+        apply_layer(
+            &tarball(&[
+                E::File("bin/opm", b"elf"),
+                E::File("configs/p/c.json", b"{}"),
+            ])[..],
+            d.path(),
+            &filter,
+        )
+        .expect("apply");
+        assert!(!d.path().join("bin").exists());
+        assert!(d.path().join("configs/p/c.json").exists());
+        assert_eq!(Filter::catalog_configs("/"), None);
+        assert_eq!(Filter::catalog_configs("/../x"), None);
+    }
+
+    #[test]
+    fn truncated_layer_is_a_tar_error() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let mut t = tarball(&[E::File("big", &[7u8; 4096])]);
+        t.truncate(512 + 1000);
+        let err = apply_layer(&t[..], d.path(), &Filter::All).expect_err("must fail");
+        assert!(matches!(err, UnpackError::Tar(_)), "{err}");
+    }
+
+    #[test]
+    fn gzip_is_detected_by_magic() {
+        use std::io::Write;
+        let plain = tarball(&[E::File("f", b"z")]);
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(&plain).expect("gz");
+        let gz = gz.finish().expect("gz");
+        for blob in [plain, gz] {
+            let d = tempfile::tempdir().expect("tempdir");
+            let reader = decompress(std::io::Cursor::new(blob)).expect("decompress");
+            apply_layer(reader, d.path(), &Filter::All).expect("apply");
+            assert_eq!(fs::read(d.path().join("f")).expect("read"), b"z");
+        }
+    }
+}

@@ -1,0 +1,331 @@
+//! Image round trips against a real registry (Debian's `docker-registry`, started per test).
+//!
+//! These tests fail, not skip, when the registry binary is missing: CI must install the apt
+//! package `docker-registry`, and a silently skipped round trip proves nothing.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use olm_image::{
+    CATALOG_CONFIGS_LABEL, Client, ClientOptions, Filter, ImageCache, ImageError, ImageRef,
+    bundle_image, catalog_image,
+};
+use olm_testenv::registry::{Registry, RegistryOptions};
+
+fn data_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data")
+}
+
+fn registry() -> Registry {
+    registry_with(&RegistryOptions::default())
+}
+
+fn registry_with(options: &RegistryOptions) -> Registry {
+    match Registry::start_with(options) {
+        Ok(r) => r,
+        Err(e) => panic!("the image round-trip tests need a local registry: {e}"),
+    }
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime")
+}
+
+fn client() -> Client {
+    Client::new(ClientOptions::default())
+}
+
+fn reference(registry: &Registry, path: &str) -> ImageRef {
+    format!("{}/{path}", registry.addr())
+        .parse()
+        .expect("reference")
+}
+
+/// Every file (relative path → bytes) and directory under `root`; symlinks are read as links.
+fn tree(root: &Path) -> BTreeMap<PathBuf, Option<Vec<u8>>> {
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, Option<Vec<u8>>>) {
+        for entry in fs::read_dir(dir).expect("read_dir") {
+            let entry = entry.expect("entry");
+            let path = entry.path();
+            let rel = path.strip_prefix(root).expect("prefix").to_path_buf();
+            let ft = entry.file_type().expect("file type");
+            if ft.is_dir() {
+                out.insert(rel, None);
+                walk(root, &path, out);
+            } else if ft.is_symlink() {
+                let target = fs::read_link(&path).expect("readlink");
+                out.insert(rel, Some(target.into_os_string().into_encoded_bytes()));
+            } else {
+                out.insert(rel, Some(fs::read(&path).expect("read")));
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(root, root, &mut out);
+    out
+}
+
+fn assert_same_tree(source: &Path, unpacked: &Path) {
+    let want = tree(source);
+    let got = tree(unpacked);
+    let want_paths: Vec<_> = want.keys().collect();
+    let got_paths: Vec<_> = got.keys().collect();
+    assert_eq!(
+        want_paths,
+        got_paths,
+        "file lists differ: {} vs {}",
+        source.display(),
+        unpacked.display()
+    );
+    for (path, bytes) in &want {
+        assert!(
+            got.get(path) == Some(bytes),
+            "{} differs after the round trip",
+            path.display()
+        );
+    }
+}
+
+#[test]
+fn catalog_round_trip_by_digest_is_byte_identical() {
+    let source = data_dir().join("catalogs/community-v4.21");
+    let registry = registry();
+    let rt = runtime();
+    let client = client();
+    let out = tempfile::tempdir().expect("tempdir");
+
+    let t = Instant::now();
+    let image = catalog_image(&source).expect("build catalog image");
+    let build = t.elapsed();
+    assert_eq!(
+        image
+            .labels()
+            .get(CATALOG_CONFIGS_LABEL)
+            .map(String::as_str),
+        Some("/configs")
+    );
+
+    let tagged = reference(&registry, "catalogs/community:v4.21");
+    let t = Instant::now();
+    let digest = rt
+        .block_on(client.push(&image, &tagged))
+        .unwrap_or_else(|e| panic!("{e}\n{}", registry.log_tail()));
+    let push = t.elapsed();
+    assert_eq!(&digest, image.digest());
+
+    let resolved = rt.block_on(client.resolve(&tagged)).expect("resolve");
+    assert_eq!(
+        resolved, digest,
+        "the tag must resolve to the pushed digest"
+    );
+
+    let pinned = tagged.with_digest(&digest);
+    let dest = out.path().join("catalog");
+    let t = Instant::now();
+    let pulled = rt
+        .block_on(client.pull_to_dir(&pinned, &dest, &Filter::All))
+        .expect("pull by digest");
+    let pull = t.elapsed();
+    assert_eq!(pulled.digest, digest);
+    assert_eq!(pulled.labels, *image.labels());
+    assert_eq!(
+        fs::read_dir(&dest)
+            .expect("ls")
+            .map(|e| e.expect("entry").file_name())
+            .collect::<Vec<_>>(),
+        vec!["configs"]
+    );
+    assert_same_tree(&source, &dest.join("configs"));
+    eprintln!(
+        "community-v4.21: build {build:?}, push {push:?}, pull+unpack {pull:?}; layer {} bytes, {} files, {} bytes unpacked",
+        image.layers()[0].data().len(),
+        pulled.stats.files,
+        pulled.stats.bytes
+    );
+}
+
+#[test]
+fn bundles_round_trip_with_annotation_labels() {
+    let registry = registry();
+    let rt = runtime();
+    let client = client();
+    let out = tempfile::tempdir().expect("tempdir");
+    let bundles = data_dir().join("bundles");
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for package in fs::read_dir(&bundles).expect("bundles dir") {
+        let package = package.expect("entry").path();
+        for version in fs::read_dir(&package).expect("package dir") {
+            let version = version.expect("entry").path();
+            if version.join("metadata/annotations.yaml").is_file() {
+                dirs.push(version);
+            }
+        }
+    }
+    dirs.sort();
+    assert!(
+        dirs.len() >= 10,
+        "expected the shared bundles, found {}",
+        dirs.len()
+    );
+
+    for (i, dir) in dirs.iter().enumerate() {
+        let image = bundle_image(dir).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            image
+                .labels()
+                .get("operators.operatorframework.io.bundle.mediatype.v1")
+                .map(String::as_str),
+            Some("registry+v1"),
+            "{}",
+            dir.display()
+        );
+        let tagged = reference(&registry, &format!("bundles/b{i}:v1"));
+        let digest = rt
+            .block_on(client.push(&image, &tagged))
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+        let dest = out.path().join(format!("b{i}"));
+        let pulled = rt
+            .block_on(client.pull_to_dir(&tagged.with_digest(&digest), &dest, &Filter::All))
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+        assert_eq!(pulled.labels, *image.labels());
+        for sub in ["manifests", "metadata"] {
+            assert_same_tree(&dir.join(sub), &dest.join(sub));
+        }
+    }
+}
+
+#[test]
+fn same_directory_gives_same_digest_and_tags_resolve() {
+    let source = data_dir().join("catalogs/community-v4.21");
+    let registry = registry();
+    let rt = runtime();
+    let client = client();
+    let first = catalog_image(&source).expect("build");
+    let second = catalog_image(&source).expect("build");
+    assert_eq!(first.digest(), second.digest());
+    assert_eq!(first.layers()[0].digest(), second.layers()[0].digest());
+
+    let a = reference(&registry, "catalogs/repro:a");
+    let b = reference(&registry, "catalogs/repro:b");
+    let da = rt.block_on(client.push(&first, &a)).expect("push a");
+    let db = rt.block_on(client.push(&second, &b)).expect("push b");
+    assert_eq!(da, db);
+    assert_eq!(rt.block_on(client.resolve(&a)).expect("resolve a"), da);
+    assert_eq!(rt.block_on(client.resolve(&b)).expect("resolve b"), da);
+    // A digest reference resolves to itself.
+    assert_eq!(
+        rt.block_on(client.resolve(&a.with_digest(&da)))
+            .expect("resolve"),
+        da
+    );
+
+    // Moving a tag is seen by the next resolve.
+    let small = tempfile::tempdir().expect("tempdir");
+    fs::write(
+        small.path().join("catalog.json"),
+        br#"{"schema":"olm.package","name":"p"}"#,
+    )
+    .expect("write");
+    let other = catalog_image(small.path()).expect("build other");
+    let moved = rt.block_on(client.push(&other, &a)).expect("push other");
+    assert_ne!(moved, da);
+    assert_eq!(rt.block_on(client.resolve(&a)).expect("resolve"), moved);
+
+    let missing = reference(&registry, "catalogs/repro:nope");
+    let err = rt
+        .block_on(client.resolve(&missing))
+        .expect_err("unknown tag");
+    assert!(err.to_string().contains("catalogs/repro:nope"), "{err}");
+}
+
+#[test]
+fn cache_unpacks_once_per_digest_and_filters_catalogs() {
+    let source = data_dir().join("catalogs/community-v4.21");
+    let registry = registry();
+    let rt = runtime();
+    let client = client();
+    let root = tempfile::tempdir().expect("tempdir");
+    let cache = ImageCache::new(root.path().join("cache"));
+    let image = catalog_image(&source).expect("build");
+    let tagged = reference(&registry, "catalogs/cached:latest");
+    rt.block_on(client.push(&image, &tagged)).expect("push");
+
+    let filter = Filter::catalog_configs("/configs").expect("filter");
+    let first = rt
+        .block_on(client.pull_cached(&tagged, &cache, &filter))
+        .expect("pull");
+    assert!(!first.cached);
+    assert_eq!(&first.digest, image.digest());
+    assert_eq!(first.path, cache.path_for(image.digest(), &filter));
+    assert_same_tree(&source, &first.path.join("configs"));
+
+    let t = Instant::now();
+    let second = rt
+        .block_on(client.pull_cached(&tagged, &cache, &filter))
+        .expect("pull");
+    eprintln!("cache hit: {:?}", t.elapsed());
+    assert!(second.cached);
+    assert_eq!(second.path, first.path);
+    assert_eq!(second.labels, first.labels);
+    // No staging dirs are left behind.
+    let leftovers: Vec<_> = fs::read_dir(cache.root())
+        .expect("ls")
+        .map(|e| e.expect("entry").file_name())
+        .filter(|n| n.to_string_lossy().starts_with('.'))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn refused_push_says_what_was_refused() {
+    let registry = registry_with(&RegistryOptions {
+        read_only: true,
+        ..RegistryOptions::default()
+    });
+    let rt = runtime();
+    let dir = tempfile::tempdir().expect("tempdir");
+    fs::create_dir_all(dir.path().join("pkg")).expect("mkdir");
+    fs::write(
+        dir.path().join("pkg/catalog.json"),
+        br#"{"schema":"olm.package","name":"pkg"}"#,
+    )
+    .expect("write");
+    let image = catalog_image(dir.path()).expect("build");
+    let tagged = reference(&registry, "catalogs/refused:v1");
+    let err = rt
+        .block_on(client().push(&image, &tagged))
+        .expect_err("a read-only registry must refuse");
+    let msg = err.to_string();
+    assert!(matches!(err, ImageError::PushRefused { .. }), "{msg}");
+    assert!(msg.contains("registry refused the layer sha256:"), "{msg}");
+    assert!(msg.contains("catalogs/refused:v1"), "{msg}");
+}
+
+#[test]
+fn pull_refuses_a_non_empty_destination_and_unknown_registries_fail_clearly() {
+    let registry = registry();
+    let rt = runtime();
+    let out = tempfile::tempdir().expect("tempdir");
+    fs::write(out.path().join("existing"), b"x").expect("write");
+    let tagged = reference(&registry, "catalogs/none:v1");
+    let err = rt
+        .block_on(client().pull_to_dir(&tagged, out.path(), &Filter::All))
+        .expect_err("non-empty");
+    assert!(matches!(err, ImageError::DestinationNotEmpty(_)), "{err}");
+
+    // Nothing listens on the port of a stopped registry.
+    let addr = registry.addr();
+    drop(registry);
+    let gone: ImageRef = format!("{addr}/catalogs/none:v1").parse().expect("ref");
+    let err = rt
+        .block_on(client().resolve(&gone))
+        .expect_err("no registry");
+    let msg = err.to_string();
+    assert!(msg.contains(&addr.to_string()), "{msg}");
+    assert!(msg.to_lowercase().contains("connect"), "{msg}");
+}
