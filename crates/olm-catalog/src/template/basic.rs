@@ -1,0 +1,202 @@
+//! The basic template (`olm.template.basic`): a list of FBC blobs in which every bundle is written as
+//! just `{schema: olm.bundle, image: …}` and replaced by the bundle(s) rendered from that image.
+//!
+//! Packages, channels, deprecations and blobs of other schemas pass through unchanged and nothing is
+//! validated (upstream pipes the result to `opm validate`). Bundles are replaced where they stand,
+//! so the output keeps the template's blob order.
+
+use serde_json::Value;
+
+use super::{
+    BundleRenderer, TemplateError, TemplateKind, first_document, go_field, go_json_kind,
+    load_entries,
+};
+use crate::goq;
+use crate::model::{Blob, Catalog};
+
+pub const SCHEMA: &str = "olm.template.basic";
+
+fn err(message: impl Into<String>) -> TemplateError {
+    TemplateError::render(TemplateKind::Basic, message)
+}
+
+/// The `entries` of a basic template after the schema check.
+pub(crate) fn parse(input: &[u8], schema: &str) -> Result<Vec<Value>, String> {
+    let doc = first_document(input).map_err(|e| format!("decoding template schema: {e}"))?;
+    let Value::Object(m) = doc else {
+        return Err(format!(
+            "unmarshalling template: json: cannot unmarshal {} into Go value of type basic.BasicTemplate",
+            go_json_kind(&doc)
+        ));
+    };
+    let found = match go_field(&m, "schema") {
+        None | Some(Value::Null) => "",
+        Some(Value::String(s)) => s.as_str(),
+        Some(other) => {
+            return Err(format!(
+                "unmarshalling template: json: cannot unmarshal {} into Go struct field BasicTemplate.schema of type string",
+                go_json_kind(other)
+            ));
+        }
+    };
+    let entries = match go_field(&m, "entries") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(a)) => a.clone(),
+        Some(other) => {
+            return Err(format!(
+                "unmarshalling template: json: cannot unmarshal {} into Go struct field BasicTemplate.entries of type []*declcfg.Meta",
+                go_json_kind(other)
+            ));
+        }
+    };
+    if found != schema {
+        return Err(format!(
+            "template has unknown schema ({}), should be {}",
+            goq(found),
+            goq(schema)
+        ));
+    }
+    Ok(entries)
+}
+
+/// Renders a basic template.
+///
+/// Errors (upstream texts): `decoding template schema: …`, `unmarshalling template: …`,
+/// `template has unknown schema ("x"), should be "olm.template.basic"`, the loader's blob errors
+/// (`parse bundle: …`, `object '…' is missing root schema field`, …),
+/// `unexpected fields present in basic template bundle` for a bundle with a `package`,
+/// `properties` or `relatedImages` (or without an `image`), and the renderer's own errors.
+pub fn render(input: &[u8], renderer: &dyn BundleRenderer) -> Result<Catalog, TemplateError> {
+    let entries = parse(input, SCHEMA).map_err(err)?;
+    let cfg = load_entries(&entries).map_err(err)?;
+    let mut out = Catalog {
+        blobs: Vec::with_capacity(cfg.blobs.len()),
+    };
+    for blob in cfg.blobs {
+        match blob {
+            Blob::Bundle(b) => {
+                let is_template = !b.image.is_empty()
+                    && b.package.is_empty()
+                    && b.properties.is_empty()
+                    && b.related_images.is_empty();
+                if !is_template {
+                    return Err(err("unexpected fields present in basic template bundle"));
+                }
+                out.blobs.extend(
+                    renderer
+                        .render_bundle(&b.image)?
+                        .into_iter()
+                        .map(Blob::Bundle),
+                );
+            }
+            other => out.blobs.push(other),
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Bundle;
+    use crate::template::BundleRenderError;
+
+    fn renderer(image: &str) -> Result<Vec<Bundle>, BundleRenderError> {
+        match image {
+            "img/a:1" => Ok(vec![Bundle {
+                name: "a.v1.0.0".into(),
+                package: "a".into(),
+                image: image.into(),
+                ..Default::default()
+            }]),
+            _ => Err(BundleRenderError::Failed(format!(
+                "render reference {}: not found",
+                goq(image)
+            ))),
+        }
+    }
+
+    fn render_str(s: &str) -> Result<Catalog, TemplateError> {
+        render(s.as_bytes(), &renderer)
+    }
+
+    #[test]
+    fn replaces_bundles_in_place() {
+        let cat = render_str(
+            "schema: olm.template.basic\nentries:\n- schema: olm.package\n  name: a\n  defaultChannel: stable\n\
+             - schema: olm.bundle\n  image: img/a:1\n\
+             - schema: olm.channel\n  package: a\n  name: stable\n  entries:\n  - name: a.v1.0.0\n",
+        )
+        .unwrap();
+        let schemas: Vec<&str> = cat.blobs.iter().map(|b| b.schema()).collect();
+        assert_eq!(schemas, ["olm.package", "olm.bundle", "olm.channel"]);
+        assert_eq!(cat.bundles().next().unwrap().name, "a.v1.0.0");
+        assert_eq!(cat.packages().next().unwrap().default_channel, "stable");
+    }
+
+    #[test]
+    fn a_bundle_name_is_tolerated() {
+        let cat = render_str("schema: olm.template.basic\nentries:\n- schema: olm.bundle\n  name: whatever\n  image: img/a:1\n").unwrap();
+        assert_eq!(cat.bundles().next().unwrap().name, "a.v1.0.0");
+    }
+
+    #[test]
+    fn error_texts() {
+        // alpha/template/basic/basic.go parseSpec.
+        assert_eq!(
+            render_str("schema: olm.semver\nentries: []\n")
+                .unwrap_err()
+                .to_string(),
+            r#"template has unknown schema ("olm.semver"), should be "olm.template.basic""#
+        );
+        assert_eq!(
+            render_str("entries: []\n").unwrap_err().to_string(),
+            r#"template has unknown schema (""), should be "olm.template.basic""#
+        );
+        assert_eq!(
+            render_str("").unwrap_err().to_string(),
+            "decoding template schema: EOF"
+        );
+        assert_eq!(
+            render_str("schema: olm.template.basic\nentries: 3\n")
+                .unwrap_err()
+                .to_string(),
+            "unmarshalling template: json: cannot unmarshal number into Go struct field BasicTemplate.entries of type []*declcfg.Meta"
+        );
+        // isBundleTemplate: only schema and image (and a name) may be set.
+        for extra in [
+            "  package: a\n",
+            "  properties:\n  - type: olm.label\n    value: {label: x}\n",
+            "  relatedImages:\n  - image: x\n",
+        ] {
+            let t = format!(
+                "schema: olm.template.basic\nentries:\n- schema: olm.bundle\n  image: img/a:1\n{extra}"
+            );
+            assert_eq!(
+                render_str(&t).unwrap_err().to_string(),
+                "unexpected fields present in basic template bundle",
+                "{extra}"
+            );
+        }
+        assert_eq!(
+            render_str("schema: olm.template.basic\nentries:\n- schema: olm.bundle\n")
+                .unwrap_err()
+                .to_string(),
+            "unexpected fields present in basic template bundle"
+        );
+        // The renderer's error is returned as is.
+        assert_eq!(
+            render_str(
+                "schema: olm.template.basic\nentries:\n- schema: olm.bundle\n  image: img/b:1\n"
+            )
+            .unwrap_err()
+            .to_string(),
+            r#"render reference "img/b:1": not found"#
+        );
+        // Blob decoding errors come from the catalog loader (declcfg.LoadSlice).
+        let e = render_str("schema: olm.template.basic\nentries:\n- name: x\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("missing root schema field"), "{e}");
+    }
+}
