@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::time::Duration;
 
-use oci_client::client::{ClientConfig, ClientProtocol};
+use oci_client::client::{Certificate, CertificateEncoding, ClientConfig, ClientProtocol};
 use oci_client::manifest::{OciDescriptor, OciImageManifest};
 use oci_client::secrets::RegistryAuth;
 use oci_client::{Reference, RegistryOperation};
@@ -105,14 +105,29 @@ impl fmt::Debug for ImageRef {
     }
 }
 
+/// Which protocol to speak to a registry.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Protocol {
+    /// Plain HTTP for loopback registries (`localhost`, `127.0.0.0/8`), HTTPS for all others, as
+    /// container tools do.
+    #[default]
+    Auto,
+    /// Plain HTTP everywhere (`--plain-http`).
+    PlainHttp,
+    /// HTTPS everywhere, loopback included (a local registry with a certificate).
+    Https,
+}
+
 /// How to reach registries.
 #[derive(Debug, Clone, Default)]
 pub struct ClientOptions {
-    /// Speak plain HTTP to every registry. Loopback registries (`localhost`, `127.0.0.0/8`,
-    /// `::1`) always get plain HTTP, as with container tools, so this is only for other hosts.
-    pub plain_http: bool,
+    /// HTTP or HTTPS; see [`Protocol`].
+    pub protocol: Protocol,
     /// Credentials; see [`AuthConfig::load_default`].
     pub auth: AuthConfig,
+    /// Extra PEM CA certificates trusted besides the system roots, for registries with a private
+    /// CA (catalogd's `--pull-cas-dir`).
+    pub ca_certificates: Vec<Vec<u8>>,
 }
 
 /// A pulled image: what was resolved and where it was unpacked.
@@ -153,17 +168,35 @@ impl Client {
         Client { options }
     }
 
-    fn oci(&self, reference: &ImageRef) -> oci_client::Client {
-        let protocol = if self.options.plain_http || reference.is_loopback() {
-            ClientProtocol::Http
-        } else {
-            ClientProtocol::Https
+    /// An `oci-client` for `reference`'s registry. Built with `try_from` because `Client::new`
+    /// silently falls back to a default (HTTPS, no extra CAs) config when building fails.
+    fn oci(&self, reference: &ImageRef) -> Result<oci_client::Client, ImageError> {
+        let protocol = match self.options.protocol {
+            Protocol::PlainHttp => ClientProtocol::Http,
+            Protocol::Https => ClientProtocol::Https,
+            Protocol::Auto if reference.is_loopback() => ClientProtocol::Http,
+            Protocol::Auto => ClientProtocol::Https,
         };
-        oci_client::Client::new(ClientConfig {
+        let extra_root_certificates = self
+            .options
+            .ca_certificates
+            .iter()
+            .map(|pem| Certificate {
+                encoding: CertificateEncoding::Pem,
+                data: pem.clone(),
+            })
+            .collect();
+        oci_client::Client::try_from(ClientConfig {
             protocol,
+            extra_root_certificates,
             connect_timeout: Some(Duration::from_secs(15)),
             read_timeout: Some(Duration::from_secs(120)),
             ..ClientConfig::default()
+        })
+        .map_err(|e| ImageError::Registry {
+            reference: reference.to_string(),
+            action: "setting up a registry client for".into(),
+            message: chain(&e),
         })
     }
 
@@ -200,7 +233,7 @@ impl Client {
                 actual: image.digest().to_string(),
             });
         }
-        let oci = self.oci(reference);
+        let oci = self.oci(reference)?;
         let auth = self.auth(reference);
         let refused = |what: String| {
             let reference = reference.to_string();
@@ -246,7 +279,7 @@ impl Client {
     /// the registry has it). For a multi-platform image this is the index digest, which is what
     /// should be pinned.
     pub async fn resolve(&self, reference: &ImageRef) -> Result<Digest, ImageError> {
-        let oci = self.oci(reference);
+        let oci = self.oci(reference)?;
         let digest = oci
             .fetch_manifest_digest(&reference.0, &self.auth(reference))
             .await
@@ -349,7 +382,7 @@ impl Client {
         &self,
         reference: &ImageRef,
     ) -> Result<(OciImageManifest, Digest, Digest), ImageError> {
-        let oci = self.oci(reference);
+        let oci = self.oci(reference)?;
         let (manifest, manifest_digest, list_digest) = oci
             .pull_image_manifest_and_list_digest(&reference.0, &self.auth(reference))
             .await
@@ -368,7 +401,7 @@ impl Client {
         reference: &ImageRef,
         manifest: &OciImageManifest,
     ) -> Result<BTreeMap<String, String>, ImageError> {
-        let oci = self.oci(reference);
+        let oci = self.oci(reference)?;
         let mut config = Vec::new();
         oci.pull_blob(&reference.0, &manifest.config, &mut config)
             .await
@@ -404,7 +437,7 @@ impl Client {
                     source,
                 })?;
         }
-        let oci = self.oci(reference);
+        let oci = self.oci(reference)?;
         let mut files = Vec::new();
         for (i, layer) in manifest.layers.iter().enumerate() {
             let path = blobs.join(format!("{i:04}"));

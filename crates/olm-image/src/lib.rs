@@ -11,7 +11,7 @@
 //! The building and unpacking halves are pure (directories and byte streams in, bytes and files
 //! out); [`Client`] is the thin async shell that talks to registries through `oci-client`.
 //! Registries on loopback addresses are spoken to over plain HTTP, all others over HTTPS unless
-//! [`ClientOptions::plain_http`] is set. TLS uses rustls with the ring provider only, the same
+//! [`ClientOptions::protocol`] says otherwise. TLS uses rustls with the ring provider only, the same
 //! provider the Kubernetes client uses, so one process never has two providers compiled in.
 
 pub mod assemble;
@@ -29,7 +29,8 @@ pub use assemble::{
 pub use auth::{AuthConfig, AuthError, Credential};
 pub use cache::ImageCache;
 pub use client::{
-    ACCEPTED_LAYER_MEDIA_TYPES, Client, ClientOptions, ImageRef, Pulled, install_crypto_provider,
+    ACCEPTED_LAYER_MEDIA_TYPES, Client, ClientOptions, ImageRef, Protocol, Pulled,
+    install_crypto_provider,
 };
 pub use digest::{Digest, InvalidDigest};
 pub use error::ImageError;

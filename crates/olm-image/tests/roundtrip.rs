@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use olm_image::{
     CATALOG_CONFIGS_LABEL, Client, ClientOptions, Filter, ImageCache, ImageError, ImageRef,
-    bundle_image, catalog_image,
+    Protocol, bundle_image, catalog_image,
 };
 use olm_testenv::registry::{Registry, RegistryOptions};
 
@@ -328,4 +328,65 @@ fn pull_refuses_a_non_empty_destination_and_unknown_registries_fail_clearly() {
     let msg = err.to_string();
     assert!(msg.contains(&addr.to_string()), "{msg}");
     assert!(msg.to_lowercase().contains("connect"), "{msg}");
+}
+
+/// HTTPS through rustls with the ring provider (the only one compiled in) against a registry
+/// whose certificate comes from a private CA: untrusted without the CA, fine with it.
+#[test]
+fn https_registry_with_private_ca() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("ca params");
+    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    ca_params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, "olm test CA");
+    let ca_key = rcgen::KeyPair::generate().expect("ca key");
+    let ca_cert = ca_params.self_signed(&ca_key).expect("ca cert");
+    let issuer = rcgen::Issuer::new(ca_params, ca_key);
+    let leaf_params =
+        rcgen::CertificateParams::new(vec!["127.0.0.1".to_string(), "localhost".to_string()])
+            .expect("leaf params");
+    let leaf_key = rcgen::KeyPair::generate().expect("leaf key");
+    let leaf = leaf_params.signed_by(&leaf_key, &issuer).expect("leaf");
+    let cert_path = dir.path().join("tls.crt");
+    let key_path = dir.path().join("tls.key");
+    fs::write(&cert_path, leaf.pem()).expect("write cert");
+    fs::write(&key_path, leaf_key.serialize_pem()).expect("write key");
+
+    let registry = registry_with(&RegistryOptions {
+        tls: Some(olm_testenv::registry::RegistryTls {
+            certificate: cert_path,
+            key: key_path,
+        }),
+        ..RegistryOptions::default()
+    });
+    let rt = runtime();
+    let image = catalog_image(&data_dir().join("catalogs/community-v4.21")).expect("build");
+    let tagged = reference(&registry, "catalogs/tls:v1");
+
+    let untrusting = Client::new(ClientOptions {
+        protocol: Protocol::Https,
+        ..ClientOptions::default()
+    });
+    let err = rt
+        .block_on(untrusting.push(&image, &tagged))
+        .expect_err("an unknown CA must be refused");
+    assert!(
+        err.to_string().to_lowercase().contains("certificate"),
+        "{err}"
+    );
+
+    let trusting = Client::new(ClientOptions {
+        protocol: Protocol::Https,
+        ca_certificates: vec![ca_cert.pem().into_bytes()],
+        ..ClientOptions::default()
+    });
+    let digest = rt
+        .block_on(trusting.push(&image, &tagged))
+        .unwrap_or_else(|e| panic!("{e}\n{}", registry.log_tail()));
+    assert_eq!(&digest, image.digest());
+    assert_eq!(
+        rt.block_on(trusting.resolve(&tagged)).expect("resolve"),
+        digest
+    );
 }

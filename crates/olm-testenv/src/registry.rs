@@ -157,6 +157,18 @@ pub struct RegistryOptions {
     /// Refuse every write (distribution's read-only maintenance mode); for testing how clients
     /// report a registry that refuses a push.
     pub read_only: bool,
+    /// Serve HTTPS with this PEM certificate and key instead of plain HTTP, for testing TLS
+    /// clients. Readiness is then checked by the TLS server's answer to a plain request.
+    pub tls: Option<RegistryTls>,
+}
+
+/// PEM files for [`RegistryOptions::tls`].
+#[derive(Debug, Clone)]
+pub struct RegistryTls {
+    /// The server certificate (chain), PEM.
+    pub certificate: PathBuf,
+    /// Its private key, PEM.
+    pub key: PathBuf,
 }
 
 impl Default for RegistryOptions {
@@ -165,6 +177,7 @@ impl Default for RegistryOptions {
             binary: PathBuf::from(REGISTRY_BINARY),
             port: None,
             read_only: false,
+            tls: None,
         }
     }
 }
@@ -487,8 +500,11 @@ fn start_once(
         });
     }
     let config_path = dir.join("config.yml");
-    fs::write(&config_path, config_yaml(data, addr, options.read_only))
-        .map_err(io_err(format!("writing {}", config_path.display())))?;
+    fs::write(
+        &config_path,
+        config_yaml(data, addr, options.read_only, options.tls.as_ref()),
+    )
+    .map_err(io_err(format!("writing {}", config_path.display())))?;
     let log_path = dir.join("registry.log");
     let log =
         fs::File::create(&log_path).map_err(io_err(format!("creating {}", log_path.display())))?;
@@ -549,7 +565,11 @@ fn start_once(
                 return Err(io_err("waiting for docker-registry")(e));
             }
         }
-        if probe_v2(addr) {
+        let ready = match options.tls {
+            None => probe_v2(addr),
+            Some(_) => probe_tls(addr),
+        };
+        if ready {
             return Ok(child);
         }
         if Instant::now() >= deadline {
@@ -567,8 +587,13 @@ fn start_once(
 
 /// The registry config. Uploads are not purged in the background (tests are short and the purge
 /// job only adds log noise); the access log is off for the same reason.
-fn config_yaml(data: &Path, addr: SocketAddr, read_only: bool) -> String {
-    format!(
+fn config_yaml(
+    data: &Path,
+    addr: SocketAddr,
+    read_only: bool,
+    tls: Option<&RegistryTls>,
+) -> String {
+    let mut yaml = format!(
         "version: 0.1
 log:
   level: info
@@ -589,7 +614,15 @@ http:
   secret: olm-local-registry
 ",
         data = yaml_quote(&data.to_string_lossy()),
-    )
+    );
+    if let Some(tls) = tls {
+        yaml.push_str(&format!(
+            "  tls:\n    certificate: {}\n    key: {}\n",
+            yaml_quote(&tls.certificate.to_string_lossy()),
+            yaml_quote(&tls.key.to_string_lossy())
+        ));
+    }
+    yaml
 }
 
 /// Double-quoted YAML scalar, so temp paths with odd characters stay one string.
@@ -649,6 +682,21 @@ fn probe_v2(addr: SocketAddr) -> bool {
         (parts.next(), parts.next()),
         (Some(v), Some("200")) if v.starts_with("HTTP/")
     )
+}
+
+/// A TLS server answers a plain-HTTP request with an HTTP 400 once it serves; that is enough to
+/// know the registry is up without a TLS client here.
+fn probe_tls(addr: SocketAddr) -> bool {
+    let Ok(mut stream) = TcpStream::connect_timeout(&addr, Duration::from_millis(500)) else {
+        return false;
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
+    let request = format!("GET /v2/ HTTP/1.0\r\nHost: {addr}\r\n\r\n");
+    if stream.write_all(request.as_bytes()).is_err() {
+        return false;
+    }
+    let mut head = [0u8; 16];
+    matches!(stream.read(&mut head), Ok(n) if head[..n].starts_with(b"HTTP/"))
 }
 
 /// A fresh private directory under the system temp dir. Written by hand so the crate does not
@@ -758,6 +806,7 @@ mod tests {
             Path::new("/tmp/a \"b\""),
             "127.0.0.1:5000".parse().unwrap(),
             false,
+            None,
         );
         assert!(
             yaml.contains("rootdirectory: \"/tmp/a \\\"b\\\"\""),

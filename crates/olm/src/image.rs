@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::Context as _;
-use olm_image::{AuthConfig, Client, ClientOptions, Filter, ImageRef};
+use olm_image::{AuthConfig, Client, ClientOptions, Filter, ImageRef, Protocol};
 
 /// Registry flags shared by every subcommand.
 #[derive(clap::Args)]
@@ -74,9 +74,15 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
 
 fn client(args: &RegistryArgs) -> anyhow::Result<Client> {
     let auth = AuthConfig::load_default()?;
+    let protocol = if args.plain_http {
+        Protocol::PlainHttp
+    } else {
+        Protocol::Auto
+    };
     Ok(Client::new(ClientOptions {
-        plain_http: args.plain_http,
+        protocol,
         auth,
+        ..ClientOptions::default()
     }))
 }
 
