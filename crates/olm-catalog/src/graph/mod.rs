@@ -1,0 +1,408 @@
+//! Pictures of upgrade graphs. [`Drawing::new`] decides what is drawn — which channels and
+//! entries survive the filters, in which order, which edges exist and how each node and edge is
+//! decorated — exactly as `opm alpha render-graph` decides it; [`mermaid`], [`dot`] and [`svg`]
+//! only write that decision in their format.
+//!
+//! What is drawn: one group per package (sorted by name), one per channel (sorted by name),
+//! entries in decreasing version; per entry its `skip` edges, its `skipRange` edges (one from
+//! every entry of the channel whose version is in the range) and its `replace` edge. Deprecated
+//! bundles, channels and packages are marked. With [`GraphOptions::v0_semantics`], bundles an
+//! older OLM would skip over are marked and the edges leading out of them flagged.
+//!
+//! Where opm is not deterministic we are: entries of equal version keep their channel order
+//! (opm's sort is unstable), and every deprecated package is marked (opm marks only the last one
+//! it meets).
+
+pub mod dot;
+pub mod mermaid;
+pub mod svg;
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use olm_version::blang;
+
+use crate::model::{Catalog, Channel, ChannelEntry};
+use crate::property::TypedProperty;
+
+/// What to draw.
+#[derive(Debug, Clone, Default)]
+pub struct GraphOptions {
+    /// Only this package (`-p`).
+    pub package: Option<String>,
+    /// Only edges at or above this bundle's version, in its package (`--minimum-edge`).
+    pub minimum_edge: Option<String>,
+    /// Mark which bundles OLM v0 would skip over (`--draw-v0-semantics`).
+    pub v0_semantics: bool,
+}
+
+/// Why a graph cannot be drawn; the texts are opm's.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GraphError {
+    #[error("unknown minimum edge name: {0:?}")]
+    UnknownMinimumEdge(String),
+    #[error("parse properties for bundle {bundle:?}: {message}")]
+    Properties { bundle: String, message: String },
+    #[error("bundle {0:?} has multiple \"olm.package\" properties, expected exactly 1")]
+    PackageProperties(String),
+    #[error("bundle {bundle:?} has invalid version {version:?}: {message}")]
+    Version {
+        bundle: String,
+        version: String,
+        message: String,
+    },
+}
+
+/// How a node is decorated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum NodeClass {
+    Deprecated,
+    DeprecatedSkipped,
+    Skipped,
+}
+
+impl NodeClass {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NodeClass::Deprecated => "deprecated",
+            NodeClass::DeprecatedSkipped => "deprecatedskipped",
+            NodeClass::Skipped => "skipped",
+        }
+    }
+}
+
+/// The kind of an upgrade edge.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EdgeKind {
+    Skip,
+    /// The entry's `skipRange`, as written.
+    SkipRange(String),
+    Replace,
+}
+
+/// One drawn edge, from an older bundle to the entry that upgrades it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Edge {
+    pub from: String,
+    pub to: String,
+    pub kind: EdgeKind,
+    /// Global edge number (Mermaid's link id).
+    pub id: usize,
+    /// The edge leaves a bundle OLM v0 would already have skipped.
+    pub flagged: bool,
+}
+
+/// One drawn entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Node {
+    pub name: String,
+    pub class: Option<NodeClass>,
+    /// Edges drawn for this entry, in drawing order.
+    pub edges: Vec<Edge>,
+}
+
+/// One drawn channel.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChannelDrawing {
+    pub name: String,
+    pub deprecated: bool,
+    /// Entries in decreasing version.
+    pub nodes: Vec<Node>,
+}
+
+/// One drawn package.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PackageDrawing {
+    pub name: String,
+    pub deprecated: bool,
+    pub channels: Vec<ChannelDrawing>,
+}
+
+/// Everything a writer needs.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Drawing {
+    /// Packages sorted by name.
+    pub packages: Vec<PackageDrawing>,
+    /// What opm prints on stderr (invalid skip ranges).
+    pub warnings: Vec<String>,
+}
+
+fn zero() -> blang::Version {
+    blang::Version {
+        major: 0,
+        minor: 0,
+        patch: 0,
+        pre: Vec::new(),
+        build: Vec::new(),
+    }
+}
+
+fn bundle_versions(catalog: &Catalog) -> Result<HashMap<&str, blang::Version>, GraphError> {
+    let mut out = HashMap::new();
+    for b in catalog.bundles() {
+        if out.contains_key(b.name.as_str()) {
+            continue;
+        }
+        let mut versions = Vec::new();
+        for p in &b.properties {
+            match p.parse() {
+                Ok(TypedProperty::Package(pkg)) => versions.push(pkg.version),
+                Ok(_) => {}
+                Err(message) => {
+                    return Err(GraphError::Properties {
+                        bundle: b.name.to_string(),
+                        message,
+                    });
+                }
+            }
+        }
+        let [version] = &versions[..] else {
+            return Err(GraphError::PackageProperties(b.name.to_string()));
+        };
+        let parsed = blang::Version::parse(version).map_err(|e| GraphError::Version {
+            bundle: b.name.to_string(),
+            version: version.clone(),
+            message: e.to_string(),
+        })?;
+        out.insert(b.name.as_str(), parsed);
+    }
+    Ok(out)
+}
+
+/// The `-p` and `--minimum-edge` filters.
+struct Filter<'a> {
+    opts: &'a GraphOptions,
+    versions: HashMap<&'a str, blang::Version>,
+    floor: blang::Version,
+    floor_package: Option<String>,
+}
+
+impl Filter<'_> {
+    /// A bundle's version; names that are no bundle count as 0.0.0, as in opm.
+    fn version(&self, name: &str) -> blang::Version {
+        self.versions.get(name).cloned().unwrap_or_else(zero)
+    }
+
+    /// The channel's entries as drawn, or None when nothing of it is left.
+    fn channel(&self, c: &Channel) -> Option<Vec<ChannelEntry>> {
+        if self
+            .opts
+            .package
+            .as_deref()
+            .is_some_and(|p| c.package.as_str() != p)
+            || self
+                .floor_package
+                .as_deref()
+                .is_some_and(|p| c.package.as_str() != p)
+        {
+            return None;
+        }
+        let Some(min) = &self.opts.minimum_edge else {
+            return (!c.entries().is_empty() || self.opts.package.is_none())
+                .then(|| c.entries().to_vec());
+        };
+        let mut out = Vec::new();
+        for ce in c.entries() {
+            let mut kept = ChannelEntry {
+                name: ce.name.clone(),
+                ..Default::default()
+            };
+            if ce.name.as_str() == min {
+                // The floor itself is drawn without its (older) edges.
+                out.push(kept);
+                continue;
+            }
+            if !ce.replaces.is_empty() && self.version(&ce.replaces) >= self.floor {
+                kept.replaces = ce.replaces.clone();
+            }
+            kept.skips = ce
+                .skips
+                .iter()
+                .filter(|s| self.version(s) >= self.floor)
+                .cloned()
+                .collect();
+            if blang::Range::parse(&ce.skip_range).is_ok_and(|r| r.matches(&self.floor)) {
+                kept.skip_range = ce.skip_range.clone();
+            }
+            let had_edges =
+                !ce.replaces.is_empty() || !ce.skips.is_empty() || !ce.skip_range.is_empty();
+            let has_edges =
+                !kept.replaces.is_empty() || !kept.skips.is_empty() || !kept.skip_range.is_empty();
+            if has_edges || (!had_edges && self.version(&ce.name) >= self.floor) {
+                out.push(kept);
+            }
+        }
+        (!out.is_empty()).then_some(out)
+    }
+}
+
+#[derive(Default)]
+struct Deprecations {
+    packages: HashSet<String>,
+    channels: HashSet<String>,
+    bundles: HashSet<String>,
+}
+
+impl Deprecations {
+    fn of(catalog: &Catalog) -> Self {
+        let mut d = Deprecations::default();
+        for dep in catalog.deprecations() {
+            for e in &dep.entries {
+                match e.reference.schema.as_str() {
+                    "olm.package" => d.packages.insert(dep.package.to_string()),
+                    "olm.channel" => d.channels.insert(e.reference.name.clone()),
+                    "olm.bundle" => d.bundles.insert(e.reference.name.clone()),
+                    _ => false,
+                };
+            }
+        }
+        d
+    }
+}
+
+impl Drawing {
+    /// Decides what the graph of `catalog` shows.
+    pub fn new(catalog: &Catalog, opts: &GraphOptions) -> Result<Drawing, GraphError> {
+        let versions = bundle_versions(catalog)?;
+        let floor = match &opts.minimum_edge {
+            Some(min) => versions
+                .get(min.as_str())
+                .cloned()
+                .ok_or_else(|| GraphError::UnknownMinimumEdge(min.clone()))?,
+            None => zero(),
+        };
+        let floor_package = opts.minimum_edge.as_ref().and_then(|min| {
+            catalog
+                .channels()
+                .find(|c| c.entries().iter().any(|e| e.name.as_str() == min))
+                .map(|c| c.package.to_string())
+        });
+        let filter = Filter {
+            opts,
+            versions,
+            floor,
+            floor_package,
+        };
+        let deprecations = Deprecations::of(catalog);
+
+        let mut channels: Vec<&Channel> = catalog.channels().collect();
+        channels.sort_by(|a, b| a.name.as_str().cmp(b.name.as_str()));
+
+        let mut packages: BTreeMap<String, PackageDrawing> = BTreeMap::new();
+        let mut warnings = Vec::new();
+        let mut next_id = 0usize;
+        for c in channels {
+            let Some(entries) = filter.channel(c) else {
+                continue;
+            };
+            let drawn = draw_channel(
+                c,
+                &entries,
+                &filter,
+                &deprecations,
+                &mut next_id,
+                &mut warnings,
+            );
+            packages
+                .entry(c.package.to_string())
+                .or_insert_with(|| PackageDrawing {
+                    name: c.package.to_string(),
+                    deprecated: deprecations.packages.contains(c.package.as_str()),
+                    channels: Vec::new(),
+                })
+                .channels
+                .push(drawn);
+        }
+        Ok(Drawing {
+            packages: packages.into_values().collect(),
+            warnings,
+        })
+    }
+
+    /// Every drawn edge, in id order.
+    pub fn edges(&self) -> impl Iterator<Item = &Edge> {
+        self.packages
+            .iter()
+            .flat_map(|p| &p.channels)
+            .flat_map(|c| &c.nodes)
+            .flat_map(|n| &n.edges)
+    }
+}
+
+fn draw_channel(
+    c: &Channel,
+    entries: &[ChannelEntry],
+    filter: &Filter<'_>,
+    deprecations: &Deprecations,
+    next_id: &mut usize,
+    warnings: &mut Vec<String>,
+) -> ChannelDrawing {
+    let mut sorted: Vec<&ChannelEntry> = entries.iter().collect();
+    sorted.sort_by_key(|e| std::cmp::Reverse(filter.version(&e.name)));
+
+    // Bundles a higher entry skips over. An edge out of one of them is a path OLM v0 never takes.
+    let mut skipped: HashSet<String> = HashSet::new();
+    let v0 = filter.opts.v0_semantics;
+    let mut nodes = Vec::with_capacity(sorted.len());
+    for ce in sorted {
+        let class = match (
+            deprecations.bundles.contains(ce.name.as_str()),
+            skipped.contains(ce.name.as_str()),
+        ) {
+            (true, true) => Some(NodeClass::DeprecatedSkipped),
+            (true, false) => Some(NodeClass::Deprecated),
+            (false, true) => Some(NodeClass::Skipped),
+            (false, false) => None,
+        };
+        let mut edges = Vec::new();
+        let mut push = |from: &str, kind: EdgeKind, flagged: bool| {
+            edges.push(Edge {
+                from: from.to_owned(),
+                to: ce.name.to_string(),
+                kind,
+                id: *next_id,
+                flagged,
+            });
+            *next_id += 1;
+        };
+        for s in &ce.skips {
+            // A bundle skipped twice: the second skip edge leaves an already-skipped bundle.
+            let flagged = v0 && !skipped.insert(s.clone());
+            push(s, EdgeKind::Skip, flagged);
+        }
+        // Edges into an entry that a higher entry skips are never followed by OLM v0.
+        let into_skipped = v0 && skipped.contains(ce.name.as_str());
+        if !ce.skip_range.is_empty() {
+            match blang::Range::parse(&ce.skip_range) {
+                Ok(range) => {
+                    for other in entries {
+                        if range.matches(&filter.version(&other.name)) {
+                            push(
+                                &other.name,
+                                EdgeKind::SkipRange(ce.skip_range.clone()),
+                                into_skipped,
+                            );
+                        }
+                    }
+                }
+                Err(e) => warnings.push(format!(
+                    "warning: ignoring invalid SkipRange for package/edge {:?}/{:?}: {e}",
+                    c.package.as_str(),
+                    ce.name.as_str()
+                )),
+            }
+        }
+        if !ce.replaces.is_empty() {
+            push(&ce.replaces, EdgeKind::Replace, into_skipped);
+        }
+        nodes.push(Node {
+            name: ce.name.to_string(),
+            class,
+            edges,
+        });
+    }
+    ChannelDrawing {
+        name: c.name.to_string(),
+        deprecated: deprecations.channels.contains(c.name.as_str()),
+        nodes,
+    }
+}
