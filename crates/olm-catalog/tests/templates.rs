@@ -106,8 +106,10 @@ fn semver_pin(package: &str) -> (SemverOptions, usize) {
         }
         "kubernaut-operator" => (old(SemverEdges::ChannelScopedV1_37), 7),
         "konflux" => (old(SemverEdges::ChannelScopedV1_57), 1),
-        // One Y-stream (dotvirt) or one bundle (kubevirt-wol): every algorithm agrees.
+        // Package description copied from the CSV: opm v1.65+. dotvirt's four bundles are one
+        // Y-stream, so every edge algorithm agrees there; kairos needs the edge-scoped one.
         "dotvirt-operator" | "kairos-operator" => (current, 0),
+        // One bundle (no edges), and no package description although its CSV has one: before v1.65.
         "kubevirt-wol" => (old(SemverEdges::EdgeScoped), 0),
         other => panic!("no semver pin for {other}"),
     }

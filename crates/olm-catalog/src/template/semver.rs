@@ -1061,6 +1061,137 @@ mod tests {
         assert_eq!(c.packages().next().unwrap().default_channel, "stable-v1.1");
     }
 
+    /// operator-registry `TestGenerateChannels`: one stable list with pre-releases, rendered with
+    /// each channel kind and preference; expected channels and default channels are upstream's.
+    #[test]
+    fn upstream_generate_channels_vectors() {
+        let versions = [
+            "0.1.0",
+            "0.1.1",
+            "1.1.0",
+            "1.2.1",
+            "1.3.1",
+            "2.1.0",
+            "1.3.1-beta",
+            "2.1.1",
+            "2.3.1",
+            "2.3.2",
+            "3.1.0",
+            "3.1.1",
+            "1.3.1-alpha",
+            "1.4.1",
+            "1.4.1-beta1",
+            "1.4.1-beta2",
+        ];
+        let named = |image: &str| -> Result<Vec<Bundle>, BundleRenderError> {
+            let version = image.trim_start_matches("a-v");
+            let prop = PackageProperty {
+                package_name: "a".into(),
+                version: version.into(),
+                release: String::new(),
+            };
+            Ok(vec![Bundle {
+                name: image.into(),
+                package: "a".into(),
+                image: image.into(),
+                properties: vec![Property::new(TYPE_PACKAGE, &prop)],
+                ..Default::default()
+            }])
+        };
+        let images: Vec<String> = versions.iter().map(|v| format!("a-v{v}")).collect();
+        let images: Vec<&str> = images.iter().map(String::as_str).collect();
+        let lines = |c: &Catalog| -> Vec<String> {
+            c.channels()
+                .flat_map(|ch| {
+                    ch.entries().iter().map(move |e| {
+                        format!(
+                            "{}: {} > {} / {}",
+                            ch.name,
+                            e.name,
+                            e.replaces,
+                            e.skips.join(",")
+                        )
+                    })
+                })
+                .collect()
+        };
+        let major = [
+            "stable-v0: a-v0.1.0 >  / ",
+            "stable-v0: a-v0.1.1 >  / a-v0.1.0",
+            "stable-v1: a-v1.1.0 >  / ",
+            "stable-v1: a-v1.2.1 > a-v1.1.0 / ",
+            "stable-v1: a-v1.3.1-alpha >  / ",
+            "stable-v1: a-v1.3.1-beta >  / ",
+            "stable-v1: a-v1.3.1 > a-v1.2.1 / a-v1.1.0,a-v1.3.1-alpha,a-v1.3.1-beta",
+            "stable-v1: a-v1.4.1-beta1 >  / ",
+            "stable-v1: a-v1.4.1-beta2 >  / ",
+            "stable-v1: a-v1.4.1 > a-v1.3.1 / a-v1.1.0,a-v1.2.1,a-v1.3.1-alpha,a-v1.3.1-beta,a-v1.4.1-beta1,a-v1.4.1-beta2",
+            "stable-v2: a-v2.1.0 >  / ",
+            "stable-v2: a-v2.1.1 >  / a-v2.1.0",
+            "stable-v2: a-v2.3.1 >  / ",
+            "stable-v2: a-v2.3.2 > a-v2.1.1 / a-v2.1.0,a-v2.3.1",
+            "stable-v3: a-v3.1.0 >  / ",
+            "stable-v3: a-v3.1.1 >  / a-v3.1.0",
+        ];
+        let minor = [
+            "stable-v0.1: a-v0.1.0 >  / ",
+            "stable-v0.1: a-v0.1.1 >  / a-v0.1.0",
+            "stable-v1.1: a-v1.1.0 >  / ",
+            "stable-v1.2: a-v1.2.1 > a-v1.1.0 / ",
+            "stable-v1.3: a-v1.3.1-alpha >  / ",
+            "stable-v1.3: a-v1.3.1-beta >  / ",
+            "stable-v1.3: a-v1.3.1 > a-v1.2.1 / a-v1.1.0,a-v1.3.1-alpha,a-v1.3.1-beta",
+            "stable-v1.4: a-v1.4.1-beta1 >  / ",
+            "stable-v1.4: a-v1.4.1-beta2 >  / ",
+            "stable-v1.4: a-v1.4.1 > a-v1.3.1 / a-v1.1.0,a-v1.2.1,a-v1.3.1-alpha,a-v1.3.1-beta,a-v1.4.1-beta1,a-v1.4.1-beta2",
+            "stable-v2.1: a-v2.1.0 >  / ",
+            "stable-v2.1: a-v2.1.1 >  / a-v2.1.0",
+            "stable-v2.3: a-v2.3.1 >  / ",
+            "stable-v2.3: a-v2.3.2 > a-v2.1.1 / a-v2.1.0,a-v2.3.1",
+            "stable-v3.1: a-v3.1.0 >  / ",
+            "stable-v3.1: a-v3.1.1 >  / a-v3.1.0",
+        ];
+        // Both kinds: the same entries, channels sorted by name.
+        let mut both: Vec<&str> = major.iter().chain(minor.iter()).copied().collect();
+        both.sort_by_key(|l| l.split(':').next().unwrap_or_default().to_owned());
+        let cases: [(&str, &[&str], &str); 4] = [
+            ("generateMinorChannels: true\n", &minor, "stable-v3.1"),
+            ("generateMajorChannels: true\n", &major, "stable-v3"),
+            (
+                "generateMajorChannels: true\ngenerateMinorChannels: true\ndefaultChannelTypePreference: minor\n",
+                &both,
+                "stable-v3.1",
+            ),
+            (
+                "generateMajorChannels: true\ngenerateMinorChannels: true\ndefaultChannelTypePreference: major\n",
+                &both,
+                "stable-v3",
+            ),
+        ];
+        for (head, want, default) in cases {
+            let t = template(head, &[("stable", &images)]);
+            let c = render(t.as_bytes(), &named, &SemverOptions::default()).unwrap();
+            assert_eq!(lines(&c), want, "{head}");
+            assert_eq!(
+                c.packages().next().unwrap().default_channel,
+                default,
+                "{head}"
+            );
+        }
+        // TestBailOnVersionBuildMetadata: versions equal but for build metadata cannot be ordered.
+        let mut with_build = images.clone();
+        with_build.extend(["a-v1.3.1-alpha+2001Jan21", "a-v1.3.1-alpha+2003May06"]);
+        let t = template("", &[("stable", &with_build)]);
+        let e = render(t.as_bytes(), &named, &SemverOptions::default()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "render: unable to post-process bundle info: encountered bundle versions which differ \
+             only by build metadata, which cannot be ordered: [bundle version \"1.3.1-alpha+2001Jan21\" \
+             cannot be compared to \"1.3.1-alpha\", bundle version \"1.3.1-alpha+2003May06\" cannot be \
+             compared to \"1.3.1-alpha\"]"
+        );
+    }
+
     #[test]
     fn one_bundle_in_every_maturity() {
         // kubevirt-wol: the same image in all three lists.
