@@ -240,7 +240,7 @@ impl Client {
             move |e: oci_client::errors::OciDistributionError| ImageError::PushRefused {
                 reference,
                 what,
-                message: chain(&e),
+                message: describe(&e),
             }
         };
         oci.auth(&reference.0, &auth, RegistryOperation::Push)
@@ -548,7 +548,42 @@ fn registry_error(
     ImageError::Registry {
         reference: reference.to_string(),
         action: action.to_string(),
-        message: chain(e),
+        message: describe(e),
+    }
+}
+
+/// The registry's own words first: `manifest unknown (MANIFEST_UNKNOWN) [GET url]` reads better
+/// than oci-client's debug-flavoured envelope text.
+fn describe(e: &oci_client::errors::OciDistributionError) -> String {
+    use oci_client::errors::OciDistributionError as E;
+    match e {
+        E::RegistryError { envelope, url } => {
+            let errors: Vec<String> = envelope
+                .errors
+                .iter()
+                .map(|err| {
+                    let code = serde_json::to_value(&err.code)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_string))
+                        .unwrap_or_default();
+                    match (err.message.is_empty(), code.is_empty()) {
+                        (false, false) => format!("{} ({code})", err.message),
+                        (false, true) => err.message.clone(),
+                        (true, _) => code,
+                    }
+                })
+                .collect();
+            format!("{} [{url}]", errors.join("; "))
+        }
+        E::ServerError { code, url, message } => {
+            let message = message.trim();
+            if message.is_empty() {
+                format!("HTTP {code} [{url}]")
+            } else {
+                format!("HTTP {code}: {message} [{url}]")
+            }
+        }
+        other => chain(other),
     }
 }
 

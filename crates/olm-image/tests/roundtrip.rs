@@ -301,6 +301,7 @@ fn refused_push_says_what_was_refused() {
         .block_on(client().push(&image, &tagged))
         .expect_err("a read-only registry must refuse");
     let msg = err.to_string();
+    eprintln!("{msg}");
     assert!(matches!(err, ImageError::PushRefused { .. }), "{msg}");
     assert!(msg.contains("registry refused the layer sha256:"), "{msg}");
     assert!(msg.contains("catalogs/refused:v1"), "{msg}");

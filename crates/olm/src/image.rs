@@ -10,7 +10,7 @@ use olm_image::{AuthConfig, Client, ClientOptions, Filter, ImageRef, Protocol};
 /// Registry flags shared by every subcommand.
 #[derive(clap::Args)]
 pub struct RegistryArgs {
-    /// Speak plain HTTP (no TLS) to the registry. Registries on localhost, 127.0.0.0/8 and ::1
+    /// Speak plain HTTP (no TLS) to the registry. Registries on localhost and 127.0.0.0/8
     /// always get plain HTTP.
     #[arg(long)]
     plain_http: bool,
