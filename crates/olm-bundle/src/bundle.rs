@@ -1,0 +1,360 @@
+//! Reading a registry+v1 bundle: `manifests/` (flat) and `metadata/`.
+//!
+//! Objects are dispatched by `kind` only, as operator-controller does: the ClusterServiceVersion,
+//! CustomResourceDefinitions, and everything else. Files are read in lexical order and every YAML
+//! (or JSON) document in a file counts, so the order of CRDs and other objects — and therefore of
+//! rendered manifests and `olm.bundle.object` properties — is stable.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use crate::csv::ClusterServiceVersion;
+use crate::error::BundleError;
+use crate::goyaml;
+
+/// Annotation naming the bundle's package.
+pub const PACKAGE_ANNOTATION: &str = "operators.operatorframework.io.bundle.package.v1";
+/// Annotation listing the bundle's channels (comma-separated).
+pub const CHANNELS_ANNOTATION: &str = "operators.operatorframework.io.bundle.channels.v1";
+/// Annotation naming the default channel.
+pub const DEFAULT_CHANNEL_ANNOTATION: &str =
+    "operators.operatorframework.io.bundle.channel.default.v1";
+/// Annotation declaring the bundle format.
+pub const MEDIATYPE_ANNOTATION: &str = "operators.operatorframework.io.bundle.mediatype.v1";
+/// CSV annotation carrying extra properties as a JSON list.
+pub const PROPERTIES_ANNOTATION: &str = "olm.properties";
+
+/// One object of the bundle together with the file it came from (relative to the bundle root).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BundleObject {
+    pub file: String,
+    pub object: Value,
+}
+
+impl BundleObject {
+    pub fn kind(&self) -> &str {
+        self.object
+            .get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+    }
+
+    pub fn name(&self) -> &str {
+        self.object
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+    }
+}
+
+/// A registry+v1 bundle as read from disk or from an unpacked image.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bundle {
+    /// From `metadata/annotations.yaml` (`operators.operatorframework.io.bundle.package.v1`);
+    /// empty when absent (the renderer rejects it with upstream's message).
+    pub package_name: String,
+    /// The `annotations` block of `metadata/annotations.yaml`.
+    pub annotations: BTreeMap<String, String>,
+    pub csv: ClusterServiceVersion,
+    /// File the CSV came from.
+    pub csv_file: String,
+    /// CustomResourceDefinitions in file order.
+    pub crds: Vec<BundleObject>,
+    /// Every other object in file order.
+    pub others: Vec<BundleObject>,
+    /// `metadata/properties.yaml` `properties:` entries.
+    pub properties: Vec<Value>,
+    /// `metadata/dependencies.yaml` `dependencies:` entries.
+    pub dependencies: Vec<Value>,
+}
+
+/// A file of an unpacked bundle: path relative to the bundle root (with `/` separators) and bytes.
+#[derive(Debug, Clone)]
+pub struct BundleFile {
+    pub path: String,
+    pub contents: Vec<u8>,
+}
+
+impl Bundle {
+    /// Reads a bundle directory.
+    ///
+    /// Errors name the offending file: unreadable files, malformed YAML, a subdirectory under
+    /// `manifests/`, no or several CSVs, objects without `kind`.
+    pub fn from_dir(dir: impl AsRef<Path>) -> Result<Self, BundleError> {
+        let dir = dir.as_ref();
+        let mut files = Vec::new();
+        for sub in ["manifests", "metadata"] {
+            let d = dir.join(sub);
+            if !d.is_dir() {
+                continue;
+            }
+            let mut entries: Vec<PathBuf> = std::fs::read_dir(&d)
+                .map_err(|e| BundleError::Io {
+                    path: d.display().to_string(),
+                    message: e.to_string(),
+                })?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .collect();
+            entries.sort();
+            for p in entries {
+                let fname = p
+                    .file_name()
+                    .map(|f| f.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                let rel = format!("{sub}/{fname}");
+                if p.is_dir() {
+                    if sub == "manifests" {
+                        return Err(BundleError::SubdirectoryInManifests { path: rel });
+                    }
+                    continue;
+                }
+                let contents = std::fs::read(&p).map_err(|e| BundleError::Io {
+                    path: p.display().to_string(),
+                    message: e.to_string(),
+                })?;
+                files.push(BundleFile {
+                    path: rel,
+                    contents,
+                });
+            }
+        }
+        Self::from_files(files)
+    }
+
+    /// Builds a bundle from files of an unpacked bundle image (paths relative to its root).
+    /// Files outside `manifests/` and `metadata/` are ignored, as are dot-files.
+    pub fn from_files(mut files: Vec<BundleFile>) -> Result<Self, BundleError> {
+        files.sort_by(|a, b| a.path.cmp(&b.path));
+        let mut annotations: Option<BTreeMap<String, String>> = None;
+        let mut properties = Vec::new();
+        let mut dependencies = Vec::new();
+        let mut csv: Option<(String, Value)> = None;
+        let mut crds = Vec::new();
+        let mut others = Vec::new();
+
+        for f in &files {
+            let path = f.path.trim_start_matches("./");
+            let (dir, name) = match path.split_once('/') {
+                Some(x) => x,
+                None => continue,
+            };
+            if name.starts_with('.') || name.is_empty() {
+                continue;
+            }
+            match dir {
+                "manifests" => {
+                    if name.contains('/') {
+                        return Err(BundleError::SubdirectoryInManifests {
+                            path: path.to_string(),
+                        });
+                    }
+                    for doc in decode(path, &f.contents)? {
+                        if !doc.is_object() {
+                            return Err(BundleError::NotAnObject {
+                                file: path.to_string(),
+                            });
+                        }
+                        let kind = match doc.get("kind").and_then(Value::as_str) {
+                            Some(k) if !k.is_empty() => k.to_string(),
+                            _ => {
+                                return Err(BundleError::MissingKind {
+                                    file: path.to_string(),
+                                });
+                            }
+                        };
+                        match kind.as_str() {
+                            "ClusterServiceVersion" => {
+                                if let Some((first, _)) = &csv {
+                                    return Err(BundleError::MultipleCsvs {
+                                        first: first.clone(),
+                                        second: path.to_string(),
+                                    });
+                                }
+                                csv = Some((path.to_string(), doc));
+                            }
+                            "CustomResourceDefinition" => crds.push(BundleObject {
+                                file: path.to_string(),
+                                object: doc,
+                            }),
+                            _ => others.push(BundleObject {
+                                file: path.to_string(),
+                                object: doc,
+                            }),
+                        }
+                    }
+                }
+                "metadata" => {
+                    if name.contains('/') {
+                        continue;
+                    }
+                    let docs = decode(path, &f.contents)?;
+                    let Some(doc) = docs.into_iter().next() else {
+                        continue;
+                    };
+                    // The first metadata file with a non-empty `annotations` block wins.
+                    if let Some(a) = doc
+                        .get("annotations")
+                        .filter(|a| a.as_object().is_some_and(|m| !m.is_empty()))
+                        && annotations.is_none()
+                    {
+                        annotations = Some(string_map(path, a)?);
+                    }
+                    if let Some(p) = doc.get("properties") {
+                        properties.extend(list(path, "properties", p)?);
+                    }
+                    if let Some(d) = doc.get("dependencies") {
+                        dependencies.extend(list(path, "dependencies", d)?);
+                    }
+                }
+                _ => {}
+            }
+        }
+
+        let Some((csv_file, csv_doc)) = csv else {
+            return Err(BundleError::NoCsv);
+        };
+        let annotations = annotations.ok_or(BundleError::NoAnnotations)?;
+        // Fail early on a malformed `olm.properties` annotation, before anything renders.
+        if !properties.is_empty() {
+            merge_properties_into_csv(&csv_file, &mut csv_doc.clone(), &properties)?;
+        }
+        let csv = ClusterServiceVersion::from_value(csv_doc).map_err(|message| {
+            BundleError::InvalidCsv {
+                file: csv_file.clone(),
+                message,
+            }
+        })?;
+        let package_name = annotations
+            .get(PACKAGE_ANNOTATION)
+            .cloned()
+            .unwrap_or_default();
+        Ok(Bundle {
+            package_name,
+            annotations,
+            csv,
+            csv_file,
+            crds,
+            others,
+            properties,
+            dependencies,
+        })
+    }
+
+    /// Channels from the bundle annotations (informational: FBC channels are authored separately).
+    pub fn channels(&self) -> Vec<String> {
+        self.annotations
+            .get(CHANNELS_ANNOTATION)
+            .map(|c| {
+                c.split(',')
+                    .map(|s| s.trim().to_string())
+                    .filter(|s| !s.is_empty())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// CSV annotations as the renderer sees them: `metadata/properties.yaml` merged into the
+    /// `olm.properties` annotation (CSV entries first), as operator-controller's bundle source
+    /// does before rendering.
+    pub fn render_annotations(&self) -> BTreeMap<String, String> {
+        let mut ann = self.csv.annotations();
+        if self.properties.is_empty() {
+            return ann;
+        }
+        let mut raw = self.csv.raw.clone();
+        if merge_properties_into_csv(&self.csv_file, &mut raw, &self.properties).is_ok()
+            && let Some(v) = raw
+                .pointer(&format!("/metadata/annotations/{PROPERTIES_ANNOTATION}"))
+                .and_then(Value::as_str)
+        {
+            ann.insert(PROPERTIES_ANNOTATION.to_string(), v.to_string());
+        }
+        ann
+    }
+
+    /// Name of a CRD object (`metadata.name`).
+    pub fn crd_names(&self) -> impl Iterator<Item = &str> {
+        self.crds.iter().map(BundleObject::name)
+    }
+}
+
+/// Upstream merges `metadata/properties.yaml` into the CSV's `olm.properties` annotation (CSV
+/// entries first) so that everything downstream sees one list.
+fn merge_properties_into_csv(
+    file: &str,
+    csv: &mut Value,
+    extra: &[Value],
+) -> Result<(), BundleError> {
+    let existing = csv.pointer(&format!(
+        "/metadata/annotations/{}",
+        PROPERTIES_ANNOTATION.replace('/', "~1")
+    ));
+    let mut props: Vec<Value> = match existing.and_then(Value::as_str) {
+        Some(s) if !s.trim().is_empty() => {
+            serde_json::from_str(s).map_err(|e| BundleError::InvalidCsv {
+                file: file.to_string(),
+                message: format!("failed to unmarshal {PROPERTIES_ANNOTATION} annotation: {e}"),
+            })?
+        }
+        _ => Vec::new(),
+    };
+    props.extend(extra.iter().cloned());
+    let encoded = serde_json::to_string(&props).unwrap_or_else(|_| "[]".into());
+    let Some(obj) = csv.as_object_mut() else {
+        return Ok(());
+    };
+    let meta = obj.entry("metadata").or_insert_with(|| json!({}));
+    if let Some(m) = meta.as_object_mut() {
+        let ann = m.entry("annotations").or_insert_with(|| json!({}));
+        if let Some(a) = ann.as_object_mut() {
+            a.insert(PROPERTIES_ANNOTATION.into(), Value::String(encoded));
+        }
+    }
+    Ok(())
+}
+
+fn decode(path: &str, bytes: &[u8]) -> Result<Vec<Value>, BundleError> {
+    let text = std::str::from_utf8(bytes).map_err(|e| BundleError::Yaml {
+        file: path.to_string(),
+        message: format!("invalid UTF-8: {e}"),
+    })?;
+    goyaml::parse_documents(text).map_err(|message| BundleError::Yaml {
+        file: path.to_string(),
+        message,
+    })
+}
+
+fn string_map(path: &str, v: &Value) -> Result<BTreeMap<String, String>, BundleError> {
+    let mut out = BTreeMap::new();
+    if let Some(m) = v.as_object() {
+        for (k, v) in m {
+            let s = match v {
+                Value::String(s) => s.clone(),
+                Value::Null => String::new(),
+                Value::Bool(b) => b.to_string(),
+                Value::Number(n) => n.to_string(),
+                _ => {
+                    return Err(BundleError::Yaml {
+                        file: path.to_string(),
+                        message: format!("annotation {k:?} must be a string"),
+                    });
+                }
+            };
+            out.insert(k.clone(), s);
+        }
+    }
+    Ok(out)
+}
+
+fn list(path: &str, key: &str, v: &Value) -> Result<Vec<Value>, BundleError> {
+    match v {
+        Value::Array(a) => Ok(a.clone()),
+        Value::Null => Ok(Vec::new()),
+        _ => Err(BundleError::Yaml {
+            file: path.to_string(),
+            message: format!("{key:?} must be a list"),
+        }),
+    }
+}

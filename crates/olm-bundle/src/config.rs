@@ -1,0 +1,438 @@
+//! The per-bundle configuration of a ClusterExtension (`spec.config.inline`): its JSON schema,
+//! validation with upstream's messages, and how `deploymentConfig` changes Deployments.
+//!
+//! The schema depends on the bundle's install modes: `watchNamespace` exists only when
+//! OwnNamespace or SingleNamespace is supported, is required unless AllNamespaces is also
+//! supported, and carries a format that ties it to the install namespace when only one of Own /
+//! Single is supported. Validation is hand-written rather than delegated to a JSON-schema crate
+//! because the messages users see are upstream's reformatting of its schema library's output,
+//! and those must match.
+
+use serde_json::{Map, Value, json};
+
+use crate::csv::{ClusterServiceVersion, InstallModeType};
+use crate::goyaml;
+use crate::validate::go_quote;
+
+/// Pattern of a namespace name, as the schema states it.
+pub const WATCH_NAMESPACE_PATTERN: &str = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$";
+
+/// The `deploymentConfig` fields and the JSON type each must have (upstream's frozen copy of
+/// OLM v0's `SubscriptionConfig` without `selector`).
+const DEPLOYMENT_CONFIG_FIELDS: &[(&str, &str)] = &[
+    ("nodeSelector", "object"),
+    ("tolerations", "array"),
+    ("resources", "object"),
+    ("envFrom", "array"),
+    ("env", "array"),
+    ("volumes", "array"),
+    ("volumeMounts", "array"),
+    ("affinity", "object"),
+    ("annotations", "object"),
+];
+
+/// How `watchNamespace` is constrained for a bundle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WatchNamespaceRule {
+    /// Not configurable (neither OwnNamespace nor SingleNamespace supported).
+    Absent,
+    /// Configurable; `required` unless AllNamespaces is supported.
+    Present {
+        required: bool,
+        format: Option<NamespaceFormat>,
+    },
+}
+
+/// The custom formats upstream registers for `watchNamespace`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NamespaceFormat {
+    /// OwnNamespace only: must equal the install namespace.
+    OwnNamespaceInstallMode,
+    /// SingleNamespace only: must differ from the install namespace.
+    SingleNamespaceInstallMode,
+}
+
+impl NamespaceFormat {
+    fn name(self) -> &'static str {
+        match self {
+            Self::OwnNamespaceInstallMode => "ownNamespaceInstallMode",
+            Self::SingleNamespaceInstallMode => "singleNamespaceInstallMode",
+        }
+    }
+}
+
+/// Derives the `watchNamespace` rule from the CSV's install modes.
+pub fn watch_namespace_rule(csv: &ClusterServiceVersion) -> WatchNamespaceRule {
+    let own = csv.supports(&InstallModeType::OwnNamespace);
+    let single = csv.supports(&InstallModeType::SingleNamespace);
+    let all = csv.supports(&InstallModeType::AllNamespaces);
+    if !own && !single {
+        return WatchNamespaceRule::Absent;
+    }
+    let format = match (own, single) {
+        (true, false) => Some(NamespaceFormat::OwnNamespaceInstallMode),
+        (false, true) => Some(NamespaceFormat::SingleNamespaceInstallMode),
+        _ => None,
+    };
+    WatchNamespaceRule::Present {
+        required: !all,
+        format,
+    }
+}
+
+/// The JSON schema (draft-07) of a bundle's configuration, as upstream builds it.
+pub fn config_schema(csv: &ClusterServiceVersion) -> Value {
+    let mut props = Map::new();
+    if let WatchNamespaceRule::Present { required, format } = watch_namespace_rule(csv) {
+        let mut s = json!({"type": "string", "minLength": 1, "maxLength": 63, "pattern": WATCH_NAMESPACE_PATTERN});
+        if let (Some(f), Some(m)) = (format, s.as_object_mut()) {
+            m.insert("format".into(), json!(f.name()));
+        }
+        let prop = if required {
+            s
+        } else {
+            json!({"anyOf": [{"type": "null"}, s]})
+        };
+        props.insert("watchNamespace".into(), prop);
+    }
+    let dc: Map<String, Value> = DEPLOYMENT_CONFIG_FIELDS
+        .iter()
+        .map(|(k, t)| (k.to_string(), json!({"type": t})))
+        .collect();
+    props.insert(
+        "deploymentConfig".into(),
+        json!({"type": ["object", "null"], "additionalProperties": false, "properties": dc}),
+    );
+    let mut schema = json!({
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "type": "object",
+        "additionalProperties": false,
+        "properties": props,
+    });
+    if matches!(
+        watch_namespace_rule(csv),
+        WatchNamespaceRule::Present { required: true, .. }
+    ) && let Some(m) = schema.as_object_mut()
+    {
+        m.insert("required".into(), json!(["watchNamespace"]));
+    }
+    schema
+}
+
+/// A configuration that passed validation.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BundleConfig {
+    pub watch_namespace: Option<String>,
+    pub deployment_config: Option<Value>,
+}
+
+fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_f64() => "number",
+        Value::Number(_) => "integer",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// Validates raw configuration (YAML or JSON; `None` is `{}`) against the bundle's schema.
+/// The error is upstream's message without the `invalid configuration: ` prefix.
+pub fn validate_config(
+    csv: &ClusterServiceVersion,
+    raw: Option<&str>,
+    install_namespace: &str,
+) -> Result<BundleConfig, String> {
+    let value = match raw {
+        None => json!({}),
+        Some(text) => {
+            let docs = goyaml::parse_documents(text)?;
+            docs.into_iter().next().unwrap_or(json!({}))
+        }
+    };
+    validate_config_value(csv, &value, install_namespace)
+}
+
+/// [`validate_config`] on an already decoded value.
+pub fn validate_config_value(
+    csv: &ClusterServiceVersion,
+    value: &Value,
+    install_namespace: &str,
+) -> Result<BundleConfig, String> {
+    let Some(obj) = value.as_object() else {
+        return Err(format!(
+            "invalid type: got {}, want object",
+            json_type(value)
+        ));
+    };
+    let rule = watch_namespace_rule(csv);
+    let mut errs: Vec<String> = Vec::new();
+
+    let mut unknown: Vec<&String> = obj
+        .keys()
+        .filter(|k| {
+            !(k.as_str() == "deploymentConfig"
+                || (k.as_str() == "watchNamespace" && rule != WatchNamespaceRule::Absent))
+        })
+        .collect();
+    unknown.sort();
+    if let Some(k) = unknown.first() {
+        errs.push(format!("unknown field {}", go_quote(k)));
+    }
+
+    let mut watch = None;
+    if let WatchNamespaceRule::Present { required, format } = rule {
+        match obj.get("watchNamespace") {
+            None | Some(Value::Null) if required => {
+                errs.push("required field \"watchNamespace\" is missing".into());
+            }
+            None | Some(Value::Null) => {}
+            Some(Value::String(s)) => {
+                let before = errs.len();
+                check_namespace_string(s, format, install_namespace, &mut errs);
+                if errs.len() == before {
+                    watch = Some(s.clone());
+                }
+            }
+            Some(other) => {
+                if required {
+                    errs.push(format!(
+                        "invalid type for field \"watchNamespace\": got {}, want string",
+                        json_type(other)
+                    ));
+                } else {
+                    errs.push("invalid value for field \"watchNamespace\"".into());
+                }
+            }
+        }
+    }
+
+    let mut deployment_config = None;
+    match obj.get("deploymentConfig") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(dc)) => {
+            let mut keys: Vec<&String> = dc
+                .keys()
+                .filter(|k| !DEPLOYMENT_CONFIG_FIELDS.iter().any(|(f, _)| f == k))
+                .collect();
+            keys.sort();
+            if let Some(k) = keys.first() {
+                errs.push(format!("unknown field {}", go_quote(k)));
+            }
+            for (field, want) in DEPLOYMENT_CONFIG_FIELDS {
+                if let Some(v) = dc.get(*field)
+                    && json_type(v) != *want
+                    && !v.is_null()
+                {
+                    errs.push(format!(
+                        "invalid type for field \"deploymentConfig.{field}\": got {}, want {want}",
+                        json_type(v)
+                    ));
+                }
+            }
+            for field in ["nodeSelector", "annotations"] {
+                if let Some(m) = dc.get(field).and_then(Value::as_object) {
+                    let mut ks: Vec<&String> = m.keys().collect();
+                    ks.sort();
+                    for k in ks {
+                        if !m[k.as_str()].is_string() {
+                            errs.push(format!(
+                                "invalid type for field \"deploymentConfig.{field}.{k}\": got {}, want string",
+                                json_type(&m[k.as_str()])
+                            ));
+                        }
+                    }
+                }
+            }
+            deployment_config = Some(Value::Object(dc.clone()));
+        }
+        Some(other) => errs.push(format!(
+            "invalid type for field \"deploymentConfig\": got {}, want object or null",
+            json_type(other)
+        )),
+    }
+
+    match errs.len() {
+        0 => Ok(BundleConfig {
+            watch_namespace: watch,
+            deployment_config,
+        }),
+        1 => Err(errs.remove(0)),
+        _ => Err(format!(
+            "multiple errors found:\n  - {}",
+            errs.join("\n  - ")
+        )),
+    }
+}
+
+fn check_namespace_string(
+    s: &str,
+    format: Option<NamespaceFormat>,
+    install_ns: &str,
+    errs: &mut Vec<String>,
+) {
+    let len = s.chars().count();
+    if len < 1 {
+        errs.push(format!(
+            "field \"watchNamespace\" must have minimum length of 1 (len={len})"
+        ));
+    }
+    if len > 63 {
+        errs.push(format!(
+            "field \"watchNamespace\" must have maximum length of 63 (len={len})"
+        ));
+    }
+    if !pattern_ok(s) {
+        errs.push(format!(
+            "field \"watchNamespace\" must match pattern {}",
+            go_quote(WATCH_NAMESPACE_PATTERN)
+        ));
+    }
+    if install_ns.is_empty() {
+        return;
+    }
+    match format {
+        Some(NamespaceFormat::OwnNamespaceInstallMode) if s != install_ns => errs.push(format!(
+            "'{s}' is not valid ownNamespaceInstallMode: invalid value {}: watchNamespace must be {} (the namespace where the operator is installed) because this operator only supports OwnNamespace install mode",
+            go_quote(s),
+            go_quote(install_ns)
+        )),
+        Some(NamespaceFormat::SingleNamespaceInstallMode) if s == install_ns => errs.push(format!(
+            "'{s}' is not valid singleNamespaceInstallMode: invalid value {}: watchNamespace must be different from {} (the install namespace) because this operator uses SingleNamespace install mode to watch a different namespace",
+            go_quote(s),
+            go_quote(install_ns)
+        )),
+        _ => {}
+    }
+}
+
+/// `^[a-z0-9]([-a-z0-9]*[a-z0-9])?$` without a length limit (lengths are separate checks).
+fn pattern_ok(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && (b[0].is_ascii_lowercase() || b[0].is_ascii_digit())
+        && (b[b.len() - 1].is_ascii_lowercase() || b[b.len() - 1].is_ascii_digit())
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+}
+
+/// Applies a validated `deploymentConfig` to a rendered Deployment, with upstream's merge rules:
+/// env and volumeMounts replace by name per container, envFrom and tolerations append when not
+/// already present, volumes replace by name, resources and nodeSelector replace, affinity
+/// replaces per kind (an empty object clears), annotations only fill keys that are absent.
+pub fn apply_deployment_config(dep: &mut Value, cfg: &Value) {
+    let Some(cfg) = cfg.as_object() else { return };
+    if let Some(pod) = dep
+        .pointer_mut("/spec/template/spec")
+        .and_then(Value::as_object_mut)
+    {
+        let containers: Vec<&mut Map<String, Value>> = pod
+            .get_mut("containers")
+            .and_then(Value::as_array_mut)
+            .map(|a| a.iter_mut().filter_map(Value::as_object_mut).collect())
+            .unwrap_or_default();
+        for c in containers {
+            if let Some(env) = cfg.get("env").and_then(Value::as_array) {
+                merge_by_name(c, "env", env);
+            }
+            if let Some(ef) = cfg.get("envFrom").and_then(Value::as_array) {
+                append_missing(c, "envFrom", ef);
+            }
+            if let Some(vm) = cfg.get("volumeMounts").and_then(Value::as_array) {
+                merge_by_name(c, "volumeMounts", vm);
+            }
+            if let Some(r) = cfg.get("resources").filter(|r| r.is_object()) {
+                c.insert("resources".into(), r.clone());
+            }
+        }
+        if let Some(v) = cfg.get("volumes").and_then(Value::as_array) {
+            merge_by_name(pod, "volumes", v);
+        }
+        if let Some(t) = cfg.get("tolerations").and_then(Value::as_array) {
+            append_missing(pod, "tolerations", t);
+        }
+        if let Some(ns) = cfg.get("nodeSelector").filter(|v| v.is_object()) {
+            pod.insert("nodeSelector".into(), ns.clone());
+        }
+        if let Some(aff) = cfg.get("affinity").and_then(Value::as_object) {
+            apply_affinity(pod, aff);
+        }
+    }
+    if let Some(ann) = cfg
+        .get("annotations")
+        .and_then(Value::as_object)
+        .filter(|a| !a.is_empty())
+    {
+        for path in ["/metadata", "/spec/template/metadata"] {
+            if let Some(meta) = dep.pointer_mut(path).and_then(Value::as_object_mut) {
+                let existing = meta.entry("annotations").or_insert_with(|| json!({}));
+                if let Some(e) = existing.as_object_mut() {
+                    for (k, v) in ann {
+                        e.entry(k.clone()).or_insert_with(|| v.clone());
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn merge_by_name(obj: &mut Map<String, Value>, key: &str, items: &[Value]) {
+    let list = obj.entry(key).or_insert_with(|| json!([]));
+    if !list.is_array() {
+        *list = json!([]);
+    }
+    let Some(list) = list.as_array_mut() else {
+        return;
+    };
+    for item in items {
+        let name = item.get("name");
+        match list.iter_mut().find(|e| e.get("name") == name) {
+            Some(existing) => *existing = item.clone(),
+            None => list.push(item.clone()),
+        }
+    }
+}
+
+fn append_missing(obj: &mut Map<String, Value>, key: &str, items: &[Value]) {
+    let list = obj.entry(key).or_insert_with(|| json!([]));
+    if !list.is_array() {
+        *list = json!([]);
+    }
+    let Some(list) = list.as_array_mut() else {
+        return;
+    };
+    for item in items {
+        if !list.contains(item) {
+            list.push(item.clone());
+        }
+    }
+}
+
+fn apply_affinity(pod: &mut Map<String, Value>, aff: &Map<String, Value>) {
+    if aff.is_empty() {
+        pod.remove("affinity");
+        return;
+    }
+    let current = pod.entry("affinity").or_insert_with(|| json!({}));
+    if !current.is_object() {
+        *current = json!({});
+    }
+    if let Some(cur) = current.as_object_mut() {
+        for k in ["nodeAffinity", "podAffinity", "podAntiAffinity"] {
+            match aff.get(k) {
+                Some(Value::Object(m)) if m.is_empty() => {
+                    cur.remove(k);
+                }
+                Some(v @ Value::Object(_)) => {
+                    cur.insert(k.into(), v.clone());
+                }
+                _ => {}
+            }
+        }
+    }
+    if current.as_object().is_some_and(Map::is_empty) {
+        pod.remove("affinity");
+    }
+}

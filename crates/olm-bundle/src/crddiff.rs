@@ -1,0 +1,1 @@
+//! CRD upgrade safety (placeholder).

@@ -1,0 +1,54 @@
+//! Errors of bundle reading and rendering, in upstream wording where users see upstream's.
+
+use thiserror::Error;
+
+/// Why a bundle could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum BundleError {
+    #[error("{path}: {message}")]
+    Io { path: String, message: String },
+    /// Upstream: operator-controller's bundle source.
+    #[error(
+        "subdirectories are not allowed within the \"manifests\" directory of the bundle image filesystem: found {path:?}"
+    )]
+    SubdirectoryInManifests { path: String },
+    #[error("{file}: invalid YAML: {message}")]
+    Yaml { file: String, message: String },
+    #[error("{file}: document is not an object")]
+    NotAnObject { file: String },
+    #[error("{file}: object has no \"kind\"")]
+    MissingKind { file: String },
+    /// Upstream: operator-controller's bundle source.
+    #[error("no ClusterServiceVersion found in \"manifests\"")]
+    NoCsv,
+    /// Upstream (operator-framework/api loader) says "invalid bundle: contains multiple CSVs".
+    #[error("invalid bundle: contains multiple CSVs ({first}, {second})")]
+    MultipleCsvs { first: String, second: String },
+    /// Upstream (opm): "Could not find annotations file".
+    #[error(
+        "Could not find annotations file (metadata/annotations.yaml with an \"annotations\" block)"
+    )]
+    NoAnnotations,
+    #[error("{file}: invalid ClusterServiceVersion: {message}")]
+    InvalidCsv { file: String, message: String },
+}
+
+/// Why a bundle could not be rendered: every message is upstream's.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum RenderError {
+    /// The render validators failed; messages joined by newlines as Go's `errors.Join` does.
+    #[error("{}", .0.join("\n"))]
+    Invalid(Vec<String>),
+    /// Render options rejected (target namespaces); upstream prefix `invalid option(s): `.
+    #[error("invalid option(s): {}", .0.join("\n"))]
+    InvalidOptions(Vec<String>),
+    /// The inline configuration does not match the bundle's schema.
+    #[error("invalid ClusterExtension configuration: invalid configuration: {0}")]
+    InvalidConfig(String),
+    /// A generator refused the bundle (conversion webhook wiring, unsupported objects).
+    #[error("{0}")]
+    Generate(String),
+    /// Provider-level checks that run before rendering.
+    #[error("unsupported bundle: {0}")]
+    Unsupported(String),
+}

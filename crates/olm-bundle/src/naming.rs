@@ -1,0 +1,178 @@
+//! Object names derived from content, byte-compatible with operator-controller.
+//!
+//! Upstream names generated Roles, ClusterRoles and their bindings `<base>-<hash>`, where the hash
+//! is SHA-224 over Go's `json.Encoder` output of the CSV permission (HTML-escaped, Go field order,
+//! `omitempty` honoured, trailing newline) printed in base 36. Any deviation in those bytes gives a
+//! different name, and a different name means OLM would see a foreign object on upgrade — so the
+//! JSON writer here reproduces `encoding/json` exactly for the values it is given, and callers
+//! build those values in Go field order (serde_json keeps insertion order in this workspace).
+
+use serde_json::Value;
+use sha2::{Digest, Sha224};
+
+/// Kubernetes' limit for most object names (DNS-1123 label length).
+const MAX_NAME_LENGTH: usize = 63;
+
+/// `encoding/json` output of `v` followed by the newline `json.Encoder.Encode` appends.
+pub fn go_json_encode(v: &Value) -> String {
+    let mut out = String::new();
+    write_value(&mut out, v);
+    out.push('\n');
+    out
+}
+
+fn write_value(out: &mut String, v: &Value) {
+    match v {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => out.push_str(&go_json_number(n)),
+        Value::String(s) => write_string(out, s),
+        Value::Array(a) => {
+            out.push('[');
+            for (i, x) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_value(out, x);
+            }
+            out.push(']');
+        }
+        Value::Object(m) => {
+            out.push('{');
+            for (i, (k, x)) in m.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_string(out, k);
+                out.push(':');
+                write_value(out, x);
+            }
+            out.push('}');
+        }
+    }
+}
+
+/// Go's float64 JSON form: `%f`-like below 1e21 and above 1e-6, otherwise exponent with at
+/// least two digits ("1e-07"), as `encoding/json` writes it.
+fn go_json_number(n: &serde_json::Number) -> String {
+    if let Some(i) = n.as_i64() {
+        return i.to_string();
+    }
+    if let Some(u) = n.as_u64() {
+        return u.to_string();
+    }
+    let f = n.as_f64().unwrap_or(0.0);
+    let abs = f.abs();
+    if abs != 0.0 && !(1e-6..1e21).contains(&abs) {
+        let e = format!("{f:e}");
+        let (mant, exp) = e.split_once('e').unwrap_or((&e, "0"));
+        let exp: i32 = exp.parse().unwrap_or(0);
+        let sign = if exp < 0 { '-' } else { '+' };
+        let mut s = format!("{mant}e{sign}{:02}", exp.abs());
+        // encoding/json trims "e-07" to "e-7".
+        if let Some(pos) = s.find("e-0") {
+            s.replace_range(pos..pos + 3, "e-");
+        }
+        s
+    } else {
+        format!("{f}")
+    }
+}
+
+fn write_string(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            // HTML-safe escaping is on by default in json.Encoder.
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// Base-36 SHA-224 of Go's JSON encoding of `v` (upstream `DeepHashObject`).
+pub fn deep_hash(v: &Value) -> String {
+    let digest = Sha224::digest(go_json_encode(v).as_bytes());
+    to_base36(&digest)
+}
+
+/// Big-endian bytes as a base-36 number without leading zeros (Go `big.Int.Text(36)`).
+fn to_base36(bytes: &[u8]) -> String {
+    let mut num: Vec<u8> = bytes.to_vec();
+    let mut digits = Vec::new();
+    while num.iter().any(|&b| b != 0) {
+        let mut rem: u32 = 0;
+        for b in num.iter_mut() {
+            let cur = (rem << 8) | u32::from(*b);
+            *b = (cur / 36) as u8;
+            rem = cur % 36;
+        }
+        digits.push(b"0123456789abcdefghijklmnopqrstuvwxyz"[rem as usize]);
+    }
+    if digits.is_empty() {
+        return "0".into();
+    }
+    digits.reverse();
+    String::from_utf8_lossy(&digits).into_owned()
+}
+
+/// `<base>-<suffix>`, cutting `base` so the result fits 63 characters (upstream
+/// `ObjectNameForBaseAndSuffix`).
+pub fn object_name_for_base_and_suffix(base: &str, suffix: &str) -> String {
+    let mut base = base;
+    if base.len() + suffix.len() + 1 > MAX_NAME_LENGTH {
+        let mut cut = MAX_NAME_LENGTH.saturating_sub(suffix.len() + 1);
+        while cut > 0 && !base.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        base = &base[..cut];
+    }
+    format!("{base}-{suffix}")
+}
+
+/// The name upstream's default unique-name generator gives: `base` joined with the hash of `v`.
+pub fn unique_name(base: &str, v: &Value) -> String {
+    object_name_for_base_and_suffix(base, &deep_hash(v))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn encodes_like_go() {
+        let v = json!({"b": "<a&b>", "a": [1, 2.5, null], "c": "\u{1}\n"});
+        assert_eq!(
+            go_json_encode(&v),
+            "{\"b\":\"\\u003ca\\u0026b\\u003e\",\"a\":[1,2.5,null],\"c\":\"\\u0001\\n\"}\n"
+        );
+    }
+
+    #[test]
+    fn base36_of_small_numbers() {
+        assert_eq!(to_base36(&[0, 35]), "z");
+        assert_eq!(to_base36(&[0, 36]), "10");
+        assert_eq!(to_base36(&[0]), "0");
+    }
+
+    #[test]
+    fn names_are_cut_to_63() {
+        let n = object_name_for_base_and_suffix(&"a".repeat(70), "xyz");
+        assert_eq!(n.len(), 63);
+        assert!(n.ends_with("a-xyz"));
+    }
+}

@@ -1,0 +1,463 @@
+//! A bundle as a File-Based Catalog `olm.bundle` blob (what `opm render BUNDLE_DIR` prints).
+//!
+//! Properties are derived as operator-registry does: `olm.package` from the package annotation
+//! and CSV version, `olm.gvk` for every CRD version (and owned APIService), `olm.gvk.required`
+//! and `olm.package.required` from required APIs and `metadata/dependencies.yaml`, everything
+//! else passed through; then deduplicated, sorted by type and encoded value, and the CSV itself
+//! appended as `olm.csv.metadata` (what catalog pipelines publish) or as one
+//! `olm.bundle.object` per manifest (opm's default). Values are built in Go field order so a
+//! catalog writer that keeps key order reproduces opm's bytes.
+
+use base64::Engine;
+use serde_json::{Map, Value, json};
+
+use crate::bundle::{Bundle, PROPERTIES_ANNOTATION};
+use crate::naming::go_json_encode;
+
+/// How the CSV and manifests are carried in the blob.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ObjectsMode {
+    /// One `olm.csv.metadata` property (catalog pipelines, opm `--migrate-level bundle-object-to-csv-metadata`).
+    CsvMetadata,
+    /// One `olm.bundle.object` per manifest, base64 of its JSON (opm's default for bundle directories).
+    BundleObjects,
+}
+
+/// Builds the `olm.bundle` blob for `b` pulled from `image` ("" for a directory).
+pub fn to_olm_bundle(b: &Bundle, image: &str, mode: ObjectsMode) -> Value {
+    let mut props = derived_properties(b);
+    match mode {
+        ObjectsMode::CsvMetadata => {
+            props.push(json!({"type": "olm.csv.metadata", "value": csv_metadata(b)}))
+        }
+        ObjectsMode::BundleObjects => {
+            let mut objs: Vec<(&str, &Value)> = vec![(b.csv_file.as_str(), &b.csv.raw)];
+            objs.extend(
+                b.crds
+                    .iter()
+                    .chain(&b.others)
+                    .map(|o| (o.file.as_str(), &o.object)),
+            );
+            objs.sort_by(|a, b| a.0.cmp(b.0));
+            for (_, o) in objs {
+                let bytes = serde_json::to_vec(o).unwrap_or_default();
+                let data = base64::engine::general_purpose::STANDARD.encode(bytes);
+                props.push(json!({"type": "olm.bundle.object", "value": {"data": data}}));
+            }
+        }
+    }
+    let mut m = Map::new();
+    m.insert("schema".into(), json!("olm.bundle"));
+    m.insert("name".into(), json!(b.csv.name()));
+    m.insert("package".into(), json!(b.package_name));
+    m.insert("image".into(), json!(image));
+    m.insert("properties".into(), Value::Array(props));
+    m.insert(
+        "relatedImages".into(),
+        Value::Array(related_images(b, image)),
+    );
+    Value::Object(m)
+}
+
+/// Every property except the CSV carriers, deduplicated and sorted by type then encoded value.
+pub fn derived_properties(b: &Bundle) -> Vec<Value> {
+    let mut input: Vec<Value> = b.properties.iter().map(canonical).collect();
+    let mut pkg = Map::new();
+    pkg.insert("packageName".into(), json!(b.package_name));
+    pkg.insert("version".into(), json!(b.csv.version()));
+    let release = b.csv.release();
+    if !release.is_empty() {
+        pkg.insert("release".into(), json!(release));
+    }
+    input.push(json!({"type": "olm.package", "value": pkg}));
+    if let Some(s) = b.csv.annotations().get(PROPERTIES_ANNOTATION)
+        && let Ok(Value::Array(extra)) = serde_json::from_str::<Value>(s)
+    {
+        input.extend(extra.iter().map(canonical));
+    }
+    // The last olm.package wins.
+    let last_pkg = input
+        .iter()
+        .rposition(|p| p.get("type").and_then(Value::as_str) == Some("olm.package"));
+    let mut props: Vec<Value> = input
+        .into_iter()
+        .enumerate()
+        .filter(|(i, p)| {
+            p.get("type").and_then(Value::as_str) != Some("olm.package") || Some(*i) == last_pkg
+        })
+        .map(|(_, p)| p)
+        .collect();
+
+    for crd in &b.crds {
+        let group = crd
+            .object
+            .pointer("/spec/group")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let kind = crd
+            .object
+            .pointer("/spec/names/kind")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let mut versions: Vec<&str> = crd
+            .object
+            .pointer("/spec/versions")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.get("name").and_then(Value::as_str))
+                    .collect()
+            })
+            .unwrap_or_default();
+        if let Some(v) = crd.object.pointer("/spec/version").and_then(Value::as_str) {
+            versions.push(v);
+        }
+        for v in versions {
+            props.push(gvk("olm.gvk", group, kind, v));
+        }
+    }
+    for a in &b.csv.spec.apiservicedefinitions.owned {
+        props.push(gvk("olm.gvk", &a.group, &a.kind, &a.version));
+    }
+    for c in &b.csv.spec.customresourcedefinitions.required {
+        let group = c.name.split_once('.').map_or("", |(_, g)| g);
+        props.push(gvk("olm.gvk.required", group, &c.kind, &c.version));
+    }
+    for a in &b.csv.spec.apiservicedefinitions.required {
+        props.push(gvk("olm.gvk.required", &a.group, &a.kind, &a.version));
+    }
+    for d in &b.dependencies {
+        let t = d.get("type").and_then(Value::as_str).unwrap_or("");
+        let v = d.get("value").cloned().unwrap_or(Value::Null);
+        match t {
+            "olm.gvk" => {
+                let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+                props.push(gvk(
+                    "olm.gvk.required",
+                    &s("group"),
+                    &s("kind"),
+                    &s("version"),
+                ));
+            }
+            "olm.package" => {
+                let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+                props.push(json!({"type": "olm.package.required",
+                    "value": {"packageName": s("packageName"), "versionRange": s("version")}}));
+            }
+            _ => props.push(canonical(&json!({"type": t, "value": v}))),
+        }
+    }
+
+    let mut keyed: Vec<(String, String, Value)> = props
+        .into_iter()
+        .map(|p| {
+            let t = p
+                .get("type")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
+            let raw = p
+                .get("value")
+                .map(|v| go_json_encode(v).trim_end().to_string())
+                .unwrap_or_default();
+            (t, raw, p)
+        })
+        .collect();
+    keyed.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+    keyed.dedup_by(|a, b| a.0 == b.0 && a.1 == b.1);
+    keyed.into_iter().map(|(_, _, p)| p).collect()
+}
+
+fn gvk(t: &str, group: &str, kind: &str, version: &str) -> Value {
+    json!({"type": t, "value": {"group": group, "kind": kind, "version": version}})
+}
+
+/// Values read from YAML arrive in Go with sorted keys (YAML → JSON conversion); do the same.
+fn canonical(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            Value::Object(
+                keys.into_iter()
+                    .map(|k| (k.clone(), canonical(&m[k.as_str()])))
+                    .collect(),
+            )
+        }
+        Value::Array(a) => Value::Array(a.iter().map(canonical).collect()),
+        other => other.clone(),
+    }
+}
+
+/// `relatedImages`: the CSV's, then the bundle image and every deployment container image not
+/// already listed (with an empty name), sorted by image.
+pub fn related_images(b: &Bundle, image: &str) -> Vec<Value> {
+    let mut out: Vec<(String, String)> = b
+        .csv
+        .spec
+        .related_images
+        .iter()
+        .flatten()
+        .map(|r| (r.name.clone(), r.image.clone()))
+        .collect();
+    let add = |img: &str, out: &mut Vec<(String, String)>| {
+        if !img.is_empty() && !out.iter().any(|(_, i)| i == img) {
+            out.push((String::new(), img.to_string()));
+        }
+    };
+    add(image, &mut out);
+    for d in &b.csv.spec.install.spec.deployments {
+        for key in ["initContainers", "containers"] {
+            for c in d
+                .spec
+                .pointer(&format!("/template/spec/{key}"))
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                if let Some(img) = c.get("image").and_then(Value::as_str) {
+                    add(img, &mut out);
+                }
+            }
+        }
+    }
+    out.sort_by(|a, b| a.1.cmp(&b.1));
+    out.into_iter()
+        .map(|(name, image)| json!({"name": name, "image": image}))
+        .collect()
+}
+
+/// The `olm.csv.metadata` value, fields in Go order with `omitempty` applied.
+pub fn csv_metadata(b: &Bundle) -> Value {
+    let raw = &b.csv.raw;
+    let spec = raw.get("spec").cloned().unwrap_or(Value::Null);
+    let mut m = Map::new();
+    let ann = b.csv.annotations();
+    if !ann.is_empty() {
+        m.insert("annotations".into(), json!(ann));
+    }
+    m.insert(
+        "apiServiceDefinitions".into(),
+        api_service_definitions(spec.get("apiservicedefinitions")),
+    );
+    m.insert(
+        "crdDescriptions".into(),
+        crd_descriptions(spec.get("customresourcedefinitions")),
+    );
+    let put_str = |m: &mut Map<String, Value>, k: &str, v: Option<&Value>| {
+        if let Some(s) = v.and_then(Value::as_str).filter(|s| !s.is_empty()) {
+            m.insert(k.into(), json!(s));
+        }
+    };
+    put_str(&mut m, "description", spec.get("description"));
+    put_str(&mut m, "displayName", spec.get("displayName"));
+    if let Some(modes) = spec
+        .get("installModes")
+        .and_then(Value::as_array)
+        .filter(|a| !a.is_empty())
+    {
+        let modes: Vec<Value> = modes
+            .iter()
+            .map(|x| {
+                json!({"type": x.get("type").and_then(Value::as_str).unwrap_or(""),
+                       "supported": x.get("supported").and_then(Value::as_bool).unwrap_or(false)})
+            })
+            .collect();
+        m.insert("installModes".into(), Value::Array(modes));
+    }
+    if let Some(k) = spec
+        .get("keywords")
+        .and_then(Value::as_array)
+        .filter(|a| !a.is_empty())
+    {
+        m.insert("keywords".into(), Value::Array(k.clone()));
+    }
+    if let Some(l) = b.csv.metadata.labels.as_ref().filter(|l| !l.is_empty()) {
+        m.insert("labels".into(), json!(l));
+    }
+    if let Some(links) = spec
+        .get("links")
+        .and_then(Value::as_array)
+        .filter(|a| !a.is_empty())
+    {
+        m.insert(
+            "links".into(),
+            Value::Array(
+                links
+                    .iter()
+                    .map(|l| pick_nonempty(l, &["name", "url"]))
+                    .collect(),
+            ),
+        );
+    }
+    if let Some(ms) = spec
+        .get("maintainers")
+        .and_then(Value::as_array)
+        .filter(|a| !a.is_empty())
+    {
+        m.insert(
+            "maintainers".into(),
+            Value::Array(
+                ms.iter()
+                    .map(|l| pick_nonempty(l, &["name", "email"]))
+                    .collect(),
+            ),
+        );
+    }
+    put_str(&mut m, "maturity", spec.get("maturity"));
+    put_str(&mut m, "minKubeVersion", spec.get("minKubeVersion"));
+    if let Some(n) = spec
+        .get("nativeAPIs")
+        .and_then(Value::as_array)
+        .filter(|a| !a.is_empty())
+    {
+        let n: Vec<Value> = n
+            .iter()
+            .map(|g| {
+                let s = |k: &str| g.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+                json!({"group": s("group"), "version": s("version"), "kind": s("kind")})
+            })
+            .collect();
+        m.insert("nativeAPIs".into(), Value::Array(n));
+    }
+    m.insert(
+        "provider".into(),
+        spec.get("provider")
+            .map_or(json!({}), |p| pick_nonempty(p, &["name", "url"])),
+    );
+    Value::Object(m)
+}
+
+fn pick_nonempty(v: &Value, keys: &[&str]) -> Value {
+    let mut m = Map::new();
+    for k in keys {
+        if let Some(s) = v.get(*k).and_then(Value::as_str).filter(|s| !s.is_empty()) {
+            m.insert(k.to_string(), json!(s));
+        }
+    }
+    Value::Object(m)
+}
+
+fn descriptors(v: Option<&Value>) -> Option<Value> {
+    let a = v.and_then(Value::as_array).filter(|a| !a.is_empty())?;
+    Some(Value::Array(
+        a.iter()
+            .map(|d| {
+                let mut m = Map::new();
+                m.insert("path".into(), d.get("path").cloned().unwrap_or(json!("")));
+                for k in ["displayName", "description"] {
+                    if let Some(s) = d.get(k).and_then(Value::as_str).filter(|s| !s.is_empty()) {
+                        m.insert(k.into(), json!(s));
+                    }
+                }
+                if let Some(x) = d
+                    .get("x-descriptors")
+                    .and_then(Value::as_array)
+                    .filter(|a| !a.is_empty())
+                {
+                    m.insert("x-descriptors".into(), Value::Array(x.clone()));
+                }
+                if let Some(val) = d.get("value").filter(|v| !v.is_null()) {
+                    m.insert("value".into(), val.clone());
+                }
+                Value::Object(m)
+            })
+            .collect(),
+    ))
+}
+
+fn description_common(d: &Value, m: &mut Map<String, Value>) {
+    for k in ["displayName", "description"] {
+        if let Some(s) = d.get(k).and_then(Value::as_str).filter(|s| !s.is_empty()) {
+            m.insert(k.into(), json!(s));
+        }
+    }
+    if let Some(r) = d
+        .get("resources")
+        .and_then(Value::as_array)
+        .filter(|a| !a.is_empty())
+    {
+        let r: Vec<Value> = r
+            .iter()
+            .map(|x| {
+                let s = |k: &str| x.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+                json!({"name": s("name"), "kind": s("kind"), "version": s("version")})
+            })
+            .collect();
+        m.insert("resources".into(), Value::Array(r));
+    }
+    for k in ["statusDescriptors", "specDescriptors", "actionDescriptors"] {
+        if let Some(x) = descriptors(d.get(k)) {
+            m.insert(k.into(), x);
+        }
+    }
+}
+
+fn crd_descriptions(v: Option<&Value>) -> Value {
+    let mut out = Map::new();
+    for list in ["owned", "required"] {
+        if let Some(a) = v
+            .and_then(|v| v.get(list))
+            .and_then(Value::as_array)
+            .filter(|a| !a.is_empty())
+        {
+            let items: Vec<Value> = a
+                .iter()
+                .map(|d| {
+                    let mut m = Map::new();
+                    for k in ["name", "version", "kind"] {
+                        m.insert(
+                            k.into(),
+                            json!(d.get(k).and_then(Value::as_str).unwrap_or("")),
+                        );
+                    }
+                    description_common(d, &mut m);
+                    Value::Object(m)
+                })
+                .collect();
+            out.insert(list.into(), Value::Array(items));
+        }
+    }
+    Value::Object(out)
+}
+
+fn api_service_definitions(v: Option<&Value>) -> Value {
+    let mut out = Map::new();
+    for list in ["owned", "required"] {
+        if let Some(a) = v
+            .and_then(|v| v.get(list))
+            .and_then(Value::as_array)
+            .filter(|a| !a.is_empty())
+        {
+            let items: Vec<Value> = a
+                .iter()
+                .map(|d| {
+                    let mut m = Map::new();
+                    for k in ["name", "group", "version", "kind"] {
+                        m.insert(
+                            k.into(),
+                            json!(d.get(k).and_then(Value::as_str).unwrap_or("")),
+                        );
+                    }
+                    if let Some(s) = d
+                        .get("deploymentName")
+                        .and_then(Value::as_str)
+                        .filter(|s| !s.is_empty())
+                    {
+                        m.insert("deploymentName".into(), json!(s));
+                    }
+                    if let Some(p) = d
+                        .get("containerPort")
+                        .filter(|p| p.as_i64().is_some_and(|p| p != 0))
+                    {
+                        m.insert("containerPort".into(), p.clone());
+                    }
+                    description_common(d, &mut m);
+                    Value::Object(m)
+                })
+                .collect();
+            out.insert(list.into(), Value::Array(items));
+        }
+    }
+    Value::Object(out)
+}

@@ -1,0 +1,254 @@
+//! What a manifest looks like after a round trip through the Go API types.
+//!
+//! Upstream decodes CRDs and Deployment specs into typed Go structs and encodes them again, so
+//! fields with zero values and no `omitempty` appear (`strategy: {}`, `resources: {}`,
+//! `status: {}`, `storedVersions: null`), `omitempty` fields with zero values vanish
+//! (`nullable: false`, `preserveUnknownFields: false`), unknown schema keywords are dropped, and
+//! `metadata.creationTimestamp: null` disappears (it is `omitzero` in current apimachinery).
+//! Only the types the renderer emits are modelled; objects that upstream keeps unstructured are
+//! left alone.
+
+use serde_json::{Map, Value, json};
+
+/// Removes the zero `creationTimestamp` Go no longer writes.
+pub fn normalize_object_meta(meta: &mut Value) {
+    if let Some(m) = meta.as_object_mut() {
+        if m.get("creationTimestamp").is_some_and(Value::is_null) {
+            m.remove("creationTimestamp");
+        }
+        for k in ["labels", "annotations"] {
+            if m.get(k)
+                .is_some_and(|v| v.is_null() || v.as_object().is_some_and(Map::is_empty))
+            {
+                m.remove(k);
+            }
+        }
+    }
+}
+
+/// `apps/v1 DeploymentSpec` as Go writes it.
+pub fn normalize_deployment_spec(spec: &mut Value) {
+    if !spec.is_object() {
+        *spec = json!({});
+    }
+    let Some(s) = spec.as_object_mut() else {
+        return;
+    };
+    if !s.get("strategy").is_some_and(Value::is_object) {
+        s.insert("strategy".into(), json!({}));
+    }
+    if !s.get("template").is_some_and(Value::is_object) {
+        s.insert("template".into(), json!({}));
+    }
+    if let Some(t) = s.get_mut("template").and_then(Value::as_object_mut) {
+        if !t.get("metadata").is_some_and(Value::is_object) {
+            t.insert("metadata".into(), json!({}));
+        }
+        if let Some(m) = t.get_mut("metadata") {
+            normalize_object_meta(m);
+        }
+        if !t.get("spec").is_some_and(Value::is_object) {
+            t.insert("spec".into(), json!({}));
+        }
+        if let Some(ps) = t.get_mut("spec").and_then(Value::as_object_mut) {
+            if !ps.contains_key("containers") {
+                ps.insert("containers".into(), Value::Null);
+            }
+            for key in ["containers", "initContainers", "ephemeralContainers"] {
+                if let Some(cs) = ps.get_mut(key).and_then(Value::as_array_mut) {
+                    for c in cs.iter_mut().filter_map(Value::as_object_mut) {
+                        c.entry("name").or_insert_with(|| json!(""));
+                        if !c.get("resources").is_some_and(Value::is_object) {
+                            c.insert("resources".into(), json!({}));
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `apiextensions/v1 CustomResourceDefinition` as Go writes it.
+pub fn normalize_crd(crd: &mut Value) {
+    let Some(o) = crd.as_object_mut() else { return };
+    if let Some(m) = o.get_mut("metadata") {
+        normalize_object_meta(m);
+    }
+    if let Some(spec) = o.get_mut("spec").and_then(Value::as_object_mut) {
+        if spec
+            .get("preserveUnknownFields")
+            .is_some_and(|v| v == &Value::Bool(false))
+        {
+            spec.remove("preserveUnknownFields");
+        }
+        if let Some(names) = spec.get_mut("names") {
+            normalize_names(names);
+        }
+        if let Some(vs) = spec.get_mut("versions").and_then(Value::as_array_mut) {
+            for v in vs.iter_mut().filter_map(Value::as_object_mut) {
+                for k in ["served", "storage"] {
+                    v.entry(k).or_insert(Value::Bool(false));
+                }
+                if v.get("deprecated")
+                    .is_some_and(|d| d == &Value::Bool(false))
+                {
+                    v.remove("deprecated");
+                }
+                if let Some(s) = v
+                    .get_mut("schema")
+                    .and_then(|s| s.get_mut("openAPIV3Schema"))
+                {
+                    normalize_schema(s);
+                }
+                if let Some(cols) = v
+                    .get_mut("additionalPrinterColumns")
+                    .and_then(Value::as_array_mut)
+                {
+                    for c in cols.iter_mut().filter_map(Value::as_object_mut) {
+                        if c.get("priority").is_some_and(|p| p.as_i64() == Some(0)) {
+                            c.remove("priority");
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let status = o.entry("status").or_insert_with(|| json!({}));
+    if !status.is_object() {
+        *status = json!({});
+    }
+    if let Some(st) = status.as_object_mut() {
+        let names = st.entry("acceptedNames").or_insert_with(|| json!({}));
+        normalize_names(names);
+        st.entry("conditions").or_insert(Value::Null);
+        st.entry("storedVersions").or_insert(Value::Null);
+    }
+}
+
+fn normalize_names(names: &mut Value) {
+    if !names.is_object() {
+        *names = json!({});
+    }
+    if let Some(n) = names.as_object_mut() {
+        n.entry("plural").or_insert_with(|| json!(""));
+        n.entry("kind").or_insert_with(|| json!(""));
+        for k in ["singular", "listKind"] {
+            if n.get(k)
+                .is_some_and(|v| v.as_str() == Some("") || v.is_null())
+            {
+                n.remove(k);
+            }
+        }
+        for k in ["shortNames", "categories"] {
+            if n.get(k)
+                .is_some_and(|v| v.is_null() || v.as_array().is_some_and(Vec::is_empty))
+            {
+                n.remove(k);
+            }
+        }
+    }
+}
+
+/// `JSONSchemaProps`: every field is `omitempty`, unknown keywords are dropped.
+pub fn normalize_schema(s: &mut Value) {
+    let Some(m) = s.as_object_mut() else { return };
+    let keys: Vec<String> = m.keys().cloned().collect();
+    for k in keys {
+        let drop = {
+            let Some(v) = m.get_mut(&k) else { continue };
+            match k.as_str() {
+                "id" | "$schema" | "$ref" | "description" | "type" | "format" | "title"
+                | "pattern" => v.as_str().is_none_or(str::is_empty),
+                "default" | "example" => false,
+                "maximum" | "minimum" | "multipleOf" | "maxLength" | "minLength" | "maxItems"
+                | "minItems" | "maxProperties" | "minProperties" => v.is_null(),
+                "exclusiveMaximum"
+                | "exclusiveMinimum"
+                | "uniqueItems"
+                | "nullable"
+                | "x-kubernetes-embedded-resource"
+                | "x-kubernetes-int-or-string" => v != &Value::Bool(true),
+                "x-kubernetes-preserve-unknown-fields" => !v.is_boolean(),
+                "x-kubernetes-list-type" | "x-kubernetes-map-type" => !v.is_string(),
+                "enum" | "required" | "x-kubernetes-list-map-keys" => {
+                    v.as_array().is_none_or(Vec::is_empty)
+                }
+                "x-kubernetes-validations" => {
+                    if let Some(a) = v.as_array_mut() {
+                        for r in a.iter_mut().filter_map(Value::as_object_mut) {
+                            r.entry("rule").or_insert_with(|| json!(""));
+                            r.retain(|k, v| {
+                                k == "rule"
+                                    || (matches!(
+                                        k.as_str(),
+                                        "message" | "messageExpression" | "reason" | "fieldPath"
+                                    ) && v.as_str().is_some_and(|s| !s.is_empty()))
+                                    || (k == "optionalOldSelf" && v.is_boolean())
+                            });
+                        }
+                    }
+                    v.as_array().is_none_or(Vec::is_empty)
+                }
+                "allOf" | "oneOf" | "anyOf" => match v.as_array_mut() {
+                    Some(a) if !a.is_empty() => {
+                        a.iter_mut().for_each(normalize_schema);
+                        false
+                    }
+                    _ => true,
+                },
+                "not" => {
+                    normalize_schema(v);
+                    !v.is_object()
+                }
+                "items" => match v {
+                    Value::Object(_) => {
+                        normalize_schema(v);
+                        false
+                    }
+                    Value::Array(a) => {
+                        a.iter_mut().for_each(normalize_schema);
+                        false
+                    }
+                    _ => true,
+                },
+                "additionalProperties" | "additionalItems" => match v {
+                    Value::Object(_) => {
+                        normalize_schema(v);
+                        false
+                    }
+                    Value::Bool(_) => false,
+                    _ => true,
+                },
+                "properties" | "patternProperties" | "definitions" => match v.as_object_mut() {
+                    Some(p) if !p.is_empty() => {
+                        p.values_mut().for_each(normalize_schema);
+                        false
+                    }
+                    _ => true,
+                },
+                "dependencies" => match v.as_object_mut() {
+                    Some(p) if !p.is_empty() => {
+                        p.values_mut()
+                            .filter(|x| x.is_object())
+                            .for_each(normalize_schema);
+                        false
+                    }
+                    _ => true,
+                },
+                "externalDocs" => {
+                    if let Some(d) = v.as_object_mut() {
+                        d.retain(|k, v| {
+                            matches!(k.as_str(), "description" | "url")
+                                && v.as_str().is_some_and(|s| !s.is_empty())
+                        });
+                    }
+                    !v.is_object()
+                }
+                _ => true,
+            }
+        };
+        if drop {
+            m.remove(&k);
+        }
+    }
+}

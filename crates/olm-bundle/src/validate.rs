@@ -1,0 +1,509 @@
+//! The checks operator-controller runs on a registry+v1 bundle before rendering it, with its
+//! messages, plus the target-namespace rules of its render options.
+//!
+//! Each check returns its messages in upstream's order (most sort by name so the output is
+//! stable); [`render_validators`] runs them all in upstream's order, and the renderer joins them
+//! with newlines as Go's `errors.Join` does.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::Value;
+
+use crate::bundle::Bundle;
+use crate::csv::{InstallModeType, WebhookType};
+
+/// Kinds a bundle may ship besides the CSV and CRDs, and whether they are namespaced
+/// (operator-registry `supported_resources.go`).
+pub const SUPPORTED_KINDS: &[(&str, bool)] = &[
+    ("ClusterRole", false),
+    ("ClusterRoleBinding", false),
+    ("ConfigMap", true),
+    ("ConsoleCLIDownload", false),
+    ("ConsoleLink", false),
+    ("ConsolePlugin", false),
+    ("ConsoleQuickStart", false),
+    ("ConsoleYAMLSample", false),
+    ("NetworkPolicy", true),
+    ("PodDisruptionBudget", true),
+    ("PodMonitor", true),
+    ("PriorityClass", false),
+    ("PrometheusRule", true),
+    ("Role", true),
+    ("RoleBinding", true),
+    ("Secret", true),
+    ("Service", true),
+    ("ServiceAccount", true),
+    ("ServiceMonitor", true),
+    ("VerticalPodAutoscaler", false),
+];
+
+/// `Some(namespaced)` for a supported kind.
+pub fn supported_kind(kind: &str) -> Option<bool> {
+    SUPPORTED_KINDS
+        .iter()
+        .find(|(k, _)| *k == kind)
+        .map(|(_, n)| *n)
+}
+
+/// A render validator: a name (upstream's function name) and the check.
+pub type Check = (&'static str, fn(&Bundle) -> Vec<String>);
+
+/// Every render validator, in the order upstream runs them.
+pub const RENDER_VALIDATORS: &[Check] = &[
+    (
+        "CheckDeploymentSpecUniqueness",
+        check_deployment_spec_uniqueness,
+    ),
+    (
+        "CheckDeploymentNameIsDNS1123SubDomain",
+        check_deployment_name_is_dns1123_subdomain,
+    ),
+    ("CheckCRDResourceUniqueness", check_crd_resource_uniqueness),
+    ("CheckOwnedCRDExistence", check_owned_crd_existence),
+    ("CheckPackageNameNotEmpty", check_package_name_not_empty),
+    (
+        "CheckConversionWebhookSupport",
+        check_conversion_webhook_support,
+    ),
+    (
+        "CheckWebhookDeploymentReferentialIntegrity",
+        check_webhook_deployment_referential_integrity,
+    ),
+    ("CheckWebhookNameUniqueness", check_webhook_name_uniqueness),
+    (
+        "CheckWebhookNameIsDNS1123SubDomain",
+        check_webhook_name_is_dns1123_subdomain,
+    ),
+    (
+        "CheckConversionWebhookCRDReferenceUniqueness",
+        check_conversion_webhook_crd_reference_uniqueness,
+    ),
+    (
+        "CheckConversionWebhooksReferenceOwnedCRDs",
+        check_conversion_webhooks_reference_owned_crds,
+    ),
+    ("CheckWebhookRules", check_webhook_rules),
+    ("CheckObjectSupport", check_object_support),
+];
+
+/// Runs every render validator; an empty result means the bundle may be rendered.
+pub fn render_validators(b: &Bundle) -> Vec<String> {
+    RENDER_VALIDATORS.iter().flat_map(|(_, f)| f(b)).collect()
+}
+
+const DNS1123_SUBDOMAIN_FMT: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+
+/// Kubernetes `IsDNS1123Subdomain` messages (empty when valid).
+pub fn dns1123_subdomain_errors(s: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if s.len() > 253 {
+        errs.push("must be no more than 253 characters".to_string());
+    }
+    let label_ok = |l: &str| {
+        let b = l.as_bytes();
+        !b.is_empty()
+            && b[0].is_ascii_lowercase() | b[0].is_ascii_digit()
+            && (b[b.len() - 1].is_ascii_lowercase() || b[b.len() - 1].is_ascii_digit())
+            && b.iter()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+    };
+    if !s.split('.').all(label_ok) {
+        errs.push(DNS1123_SUBDOMAIN_FMT.to_string());
+    }
+    errs
+}
+
+/// True when `s` is a DNS-1123 label (namespace names).
+pub fn is_dns1123_label(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b.len() <= 63
+        && (b[0].is_ascii_lowercase() || b[0].is_ascii_digit())
+        && (b[b.len() - 1].is_ascii_lowercase() || b[b.len() - 1].is_ascii_digit())
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+}
+
+fn duplicates<'a>(names: impl Iterator<Item = &'a str>) -> BTreeSet<&'a str> {
+    let mut seen = BTreeSet::new();
+    let mut dup = BTreeSet::new();
+    for n in names {
+        if !seen.insert(n) {
+            dup.insert(n);
+        }
+    }
+    dup
+}
+
+pub fn check_deployment_spec_uniqueness(b: &Bundle) -> Vec<String> {
+    duplicates(
+        b.csv
+            .spec
+            .install
+            .spec
+            .deployments
+            .iter()
+            .map(|d| d.name.as_str()),
+    )
+    .into_iter()
+    .map(|d| format!("cluster service version contains duplicate strategy deployment spec '{d}'"))
+    .collect()
+}
+
+pub fn check_deployment_name_is_dns1123_subdomain(b: &Bundle) -> Vec<String> {
+    let mut by_name: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    for d in &b.csv.spec.install.spec.deployments {
+        let mut errs = dns1123_subdomain_errors(&d.name);
+        if !errs.is_empty() {
+            errs.sort();
+            by_name.insert(&d.name, errs);
+        }
+    }
+    by_name
+        .into_iter()
+        .map(|(n, e)| {
+            format!(
+                "invalid cluster service version strategy deployment name '{n}': {}",
+                e.join(", ")
+            )
+        })
+        .collect()
+}
+
+pub fn check_crd_resource_uniqueness(b: &Bundle) -> Vec<String> {
+    duplicates(b.crd_names())
+        .into_iter()
+        .map(|n| format!("bundle contains duplicate custom resource definition '{n}'"))
+        .collect()
+}
+
+pub fn check_owned_crd_existence(b: &Bundle) -> Vec<String> {
+    let have: BTreeSet<&str> = b.crd_names().collect();
+    let missing: BTreeSet<&str> = b
+        .csv
+        .spec
+        .customresourcedefinitions
+        .owned
+        .iter()
+        .map(|c| c.name.as_str())
+        .filter(|n| !have.contains(n))
+        .collect();
+    missing
+        .into_iter()
+        .map(|n| format!("cluster service definition references owned custom resource definition '{n}' not found in bundle"))
+        .collect()
+}
+
+pub fn check_package_name_not_empty(b: &Bundle) -> Vec<String> {
+    if b.package_name.is_empty() {
+        vec!["package name is empty".to_string()]
+    } else {
+        Vec::new()
+    }
+}
+
+pub fn check_conversion_webhook_support(b: &Bundle) -> Vec<String> {
+    let names: Vec<&str> = b
+        .csv
+        .spec
+        .webhookdefinitions
+        .iter()
+        .filter(|w| w.webhook_type == WebhookType::ConversionWebhook)
+        .map(|w| w.generate_name.as_str())
+        .collect();
+    if names.is_empty() {
+        return Vec::new();
+    }
+    let modes = b.csv.supported_install_modes();
+    if modes.len() == 1 && modes[0] == InstallModeType::AllNamespaces {
+        return Vec::new();
+    }
+    let modes = go_list(modes.iter().map(InstallModeType::as_str));
+    names
+        .into_iter()
+        .map(|n| {
+            format!(
+                "bundle contains conversion webhook {} and supports install modes {modes} - conversion webhooks are only supported for bundles that only support AllNamespaces install mode",
+                go_quote(n)
+            )
+        })
+        .collect()
+}
+
+pub fn check_webhook_deployment_referential_integrity(b: &Bundle) -> Vec<String> {
+    let deployments: BTreeSet<&str> = b
+        .csv
+        .spec
+        .install
+        .spec
+        .deployments
+        .iter()
+        .map(|d| d.name.as_str())
+        .collect();
+    let mut by_dep: BTreeMap<&str, Vec<(&str, &str)>> = BTreeMap::new();
+    for w in &b.csv.spec.webhookdefinitions {
+        if !deployments.contains(w.deployment_name.as_str()) {
+            by_dep
+                .entry(&w.deployment_name)
+                .or_default()
+                .push((w.webhook_type.as_str(), &w.generate_name));
+        }
+    }
+    let mut out = Vec::new();
+    for (dep, mut whs) in by_dep {
+        whs.sort();
+        for (t, n) in whs {
+            out.push(format!(
+                "webhook of type '{t}' with name '{n}' references non-existent deployment '{dep}'"
+            ));
+        }
+    }
+    out
+}
+
+pub fn check_webhook_name_uniqueness(b: &Bundle) -> Vec<String> {
+    let mut seen: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    let mut dup: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for w in &b.csv.spec.webhookdefinitions {
+        let t = w.webhook_type.as_str();
+        if !seen.entry(t).or_default().insert(&w.generate_name) {
+            dup.entry(t).or_default().insert(&w.generate_name);
+        }
+    }
+    dup.into_iter()
+        .flat_map(|(t, names)| {
+            names
+                .into_iter()
+                .map(move |n| format!("duplicate webhook '{n}' of type '{t}'"))
+        })
+        .collect()
+}
+
+pub fn check_webhook_name_is_dns1123_subdomain(b: &Bundle) -> Vec<String> {
+    let mut bad: BTreeMap<&str, BTreeMap<&str, Vec<String>>> = BTreeMap::new();
+    for w in &b.csv.spec.webhookdefinitions {
+        let mut errs = dns1123_subdomain_errors(&w.generate_name);
+        if !errs.is_empty() {
+            errs.sort();
+            bad.entry(w.webhook_type.as_str())
+                .or_default()
+                .insert(&w.generate_name, errs);
+        }
+    }
+    bad.into_iter()
+        .flat_map(|(t, m)| {
+            m.into_iter().map(move |(n, e)| {
+                format!(
+                    "webhook of type '{t}' has invalid name '{n}': {}",
+                    e.join(",")
+                )
+            })
+        })
+        .collect()
+}
+
+pub fn check_conversion_webhook_crd_reference_uniqueness(b: &Bundle) -> Vec<String> {
+    let mut crd_to_wh: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for w in b
+        .csv
+        .spec
+        .webhookdefinitions
+        .iter()
+        .filter(|w| w.webhook_type == WebhookType::ConversionWebhook)
+    {
+        for c in &w.conversion_crds {
+            crd_to_wh.entry(c).or_default().push(&w.generate_name);
+        }
+    }
+    crd_to_wh
+        .into_iter()
+        .filter(|(_, w)| w.len() > 1)
+        .map(|(crd, mut whs)| {
+            whs.sort();
+            format!(
+                "conversion webhooks [{}] reference same custom resource definition '{crd}'",
+                whs.join(",")
+            )
+        })
+        .collect()
+}
+
+pub fn check_conversion_webhooks_reference_owned_crds(b: &Bundle) -> Vec<String> {
+    let mut conv: Vec<_> = b
+        .csv
+        .spec
+        .webhookdefinitions
+        .iter()
+        .filter(|w| w.webhook_type == WebhookType::ConversionWebhook)
+        .collect();
+    if conv.is_empty() {
+        return Vec::new();
+    }
+    let owned: BTreeSet<&str> = b
+        .csv
+        .spec
+        .customresourcedefinitions
+        .owned
+        .iter()
+        .map(|c| c.name.as_str())
+        .collect();
+    conv.sort_by(|a, b| a.generate_name.cmp(&b.generate_name));
+    let mut out = Vec::new();
+    for w in conv {
+        let mut crds: Vec<&str> = w.conversion_crds.iter().map(String::as_str).collect();
+        crds.sort();
+        for c in crds {
+            if !owned.contains(c) {
+                out.push(format!(
+                    "conversion webhook '{}' references custom resource definition '{c}' not owned bundle",
+                    w.generate_name
+                ));
+            }
+        }
+    }
+    out
+}
+
+const FORBIDDEN_WEBHOOK_GROUPS: &[&str] = &["olm.operatorframework.io", "*"];
+const FORBIDDEN_ADMISSION_RESOURCES: &[&str] = &[
+    "*",
+    "mutatingwebhookconfiguration",
+    "mutatingwebhookconfigurations",
+    "validatingwebhookconfiguration",
+    "validatingwebhookconfigurations",
+];
+
+pub fn check_webhook_rules(b: &Bundle) -> Vec<String> {
+    let mut out = Vec::new();
+    for w in b
+        .csv
+        .spec
+        .webhookdefinitions
+        .iter()
+        .filter(|w| w.webhook_type != WebhookType::ConversionWebhook)
+    {
+        let name = go_quote(&w.generate_name);
+        for rule in &w.rules {
+            for group in str_list(rule.get("apiGroups")) {
+                if FORBIDDEN_WEBHOOK_GROUPS.contains(&group) {
+                    out.push(format!(
+                        "webhook {name} contains forbidden rule: admission webhook rules cannot reference API group {}",
+                        go_quote(group)
+                    ));
+                }
+                if group == "admissionregistration.k8s.io" {
+                    for res in str_list(rule.get("resources")) {
+                        if FORBIDDEN_ADMISSION_RESOURCES.contains(&res.to_lowercase().as_str()) {
+                            out.push(format!(
+                                "webhook {name} contains forbidden rule: admission webhook rules cannot reference resource {} for API group {}",
+                                go_quote(res),
+                                go_quote(group)
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+pub fn check_object_support(b: &Bundle) -> Vec<String> {
+    b.others
+        .iter()
+        .filter(|o| supported_kind(o.kind()).is_none())
+        .map(|o| {
+            format!(
+                "unsupported resource {} with kind {}",
+                go_quote(o.name()),
+                go_quote(o.kind())
+            )
+        })
+        .collect()
+}
+
+/// Validates the target namespaces of a render against the bundle's install modes; the message
+/// is upstream's, without the `invalid target namespaces [..]: ` wrapper.
+pub fn validate_target_namespaces(
+    b: &Bundle,
+    install_namespace: &str,
+    targets: &[String],
+) -> Result<(), String> {
+    let modes = b.csv.supported_install_modes();
+    let has = |m: InstallModeType| modes.contains(&m);
+    let set: BTreeSet<&str> = targets.iter().map(String::as_str).collect();
+    let modes_str = go_list(modes.iter().map(InstallModeType::as_str));
+    if set.is_empty() {
+        if has(InstallModeType::MultiNamespace) {
+            return Err("at least one target namespace must be specified".into());
+        }
+        return Err("exactly one target namespace must be specified".into());
+    }
+    if set.len() == 1 && set.contains("") {
+        if has(InstallModeType::AllNamespaces) {
+            return Ok(());
+        }
+        return Err(format!(
+            "supported install modes {modes_str} do not support targeting all namespaces"
+        ));
+    }
+    if set.len() == 1 {
+        if targets[0] == install_namespace {
+            if !has(InstallModeType::OwnNamespace) {
+                return Err(format!(
+                    "supported install modes {modes_str} do not support targeting own namespace"
+                ));
+            }
+            return Ok(());
+        }
+        if has(InstallModeType::SingleNamespace) {
+            return Ok(());
+        }
+    } else {
+        if !has(InstallModeType::OwnNamespace) && set.contains(install_namespace) {
+            return Err(format!(
+                "supported install modes {modes_str} do not support targeting own namespace"
+            ));
+        }
+        if has(InstallModeType::MultiNamespace) && !set.contains("") {
+            return Ok(());
+        }
+    }
+    Err(format!(
+        "supported install modes {modes_str} do not support target namespaces {}",
+        go_list(targets.iter().map(String::as_str))
+    ))
+}
+
+/// Go's `%v` of a string slice: `[a b c]`.
+pub fn go_list<'a>(items: impl Iterator<Item = &'a str>) -> String {
+    format!("[{}]", items.collect::<Vec<_>>().join(" "))
+}
+
+/// Go's `%q` for the strings that appear in messages (printable text; escapes quotes and
+/// backslashes and control characters).
+pub fn go_quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                out.push_str(&format!("\\x{:02x}", c as u32))
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+fn str_list(v: Option<&Value>) -> Vec<&str> {
+    v.and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
+}
