@@ -556,6 +556,139 @@ entries:
         );
     }
 
+    /// The image-to-bundle mock of operator-registry's substitutes tests: `…:v1.2.0-alpha` is
+    /// version 1.2.0 with release `alpha`, named `testoperator-v1.2.0-alpha`.
+    fn upstream_mock(image: &str) -> Result<Vec<Bundle>, BundleRenderError> {
+        let tag = image.split_once(":v").map_or("1.0.0", |(_, t)| t);
+        let (version, release) = tag.split_once('-').unwrap_or((tag, ""));
+        let name = if release.is_empty() {
+            format!("testoperator.v{version}")
+        } else {
+            format!("testoperator-v{version}-{release}")
+        };
+        let prop = PackageProperty {
+            package_name: "testoperator".into(),
+            version: version.into(),
+            release: release.into(),
+        };
+        Ok(vec![Bundle {
+            name: name.into(),
+            package: "testoperator".into(),
+            image: image.into(),
+            properties: vec![Property::new(TYPE_PACKAGE, &prop)],
+            ..Default::default()
+        }])
+    }
+
+    fn upstream_entries(channel_entries: &str, bundles: &[(&str, &str, &str)]) -> String {
+        let mut s = "schema: olm.template.substitutes\nentries:\n- schema: olm.package\n  \
+                     name: testoperator\n  defaultChannel: stable\n- schema: olm.channel\n  \
+                     package: testoperator\n  name: stable\n  entries:\n"
+            .to_owned();
+        s.push_str(channel_entries);
+        for (name, version, release) in bundles {
+            s.push_str(&format!(
+                "- schema: olm.bundle\n  name: {name}\n  package: testoperator\n  \
+                 image: quay.io/test/testoperator-bundle:v{version}\n  properties:\n  \
+                 - type: olm.package\n    value: {{packageName: testoperator, version: {version}, \
+                 release: '{release}'}}\n"
+            ));
+        }
+        s
+    }
+
+    fn entry_lines(c: &Catalog) -> Vec<String> {
+        c.channels()
+            .flat_map(|ch| ch.entries().iter())
+            .map(|e| {
+                format!(
+                    "{} > {} / {} / {}",
+                    e.name,
+                    e.replaces,
+                    e.skips.join(","),
+                    e.skip_range
+                )
+            })
+            .collect()
+    }
+
+    /// operator-registry `TestRender` and `TestProcessSubstitution` success cases.
+    #[test]
+    fn upstream_render_vectors() {
+        let two = "  - name: testoperator.v1.0.0\n  - name: testoperator.v1.1.0\n    \
+                   replaces: testoperator.v1.0.0\n";
+        let plain = [
+            ("testoperator.v1.0.0", "1.0.0", ""),
+            ("testoperator.v1.1.0", "1.1.0", ""),
+        ];
+        // Single substitution.
+        let t = format!(
+            "{}substitutions:\n- name: quay.io/test/testoperator-bundle:v1.1.0-alpha\n  \
+             base: testoperator.v1.1.0\n",
+            upstream_entries(two, &plain)
+        );
+        let c = render(t.as_bytes(), &upstream_mock).unwrap();
+        assert_eq!(
+            entry_lines(&c),
+            [
+                "testoperator.v1.0.0 >  /  / ",
+                "testoperator.v1.1.0 >  /  / ",
+                "testoperator-v1.1.0-alpha > testoperator.v1.0.0 / testoperator.v1.1.0 / ",
+            ]
+        );
+        // Chained: the second substitution's base is the first substitute, whose entry is cleared.
+        let t = format!(
+            "{}substitutions:\n- name: quay.io/test/testoperator-bundle:v1.2.0-alpha\n  \
+             base: testoperator.v1.1.0\n- name: quay.io/test/testoperator-bundle:v1.3.0-alpha\n  \
+             base: testoperator-v1.2.0-alpha\n",
+            upstream_entries(two, &plain)
+        );
+        let c = render(t.as_bytes(), &upstream_mock).unwrap();
+        assert_eq!(
+            entry_lines(&c),
+            [
+                "testoperator.v1.0.0 >  /  / ",
+                "testoperator.v1.1.0 >  /  / ",
+                "testoperator-v1.2.0-alpha >  /  / ",
+                "testoperator-v1.3.0-alpha > testoperator.v1.0.0 / \
+                 testoperator.v1.1.0,testoperator-v1.2.0-alpha / ",
+            ]
+        );
+        assert_eq!(c.bundles().count(), 4);
+        // Skips and skipRange move to the substitute, which also skips the base.
+        let with_range = "  - name: testoperator-v1.0.0-alpha\n  - name: testoperator-v1.1.0-alpha\n    \
+                          replaces: testoperator-v1.0.0-alpha\n    skips: [testoperator-v0.9.0-alpha]\n    \
+                          skipRange: '>=0.9.0 <1.1.0'\n";
+        let t = format!(
+            "{}substitutions:\n- name: quay.io/test/testoperator-bundle:v1.2.0-alpha\n  \
+             base: testoperator-v1.1.0-alpha\n",
+            upstream_entries(
+                with_range,
+                &[
+                    ("testoperator-v1.0.0-alpha", "1.0.0", "alpha"),
+                    ("testoperator-v1.1.0-alpha", "1.1.0", "alpha")
+                ]
+            )
+        );
+        let c = render(t.as_bytes(), &upstream_mock).unwrap();
+        assert_eq!(
+            entry_lines(&c),
+            [
+                "testoperator-v1.0.0-alpha >  /  / ",
+                "testoperator-v1.1.0-alpha >  /  / ",
+                "testoperator-v1.2.0-alpha > testoperator-v1.0.0-alpha / \
+                 testoperator-v0.9.0-alpha,testoperator-v1.1.0-alpha / >=0.9.0 <1.1.0",
+            ]
+        );
+        // No substitutions: the entries come back unchanged.
+        let t = upstream_entries(
+            "  - name: testoperator.v1.0.0\n",
+            &[("testoperator.v1.0.0", "1.0.0", "")],
+        );
+        let c = render(t.as_bytes(), &upstream_mock).unwrap();
+        assert_eq!(entry_lines(&c), ["testoperator.v1.0.0 >  /  / "]);
+    }
+
     #[test]
     fn legacy_release_from_build_metadata() {
         let mut b = bundle("foo.v1.0.0-2", "1.0.0+2");
