@@ -376,6 +376,25 @@ impl<'de> Visitor<'de> for TopSeed<'_> {
     fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
         d.deserialize_any(self)
     }
+    // Non-objects are recorded as they are; the caller reports them with upstream's wording.
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<(), A::Error> {
+        Canon(self.out).visit_seq(seq)
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<(), E> {
+        Canon(self.out).visit_bool(v)
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<(), E> {
+        Canon(self.out).visit_i64(v)
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<(), E> {
+        Canon(self.out).visit_u64(v)
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<(), E> {
+        Canon(self.out).visit_f64(v)
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<(), E> {
+        Canon(self.out).visit_str(v)
+    }
 }
 
 /// Canonicalises a JSON text (used for values built in memory).

@@ -1,10 +1,420 @@
-//! `olm catalog …` subcommands.
+//! `olm catalog …` subcommands: validate, render, list and init file-based catalogs.
+//!
+//! Exit codes follow `opm`: 0 on success, 1 on any error, with the error on stderr.
 
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use anyhow::{Context as _, anyhow, bail};
+use olm_catalog::model::{Blob, Catalog, ChannelName, Icon, Package, PackageName};
+use olm_catalog::property::TypedProperty;
+use olm_catalog::validate::ValidationError;
+use olm_catalog::write::{self, Format};
+use olm_catalog::{goq, load};
+
 #[derive(clap::Subcommand)]
-pub enum Command {}
+pub enum Command {
+    /// Validate a file-based catalog directory, printing opm's messages.
+    ///
+    /// Silent with exit code 0 when valid; otherwise the first structural error or the
+    /// `invalid index:` tree goes to stderr (or into the JSON/YAML report) and the exit code is 1.
+    Validate {
+        /// The catalog directory.
+        dir: PathBuf,
+        /// Print a report instead of an error: json or yaml.
+        #[arg(short = 'o', long = "output")]
+        output: Option<String>,
+    },
+    /// Render catalogs (directories, files, or `-` for stdin) as one stream.
+    Render {
+        /// Catalog directories or files.
+        #[arg(required = true)]
+        refs: Vec<String>,
+        /// Output format: json (opm's default), yaml, or jsonl (catalogd's canonical catalog.jsonl).
+        #[arg(short = 'o', long = "output", default_value = "json")]
+        output: String,
+        /// Run migrations up to this level (none, bundle-object-to-csv-metadata).
+        #[arg(long = "migrate-level", conflicts_with = "migrate")]
+        migrate_level: Option<String>,
+        /// Run all migrations.
+        #[arg(long)]
+        migrate: bool,
+    },
+    /// List packages, channels or bundles of a catalog.
+    #[command(subcommand)]
+    List(ListCommand),
+    /// Print a new olm.package blob.
+    Init {
+        /// The package name.
+        package: String,
+        /// The default channel.
+        #[arg(short = 'c', long = "default-channel", default_value = "")]
+        default_channel: String,
+        /// Path to the package icon.
+        #[arg(short = 'i', long = "icon")]
+        icon: Option<PathBuf>,
+        /// Path to the package description (markdown).
+        #[arg(short = 'd', long = "description")]
+        description: Option<PathBuf>,
+        /// Output format: json or yaml.
+        #[arg(short = 'o', long = "output", default_value = "json")]
+        output: String,
+    },
+}
+
+#[derive(clap::Subcommand)]
+pub enum ListCommand {
+    /// NAME, DISPLAY NAME and DEFAULT CHANNEL of every package.
+    Packages { reference: String },
+    /// PACKAGE, CHANNEL and HEAD of every channel (optionally of one package).
+    Channels {
+        reference: String,
+        package: Option<String>,
+    },
+    /// Every bundle with its channel and upgrade edges (optionally of one package).
+    Bundles {
+        reference: String,
+        package: Option<String>,
+    },
+}
 
 pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
-    match cmd {}
+    match cmd {
+        Command::Validate { dir, output } => validate(&dir, output.as_deref()),
+        Command::Render {
+            refs,
+            output,
+            migrate_level,
+            migrate,
+        } => render(&refs, &output, migrate_level.as_deref(), migrate),
+        Command::List(l) => list(l),
+        Command::Init {
+            package,
+            default_channel,
+            icon,
+            description,
+            output,
+        } => init(
+            &package,
+            &default_channel,
+            icon.as_deref(),
+            description.as_deref(),
+            &output,
+        ),
+    }
+}
+
+fn validate(dir: &Path, output: Option<&str>) -> anyhow::Result<ExitCode> {
+    if let Some(o) = output
+        && o != "json"
+        && o != "yaml"
+    {
+        bail!("invalid --output value {}, expected (json|yaml)", goq(o));
+    }
+    if !dir.is_dir() {
+        bail!("{} is not a directory", goq(&dir.display().to_string()));
+    }
+    let opts = load::LoadOptions { keep_raw: false };
+    let result: Result<(), String> = match load::load_path_with(dir, &opts) {
+        Err(e) => Err(e.to_string()),
+        Ok(cat) => olm_catalog::validate(&cat).map_err(|e: ValidationError| e.to_string()),
+    };
+    match output {
+        None => match result {
+            Ok(()) => Ok(ExitCode::SUCCESS),
+            Err(msg) => {
+                eprintln!("{msg}");
+                Ok(ExitCode::FAILURE)
+            }
+        },
+        Some(fmt) => {
+            let report = match &result {
+                Ok(()) => serde_json::json!({"passed": true}),
+                Err(msg) => serde_json::json!({"passed": false, "error": {"message": msg}}),
+            };
+            let text = if fmt == "json" {
+                let mut s = serde_json::to_string_pretty(&report)?;
+                s.push('\n');
+                s
+            } else {
+                olm_catalog::yaml::to_yaml(&report)
+            };
+            io::stdout().write_all(text.as_bytes())?;
+            Ok(if result.is_ok() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
+        }
+    }
+}
+
+fn load_ref(r: &str) -> anyhow::Result<Catalog> {
+    let res = if r == "-" {
+        let mut buf = Vec::new();
+        io::stdin().read_to_end(&mut buf).context("read stdin")?;
+        load::load_bytes(&buf, "<stdin>")
+    } else {
+        let p = Path::new(r);
+        if !p.exists() {
+            return Err(anyhow!(
+                "render reference {}: no such file or directory (image references are not supported yet)",
+                goq(r)
+            ));
+        }
+        if p.is_file() && is_jsonl_name(p) {
+            let f =
+                std::fs::File::open(p).with_context(|| format!("render reference {}", goq(r)))?;
+            load::load_jsonl(io::BufReader::new(f), r)
+        } else {
+            load::load_path(p)
+        }
+    };
+    res.map_err(|e| anyhow!("render reference {}: {e}", goq(r)))
+}
+
+fn is_jsonl_name(p: &Path) -> bool {
+    p.extension().is_some_and(|e| e == "jsonl")
+}
+
+fn parse_format(o: &str, allowed: &[&str]) -> anyhow::Result<Format> {
+    if !allowed.contains(&o) {
+        bail!("invalid output format {}", goq(o));
+    }
+    Ok(match o {
+        "json" => Format::Json,
+        "yaml" => Format::Yaml,
+        _ => Format::Jsonl,
+    })
+}
+
+fn render(
+    refs: &[String],
+    output: &str,
+    level: Option<&str>,
+    all: bool,
+) -> anyhow::Result<ExitCode> {
+    let format = parse_format(output, &["json", "yaml", "jsonl"])?;
+    let mut cat = Catalog::default();
+    for r in refs {
+        let mut c = load_ref(r)?;
+        write::render_postprocess(&mut c);
+        if level.is_some() || all {
+            olm_catalog::migrate::migrate(&mut c, level)
+                .map_err(|e| anyhow!("render reference {}: {e}", goq(r)))?;
+        }
+        cat.extend(c);
+    }
+    let stdout = io::stdout();
+    let mut w = io::BufWriter::new(stdout.lock());
+    ignore_broken_pipe(write::write(&cat, format, &mut w).and_then(|_| w.flush()))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn ignore_broken_pipe(r: io::Result<()>) -> io::Result<()> {
+    match r {
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
+}
+
+/// Prints rows aligned like Go's `tabwriter` with two spaces of padding.
+fn print_table(rows: &[Vec<String>]) -> io::Result<()> {
+    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let mut widths = vec![0usize; cols];
+    for r in rows {
+        for (i, c) in r.iter().enumerate() {
+            widths[i] = widths[i].max(c.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for r in rows {
+        let mut line = String::new();
+        for (i, c) in r.iter().enumerate() {
+            line.push_str(c);
+            if i + 1 < r.len() {
+                line.extend(std::iter::repeat_n(' ', widths[i] - c.chars().count() + 2));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    ignore_broken_pipe(io::stdout().write_all(out.as_bytes()))
+}
+
+fn list(cmd: ListCommand) -> anyhow::Result<ExitCode> {
+    let (reference, package) = match &cmd {
+        ListCommand::Packages { reference } => (reference, None),
+        ListCommand::Channels { reference, package }
+        | ListCommand::Bundles { reference, package } => (reference, package.as_deref()),
+    };
+    let cat = load_ref(reference)?;
+    let idx = olm_catalog::build_index(&cat).map_err(|e| anyhow!("{e}"))?;
+    if let Some(p) = package
+        && !idx.packages.contains_key(p)
+    {
+        bail!("package {} not found", goq(p));
+    }
+    let pkgs = idx
+        .packages
+        .values()
+        .filter(|p| package.is_none_or(|want| p.name == want));
+    let mut rows = Vec::new();
+    match cmd {
+        ListCommand::Packages { .. } => {
+            rows.push(vec![
+                "NAME".into(),
+                "DISPLAY NAME".into(),
+                "DEFAULT CHANNEL".into(),
+            ]);
+            for p in pkgs {
+                let display = p
+                    .default_channel
+                    .and_then(|dc| p.channels.get(dc))
+                    .and_then(|ch| ch.head().ok())
+                    .and_then(|h| p.bundles.get(h.name.as_str()))
+                    .map(|b| display_name(b.bundle))
+                    .unwrap_or_default();
+                rows.push(vec![
+                    p.name.to_owned(),
+                    display,
+                    p.default_channel.unwrap_or_default().to_owned(),
+                ]);
+            }
+        }
+        ListCommand::Channels { .. } => {
+            rows.push(vec!["PACKAGE".into(), "CHANNEL".into(), "HEAD".into()]);
+            for p in pkgs {
+                for ch in p.channels.values() {
+                    let head = match ch.head() {
+                        Ok(h) => h.name.to_string(),
+                        Err(e) => format!("ERROR: {e}"),
+                    };
+                    rows.push(vec![p.name.to_owned(), ch.name.to_owned(), head]);
+                }
+            }
+        }
+        ListCommand::Bundles { .. } => {
+            rows.push(
+                [
+                    "PACKAGE",
+                    "CHANNEL",
+                    "BUNDLE",
+                    "REPLACES",
+                    "SKIPS",
+                    "SKIP RANGE",
+                    "IMAGE",
+                ]
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+            );
+            for p in pkgs {
+                for ch in p.channels.values() {
+                    for (name, e) in &ch.entries {
+                        let image = p
+                            .bundles
+                            .get(name)
+                            .map(|b| b.bundle.image.clone())
+                            .unwrap_or_default();
+                        rows.push(vec![
+                            p.name.to_owned(),
+                            ch.name.to_owned(),
+                            name.to_string(),
+                            e.replaces.clone(),
+                            e.skips.join(","),
+                            e.skip_range.clone(),
+                            image,
+                        ]);
+                    }
+                }
+            }
+        }
+    }
+    print_table(&rows)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn display_name(b: &olm_catalog::Bundle) -> String {
+    for p in &b.properties {
+        if let Ok(TypedProperty::CsvMetadata(raw)) = p.parse()
+            && let Ok(v) = serde_json::from_str::<serde_json::Value>(raw.get())
+            && let Some(d) = v.get("displayName").and_then(|d| d.as_str())
+        {
+            return d.to_owned();
+        }
+    }
+    String::new()
+}
+
+/// The few `http.DetectContentType` signatures that matter for icons.
+fn sniff_content_type(b: &[u8]) -> &'static str {
+    if b.starts_with(b"\x89PNG\r\n\x1a\n") {
+        "image/png"
+    } else if b.starts_with(b"\xff\xd8\xff") {
+        "image/jpeg"
+    } else if b.starts_with(b"GIF87a") || b.starts_with(b"GIF89a") {
+        "image/gif"
+    } else if b.starts_with(b"BM") {
+        "image/bmp"
+    } else if b.len() >= 14 && b.starts_with(b"RIFF") && &b[8..14] == b"WEBPVP" {
+        "image/webp"
+    } else if b.starts_with(b"\x00\x00\x01\x00") || b.starts_with(b"\x00\x00\x02\x00") {
+        "image/x-icon"
+    } else if std::str::from_utf8(b).is_ok() {
+        let t = String::from_utf8_lossy(b);
+        let t = t.trim_start();
+        if t.starts_with("<?xml") {
+            "text/xml; charset=utf-8"
+        } else {
+            "text/plain; charset=utf-8"
+        }
+    } else {
+        "application/octet-stream"
+    }
+}
+
+fn init(
+    pkg: &str,
+    default_channel: &str,
+    icon: Option<&Path>,
+    description: Option<&Path>,
+    output: &str,
+) -> anyhow::Result<ExitCode> {
+    let format = parse_format(output, &["json", "yaml"])?;
+    let icon = match icon {
+        None => None,
+        Some(p) => {
+            let data = std::fs::read(p)
+                .with_context(|| format!("read icon {}", goq(&p.display().to_string())))?;
+            let mediatype = sniff_content_type(&data);
+            if !mediatype.starts_with("image/") {
+                bail!("detected invalid type {}: not an image", goq(mediatype));
+            }
+            use base64::Engine as _;
+            Some(Icon {
+                base64data: base64::engine::general_purpose::STANDARD.encode(&data),
+                mediatype: mediatype.to_owned(),
+            })
+        }
+    };
+    let description = match description {
+        None => String::new(),
+        Some(p) => std::fs::read_to_string(p)
+            .with_context(|| format!("read description {}", goq(&p.display().to_string())))?,
+    };
+    let cat = Catalog {
+        blobs: vec![Blob::Package(Package {
+            name: PackageName::new(pkg),
+            default_channel: ChannelName::new(default_channel),
+            icon,
+            description,
+            ..Default::default()
+        })],
+    };
+    let mut out = Vec::new();
+    write::write(&cat, format, &mut out)?;
+    ignore_broken_pipe(io::stdout().write_all(&out))?;
+    Ok(ExitCode::SUCCESS)
 }

@@ -1,0 +1,220 @@
+//! Bad input never panics: every error names the file (and line where there is one).
+
+use std::fs;
+use std::path::Path;
+
+use olm_catalog::{LoadError, load_path};
+
+const PKG: &str = "---\nschema: olm.package\nname: foo\ndefaultChannel: stable\n";
+
+fn dir_with(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    for (name, text) in files {
+        let p = d.path().join(name);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, text).unwrap();
+    }
+    d
+}
+
+fn load_err(d: &Path) -> LoadError {
+    load_path(d).expect_err("load must fail")
+}
+
+fn parse_err(d: &Path) -> (String, usize, String) {
+    match load_err(d) {
+        LoadError::Parse {
+            path,
+            line,
+            message,
+        } => (path, line, message),
+        other => panic!("expected a parse error, got {other:?}"),
+    }
+}
+
+#[test]
+fn malformed_yaml_names_file_and_line() {
+    let d = dir_with(&[(
+        "a/catalog.yaml",
+        &format!("{PKG}---\nschema: olm.channel\nname: stable\n  package: foo\n"),
+    )]);
+    let (path, line, msg) = parse_err(d.path());
+    assert!(path.ends_with("a/catalog.yaml"), "{path}");
+    assert_eq!(line, 8);
+    assert!(msg.contains("mapping values are not allowed"), "{msg}");
+}
+
+#[test]
+fn malformed_json_names_file_and_line() {
+    let d = dir_with(&[(
+        "c.json",
+        "{\"schema\": \"olm.package\",\n \"name\": \"foo\"}\n{\"schema\": \"olm.channel\",\n \"name\": }\n",
+    )]);
+    let (path, line, msg) = parse_err(d.path());
+    assert!(path.ends_with("c.json"));
+    assert_eq!(line, 4);
+    assert!(msg.contains("expected value"), "{msg}");
+}
+
+#[test]
+fn duplicate_keys_are_errors() {
+    let d = dir_with(&[("c.yaml", "schema: olm.package\nname: foo\nname: bar\n")]);
+    let (_, line, msg) = parse_err(d.path());
+    assert_eq!(line, 3);
+    assert!(msg.contains("duplicate"), "{msg}");
+    let d = dir_with(&[("c.yaml", "schema: olm.package\nName: foo\nname: bar\n")]);
+    let (_, line, msg) = parse_err(d.path());
+    assert_eq!(
+        (line, msg.as_str()),
+        (1, r#"duplicate keys for key "name": [Name name]"#)
+    );
+}
+
+#[test]
+fn wrong_types_are_errors() {
+    let d = dir_with(&[(
+        "c.yaml",
+        "schema: olm.channel\nname: a\npackage: foo\nentries: {name: x}\n",
+    )]);
+    let (_, line, msg) = parse_err(d.path());
+    assert_eq!(line, 1);
+    assert!(msg.starts_with("parse channel: invalid type: map"), "{msg}");
+    let d = dir_with(&[("c.yaml", "- schema: olm.package\n")]);
+    let (_, _, msg) = parse_err(d.path());
+    assert_eq!(
+        msg,
+        "json: cannot unmarshal array into Go value of type map[string]interface {}"
+    );
+}
+
+#[test]
+fn empty_files_are_fine() {
+    let d = dir_with(&[("empty.yaml", ""), ("blank.json", "\n\n"), ("c.yaml", PKG)]);
+    assert_eq!(load_path(d.path()).unwrap().blobs.len(), 1);
+}
+
+#[test]
+fn every_file_is_parsed_unless_ignored() {
+    let d = dir_with(&[("README.md", "# Catalog\n\nSome words.\n"), ("c.yaml", PKG)]);
+    let (path, _, msg) = parse_err(d.path());
+    assert!(path.ends_with("README.md"));
+    assert_eq!(
+        msg,
+        "json: cannot unmarshal string into Go value of type map[string]interface {}"
+    );
+    let d = dir_with(&[
+        ("README.md", "# Catalog\n"),
+        ("sub/notes.txt", "x: [\n"),
+        ("c.yaml", PKG),
+        (".indexignore", "*.md\nsub/\n"),
+    ]);
+    assert_eq!(load_path(d.path()).unwrap().blobs.len(), 1);
+}
+
+#[test]
+fn nested_indexignore_is_scoped_to_its_directory() {
+    let d = dir_with(&[
+        ("a/skip.yaml", "x: [\n"),
+        ("a/.indexignore", "skip.yaml\n"),
+        ("skip.yaml", PKG),
+    ]);
+    assert_eq!(load_path(d.path()).unwrap().blobs.len(), 1);
+}
+
+#[test]
+fn load_order_is_lexical_walk_order() {
+    let d = dir_with(&[
+        ("b/catalog.yaml", "schema: custom\nname: b\n"),
+        ("a/z.yaml", "schema: custom\nname: az\n"),
+        (
+            "a/b/c.yaml",
+            "schema: custom\nname: abc\n---\nschema: custom\nname: abc2\n",
+        ),
+        ("0.json", "{\"schema\":\"custom\",\"name\":\"zero\"}"),
+    ]);
+    let names: Vec<String> = load_path(d.path())
+        .unwrap()
+        .others()
+        .map(|m| m.name.clone())
+        .collect();
+    assert_eq!(names, ["zero", "abc", "abc2", "az", "b"]);
+}
+
+#[cfg(unix)]
+#[test]
+fn symlink_loop_is_an_error_naming_the_file() {
+    let d = dir_with(&[("c.yaml", PKG)]);
+    std::os::unix::fs::symlink("loop", d.path().join("loop")).unwrap();
+    match load_err(d.path()) {
+        LoadError::Io { path, message } => {
+            assert!(path.ends_with("loop"), "{path}");
+            assert_eq!(message, "too many levels of symbolic links");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn symlink_to_a_directory_is_read_as_a_file() {
+    let d = dir_with(&[("real/c.yaml", PKG)]);
+    std::os::unix::fs::symlink("real", d.path().join("link")).unwrap();
+    let e = load_err(d.path());
+    assert!(e.path().ends_with("link"), "{e}");
+    assert!(e.to_string().contains("directory"), "{e}");
+}
+
+#[cfg(unix)]
+#[test]
+fn unreadable_file_is_an_error_naming_the_file() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = dir_with(&[("c.yaml", PKG), ("secret.yaml", PKG)]);
+    let p = d.path().join("secret.yaml");
+    fs::set_permissions(&p, fs::Permissions::from_mode(0o000)).unwrap();
+    if fs::read(&p).is_ok() {
+        // Running as root: permissions do not apply, nothing to check.
+        return;
+    }
+    let e = load_err(d.path());
+    assert!(e.path().ends_with("secret.yaml"));
+    assert!(e.to_string().contains("permission denied"), "{e}");
+}
+
+#[test]
+fn invalid_utf8_is_an_error() {
+    let d = tempfile::tempdir().unwrap();
+    fs::write(
+        d.path().join("c.yaml"),
+        b"schema: olm.package\nname: \xff\xfe\n",
+    )
+    .unwrap();
+    let (_, line, msg) = parse_err(d.path());
+    assert_eq!((line, msg.as_str()), (2, "invalid UTF-8"));
+}
+
+#[test]
+fn missing_path_is_an_error() {
+    let e = load_path(Path::new("/nonexistent/catalog")).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "/nonexistent/catalog: no such file or directory"
+    );
+}
+
+#[test]
+fn deeply_nested_input_does_not_overflow() {
+    let deep = format!(
+        "schema: custom\nv: {}{}\n",
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
+    let d = dir_with(&[("c.yaml", &deep)]);
+    let _ = load_path(d.path());
+    let deep = format!(
+        "{{\"schema\":\"custom\",\"v\":{}{}}}",
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
+    let d = dir_with(&[("c.json", &deep)]);
+    assert!(load_path(d.path()).is_err());
+}
