@@ -124,6 +124,11 @@ impl ControlPlane {
     /// binds it. That race is detected from the component's log and the whole start is retried on
     /// new ports, at most three times, before [`Error::PortInUse`] is returned.
     ///
+    /// Caveat: every component is started with a parent-death signal tied to the calling thread,
+    /// so that a killed test binary leaves no apiserver behind. Call this from a thread that lives
+    /// at least as long as the returned value (a test's own thread or a runtime worker), never
+    /// from `spawn_blocking`, whose idle threads exit and would take the control plane with them.
+    ///
     /// Errors: [`Error::BinariesMissing`] when the binaries were not built,
     /// [`Error::ExitedEarly`] with the log tail when a component dies during start,
     /// [`Error::Timeout`] with every log tail when readiness is not reached in time.

@@ -142,6 +142,7 @@ fn up(paths: &Paths) -> anyhow::Result<ExitCode> {
     fs::create_dir_all(&paths.dir).with_context(|| format!("creating {}", paths.dir.display()))?;
     paths.clear();
     let _ = fs::remove_file(&paths.error);
+    remove_stale_work_dirs(&paths.dir);
 
     let exe = std::env::current_exe().context("locating the olm binary")?;
     let log = fs::File::create(&paths.log)
@@ -186,6 +187,23 @@ fn up(paths: &Paths) -> anyhow::Result<ExitCode> {
             );
         }
         std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Removes control plane work folders left by a supervisor that was killed before it could clean
+/// up (a normal stop deletes its own). Only called when no supervisor is alive.
+fn remove_stale_work_dirs(dir: &std::path::Path) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        if entry
+            .file_name()
+            .to_string_lossy()
+            .starts_with("olm-testenv-")
+        {
+            let _ = fs::remove_dir_all(entry.path());
+        }
     }
 }
 
@@ -303,6 +321,9 @@ async fn supervise_async(paths: &Paths) -> anyhow::Result<ExitCode> {
     let mut term = signal(SignalKind::terminate())?;
     let mut int = signal(SignalKind::interrupt())?;
 
+    // The registry starts in well under a second and fails fast when it is not installed, so it
+    // goes first; the control plane takes seconds.
+    let registry = Registry::spawn_detached(&paths.dir)?;
     let options = Options {
         parent_dir: Some(paths.dir.clone()),
         ..Options::default()
@@ -314,7 +335,6 @@ async fn supervise_async(paths: &Paths) -> anyhow::Result<ExitCode> {
     };
     fs::copy(plane.kubeconfig_path(), &paths.kubeconfig)
         .with_context(|| format!("writing {}", paths.kubeconfig.display()))?;
-    let registry = Registry::spawn_detached(&paths.dir)?;
 
     let state = State {
         supervisor_pid: std::process::id(),
