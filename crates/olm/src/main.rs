@@ -4,6 +4,7 @@
 mod catalog;
 mod dev;
 mod image;
+mod resolve;
 
 use std::process::ExitCode;
 
@@ -22,6 +23,8 @@ enum Cli {
     /// Build, push and pull catalog and bundle images.
     #[command(subcommand)]
     Image(image::Command),
+    /// Which bundle a ClusterExtension would get from a set of catalogs, and why.
+    Resolve(resolve::Args),
 }
 
 fn main() -> ExitCode {
@@ -29,6 +32,7 @@ fn main() -> ExitCode {
         Cli::Catalog(cmd) => catalog::run(cmd),
         Cli::Dev(cmd) => dev::run(cmd),
         Cli::Image(cmd) => image::run(cmd),
+        Cli::Resolve(args) => resolve::run(args),
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,22 @@
+//! OLM v1 resolution: given the catalogs on a cluster and a ClusterExtension's request, which
+//! bundle to install or upgrade to — deterministic, fast, and explained.
+//!
+//! Build a [`ContentIndex`] once per catalog content, then call [`resolve`] per request.
+//!
+//! Not for: fetching catalogs, talking to the API server, or the OLM v0 dependency resolver.
+
+mod error;
+mod index;
+mod resolve;
+mod selector;
+
+pub use error::ResolveError;
+pub use index::{
+    BundleInfo, ChannelInfo, ContentIndex, DEPENDENCY_PROPERTIES, Deprecations, EntryInfo,
+    PackageIndex,
+};
+pub use resolve::{
+    Availability, CatalogInput, Failure, Installed, Request, Resolution, UpgradeConstraintPolicy,
+    resolve,
+};
+pub use selector::{CATALOG_NAME_LABEL, LabelSelector, Operator, Requirement, SelectorError};

@@ -1,0 +1,331 @@
+//! The resolution algorithm: which catalog supplies the package, and which of its bundles the
+//! ClusterExtension gets.
+//!
+//! 1. Catalogs that are unavailable do not exist; the selector picks among the rest.
+//! 2. Catalogs are grouped by priority, highest first. The first group in which any catalog
+//!    contains the package decides: one such catalog is selected; several fail as ambiguous,
+//!    whatever their bundles. No fall-through to a lower group once a catalog was selected.
+//! 3. The selected catalog's bundles are filtered by channels, version range and, with an
+//!    installed bundle and the `CatalogProvided` policy, by upgrade edges (successors).
+//! 4. Preference: not deprecated, then highest version, then highest release, then name.
+//! 5. The winner must not declare dependencies.
+
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+
+use olm_version::{VersionRelease, blang, masterminds};
+
+use crate::error::ResolveError;
+use crate::index::{BundleInfo, ContentIndex, Deprecations, PackageIndex};
+use crate::selector::LabelSelector;
+
+/// Whether a catalog takes part in resolution (`spec.availabilityMode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Availability {
+    #[default]
+    Available,
+    Unavailable,
+}
+
+/// One ClusterCatalog as resolution sees it.
+#[derive(Debug, Clone)]
+pub struct CatalogInput<'a> {
+    pub name: String,
+    pub labels: BTreeMap<String, String>,
+    pub priority: i32,
+    pub availability: Availability,
+    /// The indexed content, or None while the catalog is not being served.
+    pub content: Option<&'a ContentIndex>,
+}
+
+/// `spec.source.catalog.upgradeConstraintPolicy`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum UpgradeConstraintPolicy {
+    /// Upgrades follow the catalog's edges (`replaces`, `skips`, `skipRange`).
+    #[default]
+    CatalogProvided,
+    /// Any bundle matching version and channels, up or down.
+    SelfCertified,
+}
+
+/// The bundle currently installed (`status.install.bundle`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Installed {
+    pub name: String,
+    pub version: String,
+    /// An explicit release; None means the registry+v1 rule applies to `version`.
+    pub release: Option<String>,
+}
+
+/// What a ClusterExtension asks for.
+#[derive(Debug, Clone, Default)]
+pub struct Request {
+    pub package: String,
+    pub channels: Vec<String>,
+    /// A Masterminds range; empty means any version.
+    pub version: String,
+    pub selector: LabelSelector,
+    pub policy: UpgradeConstraintPolicy,
+    pub installed: Option<Installed>,
+}
+
+/// The chosen bundle.
+#[derive(Debug, Clone)]
+pub struct Resolution {
+    pub catalog: String,
+    pub bundle: String,
+    pub image: String,
+    pub version: VersionRelease,
+    /// Deprecations of the package in the selected catalog.
+    pub deprecations: Deprecations,
+}
+
+/// A resolution failure, with the deprecations of the selected catalog when one was selected
+/// (status reports them even when no bundle matches).
+#[derive(Debug, Clone)]
+pub struct Failure {
+    pub error: ResolveError,
+    pub deprecations: Option<Box<Deprecations>>,
+}
+
+impl From<ResolveError> for Failure {
+    fn from(error: ResolveError) -> Self {
+        Failure {
+            error,
+            deprecations: None,
+        }
+    }
+}
+
+/// Resolves `req` against `catalogs`. With `trace`, every decision is appended as a line of text
+/// (`olm resolve --explain`).
+pub fn resolve(
+    catalogs: &[CatalogInput<'_>],
+    req: &Request,
+    mut trace: Option<&mut Vec<String>>,
+) -> Result<Resolution, Failure> {
+    let mut note = |line: String| {
+        if let Some(t) = trace.as_deref_mut() {
+            t.push(line);
+        }
+    };
+    req.selector
+        .validate()
+        .map_err(|e| ResolveError::InvalidSelector(e.to_string()))?;
+    let range = if req.version.is_empty() {
+        None
+    } else {
+        Some(masterminds::Constraints::parse(&req.version).map_err(|e| {
+            ResolveError::InvalidVersionRange {
+                range: req.version.clone(),
+                message: e.to_string(),
+            }
+        })?)
+    };
+
+    let mut selected: Vec<&CatalogInput<'_>> = Vec::new();
+    for c in catalogs {
+        if c.availability == Availability::Unavailable {
+            note(format!("catalog {:?}: unavailable, not considered", c.name));
+        } else if !req.selector.matches(&c.labels) {
+            note(format!(
+                "catalog {:?}: not selected by the selector",
+                c.name
+            ));
+        } else {
+            selected.push(c);
+        }
+    }
+    if selected.is_empty() {
+        return Err(ResolveError::NoCatalogSelected {
+            package: req.package.clone(),
+            selector: !req.selector.is_empty(),
+        }
+        .into());
+    }
+    selected.sort_by(|a, b| {
+        b.priority
+            .cmp(&a.priority)
+            .then_with(|| a.name.cmp(&b.name))
+    });
+
+    let (catalog, package) = select_catalog(&selected, req, &mut note)?;
+    let deprecations = package.deprecations.clone();
+    let fail = |error: ResolveError| Failure {
+        error,
+        deprecations: Some(Box::new(deprecations.clone())),
+    };
+
+    let installed = match &req.installed {
+        Some(i) if req.policy == UpgradeConstraintPolicy::CatalogProvided => {
+            Some(installed_edges(i).map_err(fail)?)
+        }
+        _ => None,
+    };
+    let channels: Vec<_> = package
+        .channels
+        .iter()
+        .filter(|c| req.channels.is_empty() || req.channels.contains(&c.name))
+        .collect();
+
+    let mut candidates: Vec<&BundleInfo> = Vec::new();
+    for b in &package.bundles {
+        let in_channel = req.channels.is_empty()
+            || channels
+                .iter()
+                .any(|c| c.entries.iter().any(|e| e.name == b.name));
+        if !in_channel {
+            note(format!(
+                "bundle {:?}: not in channels {:?}",
+                b.name, req.channels
+            ));
+            continue;
+        }
+        if let Some(range) = &range
+            && !b.range_version.as_ref().is_some_and(|v| range.matches(v))
+        {
+            note(format!(
+                "bundle {:?}: version outside {:?}",
+                b.name, req.version
+            ));
+            continue;
+        }
+        if let Some((inst, inst_version)) = &installed {
+            let same = b.version.as_ref().is_ok_and(|v| v == inst);
+            let edge = channels.iter().flat_map(|c| &c.entries).any(|e| {
+                e.name == b.name
+                    && (e.replaces == req.installed.as_ref().map_or("", |i| i.name.as_str())
+                        || e.skips.iter().any(|s| {
+                            Some(s.as_str()) == req.installed.as_ref().map(|i| i.name.as_str())
+                        })
+                        || e.skip_range
+                            .as_ref()
+                            .zip(inst_version.as_ref())
+                            .is_some_and(|(r, v)| r.matches(v)))
+            });
+            if !same && !edge {
+                note(format!(
+                    "bundle {:?}: not an upgrade edge from the installed bundle",
+                    b.name
+                ));
+                continue;
+            }
+        }
+        candidates.push(b);
+    }
+    candidates.sort_by(|a, b| prefer(a, b, &package.deprecations));
+    let Some(winner) = candidates.first() else {
+        return Err(fail(ResolveError::NoBundles {
+            package: req.package.clone(),
+            version: req.version.clone(),
+            channels: req.channels.clone(),
+            installed: req.installed.as_ref().map(|i| i.version.clone()),
+        }));
+    };
+    note(format!(
+        "candidates in preference order: [{}]",
+        candidates
+            .iter()
+            .map(|b| b.name.as_str())
+            .collect::<Vec<_>>()
+            .join(" ")
+    ));
+    if let Some(dep) = winner.dependency {
+        return Err(fail(ResolveError::Dependency {
+            bundle: winner.name.clone(),
+            property: dep.to_owned(),
+        }));
+    }
+    let version = winner
+        .version
+        .clone()
+        .map_err(|e| fail(ResolveError::BundleVersion(e)))?;
+    note(format!(
+        "selected bundle {:?} ({}) from catalog {:?}",
+        winner.name, version, catalog.name
+    ));
+    Ok(Resolution {
+        catalog: catalog.name.clone(),
+        bundle: winner.name.clone(),
+        image: winner.image.clone(),
+        version,
+        deprecations,
+    })
+}
+
+/// Walks priority groups from the highest; the first group where some catalog has the package decides.
+fn select_catalog<'c, 'a>(
+    selected: &[&'c CatalogInput<'a>],
+    req: &Request,
+    note: &mut impl FnMut(String),
+) -> Result<(&'c CatalogInput<'a>, &'a PackageIndex), Failure> {
+    for group in selected.chunk_by(|a, b| a.priority == b.priority) {
+        let priority = group[0].priority;
+        let mut holders = Vec::new();
+        for c in group {
+            let content = c.content.ok_or_else(|| ResolveError::NotServing {
+                catalog: c.name.clone(),
+            })?;
+            if let Some(p) = content.packages.get(&req.package) {
+                holders.push((*c, p));
+            }
+        }
+        match holders.as_slice() {
+            [] => note(format!(
+                "priority {priority}: no catalog has package {:?}",
+                req.package
+            )),
+            [(c, p)] => {
+                note(format!(
+                    "priority {priority}: catalog {:?} has package {:?}; selected",
+                    c.name, req.package
+                ));
+                return Ok((*c, *p));
+            }
+            many => {
+                return Err(ResolveError::Ambiguous {
+                    package: req.package.clone(),
+                    priority,
+                    catalogs: many.iter().map(|(c, _)| c.name.clone()).collect(),
+                }
+                .into());
+            }
+        }
+    }
+    Err(ResolveError::NoBundles {
+        package: req.package.clone(),
+        version: req.version.clone(),
+        channels: req.channels.clone(),
+        installed: req.installed.as_ref().map(|i| i.version.clone()),
+    }
+    .into())
+}
+
+/// The installed bundle's VersionRelease (to stay put) and its version for skip ranges.
+fn installed_edges(
+    i: &Installed,
+) -> Result<(VersionRelease, Option<blang::Version>), ResolveError> {
+    let vr = match &i.release {
+        None => VersionRelease::parse_legacy(&i.version),
+        Some(r) => VersionRelease::parse_explicit(&i.version, r),
+    }
+    .map_err(|e| ResolveError::InstalledVersion {
+        version: i.version.clone(),
+        message: e.to_string(),
+    })?;
+    Ok((vr, blang::Version::parse(&i.version).ok()))
+}
+
+/// Not deprecated first, then highest version and release; unreadable versions last; then name.
+fn prefer(a: &BundleInfo, b: &BundleInfo, deps: &Deprecations) -> Ordering {
+    let deprecated = |x: &BundleInfo| deps.bundles.contains_key(&x.name);
+    deprecated(a)
+        .cmp(&deprecated(b))
+        .then_with(|| match (&a.version, &b.version) {
+            (Ok(x), Ok(y)) => y.cmp(x),
+            (Ok(_), Err(_)) => Ordering::Less,
+            (Err(_), Ok(_)) => Ordering::Greater,
+            (Err(_), Err(_)) => Ordering::Equal,
+        })
+        .then_with(|| a.name.cmp(&b.name))
+}

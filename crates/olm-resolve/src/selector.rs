@@ -1,0 +1,247 @@
+//! Kubernetes label selectors (`matchLabels` + `matchExpressions`), which pick the catalogs a
+//! ClusterExtension resolves from. The label `olm.operatorframework.io/metadata.name` carries a
+//! catalog's name, so selecting by name is selecting by label.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// The label every ClusterCatalog carries with its own name.
+pub const CATALOG_NAME_LABEL: &str = "olm.operatorframework.io/metadata.name";
+
+/// A `matchExpressions` operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Operator {
+    In,
+    NotIn,
+    Exists,
+    DoesNotExist,
+}
+
+impl Operator {
+    /// Parses the operator as spelled in the API.
+    pub fn parse(s: &str) -> Result<Operator, SelectorError> {
+        match s {
+            "In" => Ok(Operator::In),
+            "NotIn" => Ok(Operator::NotIn),
+            "Exists" => Ok(Operator::Exists),
+            "DoesNotExist" => Ok(Operator::DoesNotExist),
+            other => Err(SelectorError(format!(
+                "{other:?} is not a valid label selector operator"
+            ))),
+        }
+    }
+}
+
+impl fmt::Display for Operator {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Operator::In => "In",
+            Operator::NotIn => "NotIn",
+            Operator::Exists => "Exists",
+            Operator::DoesNotExist => "DoesNotExist",
+        })
+    }
+}
+
+/// One `matchExpressions` requirement.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Requirement {
+    pub key: String,
+    pub operator: Operator,
+    pub values: Vec<String>,
+}
+
+/// Why a selector is unusable.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct SelectorError(String);
+
+/// A label selector; the default selects everything.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LabelSelector {
+    pub match_labels: BTreeMap<String, String>,
+    pub match_expressions: Vec<Requirement>,
+}
+
+impl LabelSelector {
+    /// Checks the rules the API server's selector conversion enforces.
+    pub fn validate(&self) -> Result<(), SelectorError> {
+        for r in &self.match_expressions {
+            if r.key.is_empty() {
+                return Err(SelectorError(
+                    "key: Invalid value: \"\": name part must be non-empty".into(),
+                ));
+            }
+            match r.operator {
+                Operator::In | Operator::NotIn if r.values.is_empty() => {
+                    return Err(SelectorError(format!(
+                        "values: Invalid value: []string{{}}: for 'in', 'notin' operators, values set can't be empty (key {:?})",
+                        r.key
+                    )));
+                }
+                Operator::Exists | Operator::DoesNotExist if !r.values.is_empty() => {
+                    return Err(SelectorError(format!(
+                        "values: Invalid value: {:?}: values set must be empty for exists and does not exist (key {:?})",
+                        r.values, r.key
+                    )));
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether `labels` satisfy every label and every expression.
+    pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+        self.match_labels
+            .iter()
+            .all(|(k, v)| labels.get(k) == Some(v))
+            && self.match_expressions.iter().all(|r| {
+                let value = labels.get(&r.key);
+                match r.operator {
+                    Operator::In => value.is_some_and(|v| r.values.contains(v)),
+                    Operator::NotIn => value.is_none_or(|v| !r.values.contains(v)),
+                    Operator::Exists => value.is_some(),
+                    Operator::DoesNotExist => value.is_none(),
+                }
+            })
+    }
+
+    /// Whether this selector selects everything.
+    pub fn is_empty(&self) -> bool {
+        self.match_labels.is_empty() && self.match_expressions.is_empty()
+    }
+
+    /// Parses kubectl's selector syntax: `k=v`, `k==v`, `k!=v`, `k in (a,b)`, `k notin (a,b)`,
+    /// `k` (exists) and `!k` (does not exist), comma-separated.
+    pub fn parse(s: &str) -> Result<LabelSelector, SelectorError> {
+        let mut sel = LabelSelector::default();
+        for part in split_top_level(s) {
+            let part = part.trim();
+            if part.is_empty() {
+                continue;
+            }
+            let bad = || SelectorError(format!("unable to parse requirement: {part:?}"));
+            if let Some(key) = part.strip_prefix('!') {
+                let key = key.trim();
+                if key.is_empty() || key.contains([' ', '=', '(']) {
+                    return Err(bad());
+                }
+                sel.match_expressions.push(Requirement {
+                    key: key.into(),
+                    operator: Operator::DoesNotExist,
+                    values: vec![],
+                });
+            } else if let Some((k, v)) = part.split_once("!=") {
+                sel.match_expressions.push(Requirement {
+                    key: k.trim().into(),
+                    operator: Operator::NotIn,
+                    values: vec![v.trim().into()],
+                });
+            } else if let Some((k, v)) = part.split_once("==").or_else(|| part.split_once('=')) {
+                if k.trim().is_empty() {
+                    return Err(bad());
+                }
+                sel.match_labels.insert(k.trim().into(), v.trim().into());
+            } else if let Some((k, rest)) = part.split_once(' ') {
+                let rest = rest.trim();
+                let (op, list) = if let Some(l) = rest.strip_prefix("notin") {
+                    (Operator::NotIn, l)
+                } else if let Some(l) = rest.strip_prefix("in") {
+                    (Operator::In, l)
+                } else {
+                    return Err(bad());
+                };
+                let list = list
+                    .trim()
+                    .strip_prefix('(')
+                    .and_then(|l| l.strip_suffix(')'))
+                    .ok_or_else(bad)?;
+                let values = list
+                    .split(',')
+                    .map(|v| v.trim().to_owned())
+                    .filter(|v| !v.is_empty())
+                    .collect();
+                sel.match_expressions.push(Requirement {
+                    key: k.trim().into(),
+                    operator: op,
+                    values,
+                });
+            } else {
+                sel.match_expressions.push(Requirement {
+                    key: part.into(),
+                    operator: Operator::Exists,
+                    values: vec![],
+                });
+            }
+        }
+        sel.validate()?;
+        Ok(sel)
+    }
+}
+
+/// Splits on commas that are not inside parentheses.
+fn split_top_level(s: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let (mut depth, mut start) = (0i32, 0);
+    for (i, c) in s.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(&s[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(&s[start..]);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).into(), (*v).into()))
+            .collect()
+    }
+
+    #[test]
+    fn expressions_follow_kubernetes_semantics() {
+        let l = labels(&[("tier", "gold"), (CATALOG_NAME_LABEL, "a")]);
+        let s = LabelSelector::parse(
+            "tier in (gold,platinum),!beta,olm.operatorframework.io/metadata.name=a",
+        )
+        .unwrap();
+        assert!(s.matches(&l));
+        assert!(
+            LabelSelector::parse("missing notin (x)")
+                .unwrap()
+                .matches(&l),
+            "NotIn matches an absent key"
+        );
+        assert!(!LabelSelector::parse("tier!=gold").unwrap().matches(&l));
+        assert!(LabelSelector::parse("tier").unwrap().matches(&l));
+        assert!(!LabelSelector::parse("!tier").unwrap().matches(&l));
+        assert!(LabelSelector::default().matches(&l));
+    }
+
+    #[test]
+    fn invalid_selectors_say_why() {
+        assert!(
+            LabelSelector::parse("tier in ()")
+                .unwrap_err()
+                .to_string()
+                .contains("values set can't be empty")
+        );
+        assert!(LabelSelector::parse("tier in gold").is_err());
+        assert_eq!(
+            Operator::parse("Like").unwrap_err().to_string(),
+            "\"Like\" is not a valid label selector operator"
+        );
+    }
+}

@@ -1,0 +1,218 @@
+//! `olm resolve`: which bundle a ClusterExtension would get from a set of catalogs, offline, with
+//! an optional explanation of every decision.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use olm_resolve::{
+    Availability, CATALOG_NAME_LABEL, CatalogInput, ContentIndex, Installed, LabelSelector,
+    Request, Resolution, UpgradeConstraintPolicy,
+};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// A catalog: NAME=REF[,priority=N][,label=K=V]…[,unavailable][,unserved]; REF is a catalog
+    /// directory or file. Repeat for several catalogs.
+    #[arg(long = "catalog", value_name = "SPEC", required = true)]
+    catalogs: Vec<String>,
+    /// The package to install (`spec.source.catalog.packageName`).
+    #[arg(long)]
+    package: String,
+    /// A version range (Masterminds syntax, `spec.source.catalog.version`).
+    #[arg(long, default_value = "")]
+    version: String,
+    /// A channel to restrict to; repeat for several.
+    #[arg(long = "channel")]
+    channels: Vec<String>,
+    /// A label selector over catalogs (kubectl syntax).
+    #[arg(long, default_value = "")]
+    selector: String,
+    /// The installed bundle as NAME@VERSION.
+    #[arg(long)]
+    installed: Option<String>,
+    /// The installed bundle's explicit release.
+    #[arg(long, requires = "installed")]
+    installed_release: Option<String>,
+    #[arg(long, value_enum, default_value = "CatalogProvided")]
+    upgrade_constraint_policy: Policy,
+    /// Print every decision on stderr.
+    #[arg(long)]
+    explain: bool,
+    #[arg(short, long, value_enum, default_value = "text")]
+    output: Output,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum Policy {
+    #[value(name = "CatalogProvided")]
+    CatalogProvided,
+    #[value(name = "SelfCertified")]
+    SelfCertified,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum Output {
+    Text,
+    Json,
+    Yaml,
+}
+
+struct CatalogSpec {
+    name: String,
+    path: PathBuf,
+    priority: i32,
+    labels: BTreeMap<String, String>,
+    availability: Availability,
+    served: bool,
+}
+
+fn parse_spec(s: &str) -> anyhow::Result<CatalogSpec> {
+    let mut parts = s.split(',');
+    let head = parts.next().unwrap_or_default();
+    let Some((name, path)) = head.split_once('=') else {
+        bail!("--catalog {s:?}: expected NAME=REF");
+    };
+    let mut spec = CatalogSpec {
+        name: name.to_owned(),
+        path: PathBuf::from(path),
+        priority: 0,
+        labels: BTreeMap::from([(CATALOG_NAME_LABEL.to_owned(), name.to_owned())]),
+        availability: Availability::Available,
+        served: true,
+    };
+    for opt in parts {
+        match opt.split_once('=') {
+            Some(("priority", n)) => {
+                spec.priority = n.parse().with_context(|| {
+                    format!("--catalog {s:?}: priority {n:?} is not a 32-bit integer")
+                })?;
+            }
+            Some(("label", kv)) => {
+                let Some((k, v)) = kv.split_once('=') else {
+                    bail!("--catalog {s:?}: expected label=KEY=VALUE")
+                };
+                spec.labels.insert(k.to_owned(), v.to_owned());
+            }
+            None if opt == "unavailable" => spec.availability = Availability::Unavailable,
+            None if opt == "unserved" => spec.served = false,
+            _ => bail!("--catalog {s:?}: unknown option {opt:?}"),
+        }
+    }
+    Ok(spec)
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let specs = args
+        .catalogs
+        .iter()
+        .map(|s| parse_spec(s))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let indexes = specs
+        .iter()
+        .map(|s| {
+            let cat = olm_catalog::load_path(&s.path)
+                .with_context(|| format!("loading catalog {:?}", s.name))?;
+            Ok(ContentIndex::new(&cat))
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let inputs: Vec<CatalogInput<'_>> = specs
+        .iter()
+        .zip(&indexes)
+        .map(|(s, idx)| CatalogInput {
+            name: s.name.clone(),
+            labels: s.labels.clone(),
+            priority: s.priority,
+            availability: s.availability,
+            content: s.served.then_some(idx),
+        })
+        .collect();
+    let installed = match &args.installed {
+        Some(i) => {
+            let Some((name, version)) = i.rsplit_once('@') else {
+                bail!("--installed {i:?}: expected NAME@VERSION")
+            };
+            Some(Installed {
+                name: name.into(),
+                version: version.into(),
+                release: args.installed_release.clone(),
+            })
+        }
+        None => None,
+    };
+    let request = Request {
+        package: args.package.clone(),
+        channels: args.channels.clone(),
+        version: args.version.clone(),
+        selector: LabelSelector::parse(&args.selector).context("--selector")?,
+        policy: match args.upgrade_constraint_policy {
+            Policy::CatalogProvided => UpgradeConstraintPolicy::CatalogProvided,
+            Policy::SelfCertified => UpgradeConstraintPolicy::SelfCertified,
+        },
+        installed,
+    };
+    let mut trace = Vec::new();
+    let outcome = olm_resolve::resolve(&inputs, &request, args.explain.then_some(&mut trace));
+    for line in &trace {
+        eprintln!("explain: {line}");
+    }
+    match outcome {
+        Ok(res) => {
+            print!("{}", render(&res, args.output));
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(failure) => {
+            eprintln!("Error: {}", failure.error);
+            Ok(ExitCode::FAILURE)
+        }
+    }
+}
+
+fn render(res: &Resolution, output: Output) -> String {
+    let release = (!res.version.release.is_empty()).then(|| res.version.release.to_string());
+    let mut fields: Vec<(&str, serde_json::Value)> = vec![
+        ("catalog", res.catalog.clone().into()),
+        ("bundle", res.bundle.clone().into()),
+        // As ClusterExtension status reports it: a release is re-encoded as build metadata.
+        ("version", res.version.legacy_version_string().into()),
+        ("image", res.image.clone().into()),
+    ];
+    if let Some(r) = release {
+        fields.push(("release", r.into()));
+    }
+    let d = &res.deprecations;
+    if let Some(m) = &d.package {
+        fields.push(("packageDeprecated", m.clone().into()));
+    }
+    if let Some(m) = d.bundles.get(&res.bundle) {
+        fields.push(("bundleDeprecated", m.clone().into()));
+    }
+    if !d.channels.is_empty() {
+        fields.push((
+            "deprecatedChannels",
+            serde_json::to_value(&d.channels).unwrap_or_default(),
+        ));
+    }
+    match output {
+        Output::Json => {
+            let map: serde_json::Map<String, serde_json::Value> =
+                fields.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
+            format!(
+                "{}\n",
+                serde_json::to_string_pretty(&map).unwrap_or_default()
+            )
+        }
+        // JSON scalars and flow mappings are valid YAML, which keeps every string safely quoted.
+        Output::Yaml => fields.iter().map(|(k, v)| format!("{k}: {v}\n")).collect(),
+        Output::Text => fields
+            .iter()
+            .map(|(k, v)| {
+                format!(
+                    "{k}: {}\n",
+                    v.as_str().map_or_else(|| v.to_string(), str::to_owned)
+                )
+            })
+            .collect(),
+    }
+}
