@@ -68,6 +68,10 @@ pub struct Bundle {
     pub properties: Vec<Value>,
     /// `metadata/dependencies.yaml` `dependencies:` entries.
     pub dependencies: Vec<Value>,
+    /// Metadata files other than the annotations file that could not be read. Rendering does
+    /// not need them (operator-controller never reads `dependencies.yaml`), but deriving
+    /// catalog properties does, so [`crate::properties::to_olm_bundle`] reports them.
+    pub metadata_errors: Vec<BundleError>,
 }
 
 /// A file of an unpacked bundle: path relative to the bundle root (with `/` separators) and bytes.
@@ -133,6 +137,7 @@ impl Bundle {
         let mut csv: Option<(String, Value)> = None;
         let mut crds = Vec::new();
         let mut others = Vec::new();
+        let mut metadata_errors = Vec::new();
 
         for f in &files {
             let path = f.path.trim_start_matches("./");
@@ -189,7 +194,14 @@ impl Bundle {
                     if name.contains('/') {
                         continue;
                     }
-                    let docs = decode(path, &f.contents)?;
+                    let docs = match decode(path, &f.contents) {
+                        Ok(d) => d,
+                        Err(e) if name != "annotations.yaml" => {
+                            metadata_errors.push(e);
+                            continue;
+                        }
+                        Err(e) => return Err(e),
+                    };
                     let Some(doc) = docs.into_iter().next() else {
                         continue;
                     };
@@ -239,6 +251,7 @@ impl Bundle {
             others,
             properties,
             dependencies,
+            metadata_errors,
         })
     }
 

@@ -12,6 +12,7 @@ use base64::Engine;
 use serde_json::{Map, Value, json};
 
 use crate::bundle::{Bundle, PROPERTIES_ANNOTATION};
+use crate::error::BundleError;
 use crate::naming::go_json_encode;
 
 /// How the CSV and manifests are carried in the blob.
@@ -24,7 +25,13 @@ pub enum ObjectsMode {
 }
 
 /// Builds the `olm.bundle` blob for `b` pulled from `image` ("" for a directory).
-pub fn to_olm_bundle(b: &Bundle, image: &str, mode: ObjectsMode) -> Value {
+///
+/// Errors: a metadata file (dependencies, properties) that could not be read, since the
+/// properties would be incomplete without it.
+pub fn to_olm_bundle(b: &Bundle, image: &str, mode: ObjectsMode) -> Result<Value, BundleError> {
+    if let Some(e) = b.metadata_errors.first() {
+        return Err(e.clone());
+    }
     let mut props = derived_properties(b);
     match mode {
         ObjectsMode::CsvMetadata => {
@@ -56,7 +63,7 @@ pub fn to_olm_bundle(b: &Bundle, image: &str, mode: ObjectsMode) -> Value {
         "relatedImages".into(),
         Value::Array(related_images(b, image)),
     );
-    Value::Object(m)
+    Ok(Value::Object(m))
 }
 
 /// Every property except the CSV carriers, deduplicated and sorted by type then encoded value.
