@@ -464,3 +464,46 @@ async fn a_component_that_exits_early_is_reported_with_its_log_tail() -> anyhow:
     }
     Ok(())
 }
+
+#[tokio::test]
+async fn a_port_taken_by_another_process_is_retried_then_reported() -> anyhow::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let real = olm_testenv::bin_dir()?;
+    let fake = tempfile::tempdir()?;
+    for name in [
+        "kube-apiserver",
+        "kube-controller-manager",
+        "kube-scheduler",
+        "kwok",
+        "kwok-stages.yaml",
+    ] {
+        std::os::unix::fs::symlink(real.join(name), fake.path().join(name))?;
+    }
+    // An etcd that always loses the race for its port, counting how often it was started.
+    let attempts = fake.path().join("attempts");
+    let etcd = fake.path().join("etcd");
+    std::fs::write(
+        &etcd,
+        format!(
+            "#!/bin/sh\necho x >> '{}'\necho 'listen tcp 127.0.0.1:2379: bind: address already in use' >&2\nexit 1\n",
+            attempts.display()
+        ),
+    )?;
+    std::fs::set_permissions(&etcd, std::fs::Permissions::from_mode(0o755))?;
+    let options = olm_testenv::Options {
+        bin_dir: Some(fake.path().to_owned()),
+        ready_timeout: Duration::from_secs(30),
+        ..olm_testenv::Options::default()
+    };
+    match ControlPlane::start_with(options).await {
+        Err(err @ olm_testenv::Error::PortInUse { .. }) => {
+            let msg = err.to_string();
+            assert!(msg.starts_with("etcd could not bind"), "{msg}");
+            assert!(msg.contains("address already in use"), "{msg}");
+        }
+        other => bail!("expected PortInUse, got {other:?}"),
+    }
+    let started = std::fs::read_to_string(&attempts)?.lines().count();
+    assert_eq!(started, 3, "a lost port race is retried on new ports");
+    Ok(())
+}
