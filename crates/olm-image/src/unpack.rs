@@ -731,4 +731,111 @@ mod tests {
             assert_eq!(fs::read(d.path().join("f")).expect("read"), b"z");
         }
     }
+
+    mod hostile_props {
+        use super::*;
+        use proptest::prelude::*;
+
+        #[derive(Debug, Clone)]
+        enum Kind {
+            Dir,
+            File,
+            Symlink(String),
+            HardLink(String),
+        }
+
+        fn path() -> impl Strategy<Value = String> {
+            (
+                any::<bool>(),
+                prop::collection::vec(
+                    prop::sample::select(vec!["a", "b", "..", ".", ".wh.a", ".wh..wh..opq"]),
+                    1..4,
+                ),
+            )
+                .prop_map(|(abs, parts)| {
+                    format!("{}{}", if abs { "/" } else { "" }, parts.join("/"))
+                })
+        }
+
+        fn entry() -> impl Strategy<Value = (String, Kind)> {
+            let kind = prop_oneof![
+                Just(Kind::Dir),
+                Just(Kind::File),
+                path().prop_map(Kind::Symlink),
+                path().prop_map(Kind::HardLink),
+            ];
+            (path(), kind)
+        }
+
+        fn layer(entries: &[(String, Kind)]) -> Vec<u8> {
+            let es: Vec<E<'_>> = entries
+                .iter()
+                .map(|(n, k)| match k {
+                    Kind::Dir => E::Dir(n),
+                    Kind::File => E::File(n, b"data"),
+                    Kind::Symlink(t) => E::Symlink(n, t),
+                    Kind::HardLink(t) => E::HardLink(n, t),
+                })
+                .collect();
+            tarball(&es)
+        }
+
+        fn snapshot(root: &Path) -> Vec<(PathBuf, Option<Vec<u8>>)> {
+            let mut out = Vec::new();
+            let mut stack = vec![root.to_path_buf()];
+            while let Some(dir) = stack.pop() {
+                for e in fs::read_dir(&dir).expect("ls").flatten() {
+                    let p = e.path();
+                    let ft = e.file_type().expect("type");
+                    if ft.is_dir() {
+                        stack.push(p.clone());
+                        out.push((p, None));
+                    } else if ft.is_file() {
+                        out.push((p.clone(), Some(fs::read(&p).expect("read"))));
+                    } else {
+                        out.push((p, None));
+                    }
+                }
+            }
+            out.sort();
+            out
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(300))]
+
+            /// Whatever two layers contain, nothing outside the target changes and every symlink
+            /// inside it resolves inside it.
+            #[test]
+            fn hostile_layers_stay_inside(
+                lower in prop::collection::vec(entry(), 0..8),
+                upper in prop::collection::vec(entry(), 0..8),
+            ) {
+                let outer = tempfile::tempdir().expect("tempdir");
+                let dest = outer.path().join("dest");
+                fs::create_dir(&dest).expect("mkdir");
+                fs::write(outer.path().join("a"), b"outside").expect("write");
+                fs::create_dir(outer.path().join("b")).expect("mkdir");
+                fs::write(outer.path().join("b/a"), b"outside").expect("write");
+                let outside: Vec<_> = snapshot(outer.path())
+                    .into_iter()
+                    .filter(|(p, _)| !p.starts_with(&dest))
+                    .collect();
+
+                let _ = apply_layers([&layer(&lower)[..], &layer(&upper)[..]], &dest, &Filter::All);
+
+                let after: Vec<_> = snapshot(outer.path())
+                    .into_iter()
+                    .filter(|(p, _)| !p.starts_with(&dest))
+                    .collect();
+                prop_assert_eq!(&outside, &after);
+                let real_dest = fs::canonicalize(&dest).expect("canonicalize");
+                for (p, _) in snapshot(&dest) {
+                    if let Ok(real) = fs::canonicalize(&p) {
+                        prop_assert!(real.starts_with(&real_dest), "{} -> {}", p.display(), real.display());
+                    }
+                }
+            }
+        }
+    }
 }
