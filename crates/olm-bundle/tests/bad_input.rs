@@ -1,0 +1,241 @@
+//! Bad bundles give errors that name the problem (and the file), never panics.
+
+use olm_bundle::{Bundle, BundleError, BundleFile, CertProvider, goyaml, render_bundle};
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+const ANNOTATIONS: &str =
+    "annotations:\n  operators.operatorframework.io.bundle.package.v1: demo\n";
+
+const CSV: &str = r#"apiVersion: operators.coreos.com/v1alpha1
+kind: ClusterServiceVersion
+metadata:
+  name: demo.v1.0.0
+spec:
+  version: 1.0.0
+  installModes:
+  - {type: AllNamespaces, supported: true}
+  install:
+    strategy: deployment
+    spec:
+      clusterPermissions:
+      - serviceAccountName: demo
+        rules:
+        - {apiGroups: [""], resources: [pods], verbs: [get]}
+      deployments:
+      - name: demo
+        spec:
+          selector: {matchLabels: {app: demo}}
+          template:
+            metadata: {labels: {app: demo}}
+            spec:
+              containers:
+              - {name: demo, image: "example.com/demo:1"}
+"#;
+
+fn file(path: &str, text: &str) -> BundleFile {
+    BundleFile {
+        path: path.into(),
+        contents: text.as_bytes().to_vec(),
+    }
+}
+
+fn base() -> Vec<BundleFile> {
+    vec![
+        file("metadata/annotations.yaml", ANNOTATIONS),
+        file("manifests/csv.yaml", CSV),
+    ]
+}
+
+#[test]
+fn minimal_bundle_renders() {
+    let b = Bundle::from_files(base()).unwrap();
+    let objs = render_bundle(&b, "ns", None, None).unwrap();
+    let kinds: Vec<&str> = objs.iter().filter_map(|o| o["kind"].as_str()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "ServiceAccount",
+            "ClusterRole",
+            "ClusterRoleBinding",
+            "Deployment"
+        ]
+    );
+}
+
+#[test]
+fn missing_csv_is_upstreams_error() {
+    let err = Bundle::from_files(vec![file("metadata/annotations.yaml", ANNOTATIONS)]).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "no ClusterServiceVersion found in \"manifests\""
+    );
+}
+
+#[test]
+fn two_csvs_are_rejected_naming_both_files() {
+    let mut files = base();
+    files.push(file("manifests/other.yaml", CSV));
+    let err = Bundle::from_files(files).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "invalid bundle: contains multiple CSVs (manifests/csv.yaml, manifests/other.yaml)"
+    );
+}
+
+#[test]
+fn subdirectories_in_manifests_are_upstreams_error() {
+    let mut files = base();
+    files.push(file("manifests/nested/x.yaml", "kind: ConfigMap\n"));
+    let err = Bundle::from_files(files).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "subdirectories are not allowed within the \"manifests\" directory of the bundle image filesystem: found \"manifests/nested/x.yaml\""
+    );
+}
+
+#[test]
+fn malformed_yaml_names_the_file() {
+    let mut files = base();
+    files.push(file("manifests/broken.yaml", "kind: [unclosed\n"));
+    let err = Bundle::from_files(files).unwrap_err();
+    assert!(
+        matches!(&err, BundleError::Yaml { file, .. } if file == "manifests/broken.yaml"),
+        "{err}"
+    );
+}
+
+#[test]
+fn objects_without_kind_name_the_file() {
+    let mut files = base();
+    files.push(file("manifests/nokind.yaml", "metadata: {name: x}\n"));
+    let err = Bundle::from_files(files).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "manifests/nokind.yaml: object has no \"kind\""
+    );
+}
+
+#[test]
+fn missing_annotations_file() {
+    let err = Bundle::from_files(vec![file("manifests/csv.yaml", CSV)]).unwrap_err();
+    assert_eq!(err, BundleError::NoAnnotations);
+}
+
+#[test]
+fn unknown_kinds_fail_render_with_upstreams_message() {
+    let mut files = base();
+    files.push(file(
+        "manifests/job.yaml",
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: migrate}\n",
+    ));
+    let b = Bundle::from_files(files).unwrap();
+    let err = render_bundle(&b, "ns", None, None).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "unsupported resource \"migrate\" with kind \"Job\""
+    );
+}
+
+#[test]
+fn several_documents_in_one_file_all_count() {
+    let mut files = base();
+    files.push(file(
+        "manifests/multi.yaml",
+        "kind: ConfigMap\nmetadata: {name: a}\n---\nkind: Secret\nmetadata: {name: b}\n",
+    ));
+    let b = Bundle::from_files(files).unwrap();
+    assert_eq!(b.others.len(), 2);
+}
+
+#[test]
+fn csv_with_wrong_types_is_an_error_not_a_panic() {
+    let mut files = base();
+    files[1] = file(
+        "manifests/csv.yaml",
+        "kind: ClusterServiceVersion\nspec:\n  installModes: 7\n",
+    );
+    let err = Bundle::from_files(files).unwrap_err();
+    assert!(matches!(err, BundleError::InvalidCsv { .. }), "{err}");
+}
+
+/// Replaces the value at a random path of `v` by `replacement`.
+fn mutate(v: &mut Value, path: &[usize], replacement: Value) {
+    let Some((&i, rest)) = path.split_first() else {
+        *v = replacement;
+        return;
+    };
+    match v {
+        Value::Object(m) if !m.is_empty() => {
+            let k = m.keys().nth(i % m.len()).cloned().unwrap_or_default();
+            if let Some(n) = m.get_mut(&k) {
+                mutate(n, rest, replacement);
+            }
+        }
+        Value::Array(a) if !a.is_empty() => {
+            let n = a.len();
+            mutate(&mut a[i % n], rest, replacement);
+        }
+        _ => *v = replacement,
+    }
+}
+
+fn arb_json() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(|i| json!(i)),
+        ".{0,12}".prop_map(Value::String),
+    ];
+    leaf.prop_recursive(3, 16, 4, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+            prop::collection::btree_map("[a-zA-Z]{1,8}", inner, 0..4)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    /// Arbitrary bytes in any bundle file: an error or a bundle, never a panic.
+    #[test]
+    fn garbage_files_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..400), which in 0..3usize) {
+        let mut files = base();
+        let path = ["manifests/x.yaml", "metadata/annotations.yaml", "manifests/csv.yaml"][which];
+        files.retain(|f| f.path != path);
+        files.push(BundleFile { path: path.into(), contents: bytes });
+        if let Ok(b) = Bundle::from_files(files) {
+            let _ = render_bundle(&b, "ns", None, Some(CertProvider::CertManager));
+        }
+    }
+
+    /// Any value anywhere in a valid CSV: parse, render and property derivation never panic,
+    /// and whatever renders can be written as YAML.
+    #[test]
+    fn mutated_csv_never_panics(path in prop::collection::vec(0usize..8, 0..7), replacement in arb_json(),
+                                config in prop::option::of(arb_json())) {
+        let mut csv = goyaml::parse_documents(CSV).unwrap().remove(0);
+        mutate(&mut csv, &path, replacement);
+        let text = serde_json::to_string(&csv).unwrap();
+        let files = vec![file("metadata/annotations.yaml", ANNOTATIONS), file("manifests/csv.yaml", &text)];
+        if let Ok(b) = Bundle::from_files(files) {
+            let _ = olm_bundle::validate_for_render(&b);
+            let _ = olm_bundle::properties::to_olm_bundle(&b, "", olm_bundle::properties::ObjectsMode::BundleObjects);
+            let cfg = config.map(|c| serde_json::to_string(&c).unwrap());
+            if let Ok(objs) = render_bundle(&b, "ns", cfg.as_deref(), Some(CertProvider::OpenshiftServiceCa)) {
+                let _ = olm_bundle::manifests_to_yaml(&objs);
+            }
+        }
+    }
+
+    /// The YAML writer and reader agree on arbitrary strings (quoting, folding, literals).
+    #[test]
+    fn yaml_strings_round_trip(s in "(\\PC|[\t\r\n \u{85}\u{2028}\u{feff}]){0,120}", key in "[a-z]{1,10}") {
+        let v = json!({ key: s });
+        let y = goyaml::to_yaml(&v);
+        let back = goyaml::parse_documents(&y).unwrap();
+        prop_assert_eq!(&back[0], &v, "{}", y);
+    }
+}
