@@ -370,11 +370,12 @@ pub fn render(
     let post = |e: String| err(format!("render: unable to post-process bundle info: {e}"));
     let mut package = String::new();
     let mut versions: [Vec<(String, Version)>; 3] = Default::default();
+    let mut rendered = Rendered::new(&bundles);
     for m in Maturity::ALL {
         let vs = versions_of(
             &t.images[m as usize],
             &rendered_image,
-            &bundles,
+            &mut rendered,
             &mut package,
         )
         .map_err(post)?;
@@ -415,68 +416,103 @@ pub fn render(
     Ok(out)
 }
 
+/// The bundles rendered from the template's images, indexed for the per-maturity passes.
+struct Rendered<'a> {
+    bundles: &'a [Bundle],
+    /// Rendered image → index of the first bundle with that image (upstream's linear search result).
+    by_image: HashMap<&'a str, usize>,
+    /// Per bundle: its `olm.package` property and version, parsed on first use.
+    parsed: Vec<Option<Result<(String, Version), String>>>,
+}
+
+impl<'a> Rendered<'a> {
+    fn new(bundles: &'a [Bundle]) -> Self {
+        let mut by_image = HashMap::with_capacity(bundles.len());
+        for (i, b) in bundles.iter().enumerate() {
+            by_image.entry(b.image.as_str()).or_insert(i);
+        }
+        Rendered {
+            bundles,
+            by_image,
+            parsed: vec![None; bundles.len()],
+        }
+    }
+
+    /// Package name and version of bundle `i` (every property must parse, as upstream's
+    /// `property.Parse`; exactly one must be `olm.package`).
+    fn package_version(&mut self, i: usize) -> Result<(String, Version), String> {
+        let b = &self.bundles[i];
+        self.parsed[i]
+            .get_or_insert_with(|| {
+                let mut pkgs = Vec::new();
+                for (j, p) in b.properties.iter().enumerate() {
+                    match p.parse() {
+                        Ok(TypedProperty::Package(pp)) => pkgs.push(pp),
+                        Ok(_) => {}
+                        Err(e) => {
+                            return Err(format!(
+                                "parse properties for bundle {}: parse property[{j}] of type {}: {e}",
+                                goq(&b.name),
+                                goq(&p.type_)
+                            ));
+                        }
+                    }
+                }
+                let [pp] = &pkgs[..] else {
+                    return Err(format!(
+                        "bundle {} has multiple {} properties, expected exactly 1",
+                        goq(&b.name),
+                        goq(TYPE_PACKAGE)
+                    ));
+                };
+                let v = Version::parse(&pp.version).map_err(|e| {
+                    format!(
+                        "bundle {} has invalid version {}: {e}",
+                        goq(&b.name),
+                        goq(&pp.version)
+                    )
+                })?;
+                Ok((pp.package_name.clone(), v))
+            })
+            .clone()
+    }
+}
+
 /// Bundle name → version for the images of one maturity, in template order.
 fn versions_of(
     images: &[String],
     rendered_image: &HashMap<&str, String>,
-    bundles: &[Bundle],
+    rendered: &mut Rendered,
     package: &mut String,
 ) -> Result<Vec<(String, Version)>, String> {
     let mut out: Vec<(String, Version)> = Vec::with_capacity(images.len());
-    let mut names: HashSet<String> = HashSet::new();
+    let mut names: HashSet<&str> = HashSet::new();
     for image in images {
         let want = rendered_image
             .get(image.as_str())
             .map(String::as_str)
             .unwrap_or_default();
-        let Some(b) = bundles.iter().find(|b| b.image == want) else {
+        let Some(&i) = rendered.by_image.get(want) else {
             return Err(format!(
                 "supplied bundle image name {} not found in rendered bundle images",
                 goq(image)
             ));
         };
-        let mut pkgs = Vec::new();
-        for (i, p) in b.properties.iter().enumerate() {
-            match p.parse() {
-                Ok(TypedProperty::Package(pp)) => pkgs.push(pp),
-                Ok(_) => {}
-                Err(e) => {
-                    return Err(format!(
-                        "parse properties for bundle {}: parse property[{i}] of type {}: {e}",
-                        goq(&b.name),
-                        goq(&p.type_)
-                    ));
-                }
-            }
-        }
-        if pkgs.len() != 1 {
-            return Err(format!(
-                "bundle {} has multiple {} properties, expected exactly 1",
-                goq(&b.name),
-                goq(TYPE_PACKAGE)
-            ));
-        }
-        let pp = &pkgs[0];
-        let v = Version::parse(&pp.version).map_err(|e| {
-            format!(
-                "bundle {} has invalid version {}: {e}",
-                goq(&b.name),
-                goq(&pp.version)
-            )
-        })?;
+        let (pkg, v) = rendered.package_version(i)?;
         if package.is_empty() {
-            package.clone_from(&pp.package_name);
-        } else if pp.package_name != *package {
+            *package = pkg;
+        } else if pkg != *package {
             return Err(format!(
                 "bundle {} does not belong to this package: {}",
-                goq(&pp.package_name),
+                goq(&pkg),
                 goq(package)
             ));
         }
-        if !names.insert(b.name.to_string()) {
-            return Err(format!("duplicate bundle name {}", goq(&b.name)));
+        let name = rendered.bundles[i].name.as_str();
+        if !names.insert(name) {
+            return Err(format!("duplicate bundle name {}", goq(name)));
         }
-        out.push((b.name.to_string(), v));
+        out.push((name.to_owned(), v));
     }
     Ok(out)
 }
