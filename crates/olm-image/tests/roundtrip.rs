@@ -391,3 +391,114 @@ fn https_registry_with_private_ca() {
         digest
     );
 }
+
+/// Images from other tools: a Docker v2 manifest with Docker layer media types, and an OCI image
+/// index from which the entry for the running platform must be picked.
+#[test]
+fn docker_manifests_and_image_indexes_are_pulled() {
+    use oci_client::client::{ClientConfig, ClientProtocol};
+
+    let registry = registry();
+    let rt = runtime();
+    let client = client();
+    let out = tempfile::tempdir().expect("tempdir");
+    let source = data_dir().join("catalogs/community-v4.21");
+    let catalog = catalog_image(&source).expect("build");
+    let small_dir = tempfile::tempdir().expect("tempdir");
+    fs::write(small_dir.path().join("other.json"), b"{}").expect("write");
+    let other = catalog_image(small_dir.path()).expect("build");
+
+    let base = reference(&registry, "catalogs/foreign:oci");
+    rt.block_on(client.push(&catalog, &base)).expect("push");
+    let other_ref = reference(&registry, "catalogs/foreign:other");
+    rt.block_on(client.push(&other, &other_ref)).expect("push");
+
+    let raw: oci_client::Reference = format!("{}/catalogs/foreign:docker", registry.addr())
+        .parse()
+        .expect("ref");
+    let oci = oci_client::Client::new(ClientConfig {
+        protocol: ClientProtocol::Http,
+        ..ClientConfig::default()
+    });
+    let docker_manifest = serde_json::json!({
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.docker.distribution.manifest.v2+json",
+        "config": {
+            "mediaType": "application/vnd.docker.container.image.v1+json",
+            "digest": catalog.config_digest().as_str(),
+            "size": catalog.config().len(),
+        },
+        "layers": [{
+            "mediaType": "application/vnd.docker.image.rootfs.diff.tar.gzip",
+            "digest": catalog.layers()[0].digest().as_str(),
+            "size": catalog.layers()[0].data().len(),
+        }],
+    });
+    rt.block_on(
+        oci.push_manifest_raw(
+            &raw,
+            serde_json::to_vec(&docker_manifest).expect("json"),
+            "application/vnd.docker.distribution.manifest.v2+json"
+                .parse()
+                .expect("header"),
+        ),
+    )
+    .expect("push docker manifest");
+    let docker_ref = reference(&registry, "catalogs/foreign:docker");
+    let pulled = rt
+        .block_on(client.pull_to_dir(&docker_ref, &out.path().join("docker"), &Filter::All))
+        .expect("pull docker manifest");
+    assert_eq!(
+        pulled.labels.get(CATALOG_CONFIGS_LABEL).map(String::as_str),
+        Some("/configs")
+    );
+    assert_same_tree(&source, &out.path().join("docker/configs"));
+
+    let arch = match std::env::consts::ARCH {
+        "x86_64" => "amd64",
+        "aarch64" => "arm64",
+        other => other,
+    };
+    let foreign_arch = if arch == "s390x" { "ppc64le" } else { "s390x" };
+    let entry = |image: &olm_image::Image, arch: &str| {
+        serde_json::json!({
+            "mediaType": "application/vnd.oci.image.manifest.v1+json",
+            "digest": image.digest().as_str(),
+            "size": image.manifest().len(),
+            "platform": {"architecture": arch, "os": "linux"},
+        })
+    };
+    // The foreign entry comes first so that picking the first entry would be caught.
+    let index = serde_json::json!({
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.index.v1+json",
+        "manifests": [entry(&other, foreign_arch), entry(&catalog, arch)],
+    });
+    let index_bytes = serde_json::to_vec(&index).expect("json");
+    let index_raw: oci_client::Reference = format!("{}/catalogs/foreign:index", registry.addr())
+        .parse()
+        .expect("ref");
+    rt.block_on(
+        oci.push_manifest_raw(
+            &index_raw,
+            index_bytes.clone(),
+            "application/vnd.oci.image.index.v1+json"
+                .parse()
+                .expect("header"),
+        ),
+    )
+    .expect("push index");
+    let index_ref = reference(&registry, "catalogs/foreign:index");
+    let index_digest = olm_image::Digest::of(&index_bytes);
+    assert_eq!(
+        rt.block_on(client.resolve(&index_ref)).expect("resolve"),
+        index_digest,
+        "a tag on an index resolves to the index digest"
+    );
+    let pulled = rt
+        .block_on(client.pull_to_dir(&index_ref, &out.path().join("index"), &Filter::All))
+        .expect("pull index");
+    assert_eq!(pulled.digest, index_digest);
+    assert_eq!(&pulled.manifest_digest, catalog.digest());
+    assert_same_tree(&source, &out.path().join("index/configs"));
+}
