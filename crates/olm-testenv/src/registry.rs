@@ -210,7 +210,7 @@ impl Registry {
     /// [`Registry::start`] with explicit options.
     pub fn start_with(options: &RegistryOptions) -> Result<Registry, RegistryError> {
         let dir = make_temp_dir()?;
-        match start_in(&dir, options) {
+        match start_in(&dir, options, false) {
             Ok((child, addr)) => Ok(Registry {
                 child: Some(child),
                 addr,
@@ -261,7 +261,7 @@ impl Registry {
         }
         let dir = state_dir.join("registry");
         fs::create_dir_all(&dir).map_err(io_err(format!("creating {}", dir.display())))?;
-        let (child, addr) = start_in(&dir, options)?;
+        let (child, addr) = start_in(&dir, options, true)?;
         let registry = Registry {
             child: Some(child),
             addr,
@@ -275,7 +275,9 @@ impl Registry {
     /// is written to `state_dir` so [`DetachedRegistry::load`] can find it later.
     ///
     /// A registry from [`Registry::start`] keeps its storage in its temp dir, which then is no
-    /// longer deleted; stopping it is up to [`DetachedRegistry::stop`].
+    /// longer deleted; stopping it is up to [`DetachedRegistry::stop`]. It also stays in the
+    /// caller's process group, so a Ctrl-C in the terminal still reaches it; `olm dev up` should
+    /// use [`Registry::spawn_detached`], which starts it in a group of its own.
     pub fn into_detached(mut self, state_dir: &Path) -> Result<DetachedRegistry, RegistryError> {
         let Some(child) = self.child.take() else {
             return Err(RegistryError::NoState {
@@ -459,7 +461,11 @@ fn signal(pid: u32, sig: i32) -> Result<(), RegistryError> {
 
 /// Writes the config into `dir`, starts the process with its output in `dir/registry.log`, and
 /// waits until it is ready. Retries with another port when the picked one was taken meanwhile.
-fn start_in(dir: &Path, options: &RegistryOptions) -> Result<(Child, SocketAddr), RegistryError> {
+fn start_in(
+    dir: &Path,
+    options: &RegistryOptions,
+    detached: bool,
+) -> Result<(Child, SocketAddr), RegistryError> {
     let data = dir.join("data");
     fs::create_dir_all(&data).map_err(io_err(format!("creating {}", data.display())))?;
     let attempts = if options.port.is_some() {
@@ -474,7 +480,7 @@ fn start_in(dir: &Path, options: &RegistryOptions) -> Result<(Child, SocketAddr)
             None => free_port()?,
         };
         let addr = SocketAddr::from(([127, 0, 0, 1], port));
-        match start_once(dir, &data, addr, options) {
+        match start_once(dir, &data, addr, options, detached) {
             Ok(child) => return Ok((child, addr)),
             Err(err @ RegistryError::PortInUse { .. }) => last_err = Some(err),
             Err(err) => return Err(err),
@@ -491,6 +497,7 @@ fn start_once(
     data: &Path,
     addr: SocketAddr,
     options: &RegistryOptions,
+    detached: bool,
 ) -> Result<Child, RegistryError> {
     // A port that answers before we start anything belongs to someone else.
     if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
@@ -526,9 +533,10 @@ fn start_once(
             cmd.env_remove(key);
         }
     }
-    {
+    if detached {
         use std::os::unix::process::CommandExt;
-        // Own process group: a terminal's Ctrl-C must not reach a detached registry.
+        // Own process group: a terminal's Ctrl-C must not reach a detached registry. An owned
+        // one stays in ours, so interrupting a test run stops it too.
         cmd.process_group(0);
     }
     let mut child = cmd.spawn().map_err(|e| {
@@ -760,6 +768,31 @@ mod tests {
         let err = Registry::start_with(&options).expect_err("must fail");
         let msg = err.to_string();
         assert!(msg.contains("apt-get install -y docker-registry"), "{msg}");
+    }
+
+    #[test]
+    fn early_exit_shows_the_log_tail() {
+        // A stand-in that ignores `serve CONFIG`, prints to the log and fails.
+        let dir = make_temp_dir().expect("temp dir");
+        let script = dir.join("fake-registry");
+        fs::write(
+            &script,
+            "#!/bin/sh\necho 'configuration error: bad storage'\nexit 3\n",
+        )
+        .expect("write");
+        {
+            use std::os::unix::fs::PermissionsExt;
+            fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).expect("chmod");
+        }
+        let options = RegistryOptions {
+            binary: script,
+            ..RegistryOptions::default()
+        };
+        let err = Registry::start_with(&options).expect_err("must fail");
+        let msg = err.to_string();
+        assert!(matches!(err, RegistryError::ExitedEarly { .. }), "{msg}");
+        assert!(msg.contains("configuration error: bad storage"), "{msg}");
+        let _ = fs::remove_dir_all(&dir);
     }
 
     #[test]
