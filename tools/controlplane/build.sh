@@ -54,6 +54,17 @@ export CGO_ENABLED=0
 export GOFLAGS="-mod=readonly -buildvcs=false"
 mkdir -p "$GOMODCACHE" "$GOCACHE" "$dest"
 
+# Two builds at once (say, two terminals, or CI steps in parallel) would each take many minutes;
+# the second waits for the first and then finds everything built.
+if command -v flock >/dev/null 2>&1; then
+    exec 9>"$dest/.build.lock"
+    flock 9
+    if complete; then
+        echo "control plane $version already built in $bin"
+        exit 0
+    fi
+fi
+
 # Build into a scratch folder and move the results in at the end, so that an interrupted build never
 # leaves a half-filled bin folder that the next run would mistake for a finished one.
 work="$(mktemp -d "$dest/.build.XXXXXX")"
