@@ -1419,4 +1419,60 @@ mod tests {
         .unwrap();
         assert_eq!(c.packages().next().unwrap().description, "");
     }
+
+    proptest::proptest! {
+        /// Whatever the versions, maturities and channel kinds, every edge algorithm yields a catalog
+        /// that validates, and each channel's single head is its highest version.
+        #[test]
+        fn generated_graphs_are_valid(
+            versions in proptest::collection::btree_map(
+                (0u64..3, 0u64..4, 0u64..4, proptest::option::of(0u8..3)),
+                1u8..8,
+                1..24,
+            ),
+            major in proptest::bool::ANY,
+            minor in proptest::bool::ANY,
+            edges in 0usize..3,
+        ) {
+            let mut lists: [Vec<String>; 3] = Default::default();
+            for ((x, y, z, pre), mask) in &versions {
+                let v = match pre {
+                    Some(p) => format!("op:{x}.{y}.{z}-rc.{p}"),
+                    None => format!("op:{x}.{y}.{z}"),
+                };
+                for (i, list) in lists.iter_mut().enumerate() {
+                    if mask & (1 << i) != 0 {
+                        list.push(v.clone());
+                    }
+                }
+            }
+            let refs: Vec<Vec<&str>> = lists.iter().map(|l| l.iter().map(String::as_str).collect()).collect();
+            let mut head = String::new();
+            if major {
+                head.push_str("generateMajorChannels: true\n");
+            }
+            if minor {
+                head.push_str("generateMinorChannels: true\n");
+            }
+            let mut parts: Vec<(&str, &[&str])> = Vec::new();
+            for (m, l) in ["candidate", "fast", "stable"].into_iter().zip(&refs) {
+                if !l.is_empty() {
+                    parts.push((m, l));
+                }
+            }
+            let edges = [SemverEdges::EdgeScoped, SemverEdges::ChannelScopedV1_37, SemverEdges::ChannelScopedV1_57][edges];
+            let c = run(&template(&head, &parts), edges).unwrap();
+            crate::validate::validate(&c).map_err(|e| proptest::test_runner::TestCaseError::fail(e.to_string()))?;
+            for ch in c.channels() {
+                let incoming: HashSet<&str> = ch
+                    .entries()
+                    .iter()
+                    .flat_map(|e| e.skips.iter().map(String::as_str).chain(Some(e.replaces.as_str())))
+                    .collect();
+                let heads: Vec<&str> = ch.entries().iter().map(|e| e.name.as_str()).filter(|n| !incoming.contains(n)).collect();
+                let last = ch.entries().last().map(|e| e.name.as_str());
+                proptest::prop_assert_eq!(heads, last.into_iter().collect::<Vec<_>>());
+            }
+        }
+    }
 }
