@@ -1,1 +1,584 @@
-//! CRD upgrade safety (placeholder).
+//! Is replacing a CustomResourceDefinition safe for the objects already stored?
+//!
+//! This is OLM v1's CRD upgrade-safety preflight (operator-controller with sigs.k8s.io/crdify,
+//! configured as upstream configures it): CRD-wide checks (scope, removal of stored versions,
+//! removal of existing fields), then property checks on the flattened schema of every version
+//! present in both CRDs, and between every pair of served versions of the new CRD (skipped when
+//! the new CRD converts through a webhook). Issues the old CRD already had between its own served
+//! versions are not held against the new one. Description changes are ignored and enum additions
+//! allowed; any schema change no check accounts for is an "unhandled" error, so unknown risks
+//! fail closed.
+//!
+//! Both CRDs are normalised as the Go API types would see them first, so `nullable: false` and
+//! an absent `nullable` are the same thing, as they are for the API server.
+//!
+//! Upstream iterates Go maps when collecting messages; here messages are sorted (CRD-wide checks
+//! by name, then same-version results by version and path, then served-version results), so a
+//! report is stable.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::{Map, Value};
+
+use crate::naming::go_json_encode;
+use crate::typed::normalize_schema;
+use crate::validate::go_quote;
+
+/// The outcome of comparing an installed CRD with its replacement.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UpgradeReport {
+    /// `metadata.name` of the new CRD.
+    pub crd_name: String,
+    /// One line per problem, in upstream's format: `<check>: <message>` for CRD-wide checks,
+    /// `<version>: <path>: <check>: <message>` for property checks (served-version pairs are
+    /// written `<a> -> <b>`).
+    pub errors: Vec<String>,
+}
+
+impl UpgradeReport {
+    pub fn is_safe(&self) -> bool {
+        self.errors.is_empty()
+    }
+}
+
+impl std::fmt::Display for UpgradeReport {
+    /// Upstream's condition text: `validating upgrade for CRD "<name>": ` and the problems
+    /// joined by newlines.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "validating upgrade for CRD {}: {}",
+            go_quote(&self.crd_name),
+            self.errors.join("\n")
+        )
+    }
+}
+
+/// Compares an installed CRD (`old`, whose `status.storedVersions` matters) with the CRD that
+/// would replace it.
+pub fn check_upgrade(old: &Value, new: &Value) -> UpgradeReport {
+    let crd_name = new
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let mut errors = Vec::new();
+
+    // CRD-wide checks, by name.
+    errors.extend(
+        existing_field_removal(old, new)
+            .into_iter()
+            .map(|e| format!("existingFieldRemoval: {e}")),
+    );
+    let (old_scope, new_scope) = (str_at(old, "/spec/scope"), str_at(new, "/spec/scope"));
+    if old_scope != new_scope {
+        errors.push(format!(
+            "scope: scope changed : {} -> {}",
+            go_quote(old_scope),
+            go_quote(new_scope)
+        ));
+    }
+    let new_versions: BTreeSet<&str> = versions(new).iter().map(|(n, _)| *n).collect();
+    let removed: Vec<&str> = old
+        .pointer("/status/storedVersions")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .filter(|v| !new_versions.contains(v))
+                .collect()
+        })
+        .unwrap_or_default();
+    if !removed.is_empty() {
+        errors.push(format!(
+            "storedVersionRemoval: stored versions removed : [{}]",
+            removed.join(" ")
+        ));
+    }
+
+    // The same version before and after.
+    let new_by_name: BTreeMap<&str, &Value> = versions(new).into_iter().collect();
+    for (name, old_v) in versions(old) {
+        if let Some(new_v) = new_by_name.get(name) {
+            for (path, msg) in compare_versions(old_v, new_v) {
+                errors.push(format!("{name}: {path}: {msg}"));
+            }
+        }
+    }
+
+    // Served versions of the new CRD against each other, minus what the old CRD already had.
+    let converts_by_webhook = str_at(new, "/spec/conversion/strategy") == "Webhook";
+    if !converts_by_webhook {
+        let before: BTreeSet<String> = served_pairs(old).into_iter().collect();
+        errors.extend(
+            served_pairs(new)
+                .into_iter()
+                .filter(|e| !before.contains(e)),
+        );
+    }
+    UpgradeReport { crd_name, errors }
+}
+
+fn str_at<'a>(v: &'a Value, p: &str) -> &'a str {
+    v.pointer(p).and_then(Value::as_str).unwrap_or("")
+}
+
+/// `(name, version object)` of every `spec.versions[]` entry.
+fn versions(crd: &Value) -> Vec<(&str, &Value)> {
+    crd.pointer("/spec/versions")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().map(|v| (str_at(v, "/name"), v)).collect())
+        .unwrap_or_default()
+}
+
+fn schema_of(version: &Value) -> Value {
+    let mut s = version
+        .pointer("/schema/openAPIV3Schema")
+        .cloned()
+        .unwrap_or(Value::Null);
+    normalize_schema(&mut s);
+    s
+}
+
+fn served_pairs(crd: &Value) -> Vec<String> {
+    let mut served: Vec<(&str, &Value)> = versions(crd)
+        .into_iter()
+        .filter(|(_, v)| v.get("served").and_then(Value::as_bool).unwrap_or(false))
+        .collect();
+    served.sort_by(|a, b| kube_version_order(a.0, b.0));
+    let mut out = Vec::new();
+    for i in 0..served.len() {
+        for j in i + 1..served.len() {
+            for (path, msg) in compare_versions(served[i].1, served[j].1) {
+                out.push(format!("{} -> {}: {path}: {msg}", served[i].0, served[j].0));
+            }
+        }
+    }
+    out
+}
+
+/// Kubernetes' version order (`CompareKubeAwareVersionStrings`), ascending: names that are not
+/// `v<N>[alpha|beta<M>]` first (reverse alphabetical), then alpha, beta and GA versions, each by
+/// number.
+pub fn kube_version_order(a: &str, b: &str) -> std::cmp::Ordering {
+    fn parse(s: &str) -> Option<(u8, u64, u64)> {
+        let rest = s.strip_prefix('v')?;
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        let major: u64 = digits.parse().ok()?;
+        if major == 0 {
+            return None;
+        }
+        let tail = &rest[digits.len()..];
+        if tail.is_empty() {
+            return Some((2, major, 0));
+        }
+        let (kind, num) = if let Some(n) = tail.strip_prefix("beta") {
+            (1, n)
+        } else if let Some(n) = tail.strip_prefix("alpha") {
+            (0, n)
+        } else {
+            return None;
+        };
+        let minor: u64 = num.parse().ok()?;
+        Some((kind, major, minor))
+    }
+    match (parse(a), parse(b)) {
+        (Some(x), Some(y)) => x.cmp(&y),
+        (Some(_), None) => std::cmp::Ordering::Greater,
+        (None, Some(_)) => std::cmp::Ordering::Less,
+        (None, None) => b.cmp(a),
+    }
+}
+
+/// Every schema node by its simple path (`^.spec.foo`, `^.spec.list.items`, `^.x.allOf[0]`).
+fn flatten(schema: &Value) -> BTreeMap<String, Value> {
+    let mut out = BTreeMap::new();
+    walk(schema, "^".to_string(), &mut out);
+    out
+}
+
+fn walk(s: &Value, path: String, out: &mut BTreeMap<String, Value>) {
+    let Some(m) = s.as_object() else { return };
+    out.insert(path.clone(), s.clone());
+    match m.get("items") {
+        Some(v @ Value::Object(_)) => walk(v, format!("{path}.items"), out),
+        Some(Value::Array(a)) => {
+            for (i, v) in a.iter().enumerate() {
+                walk(v, format!("{path}.items[{i}]"), out);
+            }
+        }
+        _ => {}
+    }
+    for key in ["allOf", "anyOf", "oneOf"] {
+        for (i, v) in m
+            .get(key)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            walk(v, format!("{path}.{key}[{i}]"), out);
+        }
+    }
+    if let Some(v) = m.get("not") {
+        walk(v, format!("{path}.not"), out);
+    }
+    for (k, v) in m
+        .get("properties")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+    {
+        walk(v, format!("{path}.{k}"), out);
+    }
+    if let Some(v) = m.get("additionalProperties") {
+        walk(v, format!("{path}.additionalProperties"), out);
+    }
+    for key in ["patternProperties", "definitions", "dependencies"] {
+        for (k, v) in m.get(key).and_then(Value::as_object).into_iter().flatten() {
+            walk(v, format!("{path}.{key}[{k}]"), out);
+        }
+    }
+    if let Some(v) = m.get("additionalItems") {
+        walk(v, format!("{path}.additionalItems"), out);
+    }
+}
+
+/// Keywords that hold child schemas: a node is compared without them, since each child is
+/// compared at its own path.
+const CHILD_KEYWORDS: &[&str] = &[
+    "properties",
+    "items",
+    "allOf",
+    "anyOf",
+    "not",
+    "additionalProperties",
+    "patternProperties",
+    "additionalItems",
+    "definitions",
+    "dependencies",
+];
+
+fn without_children(s: &Value) -> Map<String, Value> {
+    let mut m = s.as_object().cloned().unwrap_or_default();
+    for k in CHILD_KEYWORDS {
+        m.remove(*k);
+    }
+    m
+}
+
+fn existing_field_removal(old: &Value, new: &Value) -> Vec<String> {
+    let old_by_name: BTreeMap<&str, &Value> = versions(old).into_iter().collect();
+    let mut out = Vec::new();
+    for (name, new_v) in versions(new) {
+        let Some(old_v) = old_by_name.get(name) else {
+            continue;
+        };
+        let before = flatten(&schema_of(old_v));
+        let after = flatten(&schema_of(new_v));
+        for path in before.keys().filter(|p| !after.contains_key(*p)) {
+            out.push(format!("removed field : {name}.{path}"));
+        }
+    }
+    out
+}
+
+/// Property checks between two versions: `(path, "<check>: <message>")`, sorted by path.
+fn compare_versions(old_v: &Value, new_v: &Value) -> Vec<(String, String)> {
+    let before = flatten(&schema_of(old_v));
+    let after = flatten(&schema_of(new_v));
+    let mut out = Vec::new();
+    for (path, old_node) in &before {
+        let mut a = without_children(old_node);
+        let mut b = match after.get(path) {
+            Some(n) => without_children(n),
+            None => Map::new(),
+        };
+        if a == b {
+            continue;
+        }
+        for msg in compare_properties(&mut a, &mut b) {
+            out.push((path.clone(), msg));
+        }
+    }
+    out
+}
+
+fn num_text(v: &Value) -> String {
+    match v {
+        Value::Number(n) if n.is_f64() => crate::goyaml::go_format_g(n.as_f64().unwrap_or(0.0)),
+        other => other.to_string(),
+    }
+}
+
+fn raw(v: &Value) -> String {
+    go_json_encode(v).trim_end().to_string()
+}
+
+fn num_cmp(a: &Value, b: &Value) -> std::cmp::Ordering {
+    let x = a.as_f64().unwrap_or(0.0);
+    let y = b.as_f64().unwrap_or(0.0);
+    x.partial_cmp(&y).unwrap_or(std::cmp::Ordering::Equal)
+}
+
+/// Runs every property check on two schema nodes (children removed); each check consumes the
+/// keywords it understands, and whatever differs afterwards is reported as unhandled.
+fn compare_properties(a: &mut Map<String, Value>, b: &mut Map<String, Value>) -> Vec<String> {
+    let mut out = Vec::new();
+
+    // default
+    match (a.remove("default"), b.remove("default")) {
+        (None, Some(n)) => out.push(format!(
+            "default: default added when there was none previously : {}",
+            go_quote(&raw(&n))
+        )),
+        (Some(o), None) => out.push(format!(
+            "default: default value removed : {}",
+            go_quote(&raw(&o))
+        )),
+        (Some(o), Some(n)) if o != n => out.push(format!(
+            "default: default value changed : {} -> {}",
+            go_quote(&raw(&o)),
+            go_quote(&raw(&n))
+        )),
+        _ => {}
+    }
+    // description: not enforced, but consumed.
+    a.remove("description");
+    b.remove("description");
+    // enum (additions allowed)
+    let enums = |v: Option<Value>| -> BTreeSet<String> {
+        v.and_then(|v| v.as_array().cloned())
+            .unwrap_or_default()
+            .iter()
+            .map(raw)
+            .collect()
+    };
+    let (old_enum, new_enum) = (enums(a.remove("enum")), enums(b.remove("enum")));
+    if old_enum.is_empty() && !new_enum.is_empty() {
+        out.push(format!(
+            "enum: enum constraint added when there was none previously : [{}]",
+            new_enum.iter().cloned().collect::<Vec<_>>().join(" ")
+        ));
+    } else {
+        let removed: Vec<String> = old_enum.difference(&new_enum).cloned().collect();
+        if !removed.is_empty() {
+            out.push(format!(
+                "enum: allowed enum values removed : [{}]",
+                removed.join(" ")
+            ));
+        }
+    }
+    // maximum family: adding a bound or lowering it narrows what is accepted.
+    for key in ["maxItems", "maxLength", "maxProperties", "maximum"] {
+        match (a.remove(key), b.remove(key)) {
+            (None, Some(n)) => out.push(format!(
+                "{key}: maximum constraint added when there was none previously : {}",
+                num_text(&n)
+            )),
+            (Some(o), Some(n)) if num_cmp(&n, &o).is_lt() => out.push(format!(
+                "{key}: maximum decreased : {} -> {}",
+                num_text(&o),
+                num_text(&n)
+            )),
+            _ => {}
+        }
+    }
+    for key in ["minItems", "minLength", "minProperties", "minimum"] {
+        match (a.remove(key), b.remove(key)) {
+            (None, Some(n)) => out.push(format!(
+                "{key}: minimum constraint added when there was none previously : {}",
+                num_text(&n)
+            )),
+            (Some(o), Some(n)) if num_cmp(&n, &o).is_gt() => out.push(format!(
+                "{key}: minimum increased : {} -> {}",
+                num_text(&o),
+                num_text(&n)
+            )),
+            _ => {}
+        }
+    }
+    // nullable
+    let nb = |v: Option<Value>| v.and_then(|v| v.as_bool()).unwrap_or(false);
+    match (nb(a.remove("nullable")), nb(b.remove("nullable"))) {
+        (false, true) => out.push("nullable: nullable added : false -> true".into()),
+        (true, false) => out.push("nullable: nullable removed : true -> false".into()),
+        _ => {}
+    }
+    // oneOf: a new constraint or a removed alternative rejects objects that were valid.
+    let subschemas = |v: Option<Value>| -> BTreeSet<String> {
+        v.and_then(|v| v.as_array().cloned())
+            .unwrap_or_default()
+            .into_iter()
+            .map(|mut s| {
+                if let Some(m) = s.as_object_mut() {
+                    m.remove("description");
+                    m.remove("example");
+                }
+                raw(&s)
+            })
+            .collect()
+    };
+    let (old_one, new_one) = (subschemas(a.remove("oneOf")), subschemas(b.remove("oneOf")));
+    let mut one_of_errs = Vec::new();
+    if old_one.is_empty() && !new_one.is_empty() {
+        one_of_errs.push("oneOf constraint added when there was none previously".to_string());
+    }
+    let removed: Vec<String> = old_one.difference(&new_one).cloned().collect();
+    if !removed.is_empty() {
+        one_of_errs.push(format!(
+            "allowed oneOf schemas removed: [{}]",
+            removed.join(" ")
+        ));
+    }
+    match one_of_errs.len() {
+        0 => {}
+        1 => out.push(format!("oneOf: {}", one_of_errs[0])),
+        _ => out.push(format!("oneOf: [{}]", one_of_errs.join(", "))),
+    }
+    // pattern
+    let ps = |v: Option<Value>| {
+        v.and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default()
+    };
+    let (op, np) = (ps(a.remove("pattern")), ps(b.remove("pattern")));
+    if op != np {
+        let what = if op.is_empty() {
+            "pattern added"
+        } else if np.is_empty() {
+            "pattern removed"
+        } else {
+            "pattern changed"
+        };
+        out.push(format!(
+            "pattern: {what} : {} -> {}",
+            go_quote(&op),
+            go_quote(&np)
+        ));
+    }
+    // required: only additions break existing objects.
+    let rs = |v: Option<Value>| -> BTreeSet<String> {
+        v.and_then(|v| v.as_array().cloned())
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|s| s.as_str().map(str::to_string))
+            .collect()
+    };
+    let (old_req, new_req) = (rs(a.remove("required")), rs(b.remove("required")));
+    let added: Vec<String> = new_req.difference(&old_req).cloned().collect();
+    if !added.is_empty() {
+        out.push(format!(
+            "required: new required fields: [{}]",
+            added.join(" ")
+        ));
+    }
+    // type
+    let (ot, nt) = (ps(a.remove("type")), ps(b.remove("type")));
+    if ot != nt {
+        out.push(format!(
+            "type: type changed : {} -> {}",
+            go_quote(&ot),
+            go_quote(&nt)
+        ));
+    }
+    // anything left
+    if a != b {
+        out.push(format!("unhandled: {}", unhandled_message(a, b)));
+    }
+    out
+}
+
+/// Go field names of `JSONSchemaProps`, in struct order, for the unhandled-change summary.
+const GO_FIELDS: &[(&str, &str)] = &[
+    ("id", "ID"),
+    ("$schema", "Schema"),
+    ("$ref", "Ref"),
+    ("type", "Type"),
+    ("format", "Format"),
+    ("title", "Title"),
+    ("default", "Default"),
+    ("exclusiveMaximum", "ExclusiveMaximum"),
+    ("exclusiveMinimum", "ExclusiveMinimum"),
+    ("uniqueItems", "UniqueItems"),
+    ("multipleOf", "MultipleOf"),
+    ("externalDocs", "ExternalDocs"),
+    ("example", "Example"),
+    (
+        "x-kubernetes-preserve-unknown-fields",
+        "XPreserveUnknownFields",
+    ),
+    ("x-kubernetes-embedded-resource", "XEmbeddedResource"),
+    ("x-kubernetes-int-or-string", "XIntOrString"),
+    ("x-kubernetes-list-map-keys", "XListMapKeys"),
+    ("x-kubernetes-list-type", "XListType"),
+    ("x-kubernetes-map-type", "XMapType"),
+    ("x-kubernetes-validations", "XValidations"),
+];
+
+/// operator-controller's condensed form of the unhandled diff:
+/// `unhandled changes found (Format "" -> "email"; Title "" -> "Widget")`.
+fn unhandled_message(a: &Map<String, Value>, b: &Map<String, Value>) -> String {
+    let show = |key: &str, v: Option<&Value>| -> Option<String> {
+        let string_field = matches!(key, "id" | "$schema" | "$ref" | "type" | "format" | "title");
+        let bool_field = matches!(
+            key,
+            "exclusiveMaximum"
+                | "exclusiveMinimum"
+                | "uniqueItems"
+                | "x-kubernetes-embedded-resource"
+                | "x-kubernetes-int-or-string"
+        );
+        match v {
+            None if string_field => Some("\"\"".into()),
+            None if bool_field => Some("false".into()),
+            None => Some("nil".into()),
+            Some(Value::String(s)) => Some(go_quote(s)),
+            Some(Value::Bool(b)) => Some(b.to_string()),
+            Some(Value::Number(n)) => Some(num_text(&Value::Number(n.clone()))),
+            Some(_) => None,
+        }
+    };
+    let mut parts = Vec::new();
+    let mut keys: Vec<&str> = GO_FIELDS.iter().map(|(k, _)| *k).collect();
+    let mut extra: Vec<&str> = a
+        .keys()
+        .chain(b.keys())
+        .map(String::as_str)
+        .filter(|k| !keys.contains(k))
+        .collect();
+    extra.sort();
+    extra.dedup();
+    keys.extend(extra);
+    for key in keys {
+        let (x, y) = (a.get(key), b.get(key));
+        if x == y {
+            continue;
+        }
+        let name = GO_FIELDS
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map_or(key, |(_, n)| *n);
+        match (show(key, x), show(key, y)) {
+            (Some(p), Some(q)) => parts.push(format!("{name} {p} -> {q}")),
+            _ => parts.push(format!(
+                "{name} <complex value> -> <complex value> (changed)"
+            )),
+        }
+    }
+    format!("unhandled changes found ({})", parts.join("; "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kube_version_order_is_ascending_by_stability() {
+        let mut v = vec!["v2", "v1", "v1beta1", "v1alpha1", "v1beta2", "foo", "v10"];
+        v.sort_by(|a, b| kube_version_order(a, b));
+        assert_eq!(
+            v,
+            ["foo", "v1alpha1", "v1beta1", "v1beta2", "v1", "v2", "v10"]
+        );
+    }
+}

@@ -691,7 +691,8 @@ pub fn go_format_g(f: f64) -> String {
     let e = format!("{f:e}");
     let (mant, exp) = e.split_once('e').unwrap_or((&e, "0"));
     let exp: i32 = exp.parse().unwrap_or(0);
-    if !(-4..21).contains(&exp) {
+    // Go switches to exponent form at precision 6 when printing the shortest representation.
+    if !(-4..6).contains(&exp) {
         let (sign, digits) = if let Some(m) = mant.strip_prefix('-') {
             ("-", m)
         } else {
@@ -811,5 +812,7 @@ mod tests {
         assert_eq!(go_format_g(0.5), "0.5");
         assert_eq!(go_format_g(1e-7), "1e-07");
         assert_eq!(go_format_g(1.5e22), "1.5e+22");
+        assert_eq!(go_format_g(1234567.5), "1.2345675e+06");
+        assert_eq!(go_format_g(100000.5), "100000.5");
     }
 }

@@ -1,0 +1,417 @@
+//! CRD upgrade safety: one safe and one unsafe case per check, upstream's message format, and
+//! the consecutive bundle versions in `shared/data` (outcomes pinned in
+//! `tests/golden/crd-upgrade-pairs.txt`).
+
+use std::path::Path;
+
+use olm_bundle::Bundle;
+use olm_bundle::crddiff::check_upgrade;
+use serde_json::{Value, json};
+
+fn crd_with(scope: &str, versions: Vec<(&str, bool, Value)>, stored: &[&str]) -> Value {
+    let vs: Vec<Value> = versions
+        .into_iter()
+        .enumerate()
+        .map(|(i, (name, served, schema))| {
+            json!({"name": name, "served": served, "storage": i == 0, "schema": {"openAPIV3Schema": schema}})
+        })
+        .collect();
+    json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+           "metadata": {"name": "widgets.example.com"},
+           "spec": {"group": "example.com", "scope": scope, "names": {"plural": "widgets", "kind": "Widget"}, "versions": vs},
+           "status": {"storedVersions": stored}})
+}
+
+/// A one-version CRD whose `spec.field` has the given schema.
+fn field(schema: Value) -> Value {
+    crd_with(
+        "Namespaced",
+        vec![(
+            "v1",
+            true,
+            json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {"field": schema}}}}),
+        )],
+        &["v1"],
+    )
+}
+
+fn errors(old: &Value, new: &Value) -> Vec<String> {
+    check_upgrade(old, new).errors
+}
+
+#[test]
+fn identical_and_description_only_changes_are_safe() {
+    let a = field(json!({"type": "string", "description": "old"}));
+    let b = field(json!({"type": "string", "description": "new"}));
+    assert!(errors(&a, &a).is_empty());
+    assert!(errors(&a, &b).is_empty());
+}
+
+#[test]
+fn scope() {
+    let a = field(json!({"type": "string"}));
+    let mut b = a.clone();
+    b["spec"]["scope"] = json!("Cluster");
+    assert_eq!(
+        errors(&a, &b),
+        ["scope: scope changed : \"Namespaced\" -> \"Cluster\""]
+    );
+}
+
+#[test]
+fn stored_version_removal() {
+    let schema = json!({"type": "object"});
+    let a = crd_with(
+        "Namespaced",
+        vec![
+            ("v1", true, schema.clone()),
+            ("v1beta1", true, schema.clone()),
+        ],
+        &["v1beta1", "v1"],
+    );
+    let b = crd_with("Namespaced", vec![("v1", true, schema.clone())], &["v1"]);
+    assert_eq!(
+        errors(&a, &b),
+        ["storedVersionRemoval: stored versions removed : [v1beta1]"]
+    );
+    // Removing a version nothing was stored at is fine.
+    let a = crd_with(
+        "Namespaced",
+        vec![
+            ("v1", true, schema.clone()),
+            ("v1beta1", true, schema.clone()),
+        ],
+        &["v1"],
+    );
+    assert!(errors(&a, &b).is_empty());
+}
+
+#[test]
+fn existing_field_removal() {
+    let a = field(json!({"type": "string"}));
+    let b = crd_with(
+        "Namespaced",
+        vec![(
+            "v1",
+            true,
+            json!({"type": "object", "properties": {"spec": {"type": "object"}}}),
+        )],
+        &["v1"],
+    );
+    let e = errors(&a, &b);
+    assert_eq!(
+        e[0],
+        "existingFieldRemoval: removed field : v1.^.spec.field"
+    );
+    assert!(
+        e.contains(&"v1: ^.spec.field: type: type changed : \"string\" -> \"\"".to_string()),
+        "{e:?}"
+    );
+    // Adding a field is fine.
+    assert!(errors(&b, &a).is_empty());
+}
+
+#[test]
+fn type_change() {
+    let e = errors(
+        &field(json!({"type": "boolean"})),
+        &field(json!({"type": "string"})),
+    );
+    assert_eq!(
+        e,
+        ["v1: ^.spec.field: type: type changed : \"boolean\" -> \"string\""]
+    );
+}
+
+#[test]
+fn required() {
+    let obj = |req: Value| {
+        field(
+            json!({"type": "object", "required": req, "properties": {"a": {"type": "string"}, "b": {"type": "string"}}}),
+        )
+    };
+    assert_eq!(
+        errors(&obj(json!(["a"])), &obj(json!(["a", "b"]))),
+        ["v1: ^.spec.field: required: new required fields: [b]"]
+    );
+    assert!(errors(&obj(json!(["a", "b"])), &obj(json!(["a"]))).is_empty());
+}
+
+#[test]
+fn enum_values() {
+    let e = |v: Value| field(json!({"type": "string", "enum": v}));
+    assert_eq!(
+        errors(&e(json!(["a", "b", "c"])), &e(json!(["a"]))),
+        ["v1: ^.spec.field: enum: allowed enum values removed : [\"b\" \"c\"]"]
+    );
+    assert!(errors(&e(json!(["a"])), &e(json!(["a", "b"]))).is_empty());
+    assert_eq!(
+        errors(&field(json!({"type": "string"})), &e(json!(["a"]))),
+        ["v1: ^.spec.field: enum: enum constraint added when there was none previously : [\"a\"]"]
+    );
+}
+
+#[test]
+fn default_values() {
+    let d = |v: Value| field(json!({"type": "string", "default": v}));
+    let plain = field(json!({"type": "string"}));
+    assert_eq!(
+        errors(&plain, &d(json!("x"))),
+        ["v1: ^.spec.field: default: default added when there was none previously : \"\\\"x\\\"\""]
+    );
+    assert_eq!(
+        errors(&d(json!("x")), &plain),
+        ["v1: ^.spec.field: default: default value removed : \"\\\"x\\\"\""]
+    );
+    assert_eq!(
+        errors(&d(json!("x")), &d(json!("y"))),
+        ["v1: ^.spec.field: default: default value changed : \"\\\"x\\\"\" -> \"\\\"y\\\"\""]
+    );
+    assert!(errors(&d(json!("x")), &d(json!("x"))).is_empty());
+}
+
+#[test]
+fn maximum_family() {
+    for key in ["maximum", "maxLength", "maxItems", "maxProperties"] {
+        let m = |v: Option<i64>| {
+            let mut s = json!({"type": "integer"});
+            if let Some(v) = v {
+                s[key] = json!(v);
+            }
+            field(s)
+        };
+        assert_eq!(
+            errors(&m(Some(10)), &m(Some(5))),
+            [format!(
+                "v1: ^.spec.field: {key}: maximum decreased : 10 -> 5"
+            )]
+        );
+        assert_eq!(
+            errors(&m(None), &m(Some(5))),
+            [format!(
+                "v1: ^.spec.field: {key}: maximum constraint added when there was none previously : 5"
+            )]
+        );
+        assert!(
+            errors(&m(Some(5)), &m(Some(10))).is_empty(),
+            "{key}: raising is safe"
+        );
+        assert!(
+            errors(&m(Some(5)), &m(None)).is_empty(),
+            "{key}: removing is safe"
+        );
+    }
+}
+
+#[test]
+fn minimum_family() {
+    for key in ["minimum", "minLength", "minItems", "minProperties"] {
+        let m = |v: Option<i64>| {
+            let mut s = json!({"type": "integer"});
+            if let Some(v) = v {
+                s[key] = json!(v);
+            }
+            field(s)
+        };
+        assert_eq!(
+            errors(&m(Some(1)), &m(Some(3))),
+            [format!(
+                "v1: ^.spec.field: {key}: minimum increased : 1 -> 3"
+            )]
+        );
+        assert_eq!(
+            errors(&m(None), &m(Some(3))),
+            [format!(
+                "v1: ^.spec.field: {key}: minimum constraint added when there was none previously : 3"
+            )]
+        );
+        assert!(
+            errors(&m(Some(3)), &m(Some(1))).is_empty(),
+            "{key}: lowering is safe"
+        );
+    }
+}
+
+#[test]
+fn pattern() {
+    let p = |v: Option<&str>| {
+        let mut s = json!({"type": "string"});
+        if let Some(v) = v {
+            s["pattern"] = json!(v);
+        }
+        field(s)
+    };
+    assert_eq!(
+        errors(&p(None), &p(Some("^a"))),
+        ["v1: ^.spec.field: pattern: pattern added : \"\" -> \"^a\""]
+    );
+    assert_eq!(
+        errors(&p(Some("^a")), &p(Some("^b"))),
+        ["v1: ^.spec.field: pattern: pattern changed : \"^a\" -> \"^b\""]
+    );
+    assert_eq!(
+        errors(&p(Some("^a")), &p(None)),
+        ["v1: ^.spec.field: pattern: pattern removed : \"^a\" -> \"\""]
+    );
+    assert!(errors(&p(Some("^a")), &p(Some("^a"))).is_empty());
+}
+
+#[test]
+fn nullable() {
+    let n = |v: bool| field(json!({"type": "string", "nullable": v}));
+    assert_eq!(
+        errors(&n(false), &n(true)),
+        ["v1: ^.spec.field: nullable: nullable added : false -> true"]
+    );
+    assert_eq!(
+        errors(&n(true), &n(false)),
+        ["v1: ^.spec.field: nullable: nullable removed : true -> false"]
+    );
+    // Absent and false are the same to the API server.
+    assert!(errors(&field(json!({"type": "string"})), &n(false)).is_empty());
+}
+
+#[test]
+fn one_of() {
+    let o = |alts: Value| field(json!({"type": "object", "oneOf": alts}));
+    let ab = json!([{"required": ["a"]}, {"required": ["b"]}]);
+    let a = json!([{"required": ["a"]}]);
+    assert!(
+        errors(&o(a.clone()), &o(ab.clone()))
+            .iter()
+            .all(|e| !e.contains("oneOf:")),
+        "adding an alternative is safe"
+    );
+    let e = errors(&o(ab), &o(a));
+    assert!(
+        e.contains(
+            &"v1: ^.spec.field: oneOf: allowed oneOf schemas removed: [{\"required\":[\"b\"]}]"
+                .to_string()
+        ),
+        "{e:?}"
+    );
+    let e = errors(
+        &field(json!({"type": "object"})),
+        &o(json!([{"required": ["a"]}])),
+    );
+    assert!(
+        e.contains(
+            &"v1: ^.spec.field: oneOf: oneOf constraint added when there was none previously"
+                .to_string()
+        ),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn unhandled_changes_are_condensed() {
+    let e = errors(
+        &field(json!({"type": "string"})),
+        &field(json!({"type": "string", "format": "email", "title": "Widget"})),
+    );
+    assert_eq!(
+        e,
+        [
+            "v1: ^.spec.field: unhandled: unhandled changes found (Format \"\" -> \"email\"; Title \"\" -> \"Widget\")"
+        ]
+    );
+}
+
+#[test]
+fn served_versions_are_compared_unless_converted_by_webhook() {
+    let v1 = json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {"foobarbaz": {"type": "string", "enum": ["a", "b"]}}}}});
+    let v2 = json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {"foobarbaz": {"type": "string", "enum": ["a"]}}}}});
+    let old = crd_with("Namespaced", vec![("v1", true, v1.clone())], &["v1"]);
+    let new = crd_with(
+        "Namespaced",
+        vec![("v1", true, v1.clone()), ("v2", true, v2.clone())],
+        &["v1"],
+    );
+    let report = check_upgrade(&old, &new);
+    assert_eq!(
+        report.to_string(),
+        "validating upgrade for CRD \"widgets.example.com\": v1 -> v2: ^.spec.foobarbaz: enum: allowed enum values removed : [\"b\"]"
+    );
+    let mut webhook = new.clone();
+    webhook["spec"]["conversion"] = json!({"strategy": "Webhook"});
+    assert!(check_upgrade(&old, &webhook).is_safe());
+    // Issues the installed CRD already had are not held against the new one...
+    assert!(check_upgrade(&new, &new).is_safe());
+    // ...but new ones still are.
+    let mut v2b = v2.clone();
+    v2b["properties"]["spec"]["properties"]["extra"] = json!({"type": "string"});
+    let mut v1b = v1.clone();
+    v1b["properties"]["spec"]["properties"]["extra"] = json!({"type": "boolean"});
+    let newer = crd_with(
+        "Namespaced",
+        vec![("v1", true, v1b), ("v2", true, v2b)],
+        &["v1"],
+    );
+    let e = check_upgrade(&new, &newer).errors;
+    assert!(
+        e.contains(
+            &"v1 -> v2: ^.spec.extra: type: type changed : \"boolean\" -> \"string\"".to_string()
+        ),
+        "{e:?}"
+    );
+    assert!(!e.iter().any(|x| x.contains("foobarbaz")), "{e:?}");
+}
+
+/// The consecutive bundle versions of the data set, every CRD with the same name compared.
+#[test]
+fn data_upgrade_pairs() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/bundles");
+    let pairs = [
+        ("hawtio-operator", "0.5.0", "1.0.0"),
+        ("koku-metrics-operator", "0.9.4", "0.9.5"),
+        ("mercury-operator", "1.0.1", "1.0.2"),
+        ("dotvirt-operator", "0.0.27", "0.0.28"),
+        ("camel-k", "1.0.0-m4", "1.0.0-rc1"),
+    ];
+    let mut table = String::new();
+    for (pkg, a, b) in pairs {
+        let old = Bundle::from_dir(data.join(pkg).join(a)).unwrap();
+        let new = Bundle::from_dir(data.join(pkg).join(b)).unwrap();
+        for n in &new.crds {
+            let Some(o) = old.crds.iter().find(|o| o.name() == n.name()) else {
+                table.push_str(&format!("{pkg} {a} -> {b} {}: new CRD\n", n.name()));
+                continue;
+            };
+            // An installed CRD records what it stored; assume its storage version.
+            let mut installed = o.object.clone();
+            let stored: Vec<Value> = installed
+                .pointer("/spec/versions")
+                .and_then(Value::as_array)
+                .map(|vs| {
+                    vs.iter()
+                        .filter(|v| v["storage"] == json!(true))
+                        .map(|v| v["name"].clone())
+                        .collect()
+                })
+                .unwrap_or_default();
+            installed["status"] = json!({"storedVersions": stored});
+            let r = check_upgrade(&installed, &n.object);
+            if r.is_safe() {
+                table.push_str(&format!("{pkg} {a} -> {b} {}: safe\n", n.name()));
+            } else {
+                table.push_str(&format!(
+                    "{pkg} {a} -> {b} {}: {} problems\n",
+                    n.name(),
+                    r.errors.len()
+                ));
+                for e in &r.errors {
+                    table.push_str(&format!("  {e}\n"));
+                }
+            }
+        }
+    }
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/crd-upgrade-pairs.txt");
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::write(&golden, &table).unwrap();
+    }
+    assert_eq!(
+        table,
+        std::fs::read_to_string(&golden).unwrap_or_default(),
+        "UPDATE_GOLDEN=1 to accept"
+    );
+}
