@@ -365,3 +365,28 @@ fn missing_image_names_the_source() {
          not found in catalog \"catalog-v4.22.yaml\""
     );
 }
+
+#[test]
+fn converted_committed_catalogs_render_back_to_themselves() {
+    // convert-template basic (and substitutes with no substitutions) then render: the same catalog.
+    let mut n = 0;
+    for case in cases() {
+        let committed = olm_catalog::load_file(&case.rendering).unwrap();
+        let renderer = CatalogBundleRenderer::new(&committed, "committed catalog");
+        for (kind, doc) in [
+            (TemplateKind::Basic, template::basic::convert(&committed)),
+            (
+                TemplateKind::Substitutes,
+                template::substitutes::convert(&committed),
+            ),
+        ] {
+            let text = serde_json::to_vec(&doc).unwrap();
+            assert_eq!(template::detect_kind(&text), Ok(kind));
+            let got = template::render(&text, None, &renderer, &RenderOptions::default())
+                .unwrap_or_else(|e| panic!("{} {kind}: {e}", case.package));
+            assert_eq!(shape(&got), shape(&committed), "{} {kind}", case.package);
+            n += 1;
+        }
+    }
+    assert_eq!(n, 38);
+}

@@ -95,6 +95,32 @@ pub fn render(input: &[u8], renderer: &dyn BundleRenderer) -> Result<Catalog, Te
     Ok(out)
 }
 
+/// The inverse of [`render`] (`opm alpha convert-template basic`): a basic template holding every blob
+/// of `catalog` as it is, except bundles, which are reduced to `{schema: olm.bundle, image}`.
+/// Blobs keep their canonical JSON (keys sorted), as upstream re-emits each loaded blob.
+pub fn convert(catalog: &Catalog) -> Value {
+    let entries = catalog
+        .blobs
+        .iter()
+        .map(|b| match b {
+            Blob::Bundle(x) => {
+                serde_json::json!({"schema": crate::model::SCHEMA_BUNDLE, "image": x.image})
+            }
+            other => blob_value(other),
+        })
+        .collect();
+    let mut m = serde_json::Map::new();
+    m.insert("schema".to_owned(), Value::String(SCHEMA.to_owned()));
+    m.insert("entries".to_owned(), Value::Array(entries));
+    Value::Object(m)
+}
+
+/// A blob as a JSON value, from its canonical JSON.
+pub(crate) fn blob_value(b: &Blob) -> Value {
+    let text = crate::write::canonical_blob(b);
+    serde_json::from_str(&text).unwrap_or(Value::Null)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -176,6 +176,17 @@ pub fn render(input: &[u8], renderer: &dyn BundleRenderer) -> Result<Catalog, Te
     Ok(cfg)
 }
 
+/// `opm alpha convert-template substitutes`: wraps a catalog into a substitutes template with no
+/// substitutions.
+pub fn convert(catalog: &Catalog) -> Value {
+    let entries = catalog.blobs.iter().map(super::basic::blob_value).collect();
+    let mut m = serde_json::Map::new();
+    m.insert("schema".to_owned(), Value::String(SCHEMA.to_owned()));
+    m.insert("entries".to_owned(), Value::Array(entries));
+    m.insert("substitutions".to_owned(), Value::Array(Vec::new()));
+    Value::Object(m)
+}
+
 fn substitute(
     cfg: &mut Catalog,
     s: &Substitution,
