@@ -251,6 +251,14 @@ fn status(paths: &Paths) -> anyhow::Result<ExitCode> {
         }
         (None, _) => {
             println!("not running; start it with `olm dev up`");
+            // A supervisor that stopped on its own (a component died) leaves its reason behind.
+            if let Ok(reason) = fs::read_to_string(&paths.error) {
+                println!(
+                    "the last run stopped with an error (full log: {}):\n{}",
+                    paths.log.display(),
+                    reason.trim_end()
+                );
+            }
             Ok(ExitCode::FAILURE)
         }
     }
