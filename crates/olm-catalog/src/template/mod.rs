@@ -17,6 +17,9 @@
 //!    image it names, and builds the [`Catalog`]. The renderer is the only source of bundles: offline
 //!    it is [`CatalogBundleRenderer`] (bundles of an existing catalog, looked up by `image`).
 //!
+//! [`basic::convert`] and [`substitutes::convert`] go the other way (`opm alpha convert-template`):
+//! a catalog becomes a template that renders back to it.
+//!
 //! # Guarantees
 //! * Error texts are upstream's (operator-registry `alpha/template`), including their wrapping.
 //! * Output is deterministic. Where upstream iterates a Go map (the order images are rendered in, the
@@ -24,6 +27,12 @@
 //!   we use the order of the template instead. Writers regroup blobs by package anyway.
 //! * Nothing is validated beyond what the template itself requires (basic and semver output is not
 //!   validated upstream either; substitutes validates its input and its result).
+//!
+//! # Caveats
+//! * YAML is read with YAML 1.1 booleans (`yes`/`on`), as go-yaml v2 does; rarer YAML 1.1 forms
+//!   (`012` as octal) are not reproduced.
+//! * Upstream's substitutes template renders each substitute image twice (once to check it, once to
+//!   use it); we render it once.
 
 use serde_json::{Map, Value};
 
@@ -94,6 +103,9 @@ pub enum TemplateError {
     /// The first document of the input could not be decoded while detecting the schema.
     #[error("decoding template input: {0}")]
     Decode(String),
+    /// The first document is not an object, or its `schema` is not a string.
+    #[error("unmarshalling template schema: {0}")]
+    Unmarshal(String),
     /// The first document has no (or an empty) `schema`.
     #[error("template input missing required 'schema' field")]
     MissingSchema,
@@ -128,7 +140,8 @@ pub struct RenderOptions {
 
 /// Detects the template type from the `schema` of the input's first document.
 ///
-/// Errors: [`TemplateError::Decode`] (input not YAML/JSON, or empty), [`TemplateError::MissingSchema`],
+/// Errors: [`TemplateError::Decode`] (input not YAML/JSON, or empty), [`TemplateError::Unmarshal`]
+/// (not an object, or a `schema` that is not a string), [`TemplateError::MissingSchema`],
 /// [`TemplateError::UnknownSchema`].
 pub fn detect_kind(input: &[u8]) -> Result<TemplateKind, TemplateError> {
     let doc = first_document(input).map_err(TemplateError::Decode)?;
@@ -137,15 +150,16 @@ pub fn detect_kind(input: &[u8]) -> Result<TemplateKind, TemplateError> {
             None | Some(Value::Null) => String::new(),
             Some(Value::String(s)) => s.clone(),
             Some(other) => {
-                return Err(TemplateError::Decode(format!(
+                return Err(TemplateError::Unmarshal(format!(
                     "json: cannot unmarshal {} into Go struct field .schema of type string",
                     go_json_kind(other)
                 )));
             }
         },
-        // A non-object document unmarshals into the schema struct with an error upstream.
+        // `null` decodes into the empty struct; anything else but an object is a type error.
+        Value::Null => String::new(),
         other => {
-            return Err(TemplateError::Decode(format!(
+            return Err(TemplateError::Unmarshal(format!(
                 "json: cannot unmarshal {} into Go value of type struct {{ Schema string \"json:\\\"schema\\\"\" }}",
                 go_json_kind(other)
             )));
@@ -351,6 +365,18 @@ mod tests {
                 .unwrap_err()
                 .to_string()
                 .starts_with("decoding template input: ")
+        );
+        assert_eq!(
+            detect_kind(b"schema: 3\n").unwrap_err().to_string(),
+            "unmarshalling template schema: json: cannot unmarshal number into Go struct field \
+             .schema of type string"
+        );
+        assert_eq!(detect_kind(b"null\n"), Err(TemplateError::MissingSchema));
+        assert!(
+            detect_kind(b"- a\n")
+                .unwrap_err()
+                .to_string()
+                .starts_with("unmarshalling template schema: json: cannot unmarshal array")
         );
         // A repeated key is a decode error (go-yaml v2), not "last one wins".
         assert!(

@@ -4,7 +4,7 @@
 //! `olm.substitutesFor`.
 //!
 //! # Flow
-//! 1. The entries must already form a valid catalog (the full validation of [`crate::validate`]).
+//! 1. The entries must already form a valid catalog (the full validation of [`crate::validate()`]).
 //! 2. No base may be substituted twice, and one image may not substitute two different bases.
 //! 3. For each substitution in order: the image is rendered (the first bundle is used), the base must
 //!    exist and its version-release must be lower than the substitute's. Then, in every channel that
