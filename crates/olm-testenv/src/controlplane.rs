@@ -350,6 +350,14 @@ impl ControlPlane {
         }
     }
 
+    /// Keeps the work folder (logs, PKI, etcd data) when this control plane is dropped, e.g. after
+    /// a failure whose log paths a user should still be able to open.
+    pub fn keep_work_dir(&mut self) {
+        if let Some(dir) = self.dir.take() {
+            self.kept_dir = Some(dir.keep());
+        }
+    }
+
     /// Time from the start call to ready.
     pub fn startup_time(&self) -> Duration {
         self.startup

@@ -369,7 +369,8 @@ async fn supervise_async(paths: &Paths) -> anyhow::Result<ExitCode> {
             _ = int.recv() => break,
             _ = tick.tick() => {
                 if let Err(err) = plane.check() {
-                    // Leave the evidence: the work folder is deleted when the plane is dropped.
+                    // Leave the evidence; the next `olm dev up` removes the folder.
+                    plane.keep_work_dir();
                     eprintln!("{}", plane.log_tails(40));
                     return Err(err).context("a control plane component stopped");
                 }
