@@ -219,7 +219,26 @@ pub(crate) fn canon_map<'de, A: MapAccess<'de>>(
     // (key, start of `"key":value`, end) for each entry, in input order.
     let mut entries: Vec<(String, usize, usize)> = Vec::new();
     let mut sorted = true;
+    // Keys seen so far, built only once the input turns out not to be sorted (sorted input cannot
+    // repeat a key without the `>=` check below noticing).
+    let mut seen: Option<std::collections::HashSet<String>> = None;
     while let Some(key) = map.next_key_seed(KeySeed)? {
+        // Reject a repeated key right away so the parser's position (the error's line) is the key's.
+        let repeated = match entries.last() {
+            Some(last) if last.0.as_str() >= key.as_str() => {
+                let set = seen.get_or_insert_with(|| entries.iter().map(|e| e.0.clone()).collect());
+                !set.insert(key.clone())
+            }
+            _ => {
+                if let Some(set) = seen.as_mut() {
+                    set.insert(key.clone());
+                }
+                false
+            }
+        };
+        if repeated {
+            return Err(de::Error::custom(format!("duplicate key {key:?}")));
+        }
         if !entries.is_empty() {
             out.push(',');
         }

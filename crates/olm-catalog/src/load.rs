@@ -206,10 +206,8 @@ pub fn load_jsonl_with(
         let parsed: Vec<Result<Blob, LoadError>> = lines
             .par_iter()
             .map(|&(line, l)| {
-                let mut de = serde_json::Deserializer::from_str(l);
-                let doc = TopDoc::deserialize(&mut de)
-                    .and_then(|d| de.end().map(|_| d))
-                    .map_err(|e| LoadError::parse(name, line, json_msg(&e)))?;
+                let doc =
+                    jsonl_doc(l.trim()).map_err(|e| LoadError::parse(name, line, json_msg(&e)))?;
                 to_blob(doc, name, line, opts)
             })
             .collect();
@@ -218,6 +216,60 @@ pub fn load_jsonl_with(
         }
     }
     Ok(Catalog { blobs })
+}
+
+/// A JSONL line is taken as canonical (catalogd writes it so) and kept verbatim: only the top-level
+/// keys are scanned, skipping values without decoding them, which keeps JSONL loading fast.
+fn jsonl_doc(line: &str) -> Result<TopDoc, serde_json::Error> {
+    struct Keys<'a>(Vec<(crate::model::Key<'a>, &'a RawValue)>);
+    impl<'de> Deserialize<'de> for Keys<'de> {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> serde::de::Visitor<'de> for V {
+                type Value = Keys<'de>;
+                fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                    f.write_str("a JSON object")
+                }
+                fn visit_map<A: serde::de::MapAccess<'de>>(
+                    self,
+                    mut map: A,
+                ) -> Result<Keys<'de>, A::Error> {
+                    let mut out = Vec::new();
+                    while let Some(k) = map.next_key::<crate::model::Key<'de>>()? {
+                        out.push((k, map.next_value::<&'de RawValue>()?));
+                    }
+                    Ok(Keys(out))
+                }
+            }
+            d.deserialize_map(V)
+        }
+    }
+    if !line.starts_with('{') {
+        // Not an object: let the general path produce upstream's message.
+        let mut de = serde_json::Deserializer::from_str(line);
+        let doc = TopDoc::deserialize(&mut de)?;
+        de.end()?;
+        return Ok(doc);
+    }
+    let keys: Keys = serde_json::from_str(line)?;
+    let keys = keys
+        .0
+        .into_iter()
+        .map(|(k, v)| {
+            (
+                k.0.into_owned(),
+                if v.get().len() <= 4096 {
+                    v.get().to_owned()
+                } else {
+                    String::new()
+                },
+            )
+        })
+        .collect();
+    Ok(TopDoc {
+        canon: line.to_owned(),
+        keys,
+    })
 }
 
 fn utf8_error(name: &str, buf: &[u8], e: std::str::Utf8Error) -> LoadError {
@@ -404,8 +456,11 @@ fn split_yaml<'a>(text: &'a str, name: &str) -> Result<Vec<Chunk<'a>>, LoadError
 
 fn yaml_options() -> serde_saphyr::Options {
     serde_saphyr::options! {
+        // The parser reports the duplicate's own line, which our canonical writer cannot know.
         duplicate_keys: serde_saphyr::DuplicateKeyPolicy::Error,
         with_snippet: false,
+        // The default budget pre-scans every document (a second parse); alias expansion stays limited.
+        budget: None,
     }
 }
 

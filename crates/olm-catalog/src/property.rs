@@ -437,54 +437,164 @@ fn go_json_kind(v: &Value) -> &'static str {
     }
 }
 
-fn kind_ok(v: &Value, k: GoKind) -> bool {
+/// The JSON kind of a value, found without building it (nested content is skipped).
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    Null,
+    Bool,
+    Number,
+    String,
+    Array,
+    Object,
+}
+
+impl Kind {
+    fn go(self) -> &'static str {
+        match self {
+            Kind::Null => "null",
+            Kind::Bool => "bool",
+            Kind::Number => "number",
+            Kind::String => "string",
+            Kind::Array => "array",
+            Kind::Object => "object",
+        }
+    }
+}
+
+/// A field value's kind and, for objects, the kind of the first non-string member value.
+struct Shape(Kind, Option<Kind>);
+
+struct KindOnly(Kind);
+
+impl<'de> Deserialize<'de> for KindOnly {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(ShapeVisitor { members: false })
+            .map(|s| KindOnly(s.0))
+    }
+}
+
+impl<'de> Deserialize<'de> for Shape {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(ShapeVisitor { members: true })
+    }
+}
+
+struct ShapeVisitor {
+    members: bool,
+}
+
+impl<'de> Visitor<'de> for ShapeVisitor {
+    type Value = Shape;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any value")
+    }
+    fn visit_unit<E>(self) -> Result<Shape, E> {
+        Ok(Shape(Kind::Null, None))
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Shape, E> {
+        Ok(Shape(Kind::Bool, None))
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Shape, E> {
+        Ok(Shape(Kind::Number, None))
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Shape, E> {
+        Ok(Shape(Kind::Number, None))
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Shape, E> {
+        Ok(Shape(Kind::Number, None))
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Shape, E> {
+        Ok(Shape(Kind::String, None))
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Shape, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Shape(Kind::Array, None))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Shape, A::Error> {
+        let mut bad = None;
+        while map.next_key::<IgnoredAny>()?.is_some() {
+            if self.members {
+                let k = map.next_value::<KindOnly>()?.0;
+                if bad.is_none() && k != Kind::String && k != Kind::Null {
+                    bad = Some(k);
+                }
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(Shape(Kind::Object, bad))
+    }
+}
+
+/// Top-level fields of an object with their shapes.
+struct Fields<'a>(Vec<(std::borrow::Cow<'a, str>, Shape)>);
+
+impl<'de> Deserialize<'de> for Fields<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Fields<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Fields<'de>, A::Error> {
+                let mut out = Vec::new();
+                while let Some(k) = map.next_key::<Key<'de>>()? {
+                    out.push((k.0, map.next_value::<Shape>()?));
+                }
+                Ok(Fields(out))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+fn kind_ok(k: Kind, want: GoKind) -> bool {
     matches!(
-        (v, k),
-        (Value::Null, _)
-            | (Value::String(_), GoKind::String)
-            | (Value::Object(_), GoKind::Map | GoKind::Struct)
-            | (Value::Array(_), GoKind::Slice)
+        (k, want),
+        (Kind::Null, _)
+            | (Kind::String, GoKind::String)
+            | (Kind::Object, GoKind::Map | GoKind::Struct)
+            | (Kind::Array, GoKind::Slice)
     )
 }
 
 /// Checks a value against the shape of a Go struct (only the listed top-level fields), producing
-/// `json: cannot unmarshal X into Go value of type T` / `... into Go struct field S.f of type T`.
+/// `json: cannot unmarshal X into Go value of type T` / `... into Go struct field S.f of type T`,
+/// without materialising the (possibly large) value.
 fn check_go_struct(
     raw: &str,
     go_type: &str,
     fields: &[(&str, &str, GoKind)],
 ) -> Result<(), String> {
-    let v: Value = serde_json::from_str(raw).map_err(|e| e.to_string())?;
-    let obj = match &v {
-        Value::Object(o) => o,
-        Value::Null => return Ok(()),
+    let top: Shape = serde_json::from_str(raw).map_err(|e| e.to_string())?;
+    match top.0 {
+        Kind::Object => {}
+        Kind::Null => return Ok(()),
         other => {
             return Err(format!(
                 "json: cannot unmarshal {} into Go value of type {go_type}",
-                go_json_kind(other)
+                other.go()
             ));
         }
-    };
+    }
+    let obj: Fields = serde_json::from_str(raw).map_err(|e| e.to_string())?;
     let short = go_type.rsplit('.').next().unwrap_or(go_type);
-    for (k, val) in obj {
-        if let Some((name, ty, kind)) = fields.iter().find(|(n, _, _)| n.eq_ignore_ascii_case(k))
-            && !kind_ok(val, *kind)
-        {
+    for (k, shape) in &obj.0 {
+        let Some((name, ty, kind)) = fields.iter().find(|(n, _, _)| n.eq_ignore_ascii_case(k))
+        else {
+            continue;
+        };
+        if !kind_ok(shape.0, *kind) {
             return Err(format!(
                 "json: cannot unmarshal {} into Go struct field {short}.{name} of type {ty}",
-                go_json_kind(val)
+                shape.0.go()
             ));
         }
-        if let Some((name, _, GoKind::Map)) =
-            fields.iter().find(|(n, _, _)| n.eq_ignore_ascii_case(k))
-            && let Value::Object(m) = val
-            && let Some((_, bad)) = m
-                .iter()
-                .find(|(_, x)| !matches!(x, Value::String(_) | Value::Null))
-        {
+        if let (GoKind::Map, Some(bad)) = (kind, shape.1) {
             return Err(format!(
                 "json: cannot unmarshal {} into Go struct field {short}.{name} of type string",
-                go_json_kind(bad)
+                bad.go()
             ));
         }
     }
