@@ -145,7 +145,7 @@ impl UnpackStats {
 
 /// Wraps a layer blob in a decompressor chosen by its first bytes, so both gzip layers and
 /// plain tar layers (OCI `…tar`, docker `…diff.tar`) work whatever the media type claims.
-pub fn decompress<R: Read + 'static>(reader: R) -> io::Result<Box<dyn Read>> {
+pub fn decompress<'a, R: Read + 'a>(reader: R) -> io::Result<Box<dyn Read + 'a>> {
     let mut buffered = BufReader::with_capacity(256 * 1024, reader);
     let head = buffered.fill_buf()?;
     if head.starts_with(&[0x1f, 0x8b]) {
@@ -273,13 +273,23 @@ impl LayerApplier<'_> {
             tar::EntryType::Regular | tar::EntryType::Continuous => {
                 self.ensure_parents(&rel, &parent)?;
                 let path = self.dest.join(&rel);
-                self.clear_slot(&path)?;
                 let mode = entry.header().mode().unwrap_or(0o644);
-                let mut file = fs::OpenOptions::new()
-                    .write(true)
-                    .create_new(true)
-                    .open(&path)
-                    .map_err(io_at(&path))?;
+                // Most paths are new: try to create first and clear the slot only when something
+                // is in the way (`create_new` never follows a symlink left there).
+                let create = || {
+                    fs::OpenOptions::new()
+                        .write(true)
+                        .create_new(true)
+                        .open(&path)
+                };
+                let mut file = match create() {
+                    Ok(file) => file,
+                    Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                        self.clear_slot(&path)?;
+                        create().map_err(io_at(&path))?
+                    }
+                    Err(e) => return Err(io_at(&path)(e)),
+                };
                 let written = io::copy(&mut entry, &mut file).map_err(|e| {
                     // A short read is a broken layer, not a disk problem.
                     if e.kind() == io::ErrorKind::UnexpectedEof {
