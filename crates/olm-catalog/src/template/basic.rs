@@ -69,30 +69,35 @@ pub(crate) fn parse(input: &[u8], schema: &str) -> Result<Vec<Value>, String> {
 pub fn render(input: &[u8], renderer: &dyn BundleRenderer) -> Result<Catalog, TemplateError> {
     let entries = parse(input, SCHEMA).map_err(err)?;
     let cfg = load_entries(&entries).map_err(err)?;
+    // Render the images of the template bundles up to the first malformed one (upstream stops
+    // there), in parallel; then assemble in order so the first failure in template order wins.
+    let images: Vec<&str> = cfg
+        .bundles()
+        .take_while(|b| is_bundle_template(b))
+        .map(|b| b.image.as_str())
+        .collect();
+    let mut rendered = super::renderer::render_all(renderer, &images).into_iter();
     let mut out = Catalog {
         blobs: Vec::with_capacity(cfg.blobs.len()),
     };
     for blob in cfg.blobs {
         match blob {
-            Blob::Bundle(b) => {
-                let is_template = !b.image.is_empty()
-                    && b.package.is_empty()
-                    && b.properties.is_empty()
-                    && b.related_images.is_empty();
-                if !is_template {
-                    return Err(err("unexpected fields present in basic template bundle"));
-                }
-                out.blobs.extend(
-                    renderer
-                        .render_bundle(&b.image)?
-                        .into_iter()
-                        .map(Blob::Bundle),
-                );
-            }
+            Blob::Bundle(_) => match rendered.next() {
+                Some(r) => out.blobs.extend(r?.into_iter().map(Blob::Bundle)),
+                None => return Err(err("unexpected fields present in basic template bundle")),
+            },
             other => out.blobs.push(other),
         }
     }
     Ok(out)
+}
+
+/// A template bundle names an image and nothing else but (tolerated) a name.
+fn is_bundle_template(b: &crate::model::Bundle) -> bool {
+    !b.image.is_empty()
+        && b.package.is_empty()
+        && b.properties.is_empty()
+        && b.related_images.is_empty()
 }
 
 /// The inverse of [`render`] (`opm alpha convert-template basic`): a basic template holding every blob
@@ -164,6 +169,37 @@ mod tests {
     fn a_bundle_name_is_tolerated() {
         let cat = render_str("schema: olm.template.basic\nentries:\n- schema: olm.bundle\n  name: whatever\n  image: img/a:1\n").unwrap();
         assert_eq!(cat.bundles().next().unwrap().name, "a.v1.0.0");
+    }
+
+    #[test]
+    fn first_failure_in_template_order_wins() {
+        // Images render in parallel; the reported error is still the first one a sequential walk
+        // (upstream) meets.
+        let mut t = String::from("schema: olm.template.basic\nentries:\n");
+        for i in 0..50 {
+            t.push_str(&format!("- schema: olm.bundle\n  image: img/x{i}:1\n"));
+        }
+        for _ in 0..20 {
+            assert_eq!(
+                render_str(&t).unwrap_err().to_string(),
+                r#"render reference "img/x0:1": not found"#
+            );
+        }
+        let bad = "- schema: olm.bundle\n  image: img/a:1\n  package: a\n";
+        let fails = "- schema: olm.bundle\n  image: img/b:1\n";
+        let head = "schema: olm.template.basic\nentries:\n";
+        assert_eq!(
+            render_str(&format!("{head}{fails}{bad}"))
+                .unwrap_err()
+                .to_string(),
+            r#"render reference "img/b:1": not found"#
+        );
+        assert_eq!(
+            render_str(&format!("{head}{bad}{fails}"))
+                .unwrap_err()
+                .to_string(),
+            "unexpected fields present in basic template bundle"
+        );
     }
 
     #[test]

@@ -7,11 +7,17 @@
 
 use std::collections::HashMap;
 
+use rayon::prelude::*;
+
 use crate::goq;
 use crate::model::{Bundle, Catalog};
 
 /// Renders one bundle image reference into the `olm.bundle` blob(s) it contains.
-pub trait BundleRenderer {
+///
+/// Templates render their images in parallel (they are independent; pulling them is the slow part
+/// of rendering), hence `Sync`. Errors are still reported for the first failing image in template
+/// order, so results do not depend on scheduling.
+pub trait BundleRenderer: Sync {
     fn render_bundle(&self, image: &str) -> Result<Vec<Bundle>, BundleRenderError>;
 }
 
@@ -19,11 +25,35 @@ pub trait BundleRenderer {
 /// callers that wrap another source).
 impl<F> BundleRenderer for F
 where
-    F: Fn(&str) -> Result<Vec<Bundle>, BundleRenderError>,
+    F: Fn(&str) -> Result<Vec<Bundle>, BundleRenderError> + Sync,
 {
     fn render_bundle(&self, image: &str) -> Result<Vec<Bundle>, BundleRenderError> {
         self(image)
     }
+}
+
+/// Renders every distinct image of `images` once, in parallel; returns one result per entry of
+/// `images`, in order (repeated images share a clone of the first result).
+pub(crate) fn render_all(
+    renderer: &dyn BundleRenderer,
+    images: &[&str],
+) -> Vec<Result<Vec<Bundle>, BundleRenderError>> {
+    let mut distinct: Vec<&str> = Vec::new();
+    let mut slot: HashMap<&str, usize> = HashMap::new();
+    let index: Vec<usize> = images
+        .iter()
+        .map(|i| {
+            *slot.entry(i).or_insert_with(|| {
+                distinct.push(i);
+                distinct.len() - 1
+            })
+        })
+        .collect();
+    let rendered: Vec<Result<Vec<Bundle>, BundleRenderError>> = distinct
+        .par_iter()
+        .map(|i| renderer.render_bundle(i))
+        .collect();
+    index.into_iter().map(|i| rendered[i].clone()).collect()
 }
 
 /// Why an image could not be rendered.

@@ -342,14 +342,21 @@ pub fn render(
 ) -> Result<Catalog, TemplateError> {
     let (t, pref) = read(input).map_err(|e| err(format!("render: unable to read file: {e}")))?;
 
-    // Render each distinct image once, in template order.
-    let mut rendered_image: HashMap<&str, String> = HashMap::new();
-    let mut bundles: Vec<Bundle> = Vec::new();
+    // Render each distinct image once (in parallel); failures are reported in template order.
+    let mut distinct: Vec<&str> = Vec::new();
+    let mut seen: HashSet<&str> = HashSet::new();
     for image in t.images.iter().flatten() {
-        if rendered_image.contains_key(image.as_str()) {
-            continue;
+        if seen.insert(image.as_str()) {
+            distinct.push(image.as_str());
         }
-        let mut got = renderer.render_bundle(image)?;
+    }
+    let mut rendered_image: HashMap<&str, String> = HashMap::new();
+    let mut bundles: Vec<Bundle> = Vec::with_capacity(distinct.len());
+    for (image, result) in distinct
+        .iter()
+        .zip(super::renderer::render_all(renderer, &distinct))
+    {
+        let mut got = result?;
         if got.len() != 1 {
             return Err(err(format!(
                 "bundle reference {} resulted in {} bundles, expected 1",
