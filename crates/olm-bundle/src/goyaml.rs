@@ -19,8 +19,11 @@ const BEST_INDENT: usize = 2;
 /// Parses every YAML document of `text` into JSON values; empty documents are skipped, as the
 /// Kubernetes YAML decoders skip them.
 pub fn parse_documents(text: &str) -> Result<Vec<Value>, String> {
+    // The default budget stays: it bounds alias expansion, so a hostile manifest cannot blow up
+    // memory. Comments are never needed.
     let opts = serde_saphyr::options! {
         legacy_octal_numbers: true,
+        emit_comments: false,
     };
     let docs: Vec<Value> = serde_saphyr::from_multiple_with_options(text, opts)
         .map_err(|e| first_line(&e.to_string()))?;
