@@ -1370,6 +1370,32 @@ mod tests {
             e.to_string(),
             r#"render: unable to post-process bundle info: bundle "x" has multiple "olm.package" properties, expected exactly 1"#
         );
+        let bad_prop = |image: &str| -> Result<Vec<Bundle>, BundleRenderError> {
+            let mut v = renderer(image)?;
+            let value = serde_json::value::RawValue::from_string("\"oops\"".to_owned()).unwrap();
+            v[0].properties.insert(
+                0,
+                Property {
+                    type_: TYPE_PACKAGE.into(),
+                    value,
+                },
+            );
+            Ok(v)
+        };
+        let e = render(
+            template("", &[("stable", &["op:1.0.0"])]).as_bytes(),
+            &bad_prop,
+            &SemverOptions::default(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.starts_with(
+                "render: unable to post-process bundle info: parse properties for bundle \"op.v1.0.0\": \
+                 parse property[0] of type \"olm.package\": "
+            ),
+            "{e}"
+        );
         // The renderer's error is returned as is.
         let none = |image: &str| -> Result<Vec<Bundle>, BundleRenderError> {
             Err(BundleRenderError::NotFound {

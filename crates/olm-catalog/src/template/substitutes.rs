@@ -396,6 +396,12 @@ mod tests {
             "img/foo.v0.3.0" => Ok(vec![bundle("foo.v0.3.0", "0.3.0")]),
             "img/foo.v0.1.0-old" => Ok(vec![bundle("foo.v0.1.0-old", "0.0.9")]),
             "img/empty" => Ok(vec![]),
+            "img/bad-version" => Ok(vec![bundle("foo.bad", "x")]),
+            "img/bar.v1.0.0" => {
+                let mut b = bundle("bar.v1.0.0", "1.0.0");
+                b.package = "bar".into();
+                Ok(vec![b])
+            }
             _ => Err(BundleRenderError::Failed("no such image".into())),
         }
     }
@@ -544,6 +550,17 @@ entries:
                 r#"render: cannot reuse the same substitution "img/foo.v0.3.0" for different bases ("foo.v0.2.0" and "foo.v0.1.0")"#,
             ),
         ];
+        let more = [
+            (
+                "- name: img/bad-version\n  base: foo.v0.2.0\n",
+                r#"render: error processing substitution "foo.v0.2.0" -> "img/bad-version": failed to get composite version for substitute bundle "img/bad-version": invalid semver version "x" in "olm.package" property for bundle "foo.bad": No Major.Minor.Patch elements found"#,
+            ),
+            (
+                "- name: img/bar.v1.0.0\n  base: foo.v0.1.0\n",
+                r#"render: error processing substitution "foo.v0.1.0" -> "img/bar.v1.0.0": resulting config is not valid FBC: unknown package "bar" for bundle "bar.v1.0.0""#,
+            ),
+        ];
+        let cases: Vec<(&str, &str)> = cases.into_iter().chain(more).collect();
         for (subs, want) in cases {
             assert_eq!(with(subs).unwrap_err().to_string(), want, "{subs}");
         }
