@@ -17,6 +17,22 @@
 //!    image it names, and builds the [`Catalog`]. The renderer is the only source of bundles: offline
 //!    it is [`CatalogBundleRenderer`] (bundles of an existing catalog, looked up by `image`).
 //!
+//! ```
+//! use olm_catalog::template::{self, CatalogBundleRenderer, RenderOptions};
+//!
+//! // Bundles come from a catalog that already holds the images (offline rendering).
+//! let source = olm_catalog::load_bytes(
+//!     br#"{"schema":"olm.bundle","name":"op.v1.0.0","package":"op","image":"quay.io/op:1.0.0",
+//!         "properties":[{"type":"olm.package","value":{"packageName":"op","version":"1.0.0"}}]}"#,
+//!     "source.json",
+//! )?;
+//! let renderer = CatalogBundleRenderer::new(&source, "catalog \"source.json\"");
+//! let input = b"schema: olm.semver\nstable:\n  bundles:\n  - image: quay.io/op:1.0.0\n";
+//! let catalog = template::render(input, None, &renderer, &RenderOptions::default())?;
+//! assert_eq!(catalog.packages().next().unwrap().default_channel, "stable-v1.0");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! [`basic::convert`] and [`substitutes::convert`] go the other way (`opm alpha convert-template`):
 //! a catalog becomes a template that renders back to it.
 //!
