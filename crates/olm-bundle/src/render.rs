@@ -391,6 +391,10 @@ impl Ctx<'_> {
             if let Some(cfg) = config {
                 crate::config::apply_deployment_config(&mut dep, cfg);
             }
+            // Upstream's Deployment is typed, so quantities come out in canonical form.
+            if let Some(pod) = dep.pointer_mut("/spec/template/spec") {
+                typed::canonicalize_pod_quantities(pod);
+            }
             out.push(dep);
         }
         out

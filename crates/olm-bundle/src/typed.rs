@@ -252,3 +252,140 @@ pub fn normalize_schema(s: &mut Value) {
         }
     }
 }
+
+/// `resource.Quantity` in its canonical text, as Go writes a quantity it has parsed:
+/// `1000m` → `1`, `1024Mi` → `1Gi`, `0.5` → `500m`, `1000` → `1k`. `None` when the value is not
+/// a quantity Go would accept (it is then left as written).
+pub fn canonical_quantity(v: &Value) -> Option<String> {
+    let text = match v {
+        Value::String(s) => s.trim().to_string(),
+        Value::Number(n) => n.to_string(),
+        _ => return None,
+    };
+    let (neg, body) = match text.as_bytes().first()? {
+        b'-' => (true, &text[1..]),
+        b'+' => (false, &text[1..]),
+        _ => (false, &text[..]),
+    };
+    let num_len = body.bytes().take_while(|c| c.is_ascii_digit() || *c == b'.').count();
+    let (num, suffix) = body.split_at(num_len);
+    if num.is_empty() || num == "." || num.matches('.').count() > 1 {
+        return None;
+    }
+    let (int_part, frac_part) = num.split_once('.').unwrap_or((num, ""));
+    let digits = format!("{int_part}{frac_part}");
+    if digits.len() > 30 {
+        return None;
+    }
+    let mut mantissa: i128 = digits.parse().ok()?;
+    let mut exp10: i32 = -(frac_part.len() as i32);
+    #[derive(PartialEq)]
+    enum Format {
+        Binary,
+        DecimalSi,
+        Exponent,
+    }
+    let format = match suffix {
+        "Ki" | "Mi" | "Gi" | "Ti" | "Pi" | "Ei" => {
+            let k = ["Ki", "Mi", "Gi", "Ti", "Pi", "Ei"].iter().position(|s| *s == suffix)? as u32 + 1;
+            mantissa = mantissa.checked_mul(1024i128.checked_pow(k)?)?;
+            Format::Binary
+        }
+        "n" | "u" | "m" | "" | "k" | "M" | "G" | "T" | "P" | "E" => {
+            let k = ["n", "u", "m", "", "k", "M", "G", "T", "P", "E"].iter().position(|s| *s == suffix)? as i32;
+            exp10 += (k - 3) * 3;
+            Format::DecimalSi
+        }
+        s if s.starts_with(['e', 'E']) => {
+            exp10 += s[1..].parse::<i32>().ok()?;
+            Format::Exponent
+        }
+        _ => return None,
+    };
+    // Strip trailing zeros so the value is (mantissa, exponent) in lowest terms.
+    if mantissa == 0 {
+        return Some("0".into());
+    }
+    while mantissa % 10 == 0 {
+        mantissa /= 10;
+        exp10 += 1;
+    }
+    if exp10 < -9 {
+        // Below nano precision Go rounds; leave such rare values untouched.
+        return None;
+    }
+    let sign = if neg { "-" } else { "" };
+    if format == Format::Binary && exp10 >= 0 {
+        let mut n = mantissa.checked_mul(10i128.checked_pow(exp10 as u32)?)?;
+        if n >= 1024 {
+            let mut k = 0;
+            while n % 1024 == 0 && k < 6 {
+                n /= 1024;
+                k += 1;
+            }
+            let suffix = ["", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"][k];
+            return Some(format!("{sign}{n}{suffix}"));
+        }
+    }
+    while exp10.rem_euclid(3) != 0 {
+        mantissa = mantissa.checked_mul(10)?;
+        exp10 -= 1;
+    }
+    let suffix = match (format, exp10) {
+        (Format::Exponent, 0) => String::new(),
+        (Format::Exponent, e) => format!("e{e}"),
+        (_, e) if (-9..=18).contains(&e) => ["n", "u", "m", "", "k", "M", "G", "T", "P", "E"][((e + 9) / 3) as usize].to_string(),
+        (_, e) => format!("e{e}"),
+    };
+    Some(format!("{sign}{mantissa}{suffix}"))
+}
+
+/// Canonicalises the quantities of every container's `resources` in a pod spec.
+pub fn canonicalize_pod_quantities(pod: &mut Value) {
+    for key in ["containers", "initContainers", "ephemeralContainers"] {
+        let Some(cs) = pod.get_mut(key).and_then(Value::as_array_mut) else { continue };
+        for c in cs {
+            for list in ["limits", "requests"] {
+                if let Some(m) = c.pointer_mut(&format!("/resources/{list}")).and_then(Value::as_object_mut) {
+                    for v in m.values_mut() {
+                        if let Some(q) = canonical_quantity(v) {
+                            *v = Value::String(q);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantities_are_canonical_like_go() {
+        let cases = [
+            ("1000m", "1"),
+            ("1500m", "1500m"),
+            ("100m", "100m"),
+            ("0.5", "500m"),
+            ("1000", "1k"),
+            ("1024Mi", "1Gi"),
+            ("1500Mi", "1500Mi"),
+            ("128Mi", "128Mi"),
+            ("1.5Gi", "1536Mi"),
+            ("100n", "100n"),
+            ("1", "1"),
+            ("0", "0"),
+            ("2048", "2048"),
+            ("512Ki", "512Ki"),
+            ("1e3", "1e3"),
+            ("500M", "500M"),
+        ];
+        for (i, want) in cases {
+            assert_eq!(canonical_quantity(&Value::String(i.into())).as_deref(), Some(want), "{i}");
+        }
+        assert_eq!(canonical_quantity(&json!(2)).as_deref(), Some("2"));
+        assert_eq!(canonical_quantity(&json!("lots")), None);
+    }
+}
