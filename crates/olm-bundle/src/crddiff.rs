@@ -119,6 +119,19 @@ pub fn check_upgrade(old: &Value, new: &Value) -> UpgradeReport {
     UpgradeReport { crd_name, errors }
 }
 
+/// [`check_upgrade`] on two YAML or JSON texts (the first CustomResourceDefinition of each).
+/// Errors name which side could not be read.
+pub fn check_upgrade_texts(old: &str, new: &str) -> Result<UpgradeReport, String> {
+    let read = |side: &str, text: &str| -> Result<Value, String> {
+        let docs = crate::goyaml::parse_documents(text)
+            .map_err(|e| format!("{side} CRD: invalid YAML: {e}"))?;
+        docs.into_iter()
+            .find(|d| d.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition"))
+            .ok_or_else(|| format!("{side} CRD: no CustomResourceDefinition found"))
+    };
+    Ok(check_upgrade(&read("old", old)?, &read("new", new)?))
+}
+
 fn str_at<'a>(v: &'a Value, p: &str) -> &'a str {
     v.pointer(p).and_then(Value::as_str).unwrap_or("")
 }

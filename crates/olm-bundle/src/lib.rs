@@ -107,6 +107,61 @@ pub fn render_bundle(
     render::render(b, &opts)
 }
 
+/// Everything `olm bundle render` needs besides the bundle.
+#[derive(Debug, Clone, Default)]
+pub struct RenderRequest {
+    /// Namespace the operator is installed into.
+    pub install_namespace: String,
+    /// Shorthand for `{"watchNamespace": …}`; overrides a `watchNamespace` in `config`.
+    pub watch_namespace: Option<String>,
+    /// Inline configuration as the ClusterExtension carries it (YAML or JSON object).
+    pub config: Option<String>,
+    /// `None` renders like upstream without a provider: bundles with webhooks are refused.
+    pub cert_provider: Option<CertProvider>,
+}
+
+/// [`render_bundle`] from a [`RenderRequest`], merging `watch_namespace` into the config.
+pub fn render_request(b: &Bundle, req: &RenderRequest) -> Result<Vec<Value>, RenderError> {
+    let config = match &req.watch_namespace {
+        None => req.config.clone(),
+        Some(w) => {
+            let mut cfg = match &req.config {
+                None => Value::Object(Default::default()),
+                Some(text) => goyaml::parse_documents(text)
+                    .map_err(|e| RenderError::InvalidConfig(e.clone()))?
+                    .into_iter()
+                    .next()
+                    .unwrap_or(Value::Object(Default::default())),
+            };
+            // A config that is not an object is left for validation to report.
+            if let Some(m) = cfg.as_object_mut() {
+                m.insert("watchNamespace".into(), Value::String(w.clone()));
+            }
+            Some(cfg.to_string())
+        }
+    };
+    render_bundle(
+        b,
+        &req.install_namespace,
+        config.as_deref(),
+        req.cert_provider,
+    )
+}
+
+impl CertProvider {
+    /// Parses the CLI spelling: `cert-manager`, `openshift-service-ca` or `none`.
+    pub fn parse(s: &str) -> Result<Option<CertProvider>, String> {
+        match s {
+            "cert-manager" => Ok(Some(CertProvider::CertManager)),
+            "openshift-service-ca" => Ok(Some(CertProvider::OpenshiftServiceCa)),
+            "none" => Ok(None),
+            other => Err(format!(
+                "unknown certificate provider {other:?} (want cert-manager, openshift-service-ca or none)"
+            )),
+        }
+    }
+}
+
 /// Manifests as one YAML stream (`---` between documents), each document byte-identical to
 /// upstream's `sigs.k8s.io/yaml` output.
 pub fn manifests_to_yaml(objs: &[Value]) -> String {

@@ -267,7 +267,10 @@ pub fn canonical_quantity(v: &Value) -> Option<String> {
         b'+' => (false, &text[1..]),
         _ => (false, &text[..]),
     };
-    let num_len = body.bytes().take_while(|c| c.is_ascii_digit() || *c == b'.').count();
+    let num_len = body
+        .bytes()
+        .take_while(|c| c.is_ascii_digit() || *c == b'.')
+        .count();
     let (num, suffix) = body.split_at(num_len);
     if num.is_empty() || num == "." || num.matches('.').count() > 1 {
         return None;
@@ -287,12 +290,17 @@ pub fn canonical_quantity(v: &Value) -> Option<String> {
     }
     let format = match suffix {
         "Ki" | "Mi" | "Gi" | "Ti" | "Pi" | "Ei" => {
-            let k = ["Ki", "Mi", "Gi", "Ti", "Pi", "Ei"].iter().position(|s| *s == suffix)? as u32 + 1;
+            let k = ["Ki", "Mi", "Gi", "Ti", "Pi", "Ei"]
+                .iter()
+                .position(|s| *s == suffix)? as u32
+                + 1;
             mantissa = mantissa.checked_mul(1024i128.checked_pow(k)?)?;
             Format::Binary
         }
         "n" | "u" | "m" | "" | "k" | "M" | "G" | "T" | "P" | "E" => {
-            let k = ["n", "u", "m", "", "k", "M", "G", "T", "P", "E"].iter().position(|s| *s == suffix)? as i32;
+            let k = ["n", "u", "m", "", "k", "M", "G", "T", "P", "E"]
+                .iter()
+                .position(|s| *s == suffix)? as i32;
             exp10 += (k - 3) * 3;
             Format::DecimalSi
         }
@@ -334,7 +342,9 @@ pub fn canonical_quantity(v: &Value) -> Option<String> {
     let suffix = match (format, exp10) {
         (Format::Exponent, 0) => String::new(),
         (Format::Exponent, e) => format!("e{e}"),
-        (_, e) if (-9..=18).contains(&e) => ["n", "u", "m", "", "k", "M", "G", "T", "P", "E"][((e + 9) / 3) as usize].to_string(),
+        (_, e) if (-9..=18).contains(&e) => {
+            ["n", "u", "m", "", "k", "M", "G", "T", "P", "E"][((e + 9) / 3) as usize].to_string()
+        }
         (_, e) => format!("e{e}"),
     };
     Some(format!("{sign}{mantissa}{suffix}"))
@@ -343,10 +353,15 @@ pub fn canonical_quantity(v: &Value) -> Option<String> {
 /// Canonicalises the quantities of every container's `resources` in a pod spec.
 pub fn canonicalize_pod_quantities(pod: &mut Value) {
     for key in ["containers", "initContainers", "ephemeralContainers"] {
-        let Some(cs) = pod.get_mut(key).and_then(Value::as_array_mut) else { continue };
+        let Some(cs) = pod.get_mut(key).and_then(Value::as_array_mut) else {
+            continue;
+        };
         for c in cs {
             for list in ["limits", "requests"] {
-                if let Some(m) = c.pointer_mut(&format!("/resources/{list}")).and_then(Value::as_object_mut) {
+                if let Some(m) = c
+                    .pointer_mut(&format!("/resources/{list}"))
+                    .and_then(Value::as_object_mut)
+                {
                     for v in m.values_mut() {
                         if let Some(q) = canonical_quantity(v) {
                             *v = Value::String(q);
@@ -383,7 +398,11 @@ mod tests {
             ("500M", "500M"),
         ];
         for (i, want) in cases {
-            assert_eq!(canonical_quantity(&Value::String(i.into())).as_deref(), Some(want), "{i}");
+            assert_eq!(
+                canonical_quantity(&Value::String(i.into())).as_deref(),
+                Some(want),
+                "{i}"
+            );
         }
         assert_eq!(canonical_quantity(&json!(2)).as_deref(), Some("2"));
         assert_eq!(canonical_quantity(&json!("lots")), None);

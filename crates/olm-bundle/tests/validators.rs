@@ -451,3 +451,28 @@ fn config_schema_follows_install_modes() {
             .is_none()
     );
 }
+
+#[test]
+fn watch_namespace_flag_merges_into_config() {
+    let b = bundle_with(
+        json!({"installModes": modes(&["SingleNamespace"]), "install": deployments(&["dep"])}),
+        vec![],
+        vec![],
+        "p",
+    );
+    let req = olm_bundle::RenderRequest {
+        install_namespace: "ns".into(),
+        watch_namespace: Some("watched".into()),
+        config: Some("{\"deploymentConfig\": {\"nodeSelector\": {\"a\": \"b\"}}}".into()),
+        cert_provider: None,
+    };
+    let objs = olm_bundle::render_request(&b, &req).unwrap();
+    let dep = objs.iter().find(|o| o["kind"] == "Deployment").unwrap();
+    assert_eq!(
+        dep["spec"]["template"]["metadata"]["annotations"]["olm.targetNamespaces"],
+        "watched"
+    );
+    assert_eq!(dep["spec"]["template"]["spec"]["nodeSelector"]["a"], "b");
+    assert_eq!(olm_bundle::CertProvider::parse("none"), Ok(None));
+    assert!(olm_bundle::CertProvider::parse("vault").is_err());
+}
