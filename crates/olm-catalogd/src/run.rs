@@ -1,0 +1,212 @@
+//! Wiring: storage, the catalog server (plain or TLS), probes and metrics, and the controller, all
+//! stopped together.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::service::TowerToHyperService;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+
+use crate::controller::{self, Config, Context};
+use crate::metrics::Metrics;
+use crate::server::{self, AppState};
+use crate::storage::{Storage, StorageError};
+
+/// A certificate and key for the catalog server (PEM files).
+#[derive(Debug, Clone)]
+pub struct Tls {
+    /// Certificate chain.
+    pub cert: PathBuf,
+    /// Private key.
+    pub key: PathBuf,
+}
+
+/// How to run.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Root of stored catalogs (`catalogs/`) and pulls in progress (`unpack/`).
+    pub cache_dir: PathBuf,
+    /// Host[:port] put into `status.urls.base`; the catalog listener's address when `None`.
+    pub external_address: Option<String>,
+    /// Serve HTTPS with this certificate.
+    pub tls: Option<Tls>,
+    /// Serve `/api/v1/metas`.
+    pub metas: bool,
+    /// Registry access.
+    pub images: olm_image::ClientOptions,
+    /// Wait before retrying a failed pull.
+    pub retry_after: Duration,
+    /// How often stored content of deleted catalogs is looked for.
+    pub gc_interval: Duration,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            cache_dir: PathBuf::from("/var/cache/catalogd"),
+            external_address: None,
+            tls: None,
+            metas: true,
+            images: olm_image::ClientOptions::default(),
+            retry_after: Duration::from_secs(10),
+            gc_interval: Duration::from_secs(12 * 3600),
+        }
+    }
+}
+
+/// Why the server could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The cache could not be opened.
+    #[error("opening the catalog cache: {0}")]
+    Storage(#[from] StorageError),
+    /// The certificate or key could not be loaded.
+    #[error("loading the TLS certificate and key: {0}")]
+    Tls(String),
+    /// A listener failed.
+    #[error("serving: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Loads a rustls server config (HTTP/1.1 only, as upstream).
+pub fn tls_config(tls: &Tls) -> Result<Arc<rustls::ServerConfig>, RunError> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    olm_image::install_crypto_provider();
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&tls.cert)
+        .and_then(|it| it.collect::<Result<Vec<_>, _>>())
+        .map_err(|e| RunError::Tls(format!("{}: {e}", tls.cert.display())))?;
+    let key = PrivateKeyDer::from_pem_file(&tls.key)
+        .map_err(|e| RunError::Tls(format!("{}: {e}", tls.key.display())))?;
+    let mut config = rustls::ServerConfig::builder()
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .map_err(|e| RunError::Tls(e.to_string()))?;
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(Arc::new(config))
+}
+
+/// Serves `router` on `listener` until `stop` flips, over TLS when `tls` is given.
+pub async fn serve(
+    listener: TcpListener,
+    router: Router,
+    tls: Option<Arc<rustls::ServerConfig>>,
+    mut stop: watch::Receiver<bool>,
+) -> std::io::Result<()> {
+    let Some(tls) = tls else {
+        return axum::serve(listener, router)
+            .with_graceful_shutdown(async move {
+                stopped(&mut stop).await;
+            })
+            .await;
+    };
+    let acceptor = tokio_rustls::TlsAcceptor::from(tls);
+    loop {
+        let (stream, _) = tokio::select! {
+            accepted = listener.accept() => accepted?,
+            _ = stopped(&mut stop) => return Ok(()),
+        };
+        let acceptor = acceptor.clone();
+        let service = TowerToHyperService::new(router.clone());
+        tokio::spawn(async move {
+            let Ok(Ok(stream)) =
+                tokio::time::timeout(server::READ_TIMEOUT, acceptor.accept(stream)).await
+            else {
+                return;
+            };
+            let _ = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
+                .http1_only()
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+        });
+    }
+}
+
+/// Resolves once `stop` is set (or its sender is gone).
+async fn stopped(stop: &mut watch::Receiver<bool>) {
+    let _ = stop.wait_for(|s| *s).await;
+}
+
+/// Runs the catalog server, probes and the controller until `shutdown` resolves.
+pub async fn run(
+    options: Options,
+    client: kube::Client,
+    catalogs: TcpListener,
+    probes: Option<TcpListener>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), RunError> {
+    let tls = options.tls.as_ref().map(tls_config).transpose()?;
+    let storage = Arc::new(Storage::open(options.cache_dir.join("catalogs"))?);
+    let metrics = Arc::new(Metrics::default());
+    let catalogs_addr: SocketAddr = catalogs.local_addr()?;
+    let external_address = options
+        .external_address
+        .clone()
+        .unwrap_or_else(|| catalogs_addr.to_string());
+    let (stop_tx, stop_rx) = watch::channel(false);
+
+    let router = server::router(AppState {
+        storage: storage.clone(),
+        metrics: metrics.clone(),
+        metas: options.metas,
+    });
+    let mut tasks = tokio::task::JoinSet::new();
+    tasks.spawn(serve(catalogs, router, tls.clone(), stop_rx.clone()));
+    if let Some(probes) = probes {
+        tasks.spawn(serve(
+            probes,
+            server::probes_router(metrics.clone()),
+            None,
+            stop_rx.clone(),
+        ));
+    }
+
+    let ctx = Arc::new(Context {
+        client,
+        storage,
+        images: olm_image::Client::new(options.images.clone()),
+        config: Config {
+            external_address,
+            https: tls.is_some(),
+            work_dir: options.cache_dir.join("unpack"),
+            retry_after: options.retry_after,
+        },
+    });
+    // Pulls interrupted by a crash leave work directories behind.
+    let _ = std::fs::remove_dir_all(&ctx.config.work_dir);
+    let mut controller_stop = stop_rx.clone();
+    let gc_ctx = ctx.clone();
+    let mut gc_stop = stop_rx.clone();
+    let gc_interval = options.gc_interval;
+    tasks.spawn(async move {
+        loop {
+            tokio::select! {
+                _ = tokio::time::sleep(gc_interval) => controller::collect_garbage(&gc_ctx).await,
+                _ = stopped(&mut gc_stop) => return Ok(()),
+            }
+        }
+    });
+    tasks.spawn(async move {
+        controller::run(ctx, async move {
+            stopped(&mut controller_stop).await;
+        })
+        .await;
+        Ok(())
+    });
+
+    shutdown.await;
+    let _ = stop_tx.send(true);
+    let mut result = Ok(());
+    while let Some(done) = tasks.join_next().await {
+        if let Ok(Err(e)) = done {
+            result = Err(RunError::Io(e));
+        }
+    }
+    result
+}

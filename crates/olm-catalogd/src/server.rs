@@ -1,0 +1,593 @@
+//! The catalog HTTP API: `/catalogs/{name}/api/v1/all` and `/catalogs/{name}/api/v1/metas`.
+//!
+//! Status codes and bodies follow catalogd (itself Go's `net/http`): plain-text errors
+//! (`404 Not Found`, `400 Bad Request`, `Method Not Allowed`, `invalid catalog name: …`) ending in
+//! a newline, `404 page not found` for paths outside the API, `application/jsonl` content,
+//! `Last-Modified` from the content file, `If-Modified-Since`/`If-Unmodified-Since`, and byte
+//! ranges on `/all`. Bodies are streamed from the file; a filtered `metas` response reads only the
+//! byte sections the index selects. Responses above 1400 bytes are gzip-compressed when the client
+//! accepts it (not partial ones). Every request is timed into
+//! `catalogd_http_request_duration_seconds{code}`.
+//!
+//! Deviation: a multi-range request gets the whole file (200) instead of `multipart/byteranges`,
+//! which RFC 9110 allows and no catalog client sends.
+
+use std::io::SeekFrom;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{Path, RawQuery, Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::any;
+use tokio::io::{AsyncReadExt, AsyncSeekExt};
+
+use crate::index::Section;
+use crate::metrics::Metrics;
+use crate::storage::{Entry, Storage};
+
+/// What the handlers share.
+#[derive(Clone)]
+pub struct AppState {
+    /// Served content.
+    pub storage: Arc<Storage>,
+    /// Request timing.
+    pub metrics: Arc<Metrics>,
+    /// Whether `/api/v1/metas` is served (on by default).
+    pub metas: bool,
+}
+
+/// The router of the catalog API (mount at `/`).
+pub fn router(state: AppState) -> Router {
+    let mut router = Router::new().route("/catalogs/{catalog}/api/v1/all", any(all));
+    if state.metas {
+        router = router.route("/catalogs/{catalog}/api/v1/metas", any(metas));
+    }
+    let compression = tower_http::compression::CompressionLayer::new()
+        .gzip(true)
+        .no_br()
+        .no_deflate()
+        .no_zstd()
+        .compress_when(compress_predicate);
+    router
+        .fallback(|| async { text_error(StatusCode::NOT_FOUND, "404 page not found") })
+        .layer(compression)
+        .layer(middleware::from_fn_with_state(state.clone(), timed))
+        .with_state(state)
+}
+
+fn compress_predicate(
+    status: StatusCode,
+    _version: axum::http::Version,
+    headers: &HeaderMap,
+    _ext: &axum::http::Extensions,
+) -> bool {
+    if status != StatusCode::OK {
+        return false;
+    }
+    match headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        Some(len) => len >= 1400,
+        None => true,
+    }
+}
+
+async fn timed(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let start = Instant::now();
+    let response = next.run(request).await;
+    state
+        .metrics
+        .observe(response.status().as_u16(), start.elapsed());
+    response
+}
+
+/// Go's `http.Error`: plain text, `nosniff`, message plus newline.
+fn text_error(status: StatusCode, message: &str) -> Response {
+    (
+        status,
+        [
+            (header::CONTENT_TYPE, "text/plain; charset=utf-8"),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        ],
+        format!("{message}\n"),
+    )
+        .into_response()
+}
+
+fn status_text(status: StatusCode) -> String {
+    format!(
+        "{} {}",
+        status.as_u16(),
+        status.canonical_reason().unwrap_or_default()
+    )
+}
+
+/// Kubernetes' DNS-1123 subdomain check, with its messages.
+pub fn dns1123_subdomain_errors(name: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if name.len() > 253 {
+        errs.push("must be no more than 253 characters".to_string());
+    }
+    let label_ok = |l: &str| {
+        let b = l.as_bytes();
+        !b.is_empty()
+            && b[0].is_ascii_lowercase() | b[0].is_ascii_digit()
+            && (b[b.len() - 1].is_ascii_lowercase() || b[b.len() - 1].is_ascii_digit())
+            && b.iter()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+    };
+    if !name.split('.').all(label_ok) {
+        errs.push(
+            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', \
+             and must start and end with an alphanumeric character (e.g. 'example.com', regex used for \
+             validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+                .to_string(),
+        );
+    }
+    errs
+}
+
+/// Checks method and name, and finds the content. `Err` is the response to send.
+fn lookup(state: &AppState, method: &Method, catalog: &str) -> Result<Arc<Entry>, Box<Response>> {
+    if method != Method::GET && method != Method::HEAD {
+        return Err(Box::new(text_error(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "Method Not Allowed",
+        )));
+    }
+    let errs = dns1123_subdomain_errors(catalog);
+    if !errs.is_empty() {
+        return Err(Box::new(text_error(
+            StatusCode::BAD_REQUEST,
+            &format!("invalid catalog name: {}", errs.join("; ")),
+        )));
+    }
+    state.storage.get(catalog).ok_or_else(|| {
+        Box::new(text_error(
+            StatusCode::NOT_FOUND,
+            &status_text(StatusCode::NOT_FOUND),
+        ))
+    })
+}
+
+fn http_date(t: SystemTime) -> String {
+    httpdate::fmt_http_date(t)
+}
+
+/// Seconds since the epoch, as HTTP dates carry no more precision.
+fn whole_seconds(t: SystemTime) -> u64 {
+    t.duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+enum Precondition {
+    Proceed,
+    NotModified,
+    Failed,
+}
+
+/// RFC 7232 date preconditions as Go evaluates them without an ETag.
+fn preconditions(method: &Method, headers: &HeaderMap, modified: SystemTime) -> Precondition {
+    let date = |name: header::HeaderName| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| httpdate::parse_http_date(v).ok())
+    };
+    let mtime = whole_seconds(modified);
+    if headers.get(header::IF_MATCH).is_none()
+        && let Some(ius) = date(header::IF_UNMODIFIED_SINCE)
+        && mtime > whole_seconds(ius)
+    {
+        return Precondition::Failed;
+    }
+    if (method == Method::GET || method == Method::HEAD)
+        && headers.get(header::IF_NONE_MATCH).is_none()
+        && let Some(ims) = date(header::IF_MODIFIED_SINCE)
+        && mtime <= whole_seconds(ims)
+    {
+        return Precondition::NotModified;
+    }
+    Precondition::Proceed
+}
+
+fn not_modified(modified: SystemTime) -> Response {
+    let mut r = StatusCode::NOT_MODIFIED.into_response();
+    if let Ok(v) = HeaderValue::from_str(&http_date(modified)) {
+        r.headers_mut().insert(header::LAST_MODIFIED, v);
+    }
+    r
+}
+
+fn precondition_failed() -> Response {
+    text_error(
+        StatusCode::PRECONDITION_FAILED,
+        &status_text(StatusCode::PRECONDITION_FAILED),
+    )
+}
+
+async fn all(
+    State(state): State<AppState>,
+    Path(catalog): Path<String>,
+    method: Method,
+    headers: HeaderMap,
+) -> Response {
+    let entry = match lookup(&state, &method, &catalog) {
+        Ok(e) => e,
+        Err(r) => return *r,
+    };
+    let last_modified = http_date(entry.modified);
+    match preconditions(&method, &headers, entry.modified) {
+        Precondition::Failed => return precondition_failed(),
+        Precondition::NotModified => return not_modified(entry.modified),
+        Precondition::Proceed => {}
+    }
+    let size = entry.size;
+    let mut range = headers
+        .get(header::RANGE)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| parse_range(v, size));
+    // `If-Range` with a date other than ours means "send everything".
+    if let Some(if_range) = headers.get(header::IF_RANGE).and_then(|v| v.to_str().ok())
+        && if_range != last_modified
+    {
+        range = None;
+    }
+    let (status, start, length) = match range {
+        None | Some(Ok(RangeSpec::Multiple)) => (StatusCode::OK, 0, size),
+        Some(Ok(RangeSpec::Single(start, length))) => (StatusCode::PARTIAL_CONTENT, start, length),
+        Some(Err(message)) => {
+            let mut r = text_error(StatusCode::RANGE_NOT_SATISFIABLE, message);
+            if let Ok(v) = HeaderValue::from_str(&format!("bytes */{size}")) {
+                r.headers_mut().insert(header::CONTENT_RANGE, v);
+            }
+            return r;
+        }
+    };
+    let mut builder = Response::builder()
+        .status(status)
+        .header(header::CONTENT_TYPE, "application/jsonl")
+        .header(header::LAST_MODIFIED, last_modified)
+        .header(header::ACCEPT_RANGES, "bytes")
+        .header(header::CONTENT_LENGTH, length);
+    if status == StatusCode::PARTIAL_CONTENT {
+        builder = builder.header(
+            header::CONTENT_RANGE,
+            format!("bytes {start}-{}/{size}", start + length - 1),
+        );
+    }
+    let body = if method == Method::HEAD || length == 0 {
+        Body::empty()
+    } else {
+        file_body(
+            entry.clone(),
+            vec![Section {
+                offset: start,
+                length,
+            }],
+        )
+    };
+    builder.body(body).unwrap_or_else(|_| {
+        text_error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            &status_text(StatusCode::INTERNAL_SERVER_ERROR),
+        )
+    })
+}
+
+enum RangeSpec {
+    Single(u64, u64),
+    Multiple,
+}
+
+/// Go's `parseRange` for one `bytes=` range set; several ranges are reported as `Multiple`.
+fn parse_range(value: &str, size: u64) -> Result<RangeSpec, &'static str> {
+    const INVALID: &str = "invalid range";
+    let spec = value.strip_prefix("bytes=").ok_or(INVALID)?;
+    let mut ranges = Vec::new();
+    let mut no_overlap = false;
+    for part in spec.split(',') {
+        let part = part.trim_matches([' ', '\t']);
+        if part.is_empty() {
+            continue;
+        }
+        let (start, end) = part.split_once('-').ok_or(INVALID)?;
+        let (start, end) = (
+            start.trim_matches([' ', '\t']),
+            end.trim_matches([' ', '\t']),
+        );
+        if start.is_empty() {
+            // Suffix range: the last N bytes.
+            if end.is_empty() || end.starts_with('-') {
+                return Err(INVALID);
+            }
+            let n: u64 = end.parse().map_err(|_| INVALID)?;
+            if n == 0 {
+                no_overlap = true;
+                continue;
+            }
+            let n = n.min(size);
+            ranges.push((size - n, n));
+        } else {
+            let s: u64 = start.parse().map_err(|_| INVALID)?;
+            if s >= size {
+                no_overlap = true;
+                continue;
+            }
+            let length = if end.is_empty() {
+                size - s
+            } else {
+                let e: u64 = end.parse().map_err(|_| INVALID)?;
+                if s > e {
+                    return Err(INVALID);
+                }
+                e.min(size - 1) - s + 1
+            };
+            ranges.push((s, length));
+        }
+    }
+    match ranges.as_slice() {
+        [] if no_overlap => Err("invalid range: failed to overlap"),
+        [] => Err(INVALID),
+        [(s, l)] => Ok(RangeSpec::Single(*s, *l)),
+        _ => Ok(RangeSpec::Multiple),
+    }
+}
+
+/// Splits a raw query string into decoded pairs, as Go's `url.ParseQuery`.
+fn query_pairs(raw: &str) -> Result<Vec<(String, String)>, ()> {
+    let decode = |s: &str| -> Result<String, ()> {
+        let bytes = s.as_bytes();
+        let mut out = Vec::with_capacity(bytes.len());
+        let mut i = 0;
+        while i < bytes.len() {
+            match bytes[i] {
+                b'+' => out.push(b' '),
+                b'%' => {
+                    let hex = bytes.get(i + 1..i + 3).ok_or(())?;
+                    let hex = std::str::from_utf8(hex).map_err(|_| ())?;
+                    out.push(u8::from_str_radix(hex, 16).map_err(|_| ())?);
+                    i += 2;
+                }
+                b => out.push(b),
+            }
+            i += 1;
+        }
+        String::from_utf8(out).map_err(|_| ())
+    };
+    let mut pairs = Vec::new();
+    for part in raw.split('&') {
+        if part.is_empty() {
+            continue;
+        }
+        let (k, v) = part.split_once('=').unwrap_or((part, ""));
+        pairs.push((decode(k)?, decode(v)?));
+    }
+    Ok(pairs)
+}
+
+async fn metas(
+    State(state): State<AppState>,
+    Path(catalog): Path<String>,
+    RawQuery(raw): RawQuery,
+    method: Method,
+    headers: HeaderMap,
+) -> Response {
+    if method != Method::GET && method != Method::HEAD {
+        return text_error(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed");
+    }
+    let errs = dns1123_subdomain_errors(&catalog);
+    if !errs.is_empty() {
+        return text_error(
+            StatusCode::BAD_REQUEST,
+            &format!("invalid catalog name: {}", errs.join("; ")),
+        );
+    }
+    let bad_request = || {
+        text_error(
+            StatusCode::BAD_REQUEST,
+            &status_text(StatusCode::BAD_REQUEST),
+        )
+    };
+    // Go drops undecodable pairs from `Query()`; an unknown key is what gets a 400 there.
+    let pairs = query_pairs(raw.as_deref().unwrap_or("")).unwrap_or_default();
+    let (mut schema, mut package, mut name) = (None, None, None);
+    for (k, v) in pairs {
+        let slot = match k.as_str() {
+            "schema" => &mut schema,
+            "package" => &mut package,
+            "name" => &mut name,
+            _ => return bad_request(),
+        };
+        // Duplicates: the first value counts.
+        slot.get_or_insert(v);
+    }
+    let entry = match lookup(&state, &method, &catalog) {
+        Ok(e) => e,
+        Err(r) => return *r,
+    };
+    match preconditions(&method, &headers, entry.modified) {
+        Precondition::Failed => return precondition_failed(),
+        Precondition::NotModified => return not_modified(entry.modified),
+        Precondition::Proceed => {}
+    }
+    let (schema, package, name) = (
+        schema.unwrap_or_default(),
+        package.unwrap_or_default(),
+        name.unwrap_or_default(),
+    );
+    let sections = if schema.is_empty() && package.is_empty() && name.is_empty() {
+        vec![Section {
+            offset: 0,
+            length: entry.size,
+        }]
+    } else {
+        entry.index.query(&schema, &package, &name)
+    };
+    let builder = Response::builder()
+        .status(StatusCode::OK)
+        .header(header::LAST_MODIFIED, http_date(entry.modified))
+        .header(header::CONTENT_TYPE, "application/jsonl");
+    let body = if method == Method::HEAD || sections.is_empty() {
+        Body::empty()
+    } else {
+        file_body(entry.clone(), coalesce(sections))
+    };
+    builder.body(body).unwrap_or_else(|_| {
+        text_error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            &status_text(StatusCode::INTERNAL_SERVER_ERROR),
+        )
+    })
+}
+
+/// Merges adjacent sections so consecutive blobs are read in one go.
+fn coalesce(sections: Vec<Section>) -> Vec<Section> {
+    let mut out: Vec<Section> = Vec::with_capacity(sections.len());
+    for s in sections {
+        match out.last_mut() {
+            Some(last) if last.offset + last.length == s.offset => last.length += s.length,
+            _ => out.push(s),
+        }
+    }
+    out
+}
+
+const CHUNK: u64 = 1 << 20;
+
+/// Streams the given sections of the entry's file. The entry is held for the whole response, so a
+/// concurrent store or delete does not affect it (the open file outlives a rename or unlink).
+fn file_body(entry: Arc<Entry>, sections: Vec<Section>) -> Body {
+    struct Reader {
+        file: Option<tokio::fs::File>,
+        entry: Arc<Entry>,
+        sections: std::vec::IntoIter<Section>,
+        current: Option<Section>,
+    }
+    let state = Reader {
+        file: None,
+        entry,
+        sections: sections.into_iter(),
+        current: None,
+    };
+    let stream = futures::stream::unfold(state, |mut st| async move {
+        loop {
+            if st.current.is_none_or(|s| s.length == 0) {
+                let next = st.sections.next()?;
+                st.current = Some(next);
+                if st.file.is_none() {
+                    match tokio::fs::File::open(&st.entry.path).await {
+                        Ok(f) => st.file = Some(f),
+                        Err(e) => return Some((Err(e), st)),
+                    }
+                }
+                let file = st.file.as_mut()?;
+                if let Err(e) = file.seek(SeekFrom::Start(next.offset)).await {
+                    return Some((Err(e), st));
+                }
+                continue;
+            }
+            let mut cur = st.current?;
+            let want = cur.length.min(CHUNK) as usize;
+            let mut buf = vec![0u8; want];
+            let file = st.file.as_mut()?;
+            if let Err(e) = file.read_exact(&mut buf).await {
+                return Some((Err(e), st));
+            }
+            cur.offset += want as u64;
+            cur.length -= want as u64;
+            st.current = Some(cur);
+            return Some((Ok(Bytes::from(buf)), st));
+        }
+    });
+    // Fused: the gzip encoder polls once more after the end.
+    Body::from_stream(futures::StreamExt::fuse(stream))
+}
+
+/// `/healthz`, `/readyz` and `/metrics`.
+pub fn probes_router(metrics: Arc<Metrics>) -> Router {
+    Router::new()
+        .route("/healthz", any(|| async { "ok" }))
+        .route("/readyz", any(|| async { "ok" }))
+        .route(
+            "/metrics",
+            any(move || {
+                let metrics = metrics.clone();
+                async move {
+                    (
+                        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+                        metrics.render(),
+                    )
+                }
+            }),
+        )
+}
+
+/// How long a request may take to send its head (upstream's read timeout).
+pub const READ_TIMEOUT: Duration = Duration::from_secs(5);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_like_go() {
+        let single = |v: &str| match parse_range(v, 100) {
+            Ok(RangeSpec::Single(s, l)) => Some((s, l)),
+            _ => None,
+        };
+        assert_eq!(single("bytes=0-9"), Some((0, 10)));
+        assert_eq!(single("bytes=90-"), Some((90, 10)));
+        assert_eq!(single("bytes=-10"), Some((90, 10)));
+        assert_eq!(single("bytes=95-200"), Some((95, 5)));
+        assert_eq!(single("bytes=-200"), Some((0, 100)));
+        assert!(matches!(
+            parse_range("bytes=0-1,5-6", 100),
+            Ok(RangeSpec::Multiple)
+        ));
+        assert_eq!(
+            parse_range("bytes=100-", 100).err(),
+            Some("invalid range: failed to overlap")
+        );
+        assert_eq!(parse_range("bytes=5-1", 100).err(), Some("invalid range"));
+        assert_eq!(parse_range("items=0-1", 100).err(), Some("invalid range"));
+    }
+
+    #[test]
+    fn names_are_checked_like_kubernetes() {
+        assert!(dns1123_subdomain_errors("operatorhubio").is_empty());
+        assert!(dns1123_subdomain_errors("a.b-c").is_empty());
+        assert_eq!(dns1123_subdomain_errors("Bad").len(), 1);
+        assert_eq!(dns1123_subdomain_errors("..").len(), 1);
+        assert_eq!(dns1123_subdomain_errors(&"a".repeat(254)).len(), 1);
+    }
+
+    #[test]
+    fn queries_decode_like_go() {
+        assert_eq!(
+            query_pairs("schema=olm.bundle&package=a%2Db&name=x+y&flag").expect("ok"),
+            vec![
+                ("schema".into(), "olm.bundle".into()),
+                ("package".into(), "a-b".into()),
+                ("name".into(), "x y".into()),
+                ("flag".into(), "".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn adjacent_sections_merge() {
+        let s = |offset, length| Section { offset, length };
+        assert_eq!(
+            coalesce(vec![s(0, 5), s(5, 5), s(20, 1)]),
+            vec![s(0, 10), s(20, 1)]
+        );
+    }
+}
