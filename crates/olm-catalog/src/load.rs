@@ -354,9 +354,14 @@ struct TopDoc {
     keys: Vec<(String, String)>,
 }
 
+thread_local! {
+    /// Size of the document being decoded: canonical JSON is rarely longer, so one allocation suffices.
+    static DOC_LEN: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 impl<'de> Deserialize<'de> for TopDoc {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let mut canon = String::new();
+        let mut canon = String::with_capacity(DOC_LEN.with(|c| c.take()));
         let mut keys = Vec::new();
         TopSeed {
             out: &mut canon,
@@ -476,6 +481,7 @@ fn load_yaml_stream(text: &str, name: &str, opts: &LoadOptions) -> Result<Vec<Bl
                 keys: Vec::new(),
             }
         } else {
+            DOC_LEN.with(|l| l.set(c.text.len()));
             serde_saphyr::from_str_with_options::<TopDoc>(c.text, yaml_options())
                 .map_err(|e| yaml_error(name, c, &e))?
         };

@@ -567,18 +567,20 @@ fn check_go_struct(
     go_type: &str,
     fields: &[(&str, &str, GoKind)],
 ) -> Result<(), String> {
-    let top: Shape = serde_json::from_str(raw).map_err(|e| e.to_string())?;
-    match top.0 {
-        Kind::Object => {}
-        Kind::Null => return Ok(()),
-        other => {
-            return Err(format!(
-                "json: cannot unmarshal {} into Go value of type {go_type}",
-                other.go()
-            ));
+    let obj: Fields = match serde_json::from_str(raw) {
+        Ok(f) => f,
+        Err(e) => {
+            // Not an object (or not JSON): report its kind as Go does.
+            let top: Shape = serde_json::from_str(raw).map_err(|_| e.to_string())?;
+            return match top.0 {
+                Kind::Null => Ok(()),
+                other => Err(format!(
+                    "json: cannot unmarshal {} into Go value of type {go_type}",
+                    other.go()
+                )),
+            };
         }
-    }
-    let obj: Fields = serde_json::from_str(raw).map_err(|e| e.to_string())?;
+    };
     let short = go_type.rsplit('.').next().unwrap_or(go_type);
     for (k, shape) in &obj.0 {
         let Some((name, ty, kind)) = fields.iter().find(|(n, _, _)| n.eq_ignore_ascii_case(k))
@@ -617,10 +619,14 @@ fn decode<T: for<'de> Deserialize<'de> + Default + Serialize>(
             ));
         }
     };
-    // Field names of T, from its serialised default.
-    let names: Vec<String> = match serde_json::to_value(T::default()) {
-        Ok(Value::Object(m)) => m.keys().cloned().collect(),
-        _ => Vec::new(),
+    let names: &[&str] = match go_type {
+        "property.Package" => &["packageName", "version", "release"],
+        "property.GVK" | "property.GVKRequired" => &["group", "kind", "version"],
+        "property.PackageRequired" => &["packageName", "versionRange"],
+        "property.BundleObject" => &["data"],
+        "property.Label" => &["label"],
+        "property.Channel" => &["channelName"],
+        _ => &[],
     };
     let short = go_type.rsplit('.').next().unwrap_or(go_type);
     let mut norm = serde_json::Map::new();
@@ -628,12 +634,7 @@ fn decode<T: for<'de> Deserialize<'de> + Default + Serialize>(
         let Some(name) = names
             .iter()
             .find(|n| n.eq_ignore_ascii_case(&k))
-            .cloned()
-            .or_else(|| {
-                // `release` is omitted from the serialised default when empty.
-                (go_type == "property.Package" && k.eq_ignore_ascii_case("release"))
-                    .then(|| "release".to_owned())
-            })
+            .map(|n| n.to_string())
         else {
             continue;
         };

@@ -201,7 +201,14 @@ pub fn convert(cat: &Catalog) -> Result<Index<'_>, String> {
             );
         }
     }
-    for b in cat.bundles() {
+    // Property decoding is the costly part and independent per bundle: do it in parallel up front,
+    // then report in blob order as upstream does.
+    let bundles: Vec<&Bundle> = cat.bundles().collect();
+    let decoded: Vec<Result<Vec<crate::property::PackageProperty>, String>> = {
+        use rayon::prelude::*;
+        bundles.par_iter().map(|b| decode_properties(b)).collect()
+    };
+    for (b, decoded) in bundles.into_iter().zip(decoded) {
         if b.package.is_empty() {
             return Err(format!(
                 "package name must be set for bundle {}",
@@ -222,20 +229,7 @@ pub fn convert(cat: &Catalog) -> Result<Index<'_>, String> {
                 goq(&b.name)
             ));
         }
-        let mut packages = Vec::new();
-        for (i, p) in b.properties.iter().enumerate() {
-            match p.parse() {
-                Ok(TypedProperty::Package(pp)) => packages.push(pp),
-                Ok(_) => {}
-                Err(e) => {
-                    return Err(format!(
-                        "parse properties for bundle {}: parse property[{i}] of type {}: {e}",
-                        goq(&b.name),
-                        goq(&p.type_)
-                    ));
-                }
-            }
-        }
+        let mut packages = decoded?;
         if packages.len() != 1 {
             return Err(format!(
                 "package {} bundle {} must have exactly 1 {} property, found {}",
@@ -409,6 +403,25 @@ pub fn convert(cat: &Catalog) -> Result<Index<'_>, String> {
         }
     }
     Ok(idx)
+}
+
+/// The `olm.package` properties of a bundle, or upstream's property parse error.
+fn decode_properties(b: &Bundle) -> Result<Vec<crate::property::PackageProperty>, String> {
+    let mut packages = Vec::new();
+    for (i, p) in b.properties.iter().enumerate() {
+        match p.parse() {
+            Ok(TypedProperty::Package(pp)) => packages.push(pp),
+            Ok(_) => {}
+            Err(e) => {
+                return Err(format!(
+                    "parse properties for bundle {}: parse property[{i}] of type {}: {e}",
+                    goq(&b.name),
+                    goq(&p.type_)
+                ));
+            }
+        }
+    }
+    Ok(packages)
 }
 
 /// Upstream `Model.Validate`, with children in name order.
