@@ -86,3 +86,72 @@ fn bundle_object_to_csv_metadata(cat: &mut Catalog) -> Result<(), MigrateError> 
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Blob, Bundle};
+    use base64::Engine;
+
+    fn object(yaml: &str) -> Property {
+        let data = base64::engine::general_purpose::STANDARD.encode(yaml);
+        Property::new(TYPE_BUNDLE_OBJECT, &serde_json::json!({ "data": data }))
+    }
+
+    fn bundle_with_objects() -> Catalog {
+        let csv = "apiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion\nmetadata:\n  name: foo.v1.0.0\n  annotations:\n    capabilities: Basic Install\nspec:\n  displayName: Foo\n  description: The foo operator.\n  version: 1.0.0\n  installModes:\n  - type: AllNamespaces\n    supported: true\n  keywords: []\n";
+        let crd = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: foos.example.com\n";
+        Catalog {
+            blobs: vec![Blob::Bundle(Bundle {
+                name: "foo.v1.0.0".into(),
+                package: "foo".into(),
+                image: "quay.io/foo/bundle:v1.0.0".into(),
+                properties: vec![
+                    Property::new(
+                        "olm.package",
+                        &serde_json::json!({"packageName": "foo", "version": "1.0.0"}),
+                    ),
+                    object(crd),
+                    object(csv),
+                ],
+                ..Default::default()
+            })],
+        }
+    }
+
+    #[test]
+    fn bundle_objects_become_csv_metadata() {
+        let mut cat = bundle_with_objects();
+        migrate(&mut cat, Some("bundle-object-to-csv-metadata")).unwrap();
+        let b = cat.bundles().next().unwrap();
+        let types: Vec<&str> = b.properties.iter().map(|p| p.type_.as_str()).collect();
+        assert_eq!(types, ["olm.package", "olm.csv.metadata"]);
+        assert_eq!(
+            b.properties[1].value.get(),
+            r#"{"annotations":{"capabilities":"Basic Install"},"apiServiceDefinitions":{},"crdDescriptions":{},"description":"The foo operator.","displayName":"Foo","installModes":[{"supported":true,"type":"AllNamespaces"}]}"#
+        );
+    }
+
+    #[test]
+    fn none_and_unknown_levels() {
+        let mut cat = bundle_with_objects();
+        migrate(&mut cat, Some("none")).unwrap();
+        assert_eq!(cat, bundle_with_objects());
+        assert_eq!(
+            migrate(&mut cat, Some("bogus")).unwrap_err().to_string(),
+            r#"unknown migration level "bogus""#
+        );
+    }
+
+    #[test]
+    fn bundles_without_image_are_left_alone() {
+        let mut cat = bundle_with_objects();
+        cat.bundles_mut().next().unwrap().image.clear();
+        migrate(&mut cat, None).unwrap();
+        assert_eq!(cat, {
+            let mut c = bundle_with_objects();
+            c.bundles_mut().next().unwrap().image.clear();
+            c
+        });
+    }
+}
