@@ -120,3 +120,46 @@ fn parse_render_all_data_bundles(bencher: divan::Bencher) {
         n
     });
 }
+
+/// YAML decoding alone, for comparison with `parse_argocd`.
+#[divan::bench]
+fn decode_yaml_argocd(bencher: divan::Bencher) {
+    let texts: Vec<String> = argocd()
+        .into_iter()
+        .map(|f| String::from_utf8(f.contents).unwrap_or_default())
+        .collect();
+    bencher.bench(|| {
+        texts
+            .iter()
+            .map(|t| {
+                olm_bundle::goyaml::parse_documents(divan::black_box(t))
+                    .map(|d| d.len())
+                    .unwrap_or(0)
+            })
+            .sum::<usize>()
+    });
+}
+
+/// Render alone for all data bundles (parsed beforehand).
+#[divan::bench(sample_count = 10)]
+fn render_all_data_bundles(bencher: divan::Bencher) {
+    let parsed: Vec<Bundle> = all_bundles()
+        .into_iter()
+        .filter_map(|f| Bundle::from_files(f).ok())
+        .collect();
+    bencher.bench(|| {
+        parsed
+            .iter()
+            .filter_map(|b| {
+                render_bundle(
+                    b,
+                    "operators",
+                    config_for(b),
+                    Some(CertProvider::CertManager),
+                )
+                .ok()
+            })
+            .map(|o| o.len())
+            .sum::<usize>()
+    });
+}
