@@ -45,10 +45,14 @@ pub fn to_olm_bundle(b: &Bundle, image: &str, mode: ObjectsMode) -> Result<Value
                     .chain(&b.others)
                     .map(|o| (o.file.as_str(), &o.object)),
             );
+            // opm keeps the first document of each file, in file order.
             objs.sort_by(|a, b| a.0.cmp(b.0));
+            objs.dedup_by(|a, b| a.0 == b.0);
             for (_, o) in objs {
-                let bytes = serde_json::to_vec(o).unwrap_or_default();
-                let data = base64::engine::general_purpose::STANDARD.encode(bytes);
+                // Go marshals the unstructured object: sorted keys, HTML-escaped, compact.
+                let json = go_json_encode(&canonical(o));
+                let data =
+                    base64::engine::general_purpose::STANDARD.encode(json.trim_end().as_bytes());
                 props.push(json!({"type": "olm.bundle.object", "value": {"data": data}}));
             }
         }
