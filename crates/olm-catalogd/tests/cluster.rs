@@ -223,6 +223,9 @@ async fn wait_condition(
     result.with_context(|| format!("last status: {}", last.lock().expect("lock")))
 }
 
+/// Which lines of a catalog a query should return.
+type Pred<'a> = Box<dyn Fn(&serde_json::Value) -> bool + 'a>;
+
 /// A small valid FBC, different from the community catalog.
 fn small_fbc(dir: &Path, package: &str) {
     std::fs::create_dir_all(dir).expect("mkdir");
@@ -276,7 +279,10 @@ async fn community_body(plane: &ControlPlane) -> anyhow::Result<()> {
     );
     let status = served.status.clone().context("status")?;
     assert_eq!(
-        status.resolved_source.as_ref().map(|s| s.image.ref_.clone()),
+        status
+            .resolved_source
+            .as_ref()
+            .map(|s| s.image.ref_.clone()),
         Some(format!("{repo}@{digest}"))
     );
     assert_eq!(
@@ -285,18 +291,28 @@ async fn community_body(plane: &ControlPlane) -> anyhow::Result<()> {
     );
     assert!(status.last_unpacked.is_some());
     assert_eq!(
-        served.labels().get(olm_api::METADATA_NAME_LABEL).map(String::as_str),
+        served
+            .labels()
+            .get(olm_api::METADATA_NAME_LABEL)
+            .map(String::as_str),
         Some("community")
     );
-    assert!(served
-        .finalizers()
-        .iter()
-        .any(|f| f == olm_api::CATALOG_CACHE_FINALIZER));
+    assert!(
+        served
+            .finalizers()
+            .iter()
+            .any(|f| f == olm_api::CATALOG_CACHE_FINALIZER)
+    );
 
     let want = canonical_jsonl(&community());
     let (code, body) = catalogd.get("/catalogs/community/api/v1/all").await?;
     assert_eq!(code, 200);
-    assert!(body == want, "GET all differs from the canonical JSONL ({} vs {} bytes)", body.len(), want.len());
+    assert!(
+        body == want,
+        "GET all differs from the canonical JSONL ({} vs {} bytes)",
+        body.len(),
+        want.len()
+    );
 
     // Metas queries return exactly the matching lines, in file order.
     let text = String::from_utf8(want.clone())?;
@@ -317,7 +333,7 @@ async fn community_body(plane: &ControlPlane) -> anyhow::Result<()> {
         .find(|(v, _)| field(v, "schema") == "olm.bundle")
         .map(|(v, _)| field(v, "name"))
         .context("a bundle")?;
-    let queries: Vec<(String, Box<dyn Fn(&serde_json::Value) -> bool>)> = vec![
+    let queries: Vec<(String, Pred<'_>)> = vec![
         (
             "schema=olm.package".into(),
             Box::new(|v| field(v, "schema") == "olm.package"),
@@ -360,7 +376,10 @@ async fn community_body(plane: &ControlPlane) -> anyhow::Result<()> {
     assert!(body == want, "same content after the restart");
     tokio::time::sleep(Duration::from_secs(3)).await;
     let after = api.get("community").await?;
-    assert_eq!(before.status, after.status, "a restart must not touch status");
+    assert_eq!(
+        before.status, after.status,
+        "a restart must not touch status"
+    );
 
     // Deletion removes the content and the finalizer lets the object go.
     api.delete("community", &DeleteParams::default()).await?;
@@ -415,7 +434,10 @@ async fn failures_body(plane: &ControlPlane) -> anyhow::Result<()> {
     // Missing tag: retrying, and nothing served.
     api.create(
         &PostParams::default(),
-        &catalog("missing", json!({"ref": format!("{addr}/catalogs/nothing:v1")}))?,
+        &catalog(
+            "missing",
+            json!({"ref": format!("{addr}/catalogs/nothing:v1")}),
+        )?,
     )
     .await?;
     let c = wait_condition(&api, "missing", "Progressing", "True", "Retrying").await?;
@@ -426,13 +448,18 @@ async fn failures_body(plane: &ControlPlane) -> anyhow::Result<()> {
     // No label, by tag: retrying (the tag may move to a fixed image); by digest: blocked.
     api.create(
         &PostParams::default(),
-        &catalog("nolabel-tag", json!({"ref": format!("{addr}/catalogs/nolabel:v1")}))?,
+        &catalog(
+            "nolabel-tag",
+            json!({"ref": format!("{addr}/catalogs/nolabel:v1")}),
+        )?,
     )
     .await?;
     let c = wait_condition(&api, "nolabel-tag", "Progressing", "True", "Retrying").await?;
     assert_eq!(
         cond(&c, "Progressing").map(|c| c.message.as_str()),
-        Some("source catalog content: catalog image is missing the required label \"operators.operatorframework.io.index.configs.v1\"")
+        Some(
+            "source catalog content: catalog image is missing the required label \"operators.operatorframework.io.index.configs.v1\""
+        )
     );
     api.create(
         &PostParams::default(),
@@ -445,13 +472,18 @@ async fn failures_body(plane: &ControlPlane) -> anyhow::Result<()> {
     let c = wait_condition(&api, "nolabel-digest", "Progressing", "False", "Blocked").await?;
     assert_eq!(
         cond(&c, "Progressing").map(|c| c.message.as_str()),
-        Some("source catalog content: catalog image is missing the required label \"operators.operatorframework.io.index.configs.v1\"")
+        Some(
+            "source catalog content: catalog image is missing the required label \"operators.operatorframework.io.index.configs.v1\""
+        )
     );
 
     // Invalid FBC.
     api.create(
         &PostParams::default(),
-        &catalog("invalid", json!({"ref": format!("{addr}/catalogs/invalid:v1")}))?,
+        &catalog(
+            "invalid",
+            json!({"ref": format!("{addr}/catalogs/invalid:v1")}),
+        )?,
     )
     .await?;
     let c = wait_condition(&api, "invalid", "Progressing", "True", "Retrying").await?;
@@ -470,7 +502,9 @@ async fn failures_body(plane: &ControlPlane) -> anyhow::Result<()> {
     api.patch(
         "good",
         &PatchParams::default(),
-        &Patch::Merge(json!({"spec": {"source": {"image": {"ref": format!("{addr}/catalogs/invalid:v1")}}}})),
+        &Patch::Merge(
+            json!({"spec": {"source": {"image": {"ref": format!("{addr}/catalogs/invalid:v1")}}}}),
+        ),
     )
     .await?;
     let c = wait_condition(&api, "good", "Progressing", "True", "Retrying").await?;
@@ -492,24 +526,39 @@ async fn failures_body(plane: &ControlPlane) -> anyhow::Result<()> {
             Some("Catalog availability mode is set to Unavailable")
         );
     }
-    assert_eq!(cond(&c, "Progressing").map(|c| c.reason.as_str()), Some("Succeeded"));
+    assert_eq!(
+        cond(&c, "Progressing").map(|c| c.reason.as_str()),
+        Some("Succeeded")
+    );
     let status = c.status.clone().context("status")?;
-    assert!(status.resolved_source.is_none() && status.urls.is_none() && status.last_unpacked.is_none());
+    assert!(
+        status.resolved_source.is_none() && status.urls.is_none() && status.last_unpacked.is_none()
+    );
     eventually("the finalizer to go", || {
         let api = api.clone();
         async move {
             let c = api.get("good").await?;
-            Ok((!c.finalizers().iter().any(|f| f == olm_api::CATALOG_CACHE_FINALIZER)).then_some(()))
+            Ok((!c
+                .finalizers()
+                .iter()
+                .any(|f| f == olm_api::CATALOG_CACHE_FINALIZER))
+            .then_some(()))
         }
     })
     .await?;
     let (code, body) = catalogd.get("/catalogs/good/api/v1/all").await?;
-    assert_eq!((code, String::from_utf8_lossy(&body).into_owned()), (404, "404 Not Found\n".to_string()));
+    assert_eq!(
+        (code, String::from_utf8_lossy(&body).into_owned()),
+        (404, "404 Not Found\n".to_string())
+    );
 
     // Registry down: a served catalog keeps being served while polls fail.
     api.create(
         &PostParams::default(),
-        &catalog("polled", json!({"ref": format!("{addr}/catalogs/good:v1"), "pollIntervalMinutes": 1}))?,
+        &catalog(
+            "polled",
+            json!({"ref": format!("{addr}/catalogs/good:v1"), "pollIntervalMinutes": 1}),
+        )?,
     )
     .await?;
     wait_condition(&api, "polled", "Serving", "True", "Available").await?;
@@ -522,7 +571,10 @@ async fn failures_body(plane: &ControlPlane) -> anyhow::Result<()> {
     )
     .await?;
     let c = wait_condition(&api, "polled", "Progressing", "True", "Retrying").await?;
-    assert_eq!(cond(&c, "Serving").map(|c| c.reason.as_str()), Some("Available"));
+    assert_eq!(
+        cond(&c, "Serving").map(|c| c.reason.as_str()),
+        Some("Available")
+    );
     let (code, _) = catalogd.get("/catalogs/polled/api/v1/all").await?;
     assert_eq!(code, 200);
     catalogd.stop().await;
@@ -552,15 +604,27 @@ async fn polling_body(plane: &ControlPlane) -> anyhow::Result<()> {
     let reference = format!("{}/catalogs/moving:latest", registry.addr());
     api.create(
         &PostParams::default(),
-        &catalog("polled", json!({"ref": reference, "pollIntervalMinutes": 1}))?,
+        &catalog(
+            "polled",
+            json!({"ref": reference, "pollIntervalMinutes": 1}),
+        )?,
     )
     .await?;
-    api.create(&PostParams::default(), &catalog("static", json!({"ref": reference}))?)
-        .await?;
+    api.create(
+        &PostParams::default(),
+        &catalog("static", json!({"ref": reference}))?,
+    )
+    .await?;
     for name in ["polled", "static"] {
         let c = wait_condition(&api, name, "Serving", "True", "Available").await?;
-        let resolved = c.status.and_then(|s| s.resolved_source).map(|r| r.image.ref_);
-        assert!(resolved.is_some_and(|r| r.ends_with(&d1)), "{name} serves the first digest");
+        let resolved = c
+            .status
+            .and_then(|s| s.resolved_source)
+            .map(|r| r.image.ref_);
+        assert!(
+            resolved.is_some_and(|r| r.ends_with(&d1)),
+            "{name} serves the first digest"
+        );
     }
     let d2 = push(&registry, &v2, "catalogs/moving:latest").await?;
     assert_ne!(d1, d2);
@@ -578,12 +642,21 @@ async fn polling_body(plane: &ControlPlane) -> anyhow::Result<()> {
         }
     })
     .await?;
-    assert_eq!(cond(&polled, "Serving").map(|c| c.status.as_str()), Some("True"));
+    assert_eq!(
+        cond(&polled, "Serving").map(|c| c.status.as_str()),
+        Some("True")
+    );
     let (_, body) = catalogd.get("/catalogs/polled/api/v1/all").await?;
     assert_eq!(body, canonical_jsonl(&v2));
     let c = api.get("static").await?;
-    let resolved = c.status.and_then(|s| s.resolved_source).map(|r| r.image.ref_);
-    assert!(resolved.is_some_and(|r| r.ends_with(&d1)), "without polling the digest stays");
+    let resolved = c
+        .status
+        .and_then(|s| s.resolved_source)
+        .map(|r| r.image.ref_);
+    assert!(
+        resolved.is_some_and(|r| r.ends_with(&d1)),
+        "without polling the digest stays"
+    );
     let (_, body) = catalogd.get("/catalogs/static/api/v1/all").await?;
     assert_eq!(body, canonical_jsonl(&v1));
     catalogd.stop().await;
