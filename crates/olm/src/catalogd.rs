@@ -1,0 +1,199 @@
+//! `olm catalogd`: the catalog server. Watches ClusterCatalogs, pulls their images, and serves
+//! their content at `/catalogs/{name}/api/v1/all` and `/api/v1/metas` (see `olm-catalogd`).
+//!
+//! Flags follow upstream catalogd's where they exist (`--cache-dir`, `--catalogs-server-addr`,
+//! `--external-address`, `--tls-cert`/`--tls-key`, `--health-probe-bind-address`,
+//! `--gc-interval`, `--pull-cas-dir`); content in `--cache-dir` is kept across restarts.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+
+/// Serve ClusterCatalogs.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Where catalog content is stored (kept across restarts).
+    #[arg(long, default_value = "/var/cache/catalogd")]
+    cache_dir: PathBuf,
+    /// Address of the catalog HTTP(S) server.
+    #[arg(long, default_value = ":8443")]
+    catalogs_server_addr: String,
+    /// Address of /healthz, /readyz and /metrics; "0" turns them off.
+    #[arg(long, default_value = ":8081")]
+    health_probe_bind_address: String,
+    /// Host[:port] clients use to reach the catalog server; goes into status.urls.base.
+    #[arg(long, default_value = "catalogd-service.olmv1-system.svc")]
+    external_address: String,
+    /// PEM certificate of the catalog server (with --tls-key): serve HTTPS.
+    #[arg(long, requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// PEM private key of the catalog server (with --tls-cert).
+    #[arg(long, requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+    /// Kubeconfig to use instead of the in-cluster or default configuration.
+    #[arg(long)]
+    kubeconfig: Option<PathBuf>,
+    /// Serve /api/v1/metas (on by default).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    metas: bool,
+    /// How often stored content of deleted catalogs is looked for (Go duration, e.g. 12h, 30m).
+    #[arg(long, default_value = "12h", value_parser = parse_duration)]
+    gc_interval: Duration,
+    /// Directory of extra PEM CA certificates trusted for registries.
+    #[arg(long)]
+    pull_cas_dir: Option<PathBuf>,
+}
+
+/// A Go-style duration: numbers with `h`, `m`, `s` or `ms` units, e.g. `1h30m`.
+fn parse_duration(s: &str) -> Result<Duration, String> {
+    let mut total = Duration::ZERO;
+    let mut rest = s.trim();
+    if rest.is_empty() {
+        return Err("empty duration".into());
+    }
+    while !rest.is_empty() {
+        let digits = rest
+            .find(|c: char| !c.is_ascii_digit() && c != '.')
+            .ok_or_else(|| format!("missing unit in duration {s:?}"))?;
+        let value: f64 = rest[..digits]
+            .parse()
+            .map_err(|_| format!("invalid duration {s:?}"))?;
+        rest = &rest[digits..];
+        let unit_len = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
+        let secs = match &rest[..unit_len] {
+            "h" => 3600.0,
+            "m" => 60.0,
+            "s" => 1.0,
+            "ms" => 0.001,
+            unit => return Err(format!("unknown unit {unit:?} in duration {s:?}")),
+        };
+        total += Duration::from_secs_f64(value * secs);
+        rest = &rest[unit_len..];
+    }
+    Ok(total)
+}
+
+/// `:8443` means every interface, as in Go.
+fn listen_addr(addr: &str) -> anyhow::Result<SocketAddr> {
+    let full = if addr.starts_with(':') {
+        format!("0.0.0.0{addr}")
+    } else {
+        addr.to_string()
+    };
+    full.parse()
+        .with_context(|| format!("invalid listen address {addr:?}"))
+}
+
+fn read_cas(dir: &PathBuf) -> anyhow::Result<Vec<Vec<u8>>> {
+    let mut cas = Vec::new();
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .with_context(|| format!("reading {}", dir.display()))?
+        .collect::<Result<_, _>>()?;
+    entries.sort_by_key(|e| e.file_name());
+    for entry in entries {
+        if entry.file_type()?.is_file() {
+            cas.push(std::fs::read(entry.path())?);
+        }
+    }
+    Ok(cas)
+}
+
+async fn kube_client(kubeconfig: Option<&PathBuf>) -> anyhow::Result<kube::Client> {
+    let config = match kubeconfig {
+        Some(path) => {
+            let kc = kube::config::Kubeconfig::read_from(path)
+                .with_context(|| format!("reading {}", path.display()))?;
+            kube::Config::from_custom_kubeconfig(kc, &kube::config::KubeConfigOptions::default())
+                .await?
+        }
+        None => kube::Config::infer().await?,
+    };
+    Ok(kube::Client::try_from(config)?)
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(serve(args))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn serve(args: Args) -> anyhow::Result<()> {
+    olm_image::install_crypto_provider();
+    let client = kube_client(args.kubeconfig.as_ref()).await?;
+    let catalogs = tokio::net::TcpListener::bind(listen_addr(&args.catalogs_server_addr)?)
+        .await
+        .with_context(|| format!("listening on {}", args.catalogs_server_addr))?;
+    let probes = match args.health_probe_bind_address.as_str() {
+        "0" | "" => None,
+        addr => Some(
+            tokio::net::TcpListener::bind(listen_addr(addr)?)
+                .await
+                .with_context(|| format!("listening on {addr}"))?,
+        ),
+    };
+    let tls = match (args.tls_cert, args.tls_key) {
+        (Some(cert), Some(key)) => Some(olm_catalogd::Tls { cert, key }),
+        (None, None) => None,
+        _ => bail!("--tls-cert and --tls-key must be used together"),
+    };
+    let mut images = olm_image::ClientOptions {
+        auth: olm_image::AuthConfig::load_default()?,
+        ..olm_image::ClientOptions::default()
+    };
+    if let Some(dir) = &args.pull_cas_dir {
+        images.ca_certificates = read_cas(dir)?;
+    }
+    eprintln!(
+        "olm catalogd: serving catalogs on {} ({}), content in {}",
+        catalogs.local_addr()?,
+        if tls.is_some() { "https" } else { "http" },
+        args.cache_dir.display()
+    );
+    let options = olm_catalogd::Options {
+        cache_dir: args.cache_dir,
+        external_address: Some(args.external_address),
+        tls,
+        metas: args.metas,
+        images,
+        gc_interval: args.gc_interval,
+        ..olm_catalogd::Options::default()
+    };
+    olm_catalogd::run(options, client, catalogs, probes, async {
+        let _ = tokio::signal::ctrl_c().await;
+    })
+    .await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn go_durations() {
+        assert_eq!(parse_duration("12h"), Ok(Duration::from_secs(12 * 3600)));
+        assert_eq!(parse_duration("1h30m"), Ok(Duration::from_secs(5400)));
+        assert_eq!(parse_duration("90s"), Ok(Duration::from_secs(90)));
+        assert!(parse_duration("12").is_err());
+        assert!(parse_duration("3d").is_err());
+    }
+
+    #[test]
+    fn go_listen_addresses() {
+        assert_eq!(
+            listen_addr(":8443").ok(),
+            Some("0.0.0.0:8443".parse().expect("addr"))
+        );
+        assert_eq!(
+            listen_addr("127.0.0.1:0").ok(),
+            Some("127.0.0.1:0".parse().expect("addr"))
+        );
+    }
+}
