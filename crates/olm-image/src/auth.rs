@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use base64::Engine as _;
 
 /// Credentials for one registry.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq, Hash)]
 pub enum Credential {
     /// HTTP basic auth (also exchanged for a bearer token when the registry asks for one).
     Basic {

@@ -6,9 +6,11 @@
 //! digests verified by `oci-client` before they are unpacked.
 
 use std::collections::BTreeMap;
+use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use oci_client::client::{Certificate, CertificateEncoding, ClientConfig, ClientProtocol};
@@ -147,10 +149,25 @@ pub struct Pulled {
     pub cached: bool,
 }
 
-/// Talks to registries. Cheap to clone; one per process is enough.
-#[derive(Debug, Clone, Default)]
+/// Talks to registries. Cheap to clone; one per process is enough: the underlying HTTP clients
+/// are built on first use and shared by clones, so system CA certificates are loaded once and
+/// registry tokens are reused across calls. There is one per protocol and credential, because
+/// `oci-client` remembers one credential per registry host while ours may differ by repository.
+#[derive(Clone, Default)]
 pub struct Client {
     options: ClientOptions,
+    clients: Arc<Mutex<HashMap<ClientKey, oci_client::Client>>>,
+}
+
+/// Whether HTTPS is used, and the credential.
+type ClientKey = (bool, Option<Credential>);
+
+impl fmt::Debug for Client {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Client")
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Installs ring as the process-wide rustls provider. The workspace builds rustls with ring only
@@ -165,18 +182,47 @@ impl Client {
     /// A client with the given options.
     pub fn new(options: ClientOptions) -> Client {
         install_crypto_provider();
-        Client { options }
+        Client {
+            options,
+            ..Client::default()
+        }
     }
 
-    /// An `oci-client` for `reference`'s registry. Built with `try_from` because `Client::new`
-    /// silently falls back to a default (HTTPS, no extra CAs) config when building fails.
+    /// The `oci-client` for `reference`'s registry, built on first use.
     fn oci(&self, reference: &ImageRef) -> Result<oci_client::Client, ImageError> {
-        let protocol = match self.options.protocol {
-            Protocol::PlainHttp => ClientProtocol::Http,
-            Protocol::Https => ClientProtocol::Https,
-            Protocol::Auto if reference.is_loopback() => ClientProtocol::Http,
-            Protocol::Auto => ClientProtocol::Https,
+        let https = match self.options.protocol {
+            Protocol::PlainHttp => false,
+            Protocol::Https => true,
+            Protocol::Auto => !reference.is_loopback(),
         };
+        let credential = self
+            .options
+            .auth
+            .credential_for(reference.registry(), reference.repository())
+            .cloned();
+        let key = (https, credential);
+        // A poisoned lock only means another thread panicked while inserting; the map is intact.
+        let mut clients = self.clients.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(client) = clients.get(&key) {
+            return Ok(client.clone());
+        }
+        let protocol = if https {
+            ClientProtocol::Https
+        } else {
+            ClientProtocol::Http
+        };
+        let client = self.build_oci(reference, protocol)?;
+        clients.insert(key, client.clone());
+        Ok(client)
+    }
+
+    /// Built with `try_from` because `oci_client::Client::new` silently falls back to a default
+    /// (HTTPS, no extra CAs) config when building fails, e.g. on a malformed CA certificate.
+    fn build_oci(
+        &self,
+        reference: &ImageRef,
+        protocol: ClientProtocol,
+    ) -> Result<oci_client::Client, ImageError> {
         let extra_root_certificates = self
             .options
             .ca_certificates
