@@ -8,7 +8,7 @@
 //! this writer, which is why every rule here mirrors the libyaml emitter go-yaml is a port of.
 //!
 //! Input: YAML 1.1 as the Go side reads it (`yes`/`on` are booleans, `0777` is octal), one value
-//! per document.
+//! per document (implemented in `yamlin`).
 
 use serde_json::{Map, Value};
 
@@ -17,21 +17,9 @@ const BEST_WIDTH: usize = 80;
 const BEST_INDENT: usize = 2;
 
 /// Parses every YAML document of `text` into JSON values; empty documents are skipped, as the
-/// Kubernetes YAML decoders skip them.
+/// Kubernetes YAML decoders skip them. See [`crate::yamlin`] for the YAML 1.1 rules.
 pub fn parse_documents(text: &str) -> Result<Vec<Value>, String> {
-    // The default budget stays: it bounds alias expansion, so a hostile manifest cannot blow up
-    // memory. Comments are never needed.
-    let opts = serde_saphyr::options! {
-        legacy_octal_numbers: true,
-        emit_comments: false,
-    };
-    let docs: Vec<Value> = serde_saphyr::from_multiple_with_options(text, opts)
-        .map_err(|e| first_line(&e.to_string()))?;
-    Ok(docs.into_iter().filter(|d| !d.is_null()).collect())
-}
-
-fn first_line(s: &str) -> String {
-    s.lines().next().unwrap_or("").trim().to_string()
+    crate::yamlin::parse_documents(text)
 }
 
 /// Writes `v` as one YAML document the way `sigs.k8s.io/yaml.Marshal` would.
@@ -542,7 +530,7 @@ fn go_parse_int(s: &str) -> bool {
 }
 
 /// go-yaml's float pattern `^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`.
-fn is_yaml_float(s: &str) -> bool {
+pub(crate) fn is_yaml_float(s: &str) -> bool {
     let b = s.as_bytes();
     let mut i = 0;
     if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
