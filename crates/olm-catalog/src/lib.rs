@@ -10,6 +10,7 @@
 //! [`index::Index`]; [`write`] renders a catalog as opm JSON/YAML or catalogd's canonical JSONL.
 
 pub mod canonical;
+mod fastyaml;
 pub mod graph;
 pub mod index;
 pub mod load;

@@ -221,6 +221,21 @@ pub fn load_jsonl_with(
 /// A JSONL line is taken as canonical (catalogd writes it so) and kept verbatim: only the top-level
 /// keys are scanned, skipping values without decoding them, which keeps JSONL loading fast.
 fn jsonl_doc(line: &str) -> Result<TopDoc, serde_json::Error> {
+    if !line.starts_with('{') {
+        // Not an object: let the general path produce upstream's message.
+        let mut de = serde_json::Deserializer::from_str(line);
+        let doc = TopDoc::deserialize(&mut de)?;
+        de.end()?;
+        return Ok(doc);
+    }
+    Ok(TopDoc {
+        canon: line.to_owned(),
+        keys: top_keys(line)?,
+    })
+}
+
+/// The top-level keys of a JSON object with the text of their short values.
+fn top_keys(line: &str) -> Result<Vec<(String, String)>, serde_json::Error> {
     struct Keys<'a>(Vec<(crate::model::Key<'a>, &'a RawValue)>);
     impl<'de> Deserialize<'de> for Keys<'de> {
         fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -244,15 +259,8 @@ fn jsonl_doc(line: &str) -> Result<TopDoc, serde_json::Error> {
             d.deserialize_map(V)
         }
     }
-    if !line.starts_with('{') {
-        // Not an object: let the general path produce upstream's message.
-        let mut de = serde_json::Deserializer::from_str(line);
-        let doc = TopDoc::deserialize(&mut de)?;
-        de.end()?;
-        return Ok(doc);
-    }
     let keys: Keys = serde_json::from_str(line)?;
-    let keys = keys
+    Ok(keys
         .0
         .into_iter()
         .map(|(k, v)| {
@@ -265,11 +273,7 @@ fn jsonl_doc(line: &str) -> Result<TopDoc, serde_json::Error> {
                 },
             )
         })
-        .collect();
-    Ok(TopDoc {
-        canon: line.to_owned(),
-        keys,
-    })
+        .collect())
 }
 
 fn utf8_error(name: &str, buf: &[u8], e: std::str::Utf8Error) -> LoadError {
@@ -480,6 +484,10 @@ fn load_yaml_stream(text: &str, name: &str, opts: &LoadOptions) -> Result<Vec<Bl
                 canon: "null".to_owned(),
                 keys: Vec::new(),
             }
+        } else if let Some(canon) = crate::fastyaml::parse(c.text) {
+            let keys =
+                top_keys(&canon).map_err(|e| LoadError::parse(name, c.line, json_msg(&e)))?;
+            TopDoc { canon, keys }
         } else {
             DOC_LEN.with(|l| l.set(c.text.len()));
             serde_saphyr::from_str_with_options::<TopDoc>(c.text, yaml_options())
