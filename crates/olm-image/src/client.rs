@@ -598,6 +598,29 @@ fn registry_error(
     }
 }
 
+/// `message (CODE); …` from a distribution error envelope `{"errors":[{"code","message"}]}`.
+fn envelope_text(body: &str) -> Option<String> {
+    let value: serde_json::Value = serde_json::from_str(body).ok()?;
+    let errors = value.get("errors")?.as_array()?;
+    let parts: Vec<String> = errors
+        .iter()
+        .filter_map(|e| {
+            let code = e.get("code").and_then(|c| c.as_str()).unwrap_or_default();
+            let message = e
+                .get("message")
+                .and_then(|m| m.as_str())
+                .unwrap_or_default();
+            match (message.is_empty(), code.is_empty()) {
+                (false, false) => Some(format!("{message} ({code})")),
+                (false, true) => Some(message.to_string()),
+                (true, false) => Some(code.to_string()),
+                (true, true) => None,
+            }
+        })
+        .collect();
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
 /// The registry's own words first: `manifest unknown (MANIFEST_UNKNOWN) [GET url]` reads better
 /// than oci-client's debug-flavoured envelope text.
 fn describe(e: &oci_client::errors::OciDistributionError) -> String {
@@ -622,7 +645,9 @@ fn describe(e: &oci_client::errors::OciDistributionError) -> String {
             format!("{} [{url}]", errors.join("; "))
         }
         E::ServerError { code, url, message } => {
-            let message = message.trim();
+            // Registries send the JSON error envelope on 401/403 too; show its words.
+            let message = envelope_text(message).unwrap_or_else(|| message.trim().to_string());
+            let message = message.as_str();
             if message.is_empty() {
                 format!("HTTP {code} [{url}]")
             } else {
@@ -662,6 +687,16 @@ mod tests {
     fn bad_reference_is_an_error() {
         let err = "UPPER/Case:tag".parse::<ImageRef>().expect_err("must fail");
         assert!(err.to_string().contains("UPPER/Case:tag"), "{err}");
+    }
+
+    #[test]
+    fn error_envelopes_are_summarised() {
+        let body = r#"{"errors":[{"code":"UNAUTHORIZED","message":"authentication required","detail":[]}]}"#;
+        assert_eq!(
+            envelope_text(body).as_deref(),
+            Some("authentication required (UNAUTHORIZED)")
+        );
+        assert_eq!(envelope_text("Method not allowed"), None);
     }
 
     #[test]

@@ -502,3 +502,58 @@ fn docker_manifests_and_image_indexes_are_pulled() {
     assert_eq!(&pulled.manifest_digest, catalog.digest());
     assert_same_tree(&source, &out.path().join("index/configs"));
 }
+
+/// Credentials from a docker `config.json` reach a registry that requires basic auth; without
+/// them the push is refused and says so.
+#[test]
+fn credentials_from_config_json_are_used() {
+    use base64::Engine as _;
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let htpasswd = dir.path().join("htpasswd");
+    let hash = bcrypt::hash("s3cret", 4).expect("bcrypt");
+    fs::write(&htpasswd, format!("olm:{hash}\n")).expect("write htpasswd");
+    let registry = registry_with(&RegistryOptions {
+        htpasswd: Some(htpasswd),
+        ..RegistryOptions::default()
+    });
+    let rt = runtime();
+    let small = tempfile::tempdir().expect("tempdir");
+    fs::write(small.path().join("catalog.json"), b"{}").expect("write");
+    let image = catalog_image(small.path()).expect("build");
+    let tagged = reference(&registry, "catalogs/private:v1");
+
+    let err = rt
+        .block_on(client().push(&image, &tagged))
+        .expect_err("anonymous push must be refused");
+    eprintln!("{err}");
+    assert!(matches!(err, ImageError::PushRefused { .. }), "{err}");
+
+    let config = dir.path().join("config.json");
+    let auth = base64::engine::general_purpose::STANDARD.encode("olm:s3cret");
+    fs::write(
+        &config,
+        format!(
+            r#"{{"auths":{{"{}":{{"auth":"{auth}"}}}}}}"#,
+            registry.addr()
+        ),
+    )
+    .expect("write config.json");
+    let authed = Client::new(ClientOptions {
+        auth: olm_image::AuthConfig::from_file(&config).expect("auth config"),
+        ..ClientOptions::default()
+    });
+    let digest = rt
+        .block_on(authed.push(&image, &tagged))
+        .unwrap_or_else(|e| panic!("{e}\n{}", registry.log_tail()));
+    assert_eq!(&digest, image.digest());
+    let out = tempfile::tempdir().expect("tempdir");
+    let pulled = rt
+        .block_on(authed.pull_to_dir(&tagged, &out.path().join("x"), &Filter::All))
+        .expect("pull with credentials");
+    assert_eq!(pulled.digest, digest);
+    let err = rt
+        .block_on(client().resolve(&tagged))
+        .expect_err("anonymous resolve must fail");
+    assert!(err.to_string().contains("catalogs/private:v1"), "{err}");
+}

@@ -160,6 +160,9 @@ pub struct RegistryOptions {
     /// Serve HTTPS with this PEM certificate and key instead of plain HTTP, for testing TLS
     /// clients. Readiness is then checked by the TLS server's answer to a plain request.
     pub tls: Option<RegistryTls>,
+    /// Require HTTP basic auth against this htpasswd file (bcrypt entries), for testing how
+    /// clients use credentials. `GET /v2/` then answers 401, which counts as ready.
+    pub htpasswd: Option<PathBuf>,
 }
 
 /// PEM files for [`RegistryOptions::tls`].
@@ -178,6 +181,7 @@ impl Default for RegistryOptions {
             port: None,
             read_only: false,
             tls: None,
+            htpasswd: None,
         }
     }
 }
@@ -507,11 +511,8 @@ fn start_once(
         });
     }
     let config_path = dir.join("config.yml");
-    fs::write(
-        &config_path,
-        config_yaml(data, addr, options.read_only, options.tls.as_ref()),
-    )
-    .map_err(io_err(format!("writing {}", config_path.display())))?;
+    fs::write(&config_path, config_yaml(data, addr, options))
+        .map_err(io_err(format!("writing {}", config_path.display())))?;
     let log_path = dir.join("registry.log");
     let log =
         fs::File::create(&log_path).map_err(io_err(format!("creating {}", log_path.display())))?;
@@ -573,9 +574,10 @@ fn start_once(
                 return Err(io_err("waiting for docker-registry")(e));
             }
         }
-        let ready = match options.tls {
-            None => probe_v2(addr),
-            Some(_) => probe_tls(addr),
+        let ready = match (&options.tls, &options.htpasswd) {
+            (Some(_), _) => probe_tls(addr),
+            (None, Some(_)) => v2_status(addr) == Some(401),
+            (None, None) => probe_v2(addr),
         };
         if ready {
             return Ok(child);
@@ -595,12 +597,8 @@ fn start_once(
 
 /// The registry config. Uploads are not purged in the background (tests are short and the purge
 /// job only adds log noise); the access log is off for the same reason.
-fn config_yaml(
-    data: &Path,
-    addr: SocketAddr,
-    read_only: bool,
-    tls: Option<&RegistryTls>,
-) -> String {
+fn config_yaml(data: &Path, addr: SocketAddr, options: &RegistryOptions) -> String {
+    let read_only = options.read_only;
     let mut yaml = format!(
         "version: 0.1
 log:
@@ -623,11 +621,17 @@ http:
 ",
         data = yaml_quote(&data.to_string_lossy()),
     );
-    if let Some(tls) = tls {
+    if let Some(tls) = &options.tls {
         yaml.push_str(&format!(
             "  tls:\n    certificate: {}\n    key: {}\n",
             yaml_quote(&tls.certificate.to_string_lossy()),
             yaml_quote(&tls.key.to_string_lossy())
+        ));
+    }
+    if let Some(htpasswd) = &options.htpasswd {
+        yaml.push_str(&format!(
+            "auth:\n  htpasswd:\n    realm: olm-local-registry\n    path: {}\n",
+            yaml_quote(&htpasswd.to_string_lossy())
         ));
     }
     yaml
@@ -663,22 +667,23 @@ fn free_port() -> Result<u16, RegistryError> {
 /// `GET /v2/` over a bare HTTP/1.0 connection: true when the status is 200. Hand-rolled so the
 /// crate needs no HTTP client for a readiness check.
 fn probe_v2(addr: SocketAddr) -> bool {
-    let Ok(mut stream) = TcpStream::connect_timeout(&addr, Duration::from_millis(500)) else {
-        return false;
-    };
+    v2_status(addr) == Some(200)
+}
+
+/// The status code of `GET /v2/`, or `None` when nothing answers HTTP.
+fn v2_status(addr: SocketAddr) -> Option<u16> {
+    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_millis(500)).ok()?;
     let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
     let _ = stream.set_write_timeout(Some(Duration::from_secs(2)));
     let request = format!("GET /v2/ HTTP/1.0\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
-    if stream.write_all(request.as_bytes()).is_err() {
-        return false;
-    }
+    stream.write_all(request.as_bytes()).ok()?;
     let mut head = [0u8; 64];
     let mut len = 0;
     while len < head.len() {
         match stream.read(&mut head[len..]) {
             Ok(0) => break,
             Ok(n) => len += n,
-            Err(_) => return false,
+            Err(_) => return None,
         }
         if head[..len].contains(&b'\n') {
             break;
@@ -686,10 +691,10 @@ fn probe_v2(addr: SocketAddr) -> bool {
     }
     let line = String::from_utf8_lossy(&head[..len]);
     let mut parts = line.split_whitespace();
-    matches!(
-        (parts.next(), parts.next()),
-        (Some(v), Some("200")) if v.starts_with("HTTP/")
-    )
+    match (parts.next(), parts.next()) {
+        (Some(v), Some(code)) if v.starts_with("HTTP/") => code.parse().ok(),
+        _ => None,
+    }
 }
 
 /// A TLS server answers a plain-HTTP request with an HTTP 400 once it serves; that is enough to
@@ -838,8 +843,7 @@ mod tests {
         let yaml = config_yaml(
             Path::new("/tmp/a \"b\""),
             "127.0.0.1:5000".parse().unwrap(),
-            false,
-            None,
+            &RegistryOptions::default(),
         );
         assert!(
             yaml.contains("rootdirectory: \"/tmp/a \\\"b\\\"\""),
