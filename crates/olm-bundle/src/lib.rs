@@ -3,7 +3,7 @@
 //! - [`Bundle`]: read a bundle directory (or the files of an unpacked bundle image): the typed
 //!   [`ClusterServiceVersion`], CRDs, other objects and `metadata/` (errors name the file);
 //! - [`validate_for_render`]: the checks operator-controller runs before rendering, with its
-//!   messages;
+//!   messages; [`apivalidate`]: operator-framework/api's authoring checks;
 //! - [`render_bundle`] / [`render::render`]: the plain Kubernetes manifests OLM v1 applies for
 //!   a bundle — service accounts, RBAC with upstream's hash-derived names, CRDs, Deployments,
 //!   webhooks, Services, certificate objects — given an install namespace, an optional inline
@@ -16,6 +16,7 @@
 //!
 //! Not for: catalogs, resolution, applying manifests to a cluster, or pulling images.
 
+pub mod apivalidate;
 pub mod bundle;
 pub mod config;
 pub mod crddiff;

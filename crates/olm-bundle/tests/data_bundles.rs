@@ -227,3 +227,29 @@ fn first_difference(a: &Value, b: &Value, path: String) -> Option<String> {
         _ => (a != b).then(|| format!("{path}: got {a}, want {b}")),
     }
 }
+
+/// operator-framework/api's default bundle checks on every data bundle, pinned in
+/// `tests/golden/api-validation.txt` (errors and warnings per bundle).
+#[test]
+fn api_validators_on_every_data_bundle() {
+    let mut table = String::new();
+    for (id, dir) in bundle_dirs() {
+        let Ok(b) = Bundle::from_dir(&dir) else {
+            continue;
+        };
+        let findings = olm_bundle::apivalidate::validate_bundle(&b);
+        table.push_str(&format!("{id}:\n"));
+        for f in findings {
+            table.push_str(&format!("  {f}\n"));
+        }
+    }
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/api-validation.txt");
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::write(&golden, &table).unwrap();
+    }
+    assert_eq!(
+        table,
+        std::fs::read_to_string(&golden).unwrap_or_default(),
+        "UPDATE_GOLDEN=1 to accept"
+    );
+}

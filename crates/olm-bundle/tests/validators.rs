@@ -476,3 +476,44 @@ fn watch_namespace_flag_merges_into_config() {
     assert_eq!(olm_bundle::CertProvider::parse("none"), Ok(None));
     assert!(olm_bundle::CertProvider::parse("vault").is_err());
 }
+
+#[test]
+fn api_validators_report_like_operator_framework_api() {
+    use olm_bundle::apivalidate::{Level, has_errors, validate_bundle};
+    let mut b = bundle_with(
+        json!({"installModes": [], "minKubeVersion": "1.x", "displayName": "Demo",
+               "customresourcedefinitions": {"owned": [{"name": "as.x.io", "version": "v1", "kind": "K"}]}}),
+        vec![crd("as.x.io"), crd("bs.y.io")],
+        vec![],
+        "p",
+    );
+    b.csv.metadata.annotations = Some(
+        [
+            ("olm.TargetNamespaces".to_string(), "x".to_string()),
+            (
+                "alm-examples".to_string(),
+                "[{\"apiVersion\": \"x.io/v2\", \"kind\": \"K\"}]".to_string(),
+            ),
+        ]
+        .into_iter()
+        .collect(),
+    );
+    let f = validate_bundle(&b);
+    let text: Vec<String> = f.iter().map(ToString::to_string).collect();
+    for want in [
+        "Error: Field Spec.InstallStrategy.StrategySpec.DeploymentSpecs: required field missing",
+        "Error: Value x.io/v2, Kind=K: example must have a provided API",
+        "Warning: Value x.io/v1, Kind=K: provided API should have an example annotation",
+        "Error: install modes not found",
+        "Error: csv.Spec.MinKubeVersion has an invalid value: 1.x",
+        "Error: provided annotation olm.TargetNamespaces uses wrong case and should be olm.targetNamespaces instead",
+        "Error: CRD \"y.io/v1, Kind=K\" is present in bundle \"test.v1.0.0\" but not defined in CSV",
+    ] {
+        assert!(
+            text.iter().any(|t| t == want),
+            "missing {want:?} in {text:#?}"
+        );
+    }
+    assert!(has_errors(&f));
+    assert!(f.iter().any(|x| x.level == Level::Warning));
+}

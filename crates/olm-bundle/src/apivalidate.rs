@@ -1,0 +1,478 @@
+//! The bundle checks of operator-framework/api (what `operator-sdk bundle validate` runs by
+//! default): the CSV validator and the bundle validator, with their levels, error types and
+//! messages.
+//!
+//! These are authoring checks, separate from the render validators OLM v1 applies at install
+//! time ([`crate::validate`]): a bundle can pass one set and fail the other. Covered: CSV name
+//! and `replaces`, examples (`alm-examples`), install modes, `minKubeVersion`, the required
+//! display name and deployments, annotation spelling, `olm.properties` usage, CRDs defined but
+//! not owned (and the reverse), duplicate CRDs, service accounts that clash with the CSV's, and
+//! related images. Not covered: the apiextensions CRD validation, bundle size, and the optional
+//! suites (OperatorHub, good practices, deprecated APIs, multi-arch).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::Value;
+
+use crate::bundle::Bundle;
+use crate::csv::{InstallModeType, WebhookType};
+use crate::validate::dns1123_subdomain_errors;
+
+/// `Error` or `Warning`, as upstream prints them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    Error,
+    Warning,
+}
+
+/// One finding: upstream's `errors.Error`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    pub level: Level,
+    /// Upstream's error type, e.g. `CSVFileNotValid`, `FieldNotFound`, `ValidationFailed`.
+    pub kind: &'static str,
+    pub field: String,
+    pub value: String,
+    pub detail: String,
+}
+
+impl std::fmt::Display for Finding {
+    /// `Error: Field <f>, Value <v>: <detail>`, dropping the parts that are empty.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let level = match self.level {
+            Level::Error => "Error",
+            Level::Warning => "Warning",
+        };
+        match (self.field.is_empty(), self.value.is_empty()) {
+            (false, false) => write!(
+                f,
+                "{level}: Field {}, Value {}: {}",
+                self.field, self.value, self.detail
+            ),
+            (false, true) => write!(f, "{level}: Field {}: {}", self.field, self.detail),
+            (true, false) => write!(f, "{level}: Value {}: {}", self.value, self.detail),
+            (true, true) => write!(f, "{level}: {}", self.detail),
+        }
+    }
+}
+
+fn err(kind: &'static str, field: &str, value: &str, detail: impl Into<String>) -> Finding {
+    Finding {
+        level: Level::Error,
+        kind,
+        field: field.into(),
+        value: value.into(),
+        detail: detail.into(),
+    }
+}
+
+fn warn(kind: &'static str, field: &str, value: &str, detail: impl Into<String>) -> Finding {
+    Finding {
+        level: Level::Warning,
+        kind,
+        field: field.into(),
+        value: value.into(),
+        detail: detail.into(),
+    }
+}
+
+/// Upstream's warning for a missing `minKubeVersion`.
+pub const MIN_KUBE_VERSION_WARNING: &str = "csv.Spec.minKubeVersion is not informed. It is recommended you provide this information. Otherwise, it would mean that your operator project can be distributed and installed in any cluster version available, which is not necessarily the case for all projects.";
+
+/// The default validators for a bundle: CSV, then bundle checks. Errors first would change
+/// upstream's order, so findings stay in the order the checks produce them.
+pub fn validate_bundle(b: &Bundle) -> Vec<Finding> {
+    let mut out = validate_csv(b);
+    out.extend(bundle_checks(b));
+    out
+}
+
+/// True when any finding is an error.
+pub fn has_errors(findings: &[Finding]) -> bool {
+    findings.iter().any(|f| f.level == Level::Error)
+}
+
+const LABEL_VALUE_FMT: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
+
+fn label_value_errors(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    if s.len() > 63 {
+        out.push("must be no more than 63 characters".to_string());
+    }
+    let b = s.as_bytes();
+    let ok = b.is_empty()
+        || (b[0].is_ascii_alphanumeric()
+            && b[b.len() - 1].is_ascii_alphanumeric()
+            && b.iter()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.')));
+    if !ok {
+        out.push(LABEL_VALUE_FMT.to_string());
+    }
+    out
+}
+
+fn name_check(what: &str, value: &str, out: &mut Vec<Finding>) {
+    let mut errs = dns1123_subdomain_errors(value);
+    errs.extend(label_value_errors(value));
+    if !errs.is_empty() {
+        out.push(err(
+            "CSVFileNotValid",
+            "",
+            "",
+            format!("{what} {value:?} is invalid: {}", errs.join(",")),
+        ));
+    }
+}
+
+/// The CSV validator.
+pub fn validate_csv(b: &Bundle) -> Vec<Finding> {
+    let csv = &b.csv;
+    let raw = &csv.raw;
+    let mut out = Vec::new();
+    if raw
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .is_none_or(str::is_empty)
+    {
+        out.push(err("FieldNotFound", "", "", "'apiVersion' is missing"));
+    }
+    name_check("metadata.name", csv.name(), &mut out);
+    if let Some(r) = csv.spec.replaces.as_deref().filter(|r| !r.is_empty()) {
+        name_check("spec.replaces", r, &mut out);
+    }
+
+    // Required fields.
+    if csv.spec.display_name.as_deref().is_none_or(str::is_empty) {
+        out.push(err(
+            "FieldNotFound",
+            "Spec.DisplayName",
+            "",
+            "required field missing",
+        ));
+    }
+    if csv.spec.install.spec.deployments.is_empty() {
+        out.push(err(
+            "FieldNotFound",
+            "Spec.InstallStrategy.StrategySpec.DeploymentSpecs",
+            "",
+            "required field missing",
+        ));
+    }
+
+    examples(b, &mut out);
+
+    // Install modes.
+    if csv.spec.install_modes.is_empty() {
+        out.push(err("CSVFileNotValid", "", "", "install modes not found"));
+    } else if !csv.spec.install_modes.iter().any(|m| m.supported) {
+        out.push(err(
+            "CSVFileNotValid",
+            "",
+            "",
+            "none of InstallModeTypes are supported",
+        ));
+    }
+    let conversion =
+        csv.spec.webhookdefinitions.iter().any(|w| {
+            w.webhook_type == WebhookType::ConversionWebhook || !w.conversion_crds.is_empty()
+        });
+    let modes = csv.supported_install_modes();
+    if conversion && !(modes.len() == 1 && modes[0] == InstallModeType::AllNamespaces) {
+        out.push(err(
+            "CSVFileNotValid",
+            "",
+            "",
+            "only AllNamespaces InstallModeType is supported when conversionCRDs is present",
+        ));
+    }
+
+    // minKubeVersion.
+    match csv
+        .spec
+        .min_kube_version
+        .as_deref()
+        .filter(|v| !v.is_empty())
+    {
+        None => out.push(warn("FieldNotFound", "", "", MIN_KUBE_VERSION_WARNING)),
+        Some(v) => {
+            if olm_version::blang::Version::parse(v).is_err() {
+                out.push(err(
+                    "CSVFileNotValid",
+                    "",
+                    "",
+                    format!("csv.Spec.MinKubeVersion has an invalid value: {v}"),
+                ));
+            }
+        }
+    }
+
+    // Annotation spelling.
+    const CASED: &[&str] = &[
+        "olm.operatorGroup",
+        "olm.operatorNamespace",
+        "olm.targetNamespaces",
+        "olm.providedAPIs",
+        "olm.skipRange",
+    ];
+    for k in csv.annotations().keys() {
+        if let Some(want) = CASED
+            .iter()
+            .find(|w| w.eq_ignore_ascii_case(k) && **w != k.as_str())
+        {
+            out.push(err(
+                "ValidationFailed",
+                "",
+                "",
+                format!("provided annotation {k} uses wrong case and should be {want} instead"),
+            ));
+        }
+        if k == crate::bundle::PROPERTIES_ANNOTATION {
+            out.push(warn(
+                "PropertiesAnnotationUsed",
+                "",
+                "",
+                "found olm.properties annotation, please define these properties in metadata/properties.yaml instead",
+            ));
+        }
+    }
+    out
+}
+
+/// `alm-examples` / `olm.examples`: present, valid JSON, each example for an owned API, each
+/// owned API with an example.
+fn examples(b: &Bundle, out: &mut Vec<Finding>) {
+    let ann = b.csv.annotations();
+    if ann.is_empty() {
+        out.push(warn("CSVFileNotValid", "", "", "annotations not found"));
+        return;
+    }
+    let text = match (ann.get("alm-examples"), ann.get("olm.examples")) {
+        (None, None) => {
+            out.push(warn(
+                "CSVFileNotValid",
+                "",
+                "",
+                "example annotations not found",
+            ));
+            return;
+        }
+        (Some(a), Some(_)) => {
+            out.push(warn(
+                "CSVFileNotValid",
+                "",
+                "",
+                "both `alm-examples` and `olm.examples` are present. Checking only `alm-examples`",
+            ));
+            a
+        }
+        (Some(a), None) => a,
+        (None, Some(o)) => o,
+    };
+    if text.trim().is_empty() {
+        return;
+    }
+    let parsed: Value = match serde_json::from_str(text) {
+        Ok(v) => v,
+        Err(e) => {
+            out.push(err("ParseError", "", "", format!("invalid example: {e}")));
+            return;
+        }
+    };
+    let Some(list) = parsed.as_array() else {
+        out.push(err(
+            "ParseError",
+            "",
+            "",
+            "error decoding example CustomResource",
+        ));
+        return;
+    };
+    // Provided APIs: group/version/kind of owned CRDs (and owned APIServices).
+    let mut provided: BTreeSet<(String, String, String)> = BTreeSet::new();
+    for c in &b.csv.spec.customresourcedefinitions.owned {
+        match c.name.split_once('.') {
+            Some((_, group)) => {
+                provided.insert((group.to_string(), c.version.clone(), c.kind.clone()));
+            }
+            None => out.push(err(
+                "CSVFileNotValid",
+                "",
+                "",
+                format!("couldn't parse plural.group from crd name: {}", c.name),
+            )),
+        }
+    }
+    for a in &b.csv.spec.apiservicedefinitions.owned {
+        provided.insert((a.group.clone(), a.version.clone(), a.kind.clone()));
+    }
+    let mut seen = BTreeSet::new();
+    for ex in list {
+        let api_version = ex.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+        let kind = ex
+            .get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        let (group, version) = api_version
+            .rsplit_once('/')
+            .map_or(("", api_version), |(g, v)| (g, v));
+        let gvk = (group.to_string(), version.to_string(), kind);
+        if !provided.contains(&gvk) {
+            out.push(err(
+                "OperationFailed",
+                "",
+                &format!("{}/{}, Kind={}", gvk.0, gvk.1, gvk.2),
+                "example must have a provided API",
+            ));
+        }
+        seen.insert(gvk);
+    }
+    for gvk in provided.difference(&seen) {
+        out.push(warn(
+            "OperationFailed",
+            "",
+            &format!("{}/{}, Kind={}", gvk.0, gvk.1, gvk.2),
+            "provided API should have an example annotation",
+        ));
+    }
+}
+
+/// Go's `schema.GroupVersionKind.String()`.
+fn gvk_string(group: &str, version: &str, kind: &str) -> String {
+    format!("{group}/{version}, Kind={kind}")
+}
+
+/// The bundle validator: CRDs against the CSV's owned list, service accounts, related images.
+pub fn bundle_checks(b: &Bundle) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let name = b.csv.name();
+    // Every version of every CRD manifest.
+    let mut bundle_gvks: Vec<(String, String, String)> = Vec::new();
+    for crd in &b.crds {
+        let group = crd
+            .object
+            .pointer("/spec/group")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let kind = crd
+            .object
+            .pointer("/spec/names/kind")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        for v in crd
+            .object
+            .pointer("/spec/versions")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let version = v.get("name").and_then(Value::as_str).unwrap_or("");
+            bundle_gvks.push((group.into(), version.into(), kind.into()));
+        }
+        // v1beta1's `spec.version` repeats the first entry of `spec.versions` when both exist.
+        if let Some(v) = crd.object.pointer("/spec/version").and_then(Value::as_str) {
+            let g = (group.to_string(), v.to_string(), kind.to_string());
+            if !bundle_gvks.contains(&g) {
+                bundle_gvks.push(g);
+            }
+        }
+    }
+    let mut counts: BTreeMap<&(String, String, String), usize> = BTreeMap::new();
+    for g in &bundle_gvks {
+        *counts.entry(g).or_default() += 1;
+    }
+    for (g, n) in &counts {
+        if *n > 1 {
+            out.push(err(
+                "BundleNotValid",
+                "",
+                "",
+                format!(
+                    "duplicate CRD {:?} in bundle {name:?}",
+                    gvk_string(&g.0, &g.1, &g.2)
+                ),
+            ));
+        }
+    }
+    let owned: Vec<(String, String, String)> = b
+        .csv
+        .spec
+        .customresourcedefinitions
+        .owned
+        .iter()
+        .map(|c| {
+            (
+                c.name.split_once('.').map_or("", |(_, g)| g).to_string(),
+                c.version.clone(),
+                c.kind.clone(),
+            )
+        })
+        .collect();
+    let in_bundle: BTreeSet<&(String, String, String)> = bundle_gvks.iter().collect();
+    for o in &owned {
+        if !in_bundle.contains(o) {
+            out.push(err(
+                "BundleNotValid",
+                "",
+                "",
+                format!(
+                    "owned CRD {:?} not found in bundle {name:?}",
+                    gvk_string(&o.0, &o.1, &o.2)
+                ),
+            ));
+        }
+    }
+    let owned_gk: BTreeSet<(&str, &str)> =
+        owned.iter().map(|o| (o.0.as_str(), o.2.as_str())).collect();
+    for g in counts.keys() {
+        if !owned.contains(g) && !owned_gk.contains(&(g.0.as_str(), g.2.as_str())) {
+            out.push(err(
+                "BundleNotValid",
+                "",
+                "",
+                format!(
+                    "CRD {:?} is present in bundle {name:?} but not defined in CSV",
+                    gvk_string(&g.0, &g.1, &g.2)
+                ),
+            ));
+        }
+    }
+    // Service accounts shipped as manifests that the CSV's deployments already name.
+    let deployment_sas: BTreeSet<&str> = b
+        .csv
+        .spec
+        .install
+        .spec
+        .deployments
+        .iter()
+        .filter_map(|d| {
+            d.spec
+                .pointer("/template/spec/serviceAccountName")
+                .and_then(Value::as_str)
+        })
+        .collect();
+    for o in b.others.iter().filter(|o| o.kind() == "ServiceAccount") {
+        if deployment_sas.contains(o.name()) {
+            out.push(err(
+                "BundleNotValid",
+                "",
+                "",
+                format!(
+                    "invalid service account found in bundle. This service account {} in your bundle is not valid, because a service account with the same name was already specified in your CSV. If this was unintentional, please remove the service account manifest from your bundle. If it was intentional to specify a separate service account, please rename the SA in either the bundle manifest or the CSV.",
+                    o.name()
+                ),
+            ));
+        }
+    }
+    for (i, r) in b.csv.spec.related_images.iter().flatten().enumerate() {
+        if r.image.is_empty() {
+            out.push(err(
+                "BundleNotValid",
+                "",
+                "",
+                format!("relatedImages[{i}] has an empty image field"),
+            ));
+        }
+    }
+    out
+}
