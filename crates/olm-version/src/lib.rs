@@ -16,6 +16,7 @@ pub mod blang;
 pub mod crd;
 mod go;
 pub mod masterminds;
+mod precedence;
 pub mod release;
 
 pub use crd::{MAX_VERSION_RANGE_LEN, VERSION_RANGE_PATTERN, is_valid_version_range};

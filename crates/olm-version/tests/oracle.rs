@@ -129,16 +129,19 @@ fn masterminds_versions() {
     f.assert_none(t.masterminds_versions.len());
 }
 
-#[test]
-fn masterminds_compare() {
-    let t = table();
+/// Checks every ordered pair of a comparison table with `parse`.
+fn compare_all<V: Ord, E: std::fmt::Debug>(cases: &[Compare], parse: fn(&str) -> Result<V, E>) {
     let mut f = Failures::default();
-    for c in &t.masterminds_compare {
-        let a = masterminds::Version::parse(&c.a).unwrap();
-        let b = masterminds::Version::parse(&c.b).unwrap();
+    for c in cases {
+        let (a, b) = (parse(&c.a).unwrap(), parse(&c.b).unwrap());
         f.check(&format!("{} <=> {}", c.a, c.b), a.cmp(&b), ord(c.cmp));
     }
-    f.assert_none(t.masterminds_compare.len());
+    f.assert_none(cases.len());
+}
+
+#[test]
+fn masterminds_compare() {
+    compare_all(&table().masterminds_compare, masterminds::Version::parse);
 }
 
 #[test]
@@ -232,14 +235,7 @@ fn blang_versions() {
 
 #[test]
 fn blang_compare() {
-    let t = table();
-    let mut f = Failures::default();
-    for c in &t.blang_compare {
-        let a = blang::Version::parse(&c.a).unwrap();
-        let b = blang::Version::parse(&c.b).unwrap();
-        f.check(&format!("{} <=> {}", c.a, c.b), a.cmp(&b), ord(c.cmp));
-    }
-    f.assert_none(t.blang_compare.len());
+    compare_all(&table().blang_compare, blang::Version::parse);
 }
 
 #[test]

@@ -5,6 +5,7 @@ use std::cmp::Ordering;
 use std::fmt;
 
 use crate::go::{self, quote};
+use crate::precedence;
 
 /// Why a version string was refused; the texts are blang's own.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -204,30 +205,16 @@ impl Version {
 
 impl Ord for Version {
     fn cmp(&self, o: &Self) -> Ordering {
-        (self.major, self.minor, self.patch)
-            .cmp(&(o.major, o.minor, o.patch))
-            .then_with(|| match (self.pre.is_empty(), o.pre.is_empty()) {
-                (true, true) => Ordering::Equal,
-                (true, false) => Ordering::Greater,
-                (false, true) => Ordering::Less,
-                (false, false) => compare_identifiers(&self.pre, &o.pre),
-            })
+        precedence::compare(
+            (self.major, self.minor, self.patch),
+            (o.major, o.minor, o.patch),
+            (!self.pre.is_empty(), !o.pre.is_empty()),
+            || compare_identifiers(&self.pre, &o.pre),
+        )
     }
 }
 
-impl PartialOrd for Version {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-
-impl PartialEq for Version {
-    fn eq(&self, o: &Self) -> bool {
-        self.cmp(o) == Ordering::Equal
-    }
-}
-
-impl Eq for Version {}
+precedence::ord_by_precedence!(Version);
 
 impl fmt::Display for Version {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

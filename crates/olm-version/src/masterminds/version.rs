@@ -5,6 +5,7 @@ use std::cmp::Ordering;
 use std::fmt;
 
 use crate::go;
+use crate::precedence;
 
 /// Longest version string Masterminds accepts, in bytes.
 pub const MAX_VERSION_LEN: usize = 256;
@@ -259,30 +260,16 @@ fn compare_pre_part(s: &str, o: &str) -> Ordering {
 
 impl Ord for Version {
     fn cmp(&self, o: &Self) -> Ordering {
-        (self.major, self.minor, self.patch)
-            .cmp(&(o.major, o.minor, o.patch))
-            .then_with(|| match (self.pre.is_empty(), o.pre.is_empty()) {
-                (true, true) => Ordering::Equal,
-                (true, false) => Ordering::Greater,
-                (false, true) => Ordering::Less,
-                (false, false) => compare_prerelease(&self.pre, &o.pre),
-            })
+        precedence::compare(
+            (self.major, self.minor, self.patch),
+            (o.major, o.minor, o.patch),
+            (!self.pre.is_empty(), !o.pre.is_empty()),
+            || compare_prerelease(&self.pre, &o.pre),
+        )
     }
 }
 
-impl PartialOrd for Version {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-
-impl PartialEq for Version {
-    fn eq(&self, o: &Self) -> bool {
-        self.cmp(o) == Ordering::Equal
-    }
-}
-
-impl Eq for Version {}
+precedence::ord_by_precedence!(Version);
 
 impl fmt::Display for Version {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
