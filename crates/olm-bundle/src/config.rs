@@ -321,9 +321,15 @@ fn pattern_ok(s: &str) -> bool {
 /// Applies a validated `deploymentConfig` to a rendered Deployment, with upstream's merge rules:
 /// env and volumeMounts replace by name per container, envFrom and tolerations append when not
 /// already present, volumes replace by name, resources and nodeSelector replace, affinity
-/// replaces per kind (an empty object clears), annotations only fill keys that are absent.
+/// replaces per kind (an empty one clears), annotations only fill keys that are absent. Empty
+/// lists in the configuration change nothing.
 pub fn apply_deployment_config(dep: &mut Value, cfg: &Value) {
     let Some(cfg) = cfg.as_object() else { return };
+    let list = |k: &str| {
+        cfg.get(k)
+            .and_then(Value::as_array)
+            .filter(|a| !a.is_empty())
+    };
     if let Some(pod) = dep
         .pointer_mut("/spec/template/spec")
         .and_then(Value::as_object_mut)
@@ -334,27 +340,32 @@ pub fn apply_deployment_config(dep: &mut Value, cfg: &Value) {
             .map(|a| a.iter_mut().filter_map(Value::as_object_mut).collect())
             .unwrap_or_default();
         for c in containers {
-            if let Some(env) = cfg.get("env").and_then(Value::as_array) {
+            if let Some(env) = list("env") {
                 merge_by_name(c, "env", env);
             }
-            if let Some(ef) = cfg.get("envFrom").and_then(Value::as_array) {
+            if let Some(ef) = list("envFrom") {
                 append_missing(c, "envFrom", ef);
             }
-            if let Some(vm) = cfg.get("volumeMounts").and_then(Value::as_array) {
+            if let Some(vm) = list("volumeMounts") {
                 merge_by_name(c, "volumeMounts", vm);
             }
             if let Some(r) = cfg.get("resources").filter(|r| r.is_object()) {
                 c.insert("resources".into(), r.clone());
             }
         }
-        if let Some(v) = cfg.get("volumes").and_then(Value::as_array) {
+        if let Some(v) = list("volumes") {
             merge_by_name(pod, "volumes", v);
         }
-        if let Some(t) = cfg.get("tolerations").and_then(Value::as_array) {
+        if let Some(t) = list("tolerations") {
             append_missing(pod, "tolerations", t);
         }
-        if let Some(ns) = cfg.get("nodeSelector").filter(|v| v.is_object()) {
-            pod.insert("nodeSelector".into(), ns.clone());
+        if let Some(ns) = cfg.get("nodeSelector").and_then(Value::as_object) {
+            // An empty map replaces too, and Go then omits the field.
+            if ns.is_empty() {
+                pod.remove("nodeSelector");
+            } else {
+                pod.insert("nodeSelector".into(), Value::Object(ns.clone()));
+            }
         }
         if let Some(aff) = cfg.get("affinity").and_then(Value::as_object) {
             apply_affinity(pod, aff);
@@ -378,6 +389,8 @@ pub fn apply_deployment_config(dep: &mut Value, cfg: &Value) {
     }
 }
 
+/// Entries whose name already exists are replaced in place; the others are appended. Names are
+/// looked up among the entries present before the merge, as upstream does.
 fn merge_by_name(obj: &mut Map<String, Value>, key: &str, items: &[Value]) {
     let list = obj.entry(key).or_insert_with(|| json!([]));
     if !list.is_array() {
@@ -386,10 +399,22 @@ fn merge_by_name(obj: &mut Map<String, Value>, key: &str, items: &[Value]) {
     let Some(list) = list.as_array_mut() else {
         return;
     };
+    let existing: std::collections::HashMap<String, usize> = list
+        .iter()
+        .enumerate()
+        .filter_map(|(i, e)| {
+            e.get("name")
+                .and_then(Value::as_str)
+                .map(|n| (n.to_string(), i))
+        })
+        .collect();
     for item in items {
-        let name = item.get("name");
-        match list.iter_mut().find(|e| e.get("name") == name) {
-            Some(existing) => *existing = item.clone(),
+        match item
+            .get("name")
+            .and_then(Value::as_str)
+            .and_then(|n| existing.get(n))
+        {
+            Some(&i) => list[i] = item.clone(),
             None => list.push(item.clone()),
         }
     }
@@ -410,8 +435,29 @@ fn append_missing(obj: &mut Map<String, Value>, key: &str, items: &[Value]) {
     }
 }
 
+/// Upstream's notion of an empty (sub-)affinity: no terms at all, whatever objects are present.
+fn affinity_part_empty(kind: &str, v: &Value) -> bool {
+    let len = |p: &str| v.pointer(p).and_then(Value::as_array).map_or(0, Vec::len);
+    match kind {
+        "nodeAffinity" => {
+            len("/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms") == 0
+                && len("/preferredDuringSchedulingIgnoredDuringExecution") == 0
+        }
+        _ => {
+            len("/requiredDuringSchedulingIgnoredDuringExecution") == 0
+                && len("/preferredDuringSchedulingIgnoredDuringExecution") == 0
+        }
+    }
+}
+
+const AFFINITY_KINDS: [&str; 3] = ["nodeAffinity", "podAffinity", "podAntiAffinity"];
+
 fn apply_affinity(pod: &mut Map<String, Value>, aff: &Map<String, Value>) {
-    if aff.is_empty() {
+    // `affinity: {}` (no kind set) erases the pod's affinity.
+    if AFFINITY_KINDS
+        .iter()
+        .all(|k| aff.get(*k).is_none_or(Value::is_null))
+    {
         pod.remove("affinity");
         return;
     }
@@ -420,19 +466,24 @@ fn apply_affinity(pod: &mut Map<String, Value>, aff: &Map<String, Value>) {
         *current = json!({});
     }
     if let Some(cur) = current.as_object_mut() {
-        for k in ["nodeAffinity", "podAffinity", "podAntiAffinity"] {
+        for k in AFFINITY_KINDS {
             match aff.get(k) {
-                Some(Value::Object(m)) if m.is_empty() => {
+                None | Some(Value::Null) => {}
+                Some(v) if affinity_part_empty(k, v) => {
                     cur.remove(k);
                 }
-                Some(v @ Value::Object(_)) => {
+                Some(v) => {
                     cur.insert(k.into(), v.clone());
                 }
-                _ => {}
             }
         }
     }
-    if current.as_object().is_some_and(Map::is_empty) {
+    let empty = current.as_object().is_none_or(|cur| {
+        AFFINITY_KINDS
+            .iter()
+            .all(|k| cur.get(*k).is_none_or(|v| affinity_part_empty(k, v)))
+    });
+    if empty {
         pod.remove("affinity");
     }
 }

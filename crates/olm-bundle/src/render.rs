@@ -634,9 +634,21 @@ fn set_annotation(obj: &mut Value, key: &str, value: &str) {
     }
 }
 
-const CERT_MOUNTS: &[(&str, &str)] = &[
-    ("apiservice-cert", "/apiserver.local.config/certificates"),
-    ("webhook-cert", "/tmp/k8s-webhook-server/serving-certs"),
+/// Serving-certificate volumes upstream mounts into webhook servers, in its order:
+/// `(volume, mount path, file for tls.crt, file for tls.key)`.
+const CERT_VOLUMES: &[(&str, &str, &str, &str)] = &[
+    (
+        "webhook-cert",
+        "/tmp/k8s-webhook-server/serving-certs",
+        "tls.crt",
+        "tls.key",
+    ),
+    (
+        "apiservice-cert",
+        "/apiserver.local.config/certificates",
+        "apiserver.crt",
+        "apiserver.key",
+    ),
 ];
 
 /// Replaces whatever serving-certificate volumes the bundle brought with the provider's secret,
@@ -648,8 +660,8 @@ fn add_cert_volumes(dep: &mut Value, secret: &str) {
     else {
         return;
     };
-    let mut replace: BTreeSet<String> = CERT_MOUNTS.iter().map(|(n, _)| n.to_string()).collect();
-    let paths: BTreeSet<&str> = CERT_MOUNTS.iter().map(|(_, p)| *p).collect();
+    let mut replace: BTreeSet<String> = CERT_VOLUMES.iter().map(|c| c.0.to_string()).collect();
+    let paths: BTreeSet<&str> = CERT_VOLUMES.iter().map(|c| c.1).collect();
     if let Some(cs) = pod.get("containers").and_then(Value::as_array) {
         for c in cs {
             for vm in c
@@ -679,12 +691,12 @@ fn add_cert_volumes(dep: &mut Value, secret: &str) {
         .and_then(Value::as_array)
         .map(|a| a.iter().filter(|v| !named(v)).cloned().collect())
         .unwrap_or_default();
-    volumes.push(json!({"name": "apiservice-cert", "secret": {"secretName": secret, "items": [
-        {"key": "tls.crt", "path": "apiserver.crt"}, {"key": "tls.key", "path": "apiserver.key"}]}}));
-    volumes.push(
-        json!({"name": "webhook-cert", "secret": {"secretName": secret, "items": [
-        {"key": "tls.crt", "path": "tls.crt"}, {"key": "tls.key", "path": "tls.key"}]}}),
-    );
+    for (name, _, crt, key) in CERT_VOLUMES {
+        volumes.push(
+            json!({"name": name, "secret": {"secretName": secret, "items": [
+            {"key": "tls.crt", "path": crt}, {"key": "tls.key", "path": key}]}}),
+        );
+    }
     pod.insert("volumes".into(), Value::Array(volumes));
     if let Some(cs) = pod.get_mut("containers").and_then(Value::as_array_mut) {
         for c in cs.iter_mut().filter_map(Value::as_object_mut) {
@@ -693,8 +705,8 @@ fn add_cert_volumes(dep: &mut Value, secret: &str) {
                 .and_then(Value::as_array)
                 .map(|a| a.iter().filter(|v| !named(v)).cloned().collect())
                 .unwrap_or_default();
-            for (n, p) in CERT_MOUNTS {
-                mounts.push(json!({"name": n, "mountPath": p}));
+            for (name, path, _, _) in CERT_VOLUMES {
+                mounts.push(json!({"name": name, "mountPath": path}));
             }
             c.insert("volumeMounts".into(), Value::Array(mounts));
         }
