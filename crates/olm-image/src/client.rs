@@ -25,10 +25,11 @@ use crate::digest::Digest;
 use crate::error::{ImageError, chain};
 use crate::unpack::{self, Filter, UnpackStats};
 
-/// Layer media types we can unpack: OCI and docker, gzip or plain tar.
+/// Layer media types we can unpack: OCI and docker; gzip, zstd or plain tar.
 pub const ACCEPTED_LAYER_MEDIA_TYPES: &[&str] = &[
     "application/vnd.oci.image.layer.v1.tar",
     "application/vnd.oci.image.layer.v1.tar+gzip",
+    "application/vnd.oci.image.layer.v1.tar+zstd",
     "application/vnd.docker.image.rootfs.diff.tar",
     "application/vnd.docker.image.rootfs.diff.tar.gzip",
     "application/vnd.oci.image.layer.nondistributable.v1.tar",

@@ -37,7 +37,7 @@ pub enum ImageError {
         /// The registry's answer or the transport error.
         message: String,
     },
-    /// A layer media type we cannot unpack (e.g. zstd, or not a filesystem layer at all).
+    /// A layer media type we cannot unpack (not a file-system layer, e.g. a Helm chart).
     #[error("{reference} has a layer of media type {media_type:?}, which cannot be unpacked")]
     UnsupportedLayer {
         /// The image.

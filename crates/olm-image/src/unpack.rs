@@ -143,18 +143,17 @@ impl UnpackStats {
     }
 }
 
-/// Wraps a layer blob in a decompressor chosen by its first bytes, so both gzip layers and
-/// plain tar layers (OCI `…tar`, docker `…diff.tar`) work whatever the media type claims.
+/// Wraps a layer blob in a decompressor chosen by its first bytes, so gzip, zstd and plain tar
+/// layers (OCI `…tar`, docker `…diff.tar`) all work whatever the media type claims.
 pub fn decompress<'a, R: Read + 'a>(reader: R) -> io::Result<Box<dyn Read + 'a>> {
     let mut buffered = BufReader::with_capacity(256 * 1024, reader);
     let head = buffered.fill_buf()?;
     if head.starts_with(&[0x1f, 0x8b]) {
         Ok(Box::new(flate2::bufread::MultiGzDecoder::new(buffered)))
     } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
-        Err(io::Error::new(
-            io::ErrorKind::Unsupported,
-            "zstd-compressed layers are not supported yet",
-        ))
+        Ok(Box::new(zstd::stream::read::Decoder::with_buffer(
+            buffered,
+        )?))
     } else {
         Ok(Box::new(buffered))
     }
@@ -728,13 +727,14 @@ mod tests {
     }
 
     #[test]
-    fn gzip_is_detected_by_magic() {
+    fn compression_is_detected_by_magic() {
         use std::io::Write;
         let plain = tarball(&[E::File("f", b"z")]);
         let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
         gz.write_all(&plain).expect("gz");
         let gz = gz.finish().expect("gz");
-        for blob in [plain, gz] {
+        let zst = zstd::stream::encode_all(&plain[..], 3).expect("zstd");
+        for blob in [plain, gz, zst] {
             let d = tempfile::tempdir().expect("tempdir");
             let reader = decompress(std::io::Cursor::new(blob)).expect("decompress");
             apply_layer(reader, d.path(), &Filter::All).expect("apply");
