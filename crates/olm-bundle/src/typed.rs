@@ -50,6 +50,14 @@ pub fn normalize_deployment_spec(spec: &mut Value) {
         if !t.get("spec").is_some_and(Value::is_object) {
             t.insert("spec".into(), json!({}));
         }
+        if let Some(pod) = t.get_mut("spec") {
+            let containers_given = pod.get("containers").is_some_and(|c| !c.is_null());
+            prune_pod(pod);
+            prune_env_values(pod);
+            if !containers_given && let Some(ps) = pod.as_object_mut() {
+                ps.remove("containers");
+            }
+        }
         if let Some(ps) = t.get_mut("spec").and_then(Value::as_object_mut) {
             if !ps.contains_key("containers") {
                 ps.insert("containers".into(), Value::Null);
@@ -62,6 +70,54 @@ pub fn normalize_deployment_spec(spec: &mut Value) {
                             c.insert("resources".into(), json!({}));
                         }
                     }
+                }
+            }
+        }
+    }
+}
+
+/// Lists in the pod spec types that have no `omitempty` (they are written even when empty).
+const POD_LISTS_WITHOUT_OMITEMPTY: &[&str] = &["containers", "nodeSelectorTerms", "sources"];
+
+/// Drops what the Go pod types omit: `null` (nil pointers and slices) and empty lists, and an
+/// empty environment variable value.
+fn prune_pod(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            m.retain(|k, x| match x {
+                Value::Null => false,
+                Value::Array(a) if a.is_empty() => {
+                    POD_LISTS_WITHOUT_OMITEMPTY.contains(&k.as_str())
+                }
+                _ => true,
+            });
+            for x in m.values_mut() {
+                prune_pod(x);
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(prune_pod),
+        _ => {}
+    }
+}
+
+fn prune_env_values(pod: &mut Value) {
+    for key in ["containers", "initContainers", "ephemeralContainers"] {
+        for c in pod
+            .get_mut(key)
+            .and_then(Value::as_array_mut)
+            .into_iter()
+            .flatten()
+        {
+            for e in c
+                .get_mut("env")
+                .and_then(Value::as_array_mut)
+                .into_iter()
+                .flatten()
+            {
+                if let Some(m) = e.as_object_mut()
+                    && m.get("value").is_some_and(|v| v.as_str() == Some(""))
+                {
+                    m.remove("value");
                 }
             }
         }

@@ -202,3 +202,45 @@ fn webhook_deployments_get_both_certificate_volumes_in_upstream_order() {
         "w-manager-service-cert-selfsigned-issuer"
     );
 }
+
+/// What Go's pod types drop on the way through upstream: nil pointers, empty lists, empty env
+/// values; what they add: `resources: {}`, `containers: null` when absent.
+#[test]
+fn pod_template_is_written_as_the_go_types_write_it() {
+    let csv = json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
+        "metadata": {"name": "p.v1.0.0"},
+        "spec": {"installModes": [{"type": "AllNamespaces", "supported": true}],
+                 "install": {"strategy": "deployment", "spec": {"deployments": [{"name": "p", "spec": {
+                     "template": {"metadata": {"creationTimestamp": null}, "spec": {
+                         "imagePullSecrets": null,
+                         "containers": [{"name": "m", "image": "i", "env": [{"name": "E", "value": ""}], "volumeMounts": []}],
+                         "volumes": [{"name": "s", "secret": null}]}}}}]}}}});
+    let files = vec![
+        BundleFile {
+            path: "metadata/annotations.yaml".into(),
+            contents: b"annotations:\n  operators.operatorframework.io.bundle.package.v1: p\n"
+                .to_vec(),
+        },
+        BundleFile {
+            path: "manifests/csv.json".into(),
+            contents: csv.to_string().into_bytes(),
+        },
+    ];
+    let b = Bundle::from_files(files).unwrap();
+    let objs = render_bundle(&b, "ns", None, None).unwrap();
+    let dep = objs.iter().find(|o| o["kind"] == "Deployment").unwrap();
+    let pod = &dep["spec"]["template"]["spec"];
+    assert_eq!(
+        pod["containers"],
+        json!([{"name": "m", "image": "i", "env": [{"name": "E"}], "resources": {}}])
+    );
+    assert_eq!(pod["volumes"], json!([{"name": "s"}]));
+    assert!(pod.get("imagePullSecrets").is_none());
+    assert!(
+        dep["spec"]["template"]["metadata"]
+            .get("creationTimestamp")
+            .is_none()
+    );
+    assert_eq!(dep["spec"]["strategy"], json!({}));
+    assert_eq!(dep["status"], json!({}));
+}
