@@ -521,7 +521,13 @@ impl Ctx<'_> {
             };
             let mut ports = ports.clone();
             // Upstream sorts by port, then by the target port's integer value (0 for names).
-            ports.sort_by_key(|(p, t)| (*p, t.as_i64().unwrap_or(0)));
+            ports.sort_by_key(|(p, t)| {
+                let target = t
+                    .as_i64()
+                    .or_else(|| t.as_str().and_then(|s| s.parse().ok()))
+                    .unwrap_or(0);
+                (*p, target)
+            });
             let cert = cert_names(&d.name);
             let mut spec = Map::new();
             spec.insert(
