@@ -20,7 +20,7 @@ use oci_client::{Reference, RegistryOperation};
 
 use crate::assemble::{Image, OCI_MANIFEST_MEDIA_TYPE};
 use crate::auth::{AuthConfig, Credential};
-use crate::cache::{ImageCache, unique_dir};
+use crate::cache::{CacheMeta, ImageCache, unique_dir};
 use crate::digest::Digest;
 use crate::error::{ImageError, chain};
 use crate::unpack::{self, Filter, UnpackStats};
@@ -381,8 +381,8 @@ impl Client {
     }
 
     /// Pulls `reference` into `cache` unless the digest it resolves to is there already, and
-    /// returns the cached tree. The tag is resolved on every call (one manifest request); only a
-    /// miss downloads layers.
+    /// returns the cached tree. The tag is resolved on every call (one manifest request, all a
+    /// hit costs); only a miss downloads the manifest, config and layers.
     pub async fn pull_cached(
         &self,
         reference: &ImageRef,
@@ -391,14 +391,12 @@ impl Client {
     ) -> Result<Pulled, ImageError> {
         let digest = self.resolve(reference).await?;
         let pinned = reference.with_digest(&digest);
-        if let Some(path) = cache.get(&digest, filter) {
-            let (manifest, manifest_digest, _) = self.fetch_manifest(&pinned).await?;
-            let labels = self.fetch_labels(&pinned, &manifest).await?;
+        if let Some(entry) = cache.get(&digest, filter) {
             return Ok(Pulled {
+                manifest_digest: parse_digest(reference, &entry.meta.manifest_digest)?,
                 digest,
-                manifest_digest,
-                labels,
-                path,
+                labels: entry.meta.labels,
+                path: entry.path,
                 stats: UnpackStats::default(),
                 cached: true,
             });
@@ -411,11 +409,15 @@ impl Client {
         let result = self.pull_into(&pinned, &staging, filter).await;
         let finish = match result {
             Ok(mut pulled) => {
+                let meta = CacheMeta {
+                    manifest_digest: pulled.manifest_digest.to_string(),
+                    labels: pulled.labels.clone(),
+                };
                 let committed = cache
-                    .commit(&staging.join("fs"), &pulled.digest, filter)
+                    .commit(&staging.join("fs"), &pulled.digest, filter, &meta)
                     .map_err(io(cache.root()));
-                committed.map(|path| {
-                    pulled.path = path;
+                committed.map(|entry| {
+                    pulled.path = entry.path;
                     pulled
                 })
             }

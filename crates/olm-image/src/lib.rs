@@ -27,7 +27,7 @@ pub use assemble::{
     catalog_image,
 };
 pub use auth::{AuthConfig, AuthError, Credential};
-pub use cache::ImageCache;
+pub use cache::{CacheEntry, CacheMeta, ImageCache};
 pub use client::{
     ACCEPTED_LAYER_MEDIA_TYPES, Client, ClientOptions, ImageRef, Protocol, Pulled,
     install_crypto_provider,

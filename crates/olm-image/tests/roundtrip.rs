@@ -272,6 +272,8 @@ fn cache_unpacks_once_per_digest_and_filters_catalogs() {
     assert!(second.cached);
     assert_eq!(second.path, first.path);
     assert_eq!(second.labels, first.labels);
+    assert_eq!(second.manifest_digest, first.manifest_digest);
+    assert_eq!(&second.manifest_digest, image.digest());
     // No staging dirs are left behind.
     let leftovers: Vec<_> = fs::read_dir(cache.root())
         .expect("ls")
