@@ -52,6 +52,12 @@ pub enum BuildError {
         /// The file.
         path: PathBuf,
     },
+    /// A name starting with `.wh.` would be read as a whiteout (a deletion) when unpacked.
+    #[error("{path}: names starting with \".wh.\" are reserved for layer whiteouts")]
+    WhiteoutName {
+        /// The file.
+        path: PathBuf,
+    },
     /// A file name that is not UTF-8 cannot be written portably into a tar header.
     #[error("{path}: file name is not valid UTF-8")]
     NonUtf8Name {
@@ -382,6 +388,9 @@ fn walk<W: Write>(
             .file_name()
             .into_string()
             .map_err(|_| BuildError::NonUtf8Name { path: path.clone() })?;
+        if name.starts_with(".wh.") {
+            return Err(BuildError::WhiteoutName { path });
+        }
         children.push((name, path));
     }
     // Byte order of names: stable across file systems and locales.
@@ -539,6 +548,14 @@ mod tests {
         std::os::unix::fs::symlink("../../etc/passwd", dir.path().join("evil")).expect("symlink");
         let err = catalog_image(dir.path()).expect_err("must fail");
         assert!(matches!(err, BuildError::SymlinkEscape { .. }), "{err}");
+    }
+
+    #[test]
+    fn whiteout_names_are_refused() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        fs::write(dir.path().join(".wh.catalog.json"), b"{}").expect("write");
+        let err = catalog_image(dir.path()).expect_err("must fail");
+        assert!(matches!(err, BuildError::WhiteoutName { .. }), "{err}");
     }
 
     #[test]

@@ -487,11 +487,27 @@ impl Client {
                 })?;
         }
         let oci = self.oci(reference)?;
-        let mut files = Vec::new();
-        for (i, layer) in manifest.layers.iter().enumerate() {
-            let path = blobs.join(format!("{i:04}"));
-            self.download(&oci, reference, layer, &path).await?;
-            files.push(path);
+        let files: Vec<PathBuf> = (0..manifest.layers.len())
+            .map(|i| blobs.join(format!("{i:04}")))
+            .collect();
+        // Images built on a base image have several layers; fetch a few at a time.
+        let mut pending = manifest.layers.iter().cloned().zip(files.iter().cloned());
+        let mut running = tokio::task::JoinSet::new();
+        loop {
+            while running.len() < MAX_CONCURRENT_DOWNLOADS {
+                let Some((layer, path)) = pending.next() else {
+                    break;
+                };
+                let (oci, reference) = (oci.clone(), reference.clone());
+                running.spawn(async move { download(&oci, &reference, &layer, &path).await });
+            }
+            let Some(done) = running.join_next().await else {
+                break;
+            };
+            done.map_err(|e| ImageError::Io {
+                path: blobs.clone(),
+                source: std::io::Error::other(e.to_string()),
+            })??;
         }
 
         let unpack_filter = filter.clone();
@@ -512,32 +528,35 @@ impl Client {
             cached: false,
         })
     }
+}
 
-    async fn download(
-        &self,
-        oci: &oci_client::Client,
-        reference: &ImageRef,
-        layer: &OciDescriptor,
-        path: &Path,
-    ) -> Result<(), ImageError> {
-        let file = tokio::fs::File::create(path)
-            .await
-            .map_err(|source| ImageError::Io {
-                path: path.to_path_buf(),
-                source,
-            })?;
-        let mut writer = tokio::io::BufWriter::with_capacity(1 << 20, file);
-        oci.pull_blob(&reference.0, layer, &mut writer)
-            .await
-            .map_err(|e| {
-                registry_error(
-                    reference,
-                    &format!("downloading layer {} of", layer.digest),
-                    &e,
-                )
-            })?;
-        Ok(())
-    }
+/// How many layers are downloaded at once.
+const MAX_CONCURRENT_DOWNLOADS: usize = 4;
+
+/// Streams one layer blob to `path`; `oci-client` verifies its digest on the way.
+async fn download(
+    oci: &oci_client::Client,
+    reference: &ImageRef,
+    layer: &OciDescriptor,
+    path: &Path,
+) -> Result<(), ImageError> {
+    let file = tokio::fs::File::create(path)
+        .await
+        .map_err(|source| ImageError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    let mut writer = tokio::io::BufWriter::with_capacity(1 << 20, file);
+    oci.pull_blob(&reference.0, layer, &mut writer)
+        .await
+        .map_err(|e| {
+            registry_error(
+                reference,
+                &format!("downloading layer {} of", layer.digest),
+                &e,
+            )
+        })?;
+    Ok(())
 }
 
 fn unpack_files(

@@ -559,3 +559,35 @@ fn credentials_from_config_json_are_used() {
         .expect_err("anonymous resolve must fail");
     assert!(err.to_string().contains("catalogs/private:v1"), "{err}");
 }
+
+/// Layers apply in order: a later layer's file replaces an earlier one's, the rest accumulates.
+#[test]
+fn multi_layer_images_apply_in_order() {
+    let registry = registry();
+    let rt = runtime();
+    let lower = tempfile::tempdir().expect("tempdir");
+    fs::write(lower.path().join("a"), b"lower a").expect("write");
+    fs::write(lower.path().join("b"), b"lower b").expect("write");
+    let upper = tempfile::tempdir().expect("tempdir");
+    fs::write(upper.path().join("b"), b"upper b").expect("write");
+    fs::write(upper.path().join("c"), b"upper c").expect("write");
+    let layers = [lower.path(), upper.path()]
+        .iter()
+        .map(|dir| {
+            olm_image::assemble::layer_from_dirs(&[(dir.to_path_buf(), "data".to_string())])
+                .expect("layer")
+        })
+        .collect();
+    let image = olm_image::assemble::image_from_layers(BTreeMap::new(), layers);
+    let tagged = reference(&registry, "misc/layers:v1");
+    rt.block_on(client().push(&image, &tagged)).expect("push");
+    let out = tempfile::tempdir().expect("tempdir");
+    let dest = out.path().join("x");
+    let pulled = rt
+        .block_on(client().pull_to_dir(&tagged, &dest, &Filter::All))
+        .expect("pull");
+    assert_eq!(pulled.stats.files, 4);
+    assert_eq!(fs::read(dest.join("data/a")).expect("a"), b"lower a");
+    assert_eq!(fs::read(dest.join("data/b")).expect("b"), b"upper b");
+    assert_eq!(fs::read(dest.join("data/c")).expect("c"), b"upper c");
+}
