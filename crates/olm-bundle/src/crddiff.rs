@@ -121,6 +121,10 @@ pub fn check_upgrade(old: &Value, new: &Value) -> UpgradeReport {
 
 /// [`check_upgrade`] on two YAML or JSON texts (the first CustomResourceDefinition of each).
 /// Errors name which side could not be read.
+///
+/// A CRD read from a file usually has no `status.storedVersions` (an installed one always
+/// does), which would silently disable the stored-version check; when it is missing, the old
+/// CRD's storage version is taken as stored, which is what a cluster that installed it has.
 pub fn check_upgrade_texts(old: &str, new: &str) -> Result<UpgradeReport, String> {
     let read = |side: &str, text: &str| -> Result<Value, String> {
         let docs = crate::goyaml::parse_documents(text)
@@ -129,7 +133,30 @@ pub fn check_upgrade_texts(old: &str, new: &str) -> Result<UpgradeReport, String
             .find(|d| d.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition"))
             .ok_or_else(|| format!("{side} CRD: no CustomResourceDefinition found"))
     };
-    Ok(check_upgrade(&read("old", old)?, &read("new", new)?))
+    let mut old = read("old", old)?;
+    let has_stored = old
+        .pointer("/status/storedVersions")
+        .and_then(Value::as_array)
+        .is_some_and(|a| !a.is_empty());
+    if !has_stored {
+        let stored: Vec<Value> = versions(&old)
+            .into_iter()
+            .filter(|(_, v)| v.get("storage").and_then(Value::as_bool).unwrap_or(false))
+            .map(|(n, _)| Value::String(n.to_string()))
+            .collect();
+        if let Some(m) = old.as_object_mut() {
+            let status = m
+                .entry("status")
+                .or_insert_with(|| Value::Object(Map::new()));
+            if !status.is_object() {
+                *status = Value::Object(Map::new());
+            }
+            if let Some(st) = status.as_object_mut() {
+                st.insert("storedVersions".into(), Value::Array(stored));
+            }
+        }
+    }
+    Ok(check_upgrade(&old, &read("new", new)?))
 }
 
 fn str_at<'a>(v: &'a Value, p: &str) -> &'a str {

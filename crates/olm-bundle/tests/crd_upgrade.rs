@@ -415,3 +415,28 @@ fn data_upgrade_pairs() {
         "UPDATE_GOLDEN=1 to accept"
     );
 }
+
+#[test]
+fn files_without_stored_versions_assume_the_storage_version() {
+    let schema = json!({"type": "object"});
+    let mut old = crd_with(
+        "Namespaced",
+        vec![
+            ("v1beta1", true, schema.clone()),
+            ("v1", true, schema.clone()),
+        ],
+        &[],
+    );
+    old["status"] = json!({"storedVersions": null});
+    let new = crd_with("Namespaced", vec![("v1", true, schema.clone())], &["v1"]);
+    let r = olm_bundle::crddiff::check_upgrade_texts(&old.to_string(), &new.to_string()).unwrap();
+    assert_eq!(
+        r.errors,
+        ["storedVersionRemoval: stored versions removed : [v1beta1]"]
+    );
+    assert!(
+        olm_bundle::crddiff::check_upgrade_texts("kind: ConfigMap\n", &new.to_string())
+            .unwrap_err()
+            .contains("old CRD")
+    );
+}
