@@ -7,7 +7,7 @@
 //! only a staging directory, which the next [`ImageCache::clean_staging`] removes.
 //!
 //! Layout: `<root>/sha256/<hex>` for a whole image, `<root>/sha256/<hex>@<dir>` when only a
-//! directory of it was kept (e.g. `…@configs` for a catalog), each with a `….json` sidecar holding
+//! directory of it was kept (`…@configs`, or `…@catalog` for [`Filter::CatalogConfigs`]), each with a `….json` sidecar holding
 //! the platform manifest digest and the config labels (written before the tree is renamed into
 //! place, so a hit needs no registry round trip beyond resolving the tag); staging dirs
 //! `<root>/.staging-*`.
@@ -60,6 +60,7 @@ impl ImageCache {
     pub fn path_for(&self, digest: &Digest, filter: &Filter) -> PathBuf {
         let name = match filter {
             Filter::All => digest.hex().to_string(),
+            Filter::CatalogConfigs => format!("{}@catalog", digest.hex()),
             Filter::Under(dir) => {
                 let dir = dir.to_string_lossy().replace('/', "_");
                 format!("{}@{dir}", digest.hex())

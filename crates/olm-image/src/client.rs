@@ -18,7 +18,7 @@ use oci_client::manifest::{OciDescriptor, OciImageManifest};
 use oci_client::secrets::RegistryAuth;
 use oci_client::{Reference, RegistryOperation};
 
-use crate::assemble::{Image, OCI_MANIFEST_MEDIA_TYPE};
+use crate::assemble::{CATALOG_CONFIGS_LABEL, Image, OCI_MANIFEST_MEDIA_TYPE};
 use crate::auth::{AuthConfig, Credential};
 use crate::cache::{CacheMeta, ImageCache, unique_dir};
 use crate::digest::Digest;
@@ -148,6 +148,18 @@ pub struct Pulled {
     pub stats: UnpackStats,
     /// Whether the tree came from the cache.
     pub cached: bool,
+}
+
+impl Pulled {
+    /// The directory holding the file-based catalog, for a catalog image: the unpacked tree
+    /// joined with the `operators.operatorframework.io.index.configs.v1` label's path. `None`
+    /// when the image has no such label (or it is not a clean path).
+    pub fn catalog_dir(&self) -> Option<PathBuf> {
+        match Filter::catalog_configs(self.labels.get(CATALOG_CONFIGS_LABEL)?)? {
+            Filter::Under(rel) => Some(self.path.join(rel)),
+            _ => None,
+        }
+    }
 }
 
 /// Talks to registries. Cheap to clone; one per process is enough: the underlying HTTP clients
@@ -475,6 +487,16 @@ impl Client {
             }
         }
         let labels = self.fetch_labels(reference, &manifest).await?;
+        let filter = match filter {
+            Filter::CatalogConfigs => labels
+                .get(CATALOG_CONFIGS_LABEL)
+                .and_then(|label| Filter::catalog_configs(label))
+                .ok_or_else(|| ImageError::NotACatalog {
+                    reference: reference.to_string(),
+                    label: labels.get(CATALOG_CONFIGS_LABEL).cloned(),
+                })?,
+            other => other.clone(),
+        };
 
         let blobs = work.join("blobs");
         let tree = work.join("fs");
@@ -510,7 +532,7 @@ impl Client {
             })??;
         }
 
-        let unpack_filter = filter.clone();
+        let unpack_filter = filter;
         let unpack_tree = tree.clone();
         let stats =
             tokio::task::spawn_blocking(move || unpack_files(&files, &unpack_tree, &unpack_filter))

@@ -53,6 +53,17 @@ pub enum ImageError {
         /// The parse error.
         message: String,
     },
+    /// A catalog was asked for, but the image does not say where its catalog is.
+    #[error("{reference} is not a catalog image: {}", match label {
+        None => "the image config has no operators.operatorframework.io.index.configs.v1 label".to_string(),
+        Some(v) => format!("its operators.operatorframework.io.index.configs.v1 label {v:?} is not a directory inside the image"),
+    })]
+    NotACatalog {
+        /// The image.
+        reference: String,
+        /// The label value, when present.
+        label: Option<String>,
+    },
     /// The reference pins a digest other than the one the content has.
     #[error("{reference} pins {expected}, but the image is {actual}")]
     DigestMismatch {

@@ -97,6 +97,11 @@ pub enum Filter {
     /// `operators.operatorframework.io.index.configs.v1` label is `/configs`. Catalog images are
     /// often built `FROM` an opm base image, and its binaries are of no use to us.
     Under(PathBuf),
+    /// Only the directory named by the image's `operators.operatorframework.io.index.configs.v1`
+    /// label, as catalogd keeps. [`crate::Client`] reads the label from the image config and
+    /// turns this into [`Filter::Under`] before unpacking (an image without the label is an
+    /// error there); given directly to [`apply_layer`], which has no config, it keeps everything.
+    CatalogConfigs,
 }
 
 impl Filter {
@@ -109,7 +114,7 @@ impl Filter {
 
     fn keeps(&self, rel: &Path) -> bool {
         match self {
-            Filter::All => true,
+            Filter::All | Filter::CatalogConfigs => true,
             Filter::Under(prefix) => rel.starts_with(prefix),
         }
     }

@@ -255,7 +255,7 @@ fn cache_unpacks_once_per_digest_and_filters_catalogs() {
     let tagged = reference(&registry, "catalogs/cached:latest");
     rt.block_on(client.push(&image, &tagged)).expect("push");
 
-    let filter = Filter::catalog_configs("/configs").expect("filter");
+    let filter = Filter::CatalogConfigs;
     let first = rt
         .block_on(client.pull_cached(&tagged, &cache, &filter))
         .expect("pull");
@@ -263,6 +263,7 @@ fn cache_unpacks_once_per_digest_and_filters_catalogs() {
     assert_eq!(&first.digest, image.digest());
     assert_eq!(first.path, cache.path_for(image.digest(), &filter));
     assert_same_tree(&source, &first.path.join("configs"));
+    assert_eq!(first.catalog_dir(), Some(first.path.join("configs")));
 
     let t = Instant::now();
     let second = rt
@@ -590,4 +591,31 @@ fn multi_layer_images_apply_in_order() {
     assert_eq!(fs::read(dest.join("data/a")).expect("a"), b"lower a");
     assert_eq!(fs::read(dest.join("data/b")).expect("b"), b"upper b");
     assert_eq!(fs::read(dest.join("data/c")).expect("c"), b"upper c");
+}
+
+/// Asking for a catalog from an image without the configs label is a clear error.
+#[test]
+fn bundle_is_not_a_catalog() {
+    let registry = registry();
+    let rt = runtime();
+    let bundle = fs::read_dir(data_dir().join("bundles"))
+        .expect("bundles")
+        .flat_map(|p| fs::read_dir(p.expect("entry").path()).expect("versions"))
+        .map(|v| v.expect("entry").path())
+        .find(|v| v.join("metadata/annotations.yaml").is_file())
+        .expect("a bundle");
+    let image = bundle_image(&bundle).expect("build");
+    let tagged = reference(&registry, "bundles/notcatalog:v1");
+    rt.block_on(client().push(&image, &tagged)).expect("push");
+    let root = tempfile::tempdir().expect("tempdir");
+    let cache = ImageCache::new(root.path());
+    let err = rt
+        .block_on(client().pull_cached(&tagged, &cache, &Filter::CatalogConfigs))
+        .expect_err("not a catalog");
+    assert!(matches!(err, ImageError::NotACatalog { .. }), "{err}");
+    assert!(
+        err.to_string()
+            .contains("operators.operatorframework.io.index.configs.v1"),
+        "{err}"
+    );
 }
