@@ -2,7 +2,7 @@
 //!
 //! Exit codes follow `opm`: 0 on success, 1 on any error, with the error on stderr.
 
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -44,6 +44,10 @@ pub enum Command {
     /// List packages, channels or bundles of a catalog.
     #[command(subcommand)]
     List(ListCommand),
+    /// Draw upgrade graphs: Mermaid (as opm alpha render-graph), DOT or SVG.
+    Graph(crate::catalog_graph::Args),
+    /// Render a catalog template (basic, semver, substitutes) into a catalog.
+    Template(crate::catalog_template::Args),
     /// Print a new olm.package blob.
     Init {
         /// The package name.
@@ -89,6 +93,8 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
             migrate,
         } => render(&refs, &output, migrate_level.as_deref(), migrate),
         Command::List(l) => list(l),
+        Command::Graph(args) => crate::catalog_graph::run(args),
+        Command::Template(args) => crate::catalog_template::run(args),
         Command::Init {
             package,
             default_channel,
@@ -150,32 +156,9 @@ fn validate(dir: &Path, output: Option<&str>) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// A catalog directory or file, `-`, a bundle directory, or a catalog or bundle image.
 fn load_ref(r: &str) -> anyhow::Result<Catalog> {
-    let res = if r == "-" {
-        let mut buf = Vec::new();
-        io::stdin().read_to_end(&mut buf).context("read stdin")?;
-        load::load_bytes(&buf, "<stdin>")
-    } else {
-        let p = Path::new(r);
-        if !p.exists() {
-            return Err(anyhow!(
-                "render reference {}: no such file or directory (image references are not supported yet)",
-                goq(r)
-            ));
-        }
-        if p.is_file() && is_jsonl_name(p) {
-            let f =
-                std::fs::File::open(p).with_context(|| format!("render reference {}", goq(r)))?;
-            load::load_jsonl(io::BufReader::new(f), r)
-        } else {
-            load::load_path(p)
-        }
-    };
-    res.map_err(|e| anyhow!("render reference {}: {e}", goq(r)))
-}
-
-fn is_jsonl_name(p: &Path) -> bool {
-    p.extension().is_some_and(|e| e == "jsonl")
+    crate::sources::load_ref(r, crate::sources::Registry::default())
 }
 
 fn parse_format(o: &str, allowed: &[&str]) -> anyhow::Result<Format> {

@@ -2,9 +2,12 @@
 //! the library crates, each subcommand module turns arguments into library calls and results into output.
 
 mod catalog;
+mod catalog_graph;
+mod catalog_template;
 mod dev;
 mod image;
 mod resolve;
+mod sources;
 
 use std::process::ExitCode;
 

@@ -1,0 +1,69 @@
+//! `olm catalog graph`: upgrade graphs as Mermaid (byte for byte as `opm alpha render-graph`),
+//! Graphviz DOT, or an SVG picture.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use olm_catalog::graph::{Drawing, GraphOptions, dot, mermaid, svg};
+use olm_catalog::model::Catalog;
+
+use crate::sources::{self, Registry};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Catalog directories, files or images.
+    #[arg(required = true)]
+    refs: Vec<String>,
+    /// Only this package.
+    #[arg(short = 'p', long)]
+    package: Option<String>,
+    /// Only edges at or above this bundle's version.
+    #[arg(long)]
+    minimum_edge: Option<String>,
+    /// Mark bundles OLM v0 would skip over and the edges it never takes.
+    #[arg(long)]
+    draw_v0_semantics: bool,
+    /// mermaid, dot or svg.
+    #[arg(long, value_enum, default_value = "mermaid")]
+    format: GraphFormat,
+    /// Speak plain HTTP to registries.
+    #[arg(long)]
+    plain_http: bool,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum GraphFormat {
+    Mermaid,
+    Dot,
+    Svg,
+}
+
+/// Writes a drawing in `format`.
+pub fn draw(drawing: &Drawing, format: GraphFormat) -> String {
+    match format {
+        GraphFormat::Mermaid => mermaid::write(drawing),
+        GraphFormat::Dot => dot::write(drawing),
+        GraphFormat::Svg => svg::write(drawing),
+    }
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let registry = Registry {
+        plain_http: args.plain_http,
+    };
+    let mut cat = Catalog::default();
+    for r in &args.refs {
+        cat.extend(sources::load_ref(r, registry)?);
+    }
+    let opts = GraphOptions {
+        package: args.package,
+        minimum_edge: args.minimum_edge,
+        v0_semantics: args.draw_v0_semantics,
+    };
+    let drawing = Drawing::new(&cat, &opts)?;
+    for w in &drawing.warnings {
+        eprintln!("{w}");
+    }
+    std::io::stdout().write_all(draw(&drawing, args.format).as_bytes())?;
+    Ok(ExitCode::SUCCESS)
+}

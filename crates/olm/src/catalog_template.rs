@@ -1,0 +1,106 @@
+//! `olm catalog template [TYPE] [FILE]`: render a catalog template (basic, semver, substitutes),
+//! with opm's argument rules and messages.
+
+use std::io::{self, Read, Write};
+use std::process::ExitCode;
+
+use anyhow::{anyhow, bail};
+use olm_catalog::goq;
+use olm_catalog::graph::{Drawing, GraphOptions};
+use olm_catalog::template::{self, RenderOptions, SemverEdges, TemplateKind};
+use olm_catalog::write::{self, Format};
+
+use crate::catalog_graph::{self, GraphFormat};
+use crate::sources::{self, Registry, TemplateBundles};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// [TYPE] [FILE]: the template type (basic, semver, substitutes) and file; without a type it
+    /// is detected from the schema, without a file (or with -) the template is read from stdin.
+    #[arg(num_args = 0..=2)]
+    args: Vec<String>,
+    /// Catalogs to take template bundle images from before pulling them from their registry.
+    #[arg(long = "catalog")]
+    catalogs: Vec<String>,
+    /// json, yaml or mermaid.
+    #[arg(short, long, default_value = "json")]
+    output: String,
+    /// Run migrations up to this level on the rendered catalog.
+    #[arg(long)]
+    migrate_level: Option<String>,
+    /// The semver template's edge algorithm: current, v1.57 (v1.57–v1.60) or v1.37 (v1.37–v1.56).
+    #[arg(long, default_value = "current")]
+    semver_edges: String,
+    /// Speak plain HTTP to registries.
+    #[arg(long)]
+    plain_http: bool,
+}
+
+fn read_input(path: Option<&str>) -> anyhow::Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    match path {
+        None | Some("-") => {
+            io::stdin().read_to_end(&mut buf)?;
+        }
+        Some(p) => buf = std::fs::read(p).map_err(|e| anyhow!("unable to open {}: {e}", goq(p)))?,
+    }
+    Ok(buf)
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let (kind, file) = match args.args.as_slice() {
+        [] => (None, None),
+        [one] => match TemplateKind::from_type(one) {
+            Ok(k) => (Some(k), None),
+            Err(_) => (None, Some(one.as_str())),
+        },
+        [t, f] => (Some(TemplateKind::from_type(t)?), Some(f.as_str())),
+        _ => bail!("too many arguments"),
+    };
+    let input = read_input(file)?;
+    let kind = match kind {
+        Some(k) => k,
+        None => template::detect_kind(&input)
+            .map_err(|e| anyhow!("auto-detecting template type: {e}"))?,
+    };
+    let edges = match args.semver_edges.as_str() {
+        "current" => SemverEdges::EdgeScoped,
+        "v1.57" => SemverEdges::ChannelScopedV1_57,
+        "v1.37" => SemverEdges::ChannelScopedV1_37,
+        other => bail!(
+            "invalid --semver-edges {}, must be one of: [current v1.57 v1.37]",
+            goq(other)
+        ),
+    };
+    let registry = Registry {
+        plain_http: args.plain_http,
+    };
+    let catalogs = args
+        .catalogs
+        .iter()
+        .map(|r| sources::load_ref(r, registry))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let renderer = TemplateBundles { catalogs, registry };
+    let mut options = RenderOptions::default();
+    options.semver.edges = edges;
+    let mut cat = template::render(&input, Some(kind), &renderer, &options)
+        .map_err(|e| anyhow!("rendering template: {e}"))?;
+    if args.migrate_level.is_some() {
+        olm_catalog::migrate::migrate(&mut cat, args.migrate_level.as_deref())?;
+    }
+    let text = match args.output.as_str() {
+        "json" => write::to_string(&cat, Format::Json),
+        "yaml" => write::to_string(&cat, Format::Yaml),
+        // Like opm, the template's graph is drawn with OLM v0's decorations.
+        "mermaid" => {
+            let opts = GraphOptions {
+                v0_semantics: true,
+                ..GraphOptions::default()
+            };
+            catalog_graph::draw(&Drawing::new(&cat, &opts)?, GraphFormat::Mermaid)
+        }
+        other => bail!("invalid output format {}", goq(other)),
+    };
+    io::stdout().write_all(text.as_bytes())?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,125 @@
+//! Where catalog content comes from on the command line, as `opm render` accepts it: a catalog
+//! directory or file, `-` for stdin, a registry+v1 bundle directory, or an image (catalog or
+//! bundle) in a registry.
+
+use std::io::{self, Read};
+use std::path::Path;
+
+use anyhow::{Context, anyhow};
+use olm_bundle::properties::{ObjectsMode, to_olm_bundle};
+use olm_catalog::model::Catalog;
+use olm_catalog::template::{BundleRenderError, BundleRenderer};
+use olm_catalog::{goq, load};
+use olm_image::{
+    AuthConfig, CATALOG_CONFIGS_LABEL, Client, ClientOptions, Filter, ImageRef, Protocol,
+};
+
+/// How to reach registries.
+#[derive(Clone, Copy, Default)]
+pub struct Registry {
+    pub plain_http: bool,
+}
+
+impl Registry {
+    fn client(self) -> anyhow::Result<Client> {
+        let protocol = if self.plain_http {
+            Protocol::PlainHttp
+        } else {
+            Protocol::Auto
+        };
+        Ok(Client::new(ClientOptions {
+            protocol,
+            auth: AuthConfig::load_default()?,
+            ..ClientOptions::default()
+        }))
+    }
+}
+
+/// Loads one reference into a catalog.
+pub fn load_ref(r: &str, registry: Registry) -> anyhow::Result<Catalog> {
+    let loaded = if r == "-" {
+        let mut buf = Vec::new();
+        io::stdin().read_to_end(&mut buf).context("read stdin")?;
+        load::load_bytes(&buf, "<stdin>").map_err(anyhow::Error::from)
+    } else if Path::new(r).exists() {
+        load_path(Path::new(r), "")
+    } else if looks_like_image(r) {
+        load_image(r, registry)
+    } else {
+        Err(anyhow!("no such file or directory"))
+    };
+    loaded.map_err(|e| anyhow!("render reference {}: {e:#}", goq(r)))
+}
+
+/// A directory holding `manifests/` and `metadata/` is a bundle; anything else is catalog content.
+fn load_path(p: &Path, image: &str) -> anyhow::Result<Catalog> {
+    if p.join("manifests").is_dir() && p.join("metadata").is_dir() {
+        return bundle_catalog(p, image);
+    }
+    if p.is_file() && p.extension().is_some_and(|e| e == "jsonl") {
+        let f = std::fs::File::open(p)?;
+        return Ok(load::load_jsonl(
+            io::BufReader::new(f),
+            &p.display().to_string(),
+        )?);
+    }
+    Ok(load::load_path(p)?)
+}
+
+/// The `olm.bundle` blob of a bundle directory, as `opm render` writes it (one
+/// `olm.bundle.object` property per manifest).
+fn bundle_catalog(dir: &Path, image: &str) -> anyhow::Result<Catalog> {
+    let bundle = olm_bundle::Bundle::from_dir(dir)?;
+    let blob = to_olm_bundle(&bundle, image, ObjectsMode::BundleObjects)?;
+    let text = serde_json::to_vec(&blob)?;
+    Ok(load::load_bytes(&text, &dir.display().to_string())?)
+}
+
+/// Registry references have a host with a dot, a colon (port) or are `localhost/…`.
+fn looks_like_image(r: &str) -> bool {
+    r.split_once('/')
+        .is_some_and(|(host, _)| host.contains(['.', ':']) || host == "localhost")
+}
+
+/// Pulls an image and reads it as a catalog (by its configs label) or as a bundle.
+fn load_image(r: &str, registry: Registry) -> anyhow::Result<Catalog> {
+    let reference: ImageRef = r.parse()?;
+    let tmp = tempfile::tempdir().context("creating a temporary directory")?;
+    let dest = tmp.path().join("image");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let pulled = runtime.block_on(registry.client()?.pull_to_dir(
+        &reference,
+        &dest,
+        &Filter::All,
+    ))?;
+    match pulled.labels.get(CATALOG_CONFIGS_LABEL) {
+        Some(configs) => {
+            let dir = dest.join(configs.trim_start_matches('/'));
+            Ok(load::load_path(&dir)?)
+        }
+        None => load_path(&dest, r),
+    }
+}
+
+/// Renders template bundle images: first from the given catalogs (offline), else by pulling the
+/// image from its registry.
+pub struct TemplateBundles {
+    pub catalogs: Vec<Catalog>,
+    pub registry: Registry,
+}
+
+impl BundleRenderer for TemplateBundles {
+    fn render_bundle(&self, image: &str) -> Result<Vec<olm_catalog::Bundle>, BundleRenderError> {
+        for c in &self.catalogs {
+            let found: Vec<_> = c.bundles().filter(|b| b.image == image).cloned().collect();
+            if !found.is_empty() {
+                return Ok(found);
+            }
+        }
+        let cat = load_image(image, self.registry)
+            .map_err(|e| BundleRenderError::Failed(format!("{e:#}")))?;
+        Ok(cat.bundles().cloned().collect())
+    }
+}
