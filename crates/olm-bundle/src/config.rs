@@ -31,6 +31,149 @@ const DEPLOYMENT_CONFIG_FIELDS: &[(&str, &str)] = &[
     ("annotations", "object"),
 ];
 
+/// The shape of the Kubernetes types inside `deploymentConfig`, as far as their JSON schema
+/// constrains them: field types and required fields (unknown fields are allowed, as in the
+/// Kubernetes OpenAPI schemas).
+enum Shape {
+    Str,
+    Bool,
+    Int,
+    /// `resource.Quantity`: a string or a number.
+    Quantity,
+    /// Any object.
+    Object,
+    Obj(&'static [(&'static str, Shape)], &'static [&'static str]),
+    Arr(&'static Shape),
+    MapOf(&'static Shape),
+}
+
+const OBJECT_REF: Shape = Shape::Obj(&[("name", Shape::Str), ("optional", Shape::Bool)], &[]);
+const ENV_VAR: Shape = Shape::Obj(
+    &[
+        ("name", Shape::Str),
+        ("value", Shape::Str),
+        ("valueFrom", Shape::Object),
+    ],
+    &["name"],
+);
+const ENV_FROM: Shape = Shape::Obj(
+    &[
+        ("prefix", Shape::Str),
+        ("configMapRef", OBJECT_REF),
+        ("secretRef", OBJECT_REF),
+    ],
+    &[],
+);
+const VOLUME_MOUNT: Shape = Shape::Obj(
+    &[
+        ("name", Shape::Str),
+        ("mountPath", Shape::Str),
+        ("readOnly", Shape::Bool),
+        ("subPath", Shape::Str),
+        ("subPathExpr", Shape::Str),
+        ("mountPropagation", Shape::Str),
+        ("recursiveReadOnly", Shape::Str),
+    ],
+    &["mountPath", "name"],
+);
+const VOLUME: Shape = Shape::Obj(&[("name", Shape::Str)], &["name"]);
+const TOLERATION: Shape = Shape::Obj(
+    &[
+        ("key", Shape::Str),
+        ("operator", Shape::Str),
+        ("value", Shape::Str),
+        ("effect", Shape::Str),
+        ("tolerationSeconds", Shape::Int),
+    ],
+    &[],
+);
+const RESOURCE_CLAIM: Shape =
+    Shape::Obj(&[("name", Shape::Str), ("request", Shape::Str)], &["name"]);
+const QUANTITIES: Shape = Shape::MapOf(&Shape::Quantity);
+const RESOURCES: Shape = Shape::Obj(
+    &[
+        ("limits", QUANTITIES),
+        ("requests", QUANTITIES),
+        ("claims", Shape::Arr(&RESOURCE_CLAIM)),
+    ],
+    &[],
+);
+const AFFINITY: Shape = Shape::Obj(
+    &[
+        ("nodeAffinity", Shape::Object),
+        ("podAffinity", Shape::Object),
+        ("podAntiAffinity", Shape::Object),
+    ],
+    &[],
+);
+const NESTED: &[(&str, Shape)] = &[
+    ("env", Shape::Arr(&ENV_VAR)),
+    ("envFrom", Shape::Arr(&ENV_FROM)),
+    ("volumeMounts", Shape::Arr(&VOLUME_MOUNT)),
+    ("volumes", Shape::Arr(&VOLUME)),
+    ("tolerations", Shape::Arr(&TOLERATION)),
+    ("resources", RESOURCES),
+    ("affinity", AFFINITY),
+];
+
+/// Reports values that do not fit `shape`, with upstream's phrasing: a `null` where a typed
+/// value is expected reads as a missing required field, as upstream's formatter turns it.
+fn check_shape(v: &Value, shape: &Shape, path: &str, errs: &mut Vec<String>) {
+    let want = match shape {
+        Shape::Str => "string",
+        Shape::Bool => "boolean",
+        Shape::Int => "integer",
+        Shape::Quantity => "string or number",
+        Shape::Object | Shape::Obj(..) | Shape::MapOf(_) => "object",
+        Shape::Arr(_) => "array",
+    };
+    let got = json_type(v);
+    let fits = match shape {
+        Shape::Str => v.is_string(),
+        Shape::Bool => v.is_boolean(),
+        Shape::Int => v.is_i64() || v.is_u64(),
+        Shape::Quantity => v.is_string() || v.is_number(),
+        Shape::Object | Shape::Obj(..) | Shape::MapOf(_) => v.is_object(),
+        Shape::Arr(_) => v.is_array(),
+    };
+    if !fits {
+        if v.is_null() {
+            errs.push(format!("required field {} is missing", go_quote(path)));
+        } else {
+            errs.push(format!(
+                "invalid type for field {}: got {got}, want {want}",
+                go_quote(path)
+            ));
+        }
+        return;
+    }
+    match (shape, v) {
+        (Shape::Obj(fields, required), Value::Object(m)) => {
+            for r in *required {
+                if !m.contains_key(*r) {
+                    errs.push(format!("required field {} is missing", go_quote(r)));
+                }
+            }
+            for (name, sub) in *fields {
+                if let Some(x) = m.get(*name) {
+                    check_shape(x, sub, &format!("{path}.{name}"), errs);
+                }
+            }
+        }
+        (Shape::Arr(item), Value::Array(a)) => {
+            for (i, x) in a.iter().enumerate() {
+                check_shape(x, item, &format!("{path}.{i}"), errs);
+            }
+        }
+        (Shape::MapOf(item), Value::Object(m)) => {
+            for (k, x) in m {
+                check_shape(x, item, &format!("{path}.{k}"), errs);
+            }
+        }
+        _ => {}
+    }
+}
+
 /// How `watchNamespace` is constrained for a bundle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WatchNamespaceRule {
@@ -244,6 +387,11 @@ pub fn validate_config_value(
                             ));
                         }
                     }
+                }
+            }
+            for (field, shape) in NESTED {
+                if let Some(v) = dc.get(*field) {
+                    check_shape(v, shape, &format!("deploymentConfig.{field}"), &mut errs);
                 }
             }
             deployment_config = Some(Value::Object(dc.clone()));

@@ -517,3 +517,36 @@ fn api_validators_report_like_operator_framework_api() {
     assert!(has_errors(&f));
     assert!(f.iter().any(|x| x.level == Level::Warning));
 }
+
+#[test]
+fn deployment_config_nested_types_are_checked() {
+    let all = &["AllNamespaces"][..];
+    assert_eq!(
+        cfg_err(all, Some("{\"deploymentConfig\": {\"env\": [{\"value\": 3}]}}"), "ns"),
+        Err("multiple errors found:\n  - required field \"name\" is missing\n  - invalid type for field \"deploymentConfig.env.0.value\": got integer, want string".into())
+    );
+    assert_eq!(
+        cfg_err(all, Some("{\"deploymentConfig\": {\"tolerations\": [{\"key\": \"k\", \"tolerationSeconds\": \"60\"}]}}"), "ns"),
+        Err("invalid type for field \"deploymentConfig.tolerations.0.tolerationSeconds\": got string, want integer".into())
+    );
+    assert_eq!(
+        cfg_err(
+            all,
+            Some(
+                "{\"deploymentConfig\": {\"volumeMounts\": [{\"name\": \"v\", \"mountPath\": null}]}}"
+            ),
+            "ns"
+        ),
+        Err("required field \"deploymentConfig.volumeMounts.0.mountPath\" is missing".into())
+    );
+    assert_eq!(
+        cfg_err(
+            all,
+            Some(
+                "{\"deploymentConfig\": {\"resources\": {\"limits\": {\"cpu\": 1, \"memory\": \"1Gi\"}}}}"
+            ),
+            "ns"
+        ),
+        Ok(None)
+    );
+}
