@@ -17,7 +17,8 @@ const BEST_WIDTH: usize = 80;
 const BEST_INDENT: usize = 2;
 
 /// Parses every YAML document of `text` into JSON values; empty documents are skipped, as the
-/// Kubernetes YAML decoders skip them. See [`crate::yamlin`] for the YAML 1.1 rules.
+/// Kubernetes YAML decoders skip them. YAML 1.1 rules as go-yaml v2 applies them: `yes`/`on`
+/// are booleans, `0777` is octal, dates stay strings, `<<` merges, the last repeated key wins.
 pub fn parse_documents(text: &str) -> Result<Vec<Value>, String> {
     crate::yamlin::parse_documents(text)
 }
