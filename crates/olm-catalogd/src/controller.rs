@@ -353,45 +353,32 @@ async fn unpack(
     })?;
     let work = WorkDir::new(&ctx.config.work_dir, name)
         .map_err(|e| UnpackError::Retry(format!("source catalog content: {e}")))?;
-    // Most catalog images keep their FBC in /configs; try that first and pull again only when the
-    // label names another directory.
-    let guess = Filter::Under(PathBuf::from("configs"));
+    // Only the directory the image's configs label names is unpacked; the label is read from
+    // the image config before any layer is downloaded.
     let tree = work.0.join("fs");
-    let pulled = ctx
+    let pulled = match ctx
         .images
-        .pull_to_dir(&pinned, &tree, &guess)
+        .pull_to_dir(&pinned, &tree, &Filter::CatalogConfigs)
         .await
-        .map_err(source)?;
-    let missing_label = || {
-        let message = format!(
-            "source catalog content: catalog image is missing the required label {CATALOG_CONFIGS_LABEL:?}"
-        );
-        if spec_pins_digest {
-            UnpackError::Terminal(message)
-        } else {
-            UnpackError::Retry(message)
+    {
+        Ok(p) => p,
+        Err(olm_image::ImageError::NotACatalog { label: None, .. }) => {
+            let message = format!(
+                "source catalog content: catalog image is missing the required label {CATALOG_CONFIGS_LABEL:?}"
+            );
+            return Err(if spec_pins_digest {
+                UnpackError::Terminal(message)
+            } else {
+                UnpackError::Retry(message)
+            });
         }
+        Err(e) => return Err(source(e)),
     };
-    let label = pulled
-        .labels
-        .get(CATALOG_CONFIGS_LABEL)
-        .ok_or_else(missing_label)?;
-    let filter = Filter::catalog_configs(label).ok_or_else(|| {
+    let fbc_dir = pulled.catalog_dir().ok_or_else(|| {
         UnpackError::Retry(format!(
-            "source catalog content: label {CATALOG_CONFIGS_LABEL:?} has an invalid value {label:?}"
+            "source catalog content: catalog image is missing the required label {CATALOG_CONFIGS_LABEL:?}"
         ))
     })?;
-    if filter != guess {
-        let _ = std::fs::remove_dir_all(&tree);
-        ctx.images
-            .pull_to_dir(&pinned, &tree, &filter)
-            .await
-            .map_err(source)?;
-    }
-    let fbc_dir = match &filter {
-        Filter::Under(dir) => tree.join(dir),
-        Filter::All => tree.clone(),
-    };
     let storage = ctx.storage.clone();
     let (name, resolved, digest) = (name.to_string(), pinned.to_string(), digest.to_string());
     let result = tokio::task::spawn_blocking(move || {
