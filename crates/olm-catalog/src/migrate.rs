@@ -128,7 +128,7 @@ mod tests {
         assert_eq!(types, ["olm.package", "olm.csv.metadata"]);
         assert_eq!(
             b.properties[1].value.get(),
-            r#"{"annotations":{"capabilities":"Basic Install"},"apiServiceDefinitions":{},"crdDescriptions":{},"description":"The foo operator.","displayName":"Foo","installModes":[{"supported":true,"type":"AllNamespaces"}]}"#
+            r#"{"annotations":{"capabilities":"Basic Install"},"apiServiceDefinitions":{},"crdDescriptions":{},"description":"The foo operator.","displayName":"Foo","installModes":[{"supported":true,"type":"AllNamespaces"}],"provider":{}}"#
         );
     }
 

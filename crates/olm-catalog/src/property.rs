@@ -317,66 +317,167 @@ impl Constraint {
 /// `bundle-object-to-csv-metadata` migration and registry+v1 rendering do.
 pub struct CsvMetadata;
 
+/// The shape of the Go types `olm.csv.metadata` is built from (operator-framework/api), enough to
+/// reproduce `encoding/json`: unknown fields dropped, `omitempty` fields dropped when empty.
+enum GoType {
+    Scalar,
+    List(&'static GoType),
+    Obj(&'static [(&'static str, bool, GoType)]),
+}
+
+use GoType::{List, Obj, Scalar};
+
+const DESCRIPTOR: GoType = Obj(&[
+    ("path", false, Scalar),
+    ("displayName", true, Scalar),
+    ("description", true, Scalar),
+    ("x-descriptors", true, Scalar),
+    ("value", true, Scalar),
+]);
+const RESOURCE: GoType = Obj(&[
+    ("name", false, Scalar),
+    ("kind", false, Scalar),
+    ("version", false, Scalar),
+]);
+const CRD_DESCRIPTION: GoType = Obj(&[
+    ("name", false, Scalar),
+    ("version", false, Scalar),
+    ("kind", false, Scalar),
+    ("displayName", true, Scalar),
+    ("description", true, Scalar),
+    ("resources", true, List(&RESOURCE)),
+    ("statusDescriptors", true, List(&DESCRIPTOR)),
+    ("specDescriptors", true, List(&DESCRIPTOR)),
+    ("actionDescriptors", true, List(&DESCRIPTOR)),
+]);
+const API_SERVICE_DESCRIPTION: GoType = Obj(&[
+    ("name", false, Scalar),
+    ("group", false, Scalar),
+    ("version", false, Scalar),
+    ("kind", false, Scalar),
+    ("deploymentName", true, Scalar),
+    ("containerPort", true, Scalar),
+    ("displayName", true, Scalar),
+    ("description", true, Scalar),
+    ("resources", true, List(&RESOURCE)),
+    ("statusDescriptors", true, List(&DESCRIPTOR)),
+    ("specDescriptors", true, List(&DESCRIPTOR)),
+    ("actionDescriptors", true, List(&DESCRIPTOR)),
+]);
+const OWNED_REQUIRED_CRDS: GoType = Obj(&[
+    ("owned", true, List(&CRD_DESCRIPTION)),
+    ("required", true, List(&CRD_DESCRIPTION)),
+]);
+const OWNED_REQUIRED_APIS: GoType = Obj(&[
+    ("owned", true, List(&API_SERVICE_DESCRIPTION)),
+    ("required", true, List(&API_SERVICE_DESCRIPTION)),
+]);
+const INSTALL_MODE: GoType = Obj(&[("type", false, Scalar), ("supported", false, Scalar)]);
+const APP_LINK: GoType = Obj(&[("name", true, Scalar), ("url", true, Scalar)]);
+const MAINTAINER: GoType = Obj(&[("name", true, Scalar), ("email", true, Scalar)]);
+const GVK_TYPE: GoType = Obj(&[
+    ("group", false, Scalar),
+    ("version", false, Scalar),
+    ("kind", false, Scalar),
+]);
+
+/// Re-shapes a value like a Go decode + encode of the given type.
+fn go_shape(v: &Value, ty: &GoType) -> Value {
+    match (ty, v) {
+        (Scalar, v) => v.clone(),
+        (List(item), Value::Array(a)) => {
+            Value::Array(a.iter().map(|x| go_shape(x, item)).collect())
+        }
+        (Obj(fields), Value::Object(m)) => {
+            let mut out = serde_json::Map::new();
+            for (name, omitempty, sub) in fields.iter() {
+                let found = m
+                    .iter()
+                    .find(|(k, _)| k.as_str() == *name)
+                    .or_else(|| m.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)));
+                match found {
+                    Some((_, x)) => {
+                        let x = go_shape(x, sub);
+                        if !(*omitempty && is_go_empty(&x)) {
+                            out.insert((*name).to_owned(), x);
+                        }
+                    }
+                    None if !*omitempty => {
+                        out.insert((*name).to_owned(), zero(sub));
+                    }
+                    None => {}
+                }
+            }
+            Value::Object(out)
+        }
+        (_, other) => other.clone(),
+    }
+}
+
+fn zero(ty: &GoType) -> Value {
+    match ty {
+        Scalar => Value::String(String::new()),
+        List(_) => Value::Null,
+        Obj(_) => Value::Object(Default::default()),
+    }
+}
+
 impl CsvMetadata {
-    /// Picks the metadata fields out of a CSV. `apiServiceDefinitions` and `crdDescriptions` are always
-    /// present (Go structs are never "empty"); every other field is omitted when empty.
+    /// Picks the metadata fields out of a CSV and shapes them as operator-registry's `CSVMetadata`
+    /// struct encodes them: `apiServiceDefinitions`, `crdDescriptions` and `provider` are always
+    /// present (Go structs are never "empty"), other fields are omitted when empty, unknown
+    /// sub-fields are dropped.
     pub fn from_csv(csv: &Value) -> Value {
         let mut out = serde_json::Map::new();
         let meta = csv.get("metadata");
         let spec = csv.get("spec");
-        let put = |out: &mut serde_json::Map<String, Value>, key: &str, v: Option<&Value>| {
-            if let Some(v) = v
-                && !is_go_empty(v)
-            {
-                out.insert(key.to_owned(), v.clone());
+        let mut put = |key: &str, v: Option<&Value>, ty: &GoType, always: bool| match v
+            .map(|v| go_shape(v, ty))
+        {
+            Some(v) if !is_go_empty(&v) => {
+                out.insert(key.to_owned(), v);
             }
+            _ if always => {
+                out.insert(key.to_owned(), Value::Object(Default::default()));
+            }
+            _ => {}
         };
+        let sp = |f: &str| spec.and_then(|s| s.get(f));
         put(
-            &mut out,
             "annotations",
             meta.and_then(|m| m.get("annotations")),
+            &Scalar,
+            false,
         );
-        out.insert(
-            "apiServiceDefinitions".to_owned(),
-            spec.and_then(|s| s.get("apiservicedefinitions"))
-                .cloned()
-                .map(strip_empty)
-                .unwrap_or(Value::Object(Default::default())),
+        put(
+            "apiServiceDefinitions",
+            sp("apiservicedefinitions"),
+            &OWNED_REQUIRED_APIS,
+            true,
         );
-        out.insert(
-            "crdDescriptions".to_owned(),
-            spec.and_then(|s| s.get("customresourcedefinitions"))
-                .cloned()
-                .map(strip_empty)
-                .unwrap_or(Value::Object(Default::default())),
+        put(
+            "crdDescriptions",
+            sp("customresourcedefinitions"),
+            &OWNED_REQUIRED_CRDS,
+            true,
         );
-        for (key, field) in [
-            ("description", "description"),
-            ("displayName", "displayName"),
-            ("installModes", "installModes"),
-            ("keywords", "keywords"),
-        ] {
-            put(&mut out, key, spec.and_then(|s| s.get(field)));
-        }
-        put(&mut out, "labels", meta.and_then(|m| m.get("labels")));
-        for (key, field) in [
-            ("links", "links"),
-            ("maintainers", "maintainers"),
-            ("maturity", "maturity"),
-            ("minKubeVersion", "minKubeVersion"),
-            ("nativeAPIs", "nativeAPIs"),
-            ("provider", "provider"),
-        ] {
-            put(&mut out, key, spec.and_then(|s| s.get(field)));
-        }
+        put("description", sp("description"), &Scalar, false);
+        put("displayName", sp("displayName"), &Scalar, false);
+        put(
+            "installModes",
+            sp("installModes"),
+            &List(&INSTALL_MODE),
+            false,
+        );
+        put("keywords", sp("keywords"), &Scalar, false);
+        put("labels", meta.and_then(|m| m.get("labels")), &Scalar, false);
+        put("links", sp("links"), &List(&APP_LINK), false);
+        put("maintainers", sp("maintainers"), &List(&MAINTAINER), false);
+        put("maturity", sp("maturity"), &Scalar, false);
+        put("minKubeVersion", sp("minKubeVersion"), &Scalar, false);
+        put("nativeAPIs", sp("nativeAPIs"), &List(&GVK_TYPE), false);
+        put("provider", sp("provider"), &APP_LINK, true);
         Value::Object(out)
-    }
-}
-
-fn strip_empty(v: Value) -> Value {
-    match v {
-        Value::Object(m) => Value::Object(m.into_iter().filter(|(_, v)| !is_go_empty(v)).collect()),
-        other => other,
     }
 }
 
