@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::model::Catalog;
 use crate::property::{
-    BundleObject, CsvMetadata, Property, TYPE_BUNDLE_OBJECT, TYPE_CSV_METADATA, TypedProperty,
+    BundleObject, CsvMetadata, TYPE_BUNDLE_OBJECT, TYPE_CSV_METADATA, TypedProperty,
 };
 
 /// The known migration levels in order.
@@ -78,10 +78,7 @@ fn bundle_object_to_csv_metadata(cat: &mut Catalog) -> Result<(), MigrateError> 
         }
         let Some(csv) = csv else { continue };
         b.properties.retain(|p| p.type_ != TYPE_BUNDLE_OBJECT);
-        b.properties.push(Property::new(
-            TYPE_CSV_METADATA,
-            &CsvMetadata::from_csv(&csv),
-        ));
+        b.properties.push(CsvMetadata::property(&csv));
         b.raw = None;
     }
     Ok(())
@@ -91,6 +88,7 @@ fn bundle_object_to_csv_metadata(cat: &mut Catalog) -> Result<(), MigrateError> 
 mod tests {
     use super::*;
     use crate::model::{Blob, Bundle};
+    use crate::property::Property;
     use base64::Engine;
 
     fn object(yaml: &str) -> Property {
@@ -128,7 +126,7 @@ mod tests {
         assert_eq!(types, ["olm.package", "olm.csv.metadata"]);
         assert_eq!(
             b.properties[1].value.get(),
-            r#"{"annotations":{"capabilities":"Basic Install"},"apiServiceDefinitions":{},"crdDescriptions":{},"description":"The foo operator.","displayName":"Foo","installModes":[{"supported":true,"type":"AllNamespaces"}],"provider":{}}"#
+            r#"{"annotations":{"capabilities":"Basic Install"},"apiServiceDefinitions":{},"crdDescriptions":{},"description":"The foo operator.","displayName":"Foo","installModes":[{"type":"AllNamespaces","supported":true}],"provider":{}}"#
         );
     }
 

@@ -384,7 +384,8 @@ const GVK_TYPE: GoType = Obj(&[
 /// Re-shapes a value like a Go decode + encode of the given type.
 fn go_shape(v: &Value, ty: &GoType) -> Value {
     match (ty, v) {
-        (Scalar, v) => v.clone(),
+        // Go maps and decoded YAML come out with sorted keys; only struct fields keep declaration order.
+        (Scalar, v) => sorted_keys(v),
         (List(item), Value::Array(a)) => {
             Value::Array(a.iter().map(|x| go_shape(x, item)).collect())
         }
@@ -411,6 +412,60 @@ fn go_shape(v: &Value, ty: &GoType) -> Value {
             Value::Object(out)
         }
         (_, other) => other.clone(),
+    }
+}
+
+fn sorted_keys(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            Value::Object(
+                keys.into_iter()
+                    .map(|k| (k.clone(), sorted_keys(&m[k.as_str()])))
+                    .collect(),
+            )
+        }
+        Value::Array(a) => Value::Array(a.iter().map(sorted_keys).collect()),
+        other => other.clone(),
+    }
+}
+
+/// Compact JSON in the map's own key order, strings and numbers written as Go's encoder does.
+fn write_ordered(v: &Value, out: &mut String) {
+    match v {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => {
+            if n.is_i64() || n.is_u64() {
+                out.push_str(&n.to_string());
+            } else {
+                let _ = crate::canonical::write_f64(out, n.as_f64().unwrap_or(0.0));
+            }
+        }
+        Value::String(s) => crate::canonical::write_str(out, s),
+        Value::Array(a) => {
+            out.push('[');
+            for (i, x) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_ordered(x, out);
+            }
+            out.push(']');
+        }
+        Value::Object(m) => {
+            out.push('{');
+            for (i, (k, x)) in m.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                crate::canonical::write_str(out, k);
+                out.push(':');
+                write_ordered(x, out);
+            }
+            out.push('}');
+        }
     }
 }
 
@@ -478,6 +533,17 @@ impl CsvMetadata {
         put("nativeAPIs", sp("nativeAPIs"), &List(&GVK_TYPE), false);
         put("provider", sp("provider"), &APP_LINK, true);
         Value::Object(out)
+    }
+
+    /// The `olm.csv.metadata` property for a CSV, its value in the byte order opm produces (struct
+    /// fields in declaration order, map keys sorted), which `opm render -o json` shows as is.
+    pub fn property(csv: &Value) -> Property {
+        let mut text = String::new();
+        write_ordered(&Self::from_csv(csv), &mut text);
+        Property {
+            type_: TYPE_CSV_METADATA.to_owned(),
+            value: RawValue::from_string(text).unwrap_or_else(|_| null_raw()),
+        }
     }
 }
 
