@@ -294,7 +294,13 @@ impl Emitter {
         let mut breaks = true;
         for c in s.chars() {
             if is_break(c) {
-                self.newline();
+                // libyaml writes line separators other than `\n` as themselves.
+                if c == '\n' {
+                    self.newline();
+                } else {
+                    self.out.push(c);
+                    self.column = 0;
+                }
                 breaks = true;
             } else {
                 if breaks {

@@ -83,14 +83,15 @@ fn same_values_as_serde_saphyr_on_every_data_file() {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(500))]
 
-    /// Whatever the writer produces, the reader gives back.
+    /// Whatever the writer produces, the reader gives back. (U+2028/U+2029 are left out: they
+    /// are line breaks to YAML 1.1 writers like go-yaml but content to YAML 1.2 readers.)
     #[test]
     fn reader_inverts_writer(v in prop::collection::btree_map("[a-zA-Z0-9_.-]{1,12}",
         prop_oneof![
             any::<i64>().prop_map(Value::from),
             any::<bool>().prop_map(Value::Bool),
-            "(\\PC|[\t\n ]){0,60}".prop_map(Value::String),
-            prop::collection::vec("\\PC{0,20}".prop_map(Value::String), 0..4).prop_map(Value::Array),
+            "([\\PC&&[^\u{2028}\u{2029}]]|[\t\n ]){0,60}".prop_map(Value::String),
+            prop::collection::vec("[\\PC&&[^\u{2028}\u{2029}]]{0,20}".prop_map(Value::String), 0..4).prop_map(Value::Array),
         ], 0..8)) {
         let v = Value::Object(v.into_iter().collect());
         let y = goyaml::to_yaml(&v);
