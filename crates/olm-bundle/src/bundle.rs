@@ -145,7 +145,7 @@ impl Bundle {
         let decoded: Vec<Option<Result<Vec<Value>, BundleError>>> = files
             .par_iter()
             .map(|f| {
-                let path = f.path.trim_start_matches("./");
+                let path = f.path.trim_start_matches("./").trim_start_matches('/');
                 let is_manifest = path
                     .strip_prefix("manifests/")
                     .is_some_and(|n| !n.is_empty() && !n.starts_with('.') && !n.contains('/'));
@@ -153,7 +153,7 @@ impl Bundle {
             })
             .collect();
         for (f, pre) in files.iter().zip(decoded) {
-            let path = f.path.trim_start_matches("./");
+            let path = f.path.trim_start_matches("./").trim_start_matches('/');
             let (dir, name) = match path.split_once('/') {
                 Some(x) => x,
                 None => continue,

@@ -239,3 +239,18 @@ proptest! {
         prop_assert_eq!(&back[0], &v, "{}", y);
     }
 }
+
+#[test]
+fn image_paths_may_be_absolute_or_dot_relative() {
+    let files = vec![
+        BundleFile {
+            path: "/metadata/annotations.yaml".into(),
+            contents: ANNOTATIONS.as_bytes().to_vec(),
+        },
+        BundleFile {
+            path: "./manifests/csv.yaml".into(),
+            contents: CSV.as_bytes().to_vec(),
+        },
+    ];
+    assert_eq!(Bundle::from_files(files).unwrap().package_name, "demo");
+}
