@@ -146,7 +146,7 @@ fn validate(dir: &Path, output: Option<&str>) -> anyhow::Result<ExitCode> {
             } else {
                 olm_catalog::yaml::to_yaml(&report)
             };
-            io::stdout().write_all(text.as_bytes())?;
+            crate::output::stdout(text.as_bytes())?;
             Ok(if result.is_ok() {
                 ExitCode::SUCCESS
             } else {
@@ -191,15 +191,8 @@ fn render(
     }
     let stdout = io::stdout();
     let mut w = io::BufWriter::new(stdout.lock());
-    ignore_broken_pipe(write::write(&cat, format, &mut w).and_then(|_| w.flush()))?;
+    crate::output::ignore_broken_pipe(write::write(&cat, format, &mut w).and_then(|_| w.flush()))?;
     Ok(ExitCode::SUCCESS)
-}
-
-fn ignore_broken_pipe(r: io::Result<()>) -> io::Result<()> {
-    match r {
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
-        other => other,
-    }
 }
 
 /// Prints rows aligned like Go's `tabwriter` with two spaces of padding.
@@ -223,7 +216,7 @@ fn print_table(rows: &[Vec<String>]) -> io::Result<()> {
         out.push_str(line.trim_end());
         out.push('\n');
     }
-    ignore_broken_pipe(io::stdout().write_all(out.as_bytes()))
+    crate::output::ignore_broken_pipe(io::stdout().write_all(out.as_bytes()))
 }
 
 fn list(cmd: ListCommand) -> anyhow::Result<ExitCode> {
@@ -398,6 +391,6 @@ fn init(
     };
     let mut out = Vec::new();
     write::write(&cat, format, &mut out)?;
-    ignore_broken_pipe(io::stdout().write_all(&out))?;
+    crate::output::ignore_broken_pipe(io::stdout().write_all(&out))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -1,7 +1,6 @@
 //! `olm catalog graph`: upgrade graphs as Mermaid (byte for byte as `opm alpha render-graph`),
 //! Graphviz DOT, or an SVG picture.
 
-use std::io::Write;
 use std::process::ExitCode;
 
 use olm_catalog::graph::{Drawing, GraphOptions, dot, mermaid, svg};
@@ -64,6 +63,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     for w in &drawing.warnings {
         eprintln!("{w}");
     }
-    std::io::stdout().write_all(draw(&drawing, args.format).as_bytes())?;
+    crate::output::stdout(draw(&drawing, args.format).as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }

@@ -1,7 +1,7 @@
 //! `olm catalog template [TYPE] [FILE]`: render a catalog template (basic, semver, substitutes),
 //! with opm's argument rules and messages.
 
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 use std::process::ExitCode;
 
 use anyhow::{anyhow, bail};
@@ -101,6 +101,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         other => bail!("invalid output format {}", goq(other)),
     };
-    io::stdout().write_all(text.as_bytes())?;
+    crate::output::stdout(text.as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }

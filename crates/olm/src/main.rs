@@ -1,11 +1,13 @@
 //! `olm`: the Operator Lifecycle Manager command line. The binary only wires: every decision lives in
 //! the library crates, each subcommand module turns arguments into library calls and results into output.
 
+mod bundle;
 mod catalog;
 mod catalog_graph;
 mod catalog_template;
 mod dev;
 mod image;
+mod output;
 mod resolve;
 mod sources;
 
@@ -26,6 +28,12 @@ enum Cli {
     /// Build, push and pull catalog and bundle images.
     #[command(subcommand)]
     Image(image::Command),
+    /// Check and render registry+v1 bundles.
+    #[command(subcommand)]
+    Bundle(bundle::Command),
+    /// CustomResourceDefinition upgrade safety.
+    #[command(subcommand)]
+    Crd(bundle::CrdCommand),
     /// Which bundle a ClusterExtension would get from a set of catalogs, and why.
     Resolve(resolve::Args),
 }
@@ -36,6 +44,8 @@ fn main() -> ExitCode {
         Cli::Dev(cmd) => dev::run(cmd),
         Cli::Image(cmd) => image::run(cmd),
         Cli::Resolve(args) => resolve::run(args),
+        Cli::Bundle(cmd) => bundle::run(cmd),
+        Cli::Crd(cmd) => bundle::run_crd(cmd),
     };
     match result {
         Ok(code) => code,

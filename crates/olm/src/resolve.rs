@@ -159,7 +159,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     match outcome {
         Ok(res) => {
-            print!("{}", render(&res, args.output));
+            crate::output::stdout(render(&res, args.output).as_bytes())?;
             Ok(ExitCode::SUCCESS)
         }
         Err(failure) => {
