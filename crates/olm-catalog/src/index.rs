@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use crate::model::{Bundle, Channel, ChannelEntry, Package};
 use crate::property::PackageProperty;
-use crate::semver::Version;
+use olm_version::blang::Version;
 
 #[derive(Debug, Default)]
 pub struct Index<'a> {

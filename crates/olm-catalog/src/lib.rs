@@ -17,7 +17,6 @@ pub mod load;
 pub mod migrate;
 pub mod model;
 pub mod property;
-pub mod semver;
 pub mod synthetic;
 pub mod template;
 pub mod validate;

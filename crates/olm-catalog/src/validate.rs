@@ -21,7 +21,7 @@ use crate::goq;
 use crate::index::{BundleNode, ChannelNode, Index, PackageNode};
 use crate::model::*;
 use crate::property::{TYPE_PACKAGE, TypedProperty};
-use crate::semver;
+use olm_version::blang;
 
 /// Why a catalog is invalid.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -270,7 +270,7 @@ pub fn convert(cat: &Catalog) -> Result<Index<'_>, String> {
                 ));
             }
         }
-        let version = semver::parse(&pp.version).map_err(|e| {
+        let version = blang::Version::parse(&pp.version).map_err(|e| {
             format!(
                 "error parsing bundle {} version {}: {e}",
                 goq(&b.name),
@@ -566,15 +566,15 @@ fn check_bundle(
     n
 }
 
-/// Checks a `skipRange`. Grammar of blang/semver ranges: whitespace-separated `OP? x.y.z` terms ANDed,
-/// groups joined by `||`.
+/// Checks a `skipRange` with blang's range grammar, returning blang's error text.
 pub fn valid_skip_range(s: &str) -> Result<(), String> {
-    semver::valid_skip_range(s)
+    blang::Range::parse(s).map(drop).map_err(|e| e.to_string())
 }
 
 fn check_release(r: &str) -> Result<(), String> {
     for (i, seg) in r.split('.').enumerate() {
-        semver::check_prerelease(seg)
+        blang::Identifier::parse(seg)
+            .map(drop)
             .map_err(|e| format!("invalid release {}: segment {i}: {e}", goq(r)))?;
     }
     Ok(())
