@@ -415,7 +415,11 @@ fn walk<W: Write>(
             };
             let mut header = base_header(tar::EntryType::Regular, mode);
             header.set_size(meta.len());
-            let file = fs::File::open(&path).map_err(io_at(&path))?;
+            // Large reads: catalog files run to megabytes, and io::copy alone reads 8 KiB a time.
+            let file = io::BufReader::with_capacity(
+                256 * 1024,
+                fs::File::open(&path).map_err(io_at(&path))?,
+            );
             tar.append_data(&mut header, &image_path, file)
                 .map_err(io_at(&path))?;
         } else if ft.is_symlink() {
