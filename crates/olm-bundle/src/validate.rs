@@ -480,27 +480,7 @@ pub fn go_list<'a>(items: impl Iterator<Item = &'a str>) -> String {
     format!("[{}]", items.collect::<Vec<_>>().join(" "))
 }
 
-/// Go's `%q` for the strings that appear in messages (printable text; escapes quotes and
-/// backslashes and control characters).
-pub fn go_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32))
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
+pub use olm_goenc::quote as go_quote;
 
 fn str_list(v: Option<&Value>) -> Vec<&str> {
     v.and_then(Value::as_array)
