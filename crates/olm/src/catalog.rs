@@ -122,7 +122,10 @@ fn validate(dir: &Path, output: Option<&str>) -> anyhow::Result<ExitCode> {
         bail!("{} is not a directory", goq(&dir.display().to_string()));
     }
     let opts = load::LoadOptions { keep_raw: false };
-    let result: Result<(), String> = match load::load_path_with(dir, &opts) {
+    let loaded = crate::progress::spin(&format!("loading {}", dir.display()), || {
+        load::load_path_with(dir, &opts)
+    });
+    let result: Result<(), String> = match loaded {
         Err(e) => Err(e.to_string()),
         Ok(cat) => olm_catalog::validate(&cat).map_err(|e: ValidationError| e.to_string()),
     };

@@ -8,6 +8,7 @@ mod catalog_template;
 mod dev;
 mod image;
 mod output;
+mod progress;
 mod resolve;
 mod sources;
 

@@ -37,6 +37,10 @@ impl Registry {
 
 /// Loads one reference into a catalog.
 pub fn load_ref(r: &str, registry: Registry) -> anyhow::Result<Catalog> {
+    crate::progress::spin(&format!("loading {r}"), || load_ref_quietly(r, registry))
+}
+
+fn load_ref_quietly(r: &str, registry: Registry) -> anyhow::Result<Catalog> {
     let loaded = if r == "-" {
         let mut buf = Vec::new();
         io::stdin().read_to_end(&mut buf).context("read stdin")?;
