@@ -5,7 +5,8 @@
 //! [`storage`], which keeps canonical `catalog.jsonl` plus a byte-offset [`index`] per catalog,
 //! keyed by digest and kept across restarts. [`server`] serves that content at
 //! `/catalogs/{name}/api/v1/all` and `/catalogs/{name}/api/v1/metas`, with catalogd's status
-//! codes, bodies and headers.
+//! codes, bodies and headers. [`webhook`] is the admission webhook that labels each catalog with
+//! its name.
 //!
 //! What it is not for: resolving or installing anything (that reads these catalogs over HTTP),
 //! or parsing FBC itself (`olm-catalog` does).
@@ -16,5 +17,6 @@ pub mod metrics;
 pub mod run;
 pub mod server;
 pub mod storage;
+pub mod webhook;
 
 pub use run::{Options, Tls, run};

@@ -44,6 +44,9 @@ pub struct Options {
     pub retry_after: Duration,
     /// How often stored content of deleted catalogs is looked for.
     pub gc_interval: Duration,
+    /// Serve the label-injecting admission webhook here (HTTPS with `tls`; required by the API
+    /// server).
+    pub webhook_addr: Option<SocketAddr>,
 }
 
 impl Default for Options {
@@ -56,6 +59,7 @@ impl Default for Options {
             images: olm_image::ClientOptions::default(),
             retry_after: Duration::from_secs(10),
             gc_interval: Duration::from_secs(12 * 3600),
+            webhook_addr: None,
         }
     }
 }
@@ -69,6 +73,11 @@ pub enum RunError {
     /// The certificate or key could not be loaded.
     #[error("loading the TLS certificate and key: {0}")]
     Tls(String),
+    /// The webhook was asked for without a certificate.
+    #[error(
+        "the admission webhook needs --tls-cert and --tls-key: the API server only calls webhooks over HTTPS"
+    )]
+    WebhookWithoutTls,
     /// A listener failed.
     #[error("serving: {0}")]
     Io(#[from] std::io::Error),
@@ -157,6 +166,16 @@ pub async fn run(
         metas: options.metas,
     });
     let mut tasks = tokio::task::JoinSet::new();
+    if let Some(addr) = options.webhook_addr {
+        let tls = tls.clone().ok_or(RunError::WebhookWithoutTls)?;
+        let listener = TcpListener::bind(addr).await?;
+        tasks.spawn(serve(
+            listener,
+            crate::webhook::router(),
+            Some(tls),
+            stop_rx.clone(),
+        ));
+    }
     tasks.spawn(serve(catalogs, router, tls.clone(), stop_rx.clone()));
     if let Some(probes) = probes {
         tasks.spawn(serve(

@@ -99,17 +99,26 @@ struct Catalogd {
 }
 
 async fn start_catalogd(client: &Client, cache: &Path) -> Catalogd {
+    start_catalogd_with(client, cache, |_| {}).await
+}
+
+async fn start_catalogd_with(
+    client: &Client,
+    cache: &Path,
+    customize: impl FnOnce(&mut olm_catalogd::Options),
+) -> Catalogd {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
     let addr = listener.local_addr().expect("addr");
     let (tx, rx) = oneshot::channel::<()>();
-    let options = olm_catalogd::Options {
+    let mut options = olm_catalogd::Options {
         cache_dir: cache.to_path_buf(),
         external_address: Some(EXTERNAL.to_string()),
         retry_after: Duration::from_secs(1),
         ..olm_catalogd::Options::default()
     };
+    customize(&mut options);
     let task = tokio::spawn(olm_catalogd::run(
         options,
         client.clone(),
@@ -659,6 +668,85 @@ async fn polling_body(plane: &ControlPlane) -> anyhow::Result<()> {
     );
     let (_, body) = catalogd.get("/catalogs/static/api/v1/all").await?;
     assert_eq!(body, canonical_jsonl(&v1));
+    catalogd.stop().await;
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_webhook_labels_catalogs_at_admission() {
+    let plane = start_plane().await;
+    if let Err(e) = webhook_body(&plane).await {
+        panic!("{e:#}");
+    }
+}
+
+async fn webhook_body(plane: &ControlPlane) -> anyhow::Result<()> {
+    use k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration;
+    let client = plane.client();
+    install_crds(&client).await?;
+    let dir = tempfile::tempdir()?;
+    let cert = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_string()])?;
+    let (cert_path, key_path) = (dir.path().join("tls.crt"), dir.path().join("tls.key"));
+    std::fs::write(&cert_path, cert.cert.pem())?;
+    std::fs::write(&key_path, cert.signing_key.serialize_pem())?;
+    let webhook_addr = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?;
+    let catalogd = start_catalogd_with(&client, &dir.path().join("cache"), |o| {
+        o.tls = Some(olm_catalogd::Tls {
+            cert: cert_path.clone(),
+            key: key_path.clone(),
+        });
+        o.webhook_addr = Some(webhook_addr);
+    })
+    .await;
+
+    let config: MutatingWebhookConfiguration =
+        serde_json::from_value(olm_catalogd::webhook::configuration(
+            &olm_catalogd::webhook::ClientConfig::Url(format!("https://{webhook_addr}")),
+            cert.cert.pem().as_bytes(),
+        ))?;
+    let configs: Api<MutatingWebhookConfiguration> = Api::all(client.clone());
+    configs.create(&PostParams::default(), &config).await?;
+
+    // The API server picks new webhook configurations up asynchronously: create catalogs until
+    // one comes back labelled by admission (the create response is the admitted object, before
+    // any controller could touch it).
+    let api: Api<ClusterCatalog> = Api::all(client.clone());
+    let mut n = 0;
+    let labelled = eventually("a catalog labelled at admission", || {
+        n += 1;
+        let api = api.clone();
+        let name = format!("probe-{n}");
+        async move {
+            let created = api
+                .create(
+                    &PostParams::default(),
+                    &catalog(&name, json!({"ref": "quay.io/example/catalog:latest"}))?,
+                )
+                .await?;
+            Ok(created
+                .labels()
+                .get(olm_api::METADATA_NAME_LABEL)
+                .is_some_and(|v| *v == name)
+                .then_some(created))
+        }
+    })
+    .await?;
+    let name = labelled.name_any();
+
+    // Removing or changing the label on update puts it back.
+    let updated = api
+        .patch(
+            &name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"labels": {olm_api::METADATA_NAME_LABEL: "wrong", "team": "a"}}})),
+        )
+        .await?;
+    assert_eq!(
+        updated.labels().get(olm_api::METADATA_NAME_LABEL),
+        Some(&name),
+        "the webhook corrects the label"
+    );
+    assert_eq!(updated.labels().get("team").map(String::as_str), Some("a"));
     catalogd.stop().await;
     Ok(())
 }
