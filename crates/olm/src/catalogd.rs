@@ -3,7 +3,7 @@
 //!
 //! Flags follow upstream catalogd's where they exist (`--cache-dir`, `--catalogs-server-addr`,
 //! `--external-address`, `--tls-cert`/`--tls-key`, `--health-probe-bind-address`,
-//! `--gc-interval`, `--pull-cas-dir`); content in `--cache-dir` is kept across restarts.
+//! `--gc-interval`, `--pull-cas-dir`, `--webhook-server-port`); content in `--cache-dir` is kept across restarts.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -42,6 +42,10 @@ pub struct Args {
     /// How often stored content of deleted catalogs is looked for (Go duration, e.g. 12h, 30m).
     #[arg(long, default_value = "12h", value_parser = parse_duration)]
     gc_interval: Duration,
+    /// Port of the admission webhook that labels ClusterCatalogs with their name; served (over
+    /// HTTPS, with --tls-cert/--tls-key) only when a certificate is given. "0" turns it off.
+    #[arg(long, default_value_t = 9443)]
+    webhook_server_port: u16,
     /// Directory of extra PEM CA certificates trusted for registries.
     #[arg(long)]
     pull_cas_dir: Option<PathBuf>,
@@ -138,6 +142,8 @@ async fn serve(args: Args) -> anyhow::Result<()> {
                 .with_context(|| format!("listening on {addr}"))?,
         ),
     };
+    let webhook_addr = (args.tls_cert.is_some() && args.webhook_server_port != 0)
+        .then(|| SocketAddr::from(([0, 0, 0, 0], args.webhook_server_port)));
     let tls = match (args.tls_cert, args.tls_key) {
         (Some(cert), Some(key)) => Some(olm_catalogd::Tls { cert, key }),
         (None, None) => None,
@@ -163,6 +169,7 @@ async fn serve(args: Args) -> anyhow::Result<()> {
         metas: args.metas,
         images,
         gc_interval: args.gc_interval,
+        webhook_addr,
         ..olm_catalogd::Options::default()
     };
     olm_catalogd::run(options, client, catalogs, probes, async {
