@@ -26,9 +26,9 @@
 //! An unparsable reference, and a missing configs label when the spec pins a digest (a tag may
 //! later point at a fixed image, so that case keeps retrying).
 //!
-//! # Deviation
-//! Upstream injects the label with a mutating webhook; this controller sets it with a patch, so it
-//! appears right after creation rather than at admission.
+//! # The name label
+//! The webhook in [`crate::webhook`] sets the label at admission, as upstream; the patch in step 3
+//! covers clusters where the webhook is not registered.
 
 use std::path::PathBuf;
 use std::sync::Arc;
