@@ -52,7 +52,10 @@ async fn serve(storage: Arc<Storage>) -> SocketAddr {
         metrics: Arc::new(Metrics::default()),
         metas: true,
     });
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    // Never stopped: the server lives as long as the benchmark.
+    std::mem::forget(stop);
+    tokio::spawn(olm_catalogd::run::serve(listener, app, None, stopped));
     addr
 }
 

@@ -101,38 +101,51 @@ pub fn tls_config(tls: &Tls) -> Result<Arc<rustls::ServerConfig>, RunError> {
     Ok(Arc::new(config))
 }
 
-/// Serves `router` on `listener` until `stop` flips, over TLS when `tls` is given.
+/// Serves `router` on `listener` until `stop` flips, over TLS when `tls` is given. HTTP/1.1 only,
+/// as upstream; a client gets [`server::READ_TIMEOUT`] to finish its TLS handshake and to send
+/// each request head, so idle or trickling connections cannot pile up.
 pub async fn serve(
     listener: TcpListener,
     router: Router,
     tls: Option<Arc<rustls::ServerConfig>>,
     mut stop: watch::Receiver<bool>,
 ) -> std::io::Result<()> {
-    let Some(tls) = tls else {
-        return axum::serve(listener, router)
-            .with_graceful_shutdown(async move {
-                stopped(&mut stop).await;
-            })
-            .await;
-    };
-    let acceptor = tokio_rustls::TlsAcceptor::from(tls);
+    let acceptor = tls.map(tokio_rustls::TlsAcceptor::from);
     loop {
         let (stream, _) = tokio::select! {
-            accepted = listener.accept() => accepted?,
+            accepted = listener.accept() => match accepted {
+                Ok(a) => a,
+                // Running out of file descriptors or a reset during accept: keep serving.
+                Err(_) => {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
             _ = stopped(&mut stop) => return Ok(()),
         };
+        let _ = stream.set_nodelay(true);
         let acceptor = acceptor.clone();
         let service = TowerToHyperService::new(router.clone());
         tokio::spawn(async move {
-            let Ok(Ok(stream)) =
-                tokio::time::timeout(server::READ_TIMEOUT, acceptor.accept(stream)).await
-            else {
-                return;
-            };
-            let _ = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
-                .http1_only()
-                .serve_connection(TokioIo::new(stream), service)
-                .await;
+            let mut http1 =
+                hyper_util::server::conn::auto::Builder::new(TokioExecutor::new()).http1_only();
+            http1
+                .http1()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(server::READ_TIMEOUT);
+            match acceptor {
+                Some(acceptor) => {
+                    let Ok(Ok(stream)) =
+                        tokio::time::timeout(server::READ_TIMEOUT, acceptor.accept(stream)).await
+                    else {
+                        return;
+                    };
+                    let _ = http1.serve_connection(TokioIo::new(stream), service).await;
+                }
+                None => {
+                    let _ = http1.serve_connection(TokioIo::new(stream), service).await;
+                }
+            }
         });
     }
 }

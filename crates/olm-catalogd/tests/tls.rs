@@ -110,3 +110,35 @@ async fn catalogs_are_served_over_https() {
     stop_tx.send(true).expect("stop");
     server.await.expect("join").expect("serve");
 }
+
+#[tokio::test]
+async fn silent_clients_are_disconnected_after_the_read_timeout() {
+    use tokio::io::AsyncReadExt;
+    let dir = tempfile::tempdir().expect("tmp");
+    let app = router(AppState {
+        storage: Arc::new(Storage::open(dir.path()).expect("open")),
+        metrics: Arc::new(Metrics::default()),
+        metas: true,
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let server = tokio::spawn(serve(listener, app, None, stop_rx));
+    let mut idle = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    let start = std::time::Instant::now();
+    let mut buf = Vec::new();
+    let read = tokio::time::timeout(
+        olm_catalogd::server::READ_TIMEOUT * 3,
+        idle.read_to_end(&mut buf),
+    )
+    .await;
+    assert!(read.is_ok(), "the server must close an idle connection");
+    assert!(
+        start.elapsed()
+            >= olm_catalogd::server::READ_TIMEOUT - std::time::Duration::from_millis(500)
+    );
+    stop_tx.send(true).expect("stop");
+    server.await.expect("join").expect("serve");
+}
