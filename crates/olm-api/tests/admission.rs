@@ -833,6 +833,231 @@ async fn catalog_cases(cat: &Kind, failures: &mut Vec<String>) {
     }
 }
 
+/// Upstream's `clustercatalog_types_test.go` vectors, checked against the whole message the API
+/// server returns (every error, in order), not just a fragment.
+async fn catalog_exact_vectors(cat: &Kind, failures: &mut Vec<String>) {
+    let spec_path = "spec.source.image.ref";
+    let domain = "must start with a valid domain. valid domains must be alphanumeric characters (lowercase and uppercase) separated by the \".\" character.";
+    let name = "a valid name is required. valid names must contain lowercase alphanumeric characters separated only by the \".\", \"_\", \"__\", \"-\" characters.";
+    let algorithm = "digest algorithm is not valid. valid algorithms must start with an uppercase or lowercase alpha character followed by alphanumeric characters and may contain the \"-\", \"_\", \"+\", and \".\" characters.";
+    let short = "digest is not valid. the encoded string must be at least 32 characters";
+    let hex =
+        "digest is not valid. the encoded string must only contain hex characters (A-F, a-f, 0-9)";
+    let x128 = format!("docker.io/foo/bar:{}", "x".repeat(128));
+    let spec_cases: Vec<(&str, Option<i64>, Vec<&str>)> = vec![
+        (
+            "docker.io/test-image@sha256:abcdef123456789abcdef123456789abc",
+            Some(1),
+            vec!["poll"],
+        ),
+        (
+            "docker.io/test-image@sha256:abcdef123456789abcdef123456789abc",
+            None,
+            vec![],
+        ),
+        (
+            "-quay+docker/foo/bar@sha256:abcdef123456789abcdef123456789abc",
+            None,
+            vec![domain],
+        ),
+        (
+            "docker.io/FOO/BAR@sha256:abcdef123456789abcdef123456789abc",
+            None,
+            vec![name],
+        ),
+        (
+            "docker.io/foo/bar@99-problems:abcdef123456789abcdef123456789abc",
+            None,
+            vec![algorithm],
+        ),
+        (
+            "docker.io/foo/bar@sha256:abcdef123456789",
+            None,
+            vec![short],
+        ),
+        (
+            "docker.io/foo/bar@sha256:XYZxy123456789abcdef123456789abc",
+            None,
+            vec![hex],
+        ),
+        (
+            "docker.io/foo/bar",
+            None,
+            vec!["must end with a digest or a tag"],
+        ),
+        (
+            &x128,
+            None,
+            vec!["tag is invalid. the tag must not be more than 127 characters"],
+        ),
+        (
+            "docker.io/foo/bar:-foo_bar-",
+            None,
+            vec![
+                "tag is invalid. valid tags must begin with a word character (alphanumeric + \"_\") followed by word characters or \".\", and \"-\" characters",
+            ],
+        ),
+        ("docker.io/foo/bar:v1.0.0", None, vec![]),
+        ("docker.io/foo/bar:v1.0.0", Some(5), vec![]),
+        ("docker.io:8080", None, vec![name]),
+        ("my-subdomain.docker.io:8080/foo/bar:latest", None, vec![]),
+        ("my-subdomain.docker.io:8080/foo/bar:latest-", None, vec![]),
+    ];
+    for (r, poll, errs) in &spec_cases {
+        let object_name = next_name("clustercatalog");
+        let mut image = json!({"ref": r});
+        if let Some(p) = poll {
+            image["pollIntervalMinutes"] = json!(p);
+        }
+        let want: Vec<String> = errs
+            .iter()
+            .map(|e| match *e {
+                "poll" => "spec.source.image: Invalid value: cannot specify pollIntervalMinutes while using digest-based image".to_string(),
+                msg => format!("{spec_path}: Invalid value: {}: {msg}", serde_json::to_string(r).unwrap_or_default()),
+            })
+            .collect();
+        let got = cat
+            .api
+            .create(
+                &PostParams::default(),
+                &cat.object(&object_name, catalog_spec(image)),
+            )
+            .await
+            .map_err(message);
+        check_exact(
+            &format!("upstream spec vector {r:?}"),
+            "ClusterCatalog",
+            &object_name,
+            got,
+            &want,
+            failures,
+        );
+    }
+
+    // Status vectors need an object to patch.
+    let Ok(base) = cat
+        .create(catalog_spec(json!({"ref": "docker.io/foo/bar:latest"})))
+        .await
+    else {
+        failures.push("status vectors: base catalog refused".into());
+        return;
+    };
+    let object_name = base.name_any();
+    let status_path = "status.resolvedSource.image.ref";
+    let status_cases: Vec<(&str, Vec<&str>)> = vec![
+        (
+            "docker.io/test-image@sha256:abcdef123456789abcdef123456789abc",
+            vec![],
+        ),
+        (
+            "-quay+docker/foo/bar@sha256:abcdef123456789abcdef123456789abc",
+            vec![domain],
+        ),
+        (
+            "docker.io/FOO/BAR@sha256:abcdef123456789abcdef123456789abc",
+            vec![name],
+        ),
+        (
+            "docker.io/foo/bar@99-problems:abcdef123456789abcdef123456789abc",
+            vec![algorithm],
+        ),
+        ("docker.io/foo/bar@sha256:abcdef123456789", vec![short]),
+        (
+            "docker.io/foo/bar@sha256:XYZxy123456789abcdef123456789abc",
+            vec![hex],
+        ),
+        ("docker.io/foo/bar", vec!["must end with a digest"]),
+        ("docker.io:8080", vec![name, "must end with a digest"]),
+        ("docker.io/foo/bar:latest", vec!["must end with a digest"]),
+    ];
+    for (r, errs) in &status_cases {
+        let want: Vec<String> = errs
+            .iter()
+            .map(|msg| {
+                format!(
+                    "{status_path}: Invalid value: {}: {msg}",
+                    serde_json::to_string(r).unwrap_or_default()
+                )
+            })
+            .collect();
+        let got = cat
+            .patch_status(
+                &object_name,
+                json!({"resolvedSource": {"type": "Image", "image": {"ref": r}}}),
+            )
+            .await;
+        check_exact(
+            &format!("upstream status vector {r:?}"),
+            "ClusterCatalog",
+            &object_name,
+            got,
+            &want,
+            failures,
+        );
+    }
+    let url_cases: Vec<(&str, Vec<&str>)> = vec![
+        (
+            "https://catalogd-service.olmv1-system.svc/catalogs/operatorhubio",
+            vec![],
+        ),
+        (
+            "file://somefilepath",
+            vec!["scheme must be either http or https"],
+        ),
+        ("notevenarealURL", vec!["must be a valid URL"]),
+    ];
+    for (url, errs) in &url_cases {
+        let want: Vec<String> = errs
+            .iter()
+            .map(|msg| {
+                format!(
+                    "status.urls.base: Invalid value: {}: {msg}",
+                    serde_json::to_string(url).unwrap_or_default()
+                )
+            })
+            .collect();
+        let got = cat
+            .patch_status(&object_name, json!({"urls": {"base": url}}))
+            .await;
+        check_exact(
+            &format!("upstream urls vector {url:?}"),
+            "ClusterCatalog",
+            &object_name,
+            got,
+            &want,
+            failures,
+        );
+    }
+}
+
+/// The API server's whole message for these errors: one error as is, several in brackets.
+fn check_exact(
+    case: &str,
+    kind: &str,
+    name: &str,
+    got: Result<DynamicObject, String>,
+    want: &[String],
+    failures: &mut Vec<String>,
+) {
+    let expected = match want {
+        [] => None,
+        [one] => Some(format!(
+            "{kind}.olm.operatorframework.io \"{name}\" is invalid: {one}"
+        )),
+        many => Some(format!(
+            "{kind}.olm.operatorframework.io \"{name}\" is invalid: [{}]",
+            many.join(", ")
+        )),
+    };
+    match (got, expected) {
+        (Ok(_), None) => {}
+        (Err(e), None) => failures.push(format!("{case}: refused: {e}")),
+        (Ok(_), Some(w)) => failures.push(format!("{case}: admitted, wanted {w:?}")),
+        (Err(e), Some(w)) if e == w => {}
+        (Err(e), Some(w)) => failures.push(format!("{case}:\n   got {e:?}\n  want {w:?}")),
+    }
+}
+
 fn object_set_spec() -> Value {
     json!({
         "lifecycleState": "Active",
@@ -1052,6 +1277,7 @@ async fn crds_admit_and_refuse_like_upstream() {
     extension_cases(&ext, &mut failures).await;
     let cat = Kind::new(&client, "ClusterCatalog", "clustercatalogs");
     catalog_cases(&cat, &mut failures).await;
+    catalog_exact_vectors(&cat, &mut failures).await;
     let cos = Kind::new(&client, "ClusterObjectSet", "clusterobjectsets");
     object_set_cases(&cos, &mut failures).await;
     assert!(
