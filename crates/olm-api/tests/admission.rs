@@ -1093,6 +1093,42 @@ async fn object_set_cases(cos: &Kind, failures: &mut Vec<String>) {
             err("exactly one of the fields in [object ref] must be set"),
         ),
         (
+            "21 phases",
+            |s| {
+                s["phases"] = Value::Array(
+                    (0..21)
+                        .map(|i| json!({"name": format!("p{i}"), "objects": []}))
+                        .collect(),
+                )
+            },
+            err("spec.phases: Too many: 21: must have at most 20 items"),
+        ),
+        (
+            "51 objects",
+            |s| {
+                s["phases"][0]["objects"] = Value::Array(
+                    (0..51)
+                        .map(|i| json!({"ref": {"name": "s", "key": format!("k{i}")}}))
+                        .collect(),
+                )
+            },
+            err("spec.phases[0].objects: Too many: 51: must have at most 50 items"),
+        ),
+        (
+            "revision negative",
+            |s| s["revision"] = json!(-1),
+            err(
+                "spec.revision: Invalid value: -1: spec.revision in body should be greater than or equal to 1",
+            ),
+        ),
+        (
+            "collisionProtection Invalid",
+            |s| s["collisionProtection"] = json!("Invalid"),
+            err(
+                "spec.collisionProtection: Unsupported value: \"Invalid\": supported values: \"Prevent\", \"IfNoController\", \"None\"",
+            ),
+        ),
+        (
             "ref only",
             |s| s["phases"][0]["objects"][0] = json!({"ref": {"name": "s", "key": "k"}}),
             Want::Ok,
@@ -1184,6 +1220,20 @@ async fn object_set_cases(cos: &Kind, failures: &mut Vec<String>) {
             "archive",
             |_| {},
             |s| s["lifecycleState"] = json!("Archived"),
+            Want::Ok,
+        ),
+        (
+            "phases set after being empty",
+            |s| s["phases"] = json!([]),
+            |s| s["phases"] = json!([{"name": "foo", "objects": []}]),
+            Want::Ok,
+        ),
+        (
+            "phases set after being unset",
+            |s| {
+                s.as_object_mut().map(|m| m.remove("phases"));
+            },
+            |s| s["phases"] = json!([{"name": "foo", "objects": []}]),
             Want::Ok,
         ),
         (
