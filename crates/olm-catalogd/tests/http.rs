@@ -376,3 +376,30 @@ async fn requests_are_timed_by_status_code() {
         "{text}"
     );
 }
+
+#[tokio::test]
+async fn probes_and_metrics_are_served() {
+    let f = fixture();
+    get(&f, "/catalogs/test-catalog/api/v1/all").await;
+    let probes = olm_catalogd::server::probes_router(f.state.metrics.clone());
+    for (path, want) in [
+        ("/healthz", "ok"),
+        ("/readyz", "ok"),
+        (
+            "/metrics",
+            "catalogd_http_request_duration_seconds_count{code=\"200\"} 1",
+        ),
+    ] {
+        let response = probes
+            .clone()
+            .oneshot(Request::get(path).body(Body::empty()).expect("request"))
+            .await
+            .expect("infallible");
+        assert_eq!(response.status(), StatusCode::OK, "{path}");
+        let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+            .await
+            .expect("body");
+        let text = String::from_utf8_lossy(&body);
+        assert!(text.contains(want), "{path}: {text}");
+    }
+}
