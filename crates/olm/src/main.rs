@@ -5,6 +5,7 @@ mod bundle;
 mod catalog;
 mod catalog_graph;
 mod catalog_template;
+mod catalogd;
 mod dev;
 mod image;
 mod output;
@@ -29,6 +30,8 @@ enum Cli {
     /// Build, push and pull catalog and bundle images.
     #[command(subcommand)]
     Image(image::Command),
+    /// Serve ClusterCatalogs: pull catalog images and serve their content over HTTP.
+    Catalogd(catalogd::Args),
     /// Check and render registry+v1 bundles.
     #[command(subcommand)]
     Bundle(bundle::Command),
@@ -45,6 +48,7 @@ fn main() -> ExitCode {
         Cli::Dev(cmd) => dev::run(cmd),
         Cli::Image(cmd) => image::run(cmd),
         Cli::Resolve(args) => resolve::run(args),
+        Cli::Catalogd(args) => catalogd::run(args),
         Cli::Bundle(cmd) => bundle::run(cmd),
         Cli::Crd(cmd) => bundle::run_crd(cmd),
     };
