@@ -7,8 +7,13 @@
 //! second, and stops everything on SIGTERM (sent by `olm dev down`). Component processes die with
 //! the supervisor even if it is killed, so no orphaned apiserver outlives it.
 //!
+//! Once the control plane is up, the supervisor applies the OLM v1 CRDs and runs the catalog
+//! server (`olm-catalogd`) in its own process, on a loopback port that it also writes into each
+//! ClusterCatalog's `status.urls.base`, so catalog URLs work from the host as they are.
+//!
 //! Everything lives in `~/.cache/olm/dev/` (or `$OLM_CACHE_DIR/dev`): `state.json`, a stable
-//! `kubeconfig` path, `supervisor.log`, the control plane's work folder and the registry storage.
+//! `kubeconfig` path, `supervisor.log`, the control plane's work folder, the registry storage and
+//! the catalog server's content (`catalogd/`).
 
 use std::fs;
 use std::os::unix::process::CommandExt;
@@ -17,6 +22,8 @@ use std::process::{Command as Process, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, Patch, PatchParams};
 use olm_testenv::registry::{DetachedRegistry, Registry};
 use olm_testenv::{ControlPlane, Options};
 use serde::{Deserialize, Serialize};
@@ -28,14 +35,25 @@ const SUPERVISE: &str = "__supervise";
 /// own readiness timeout so that its error (with log tails) is what the user sees.
 const UP_TIMEOUT: Duration = Duration::from_secs(150);
 
+/// How long the supervisor waits for the applied CRDs to be served.
+const CRD_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How long the catalog server gets to finish its requests and stop on `olm dev down`.
+const CATALOGD_STOP_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Field manager of the CRDs `olm dev up` applies.
+const FIELD_MANAGER: &str = "olm-dev";
+
 #[derive(clap::Subcommand)]
 pub enum Command {
     /// Start a local control plane (etcd, kube-apiserver, controller manager, scheduler, kwok with
-    /// one fake node) and a local registry in the background.
+    /// one fake node), a local registry and the catalog server (with the OLM v1 CRDs applied) in
+    /// the background.
     Up,
     /// Stop everything `olm dev up` started.
     Down,
-    /// Print the API server URL, the kubeconfig path and the registry address.
+    /// Print the API server URL, the kubeconfig path, the registry address and the catalog
+    /// server URL.
     Status,
     /// Print only the path of the admin kubeconfig, e.g. for `kubectl --kubeconfig "$(olm dev kubeconfig)"`.
     Kubeconfig,
@@ -62,6 +80,9 @@ struct State {
     server: String,
     kubeconfig: PathBuf,
     registry: Option<String>,
+    /// Base URL of the catalog server (absent in states written before it was run).
+    #[serde(default)]
+    catalogd: Option<String>,
     work_dir: PathBuf,
     startup_seconds: f64,
 }
@@ -280,6 +301,9 @@ fn print_status(state: &State) {
     if let Some(registry) = &state.registry {
         println!("registry: {registry}");
     }
+    if let Some(catalogd) = &state.catalogd {
+        println!("catalogd: {catalogd}");
+    }
 }
 
 fn signal(pid: u32, sig: libc::c_int) -> anyhow::Result<()> {
@@ -344,11 +368,20 @@ async fn supervise_async(paths: &Paths) -> anyhow::Result<ExitCode> {
     fs::copy(plane.kubeconfig_path(), &paths.kubeconfig)
         .with_context(|| format!("writing {}", paths.kubeconfig.display()))?;
 
+    let client = plane.client();
+    tokio::select! {
+        applied = apply_crds(&client) => applied?,
+        _ = term.recv() => return Ok(ExitCode::SUCCESS),
+        _ = int.recv() => return Ok(ExitCode::SUCCESS),
+    }
+    let mut catalogd = Catalogd::start(client, paths.dir.join("catalogd")).await?;
+
     let state = State {
         supervisor_pid: std::process::id(),
         server: plane.server_url().to_owned(),
         kubeconfig: paths.kubeconfig.clone(),
         registry: Some(registry.addr.to_string()),
+        catalogd: Some(catalogd.base_url()),
         work_dir: plane.work_dir().to_owned(),
         startup_seconds: plane.startup_time().as_secs_f64(),
     };
@@ -378,11 +411,130 @@ async fn supervise_async(paths: &Paths) -> anyhow::Result<ExitCode> {
                     bail!("the registry stopped; see {}", registry.log_path().display());
                 }
             }
+            stopped = &mut catalogd.task => {
+                return match stopped {
+                    Ok(Ok(())) => Err(anyhow::anyhow!("the catalog server stopped")),
+                    Ok(Err(err)) => Err(err).context("the catalog server stopped"),
+                    Err(err) => Err(err).context("the catalog server stopped"),
+                };
+            }
         }
     }
     println!("olm dev: stopping");
+    // Before the control plane, so the controller does not spend its last moments retrying a
+    // vanished API server.
+    catalogd.stop().await;
     drop(plane);
     Ok(ExitCode::SUCCESS)
+}
+
+/// Applies every OLM v1 CRD (server-side, so a re-run or a newer binary updates them) and waits
+/// until the API server serves them, so the catalog server's first watch finds its kind.
+async fn apply_crds(client: &kube::Client) -> anyhow::Result<()> {
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let params = PatchParams::apply(FIELD_MANAGER).force();
+    for crd in olm_api::crds() {
+        crds.patch(&crd.name, &params, &Patch::Apply(&crd.value))
+            .await
+            .with_context(|| format!("applying the {} CRD", crd.name))?;
+    }
+    let deadline = Instant::now() + CRD_TIMEOUT;
+    for crd in olm_api::crds() {
+        loop {
+            let current = crds
+                .get(&crd.name)
+                .await
+                .with_context(|| format!("reading the {} CRD", crd.name))?;
+            let established = current
+                .status
+                .and_then(|s| s.conditions)
+                .unwrap_or_default()
+                .iter()
+                .any(|c| c.type_ == "Established" && c.status == "True");
+            if established {
+                break;
+            }
+            if Instant::now() > deadline {
+                bail!(
+                    "the {} CRD was not Established after {CRD_TIMEOUT:?}",
+                    crd.name
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+    Ok(())
+}
+
+/// The catalog server, run as a task of the supervisor.
+struct Catalogd {
+    addr: std::net::SocketAddr,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<Result<(), olm_catalogd::run::RunError>>,
+}
+
+impl Catalogd {
+    /// Serves on free loopback ports: catalogs on one, probes and metrics on another. The catalog
+    /// port is also the external address, so `status.urls.base` is reachable from the host. No
+    /// admission webhook (the API server only calls webhooks over HTTPS, and a dev certificate
+    /// would have to be trusted by it); the controller labels each catalog itself instead.
+    async fn start(client: kube::Client, cache_dir: PathBuf) -> anyhow::Result<Catalogd> {
+        olm_image::install_crypto_provider();
+        fs::create_dir_all(&cache_dir)
+            .with_context(|| format!("creating {}", cache_dir.display()))?;
+        let catalogs = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .context("listening for the catalog server")?;
+        let probes = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .context("listening for the catalog server's probes")?;
+        let addr = catalogs.local_addr()?;
+        println!(
+            "olm dev: catalog server on http://{addr}, probes on http://{}, content in {}",
+            probes.local_addr()?,
+            cache_dir.display()
+        );
+        let options = olm_catalogd::Options {
+            cache_dir,
+            external_address: Some(addr.to_string()),
+            images: olm_image::ClientOptions {
+                auth: olm_image::AuthConfig::load_default()?,
+                ..olm_image::ClientOptions::default()
+            },
+            ..olm_catalogd::Options::default()
+        };
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(olm_catalogd::run(
+            options,
+            client,
+            catalogs,
+            Some(probes),
+            async move {
+                let _ = stopped.await;
+            },
+        ));
+        Ok(Catalogd {
+            addr,
+            stop: Some(stop),
+            task,
+        })
+    }
+
+    fn base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    async fn stop(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if tokio::time::timeout(CATALOGD_STOP_TIMEOUT, &mut self.task)
+            .await
+            .is_err()
+        {
+            self.task.abort();
+        }
+    }
 }
 
 #[cfg(test)]
@@ -402,6 +554,7 @@ mod tests {
             server: "https://127.0.0.1:1".into(),
             kubeconfig: PathBuf::from("/x/kubeconfig"),
             registry: Some("127.0.0.1:2".into()),
+            catalogd: Some("http://127.0.0.1:3".into()),
             work_dir: PathBuf::from("/x/w"),
             startup_seconds: 1.5,
         };
@@ -409,6 +562,15 @@ mod tests {
         let back: State = serde_json::from_str(&text).expect("deserialize");
         assert_eq!(back.server, state.server);
         assert_eq!(back.registry, state.registry);
+        assert_eq!(back.catalogd, state.catalogd);
+    }
+
+    #[test]
+    fn a_state_without_catalogd_still_reads() {
+        let text = r#"{"supervisor_pid":1,"server":"https://127.0.0.1:1",
+            "kubeconfig":"/x/kubeconfig","registry":null,"work_dir":"/x/w","startup_seconds":1.0}"#;
+        let state: State = serde_json::from_str(text).expect("deserialize");
+        assert_eq!(state.catalogd, None);
     }
 
     #[test]
