@@ -390,6 +390,9 @@ fn load_bytes_inner(bytes: &[u8], name: &str, opts: &LoadOptions) -> Result<Vec<
 fn load_json_stream(text: &str, name: &str, opts: &LoadOptions) -> Result<Vec<Blob>, LoadError> {
     let mut out = Vec::new();
     let mut stream = serde_json::Deserializer::from_str(text).into_iter::<TopDoc>();
+    // Line numbers are counted incrementally: counting from the start of the file for every
+    // document would make one large JSON file quadratic to load.
+    let (mut counted_to, mut line) = (0usize, 1usize);
     loop {
         let offset = stream.byte_offset();
         match stream.next() {
@@ -397,8 +400,9 @@ fn load_json_stream(text: &str, name: &str, opts: &LoadOptions) -> Result<Vec<Bl
             Some(Err(e)) => return Err(LoadError::parse(name, e.line(), json_msg(&e))),
             Some(Ok(doc)) => {
                 let skipped = text[offset..].len() - text[offset..].trim_start().len();
-                let line =
-                    1 + memchr::memchr_iter(b'\n', &text.as_bytes()[..offset + skipped]).count();
+                let start = offset + skipped;
+                line += memchr::memchr_iter(b'\n', &text.as_bytes()[counted_to..start]).count();
+                counted_to = start;
                 out.push(to_blob(doc, name, line, opts)?);
             }
         }

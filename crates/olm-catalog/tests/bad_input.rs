@@ -56,6 +56,22 @@ fn malformed_json_names_file_and_line() {
     assert!(msg.contains("expected value"), "{msg}");
 }
 
+/// A document's line in a JSON stream is counted across every document before it.
+#[test]
+fn json_stream_errors_name_the_line_of_a_late_document() {
+    let mut text = String::new();
+    for i in 0..50 {
+        text.push_str(&format!(
+            "{{\"schema\": \"olm.package\",\n \"name\": \"p{i}\"}}\n\n"
+        ));
+    }
+    text.push_str("  [1, 2]\n");
+    let d = dir_with(&[("big.json", &text)]);
+    let (_, line, msg) = parse_err(d.path());
+    assert_eq!(line, 151);
+    assert!(msg.contains("cannot unmarshal array"), "{msg}");
+}
+
 #[test]
 fn duplicate_keys_are_errors() {
     let d = dir_with(&[("c.yaml", "schema: olm.package\nname: foo\nname: bar\n")]);
