@@ -1,25 +1,15 @@
 //! `olm bundle render|validate` and `olm crd diff` through the binary, against upstream's
 //! regression outputs.
 
-use std::process::Command;
+mod common;
+
+use common::olm;
 
 const REG: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/../../../shared/data/upstream-regression"
 );
 const BUNDLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/bundles");
-
-fn olm(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_olm"))
-        .args(args)
-        .output()
-        .expect("olm runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
-}
 
 /// The YAML stream `olm bundle render` prints is upstream's objects, one document each, in its
 /// file order.
@@ -50,7 +40,11 @@ fn render_matches_upstream_regression_outputs() {
         if let Some(c) = &config_arg {
             args.extend(["--config", c]);
         }
-        let (code, out, err) = olm(&args);
+        let common::Run {
+            code,
+            stdout: out,
+            stderr: err,
+        } = olm(&args);
         assert_eq!(code, 0, "{case}: {err}");
         let dir = format!("{REG}/expected-manifests/argocd-operator.v0.6.0/{case}");
         let mut files: Vec<_> = std::fs::read_dir(&dir)
@@ -76,7 +70,11 @@ fn render_matches_upstream_regression_outputs() {
 #[test]
 fn render_reports_configuration_errors() {
     let bundle = format!("{REG}/bundles/argocd-operator.v0.6.0");
-    let (code, _, err) = olm(&[
+    let common::Run {
+        code,
+        stdout: _,
+        stderr: err,
+    } = olm(&[
         "bundle",
         "render",
         &bundle,
@@ -87,7 +85,11 @@ fn render_reports_configuration_errors() {
     ]);
     assert_eq!(code, 1);
     assert!(err.starts_with("Error: "), "{err}");
-    let (code, _, err) = olm(&[
+    let common::Run {
+        code,
+        stdout: _,
+        stderr: err,
+    } = olm(&[
         "bundle",
         "render",
         "/does/not/exist",
@@ -100,7 +102,11 @@ fn render_reports_configuration_errors() {
 
 #[test]
 fn validate_and_crd_diff_exit_codes() {
-    let (code, _, err) = olm(&[
+    let common::Run {
+        code,
+        stdout: _,
+        stderr: err,
+    } = olm(&[
         "bundle",
         "validate",
         &format!("{REG}/bundles/argocd-operator.v0.6.0"),
@@ -123,14 +129,22 @@ fn validate_and_crd_diff_exit_codes() {
         crd("koku-metrics-operator", "0.9.4", kind),
         crd("koku-metrics-operator", "0.9.5", kind),
     );
-    let (code, out, err) = olm(&["crd", "diff", old.to_str().unwrap(), new.to_str().unwrap()]);
+    let common::Run {
+        code,
+        stdout: out,
+        stderr: err,
+    } = olm(&["crd", "diff", old.to_str().unwrap(), new.to_str().unwrap()]);
     assert_eq!(code, 0, "{out}{err}");
     let kind = "servicedomaininfras.mercury.redhat.io";
     let (old, new) = (
         crd("mercury-operator", "1.0.1", kind),
         crd("mercury-operator", "1.0.2", kind),
     );
-    let (code, out, _) = olm(&["crd", "diff", old.to_str().unwrap(), new.to_str().unwrap()]);
+    let common::Run {
+        code,
+        stdout: out,
+        stderr: _,
+    } = olm(&["crd", "diff", old.to_str().unwrap(), new.to_str().unwrap()]);
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("existingFieldRemoval: removed field"), "{out}");
 }

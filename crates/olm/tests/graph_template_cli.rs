@@ -1,26 +1,19 @@
 //! `olm catalog graph`, `olm catalog template` and rendering of bundle directories and images,
 //! end to end through the binary.
 
-use std::process::Command;
+mod common;
 
-const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data");
-
-fn olm(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_olm"))
-        .args(args)
-        .output()
-        .expect("olm runs");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
-}
+use common::{DATA, olm};
 
 #[test]
 fn graph_formats() {
     let catalog = format!("{DATA}/catalogs/community-v4.21");
-    let (ok, out, err) = olm(&["catalog", "graph", &catalog, "-p", "cat-facts-operator"]);
+    let common::Run {
+        code: ok_code,
+        stdout: out,
+        stderr: err,
+    } = olm(&["catalog", "graph", &catalog, "-p", "cat-facts-operator"]);
+    let ok = ok_code == 0;
     assert!(ok, "{err}");
     assert!(out.starts_with("graph LR\n  classDef deprecated fill:#E8960F\n"));
     assert!(out.contains(
@@ -30,7 +23,11 @@ fn graph_formats() {
         !out.contains("%% package \"infinispan\""),
         "-p keeps one package"
     );
-    let (ok, svg, _) = olm(&[
+    let common::Run {
+        code: ok_code,
+        stdout: svg,
+        stderr: _,
+    } = olm(&[
         "catalog",
         "graph",
         &catalog,
@@ -39,8 +36,13 @@ fn graph_formats() {
         "--format",
         "svg",
     ]);
+    let ok = ok_code == 0;
     assert!(ok && svg.starts_with("<svg ") && svg.trim_end().ends_with("</svg>"));
-    let (ok, dot, _) = olm(&[
+    let common::Run {
+        code: ok_code,
+        stdout: dot,
+        stderr: _,
+    } = olm(&[
         "catalog",
         "graph",
         &catalog,
@@ -49,8 +51,14 @@ fn graph_formats() {
         "--format",
         "dot",
     ]);
+    let ok = ok_code == 0;
     assert!(ok && dot.starts_with("digraph upgrades {"));
-    let (ok, _, err) = olm(&["catalog", "graph", &catalog, "--minimum-edge", "nope"]);
+    let common::Run {
+        code: ok_code,
+        stdout: _,
+        stderr: err,
+    } = olm(&["catalog", "graph", &catalog, "--minimum-edge", "nope"]);
+    let ok = ok_code == 0;
     assert!(!ok);
     assert!(err.contains("unknown minimum edge name: \"nope\""), "{err}");
 }
@@ -75,7 +83,11 @@ fn templates_render_to_their_committed_catalogs() {
             })
             .unwrap();
         let committed_str = committed.to_str().unwrap();
-        let (ok, out, err) = olm(&[
+        let common::Run {
+            code: ok_code,
+            stdout: out,
+            stderr: err,
+        } = olm(&[
             "catalog",
             "template",
             &format!("{dir}/{template}"),
@@ -84,6 +96,7 @@ fn templates_render_to_their_committed_catalogs() {
             "-o",
             "yaml",
         ]);
+        let ok = ok_code == 0;
         assert!(ok, "{pkg}: {err}");
         assert_eq!(out, std::fs::read_to_string(&committed).unwrap(), "{pkg}");
     }
@@ -91,13 +104,23 @@ fn templates_render_to_their_committed_catalogs() {
 
 #[test]
 fn template_errors_use_opm_wording() {
-    let (ok, _, err) = olm(&["catalog", "template", "nope", "/does/not/exist"]);
+    let common::Run {
+        code: ok_code,
+        stdout: _,
+        stderr: err,
+    } = olm(&["catalog", "template", "nope", "/does/not/exist"]);
+    let ok = ok_code == 0;
     assert!(!ok);
     assert!(
         err.contains("invalid template type \"nope\", must be one of: [basic semver substitutes]"),
         "{err}"
     );
-    let (ok, _, err) = olm(&["catalog", "template", "/does/not/exist.yaml"]);
+    let common::Run {
+        code: ok_code,
+        stdout: _,
+        stderr: err,
+    } = olm(&["catalog", "template", "/does/not/exist.yaml"]);
+    let ok = ok_code == 0;
     assert!(!ok);
     assert!(
         err.contains("unable to open \"/does/not/exist.yaml\""),
@@ -112,7 +135,12 @@ fn template_bundles_come_from_a_registry() {
         .expect("docker-registry starts (scripts/setup.sh installs it)");
     let bundle = format!("{DATA}/bundles/etcd/0.9.4");
     let image = format!("{}/bundles/etcd:0.9.4", registry.addr());
-    let (ok, _, err) = olm(&["image", "push-bundle", &bundle, &image]);
+    let common::Run {
+        code: ok_code,
+        stdout: _,
+        stderr: err,
+    } = olm(&["image", "push-bundle", &bundle, &image]);
+    let ok = ok_code == 0;
     assert!(ok, "{err}");
     let template = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(
@@ -122,7 +150,11 @@ fn template_bundles_come_from_a_registry() {
         ),
     )
     .unwrap();
-    let (ok, out, err) = olm(&[
+    let common::Run {
+        code: ok_code,
+        stdout: out,
+        stderr: err,
+    } = olm(&[
         "catalog",
         "template",
         "basic",
@@ -130,12 +162,18 @@ fn template_bundles_come_from_a_registry() {
         "-o",
         "yaml",
     ]);
+    let ok = ok_code == 0;
     assert!(ok, "{err}");
     assert!(out.contains(&format!("image: {image}\n")));
     assert!(out.contains("name: etcdoperator.v0.9.4\n"));
     // The same bundle rendered from its directory carries the same properties; the image adds
     // itself to relatedImages, as opm does.
-    let (ok, from_dir, err) = olm(&["catalog", "render", &bundle, "-o", "yaml"]);
+    let common::Run {
+        code: ok_code,
+        stdout: from_dir,
+        stderr: err,
+    } = olm(&["catalog", "render", &bundle, "-o", "yaml"]);
+    let ok = ok_code == 0;
     assert!(ok, "{err}");
     let properties =
         |s: &str| s[s.find("properties:").unwrap()..s.find("relatedImages:").unwrap()].to_owned();

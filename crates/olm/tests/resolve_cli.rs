@@ -1,18 +1,8 @@
 //! `olm resolve` end to end on the real community catalog.
 
-use std::process::Command;
+mod common;
 
-fn olm(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_olm"))
-        .args(args)
-        .output()
-        .expect("olm runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
-}
+use common::olm;
 
 const CATALOG: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -22,7 +12,11 @@ const CATALOG: &str = concat!(
 #[test]
 fn resolves_and_explains() {
     let spec = format!("community={CATALOG}");
-    let (code, out, err) = olm(&[
+    let common::Run {
+        code,
+        stdout: out,
+        stderr: err,
+    } = olm(&[
         "resolve",
         "--catalog",
         &spec,
@@ -47,7 +41,11 @@ fn resolves_and_explains() {
 #[test]
 fn ambiguity_fails_with_exit_code_1() {
     let (a, b) = (format!("a={CATALOG}"), format!("b={CATALOG},priority=0"));
-    let (code, _, err) = olm(&[
+    let common::Run {
+        code,
+        stdout: _,
+        stderr: err,
+    } = olm(&[
         "resolve",
         "--catalog",
         &a,
@@ -64,7 +62,11 @@ fn ambiguity_fails_with_exit_code_1() {
         "{err}"
     );
     let b = format!("b={CATALOG},priority=1");
-    let (code, out, _) = olm(&[
+    let common::Run {
+        code,
+        stdout: out,
+        stderr: _,
+    } = olm(&[
         "resolve",
         "--catalog",
         &a,
@@ -81,11 +83,19 @@ fn ambiguity_fails_with_exit_code_1() {
 
 #[test]
 fn bad_arguments_are_reported() {
-    let (code, _, err) = olm(&["resolve", "--catalog", "nopath", "--package", "x"]);
+    let common::Run {
+        code,
+        stdout: _,
+        stderr: err,
+    } = olm(&["resolve", "--catalog", "nopath", "--package", "x"]);
     assert_eq!(code, 1);
     assert!(err.contains("expected NAME=REF"), "{err}");
     let spec = format!("community={CATALOG}");
-    let (code, _, err) = olm(&[
+    let common::Run {
+        code,
+        stdout: _,
+        stderr: err,
+    } = olm(&[
         "resolve",
         "--catalog",
         &spec,
