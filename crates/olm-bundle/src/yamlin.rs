@@ -3,14 +3,20 @@
 //! octal, `1_000` is an integer; as keys too, so `y:` becomes `"true"`), timestamps stay strings,
 //! map keys become strings, merge keys (`<<`) apply, and a repeated key keeps its last value.
 //!
-//! Values are built straight from the parser's events. Decoding YAML is most of the cost of
-//! reading a bundle, and skipping a generic deserialisation layer makes it about twice as fast;
-//! a differential test keeps the result equal to serde-saphyr's on every data manifest.
+//! Decoding YAML is most of the cost of reading a bundle. Nearly all manifests are plain block
+//! YAML, which a line-based fast path (`yamlfast.rs`) reads straight into values; anything it does
+//! not handle goes to the full parser, whose values are built straight from granit-parser's
+//! events (skipping a generic deserialisation layer makes that about twice as fast). Tests keep
+//! the fast path equal to the full parser (on every data manifest and on generated YAML), and the
+//! result equal to serde-saphyr's on every data manifest.
 
 use std::collections::HashMap;
 
 use granit_parser::{Event, Parser, ScalarStyle};
 use serde_json::{Map, Number, Value};
+
+#[path = "yamlfast.rs"]
+mod fast;
 
 /// Upper bound on nodes copied through aliases, so a "billion laughs" document fails instead of
 /// exhausting memory.
@@ -31,6 +37,14 @@ enum Frame {
 
 /// Every non-empty document of `text`.
 pub fn parse_documents(text: &str) -> Result<Vec<Value>, String> {
+    if let Some(docs) = fast::parse_documents(text) {
+        return Ok(docs);
+    }
+    parse_events(text)
+}
+
+/// The full parser: every YAML construct, and every error message.
+fn parse_events(text: &str) -> Result<Vec<Value>, String> {
     let mut docs = Vec::new();
     let mut stack: Vec<Frame> = Vec::new();
     let mut anchors: HashMap<usize, Value> = HashMap::new();
@@ -295,7 +309,176 @@ fn go_parse_int(s: &str) -> Option<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
     use serde_json::json;
+
+    const PIECES: &[&str] = &[
+        "a:",
+        "b: ",
+        "k: v",
+        "- ",
+        "-",
+        "x",
+        "y z",
+        "'q'",
+        "'it''s",
+        "\"d\\n\"",
+        "\"",
+        "'",
+        "|",
+        "|-",
+        "|+",
+        "|2",
+        ">",
+        "#c",
+        " #c",
+        "{}",
+        "[]",
+        "{a: 1}",
+        "1",
+        "0x1F",
+        "012",
+        "1.5",
+        "yes",
+        "~",
+        "---",
+        "...",
+        "\t",
+        ":",
+        " ",
+        "  ",
+        "\\",
+        "\u{a0}",
+        "&a ",
+        "*a",
+        "!!str ",
+        "<<: ",
+        "? ",
+        "1e3",
+        ".nan",
+        "2020-01-01",
+        "\"x\\ ",
+        "\\t\"",
+        "é",
+        "%",
+        "@",
+        "\"a",
+        "b\"",
+        "'a",
+        "b'",
+        "-a: ",
+        ":x: ",
+        "x:y",
+        "- a: ",
+        "- - ",
+        "\\ ",
+        "'''",
+        "a #b",
+        "[a]: ",
+        "?a: ",
+        "\u{2000}",
+        "\u{85}",
+        "\"\\x41\"",
+        "\"\\",
+        "y: ",
+        "0: ",
+        "1.0: ",
+        "~: ",
+        "~",
+    ];
+
+    fn yamlish() -> impl Strategy<Value = String> {
+        prop::collection::vec(
+            (
+                0usize..5,
+                prop::collection::vec(prop::sample::select(PIECES), 0..4),
+            ),
+            0..8,
+        )
+        .prop_map(|lines| {
+            let mut s = String::new();
+            for (indent, parts) in lines {
+                s.push_str(&" ".repeat(indent));
+                for p in parts {
+                    s.push_str(p);
+                }
+                s.push('\n');
+            }
+            s
+        })
+    }
+
+    /// On every data manifest the fast path gives exactly the full parser's values (number
+    /// types included), and it takes almost all of the bytes.
+    #[test]
+    fn fast_path_on_every_data_file() {
+        fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+            for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    walk(&p, out);
+                } else if p.extension().is_some_and(|x| x == "yaml" || x == "yml") {
+                    out.push(p);
+                }
+            }
+        }
+        let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data");
+        let mut files = Vec::new();
+        walk(&data.join("bundles"), &mut files);
+        walk(&data.join("upstream-regression"), &mut files);
+        assert!(files.len() > 700, "{} files", files.len());
+        let (mut fast_bytes, mut total) = (0, 0);
+        for f in &files {
+            let text = std::fs::read_to_string(f).unwrap();
+            total += text.len();
+            if let Some(v) = fast::parse_documents(&text) {
+                fast_bytes += text.len();
+                assert_eq!(Ok(v), parse_events(&text), "{}", f.display());
+            }
+        }
+        assert!(
+            fast_bytes * 100 >= total * 93,
+            "only {fast_bytes} of {total} bytes took the fast path"
+        );
+    }
+
+    /// Cases where an earlier version of the fast path went wrong.
+    #[test]
+    fn fast_path_edge_cases() {
+        for text in [
+            "1<<: - \n",
+            "b: \t\n - \n",
+            "1<<: 1e3\n - #c\n 1\n",
+            "y: 'q'#c\n",
+            "y: \"\\\n\n \\t\"\n",
+            "a: \"x\\t\n  \\ \"\n",
+            "a: \u{2000}\n",
+            "k: v\n \t #c\n",
+        ] {
+            if let Some(fast) = fast::parse_documents(text) {
+                assert_eq!(Ok(fast), parse_events(text), "{text:?}");
+            }
+        }
+        let deep: String = (0..150).map(|i| format!("{}a:\n", " ".repeat(i))).collect();
+        assert!(fast::parse_documents(&deep).is_none());
+        assert_eq!(parse_documents(&deep), parse_events(&deep));
+        for s in ["A0®\t  ", "\u{2000}", " x\t\ny ", "a\\b\t\n\n c"] {
+            let v = json!({ "k": s });
+            assert_eq!(parse_documents(&crate::goyaml::to_yaml(&v)).unwrap()[0], v);
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4000))]
+
+        /// Whatever the fast path accepts, the full parser accepts with the same values.
+        #[test]
+        fn fast_path_agrees_with_the_full_parser(text in yamlish()) {
+            if let Some(fast) = fast::parse_documents(&text) {
+                prop_assert_eq!(Ok(fast), parse_events(&text), "{:?}", text);
+            }
+        }
+    }
 
     #[test]
     fn yaml_1_1_scalars_like_go() {
