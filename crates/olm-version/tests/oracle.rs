@@ -88,6 +88,27 @@ impl Failures {
         }
     }
 
+    /// Checks a parse outcome against the table: what it prints when it parsed (`want_ok`), the
+    /// error text when it did not (`want_err`).
+    fn outcome<T: ToString, E: ToString>(
+        &mut self,
+        what: &str,
+        got: &Result<T, E>,
+        want_ok: &Option<String>,
+        want_err: &Option<String>,
+    ) {
+        self.check(
+            what,
+            got.as_ref().ok().map(ToString::to_string),
+            want_ok.clone(),
+        );
+        self.check(
+            &format!("{what} error"),
+            got.as_ref().err().map(ToString::to_string),
+            want_err.clone(),
+        );
+    }
+
     fn assert_none(self, total: usize) {
         assert!(
             self.0.is_empty(),
@@ -104,16 +125,7 @@ fn masterminds_versions() {
     let mut f = Failures::default();
     for c in &t.masterminds_versions {
         let got = masterminds::Version::parse(&c.input);
-        f.check(
-            &format!("parse {:?}", c.input),
-            got.as_ref().map(ToString::to_string).ok(),
-            c.parsed.clone(),
-        );
-        f.check(
-            &format!("parse error {:?}", c.input),
-            got.err().map(|e| e.to_string()),
-            c.error.clone(),
-        );
+        f.outcome(&format!("parse {:?}", c.input), &got, &c.parsed, &c.error);
         let strict = masterminds::Version::parse_strict(&c.input);
         f.check(
             &format!("strict {:?}", c.input),
@@ -153,17 +165,8 @@ fn masterminds_constraints() {
         total += 1;
         let parsed = masterminds::Constraints::parse(&c.constraint);
         let name = format!("{:?}", c.constraint);
-        f.check(
-            &format!("error {name}"),
-            parsed.as_ref().err().map(ToString::to_string),
-            c.error.clone(),
-        );
+        f.outcome(&name, &parsed, &c.string, &c.error);
         let Ok(cs) = parsed else { continue };
-        f.check(
-            &format!("display {name}"),
-            Some(cs.to_string()),
-            c.string.clone(),
-        );
         for check in c.checks.iter().flatten() {
             total += 1;
             let v = masterminds::Version::parse(&check.version).unwrap();
@@ -208,26 +211,13 @@ fn blang_versions() {
     let mut f = Failures::default();
     for c in &t.blang_versions {
         let got = blang::Version::parse(&c.input);
-        f.check(
-            &format!("parse {:?}", c.input),
-            got.as_ref().map(ToString::to_string).ok(),
-            c.parsed.clone(),
-        );
-        f.check(
-            &format!("parse error {:?}", c.input),
-            got.err().map(|e| e.to_string()),
-            c.error.clone(),
-        );
+        f.outcome(&format!("parse {:?}", c.input), &got, &c.parsed, &c.error);
         let tol = blang::Version::parse_tolerant(&c.input);
-        f.check(
+        f.outcome(
             &format!("tolerant {:?}", c.input),
-            tol.as_ref().map(ToString::to_string).ok(),
-            c.tolerant.clone(),
-        );
-        f.check(
-            &format!("tolerant error {:?}", c.input),
-            tol.err().map(|e| e.to_string()),
-            c.tolerant_error.clone(),
+            &tol,
+            &c.tolerant,
+            &c.tolerant_error,
         );
     }
     f.assert_none(t.blang_versions.len());
