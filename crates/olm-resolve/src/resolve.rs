@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use olm_version::{VersionRelease, blang, masterminds};
 
 use crate::error::ResolveError;
-use crate::index::{BundleInfo, ContentIndex, Deprecations, PackageIndex};
+use crate::index::{BundleInfo, ChannelInfo, ContentIndex, Deprecations, PackageIndex};
 use crate::selector::LabelSelector;
 
 /// Whether a catalog takes part in resolution (`spec.availabilityMode`).
@@ -156,9 +156,9 @@ pub fn resolve(
         deprecations: Some(Box::new(deprecations.clone())),
     };
 
-    let installed = match &req.installed {
+    let successors = match &req.installed {
         Some(i) if req.policy == UpgradeConstraintPolicy::CatalogProvided => {
-            Some(installed_edges(i).map_err(fail)?)
+            Some(Successors::of(i).map_err(fail)?)
         }
         _ => None,
     };
@@ -190,37 +190,20 @@ pub fn resolve(
             ));
             continue;
         }
-        if let Some((inst, inst_version)) = &installed {
-            let same = b.version.as_ref().is_ok_and(|v| v == inst);
-            let edge = channels.iter().flat_map(|c| &c.entries).any(|e| {
-                e.name == b.name
-                    && (e.replaces == req.installed.as_ref().map_or("", |i| i.name.as_str())
-                        || e.skips.iter().any(|s| {
-                            Some(s.as_str()) == req.installed.as_ref().map(|i| i.name.as_str())
-                        })
-                        || e.skip_range
-                            .as_ref()
-                            .zip(inst_version.as_ref())
-                            .is_some_and(|(r, v)| r.matches(v)))
-            });
-            if !same && !edge {
-                note(format!(
-                    "bundle {:?}: not an upgrade edge from the installed bundle",
-                    b.name
-                ));
-                continue;
-            }
+        if let Some(successors) = &successors
+            && !successors.admits(b, &channels)
+        {
+            note(format!(
+                "bundle {:?}: not an upgrade edge from the installed bundle",
+                b.name
+            ));
+            continue;
         }
         candidates.push(b);
     }
     candidates.sort_by(|a, b| prefer(a, b, &package.deprecations));
     let Some(winner) = candidates.first() else {
-        return Err(fail(ResolveError::NoBundles {
-            package: req.package.clone(),
-            version: req.version.clone(),
-            channels: req.channels.clone(),
-            installed: req.installed.as_ref().map(|i| i.version.clone()),
-        }));
+        return Err(fail(no_bundles(req)));
     };
     note(format!(
         "candidates in preference order: [{}]",
@@ -292,28 +275,58 @@ fn select_catalog<'c, 'a>(
             }
         }
     }
-    Err(ResolveError::NoBundles {
+    Err(no_bundles(req).into())
+}
+
+/// The no-bundle error for `req`, worded as upstream composes it.
+fn no_bundles(req: &Request) -> ResolveError {
+    ResolveError::NoBundles {
         package: req.package.clone(),
         version: req.version.clone(),
         channels: req.channels.clone(),
         installed: req.installed.as_ref().map(|i| i.version.clone()),
     }
-    .into())
 }
 
-/// The installed bundle's VersionRelease (to stay put) and its version for skip ranges.
-fn installed_edges(
-    i: &Installed,
-) -> Result<(VersionRelease, Option<blang::Version>), ResolveError> {
-    let vr = match &i.release {
-        None => VersionRelease::parse_legacy(&i.version),
-        Some(r) => VersionRelease::parse_explicit(&i.version, r),
+/// What an installed bundle may move to under `CatalogProvided`: itself (same version and
+/// release), or an entry of the considered channels that replaces it, skips it, or whose
+/// `skipRange` contains its version.
+struct Successors<'r> {
+    name: &'r str,
+    version: VersionRelease,
+    /// The installed version for skip ranges; None when blang cannot read it (no range matches).
+    range_version: Option<blang::Version>,
+}
+
+impl<'r> Successors<'r> {
+    fn of(i: &'r Installed) -> Result<Successors<'r>, ResolveError> {
+        let version = match &i.release {
+            None => VersionRelease::parse_legacy(&i.version),
+            Some(r) => VersionRelease::parse_explicit(&i.version, r),
+        }
+        .map_err(|e| ResolveError::InstalledVersion {
+            version: i.version.clone(),
+            message: e.to_string(),
+        })?;
+        Ok(Successors {
+            name: &i.name,
+            version,
+            range_version: blang::Version::parse(&i.version).ok(),
+        })
     }
-    .map_err(|e| ResolveError::InstalledVersion {
-        version: i.version.clone(),
-        message: e.to_string(),
-    })?;
-    Ok((vr, blang::Version::parse(&i.version).ok()))
+
+    fn admits(&self, b: &BundleInfo, channels: &[&ChannelInfo]) -> bool {
+        b.version.as_ref().is_ok_and(|v| *v == self.version)
+            || channels.iter().flat_map(|c| &c.entries).any(|e| {
+                e.name == b.name
+                    && (e.replaces == self.name
+                        || e.skips.iter().any(|s| s == self.name)
+                        || e.skip_range
+                            .as_ref()
+                            .zip(self.range_version.as_ref())
+                            .is_some_and(|(r, v)| r.matches(v)))
+            })
+    }
 }
 
 /// Not deprecated first, then highest version and release; unreadable versions last; then name.
