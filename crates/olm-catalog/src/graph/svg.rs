@@ -80,8 +80,13 @@ pub fn write(drawing: &Drawing) -> String {
         y += 20.0;
         for c in &p.channels {
             let nodes = place(c);
-            let max_span = c.nodes.iter().flat_map(|n| &n.edges).count().min(1);
-            let row_h = NODE_H + 2.0 * ROW_PAD * max_span as f64 + 20.0;
+            // Room for arcs above and below the row only when the channel has edges.
+            let arcs = if c.nodes.iter().any(|n| !n.edges.is_empty()) {
+                2.0 * ROW_PAD
+            } else {
+                0.0
+            };
+            let row_h = NODE_H + arcs + 20.0;
             let cy = y + row_h / 2.0;
             let index: HashMap<&str, &Placed> =
                 nodes.iter().map(|n| (n.name.as_str(), n)).collect();
