@@ -6,6 +6,7 @@
 
 use std::fmt::Write;
 
+pub mod json;
 pub mod yaml;
 
 /// Quotes `s` the way Go's `%q` verb does, so error texts match upstream byte for byte.

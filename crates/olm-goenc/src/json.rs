@@ -1,0 +1,396 @@
+//! Go's `encoding/json`: strings and numbers written byte for byte as `json.Marshal` writes them,
+//! compact values, the kind names its decoder reports, and its error texts.
+//!
+//! Object names (role hashes), canonical catalog blobs and `olm.csv.metadata` values are compared
+//! with upstream's bytes, so every crate writes Go JSON through these functions instead of its
+//! own copy.
+
+use std::fmt::{self, Write};
+
+use serde_json::{Number, Value};
+
+/// Writes `s` as a JSON string the way Go's encoder does with HTML escaping off
+/// (`Encoder.SetEscapeHTML(false)`, as operator-registry writes catalogs): `"` and `\` escaped,
+/// control characters as `\n`, `\r`, `\t`, `\b`, `\f` or `\u00xx`, and U+2028/U+2029 escaped
+/// (Go escapes those two even when HTML escaping is off, for JSONP safety).
+pub fn write_str(out: &mut String, s: &str) {
+    write_str_opts(out, s, false)
+}
+
+/// Like [`write_str`], also escaping `<`, `>` and `&` as `\u003c`, `\u003e`, `\u0026`: what
+/// `json.Marshal` and a default `json.Encoder` write.
+pub fn write_str_html(out: &mut String, s: &str) {
+    write_str_opts(out, s, true)
+}
+
+fn write_str_opts(out: &mut String, s: &str, escape_html: bool) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.push('"');
+    let bytes = s.as_bytes();
+    let mut start = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        let esc: Option<&str> = match b {
+            b'"' => Some("\\\""),
+            b'\\' => Some("\\\\"),
+            b'\n' => Some("\\n"),
+            b'\r' => Some("\\r"),
+            b'\t' => Some("\\t"),
+            0x08 => Some("\\b"),
+            0x0c => Some("\\f"),
+            0..=0x1f => None,
+            b'<' | b'>' | b'&' if escape_html => None,
+            // U+2028 and U+2029 are E2 80 A8 / E2 80 A9 in UTF-8.
+            0xE2 if i + 2 < bytes.len()
+                && bytes[i + 1] == 0x80
+                && (bytes[i + 2] == 0xA8 || bytes[i + 2] == 0xA9) =>
+            {
+                out.push_str(&s[start..i]);
+                out.push_str(if bytes[i + 2] == 0xA8 {
+                    "\\u2028"
+                } else {
+                    "\\u2029"
+                });
+                i += 3;
+                start = i;
+                continue;
+            }
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        out.push_str(&s[start..i]);
+        match esc {
+            Some(e) => out.push_str(e),
+            None => {
+                out.push_str("\\u00");
+                out.push(HEX[(b >> 4) as usize] as char);
+                out.push(HEX[(b & 0xf) as usize] as char);
+            }
+        }
+        i += 1;
+        start = i;
+    }
+    out.push_str(&s[start..]);
+    out.push('"');
+}
+
+/// The error Go's encoder returns for a float JSON cannot represent.
+#[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
+#[error("json: unsupported value: {}", go_float_name(*.0))]
+pub struct UnsupportedValue(pub f64);
+
+fn go_float_name(f: f64) -> &'static str {
+    if f.is_nan() {
+        "NaN"
+    } else if f > 0.0 {
+        "+Inf"
+    } else {
+        "-Inf"
+    }
+}
+
+/// Writes a float as Go's encoder writes a `float64`: shortest round-trip digits, plain notation
+/// for 1e-6 ≤ |f| < 1e21 (and zero), otherwise exponent form like `1e+21` or `1e-7`.
+///
+/// # Errors
+///
+/// NaN and infinities, with Go's text (`json: unsupported value: +Inf`).
+pub fn write_f64(out: &mut String, f: f64) -> Result<(), UnsupportedValue> {
+    if !f.is_finite() {
+        return Err(UnsupportedValue(f));
+    }
+    let abs = f.abs();
+    if abs != 0.0 && !(1e-6..1e21).contains(&abs) {
+        // Rust's `{:e}` gives the shortest digits with a bare exponent (`1.5e21`, `1e-7`). Go writes
+        // `1.5e+21` and `1e-07`, then trims the zero after a minus sign (`1e-7`): so only the `+`
+        // of a positive exponent needs adding.
+        let start = out.len();
+        let _ = write!(out, "{f:e}");
+        if let Some(e) = out[start..].find('e')
+            && !out[start + e + 1..].starts_with('-')
+        {
+            out.insert(start + e + 1, '+');
+        }
+    } else {
+        let _ = write!(out, "{f}");
+    }
+    Ok(())
+}
+
+/// Writes an integer as Go writes any `int` type: plain decimal.
+pub fn write_i64(out: &mut String, v: i64) {
+    let _ = write!(out, "{v}");
+}
+
+/// Writes an unsigned integer as Go writes any `uint` type: plain decimal.
+pub fn write_u64(out: &mut String, v: u64) {
+    let _ = write!(out, "{v}");
+}
+
+/// Writes a decoded JSON number as Go writes it: integers as decimals, others as [`write_f64`].
+///
+/// A `serde_json::Number` is always finite, so no error is possible.
+pub fn write_number(out: &mut String, n: &Number) {
+    if let Some(i) = n.as_i64() {
+        write_i64(out, i);
+    } else if let Some(u) = n.as_u64() {
+        write_u64(out, u);
+    } else if let Some(f) = n.as_f64() {
+        let _ = write_f64(out, f);
+    }
+}
+
+/// Writes `v` compactly as Go's encoder writes it with HTML escaping off, objects in their own key
+/// order (the order of a Go struct's fields when the caller built it so).
+pub fn write_value(out: &mut String, v: &Value) {
+    write_value_opts(out, v, false)
+}
+
+/// Like [`write_value`], with Go's default HTML escaping of `<`, `>` and `&` in strings and keys.
+pub fn write_value_html(out: &mut String, v: &Value) {
+    write_value_opts(out, v, true)
+}
+
+fn write_value_opts(out: &mut String, v: &Value, html: bool) {
+    match v {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => write_number(out, n),
+        Value::String(s) => write_str_opts(out, s, html),
+        Value::Array(a) => {
+            out.push('[');
+            for (i, x) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_value_opts(out, x, html);
+            }
+            out.push(']');
+        }
+        Value::Object(m) => {
+            out.push('{');
+            for (i, (k, x)) in m.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_str_opts(out, k, html);
+                out.push(':');
+                write_value_opts(out, x, html);
+            }
+            out.push('}');
+        }
+    }
+}
+
+/// The kind of a JSON value as Go's decoder names it in its errors (`cannot unmarshal array …`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// `null`.
+    Null,
+    /// `true` or `false`.
+    Bool,
+    /// Any number.
+    Number,
+    /// A string.
+    String,
+    /// An array.
+    Array,
+    /// An object.
+    Object,
+}
+
+impl Kind {
+    /// The kind of `v`.
+    pub fn of(v: &Value) -> Kind {
+        match v {
+            Value::Null => Kind::Null,
+            Value::Bool(_) => Kind::Bool,
+            Value::Number(_) => Kind::Number,
+            Value::String(_) => Kind::String,
+            Value::Array(_) => Kind::Array,
+            Value::Object(_) => Kind::Object,
+        }
+    }
+
+    /// Go's word for the kind.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Null => "null",
+            Kind::Bool => "bool",
+            Kind::Number => "number",
+            Kind::String => "string",
+            Kind::Array => "array",
+            Kind::Object => "object",
+        }
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Go's `*json.UnmarshalTypeError`: a JSON value of the wrong kind for the Go type it was decoded
+/// into. `go_type` is the Go type as `reflect.Type.String()` prints it (`property.Package`,
+/// `[]string`, `map[string]interface {}`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UnmarshalTypeError {
+    /// The value itself had the wrong kind.
+    #[error("json: cannot unmarshal {kind} into Go value of type {go_type}")]
+    Value {
+        /// What the JSON held.
+        kind: Kind,
+        /// What Go wanted.
+        go_type: String,
+    },
+    /// A field of a struct had the wrong kind; `field` is the JSON path below the struct
+    /// (`substitutions.base`).
+    #[error("json: cannot unmarshal {kind} into Go struct field {go_struct}.{field} of type {go_type}")]
+    Field {
+        /// What the JSON held.
+        kind: Kind,
+        /// The struct's unqualified type name (`Package`, `BasicTemplate`).
+        go_struct: String,
+        /// The field's JSON name path.
+        field: String,
+        /// The field's Go type.
+        go_type: String,
+    },
+}
+
+impl UnmarshalTypeError {
+    /// `json: cannot unmarshal <kind> into Go value of type <go_type>`.
+    pub fn value(kind: Kind, go_type: impl Into<String>) -> Self {
+        UnmarshalTypeError::Value {
+            kind,
+            go_type: go_type.into(),
+        }
+    }
+
+    /// `json: cannot unmarshal <kind> into Go struct field <go_struct>.<field> of type <go_type>`.
+    pub fn field(
+        kind: Kind,
+        go_struct: impl Into<String>,
+        field: impl Into<String>,
+        go_type: impl Into<String>,
+    ) -> Self {
+        UnmarshalTypeError::Field {
+            kind,
+            go_struct: go_struct.into(),
+            field: field.into(),
+            go_type: go_type.into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn f64_text(f: f64) -> String {
+        let mut s = String::new();
+        write_f64(&mut s, f).unwrap();
+        s
+    }
+
+    /// Expected texts are what Go's `json.Marshal(float64)` prints (its `floatEncoder`).
+    #[test]
+    fn floats_as_go_writes_them() {
+        let cases = [
+            (1.0, "1"),
+            (1.5, "1.5"),
+            (1e21, "1e+21"),
+            (1.5e21, "1.5e+21"),
+            (1e100, "1e+100"),
+            (1e20, "100000000000000000000"),
+            (1e-7, "1e-7"),
+            (1e-10, "1e-10"),
+            (-2.5e-300, "-2.5e-300"),
+            (0.000001, "0.000001"),
+            (0.0, "0"),
+            (-0.0, "-0"),
+            (123456789012345678901.0, "123456789012345680000"),
+            (1.2345678901234568e22, "1.2345678901234568e+22"),
+        ];
+        for (f, want) in cases {
+            assert_eq!(f64_text(f), want, "{f}");
+        }
+    }
+
+    #[test]
+    fn floats_keep_what_was_written_before() {
+        let mut s = "[1,".to_owned();
+        write_f64(&mut s, 2e22).unwrap();
+        assert_eq!(s, "[1,2e+22");
+    }
+
+    #[test]
+    fn non_finite_floats_fail_with_gos_text() {
+        let mut s = String::new();
+        assert_eq!(
+            write_f64(&mut s, f64::NAN).unwrap_err().to_string(),
+            "json: unsupported value: NaN"
+        );
+        assert_eq!(
+            write_f64(&mut s, f64::INFINITY).unwrap_err().to_string(),
+            "json: unsupported value: +Inf"
+        );
+        assert_eq!(
+            write_f64(&mut s, f64::NEG_INFINITY).unwrap_err().to_string(),
+            "json: unsupported value: -Inf"
+        );
+        assert!(s.is_empty());
+    }
+
+    #[test]
+    fn strings_escape_like_go() {
+        let mut s = String::new();
+        write_str(&mut s, "a\"\\\n\r\t\u{8}\u{c}\u{1}\u{1f}<&>\u{2028}\u{2029}\u{7f}é");
+        assert_eq!(
+            s,
+            r#""a\"\\\n\r\t\b\f\u0001\u001f<&>\u2028\u2029"#.to_owned() + "\u{7f}é\""
+        );
+        let mut h = String::new();
+        write_str_html(&mut h, "<a&b>");
+        assert_eq!(h, r#""\u003ca\u0026b\u003e""#);
+    }
+
+    #[test]
+    fn values_keep_their_order_and_escape_as_asked() {
+        let v = json!({"b": "<a&b>", "a": [1, 2.5, null, true, -3, 18446744073709551615u64], "c": "\u{1}\n"});
+        let mut plain = String::new();
+        write_value(&mut plain, &v);
+        assert_eq!(
+            plain,
+            r#"{"b":"<a&b>","a":[1,2.5,null,true,-3,18446744073709551615],"c":"\u0001\n"}"#
+        );
+        let mut html = String::new();
+        write_value_html(&mut html, &v);
+        assert_eq!(
+            html,
+            r#"{"b":"\u003ca\u0026b\u003e","a":[1,2.5,null,true,-3,18446744073709551615],"c":"\u0001\n"}"#
+        );
+    }
+
+    #[test]
+    fn unmarshal_type_errors_read_as_gos() {
+        assert_eq!(
+            UnmarshalTypeError::value(Kind::of(&json!("x")), "property.Package").to_string(),
+            "json: cannot unmarshal string into Go value of type property.Package"
+        );
+        assert_eq!(
+            UnmarshalTypeError::field(Kind::Number, "Package", "packageName", "string").to_string(),
+            "json: cannot unmarshal number into Go struct field Package.packageName of type string"
+        );
+        let kinds: Vec<&str> = [json!(null), json!(true), json!(1), json!(""), json!([]), json!({})]
+            .iter()
+            .map(|v| Kind::of(v).as_str())
+            .collect();
+        assert_eq!(kinds, ["null", "bool", "number", "string", "array", "object"]);
+    }
+}
