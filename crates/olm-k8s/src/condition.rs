@@ -1,0 +1,406 @@
+//! Typed condition status, and `metav1.Condition` updates that are a pure function of the time
+//! passed in.
+//!
+//! Controllers decide a condition's status, reason and message; [`set_status_condition`] folds
+//! that into the status's list the way apimachinery's `meta.SetStatusCondition` does and says
+//! whether anything changed, so the shell writes status only when it must and tests can pin the
+//! transition time without a clock.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+/// A condition's `status`: the closed set `metav1.ConditionStatus` allows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum ConditionStatus {
+    /// `"True"`.
+    True,
+    /// `"False"`.
+    False,
+    /// `"Unknown"`: the controller cannot tell (yet).
+    Unknown,
+}
+
+impl ConditionStatus {
+    /// The string the API uses.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ConditionStatus::True => "True",
+            ConditionStatus::False => "False",
+            ConditionStatus::Unknown => "Unknown",
+        }
+    }
+}
+
+impl From<bool> for ConditionStatus {
+    fn from(value: bool) -> ConditionStatus {
+        if value {
+            ConditionStatus::True
+        } else {
+            ConditionStatus::False
+        }
+    }
+}
+
+impl fmt::Display for ConditionStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A `status` string that is not one of `True`, `False`, `Unknown` (compared exactly, as the
+/// API server's enum validation and Go's string comparisons do).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("condition status {0:?} is not one of True, False, Unknown")]
+pub struct InvalidConditionStatus(pub String);
+
+impl FromStr for ConditionStatus {
+    type Err = InvalidConditionStatus;
+
+    fn from_str(s: &str) -> Result<ConditionStatus, InvalidConditionStatus> {
+        match s {
+            "True" => Ok(ConditionStatus::True),
+            "False" => Ok(ConditionStatus::False),
+            "Unknown" => Ok(ConditionStatus::Unknown),
+            other => Err(InvalidConditionStatus(other.to_string())),
+        }
+    }
+}
+
+#[cfg(feature = "condition")]
+pub use with_k8s::{ConditionUpdate, find_status_condition, set_status_condition, status_of};
+
+#[cfg(feature = "condition")]
+mod with_k8s {
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+
+    use super::ConditionStatus;
+
+    /// What a controller decided about one condition type.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub struct ConditionUpdate<'a> {
+        /// The condition `type`, e.g. `Progressing`.
+        pub type_: &'a str,
+        /// The new status.
+        pub status: ConditionStatus,
+        /// A CamelCase reason.
+        pub reason: &'a str,
+        /// A human-readable message (may be empty).
+        pub message: &'a str,
+        /// The `metadata.generation` the decision was based on.
+        pub observed_generation: i64,
+    }
+
+    /// `meta.SetStatusCondition` with the clock passed in: sets `update` in `conditions` and
+    /// returns whether anything changed.
+    ///
+    /// 1. No condition of that type yet: one is appended with `lastTransitionTime = now`.
+    /// 2. Otherwise the existing entry is updated in place (the list keeps its order):
+    ///    - `status` differs: status set and `lastTransitionTime = now`;
+    ///    - `reason`, `message`, `observedGeneration` set where they differ.
+    ///
+    /// Guarantees: `lastTransitionTime` moves only when the status does, so a controller that
+    /// re-decides the same status on every reconcile keeps the time it first took it; `false`
+    /// means `conditions` is exactly as it was, so the caller can skip the status write.
+    ///
+    /// Caveats: `metav1.Time` is written with whole seconds, so pass a `now` rounded (or
+    /// truncated) to seconds if the result is compared with what the API server returns.
+    pub fn set_status_condition(
+        conditions: &mut Vec<Condition>,
+        update: ConditionUpdate<'_>,
+        now: &Time,
+    ) -> bool {
+        let status = update.status.as_str();
+        let Some(existing) = conditions.iter_mut().find(|c| c.type_ == update.type_) else {
+            conditions.push(Condition {
+                type_: update.type_.to_string(),
+                status: status.to_string(),
+                reason: update.reason.to_string(),
+                message: update.message.to_string(),
+                observed_generation: Some(update.observed_generation),
+                last_transition_time: now.clone(),
+            });
+            return true;
+        };
+        let mut changed = false;
+        if existing.status != status {
+            existing.status = status.to_string();
+            existing.last_transition_time = now.clone();
+            changed = true;
+        }
+        if existing.reason != update.reason {
+            existing.reason = update.reason.to_string();
+            changed = true;
+        }
+        if existing.message != update.message {
+            existing.message = update.message.to_string();
+            changed = true;
+        }
+        if existing.observed_generation != Some(update.observed_generation) {
+            existing.observed_generation = Some(update.observed_generation);
+            changed = true;
+        }
+        changed
+    }
+
+    /// `meta.FindStatusCondition`: the condition of type `type_`, if any.
+    pub fn find_status_condition<'a>(
+        conditions: &'a [Condition],
+        type_: &str,
+    ) -> Option<&'a Condition> {
+        conditions.iter().find(|c| c.type_ == type_)
+    }
+
+    /// The typed status of the condition of type `type_`; `None` when it is absent or its status
+    /// is not one of the three values (which the API server's validation does not let through).
+    /// `status_of(c, t) == Some(ConditionStatus::True)` is `meta.IsStatusConditionTrue`.
+    pub fn status_of(conditions: &[Condition], type_: &str) -> Option<ConditionStatus> {
+        find_status_condition(conditions, type_).and_then(|c| c.status.parse().ok())
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        fn at(seconds: i64) -> Time {
+            Time(jiff::Timestamp::from_second(seconds).expect("a valid timestamp"))
+        }
+
+        fn update(status: ConditionStatus, reason: &'static str) -> ConditionUpdate<'static> {
+            ConditionUpdate {
+                type_: "Progressing",
+                status,
+                reason,
+                message: "m",
+                observed_generation: 1,
+            }
+        }
+
+        fn existing() -> Vec<Condition> {
+            vec![
+                Condition {
+                    type_: "Serving".into(),
+                    status: "True".into(),
+                    reason: "Available".into(),
+                    message: "served".into(),
+                    observed_generation: Some(1),
+                    last_transition_time: at(10),
+                },
+                Condition {
+                    type_: "Progressing".into(),
+                    status: "True".into(),
+                    reason: "Succeeded".into(),
+                    message: "m".into(),
+                    observed_generation: Some(1),
+                    last_transition_time: at(10),
+                },
+            ]
+        }
+
+        /// apimachinery's `TestSetStatusCondition` cases: what changes, whether the transition
+        /// time moves, and the `changed` result.
+        #[test]
+        fn set_status_condition_follows_apimachinery() {
+            use ConditionStatus::{False, True, Unknown};
+            struct Case {
+                name: &'static str,
+                update: ConditionUpdate<'static>,
+                changed: bool,
+                status: &'static str,
+                reason: &'static str,
+                message: &'static str,
+                generation: i64,
+                transition: i64,
+            }
+            let cases = [
+                Case {
+                    name: "same status, reason, message and generation: nothing changes",
+                    update: update(True, "Succeeded"),
+                    changed: false,
+                    status: "True",
+                    reason: "Succeeded",
+                    message: "m",
+                    generation: 1,
+                    transition: 10,
+                },
+                Case {
+                    name: "new reason, same status: time kept",
+                    update: update(True, "Retrying"),
+                    changed: true,
+                    status: "True",
+                    reason: "Retrying",
+                    message: "m",
+                    generation: 1,
+                    transition: 10,
+                },
+                Case {
+                    name: "new message, same status: time kept",
+                    update: ConditionUpdate {
+                        message: "other",
+                        ..update(True, "Succeeded")
+                    },
+                    changed: true,
+                    status: "True",
+                    reason: "Succeeded",
+                    message: "other",
+                    generation: 1,
+                    transition: 10,
+                },
+                Case {
+                    name: "new generation, same status: time kept",
+                    update: ConditionUpdate {
+                        observed_generation: 2,
+                        ..update(True, "Succeeded")
+                    },
+                    changed: true,
+                    status: "True",
+                    reason: "Succeeded",
+                    message: "m",
+                    generation: 2,
+                    transition: 10,
+                },
+                Case {
+                    name: "status flips: time moves",
+                    update: update(False, "Blocked"),
+                    changed: true,
+                    status: "False",
+                    reason: "Blocked",
+                    message: "m",
+                    generation: 1,
+                    transition: 20,
+                },
+                Case {
+                    name: "to Unknown: time moves",
+                    update: update(Unknown, "Succeeded"),
+                    changed: true,
+                    status: "Unknown",
+                    reason: "Succeeded",
+                    message: "m",
+                    generation: 1,
+                    transition: 20,
+                },
+            ];
+            for case in cases {
+                let mut conditions = existing();
+                let changed = set_status_condition(&mut conditions, case.update, &at(20));
+                assert_eq!(changed, case.changed, "{}", case.name);
+                assert_eq!(conditions.len(), 2, "{}", case.name);
+                assert_eq!(
+                    conditions[0],
+                    existing()[0],
+                    "{}: other types untouched",
+                    case.name
+                );
+                let c = &conditions[1];
+                assert_eq!(
+                    (
+                        c.status.as_str(),
+                        c.reason.as_str(),
+                        c.message.as_str(),
+                        c.observed_generation,
+                        c.last_transition_time.clone(),
+                    ),
+                    (
+                        case.status,
+                        case.reason,
+                        case.message,
+                        Some(case.generation),
+                        at(case.transition),
+                    ),
+                    "{}",
+                    case.name
+                );
+            }
+        }
+
+        #[test]
+        fn a_new_type_is_appended_with_now() {
+            let mut conditions = existing();
+            let changed = set_status_condition(
+                &mut conditions,
+                ConditionUpdate {
+                    type_: "Installed",
+                    ..update(ConditionStatus::False, "Failed")
+                },
+                &at(30),
+            );
+            assert!(changed);
+            assert_eq!(conditions.len(), 3);
+            assert_eq!(
+                conditions[2],
+                Condition {
+                    type_: "Installed".into(),
+                    status: "False".into(),
+                    reason: "Failed".into(),
+                    message: "m".into(),
+                    observed_generation: Some(1),
+                    last_transition_time: at(30),
+                }
+            );
+        }
+
+        #[test]
+        fn an_absent_generation_counts_as_a_change() {
+            let mut conditions = existing();
+            conditions[1].observed_generation = None;
+            assert!(set_status_condition(
+                &mut conditions,
+                update(ConditionStatus::True, "Succeeded"),
+                &at(20)
+            ));
+            assert_eq!(conditions[1].observed_generation, Some(1));
+            assert_eq!(conditions[1].last_transition_time, at(10));
+        }
+
+        #[test]
+        fn status_of_reads_typed_status() {
+            let mut conditions = existing();
+            assert_eq!(
+                status_of(&conditions, "Serving"),
+                Some(ConditionStatus::True)
+            );
+            assert_eq!(status_of(&conditions, "Installed"), None);
+            conditions[0].status = "true".into();
+            assert_eq!(status_of(&conditions, "Serving"), None);
+            assert_eq!(
+                find_status_condition(&conditions, "Progressing").map(|c| c.reason.as_str()),
+                Some("Succeeded")
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_strings_are_the_apis() {
+        for (status, text) in [
+            (ConditionStatus::True, "True"),
+            (ConditionStatus::False, "False"),
+            (ConditionStatus::Unknown, "Unknown"),
+        ] {
+            assert_eq!(status.as_str(), text);
+            assert_eq!(status.to_string(), text);
+            assert_eq!(text.parse::<ConditionStatus>(), Ok(status));
+            assert_eq!(
+                serde_json::to_value(status).expect("serializes"),
+                serde_json::json!(text)
+            );
+            assert_eq!(
+                serde_json::from_value::<ConditionStatus>(serde_json::json!(text))
+                    .expect("deserializes"),
+                status
+            );
+        }
+        assert_eq!(ConditionStatus::from(true), ConditionStatus::True);
+        assert_eq!(ConditionStatus::from(false), ConditionStatus::False);
+        assert_eq!(
+            "true".parse::<ConditionStatus>(),
+            Err(InvalidConditionStatus("true".into()))
+        );
+        assert!(serde_json::from_value::<ConditionStatus>(serde_json::json!("TRUE")).is_err());
+    }
+}

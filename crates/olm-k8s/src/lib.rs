@@ -1,0 +1,35 @@
+//! The Kubernetes vocabulary every other crate speaks: DNS-1123 and label-value checks with
+//! apimachinery's exact messages and the regex patterns CRDs use for them, the well-known label,
+//! annotation and finalizer keys, and typed condition status with a `meta.SetStatusCondition`
+//! that takes the time as a parameter.
+//!
+//! What it is for: one definition of each, so the catalog validator, the bundle validator, the
+//! catalog server and the controllers cannot drift apart, and so decisions that set conditions
+//! stay pure (the shell reads the clock and passes it in).
+//!
+//! What it is not for: talking to a cluster, or any OLM type. No async, no client. The
+//! `metav1.Condition` helpers sit behind the default `condition` feature because they need
+//! k8s-openapi, whose API version only the final binary picks; crates that only check names turn
+//! default features off.
+
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+mod condition;
+mod labels;
+mod name;
+
+pub use condition::{ConditionStatus, InvalidConditionStatus};
+#[cfg(feature = "condition")]
+pub use condition::{ConditionUpdate, find_status_condition, set_status_condition, status_of};
+pub use labels::{
+    CATALOG_CACHE_FINALIZER, CATALOG_CONFIGS_LABEL, METADATA_NAME_LABEL, OPERATOR_GROUP_ANNOTATION,
+    OPERATOR_NAMESPACE_ANNOTATION, PROVIDED_APIS_ANNOTATION, SKIP_RANGE_ANNOTATION,
+    TARGET_NAMESPACES_ANNOTATION,
+};
+pub use name::{
+    CONDITION_REASON_PATTERN, CONDITION_TYPE_PATTERN, DNS1123_LABEL_MAX_LEN, DNS1123_LABEL_PATTERN,
+    DNS1123_SUBDOMAIN_MAX_LEN, DNS1123_SUBDOMAIN_PATTERN, LABEL_VALUE_MAX_LEN, LABEL_VALUE_PATTERN,
+    NameError, dns1123_label_errors, dns1123_subdomain_errors, is_dns1123_label,
+    is_dns1123_subdomain, label_value_errors, matches_dns1123_label_pattern,
+};
