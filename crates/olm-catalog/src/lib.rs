@@ -11,7 +11,6 @@
 
 pub mod canonical;
 mod fastyaml;
-pub mod graph;
 pub mod index;
 pub mod load;
 pub mod migrate;

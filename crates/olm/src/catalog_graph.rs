@@ -3,8 +3,8 @@
 
 use std::process::ExitCode;
 
-use olm_catalog::graph::{Drawing, GraphOptions, dot, mermaid, svg};
 use olm_catalog::model::Catalog;
+use olm_graph::{Drawing, GraphOptions, dot, mermaid, svg};
 
 use crate::sources::{self, Registry};
 

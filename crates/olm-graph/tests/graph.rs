@@ -2,8 +2,8 @@
 //! hand from opm's writer rules: order, ids, edge labels, classes, link styles), and DOT/SVG
 //! drawn from the same decisions.
 
-use olm_catalog::graph::{self, Drawing, GraphError, GraphOptions};
 use olm_catalog::load_bytes;
+use olm_graph::{self as graph, Drawing, GraphError, GraphOptions};
 
 const CATALOG: &str = r#"
 schema: olm.package

@@ -3,8 +3,8 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use super::{Drawing, EdgeKind};
-use crate::goq as quote;
+use crate::{Drawing, EdgeKind};
+use olm_goenc::quote;
 
 /// Writes `drawing` as opm writes its Mermaid text.
 pub fn write(drawing: &Drawing) -> String {

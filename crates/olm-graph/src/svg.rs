@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::fmt::Write;
 
-use super::{ChannelDrawing, Drawing, EdgeKind, NodeClass};
+use crate::{ChannelDrawing, Drawing, EdgeKind, NodeClass};
 
 const FONT: f64 = 12.0;
 const CHAR_W: f64 = 7.0;

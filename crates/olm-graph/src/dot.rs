@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use super::{Drawing, EdgeKind, NodeClass};
+use crate::{Drawing, EdgeKind, NodeClass};
 
 /// Writes `drawing` as a DOT digraph.
 pub fn write(drawing: &Drawing) -> String {
