@@ -2,12 +2,13 @@
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, LabelSelector};
 use kube::CustomResource;
+use olm_k8s::{DNS1123_LABEL_PATTERN, DNS1123_SUBDOMAIN_PATTERN};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::schema::{
-    DNS1123_LABEL, DNS1123_SUBDOMAIN, S, array, conditions, enumeration, free_object, integer,
-    label_selector, matches, object, string,
+    S, array, conditions, enumeration, free_object, integer, label_selector, matches, object,
+    string,
 };
 
 /// The desired state of a [`ClusterExtension`].
@@ -290,7 +291,7 @@ pub(crate) fn spec_schema() -> S {
                 string()
                     .max_len(253)
                     .cel(
-                        &matches(DNS1123_SUBDOMAIN),
+                        &matches(DNS1123_SUBDOMAIN_PATTERN),
                         "channels entries must be valid DNS1123 subdomains",
                     ),
             )
@@ -307,7 +308,7 @@ pub(crate) fn spec_schema() -> S {
                 .max_len(253)
                 .cel("self == oldSelf", "packageName is immutable")
                 .cel(
-                    &matches(DNS1123_SUBDOMAIN),
+                    &matches(DNS1123_SUBDOMAIN_PATTERN),
                     &format!("packageName {SUBDOMAIN_MESSAGE_TAIL}"),
                 )
                 .doc(
@@ -416,7 +417,7 @@ pub(crate) fn spec_schema() -> S {
             string()
                 .max_len(63)
                 .cel("self == oldSelf", "namespace is immutable")
-                .cel(&matches(DNS1123_LABEL), "namespace must be a valid DNS1123 label")
+                .cel(&matches(DNS1123_LABEL_PATTERN), "namespace must be a valid DNS1123 label")
                 .doc(
                     "namespace is where the ServiceAccount must exist and where namespaced objects of the extension go by \
                      default; it must exist. Required, immutable, a DNS-1123 label of at most 63 characters.",
@@ -436,7 +437,7 @@ pub(crate) fn spec_schema() -> S {
                 string()
                     .max_len(253)
                     .cel("self == oldSelf", "name is immutable")
-                    .cel(&matches(DNS1123_SUBDOMAIN), &format!("name {SUBDOMAIN_MESSAGE_TAIL}"))
+                    .cel(&matches(DNS1123_SUBDOMAIN_PATTERN), &format!("name {SUBDOMAIN_MESSAGE_TAIL}"))
                     .doc(
                         "name is the required, immutable name of the ServiceAccount used to install and manage the \
                          package; a DNS-1123 subdomain of at most 253 characters.",
@@ -460,7 +461,7 @@ pub(crate) fn status_schema() -> S {
             "name",
             string()
                 .cel(
-                    &matches(DNS1123_SUBDOMAIN),
+                    &matches(DNS1123_SUBDOMAIN_PATTERN),
                     &format!("packageName {SUBDOMAIN_MESSAGE_TAIL}"),
                 )
                 .doc("name is the bundle name, a DNS-1123 subdomain."),

@@ -43,12 +43,7 @@ pub const GROUP: &str = "olm.operatorframework.io";
 /// The only version.
 pub const VERSION: &str = "v1";
 
-/// Label every ClusterCatalog carries, equal to its name, so selectors can pick catalogs by name.
-pub const METADATA_NAME_LABEL: &str = "olm.operatorframework.io/metadata.name";
-/// Finalizer the catalog server puts on a ClusterCatalog until its served content is deleted.
-pub const CATALOG_CACHE_FINALIZER: &str = "olm.operatorframework.io/delete-server-cache";
-/// The image config label naming the directory of a catalog image that holds the FBC.
-pub const CATALOG_CONFIGS_LABEL: &str = "operators.operatorframework.io.index.configs.v1";
+pub use olm_k8s::{CATALOG_CACHE_FINALIZER, CATALOG_CONFIGS_LABEL, METADATA_NAME_LABEL};
 
 /// One CRD, ready to apply or to write out.
 #[derive(Debug, Clone)]

@@ -5,6 +5,8 @@
 //! derive adds things the API server does not expect from these CRDs (`nullable`, `anyOf`), so the
 //! schema is spelled out and `tests/schema_matches_types.rs` keeps it and the types in step.
 
+use olm_k8s::ConditionStatus::{False, True, Unknown};
+use olm_k8s::{CONDITION_REASON_PATTERN, CONDITION_TYPE_PATTERN};
 use serde_json::{Map, Value, json};
 
 /// One schema node under construction.
@@ -167,12 +169,6 @@ impl S {
     }
 }
 
-/// DNS-1123 label: lowercase alphanumerics and `-`, alphanumeric at both ends.
-pub const DNS1123_LABEL: &str = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$";
-/// DNS-1123 subdomain: dot-separated DNS-1123 labels.
-pub const DNS1123_SUBDOMAIN: &str =
-    r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$";
-
 /// `self.matches("<re>")` with the regex quoted for CEL.
 pub fn matches(re: &str) -> String {
     format!("self.matches({})", cel_string(re))
@@ -217,19 +213,19 @@ pub fn condition() -> S {
             string()
                 .max_len(1024)
                 .min_len(1)
-                .pattern("^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$")
+                .pattern(CONDITION_REASON_PATTERN)
                 .doc("reason contains a programmatic identifier indicating the reason for the condition's last transition."),
         ),
         (
             "status",
-            enumeration(&["True", "False", "Unknown"])
+            enumeration(&[True.as_str(), False.as_str(), Unknown.as_str()])
                 .doc("status of the condition, one of True, False, Unknown."),
         ),
         (
             "type",
             string()
                 .max_len(316)
-                .pattern(r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$")
+                .pattern(CONDITION_TYPE_PATTERN)
                 .doc("type of condition in CamelCase or in foo.example.com/CamelCase."),
         ),
     ])

@@ -108,29 +108,14 @@ fn status_text(status: StatusCode) -> String {
     )
 }
 
-/// Kubernetes' DNS-1123 subdomain check, with its messages.
-pub fn dns1123_subdomain_errors(name: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    if name.len() > 253 {
-        errs.push("must be no more than 253 characters".to_string());
-    }
-    let label_ok = |l: &str| {
-        let b = l.as_bytes();
-        !b.is_empty()
-            && b[0].is_ascii_lowercase() | b[0].is_ascii_digit()
-            && (b[b.len() - 1].is_ascii_lowercase() || b[b.len() - 1].is_ascii_digit())
-            && b.iter()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
-    };
-    if !name.split('.').all(label_ok) {
-        errs.push(
-            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', \
-             and must start and end with an alphanumeric character (e.g. 'example.com', regex used for \
-             validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
-                .to_string(),
-        );
-    }
-    errs
+/// The 400 message for a catalog name that is no DNS-1123 subdomain (so no ClusterCatalog can
+/// have it), worded as upstream's handler words it; `None` for a well-formed name.
+fn invalid_name_message(catalog: &str) -> Option<String> {
+    let errs = olm_k8s::dns1123_subdomain_errors(catalog);
+    (!errs.is_empty()).then(|| {
+        let errs: Vec<String> = errs.iter().map(ToString::to_string).collect();
+        format!("invalid catalog name: {}", errs.join("; "))
+    })
 }
 
 /// Checks method and name, and finds the content. `Err` is the response to send.
@@ -141,12 +126,8 @@ fn lookup(state: &AppState, method: &Method, catalog: &str) -> Result<Arc<Entry>
             "Method Not Allowed",
         )));
     }
-    let errs = dns1123_subdomain_errors(catalog);
-    if !errs.is_empty() {
-        return Err(Box::new(text_error(
-            StatusCode::BAD_REQUEST,
-            &format!("invalid catalog name: {}", errs.join("; ")),
-        )));
+    if let Some(message) = invalid_name_message(catalog) {
+        return Err(Box::new(text_error(StatusCode::BAD_REQUEST, &message)));
     }
     state.storage.get(catalog).ok_or_else(|| {
         Box::new(text_error(
@@ -383,12 +364,8 @@ async fn metas(
     if method != Method::GET && method != Method::HEAD {
         return text_error(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed");
     }
-    let errs = dns1123_subdomain_errors(&catalog);
-    if !errs.is_empty() {
-        return text_error(
-            StatusCode::BAD_REQUEST,
-            &format!("invalid catalog name: {}", errs.join("; ")),
-        );
+    if let Some(message) = invalid_name_message(&catalog) {
+        return text_error(StatusCode::BAD_REQUEST, &message);
     }
     let bad_request = || {
         text_error(
@@ -560,13 +537,21 @@ mod tests {
         assert_eq!(parse_range("items=0-1", 100).err(), Some("invalid range"));
     }
 
+    /// Both problems are reported, joined with "; ", when a name is too long and malformed.
     #[test]
     fn names_are_checked_like_kubernetes() {
-        assert!(dns1123_subdomain_errors("operatorhubio").is_empty());
-        assert!(dns1123_subdomain_errors("a.b-c").is_empty());
-        assert_eq!(dns1123_subdomain_errors("Bad").len(), 1);
-        assert_eq!(dns1123_subdomain_errors("..").len(), 1);
-        assert_eq!(dns1123_subdomain_errors(&"a".repeat(254)).len(), 1);
+        assert_eq!(invalid_name_message("operatorhubio"), None);
+        assert_eq!(invalid_name_message("a.b-c"), None);
+        let long_and_bad = format!("{}-", "a".repeat(253));
+        assert_eq!(
+            invalid_name_message(&long_and_bad).as_deref(),
+            Some(
+                "invalid catalog name: must be no more than 253 characters; a lowercase RFC 1123 \
+                 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must \
+                 start and end with an alphanumeric character (e.g. 'example.com', regex used for \
+                 validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+            )
+        );
     }
 
     #[test]

@@ -14,7 +14,7 @@ use axum::routing::post;
 use base64::Engine;
 use serde_json::{Value, json};
 
-use olm_api::METADATA_NAME_LABEL;
+use olm_k8s::METADATA_NAME_LABEL;
 
 /// Path the API server posts AdmissionReviews to.
 pub const WEBHOOK_PATH: &str = "/mutate-olm-operatorframework-io-v1-clustercatalog";
