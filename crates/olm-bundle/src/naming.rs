@@ -4,8 +4,8 @@
 //! is SHA-224 over Go's `json.Encoder` output of the CSV permission (HTML-escaped, Go field order,
 //! `omitempty` honoured, trailing newline) printed in base 36. Any deviation in those bytes gives a
 //! different name, and a different name means OLM would see a foreign object on upgrade — so the
-//! JSON writer here reproduces `encoding/json` exactly for the values it is given, and callers
-//! build those values in Go field order (serde_json keeps insertion order in this workspace).
+//! bytes are `encoding/json`'s exactly ([`olm_goenc::json`] writes them), and callers build the
+//! values in Go field order (serde_json keeps insertion order in this workspace).
 
 use serde_json::Value;
 use sha2::{Digest, Sha224};
@@ -16,91 +16,9 @@ const MAX_NAME_LENGTH: usize = 63;
 /// `encoding/json` output of `v` followed by the newline `json.Encoder.Encode` appends.
 pub fn go_json_encode(v: &Value) -> String {
     let mut out = String::new();
-    write_value(&mut out, v);
+    olm_goenc::json::write_value_html(&mut out, v);
     out.push('\n');
     out
-}
-
-fn write_value(out: &mut String, v: &Value) {
-    match v {
-        Value::Null => out.push_str("null"),
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) => out.push_str(&go_json_number(n)),
-        Value::String(s) => write_string(out, s),
-        Value::Array(a) => {
-            out.push('[');
-            for (i, x) in a.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_value(out, x);
-            }
-            out.push(']');
-        }
-        Value::Object(m) => {
-            out.push('{');
-            for (i, (k, x)) in m.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_string(out, k);
-                out.push(':');
-                write_value(out, x);
-            }
-            out.push('}');
-        }
-    }
-}
-
-/// Go's float64 JSON form: `%f`-like below 1e21 and above 1e-6, otherwise exponent with at
-/// least two digits ("1e-07"), as `encoding/json` writes it.
-fn go_json_number(n: &serde_json::Number) -> String {
-    if let Some(i) = n.as_i64() {
-        return i.to_string();
-    }
-    if let Some(u) = n.as_u64() {
-        return u.to_string();
-    }
-    let f = n.as_f64().unwrap_or(0.0);
-    let abs = f.abs();
-    if abs != 0.0 && !(1e-6..1e21).contains(&abs) {
-        let e = format!("{f:e}");
-        let (mant, exp) = e.split_once('e').unwrap_or((&e, "0"));
-        let exp: i32 = exp.parse().unwrap_or(0);
-        let sign = if exp < 0 { '-' } else { '+' };
-        let mut s = format!("{mant}e{sign}{:02}", exp.abs());
-        // encoding/json trims "e-07" to "e-7".
-        if let Some(pos) = s.find("e-0") {
-            s.replace_range(pos..pos + 3, "e-");
-        }
-        s
-    } else {
-        format!("{f}")
-    }
-}
-
-fn write_string(out: &mut String, s: &str) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            // HTML-safe escaping is on by default in json.Encoder.
-            '<' => out.push_str("\\u003c"),
-            '>' => out.push_str("\\u003e"),
-            '&' => out.push_str("\\u0026"),
-            '\u{2028}' => out.push_str("\\u2028"),
-            '\u{2029}' => out.push_str("\\u2029"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
 }
 
 /// Base-36 SHA-224 of Go's JSON encoding of `v` (upstream `DeepHashObject`).

@@ -7,124 +7,9 @@
 
 use std::fmt;
 
+use olm_goenc::json::{write_f64, write_str};
+use olm_goenc::quote;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
-
-/// Writes `s` as a JSON string the way Go's `encoding/json` does with HTML escaping off: `"` and `\`
-/// escaped, control characters as `\n`, `\r`, `\t`, `\b`, `\f` or `\u00xx`, and U+2028/U+2029 escaped
-/// (Go escapes those two even when HTML escaping is off).
-pub fn write_str(out: &mut String, s: &str) {
-    write_str_opts(out, s, false)
-}
-
-/// Like [`write_str`], optionally also escaping `<`, `>` and `&` as `\u003c`, `\u003e`, `\u0026`
-/// (Go's default encoder behaviour).
-pub fn write_str_opts(out: &mut String, s: &str, escape_html: bool) {
-    out.push('"');
-    let bytes = s.as_bytes();
-    let mut start = 0;
-    let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
-        let esc: Option<&str> = match b {
-            b'"' => Some("\\\""),
-            b'\\' => Some("\\\\"),
-            b'\n' => Some("\\n"),
-            b'\r' => Some("\\r"),
-            b'\t' => Some("\\t"),
-            0x08 => Some("\\b"),
-            0x0c => Some("\\f"),
-            0..=0x1f => None,
-            b'<' | b'>' | b'&' if escape_html => None,
-            0xE2 if i + 2 < bytes.len()
-                && bytes[i + 1] == 0x80
-                && (bytes[i + 2] == 0xA8 || bytes[i + 2] == 0xA9) =>
-            {
-                out.push_str(&s[start..i]);
-                out.push_str(if bytes[i + 2] == 0xA8 {
-                    "\\u2028"
-                } else {
-                    "\\u2029"
-                });
-                i += 3;
-                start = i;
-                continue;
-            }
-            _ => {
-                i += 1;
-                continue;
-            }
-        };
-        out.push_str(&s[start..i]);
-        match esc {
-            Some(e) => out.push_str(e),
-            None => {
-                const HEX: &[u8; 16] = b"0123456789abcdef";
-                out.push_str("\\u00");
-                out.push(HEX[(b >> 4) as usize] as char);
-                out.push(HEX[(b & 0xf) as usize] as char);
-            }
-        }
-        i += 1;
-        start = i;
-    }
-    out.push_str(&s[start..]);
-    out.push('"');
-}
-
-/// Formats a float as Go's `encoding/json` does for `float64`: shortest round-trip digits, plain
-/// notation for 1e-6 ≤ |f| < 1e21, otherwise exponent form like `1e+21` / `1e-7`.
-pub fn write_f64(out: &mut String, f: f64) -> Result<(), String> {
-    if !f.is_finite() {
-        return Err(format!("json: unsupported value: {}", go_inf(f)));
-    }
-    let abs = f.abs();
-    if abs != 0.0 && !(1e-6..1e21).contains(&abs) {
-        // Rust `{:e}` gives shortest digits, e.g. `1.5e21` / `1e-7`; Go writes `1.5e+21` / `1e-07` then trims
-        // the zero after a minus sign, i.e. `1e-7`: only a `+` needs adding for positive exponents.
-        let s = format!("{f:e}");
-        match s.split_once('e') {
-            Some((mant, exp)) if !exp.starts_with('-') => {
-                out.push_str(mant);
-                out.push_str("e+");
-                out.push_str(exp);
-            }
-            _ => out.push_str(&s),
-        }
-    } else {
-        use fmt::Write;
-        let _ = write!(out, "{f}");
-    }
-    Ok(())
-}
-
-fn go_inf(f: f64) -> &'static str {
-    if f.is_nan() {
-        "NaN"
-    } else if f > 0.0 {
-        "+Inf"
-    } else {
-        "-Inf"
-    }
-}
-
-fn write_i64(out: &mut String, v: i64) {
-    const EXACT: u64 = 1 << 53;
-    if v.unsigned_abs() <= EXACT {
-        use fmt::Write;
-        let _ = write!(out, "{v}");
-    } else {
-        let _ = write_f64(out, v as f64);
-    }
-}
-
-fn write_u64(out: &mut String, v: u64) {
-    if v <= 1 << 53 {
-        use fmt::Write;
-        let _ = write!(out, "{v}");
-    } else {
-        let _ = write_f64(out, v as f64);
-    }
-}
 
 /// A [`DeserializeSeed`] that appends the canonical JSON of whatever it is fed to a buffer.
 pub struct Canon<'a>(pub &'a mut String);
@@ -146,11 +31,11 @@ impl<'de> Visitor<'de> for Canon<'_> {
         Ok(())
     }
     fn visit_i64<E: de::Error>(self, v: i64) -> Result<(), E> {
-        write_i64(self.0, v);
+        olm_goenc::json::write_i64_through_float64(self.0, v);
         Ok(())
     }
     fn visit_u64<E: de::Error>(self, v: u64) -> Result<(), E> {
-        write_u64(self.0, v);
+        olm_goenc::json::write_u64_through_float64(self.0, v);
         Ok(())
     }
     fn visit_i128<E: de::Error>(self, v: i128) -> Result<(), E> {
@@ -237,7 +122,7 @@ pub(crate) fn canon_map<'de, A: MapAccess<'de>>(
             }
         };
         if repeated {
-            return Err(de::Error::custom(format!("duplicate key {key:?}")));
+            return Err(de::Error::custom(format!("duplicate key {}", quote(&key))));
         }
         if !entries.is_empty() {
             out.push(',');
@@ -259,8 +144,8 @@ pub(crate) fn canon_map<'de, A: MapAccess<'de>>(
         for w in order.windows(2) {
             if entries[w[0]].0 == entries[w[1]].0 {
                 return Err(de::Error::custom(format!(
-                    "duplicate key {:?}",
-                    entries[w[0]].0
+                    "duplicate key {}",
+                    quote(&entries[w[0]].0)
                 )));
             }
         }
@@ -428,26 +313,6 @@ pub fn canonicalize_json(s: &str) -> Result<String, serde_json::Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn go_float_formatting() {
-        let cases = [
-            (1.0, "1"),
-            (1.5, "1.5"),
-            (1e21, "1e+21"),
-            (1.5e21, "1.5e+21"),
-            (1e20, "100000000000000000000"),
-            (1e-7, "1e-7"),
-            (0.000001, "0.000001"),
-            (-0.0, "-0"),
-            (123456789012345678901.0, "123456789012345680000"),
-        ];
-        for (f, want) in cases {
-            let mut s = String::new();
-            write_f64(&mut s, f).unwrap();
-            assert_eq!(s, want, "{f}");
-        }
-    }
 
     #[test]
     fn sorts_keys_and_escapes_like_go() {

@@ -6,7 +6,7 @@
 
 use std::borrow::Cow;
 
-use crate::canonical::{write_f64, write_str};
+use olm_goenc::json::{write_f64, write_str};
 
 enum Node<'a> {
     Scalar(Cow<'a, str>, bool), // text, plain (needs type resolution)

@@ -6,6 +6,7 @@
 
 use std::fmt;
 
+use olm_goenc::json::{Kind, UnmarshalTypeError};
 use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -295,7 +296,7 @@ impl Constraint {
                         _ => ConstraintBody::None(list),
                     }
                 }
-                _ => return Err(format!("json: unknown field {k:?}")),
+                _ => return Err(format!("json: unknown field {}", olm_goenc::quote(k))),
             };
             bodies += 1;
             body = Some(parsed);
@@ -431,44 +432,6 @@ fn sorted_keys(v: &Value) -> Value {
     }
 }
 
-/// Compact JSON in the map's own key order, strings and numbers written as Go's encoder does.
-fn write_ordered(v: &Value, out: &mut String) {
-    match v {
-        Value::Null => out.push_str("null"),
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) => {
-            if n.is_i64() || n.is_u64() {
-                out.push_str(&n.to_string());
-            } else {
-                let _ = crate::canonical::write_f64(out, n.as_f64().unwrap_or(0.0));
-            }
-        }
-        Value::String(s) => crate::canonical::write_str(out, s),
-        Value::Array(a) => {
-            out.push('[');
-            for (i, x) in a.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_ordered(x, out);
-            }
-            out.push(']');
-        }
-        Value::Object(m) => {
-            out.push('{');
-            for (i, (k, x)) in m.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                crate::canonical::write_str(out, k);
-                out.push(':');
-                write_ordered(x, out);
-            }
-            out.push('}');
-        }
-    }
-}
-
 fn zero(ty: &GoType) -> Value {
     match ty {
         Scalar => Value::String(String::new()),
@@ -539,7 +502,7 @@ impl CsvMetadata {
     /// fields in declaration order, map keys sorted), which `opm render -o json` shows as is.
     pub fn property(csv: &Value) -> Property {
         let mut text = String::new();
-        write_ordered(&Self::from_csv(csv), &mut text);
+        olm_goenc::json::write_value(&mut text, &Self::from_csv(csv));
         Property {
             type_: TYPE_CSV_METADATA.to_owned(),
             value: RawValue::from_string(text).unwrap_or_else(|_| null_raw()),
@@ -592,41 +555,6 @@ const CSV_METADATA_FIELDS: &[(&str, &str, GoKind)] = &[
     ("nativeAPIs", "[]v1.GroupVersionKind", GoKind::Slice),
     ("provider", "v1alpha1.AppLink", GoKind::Struct),
 ];
-
-fn go_json_kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "bool",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
-
-/// The JSON kind of a value, found without building it (nested content is skipped).
-#[derive(Clone, Copy, PartialEq)]
-enum Kind {
-    Null,
-    Bool,
-    Number,
-    String,
-    Array,
-    Object,
-}
-
-impl Kind {
-    fn go(self) -> &'static str {
-        match self {
-            Kind::Null => "null",
-            Kind::Bool => "bool",
-            Kind::Number => "number",
-            Kind::String => "string",
-            Kind::Array => "array",
-            Kind::Object => "object",
-        }
-    }
-}
 
 /// A field value's kind and, for objects, the kind of the first non-string member value.
 struct Shape(Kind, Option<Kind>);
@@ -741,10 +669,7 @@ fn check_go_struct(
             let top: Shape = serde_json::from_str(raw).map_err(|_| e.to_string())?;
             return match top.0 {
                 Kind::Null => Ok(()),
-                other => Err(format!(
-                    "json: cannot unmarshal {} into Go value of type {go_type}",
-                    other.go()
-                )),
+                other => Err(UnmarshalTypeError::value(other, go_type).to_string()),
             };
         }
     };
@@ -755,16 +680,10 @@ fn check_go_struct(
             continue;
         };
         if !kind_ok(shape.0, *kind) {
-            return Err(format!(
-                "json: cannot unmarshal {} into Go struct field {short}.{name} of type {ty}",
-                shape.0.go()
-            ));
+            return Err(UnmarshalTypeError::field(shape.0, short, *name, *ty).to_string());
         }
         if let (GoKind::Map, Some(bad)) = (kind, shape.1) {
-            return Err(format!(
-                "json: cannot unmarshal {} into Go struct field {short}.{name} of type string",
-                bad.go()
-            ));
+            return Err(UnmarshalTypeError::field(bad, short, *name, "string").to_string());
         }
     }
     Ok(())
@@ -780,10 +699,7 @@ fn decode<T: for<'de> Deserialize<'de> + Default + Serialize>(
         Value::Object(o) => o,
         Value::Null => return Ok(T::default()),
         other => {
-            return Err(format!(
-                "json: cannot unmarshal {} into Go value of type {go_type}",
-                go_json_kind(&other)
-            ));
+            return Err(UnmarshalTypeError::value(Kind::of(&other), go_type).to_string());
         }
     };
     let names: &[&str] = match go_type {
@@ -811,10 +727,9 @@ fn decode<T: for<'de> Deserialize<'de> + Default + Serialize>(
                 norm.insert(name, val);
             }
             other => {
-                return Err(format!(
-                    "json: cannot unmarshal {} into Go struct field {short}.{name} of type string",
-                    go_json_kind(&other)
-                ));
+                return Err(
+                    UnmarshalTypeError::field(Kind::of(&other), short, name, "string").to_string(),
+                );
             }
         }
     }

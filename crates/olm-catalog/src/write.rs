@@ -12,9 +12,10 @@
 
 use std::io::{self, Write};
 
+use olm_goenc::json::write_str;
 use serde_json::value::RawValue;
 
-use crate::canonical::{canonicalize_json, write_str};
+use crate::canonical::canonicalize_json;
 use crate::model::*;
 use crate::property::Property;
 

@@ -130,6 +130,30 @@ pub fn write_u64(out: &mut String, v: u64) {
     let _ = write!(out, "{v}");
 }
 
+/// Writes an integer as Go writes it back after decoding it into `interface{}`, where every JSON
+/// number becomes a `float64`: exact up to 2^53, rounded to the nearest float above (operator-registry
+/// stores every catalog blob that way).
+pub fn write_i64_through_float64(out: &mut String, v: i64) {
+    if v.unsigned_abs() <= FLOAT64_EXACT {
+        write_i64(out, v);
+    } else {
+        // Every i64 is finite and below 1e21 as a float, so this is plain notation and cannot fail.
+        let _ = write_f64(out, v as f64);
+    }
+}
+
+/// [`write_i64_through_float64`] for unsigned integers.
+pub fn write_u64_through_float64(out: &mut String, v: u64) {
+    if v <= FLOAT64_EXACT {
+        write_u64(out, v);
+    } else {
+        let _ = write_f64(out, v as f64);
+    }
+}
+
+/// Integers up to this magnitude survive a `float64` unchanged.
+const FLOAT64_EXACT: u64 = 1 << 53;
+
 /// Writes a decoded JSON number as Go writes it: integers as decimals, others as [`write_f64`].
 ///
 /// A `serde_json::Number` is always finite, so no error is possible.
@@ -249,7 +273,9 @@ pub enum UnmarshalTypeError {
     },
     /// A field of a struct had the wrong kind; `field` is the JSON path below the struct
     /// (`substitutions.base`).
-    #[error("json: cannot unmarshal {kind} into Go struct field {go_struct}.{field} of type {go_type}")]
+    #[error(
+        "json: cannot unmarshal {kind} into Go struct field {go_struct}.{field} of type {go_type}"
+    )]
     Field {
         /// What the JSON held.
         kind: Kind,
@@ -341,7 +367,9 @@ mod tests {
             "json: unsupported value: +Inf"
         );
         assert_eq!(
-            write_f64(&mut s, f64::NEG_INFINITY).unwrap_err().to_string(),
+            write_f64(&mut s, f64::NEG_INFINITY)
+                .unwrap_err()
+                .to_string(),
             "json: unsupported value: -Inf"
         );
         assert!(s.is_empty());
@@ -350,7 +378,10 @@ mod tests {
     #[test]
     fn strings_escape_like_go() {
         let mut s = String::new();
-        write_str(&mut s, "a\"\\\n\r\t\u{8}\u{c}\u{1}\u{1f}<&>\u{2028}\u{2029}\u{7f}é");
+        write_str(
+            &mut s,
+            "a\"\\\n\r\t\u{8}\u{c}\u{1}\u{1f}<&>\u{2028}\u{2029}\u{7f}é",
+        );
         assert_eq!(
             s,
             r#""a\"\\\n\r\t\b\f\u0001\u001f<&>\u2028\u2029"#.to_owned() + "\u{7f}é\""
@@ -378,6 +409,25 @@ mod tests {
     }
 
     #[test]
+    fn integers_through_float64_round_like_go() {
+        let mut s = String::new();
+        for v in [
+            9007199254740992i64,
+            9007199254740993,
+            -9007199254740993,
+            i64::MIN,
+        ] {
+            write_i64_through_float64(&mut s, v);
+            s.push(' ');
+        }
+        write_u64_through_float64(&mut s, u64::MAX);
+        assert_eq!(
+            s,
+            "9007199254740992 9007199254740992 -9007199254740992 -9223372036854776000 18446744073709552000"
+        );
+    }
+
+    #[test]
     fn unmarshal_type_errors_read_as_gos() {
         assert_eq!(
             UnmarshalTypeError::value(Kind::of(&json!("x")), "property.Package").to_string(),
@@ -387,10 +437,20 @@ mod tests {
             UnmarshalTypeError::field(Kind::Number, "Package", "packageName", "string").to_string(),
             "json: cannot unmarshal number into Go struct field Package.packageName of type string"
         );
-        let kinds: Vec<&str> = [json!(null), json!(true), json!(1), json!(""), json!([]), json!({})]
-            .iter()
-            .map(|v| Kind::of(v).as_str())
-            .collect();
-        assert_eq!(kinds, ["null", "bool", "number", "string", "array", "object"]);
+        let kinds: Vec<&str> = [
+            json!(null),
+            json!(true),
+            json!(1),
+            json!(""),
+            json!([]),
+            json!({}),
+        ]
+        .iter()
+        .map(|v| Kind::of(v).as_str())
+        .collect();
+        assert_eq!(
+            kinds,
+            ["null", "bool", "number", "string", "array", "object"]
+        );
     }
 }
