@@ -44,11 +44,12 @@ pub struct Record {
     pub resolved_ref: String,
     /// `sha256:<hex>`.
     pub digest: String,
-    /// When the content was unpacked (RFC 3339, seconds).
-    pub unpacked_at: String,
-    /// When the source was last checked successfully (the poll clock survives restarts).
+    /// When the content was unpacked (whole seconds, as `lastUnpacked`).
+    pub unpacked_at: jiff::Timestamp,
+    /// When the source was last checked successfully (the poll clock survives restarts); absent
+    /// in records written before polls were recorded, which makes a poll due.
     #[serde(default)]
-    pub polled_at: String,
+    pub polled_at: Option<jiff::Timestamp>,
 }
 
 /// One served catalog.
@@ -179,15 +180,12 @@ impl Storage {
             fs::remove_dir_all(&final_dir).map_err(io_err(&final_dir))?;
         }
         fs::rename(&staging, &final_dir).map_err(io_err(&final_dir))?;
-        let stamp = unpacked_at
-            .round(jiff::Unit::Second)
-            .unwrap_or(unpacked_at)
-            .to_string();
+        let stamp = whole_seconds(unpacked_at);
         let record = Record {
             resolved_ref: resolved_ref.to_string(),
             digest: digest.to_string(),
-            unpacked_at: stamp.clone(),
-            polled_at: stamp,
+            unpacked_at: stamp,
+            polled_at: Some(stamp),
         };
         write_atomically(
             &dir.join(CURRENT_FILE),
@@ -230,10 +228,7 @@ impl Storage {
             io_err(&dir)(io::Error::new(io::ErrorKind::NotFound, "no stored content"))
         })?;
         let mut record = old.record.clone();
-        record.polled_at = polled_at
-            .round(jiff::Unit::Second)
-            .unwrap_or(polled_at)
-            .to_string();
+        record.polled_at = Some(whole_seconds(polled_at));
         write_atomically(
             &dir.join(CURRENT_FILE),
             &serde_json::to_vec_pretty(&record).unwrap_or_default(),
@@ -359,6 +354,14 @@ fn unique_dir(parent: &Path) -> Result<PathBuf, StorageError> {
             Err(e) => return Err(io_err(&path)(e)),
         }
     }
+}
+
+/// Times are kept to the second, truncated, as Kubernetes writes them (`metav1.Time`).
+pub(crate) fn whole_seconds(t: jiff::Timestamp) -> jiff::Timestamp {
+    let trunc = jiff::TimestampRound::new()
+        .smallest(jiff::Unit::Second)
+        .mode(jiff::RoundMode::Trunc);
+    t.round(trunc).unwrap_or(t)
 }
 
 fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), StorageError> {
