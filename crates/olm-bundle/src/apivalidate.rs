@@ -12,11 +12,14 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use olm_k8s::{
+    OPERATOR_GROUP_ANNOTATION, OPERATOR_NAMESPACE_ANNOTATION, PROVIDED_APIS_ANNOTATION,
+    SKIP_RANGE_ANNOTATION, TARGET_NAMESPACES_ANNOTATION,
+};
 use serde_json::Value;
 
 use crate::bundle::Bundle;
 use crate::csv::{InstallModeType, WebhookType};
-use crate::validate::dns1123_subdomain_errors;
 
 /// `Error` or `Warning`, as upstream prints them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -92,29 +95,13 @@ pub fn has_errors(findings: &[Finding]) -> bool {
     findings.iter().any(|f| f.level == Level::Error)
 }
 
-const LABEL_VALUE_FMT: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
-
-fn label_value_errors(s: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    if s.len() > 63 {
-        out.push("must be no more than 63 characters".to_string());
-    }
-    let b = s.as_bytes();
-    let ok = b.is_empty()
-        || (b[0].is_ascii_alphanumeric()
-            && b[b.len() - 1].is_ascii_alphanumeric()
-            && b.iter()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.')));
-    if !ok {
-        out.push(LABEL_VALUE_FMT.to_string());
-    }
-    out
-}
-
+/// A name that must be both a DNS-1123 subdomain and a label value (upstream checks both and
+/// joins every message).
 fn name_check(what: &str, value: &str, out: &mut Vec<Finding>) {
-    let mut errs = dns1123_subdomain_errors(value);
-    errs.extend(label_value_errors(value));
+    let mut errs = olm_k8s::dns1123_subdomain_errors(value);
+    errs.extend(olm_k8s::label_value_errors(value));
     if !errs.is_empty() {
+        let errs: Vec<String> = errs.iter().map(ToString::to_string).collect();
         out.push(err(
             "CSVFileNotValid",
             "",
@@ -208,11 +195,11 @@ pub fn validate_csv(b: &Bundle) -> Vec<Finding> {
 
     // Annotation spelling.
     const CASED: &[&str] = &[
-        "olm.operatorGroup",
-        "olm.operatorNamespace",
-        "olm.targetNamespaces",
-        "olm.providedAPIs",
-        "olm.skipRange",
+        OPERATOR_GROUP_ANNOTATION,
+        OPERATOR_NAMESPACE_ANNOTATION,
+        TARGET_NAMESPACES_ANNOTATION,
+        PROVIDED_APIS_ANNOTATION,
+        SKIP_RANGE_ANNOTATION,
     ];
     for k in csv.annotations().keys() {
         if let Some(want) = CASED

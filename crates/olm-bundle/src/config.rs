@@ -8,14 +8,12 @@
 //! because the messages users see are upstream's reformatting of its schema library's output,
 //! and those must match.
 
+use olm_k8s::{DNS1123_LABEL_PATTERN, matches_dns1123_label_pattern};
 use serde_json::{Map, Value, json};
 
 use crate::csv::{ClusterServiceVersion, InstallModeType};
 use crate::goyaml;
 use crate::validate::go_quote;
-
-/// Pattern of a namespace name, as the schema states it.
-pub const WATCH_NAMESPACE_PATTERN: &str = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$";
 
 /// The `deploymentConfig` fields and the JSON type each must have (upstream's frozen copy of
 /// OLM v0's `SubscriptionConfig` without `selector`).
@@ -227,7 +225,7 @@ pub fn watch_namespace_rule(csv: &ClusterServiceVersion) -> WatchNamespaceRule {
 pub fn config_schema(csv: &ClusterServiceVersion) -> Value {
     let mut props = Map::new();
     if let WatchNamespaceRule::Present { required, format } = watch_namespace_rule(csv) {
-        let mut s = json!({"type": "string", "minLength": 1, "maxLength": 63, "pattern": WATCH_NAMESPACE_PATTERN});
+        let mut s = json!({"type": "string", "minLength": 1, "maxLength": 63, "pattern": DNS1123_LABEL_PATTERN});
         if let (Some(f), Some(m)) = (format, s.as_object_mut()) {
             m.insert("format".into(), json!(f.name()));
         }
@@ -432,10 +430,10 @@ fn check_namespace_string(
             "field \"watchNamespace\" must have maximum length of 63 (len={len})"
         ));
     }
-    if !pattern_ok(s) {
+    if !matches_dns1123_label_pattern(s) {
         errs.push(format!(
             "field \"watchNamespace\" must match pattern {}",
-            go_quote(WATCH_NAMESPACE_PATTERN)
+            go_quote(DNS1123_LABEL_PATTERN)
         ));
     }
     if install_ns.is_empty() {
@@ -454,16 +452,6 @@ fn check_namespace_string(
         )),
         _ => {}
     }
-}
-
-/// `^[a-z0-9]([-a-z0-9]*[a-z0-9])?$` without a length limit (lengths are separate checks).
-fn pattern_ok(s: &str) -> bool {
-    let b = s.as_bytes();
-    !b.is_empty()
-        && (b[0].is_ascii_lowercase() || b[0].is_ascii_digit())
-        && (b[b.len() - 1].is_ascii_lowercase() || b[b.len() - 1].is_ascii_digit())
-        && b.iter()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
 }
 
 /// Applies a validated `deploymentConfig` to a rendered Deployment, with upstream's merge rules:

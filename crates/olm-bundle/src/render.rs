@@ -12,6 +12,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use olm_k8s::{OPERATOR_NAMESPACE_ANNOTATION, TARGET_NAMESPACES_ANNOTATION};
 use serde_json::{Map, Value, json};
 
 use crate::bundle::Bundle;
@@ -367,8 +368,8 @@ impl Ctx<'_> {
                 .unwrap_or_default();
             let mut ann = csv_ann.clone();
             ann.extend(tmpl_ann);
-            ann.insert("olm.targetNamespaces".into(), self.targets.join(","));
-            ann.insert("olm.operatorNamespace".into(), self.ns.to_string());
+            ann.insert(TARGET_NAMESPACES_ANNOTATION.into(), self.targets.join(","));
+            ann.insert(OPERATOR_NAMESPACE_ANNOTATION.into(), self.ns.to_string());
             if let Some(m) = spec
                 .pointer_mut("/template/metadata")
                 .and_then(Value::as_object_mut)

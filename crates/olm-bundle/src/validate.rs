@@ -91,37 +91,15 @@ pub fn render_validators(b: &Bundle) -> Vec<String> {
     RENDER_VALIDATORS.iter().flat_map(|(_, f)| f(b)).collect()
 }
 
-const DNS1123_SUBDOMAIN_FMT: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
-
-/// Kubernetes `IsDNS1123Subdomain` messages (empty when valid).
-pub fn dns1123_subdomain_errors(s: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    if s.len() > 253 {
-        errs.push("must be no more than 253 characters".to_string());
-    }
-    let label_ok = |l: &str| {
-        let b = l.as_bytes();
-        !b.is_empty()
-            && b[0].is_ascii_lowercase() | b[0].is_ascii_digit()
-            && (b[b.len() - 1].is_ascii_lowercase() || b[b.len() - 1].is_ascii_digit())
-            && b.iter()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
-    };
-    if !s.split('.').all(label_ok) {
-        errs.push(DNS1123_SUBDOMAIN_FMT.to_string());
-    }
+/// Kubernetes `IsDNS1123Subdomain` messages as strings (empty when valid), sorted as upstream
+/// sorts them before reporting.
+fn sorted_subdomain_errors(s: &str) -> Vec<String> {
+    let mut errs: Vec<String> = olm_k8s::dns1123_subdomain_errors(s)
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    errs.sort();
     errs
-}
-
-/// True when `s` is a DNS-1123 label (namespace names).
-pub fn is_dns1123_label(s: &str) -> bool {
-    let b = s.as_bytes();
-    !b.is_empty()
-        && b.len() <= 63
-        && (b[0].is_ascii_lowercase() || b[0].is_ascii_digit())
-        && (b[b.len() - 1].is_ascii_lowercase() || b[b.len() - 1].is_ascii_digit())
-        && b.iter()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
 }
 
 fn duplicates<'a>(names: impl Iterator<Item = &'a str>) -> BTreeSet<&'a str> {
@@ -153,9 +131,8 @@ pub fn check_deployment_spec_uniqueness(b: &Bundle) -> Vec<String> {
 pub fn check_deployment_name_is_dns1123_subdomain(b: &Bundle) -> Vec<String> {
     let mut by_name: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     for d in &b.csv.spec.install.spec.deployments {
-        let mut errs = dns1123_subdomain_errors(&d.name);
+        let errs = sorted_subdomain_errors(&d.name);
         if !errs.is_empty() {
-            errs.sort();
             by_name.insert(&d.name, errs);
         }
     }
@@ -282,9 +259,8 @@ pub fn check_webhook_name_uniqueness(b: &Bundle) -> Vec<String> {
 pub fn check_webhook_name_is_dns1123_subdomain(b: &Bundle) -> Vec<String> {
     let mut bad: BTreeMap<&str, BTreeMap<&str, Vec<String>>> = BTreeMap::new();
     for w in &b.csv.spec.webhookdefinitions {
-        let mut errs = dns1123_subdomain_errors(&w.generate_name);
+        let errs = sorted_subdomain_errors(&w.generate_name);
         if !errs.is_empty() {
-            errs.sort();
             bad.entry(w.webhook_type.as_str())
                 .or_default()
                 .insert(&w.generate_name, errs);
