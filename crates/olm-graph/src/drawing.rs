@@ -5,32 +5,33 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use olm_version::blang;
 
-use olm_catalog::model::{Catalog, Channel, ChannelEntry};
+use olm_catalog::model::{BundleName, Catalog, Channel, ChannelEntry, PackageName};
 use olm_catalog::property::TypedProperty;
+use olm_goenc::quote;
 
 /// What to draw.
 #[derive(Debug, Clone, Default)]
 pub struct GraphOptions {
     /// Only this package (`-p`).
-    pub package: Option<String>,
+    pub package: Option<PackageName>,
     /// Only edges at or above this bundle's version, in its package (`--minimum-edge`).
-    pub minimum_edge: Option<String>,
+    pub minimum_edge: Option<BundleName>,
     /// Mark which bundles OLM v0 would skip over (`--draw-v0-semantics`).
     pub v0_semantics: bool,
 }
 
-/// Why a graph cannot be drawn; the texts are opm's.
+/// Why a graph cannot be drawn; the texts are opm's, names quoted as Go's `%q` quotes them.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum GraphError {
-    #[error("unknown minimum edge name: {0:?}")]
-    UnknownMinimumEdge(String),
-    #[error("parse properties for bundle {bundle:?}: {message}")]
-    Properties { bundle: String, message: String },
-    #[error("bundle {0:?} has multiple \"olm.package\" properties, expected exactly 1")]
-    PackageProperties(String),
-    #[error("bundle {bundle:?} has invalid version {version:?}: {message}")]
+    #[error("unknown minimum edge name: {}", quote(.0))]
+    UnknownMinimumEdge(BundleName),
+    #[error("parse properties for bundle {}: {message}", quote(.bundle))]
+    Properties { bundle: BundleName, message: String },
+    #[error("bundle {} has multiple \"olm.package\" properties, expected exactly 1", quote(.0))]
+    PackageProperties(BundleName),
+    #[error("bundle {} has invalid version {}: {message}", quote(.bundle), quote(.version))]
     Version {
-        bundle: String,
+        bundle: BundleName,
         version: String,
         message: String,
     },
@@ -133,17 +134,17 @@ fn bundle_versions(catalog: &Catalog) -> Result<HashMap<&str, blang::Version>, G
                 Ok(_) => {}
                 Err(message) => {
                     return Err(GraphError::Properties {
-                        bundle: b.name.to_string(),
+                        bundle: b.name.clone(),
                         message,
                     });
                 }
             }
         }
         let [version] = &versions[..] else {
-            return Err(GraphError::PackageProperties(b.name.to_string()));
+            return Err(GraphError::PackageProperties(b.name.clone()));
         };
         let parsed = blang::Version::parse(version).map_err(|e| GraphError::Version {
-            bundle: b.name.to_string(),
+            bundle: b.name.clone(),
             version: version.clone(),
             message: e.to_string(),
         })?;
@@ -157,7 +158,7 @@ struct Filter<'a> {
     opts: &'a GraphOptions,
     versions: HashMap<&'a str, blang::Version>,
     floor: blang::Version,
-    floor_package: Option<String>,
+    floor_package: Option<PackageName>,
 }
 
 impl Filter<'_> {
@@ -190,7 +191,7 @@ impl Filter<'_> {
                 name: ce.name.clone(),
                 ..Default::default()
             };
-            if ce.name.as_str() == min {
+            if ce.name == *min {
                 // The floor itself is drawn without its (older) edges.
                 out.push(kept);
                 continue;
@@ -257,8 +258,8 @@ impl Drawing {
         let floor_package = opts.minimum_edge.as_ref().and_then(|min| {
             catalog
                 .channels()
-                .find(|c| c.entries().iter().any(|e| e.name.as_str() == min))
-                .map(|c| c.package.to_string())
+                .find(|c| c.entries().iter().any(|e| e.name == *min))
+                .map(|c| c.package.clone())
         });
         let filter = Filter {
             opts,
@@ -369,9 +370,9 @@ fn draw_channel(
                     }
                 }
                 Err(e) => warnings.push(format!(
-                    "warning: ignoring invalid SkipRange for package/edge {:?}/{:?}: {e}",
-                    c.package.as_str(),
-                    ce.name.as_str()
+                    "warning: ignoring invalid SkipRange for package/edge {}/{}: {e}",
+                    quote(&c.package),
+                    quote(&ce.name)
                 )),
             }
         }

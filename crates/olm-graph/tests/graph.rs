@@ -152,6 +152,37 @@ style foo-alpha fill:#DCD0FF
     assert_eq!(err.to_string(), r#"unknown minimum edge name: "nope""#);
 }
 
+/// opm formats names with Go's `%q`, which writes DEL and other control characters as `\x7f`,
+/// where Rust's `{:?}` would write `\u{7f}`.
+#[test]
+fn messages_quote_names_as_go_does() {
+    let err = draw(&GraphOptions {
+        minimum_edge: Some("foo.v\u{7f}\t".into()),
+        ..Default::default()
+    })
+    .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        r#"unknown minimum edge name: "foo.v\x7f\t""#
+    );
+
+    let bad = CATALOG.replace(
+        "skipRange: \">=0.1.0 <0.3.0\"",
+        "skipRange: \"not a range\"",
+    );
+    let bad = bad.replacen("name: foo.v0.3.0", "name: \"foo.v0.3.0\\x7f\"", 1);
+    let catalog = load_bytes(bad.as_bytes(), "catalog.yaml").unwrap();
+    let drawing = Drawing::new(&catalog, &GraphOptions::default()).unwrap();
+    assert_eq!(drawing.warnings.len(), 1, "{:?}", drawing.warnings);
+    assert!(
+        drawing.warnings[0].starts_with(
+            r#"warning: ignoring invalid SkipRange for package/edge "foo"/"foo.v0.3.0\x7f": "#
+        ),
+        "{}",
+        drawing.warnings[0]
+    );
+}
+
 #[test]
 fn package_filter_keeps_only_that_package() {
     let opts = GraphOptions {

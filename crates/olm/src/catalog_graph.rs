@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use olm_catalog::model::Catalog;
+use olm_catalog::model::{BundleName, Catalog, PackageName};
 use olm_graph::{Drawing, GraphOptions, dot, mermaid, svg};
 
 use crate::sources::{self, Registry};
@@ -15,10 +15,10 @@ pub struct Args {
     refs: Vec<String>,
     /// Only this package.
     #[arg(short = 'p', long)]
-    package: Option<String>,
+    package: Option<PackageName>,
     /// Only edges at or above this bundle's version.
     #[arg(long)]
-    minimum_edge: Option<String>,
+    minimum_edge: Option<BundleName>,
     /// Mark bundles OLM v0 would skip over and the edges it never takes.
     #[arg(long)]
     draw_v0_semantics: bool,
