@@ -17,7 +17,6 @@ pub mod migrate;
 pub mod model;
 pub mod property;
 pub mod synthetic;
-pub mod template;
 pub mod validate;
 pub mod write;
 pub mod yaml;

@@ -9,8 +9,9 @@ use divan::Bencher;
 use olm_catalog::Bundle;
 use olm_catalog::model::Catalog;
 use olm_catalog::property::{PackageProperty, Property, TYPE_PACKAGE};
-use olm_catalog::template::{
-    self, BundleRenderError, CatalogBundleRenderer, RenderOptions, SemverEdges, SemverOptions,
+use olm_template::{
+    self as template, BundleRenderError, CatalogBundleRenderer, RenderOptions, SemverEdges,
+    SemverOptions,
 };
 
 fn main() {

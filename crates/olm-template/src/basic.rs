@@ -7,12 +7,12 @@
 
 use serde_json::Value;
 
-use super::{
+use crate::{
     BundleRenderer, TemplateError, TemplateKind, first_document, go_field, go_json_kind,
     load_entries,
 };
-use crate::goq;
-use crate::model::{Blob, Catalog};
+use olm_catalog::model::{Blob, Catalog};
+use olm_goenc::quote;
 
 pub const SCHEMA: &str = "olm.template.basic";
 
@@ -52,8 +52,8 @@ pub(crate) fn parse(input: &[u8], schema: &str) -> Result<Vec<Value>, String> {
     if found != schema {
         return Err(format!(
             "template has unknown schema ({}), should be {}",
-            goq(found),
-            goq(schema)
+            quote(found),
+            quote(schema)
         ));
     }
     Ok(entries)
@@ -76,7 +76,7 @@ pub fn render(input: &[u8], renderer: &dyn BundleRenderer) -> Result<Catalog, Te
         .take_while(|b| is_bundle_template(b))
         .map(|b| b.image.as_str())
         .collect();
-    let mut rendered = super::renderer::render_all(renderer, &images).into_iter();
+    let mut rendered = crate::renderer::render_all(renderer, &images).into_iter();
     let mut out = Catalog {
         blobs: Vec::with_capacity(cfg.blobs.len()),
     };
@@ -93,7 +93,7 @@ pub fn render(input: &[u8], renderer: &dyn BundleRenderer) -> Result<Catalog, Te
 }
 
 /// A template bundle names an image and nothing else but (tolerated) a name.
-fn is_bundle_template(b: &crate::model::Bundle) -> bool {
+fn is_bundle_template(b: &olm_catalog::model::Bundle) -> bool {
     !b.image.is_empty()
         && b.package.is_empty()
         && b.properties.is_empty()
@@ -109,7 +109,7 @@ pub fn convert(catalog: &Catalog) -> Value {
         .iter()
         .map(|b| match b {
             Blob::Bundle(x) => {
-                serde_json::json!({"schema": crate::model::SCHEMA_BUNDLE, "image": x.image})
+                serde_json::json!({"schema": olm_catalog::model::SCHEMA_BUNDLE, "image": x.image})
             }
             other => blob_value(other),
         })
@@ -122,15 +122,15 @@ pub fn convert(catalog: &Catalog) -> Value {
 
 /// A blob as a JSON value, from its canonical JSON.
 pub(crate) fn blob_value(b: &Blob) -> Value {
-    let text = crate::write::canonical_blob(b);
+    let text = olm_catalog::write::canonical_blob(b);
     serde_json::from_str(&text).unwrap_or(Value::Null)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Bundle;
-    use crate::template::BundleRenderError;
+    use crate::BundleRenderError;
+    use olm_catalog::model::Bundle;
 
     fn renderer(image: &str) -> Result<Vec<Bundle>, BundleRenderError> {
         match image {
@@ -142,7 +142,7 @@ mod tests {
             }]),
             _ => Err(BundleRenderError::Failed(format!(
                 "render reference {}: not found",
-                goq(image)
+                quote(image)
             ))),
         }
     }

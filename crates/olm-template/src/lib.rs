@@ -1,13 +1,18 @@
 //! Catalog templates: short documents that render to a file-based catalog, as
-//! `opm alpha render-template` does.
+//! `opm alpha render-template` does, and catalogs converted back to templates, as
+//! `opm alpha convert-template` does.
+//!
+//! Not for: loading, validating or writing catalogs (`olm-catalog` does, and this crate hands it
+//! the rendered [`Catalog`]), or pulling bundle images: a [`BundleRenderer`] supplied by the caller
+//! is the only source of bundles, so rendering stays pure.
 //!
 //! Three templates exist, each named by its `schema`:
 //!
 //! | schema | type | what it does |
 //! |---|---|---|
-//! | `olm.template.basic` | `basic` | FBC blobs passed through; each `{schema: olm.bundle, image}` becomes the bundle(s) rendered from the image ([`basic`]) |
-//! | `olm.semver` | `semver` | bundle images listed per maturity (candidate/fast/stable); channels, edges and the default channel follow from their versions ([`semver`]) |
-//! | `olm.template.substitutes` | `substitutes` | a valid FBC plus `{name: image, base: bundle}` pairs; the rendered image takes the base bundle's place in every upgrade graph ([`substitutes`]) |
+//! | `olm.template.basic` | `basic` | FBC blobs passed through; each `{schema: olm.bundle, image}` becomes the bundle(s) rendered from the image |
+//! | `olm.semver` | `semver` | bundle images listed per maturity (candidate/fast/stable); channels, edges and the default channel follow from their versions ([`SemverOptions`] picks the edge algorithm) |
+//! | `olm.template.substitutes` | `substitutes` | a valid FBC plus `{name: image, base: bundle}` pairs; the rendered image takes the base bundle's place in every upgrade graph |
 //!
 //! # Flow
 //! 1. [`detect_kind`] reads the first document of the input (YAML or JSON) and maps its `schema`
@@ -18,7 +23,7 @@
 //!    it is [`CatalogBundleRenderer`] (bundles of an existing catalog, looked up by `image`).
 //!
 //! ```
-//! use olm_catalog::template::{self, CatalogBundleRenderer, RenderOptions};
+//! use olm_template::{CatalogBundleRenderer, RenderOptions};
 //!
 //! // Bundles come from a catalog that already holds the images (offline rendering).
 //! let source = olm_catalog::load_bytes(
@@ -28,12 +33,12 @@
 //! )?;
 //! let renderer = CatalogBundleRenderer::new(&source, "catalog \"source.json\"");
 //! let input = b"schema: olm.semver\nstable:\n  bundles:\n  - image: quay.io/op:1.0.0\n";
-//! let catalog = template::render(input, None, &renderer, &RenderOptions::default())?;
+//! let catalog = olm_template::render(input, None, &renderer, &RenderOptions::default())?;
 //! assert_eq!(catalog.packages().next().unwrap().default_channel, "stable-v1.0");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! [`basic::convert`] and [`substitutes::convert`] go the other way (`opm alpha convert-template`):
+//! [`convert_basic`] and [`convert_substitutes`] go the other way (`opm alpha convert-template`):
 //! a catalog becomes a template that renders back to it.
 //!
 //! # Guarantees
@@ -52,16 +57,18 @@
 
 use serde_json::{Map, Value};
 
-use crate::goq;
-use crate::model::Catalog;
+use olm_catalog::model::Catalog;
+use olm_goenc::quote;
 
-pub mod basic;
-pub mod renderer;
-pub mod semver;
-pub mod substitutes;
+mod basic;
+mod renderer;
+mod semver;
+mod substitutes;
 
+pub use basic::convert as convert_basic;
 pub use renderer::{BundleRenderError, BundleRenderer, CatalogBundleRenderer};
 pub use semver::{SemverEdges, SemverOptions};
+pub use substitutes::convert as convert_substitutes;
 
 /// The three template types, in the order upstream lists them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -129,7 +136,7 @@ pub enum TemplateError {
     #[error("unknown template schema: {0}")]
     UnknownSchema(String),
     /// A template type name that does not exist.
-    #[error("invalid template type {}, must be one of: [basic semver substitutes]", goq(.0))]
+    #[error("invalid template type {}, must be one of: [basic semver substitutes]", quote(.0))]
     InvalidType(String),
     /// A bundle image could not be rendered (returned as is, as upstream does for basic and semver).
     #[error(transparent)]
@@ -300,9 +307,9 @@ pub(crate) fn load_entries(entries: &[Value]) -> Result<Catalog, String> {
     if stream.is_empty() {
         return Ok(Catalog::default());
     }
-    crate::load::load_bytes(stream.as_bytes(), "<template entries>").map_err(|e| match e {
-        crate::load::LoadError::Parse { message, .. }
-        | crate::load::LoadError::Io { message, .. } => message,
+    olm_catalog::load::load_bytes(stream.as_bytes(), "<template entries>").map_err(|e| match e {
+        olm_catalog::load::LoadError::Parse { message, .. }
+        | olm_catalog::load::LoadError::Io { message, .. } => message,
     })
 }
 

@@ -9,8 +9,8 @@ use std::collections::HashMap;
 
 use rayon::prelude::*;
 
-use crate::goq;
-use crate::model::{Bundle, Catalog};
+use olm_catalog::model::{Bundle, Catalog};
+use olm_goenc::quote;
 
 /// Renders one bundle image reference into the `olm.bundle` blob(s) it contains.
 ///
@@ -60,7 +60,7 @@ pub(crate) fn render_all(
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BundleRenderError {
     /// The image is not in the catalog the renderer answers from.
-    #[error("bundle image {} not found in {source_name}", goq(.image))]
+    #[error("bundle image {} not found in {source_name}", quote(.image))]
     NotFound { image: String, source_name: String },
     /// Any other failure, with its message.
     #[error("{0}")]
@@ -118,7 +118,7 @@ impl BundleRenderer for CatalogBundleRenderer<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Blob;
+    use olm_catalog::model::Blob;
 
     fn bundle(name: &str, image: &str) -> Bundle {
         Bundle {

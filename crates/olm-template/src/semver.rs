@@ -42,12 +42,12 @@ use base64::Engine;
 use olm_version::blang::Version;
 use serde_json::{Map, Value};
 
-use super::{BundleRenderer, TemplateError, TemplateKind, first_document, go_json_kind};
-use crate::goq;
-use crate::model::{Blob, Bundle, Catalog, Channel, ChannelEntry, Icon, Package};
-use crate::property::{
+use crate::{BundleRenderer, TemplateError, TemplateKind, first_document, go_json_kind};
+use olm_catalog::model::{Blob, Bundle, Catalog, Channel, ChannelEntry, Icon, Package};
+use olm_catalog::property::{
     BundleObject, TYPE_BUNDLE_OBJECT, TYPE_CSV_METADATA, TYPE_PACKAGE, TypedProperty,
 };
+use olm_goenc::quote;
 
 pub const SCHEMA: &str = "olm.semver";
 
@@ -164,7 +164,7 @@ fn decode_bundles(v: &Value, path: &str) -> Result<Vec<String>, String> {
     for (k, v) in m {
         match field_for(k, &["bundles"]) {
             Some(_) => {}
-            None => return Err(format!("{PREFIX}json: unknown field {}", goq(k))),
+            None => return Err(format!("{PREFIX}json: unknown field {}", quote(k))),
         }
         let list = match v {
             Value::Null => continue,
@@ -198,7 +198,7 @@ fn decode_bundles(v: &Value, path: &str) -> Result<Vec<String>, String> {
             let mut image = String::new();
             for (k, v) in e {
                 if field_for(k, &["image"]).is_none() {
-                    return Err(format!("{PREFIX}json: unknown field {}", goq(k)));
+                    return Err(format!("{PREFIX}json: unknown field {}", quote(k)));
                 }
                 match v {
                     Value::Null => {}
@@ -233,7 +233,7 @@ fn decode(m: &Map<String, Value>) -> Result<Template, String> {
     let mut t = Template::default();
     for (k, v) in m {
         let Some(field) = field_for(k, &FIELDS) else {
-            return Err(format!("{PREFIX}json: unknown field {}", goq(k)));
+            return Err(format!("{PREFIX}json: unknown field {}", quote(k)));
         };
         if v.is_null() {
             continue;
@@ -292,7 +292,7 @@ fn read(input: &[u8]) -> Result<(Template, Kind), String> {
     if t.schema != SCHEMA {
         return Err(format!(
             "readFile: input file has unknown schema, should be {}",
-            goq(SCHEMA)
+            quote(SCHEMA)
         ));
     }
     let mut t = t;
@@ -318,7 +318,7 @@ fn read(input: &[u8]) -> Result<(Template, Kind), String> {
         other => {
             return Err(format!(
                 "unknown DefaultChannelTypePreference: {}\nValid values are 'major' or 'minor'",
-                goq(other)
+                quote(other)
             ));
         }
     };
@@ -354,13 +354,13 @@ pub fn render(
     let mut bundles: Vec<Bundle> = Vec::with_capacity(distinct.len());
     for (image, result) in distinct
         .iter()
-        .zip(super::renderer::render_all(renderer, &distinct))
+        .zip(crate::renderer::render_all(renderer, &distinct))
     {
         let mut got = result?;
         if got.len() != 1 {
             return Err(err(format!(
                 "bundle reference {} resulted in {} bundles, expected 1",
-                goq(image),
+                quote(image),
                 got.len()
             )));
         }
@@ -459,8 +459,8 @@ impl<'a> Rendered<'a> {
                         Err(e) => {
                             return Err(format!(
                                 "parse properties for bundle {}: parse property[{j}] of type {}: {e}",
-                                goq(&b.name),
-                                goq(&p.type_)
+                                quote(&b.name),
+                                quote(&p.type_)
                             ));
                         }
                     }
@@ -468,15 +468,15 @@ impl<'a> Rendered<'a> {
                 let [pp] = &pkgs[..] else {
                     return Err(format!(
                         "bundle {} has multiple {} properties, expected exactly 1",
-                        goq(&b.name),
-                        goq(TYPE_PACKAGE)
+                        quote(&b.name),
+                        quote(TYPE_PACKAGE)
                     ));
                 };
                 let v = Version::parse(&pp.version).map_err(|e| {
                     format!(
                         "bundle {} has invalid version {}: {e}",
-                        goq(&b.name),
-                        goq(&pp.version)
+                        quote(&b.name),
+                        quote(&pp.version)
                     )
                 })?;
                 Ok((pp.package_name.clone(), v))
@@ -502,7 +502,7 @@ fn versions_of(
         let Some(&i) = rendered.by_image.get(want) else {
             return Err(format!(
                 "supplied bundle image name {} not found in rendered bundle images",
-                goq(image)
+                quote(image)
             ));
         };
         let (pkg, v) = rendered.package_version(i)?;
@@ -511,13 +511,13 @@ fn versions_of(
         } else if pkg != *package {
             return Err(format!(
                 "bundle {} does not belong to this package: {}",
-                goq(&pkg),
-                goq(package)
+                quote(&pkg),
+                quote(package)
             ));
         }
         let name = rendered.bundles[i].name.as_str();
         if !names.insert(name) {
-            return Err(format!("duplicate bundle name {}", goq(name)));
+            return Err(format!("duplicate bundle name {}", quote(name)));
         }
         out.push((name.to_owned(), v));
     }
@@ -536,8 +536,8 @@ fn check_build_metadata(versions: &[(String, Version)]) -> Result<(), String> {
         if !seen.insert(stripped.clone()) {
             let e = format!(
                 "bundle version {} cannot be compared to {}",
-                goq(&v.to_string()),
-                goq(&stripped)
+                quote(&v.to_string()),
+                quote(&stripped)
             );
             if !errs.contains(&e) {
                 errs.push(e);
@@ -831,8 +831,8 @@ fn csv_package_metadata(b: &Bundle) -> (String, Option<Icon>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::property::{PackageProperty, Property};
-    use crate::template::BundleRenderError;
+    use crate::BundleRenderError;
+    use olm_catalog::property::{PackageProperty, Property};
 
     /// A renderer that makes a bundle `<pkg>.v<version>` of package `pkg` for image `<pkg>:<version>`.
     fn renderer(image: &str) -> Result<Vec<Bundle>, BundleRenderError> {
@@ -1495,7 +1495,7 @@ mod tests {
             }
             let edges = [SemverEdges::EdgeScoped, SemverEdges::ChannelScopedV1_37, SemverEdges::ChannelScopedV1_57][edges];
             let c = run(&template(&head, &parts), edges).unwrap();
-            crate::validate::validate(&c).map_err(|e| proptest::test_runner::TestCaseError::fail(e.to_string()))?;
+            olm_catalog::validate::validate(&c).map_err(|e| proptest::test_runner::TestCaseError::fail(e.to_string()))?;
             for ch in c.channels() {
                 let incoming: HashSet<&str> = ch
                     .entries()

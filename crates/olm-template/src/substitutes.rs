@@ -4,7 +4,7 @@
 //! `olm.substitutesFor`.
 //!
 //! # Flow
-//! 1. The entries must already form a valid catalog (the full validation of [`crate::validate()`]).
+//! 1. The entries must already form a valid catalog (the full validation of [`olm_catalog::validate()`]).
 //! 2. No base may be substituted twice, and one image may not substitute two different bases.
 //! 3. For each substitution in order: the image is rendered (the first bundle is used), the base must
 //!    exist and its version-release must be lower than the substitute's. Then, in every channel that
@@ -22,15 +22,15 @@ use olm_version::blang::Version;
 use olm_version::{Release, VersionRelease};
 use serde_json::Value;
 
-use super::{
+use crate::{
     BundleRenderer, TemplateError, TemplateKind, first_document, go_field, go_json_kind,
     load_entries,
 };
-use crate::goq;
-use crate::model::{Blob, Bundle, Catalog};
-use crate::property::{
+use olm_catalog::model::{Blob, Bundle, Catalog};
+use olm_catalog::property::{
     BundleObject, PackageProperty, TYPE_BUNDLE_OBJECT, TYPE_CSV_METADATA, TYPE_PACKAGE,
 };
+use olm_goenc::quote;
 
 pub const SCHEMA: &str = "olm.template.substitutes";
 
@@ -109,8 +109,8 @@ fn parse(input: &[u8]) -> Result<(Vec<Value>, Vec<Substitution>), String> {
     if schema != SCHEMA {
         return Err(format!(
             "template has unknown schema ({}), should be {}",
-            goq(schema),
-            goq(SCHEMA)
+            quote(schema),
+            quote(SCHEMA)
         ));
     }
     Ok((entries, subs))
@@ -137,7 +137,7 @@ pub fn render(input: &[u8], renderer: &dyn BundleRenderer) -> Result<Catalog, Te
             "render: unable to create declarative config from entries: {e}"
         ))
     })?;
-    crate::validate::validate(&cfg)
+    olm_catalog::validate::validate(&cfg)
         .map_err(|e| err(format!("render: entries are not valid FBC: {e}")))?;
 
     let mut bases: HashSet<&str> = HashSet::new();
@@ -149,7 +149,7 @@ pub fn render(input: &[u8], renderer: &dyn BundleRenderer) -> Result<Catalog, Te
         if !bases.insert(&s.base) {
             return Err(err(format!(
                 "render: cannot reuse the same substitution base {}",
-                goq(&s.base)
+                quote(&s.base)
             )));
         }
         if let Some(prev) = base_of.insert(&s.name, &s.base)
@@ -157,9 +157,9 @@ pub fn render(input: &[u8], renderer: &dyn BundleRenderer) -> Result<Catalog, Te
         {
             return Err(err(format!(
                 "render: cannot reuse the same substitution {} for different bases ({} and {})",
-                goq(&s.name),
-                goq(prev),
-                goq(&s.base)
+                quote(&s.name),
+                quote(prev),
+                quote(&s.base)
             )));
         }
     }
@@ -168,8 +168,8 @@ pub fn render(input: &[u8], renderer: &dyn BundleRenderer) -> Result<Catalog, Te
         substitute(&mut cfg, s, renderer).map_err(|e| {
             err(format!(
                 "render: error processing substitution {} -> {}: {e}",
-                goq(&s.base),
-                goq(&s.name)
+                quote(&s.base),
+                quote(&s.name)
             ))
         })?;
     }
@@ -179,7 +179,7 @@ pub fn render(input: &[u8], renderer: &dyn BundleRenderer) -> Result<Catalog, Te
 /// `opm alpha convert-template substitutes`: wraps a catalog into a substitutes template with no
 /// substitutions.
 pub fn convert(catalog: &Catalog) -> Value {
-    let entries = catalog.blobs.iter().map(super::basic::blob_value).collect();
+    let entries = catalog.blobs.iter().map(crate::basic::blob_value).collect();
     let mut m = serde_json::Map::new();
     m.insert("schema".to_owned(), Value::String(SCHEMA.to_owned()));
     m.insert("entries".to_owned(), Value::Array(entries));
@@ -204,38 +204,38 @@ fn substitute(
     let rendered = renderer.render_bundle(&s.name).map_err(|e| {
         format!(
             "failed to render bundle image reference {}: {e}",
-            goq(&s.name)
+            quote(&s.name)
         )
     })?;
     let Some(sub) = rendered.into_iter().next() else {
         return Err(format!(
             "rendered bundle image reference {} contains no bundles",
-            goq(&s.name)
+            quote(&s.name)
         ));
     };
     let sub_vr = version_release(&sub).map_err(|e| {
         format!(
             "failed to get composite version for substitute bundle {}: {e}",
-            goq(&s.name)
+            quote(&s.name)
         )
     })?;
     let Some(base) = cfg.bundles().find(|b| b.name == s.base.as_str()) else {
         return Err(format!(
             "base bundle {} does not exist in catalog",
-            goq(&s.base)
+            quote(&s.base)
         ));
     };
     let base_vr = version_release(base).map_err(|e| {
         format!(
             "failed to get composite version for base bundle {}: {e}",
-            goq(&s.base)
+            quote(&s.base)
         )
     })?;
     if base_vr >= sub_vr {
         return Err(format!(
             "base bundle {} is not less than substitute bundle {}",
-            goq(&s.base),
-            goq(&s.name)
+            quote(&s.base),
+            quote(&s.name)
         ));
     }
 
@@ -256,7 +256,7 @@ fn substitute(
             let base_entry = &mut entries[i];
             let mut skips = std::mem::take(&mut base_entry.skips);
             skips.push(s.base.clone());
-            let new = crate::model::ChannelEntry {
+            let new = olm_catalog::model::ChannelEntry {
                 name: sub_name.as_str().into(),
                 replaces: std::mem::take(&mut base_entry.replaces),
                 skips,
@@ -282,7 +282,7 @@ fn substitute(
     }
     cfg.blobs.push(Blob::Bundle(sub));
 
-    crate::validate::validate(cfg)
+    olm_catalog::validate::validate(cfg)
         .map_err(|e| format!("resulting config is not valid FBC: {e}"))?;
     Ok(())
 }
@@ -295,27 +295,27 @@ fn version_release(b: &Bundle) -> Result<VersionRelease, String> {
         if found.is_some() {
             return Err(format!(
                 "must be exactly one property of type {}",
-                goq(TYPE_PACKAGE)
+                quote(TYPE_PACKAGE)
             ));
         }
         let pp: PackageProperty = serde_json::from_str(p.value.get()).map_err(|e| {
             format!(
                 "unable to unmarshal \"olm.package\" property for bundle {}: {e}",
-                goq(&b.name)
+                quote(&b.name)
             )
         })?;
         let version = Version::parse(&pp.version).map_err(|e| {
             format!(
                 "invalid semver version {} in \"olm.package\" property for bundle {}: {e}",
-                goq(&pp.version),
-                goq(&b.name)
+                quote(&pp.version),
+                quote(&b.name)
             )
         })?;
         let release = Release::parse(&pp.release).map_err(|e| {
             format!(
                 "invalid release {} in \"olm.package\" property for bundle {}: {e}",
-                goq(&pp.release),
-                goq(&b.name)
+                quote(&pp.release),
+                quote(&b.name)
             )
         })?;
         found = Some(VersionRelease { version, release });
@@ -323,14 +323,14 @@ fn version_release(b: &Bundle) -> Result<VersionRelease, String> {
     let Some(mut vr) = found else {
         return Err(format!(
             "no \"olm.package\" property found for bundle {}",
-            goq(&b.name)
+            quote(&b.name)
         ));
     };
     if vr.release.is_empty() && !vr.version.build.is_empty() && uses_legacy_release(b) {
         vr.release = Release::parse(&vr.version.build.join(".")).map_err(|e| {
             format!(
                 "unable to convert build metadata to release for bundle {}: {e}",
-                goq(&b.name)
+                quote(&b.name)
             )
         })?;
         vr.version.build.clear();
@@ -372,8 +372,8 @@ fn uses_legacy_release(b: &Bundle) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::property::Property;
-    use crate::template::BundleRenderError;
+    use crate::BundleRenderError;
+    use olm_catalog::property::Property;
 
     fn bundle(name: &str, version: &str) -> Bundle {
         let prop = PackageProperty {

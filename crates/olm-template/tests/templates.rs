@@ -22,8 +22,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use olm_catalog::model::{Blob, Catalog, ChannelEntry};
-use olm_catalog::template::{
-    self, CatalogBundleRenderer, RenderOptions, SemverEdges, SemverOptions, TemplateKind,
+use olm_template::{
+    self as template, CatalogBundleRenderer, RenderOptions, SemverEdges, SemverOptions,
+    TemplateKind,
 };
 use serde_json::Value;
 
@@ -385,10 +386,10 @@ fn converted_committed_catalogs_render_back_to_themselves() {
         let committed = olm_catalog::load_file(&case.rendering).unwrap();
         let renderer = CatalogBundleRenderer::new(&committed, "committed catalog");
         for (kind, doc) in [
-            (TemplateKind::Basic, template::basic::convert(&committed)),
+            (TemplateKind::Basic, template::convert_basic(&committed)),
             (
                 TemplateKind::Substitutes,
-                template::substitutes::convert(&committed),
+                template::convert_substitutes(&committed),
             ),
         ] {
             let text = serde_json::to_vec(&doc).unwrap();

@@ -6,9 +6,9 @@ use std::process::ExitCode;
 
 use anyhow::{anyhow, bail};
 use olm_catalog::goq;
-use olm_catalog::template::{self, RenderOptions, SemverEdges, TemplateKind};
 use olm_catalog::write::{self, Format};
 use olm_graph::{Drawing, GraphOptions};
+use olm_template::{self as template, RenderOptions, SemverEdges, TemplateKind};
 
 use crate::catalog_graph::{self, GraphFormat};
 use crate::sources::{self, Registry, TemplateBundles};

@@ -8,7 +8,7 @@ use std::path::Path;
 use anyhow::{Context, anyhow};
 use olm_bundle::properties::{ObjectsMode, to_olm_bundle};
 use olm_catalog::model::Catalog;
-use olm_catalog::template::{BundleRenderError, BundleRenderer};
+use olm_template::{BundleRenderError, BundleRenderer};
 use olm_catalog::{goq, load};
 use olm_image::{
     AuthConfig, CATALOG_CONFIGS_LABEL, Client, ClientOptions, Filter, ImageRef, Protocol,
