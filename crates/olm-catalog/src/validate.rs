@@ -116,8 +116,9 @@ pub fn convert(cat: &Catalog) -> Result<Index<'_>, String> {
         if idx.packages.contains_key(p.name.as_str()) {
             return Err(format!("duplicate package {}", goq(&p.name)));
         }
-        let errs = dns1123_label(&p.name);
+        let errs = olm_k8s::dns1123_label_errors(&p.name);
         if !errs.is_empty() {
+            let errs: Vec<String> = errs.iter().map(ToString::to_string).collect();
             return Err(format!(
                 "invalid package name {}: [{}]",
                 goq(&p.name),
@@ -580,34 +581,6 @@ fn check_release(r: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// k8s `IsDNS1123Label` messages.
-pub fn dns1123_label(s: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    if s.len() > 63 {
-        errs.push("must be no more than 63 characters".to_owned());
-    }
-    if !is_label(s) {
-        if s.split('.').all(is_label) {
-            errs.push("must not contain dots".to_owned());
-        } else {
-            errs.push(
-                "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
-                    .to_owned(),
-            );
-        }
-    }
-    errs
-}
-
-fn is_label(s: &str) -> bool {
-    let b = s.as_bytes();
-    !b.is_empty()
-        && b.iter()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
-        && b[0] != b'-'
-        && b[b.len() - 1] != b'-'
-}
-
 /// Checks an image pull spec like docker's `reference.ParseNormalizedNamed`, with its error texts.
 pub fn check_image_ref(s: &str) -> Result<(), String> {
     const INVALID: &str = "invalid reference format";
@@ -769,16 +742,6 @@ mod tests {
         root.push(p1);
         root.push(Node::leaf("b"));
         assert_eq!(root.to_string(), "root:\n├── a:\n│   └── x\n└── b");
-    }
-
-    #[test]
-    fn dns_label_messages() {
-        assert_eq!(
-            dns1123_label("foo.bar"),
-            vec!["must not contain dots".to_owned()]
-        );
-        assert!(dns1123_label("Foo")[0].starts_with("a lowercase RFC 1123 label"));
-        assert!(dns1123_label("foo-bar").is_empty());
     }
 
     #[test]
