@@ -1,0 +1,3 @@
+module olm.local/tools/goprint
+
+go 1.25.0
