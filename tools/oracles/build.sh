@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Builds the test oracles from the Go wrapper modules beside this script into
+#   ${OLM_CACHE_DIR:-~/.cache/olm}/oracles/<key>/bin
+# and prints that folder on stdout. <key> is a digest of the wrapper modules' files, so a changed
+# pin or wrapper gives a fresh folder and an unchanged tree finds its binaries: then this is a no-op.
+#
+#   oc-render      operator-controller v1.11.0's registry+v1 renderer (render/)
+#   oc-crdupgrade  operator-controller v1.11.0's CRD upgrade-safety preflight (crdupgrade/)
+#   opm            operator-registry v1.74.0's opm
+#
+# Go's module and build caches are the ones tools/controlplane/build.sh uses, so shared
+# dependencies are downloaded and compiled once. Binaries are build outputs, never committed.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+cache="${OLM_CACHE_DIR:-$HOME/.cache/olm}"
+
+# Kept in step with tools/oracles/opm/go.mod: opm reports it as its version.
+opm_version="v1.74.0"
+
+key="$(cd "$here" && find operator-controller opm -type f \( -name '*.go' -o -name 'go.mod' -o -name 'go.sum' \) -print0 |
+    LC_ALL=C sort -z | xargs -0 sha256sum | cat - build.sh | sha256sum | cut -c1-16)"
+dest="$cache/oracles/$key"
+bin="$dest/bin"
+products=(oc-render oc-crdupgrade opm)
+
+complete() {
+    local f
+    for f in "${products[@]}"; do
+        [[ -x "$bin/$f" ]] || return 1
+    done
+}
+
+if complete; then
+    echo "$bin"
+    exit 0
+fi
+
+if ! command -v go >/dev/null 2>&1 && [[ -x /usr/local/go/bin/go ]]; then
+    export PATH="/usr/local/go/bin:$PATH"
+fi
+if ! command -v go >/dev/null 2>&1; then
+    echo "error: the Go toolchain (go >= 1.26) is needed to build the test oracles, and 'go' is not on PATH." >&2
+    exit 1
+fi
+
+export GOMODCACHE="$cache/go/mod"
+export GOCACHE="$cache/go/build"
+export GOTOOLCHAIN=local
+export CGO_ENABLED=0
+# Two cores are easily swamped: set OLM_GO_PARALLEL=1 when another big build runs.
+export GOFLAGS="-mod=readonly -buildvcs=false -p=${OLM_GO_PARALLEL:-2}"
+mkdir -p "$GOMODCACHE" "$GOCACHE" "$dest"
+
+if command -v flock >/dev/null 2>&1; then
+    exec 9>"$dest/.build.lock"
+    flock 9
+    if complete; then
+        echo "$bin"
+        exit 0
+    fi
+fi
+
+work="$(mktemp -d "$dest/.build.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+
+step() {
+    local name="$1"
+    shift
+    local t0=$SECONDS
+    echo "==> $name" >&2
+    "$@" >&2
+    echo "    $name took $((SECONDS - t0)) s" >&2
+}
+
+build_oc() {
+    (cd "$here/operator-controller" && go build -trimpath -ldflags "-s -w" -o "$work/oc-render" ./render &&
+        go build -trimpath -ldflags "-s -w" -o "$work/oc-crdupgrade" ./crdupgrade)
+}
+
+# As upstream's Makefile builds it, minus the sqlite C code: the oracles only read file-based
+# catalogs, and json1,containers_image_openpgp keep the build free of cgo and gpgme.
+build_opm() {
+    local pkg=github.com/operator-framework/operator-registry
+    (cd "$here/opm" && go build -trimpath -tags=json1,containers_image_openpgp \
+        -ldflags "-s -w -X $pkg/cmd/opm/version.opmVersion=$opm_version -X $pkg/cmd/opm/version.gitCommit=none" \
+        -o "$work/opm" $pkg/cmd/opm)
+}
+
+step "operator-controller oracles" build_oc
+step "opm $opm_version" build_opm
+
+mkdir -p "$bin"
+for f in "${products[@]}"; do
+    mv -f "$work/$f" "$bin/$f"
+done
+echo "$bin"

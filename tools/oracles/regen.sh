@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Remakes the test expectations that come from upstream tools (see README.md beside this script):
+#
+#   crates/olm-bundle/tests/golden/data-bundles.txt       operator-controller's registry+v1 renderer
+#   crates/olm-bundle/tests/golden/crd-upgrade-pairs.txt  operator-controller's CRD upgrade preflight
+#   crates/olm-graph/tests/golden/render-graph/*.mmd      opm alpha render-graph
+#
+# Usage: tools/oracles/regen.sh [OUT]   (OUT defaults to the repository; check.sh passes a temp dir)
+# Builds the oracles first (tools/oracles/build.sh, a no-op when built). Needs Go, not cargo.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+out="${1:-$repo}"
+data="${OLM_DATA_DIR:-$repo/../shared/data}"
+bin="$("$here/build.sh")"
+
+remake='Remake: tools/oracles/regen.sh; check: tools/oracles/check.sh (tools/oracles/README.md).'
+
+golden="$out/crates/olm-bundle/tests/golden"
+mkdir -p "$golden"
+{
+    echo "# Made by operator-controller v1.11.0's own registry+v1 renderer (tools/oracles/operator-controller/render),"
+    echo "# not by olm, from every bundle in shared/data/bundles. $remake"
+    "$bin/oc-render" -bundles "$data/bundles"
+} >"$golden/data-bundles.txt.tmp"
+mv "$golden/data-bundles.txt.tmp" "$golden/data-bundles.txt"
+
+{
+    echo "# Made by operator-controller v1.11.0's CRD upgrade-safety preflight (tools/oracles/operator-controller/crdupgrade),"
+    echo "# not by olm, from consecutive bundle versions in shared/data/bundles, both ways. Problems sorted (upstream's order is random)."
+    echo "# $remake"
+    "$bin/oc-crdupgrade" -bundles "$data/bundles"
+} >"$golden/crd-upgrade-pairs.txt.tmp"
+mv "$golden/crd-upgrade-pairs.txt.tmp" "$golden/crd-upgrade-pairs.txt"
