@@ -15,8 +15,7 @@ use flate2::{Compression, GzBuilder};
 
 use crate::digest::{Digest, Hasher};
 
-/// The image config label whose value is the directory holding the file-based catalog.
-pub const CATALOG_CONFIGS_LABEL: &str = "operators.operatorframework.io.index.configs.v1";
+pub use olm_k8s::CATALOG_CONFIGS_LABEL;
 /// Where catalog images built here keep the FBC, the value of [`CATALOG_CONFIGS_LABEL`].
 pub const CATALOG_CONFIGS_DIR: &str = "/configs";
 

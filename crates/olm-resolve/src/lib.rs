@@ -15,8 +15,9 @@ pub use index::{
     BundleInfo, ChannelInfo, ContentIndex, DEPENDENCY_PROPERTIES, Deprecations, EntryInfo,
     PackageIndex,
 };
+pub use olm_k8s::METADATA_NAME_LABEL;
 pub use resolve::{
     Availability, CatalogInput, Failure, Installed, Request, Resolution, UpgradeConstraintPolicy,
     resolve,
 };
-pub use selector::{CATALOG_NAME_LABEL, LabelSelector, Operator, Requirement, SelectorError};
+pub use selector::{LabelSelector, Operator, Requirement, SelectorError};

@@ -5,9 +5,6 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-/// The label every ClusterCatalog carries with its own name.
-pub const CATALOG_NAME_LABEL: &str = "olm.operatorframework.io/metadata.name";
-
 /// A `matchExpressions` operator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Operator {
@@ -202,6 +199,7 @@ fn split_top_level(s: &str) -> Vec<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use olm_k8s::METADATA_NAME_LABEL;
 
     fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs
@@ -212,7 +210,7 @@ mod tests {
 
     #[test]
     fn expressions_follow_kubernetes_semantics() {
-        let l = labels(&[("tier", "gold"), (CATALOG_NAME_LABEL, "a")]);
+        let l = labels(&[("tier", "gold"), (METADATA_NAME_LABEL, "a")]);
         let s = LabelSelector::parse(
             "tier in (gold,platinum),!beta,olm.operatorframework.io/metadata.name=a",
         )

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use olm_resolve::{
-    Availability, CATALOG_NAME_LABEL, CatalogInput, ContentIndex, Installed, LabelSelector,
+    Availability, CatalogInput, ContentIndex, Installed, LabelSelector, METADATA_NAME_LABEL,
     Request, UpgradeConstraintPolicy, resolve,
 };
 
@@ -32,7 +32,7 @@ fn catalog(pkg: &str, versions: &[&str], extra: &str) -> ContentIndex {
 
 fn input<'a>(name: &str, priority: i32, content: &'a ContentIndex) -> CatalogInput<'a> {
     let mut labels = BTreeMap::new();
-    labels.insert(CATALOG_NAME_LABEL.to_owned(), name.to_owned());
+    labels.insert(METADATA_NAME_LABEL.to_owned(), name.to_owned());
     CatalogInput {
         name: name.into(),
         labels,
@@ -85,7 +85,7 @@ fn selector_by_name_and_no_match() {
     let b = catalog("foo", &["2.0.0"], "");
     let cats = [input("a", 0, &a), input("b", 0, &b)];
     let mut r = req("foo");
-    r.selector = LabelSelector::parse(&format!("{CATALOG_NAME_LABEL}=b")).unwrap();
+    r.selector = LabelSelector::parse(&format!("{METADATA_NAME_LABEL}=b")).unwrap();
     assert_eq!(pick(&cats, &r).1, "foo.v2.0.0");
     r.selector = LabelSelector::parse("tier=gold").unwrap();
     assert_eq!(

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use olm_resolve::{
-    Availability, CATALOG_NAME_LABEL, CatalogInput, ContentIndex, Installed, LabelSelector,
+    Availability, CatalogInput, ContentIndex, Installed, LabelSelector, METADATA_NAME_LABEL,
     Request, Resolution, UpgradeConstraintPolicy,
 };
 
@@ -78,7 +78,7 @@ fn parse_spec(s: &str) -> anyhow::Result<CatalogSpec> {
         name: name.to_owned(),
         path: PathBuf::from(path),
         priority: 0,
-        labels: BTreeMap::from([(CATALOG_NAME_LABEL.to_owned(), name.to_owned())]),
+        labels: BTreeMap::from([(METADATA_NAME_LABEL.to_owned(), name.to_owned())]),
         availability: Availability::Available,
         served: true,
     };
