@@ -12,6 +12,7 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
+use tracing::{debug, error, info, warn};
 
 use crate::controller::{self, Config, Context};
 use crate::metrics::Metrics;
@@ -101,9 +102,17 @@ pub fn tls_config(tls: &Tls) -> Result<Arc<rustls::ServerConfig>, RunError> {
     Ok(Arc::new(config))
 }
 
+/// How long in-flight requests get to finish once the server is told to stop (upstream's
+/// graceful shutdown timeout).
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
+
 /// Serves `router` on `listener` until `stop` flips, over TLS when `tls` is given. HTTP/1.1 only,
 /// as upstream; a client gets [`server::READ_TIMEOUT`] to finish its TLS handshake and to send
 /// each request head, so idle or trickling connections cannot pile up.
+///
+/// Stopping is graceful, as Kubernetes expects on SIGTERM: no new connection is accepted, idle
+/// keep-alive connections are closed, and requests already being answered get up to
+/// [`SHUTDOWN_GRACE`] to finish.
 pub async fn serve(
     listener: TcpListener,
     router: Router,
@@ -111,21 +120,25 @@ pub async fn serve(
     mut stop: watch::Receiver<bool>,
 ) -> std::io::Result<()> {
     let acceptor = tls.map(tokio_rustls::TlsAcceptor::from);
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let local = listener.local_addr()?;
     loop {
-        let (stream, _) = tokio::select! {
+        let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(a) => a,
                 // Running out of file descriptors or a reset during accept: keep serving.
-                Err(_) => {
+                Err(e) => {
+                    warn!(listener = %local, error = %e, "accepting a connection failed");
                     tokio::time::sleep(Duration::from_millis(50)).await;
                     continue;
                 }
             },
-            _ = stopped(&mut stop) => return Ok(()),
+            _ = stopped(&mut stop) => break,
         };
         let _ = stream.set_nodelay(true);
         let acceptor = acceptor.clone();
         let service = TowerToHyperService::new(router.clone());
+        let watcher = graceful.watcher();
         tokio::spawn(async move {
             let mut http1 =
                 hyper_util::server::conn::auto::Builder::new(TokioExecutor::new()).http1_only();
@@ -133,21 +146,50 @@ pub async fn serve(
                 .http1()
                 .timer(hyper_util::rt::TokioTimer::new())
                 .header_read_timeout(server::READ_TIMEOUT);
-            match acceptor {
+            let served = match acceptor {
                 Some(acceptor) => {
-                    let Ok(Ok(stream)) =
-                        tokio::time::timeout(server::READ_TIMEOUT, acceptor.accept(stream)).await
-                    else {
-                        return;
-                    };
-                    let _ = http1.serve_connection(TokioIo::new(stream), service).await;
+                    let stream =
+                        match tokio::time::timeout(server::READ_TIMEOUT, acceptor.accept(stream))
+                            .await
+                        {
+                            Ok(Ok(stream)) => stream,
+                            Ok(Err(e)) => {
+                                debug!(%peer, error = %e, "TLS handshake failed");
+                                return;
+                            }
+                            Err(_) => {
+                                debug!(%peer, "TLS handshake timed out");
+                                return;
+                            }
+                        };
+                    watcher
+                        .watch(http1.serve_connection(TokioIo::new(stream), service))
+                        .await
                 }
                 None => {
-                    let _ = http1.serve_connection(TokioIo::new(stream), service).await;
+                    watcher
+                        .watch(http1.serve_connection(TokioIo::new(stream), service))
+                        .await
                 }
+            };
+            if let Err(e) = served {
+                debug!(%peer, error = %e, "connection ended with an error");
             }
         });
     }
+    // Closed now, so new connections are refused instead of waiting in the backlog.
+    drop(listener);
+    let open = graceful.count();
+    if open > 0 {
+        info!(listener = %local, connections = open, "stopping: finishing requests in flight");
+    }
+    if tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        warn!(listener = %local, grace = ?SHUTDOWN_GRACE, "stopping: requests still running after the grace period are cut off");
+    }
+    Ok(())
 }
 
 /// Resolves once `stop` is set (or its sender is gone).
@@ -233,12 +275,19 @@ pub async fn run(
     });
 
     shutdown.await;
+    info!("stopping: no new connections; the controller finishes its reconciles");
     let _ = stop_tx.send(true);
     let mut result = Ok(());
     while let Some(done) = tasks.join_next().await {
-        if let Ok(Err(e)) = done {
-            result = Err(RunError::Io(e));
+        match done {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                error!(error = %e, "a listener failed");
+                result = Err(RunError::Io(e));
+            }
+            Err(e) => error!(error = %e, "a server task failed"),
         }
     }
+    info!("stopped");
     result
 }

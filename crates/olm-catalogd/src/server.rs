@@ -78,12 +78,19 @@ fn compress_predicate(
     }
 }
 
+/// Times every request into the metric, and logs it: at debug, or at error when the server
+/// failed (a 5xx).
 async fn timed(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let start = Instant::now();
+    let (method, path) = (request.method().clone(), request.uri().path().to_owned());
     let response = next.run(request).await;
-    state
-        .metrics
-        .observe(response.status().as_u16(), start.elapsed());
+    let (status, elapsed) = (response.status(), start.elapsed());
+    state.metrics.observe(status.as_u16(), elapsed);
+    if status.is_server_error() {
+        tracing::error!(%method, %path, status = status.as_u16(), ?elapsed, "request failed");
+    } else {
+        tracing::debug!(%method, %path, status = status.as_u16(), ?elapsed, "request");
+    }
     response
 }
 
@@ -462,7 +469,10 @@ fn file_body(entry: Arc<Entry>, sections: Vec<Section>) -> Body {
                 if st.file.is_none() {
                     match tokio::fs::File::open(&st.entry.path).await {
                         Ok(f) => st.file = Some(f),
-                        Err(e) => return Some((Err(e), st)),
+                        Err(e) => {
+                            tracing::warn!(path = %st.entry.path.display(), error = %e, "opening catalog content failed; the response is cut short");
+                            return Some((Err(e), st));
+                        }
                     }
                 }
                 let file = st.file.as_mut()?;
@@ -476,6 +486,7 @@ fn file_body(entry: Arc<Entry>, sections: Vec<Section>) -> Body {
             let mut buf = vec![0u8; want];
             let file = st.file.as_mut()?;
             if let Err(e) = file.read_exact(&mut buf).await {
+                tracing::warn!(path = %st.entry.path.display(), error = %e, "reading catalog content failed; the response is cut short");
                 return Some((Err(e), st));
             }
             cur.offset += want as u64;
