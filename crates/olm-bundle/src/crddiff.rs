@@ -284,20 +284,11 @@ fn walk(s: &Value, path: String, out: &mut BTreeMap<String, Value>) {
     }
 }
 
-/// Keywords that hold child schemas: a node is compared without them, since each child is
-/// compared at its own path.
-const CHILD_KEYWORDS: &[&str] = &[
-    "properties",
-    "items",
-    "allOf",
-    "anyOf",
-    "not",
-    "additionalProperties",
-    "patternProperties",
-    "additionalItems",
-    "definitions",
-    "dependencies",
-];
+/// Keywords whose child schemas crdify takes out of a node before comparing it: each child is
+/// compared at its own path. The other keywords that hold schemas (`allOf`, `additionalProperties`,
+/// `not`, …) stay in the node as crdify leaves them, so a change below them is also an unhandled
+/// change of the node itself.
+const CHILD_KEYWORDS: &[&str] = &["properties", "items"];
 
 fn without_children(s: &Value) -> Map<String, Value> {
     let mut m = s.as_object().cloned().unwrap_or_default();
@@ -541,6 +532,14 @@ const GO_FIELDS: &[(&str, &str)] = &[
     ("exclusiveMinimum", "ExclusiveMinimum"),
     ("uniqueItems", "UniqueItems"),
     ("multipleOf", "MultipleOf"),
+    ("allOf", "AllOf"),
+    ("anyOf", "AnyOf"),
+    ("not", "Not"),
+    ("additionalProperties", "AdditionalProperties"),
+    ("patternProperties", "PatternProperties"),
+    ("dependencies", "Dependencies"),
+    ("additionalItems", "AdditionalItems"),
+    ("definitions", "Definitions"),
     ("externalDocs", "ExternalDocs"),
     ("example", "Example"),
     (
@@ -557,9 +556,22 @@ const GO_FIELDS: &[(&str, &str)] = &[
 
 /// operator-controller's condensed form of the unhandled diff:
 /// `unhandled changes found (Format "" -> "email"; Title "" -> "Widget")`.
+///
+/// Values are written as go-cmp writes the Go field: pointers with `&` (`XListType &"map"`), a
+/// string list as `[]string{"a", "b"}`, anything holding a schema as `<complex value>`, an absent
+/// pointer, list or map as `nil`. When both sides hold a different complex value, go-cmp descends
+/// into it; that nested text is not reproduced (`<complex value> -> <complex value> (changed)`).
 fn unhandled_message(a: &Map<String, Value>, b: &Map<String, Value>) -> String {
     let show = |key: &str, v: Option<&Value>| -> Option<String> {
-        let string_field = matches!(key, "id" | "$schema" | "$ref" | "type" | "format" | "title");
+        let string_field = matches!(key, "id" | "$schema" | "type" | "format" | "title");
+        let pointer_field = matches!(
+            key,
+            "$ref"
+                | "multipleOf"
+                | "x-kubernetes-preserve-unknown-fields"
+                | "x-kubernetes-list-type"
+                | "x-kubernetes-map-type"
+        );
         let bool_field = matches!(
             key,
             "exclusiveMaximum"
@@ -568,13 +580,31 @@ fn unhandled_message(a: &Map<String, Value>, b: &Map<String, Value>) -> String {
                 | "x-kubernetes-embedded-resource"
                 | "x-kubernetes-int-or-string"
         );
+        let schema_field = matches!(
+            key,
+            "allOf"
+                | "anyOf"
+                | "not"
+                | "additionalProperties"
+                | "patternProperties"
+                | "dependencies"
+                | "additionalItems"
+                | "definitions"
+        );
+        let amp = if pointer_field { "&" } else { "" };
         match v {
+            Some(_) if schema_field => None,
             None if string_field => Some("\"\"".into()),
             None if bool_field => Some("false".into()),
             None => Some("nil".into()),
-            Some(Value::String(s)) => Some(go_quote(s)),
-            Some(Value::Bool(b)) => Some(b.to_string()),
-            Some(Value::Number(n)) => Some(num_text(&Value::Number(n.clone()))),
+            Some(Value::Array(items)) if key == "x-kubernetes-list-map-keys" => {
+                let quoted: Option<Vec<String>> =
+                    items.iter().map(|i| i.as_str().map(go_quote)).collect();
+                quoted.map(|q| format!("[]string{{{}}}", q.join(", ")))
+            }
+            Some(Value::String(s)) => Some(format!("{amp}{}", go_quote(s))),
+            Some(Value::Bool(b)) => Some(format!("{amp}{b}")),
+            Some(Value::Number(n)) => Some(format!("{amp}{}", num_text(&Value::Number(n.clone())))),
             Some(_) => None,
         }
     };
@@ -600,6 +630,8 @@ fn unhandled_message(a: &Map<String, Value>, b: &Map<String, Value>) -> String {
             .map_or(key, |(_, n)| *n);
         match (show(key, x), show(key, y)) {
             (Some(p), Some(q)) => parts.push(format!("{name} {p} -> {q}")),
+            (None, Some(q)) if y.is_none() => parts.push(format!("{name} <complex value> -> {q}")),
+            (Some(p), None) if x.is_none() => parts.push(format!("{name} {p} -> <complex value>")),
             _ => parts.push(format!(
                 "{name} <complex value> -> <complex value> (changed)"
             )),

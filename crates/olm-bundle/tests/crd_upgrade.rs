@@ -323,6 +323,42 @@ fn unhandled_changes_are_condensed() {
     );
 }
 
+/// As the oracle showed on hawtio-operator 1.2.0 -> 1.0.0: go-cmp writes a pointer field with
+/// `&` and a string list as a Go literal.
+#[test]
+fn unhandled_summary_writes_go_values() {
+    let e = errors(
+        &field(
+            json!({"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]}),
+        ),
+        &field(json!({"type": "array"})),
+    );
+    assert_eq!(
+        e,
+        [
+            "v1: ^.spec.field: unhandled: unhandled changes found (XListMapKeys []string{\"name\"} -> nil; XListType &\"map\" -> nil)"
+        ]
+    );
+}
+
+/// As the oracle showed on mercury-operator 1.0.1 -> 1.0.2: crdify takes only `properties` and
+/// `items` out of a node before its unhandled check, so dropping `additionalProperties` is an
+/// unhandled change of the node as well as a removed field.
+#[test]
+fn removed_additional_properties_is_also_unhandled() {
+    let e = errors(
+        &field(json!({"type": "object", "additionalProperties": {"type": "string"}})),
+        &field(json!({"type": "object"})),
+    );
+    assert!(
+        e.contains(
+            &"v1: ^.spec.field: unhandled: unhandled changes found (AdditionalProperties <complex value> -> nil)"
+                .to_string()
+        ),
+        "{e:?}"
+    );
+}
+
 #[test]
 fn served_versions_are_compared_unless_converted_by_webhook() {
     let v1 = json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {"foobarbaz": {"type": "string", "enum": ["a", "b"]}}}}});
