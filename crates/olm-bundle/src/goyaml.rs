@@ -8,7 +8,7 @@
 //! this writer, which is why every rule here mirrors the libyaml emitter go-yaml is a port of.
 //!
 //! Input: YAML 1.1 as the Go side reads it (`yes`/`on` are booleans, `0777` is octal), one value
-//! per document (implemented in `yamlin`).
+//! per document (the workspace's one reader, `olm_goenc::yamlread`).
 
 use serde_json::Value;
 
@@ -18,5 +18,5 @@ pub use olm_goenc::yaml::{format_number, go_format_g, is_yaml_float, key_order, 
 /// Kubernetes YAML decoders skip them. YAML 1.1 rules as go-yaml v2 applies them: `yes`/`on`
 /// are booleans, `0777` is octal, dates stay strings, `<<` merges, the last repeated key wins.
 pub fn parse_documents(text: &str) -> Result<Vec<Value>, String> {
-    crate::yamlin::parse_documents(text)
+    olm_goenc::yamlread::parse_documents(text).map_err(|e| e.to_string())
 }

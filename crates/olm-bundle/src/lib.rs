@@ -28,7 +28,6 @@ pub mod properties;
 pub mod render;
 mod typed;
 pub mod validate;
-mod yamlin;
 
 pub use bundle::{Bundle, BundleFile, BundleObject};
 pub use config::{BundleConfig, config_schema, validate_config};

@@ -2,8 +2,9 @@
 //! compact, no HTML escaping, numbers as Go's `float64` encoder prints them). catalogd's `catalog.jsonl`
 //! is exactly these blobs, one per line, so producing them while parsing means the JSONL writer is a copy.
 //!
-//! The conversion is a serde visitor, so YAML (serde-saphyr) and JSON (serde_json) documents are turned
-//! into canonical text in one pass without building a tree.
+//! The conversion is a serde visitor, so JSON documents (serde_json) are turned into canonical text
+//! in one pass without building a tree; YAML documents arrive as canonical text from the reader, or
+//! as `serde_json::Value`s where it needed its full parser, which this visitor converts too.
 
 use std::fmt;
 

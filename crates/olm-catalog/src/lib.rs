@@ -10,7 +10,6 @@
 //! [`index::Index`]; [`write`] renders a catalog as opm JSON/YAML or catalogd's canonical JSONL.
 
 pub mod canonical;
-mod fastyaml;
 pub mod index;
 pub mod load;
 pub mod migrate;

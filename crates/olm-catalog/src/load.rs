@@ -24,6 +24,7 @@ use std::fs;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
+use olm_goenc::yamlread;
 use rayon::prelude::*;
 use serde::Deserialize;
 use serde::de::{DeserializeSeed, Deserializer};
@@ -467,15 +468,11 @@ fn split_yaml<'a>(text: &'a str, name: &str) -> Result<Vec<Chunk<'a>>, LoadError
     Ok(chunks)
 }
 
-fn yaml_options() -> serde_saphyr::Options {
-    serde_saphyr::options! {
-        // The parser reports the duplicate's own line, which our canonical writer cannot know.
-        duplicate_keys: serde_saphyr::DuplicateKeyPolicy::Error,
-        with_snippet: false,
-        // The default budget pre-scans every document (a second parse); alias expansion stays limited.
-        budget: None,
-    }
-}
+/// Catalog documents refuse repeated keys (the error names the repeat's line) where opm keeps the
+/// last one silently: a repeat is almost always an editing mistake.
+const YAML_OPTIONS: yamlread::Options = yamlread::Options {
+    duplicate_keys: yamlread::DuplicateKeys::Error,
+};
 
 fn load_yaml_stream(text: &str, name: &str, opts: &LoadOptions) -> Result<Vec<Blob>, LoadError> {
     let chunks = split_yaml(text, name)?;
@@ -483,19 +480,35 @@ fn load_yaml_stream(text: &str, name: &str, opts: &LoadOptions) -> Result<Vec<Bl
         if c.text.trim().is_empty() {
             return Ok(None);
         }
+        let null = || TopDoc {
+            canon: "null".to_owned(),
+            keys: Vec::new(),
+        };
         let doc: TopDoc = if is_comment_only(c.text) {
-            TopDoc {
-                canon: "null".to_owned(),
-                keys: Vec::new(),
-            }
-        } else if let Some(canon) = crate::fastyaml::parse(c.text) {
-            let keys =
-                top_keys(&canon).map_err(|e| LoadError::parse(name, c.line, json_msg(&e)))?;
-            TopDoc { canon, keys }
+            null()
         } else {
-            DOC_LEN.with(|l| l.set(c.text.len()));
-            serde_saphyr::from_str_with_options::<TopDoc>(c.text, yaml_options())
-                .map_err(|e| yaml_error(name, c, &e))?
+            let decoded = yamlread::document_canonical(c.text, &YAML_OPTIONS)
+                .map_err(|e| LoadError::parse(name, c.line + e.line.max(1) - 1, e.message))?;
+            match decoded {
+                yamlread::Canonical::Empty => null(),
+                yamlread::Canonical::Text(canon) => {
+                    let keys = top_keys(&canon)
+                        .map_err(|e| LoadError::parse(name, c.line, json_msg(&e)))?;
+                    TopDoc { canon, keys }
+                }
+                yamlread::Canonical::Value(v) => {
+                    DOC_LEN.with(|l| l.set(c.text.len()));
+                    TopDoc::deserialize(v)
+                        .map_err(|e| LoadError::parse(name, c.line, json_msg(&e)))?
+                }
+                yamlread::Canonical::Values(_) => {
+                    return Err(LoadError::parse(
+                        name,
+                        c.line,
+                        "expected a single YAML document",
+                    ));
+                }
+            }
         };
         to_blob(doc, name, c.line + leading_blank_lines(c.text), opts).map(Some)
     };
@@ -523,26 +536,6 @@ fn is_comment_only(s: &str) -> bool {
         let t = l.trim();
         t.is_empty() || t.starts_with('#')
     })
-}
-
-fn yaml_error(name: &str, c: &Chunk, e: &serde_saphyr::Error) -> LoadError {
-    let e = e.without_snippet();
-    let line = e
-        .location()
-        .map(|l| l.line() as usize)
-        .filter(|&l| l > 0)
-        .unwrap_or(1);
-    let mut msg = e.to_string();
-    // Drop the parser's own "line N column M: " prefix: the file line is reported by us.
-    if let Some(rest) = msg.strip_prefix("error: ") {
-        msg = rest.to_owned();
-    }
-    if msg.starts_with("line ")
-        && let Some(i) = msg.find(": ")
-    {
-        msg = msg[i + 2..].to_owned();
-    }
-    LoadError::parse(name, c.line + line - 1, msg)
 }
 
 // ---- blobs ----------------------------------------------------------------------------------------------
@@ -651,29 +644,25 @@ fn to_blob(doc: TopDoc, name: &str, line: usize, opts: &LoadOptions) -> Result<B
     };
     Ok(match schema.as_str() {
         SCHEMA_PACKAGE => {
-            let mut p: Package = serde_json::from_str(&canon).map_err(|e| typed("package", e))?;
+            let p: Package = serde_json::from_str(&canon).map_err(|e| typed("package", e))?;
             if let Some(icon) = &p.icon {
                 check_base64(&icon.base64data)
                     .map_err(|m| LoadError::parse(name, line, format!("parse package: {m}")))?;
             }
-            p.raw = raw(canon);
-            Blob::Package(p)
+            Blob::Package(Kept::decoded(p, raw(canon)))
         }
         SCHEMA_CHANNEL => {
-            let mut c: Channel = serde_json::from_str(&canon).map_err(|e| typed("channel", e))?;
-            c.raw = raw(canon);
-            Blob::Channel(c)
+            let c: Channel = serde_json::from_str(&canon).map_err(|e| typed("channel", e))?;
+            Blob::Channel(Kept::decoded(c, raw(canon)))
         }
         SCHEMA_BUNDLE => {
-            let mut b: Bundle = serde_json::from_str(&canon).map_err(|e| typed("bundle", e))?;
-            b.raw = raw(canon);
-            Blob::Bundle(b)
+            let b: Bundle = serde_json::from_str(&canon).map_err(|e| typed("bundle", e))?;
+            Blob::Bundle(Kept::decoded(b, raw(canon)))
         }
         SCHEMA_DEPRECATIONS => {
-            let mut d: Deprecation =
+            let d: Deprecation =
                 serde_json::from_str(&canon).map_err(|e| typed("deprecation", e))?;
-            d.raw = raw(canon);
-            Blob::Deprecations(d)
+            Blob::Deprecations(Kept::decoded(d, raw(canon)))
         }
         _ => Blob::Other(Meta {
             schema,

@@ -70,7 +70,7 @@ fn bundle_object_to_csv_metadata(cat: &mut Catalog) -> Result<(), MigrateError> 
             };
             let data = obj.decode().map_err(&err)?;
             let text = String::from_utf8(data).map_err(|e| err(e.to_string()))?;
-            let v: Value = serde_saphyr::from_str(&text).map_err(|e| err(e.to_string()))?;
+            let v: Value = olm_goenc::yamlread::from_str(&text).map_err(|e| err(e.to_string()))?;
             if v.get("kind").and_then(Value::as_str) == Some("ClusterServiceVersion") {
                 csv = Some(v);
                 break;

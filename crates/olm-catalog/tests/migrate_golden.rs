@@ -28,7 +28,7 @@ fn check(pkg: &str, bundle_dir: &str, csv_file: &str, bundle_name: &str) {
         &serde_json::json!({ "data": base64::engine::general_purpose::STANDARD.encode(&csv) }),
     );
     let mut cat = Catalog {
-        blobs: vec![Blob::Bundle(Bundle {
+        blobs: vec![Blob::from(Bundle {
             name: bundle_name.into(),
             package: pkg.into(),
             image: "quay.io/example/bundle:v1".into(),
@@ -138,7 +138,7 @@ fn every_shared_bundle_found_in_the_catalog() {
             for f in files {
                 let f = f.unwrap().path();
                 let text = std::fs::read_to_string(&f).unwrap();
-                let Ok(v) = serde_saphyr::from_str::<serde_json::Value>(&text) else {
+                let Ok(v) = olm_goenc::yamlread::from_str::<serde_json::Value>(&text) else {
                     continue;
                 };
                 if v.get("kind").and_then(|k| k.as_str()) != Some("ClusterServiceVersion") {

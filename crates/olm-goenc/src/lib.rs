@@ -10,5 +10,6 @@ mod isprint;
 pub mod json;
 mod verbs;
 pub mod yaml;
+pub mod yamlread;
 
 pub use verbs::{quote, slice};

@@ -221,7 +221,7 @@ struct AnnotationsFile {
 fn bundle_labels(path: &Path) -> Result<BTreeMap<String, String>, BuildError> {
     let text = fs::read_to_string(path).map_err(io_at(path))?;
     let parsed: AnnotationsFile =
-        serde_saphyr::from_str(&text).map_err(|e| BuildError::Annotations {
+        olm_goenc::yamlread::from_str(&text).map_err(|e| BuildError::Annotations {
             path: path.to_path_buf(),
             message: e.to_string(),
         })?;

@@ -1,16 +1,28 @@
-//! A fast path for the block YAML that Kubernetes manifests are almost always written in: block
-//! mappings and sequences with plain keys, plain, quoted and literal scalars, empty flow
+//! A fast path for the block YAML that Kubernetes manifests and catalogs are almost always written
+//! in: block mappings and sequences with plain keys, plain, quoted and literal scalars, empty flow
 //! collections, comments and `---` document separators. Anything else — anchors, aliases, tags,
 //! flow collections with content, folded scalars, tabs outside scalars, quoted or complex keys,
-//! merge keys, directives, odd indentation, deep nesting — makes [`parse_documents`] return `None`, and the caller uses the
-//! full parser, which also produces every error message. Plain scalars (keys too) are resolved by
-//! the same functions as the full path, so the values are identical.
+//! merge keys, directives, odd indentation, deep nesting — makes [`parse_documents`] return
+//! `None`, and the caller uses the full parser, which also produces every error message. Plain
+//! scalars (keys too) are resolved by the same functions as the full path, so the values are
+//! identical.
+//!
+//! The reader is generic over what it builds ([`Build`]): JSON values for manifests, or
+//! canonical JSON text for catalogs, without a tree in between.
 
 use std::borrow::Cow;
 
-use serde_json::{Map, Value};
+use super::scalar::{Scalar, resolve_plain};
 
-use super::{key_string, resolve_plain};
+/// What the fast path builds from the structure it reads. `None` from a method means "not in the
+/// fast subset after all" (e.g. a repeated key the caller refuses): the full parser decides.
+pub(crate) trait Build<'a> {
+    type Node;
+    fn scalar(&mut self, s: Scalar<'a>) -> Option<Self::Node>;
+    fn seq(&mut self, items: Vec<Self::Node>) -> Self::Node;
+    /// The entries of one mapping, in document order (repeats included).
+    fn map(&mut self, entries: std::vec::Drain<'_, (Cow<'a, str>, Self::Node)>) -> Option<Self::Node>;
+}
 
 /// YAML's white space; `str::trim` would also strip other Unicode spaces, which are content.
 const WS: [char; 2] = [' ', '\t'];
@@ -23,12 +35,13 @@ struct Line<'a> {
     text: &'a str, // after the indentation, without the line break
 }
 
-struct P<'a> {
+struct P<'a, 'b, B: Build<'a>> {
     lines: Vec<Line<'a>>,
     pos: usize,
+    build: &'b mut B,
     /// The entries of the mappings being read, innermost last: each map is then allocated once
     /// at its final size instead of growing entry by entry.
-    entries: Vec<(String, Value)>,
+    entries: Vec<(Cow<'a, str>, B::Node)>,
     /// Nesting of the collection being read: deep documents go to the full parser, which does
     /// not recurse.
     depth: usize,
@@ -36,7 +49,7 @@ struct P<'a> {
 
 /// Every non-empty document of `text`, or `None` for "not in the fast subset (or invalid): use
 /// the full parser".
-pub(super) fn parse_documents(text: &str) -> Option<Vec<Value>> {
+pub(crate) fn parse_documents<'a, B: Build<'a>>(text: &'a str, build: &mut B) -> Option<Vec<B::Node>> {
     if text.as_bytes().contains(&b'\r') || text.starts_with('\u{feff}') {
         return None;
     }
@@ -53,22 +66,27 @@ pub(super) fn parse_documents(text: &str) -> Option<Vec<Value>> {
                 if t.trim_end_matches(' ') != "---" {
                     return None;
                 }
-                document(std::mem::take(&mut lines), &mut docs)?;
+                document(std::mem::take(&mut lines), build, &mut docs)?;
                 continue;
             }
         }
         lines.push(Line { indent, text: t });
     }
-    document(lines, &mut docs)?;
+    document(lines, build, &mut docs)?;
     Some(docs)
 }
 
 /// One document's lines: a block mapping or sequence at indent 0, or nothing but blanks and
 /// comments (an empty document, which is skipped).
-fn document<'a>(lines: Vec<Line<'a>>, docs: &mut Vec<Value>) -> Option<()> {
+fn document<'a, B: Build<'a>>(
+    lines: Vec<Line<'a>>,
+    build: &mut B,
+    docs: &mut Vec<B::Node>,
+) -> Option<()> {
     let mut p = P {
         lines,
         pos: 0,
+        build,
         entries: Vec::new(),
         depth: 0,
     };
@@ -93,12 +111,17 @@ fn document<'a>(lines: Vec<Line<'a>>, docs: &mut Vec<Value>) -> Option<()> {
     Some(())
 }
 
-/// A plain scalar's value; `None` when resolution fails (the full parser reports the error).
-fn plain_value(text: Cow<'_, str>) -> Option<Value> {
-    resolve_plain(text).ok()
-}
+impl<'a, B: Build<'a>> P<'a, '_, B> {
+    /// A plain scalar's value; `None` when resolution fails (the full parser reports the error).
+    fn plain_value(&mut self, text: Cow<'a, str>) -> Option<B::Node> {
+        let s = resolve_plain(text).ok()?;
+        self.build.scalar(s)
+    }
 
-impl<'a> P<'a> {
+    fn string(&mut self, text: String) -> Option<B::Node> {
+        self.build.scalar(Scalar::Str(Cow::Owned(text)))
+    }
+
     fn skip_blank(&mut self) {
         while self.pos < self.lines.len() {
             let t = self.lines[self.pos].text.trim_end_matches(WS);
@@ -110,7 +133,7 @@ impl<'a> P<'a> {
         }
     }
 
-    fn mapping(&mut self, indent: usize) -> Option<Value> {
+    fn mapping(&mut self, indent: usize) -> Option<B::Node> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
             return None;
@@ -139,19 +162,17 @@ impl<'a> P<'a> {
             if key == "<<" || key.len() > 1024 {
                 return None;
             }
-            let key = key_string(resolve_plain(key).ok()?).ok()?;
+            let key = resolve_plain(key).ok()?.into_key();
             self.pos += 1;
             let value = self.value(indent, rest, true)?;
             self.entries.push((key, value));
         }
-        let mut map = Map::with_capacity(self.entries.len() - base);
-        // A repeated key keeps its first position and its last value, as with inserting in turn.
-        map.extend(self.entries.drain(base..));
+        let map = self.build.map(self.entries.drain(base..))?;
         self.depth -= 1;
-        Some(Value::Object(map))
+        Some(map)
     }
 
-    fn sequence(&mut self, indent: usize) -> Option<Value> {
+    fn sequence(&mut self, indent: usize) -> Option<B::Node> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
             return None;
@@ -192,12 +213,12 @@ impl<'a> P<'a> {
             items.push(self.value(indent, rest, false)?);
         }
         self.depth -= 1;
-        Some(Value::Array(items))
+        Some(self.build.seq(items))
     }
 
     /// The value after `key:` or `- `: `rest` is the text on the same line; `parent` the indent of
     /// the collection holding it.
-    fn value(&mut self, parent: usize, rest: &'a str, in_map: bool) -> Option<Value> {
+    fn value(&mut self, parent: usize, rest: &'a str, in_map: bool) -> Option<B::Node> {
         let rest = rest.trim_start_matches(' ');
         if rest.starts_with('\t') {
             return None;
@@ -206,7 +227,7 @@ impl<'a> P<'a> {
             // Nested block (or null).
             self.skip_blank();
             if self.pos >= self.lines.len() {
-                return Some(Value::Null);
+                return self.build.scalar(Scalar::Null);
             }
             let l = &self.lines[self.pos];
             let is_seq = l.text.starts_with("- ") || l.text == "-";
@@ -218,14 +239,14 @@ impl<'a> P<'a> {
                 let ind = l.indent;
                 return self.mapping(ind);
             }
-            return Some(Value::Null);
+            return self.build.scalar(Scalar::Null);
         }
         match rest.as_bytes()[0] {
             b'"' => self.double_quoted(parent, rest),
             b'\'' => self.single_quoted(parent, rest),
             b'|' => self.literal(parent, rest),
-            b'{' if rest.trim_end_matches(WS) == "{}" => Some(Value::Object(Map::new())),
-            b'[' if rest.trim_end_matches(WS) == "[]" => Some(Value::Array(Vec::new())),
+            b'{' if rest.trim_end_matches(WS) == "{}" => self.build.map(Vec::new().drain(..)),
+            b'[' if rest.trim_end_matches(WS) == "[]" => Some(self.build.seq(Vec::new())),
             b'{' | b'[' | b'&' | b'*' | b'!' | b'>' | b'%' | b'@' | b'`' | b'?' | b',' | b']'
             | b'}' => None,
             // `-` and `:` start a plain scalar only when followed by a non-space.
@@ -234,7 +255,7 @@ impl<'a> P<'a> {
         }
     }
 
-    fn plain(&mut self, parent: usize, first: &'a str) -> Option<Value> {
+    fn plain(&mut self, parent: usize, first: &'a str) -> Option<B::Node> {
         let (first, mut commented) = plain_segment(first)?;
         let mut text: Cow<'a, str> = Cow::Borrowed(first);
         // Continuation lines: more indented than the parent, not a comment.
@@ -272,10 +293,10 @@ impl<'a> P<'a> {
             // Blank lines after the scalar belong to nobody; rewind so callers see them as blank.
             self.pos -= pending_newlines;
         }
-        plain_value(text)
+        self.plain_value(text)
     }
 
-    fn double_quoted(&mut self, parent: usize, first: &'a str) -> Option<Value> {
+    fn double_quoted(&mut self, parent: usize, first: &'a str) -> Option<B::Node> {
         let mut out = String::new();
         let mut line = &first[1..];
         let mut first_line = true;
@@ -346,7 +367,7 @@ impl<'a> P<'a> {
                     return None;
                 }
                 self.pos += usize::from(!first_line);
-                return Some(Value::String(out));
+                return self.string(out);
             }
             // The line ends inside the string: fold.
             if escaped_break {
@@ -396,7 +417,7 @@ impl<'a> P<'a> {
         }
     }
 
-    fn single_quoted(&mut self, parent: usize, first: &'a str) -> Option<Value> {
+    fn single_quoted(&mut self, parent: usize, first: &'a str) -> Option<B::Node> {
         let mut out = String::new();
         let mut line = &first[1..];
         let mut first_line = true;
@@ -429,7 +450,7 @@ impl<'a> P<'a> {
                     return None;
                 }
                 self.pos += usize::from(!first_line);
-                return Some(Value::String(out));
+                return self.string(out);
             }
             seg.push_str(&line[seg_start..]);
             out.push_str(seg.trim_end_matches([' ', '\t']));
@@ -466,7 +487,7 @@ impl<'a> P<'a> {
         }
     }
 
-    fn literal(&mut self, parent: usize, header: &'a str) -> Option<Value> {
+    fn literal(&mut self, parent: usize, header: &'a str) -> Option<B::Node> {
         let h = header[1..].trim_end_matches(WS);
         let h = match h.find(" #") {
             Some(i) => h[..i].trim_end_matches(WS),
@@ -555,7 +576,7 @@ impl<'a> P<'a> {
                 }
             }
         }
-        Some(Value::String(body))
+        self.string(body)
     }
 }
 
