@@ -12,6 +12,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use olm_goenc::quote;
 use olm_k8s::{
     OPERATOR_GROUP_ANNOTATION, OPERATOR_NAMESPACE_ANNOTATION, PROVIDED_APIS_ANNOTATION,
     SKIP_RANGE_ANNOTATION, TARGET_NAMESPACES_ANNOTATION,
@@ -106,7 +107,7 @@ fn name_check(what: &str, value: &str, out: &mut Vec<Finding>) {
             "CSVFileNotValid",
             "",
             "",
-            format!("{what} {value:?} is invalid: {}", errs.join(",")),
+            format!("{what} {} is invalid: {}", quote(value), errs.join(",")),
         ));
     }
 }
@@ -375,8 +376,9 @@ pub fn bundle_checks(b: &Bundle) -> Vec<Finding> {
                 "",
                 "",
                 format!(
-                    "duplicate CRD {:?} in bundle {name:?}",
-                    gvk_string(&g.0, &g.1, &g.2)
+                    "duplicate CRD {} in bundle {}",
+                    quote(&gvk_string(&g.0, &g.1, &g.2)),
+                    quote(name)
                 ),
             ));
         }
@@ -403,8 +405,9 @@ pub fn bundle_checks(b: &Bundle) -> Vec<Finding> {
                 "",
                 "",
                 format!(
-                    "owned CRD {:?} not found in bundle {name:?}",
-                    gvk_string(&o.0, &o.1, &o.2)
+                    "owned CRD {} not found in bundle {}",
+                    quote(&gvk_string(&o.0, &o.1, &o.2)),
+                    quote(name)
                 ),
             ));
         }
@@ -418,8 +421,9 @@ pub fn bundle_checks(b: &Bundle) -> Vec<Finding> {
                 "",
                 "",
                 format!(
-                    "CRD {:?} is present in bundle {name:?} but not defined in CSV",
-                    gvk_string(&g.0, &g.1, &g.2)
+                    "CRD {} is present in bundle {} but not defined in CSV",
+                    quote(&gvk_string(&g.0, &g.1, &g.2)),
+                    quote(name)
                 ),
             ));
         }

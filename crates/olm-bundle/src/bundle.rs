@@ -368,7 +368,7 @@ fn string_map(path: &str, v: &Value) -> Result<BTreeMap<String, String>, BundleE
                 _ => {
                     return Err(BundleError::Yaml {
                         file: path.to_string(),
-                        message: format!("annotation {k:?} must be a string"),
+                        message: format!("annotation {} must be a string", olm_goenc::quote(k)),
                     });
                 }
             };
@@ -384,7 +384,7 @@ fn list(path: &str, key: &str, v: &Value) -> Result<Vec<Value>, BundleError> {
         Value::Null => Ok(Vec::new()),
         _ => Err(BundleError::Yaml {
             file: path.to_string(),
-            message: format!("{key:?} must be a list"),
+            message: format!("{} must be a list", olm_goenc::quote(key)),
         }),
     }
 }

@@ -9,7 +9,8 @@ pub enum BundleError {
     Io { path: String, message: String },
     /// Upstream: operator-controller's bundle source.
     #[error(
-        "subdirectories are not allowed within the \"manifests\" directory of the bundle image filesystem: found {path:?}"
+        "subdirectories are not allowed within the \"manifests\" directory of the bundle image filesystem: found {}",
+        olm_goenc::quote(path)
     )]
     SubdirectoryInManifests { path: String },
     #[error("{file}: invalid YAML: {message}")]

@@ -157,7 +157,8 @@ impl CertProvider {
             "openshift-service-ca" => Ok(Some(CertProvider::OpenshiftServiceCa)),
             "none" => Ok(None),
             other => Err(format!(
-                "unknown certificate provider {other:?} (want cert-manager, openshift-service-ca or none)"
+                "unknown certificate provider {} (want cert-manager, openshift-service-ca or none)",
+                olm_goenc::quote(other)
             )),
         }
     }

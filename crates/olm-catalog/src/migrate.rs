@@ -5,6 +5,7 @@
 //! append one `olm.csv.metadata` built from the CSV; bundles that already have csv metadata are left
 //! alone). Asking for a level runs every migration up to and including it.
 
+use olm_goenc::quote;
 use serde_json::Value;
 
 use crate::model::Catalog;
@@ -23,9 +24,9 @@ pub const LEVELS: &[(&str, &str)] = &[
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum MigrateError {
-    #[error("unknown migration level {0:?}")]
+    #[error("unknown migration level {}", quote(.0))]
     UnknownLevel(String),
-    #[error("package {package:?}, bundle {bundle:?}: {message}")]
+    #[error("package {}, bundle {}: {message}", quote(package), quote(bundle))]
     Bundle {
         package: String,
         bundle: String,
@@ -90,6 +91,18 @@ mod tests {
     use crate::model::{Blob, Bundle};
     use crate::property::Property;
     use base64::Engine;
+    /// A level named with a control character is quoted as Go's `%q` quotes it.
+    #[test]
+    fn unknown_level_is_quoted_like_go() {
+        let mut cat = Catalog::default();
+        assert_eq!(
+            migrate(&mut cat, Some("x\u{7}\u{85}"))
+                .unwrap_err()
+                .to_string(),
+            r#"unknown migration level "x\a\u0085""#
+        );
+    }
+
 
     fn object(yaml: &str) -> Property {
         let data = base64::engine::general_purpose::STANDARD.encode(yaml);

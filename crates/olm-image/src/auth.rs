@@ -61,7 +61,8 @@ pub enum AuthError {
     },
     /// An `auth` value is not base64 of `user:password`.
     #[error(
-        "registry auth file {path}: the \"auth\" entry for {registry:?} is not base64 of \"username:password\""
+        "registry auth file {path}: the \"auth\" entry for {} is not base64 of \"username:password\"",
+        olm_goenc::quote(registry)
     )]
     BadAuthField {
         /// The file.

@@ -626,7 +626,10 @@ fn parse_digest(reference: &ImageRef, digest: &str) -> Result<Digest, ImageError
     digest.parse().map_err(|_| ImageError::Registry {
         reference: reference.to_string(),
         action: "resolving".into(),
-        message: format!("the registry answered with an unsupported digest {digest:?}"),
+        message: format!(
+            "the registry answered with an unsupported digest {}",
+            olm_goenc::quote(digest)
+        ),
     })
 }
 

@@ -14,7 +14,10 @@ pub struct Digest(String);
 
 /// A string that is not a `sha256:<64 hex>` digest.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid digest {0:?}: expected sha256:<64 lowercase hex characters>")]
+#[error(
+    "invalid digest {}: expected sha256:<64 lowercase hex characters>",
+    olm_goenc::quote(.0)
+)]
 pub struct InvalidDigest(pub String);
 
 impl Digest {
@@ -103,6 +106,18 @@ mod tests {
         assert!("sha512:abcd".parse::<Digest>().is_err());
         assert!(ok.to_uppercase().parse::<Digest>().is_err());
         assert!("sha256:../../etc".parse::<Digest>().is_err());
+    }
+
+    /// The message quotes the input as Go's `%q` would: DEL as `\x7f`, a zero-width space escaped.
+    #[test]
+    fn invalid_digest_message_quotes_like_go() {
+        assert_eq!(
+            "sha256:\x7f\u{200b}"
+                .parse::<Digest>()
+                .unwrap_err()
+                .to_string(),
+            r#"invalid digest "sha256:\x7f\u200b": expected sha256:<64 lowercase hex characters>"#
+        );
     }
 
     #[test]

@@ -10,7 +10,7 @@ use crate::unpack::UnpackError;
 #[derive(Debug, thiserror::Error)]
 pub enum ImageError {
     /// The reference does not parse.
-    #[error("invalid image reference {reference:?}: {message}")]
+    #[error("invalid image reference {}: {message}", olm_goenc::quote(reference))]
     InvalidReference {
         /// What was given.
         reference: String,
@@ -38,7 +38,10 @@ pub enum ImageError {
         message: String,
     },
     /// A layer media type we cannot unpack (not a file-system layer, e.g. a Helm chart).
-    #[error("{reference} has a layer of media type {media_type:?}, which cannot be unpacked")]
+    #[error(
+        "{reference} has a layer of media type {}, which cannot be unpacked",
+        olm_goenc::quote(media_type)
+    )]
     UnsupportedLayer {
         /// The image.
         reference: String,
@@ -56,7 +59,7 @@ pub enum ImageError {
     /// A catalog was asked for, but the image does not say where its catalog is.
     #[error("{reference} is not a catalog image: {}", match label {
         None => "the image config has no operators.operatorframework.io.index.configs.v1 label".to_string(),
-        Some(v) => format!("its operators.operatorframework.io.index.configs.v1 label {v:?} is not a directory inside the image"),
+        Some(v) => format!("its operators.operatorframework.io.index.configs.v1 label {} is not a directory inside the image", olm_goenc::quote(v)),
     })]
     NotACatalog {
         /// The image.

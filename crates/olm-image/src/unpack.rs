@@ -31,17 +31,26 @@ use crate::assemble::link_stays_inside;
 const WHITEOUT_PREFIX: &str = ".wh.";
 const OPAQUE_WHITEOUT: &str = ".wh..wh..opq";
 
+/// A path in a message, quoted as Go's `%q` quotes (upstream's messages name paths so).
+fn quote_path(p: &Path) -> String {
+    olm_goenc::quote(&p.to_string_lossy())
+}
+
 /// Why a layer could not be unpacked. Each variant names the offending tar entry.
 #[derive(Debug, thiserror::Error)]
 pub enum UnpackError {
     /// An entry with an absolute path.
-    #[error("layer entry {0:?} has an absolute path; refusing to unpack it")]
+    #[error("layer entry {} has an absolute path; refusing to unpack it", quote_path(.0))]
     AbsolutePath(PathBuf),
     /// An entry whose path contains `..`.
-    #[error("layer entry {0:?} contains \"..\"; refusing to unpack it")]
+    #[error("layer entry {} contains \"..\"; refusing to unpack it", quote_path(.0))]
     ParentDir(PathBuf),
     /// An entry whose parent path goes through a symlink.
-    #[error("layer entry {path:?} goes through the symlink {link:?}; refusing to unpack it")]
+    #[error(
+        "layer entry {} goes through the symlink {}; refusing to unpack it",
+        quote_path(path),
+        quote_path(link)
+    )]
     ThroughSymlink {
         /// The entry.
         path: PathBuf,
@@ -49,7 +58,11 @@ pub enum UnpackError {
         link: PathBuf,
     },
     /// A symlink whose target leaves the image root.
-    #[error("layer entry {path:?} is a symlink to {target:?}, which points outside the image")]
+    #[error(
+        "layer entry {} is a symlink to {}, which points outside the image",
+        quote_path(path),
+        quote_path(target)
+    )]
     SymlinkEscape {
         /// The symlink entry.
         path: PathBuf,
@@ -58,7 +71,9 @@ pub enum UnpackError {
     },
     /// A hard link to something that is not an already unpacked regular file.
     #[error(
-        "layer entry {path:?} is a hard link to {target:?}, which is not a file unpacked before it"
+        "layer entry {} is a hard link to {}, which is not a file unpacked before it",
+        quote_path(path),
+        quote_path(target)
     )]
     BadHardLink {
         /// The link entry.
@@ -70,7 +85,7 @@ pub enum UnpackError {
     #[error("reading layer: {0}")]
     Tar(#[source] io::Error),
     /// Writing to the target directory failed.
-    #[error("unpacking {path:?}: {source}")]
+    #[error("unpacking {}: {source}", quote_path(path))]
     Io {
         /// The path being written.
         path: PathBuf,

@@ -1,25 +1,28 @@
 //! Resolution errors, worded for `ClusterExtension.status.conditions`. Where upstream OLM has a
-//! message for the same situation, the text is upstream's.
+//! message for the same situation, the text is upstream's (names quoted as Go's `%q` quotes them).
+
+use olm_goenc::{quote, slice};
 
 /// Why no bundle was chosen.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ResolveError {
     #[error("desired catalog selector is invalid: {0}")]
     InvalidSelector(String),
-    #[error("desired version range {range:?} is invalid: {message}")]
+    #[error("desired version range {} is invalid: {message}", quote(range))]
     InvalidVersionRange { range: String, message: String },
     #[error("{}", no_catalog(package, *selector))]
     NoCatalogSelected { package: String, selector: bool },
     #[error(
-        "found package {package:?} in multiple catalogs with the same priority {priority} {}: select one catalog or give the catalogs different priorities",
-        go_list(catalogs)
+        "found package {} in multiple catalogs with the same priority {priority} {}: select one catalog or give the catalogs different priorities",
+        quote(package),
+        slice(catalogs)
     )]
     Ambiguous {
         package: String,
         priority: i32,
         catalogs: Vec<String>,
     },
-    #[error("catalog {catalog:?} is not being served")]
+    #[error("catalog {} is not being served", quote(catalog))]
     NotServing { catalog: String },
     #[error("{}", no_bundles(package, version, channels, installed.as_deref()))]
     NoBundles {
@@ -29,28 +32,29 @@ pub enum ResolveError {
         installed: Option<String>,
     },
     #[error(
-        "validating bundle {bundle:?}: bundle {bundle:?} has a dependency declared via property {property:?} which is currently not supported"
+        "validating bundle {q}: bundle {q} has a dependency declared via property {} which is currently not supported",
+        quote(property),
+        q = quote(bundle)
     )]
     Dependency { bundle: String, property: String },
     #[error("{0}")]
     BundleVersion(String),
-    #[error("invalid installed version {version:?}: {message}")]
+    #[error("invalid installed version {}: {message}", quote(version))]
     InstalledVersion { version: String, message: String },
 }
 
 fn no_catalog(package: &str, selector: bool) -> String {
     if selector {
         format!(
-            "no available ClusterCatalog matches the catalog selector; cannot resolve package {package:?}"
+            "no available ClusterCatalog matches the catalog selector; cannot resolve package {}",
+            quote(package)
         )
     } else {
-        format!("no available ClusterCatalog exists; cannot resolve package {package:?}")
+        format!(
+            "no available ClusterCatalog exists; cannot resolve package {}",
+            quote(package)
+        )
     }
-}
-
-/// Go's `%v` of a string slice: `[a b]`.
-fn go_list(items: &[String]) -> String {
-    format!("[{}]", items.join(" "))
 }
 
 /// upstream's composition: optional installed prefix, package, version, channels; trailing space trimmed.
@@ -63,16 +67,42 @@ fn no_bundles(
     let mut s = String::new();
     if let Some(v) = installed {
         s.push_str(&format!(
-            "error upgrading from currently installed version {v:?}: "
+            "error upgrading from currently installed version {}: ",
+            quote(v)
         ));
     }
-    s.push_str(&format!("no bundles found for package {package:?} "));
+    s.push_str(&format!("no bundles found for package {} ", quote(package)));
     if !version.is_empty() {
-        s.push_str(&format!("matching version {version:?} "));
+        s.push_str(&format!("matching version {} ", quote(version)));
     }
     if !channels.is_empty() {
-        s.push_str(&format!("in channels {} ", go_list(channels)));
+        s.push_str(&format!("in channels {} ", slice(channels)));
     }
     s.truncate(s.trim_end().len());
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Names are quoted as Go's `%q` quotes them (upstream formats these messages with `%q`), so a
+    /// control character or DEL reads `\x01`/`\x7f`, not Rust's `\u{1}`.
+    #[test]
+    fn names_are_quoted_like_go() {
+        let e = ResolveError::NotServing {
+            catalog: "c\x01\x7f".into(),
+        };
+        assert_eq!(e.to_string(), r#"catalog "c\x01\x7f" is not being served"#);
+        let e = ResolveError::NoBundles {
+            package: "p\u{feff}".into(),
+            version: "1.0.0".into(),
+            channels: vec!["a".into(), "b".into()],
+            installed: None,
+        };
+        assert_eq!(
+            e.to_string(),
+            r#"no bundles found for package "p\ufeff" matching version "1.0.0" in channels [a b]"#
+        );
+    }
 }

@@ -127,8 +127,8 @@ impl ContentIndex {
 
 fn bundle_info(b: &olm_catalog::model::Bundle) -> BundleInfo {
     let mut version = Err(format!(
-        "no package property found in bundle {:?}",
-        b.name.as_str()
+        "no package property found in bundle {}",
+        olm_goenc::quote(&b.name)
     ));
     let mut dependency = None;
     for p in &b.properties {
@@ -140,9 +140,9 @@ fn bundle_info(b: &olm_catalog::model::Bundle) -> BundleInfo {
                 Ok(TypedProperty::Package(pkg)) => VersionRelease::parse_legacy(&pkg.version)
                     .map_err(|e| {
                         format!(
-                            "error parsing version {:?} of bundle {:?}: {e}",
-                            pkg.version,
-                            b.name.as_str()
+                            "error parsing version {} of bundle {}: {e}",
+                            olm_goenc::quote(&pkg.version),
+                            olm_goenc::quote(&b.name)
                         )
                     }),
                 Ok(_) => continue,

@@ -13,6 +13,7 @@
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
+use olm_goenc::{quote, slice};
 use olm_version::{VersionRelease, blang, masterminds};
 
 use crate::error::ResolveError;
@@ -126,11 +127,14 @@ pub fn resolve(
     let mut selected: Vec<&CatalogInput<'_>> = Vec::new();
     for c in catalogs {
         if c.availability == Availability::Unavailable {
-            note(format!("catalog {:?}: unavailable, not considered", c.name));
+            note(format!(
+                "catalog {}: unavailable, not considered",
+                quote(&c.name)
+            ));
         } else if !req.selector.matches(&c.labels) {
             note(format!(
-                "catalog {:?}: not selected by the selector",
-                c.name
+                "catalog {}: not selected by the selector",
+                quote(&c.name)
             ));
         } else {
             selected.push(c);
@@ -176,8 +180,9 @@ pub fn resolve(
                 .any(|c| c.entries.iter().any(|e| e.name == b.name));
         if !in_channel {
             note(format!(
-                "bundle {:?}: not in channels {:?}",
-                b.name, req.channels
+                "bundle {}: not in channels {}",
+                quote(&b.name),
+                slice(&req.channels)
             ));
             continue;
         }
@@ -185,8 +190,9 @@ pub fn resolve(
             && !b.range_version.as_ref().is_some_and(|v| range.matches(v))
         {
             note(format!(
-                "bundle {:?}: version outside {:?}",
-                b.name, req.version
+                "bundle {}: version outside {}",
+                quote(&b.name),
+                quote(&req.version)
             ));
             continue;
         }
@@ -194,8 +200,8 @@ pub fn resolve(
             && !successors.admits(b, &channels)
         {
             note(format!(
-                "bundle {:?}: not an upgrade edge from the installed bundle",
-                b.name
+                "bundle {}: not an upgrade edge from the installed bundle",
+                quote(&b.name)
             ));
             continue;
         }
@@ -206,12 +212,8 @@ pub fn resolve(
         return Err(fail(no_bundles(req)));
     };
     note(format!(
-        "candidates in preference order: [{}]",
-        candidates
-            .iter()
-            .map(|b| b.name.as_str())
-            .collect::<Vec<_>>()
-            .join(" ")
+        "candidates in preference order: {}",
+        slice(candidates.iter().map(|b| &b.name))
     ));
     if let Some(dep) = winner.dependency {
         return Err(fail(ResolveError::Dependency {
@@ -224,8 +226,10 @@ pub fn resolve(
         .clone()
         .map_err(|e| fail(ResolveError::BundleVersion(e)))?;
     note(format!(
-        "selected bundle {:?} ({}) from catalog {:?}",
-        winner.name, version, catalog.name
+        "selected bundle {} ({}) from catalog {}",
+        quote(&winner.name),
+        version,
+        quote(&catalog.name)
     ));
     Ok(Resolution {
         catalog: catalog.name.clone(),
@@ -255,13 +259,14 @@ fn select_catalog<'c, 'a>(
         }
         match holders.as_slice() {
             [] => note(format!(
-                "priority {priority}: no catalog has package {:?}",
-                req.package
+                "priority {priority}: no catalog has package {}",
+                quote(&req.package)
             )),
             [(c, p)] => {
                 note(format!(
-                    "priority {priority}: catalog {:?} has package {:?}; selected",
-                    c.name, req.package
+                    "priority {priority}: catalog {} has package {}; selected",
+                    quote(&c.name),
+                    quote(&req.package)
                 ));
                 return Ok((*c, *p));
             }

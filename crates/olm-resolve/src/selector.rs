@@ -5,6 +5,8 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+use olm_goenc::quote;
+
 /// A `matchExpressions` operator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Operator {
@@ -23,7 +25,8 @@ impl Operator {
             "Exists" => Ok(Operator::Exists),
             "DoesNotExist" => Ok(Operator::DoesNotExist),
             other => Err(SelectorError(format!(
-                "{other:?} is not a valid label selector operator"
+                "{} is not a valid label selector operator",
+                quote(other)
             ))),
         }
     }
@@ -72,14 +75,19 @@ impl LabelSelector {
             match r.operator {
                 Operator::In | Operator::NotIn if r.values.is_empty() => {
                     return Err(SelectorError(format!(
-                        "values: Invalid value: []string{{}}: for 'in', 'notin' operators, values set can't be empty (key {:?})",
-                        r.key
+                        "values: Invalid value: []string{{}}: for 'in', 'notin' operators, values set can't be empty (key {})",
+                        quote(&r.key)
                     )));
                 }
                 Operator::Exists | Operator::DoesNotExist if !r.values.is_empty() => {
                     return Err(SelectorError(format!(
-                        "values: Invalid value: {:?}: values set must be empty for exists and does not exist (key {:?})",
-                        r.values, r.key
+                        "values: Invalid value: []string{{{}}}: values set must be empty for exists and does not exist (key {})",
+                        r.values
+                            .iter()
+                            .map(|v| quote(v))
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        quote(&r.key)
                     )));
                 }
                 _ => {}
@@ -118,7 +126,7 @@ impl LabelSelector {
             if part.is_empty() {
                 continue;
             }
-            let bad = || SelectorError(format!("unable to parse requirement: {part:?}"));
+            let bad = || SelectorError(format!("unable to parse requirement: {}", quote(part)));
             if let Some(key) = part.strip_prefix('!') {
                 let key = key.trim();
                 if key.is_empty() || key.contains([' ', '=', '(']) {

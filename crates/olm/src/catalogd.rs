@@ -51,35 +51,16 @@ pub struct Args {
     pull_cas_dir: Option<PathBuf>,
 }
 
-/// A Go-style duration: numbers with `h`, `m`, `s` or `ms` units, e.g. `1h30m`.
+/// A duration flag, read as Go's `time.ParseDuration` reads it (upstream's flags are Go
+/// durations); a negative one is refused, as no timer can wait for it.
 fn parse_duration(s: &str) -> Result<Duration, String> {
-    let mut total = Duration::ZERO;
-    let mut rest = s.trim();
-    if rest.is_empty() {
-        return Err("empty duration".into());
-    }
-    while !rest.is_empty() {
-        let digits = rest
-            .find(|c: char| !c.is_ascii_digit() && c != '.')
-            .ok_or_else(|| format!("missing unit in duration {s:?}"))?;
-        let value: f64 = rest[..digits]
-            .parse()
-            .map_err(|_| format!("invalid duration {s:?}"))?;
-        rest = &rest[digits..];
-        let unit_len = rest
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(rest.len());
-        let secs = match &rest[..unit_len] {
-            "h" => 3600.0,
-            "m" => 60.0,
-            "s" => 1.0,
-            "ms" => 0.001,
-            unit => return Err(format!("unknown unit {unit:?} in duration {s:?}")),
-        };
-        total += Duration::from_secs_f64(value * secs);
-        rest = &rest[unit_len..];
-    }
-    Ok(total)
+    let d = olm_goenc::duration::parse_duration(s).map_err(|e| e.to_string())?;
+    d.to_std().ok_or_else(|| {
+        format!(
+            "invalid duration {}: must not be negative",
+            olm_goenc::quote(s)
+        )
+    })
 }
 
 /// `:8443` means every interface, as in Go.
@@ -90,7 +71,7 @@ fn listen_addr(addr: &str) -> anyhow::Result<SocketAddr> {
         addr.to_string()
     };
     full.parse()
-        .with_context(|| format!("invalid listen address {addr:?}"))
+        .with_context(|| format!("invalid listen address {}", olm_goenc::quote(addr)))
 }
 
 fn read_cas(dir: &PathBuf) -> anyhow::Result<Vec<Vec<u8>>> {
@@ -188,8 +169,27 @@ mod tests {
         assert_eq!(parse_duration("12h"), Ok(Duration::from_secs(12 * 3600)));
         assert_eq!(parse_duration("1h30m"), Ok(Duration::from_secs(5400)));
         assert_eq!(parse_duration("90s"), Ok(Duration::from_secs(90)));
-        assert!(parse_duration("12").is_err());
-        assert!(parse_duration("3d").is_err());
+        assert_eq!(
+            parse_duration("12"),
+            Err(r#"time: missing unit in duration "12""#.to_owned())
+        );
+        assert_eq!(
+            parse_duration("3d"),
+            Err(r#"time: unknown unit "d" in duration "3d""#.to_owned())
+        );
+        assert_eq!(
+            parse_duration("-1h"),
+            Err(r#"invalid duration "-1h": must not be negative"#.to_owned())
+        );
+    }
+
+    /// Go refuses a duration beyond 2^63 ns instead of overflowing.
+    #[test]
+    fn huge_durations_are_an_error_not_a_panic() {
+        assert_eq!(
+            parse_duration("99999999999999999999999h"),
+            Err(r#"time: invalid duration "99999999999999999999999h""#.to_owned())
+        );
     }
 
     #[test]

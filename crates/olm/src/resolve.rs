@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
+use olm_goenc::quote;
 use olm_resolve::{
     Availability, CatalogInput, ContentIndex, Installed, LabelSelector, METADATA_NAME_LABEL,
     Request, Resolution, UpgradeConstraintPolicy,
@@ -72,7 +73,7 @@ fn parse_spec(s: &str) -> anyhow::Result<CatalogSpec> {
     let mut parts = s.split(',');
     let head = parts.next().unwrap_or_default();
     let Some((name, path)) = head.split_once('=') else {
-        bail!("--catalog {s:?}: expected NAME=REF");
+        bail!("--catalog {}: expected NAME=REF", quote(s));
     };
     let mut spec = CatalogSpec {
         name: name.to_owned(),
@@ -86,18 +87,22 @@ fn parse_spec(s: &str) -> anyhow::Result<CatalogSpec> {
         match opt.split_once('=') {
             Some(("priority", n)) => {
                 spec.priority = n.parse().with_context(|| {
-                    format!("--catalog {s:?}: priority {n:?} is not a 32-bit integer")
+                    format!(
+                        "--catalog {}: priority {} is not a 32-bit integer",
+                        quote(s),
+                        quote(n)
+                    )
                 })?;
             }
             Some(("label", kv)) => {
                 let Some((k, v)) = kv.split_once('=') else {
-                    bail!("--catalog {s:?}: expected label=KEY=VALUE")
+                    bail!("--catalog {}: expected label=KEY=VALUE", quote(s))
                 };
                 spec.labels.insert(k.to_owned(), v.to_owned());
             }
             None if opt == "unavailable" => spec.availability = Availability::Unavailable,
             None if opt == "unserved" => spec.served = false,
-            _ => bail!("--catalog {s:?}: unknown option {opt:?}"),
+            _ => bail!("--catalog {}: unknown option {}", quote(s), quote(opt)),
         }
     }
     Ok(spec)
@@ -113,7 +118,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|s| {
             let cat = olm_catalog::load_path(&s.path)
-                .with_context(|| format!("loading catalog {:?}", s.name))?;
+                .with_context(|| format!("loading catalog {}", quote(&s.name)))?;
             Ok(ContentIndex::new(&cat))
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
@@ -131,7 +136,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let installed = match &args.installed {
         Some(i) => {
             let Some((name, version)) = i.rsplit_once('@') else {
-                bail!("--installed {i:?}: expected NAME@VERSION")
+                bail!("--installed {}: expected NAME@VERSION", quote(i))
             };
             Some(Installed {
                 name: name.into(),
