@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 use std::future::Future;
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpStream};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -12,12 +12,14 @@ use k8s_openapi::api::core::v1::{Node, ServiceAccount};
 use kube::api::{Api, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
+use olm_k8s::ConditionStatus;
 
 use crate::Error;
 use crate::binaries;
 use crate::fsutil::{create_dir, write_file};
 use crate::pki::Pki;
 use crate::process::Component;
+use crate::sys;
 
 /// Name of the fake node kwok plays the kubelet for.
 pub const NODE_NAME: &str = "kwok-node-0";
@@ -436,26 +438,21 @@ fn proc_status_kib(status: &str, key: &str) -> u64 {
         .unwrap_or(0)
 }
 
-/// Picks distinct free loopback ports by binding them all at once, then releasing them.
+/// Distinct free loopback ports for every component.
 fn free_ports() -> Result<Ports, Error> {
-    let bind = || {
-        TcpListener::bind(("127.0.0.1", 0))
-            .map_err(|source| Error::io("binding a free loopback port", source))
-    };
-    let listeners = [bind()?, bind()?, bind()?, bind()?, bind()?];
-    let mut ports = [0u16; 5];
-    for (port, listener) in ports.iter_mut().zip(&listeners) {
-        *port = listener
-            .local_addr()
-            .map_err(|source| Error::io("reading a bound port", source))?
-            .port();
-    }
+    let [
+        etcd_client,
+        etcd_peer,
+        apiserver,
+        controller_manager,
+        scheduler,
+    ] = sys::free_ports().map_err(|source| Error::io("finding free loopback ports", source))?;
     Ok(Ports {
-        etcd_client: ports[0],
-        etcd_peer: ports[1],
-        apiserver: ports[2],
-        controller_manager: ports[3],
-        scheduler: ports[4],
+        etcd_client,
+        etcd_peer,
+        apiserver,
+        controller_manager,
+        scheduler,
     })
 }
 
@@ -662,7 +659,7 @@ async fn node_ready(client: &Client) -> bool {
         .is_some_and(|conds| {
             conds
                 .iter()
-                .any(|c| c.type_ == "Ready" && c.status == "True")
+                .any(|c| c.type_ == "Ready" && c.status.parse() == Ok(ConditionStatus::True))
         });
     let tainted = node
         .spec
@@ -684,20 +681,6 @@ async fn default_service_account(client: &Client) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn free_ports_are_distinct() {
-        let p = free_ports().expect("ports");
-        let mut all = [
-            p.etcd_client,
-            p.etcd_peer,
-            p.apiserver,
-            p.controller_manager,
-            p.scheduler,
-        ];
-        all.sort_unstable();
-        assert!(all.windows(2).all(|w| w[0] != w[1]), "{all:?}");
-    }
 
     #[test]
     fn reads_proc_status_fields() {

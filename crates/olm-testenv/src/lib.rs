@@ -11,15 +11,19 @@
 
 mod binaries;
 mod controlplane;
+mod crd;
 mod fsutil;
+mod logtail;
 mod pki;
 mod process;
 pub mod registry;
+mod sys;
 
 use std::path::PathBuf;
 
 pub use binaries::{BIN_ENV, BUILD_SCRIPT, CONTROLPLANE_VERSION, bin_dir, cache_dir};
 pub use controlplane::{ComponentMemory, ControlPlane, NODE_NAME, Options};
+pub use crd::{CRD_FIELD_MANAGER, install_crds};
 
 /// Everything that can go wrong starting or running a control plane.
 #[derive(Debug, thiserror::Error)]
@@ -67,6 +71,21 @@ pub enum Error {
     /// A request to the API server failed.
     #[error("talking to the API server: {0}")]
     Kube(#[from] kube::Error),
+    /// A request about one CRD failed.
+    #[error("{verb} the {name} CRD: {source}")]
+    Crd {
+        verb: &'static str,
+        name: String,
+        #[source]
+        source: kube::Error,
+    },
+    /// A CRD was applied but the API server did not establish it in time.
+    #[error("the {name} CRD was not Established after {timeout:?}; its conditions: {conditions}")]
+    CrdNotEstablished {
+        name: String,
+        timeout: std::time::Duration,
+        conditions: String,
+    },
     /// An object built by the harness did not deserialize (a bug in the harness).
     #[error("building an object: {0}")]
     Json(#[from] serde_json::Error),

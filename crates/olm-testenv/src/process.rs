@@ -1,16 +1,14 @@
 //! One control plane component running as a child process with its own log file.
 
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::Error;
-
-/// How much of a log file's end is read for a tail: enough for a few dozen long klog lines.
-const TAIL_BYTES: u64 = 64 * 1024;
+use crate::logtail::LogTail;
+use crate::sys::send_signal;
 
 /// A running component. Stopped (with its whole process group) by [`Component::stop`] or on drop.
 #[derive(Debug)]
@@ -91,13 +89,13 @@ impl Component {
 
     /// The last `lines` lines of the component's log.
     pub(crate) fn tail(&self, lines: usize) -> String {
-        tail_file(&self.log, lines)
+        LogTail::read(&self.log, lines).text()
     }
 
     /// Sends SIGTERM to the process group, waits up to `grace` for the leader to exit, then sends
     /// SIGKILL to the group. Errors are ignored: the process may already be gone.
     pub(crate) fn stop(&mut self, grace: Duration) {
-        let Ok(pgid) = i32::try_from(self.child.id()) else {
+        let Ok(pgid) = libc::pid_t::try_from(self.child.id()) else {
             let _ = self.child.kill();
             return;
         };
@@ -122,46 +120,16 @@ impl Drop for Component {
     }
 }
 
-fn signal_group(pgid: i32, signal: libc::c_int) {
-    if pgid <= 0 {
-        return;
+/// Best effort: the group may already be gone, and there is nothing more to do if it is not.
+fn signal_group(pgid: libc::pid_t, signal: libc::c_int) {
+    if pgid > 0 {
+        let _ = send_signal(-pgid, signal);
     }
-    // SAFETY: kill(2) with a negative pid signals a process group; it has no memory effects.
-    unsafe {
-        libc::kill(-pgid, signal);
-    }
-}
-
-/// The last `lines` lines of a file, or a note saying why it could not be read.
-pub(crate) fn tail_file(path: &Path, lines: usize) -> String {
-    let mut file = match File::open(path) {
-        Ok(file) => file,
-        Err(err) => return format!("(cannot read {}: {err})", path.display()),
-    };
-    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
-    let start = len.saturating_sub(TAIL_BYTES);
-    let mut buf = Vec::new();
-    if file.seek(SeekFrom::Start(start)).is_err() || file.read_to_end(&mut buf).is_err() {
-        return format!("(cannot read {})", path.display());
-    }
-    let text = String::from_utf8_lossy(&buf);
-    let all: Vec<&str> = text.lines().collect();
-    let from = all.len().saturating_sub(lines);
-    all[from..].join("\n")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn tail_returns_last_lines() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let path = dir.path().join("log");
-        std::fs::write(&path, "a\nb\nc\nd\n").expect("write");
-        assert_eq!(tail_file(&path, 2), "c\nd");
-        assert_eq!(tail_file(&path, 10), "a\nb\nc\nd");
-    }
 
     #[test]
     fn stop_kills_the_whole_group() {
@@ -183,7 +151,7 @@ mod tests {
         while !pidfile.exists() && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(10));
         }
-        let grandchild: i32 = std::fs::read_to_string(&pidfile)
+        let grandchild: u32 = std::fs::read_to_string(&pidfile)
             .expect("pid file")
             .trim()
             .parse()
@@ -191,12 +159,11 @@ mod tests {
         c.stop(Duration::from_millis(200));
         assert!(c.exit_status().is_some());
         std::thread::sleep(Duration::from_millis(100));
-        // The grandchild was in the same group, so it is gone too (kill(pid, 0) fails with ESRCH
-        // once it has been reaped by init).
-        let alive = unsafe { libc::kill(grandchild, 0) } == 0
-            && std::fs::read_to_string(format!("/proc/{grandchild}/stat"))
-                .map(|s| !s.contains(") Z "))
-                .unwrap_or(false);
+        // The grandchild was in the same group, so it is gone too: no /proc entry once init has
+        // reaped it, or a zombie until then.
+        let alive = std::fs::read_to_string(format!("/proc/{grandchild}/stat"))
+            .map(|s| !s.contains(") Z "))
+            .unwrap_or(false);
         assert!(!alive, "grandchild {grandchild} survived");
     }
 }

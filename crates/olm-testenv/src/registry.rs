@@ -17,14 +17,15 @@
 //! Registries on `127.0.0.1` are spoken to over plain HTTP by `olm-image` (as container tools do),
 //! so no certificates are needed.
 
-use std::fmt;
 use std::fs;
 use std::io::{self, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
+
+pub use crate::logtail::LogTail;
+use crate::sys::{free_ports, send_signal};
 
 /// The executable the Debian package installs.
 pub const REGISTRY_BINARY: &str = "docker-registry";
@@ -106,45 +107,6 @@ pub enum RegistryError {
 fn io_err(context: impl Into<String>) -> impl FnOnce(io::Error) -> RegistryError {
     let context = context.into();
     move |source| RegistryError::Io { context, source }
-}
-
-/// The last lines of a registry log, printed under an error so the cause is visible without
-/// hunting for the file.
-#[derive(Debug, Clone)]
-pub struct LogTail {
-    path: PathBuf,
-    lines: Vec<String>,
-}
-
-impl LogTail {
-    fn read(path: &Path) -> Self {
-        let text = fs::read(path)
-            .map(|b| String::from_utf8_lossy(&b).into_owned())
-            .unwrap_or_default();
-        let all: Vec<&str> = text.lines().collect();
-        let start = all.len().saturating_sub(LOG_TAIL_LINES);
-        LogTail {
-            path: path.to_path_buf(),
-            lines: all[start..].iter().map(|s| s.to_string()).collect(),
-        }
-    }
-
-    fn mentions(&self, needle: &str) -> bool {
-        self.lines.iter().any(|l| l.contains(needle))
-    }
-}
-
-impl fmt::Display for LogTail {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "--- last lines of {} ---", self.path.display())?;
-        if self.lines.is_empty() {
-            write!(f, "\n(empty)")?;
-        }
-        for line in &self.lines {
-            write!(f, "\n{line}")?;
-        }
-        Ok(())
-    }
 }
 
 /// Options for starting a registry; [`Default`] is right for tests.
@@ -328,7 +290,7 @@ impl Registry {
 
     /// The last lines of the registry log.
     pub fn log_tail(&self) -> LogTail {
-        LogTail::read(&self.log_path())
+        LogTail::read(&self.log_path(), LOG_TAIL_LINES)
     }
 }
 
@@ -418,13 +380,13 @@ impl DetachedRegistry {
     /// images. Stopping a registry that is no longer running is not an error.
     pub fn stop(&self, state_dir: &Path) -> Result<(), RegistryError> {
         if self.is_running() {
-            signal(self.pid, SIGTERM)?;
+            signal(self.pid, libc::SIGTERM)?;
             let deadline = Instant::now() + Duration::from_secs(5);
             while self.is_running() && Instant::now() < deadline {
                 std::thread::sleep(Duration::from_millis(50));
             }
             if self.is_running() {
-                signal(self.pid, SIGKILL)?;
+                signal(self.pid, libc::SIGKILL)?;
             }
         }
         let path = state_dir.join(STATE_FILE);
@@ -436,31 +398,11 @@ impl DetachedRegistry {
     }
 }
 
-const SIGTERM: i32 = 15;
-const SIGKILL: i32 = 9;
-
-unsafe extern "C" {
-    /// POSIX `kill(2)` from the C library std already links; declared here to avoid a libc
-    /// dependency for one call.
-    fn kill(pid: i32, sig: i32) -> i32;
-}
-
-fn signal(pid: u32, sig: i32) -> Result<(), RegistryError> {
-    let pid = i32::try_from(pid).map_err(|_| RegistryError::Io {
-        context: format!("signalling pid {pid}"),
-        source: io::Error::from(io::ErrorKind::InvalidInput),
-    })?;
-    // SAFETY: `kill` takes two plain integers and has no memory-safety preconditions.
-    let rc = unsafe { kill(pid, sig) };
-    if rc == 0 {
-        return Ok(());
-    }
-    let err = io::Error::last_os_error();
-    // ESRCH: the process is already gone, which is what we wanted.
-    if err.raw_os_error() == Some(3) {
-        return Ok(());
-    }
-    Err(io_err(format!("sending signal {sig} to pid {pid}"))(err))
+fn signal(pid: u32, sig: libc::c_int) -> Result<(), RegistryError> {
+    let context = || format!("sending signal {sig} to pid {pid}");
+    let target = libc::pid_t::try_from(pid)
+        .map_err(|_| io_err(context())(io::Error::from(io::ErrorKind::InvalidInput)))?;
+    send_signal(target, sig).map_err(io_err(context()))
 }
 
 /// Writes the config into `dir`, starts the process with its output in `dir/registry.log`, and
@@ -481,7 +423,8 @@ fn start_in(
     for _ in 0..attempts {
         let port = match options.port {
             Some(port) => port,
-            None => free_port()?,
+            // Another process may take it before the registry binds it; then we retry.
+            None => free_ports::<1>().map_err(io_err("finding a free port on 127.0.0.1"))?[0],
         };
         let addr = SocketAddr::from(([127, 0, 0, 1], port));
         match start_once(dir, &data, addr, options, detached) {
@@ -507,7 +450,7 @@ fn start_once(
     if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
         return Err(RegistryError::PortInUse {
             port: addr.port(),
-            log_tail: LogTail::read(&dir.join("registry.log")),
+            log_tail: LogTail::read(&dir.join("registry.log"), LOG_TAIL_LINES),
         });
     }
     let config_path = dir.join("config.yml");
@@ -555,7 +498,7 @@ fn start_once(
     loop {
         match child.try_wait() {
             Ok(Some(status)) => {
-                let log_tail = LogTail::read(&log_path);
+                let log_tail = LogTail::read(&log_path, LOG_TAIL_LINES);
                 if log_tail.mentions("address already in use") {
                     return Err(RegistryError::PortInUse {
                         port: addr.port(),
@@ -588,7 +531,7 @@ fn start_once(
             return Err(RegistryError::NotReady {
                 addr,
                 timeout: READY_TIMEOUT,
-                log_tail: LogTail::read(&log_path),
+                log_tail: LogTail::read(&log_path, LOG_TAIL_LINES),
             });
         }
         std::thread::sleep(Duration::from_millis(25));
@@ -652,18 +595,6 @@ fn yaml_quote(s: &str) -> String {
     out
 }
 
-/// A port the kernel just handed out on 127.0.0.1. Another process may take it before the
-/// registry binds it; [`start_in`] retries in that case.
-fn free_port() -> Result<u16, RegistryError> {
-    let listener =
-        TcpListener::bind(("127.0.0.1", 0)).map_err(io_err("finding a free port on 127.0.0.1"))?;
-    let port = listener
-        .local_addr()
-        .map_err(io_err("finding a free port on 127.0.0.1"))?
-        .port();
-    Ok(port)
-}
-
 /// `GET /v2/` over a bare HTTP/1.0 connection: true when the status is 200. Hand-rolled so the
 /// crate needs no HTTP client for a readiness check.
 fn probe_v2(addr: SocketAddr) -> bool {
@@ -712,36 +643,17 @@ fn probe_tls(addr: SocketAddr) -> bool {
     matches!(stream.read(&mut head), Ok(n) if head[..n].starts_with(b"HTTP/"))
 }
 
-/// A fresh private directory under the system temp dir. Written by hand so the crate does not
-/// need `tempfile` at run time.
+/// A fresh private (0700) directory under the system temp dir. Kept rather than deleted on drop
+/// by `tempfile`: [`Registry`] removes it itself, and keeps it when an error points at its log.
 fn make_temp_dir() -> Result<PathBuf, RegistryError> {
-    static COUNTER: AtomicU32 = AtomicU32::new(0);
-    let base = std::env::temp_dir();
-    for _ in 0..100 {
-        let nanos = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.subsec_nanos())
-            .unwrap_or(0);
-        let name = format!(
-            "olm-registry-{}-{}-{nanos:x}",
-            std::process::id(),
-            COUNTER.fetch_add(1, Ordering::Relaxed)
-        );
-        let path = base.join(name);
-        match fs::create_dir(&path) {
-            Ok(()) => {
-                use std::os::unix::fs::PermissionsExt;
-                let _ = fs::set_permissions(&path, fs::Permissions::from_mode(0o700));
-                return Ok(path);
-            }
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(io_err(format!("creating a temp dir in {}", base.display()))(e)),
-        }
-    }
-    Err(RegistryError::Io {
-        context: format!("creating a temp dir in {}", base.display()),
-        source: io::Error::from(io::ErrorKind::AlreadyExists),
-    })
+    tempfile::Builder::new()
+        .prefix("olm-registry-")
+        .tempdir()
+        .map(tempfile::TempDir::keep)
+        .map_err(io_err(format!(
+            "creating a temp dir in {}",
+            std::env::temp_dir().display()
+        )))
 }
 
 #[cfg(test)]
@@ -802,7 +714,7 @@ mod tests {
 
     #[test]
     fn busy_port_is_reported() {
-        let listener = TcpListener::bind(("127.0.0.1", 0)).expect("bind");
+        let listener = std::net::TcpListener::bind(("127.0.0.1", 0)).expect("bind");
         let port = listener.local_addr().expect("addr").port();
         let options = RegistryOptions {
             port: Some(port),

@@ -16,7 +16,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, PostParams};
 use kube::core::{ApiResource, GroupVersionKind};
 use kube::{Client, ResourceExt};
-use olm_testenv::{ControlPlane, NODE_NAME};
+use olm_testenv::{ControlPlane, Error, NODE_NAME, install_crds};
 use serde_json::json;
 
 const TIMEOUT: Duration = Duration::from_secs(60);
@@ -104,22 +104,7 @@ fn widget_crd() -> anyhow::Result<CustomResourceDefinition> {
 }
 
 async fn establish_widget_crd(client: &Client) -> anyhow::Result<()> {
-    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    crds.create(&PostParams::default(), &widget_crd()?).await?;
-    eventually("the Widget CRD to be Established", || {
-        let crds = crds.clone();
-        async move {
-            let crd = crds.get("widgets.test.olm.dev").await?;
-            let established = crd
-                .status
-                .and_then(|s| s.conditions)
-                .unwrap_or_default()
-                .iter()
-                .any(|c| c.type_ == "Established" && c.status == "True");
-            Ok(established.then_some(()))
-        }
-    })
-    .await
+    Ok(install_crds(client, &[widget_crd()?], TIMEOUT).await?)
 }
 
 fn widgets(client: &Client, ns: &str) -> Api<DynamicObject> {
@@ -157,6 +142,38 @@ async fn crd_becomes_established_and_serves_custom_resources_body(
         .await
         .context("a valid Widget must be accepted once the CRD is Established")?;
     assert_eq!(created.data["spec"]["size"], json!(3));
+    Ok(())
+}
+
+cluster_test!(
+    crd_install_is_idempotent_and_names_a_crd_that_never_establishes,
+    crd_install_is_idempotent_and_names_a_crd_that_never_establishes_body
+);
+async fn crd_install_is_idempotent_and_names_a_crd_that_never_establishes_body(
+    plane: &ControlPlane,
+) -> anyhow::Result<()> {
+    let client = plane.client();
+    establish_widget_crd(&client).await?;
+    // A second install (as `olm dev` does on every start) updates in place.
+    establish_widget_crd(&client).await?;
+
+    // Same group and kind as the Widget CRD: the API server refuses the names, so it is never
+    // Established, and the error must say which CRD and why.
+    let mut conflicting = widget_crd()?;
+    conflicting.metadata.name = Some("gadgets.test.olm.dev".into());
+    conflicting.spec.names.plural = "gadgets".into();
+    conflicting.spec.names.singular = Some("gadget".into());
+    match install_crds(&client, &[conflicting], Duration::from_secs(3)).await {
+        Err(err @ Error::CrdNotEstablished { .. }) => {
+            let text = err.to_string();
+            assert!(
+                text.starts_with("the gadgets.test.olm.dev CRD was not Established after 3s"),
+                "{text}"
+            );
+            assert!(text.contains("NamesAccepted=False"), "{text}");
+        }
+        other => bail!("expected the conflicting CRD to time out, got {other:?}"),
+    }
     Ok(())
 }
 
