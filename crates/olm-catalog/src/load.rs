@@ -24,6 +24,7 @@ use std::fs;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
+use olm_goenc::json::{Kind, UnmarshalTypeError};
 use olm_goenc::yamlread;
 use rayon::prelude::*;
 use serde::Deserialize;
@@ -575,17 +576,15 @@ fn to_blob(doc: TopDoc, name: &str, line: usize, opts: &LoadOptions) -> Result<B
             ));
         }
         let kind = match doc.canon.as_bytes().first() {
-            Some(b'[') => "array",
-            Some(b'"') => "string",
-            Some(b't' | b'f') => "bool",
-            _ => "number",
+            Some(b'[') => Kind::Array,
+            Some(b'"') => Kind::String,
+            Some(b't' | b'f') => Kind::Bool,
+            _ => Kind::Number,
         };
         return Err(LoadError::parse(
             name,
             line,
-            format!(
-                "json: cannot unmarshal {kind} into Go value of type map[string]interface {{}}"
-            ),
+            UnmarshalTypeError::value(kind, "map[string]interface {}").to_string(),
         ));
     }
     // Keys that differ only in case.
@@ -606,9 +605,9 @@ fn to_blob(doc: TopDoc, name: &str, line: usize, opts: &LoadOptions) -> Result<B
             let mut ks: Vec<&str> = lowered[i..j].iter().map(|x| x.1).collect();
             ks.sort();
             dups.push(format!(
-                "duplicate keys for key {}: [{}]",
+                "duplicate keys for key {}: {}",
                 crate::goq(&lowered[i].0),
-                ks.join(" ")
+                olm_goenc::slice(ks)
             ));
         }
         i = j;

@@ -5,12 +5,10 @@
 //! validated (upstream pipes the result to `opm validate`). Bundles are replaced where they stand,
 //! so the output keeps the template's blob order.
 
+use olm_goenc::json::{Kind, UnmarshalTypeError};
 use serde_json::Value;
 
-use crate::{
-    BundleRenderer, TemplateError, TemplateKind, first_document, go_field, go_json_kind,
-    load_entries,
-};
+use crate::{BundleRenderer, TemplateError, TemplateKind, first_document, go_field, load_entries};
 use olm_catalog::model::{Blob, Catalog};
 use olm_goenc::quote;
 
@@ -25,8 +23,8 @@ pub(crate) fn parse(input: &[u8], schema: &str) -> Result<Vec<Value>, String> {
     let doc = first_document(input).map_err(|e| format!("decoding template schema: {e}"))?;
     let Value::Object(m) = doc else {
         return Err(format!(
-            "unmarshalling template: json: cannot unmarshal {} into Go value of type basic.BasicTemplate",
-            go_json_kind(&doc)
+            "unmarshalling template: {}",
+            UnmarshalTypeError::value(Kind::of(&doc), "basic.BasicTemplate")
         ));
     };
     let found = match go_field(&m, "schema") {
@@ -34,8 +32,8 @@ pub(crate) fn parse(input: &[u8], schema: &str) -> Result<Vec<Value>, String> {
         Some(Value::String(s)) => s.as_str(),
         Some(other) => {
             return Err(format!(
-                "unmarshalling template: json: cannot unmarshal {} into Go struct field BasicTemplate.schema of type string",
-                go_json_kind(other)
+                "unmarshalling template: {}",
+                UnmarshalTypeError::field(Kind::of(other), "BasicTemplate", "schema", "string")
             ));
         }
     };
@@ -44,8 +42,13 @@ pub(crate) fn parse(input: &[u8], schema: &str) -> Result<Vec<Value>, String> {
         Some(Value::Array(a)) => a.clone(),
         Some(other) => {
             return Err(format!(
-                "unmarshalling template: json: cannot unmarshal {} into Go struct field BasicTemplate.entries of type []*declcfg.Meta",
-                go_json_kind(other)
+                "unmarshalling template: {}",
+                UnmarshalTypeError::field(
+                    Kind::of(other),
+                    "BasicTemplate",
+                    "entries",
+                    "[]*declcfg.Meta"
+                )
             ));
         }
     };

@@ -55,6 +55,7 @@
 //! * Upstream's substitutes template renders each substitute image twice (once to check it, once to
 //!   use it); we render it once.
 
+use olm_goenc::json::{Kind, UnmarshalTypeError};
 use serde_json::{Map, Value};
 
 use olm_catalog::model::Catalog;
@@ -173,19 +174,21 @@ pub fn detect_kind(input: &[u8]) -> Result<TemplateKind, TemplateError> {
             None | Some(Value::Null) => String::new(),
             Some(Value::String(s)) => s.clone(),
             Some(other) => {
-                return Err(TemplateError::Unmarshal(format!(
-                    "json: cannot unmarshal {} into Go struct field .schema of type string",
-                    go_json_kind(other)
-                )));
+                return Err(TemplateError::Unmarshal(
+                    UnmarshalTypeError::field(Kind::of(other), "", "schema", "string").to_string(),
+                ));
             }
         },
         // `null` decodes into the empty struct; anything else but an object is a type error.
         Value::Null => String::new(),
         other => {
-            return Err(TemplateError::Unmarshal(format!(
-                "json: cannot unmarshal {} into Go value of type struct {{ Schema string \"json:\\\"schema\\\"\" }}",
-                go_json_kind(other)
-            )));
+            return Err(TemplateError::Unmarshal(
+                UnmarshalTypeError::value(
+                    Kind::of(other),
+                    "struct { Schema string \"json:\\\"schema\\\"\" }",
+                )
+                .to_string(),
+            ));
         }
     };
     if schema.is_empty() {
@@ -279,18 +282,6 @@ pub(crate) fn go_field<'a>(m: &'a Map<String, Value>, name: &str) -> Option<&'a 
         .filter(|(k, _)| k.eq_ignore_ascii_case(name))
         .map(|(_, v)| v)
         .next_back()
-}
-
-/// The JSON kind of a value as Go's `UnmarshalTypeError` names it.
-pub(crate) fn go_json_kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "bool",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
 }
 
 /// Parses the blobs of a template's `entries` list with the catalog loader, so they get exactly the

@@ -42,7 +42,9 @@ use base64::Engine;
 use olm_version::blang::Version;
 use serde_json::{Map, Value};
 
-use crate::{BundleRenderer, TemplateError, TemplateKind, first_document, go_json_kind};
+use olm_goenc::json::{Kind as JsonKind, UnmarshalTypeError};
+
+use crate::{BundleRenderer, TemplateError, TemplateKind, first_document};
 use olm_catalog::model::{Blob, Bundle, Catalog, Channel, ChannelEntry, Icon, Package};
 use olm_catalog::property::{
     BundleObject, TYPE_BUNDLE_OBJECT, TYPE_CSV_METADATA, TYPE_PACKAGE, TypedProperty,
@@ -143,8 +145,8 @@ fn field_for<'f>(key: &str, fields: &[&'f str]) -> Option<&'f str> {
 
 fn type_error(v: &Value, go_struct: &str, path: &str, go_type: &str) -> String {
     format!(
-        "{PREFIX}json: cannot unmarshal {} into Go struct field {go_struct}.{path} of type {go_type}",
-        go_json_kind(v)
+        "{PREFIX}{}",
+        UnmarshalTypeError::field(JsonKind::of(v), go_struct, path, go_type)
     )
 }
 
@@ -284,8 +286,8 @@ fn read(input: &[u8]) -> Result<(Template, Kind), String> {
         Value::Object(m) => decode(m)?,
         other => {
             return Err(format!(
-                "{PREFIX}json: cannot unmarshal {} into Go value of type semver.SemverTemplateData",
-                go_json_kind(other)
+                "{PREFIX}{}",
+                UnmarshalTypeError::value(JsonKind::of(other), "semver.SemverTemplateData")
             ));
         }
     };

@@ -18,14 +18,12 @@
 
 use std::collections::{HashMap, HashSet};
 
+use olm_goenc::json::{Kind, UnmarshalTypeError};
 use olm_version::blang::Version;
 use olm_version::{Release, VersionRelease};
 use serde_json::Value;
 
-use crate::{
-    BundleRenderer, TemplateError, TemplateKind, first_document, go_field, go_json_kind,
-    load_entries,
-};
+use crate::{BundleRenderer, TemplateError, TemplateKind, first_document, go_field, load_entries};
 use olm_catalog::model::{Blob, Bundle, Catalog};
 use olm_catalog::property::{
     BundleObject, PackageProperty, TYPE_BUNDLE_OBJECT, TYPE_CSV_METADATA, TYPE_PACKAGE,
@@ -49,14 +47,14 @@ fn parse(input: &[u8]) -> Result<(Vec<Value>, Vec<Substitution>), String> {
     let doc = first_document(input).map_err(|e| format!("decoding template schema: {e}"))?;
     let Value::Object(m) = doc else {
         return Err(format!(
-            "unmarshalling template: json: cannot unmarshal {} into Go value of type substitutes.SubstitutesTemplateData",
-            go_json_kind(&doc)
+            "unmarshalling template: {}",
+            UnmarshalTypeError::value(Kind::of(&doc), "substitutes.SubstitutesTemplateData")
         ));
     };
     let field_err = |v: &Value, field: &str, ty: &str| {
         format!(
-            "unmarshalling template: json: cannot unmarshal {} into Go struct field SubstitutesTemplateData.{field} of type {ty}",
-            go_json_kind(v)
+            "unmarshalling template: {}",
+            UnmarshalTypeError::field(Kind::of(v), "SubstitutesTemplateData", field, ty)
         )
     };
     let schema = match go_field(&m, "schema") {
@@ -84,8 +82,13 @@ fn parse(input: &[u8]) -> Result<(Vec<Value>, Vec<Substitution>), String> {
                                 Some(Value::String(v)) => *out = v.clone(),
                                 Some(other) => {
                                     return Err(format!(
-                                        "unmarshalling template: json: cannot unmarshal {} into Go struct field Substitute.substitutions.{field} of type string",
-                                        go_json_kind(other)
+                                        "unmarshalling template: {}",
+                                        UnmarshalTypeError::field(
+                                            Kind::of(other),
+                                            "Substitute",
+                                            format!("substitutions.{field}"),
+                                            "string"
+                                        )
                                     ));
                                 }
                             }
