@@ -9,8 +9,8 @@ use std::sync::LazyLock;
 
 use divan::counter::BytesCount;
 use olm_catalog::load::{LoadOptions, load_jsonl_with, load_path_with};
-use olm_catalog::synthetic::{Spec, catalog};
 use olm_catalog::write::{Format, to_string};
+use olm_synthetic::{Spec, catalog};
 
 fn main() {
     divan::main();

@@ -8,8 +8,8 @@ use std::path::Path;
 use std::time::Instant;
 
 use olm_catalog::load::{LoadOptions, load_jsonl_with, load_path_with};
-use olm_catalog::synthetic::{Spec, catalog};
 use olm_catalog::write::{Format, write};
+use olm_synthetic::{Spec, catalog};
 
 fn size(p: &Path) -> u64 {
     if p.is_file() {

@@ -15,7 +15,6 @@ pub mod load;
 pub mod migrate;
 pub mod model;
 pub mod property;
-pub mod synthetic;
 pub mod validate;
 pub mod write;
 pub mod yaml;

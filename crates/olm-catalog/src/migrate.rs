@@ -60,8 +60,8 @@ fn bundle_object_to_csv_metadata(cat: &mut Catalog) -> Result<(), MigrateError> 
                 continue;
             }
             let err = |message: String| MigrateError::Bundle {
-                package: b.package.0.clone(),
-                bundle: b.name.0.clone(),
+                package: b.package.to_string(),
+                bundle: b.name.to_string(),
                 message,
             };
             let obj: BundleObject = match p.parse() {
@@ -80,7 +80,6 @@ fn bundle_object_to_csv_metadata(cat: &mut Catalog) -> Result<(), MigrateError> 
         let Some(csv) = csv else { continue };
         b.properties.retain(|p| p.type_ != TYPE_BUNDLE_OBJECT);
         b.properties.push(CsvMetadata::property(&csv));
-        b.raw = None;
     }
     Ok(())
 }
@@ -91,6 +90,7 @@ mod tests {
     use crate::model::{Blob, Bundle};
     use crate::property::Property;
     use base64::Engine;
+
     /// A level named with a control character is quoted as Go's `%q` quotes it.
     #[test]
     fn unknown_level_is_quoted_like_go() {
@@ -103,7 +103,6 @@ mod tests {
         );
     }
 
-
     fn object(yaml: &str) -> Property {
         let data = base64::engine::general_purpose::STANDARD.encode(yaml);
         Property::new(TYPE_BUNDLE_OBJECT, &serde_json::json!({ "data": data }))
@@ -113,7 +112,7 @@ mod tests {
         let csv = "apiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion\nmetadata:\n  name: foo.v1.0.0\n  annotations:\n    capabilities: Basic Install\nspec:\n  displayName: Foo\n  description: The foo operator.\n  version: 1.0.0\n  installModes:\n  - type: AllNamespaces\n    supported: true\n  keywords: []\n";
         let crd = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: foos.example.com\n";
         Catalog {
-            blobs: vec![Blob::Bundle(Bundle {
+            blobs: vec![Blob::from(Bundle {
                 name: "foo.v1.0.0".into(),
                 package: "foo".into(),
                 image: "quay.io/foo/bundle:v1.0.0".into(),

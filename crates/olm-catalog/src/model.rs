@@ -2,9 +2,9 @@
 //! opaque blobs of any other schema.
 //!
 //! Field names are matched case-insensitively when decoding and unknown fields are ignored, as Go's
-//! `encoding/json` does for operator-registry's structs. Every typed blob may keep the canonical JSON it
-//! was decoded from (`raw`), which is what catalogd serves byte for byte; code that changes a blob must
-//! clear `raw` so writers fall back to the typed fields.
+//! `encoding/json` does for operator-registry's structs. Every typed blob of a [`Blob`] is held in a
+//! [`Kept`], which may keep the canonical JSON it was decoded from (what catalogd serves byte for byte)
+//! and drops it on the first mutable access, so writers never serve JSON an edit has made stale.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -15,22 +15,36 @@ use serde_json::value::RawValue;
 
 use crate::property::Property;
 
+/// A name newtype. The text is reachable only as `&str` (or by giving the name up), so a name
+/// of one kind is never passed where another kind is expected.
 macro_rules! name_type {
     ($(#[$m:meta])* $name:ident) => {
         $(#[$m])*
         #[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
         #[serde(transparent)]
-        pub struct $name(pub String);
+        pub struct $name(String);
 
         impl $name {
+            /// The name with this text (names are not checked: catalogs carry what they carry).
             pub fn new(s: impl Into<String>) -> Self {
                 Self(s.into())
             }
+            /// The name as text.
             pub fn as_str(&self) -> &str {
                 &self.0
             }
+            /// Whether the name is empty (an absent field).
             pub fn is_empty(&self) -> bool {
                 self.0.is_empty()
+            }
+            /// The text, giving the name up.
+            pub fn into_string(self) -> String {
+                self.0
+            }
+        }
+        impl From<$name> for String {
+            fn from(n: $name) -> String {
+                n.0
             }
         }
         impl std::ops::Deref for $name {
@@ -101,11 +115,97 @@ pub struct Catalog {
 /// One FBC document.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Blob {
-    Package(Package),
-    Channel(Channel),
-    Bundle(Bundle),
-    Deprecations(Deprecation),
+    Package(Kept<Package>),
+    Channel(Kept<Channel>),
+    Bundle(Kept<Bundle>),
+    Deprecations(Kept<Deprecation>),
     Other(Meta),
+}
+
+/// A typed blob and, while it is unchanged, the canonical JSON it was decoded from.
+///
+/// Reading goes through `Deref`. Every way to change the value (`DerefMut`, which field assignment
+/// and `&mut self` methods use implicitly) first drops the kept JSON, so an edit can never be
+/// forgotten by the writers: they fall back to the typed fields. Read before writing, as
+/// [`Catalog::bundles_mut`] callers do, to keep the JSON of blobs that turn out not to change.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Kept<T> {
+    value: T,
+    raw: Option<RawJson>,
+}
+
+impl<T> Kept<T> {
+    /// A value built in memory, with no JSON kept.
+    pub fn new(value: T) -> Self {
+        Kept { value, raw: None }
+    }
+    /// A value with the canonical JSON it was decoded from; only the loader knows the two agree.
+    pub(crate) fn decoded(value: T, raw: Option<RawJson>) -> Self {
+        Kept { value, raw }
+    }
+    /// The canonical JSON the value was decoded from, if kept and not changed since.
+    pub fn raw(&self) -> Option<&RawValue> {
+        self.raw.as_deref()
+    }
+    /// Drops the kept JSON (to save memory, or to compare catalogs by their typed fields).
+    pub fn forget_raw(&mut self) {
+        self.raw = None;
+    }
+    /// The value, giving up the kept JSON.
+    pub fn into_inner(self) -> T {
+        self.value
+    }
+}
+
+impl<T> std::ops::Deref for Kept<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.value
+    }
+}
+
+impl<T> std::ops::DerefMut for Kept<T> {
+    /// Hands out the value for change, so the kept JSON no longer describes it.
+    fn deref_mut(&mut self) -> &mut T {
+        self.raw = None;
+        &mut self.value
+    }
+}
+
+impl<T> From<T> for Kept<T> {
+    fn from(value: T) -> Self {
+        Kept::new(value)
+    }
+}
+
+impl From<Package> for Blob {
+    fn from(p: Package) -> Self {
+        Blob::Package(Kept::new(p))
+    }
+}
+
+impl From<Channel> for Blob {
+    fn from(c: Channel) -> Self {
+        Blob::Channel(Kept::new(c))
+    }
+}
+
+impl From<Bundle> for Blob {
+    fn from(b: Bundle) -> Self {
+        Blob::Bundle(Kept::new(b))
+    }
+}
+
+impl From<Deprecation> for Blob {
+    fn from(d: Deprecation) -> Self {
+        Blob::Deprecations(Kept::new(d))
+    }
+}
+
+impl From<Meta> for Blob {
+    fn from(m: Meta) -> Self {
+        Blob::Other(m)
+    }
 }
 
 impl Blob {
@@ -131,10 +231,10 @@ impl Blob {
     /// The canonical JSON the blob was decoded from, if kept.
     pub fn raw(&self) -> Option<&RawValue> {
         match self {
-            Blob::Package(p) => p.raw.as_deref(),
-            Blob::Channel(c) => c.raw.as_deref(),
-            Blob::Bundle(b) => b.raw.as_deref(),
-            Blob::Deprecations(d) => d.raw.as_deref(),
+            Blob::Package(p) => p.raw(),
+            Blob::Channel(c) => c.raw(),
+            Blob::Bundle(b) => b.raw(),
+            Blob::Deprecations(d) => d.raw(),
             Blob::Other(m) => Some(&m.blob),
         }
     }
@@ -143,23 +243,25 @@ impl Blob {
 impl Catalog {
     pub fn packages(&self) -> impl Iterator<Item = &Package> {
         self.blobs.iter().filter_map(|b| match b {
-            Blob::Package(p) => Some(p),
+            Blob::Package(p) => Some(&**p),
             _ => None,
         })
     }
     pub fn channels(&self) -> impl Iterator<Item = &Channel> {
         self.blobs.iter().filter_map(|b| match b {
-            Blob::Channel(c) => Some(c),
+            Blob::Channel(c) => Some(&**c),
             _ => None,
         })
     }
     pub fn bundles(&self) -> impl Iterator<Item = &Bundle> {
         self.blobs.iter().filter_map(|b| match b {
-            Blob::Bundle(x) => Some(x),
+            Blob::Bundle(x) => Some(&**x),
             _ => None,
         })
     }
-    pub fn bundles_mut(&mut self) -> impl Iterator<Item = &mut Bundle> {
+    /// The bundles, for editing: a bundle's kept JSON is dropped when it is changed, not when it is
+    /// only looked at.
+    pub fn bundles_mut(&mut self) -> impl Iterator<Item = &mut Kept<Bundle>> {
         self.blobs.iter_mut().filter_map(|b| match b {
             Blob::Bundle(x) => Some(x),
             _ => None,
@@ -167,7 +269,7 @@ impl Catalog {
     }
     pub fn deprecations(&self) -> impl Iterator<Item = &Deprecation> {
         self.blobs.iter().filter_map(|b| match b {
-            Blob::Deprecations(x) => Some(x),
+            Blob::Deprecations(x) => Some(&**x),
             _ => None,
         })
     }
@@ -181,14 +283,15 @@ impl Catalog {
     pub fn extend(&mut self, other: Catalog) {
         self.blobs.extend(other.blobs);
     }
-    /// Drops the kept canonical JSON of every typed blob (after edits, or to save memory).
+    /// Drops the kept canonical JSON of every typed blob (to save memory, or to compare catalogs by
+    /// their typed fields); edits need not call it.
     pub fn forget_raw(&mut self) {
         for b in &mut self.blobs {
             match b {
-                Blob::Package(p) => p.raw = None,
-                Blob::Channel(c) => c.raw = None,
-                Blob::Bundle(x) => x.raw = None,
-                Blob::Deprecations(d) => d.raw = None,
+                Blob::Package(p) => p.forget_raw(),
+                Blob::Channel(c) => c.forget_raw(),
+                Blob::Bundle(x) => x.forget_raw(),
+                Blob::Deprecations(d) => d.forget_raw(),
                 Blob::Other(_) => {}
             }
         }
@@ -203,7 +306,6 @@ pub struct Package {
     pub icon: Option<Icon>,
     pub description: String,
     pub properties: Vec<Property>,
-    pub raw: Option<RawJson>,
 }
 
 /// A package icon; `base64data` is kept in its base64 text form (checked to decode when loaded).
@@ -220,7 +322,6 @@ pub struct Channel {
     pub package: PackageName,
     pub entries: Option<Vec<ChannelEntry>>,
     pub properties: Vec<Property>,
-    pub raw: Option<RawJson>,
 }
 
 impl Channel {
@@ -248,7 +349,6 @@ pub struct Bundle {
     pub image: String,
     pub properties: Vec<Property>,
     pub related_images: Vec<RelatedImage>,
-    pub raw: Option<RawJson>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
@@ -262,7 +362,6 @@ pub struct RelatedImage {
 pub struct Deprecation {
     pub package: PackageName,
     pub entries: Vec<DeprecationEntry>,
-    pub raw: Option<RawJson>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -431,5 +530,64 @@ impl Deprecation {
             self.package,
             entries.join(" ")
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CATALOG: &str = concat!(
+        r#"{"schema":"olm.package","name":"b","defaultChannel":"stable","x-unknown":"kept"}"#,
+        "\n",
+        r#"{"schema":"olm.bundle","name":"b.v1","package":"b","image":"quay.io/b:1","x-unknown":"kept"}"#,
+        "\n",
+        r#"{"schema":"olm.channel","name":"stable","package":"b","entries":[{"name":"b.v1"}]}"#,
+        "\n",
+    );
+
+    fn jsonl(cat: &Catalog) -> String {
+        let mut out = Vec::new();
+        crate::write::write_jsonl(cat, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    /// catalogd's writer serves kept JSON as is, so an edit that left it in place was silently lost.
+    #[test]
+    fn edits_reach_the_written_catalog() {
+        let mut cat = crate::load::load_bytes(CATALOG.as_bytes(), "catalog.json").unwrap();
+        assert!(cat.blobs.iter().all(|b| b.raw().is_some()));
+        for b in cat.bundles_mut() {
+            b.image = "quay.io/b:2".into();
+        }
+        if let Blob::Channel(c) = &mut cat.blobs[2]
+            && let Some(entries) = c.entries.as_mut()
+        {
+            entries[0].replaces = "b.v0".into();
+        }
+        let out = jsonl(&cat);
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(
+            lines,
+            [
+                r#"{"defaultChannel":"stable","name":"b","schema":"olm.package","x-unknown":"kept"}"#,
+                r#"{"image":"quay.io/b:2","name":"b.v1","package":"b","schema":"olm.bundle"}"#,
+                r#"{"entries":[{"name":"b.v1","replaces":"b.v0"}],"name":"stable","package":"b","schema":"olm.channel"}"#,
+            ]
+        );
+    }
+
+    /// Looking at a blob through a mutable path does not cost it its kept JSON; changing it does.
+    #[test]
+    fn only_changes_drop_the_kept_json() {
+        let mut cat = crate::load::load_bytes(CATALOG.as_bytes(), "catalog.json").unwrap();
+        let names: Vec<String> = cat.bundles_mut().map(|b| b.name.to_string()).collect();
+        assert_eq!(names, ["b.v1"]);
+        assert!(cat.blobs[1].raw().is_some());
+        if let Blob::Bundle(b) = &mut cat.blobs[1] {
+            b.properties.clear();
+        }
+        assert!(cat.blobs[1].raw().is_none());
+        assert!(cat.blobs[0].raw().is_some());
     }
 }

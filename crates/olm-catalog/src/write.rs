@@ -73,8 +73,8 @@ pub fn ordered(cat: &Catalog) -> Vec<&Blob> {
     }
     let name = |b: &Blob| -> String {
         match b {
-            Blob::Channel(c) => c.name.0.clone(),
-            Blob::Bundle(x) => x.name.0.clone(),
+            Blob::Channel(c) => c.name.to_string(),
+            Blob::Bundle(x) => x.name.to_string(),
             _ => String::new(),
         }
     };
@@ -346,7 +346,7 @@ pub fn indent_json(src: &str, indent: &str, out: &mut String) {
 }
 
 /// `opm render` post-processing of each reference: `olm.bundle.object` and `olm.csv.metadata`
-/// properties move to the end (stable), related images are sorted by image. Touched blobs lose `raw`.
+/// properties move to the end (stable), related images are sorted by image. Touched blobs lose their kept JSON.
 pub fn render_postprocess(cat: &mut Catalog) {
     use crate::property::{TYPE_BUNDLE_OBJECT, TYPE_CSV_METADATA};
     for b in cat.bundles_mut() {
@@ -358,7 +358,6 @@ pub fn render_postprocess(cat: &mut Catalog) {
         if props != b.properties || ri != b.related_images {
             b.properties = props;
             b.related_images = ri;
-            b.raw = None;
         }
     }
 }

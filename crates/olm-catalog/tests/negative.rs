@@ -30,7 +30,7 @@ fn channel<'a>(cat: &'a mut Catalog, name: &str) -> &'a mut Channel {
     cat.blobs
         .iter_mut()
         .find_map(|b| match b {
-            Blob::Channel(c) if c.name == name => Some(c),
+            Blob::Channel(c) if c.name == name => Some(&mut **c),
             _ => None,
         })
         .unwrap()
@@ -47,14 +47,14 @@ fn entry<'a>(cat: &'a mut Catalog, ch: &str, name: &str) -> &'a mut ChannelEntry
 }
 
 fn bundle<'a>(cat: &'a mut Catalog, name: &str) -> &'a mut Bundle {
-    cat.bundles_mut().find(|b| b.name == name).unwrap()
+    &mut **cat.bundles_mut().find(|b| b.name == name).unwrap()
 }
 
 fn package(cat: &mut Catalog) -> &mut Package {
     cat.blobs
         .iter_mut()
         .find_map(|b| match b {
-            Blob::Package(p) => Some(p),
+            Blob::Package(p) => Some(&mut **p),
             _ => None,
         })
         .unwrap()
@@ -312,7 +312,7 @@ fn build_metadata_with_release() {
 #[test]
 fn empty_deprecation_messages_in_the_tree() {
     let mut c = kube_green();
-    c.blobs.push(Blob::Deprecations(Deprecation {
+    c.blobs.push(Blob::from(Deprecation {
         package: "kube-green".into(),
         entries: vec![
             DeprecationEntry {
@@ -337,7 +337,6 @@ fn empty_deprecation_messages_in_the_tree() {
                 message: "".into(),
             },
         ],
-        raw: None,
     }));
     assert_eq!(
         err(&c),
@@ -424,7 +423,7 @@ fn dangling_entry_in_an_earlier_channel() {
 fn duplicate_bundle() {
     let mut c = kube_green();
     let b = bundle(&mut c, B0).clone();
-    c.blobs.push(Blob::Bundle(b));
+    c.blobs.push(Blob::from(b));
     assert_eq!(
         err(&c),
         r#"package "kube-green" has duplicate bundle "kube-green.v0.3.0""#
@@ -435,7 +434,7 @@ fn duplicate_bundle() {
 fn duplicate_package() {
     let mut c = kube_green();
     let p = package(&mut c).clone();
-    c.blobs.push(Blob::Package(p));
+    c.blobs.push(Blob::from(p));
     assert_eq!(err(&c), r#"duplicate package "kube-green""#);
 }
 
@@ -507,7 +506,7 @@ fn channel_without_name() {
 fn duplicate_channel() {
     let mut c = kube_green();
     let ch = channel(&mut c, "alpha").clone();
-    c.blobs.push(Blob::Channel(ch));
+    c.blobs.push(Blob::from(ch));
     assert_eq!(
         err(&c),
         r#"package "kube-green" has duplicate channel "alpha""#
@@ -556,7 +555,7 @@ fn bundle_not_in_any_channel() {
         "olm.package",
         r#"{"packageName":"kube-green","version":"0.0.1"}"#,
     );
-    c.blobs.push(Blob::Bundle(b));
+    c.blobs.push(Blob::from(b));
     assert_eq!(
         err(&c),
         r#"package "kube-green", bundle "kube-green.v0.0.1" not found in any channel entries"#
@@ -744,7 +743,7 @@ fn bad_related_image() {
 }
 
 fn deprecation(entries: Vec<(&str, &str, &str)>) -> Blob {
-    Blob::Deprecations(Deprecation {
+    Blob::from(Deprecation {
         package: "kube-green".into(),
         entries: entries
             .into_iter()
@@ -756,7 +755,6 @@ fn deprecation(entries: Vec<(&str, &str, &str)>) -> Blob {
                 message: m.into(),
             })
             .collect(),
-        raw: None,
     })
 }
 
@@ -774,7 +772,7 @@ fn valid_deprecations() {
 #[test]
 fn deprecation_without_package() {
     let mut c = kube_green();
-    c.blobs.push(Blob::Deprecations(Deprecation::default()));
+    c.blobs.push(Blob::from(Deprecation::default()));
     assert_eq!(
         err(&c),
         "package name must be set for deprecation item {olm.deprecations  []}"

@@ -8,7 +8,7 @@ fn main() {
 }
 
 fn catalog() -> olm_catalog::Catalog {
-    olm_catalog::synthetic::catalog(&olm_catalog::synthetic::Spec {
+    olm_synthetic::catalog(&olm_synthetic::Spec {
         packages: 1000,
         bundles_per_package: 50,
         description_bytes: 200,

@@ -19,7 +19,7 @@ use olm_catalogd::storage::Storage;
 
 /// A synthetic catalog laid out as real ones are: one directory per package.
 fn synthetic(dir: &Path, packages: usize, bundles: usize, description_bytes: usize) {
-    let cat = olm_catalog::synthetic::catalog(&olm_catalog::synthetic::Spec {
+    let cat = olm_synthetic::catalog(&olm_synthetic::Spec {
         packages,
         bundles_per_package: bundles,
         description_bytes,

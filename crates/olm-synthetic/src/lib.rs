@@ -1,9 +1,14 @@
-//! A generator of realistic synthetic catalogs for benchmarks and tests: N packages × M bundles, one
-//! replaces chain per channel with occasional skips and skipRanges, `olm.gvk`, `olm.package` and an
+//! A generator of realistic synthetic catalogs for benchmarks: N packages × M bundles, one replaces
+//! chain per channel with occasional skips and skipRanges, `olm.gvk`, `olm.package` and an
 //! `olm.csv.metadata` of a few kilobytes per bundle, like real community catalogs.
+//!
+//! Not for: product code (only benchmarks and examples depend on it, as a dev-dependency), or for
+//! tests of behaviour, which use the real catalogs under `../shared/data`.
 
-use crate::model::*;
-use crate::property::{Gvk, PackageProperty, Property, TYPE_CSV_METADATA, TYPE_GVK, TYPE_PACKAGE};
+use olm_catalog::model::*;
+use olm_catalog::property::{
+    Gvk, PackageProperty, Property, TYPE_CSV_METADATA, TYPE_GVK, TYPE_PACKAGE,
+};
 
 /// Shape of a synthetic catalog.
 #[derive(Clone, Debug)]
@@ -21,7 +26,7 @@ pub fn catalog(spec: &Spec) -> Catalog {
                 monitoring integration.\n";
     for p in 0..spec.packages {
         let pkg = format!("synthetic-operator-{p:04}");
-        blobs.push(Blob::Package(Package {
+        blobs.push(Blob::from(Package {
             name: PackageName::new(pkg.clone()),
             default_channel: ChannelName::new("stable"),
             description: format!("Synthetic package {p}"),
@@ -58,7 +63,7 @@ pub fn catalog(spec: &Spec) -> Catalog {
                 "maturity": "stable",
                 "provider": {"name": "Example"},
             });
-            blobs.push(Blob::Bundle(Bundle {
+            blobs.push(Blob::from(Bundle {
                 name: BundleName::new(name.clone()),
                 package: PackageName::new(pkg.clone()),
                 image: format!("quay.io/synthetic/{pkg}-bundle:v{version}"),
@@ -93,11 +98,10 @@ pub fn catalog(spec: &Spec) -> Catalog {
                     name: String::new(),
                     image: format!("quay.io/synthetic/{pkg}:v{m}"),
                 }],
-                raw: None,
             }));
             prev = Some(name);
         }
-        blobs.push(Blob::Channel(Channel {
+        blobs.push(Blob::from(Channel {
             name: ChannelName::new("stable"),
             package: PackageName::new(pkg.clone()),
             entries: Some(entries),

@@ -86,7 +86,7 @@ pub fn render(input: &[u8], renderer: &dyn BundleRenderer) -> Result<Catalog, Te
     for blob in cfg.blobs {
         match blob {
             Blob::Bundle(_) => match rendered.next() {
-                Some(r) => out.blobs.extend(r?.into_iter().map(Blob::Bundle)),
+                Some(r) => out.blobs.extend(r?.into_iter().map(Blob::from)),
                 None => return Err(err("unexpected fields present in basic template bundle")),
             },
             other => out.blobs.push(other),

@@ -133,9 +133,9 @@ mod tests {
     fn looks_up_by_image() {
         let cat = Catalog {
             blobs: vec![
-                Blob::Bundle(bundle("a", "quay.io/p:1")),
-                Blob::Bundle(bundle("b", "quay.io/p:2")),
-                Blob::Bundle(bundle("c", "quay.io/p:2")),
+                Blob::from(bundle("a", "quay.io/p:1")),
+                Blob::from(bundle("b", "quay.io/p:2")),
+                Blob::from(bundle("c", "quay.io/p:2")),
             ],
         };
         let r = CatalogBundleRenderer::new(&cat, "catalog \"x\"");
@@ -144,7 +144,7 @@ mod tests {
             .render_bundle("quay.io/p:2")
             .unwrap()
             .into_iter()
-            .map(|b| b.name.0)
+            .map(|b| b.name.into_string())
             .collect();
         assert_eq!(got, ["b", "c"]);
         assert_eq!(

@@ -412,16 +412,16 @@ pub fn render(
     let mut out = Catalog {
         blobs: Vec::with_capacity(1 + channels.len() + bundles.len()),
     };
-    out.blobs.push(Blob::Package(pkg));
+    out.blobs.push(Blob::from(pkg));
     for (name, ch) in channels {
-        out.blobs.push(Blob::Channel(Channel {
+        out.blobs.push(Blob::from(Channel {
             name: name.into(),
             package: package.as_str().into(),
             entries: Some(ch.entries),
             ..Default::default()
         }));
     }
-    out.blobs.extend(bundles.into_iter().map(Blob::Bundle));
+    out.blobs.extend(bundles.into_iter().map(Blob::from));
     Ok(out)
 }
 

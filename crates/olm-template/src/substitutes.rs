@@ -245,6 +245,13 @@ fn substitute(
     let sub_name = sub.name.to_string();
     for blob in &mut cfg.blobs {
         let Blob::Channel(ch) = blob else { continue };
+        // Only channels that name the base are edited, so the others keep their loaded JSON.
+        let names_base = ch.entries().iter().any(|e| {
+            e.name == s.base.as_str() || e.replaces == s.base || e.skips.contains(&s.base)
+        });
+        if !names_base {
+            continue;
+        }
         let Some(entries) = ch.entries.as_mut() else {
             continue;
         };
@@ -267,23 +274,17 @@ fn substitute(
             };
             entries.push(new);
         }
-        let mut changed = !targets.is_empty();
         for e in &mut entries[..original] {
             if e.replaces == s.base {
                 e.replaces.clone_from(&sub_name);
                 e.skips.push(s.base.clone());
-                changed = true;
             } else if e.skips.contains(&s.base) {
                 e.skips.push(sub_name.clone());
                 e.skips.retain(|k| *k != s.base);
-                changed = true;
             }
         }
-        if changed {
-            ch.raw = None;
-        }
     }
-    cfg.blobs.push(Blob::Bundle(sub));
+    cfg.blobs.push(Blob::from(sub));
 
     olm_catalog::validate::validate(cfg)
         .map_err(|e| format!("resulting config is not valid FBC: {e}"))?;

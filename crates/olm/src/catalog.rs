@@ -384,7 +384,7 @@ fn init(
             .with_context(|| format!("read description {}", goq(&p.display().to_string())))?,
     };
     let cat = Catalog {
-        blobs: vec![Blob::Package(Package {
+        blobs: vec![Blob::from(Package {
             name: PackageName::new(pkg),
             default_channel: ChannelName::new(default_channel),
             icon,
