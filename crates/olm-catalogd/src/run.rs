@@ -106,6 +106,9 @@ pub fn tls_config(tls: &Tls) -> Result<Arc<rustls::ServerConfig>, RunError> {
 /// graceful shutdown timeout).
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
 
+/// How long the controller gets to finish its reconciles once told to stop.
+pub const CONTROLLER_GRACE: Duration = Duration::from_secs(5);
+
 /// Serves `router` on `listener` until `stop` flips, over TLS when `tls` is given. HTTP/1.1 only,
 /// as upstream; a client gets [`server::READ_TIMEOUT`] to finish its TLS handshake and to send
 /// each request head, so idle or trickling connections cannot pile up.
@@ -266,11 +269,21 @@ pub async fn run(
             }
         }
     });
+    let mut controller_deadline = stop_rx.clone();
     tasks.spawn(async move {
-        controller::run(ctx, async move {
+        let controller = controller::run(ctx, async move {
             stopped(&mut controller_stop).await;
-        })
-        .await;
+        });
+        // The controller stops once its reconciles in progress are done; but while its watch
+        // is failing (API server unreachable) it may never notice the stop, so it gets a grace
+        // period and is then dropped. A reconcile cut short is simply done again next time.
+        tokio::select! {
+            () = controller => debug!("the controller stopped"),
+            () = async {
+                stopped(&mut controller_deadline).await;
+                tokio::time::sleep(CONTROLLER_GRACE).await;
+            } => warn!(grace = ?CONTROLLER_GRACE, "stopping: the controller did not stop in time; dropping it"),
+        }
         Ok(())
     });
 
