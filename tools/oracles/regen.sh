@@ -3,7 +3,7 @@
 #
 #   crates/olm-bundle/tests/golden/data-bundles.txt       operator-controller's registry+v1 renderer
 #   crates/olm-bundle/tests/golden/crd-upgrade-pairs.txt  operator-controller's CRD upgrade preflight
-#   crates/olm-graph/tests/golden/render-graph/*.mmd      opm alpha render-graph
+#   crates/olm-graph/tests/golden/render-graph/           opm alpha render-graph (README.md there)
 #
 # Usage: tools/oracles/regen.sh [OUT]   (OUT defaults to the repository; check.sh passes a temp dir)
 # Builds the oracles first (tools/oracles/build.sh, a no-op when built). Needs Go, not cargo.
@@ -33,3 +33,24 @@ mv "$golden/data-bundles.txt.tmp" "$golden/data-bundles.txt"
     "$bin/oc-crdupgrade" -bundles "$data/bundles"
 } >"$golden/crd-upgrade-pairs.txt.tmp"
 mv "$golden/crd-upgrade-pairs.txt.tmp" "$golden/crd-upgrade-pairs.txt"
+
+# opm alpha render-graph: the graph test's fixture with each option, the whole data catalog, and
+# each package alone with OLM v0 semantics (on several packages at once, opm's linkStyle numbers
+# change from run to run; one package at a time they are stable).
+graphs="$out/crates/olm-graph/tests/golden/render-graph"
+fixture="$repo/crates/olm-graph/tests/golden/render-graph/fixture"
+catalog="$data/catalogs/community-v4.21"
+mkdir -p "$graphs/v0"
+"$bin/opm" alpha render-graph "$fixture" >"$graphs/fixture.mmd"
+"$bin/opm" alpha render-graph --draw-v0-semantics "$fixture" >"$graphs/fixture.v0.mmd"
+"$bin/opm" alpha render-graph --minimum-edge foo.v0.2.0 "$fixture" >"$graphs/fixture.minimum-edge.mmd"
+"$bin/opm" alpha render-graph --package-name bar "$fixture" >"$graphs/fixture.package-bar.mmd"
+"$bin/opm" alpha render-graph "$catalog" >"$graphs/community-v4.21.mmd"
+one="$(mktemp -d)"
+trap 'rm -rf "$one"' EXIT
+for dir in "$catalog"/*/; do
+    pkg="$(basename "$dir")"
+    rm -rf "${one:?}"/*
+    cp -r "$dir" "$one/$pkg"
+    "$bin/opm" alpha render-graph --draw-v0-semantics "$one" >"$graphs/v0/$pkg.mmd"
+done
