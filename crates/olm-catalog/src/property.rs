@@ -322,11 +322,13 @@ pub struct CsvMetadata;
 /// reproduce `encoding/json`: unknown fields dropped, `omitempty` fields dropped when empty.
 enum GoType {
     Scalar,
+    /// A `bool` field: its zero value is `false`, not `""`.
+    Bool,
     List(&'static GoType),
     Obj(&'static [(&'static str, bool, GoType)]),
 }
 
-use GoType::{List, Obj, Scalar};
+use GoType::{Bool, List, Obj, Scalar};
 
 const DESCRIPTOR: GoType = Obj(&[
     ("path", false, Scalar),
@@ -373,7 +375,7 @@ const OWNED_REQUIRED_APIS: GoType = Obj(&[
     ("owned", true, List(&API_SERVICE_DESCRIPTION)),
     ("required", true, List(&API_SERVICE_DESCRIPTION)),
 ]);
-const INSTALL_MODE: GoType = Obj(&[("type", false, Scalar), ("supported", false, Scalar)]);
+const INSTALL_MODE: GoType = Obj(&[("type", false, Scalar), ("supported", false, Bool)]);
 const APP_LINK: GoType = Obj(&[("name", true, Scalar), ("url", true, Scalar)]);
 const MAINTAINER: GoType = Obj(&[("name", true, Scalar), ("email", true, Scalar)]);
 const GVK_TYPE: GoType = Obj(&[
@@ -386,7 +388,7 @@ const GVK_TYPE: GoType = Obj(&[
 fn go_shape(v: &Value, ty: &GoType) -> Value {
     match (ty, v) {
         // Go maps and decoded YAML come out with sorted keys; only struct fields keep declaration order.
-        (Scalar, v) => sorted_keys(v),
+        (Scalar | Bool, v) => sorted_keys(v),
         (List(item), Value::Array(a)) => {
             Value::Array(a.iter().map(|x| go_shape(x, item)).collect())
         }
@@ -435,6 +437,7 @@ fn sorted_keys(v: &Value) -> Value {
 fn zero(ty: &GoType) -> Value {
     match ty {
         Scalar => Value::String(String::new()),
+        Bool => Value::Bool(false),
         List(_) => Value::Null,
         Obj(_) => Value::Object(Default::default()),
     }
@@ -793,6 +796,15 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert!(prop(TYPE_CONSTRAINT, r#"{"bogus":{}}"#).parse().is_err());
+    }
+
+    /// Go writes a missing `bool` field as `false` (its zero value), never as `""`.
+    #[test]
+    fn csv_metadata_install_mode_without_supported_is_false() {
+        let csv = serde_json::json!({"spec": {"installModes": [{"type": "OwnNamespace"}]}});
+        let mut text = String::new();
+        olm_goenc::json::write_value(&mut text, &CsvMetadata::from_csv(&csv)["installModes"]);
+        assert_eq!(text, r#"[{"type":"OwnNamespace","supported":false}]"#);
     }
 
     #[test]
