@@ -134,33 +134,11 @@ fn with_value(want: &Want, value: &str) -> Want {
 }
 
 async fn install_crds(client: &Client) -> anyhow::Result<()> {
-    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    for crd in olm_api::crds() {
-        let object: CustomResourceDefinition = serde_json::from_value(crd.value.clone())?;
-        crds.create(&PostParams::default(), &object).await?;
-    }
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-    for crd in olm_api::crds() {
-        loop {
-            let got = crds.get(&crd.name).await?;
-            let established = got
-                .status
-                .and_then(|s| s.conditions)
-                .unwrap_or_default()
-                .iter()
-                .any(|c| c.type_ == "Established" && c.status == "True");
-            if established {
-                break;
-            }
-            anyhow::ensure!(
-                tokio::time::Instant::now() < deadline,
-                "{} not Established",
-                crd.name
-            );
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
-    }
-    Ok(())
+    let crds = olm_api::crds()
+        .into_iter()
+        .map(|crd| serde_json::from_value(crd.value))
+        .collect::<Result<Vec<CustomResourceDefinition>, _>>()?;
+    Ok(olm_testenv::install_crds(client, &crds, Duration::from_secs(60)).await?)
 }
 
 fn extension_spec(catalog: Value) -> Value {

@@ -54,24 +54,9 @@ fn start_registry() -> Registry {
 }
 
 async fn install_crds(client: &Client) -> anyhow::Result<()> {
-    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
     let crd: CustomResourceDefinition =
         serde_json::from_value(olm_api::cluster_catalog_crd().value)?;
-    crds.create(&PostParams::default(), &crd).await?;
-    eventually("the ClusterCatalog CRD to be Established", || {
-        let crds = crds.clone();
-        async move {
-            let crd = crds.get("clustercatalogs.olm.operatorframework.io").await?;
-            Ok(crd
-                .status
-                .and_then(|s| s.conditions)
-                .unwrap_or_default()
-                .iter()
-                .any(|c| c.type_ == "Established" && c.status == "True")
-                .then_some(()))
-        }
-    })
-    .await
+    Ok(olm_testenv::install_crds(client, &[crd], TIMEOUT).await?)
 }
 
 async fn eventually<T, F, Fut>(what: &str, mut check: F) -> anyhow::Result<T>

@@ -23,7 +23,6 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{Api, Patch, PatchParams};
 use olm_testenv::registry::{DetachedRegistry, Registry};
 use olm_testenv::{ControlPlane, Options};
 use serde::{Deserialize, Serialize};
@@ -40,9 +39,6 @@ const CRD_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// How long the catalog server gets to finish its requests and stop on `olm dev down`.
 const CATALOGD_STOP_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// Field manager of the CRDs `olm dev up` applies.
-const FIELD_MANAGER: &str = "olm-dev";
 
 #[derive(clap::Subcommand)]
 pub enum Command {
@@ -431,38 +427,12 @@ async fn supervise_async(paths: &Paths) -> anyhow::Result<ExitCode> {
 /// Applies every OLM v1 CRD (server-side, so a re-run or a newer binary updates them) and waits
 /// until the API server serves them, so the catalog server's first watch finds its kind.
 async fn apply_crds(client: &kube::Client) -> anyhow::Result<()> {
-    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    let params = PatchParams::apply(FIELD_MANAGER).force();
-    for crd in olm_api::crds() {
-        crds.patch(&crd.name, &params, &Patch::Apply(&crd.value))
-            .await
-            .with_context(|| format!("applying the {} CRD", crd.name))?;
-    }
-    let deadline = Instant::now() + CRD_TIMEOUT;
-    for crd in olm_api::crds() {
-        loop {
-            let current = crds
-                .get(&crd.name)
-                .await
-                .with_context(|| format!("reading the {} CRD", crd.name))?;
-            let established = current
-                .status
-                .and_then(|s| s.conditions)
-                .unwrap_or_default()
-                .iter()
-                .any(|c| c.type_ == "Established" && c.status == "True");
-            if established {
-                break;
-            }
-            if Instant::now() > deadline {
-                bail!(
-                    "the {} CRD was not Established after {CRD_TIMEOUT:?}",
-                    crd.name
-                );
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    }
+    let crds = olm_api::crds()
+        .into_iter()
+        .map(|crd| serde_json::from_value(crd.value))
+        .collect::<Result<Vec<CustomResourceDefinition>, _>>()
+        .context("building the OLM v1 CRDs")?;
+    olm_testenv::install_crds(client, &crds, CRD_TIMEOUT).await?;
     Ok(())
 }
 
