@@ -504,8 +504,9 @@ impl PackageScopedReference {
     /// Go's `%#v` of `declcfg.PackageScopedReference`.
     pub fn go_sharp_v(&self) -> String {
         format!(
-            "declcfg.PackageScopedReference{{Schema:{:?}, Name:{:?}}}",
-            self.schema, self.name
+            "declcfg.PackageScopedReference{{Schema:{}, Name:{}}}",
+            olm_goenc::quote(&self.schema),
+            olm_goenc::quote(&self.name)
         )
     }
 }
@@ -523,12 +524,11 @@ impl DeprecationEntry {
 impl Deprecation {
     /// Go's `%v` of `declcfg.Deprecation`.
     pub fn go_v(&self) -> String {
-        let entries: Vec<String> = self.entries.iter().map(|e| e.go_v()).collect();
         format!(
-            "{{{} {} [{}]}}",
+            "{{{} {} {}}}",
             SCHEMA_DEPRECATIONS,
             self.package,
-            entries.join(" ")
+            olm_goenc::slice(self.entries.iter().map(|e| e.go_v()))
         )
     }
 }
@@ -591,3 +591,16 @@ mod tests {
         assert!(cat.blobs[0].raw().is_some());
     }
 }
+    /// Go's `%#v` quotes string fields with `%q`'s rules: DEL is `\x7f`, not Rust's `\u{7f}`.
+    #[test]
+    fn sharp_v_quotes_like_go() {
+        let r = PackageScopedReference {
+            schema: "olm.bundle".into(),
+            name: "a\x7f".into(),
+        };
+        assert_eq!(
+            r.go_sharp_v(),
+            r#"declcfg.PackageScopedReference{Schema:"olm.bundle", Name:"a\x7f"}"#
+        );
+    }
+
