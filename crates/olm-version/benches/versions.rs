@@ -2,6 +2,9 @@
 //! against every bundle of a package; catalog validation parses every `olm.skipRange` and checks
 //! it against every bundle of a channel.
 
+// Tests and benchmarks fail loudly on purpose.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use divan::{Bencher, black_box};
 use olm_version::{VersionRelease, blang, is_valid_version_range, masterminds};
 

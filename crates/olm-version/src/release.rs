@@ -55,10 +55,12 @@ impl Release {
         Ok(Release(ids))
     }
 
+    /// Whether there is no release, the value that sorts below every other.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
 
+    /// The dot-separated identifiers, in order, as compared.
     pub fn identifiers(&self) -> &[Identifier] {
         &self.0
     }
@@ -96,7 +98,9 @@ impl fmt::Display for Release {
 /// A bundle's version and release, ordered by version (build metadata ignored) then release.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VersionRelease {
+    /// The semantic version; compared first.
     pub version: Version,
+    /// The release; breaks ties between equal versions.
     pub release: Release,
 }
 

@@ -1,6 +1,9 @@
 //! Checks olm-version against the table `tools/oracle` wrote by running the real Go libraries
 //! (Masterminds/semver v3.5.0 and blang/semver v4.0.0) over the same inputs.
 
+// Tests and benchmarks fail loudly on purpose.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use olm_version::{blang, is_valid_version_range, masterminds};
 use serde::Deserialize;
 

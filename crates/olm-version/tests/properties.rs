@@ -2,6 +2,9 @@
 //! wildcards and hyphen ranges hold for every version, parsing never panics, printing and parsing
 //! round-trip, and ordering is a total order.
 
+// Tests and benchmarks fail loudly on purpose.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use olm_version::{blang, is_valid_version_range, masterminds};
 use proptest::prelude::*;
 

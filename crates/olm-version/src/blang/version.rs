@@ -15,7 +15,9 @@ pub struct VersionError(pub(crate) String);
 /// One prerelease (or release) identifier.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Identifier {
+    /// All digits, without a leading zero; compared as a number.
     Numeric(u64),
+    /// Any other identifier; compared as ASCII text and always above a numeric one.
     Alphanumeric(String),
 }
 
@@ -89,10 +91,15 @@ pub(crate) fn compare_identifiers(a: &[Identifier], b: &[Identifier]) -> Orderin
 /// A blang semantic version. Equality and ordering ignore build metadata, as blang's `Compare`.
 #[derive(Debug, Clone)]
 pub struct Version {
+    /// The first number: incompatible changes.
     pub major: u64,
+    /// The second number: compatible additions.
     pub minor: u64,
+    /// The third number: fixes.
     pub patch: u64,
+    /// The prerelease identifiers after `-`; empty for a release, which sorts above any prerelease.
     pub pre: Vec<Identifier>,
+    /// The build metadata identifiers after `+`; kept for display, ignored by comparison.
     pub build: Vec<String>,
 }
 

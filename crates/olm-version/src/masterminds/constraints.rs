@@ -15,8 +15,10 @@ pub const MAX_CONSTRAINT_GROUPS: usize = 32;
 /// Why a constraint string was refused; the texts are Masterminds' own.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConstraintError {
+    /// The whole string is longer than [`MAX_CONSTRAINT_LEN`] bytes.
     #[error("constraint string is too long (max 512 bytes)")]
     TooLong,
+    /// The string has more than [`MAX_CONSTRAINT_GROUPS`] `||` groups.
     #[error("too many constraint groups (max 32)")]
     TooManyGroups,
     /// The OR-group (as split on `||`, after hyphen-range rewriting) does not follow the grammar.

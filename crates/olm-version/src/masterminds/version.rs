@@ -13,18 +13,26 @@ pub const MAX_VERSION_LEN: usize = 256;
 /// Why a version string was refused; the texts are Masterminds' own.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum VersionError {
+    /// The text is not shaped like a version at all (no leading number, stray characters, the
+    /// wrong number of parts for the strict parser).
     #[error("invalid semantic version")]
     InvalidSemVer,
+    /// The strict parser was given the empty string.
     #[error("version string empty")]
     Empty,
+    /// A numeric part holds something other than digits (strict parser).
     #[error("invalid characters in version")]
     InvalidCharacters,
+    /// A numeric part (strict parser) or a numeric prerelease identifier has a leading zero.
     #[error("version segment starts with 0")]
     SegmentStartsZero,
+    /// The build metadata has an empty identifier or a character outside `[0-9A-Za-z-]`.
     #[error("invalid metadata string")]
     InvalidMetadata,
+    /// The prerelease has an empty identifier or a character outside `[0-9A-Za-z-]`.
     #[error("invalid prerelease string")]
     InvalidPrerelease,
+    /// The text is longer than [`MAX_VERSION_LEN`] bytes.
     #[error("version string is too long (max 256 bytes)")]
     TooLong,
     /// A numeric segment that does not fit 64 bits (lenient parser).
@@ -146,12 +154,15 @@ impl Version {
         })
     }
 
+    /// The first number: incompatible changes.
     pub fn major(&self) -> u64 {
         self.major
     }
+    /// The second number (0 when the lenient parser found none).
     pub fn minor(&self) -> u64 {
         self.minor
     }
+    /// The third number (0 when the lenient parser found none).
     pub fn patch(&self) -> u64 {
         self.patch
     }
