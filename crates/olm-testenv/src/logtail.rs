@@ -18,7 +18,8 @@ pub struct LogTail {
 }
 
 impl LogTail {
-    /// The last `max_lines` lines of `path`; one line saying why when it cannot be read.
+    /// The last `max_lines` lines of `path`; none when it does not exist yet (a process that
+    /// has not started writing), one line saying why when it cannot be read.
     pub fn read(path: &Path, max_lines: usize) -> LogTail {
         let lines = match read_end(path) {
             Ok(text) => {
@@ -26,6 +27,7 @@ impl LogTail {
                 let from = all.len().saturating_sub(max_lines);
                 all[from..].iter().map(|l| l.to_string()).collect()
             }
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Vec::new(),
             Err(err) => vec![format!("(cannot read {}: {err})", path.display())],
         };
         LogTail {
@@ -99,13 +101,19 @@ mod tests {
     }
 
     #[test]
-    fn an_unreadable_or_empty_file_says_so() {
+    fn an_unreadable_missing_or_empty_file_says_so() {
         let dir = tempfile::tempdir().expect("temp dir");
+        // A directory cannot be read as a file.
+        assert!(
+            LogTail::read(dir.path(), 5)
+                .text()
+                .starts_with("(cannot read ")
+        );
         let missing = dir.path().join("missing");
         assert!(
             LogTail::read(&missing, 5)
-                .text()
-                .starts_with("(cannot read ")
+                .to_string()
+                .ends_with("---\n(empty)")
         );
         let empty = dir.path().join("empty");
         std::fs::write(&empty, "").expect("write");
