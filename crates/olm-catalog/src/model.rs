@@ -537,6 +537,19 @@ impl Deprecation {
 mod tests {
     use super::*;
 
+    /// Go's `%#v` quotes string fields with `%q`'s rules: DEL is `\x7f`, not Rust's `\u{7f}`.
+    #[test]
+    fn sharp_v_quotes_like_go() {
+        let r = PackageScopedReference {
+            schema: "olm.bundle".into(),
+            name: "a\x7f".into(),
+        };
+        assert_eq!(
+            r.go_sharp_v(),
+            r#"declcfg.PackageScopedReference{Schema:"olm.bundle", Name:"a\x7f"}"#
+        );
+    }
+
     const CATALOG: &str = concat!(
         r#"{"schema":"olm.package","name":"b","defaultChannel":"stable","x-unknown":"kept"}"#,
         "\n",
@@ -591,16 +604,3 @@ mod tests {
         assert!(cat.blobs[0].raw().is_some());
     }
 }
-    /// Go's `%#v` quotes string fields with `%q`'s rules: DEL is `\x7f`, not Rust's `\u{7f}`.
-    #[test]
-    fn sharp_v_quotes_like_go() {
-        let r = PackageScopedReference {
-            schema: "olm.bundle".into(),
-            name: "a\x7f".into(),
-        };
-        assert_eq!(
-            r.go_sharp_v(),
-            r#"declcfg.PackageScopedReference{Schema:"olm.bundle", Name:"a\x7f"}"#
-        );
-    }
-
