@@ -7,7 +7,9 @@ use std::fmt::Write;
 use std::time::Instant;
 
 use divan::{Bencher, black_box};
-use olm_resolve::{Availability, CatalogInput, ContentIndex, Installed, Request, resolve};
+use olm_resolve::{
+    Availability, CatalogInput, ContentIndex, Installed, Request, VersionRange, resolve,
+};
 
 const PACKAGES: usize = 500;
 const BUNDLES: usize = 50;
@@ -95,22 +97,20 @@ fn requests() -> Vec<Request> {
         .map(|p| {
             let package = format!("pkg-{p}");
             let installed = (p % 2 == 0).then(|| Installed {
-                name: format!("{package}.v1.0.0"),
+                name: format!("{package}.v1.0.0").into(),
                 version: "1.0.0".into(),
                 release: None,
             });
             Request {
-                version: if p % 3 == 0 {
-                    ">=1.0.0, <2.0.0".into()
-                } else {
-                    String::new()
-                },
+                version: (p % 3 == 0).then(|| {
+                    VersionRange::parse(">=1.0.0, <2.0.0").expect("the benchmark's range parses")
+                }),
                 channels: if p % 5 == 0 {
                     vec!["stable".into()]
                 } else {
                     vec![]
                 },
-                package,
+                package: package.into(),
                 installed,
                 ..Default::default()
             }

@@ -1,6 +1,7 @@
 //! Resolution errors, worded for `ClusterExtension.status.conditions`. Where upstream OLM has a
 //! message for the same situation, the text is upstream's (names quoted as Go's `%q` quotes them).
 
+use olm_catalog::{BundleName, ChannelName, PackageName};
 use olm_goenc::{quote, slice};
 
 /// Why no bundle was chosen.
@@ -11,24 +12,29 @@ pub enum ResolveError {
     #[error("desired version range {} is invalid: {message}", quote(range))]
     InvalidVersionRange { range: String, message: String },
     #[error("{}", no_catalog(package, *selector))]
-    NoCatalogSelected { package: String, selector: bool },
+    NoCatalogSelected {
+        package: PackageName,
+        selector: bool,
+    },
     #[error(
         "found package {} in multiple catalogs with the same priority {priority} {}: select one catalog or give the catalogs different priorities",
         quote(package),
         slice(catalogs)
     )]
     Ambiguous {
-        package: String,
+        package: PackageName,
         priority: i32,
         catalogs: Vec<String>,
     },
     #[error("catalog {} is not being served", quote(catalog))]
     NotServing { catalog: String },
-    #[error("{}", no_bundles(package, version, channels, installed.as_deref()))]
+    #[error("{}", no_bundles(package, version.as_deref(), channels, installed.as_deref()))]
     NoBundles {
-        package: String,
-        version: String,
-        channels: Vec<String>,
+        package: PackageName,
+        /// The requested range, as written.
+        version: Option<String>,
+        channels: Vec<ChannelName>,
+        /// The installed version, as written.
         installed: Option<String>,
     },
     #[error(
@@ -36,7 +42,10 @@ pub enum ResolveError {
         quote(property),
         q = quote(bundle)
     )]
-    Dependency { bundle: String, property: String },
+    Dependency {
+        bundle: BundleName,
+        property: String,
+    },
     #[error("{0}")]
     BundleVersion(String),
     #[error("invalid installed version {}: {message}", quote(version))]
@@ -60,8 +69,8 @@ fn no_catalog(package: &str, selector: bool) -> String {
 /// upstream's composition: optional installed prefix, package, version, channels; trailing space trimmed.
 fn no_bundles(
     package: &str,
-    version: &str,
-    channels: &[String],
+    version: Option<&str>,
+    channels: &[ChannelName],
     installed: Option<&str>,
 ) -> String {
     let mut s = String::new();
@@ -72,8 +81,8 @@ fn no_bundles(
         ));
     }
     s.push_str(&format!("no bundles found for package {} ", quote(package)));
-    if !version.is_empty() {
-        s.push_str(&format!("matching version {} ", quote(version)));
+    if let Some(v) = version.filter(|v| !v.is_empty()) {
+        s.push_str(&format!("matching version {} ", quote(v)));
     }
     if !channels.is_empty() {
         s.push_str(&format!("in channels {} ", slice(channels)));
@@ -96,7 +105,7 @@ mod tests {
         assert_eq!(e.to_string(), r#"catalog "c\x01\x7f" is not being served"#);
         let e = ResolveError::NoBundles {
             package: "p\u{feff}".into(),
-            version: "1.0.0".into(),
+            version: Some("1.0.0".into()),
             channels: vec!["a".into(), "b".into()],
             installed: None,
         };

@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use olm_catalog::model::Catalog;
+use olm_catalog::model::{BundleName, Catalog, ChannelName, PackageName};
 use olm_catalog::property::TypedProperty;
 use olm_version::{VersionRelease, blang, masterminds};
 
@@ -16,7 +16,7 @@ pub const DEPENDENCY_PROPERTIES: [&str; 3] =
 /// One bundle of a package.
 #[derive(Debug, Clone)]
 pub struct BundleInfo {
-    pub name: String,
+    pub name: BundleName,
     pub image: String,
     /// The version and release (registry+v1 rule), or why it could not be read.
     pub version: Result<VersionRelease, String>,
@@ -29,7 +29,7 @@ pub struct BundleInfo {
 /// One channel entry's upgrade edges.
 #[derive(Debug, Clone)]
 pub struct EntryInfo {
-    pub name: String,
+    pub name: BundleName,
     pub replaces: String,
     pub skips: Vec<String>,
     /// The `skipRange`, when present and parsable (unparsable ranges are ignored, as upstream).
@@ -39,7 +39,7 @@ pub struct EntryInfo {
 /// One channel.
 #[derive(Debug, Clone)]
 pub struct ChannelInfo {
-    pub name: String,
+    pub name: ChannelName,
     pub entries: Vec<EntryInfo>,
 }
 
@@ -47,8 +47,8 @@ pub struct ChannelInfo {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Deprecations {
     pub package: Option<String>,
-    pub channels: BTreeMap<String, String>,
-    pub bundles: BTreeMap<String, String>,
+    pub channels: BTreeMap<ChannelName, String>,
+    pub bundles: BTreeMap<BundleName, String>,
 }
 
 /// Everything the resolver needs about one package of one catalog.
@@ -62,22 +62,22 @@ pub struct PackageIndex {
 /// One catalog's packages.
 #[derive(Debug, Clone, Default)]
 pub struct ContentIndex {
-    pub packages: HashMap<String, PackageIndex>,
+    pub packages: HashMap<PackageName, PackageIndex>,
 }
 
 impl ContentIndex {
     /// Indexes a catalog's content.
     pub fn new(catalog: &Catalog) -> ContentIndex {
-        let mut packages: HashMap<String, PackageIndex> = HashMap::new();
+        let mut packages: HashMap<PackageName, PackageIndex> = HashMap::new();
         for p in catalog.packages() {
-            packages.entry(p.name.to_string()).or_default();
+            packages.entry(p.name.clone()).or_default();
         }
         for c in catalog.channels() {
             let entries = c
                 .entries()
                 .iter()
                 .map(|e| EntryInfo {
-                    name: e.name.to_string(),
+                    name: e.name.clone(),
                     replaces: e.replaces.clone(),
                     skips: e.skips.clone(),
                     skip_range: (!e.skip_range.is_empty())
@@ -86,36 +86,33 @@ impl ContentIndex {
                 })
                 .collect();
             packages
-                .entry(c.package.to_string())
+                .entry(c.package.clone())
                 .or_default()
                 .channels
                 .push(ChannelInfo {
-                    name: c.name.to_string(),
+                    name: c.name.clone(),
                     entries,
                 });
         }
         for b in catalog.bundles() {
             packages
-                .entry(b.package.to_string())
+                .entry(b.package.clone())
                 .or_default()
                 .bundles
                 .push(bundle_info(b));
         }
         for d in catalog.deprecations() {
-            let deps = &mut packages
-                .entry(d.package.to_string())
-                .or_default()
-                .deprecations;
+            let deps = &mut packages.entry(d.package.clone()).or_default().deprecations;
             for e in &d.entries {
                 match e.reference.schema.as_str() {
                     "olm.package" => deps.package = Some(e.message.clone()),
                     "olm.channel" => {
                         deps.channels
-                            .insert(e.reference.name.clone(), e.message.clone());
+                            .insert(e.reference.name.as_str().into(), e.message.clone());
                     }
                     "olm.bundle" => {
                         deps.bundles
-                            .insert(e.reference.name.clone(), e.message.clone());
+                            .insert(e.reference.name.as_str().into(), e.message.clone());
                     }
                     _ => {}
                 }
@@ -157,7 +154,7 @@ fn bundle_info(b: &olm_catalog::model::Bundle) -> BundleInfo {
         .ok()
         .and_then(|v| masterminds::Version::parse(&v.version.to_string()).ok());
     BundleInfo {
-        name: b.name.to_string(),
+        name: b.name.clone(),
         image: b.image.clone(),
         version,
         range_version,

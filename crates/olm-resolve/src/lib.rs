@@ -18,6 +18,6 @@ pub use index::{
 pub use olm_k8s::METADATA_NAME_LABEL;
 pub use resolve::{
     Availability, CatalogInput, Failure, Installed, Request, Resolution, UpgradeConstraintPolicy,
-    resolve,
+    VersionRange, resolve,
 };
 pub use selector::{LabelSelector, Operator, Requirement, SelectorError};

@@ -13,6 +13,7 @@
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
+use olm_catalog::{BundleName, ChannelName, PackageName};
 use olm_goenc::{quote, slice};
 use olm_version::{VersionRelease, blang, masterminds};
 
@@ -52,19 +53,69 @@ pub enum UpgradeConstraintPolicy {
 /// The bundle currently installed (`status.install.bundle`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Installed {
-    pub name: String,
+    pub name: BundleName,
     pub version: String,
     /// An explicit release; None means the registry+v1 rule applies to `version`.
     pub release: Option<String>,
 }
 
+/// A ClusterExtension's version range (`spec.source.catalog.version`), parsed once where the
+/// request is built; the text is kept as written, for messages.
+#[derive(Debug, Clone)]
+pub struct VersionRange {
+    text: String,
+    constraints: masterminds::Constraints,
+}
+
+impl VersionRange {
+    /// Parses a Masterminds range.
+    ///
+    /// Errors: [`ResolveError::InvalidVersionRange`], worded as the resolver reports it in the
+    /// ClusterExtension's status.
+    pub fn parse(text: &str) -> Result<VersionRange, ResolveError> {
+        masterminds::Constraints::parse(text)
+            .map(|constraints| VersionRange {
+                text: text.to_owned(),
+                constraints,
+            })
+            .map_err(|e| ResolveError::InvalidVersionRange {
+                range: text.to_owned(),
+                message: e.to_string(),
+            })
+    }
+
+    /// The range as written.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// Whether `v` is in the range.
+    pub fn matches(&self, v: &masterminds::Version) -> bool {
+        self.constraints.matches(v)
+    }
+}
+
+impl std::str::FromStr for VersionRange {
+    type Err = ResolveError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        VersionRange::parse(s)
+    }
+}
+
+impl std::fmt::Display for VersionRange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
 /// What a ClusterExtension asks for.
 #[derive(Debug, Clone, Default)]
 pub struct Request {
-    pub package: String,
-    pub channels: Vec<String>,
-    /// A Masterminds range; empty means any version.
-    pub version: String,
+    pub package: PackageName,
+    /// Channels to restrict to; empty means every channel.
+    pub channels: Vec<ChannelName>,
+    /// The version range; None means any version.
+    pub version: Option<VersionRange>,
     pub selector: LabelSelector,
     pub policy: UpgradeConstraintPolicy,
     pub installed: Option<Installed>,
@@ -74,7 +125,7 @@ pub struct Request {
 #[derive(Debug, Clone)]
 pub struct Resolution {
     pub catalog: String,
-    pub bundle: String,
+    pub bundle: BundleName,
     pub image: String,
     pub version: VersionRelease,
     /// Deprecations of the package in the selected catalog.
@@ -113,17 +164,6 @@ pub fn resolve(
     req.selector
         .validate()
         .map_err(|e| ResolveError::InvalidSelector(e.to_string()))?;
-    let range = if req.version.is_empty() {
-        None
-    } else {
-        Some(masterminds::Constraints::parse(&req.version).map_err(|e| {
-            ResolveError::InvalidVersionRange {
-                range: req.version.clone(),
-                message: e.to_string(),
-            }
-        })?)
-    };
-
     let mut selected: Vec<&CatalogInput<'_>> = Vec::new();
     for c in catalogs {
         if c.availability == Availability::Unavailable {
@@ -186,13 +226,13 @@ pub fn resolve(
             ));
             continue;
         }
-        if let Some(range) = &range
+        if let Some(range) = &req.version
             && !b.range_version.as_ref().is_some_and(|v| range.matches(v))
         {
             note(format!(
                 "bundle {}: version outside {}",
                 quote(&b.name),
-                quote(&req.version)
+                quote(range.as_str())
             ));
             continue;
         }
@@ -287,7 +327,7 @@ fn select_catalog<'c, 'a>(
 fn no_bundles(req: &Request) -> ResolveError {
     ResolveError::NoBundles {
         package: req.package.clone(),
-        version: req.version.clone(),
+        version: req.version.as_ref().map(|v| v.as_str().to_owned()),
         channels: req.channels.clone(),
         installed: req.installed.as_ref().map(|i| i.version.clone()),
     }
@@ -297,7 +337,7 @@ fn no_bundles(req: &Request) -> ResolveError {
 /// release), or an entry of the considered channels that replaces it, skips it, or whose
 /// `skipRange` contains its version.
 struct Successors<'r> {
-    name: &'r str,
+    name: &'r BundleName,
     version: VersionRelease,
     /// The installed version for skip ranges; None when blang cannot read it (no range matches).
     range_version: Option<blang::Version>,
@@ -324,8 +364,8 @@ impl<'r> Successors<'r> {
         b.version.as_ref().is_ok_and(|v| *v == self.version)
             || channels.iter().flat_map(|c| &c.entries).any(|e| {
                 e.name == b.name
-                    && (e.replaces == self.name
-                        || e.skips.iter().any(|s| s == self.name)
+                    && (e.replaces == self.name.as_str()
+                        || e.skips.iter().any(|s| s == self.name.as_str())
                         || e.skip_range
                             .as_ref()
                             .zip(self.range_version.as_ref())

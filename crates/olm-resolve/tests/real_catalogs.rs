@@ -55,15 +55,15 @@ fn every_package_and_channel_resolves_to_its_highest_version() {
         let channels: Vec<_> = cat.channels().filter(|c| c.package == pkg.name).collect();
         let mut requests = vec![(
             Request {
-                package: pkg.name.to_string(),
+                package: pkg.name.clone(),
                 ..Default::default()
             },
             None,
         )];
         for c in &channels {
             let req = Request {
-                package: pkg.name.to_string(),
-                channels: vec![c.name.to_string()],
+                package: pkg.name.clone(),
+                channels: vec![c.name.clone()],
                 ..Default::default()
             };
             requests.push((req, Some(*c)));
@@ -94,7 +94,7 @@ fn every_package_and_channel_resolves_to_its_highest_version() {
                 // OLM v1 refuses bundles that declare dependencies: the best bundle must be one.
                 Err(f) => {
                     assert!(
-                        matches!(f.error, ResolveError::Dependency { ref bundle, .. } if bundle == best),
+                        matches!(f.error, ResolveError::Dependency { ref bundle, .. } if bundle.as_str() == best),
                         "{}: {}",
                         pkg.name,
                         f.error
@@ -105,7 +105,7 @@ fn every_package_and_channel_resolves_to_its_highest_version() {
             };
             resolved += 1;
             assert_eq!(
-                &res.bundle,
+                res.bundle.as_str(),
                 best,
                 "package {} channel {:?}",
                 pkg.name,

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use olm_resolve::{
     Availability, CatalogInput, ContentIndex, Installed, LabelSelector, METADATA_NAME_LABEL,
-    Request, UpgradeConstraintPolicy, resolve,
+    Request, UpgradeConstraintPolicy, VersionRange, resolve,
 };
 
 /// Builds a catalog of package `pkg`: `versions` are bundle versions (`1.0.0`, `1.0.0+2`), all in
@@ -49,13 +49,17 @@ fn req(pkg: &str) -> Request {
     }
 }
 
+fn range(text: &str) -> Option<VersionRange> {
+    Some(VersionRange::parse(text).unwrap())
+}
+
 fn err(catalogs: &[CatalogInput<'_>], r: &Request) -> String {
     resolve(catalogs, r, None).unwrap_err().error.to_string()
 }
 
 fn pick(catalogs: &[CatalogInput<'_>], r: &Request) -> (String, String) {
     let res = resolve(catalogs, r, None).unwrap_or_else(|f| panic!("{}", f.error));
-    (res.catalog, res.bundle)
+    (res.catalog, res.bundle.into_string())
 }
 
 #[test]
@@ -133,7 +137,7 @@ fn no_fall_through_once_a_catalog_is_selected() {
     let low = catalog("foo", &["2.0.0"], "");
     let cats = [input("high", 1, &high), input("low", 0, &low)];
     let mut r = req("foo");
-    r.version = ">=2.0.0".into();
+    r.version = range(">=2.0.0");
     assert_eq!(
         err(&cats, &r),
         "no bundles found for package \"foo\" matching version \">=2.0.0\""
@@ -146,7 +150,7 @@ fn same_priority_is_ambiguous_even_if_one_has_no_match() {
     let b = catalog("foo", &["2.0.0"], "");
     let cats = [input("b", 3, &b), input("a", 3, &a)];
     let mut r = req("foo");
-    r.version = "2.0.0".into();
+    r.version = range("2.0.0");
     assert_eq!(
         err(&cats, &r),
         "found package \"foo\" in multiple catalogs with the same priority 3 [a b]: select one catalog or give the catalogs different priorities"
@@ -173,14 +177,14 @@ fn channels_and_version_filter_with_upstream_wording() {
     let mut r = req("foo");
     r.channels = vec!["beta".into()];
     assert_eq!(pick(&cats, &r).1, "foo.v1.0.0");
-    r.version = "3.0.0".into();
+    r.version = range("3.0.0");
     assert_eq!(
         err(&cats, &r),
         "no bundles found for package \"foo\" matching version \"3.0.0\" in channels [beta]"
     );
-    r.version = "foobar".into();
+    // A range is parsed where the request is built, with the message status reports.
     assert_eq!(
-        err(&cats, &r),
+        VersionRange::parse("foobar").unwrap_err().to_string(),
         "desired version range \"foobar\" is invalid: improper constraint: \"foobar\""
     );
 }
@@ -190,15 +194,15 @@ fn pinned_version_and_ranges() {
     let a = catalog("foo", &["0.5.0", "0.6.0", "0.7.0", "1.0.0-rc.1"], "");
     let cats = [input("a", 0, &a)];
     let mut r = req("foo");
-    r.version = "0.6.0".into();
+    r.version = range("0.6.0");
     assert_eq!(pick(&cats, &r).1, "foo.v0.6.0");
-    r.version = "^0".into();
+    r.version = range("^0");
     assert_eq!(
         pick(&cats, &r).1,
         "foo.v0.7.0",
         "prereleases only when the range names one"
     );
-    r.version = ">=0.5.0-0".into();
+    r.version = range(">=0.5.0-0");
     assert_eq!(pick(&cats, &r).1, "foo.v1.0.0-rc.1");
 }
 
@@ -226,7 +230,7 @@ fn deprecation_elsewhere_does_not_affect_selection_and_facts_survive_failure() {
     let dep = "---\nschema: olm.deprecations\npackage: foo\nentries:\n  - reference: {schema: olm.package}\n    message: use bar\n";
     let a = catalog("foo", &["1.0.0"], dep);
     let mut r = req("foo");
-    r.version = "9.9.9".into();
+    r.version = range("9.9.9");
     let failure = resolve(&[input("a", 0, &a)], &r, None).unwrap_err();
     assert_eq!(
         failure.deprecations.unwrap().package.as_deref(),
@@ -257,7 +261,7 @@ fn upgrades_follow_edges_with_catalog_provided() {
         "foo.v1.3.0",
         "the skipRange in fast counts without channels"
     );
-    r.version = "1.2.0".into();
+    r.version = range("1.2.0");
     assert_eq!(
         err(&cats, &r),
         "error upgrading from currently installed version \"1.0.0\": no bundles found for package \"foo\" matching version \"1.2.0\""
@@ -302,7 +306,7 @@ fn explain_traces_each_decision() {
     let a = catalog("foo", &["1.0.0", "2.0.0"], "");
     let mut trace = Vec::new();
     let mut r = req("foo");
-    r.version = "<2".into();
+    r.version = range("<2");
     resolve(&[input("a", 0, &a)], &r, Some(&mut trace)).unwrap();
     assert_eq!(
         trace,

@@ -6,10 +6,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
+use olm_catalog::{ChannelName, PackageName};
 use olm_goenc::quote;
 use olm_resolve::{
     Availability, CatalogInput, ContentIndex, Installed, LabelSelector, METADATA_NAME_LABEL,
-    Request, Resolution, UpgradeConstraintPolicy,
+    Request, Resolution, UpgradeConstraintPolicy, VersionRange,
 };
 
 #[derive(clap::Args)]
@@ -20,13 +21,13 @@ pub struct Args {
     catalogs: Vec<String>,
     /// The package to install (`spec.source.catalog.packageName`).
     #[arg(long)]
-    package: String,
+    package: PackageName,
     /// A version range (Masterminds syntax, `spec.source.catalog.version`).
     #[arg(long, default_value = "")]
     version: String,
     /// A channel to restrict to; repeat for several.
     #[arg(long = "channel")]
-    channels: Vec<String>,
+    channels: Vec<ChannelName>,
     /// A label selector over catalogs (kubectl syntax).
     #[arg(long, default_value = "")]
     selector: String,
@@ -146,11 +147,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         None => None,
     };
+    let selector = LabelSelector::parse(&args.selector).context("--selector")?;
+    let version = (!args.version.is_empty())
+        .then(|| VersionRange::parse(&args.version))
+        .transpose()?;
     let request = Request {
-        package: args.package.clone(),
-        channels: args.channels.clone(),
-        version: args.version.clone(),
-        selector: LabelSelector::parse(&args.selector).context("--selector")?,
+        package: args.package,
+        channels: args.channels,
+        version,
+        selector,
         policy: match args.upgrade_constraint_policy {
             Policy::CatalogProvided => UpgradeConstraintPolicy::CatalogProvided,
             Policy::SelfCertified => UpgradeConstraintPolicy::SelfCertified,
@@ -178,7 +183,7 @@ fn render(res: &Resolution, output: Output) -> String {
     let release = (!res.version.release.is_empty()).then(|| res.version.release.to_string());
     let mut fields: Vec<(&str, serde_json::Value)> = vec![
         ("catalog", res.catalog.clone().into()),
-        ("bundle", res.bundle.clone().into()),
+        ("bundle", res.bundle.as_str().into()),
         // As ClusterExtension status reports it: a release is re-encoded as build metadata.
         ("version", res.version.legacy_version_string().into()),
         ("image", res.image.clone().into()),
