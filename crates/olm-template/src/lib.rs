@@ -50,8 +50,8 @@
 //!   validated upstream either; substitutes validates its input and its result).
 //!
 //! # Caveats
-//! * YAML is read with YAML 1.1 booleans (`yes`/`on`), as go-yaml v2 does; rarer YAML 1.1 forms
-//!   (`012` as octal) are not reproduced.
+//! * YAML is read by the workspace's one reader (`olm_goenc::yamlread`) with go-yaml v2's YAML 1.1
+//!   scalars (`yes`/`on` are booleans, `012` is octal), as sigs.k8s.io/yaml reads templates.
 //! * Upstream's substitutes template renders each substitute image twice (once to check it, once to
 //!   use it); we render it once.
 
@@ -60,6 +60,7 @@ use serde_json::{Map, Value};
 
 use olm_catalog::model::Catalog;
 use olm_goenc::quote;
+use olm_goenc::yamlread;
 
 mod basic;
 mod renderer;
@@ -239,12 +240,10 @@ pub(crate) fn first_document(input: &[u8]) -> Result<Value, String> {
             continue;
         }
         // go-yaml v2 (under sigs.k8s.io/yaml and apimachinery) rejects repeated mapping keys.
-        let options = serde_saphyr::options! {
-            duplicate_keys: serde_saphyr::DuplicateKeyPolicy::Error,
-            with_snippet: false,
+        let options = yamlread::Options {
+            duplicate_keys: yamlread::DuplicateKeys::Error,
         };
-        return serde_saphyr::from_str_with_options::<Value>(doc, options)
-            .map_err(|e| e.to_string());
+        return yamlread::parse_document_with(doc, &options).map_err(|e| e.to_string());
     }
     Err("EOF".to_owned())
 }
@@ -398,6 +397,20 @@ mod tests {
                 .unwrap_err()
                 .to_string()
                 .starts_with("decoding template input: ")
+        );
+    }
+
+    /// Templates are read as sigs.k8s.io/yaml reads them: YAML 1.1 scalars, keys included.
+    #[test]
+    fn yaml_scalars_follow_go_yaml_v2() {
+        assert_eq!(
+            first_document(b"schema: olm.template.basic\nmode: 0777\nenabled: on\ny: 1\n"),
+            Ok(serde_json::json!({
+                "schema": "olm.template.basic",
+                "mode": 511,
+                "enabled": true,
+                "true": 1,
+            }))
         );
     }
 

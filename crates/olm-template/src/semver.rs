@@ -39,6 +39,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use base64::Engine;
+use olm_goenc::yamlread;
 use olm_version::blang::Version;
 use serde_json::{Map, Value};
 
@@ -782,7 +783,7 @@ fn csv_package_metadata(b: &Bundle) -> (String, Option<Icon>) {
         let csv: Option<Value> = serde_json::from_slice(&bytes).ok().or_else(|| {
             std::str::from_utf8(&bytes)
                 .ok()
-                .and_then(|s| serde_saphyr::from_str::<Value>(s).ok())
+                .and_then(|s| yamlread::parse_document_with(s, &yamlread::Options::default()).ok())
         });
         let Some(csv) =
             csv.filter(|c| c.get("kind").and_then(Value::as_str) == Some("ClusterServiceVersion"))

@@ -65,8 +65,9 @@ fn cases() -> Vec<Case> {
             .to_string_lossy()
             .trim_start_matches("catalog-")
             .to_owned();
-        let ci: Value = serde_saphyr::from_str(&fs::read_to_string(dir.join("ci.yaml")).unwrap())
-            .unwrap_or_else(|e| panic!("{package}/ci.yaml: {e}"));
+        let ci: Value =
+            olm_goenc::yamlread::from_str(&fs::read_to_string(dir.join("ci.yaml")).unwrap())
+                .unwrap_or_else(|e| panic!("{package}/ci.yaml: {e}"));
         let mapping = ci["fbc"]["catalog_mapping"]
             .as_array()
             .unwrap_or_else(|| panic!("{package}: no catalog_mapping"))
@@ -118,7 +119,7 @@ fn semver_pin(package: &str) -> (SemverOptions, usize) {
 
 /// The template with every image the renderer cannot resolve left out; returns the number left out.
 fn without_missing_images(text: &str, renderer: &CatalogBundleRenderer) -> (String, usize) {
-    let mut doc: Value = serde_saphyr::from_str(text).unwrap();
+    let mut doc: Value = olm_goenc::yamlread::from_str(text).unwrap();
     let mut dropped = 0;
     for (_, v) in doc.as_object_mut().unwrap().iter_mut() {
         let Some(m) = v.as_object_mut() else { continue };
