@@ -10,6 +10,7 @@
 
 use base64::Engine;
 use olm_catalog::property::CsvMetadata;
+use olm_goenc::json::sort_keys;
 use serde_json::{Map, Value, json};
 
 use crate::bundle::{Bundle, PROPERTIES_ANNOTATION};
@@ -50,7 +51,7 @@ pub fn to_olm_bundle(b: &Bundle, image: &str, mode: ObjectsMode) -> Result<Value
             objs.dedup_by(|a, b| a.0 == b.0);
             for (_, o) in objs {
                 // Go marshals the unstructured object: sorted keys, HTML-escaped, compact.
-                let json = go_json_encode(&canonical(o));
+                let json = go_json_encode(&sort_keys(o));
                 let data =
                     base64::engine::general_purpose::STANDARD.encode(json.trim_end().as_bytes());
                 props.push(json!({"type": "olm.bundle.object", "value": {"data": data}}));
@@ -72,7 +73,7 @@ pub fn to_olm_bundle(b: &Bundle, image: &str, mode: ObjectsMode) -> Result<Value
 
 /// Every property except the CSV carriers, deduplicated and sorted by type then encoded value.
 pub fn derived_properties(b: &Bundle) -> Vec<Value> {
-    let mut input: Vec<Value> = b.properties.iter().map(canonical).collect();
+    let mut input: Vec<Value> = b.properties.iter().map(sort_keys).collect();
     let mut pkg = Map::new();
     pkg.insert("packageName".into(), json!(b.package_name));
     pkg.insert("version".into(), json!(b.csv.version()));
@@ -84,7 +85,7 @@ pub fn derived_properties(b: &Bundle) -> Vec<Value> {
     if let Some(s) = b.csv.annotations().get(PROPERTIES_ANNOTATION)
         && let Ok(Value::Array(extra)) = serde_json::from_str::<Value>(s)
     {
-        input.extend(extra.iter().map(canonical));
+        input.extend(extra.iter().map(sort_keys));
     }
     // The last olm.package wins.
     let last_pkg = input
@@ -155,7 +156,7 @@ pub fn derived_properties(b: &Bundle) -> Vec<Value> {
                 props.push(json!({"type": "olm.package.required",
                     "value": {"packageName": s("packageName"), "versionRange": s("version")}}));
             }
-            _ => props.push(canonical(&json!({"type": t, "value": v}))),
+            _ => props.push(sort_keys(&json!({"type": t, "value": v}))),
         }
     }
 
@@ -181,23 +182,6 @@ pub fn derived_properties(b: &Bundle) -> Vec<Value> {
 
 fn gvk(t: &str, group: &str, kind: &str, version: &str) -> Value {
     json!({"type": t, "value": {"group": group, "kind": kind, "version": version}})
-}
-
-/// Values read from YAML arrive in Go with sorted keys (YAML → JSON conversion); do the same.
-fn canonical(v: &Value) -> Value {
-    match v {
-        Value::Object(m) => {
-            let mut keys: Vec<&String> = m.keys().collect();
-            keys.sort();
-            Value::Object(
-                keys.into_iter()
-                    .map(|k| (k.clone(), canonical(&m[k.as_str()])))
-                    .collect(),
-            )
-        }
-        Value::Array(a) => Value::Array(a.iter().map(canonical).collect()),
-        other => other.clone(),
-    }
 }
 
 /// `relatedImages`: the CSV's, then the bundle image and every deployment container image not

@@ -388,7 +388,7 @@ const GVK_TYPE: GoType = Obj(&[
 fn go_shape(v: &Value, ty: &GoType) -> Value {
     match (ty, v) {
         // Go maps and decoded YAML come out with sorted keys; only struct fields keep declaration order.
-        (Scalar | Bool, v) => sorted_keys(v),
+        (Scalar | Bool, v) => olm_goenc::json::sort_keys(v),
         (List(item), Value::Array(a)) => {
             Value::Array(a.iter().map(|x| go_shape(x, item)).collect())
         }
@@ -415,22 +415,6 @@ fn go_shape(v: &Value, ty: &GoType) -> Value {
             Value::Object(out)
         }
         (_, other) => other.clone(),
-    }
-}
-
-fn sorted_keys(v: &Value) -> Value {
-    match v {
-        Value::Object(m) => {
-            let mut keys: Vec<&String> = m.keys().collect();
-            keys.sort();
-            Value::Object(
-                keys.into_iter()
-                    .map(|k| (k.clone(), sorted_keys(&m[k.as_str()])))
-                    .collect(),
-            )
-        }
-        Value::Array(a) => Value::Array(a.iter().map(sorted_keys).collect()),
-        other => other.clone(),
     }
 }
 

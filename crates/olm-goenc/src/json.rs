@@ -209,6 +209,25 @@ fn write_value_opts(out: &mut String, v: &Value, html: bool) {
     }
 }
 
+/// `v` with every object's keys in the order Go's encoder writes a `map[string]interface{}`:
+/// sorted byte-wise. What a value decoded from YAML or JSON into an untyped map looks like when
+/// Go writes it back, so [`write_value`] of the result gives Go's bytes.
+pub fn sort_keys(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            Value::Object(
+                keys.into_iter()
+                    .map(|k| (k.clone(), sort_keys(&m[k.as_str()])))
+                    .collect(),
+            )
+        }
+        Value::Array(a) => Value::Array(a.iter().map(sort_keys).collect()),
+        other => other.clone(),
+    }
+}
+
 /// The kind of a JSON value as Go's decoder names it in its errors (`cannot unmarshal array …`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Kind {
@@ -425,6 +444,14 @@ mod tests {
             s,
             "9007199254740992 9007199254740992 -9007199254740992 -9223372036854776000 18446744073709552000"
         );
+    }
+
+    #[test]
+    fn keys_sort_as_go_sorts_map_keys() {
+        let v = json!({"b": 1, "a": [{"z": 1, "Z": 2, "é": 3}], "B": null});
+        let mut s = String::new();
+        write_value(&mut s, &sort_keys(&v));
+        assert_eq!(s, r#"{"B":null,"a":[{"Z":2,"z":1,"é":3}],"b":1}"#);
     }
 
     #[test]
