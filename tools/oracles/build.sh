@@ -6,6 +6,7 @@
 #
 #   oc-render      operator-controller v1.11.0's registry+v1 renderer (render/)
 #   oc-crdupgrade  operator-controller v1.11.0's CRD upgrade-safety preflight (crdupgrade/)
+#   oc-apivalidate operator-framework/api v0.45.0's CSV and bundle validators (apivalidate/)
 #   opm            operator-registry v1.74.0's opm
 #
 # Go's module and build caches are the ones tools/controlplane/build.sh uses, so shared
@@ -22,7 +23,7 @@ key="$(cd "$here" && find operator-controller opm -type f \( -name '*.go' -o -na
     LC_ALL=C sort -z | xargs -0 sha256sum | cat - build.sh | sha256sum | cut -c1-16)"
 dest="$cache/oracles/$key"
 bin="$dest/bin"
-products=(oc-render oc-crdupgrade opm)
+products=(oc-render oc-crdupgrade oc-apivalidate opm)
 
 complete() {
     local f
@@ -75,7 +76,8 @@ step() {
 
 build_oc() {
     (cd "$here/operator-controller" && go build -trimpath -ldflags "-s -w" -o "$work/oc-render" ./render &&
-        go build -trimpath -ldflags "-s -w" -o "$work/oc-crdupgrade" ./crdupgrade)
+        go build -trimpath -ldflags "-s -w" -o "$work/oc-crdupgrade" ./crdupgrade &&
+        go build -trimpath -ldflags "-s -w" -o "$work/oc-apivalidate" ./apivalidate)
 }
 
 # As upstream's Makefile builds it, minus the sqlite C code: the oracles only read file-based

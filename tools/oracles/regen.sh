@@ -3,6 +3,7 @@
 #
 #   crates/olm-bundle/tests/golden/data-bundles.txt       operator-controller's registry+v1 renderer
 #   crates/olm-bundle/tests/golden/crd-upgrade-pairs.txt  operator-controller's CRD upgrade preflight
+#   crates/olm-bundle/tests/golden/api-validation.txt     operator-framework/api's authoring checks
 #   crates/olm-graph/tests/golden/render-graph/           opm alpha render-graph (README.md there)
 #
 # Usage: tools/oracles/regen.sh [OUT]   (OUT defaults to the repository; check.sh passes a temp dir)
@@ -33,6 +34,13 @@ mv "$golden/data-bundles.txt.tmp" "$golden/data-bundles.txt"
     "$bin/oc-crdupgrade" -bundles "$data/bundles"
 } >"$golden/crd-upgrade-pairs.txt.tmp"
 mv "$golden/crd-upgrade-pairs.txt.tmp" "$golden/crd-upgrade-pairs.txt"
+
+{
+    echo "# Made by operator-framework/api v0.45.0's ClusterServiceVersion and bundle validators (tools/oracles/operator-controller/apivalidate),"
+    echo "# not by olm, from every bundle in shared/data/bundles. Findings sorted. $remake"
+    "$bin/oc-apivalidate" -bundles "$data/bundles"
+} >"$golden/api-validation.txt.tmp"
+mv "$golden/api-validation.txt.tmp" "$golden/api-validation.txt"
 
 # opm alpha render-graph: the graph test's fixture with each option, the whole data catalog, and
 # each package alone with OLM v0 semantics (on several packages at once, opm's linkStyle numbers
