@@ -580,19 +580,11 @@ http:
     yaml
 }
 
-/// Double-quoted YAML scalar, so temp paths with odd characters stay one string.
+/// Double-quoted YAML scalar, so temp paths with odd characters stay one string. Go's `%q`
+/// escapes (`\n`, `\t`, `\xNN`, `\uNNNN`) are all YAML double-quoted escapes too, so a newline
+/// in a path stays a newline instead of being folded into a space.
 fn yaml_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+    olm_goenc::quote(s)
 }
 
 /// `GET /v2/` over a bare HTTP/1.0 connection: true when the status is 200. Hand-rolled so the
@@ -762,5 +754,24 @@ mod tests {
             "{yaml}"
         );
         assert!(yaml.contains("addr: 127.0.0.1:5000"));
+    }
+
+    /// The storage path the registry reads back is the path we wrote, even with a newline, a tab
+    /// or a control character in it (a line break inside a double-quoted YAML scalar is read
+    /// back as a space, so it must be escaped).
+    #[test]
+    fn config_paths_read_back_unchanged() {
+        let data = "/tmp/a\nb\tc\u{1}d \"e\" \\f";
+        let yaml = config_yaml(
+            Path::new(data),
+            "127.0.0.1:5000".parse().unwrap(),
+            &RegistryOptions::default(),
+        );
+        let docs = olm_goenc::yamlread::parse_documents(&yaml).expect("valid YAML");
+        assert_eq!(
+            docs[0]["storage"]["filesystem"]["rootdirectory"],
+            serde_json::json!(data),
+            "{yaml}"
+        );
     }
 }
