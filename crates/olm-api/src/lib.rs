@@ -58,12 +58,14 @@ pub struct Crd {
 
 impl Crd {
     /// The CRD as YAML, as committed under `config/crd/`.
-    pub fn to_yaml(&self) -> String {
-        let body = serde_saphyr::to_string(&self.value).unwrap_or_else(|e| {
-            // Serializing a JSON value built in this crate cannot fail; say so loudly if it does.
-            panic!("serializing the {} CRD to YAML: {e}", self.name)
-        });
-        format!("---\n{body}")
+    ///
+    /// # Errors
+    ///
+    /// Only if the YAML writer refuses the JSON value, which a value built by this crate does not
+    /// give it cause to; the error is passed on rather than turned into a panic.
+    pub fn to_yaml(&self) -> Result<String, serde_saphyr::SerializeError> {
+        let body = serde_saphyr::to_string(&self.value)?;
+        Ok(format!("---\n{body}"))
     }
 }
 

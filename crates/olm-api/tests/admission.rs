@@ -8,6 +8,9 @@
 //!
 //! Needs the control plane binaries from `tools/controlplane/build.sh`.
 
+// Tests and benchmarks fail loudly on purpose.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 

@@ -2,6 +2,9 @@
 //! of each kind serializes to JSON whose every field the schema declares, and the schema declares
 //! no field the types cannot produce.
 
+// Tests and benchmarks fail loudly on purpose.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
