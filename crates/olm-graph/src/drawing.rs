@@ -23,16 +23,28 @@ pub struct GraphOptions {
 /// Why a graph cannot be drawn; the texts are opm's, names quoted as Go's `%q` quotes them.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum GraphError {
+    /// `--minimum-edge` names no bundle of the catalog.
     #[error("unknown minimum edge name: {}", quote(.0))]
     UnknownMinimumEdge(BundleName),
+    /// A bundle property could not be read.
     #[error("parse properties for bundle {}: {message}", quote(.bundle))]
-    Properties { bundle: BundleName, message: String },
+    Properties {
+        /// The bundle.
+        bundle: BundleName,
+        /// Why its properties could not be read.
+        message: String,
+    },
+    /// A bundle has no or several `olm.package` properties, so no one version.
     #[error("bundle {} has multiple \"olm.package\" properties, expected exactly 1", quote(.0))]
     PackageProperties(BundleName),
+    /// A bundle's version is not semver.
     #[error("bundle {} has invalid version {}: {message}", quote(.bundle), quote(.version))]
     Version {
+        /// The bundle.
         bundle: BundleName,
+        /// Its version, as written.
         version: String,
+        /// The semver parser's reason.
         message: String,
     },
 }
@@ -40,12 +52,16 @@ pub enum GraphError {
 /// How a node is decorated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum NodeClass {
+    /// The bundle is deprecated.
     Deprecated,
+    /// The bundle is deprecated and a higher entry skips it.
     DeprecatedSkipped,
+    /// A higher entry skips the bundle (drawn with OLM v0 semantics only).
     Skipped,
 }
 
 impl NodeClass {
+    /// The class name opm's Mermaid uses.
     pub fn as_str(self) -> &'static str {
         match self {
             NodeClass::Deprecated => "deprecated",
@@ -58,17 +74,22 @@ impl NodeClass {
 /// The kind of an upgrade edge.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EdgeKind {
+    /// The entry `skips` the older bundle.
     Skip,
     /// The entry's `skipRange`, as written.
     SkipRange(String),
+    /// The entry `replaces` the older bundle.
     Replace,
 }
 
 /// One drawn edge, from an older bundle to the entry that upgrades it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Edge {
+    /// The older bundle, as the entry names it (it need not be in the catalog).
     pub from: String,
+    /// The entry that upgrades it.
     pub to: String,
+    /// Which edge field of the entry draws it.
     pub kind: EdgeKind,
     /// Global edge number (Mermaid's link id).
     pub id: usize,
@@ -79,7 +100,9 @@ pub struct Edge {
 /// One drawn entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Node {
+    /// The entry's bundle name.
     pub name: String,
+    /// Its decoration, if any.
     pub class: Option<NodeClass>,
     /// Edges drawn for this entry, in drawing order.
     pub edges: Vec<Edge>,
@@ -88,7 +111,9 @@ pub struct Node {
 /// One drawn channel.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChannelDrawing {
+    /// The channel name.
     pub name: String,
+    /// Whether the package's deprecations name the channel.
     pub deprecated: bool,
     /// Entries in decreasing version.
     pub nodes: Vec<Node>,
@@ -97,8 +122,11 @@ pub struct ChannelDrawing {
 /// One drawn package.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PackageDrawing {
+    /// The package name.
     pub name: String,
+    /// Whether the package itself is deprecated.
     pub deprecated: bool,
+    /// Its drawn channels, sorted by name.
     pub channels: Vec<ChannelDrawing>,
 }
 

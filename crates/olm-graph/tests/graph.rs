@@ -3,6 +3,8 @@
 //! (`golden/render-graph/`, remade by `tools/oracles/regen.sh`); the error and warning texts were
 //! derived by hand from opm's sources and match what it prints.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use olm_catalog::load_bytes;
 use olm_graph::{self as graph, Drawing, GraphError, GraphOptions};
 

@@ -13,7 +13,9 @@ use olm_catalog::property::{
 /// Shape of a synthetic catalog.
 #[derive(Clone, Debug)]
 pub struct Spec {
+    /// Number of packages.
     pub packages: usize,
+    /// Bundles in each package's one channel.
     pub bundles_per_package: usize,
     /// Bytes of description text per bundle (drives blob size).
     pub description_bytes: usize,

@@ -3,6 +3,8 @@
 //! of 2,000 bundles for each edge algorithm. Bundles come from an in-memory catalog, so this measures
 //! the template work, not image pulls.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::path::{Path, PathBuf};
 
 use divan::Bencher;

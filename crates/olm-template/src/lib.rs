@@ -75,12 +75,16 @@ pub use substitutes::convert as convert_substitutes;
 /// The three template types, in the order upstream lists them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum TemplateKind {
+    /// `olm.template.basic`.
     Basic,
+    /// `olm.semver`.
     Semver,
+    /// `olm.template.substitutes`.
     Substitutes,
 }
 
 impl TemplateKind {
+    /// Every template type, in upstream's order.
     pub const ALL: [TemplateKind; 3] = [
         TemplateKind::Basic,
         TemplateKind::Semver,
@@ -145,7 +149,12 @@ pub enum TemplateError {
     Bundle(#[from] BundleRenderError),
     /// Any other failure of one template, with upstream's text and wrapping.
     #[error("{message}")]
-    Render { kind: TemplateKind, message: String },
+    Render {
+        /// The template that failed.
+        kind: TemplateKind,
+        /// Upstream's message.
+        message: String,
+    },
 }
 
 impl TemplateError {
@@ -160,6 +169,7 @@ impl TemplateError {
 /// Options that change how templates render; the default is current upstream behaviour.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RenderOptions {
+    /// How the semver template renders.
     pub semver: SemverOptions,
 }
 

@@ -18,6 +18,7 @@ use olm_goenc::quote;
 /// of rendering), hence `Sync`. Errors are still reported for the first failing image in template
 /// order, so results do not depend on scheduling.
 pub trait BundleRenderer: Sync {
+    /// The `olm.bundle` blobs rendered from `image` (one for a bundle image; catalogs may hold more).
     fn render_bundle(&self, image: &str) -> Result<Vec<Bundle>, BundleRenderError>;
 }
 
@@ -61,7 +62,12 @@ pub(crate) fn render_all(
 pub enum BundleRenderError {
     /// The image is not in the catalog the renderer answers from.
     #[error("bundle image {} not found in {source_name}", quote(.image))]
-    NotFound { image: String, source_name: String },
+    NotFound {
+        /// The image the template names.
+        image: String,
+        /// What the renderer answers from, as messages name it.
+        source_name: String,
+    },
     /// Any other failure, with its message.
     #[error("{0}")]
     Failed(String),
@@ -94,10 +100,12 @@ impl<'a> CatalogBundleRenderer<'a> {
         self.by_image.len()
     }
 
+    /// Whether the renderer knows no image.
     pub fn is_empty(&self) -> bool {
         self.by_image.is_empty()
     }
 
+    /// Whether the renderer can answer for `image`.
     pub fn contains(&self, image: &str) -> bool {
         self.by_image.contains_key(image)
     }

@@ -77,6 +77,7 @@ pub enum SemverEdges {
 /// Options for the semver template; the default is current opm.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SemverOptions {
+    /// Which opm release's edge algorithm to follow.
     pub edges: SemverEdges,
     /// Copy `description` and `icon` to the package from the default channel's last bundle (opm v1.65+).
     pub package_metadata: bool,

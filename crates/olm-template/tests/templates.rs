@@ -17,6 +17,8 @@
 //! number left out is asserted. konflux's full template is also compared with the complete
 //! `catalogs/community-v4.21/konflux/catalog.yaml`, which the current algorithm rendered.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
