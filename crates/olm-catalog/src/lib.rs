@@ -2,8 +2,9 @@
 //! operator-registry's `opm` does, byte-exact where tools depend on it and deterministic where upstream
 //! is not.
 //!
-//! Not for: pulling images, serving catalogs, or resolving installs; those live in other crates and
-//! build on [`Catalog`] and [`index::Index`].
+//! Not for: pulling images, serving catalogs, resolving installs, rendering templates (`olm-template`)
+//! or drawing upgrade graphs (`olm-graph`); those live in other crates and build on [`Catalog`] and
+//! [`index::Index`].
 //!
 //! The pipeline: [`load`] (directory, file, reader, catalogd JSONL) → [`model::Catalog`] →
 //! [`validate::build_index`] (upstream's fail-fast checks, then the aggregated `invalid index:` tree) →
