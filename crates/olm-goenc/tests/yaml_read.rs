@@ -49,7 +49,12 @@ fn canonical_of(v: &Value) -> String {
             Value::Object(m) => {
                 let mut entries: Vec<_> = m.iter().collect();
                 entries.sort_by(|a, b| a.0.cmp(b.0));
-                Value::Object(entries.into_iter().map(|(k, v)| (k.clone(), sorted(v))).collect())
+                Value::Object(
+                    entries
+                        .into_iter()
+                        .map(|(k, v)| (k.clone(), sorted(v)))
+                        .collect(),
+                )
             }
             _ => v.clone(),
         }
@@ -122,7 +127,10 @@ fn every_data_file_reads_the_same_on_both_paths_and_as_serde_saphyr() {
         if let Some(fast) = fast_values(&text, &LAST_WINS) {
             fast_bytes += if manifest { text.len() } else { 0 };
             if full.as_ref() != Ok(&fast) {
-                failures.push(format!("{}: fast path differs from the full parser", f.display()));
+                failures.push(format!(
+                    "{}: fast path differs from the full parser",
+                    f.display()
+                ));
             }
         }
         match (&full, saphyr(&text)) {
@@ -172,13 +180,91 @@ fn every_data_file_reads_the_same_on_both_paths_and_as_serde_saphyr() {
 
 /// Fragments that YAML documents are made of, the awkward ones included.
 const PIECES: &[&str] = &[
-    "a:", "b: ", "k: v", "- ", "-", "x", "y z", "'q'", "'it''s", "\"d\\n\"", "\"", "'", "|", "|-",
-    "|+", "|2", ">", "#c", " #c", "{}", "[]", "{a: 1}", "1", "0x1F", "012", "0777", "1.5", "yes",
-    "~", "---", "...", "\t", ":", " ", "  ", "\\", "\u{a0}", "&a ", "*a", "!!str ", "<<: ", "? ",
-    "1e3", ".nan", ".inf", "-.Inf", "2020-01-01", "\"x\\ ", "\\t\"", "é", "%", "@", "\"a", "b\"",
-    "'a", "b'", "-a: ", ":x: ", "x:y", "- a: ", "- - ", "\\ ", "'''", "a #b", "\"a\"#x", "[a]: ",
-    "?a: ", "\u{2000}", "\u{85}", "\"\\x41\"", "\"\\", "y: ", "0: ", "1.0: ", "~: ", "a: ", "a: 1",
-    "1_000", "+1", "-0b11", "0o17", "\r",
+    "a:",
+    "b: ",
+    "k: v",
+    "- ",
+    "-",
+    "x",
+    "y z",
+    "'q'",
+    "'it''s",
+    "\"d\\n\"",
+    "\"",
+    "'",
+    "|",
+    "|-",
+    "|+",
+    "|2",
+    "|1-",
+    "|-2",
+    "|+1",
+    ">",
+    "#c",
+    " #c",
+    "{}",
+    "[]",
+    "{a: 1}",
+    "1",
+    "0x1F",
+    "012",
+    "0777",
+    "1.5",
+    "yes",
+    "~",
+    "---",
+    "...",
+    "\t",
+    ":",
+    " ",
+    "  ",
+    "\\",
+    "\u{a0}",
+    "&a ",
+    "*a",
+    "!!str ",
+    "<<: ",
+    "? ",
+    "1e3",
+    ".nan",
+    ".inf",
+    "-.Inf",
+    "2020-01-01",
+    "\"x\\ ",
+    "\\t\"",
+    "é",
+    "%",
+    "@",
+    "\"a",
+    "b\"",
+    "'a",
+    "b'",
+    "-a: ",
+    ":x: ",
+    "x:y",
+    "- a: ",
+    "- - ",
+    "\\ ",
+    "'''",
+    "a #b",
+    "\"a\"#x",
+    "[a]: ",
+    "?a: ",
+    "\u{2000}",
+    "\u{85}",
+    "\"\\x41\"",
+    "\"\\",
+    "y: ",
+    "0: ",
+    "1.0: ",
+    "~: ",
+    "a: ",
+    "a: 1",
+    "1_000",
+    "+1",
+    "-0b11",
+    "0o17",
+    "\r",
 ];
 
 fn yamlish() -> impl Strategy<Value = String> {
@@ -239,8 +325,28 @@ fn any_value() -> impl Strategy<Value = Value> {
         (-1e12f64..1e12).prop_map(|f| json!(f)),
         text.prop_map(Value::String),
         prop::sample::select(vec![
-            "0777", "yes", "off", "~", "1e3", ".inf", "1_000", "0x1F", "2020-01-01", "12:30",
-            "-", "- a", "a: b", "a #b", "\ta", "a\t", "\t", " a", "a ", "\n", "a\n\nb", "\"",
+            "0777",
+            "yes",
+            "off",
+            "~",
+            "1e3",
+            ".inf",
+            "1_000",
+            "0x1F",
+            "2020-01-01",
+            "12:30",
+            "-",
+            "- a",
+            "a: b",
+            "a #b",
+            "\ta",
+            "a\t",
+            "\t",
+            " a",
+            "a ",
+            "\n",
+            "a\n\nb",
+            "\"",
         ])
         .prop_map(|s| Value::String(s.to_owned())),
     ];
@@ -279,18 +385,27 @@ fn catalog_reading_regressions() {
     // Tabs written by the writer survive a round trip through the canonical reading.
     let v = json!({"schema": "olm.package", "description": "a\tb\t\n\tc\t"});
     let y = olm_goenc::yaml::to_yaml(&v);
-    assert_eq!(canonical_doc(&y, &REFUSE).unwrap(), Some(canonical_of(&v)), "{y}");
+    assert_eq!(
+        canonical_doc(&y, &REFUSE).unwrap(),
+        Some(canonical_of(&v)),
+        "{y}"
+    );
     // A quoted scalar followed by `#` without a space is invalid YAML.
     assert!(document_canonical("a: \"a\"#x\n", &REFUSE).is_err());
     assert!(parse_documents("a: 'a'#x\n").is_err());
     // YAML 1.1 octal, as go-yaml v2 reads it.
-    assert_eq!(canonical_doc("a: 0777\n", &REFUSE).unwrap().as_deref(), Some(r#"{"a":511}"#));
+    assert_eq!(
+        canonical_doc("a: 0777\n", &REFUSE).unwrap().as_deref(),
+        Some(r#"{"a":511}"#)
+    );
     // Infinity cannot be JSON.
     assert!(document_canonical("a: .inf\n", &REFUSE).is_err());
     // An escaped space before a line fold is content.
     assert_eq!(
         canonical_doc("a: \"x\\t\n  \\ \"\n", &REFUSE).unwrap(),
-        Some(canonical_of(&full_values("a: \"x\\t\n  \\ \"\n", &REFUSE).unwrap()[0]))
+        Some(canonical_of(
+            &full_values("a: \"x\\t\n  \\ \"\n", &REFUSE).unwrap()[0]
+        ))
     );
 }
 
@@ -314,20 +429,31 @@ fn anchors_merges_and_errors() {
     assert_eq!(parse_documents("a: 1\na: 2\n").unwrap()[0], json!({"a": 2}));
     assert!(parse_documents("a: [1, 2\n").is_err());
     let bomb = "a: &a [x,x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e,*e]\ng: [*f,*f,*f,*f,*f,*f,*f,*f,*f,*f]\n";
-    assert!(parse_documents(bomb).unwrap_err().message.contains("too many aliases"));
+    assert!(
+        parse_documents(bomb)
+            .unwrap_err()
+            .message
+            .contains("too many aliases")
+    );
 }
 
 /// Refused repeats name the repeat's line; a key after a `<<` merge overrides, it does not repeat.
 #[test]
 fn duplicate_keys_when_refused() {
     let e = yamlread::parse_documents_with("a: 1\nb: 2\na: 3\n", &REFUSE).unwrap_err();
-    assert_eq!((e.line, e.message.as_str()), (3, r#"duplicate mapping key "a""#));
+    assert_eq!(
+        (e.line, e.message.as_str()),
+        (3, r#"duplicate mapping key "a""#)
+    );
     let e = document_canonical("x:\n  a: 1\n  a: 2\n", &REFUSE).unwrap_err();
     assert_eq!(e.line, 3);
-    let v = yamlread::parse_documents_with("b: &b {x: 1}\nd:\n  <<: *b\n  x: 2\n", &REFUSE).unwrap();
+    let v =
+        yamlread::parse_documents_with("b: &b {x: 1}\nd:\n  <<: *b\n  x: 2\n", &REFUSE).unwrap();
     assert_eq!(v[0]["d"], json!({"x": 2}));
     assert_eq!(
-        canonical_doc("b: 1\na: 2\nb: 3\n", &LAST_WINS).unwrap().as_deref(),
+        canonical_doc("b: 1\na: 2\nb: 3\n", &LAST_WINS)
+            .unwrap()
+            .as_deref(),
         Some(r#"{"a":2,"b":3}"#)
     );
 }
@@ -335,9 +461,18 @@ fn duplicate_keys_when_refused() {
 #[test]
 fn documents_and_keys() {
     let v = parse_documents("---\na: 1\n---\n---\n1: x\ntrue: z\nn: w\n").unwrap();
-    assert_eq!(v, vec![json!({"a": 1}), json!({"1": "x", "true": "z", "false": "w"})]);
+    assert_eq!(
+        v,
+        vec![
+            json!({"a": 1}),
+            json!({"1": "x", "true": "z", "false": "w"})
+        ]
+    );
     assert_eq!(parse_documents("").unwrap(), Vec::<Value>::new());
-    assert_eq!(parse_documents("b: !!binary aGVsbG8=\n").unwrap()[0], json!({"b": "hello"}));
+    assert_eq!(
+        parse_documents("b: !!binary aGVsbG8=\n").unwrap()[0],
+        json!({"b": "hello"})
+    );
     let deep: String = (0..150).map(|i| format!("{}a:\n", " ".repeat(i))).collect();
     assert!(fast_values(&deep, &LAST_WINS).is_none());
     assert_eq!(parse_documents(&deep), full_values(&deep, &LAST_WINS));

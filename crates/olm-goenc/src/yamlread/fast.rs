@@ -21,7 +21,10 @@ pub(crate) trait Build<'a> {
     fn scalar(&mut self, s: Scalar<'a>) -> Option<Self::Node>;
     fn seq(&mut self, items: Vec<Self::Node>) -> Self::Node;
     /// The entries of one mapping, in document order (repeats included).
-    fn map(&mut self, entries: std::vec::Drain<'_, (Cow<'a, str>, Self::Node)>) -> Option<Self::Node>;
+    fn map(
+        &mut self,
+        entries: std::vec::Drain<'_, (Cow<'a, str>, Self::Node)>,
+    ) -> Option<Self::Node>;
 }
 
 /// YAML's white space; `str::trim` would also strip other Unicode spaces, which are content.
@@ -49,7 +52,10 @@ struct P<'a, 'b, B: Build<'a>> {
 
 /// Every non-empty document of `text`, or `None` for "not in the fast subset (or invalid): use
 /// the full parser".
-pub(crate) fn parse_documents<'a, B: Build<'a>>(text: &'a str, build: &mut B) -> Option<Vec<B::Node>> {
+pub(crate) fn parse_documents<'a, B: Build<'a>>(
+    text: &'a str,
+    build: &mut B,
+) -> Option<Vec<B::Node>> {
     if text.as_bytes().contains(&b'\r') || text.starts_with('\u{feff}') {
         return None;
     }
@@ -494,32 +500,53 @@ impl<'a, B: Build<'a>> P<'a, '_, B> {
             None => h,
         };
         let mut chomp = 'c';
+        let mut explicit: Option<usize> = None;
         for c in h.chars() {
             match c {
                 '-' | '+' if chomp == 'c' => chomp = c,
+                '1'..='9' if explicit.is_none() => explicit = Some(c as usize - '0' as usize),
                 _ => return None,
             }
         }
-        // Content indentation: that of the first non-empty line (explicit indentation
-        // indicators are left to the full parser).
-        let content_indent = {
-            let mut i = self.pos;
-            let mut widest_blank = 0;
-            while i < self.lines.len() && self.lines[i].text.trim_matches(WS).is_empty() {
-                if !self.lines[i].text.is_empty() {
+        let content_indent = match explicit {
+            // An indentation indicator counts from the indentation of the collection holding the
+            // scalar, as libyaml counts it.
+            Some(n) => {
+                let content_indent = parent + n;
+                let mut i = self.pos;
+                while i < self.lines.len() && self.lines[i].text.trim_matches(WS).is_empty() {
+                    i += 1;
+                }
+                if i >= self.lines.len() || self.lines[i].indent < content_indent {
+                    return None; // empty, or less indented than announced: the full parser decides
+                }
+                content_indent
+            }
+            // Otherwise, that of the first non-empty line.
+            None => {
+                let mut i = self.pos;
+                let mut widest_blank = 0;
+                while i < self.lines.len() && self.lines[i].text.trim_matches(WS).is_empty() {
+                    if !self.lines[i].text.is_empty() {
+                        return None;
+                    }
+                    widest_blank = widest_blank.max(self.lines[i].indent);
+                    i += 1;
+                }
+                if i >= self.lines.len() || self.lines[i].indent <= parent {
+                    // No content: the empty string, whatever the blank lines (kept only by `|+`,
+                    // which is left to the full parser). Catalogs carry `alm-examples: |-` so.
+                    if chomp == '+' {
+                        return None;
+                    }
+                    return self.string(String::new());
+                }
+                // Leading blank lines wider than the content would be an error.
+                if widest_blank > self.lines[i].indent {
                     return None;
                 }
-                widest_blank = widest_blank.max(self.lines[i].indent);
-                i += 1;
+                self.lines[i].indent
             }
-            if i >= self.lines.len() || self.lines[i].indent <= parent {
-                return None; // empty or only blank lines: rare, left to the full parser
-            }
-            // Leading blank lines wider than the content would be an error.
-            if widest_blank > self.lines[i].indent {
-                return None;
-            }
-            self.lines[i].indent
         };
         let mut body = String::new();
         let mut trailing_breaks = 0usize;

@@ -103,7 +103,10 @@ pub fn from_str<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, Error> 
 }
 
 /// [`from_str`] with options.
-pub fn from_str_with<T: serde::de::DeserializeOwned>(text: &str, opts: &Options) -> Result<T, Error> {
+pub fn from_str_with<T: serde::de::DeserializeOwned>(
+    text: &str,
+    opts: &Options,
+) -> Result<T, Error> {
     let value = parse_document_with(text, opts)?;
     serde_json::from_value(value).map_err(|e| Error {
         line: 0,
@@ -213,7 +216,10 @@ impl<'a> fast::Build<'a> for CanonTree {
         Canon::Seq(items)
     }
 
-    fn map(&mut self, entries: std::vec::Drain<'_, (Cow<'a, str>, Canon<'a>)>) -> Option<Canon<'a>> {
+    fn map(
+        &mut self,
+        entries: std::vec::Drain<'_, (Cow<'a, str>, Canon<'a>)>,
+    ) -> Option<Canon<'a>> {
         let mut entries: Vec<_> = entries.collect();
         if !entries.windows(2).all(|w| w[0].0 < w[1].0) {
             // Stable: of repeated keys, the last stays last.

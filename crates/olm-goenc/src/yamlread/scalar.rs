@@ -150,11 +150,18 @@ mod tests {
         assert_eq!(r("1e3"), Ok(Scalar::Float(1000.0)));
         assert_eq!(r("1.5"), Ok(Scalar::Float(1.5)));
         assert_eq!(r("1.2.3"), Ok(Scalar::Str(Cow::Borrowed("1.2.3"))));
-        assert_eq!(r("2022-01-01"), Ok(Scalar::Str(Cow::Borrowed("2022-01-01"))));
+        assert_eq!(
+            r("2022-01-01"),
+            Ok(Scalar::Str(Cow::Borrowed("2022-01-01")))
+        );
         assert_eq!(r("Off"), Ok(Scalar::Bool(false)));
         assert_eq!(r("y"), Ok(Scalar::Bool(true)));
         assert_eq!(r("~"), Ok(Scalar::Null));
-        assert!(r(".inf").unwrap_err().contains("cannot be represented in JSON"));
+        assert!(
+            r(".inf")
+                .unwrap_err()
+                .contains("cannot be represented in JSON")
+        );
         assert!(r("-.Inf").is_err());
         assert!(r(".NaN").is_err());
     }
