@@ -83,6 +83,13 @@ pub struct BundleFile {
 }
 
 impl Bundle {
+    /// Whether `dir` is laid out as a registry+v1 bundle (`manifests/` and `metadata/`), which is
+    /// how `opm render` tells a bundle directory from catalog content.
+    pub fn is_bundle_dir(dir: impl AsRef<Path>) -> bool {
+        let dir = dir.as_ref();
+        dir.join("manifests").is_dir() && dir.join("metadata").is_dir()
+    }
+
     /// Reads a bundle directory.
     ///
     /// Errors name the offending file: unreadable files, malformed YAML, a subdirectory under
@@ -386,5 +393,27 @@ fn list(path: &str, key: &str, v: &Value) -> Result<Vec<Value>, BundleError> {
             file: path.to_string(),
             message: format!("{} must be a list", olm_goenc::quote(key)),
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bundle_directories_are_told_from_catalogs() {
+        let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data");
+        let bundles = data.join("bundles/argocd-operator");
+        let version = std::fs::read_dir(&bundles)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.is_dir());
+        assert!(version.is_some_and(Bundle::is_bundle_dir));
+        assert!(!Bundle::is_bundle_dir(
+            data.join("catalogs/community-v4.21")
+        ));
+        assert!(!Bundle::is_bundle_dir(data.join("no such directory")));
     }
 }

@@ -315,6 +315,53 @@ pub struct Icon {
     pub mediatype: String,
 }
 
+/// Bytes that `opm init --icon` refuses: their detected media type is not `image/*`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("detected invalid type {}: not an image", crate::goq(.0))]
+pub struct NotAnImage(pub &'static str);
+
+impl Icon {
+    /// The icon of an image file, its media type detected as Go's `http.DetectContentType` does
+    /// for the formats icons come in (PNG, JPEG, GIF, BMP, WebP, ICO), as `opm init` does.
+    pub fn from_image(data: &[u8]) -> Result<Icon, NotAnImage> {
+        use base64::Engine as _;
+        let mediatype = detect_content_type(data);
+        if !mediatype.starts_with("image/") {
+            return Err(NotAnImage(mediatype));
+        }
+        Ok(Icon {
+            base64data: base64::engine::general_purpose::STANDARD.encode(data),
+            mediatype: mediatype.to_owned(),
+        })
+    }
+}
+
+/// The few `http.DetectContentType` signatures that matter for icons; anything else is text or
+/// `application/octet-stream`, as Go answers for it.
+fn detect_content_type(b: &[u8]) -> &'static str {
+    if b.starts_with(b"\x89PNG\r\n\x1a\n") {
+        "image/png"
+    } else if b.starts_with(b"\xff\xd8\xff") {
+        "image/jpeg"
+    } else if b.starts_with(b"GIF87a") || b.starts_with(b"GIF89a") {
+        "image/gif"
+    } else if b.starts_with(b"BM") {
+        "image/bmp"
+    } else if b.len() >= 14 && b.starts_with(b"RIFF") && &b[8..14] == b"WEBPVP" {
+        "image/webp"
+    } else if b.starts_with(b"\x00\x00\x01\x00") || b.starts_with(b"\x00\x00\x02\x00") {
+        "image/x-icon"
+    } else if let Ok(text) = std::str::from_utf8(b) {
+        if text.trim_start().starts_with("<?xml") {
+            "text/xml; charset=utf-8"
+        } else {
+            "text/plain; charset=utf-8"
+        }
+    } else {
+        "application/octet-stream"
+    }
+}
+
 /// `olm.channel`. `entries` is `None` when the blob has no (or a `null`) `entries` field; opm writes `null`.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Channel {
@@ -349,6 +396,23 @@ pub struct Bundle {
     pub image: String,
     pub properties: Vec<Property>,
     pub related_images: Vec<RelatedImage>,
+}
+
+impl Bundle {
+    /// `displayName` of the bundle's `olm.csv.metadata` property (what `opm alpha list
+    /// packages` shows as DISPLAY NAME); `None` without one.
+    pub fn csv_display_name(&self) -> Option<String> {
+        self.properties.iter().find_map(|p| match p.parse() {
+            Ok(crate::property::TypedProperty::CsvMetadata(raw)) => {
+                serde_json::from_str::<serde_json::Value>(raw.get())
+                    .ok()?
+                    .get("displayName")?
+                    .as_str()
+                    .map(str::to_owned)
+            }
+            _ => None,
+        })
+    }
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
@@ -602,5 +666,36 @@ mod tests {
         }
         assert!(cat.blobs[1].raw().is_none());
         assert!(cat.blobs[0].raw().is_some());
+    }
+
+    #[test]
+    fn the_display_name_comes_from_the_csv_metadata() {
+        let text = concat!(
+            r#"{"schema":"olm.bundle","name":"b.v1","package":"b","image":"quay.io/b:1","properties":["#,
+            r#"{"type":"olm.package","value":{"packageName":"b","version":"1.0.0"}},"#,
+            r#"{"type":"olm.csv.metadata","value":{"displayName":"The B Operator"}}]}"#,
+        );
+        let cat = crate::load::load_bytes(text.as_bytes(), "catalog.json").unwrap();
+        let bundle = cat.bundles().next().unwrap();
+        assert_eq!(bundle.csv_display_name().as_deref(), Some("The B Operator"));
+        assert_eq!(Bundle::default().csv_display_name(), None);
+    }
+
+    #[test]
+    fn icons_must_be_images() {
+        let png = b"\x89PNG\r\n\x1a\n rest";
+        let icon = Icon::from_image(png).unwrap();
+        assert_eq!(icon.mediatype, "image/png");
+        assert_eq!(icon.base64data, "iVBORw0KGgogcmVzdA==");
+        assert_eq!(
+            Icon::from_image(b"<?xml version=\"1.0\"?><svg/>")
+                .unwrap_err()
+                .to_string(),
+            r#"detected invalid type "text/xml; charset=utf-8": not an image"#
+        );
+        assert_eq!(
+            Icon::from_image(&[0xfe, 0x00]).unwrap_err(),
+            NotAnImage("application/octet-stream")
+        );
     }
 }

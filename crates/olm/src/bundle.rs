@@ -8,6 +8,8 @@ use anyhow::{Context, anyhow};
 use olm_bundle::apivalidate::{self, Level};
 use olm_bundle::{Bundle, CertProvider, RenderRequest, crddiff};
 
+use crate::output::JsonOrYaml;
+
 #[derive(clap::Subcommand)]
 pub enum Command {
     /// Check a bundle: what would stop OLM v1 from installing it, and operator-framework's
@@ -31,12 +33,39 @@ pub enum Command {
         #[arg(long)]
         config: Option<String>,
         /// cert-manager, openshift-service-ca or none (bundles with webhooks need a provider).
-        #[arg(long, default_value = "none")]
-        cert_provider: String,
+        #[arg(long, value_enum, default_value = "none", hide_possible_values = true)]
+        cert_provider: CertProviderArg,
         /// yaml or json.
-        #[arg(short, long, default_value = "yaml")]
-        output: String,
+        #[arg(
+            short,
+            long,
+            value_enum,
+            default_value = "yaml",
+            hide_possible_values = true
+        )]
+        output: JsonOrYaml,
     },
+}
+
+/// `--cert-provider`, spelled as upstream's flag values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum CertProviderArg {
+    /// cert-manager's `Certificate` and `Issuer`.
+    CertManager,
+    /// OpenShift's service CA annotations.
+    OpenshiftServiceCa,
+    /// No certificates.
+    None,
+}
+
+impl From<CertProviderArg> for Option<CertProvider> {
+    fn from(arg: CertProviderArg) -> Option<CertProvider> {
+        match arg {
+            CertProviderArg::CertManager => Some(CertProvider::CertManager),
+            CertProviderArg::OpenshiftServiceCa => Some(CertProvider::OpenshiftServiceCa),
+            CertProviderArg::None => None,
+        }
+    }
 }
 
 #[derive(clap::Subcommand)]
@@ -93,7 +122,7 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
                 },
                 None => None,
             };
-            let cert_provider = CertProvider::parse(&cert_provider).map_err(|e| anyhow!(e))?;
+            let cert_provider = Option::<CertProvider>::from(cert_provider);
             let req = RenderRequest {
                 install_namespace,
                 watch_namespace,
@@ -102,14 +131,9 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
             };
             let mut manifests = olm_bundle::render_request(&b, &req).map_err(|e| anyhow!("{e}"))?;
             olm_bundle::sort_manifests(&mut manifests);
-            let text = match output.as_str() {
-                "yaml" => olm_bundle::manifests_to_yaml(&manifests),
-                "json" => olm_bundle::manifests_to_json(&manifests) + "\n",
-                other => {
-                    return Err(anyhow!(
-                        "invalid output format {other:?}, must be yaml or json"
-                    ));
-                }
+            let text = match output {
+                JsonOrYaml::Yaml => olm_bundle::manifests_to_yaml(&manifests),
+                JsonOrYaml::Json => olm_bundle::manifests_to_json(&manifests) + "\n",
             };
             crate::output::stdout(text.as_bytes())?;
             Ok(ExitCode::SUCCESS)

@@ -8,10 +8,11 @@ use std::process::ExitCode;
 
 use anyhow::{Context as _, anyhow, bail};
 use olm_catalog::model::{Blob, Catalog, ChannelName, Icon, Package, PackageName};
-use olm_catalog::property::TypedProperty;
 use olm_catalog::validate::ValidationError;
 use olm_catalog::write::{self, Format};
 use olm_catalog::{goq, load};
+
+use crate::output::{CatalogFormat, JsonOrYaml};
 
 #[derive(clap::Subcommand)]
 pub enum Command {
@@ -23,8 +24,8 @@ pub enum Command {
         /// The catalog directory.
         dir: PathBuf,
         /// Print a report instead of an error: json or yaml.
-        #[arg(short = 'o', long = "output")]
-        output: Option<String>,
+        #[arg(short = 'o', long = "output", value_enum, hide_possible_values = true)]
+        output: Option<JsonOrYaml>,
     },
     /// Render catalogs (directories, files, or `-` for stdin) as one stream.
     Render {
@@ -32,8 +33,14 @@ pub enum Command {
         #[arg(required = true)]
         refs: Vec<String>,
         /// Output format: json (opm's default), yaml, or jsonl (catalogd's canonical catalog.jsonl).
-        #[arg(short = 'o', long = "output", default_value = "json")]
-        output: String,
+        #[arg(
+            short = 'o',
+            long = "output",
+            value_enum,
+            default_value = "json",
+            hide_possible_values = true
+        )]
+        output: CatalogFormat,
         /// Run migrations up to this level (none, bundle-object-to-csv-metadata).
         #[arg(long = "migrate-level", conflicts_with = "migrate")]
         migrate_level: Option<String>,
@@ -62,8 +69,14 @@ pub enum Command {
         #[arg(short = 'd', long = "description")]
         description: Option<PathBuf>,
         /// Output format: json or yaml.
-        #[arg(short = 'o', long = "output", default_value = "json")]
-        output: String,
+        #[arg(
+            short = 'o',
+            long = "output",
+            value_enum,
+            default_value = "json",
+            hide_possible_values = true
+        )]
+        output: JsonOrYaml,
     },
 }
 
@@ -85,13 +98,13 @@ pub enum ListCommand {
 
 pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
     match cmd {
-        Command::Validate { dir, output } => validate(&dir, output.as_deref()),
+        Command::Validate { dir, output } => validate(&dir, output),
         Command::Render {
             refs,
             output,
             migrate_level,
             migrate,
-        } => render(&refs, &output, migrate_level.as_deref(), migrate),
+        } => render(&refs, output, migrate_level.as_deref(), migrate),
         Command::List(l) => list(l),
         Command::Graph(args) => crate::catalog_graph::run(args),
         Command::Template(args) => crate::catalog_template::run(args),
@@ -106,18 +119,12 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
             &default_channel,
             icon.as_deref(),
             description.as_deref(),
-            &output,
+            output,
         ),
     }
 }
 
-fn validate(dir: &Path, output: Option<&str>) -> anyhow::Result<ExitCode> {
-    if let Some(o) = output
-        && o != "json"
-        && o != "yaml"
-    {
-        bail!("invalid --output value {}, expected (json|yaml)", goq(o));
-    }
+fn validate(dir: &Path, output: Option<JsonOrYaml>) -> anyhow::Result<ExitCode> {
     if !dir.is_dir() {
         bail!("{} is not a directory", goq(&dir.display().to_string()));
     }
@@ -142,12 +149,13 @@ fn validate(dir: &Path, output: Option<&str>) -> anyhow::Result<ExitCode> {
                 Ok(()) => serde_json::json!({"passed": true}),
                 Err(msg) => serde_json::json!({"passed": false, "error": {"message": msg}}),
             };
-            let text = if fmt == "json" {
-                let mut s = serde_json::to_string_pretty(&report)?;
-                s.push('\n');
-                s
-            } else {
-                olm_catalog::yaml::to_yaml(&report)
+            let text = match fmt {
+                JsonOrYaml::Json => {
+                    let mut s = serde_json::to_string_pretty(&report)?;
+                    s.push('\n');
+                    s
+                }
+                JsonOrYaml::Yaml => olm_catalog::yaml::to_yaml(&report),
             };
             crate::output::stdout(text.as_bytes())?;
             Ok(if result.is_ok() {
@@ -164,24 +172,13 @@ fn load_ref(r: &str) -> anyhow::Result<Catalog> {
     crate::sources::load_ref(r, crate::sources::Registry::default())
 }
 
-fn parse_format(o: &str, allowed: &[&str]) -> anyhow::Result<Format> {
-    if !allowed.contains(&o) {
-        bail!("invalid output format {}", goq(o));
-    }
-    Ok(match o {
-        "json" => Format::Json,
-        "yaml" => Format::Yaml,
-        _ => Format::Jsonl,
-    })
-}
-
 fn render(
     refs: &[String],
-    output: &str,
+    output: CatalogFormat,
     level: Option<&str>,
     all: bool,
 ) -> anyhow::Result<ExitCode> {
-    let format = parse_format(output, &["json", "yaml", "jsonl"])?;
+    let format = Format::from(output);
     let mut cat = Catalog::default();
     for r in refs {
         let mut c = load_ref(r)?;
@@ -253,7 +250,7 @@ fn list(cmd: ListCommand) -> anyhow::Result<ExitCode> {
                     .and_then(|dc| p.channels.get(dc))
                     .and_then(|ch| ch.head().ok())
                     .and_then(|h| p.bundles.get(h.name.as_str()))
-                    .map(|b| display_name(b.bundle))
+                    .and_then(|b| b.bundle.csv_display_name())
                     .unwrap_or_default();
                 rows.push(vec![
                     p.name.to_owned(),
@@ -315,67 +312,20 @@ fn list(cmd: ListCommand) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn display_name(b: &olm_catalog::Bundle) -> String {
-    for p in &b.properties {
-        if let Ok(TypedProperty::CsvMetadata(raw)) = p.parse()
-            && let Ok(v) = serde_json::from_str::<serde_json::Value>(raw.get())
-            && let Some(d) = v.get("displayName").and_then(|d| d.as_str())
-        {
-            return d.to_owned();
-        }
-    }
-    String::new()
-}
-
-/// The few `http.DetectContentType` signatures that matter for icons.
-fn sniff_content_type(b: &[u8]) -> &'static str {
-    if b.starts_with(b"\x89PNG\r\n\x1a\n") {
-        "image/png"
-    } else if b.starts_with(b"\xff\xd8\xff") {
-        "image/jpeg"
-    } else if b.starts_with(b"GIF87a") || b.starts_with(b"GIF89a") {
-        "image/gif"
-    } else if b.starts_with(b"BM") {
-        "image/bmp"
-    } else if b.len() >= 14 && b.starts_with(b"RIFF") && &b[8..14] == b"WEBPVP" {
-        "image/webp"
-    } else if b.starts_with(b"\x00\x00\x01\x00") || b.starts_with(b"\x00\x00\x02\x00") {
-        "image/x-icon"
-    } else if std::str::from_utf8(b).is_ok() {
-        let t = String::from_utf8_lossy(b);
-        let t = t.trim_start();
-        if t.starts_with("<?xml") {
-            "text/xml; charset=utf-8"
-        } else {
-            "text/plain; charset=utf-8"
-        }
-    } else {
-        "application/octet-stream"
-    }
-}
-
 fn init(
     pkg: &str,
     default_channel: &str,
     icon: Option<&Path>,
     description: Option<&Path>,
-    output: &str,
+    output: JsonOrYaml,
 ) -> anyhow::Result<ExitCode> {
-    let format = parse_format(output, &["json", "yaml"])?;
+    let format = Format::from(output);
     let icon = match icon {
         None => None,
         Some(p) => {
             let data = std::fs::read(p)
                 .with_context(|| format!("read icon {}", goq(&p.display().to_string())))?;
-            let mediatype = sniff_content_type(&data);
-            if !mediatype.starts_with("image/") {
-                bail!("detected invalid type {}: not an image", goq(mediatype));
-            }
-            use base64::Engine as _;
-            Some(Icon {
-                base64data: base64::engine::general_purpose::STANDARD.encode(&data),
-                mediatype: mediatype.to_owned(),
-            })
+            Some(Icon::from_image(&data)?)
         }
     };
     let description = match description {

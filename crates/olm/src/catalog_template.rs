@@ -23,8 +23,14 @@ pub struct Args {
     #[arg(long = "catalog")]
     catalogs: Vec<String>,
     /// json, yaml or mermaid.
-    #[arg(short, long, default_value = "json")]
-    output: String,
+    #[arg(
+        short,
+        long,
+        value_enum,
+        default_value = "json",
+        hide_possible_values = true
+    )]
+    output: TemplateOutput,
     /// Run migrations up to this level on the rendered catalog.
     #[arg(long)]
     migrate_level: Option<String>,
@@ -34,6 +40,14 @@ pub struct Args {
     /// Speak plain HTTP to registries.
     #[arg(long)]
     plain_http: bool,
+}
+
+/// `-o json|yaml|mermaid`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum TemplateOutput {
+    Json,
+    Yaml,
+    Mermaid,
 }
 
 fn read_input(path: Option<&str>) -> anyhow::Result<Vec<u8>> {
@@ -88,18 +102,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.migrate_level.is_some() {
         olm_catalog::migrate::migrate(&mut cat, args.migrate_level.as_deref())?;
     }
-    let text = match args.output.as_str() {
-        "json" => write::to_string(&cat, Format::Json),
-        "yaml" => write::to_string(&cat, Format::Yaml),
+    let text = match args.output {
+        TemplateOutput::Json => write::to_string(&cat, Format::Json),
+        TemplateOutput::Yaml => write::to_string(&cat, Format::Yaml),
         // Like opm, the template's graph is drawn with OLM v0's decorations.
-        "mermaid" => {
+        TemplateOutput::Mermaid => {
             let opts = GraphOptions {
                 v0_semantics: true,
                 ..GraphOptions::default()
             };
             catalog_graph::draw(&Drawing::new(&cat, &opts)?, GraphFormat::Mermaid)
         }
-        other => bail!("invalid output format {}", goq(other)),
     };
     crate::output::stdout(text.as_bytes())?;
     Ok(ExitCode::SUCCESS)

@@ -110,6 +110,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 }
 
 async fn serve(args: Args) -> anyhow::Result<()> {
+    // Installed first, so a SIGTERM that arrives while starting up also stops cleanly.
+    let stop = stop_signal()?;
     olm_image::install_crypto_provider();
     let client = kube_client(args.kubeconfig.as_ref()).await?;
     let catalogs = tokio::net::TcpListener::bind(listen_addr(&args.catalogs_server_addr)?)
@@ -137,11 +139,11 @@ async fn serve(args: Args) -> anyhow::Result<()> {
     if let Some(dir) = &args.pull_cas_dir {
         images.ca_certificates = read_cas(dir)?;
     }
-    eprintln!(
-        "olm catalogd: serving catalogs on {} ({}), content in {}",
-        catalogs.local_addr()?,
-        if tls.is_some() { "https" } else { "http" },
-        args.cache_dir.display()
+    tracing::info!(
+        address = %catalogs.local_addr()?,
+        scheme = if tls.is_some() { "https" } else { "http" },
+        cache = %args.cache_dir.display(),
+        "serving catalogs"
     );
     let options = olm_catalogd::Options {
         cache_dir: args.cache_dir,
@@ -153,11 +155,23 @@ async fn serve(args: Args) -> anyhow::Result<()> {
         webhook_addr,
         ..olm_catalogd::Options::default()
     };
-    olm_catalogd::run(options, client, catalogs, probes, async {
-        let _ = tokio::signal::ctrl_c().await;
-    })
-    .await?;
+    olm_catalogd::run(options, client, catalogs, probes, stop).await?;
     Ok(())
+}
+
+/// Resolves on SIGTERM (what the kubelet sends to stop a pod) or SIGINT (Ctrl-C); either stops
+/// the server gracefully and the process exits 0.
+fn stop_signal() -> anyhow::Result<impl std::future::Future<Output = ()> + Send + 'static> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).context("handling SIGTERM")?;
+    let mut int = signal(SignalKind::interrupt()).context("handling SIGINT")?;
+    Ok(async move {
+        let name = tokio::select! {
+            _ = term.recv() => "SIGTERM",
+            _ = int.recv() => "SIGINT",
+        };
+        tracing::info!(signal = name, "stopping");
+    })
 }
 
 #[cfg(test)]

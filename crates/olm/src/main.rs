@@ -42,7 +42,23 @@ enum Cli {
     Resolve(resolve::Args),
 }
 
+/// Log filter when `RUST_LOG` is unset: what the long-running commands (`olm catalogd`, the
+/// `olm dev` supervisor) report, and only warnings from the libraries beneath them.
+const DEFAULT_LOG_FILTER: &str = "warn,olm=info,olm_catalogd=info,olm_testenv=info";
+
+/// Logs go to stderr, filtered by `RUST_LOG` (`tracing-subscriber`'s env-filter syntax, e.g.
+/// `RUST_LOG=olm_catalogd=debug`); stdout stays for command output.
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(DEFAULT_LOG_FILTER));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+}
+
 fn main() -> ExitCode {
+    init_logging();
     let result = match Cli::parse() {
         Cli::Catalog(cmd) => catalog::run(cmd),
         Cli::Dev(cmd) => dev::run(cmd),

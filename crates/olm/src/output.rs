@@ -15,3 +15,42 @@ pub fn ignore_broken_pipe(r: io::Result<()>) -> io::Result<()> {
 pub fn stdout(bytes: &[u8]) -> io::Result<()> {
     ignore_broken_pipe(io::stdout().lock().write_all(bytes))
 }
+
+/// `-o json|yaml`: reports and single documents.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum JsonOrYaml {
+    /// JSON.
+    Json,
+    /// YAML.
+    Yaml,
+}
+
+impl From<JsonOrYaml> for olm_catalog::write::Format {
+    fn from(f: JsonOrYaml) -> olm_catalog::write::Format {
+        match f {
+            JsonOrYaml::Json => olm_catalog::write::Format::Json,
+            JsonOrYaml::Yaml => olm_catalog::write::Format::Yaml,
+        }
+    }
+}
+
+/// `-o json|yaml|jsonl`: a rendered catalog.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum CatalogFormat {
+    /// opm's JSON stream.
+    Json,
+    /// opm's YAML stream.
+    Yaml,
+    /// catalogd's canonical `catalog.jsonl`.
+    Jsonl,
+}
+
+impl From<CatalogFormat> for olm_catalog::write::Format {
+    fn from(f: CatalogFormat) -> olm_catalog::write::Format {
+        match f {
+            CatalogFormat::Json => olm_catalog::write::Format::Json,
+            CatalogFormat::Yaml => olm_catalog::write::Format::Yaml,
+            CatalogFormat::Jsonl => olm_catalog::write::Format::Jsonl,
+        }
+    }
+}

@@ -8,11 +8,11 @@ use std::path::Path;
 use anyhow::{Context, anyhow};
 use olm_bundle::properties::{ObjectsMode, to_olm_bundle};
 use olm_catalog::model::Catalog;
-use olm_template::{BundleRenderError, BundleRenderer};
 use olm_catalog::{goq, load};
 use olm_image::{
     AuthConfig, CATALOG_CONFIGS_LABEL, Client, ClientOptions, Filter, ImageRef, Protocol,
 };
+use olm_template::{BundleRenderError, BundleRenderer};
 
 /// How to reach registries.
 #[derive(Clone, Copy, Default)]
@@ -57,7 +57,7 @@ fn load_ref_quietly(r: &str, registry: Registry) -> anyhow::Result<Catalog> {
 
 /// A directory holding `manifests/` and `metadata/` is a bundle; anything else is catalog content.
 fn load_path(p: &Path, image: &str) -> anyhow::Result<Catalog> {
-    if p.join("manifests").is_dir() && p.join("metadata").is_dir() {
+    if olm_bundle::Bundle::is_bundle_dir(p) {
         return bundle_catalog(p, image);
     }
     if p.is_file() && p.extension().is_some_and(|e| e == "jsonl") {
@@ -98,12 +98,25 @@ fn load_image(r: &str, registry: Registry) -> anyhow::Result<Catalog> {
         &dest,
         &Filter::All,
     ))?;
-    match pulled.labels.get(CATALOG_CONFIGS_LABEL) {
-        Some(configs) => {
-            let dir = dest.join(configs.trim_start_matches('/'));
-            Ok(load::load_path(&dir)?)
-        }
+    match catalog_dir(&pulled)? {
+        Some(dir) => Ok(load::load_path(&dir)?),
         None => load_path(&dest, r),
+    }
+}
+
+/// The directory of a pulled catalog image's FBC, or `None` for an image without the configs
+/// label (a bundle). The label comes from whoever built the image: a value that leaves the
+/// unpacked tree (`../../x`) is refused, never joined.
+fn catalog_dir(pulled: &olm_image::Pulled) -> anyhow::Result<Option<std::path::PathBuf>> {
+    let Some(label) = pulled.labels.get(CATALOG_CONFIGS_LABEL) else {
+        return Ok(None);
+    };
+    match pulled.catalog_dir() {
+        Some(dir) => Ok(Some(dir)),
+        None => Err(anyhow!(
+            "catalog image label {CATALOG_CONFIGS_LABEL}={} is not a directory inside the image",
+            goq(label)
+        )),
     }
 }
 
@@ -125,5 +138,50 @@ impl BundleRenderer for TemplateBundles {
         let cat = load_image(image, self.registry)
             .map_err(|e| BundleRenderError::Failed(format!("{e:#}")))?;
         Ok(cat.bundles().cloned().collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pulled(label: Option<&str>) -> olm_image::Pulled {
+        let digest: olm_image::Digest = format!("sha256:{}", "a".repeat(64))
+            .parse()
+            .expect("digest");
+        olm_image::Pulled {
+            digest: digest.clone(),
+            manifest_digest: digest,
+            labels: label
+                .map(|l| (CATALOG_CONFIGS_LABEL.to_string(), l.to_string()))
+                .into_iter()
+                .collect(),
+            path: "/tmp/unpacked/image".into(),
+            stats: Default::default(),
+            cached: false,
+        }
+    }
+
+    #[test]
+    fn a_catalog_image_is_read_under_its_configs_label() {
+        assert_eq!(
+            catalog_dir(&pulled(Some("/configs"))).expect("clean"),
+            Some("/tmp/unpacked/image/configs".into())
+        );
+        assert_eq!(catalog_dir(&pulled(None)).expect("bundle"), None);
+    }
+
+    #[test]
+    fn a_configs_label_leaving_the_image_is_refused() {
+        for hostile in ["../../x", "/configs/../../etc"] {
+            let err = catalog_dir(&pulled(Some(hostile))).expect_err(hostile);
+            assert_eq!(
+                err.to_string(),
+                format!(
+                    "catalog image label operators.operatorframework.io.index.configs.v1={} is not a directory inside the image",
+                    goq(hostile)
+                )
+            );
+        }
     }
 }
