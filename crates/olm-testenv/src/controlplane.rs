@@ -63,7 +63,9 @@ impl Default for Options {
 /// Resident memory of one component, read from `/proc/<pid>/status`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ComponentMemory {
+    /// The component's name (`etcd`, `kube-apiserver`, …).
     pub name: &'static str,
+    /// Its process id.
     pub pid: u32,
     /// Current resident set size in KiB (`VmRSS`).
     pub rss_kib: u64,

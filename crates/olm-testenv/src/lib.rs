@@ -33,7 +33,12 @@ pub enum Error {
         "control plane binaries missing in {dir}: {missing}; build them with `bash {BUILD_SCRIPT}` \
          (needs Go >= 1.26), or set {BIN_ENV} to a folder that has them"
     )]
-    BinariesMissing { dir: PathBuf, missing: String },
+    BinariesMissing {
+        /// The folder that was searched.
+        dir: PathBuf,
+        /// The binaries not found there, comma-separated.
+        missing: String,
+    },
     /// No HOME to derive the cache folder from.
     #[error(
         "HOME is not set, so the cache folder ~/.cache/olm is unknown; set HOME, OLM_CACHE_DIR or {BIN_ENV}"
@@ -42,7 +47,9 @@ pub enum Error {
     /// A file or process operation failed.
     #[error("{what}: {source}")]
     Io {
+        /// What was being done, naming the file or process.
         what: String,
+        /// The operating system's error.
         #[source]
         source: std::io::Error,
     },
@@ -52,19 +59,33 @@ pub enum Error {
     /// A component stopped although nothing asked it to.
     #[error("{component} exited early ({status}); last lines of {log}:\n{tail}", log = log.display())]
     ExitedEarly {
+        /// The component's name (`etcd`, `kube-apiserver`, …).
         component: String,
+        /// How it exited, as the operating system reports it.
         status: String,
+        /// Its log file, kept so that the whole log can be read.
         log: PathBuf,
+        /// The last lines of that log, the usual place of the reason.
         tail: String,
     },
     /// A component could not bind its port because another process took it first (three times).
     #[error(
         "{component} could not bind its loopback port: address already in use; last lines of its log:\n{tail}"
     )]
-    PortInUse { component: String, tail: String },
+    PortInUse {
+        /// The component's name.
+        component: String,
+        /// The last lines of its log of the last attempt.
+        tail: String,
+    },
     /// Readiness was not reached in time.
     #[error("timed out waiting for {what}; component logs:\n{tails}")]
-    Timeout { what: String, tails: String },
+    Timeout {
+        /// What was awaited.
+        what: String,
+        /// The last lines of every component's log, to tell which one was stuck.
+        tails: String,
+    },
     /// The generated kubeconfig could not be loaded.
     #[error("loading the admin kubeconfig: {0}")]
     Kubeconfig(#[from] kube::config::KubeconfigError),
@@ -74,16 +95,22 @@ pub enum Error {
     /// A request about one CRD failed.
     #[error("{verb} the {name} CRD: {source}")]
     Crd {
+        /// What was being done to it (`applying`, `reading`).
         verb: &'static str,
+        /// The CRD's name.
         name: String,
+        /// The API server's error.
         #[source]
         source: kube::Error,
     },
     /// A CRD was applied but the API server did not establish it in time.
     #[error("the {name} CRD was not Established after {timeout:?}; its conditions: {conditions}")]
     CrdNotEstablished {
+        /// The CRD's name.
         name: String,
+        /// How long the wait was.
         timeout: std::time::Duration,
+        /// Its status conditions when the wait ended, to show why it was not served.
         conditions: String,
     },
     /// An object built by the harness did not deserialize (a bug in the harness).

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use crate::Error;
 use crate::logtail::LogTail;
-use crate::sys::send_signal;
+use crate::sys::{Signal, Target, send_signal};
 
 /// A running component. Stopped (with its whole process group) by [`Component::stop`] or on drop.
 #[derive(Debug)]
@@ -46,17 +46,9 @@ impl Component {
         for (key, value) in envs {
             cmd.env(key, value);
         }
-        // SAFETY: prctl is async-signal-safe and touches no memory of the parent; this is the
-        // documented way to tie a child's life to its parent on Linux.
-        unsafe {
-            cmd.pre_exec(|| {
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
-        let child = cmd.spawn().map_err(|source| {
+        // PR_SET_PDEATHSIG(SIGKILL) set in the child between fork and exec, which needs unsafe
+        // code of its own; the workspace forbids that, so a crate that does only this does it.
+        let child = ur_taking_me_with_you::spawn_dying_with_parent(cmd).map_err(|source| {
             Error::io(format!("starting {name} ({})", program.display()), source)
         })?;
         Ok(Component {
@@ -95,19 +87,16 @@ impl Component {
     /// Sends SIGTERM to the process group, waits up to `grace` for the leader to exit, then sends
     /// SIGKILL to the group. Errors are ignored: the process may already be gone.
     pub(crate) fn stop(&mut self, grace: Duration) {
-        let Ok(pgid) = libc::pid_t::try_from(self.child.id()) else {
-            let _ = self.child.kill();
-            return;
-        };
+        let pgid = self.child.id();
         if self.exit_status().is_none() {
-            signal_group(pgid, libc::SIGTERM);
+            signal_group(pgid, Signal::TERM);
             let deadline = Instant::now() + grace;
             while self.exit_status().is_none() && Instant::now() < deadline {
                 std::thread::sleep(Duration::from_millis(20));
             }
         }
         // Also reaps grandchildren that ignored SIGTERM; harmless when the group is empty.
-        signal_group(pgid, libc::SIGKILL);
+        signal_group(pgid, Signal::KILL);
         if self.exited.is_none() {
             self.exited = self.child.wait().ok();
         }
@@ -121,10 +110,8 @@ impl Drop for Component {
 }
 
 /// Best effort: the group may already be gone, and there is nothing more to do if it is not.
-fn signal_group(pgid: libc::pid_t, signal: libc::c_int) {
-    if pgid > 0 {
-        let _ = send_signal(-pgid, signal);
-    }
+fn signal_group(pgid: u32, signal: Signal) {
+    let _ = send_signal(Target::Group(pgid), signal);
 }
 
 #[cfg(test)]

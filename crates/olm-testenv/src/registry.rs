@@ -25,7 +25,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 pub use crate::logtail::LogTail;
-use crate::sys::{free_ports, send_signal};
+use crate::sys::{Signal, Target, free_ports, send_signal};
 
 /// The executable the Debian package installs.
 pub const REGISTRY_BINARY: &str = "docker-registry";
@@ -380,13 +380,13 @@ impl DetachedRegistry {
     /// images. Stopping a registry that is no longer running is not an error.
     pub fn stop(&self, state_dir: &Path) -> Result<(), RegistryError> {
         if self.is_running() {
-            signal(self.pid, libc::SIGTERM)?;
+            signal(self.pid, Signal::TERM)?;
             let deadline = Instant::now() + Duration::from_secs(5);
             while self.is_running() && Instant::now() < deadline {
                 std::thread::sleep(Duration::from_millis(50));
             }
             if self.is_running() {
-                signal(self.pid, libc::SIGKILL)?;
+                signal(self.pid, Signal::KILL)?;
             }
         }
         let path = state_dir.join(STATE_FILE);
@@ -398,11 +398,11 @@ impl DetachedRegistry {
     }
 }
 
-fn signal(pid: u32, sig: libc::c_int) -> Result<(), RegistryError> {
-    let context = || format!("sending signal {sig} to pid {pid}");
-    let target = libc::pid_t::try_from(pid)
-        .map_err(|_| io_err(context())(io::Error::from(io::ErrorKind::InvalidInput)))?;
-    send_signal(target, sig).map_err(io_err(context()))
+fn signal(pid: u32, sig: Signal) -> Result<(), RegistryError> {
+    send_signal(Target::Process(pid), sig).map_err(io_err(format!(
+        "sending signal {} to pid {pid}",
+        sig.as_raw()
+    )))
 }
 
 /// Writes the config into `dir`, starts the process with its output in `dir/registry.log`, and
