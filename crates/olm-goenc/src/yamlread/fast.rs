@@ -56,14 +56,23 @@ pub(crate) fn parse_documents<'a, B: Build<'a>>(
     text: &'a str,
     build: &mut B,
 ) -> Option<Vec<B::Node>> {
-    if text.as_bytes().contains(&b'\r') || text.starts_with('\u{feff}') {
+    if text.starts_with('\u{feff}') {
         return None;
     }
     let mut docs = Vec::new();
     let mut lines: Vec<Line<'_>> = Vec::with_capacity(text.len() / 32 + 1);
     // A final line break ends the last line; it does not start an empty one.
     let body = text.strip_suffix('\n').unwrap_or(text);
-    for raw in body.split('\n') {
+    let mut start = 0;
+    // One pass finds the line breaks and any carriage return (a line break to YAML too, left to
+    // the full parser).
+    let breaks = memchr::memchr2_iter(b'\n', b'\r', body.as_bytes()).chain([body.len()]);
+    for end in breaks {
+        if body.as_bytes().get(end) == Some(&b'\r') {
+            return None;
+        }
+        let raw = &body[start..end];
+        start = end + 1;
         let indent = raw.bytes().take_while(|&b| b == b' ').count();
         let t = &raw[indent..];
         if indent == 0 {
