@@ -35,8 +35,6 @@ use tracing::{Instrument, debug, info, warn};
 use self::decide::{Decision, Done, Inputs, Metadata, Next, Plan, UnpackFailure, Work};
 use crate::storage::{Record, Storage};
 
-pub use self::decide::{MSG_SERVING, MSG_SUCCEEDED, MSG_UNAVAILABLE};
-
 /// How the controller reaches registries and how it names its URLs.
 #[derive(Debug, Clone)]
 pub struct Config {
