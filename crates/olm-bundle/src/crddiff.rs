@@ -91,8 +91,8 @@ pub fn check_upgrade(old: &Value, new: &Value) -> UpgradeReport {
         .unwrap_or_default();
     if !removed.is_empty() {
         errors.push(format!(
-            "storedVersionRemoval: stored versions removed : [{}]",
-            removed.join(" ")
+            "storedVersionRemoval: stored versions removed : {}",
+            olm_goenc::slice(&removed)
         ));
     }
 
@@ -388,15 +388,15 @@ fn compare_properties(a: &mut Map<String, Value>, b: &mut Map<String, Value>) ->
     let (old_enum, new_enum) = (enums(a.remove("enum")), enums(b.remove("enum")));
     if old_enum.is_empty() && !new_enum.is_empty() {
         out.push(format!(
-            "enum: enum constraint added when there was none previously : [{}]",
-            new_enum.iter().cloned().collect::<Vec<_>>().join(" ")
+            "enum: enum constraint added when there was none previously : {}",
+            olm_goenc::slice(&new_enum)
         ));
     } else {
         let removed: Vec<String> = old_enum.difference(&new_enum).cloned().collect();
         if !removed.is_empty() {
             out.push(format!(
-                "enum: allowed enum values removed : [{}]",
-                removed.join(" ")
+                "enum: allowed enum values removed : {}",
+                olm_goenc::slice(&removed)
             ));
         }
     }
@@ -458,8 +458,8 @@ fn compare_properties(a: &mut Map<String, Value>, b: &mut Map<String, Value>) ->
     let removed: Vec<String> = old_one.difference(&new_one).cloned().collect();
     if !removed.is_empty() {
         one_of_errs.push(format!(
-            "allowed oneOf schemas removed: [{}]",
-            removed.join(" ")
+            "allowed oneOf schemas removed: {}",
+            olm_goenc::slice(&removed)
         ));
     }
     match one_of_errs.len() {
@@ -499,8 +499,8 @@ fn compare_properties(a: &mut Map<String, Value>, b: &mut Map<String, Value>) ->
     let added: Vec<String> = new_req.difference(&old_req).cloned().collect();
     if !added.is_empty() {
         out.push(format!(
-            "required: new required fields: [{}]",
-            added.join(" ")
+            "required: new required fields: {}",
+            olm_goenc::slice(&added)
         ));
     }
     // type

@@ -76,7 +76,7 @@ pub fn render(b: &Bundle, opts: &RenderOptions) -> Result<Vec<Value>, RenderErro
     if let Err(e) = validate_target_namespaces(b, &opts.install_namespace, &targets) {
         return Err(RenderError::InvalidOptions(vec![format!(
             "invalid target namespaces {}: {e}",
-            crate::validate::go_list(targets.iter().map(String::as_str))
+            olm_goenc::slice(&targets)
         )]));
     }
     let ctx = Ctx {

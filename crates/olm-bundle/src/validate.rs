@@ -195,7 +195,7 @@ pub fn check_conversion_webhook_support(b: &Bundle) -> Vec<String> {
     if modes.len() == 1 && modes[0] == InstallModeType::AllNamespaces {
         return Vec::new();
     }
-    let modes = go_list(modes.iter().map(InstallModeType::as_str));
+    let modes = olm_goenc::slice(modes.iter().map(InstallModeType::as_str));
     names
         .into_iter()
         .map(|n| {
@@ -408,7 +408,7 @@ pub fn validate_target_namespaces(
     let modes = b.csv.supported_install_modes();
     let has = |m: InstallModeType| modes.contains(&m);
     let set: BTreeSet<&str> = targets.iter().map(String::as_str).collect();
-    let modes_str = go_list(modes.iter().map(InstallModeType::as_str));
+    let modes_str = olm_goenc::slice(modes.iter().map(InstallModeType::as_str));
     if set.is_empty() {
         if has(InstallModeType::MultiNamespace) {
             return Err("at least one target namespace must be specified".into());
@@ -447,13 +447,8 @@ pub fn validate_target_namespaces(
     }
     Err(format!(
         "supported install modes {modes_str} do not support target namespaces {}",
-        go_list(targets.iter().map(String::as_str))
+        olm_goenc::slice(targets)
     ))
-}
-
-/// Go's `%v` of a string slice: `[a b c]`.
-pub fn go_list<'a>(items: impl Iterator<Item = &'a str>) -> String {
-    format!("[{}]", items.collect::<Vec<_>>().join(" "))
 }
 
 pub use olm_goenc::quote as go_quote;

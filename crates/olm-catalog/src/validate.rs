@@ -120,9 +120,9 @@ pub fn convert(cat: &Catalog) -> Result<Index<'_>, String> {
         if !errs.is_empty() {
             let errs: Vec<String> = errs.iter().map(ToString::to_string).collect();
             return Err(format!(
-                "invalid package name {}: [{}]",
+                "invalid package name {}: {}",
                 goq(&p.name),
-                errs.join(" ")
+                olm_goenc::slice(&errs)
             ));
         }
         idx.packages.insert(
@@ -318,11 +318,10 @@ pub fn convert(cat: &Catalog) -> Result<Index<'_>, String> {
         .collect();
     dangling.sort();
     if let Some((pkg, entries)) = dangling.first() {
-        let list: Vec<&str> = entries.iter().copied().collect();
         return Err(format!(
-            "no olm.bundle blobs found in package {} for olm.channel entries [{}]",
+            "no olm.bundle blobs found in package {} for olm.channel entries {}",
             goq(pkg),
-            list.join(" ")
+            olm_goenc::slice(*entries)
         ));
     }
     let mut seen_deprecations: HashSet<&str> = HashSet::new();
@@ -475,7 +474,12 @@ fn duplicate_versions(pkg: &PackageNode<'_>) -> Option<String> {
             format!("{{{v}: [{}]}}", names.join(", "))
         })
         .collect();
-    (!dups.is_empty()).then(|| format!("duplicate versions found in bundles: [{}]", dups.join(" ")))
+    (!dups.is_empty()).then(|| {
+        format!(
+            "duplicate versions found in bundles: {}",
+            olm_goenc::slice(&dups)
+        )
+    })
 }
 
 fn check_channel(pkg: &PackageNode<'_>, ch: &ChannelNode<'_>) -> Node {
