@@ -11,8 +11,7 @@ fn main() -> std::io::Result<()> {
     std::fs::create_dir_all(&dir)?;
     for crd in olm_api::crds() {
         let path = dir.join(&crd.file_name);
-        let yaml = crd.to_yaml().map_err(std::io::Error::other)?;
-        std::fs::write(&path, yaml)?;
+        std::fs::write(&path, crd.to_yaml())?;
         println!("wrote {}", path.display());
     }
     Ok(())

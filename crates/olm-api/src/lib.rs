@@ -57,15 +57,10 @@ pub struct Crd {
 }
 
 impl Crd {
-    /// The CRD as YAML, as committed under `config/crd/`.
-    ///
-    /// # Errors
-    ///
-    /// Only if the YAML writer refuses the JSON value, which a value built by this crate does not
-    /// give it cause to; the error is passed on rather than turned into a panic.
-    pub fn to_yaml(&self) -> Result<String, serde_saphyr::SerializeError> {
-        let body = serde_saphyr::to_string(&self.value)?;
-        Ok(format!("---\n{body}"))
+    /// The CRD as YAML, as committed under `config/crd/`: written as controller-gen writes CRDs
+    /// (sigs.k8s.io/yaml), by the workspace's one Go-compatible YAML writer.
+    pub fn to_yaml(&self) -> String {
+        format!("---\n{}", olm_goenc::yaml::to_yaml(&self.value))
     }
 }
 
