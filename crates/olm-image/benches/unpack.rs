@@ -8,6 +8,9 @@
 //! virtual disk, file creation alone can cost a millisecond, which would measure the disk rather
 //! than the unpacker. Set `OLM_BENCH_DIR=/tmp` to measure a real disk.
 
+// Tests and benchmarks fail loudly on purpose.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 

@@ -3,6 +3,9 @@
 //! These tests fail, not skip, when the registry binary is missing: CI must install the apt
 //! package `docker-registry`, and a silently skipped round trip proves nothing.
 
+// Tests and benchmarks fail loudly on purpose.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
