@@ -7,49 +7,84 @@ use olm_goenc::{quote, slice};
 /// Why no bundle was chosen.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ResolveError {
+    /// The request's catalog selector breaks a rule of Kubernetes label selectors (an empty key,
+    /// values given to `Exists`, none given to `In`); carries the selector's own message.
     #[error("desired catalog selector is invalid: {0}")]
     InvalidSelector(String),
+    /// The requested version range is not a Masterminds constraint.
     #[error("desired version range {} is invalid: {message}", quote(range))]
-    InvalidVersionRange { range: String, message: String },
+    InvalidVersionRange {
+        /// The range as written.
+        range: String,
+        /// The constraint parser's message.
+        message: String,
+    },
+    /// No available catalog is left after the selector (or there is none at all).
     #[error("{}", no_catalog(package, *selector))]
     NoCatalogSelected {
+        /// The requested package.
         package: PackageName,
+        /// Whether a non-empty selector did the excluding, which changes upstream's wording.
         selector: bool,
     },
+    /// The package is in more than one catalog of the highest priority that has it, so there is
+    /// no single catalog to take it from.
     #[error(
         "found package {} in multiple catalogs with the same priority {priority} {}: select one catalog or give the catalogs different priorities",
         quote(package),
         slice(catalogs)
     )]
     Ambiguous {
+        /// The requested package.
         package: PackageName,
+        /// The priority the catalogs share.
         priority: i32,
+        /// The catalogs that have the package at that priority.
         catalogs: Vec<String>,
     },
+    /// A selected catalog has no content to resolve from yet.
     #[error("catalog {} is not being served", quote(catalog))]
-    NotServing { catalog: String },
+    NotServing {
+        /// The catalog's name.
+        catalog: String,
+    },
+    /// The package is found but no bundle of it matches the channels, the version range and (on
+    /// an upgrade) the upgrade edges from the installed bundle.
     #[error("{}", no_bundles(package, version.as_deref(), channels, installed.as_deref()))]
     NoBundles {
+        /// The requested package.
         package: PackageName,
         /// The requested range, as written.
         version: Option<String>,
+        /// The requested channels; empty when every channel was allowed.
         channels: Vec<ChannelName>,
         /// The installed version, as written.
         installed: Option<String>,
     },
+    /// The chosen bundle declares a dependency, which OLM v1 cannot satisfy.
     #[error(
         "validating bundle {q}: bundle {q} has a dependency declared via property {} which is currently not supported",
         quote(property),
         q = quote(bundle)
     )]
     Dependency {
+        /// The chosen bundle.
         bundle: BundleName,
+        /// The dependency-declaring property type it carries.
         property: String,
     },
+    /// The chosen bundle's version could not be read; carries the version parser's message.
     #[error("{0}")]
     BundleVersion(String),
+    /// The installed bundle's version (or release) recorded in the status cannot be parsed, so
+    /// upgrade edges from it cannot be followed.
     #[error("invalid installed version {}: {message}", quote(version))]
-    InstalledVersion { version: String, message: String },
+    InstalledVersion {
+        /// The installed version, as written.
+        version: String,
+        /// The version parser's message.
+        message: String,
+    },
 }
 
 fn no_catalog(package: &str, selector: bool) -> String {

@@ -16,7 +16,9 @@ pub const DEPENDENCY_PROPERTIES: [&str; 3] =
 /// One bundle of a package.
 #[derive(Debug, Clone)]
 pub struct BundleInfo {
+    /// The bundle's name in the catalog.
     pub name: BundleName,
+    /// The bundle image reference, what an installer pulls.
     pub image: String,
     /// The version and release (registry+v1 rule), or why it could not be read.
     pub version: Result<VersionRelease, String>,
@@ -29,8 +31,11 @@ pub struct BundleInfo {
 /// One channel entry's upgrade edges.
 #[derive(Debug, Clone)]
 pub struct EntryInfo {
+    /// The bundle this entry is for.
     pub name: BundleName,
+    /// The bundle this one upgrades from; empty when none.
     pub replaces: String,
+    /// Further bundles this one upgrades from directly.
     pub skips: Vec<String>,
     /// The `skipRange`, when present and parsable (unparsable ranges are ignored, as upstream).
     pub skip_range: Option<blang::Range>,
@@ -39,29 +44,38 @@ pub struct EntryInfo {
 /// One channel.
 #[derive(Debug, Clone)]
 pub struct ChannelInfo {
+    /// The channel's name.
     pub name: ChannelName,
+    /// Its entries, in catalog order.
     pub entries: Vec<EntryInfo>,
 }
 
 /// Deprecation messages of one package, by what they deprecate.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Deprecations {
+    /// The message deprecating the whole package, if any.
     pub package: Option<String>,
+    /// The message of each deprecated channel.
     pub channels: BTreeMap<ChannelName, String>,
+    /// The message of each deprecated bundle.
     pub bundles: BTreeMap<BundleName, String>,
 }
 
 /// Everything the resolver needs about one package of one catalog.
 #[derive(Debug, Clone, Default)]
 pub struct PackageIndex {
+    /// Every bundle of the package.
     pub bundles: Vec<BundleInfo>,
+    /// Every channel of the package, with its upgrade edges.
     pub channels: Vec<ChannelInfo>,
+    /// What the catalog deprecates in the package.
     pub deprecations: Deprecations,
 }
 
 /// One catalog's packages.
 #[derive(Debug, Clone, Default)]
 pub struct ContentIndex {
+    /// Each package, by name: resolution looks one package up per request.
     pub packages: HashMap<PackageName, PackageIndex>,
 }
 

@@ -24,17 +24,23 @@ use crate::selector::LabelSelector;
 /// Whether a catalog takes part in resolution (`spec.availabilityMode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Availability {
+    /// The catalog is considered (the default, `Available`).
     #[default]
     Available,
+    /// The catalog is skipped, as if it did not exist (`Unavailable`).
     Unavailable,
 }
 
 /// One ClusterCatalog as resolution sees it.
 #[derive(Debug, Clone)]
 pub struct CatalogInput<'a> {
+    /// The ClusterCatalog's name.
     pub name: String,
+    /// Its labels, which the request's catalog selector matches against.
     pub labels: BTreeMap<String, String>,
+    /// `spec.priority`: the highest-priority catalogs that have the package win.
     pub priority: i32,
+    /// `spec.availabilityMode`.
     pub availability: Availability,
     /// The indexed content, or None while the catalog is not being served.
     pub content: Option<&'a ContentIndex>,
@@ -53,7 +59,9 @@ pub enum UpgradeConstraintPolicy {
 /// The bundle currently installed (`status.install.bundle`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Installed {
+    /// The installed bundle's name.
     pub name: BundleName,
+    /// Its version, as recorded in the status.
     pub version: String,
     /// An explicit release; None means the registry+v1 rule applies to `version`.
     pub release: Option<String>,
@@ -111,22 +119,30 @@ impl std::fmt::Display for VersionRange {
 /// What a ClusterExtension asks for.
 #[derive(Debug, Clone, Default)]
 pub struct Request {
+    /// The package to install or upgrade.
     pub package: PackageName,
     /// Channels to restrict to; empty means every channel.
     pub channels: Vec<ChannelName>,
     /// The version range; None means any version.
     pub version: Option<VersionRange>,
+    /// Which catalogs to consider; the default selects every catalog.
     pub selector: LabelSelector,
+    /// Whether upgrades must follow the catalog's edges.
     pub policy: UpgradeConstraintPolicy,
+    /// The bundle installed now, if any; upgrades start from it.
     pub installed: Option<Installed>,
 }
 
 /// The chosen bundle.
 #[derive(Debug, Clone)]
 pub struct Resolution {
+    /// The catalog the bundle was taken from.
     pub catalog: String,
+    /// The chosen bundle.
     pub bundle: BundleName,
+    /// Its image reference, what the installer pulls.
     pub image: String,
+    /// Its version and release.
     pub version: VersionRelease,
     /// Deprecations of the package in the selected catalog.
     pub deprecations: Deprecations,
@@ -136,7 +152,9 @@ pub struct Resolution {
 /// (status reports them even when no bundle matches).
 #[derive(Debug, Clone)]
 pub struct Failure {
+    /// Why no bundle was chosen.
     pub error: ResolveError,
+    /// The package's deprecations in the selected catalog; None when no catalog was selected.
     pub deprecations: Option<Box<Deprecations>>,
 }
 

@@ -10,9 +10,13 @@ use olm_goenc::quote;
 /// A `matchExpressions` operator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Operator {
+    /// The label is set to one of the values.
     In,
+    /// The label is unset or set to none of the values.
     NotIn,
+    /// The label is set, to anything.
     Exists,
+    /// The label is unset.
     DoesNotExist,
 }
 
@@ -46,8 +50,11 @@ impl fmt::Display for Operator {
 /// One `matchExpressions` requirement.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Requirement {
+    /// The label key.
     pub key: String,
+    /// How the label is compared.
     pub operator: Operator,
+    /// The values for `In` and `NotIn`; must be empty for `Exists` and `DoesNotExist`.
     pub values: Vec<String>,
 }
 
@@ -59,7 +66,9 @@ pub struct SelectorError(String);
 /// A label selector; the default selects everything.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LabelSelector {
+    /// Labels that must be set to exactly these values.
     pub match_labels: BTreeMap<String, String>,
+    /// Further requirements, all of which must hold.
     pub match_expressions: Vec<Requirement>,
 }
 

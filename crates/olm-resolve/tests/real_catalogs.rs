@@ -2,6 +2,9 @@
 //! constraints and with each of its channels, and each result is the highest non-deprecated
 //! version the rules allow — checked against an independent computation over the catalog model.
 
+// Tests and benchmarks fail loudly on purpose.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::collections::BTreeMap;
 use std::path::Path;
 

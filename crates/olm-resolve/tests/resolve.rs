@@ -1,5 +1,8 @@
 //! Table tests for every resolution rule, on small catalogs written in the tests.
 
+// Tests and benchmarks fail loudly on purpose.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::collections::BTreeMap;
 
 use olm_resolve::{
