@@ -459,66 +459,19 @@ fn analyze(s: &str) -> Analysis {
 }
 
 /// True when go-yaml v2's resolver reads the plain scalar `s` back as a string (and not as null,
-/// a bool in YAML 1.1 spelling, an int in any base, a float or a timestamp).
+/// a bool in YAML 1.1 spelling, an int in any base, a float or a timestamp): the reader's own
+/// scalar rules decide, so what this writer leaves plain is read back as the same string.
 fn resolves_to_string(s: &str) -> bool {
-    const SPECIAL: &[&str] = &[
-        "", "~", "null", "Null", "NULL", "y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE",
-        "on", "On", "ON", "n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off",
-        "OFF", ".nan", ".NaN", ".NAN", ".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", "-.inf",
-        "-.Inf", "-.INF", "<<",
-    ];
-    if SPECIAL.contains(&s) {
+    use crate::yamlread::scalar::{Scalar, resolve_plain};
+    // `<<` reads as a merge key; a timestamp is kept as text when read into JSON, but go-yaml
+    // resolves it to a time and so quotes it when writing.
+    if s == "<<" || (s.starts_with(|c: char| c.is_ascii_digit()) && is_timestamp(s)) {
         return false;
     }
-    let Some(first) = s.chars().next() else {
-        return false;
-    };
-    if !(first.is_ascii_digit() || first == '+' || first == '-' || first == '.') {
-        return true;
-    }
-    let plain: String = s.chars().filter(|&c| c != '_').collect();
-    if go_parse_int(&plain) {
-        return false;
-    }
-    if is_yaml_float(&plain) {
-        return false;
-    }
-    if let Some(rest) = plain
-        .strip_prefix("0b")
-        .or_else(|| plain.strip_prefix("-0b"))
-        && !rest.is_empty()
-        && rest.chars().all(|c| c == '0' || c == '1')
-    {
-        return false;
-    }
-    if first.is_ascii_digit() && is_timestamp(s) {
-        return false;
-    }
-    true
-}
-
-/// `strconv.ParseInt(s, 0, 64)` or `ParseUint` success (sign, 0x/0o/0b/legacy-octal prefixes).
-fn go_parse_int(s: &str) -> bool {
-    let body = s
-        .strip_prefix('+')
-        .or_else(|| s.strip_prefix('-'))
-        .unwrap_or(s);
-    if body.is_empty() {
-        return false;
-    }
-    let (digits, radix) =
-        if let Some(r) = body.strip_prefix("0x").or_else(|| body.strip_prefix("0X")) {
-            (r, 16)
-        } else if let Some(r) = body.strip_prefix("0o").or_else(|| body.strip_prefix("0O")) {
-            (r, 8)
-        } else if let Some(r) = body.strip_prefix("0b").or_else(|| body.strip_prefix("0B")) {
-            (r, 2)
-        } else if body.len() > 1 && body.starts_with('0') {
-            (&body[1..], 8)
-        } else {
-            (body, 10)
-        };
-    !digits.is_empty() && u128::from_str_radix(digits, radix).is_ok_and(|v| v <= u64::MAX as u128)
+    matches!(
+        resolve_plain(std::borrow::Cow::Borrowed(s)),
+        Ok(Scalar::Str(_))
+    )
 }
 
 /// go-yaml's float pattern `^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`.
@@ -806,6 +759,25 @@ mod tests {
         let mut k = vec!["a10", "a9", "B", "a", "_x", "a.b"];
         k.sort_by(|a, b| key_order(a, b));
         assert_eq!(k, vec!["_x", "B", "a", "a.b", "a9", "a10"]);
+    }
+
+    #[test]
+    /// The writer quotes exactly the strings the reader would not read back as strings:
+    /// go-yaml resolves `1e400` (out of float64's range) and `09` to a string and a float.
+    fn quoting_follows_the_reader() {
+        let v =
+            serde_json::json!({"a": "1e400", "b": "09", "c": "0777", "d": "2020-01-01", "e": "<<"});
+        assert_eq!(
+            to_yaml(&v),
+            "a: 1e400\nb: \"09\"\nc: \"0777\"\nd: \"2020-01-01\"\ne: \"<<\"\n"
+        );
+        for (k, text) in v.as_object().into_iter().flatten() {
+            let back = crate::yamlread::parse_documents(&to_yaml(&serde_json::json!({ k: text })));
+            assert_eq!(
+                back.ok().and_then(|d| d.into_iter().next()),
+                Some(serde_json::json!({ k: text }))
+            );
+        }
     }
 
     #[test]

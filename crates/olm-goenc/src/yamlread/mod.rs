@@ -13,7 +13,7 @@
 
 mod fast;
 mod full;
-mod scalar;
+pub(crate) mod scalar;
 
 use std::borrow::Cow;
 use std::fmt;
