@@ -311,6 +311,25 @@ impl<'a, B: Build<'a>> P<'a, '_, B> {
         self.plain_value(text)
     }
 
+    /// The next line of a quoted scalar that spans lines, without its leading white space, and
+    /// how many empty lines came before it (each becomes a newline); `None` if the text ends or
+    /// the line is not indented more than the parent (the full parser reports that).
+    fn quoted_continuation(&mut self, parent: usize) -> Option<(&'a str, usize)> {
+        let mut newlines = 0;
+        loop {
+            let l = self.lines.get(self.pos)?;
+            if l.text.trim_matches(WS).is_empty() {
+                newlines += 1;
+                self.pos += 1;
+                continue;
+            }
+            if l.indent <= parent {
+                return None;
+            }
+            return Some((l.text.trim_start_matches([' ', '\t']), newlines));
+        }
+    }
+
     fn double_quoted(&mut self, parent: usize, first: &'a str) -> Option<B::Node> {
         let mut out = String::new();
         let mut line = &first[1..];
@@ -396,25 +415,8 @@ impl<'a, B: Build<'a>> P<'a, '_, B> {
             } else {
                 first_line = false;
             }
-            // Following lines: empty ones become newlines, the first non-empty one continues.
-            let mut newlines = 0;
-            loop {
-                if self.pos >= self.lines.len() {
-                    return None;
-                }
-                let l = &self.lines[self.pos];
-                if l.text.trim_matches(WS).is_empty() {
-                    newlines += 1;
-                    self.pos += 1;
-                    continue;
-                }
-                // Continuation lines must be indented more than the parent.
-                if l.indent <= parent {
-                    return None;
-                }
-                line = l.text.trim_start_matches([' ', '\t']);
-                break;
-            }
+            let (next, newlines) = self.quoted_continuation(parent)?;
+            line = next;
             if escaped_break {
                 // The escaped break itself is dropped; empty lines after it still count.
                 for _ in 0..newlines {
@@ -474,24 +476,8 @@ impl<'a, B: Build<'a>> P<'a, '_, B> {
             } else {
                 first_line = false;
             }
-            let mut newlines = 0;
-            loop {
-                if self.pos >= self.lines.len() {
-                    return None;
-                }
-                let l = &self.lines[self.pos];
-                if l.text.trim_matches(WS).is_empty() {
-                    newlines += 1;
-                    self.pos += 1;
-                    continue;
-                }
-                // Continuation lines must be indented more than the parent.
-                if l.indent <= parent {
-                    return None;
-                }
-                line = l.text.trim_start_matches([' ', '\t']);
-                break;
-            }
+            let (next, newlines) = self.quoted_continuation(parent)?;
+            line = next;
             if newlines == 0 {
                 out.push(' ');
             } else {
