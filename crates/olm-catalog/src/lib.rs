@@ -27,6 +27,3 @@ pub use model::{
 };
 pub use property::{Property, TypedProperty};
 pub use validate::{ValidationError, build_index, validate};
-
-/// Quotes a string as Go's `%q` does (the form upstream error messages use).
-pub use olm_goenc::quote as goq;

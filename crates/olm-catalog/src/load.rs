@@ -552,7 +552,7 @@ fn string_field(doc: &TopDoc, key: &str, name: &str, line: usize) -> Result<Stri
                     line,
                     format!(
                         "expected value for key {} to be a string, got {}",
-                        crate::goq(key),
+                        olm_goenc::quote(key),
                         short(v)
                     ),
                 )),
@@ -606,7 +606,7 @@ fn to_blob(doc: TopDoc, name: &str, line: usize, opts: &LoadOptions) -> Result<B
             ks.sort();
             dups.push(format!(
                 "duplicate keys for key {}: {}",
-                crate::goq(&lowered[i].0),
+                olm_goenc::quote(&lowered[i].0),
                 olm_goenc::slice(ks)
             ));
         }

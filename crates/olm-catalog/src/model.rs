@@ -317,7 +317,7 @@ pub struct Icon {
 
 /// Bytes that `opm init --icon` refuses: their detected media type is not `image/*`.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("detected invalid type {}: not an image", crate::goq(.0))]
+#[error("detected invalid type {}: not an image", olm_goenc::quote(.0))]
 pub struct NotAnImage(pub &'static str);
 
 impl Icon {

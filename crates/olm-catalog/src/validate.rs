@@ -17,10 +17,10 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fmt;
 
-use crate::goq;
 use crate::index::{BundleNode, ChannelNode, Index, PackageNode};
 use crate::model::*;
 use crate::property::{TYPE_PACKAGE, TypedProperty};
+use olm_goenc::quote;
 use olm_version::blang;
 
 /// Why a catalog is invalid.
@@ -114,14 +114,14 @@ pub fn convert(cat: &Catalog) -> Result<Index<'_>, String> {
             return Err("config contains package with no name".to_owned());
         }
         if idx.packages.contains_key(p.name.as_str()) {
-            return Err(format!("duplicate package {}", goq(&p.name)));
+            return Err(format!("duplicate package {}", quote(&p.name)));
         }
         let errs = olm_k8s::dns1123_label_errors(&p.name);
         if !errs.is_empty() {
             let errs: Vec<String> = errs.iter().map(ToString::to_string).collect();
             return Err(format!(
                 "invalid package name {}: {}",
-                goq(&p.name),
+                quote(&p.name),
                 olm_goenc::slice(&errs)
             ));
         }
@@ -142,21 +142,21 @@ pub fn convert(cat: &Catalog) -> Result<Index<'_>, String> {
         let Some(pkg) = idx.packages.get_mut(c.package.as_str()) else {
             return Err(format!(
                 "unknown package {} for channel {}",
-                goq(&c.package),
-                goq(&c.name)
+                quote(&c.package),
+                quote(&c.name)
             ));
         };
         if c.name.is_empty() {
             return Err(format!(
                 "package {} contains channel with no name",
-                goq(&c.package)
+                quote(&c.package)
             ));
         }
         if pkg.channels.contains_key(c.name.as_str()) {
             return Err(format!(
                 "package {} has duplicate channel {}",
-                goq(&c.package),
-                goq(&c.name)
+                quote(&c.package),
+                quote(&c.name)
             ));
         }
         let mut entries = BTreeMap::new();
@@ -164,9 +164,9 @@ pub fn convert(cat: &Catalog) -> Result<Index<'_>, String> {
             if entries.insert(e.name.as_str(), e).is_some() {
                 return Err(format!(
                     "invalid package {}, channel {}: duplicate entry {}",
-                    goq(&c.package),
-                    goq(&c.name),
-                    goq(&e.name)
+                    quote(&c.package),
+                    quote(&c.name),
+                    quote(&e.name)
                 ));
             }
         }
@@ -213,30 +213,30 @@ pub fn convert(cat: &Catalog) -> Result<Index<'_>, String> {
         if b.package.is_empty() {
             return Err(format!(
                 "package name must be set for bundle {}",
-                goq(&b.name)
+                quote(&b.name)
             ));
         }
         let Some(pkg) = idx.packages.get_mut(b.package.as_str()) else {
             return Err(format!(
                 "unknown package {} for bundle {}",
-                goq(&b.package),
-                goq(&b.name)
+                quote(&b.package),
+                quote(&b.name)
             ));
         };
         if pkg.bundles.contains_key(b.name.as_str()) {
             return Err(format!(
                 "package {} has duplicate bundle {}",
-                goq(&b.package),
-                goq(&b.name)
+                quote(&b.package),
+                quote(&b.name)
             ));
         }
         let mut packages = decoded?;
         if packages.len() != 1 {
             return Err(format!(
                 "package {} bundle {} must have exactly 1 {} property, found {}",
-                goq(&b.package),
-                goq(&b.name),
-                goq(TYPE_PACKAGE),
+                quote(&b.package),
+                quote(&b.name),
+                quote(TYPE_PACKAGE),
                 packages.len()
             ));
         }
@@ -244,9 +244,9 @@ pub fn convert(cat: &Catalog) -> Result<Index<'_>, String> {
         if pp.package_name != b.package.as_str() {
             return Err(format!(
                 "package {} does not match {} property {}",
-                goq(&b.package),
-                goq(TYPE_PACKAGE),
-                goq(&pp.package_name)
+                quote(&b.package),
+                quote(TYPE_PACKAGE),
+                quote(&pp.package_name)
             ));
         }
         if !b.image.is_empty()
@@ -254,9 +254,9 @@ pub fn convert(cat: &Catalog) -> Result<Index<'_>, String> {
         {
             return Err(format!(
                 "package {} bundle {} image: invalid image pull spec {}: {e}",
-                goq(&b.package),
-                goq(&b.name),
-                goq(&b.image)
+                quote(&b.package),
+                quote(&b.name),
+                quote(&b.image)
             ));
         }
         for (i, ri) in b.related_images.iter().enumerate() {
@@ -265,25 +265,25 @@ pub fn convert(cat: &Catalog) -> Result<Index<'_>, String> {
             {
                 return Err(format!(
                     "package {} bundle {} relatedImages[{i}].image: invalid image pull spec {}: {e}",
-                    goq(&b.package),
-                    goq(&b.name),
-                    goq(&ri.image)
+                    quote(&b.package),
+                    quote(&b.name),
+                    quote(&ri.image)
                 ));
             }
         }
         let version = blang::Version::parse(&pp.version).map_err(|e| {
             format!(
                 "error parsing bundle {} version {}: {e}",
-                goq(&b.name),
-                goq(&pp.version)
+                quote(&b.name),
+                quote(&pp.version)
             )
         })?;
         if !pp.release.is_empty() {
             check_release(&pp.release).map_err(|e| {
                 format!(
                     "error parsing bundle {} release version {}: {e}",
-                    goq(&b.name),
-                    goq(&pp.release)
+                    quote(&b.name),
+                    quote(&pp.release)
                 )
             })?;
         }
@@ -297,8 +297,8 @@ pub fn convert(cat: &Catalog) -> Result<Index<'_>, String> {
         {
             return Err(format!(
                 "package {}, bundle {} not found in any channel entries",
-                goq(&b.package),
-                goq(&b.name)
+                quote(&b.package),
+                quote(&b.name)
             ));
         }
         pkg.bundles.insert(
@@ -320,7 +320,7 @@ pub fn convert(cat: &Catalog) -> Result<Index<'_>, String> {
     if let Some((pkg, entries)) = dangling.first() {
         return Err(format!(
             "no olm.bundle blobs found in package {} for olm.channel entries {}",
-            goq(pkg),
+            quote(pkg),
             olm_goenc::slice(*entries)
         ));
     }
@@ -335,13 +335,13 @@ pub fn convert(cat: &Catalog) -> Result<Index<'_>, String> {
         let Some(pkg) = idx.packages.get_mut(d.package.as_str()) else {
             return Err(format!(
                 "cannot apply deprecations to an unknown package {}",
-                goq(&d.package)
+                quote(&d.package)
             ));
         };
         if !seen_deprecations.insert(&d.package) {
             return Err(format!(
                 "expected a maximum of one deprecation per package: {}",
-                goq(&d.package)
+                quote(&d.package)
             ));
         }
         let mut refs: HashSet<&PackageScopedReference> = HashSet::new();
@@ -350,14 +350,14 @@ pub fn convert(cat: &Catalog) -> Result<Index<'_>, String> {
             if r.schema.is_empty() {
                 return Err(format!(
                     "schema must be set for deprecation entry [{i}] for package {}",
-                    goq(&d.package)
+                    quote(&d.package)
                 ));
             }
             if !refs.insert(r) {
                 return Err(format!(
                     "duplicate deprecation entry {} for package {}",
                     r.go_sharp_v(),
-                    goq(&d.package)
+                    quote(&d.package)
                 ));
             }
             match r.schema.as_str() {
@@ -366,8 +366,8 @@ pub fn convert(cat: &Catalog) -> Result<Index<'_>, String> {
                     None => {
                         return Err(format!(
                             "cannot deprecate bundle {} for package {}: bundle not found",
-                            goq(&r.name),
-                            goq(&d.package)
+                            quote(&r.name),
+                            quote(&d.package)
                         ));
                     }
                 },
@@ -376,8 +376,8 @@ pub fn convert(cat: &Catalog) -> Result<Index<'_>, String> {
                     None => {
                         return Err(format!(
                             "cannot deprecate channel {} for package {}: channel not found",
-                            goq(&r.name),
-                            goq(&d.package)
+                            quote(&r.name),
+                            quote(&d.package)
                         ));
                     }
                 },
@@ -385,8 +385,8 @@ pub fn convert(cat: &Catalog) -> Result<Index<'_>, String> {
                     if !r.name.is_empty() {
                         return Err(format!(
                             "package name must be empty for deprecated package {} (specified {})",
-                            goq(&d.package),
-                            goq(&r.name)
+                            quote(&d.package),
+                            quote(&r.name)
                         ));
                     }
                     pkg.deprecation = Some(&e.message);
@@ -396,7 +396,7 @@ pub fn convert(cat: &Catalog) -> Result<Index<'_>, String> {
                         "cannot deprecate object {} referenced by entry {} for package {}: object schema unknown",
                         r.go_sharp_v(),
                         e.go_v(),
-                        goq(&d.package)
+                        quote(&d.package)
                     ));
                 }
             }
@@ -415,8 +415,8 @@ fn decode_properties(b: &Bundle) -> Result<Vec<crate::property::PackageProperty>
             Err(e) => {
                 return Err(format!(
                     "parse properties for bundle {}: parse property[{i}] of type {}: {e}",
-                    goq(&b.name),
-                    goq(&p.type_)
+                    quote(&b.name),
+                    quote(&p.type_)
                 ));
             }
         }
@@ -434,7 +434,7 @@ pub fn check_model(idx: &Index<'_>) -> Node {
 }
 
 fn check_package(pkg: &PackageNode<'_>) -> Node {
-    let mut n = Node::branch(format!("invalid package {}", goq(pkg.name)));
+    let mut n = Node::branch(format!("invalid package {}", quote(pkg.name)));
     if pkg.name.is_empty() {
         n.push(Node::leaf("package name must not be empty"));
     }
@@ -483,7 +483,7 @@ fn duplicate_versions(pkg: &PackageNode<'_>) -> Option<String> {
 }
 
 fn check_channel(pkg: &PackageNode<'_>, ch: &ChannelNode<'_>) -> Node {
-    let mut n = Node::branch(format!("invalid channel {}", goq(ch.name)));
+    let mut n = Node::branch(format!("invalid channel {}", quote(ch.name)));
     if ch.name.is_empty() {
         n.push(Node::leaf("channel name must not be empty"));
     }
@@ -509,7 +509,7 @@ fn check_bundle(
     entry: &ChannelEntry,
     b: Option<&BundleNode<'_>>,
 ) -> Node {
-    let mut n = Node::branch(format!("invalid bundle {}", goq(name)));
+    let mut n = Node::branch(format!("invalid bundle {}", quote(name)));
     if name.is_empty() {
         n.push(Node::leaf("name must be set"));
     }
@@ -520,8 +520,8 @@ fn check_bundle(
         if name != want {
             n.push(Node::leaf(format!(
                 "name {} does not match normalized name {}",
-                goq(name),
-                goq(&want)
+                quote(name),
+                quote(&want)
             )));
         }
     }
@@ -536,14 +536,14 @@ fn check_bundle(
     {
         n.push(Node::leaf(format!(
             "invalid skipRange {}: {e}",
-            goq(&entry.skip_range)
+            quote(&entry.skip_range)
         )));
     }
     match b {
         None => {
             n.push(Node::leaf(format!(
                 "must be exactly one property with type {}",
-                goq(TYPE_PACKAGE)
+                quote(TYPE_PACKAGE)
             )));
             n.push(Node::leaf("bundle image must be set"));
         }
@@ -580,7 +580,7 @@ fn check_release(r: &str) -> Result<(), String> {
     for (i, seg) in r.split('.').enumerate() {
         blang::Identifier::parse(seg)
             .map(drop)
-            .map_err(|e| format!("invalid release {}: segment {i}: {e}", goq(r)))?;
+            .map_err(|e| format!("invalid release {}: segment {i}: {e}", quote(r)))?;
     }
     Ok(())
 }

@@ -6,13 +6,17 @@ use olm_catalog::load::load_bytes;
 use olm_catalog::write::{Format, to_string};
 
 fn jsonl(yaml: &str) -> String {
-    to_string(&load_bytes(yaml.as_bytes(), "catalog.yaml").unwrap(), Format::Jsonl)
+    to_string(
+        &load_bytes(yaml.as_bytes(), "catalog.yaml").unwrap(),
+        Format::Jsonl,
+    )
 }
 
 /// Text with tabs, written by our own opm-format YAML writer, reads back unchanged.
 #[test]
 fn tabs_written_by_the_yaml_writer_read_back() {
-    let yaml = "schema: olm.package\nname: foo\ndescription: \"tab\\there\\t\\n\\tand a line\\t\"\n";
+    let yaml =
+        "schema: olm.package\nname: foo\ndescription: \"tab\\there\\t\\n\\tand a line\\t\"\n";
     let cat = load_bytes(yaml.as_bytes(), "catalog.yaml").unwrap();
     let written = to_string(&cat, Format::Yaml);
     let again = load_bytes(written.as_bytes(), "catalog.yaml").unwrap();
@@ -38,5 +42,8 @@ fn yaml_1_1_numbers() {
         "{\"count\":1000,\"mode\":511,\"name\":\"x\",\"schema\":\"custom\"}\n"
     );
     let e = load_bytes(b"schema: custom\nname: x\nlimit: .inf\n", "c.yaml").unwrap_err();
-    assert!(e.to_string().contains("cannot be represented in JSON"), "{e}");
+    assert!(
+        e.to_string().contains("cannot be represented in JSON"),
+        "{e}"
+    );
 }

@@ -7,10 +7,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context as _, anyhow, bail};
+use olm_catalog::load;
 use olm_catalog::model::{Blob, Catalog, ChannelName, Icon, Package, PackageName};
 use olm_catalog::validate::ValidationError;
 use olm_catalog::write::{self, Format};
-use olm_catalog::{goq, load};
+use olm_goenc::quote;
 
 use crate::output::{CatalogFormat, JsonOrYaml};
 
@@ -126,7 +127,7 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
 
 fn validate(dir: &Path, output: Option<JsonOrYaml>) -> anyhow::Result<ExitCode> {
     if !dir.is_dir() {
-        bail!("{} is not a directory", goq(&dir.display().to_string()));
+        bail!("{} is not a directory", quote(&dir.display().to_string()));
     }
     let opts = load::LoadOptions { keep_raw: false };
     let loaded = crate::progress::spin(&format!("loading {}", dir.display()), || {
@@ -185,7 +186,7 @@ fn render(
         write::render_postprocess(&mut c);
         if level.is_some() || all {
             olm_catalog::migrate::migrate(&mut c, level)
-                .map_err(|e| anyhow!("render reference {}: {e}", goq(r)))?;
+                .map_err(|e| anyhow!("render reference {}: {e}", quote(r)))?;
         }
         cat.extend(c);
     }
@@ -230,7 +231,7 @@ fn list(cmd: ListCommand) -> anyhow::Result<ExitCode> {
     if let Some(p) = package
         && !idx.packages.contains_key(p)
     {
-        bail!("package {} not found", goq(p));
+        bail!("package {} not found", quote(p));
     }
     let pkgs = idx
         .packages
@@ -324,14 +325,14 @@ fn init(
         None => None,
         Some(p) => {
             let data = std::fs::read(p)
-                .with_context(|| format!("read icon {}", goq(&p.display().to_string())))?;
+                .with_context(|| format!("read icon {}", quote(&p.display().to_string())))?;
             Some(Icon::from_image(&data)?)
         }
     };
     let description = match description {
         None => String::new(),
         Some(p) => std::fs::read_to_string(p)
-            .with_context(|| format!("read description {}", goq(&p.display().to_string())))?,
+            .with_context(|| format!("read description {}", quote(&p.display().to_string())))?,
     };
     let cat = Catalog {
         blobs: vec![Blob::from(Package {

@@ -5,8 +5,8 @@ use std::io::{self, Read};
 use std::process::ExitCode;
 
 use anyhow::{anyhow, bail};
-use olm_catalog::goq;
 use olm_catalog::write::{self, Format};
+use olm_goenc::quote;
 use olm_graph::{Drawing, GraphOptions};
 use olm_template::{self as template, RenderOptions, SemverEdges, TemplateKind};
 
@@ -56,7 +56,9 @@ fn read_input(path: Option<&str>) -> anyhow::Result<Vec<u8>> {
         None | Some("-") => {
             io::stdin().read_to_end(&mut buf)?;
         }
-        Some(p) => buf = std::fs::read(p).map_err(|e| anyhow!("unable to open {}: {e}", goq(p)))?,
+        Some(p) => {
+            buf = std::fs::read(p).map_err(|e| anyhow!("unable to open {}: {e}", quote(p)))?
+        }
     }
     Ok(buf)
 }
@@ -83,7 +85,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         "v1.37" => SemverEdges::ChannelScopedV1_37,
         other => bail!(
             "invalid --semver-edges {}, must be one of: [current v1.57 v1.37]",
-            goq(other)
+            quote(other)
         ),
     };
     let registry = Registry {

@@ -7,8 +7,9 @@ use std::path::Path;
 
 use anyhow::{Context, anyhow};
 use olm_bundle::properties::{ObjectsMode, to_olm_bundle};
+use olm_catalog::load;
 use olm_catalog::model::Catalog;
-use olm_catalog::{goq, load};
+use olm_goenc::quote;
 use olm_image::{
     AuthConfig, CATALOG_CONFIGS_LABEL, Client, ClientOptions, Filter, ImageRef, Protocol,
 };
@@ -52,7 +53,7 @@ fn load_ref_quietly(r: &str, registry: Registry) -> anyhow::Result<Catalog> {
     } else {
         Err(anyhow!("no such file or directory"))
     };
-    loaded.map_err(|e| anyhow!("render reference {}: {e:#}", goq(r)))
+    loaded.map_err(|e| anyhow!("render reference {}: {e:#}", quote(r)))
 }
 
 /// A directory holding `manifests/` and `metadata/` is a bundle; anything else is catalog content.
@@ -115,7 +116,7 @@ fn catalog_dir(pulled: &olm_image::Pulled) -> anyhow::Result<Option<std::path::P
         Some(dir) => Ok(Some(dir)),
         None => Err(anyhow!(
             "catalog image label {CATALOG_CONFIGS_LABEL}={} is not a directory inside the image",
-            goq(label)
+            quote(label)
         )),
     }
 }
@@ -179,7 +180,7 @@ mod tests {
                 err.to_string(),
                 format!(
                     "catalog image label operators.operatorframework.io.index.configs.v1={} is not a directory inside the image",
-                    goq(hostile)
+                    quote(hostile)
                 )
             );
         }
