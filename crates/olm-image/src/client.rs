@@ -84,6 +84,19 @@ impl ImageRef {
     }
 }
 
+impl ImageRef {
+    /// Whether a command-line argument that is not a file names an image in a registry: its
+    /// first path segment is a host — it holds a dot or a port (`quay.io/…`, `127.0.0.1:5000/…`)
+    /// or is `localhost`. A bare `name:tag` would be docker.io, which opm does not assume
+    /// either: such an argument is reported as a missing file instead.
+    pub fn looks_like_registry_reference(arg: &str) -> bool {
+        arg.split_once('/').is_some_and(|(host, _)| {
+            // `./dir` and `../dir` are paths, not hosts.
+            !host.starts_with('.') && (host.contains(['.', ':']) || host == "localhost")
+        })
+    }
+}
+
 impl FromStr for ImageRef {
     type Err = ImageError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
@@ -711,6 +724,21 @@ fn http_header(value: &'static str) -> http::HeaderValue {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn registry_references_are_told_from_paths() {
+        for yes in [
+            "quay.io/org/cat:v1",
+            "127.0.0.1:5000/cat",
+            "localhost/cat@sha256:ab",
+        ] {
+            assert!(ImageRef::looks_like_registry_reference(yes), "{yes}");
+        }
+        for no in ["catalog", "dir/sub", "cat:v1", "./x/y", "../x"] {
+            assert!(!ImageRef::looks_like_registry_reference(no), "{no}");
+        }
+    }
+
     use super::*;
 
     #[test]

@@ -48,7 +48,7 @@ fn load_ref_quietly(r: &str, registry: Registry) -> anyhow::Result<Catalog> {
         load::load_bytes(&buf, "<stdin>").map_err(anyhow::Error::from)
     } else if Path::new(r).exists() {
         load_path(Path::new(r), "")
-    } else if looks_like_image(r) {
+    } else if ImageRef::looks_like_registry_reference(r) {
         load_image(r, registry)
     } else {
         Err(anyhow!("no such file or directory"))
@@ -78,12 +78,6 @@ fn bundle_catalog(dir: &Path, image: &str) -> anyhow::Result<Catalog> {
     let blob = to_olm_bundle(&bundle, image, ObjectsMode::BundleObjects)?;
     let text = serde_json::to_vec(&blob)?;
     Ok(load::load_bytes(&text, &dir.display().to_string())?)
-}
-
-/// Registry references have a host with a dot, a colon (port) or are `localhost/…`.
-fn looks_like_image(r: &str) -> bool {
-    r.split_once('/')
-        .is_some_and(|(host, _)| host.contains(['.', ':']) || host == "localhost")
 }
 
 /// Pulls an image and reads it as a catalog (by its configs label) or as a bundle.
