@@ -16,7 +16,6 @@
 //! the catalog server's content (`catalogd/`).
 
 use std::fs;
-use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Command as Process, ExitCode, Stdio};
 use std::time::{Duration, Instant};
@@ -25,6 +24,8 @@ use anyhow::{Context, bail};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use olm_testenv::registry::{DetachedRegistry, Registry};
 use olm_testenv::{ControlPlane, Options};
+use rustix::io::Errno;
+use rustix::process::{Pid, Signal, WaitOptions, kill_process, setsid, waitpid};
 use serde::{Deserialize, Serialize};
 
 /// Marker argument of the hidden supervisor subcommand, also used to recognise its process.
@@ -171,16 +172,7 @@ fn up(paths: &Paths) -> anyhow::Result<ExitCode> {
         .stdin(Stdio::null())
         .stdout(log)
         .stderr(log_err);
-    // SAFETY: setsid(2) is async-signal-safe and only detaches the child from our terminal and
-    // session, so Ctrl-C or closing the terminal does not reach the supervisor.
-    unsafe {
-        process.pre_exec(|| {
-            if libc::setsid() == -1 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    // The supervisor detaches itself from our terminal and session first thing (see `supervise`).
     let mut child = process.spawn().context("starting the olm dev supervisor")?;
 
     let started = Instant::now();
@@ -197,7 +189,7 @@ fn up(paths: &Paths) -> anyhow::Result<ExitCode> {
         }
         if started.elapsed() > UP_TIMEOUT {
             // Stop the half-started supervisor so that a retry starts clean.
-            let _ = signal(child.id(), libc::SIGTERM);
+            let _ = signal(child.id(), Signal::TERM);
             bail!(
                 "olm dev up: not ready after {UP_TIMEOUT:?}; see {}",
                 paths.log.display()
@@ -227,7 +219,7 @@ fn remove_stale_work_dirs(dir: &std::path::Path) {
 fn down(paths: &Paths) -> anyhow::Result<ExitCode> {
     let mut stopped_any = false;
     if let Some(pid) = paths.live_supervisor() {
-        signal(pid, libc::SIGTERM)?;
+        signal(pid, Signal::TERM)?;
         // The supervisor stops each component with a grace period; give it time for all of them.
         let deadline = Instant::now() + Duration::from_secs(30);
         while is_supervisor(pid) && Instant::now() < deadline {
@@ -235,7 +227,7 @@ fn down(paths: &Paths) -> anyhow::Result<ExitCode> {
         }
         if is_supervisor(pid) {
             // Components die with it (they are started with a parent-death signal).
-            signal(pid, libc::SIGKILL)?;
+            signal(pid, Signal::KILL)?;
         }
         stopped_any = true;
     }
@@ -302,20 +294,25 @@ fn print_status(state: &State) {
     }
 }
 
-fn signal(pid: u32, sig: libc::c_int) -> anyhow::Result<()> {
-    let pid = i32::try_from(pid).context("pid out of range")?;
-    // SAFETY: kill(2) takes plain integers and has no memory effects.
-    if unsafe { libc::kill(pid, sig) } != 0 {
-        let err = std::io::Error::last_os_error();
-        if err.raw_os_error() != Some(libc::ESRCH) {
-            return Err(err).context(format!("signalling process {pid}"));
+/// Sends `sig` to `pid`; a process that is already gone is not an error.
+fn signal(pid: u32, sig: Signal) -> anyhow::Result<()> {
+    let pid = i32::try_from(pid)
+        .ok()
+        .and_then(Pid::from_raw)
+        .context("pid out of range")?;
+    match kill_process(pid, sig) {
+        Ok(()) | Err(Errno::SRCH) => Ok(()),
+        Err(errno) => {
+            Err(std::io::Error::from(errno)).context(format!("signalling process {pid:?}"))
         }
     }
-    Ok(())
 }
 
 /// The detached supervisor: start, publish the state, watch, and clean up on SIGTERM.
 fn supervise(paths: &Paths) -> anyhow::Result<ExitCode> {
+    // A session of its own, so that Ctrl-C or closing the terminal `olm dev up` ran in does not
+    // reach the supervisor. Done here rather than between fork and exec, which needs unsafe code.
+    setsid().context("leaving the terminal's session")?;
     fs::write(&paths.pid, format!("{}\n", std::process::id()))
         .with_context(|| format!("writing {}", paths.pid.display()))?;
     // A current-thread runtime keeps every component's parent thread alive for the supervisor's
@@ -333,11 +330,8 @@ fn supervise(paths: &Paths) -> anyhow::Result<ExitCode> {
         let _ = registry.stop(&paths.dir);
         // The registry is our child: reap it, or it lingers as a zombie under an init that may
         // not collect orphans.
-        if let Ok(pid) = i32::try_from(registry.pid) {
-            // SAFETY: waitpid(2) on our own child with a null status pointer writes no memory.
-            unsafe {
-                libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG);
-            }
+        if let Some(pid) = i32::try_from(registry.pid).ok().and_then(Pid::from_raw) {
+            let _ = waitpid(Some(pid), WaitOptions::NOHANG);
         }
     }
     paths.clear();

@@ -5,6 +5,9 @@
 //! controller only retries its watch, and the content is put into the cache directory
 //! beforehand, as a previous run would have left it.
 
+// Tests and benchmarks fail loudly on purpose.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::Path;
@@ -123,9 +126,11 @@ fn sigterm_finishes_the_response_in_flight_and_exits_zero() {
         "the whole response arrived before the signal"
     );
 
-    let pid = i32::try_from(child.id()).expect("pid");
-    // SAFETY: kill(2) with plain integers; the pid is our own child, still unreaped.
-    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    let pid = i32::try_from(child.id())
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+        .expect("pid");
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).expect("SIGTERM sent");
     let signalled = Instant::now();
     std::thread::sleep(Duration::from_millis(500));
     assert!(

@@ -3,6 +3,9 @@
 //! byte-identical to `olm catalog render -o jsonl`. Uses its own state folder so it never touches
 //! a developer's running environment.
 
+// Tests and benchmarks fail loudly on purpose.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};

@@ -1,6 +1,9 @@
 //! `olm dev` end to end: up, kubeconfig, status, kubectl against the fake node, down — with its
 //! own state folder so it never touches a developer's running environment.
 
+// Tests and benchmarks fail loudly on purpose.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::path::Path;
 use std::process::Command;
 

@@ -1,5 +1,7 @@
 //! Shared by the CLI tests: run the built `olm` binary and find the shared test data.
 
+// Tests and benchmarks fail loudly on purpose.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 // Every test binary compiles this module and uses only part of it.
 #![allow(dead_code)]
 
