@@ -367,17 +367,11 @@ fn string_map(path: &str, v: &Value) -> Result<BTreeMap<String, String>, BundleE
     let mut out = BTreeMap::new();
     if let Some(m) = v.as_object() {
         for (k, v) in m {
-            let s = match v {
-                Value::String(s) => s.clone(),
-                Value::Null => String::new(),
-                Value::Bool(b) => b.to_string(),
-                Value::Number(n) => n.to_string(),
-                _ => {
-                    return Err(BundleError::Yaml {
-                        file: path.to_string(),
-                        message: format!("annotation {} must be a string", olm_goenc::quote(k)),
-                    });
-                }
+            let Some(s) = olm_goenc::yamlread::scalar_text(v) else {
+                return Err(BundleError::Yaml {
+                    file: path.to_string(),
+                    message: format!("annotation {} must be a string", olm_goenc::quote(k)),
+                });
             };
             out.insert(k.clone(), s);
         }

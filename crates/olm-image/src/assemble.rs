@@ -213,19 +213,35 @@ fn require_dir(path: &Path, what: &'static str) -> Result<(), BuildError> {
     }
 }
 
-#[derive(serde::Deserialize)]
-struct AnnotationsFile {
-    annotations: BTreeMap<String, String>,
-}
-
+/// The `annotations` of a bundle's `metadata/annotations.yaml`, every scalar as the text the Go
+/// side reads into its `map[string]string` (so `…: true` is the label value `true`).
 fn bundle_labels(path: &Path) -> Result<BTreeMap<String, String>, BuildError> {
     let text = fs::read_to_string(path).map_err(io_at(path))?;
-    let parsed: AnnotationsFile =
-        olm_goenc::yamlread::from_str(&text).map_err(|e| BuildError::Annotations {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        })?;
-    Ok(parsed.annotations)
+    let invalid = |message: String| BuildError::Annotations {
+        path: path.to_path_buf(),
+        message,
+    };
+    let doc = olm_goenc::yamlread::parse_document_with(&text, &Default::default())
+        .map_err(|e| invalid(e.to_string()))?;
+    let Some(annotations) = doc
+        .get("annotations")
+        .and_then(serde_json::Value::as_object)
+    else {
+        return Err(invalid("missing field `annotations`".into()));
+    };
+    annotations
+        .iter()
+        .map(|(k, v)| {
+            olm_goenc::yamlread::scalar_text(v)
+                .map(|s| (k.clone(), s))
+                .ok_or_else(|| {
+                    invalid(format!(
+                        "annotation {} must be a string",
+                        olm_goenc::quote(k)
+                    ))
+                })
+        })
+        .collect()
 }
 
 /// Assembles config and manifest around finished layers.

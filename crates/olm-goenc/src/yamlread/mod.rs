@@ -115,6 +115,19 @@ pub fn from_str_with<T: serde::de::DeserializeOwned>(
     })
 }
 
+/// The text go-yaml gives a `string` target for a scalar already read into JSON — a boolean or a
+/// number as its JSON text, `null` as the empty string (annotations such as `…: true` are
+/// strings to the Go side); `None` for a mapping or a sequence.
+pub fn scalar_text(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Null => Some(String::new()),
+        Value::Bool(b) => Some(b.to_string()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Array(_) | Value::Object(_) => None,
+    }
+}
+
 /// The documents of `text` through the fast path only; `None` when any of it needs the full
 /// parser. For tests that hold the two paths equal.
 #[doc(hidden)]
