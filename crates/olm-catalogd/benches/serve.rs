@@ -7,6 +7,9 @@
 //! Run with `cargo bench -p olm-catalogd --bench serve`. Not a divan benchmark: these need a
 //! server, a client and wall-clock percentiles rather than per-iteration timings.
 
+// Tests and benchmarks fail loudly on purpose.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;

@@ -5,6 +5,9 @@
 //! Needs the control plane binaries (`tools/controlplane/build.sh`) and Debian's
 //! `docker-registry`; without them the tests fail naming what is missing.
 
+// Tests and benchmarks fail loudly on purpose.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -3,6 +3,9 @@
 //! tests drive the router directly (no cluster needed); `tests/cluster.rs` goes through a real
 //! control plane and registry.
 
+// Tests and benchmarks fail loudly on purpose.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::io::Read;
 use std::sync::Arc;
 
