@@ -47,7 +47,7 @@ fn entry<'a>(cat: &'a mut Catalog, ch: &str, name: &str) -> &'a mut ChannelEntry
 }
 
 fn bundle<'a>(cat: &'a mut Catalog, name: &str) -> &'a mut Bundle {
-    &mut **cat.bundles_mut().find(|b| b.name == name).unwrap()
+    cat.bundles_mut().find(|b| b.name == name).unwrap()
 }
 
 fn package(cat: &mut Catalog) -> &mut Package {
