@@ -4,6 +4,9 @@
 //! Run with `cargo bench -p olm-catalog --bench load`. Peak memory is measured separately with the
 //! `load_validate` example under `/usr/bin/time -v` (see docs/catalogs.md).
 
+// Tests and benchmarks fail loudly on purpose.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 

@@ -4,6 +4,9 @@
 //! `load_validate --synthetic DIR PACKAGES BUNDLES` writes a synthetic catalog as one YAML file per
 //! package under DIR and a `catalog.jsonl` beside DIR.
 
+// Tests and benchmarks fail loudly on purpose.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::path::Path;
 use std::time::Instant;
 

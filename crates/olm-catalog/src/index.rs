@@ -9,37 +9,53 @@ use crate::model::{Bundle, Channel, ChannelEntry, Package};
 use crate::property::PackageProperty;
 use olm_version::blang::Version;
 
+/// A validated catalog's packages, by name.
 #[derive(Debug, Default)]
 pub struct Index<'a> {
+    /// Every package, by name.
     pub packages: BTreeMap<&'a str, PackageNode<'a>>,
 }
 
+/// One package with its channels and bundles.
 #[derive(Debug)]
 pub struct PackageNode<'a> {
+    /// The package's name.
     pub name: &'a str,
+    /// Its `olm.package` blob.
     pub package: &'a Package,
     /// The default channel's name, if set.
     pub default_channel: Option<&'a str>,
+    /// Every channel of the package, by name.
     pub channels: BTreeMap<&'a str, ChannelNode<'a>>,
     /// Every bundle of the package by name (a bundle may be an entry of several channels).
     pub bundles: BTreeMap<&'a str, BundleNode<'a>>,
+    /// The package's deprecation message, if the package is deprecated.
     pub deprecation: Option<&'a str>,
 }
 
+/// One channel with its entries.
 #[derive(Debug)]
 pub struct ChannelNode<'a> {
+    /// The channel's name.
     pub name: &'a str,
     /// `None` for the empty channel synthesized when `defaultChannel` names a channel with no blob.
     pub channel: Option<&'a Channel>,
+    /// The channel's entries, by bundle name.
     pub entries: BTreeMap<&'a str, &'a ChannelEntry>,
+    /// The channel's deprecation message, if the channel is deprecated.
     pub deprecation: Option<&'a str>,
 }
 
+/// One bundle with what validation read from its `olm.package` property.
 #[derive(Debug)]
 pub struct BundleNode<'a> {
+    /// The `olm.bundle` blob.
     pub bundle: &'a Bundle,
+    /// Its one `olm.package` property.
     pub package_property: PackageProperty,
+    /// That property's version, parsed.
     pub version: Version,
+    /// The bundle's deprecation message, if the bundle is deprecated.
     pub deprecation: Option<&'a str>,
 }
 

@@ -37,12 +37,22 @@ use crate::model::*;
 /// An error while loading, naming the file and (when known) the 1-based line.
 #[derive(Debug, thiserror::Error, Clone, PartialEq)]
 pub enum LoadError {
+    /// A file or directory could not be read.
     #[error("{path}: {message}")]
-    Io { path: String, message: String },
+    Io {
+        /// The file or directory.
+        path: String,
+        /// The operating system's message.
+        message: String,
+    },
+    /// A document is not valid JSON or YAML, or not a valid blob of its schema.
     #[error("{path}:{line}: {message}")]
     Parse {
+        /// The file (or the name given for a stream).
         path: String,
+        /// The 1-based line the problem is reported at.
         line: usize,
+        /// What is wrong, as opm words it.
         message: String,
     },
 }
@@ -128,6 +138,7 @@ pub fn load_file(path: &Path) -> Result<Catalog, LoadError> {
     load_file_with(path, &LoadOptions::default())
 }
 
+/// Loads one file holding a JSON or YAML stream, with the given options.
 pub fn load_file_with(path: &Path, opts: &LoadOptions) -> Result<Catalog, LoadError> {
     let bytes = fs::read(path).map_err(|e| LoadError::io(path, &e))?;
     Ok(Catalog {
@@ -158,6 +169,7 @@ pub fn load_jsonl(r: impl Read, name: &str) -> Result<Catalog, LoadError> {
     load_jsonl_with(r, name, &LoadOptions::default())
 }
 
+/// Loads catalogd's `catalog.jsonl`, with the given options; see [`load_jsonl`].
 pub fn load_jsonl_with(
     mut r: impl Read,
     name: &str,

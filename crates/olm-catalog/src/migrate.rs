@@ -22,14 +22,20 @@ pub const LEVELS: &[(&str, &str)] = &[
     ),
 ];
 
+/// Why a migration could not run.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum MigrateError {
+    /// The requested level is not one of the known migration names.
     #[error("unknown migration level {}", quote(.0))]
     UnknownLevel(String),
+    /// One bundle could not be migrated (its `olm.bundle.object` CSV does not decode or parse).
     #[error("package {}, bundle {}: {message}", quote(package), quote(bundle))]
     Bundle {
+        /// The bundle's package.
         package: String,
+        /// The bundle.
         bundle: String,
+        /// What went wrong.
         message: String,
     },
 }

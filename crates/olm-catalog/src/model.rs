@@ -99,9 +99,13 @@ name_type!(
     BundleName
 );
 
+/// The `schema` of a package blob.
 pub const SCHEMA_PACKAGE: &str = "olm.package";
+/// The `schema` of a channel blob.
 pub const SCHEMA_CHANNEL: &str = "olm.channel";
+/// The `schema` of a bundle blob.
 pub const SCHEMA_BUNDLE: &str = "olm.bundle";
+/// The `schema` of a package's deprecations blob.
 pub const SCHEMA_DEPRECATIONS: &str = "olm.deprecations";
 
 /// A loaded catalog: every blob in a deterministic order (files in lexical path order, documents in
@@ -109,16 +113,22 @@ pub const SCHEMA_DEPRECATIONS: &str = "olm.deprecations";
 /// order catalogd walks a catalog in.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Catalog {
+    /// Every document of the catalog, in load order.
     pub blobs: Vec<Blob>,
 }
 
 /// One FBC document.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Blob {
+    /// An `olm.package` document.
     Package(Kept<Package>),
+    /// An `olm.channel` document.
     Channel(Kept<Channel>),
+    /// An `olm.bundle` document.
     Bundle(Kept<Bundle>),
+    /// An `olm.deprecations` document.
     Deprecations(Kept<Deprecation>),
+    /// A document of any other schema, carried through unchanged.
     Other(Meta),
 }
 
@@ -209,6 +219,7 @@ impl From<Meta> for Blob {
 }
 
 impl Blob {
+    /// The blob's `schema` field.
     pub fn schema(&self) -> &str {
         match self {
             Blob::Package(_) => SCHEMA_PACKAGE,
@@ -241,18 +252,21 @@ impl Blob {
 }
 
 impl Catalog {
+    /// The `olm.package` blobs, in load order.
     pub fn packages(&self) -> impl Iterator<Item = &Package> {
         self.blobs.iter().filter_map(|b| match b {
             Blob::Package(p) => Some(&**p),
             _ => None,
         })
     }
+    /// The `olm.channel` blobs, in load order.
     pub fn channels(&self) -> impl Iterator<Item = &Channel> {
         self.blobs.iter().filter_map(|b| match b {
             Blob::Channel(c) => Some(&**c),
             _ => None,
         })
     }
+    /// The `olm.bundle` blobs, in load order.
     pub fn bundles(&self) -> impl Iterator<Item = &Bundle> {
         self.blobs.iter().filter_map(|b| match b {
             Blob::Bundle(x) => Some(&**x),
@@ -267,12 +281,14 @@ impl Catalog {
             _ => None,
         })
     }
+    /// The `olm.deprecations` blobs, in load order.
     pub fn deprecations(&self) -> impl Iterator<Item = &Deprecation> {
         self.blobs.iter().filter_map(|b| match b {
             Blob::Deprecations(x) => Some(&**x),
             _ => None,
         })
     }
+    /// The blobs of schemas this crate does not interpret, in load order.
     pub fn others(&self) -> impl Iterator<Item = &Meta> {
         self.blobs.iter().filter_map(|b| match b {
             Blob::Other(x) => Some(x),
@@ -301,17 +317,24 @@ impl Catalog {
 /// `olm.package`.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Package {
+    /// The package's name, which every other blob of the package refers to.
     pub name: PackageName,
+    /// `defaultChannel`: the channel installs use when none is asked for; empty when unset.
     pub default_channel: ChannelName,
+    /// The icon shown by catalog browsers, if any.
     pub icon: Option<Icon>,
+    /// Free text, usually Markdown.
     pub description: String,
+    /// Package-level properties.
     pub properties: Vec<Property>,
 }
 
 /// A package icon; `base64data` is kept in its base64 text form (checked to decode when loaded).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Icon {
+    /// The image bytes, base64 encoded.
     pub base64data: String,
+    /// The image's media type (`image/svg+xml`, `image/png`, …).
     pub mediatype: String,
 }
 
@@ -365,13 +388,18 @@ fn detect_content_type(b: &[u8]) -> &'static str {
 /// `olm.channel`. `entries` is `None` when the blob has no (or a `null`) `entries` field; opm writes `null`.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Channel {
+    /// The channel's name, unique within its package.
     pub name: ChannelName,
+    /// The package the channel belongs to.
     pub package: PackageName,
+    /// The channel's bundles with their upgrade edges; see the type's doc for `None`.
     pub entries: Option<Vec<ChannelEntry>>,
+    /// Channel-level properties.
     pub properties: Vec<Property>,
 }
 
 impl Channel {
+    /// The entries, an absent list read as empty.
     pub fn entries(&self) -> &[ChannelEntry] {
         self.entries.as_deref().unwrap_or(&[])
     }
@@ -380,9 +408,11 @@ impl Channel {
 /// One channel entry with its upgrade edges.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ChannelEntry {
+    /// The bundle this entry puts in the channel.
     pub name: BundleName,
-    /// Empty when absent.
+    /// The bundle this one upgrades from. Empty when absent.
     pub replaces: String,
+    /// Further bundles this one upgrades from directly, skipping them.
     pub skips: Vec<String>,
     /// A blang/semver range (empty when absent).
     pub skip_range: String,
@@ -391,10 +421,15 @@ pub struct ChannelEntry {
 /// `olm.bundle`.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Bundle {
+    /// The bundle's name, unique within its package.
     pub name: BundleName,
+    /// The package the bundle belongs to.
     pub package: PackageName,
+    /// The bundle image reference; empty for a bundle carried entirely in properties.
     pub image: String,
+    /// The bundle's properties (`olm.package`, `olm.gvk`, …).
     pub properties: Vec<Property>,
+    /// `relatedImages`: the images the bundle's operator runs, for mirroring.
     pub related_images: Vec<RelatedImage>,
 }
 
@@ -415,29 +450,39 @@ impl Bundle {
     }
 }
 
+/// One `relatedImages` entry of a bundle.
 #[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub struct RelatedImage {
+    /// A label for the image; may be empty.
     pub name: String,
+    /// The image reference.
     pub image: String,
 }
 
 /// `olm.deprecations` (at most one per package).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Deprecation {
+    /// The package whose parts are deprecated.
     pub package: PackageName,
+    /// One entry per deprecated package, channel or bundle.
     pub entries: Vec<DeprecationEntry>,
 }
 
+/// One deprecated thing and the message users are shown about it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DeprecationEntry {
+    /// What is deprecated.
     pub reference: PackageScopedReference,
+    /// Why, and what to use instead.
     pub message: String,
 }
 
 /// What a deprecation entry points at: `olm.package` (no name), `olm.channel` or `olm.bundle`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct PackageScopedReference {
+    /// The schema of what is referred to.
     pub schema: String,
+    /// Its name; empty for the package itself.
     pub name: String,
 }
 
@@ -461,9 +506,13 @@ impl std::ops::Deref for RawJson {
 /// A blob of a schema this crate does not interpret; kept verbatim as canonical JSON.
 #[derive(Clone, Debug)]
 pub struct Meta {
+    /// The blob's `schema` field.
     pub schema: String,
+    /// Its `package` field; empty when absent.
     pub package: String,
+    /// Its `name` field; empty when absent.
     pub name: String,
+    /// The whole blob, as canonical JSON.
     pub blob: Box<RawValue>,
 }
 

@@ -14,17 +14,29 @@ use serde_json::value::RawValue;
 
 use crate::model::Key;
 
+/// A bundle's package, version and release.
 pub const TYPE_PACKAGE: &str = "olm.package";
+/// An API (group, version, kind) a bundle provides.
 pub const TYPE_GVK: &str = "olm.gvk";
+/// A package (in a version range) a bundle depends on.
 pub const TYPE_PACKAGE_REQUIRED: &str = "olm.package.required";
+/// An API a bundle depends on.
 pub const TYPE_GVK_REQUIRED: &str = "olm.gvk.required";
+/// One manifest of the bundle, base64 encoded (the older form of a bundle's CSV in a catalog).
 pub const TYPE_BUNDLE_OBJECT: &str = "olm.bundle.object";
+/// The CSV's metadata shown by catalog browsers (the newer form).
 pub const TYPE_CSV_METADATA: &str = "olm.csv.metadata";
+/// A generic dependency: a GVK, a package, a CEL rule or a combination of them.
 pub const TYPE_CONSTRAINT: &str = "olm.constraint";
+/// A free-form label on a bundle.
 pub const TYPE_LABEL: &str = "olm.label";
+/// The channel a bundle is in (used by older tooling).
 pub const TYPE_CHANNEL: &str = "olm.channel";
+/// Marks a bundle deprecated (the older form of `olm.deprecations`).
 pub const TYPE_DEPRECATED: &str = "olm.deprecated";
+/// The newest OpenShift version a bundle may run on.
 pub const TYPE_MAX_OPENSHIFT_VERSION: &str = "olm.maxOpenShiftVersion";
+/// The bundle's format (`registry+v1`, `plain+v0`, …).
 pub const TYPE_BUNDLE_MEDIATYPE: &str = "olm.bundle.mediatype";
 
 /// Largest accepted `olm.constraint` value (operator-framework/api `constraints.Parse`).
@@ -33,7 +45,9 @@ pub const MAX_CONSTRAINT_SIZE: usize = 2 << 16;
 /// One `{type, value}` property. `value` is canonical JSON.
 #[derive(Clone, Debug)]
 pub struct Property {
+    /// The `type` field, which decides how `value` reads.
     pub type_: String,
+    /// The value, as canonical JSON.
     pub value: Box<RawValue>,
 }
 
@@ -91,7 +105,7 @@ impl Property {
 }
 
 pub(crate) fn null_raw() -> Box<RawValue> {
-    RawValue::from_string("null".to_owned()).expect("literal null is valid JSON")
+    RawValue::NULL.to_owned()
 }
 
 impl Serialize for Property {
@@ -139,29 +153,44 @@ impl<'de> Deserialize<'de> for Property {
 /// A property decoded by type.
 #[derive(Clone, Debug, PartialEq)]
 pub enum TypedProperty {
+    /// [`TYPE_PACKAGE`].
     Package(PackageProperty),
+    /// [`TYPE_GVK`].
     Gvk(Gvk),
+    /// [`TYPE_GVK_REQUIRED`].
     GvkRequired(Gvk),
+    /// [`TYPE_PACKAGE_REQUIRED`].
     PackageRequired(PackageRequired),
+    /// [`TYPE_BUNDLE_OBJECT`].
     BundleObject(BundleObject),
     /// The value, checked to have the `CSVMetadata` shape; see [`CsvMetadata`] to build one.
     CsvMetadata(crate::model::RawJson),
+    /// [`TYPE_CONSTRAINT`].
     Constraint(Constraint),
+    /// [`TYPE_LABEL`].
     Label(Label),
+    /// [`TYPE_CHANNEL`].
     Channel(ChannelProperty),
+    /// [`TYPE_DEPRECATED`]; its value carries nothing.
     Deprecated,
+    /// [`TYPE_MAX_OPENSHIFT_VERSION`], the version as written.
     MaxOpenShiftVersion(String),
+    /// [`TYPE_BUNDLE_MEDIATYPE`], the media type as written.
     BundleMediatype(String),
+    /// Any other type, or a known type whose value does not have the expected shape.
     Other(Property),
 }
 
 /// `olm.package`: the bundle's package and version (strict semver), and optional release.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PackageProperty {
+    /// The package the bundle belongs to.
     #[serde(rename = "packageName", default)]
     pub package_name: String,
+    /// The bundle's version, as written.
     #[serde(default)]
     pub version: String,
+    /// The release, as written; empty when absent.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub release: String,
 }
@@ -169,10 +198,13 @@ pub struct PackageProperty {
 /// `olm.gvk` / `olm.gvk.required`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Gvk {
+    /// The API group; empty for the core group.
     #[serde(default)]
     pub group: String,
+    /// The kind.
     #[serde(default)]
     pub kind: String,
+    /// The API version within the group.
     #[serde(default)]
     pub version: String,
 }
@@ -180,8 +212,10 @@ pub struct Gvk {
 /// `olm.package.required`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PackageRequired {
+    /// The package depended on.
     #[serde(rename = "packageName", default)]
     pub package_name: String,
+    /// The acceptable versions, a blang/semver range as written.
     #[serde(rename = "versionRange", default)]
     pub version_range: String,
 }
@@ -189,6 +223,7 @@ pub struct PackageRequired {
 /// `olm.bundle.object`: one manifest, base64 encoded.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BundleObject {
+    /// The manifest, base64 encoded.
     #[serde(default)]
     pub data: String,
 }
@@ -206,6 +241,7 @@ impl BundleObject {
 /// `olm.label`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Label {
+    /// The label text.
     #[serde(default)]
     pub label: String,
 }
@@ -213,6 +249,7 @@ pub struct Label {
 /// `olm.channel` property (internal use).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChannelProperty {
+    /// The channel's name.
     #[serde(rename = "channelName", default)]
     pub channel_name: String,
 }
@@ -220,19 +257,29 @@ pub struct ChannelProperty {
 /// `olm.constraint`: a failure message and exactly one constraint body.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Constraint {
+    /// `failureMessage`: what resolution reports when the constraint is not met; may be empty.
     pub failure_message: String,
+    /// What must hold.
     pub body: ConstraintBody,
 }
 
+/// The one body of an `olm.constraint`.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ConstraintBody {
+    /// `gvk`: some bundle provides this API.
     Gvk(Gvk),
+    /// `package`: some bundle of this package, in the range, is installed.
     Package(PackageRequired),
+    /// `cel`: a CEL rule over a candidate bundle's properties.
     Cel {
+        /// The CEL expression.
         rule: String,
     },
+    /// `all`: every inner constraint holds.
     All(Vec<Constraint>),
+    /// `any`: at least one inner constraint holds.
     Any(Vec<Constraint>),
+    /// `not`: no inner constraint holds.
     Not(Vec<Constraint>),
     /// Deprecated alias of `not`.
     None(Vec<Constraint>),

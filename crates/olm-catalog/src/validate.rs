@@ -37,11 +37,14 @@ pub enum ValidationError {
 /// A node of the validation tree: a message and its children (leaves have none).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Node {
+    /// The message at this level.
     pub message: String,
+    /// The finer-grained messages under it.
     pub children: Vec<Node>,
 }
 
 impl Node {
+    /// A node without children.
     pub fn leaf(message: impl Into<String>) -> Self {
         Node {
             message: message.into(),

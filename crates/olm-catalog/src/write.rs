@@ -22,8 +22,11 @@ use crate::property::Property;
 /// Output formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
+    /// Indented JSON documents, as `opm render -o json` writes them.
     Json,
+    /// YAML documents separated by `---`, as `opm render -o yaml` writes them.
     Yaml,
+    /// One compact JSON blob per line, as catalogd serves `catalog.jsonl`.
     Jsonl,
 }
 

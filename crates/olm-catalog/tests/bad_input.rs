@@ -1,5 +1,8 @@
 //! Bad input never panics: every error names the file (and line where there is one).
 
+// Tests and benchmarks fail loudly on purpose.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::fs;
 use std::path::Path;
 

@@ -2,6 +2,9 @@
 //! pipeline (opm) wrote for the same bundles: CSVs from shared/data/bundles wrapped as
 //! `olm.bundle.object`, migrated, and compared with community-v4.21.
 
+// Tests and benchmarks fail loudly on purpose.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::path::{Path, PathBuf};
 
 use base64::Engine;

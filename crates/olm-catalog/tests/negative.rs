@@ -2,6 +2,9 @@
 //! (operator-registry `alpha/declcfg/declcfg_to_model.go` fail-fast texts and the `alpha/model`
 //! `invalid index:` tree).
 
+// Tests and benchmarks fail loudly on purpose.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::path::Path;
 
 use olm_catalog::model::*;

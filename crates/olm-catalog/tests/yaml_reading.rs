@@ -2,6 +2,9 @@
 //! workspace's one reader. Each case here was read differently before the catalog and bundle
 //! readers became one.
 
+// Tests and benchmarks fail loudly on purpose.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use olm_catalog::load::load_bytes;
 use olm_catalog::write::{Format, to_string};
 
