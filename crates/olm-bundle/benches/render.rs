@@ -2,6 +2,9 @@
 //!
 //! `cargo bench -p olm-bundle --bench render`
 
+// Tests and benchmarks fail loudly on purpose.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::path::{Path, PathBuf};
 
 use olm_bundle::{

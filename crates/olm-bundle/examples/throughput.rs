@@ -2,6 +2,9 @@
 //! (CPU time, so a busy machine does not distort the figure).
 //! `cargo run --release -p olm-bundle --example throughput -- [N]`
 
+// Tests and benchmarks fail loudly on purpose.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::path::{Path, PathBuf};
 
 use olm_bundle::{Bundle, BundleFile, CertProvider, csv::InstallModeType, render_bundle};

@@ -25,18 +25,24 @@ use crate::csv::{InstallModeType, WebhookType};
 /// `Error` or `Warning`, as upstream prints them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Level {
+    /// An error: the bundle is refused.
     Error,
+    /// A warning: reported, the bundle still passes.
     Warning,
 }
 
 /// One finding: upstream's `errors.Error`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finding {
+    /// How serious the finding is.
     pub level: Level,
     /// Upstream's error type, e.g. `CSVFileNotValid`, `FieldNotFound`, `ValidationFailed`.
     pub kind: &'static str,
+    /// The field the finding is about, as upstream names it; may be empty.
     pub field: String,
+    /// The offending value, as upstream prints it; may be empty.
     pub value: String,
+    /// What is wrong.
     pub detail: String,
 }
 

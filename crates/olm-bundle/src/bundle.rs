@@ -30,11 +30,14 @@ pub const PROPERTIES_ANNOTATION: &str = "olm.properties";
 /// One object of the bundle together with the file it came from (relative to the bundle root).
 #[derive(Debug, Clone, PartialEq)]
 pub struct BundleObject {
+    /// The file the object came from, relative to the bundle root.
     pub file: String,
+    /// The object, as JSON.
     pub object: Value,
 }
 
 impl BundleObject {
+    /// The object's `kind`; empty when absent.
     pub fn kind(&self) -> &str {
         self.object
             .get("kind")
@@ -42,6 +45,7 @@ impl BundleObject {
             .unwrap_or("")
     }
 
+    /// The object's `metadata.name`; empty when absent.
     pub fn name(&self) -> &str {
         self.object
             .pointer("/metadata/name")
@@ -58,6 +62,7 @@ pub struct Bundle {
     pub package_name: String,
     /// The `annotations` block of `metadata/annotations.yaml`.
     pub annotations: BTreeMap<String, String>,
+    /// The bundle's ClusterServiceVersion.
     pub csv: ClusterServiceVersion,
     /// File the CSV came from.
     pub csv_file: String,
@@ -78,7 +83,9 @@ pub struct Bundle {
 /// A file of an unpacked bundle: path relative to the bundle root (with `/` separators) and bytes.
 #[derive(Debug, Clone)]
 pub struct BundleFile {
+    /// The path relative to the bundle root, `/`-separated.
     pub path: String,
+    /// The file's bytes.
     pub contents: Vec<u8>,
 }
 

@@ -179,7 +179,9 @@ pub enum WatchNamespaceRule {
     Absent,
     /// Configurable; `required` unless AllNamespaces is supported.
     Present {
+        /// Whether a value must be given (it may be left out only when AllNamespaces is supported).
         required: bool,
+        /// The shape the value must have, if constrained.
         format: Option<NamespaceFormat>,
     },
 }
@@ -263,7 +265,9 @@ pub fn config_schema(csv: &ClusterServiceVersion) -> Value {
 /// A configuration that passed validation.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct BundleConfig {
+    /// `watchNamespace`, when given.
     pub watch_namespace: Option<String>,
+    /// `deploymentConfig`, when given, as validated.
     pub deployment_config: Option<Value>,
 }
 

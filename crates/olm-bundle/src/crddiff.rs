@@ -36,6 +36,7 @@ pub struct UpgradeReport {
 }
 
 impl UpgradeReport {
+    /// Whether the upgrade has no problem at all.
     pub fn is_safe(&self) -> bool {
         self.errors.is_empty()
     }

@@ -5,33 +5,67 @@ use thiserror::Error;
 /// Why a bundle could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum BundleError {
+    /// A file or directory could not be read.
     #[error("{path}: {message}")]
-    Io { path: String, message: String },
+    Io {
+        /// The file or directory.
+        path: String,
+        /// The operating system's message.
+        message: String,
+    },
     /// Upstream: operator-controller's bundle source.
     #[error(
         "subdirectories are not allowed within the \"manifests\" directory of the bundle image filesystem: found {}",
         olm_goenc::quote(path)
     )]
-    SubdirectoryInManifests { path: String },
+    SubdirectoryInManifests {
+        /// The subdirectory found.
+        path: String,
+    },
+    /// A manifest or metadata file is not valid YAML.
     #[error("{file}: invalid YAML: {message}")]
-    Yaml { file: String, message: String },
+    Yaml {
+        /// The file, relative to the bundle root.
+        file: String,
+        /// The parser's message.
+        message: String,
+    },
+    /// A manifest document is not a mapping.
     #[error("{file}: document is not an object")]
-    NotAnObject { file: String },
+    NotAnObject {
+        /// The file, relative to the bundle root.
+        file: String,
+    },
+    /// A manifest document has no `kind`.
     #[error("{file}: object has no \"kind\"")]
-    MissingKind { file: String },
+    MissingKind {
+        /// The file, relative to the bundle root.
+        file: String,
+    },
     /// Upstream: operator-controller's bundle source.
     #[error("no ClusterServiceVersion found in \"manifests\"")]
     NoCsv,
     /// Upstream (operator-framework/api loader) says "invalid bundle: contains multiple CSVs".
     #[error("invalid bundle: contains multiple CSVs ({first}, {second})")]
-    MultipleCsvs { first: String, second: String },
+    MultipleCsvs {
+        /// The file of the first CSV found.
+        first: String,
+        /// The file of the second.
+        second: String,
+    },
     /// Upstream (opm): "Could not find annotations file".
     #[error(
         "Could not find annotations file (metadata/annotations.yaml with an \"annotations\" block)"
     )]
     NoAnnotations,
+    /// The CSV does not have the shape of a ClusterServiceVersion.
     #[error("{file}: invalid ClusterServiceVersion: {message}")]
-    InvalidCsv { file: String, message: String },
+    InvalidCsv {
+        /// The CSV's file, relative to the bundle root.
+        file: String,
+        /// What does not fit, as serde reports it.
+        message: String,
+    },
 }
 
 /// Why a bundle could not be rendered: every message is upstream's.

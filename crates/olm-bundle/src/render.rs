@@ -39,6 +39,8 @@ pub struct RenderOptions {
     /// Namespaces the operator watches; `None` means the bundle's default (`[""]`, all
     /// namespaces, when AllNamespaces is supported). `[""]` means all namespaces.
     pub target_namespaces: Option<Vec<String>>,
+    /// Who provides the webhook serving certificates; `None` when the bundle needs none or no
+    /// provider is set up.
     pub cert_provider: Option<CertProvider>,
     /// A validated `deploymentConfig` object (see [`crate::config`]).
     pub deployment_config: Option<Value>,

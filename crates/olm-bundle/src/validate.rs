@@ -113,6 +113,7 @@ fn duplicates<'a>(names: impl Iterator<Item = &'a str>) -> BTreeSet<&'a str> {
     dup
 }
 
+/// Upstream's `CheckDeploymentSpecUniqueness`: no two install-strategy deployments share a name.
 pub fn check_deployment_spec_uniqueness(b: &Bundle) -> Vec<String> {
     duplicates(
         b.csv
@@ -128,6 +129,8 @@ pub fn check_deployment_spec_uniqueness(b: &Bundle) -> Vec<String> {
     .collect()
 }
 
+/// Upstream's `CheckDeploymentNameIsDNS1123SubDomain`: every deployment name is a DNS-1123
+/// subdomain.
 pub fn check_deployment_name_is_dns1123_subdomain(b: &Bundle) -> Vec<String> {
     let mut by_name: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     for d in &b.csv.spec.install.spec.deployments {
@@ -147,6 +150,7 @@ pub fn check_deployment_name_is_dns1123_subdomain(b: &Bundle) -> Vec<String> {
         .collect()
 }
 
+/// Upstream's `CheckCRDResourceUniqueness`: no CRD appears twice among the bundle's objects.
 pub fn check_crd_resource_uniqueness(b: &Bundle) -> Vec<String> {
     duplicates(b.crd_names())
         .into_iter()
@@ -154,6 +158,7 @@ pub fn check_crd_resource_uniqueness(b: &Bundle) -> Vec<String> {
         .collect()
 }
 
+/// Upstream's `CheckOwnedCRDExistence`: every CRD the CSV owns is shipped in the bundle.
 pub fn check_owned_crd_existence(b: &Bundle) -> Vec<String> {
     let have: BTreeSet<&str> = b.crd_names().collect();
     let missing: BTreeSet<&str> = b
@@ -171,6 +176,7 @@ pub fn check_owned_crd_existence(b: &Bundle) -> Vec<String> {
         .collect()
 }
 
+/// Upstream's `CheckPackageNameNotEmpty`: the annotations name the package.
 pub fn check_package_name_not_empty(b: &Bundle) -> Vec<String> {
     if b.package_name.is_empty() {
         vec!["package name is empty".to_string()]
@@ -179,6 +185,8 @@ pub fn check_package_name_not_empty(b: &Bundle) -> Vec<String> {
     }
 }
 
+/// Upstream's `CheckConversionWebhookSupport`: a bundle with conversion webhooks supports
+/// AllNamespaces and no other install mode.
 pub fn check_conversion_webhook_support(b: &Bundle) -> Vec<String> {
     let names: Vec<&str> = b
         .csv
@@ -207,6 +215,8 @@ pub fn check_conversion_webhook_support(b: &Bundle) -> Vec<String> {
         .collect()
 }
 
+/// Upstream's `CheckWebhookDeploymentReferentialIntegrity`: each webhook names a deployment of the
+/// CSV.
 pub fn check_webhook_deployment_referential_integrity(b: &Bundle) -> Vec<String> {
     let deployments: BTreeSet<&str> = b
         .csv
@@ -238,6 +248,7 @@ pub fn check_webhook_deployment_referential_integrity(b: &Bundle) -> Vec<String>
     out
 }
 
+/// Upstream's `CheckWebhookNameUniqueness`: no two webhooks of one type share a name.
 pub fn check_webhook_name_uniqueness(b: &Bundle) -> Vec<String> {
     let mut seen: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
     let mut dup: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
@@ -256,6 +267,7 @@ pub fn check_webhook_name_uniqueness(b: &Bundle) -> Vec<String> {
         .collect()
 }
 
+/// Upstream's `CheckWebhookNameIsDNS1123SubDomain`: every webhook name is a DNS-1123 subdomain.
 pub fn check_webhook_name_is_dns1123_subdomain(b: &Bundle) -> Vec<String> {
     let mut bad: BTreeMap<&str, BTreeMap<&str, Vec<String>>> = BTreeMap::new();
     for w in &b.csv.spec.webhookdefinitions {
@@ -278,6 +290,7 @@ pub fn check_webhook_name_is_dns1123_subdomain(b: &Bundle) -> Vec<String> {
         .collect()
 }
 
+/// Upstream's `CheckConversionWebhookCRDReferenceUniqueness`: no CRD is converted by two webhooks.
 pub fn check_conversion_webhook_crd_reference_uniqueness(b: &Bundle) -> Vec<String> {
     let mut crd_to_wh: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     for w in b
@@ -304,6 +317,8 @@ pub fn check_conversion_webhook_crd_reference_uniqueness(b: &Bundle) -> Vec<Stri
         .collect()
 }
 
+/// Upstream's `CheckConversionWebhooksReferenceOwnedCRDs`: conversion webhooks convert only CRDs
+/// the CSV owns.
 pub fn check_conversion_webhooks_reference_owned_crds(b: &Bundle) -> Vec<String> {
     let mut conv: Vec<_> = b
         .csv
@@ -349,6 +364,8 @@ const FORBIDDEN_ADMISSION_RESOURCES: &[&str] = &[
     "validatingwebhookconfigurations",
 ];
 
+/// Upstream's `CheckWebhookRules`: webhook rules name neither OLM's API group nor every group
+/// (`*`), nor the admission webhook configurations themselves.
 pub fn check_webhook_rules(b: &Bundle) -> Vec<String> {
     let mut out = Vec::new();
     for w in b
@@ -384,6 +401,8 @@ pub fn check_webhook_rules(b: &Bundle) -> Vec<String> {
     out
 }
 
+/// Upstream's `CheckObjectSupport`: every object of the bundle is of a kind the renderer can
+/// install.
 pub fn check_object_support(b: &Bundle) -> Vec<String> {
     b.others
         .iter()

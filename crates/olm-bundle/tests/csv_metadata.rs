@@ -3,6 +3,9 @@
 //! migration of the same bundle rendered with `olm.bundle.object`s. Both must give the same bytes
 //! for every real bundle, or a catalog would change when it is migrated.
 
+// Tests and benchmarks fail loudly on purpose.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::path::{Path, PathBuf};
 
 use olm_bundle::Bundle;

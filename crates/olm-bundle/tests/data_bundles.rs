@@ -7,6 +7,9 @@
 //! The same bundles, converted to `olm.bundle` blobs, are compared with the blobs the
 //! community catalog pipeline published for them (`olm.csv.metadata` form).
 
+// Tests and benchmarks fail loudly on purpose.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::path::{Path, PathBuf};
 
 use olm_bundle::properties::{ObjectsMode, to_olm_bundle};

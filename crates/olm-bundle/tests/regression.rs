@@ -3,6 +3,9 @@
 //! bundles rendered with the same options must give the same files, byte for byte, with the
 //! same `NN_<kind>_<name>.yaml` names (which pins the hash-derived RBAC names).
 
+// Tests and benchmarks fail loudly on purpose.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::path::{Path, PathBuf};
 
 use olm_bundle::render::{RenderOptions, manifest_file_name, render, sort_manifests};

@@ -2,6 +2,9 @@
 //! operator-controller's wording (`render/registryv1/validators`, `render/render.go`,
 //! `config/config.go`).
 
+// Tests and benchmarks fail loudly on purpose.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use olm_bundle::render::{RenderOptions, render};
 use olm_bundle::{Bundle, BundleFile, config, render_bundle, validate};
 use serde_json::{Value, json};
