@@ -419,17 +419,9 @@ impl<'a, B: Build<'a>> P<'a, '_, B> {
             line = next;
             if escaped_break {
                 // The escaped break itself is dropped; empty lines after it still count.
-                for _ in 0..newlines {
-                    out.push('\n');
-                }
+                out.extend(std::iter::repeat_n('\n', newlines));
             } else {
-                if newlines == 0 {
-                    out.push(' ');
-                } else {
-                    for _ in 0..newlines {
-                        out.push('\n');
-                    }
-                }
+                fold(&mut out, newlines);
             }
         }
     }
@@ -478,13 +470,7 @@ impl<'a, B: Build<'a>> P<'a, '_, B> {
             }
             let (next, newlines) = self.quoted_continuation(parent)?;
             line = next;
-            if newlines == 0 {
-                out.push(' ');
-            } else {
-                for _ in 0..newlines {
-                    out.push('\n');
-                }
-            }
+            fold(&mut out, newlines);
         }
     }
 
@@ -599,6 +585,15 @@ impl<'a, B: Build<'a>> P<'a, '_, B> {
             }
         }
         self.string(body)
+    }
+}
+
+/// A line break inside a flow scalar: a space, or one newline per empty line that followed it.
+fn fold(out: &mut String, empty_lines: usize) {
+    if empty_lines == 0 {
+        out.push(' ');
+    } else {
+        out.extend(std::iter::repeat_n('\n', empty_lines));
     }
 }
 
