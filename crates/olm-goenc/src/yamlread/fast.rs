@@ -394,10 +394,7 @@ impl<'a, B: Build<'a>> P<'a, '_, B> {
             }
             if let Some(end) = closed {
                 out.push_str(&seg);
-                let after = line[end..].trim_start_matches(' ');
-                // Only a comment may follow, and it needs a space before it.
-                let spaced = after.len() < line.len() - end;
-                if !(after.is_empty() || (spaced && after.starts_with('#'))) {
+                if !only_comment_after(&line[end..]) {
                     return None;
                 }
                 self.pos += usize::from(!first_line);
@@ -452,10 +449,7 @@ impl<'a, B: Build<'a>> P<'a, '_, B> {
             }
             if let Some(end) = closed {
                 out.push_str(&seg);
-                let after = line[end..].trim_start_matches(' ');
-                // Only a comment may follow, and it needs a space before it.
-                let spaced = after.len() < line.len() - end;
-                if !(after.is_empty() || (spaced && after.starts_with('#'))) {
+                if !only_comment_after(&line[end..]) {
                     return None;
                 }
                 self.pos += usize::from(!first_line);
@@ -586,6 +580,13 @@ impl<'a, B: Build<'a>> P<'a, '_, B> {
         }
         self.string(body)
     }
+}
+
+/// Whether the text after a closing quote may end the line: nothing, or a comment with a space
+/// before its `#`.
+fn only_comment_after(rest: &str) -> bool {
+    let after = rest.trim_start_matches(' ');
+    after.is_empty() || (after.len() < rest.len() && after.starts_with('#'))
 }
 
 /// A line break inside a flow scalar: a space, or one newline per empty line that followed it.
