@@ -25,8 +25,10 @@ use crate::schema::{
 pub struct ClusterExtensionSpec {
     /// The namespace namespaced objects go to by default; must exist. Immutable.
     pub namespace: String,
-    /// The ServiceAccount used for the installation; must exist in `namespace`.
-    pub service_account: ServiceAccountReference,
+    /// The ServiceAccount whose permissions the installation is limited to; must exist in
+    /// `namespace`. Without it, objects are applied with the controller's own identity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_account: Option<ServiceAccountReference>,
     /// Where the content comes from.
     pub source: SourceConfig,
     /// Installation options (preflight checks).
