@@ -26,3 +26,44 @@ pub const PROVIDED_APIS_ANNOTATION: &str = "olm.providedAPIs";
 
 /// Annotation on a CSV: the version range it replaces, a blang range.
 pub const SKIP_RANGE_ANNOTATION: &str = "olm.skipRange";
+
+/// Label on every object an extension installs and on its ClusterObjectSets: the owner's kind
+/// (`ClusterExtension`).
+pub const OWNER_KIND_LABEL: &str = "olm.operatorframework.io/owner-kind";
+
+/// Label on every object an extension installs and on its ClusterObjectSets: the owner's name.
+pub const OWNER_NAME_LABEL: &str = "olm.operatorframework.io/owner-name";
+
+/// ClusterObjectSet annotation (and object annotation): the installed package.
+pub const PACKAGE_NAME_KEY: &str = "olm.operatorframework.io/package-name";
+
+/// ClusterObjectSet annotation: the installed bundle's name.
+pub const BUNDLE_NAME_KEY: &str = "olm.operatorframework.io/bundle-name";
+
+/// ClusterObjectSet annotation (and object annotation): the installed bundle's version.
+pub const BUNDLE_VERSION_KEY: &str = "olm.operatorframework.io/bundle-version";
+
+/// ClusterObjectSet annotation: the installed bundle's image reference.
+pub const BUNDLE_REFERENCE_KEY: &str = "olm.operatorframework.io/bundle-reference";
+
+/// ClusterObjectSet annotation: the installed bundle's release, only when it has one.
+pub const BUNDLE_RELEASE_KEY: &str = "olm.operatorframework.io/bundle-release";
+
+/// Label on Secrets holding externalised ClusterObjectSet objects: the revision's name.
+pub const REVISION_NAME_LABEL: &str = "olm.operatorframework.io/revision-name";
+
+/// Type of Secrets holding externalised ClusterObjectSet objects.
+pub const OBJECT_DATA_SECRET_TYPE: &str = "olm.operatorframework.io/object-data";
+
+/// ClusterExtension finalizer: the extension's bundle unpacks are deleted with it.
+pub const CLEANUP_UNPACK_CACHE_FINALIZER: &str = "olm.operatorframework.io/cleanup-unpack-cache";
+
+/// ClusterExtension finalizer: the extension's watches are stopped with it.
+pub const CLEANUP_CONTENTMANAGER_CACHE_FINALIZER: &str =
+    "olm.operatorframework.io/cleanup-contentmanager-cache";
+
+/// ClusterObjectSet finalizer: objects are torn down before the revision goes.
+pub const TEARDOWN_FINALIZER: &str = "olm.operatorframework.io/teardown";
+
+/// Value of [`OWNER_KIND_LABEL`] for objects installed by a ClusterExtension.
+pub const CLUSTER_EXTENSION_KIND: &str = "ClusterExtension";

@@ -22,11 +22,8 @@ mod name;
 pub use condition::{ConditionStatus, InvalidConditionStatus};
 #[cfg(feature = "condition")]
 pub use condition::{ConditionUpdate, find_status_condition, set_status_condition, status_of};
-pub use labels::{
-    CATALOG_CACHE_FINALIZER, CATALOG_CONFIGS_LABEL, METADATA_NAME_LABEL, OPERATOR_GROUP_ANNOTATION,
-    OPERATOR_NAMESPACE_ANNOTATION, PROVIDED_APIS_ANNOTATION, SKIP_RANGE_ANNOTATION,
-    TARGET_NAMESPACES_ANNOTATION,
-};
+// Every well-known key is public API; the module holds nothing else.
+pub use labels::*;
 pub use name::{
     CONDITION_REASON_PATTERN, CONDITION_TYPE_PATTERN, DNS1123_LABEL_MAX_LEN, DNS1123_LABEL_PATTERN,
     DNS1123_SUBDOMAIN_MAX_LEN, DNS1123_SUBDOMAIN_PATTERN, LABEL_VALUE_MAX_LEN, LABEL_VALUE_PATTERN,
