@@ -438,22 +438,26 @@ pub(crate) fn spec_schema() -> S {
                 "name",
                 string()
                     .max_len(253)
-                    .cel("self == oldSelf", "name is immutable")
+                    .min_len(1)
+                    .cel("self == oldSelf", "name is immutable once set but may be cleared")
                     .cel(&matches(DNS1123_SUBDOMAIN_PATTERN), &format!("name {SUBDOMAIN_MESSAGE_TAIL}"))
                     .doc(
-                        "name is the required, immutable name of the ServiceAccount used to install and manage the \
-                         package; a DNS-1123 subdomain of at most 253 characters.",
+                        "name is the name of the ServiceAccount used to install and manage the package; a \
+                         DNS-1123 subdomain of at most 253 characters. It cannot be changed once set, but \
+                         serviceAccount may be removed.",
                     ),
             )])
-            .required(&["name"])
+            .min_properties(1)
             .doc(
-                "serviceAccount is the ServiceAccount used for every interaction with the cluster needed to manage the \
-                 extension. It must exist in the namespace of the spec and have the permissions needed.",
+                "serviceAccount is the optional ServiceAccount whose permissions bound the installation: when \
+                 set, the installer checks that it holds every permission the bundle's objects need before \
+                 applying them, and it must exist in the namespace of the spec. When absent, the installer \
+                 manages the extension with its own identity.",
             ),
         ),
         ("source", source),
     ])
-    .required(&["namespace", "serviceAccount", "source"])
+    .required(&["namespace", "source"])
     .doc("spec is the desired state of the ClusterExtension.")
 }
 

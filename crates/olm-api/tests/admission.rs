@@ -347,6 +347,9 @@ async fn extension_cases(ext: &Kind, failures: &mut Vec<String>) {
         );
     }
 
+    // Upstream: TestClusterExtensionAdmissionServiceAccount (v1.11.0), where the field became
+    // optional; the empty name is sent here as written, so minLength answers it.
+    let x253 = "x".repeat(253);
     let sa_regex = "spec.serviceAccount.name: Invalid value: {v}: name must be a valid DNS1123 subdomain. It must contain only lowercase alphanumeric characters, hyphens (-) or periods (.), start and end with an alphanumeric character, and be no longer than 253 characters";
     let accounts: Vec<(&str, Want)> = vec![
         ("some-serviceaccount", Want::Ok),
@@ -354,9 +357,22 @@ async fn extension_cases(ext: &Kind, failures: &mut Vec<String>) {
         ("1-serviceaccount-2", Want::Ok),
         ("someserviceaccount", Want::Ok),
         ("some.serviceaccount", Want::Ok),
-        ("", err(sa_regex)),
+        (&x253, Want::Ok),
+        (
+            "",
+            err(
+                "spec.serviceAccount.name: Invalid value: \"\": spec.serviceAccount.name in body should be at least 1 chars long",
+            ),
+        ),
         ("-some-serviceaccount", err(sa_regex)),
         ("some-serviceaccount-", err(sa_regex)),
+        ("spaces spaces", err(sa_regex)),
+        ("Capitalized", err(sa_regex)),
+        ("camelCase", err(sa_regex)),
+        ("many/invalid$characters+in_name", err(sa_regex)),
+        (".start-with-period", err(sa_regex)),
+        ("end-with-period.", err(sa_regex)),
+        ("a.-b", err(sa_regex)),
         (
             &x254,
             err("spec.serviceAccount.name: Too long: may not be more than 253"),
@@ -382,10 +398,15 @@ async fn extension_cases(ext: &Kind, failures: &mut Vec<String>) {
     let mut missing_ns = base.clone();
     missing_ns.as_object_mut().map(|m| m.remove("namespace"));
     let shapes: Vec<(&str, Value, Want)> = vec![
+        // Upstream: TestClusterExtensionAdmissionServiceAccountLifecycle (v1.11.0).
+        ("no serviceAccount", missing_sa, Want::Ok),
         (
-            "no serviceAccount",
-            missing_sa,
-            err("spec.serviceAccount: Required value"),
+            "empty serviceAccount",
+            json!({"namespace": "default", "serviceAccount": {},
+                   "source": {"sourceType": "Catalog", "catalog": {"packageName": "package"}}}),
+            err(
+                "spec.serviceAccount: Invalid value: 0: spec.serviceAccount in body should have at least 1 properties",
+            ),
         ),
         (
             "no namespace",
@@ -564,7 +585,16 @@ async fn extension_cases(ext: &Kind, failures: &mut Vec<String>) {
         (
             "serviceAccount change",
             |s| s["serviceAccount"]["name"] = json!("other"),
-            err("spec.serviceAccount.name: Invalid value: {v}: name is immutable"),
+            err(
+                "spec.serviceAccount.name: Invalid value: {v}: name is immutable once set but may be cleared",
+            ),
+        ),
+        (
+            "serviceAccount cleared",
+            |s| {
+                s.as_object_mut().map(|m| m.remove("serviceAccount"));
+            },
+            Want::Ok,
         ),
         (
             "version change",
@@ -586,6 +616,25 @@ async fn extension_cases(ext: &Kind, failures: &mut Vec<String>) {
             }
             Err(e) => failures.push(format!("{case}: create refused: {e}")),
         }
+    }
+    // The transition rule compares only when both old and new carry a name: one added later is
+    // admitted like one cleared.
+    let mut without_sa = base.clone();
+    without_sa
+        .as_object_mut()
+        .map(|m| m.remove("serviceAccount"));
+    match ext.create(without_sa).await {
+        Ok(created) => {
+            let mut spec = created.data["spec"].clone();
+            spec["serviceAccount"] = json!({"name": "later"});
+            judge(
+                "serviceAccount set later",
+                ext.update_spec(&created.name_any(), spec).await,
+                &Want::Ok,
+                failures,
+            );
+        }
+        Err(e) => failures.push(format!("serviceAccount set later: create refused: {e}")),
     }
 
     // Status rules.
