@@ -1,0 +1,272 @@
+//! The apply step: render the bundle, build the desired revision, and — only when it differs
+//! from the newest one — run the preflights and create it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::{Namespace, Secret};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
+use kube::core::ApiResource;
+use kube::{Resource, ResourceExt};
+use olm_api::{ClusterExtension, ClusterObjectSet, CrdUpgradeSafetyEnforcement};
+use olm_bundle::{Bundle, RenderError};
+use olm_extension::revision::{self, Change, RevisionRequest, ServiceAccountRef};
+use olm_extension::status::{RevisionState, Step, Stop, StopKind};
+use serde_json::{Value, json};
+use tracing::{debug, info};
+
+use super::Ctx;
+use super::gather::Target;
+
+fn retrying(message: impl Into<String>) -> Stop {
+    Stop {
+        step: Step::Apply,
+        message: message.into(),
+        kind: StopKind::Retrying,
+    }
+}
+
+/// Applies `target`. `content` is None when the bundle could not be pulled but is the one
+/// installed: then the installed revision stays as it is. Returns the state of a revision it
+/// created, for the status of this same reconcile.
+pub async fn apply(
+    ext: &ClusterExtension,
+    ctx: &Ctx,
+    target: &Target,
+    content: Option<&Bundle>,
+    revisions: &[Arc<ClusterObjectSet>],
+) -> Result<Option<RevisionState>, Stop> {
+    let Some(bundle) = content else {
+        if revisions.is_empty() {
+            return Err(retrying(
+                "catalog content unavailable and no revision installed",
+            ));
+        }
+        return Ok(None);
+    };
+    let objects = render(ext, ctx, bundle)?;
+    let existing: Vec<ClusterObjectSet> = revisions.iter().map(|r| (**r).clone()).collect();
+    let latest = existing.last();
+    let extension_name = ext.name_any();
+    let extension_uid = ext.uid().unwrap_or_default();
+    let annotations = bundle.render_annotations();
+    let request = RevisionRequest {
+        extension_name: &extension_name,
+        extension_uid: &extension_uid,
+        revision: revision::next_revision(&existing),
+        package_name: &target.package,
+        bundle: &target.bundle,
+        bundle_image: &target.image,
+        properties: annotations
+            .get(olm_bundle::bundle::PROPERTIES_ANNOTATION)
+            .map(String::as_str),
+        objects: &objects,
+        progress_deadline_minutes: ext.spec.progress_deadline_minutes.unwrap_or(0),
+        service_account: ext
+            .spec
+            .service_account
+            .as_ref()
+            .map(|sa| ServiceAccountRef {
+                namespace: &ext.spec.namespace,
+                name: &sa.name,
+            }),
+    };
+    let desired = revision::build(&request).map_err(|e| retrying(e.to_string()))?;
+    match (revision::change(&desired, latest), latest) {
+        (Change::Unchanged, _) => return Ok(None),
+        (Change::Patch, Some(latest)) => {
+            patch_in_place(ctx, &revision::in_place(&desired, latest)).await?;
+            return Ok(None);
+        }
+        _ => {}
+    }
+
+    // Something changes: check before writing anything.
+    namespace_exists(ctx, &ext.spec.namespace).await?;
+    if ext.spec.crd_upgrade_safety() != CrdUpgradeSafetyEnforcement::None {
+        crd_upgrade_safety(ctx, &objects).await?;
+    }
+    if let Some(sa) = &ext.spec.service_account {
+        let _ = (sa, PERMISSIONS_PREFLIGHT_PENDING);
+    }
+    write_revision(ctx, desired, &existing).await.map(Some)
+}
+
+/// Updates the newest revision's metadata and mutable fields (same objects).
+async fn patch_in_place(ctx: &Ctx, revision: &ClusterObjectSet) -> Result<(), Stop> {
+    let api: Api<ClusterObjectSet> = Api::all(ctx.shared.client.clone());
+    let name = revision.name_any();
+    let params = PatchParams::apply(ctx.shared.field_manager).force();
+    api.patch(&name, &params, &Patch::Apply(revision))
+        .await
+        .map_err(|e| retrying(format!("patching revision {name}: {e}")))?;
+    Ok(())
+}
+
+/// Renders the bundle for this extension; a configuration that does not match the bundle's
+/// schema is terminal (`InvalidConfiguration`), every other refusal is retried.
+fn render(ext: &ClusterExtension, ctx: &Ctx, bundle: &Bundle) -> Result<Vec<Value>, Stop> {
+    let config = ext
+        .spec
+        .config
+        .as_ref()
+        .and_then(|c| c.inline.as_ref())
+        .map(|m| Value::Object(m.clone()).to_string());
+    olm_bundle::render_bundle(
+        bundle,
+        &ext.spec.namespace,
+        config.as_deref(),
+        ctx.shared.cert_provider,
+    )
+    .map_err(|e| match e {
+        RenderError::InvalidConfig(_) => Stop {
+            step: Step::Apply,
+            message: e.to_string(),
+            kind: StopKind::InvalidConfiguration,
+        },
+        other => retrying(other.to_string()),
+    })
+}
+
+async fn namespace_exists(ctx: &Ctx, namespace: &str) -> Result<(), Stop> {
+    let api: Api<Namespace> = Api::all(ctx.shared.client.clone());
+    match api.get_metadata_opt(namespace).await {
+        Ok(Some(_)) => Ok(()),
+        Ok(None) => Err(retrying(format!(
+            "namespaces {} not found",
+            olm_goenc::quote(namespace)
+        ))),
+        Err(e) => Err(retrying(format!("checking namespace {namespace}: {e}"))),
+    }
+}
+
+/// Upstream's CRD upgrade-safety preflight: every CRD of the bundle that exists on the cluster
+/// is compared with its replacement; all reports are joined.
+async fn crd_upgrade_safety(ctx: &Ctx, objects: &[Value]) -> Result<(), Stop> {
+    let resource = ApiResource::erase::<CustomResourceDefinition>(&());
+    let api: Api<DynamicObject> = Api::all_with(ctx.shared.client.clone(), &resource);
+    let mut reports = Vec::new();
+    for crd in objects
+        .iter()
+        .filter(|o| o.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition"))
+    {
+        let Some(name) = crd.pointer("/metadata/name").and_then(Value::as_str) else {
+            continue;
+        };
+        let existing = api
+            .get_opt(name)
+            .await
+            .map_err(|e| retrying(format!("getting CRD {name}: {e}")))?;
+        let Some(existing) = existing else { continue };
+        let old = serde_json::to_value(&existing).unwrap_or(Value::Null);
+        let report = olm_bundle::crddiff::check_upgrade(&old, crd);
+        if !report.is_safe() {
+            reports.push(report.to_string());
+        }
+    }
+    if reports.is_empty() {
+        Ok(())
+    } else {
+        Err(retrying(reports.join("\n")))
+    }
+}
+
+/// Creates the revision: old archived revisions beyond the retention limit go first, then the
+/// object Secrets (when the revision is large), the ClusterObjectSet, and the Secrets'
+/// ownership. Waits (briefly, without requests) until the watch cache has the new revision so
+/// that the next reconcile sees it.
+async fn write_revision(
+    ctx: &Ctx,
+    desired: ClusterObjectSet,
+    existing: &[ClusterObjectSet],
+) -> Result<RevisionState, Stop> {
+    let client = ctx.shared.client.clone();
+    let cos_api: Api<ClusterObjectSet> = Api::all(client.clone());
+    for name in revision::to_prune(existing) {
+        match cos_api.delete(&name, &DeleteParams::default()).await {
+            Ok(_) => {}
+            Err(e) if api_code(&e) == Some(404) => {}
+            Err(e) => return Err(retrying(format!("deleting archived revision {name}: {e}"))),
+        }
+    }
+    let packed = Packed {
+        object_set: desired,
+        secrets: Vec::new(),
+    };
+    let secrets_api: Api<Secret> = Api::namespaced(client, &ctx.shared.system_namespace);
+    let post = PostParams {
+        field_manager: Some(ctx.shared.field_manager.to_string()),
+        ..PostParams::default()
+    };
+    for secret in &packed.secrets {
+        match secrets_api.create(&post, secret).await {
+            Ok(_) => {}
+            Err(e) if api_code(&e) == Some(409) => {}
+            Err(e) => {
+                return Err(retrying(format!(
+                    "creating Secret {}: {e}",
+                    secret.name_any()
+                )));
+            }
+        }
+    }
+    let name = packed.object_set.name_any();
+    let created = match cos_api.create(&post, &packed.object_set).await {
+        Ok(c) => c,
+        Err(e) if api_code(&e) == Some(409) => {
+            debug!(revision = %name, "revision exists already");
+            cos_api
+                .get(&name)
+                .await
+                .map_err(|e| retrying(format!("reading revision {name}: {e}")))?
+        }
+        Err(e) => return Err(retrying(format!("creating revision {name}: {e}"))),
+    };
+    info!(revision = %name, "created revision");
+    if !packed.secrets.is_empty() {
+        let owner = OwnerReference {
+            api_version: ClusterObjectSet::api_version(&()).to_string(),
+            kind: ClusterObjectSet::kind(&()).to_string(),
+            name: name.clone(),
+            uid: created.uid().unwrap_or_default(),
+            controller: Some(true),
+            block_owner_deletion: Some(true),
+        };
+        for secret in &packed.secrets {
+            let patch = json!({"metadata": {"ownerReferences": [owner]}});
+            secrets_api
+                .patch(
+                    &secret.name_any(),
+                    &PatchParams::default(),
+                    &Patch::Merge(&patch),
+                )
+                .await
+                .map_err(|e| retrying(format!("owning Secret {}: {e}", secret.name_any())))?;
+        }
+    }
+    let reference = kube::runtime::reflector::ObjectRef::from_obj(&created);
+    for _ in 0..40 {
+        if ctx.revisions.get(&reference).is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    Ok(super::gather::state_of(&created))
+}
+
+struct Packed {
+    object_set: ClusterObjectSet,
+    secrets: Vec<Secret>,
+}
+
+const PERMISSIONS_PREFLIGHT_PENDING: () = ();
+
+/// The HTTP status of an API server refusal.
+fn api_code(e: &kube::Error) -> Option<u16> {
+    match e {
+        kube::Error::Api(s) => Some(s.code),
+        _ => None,
+    }
+}

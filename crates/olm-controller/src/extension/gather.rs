@@ -1,0 +1,361 @@
+//! Gathering what a reconcile decides on: the extension's revisions from the watch cache, and
+//! the resolution from the catalogs' content.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use kube::ResourceExt;
+use kube::runtime::reflector::Store;
+use olm_api::{
+    BundleMetadata, ClusterCatalog, ClusterExtension, ClusterObjectSet, LifecycleState,
+    UpgradeConstraintPolicy,
+};
+use olm_catalog::{ChannelName, PackageName};
+use olm_extension::status::{RevisionState, Step, Stop, StopKind};
+use olm_k8s::{
+    BUNDLE_NAME_KEY, BUNDLE_REFERENCE_KEY, BUNDLE_RELEASE_KEY, BUNDLE_VERSION_KEY,
+    OWNER_NAME_LABEL, status_of,
+};
+use olm_resolve::{
+    Availability, CatalogInput, Deprecations, Installed, LabelSelector, Operator, Request,
+    Requirement, VersionRange,
+};
+
+use super::Ctx;
+
+/// The bundle a reconcile works towards.
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// The package.
+    pub package: String,
+    /// Name, version (and release) as the status records them.
+    pub bundle: BundleMetadata,
+    /// The bundle image.
+    pub image: String,
+}
+
+/// How the resolve step ended.
+#[derive(Debug, Clone)]
+pub enum Resolved {
+    /// A revision is rolling out; its bundle stays the target.
+    RollingOut,
+    /// No matching catalog exists any more; the installed bundle stays the target.
+    Fallback,
+    /// A bundle was chosen.
+    Bundle {
+        /// The chosen bundle.
+        bundle: BundleMetadata,
+        /// Its image.
+        image: String,
+        /// The package's deprecations in the catalog it came from.
+        deprecations: Deprecations,
+    },
+    /// No bundle was chosen.
+    Failed {
+        /// The resolver's message.
+        message: String,
+        /// The package's deprecations, when a catalog was selected.
+        deprecations: Option<Box<Deprecations>>,
+    },
+}
+
+/// The outcome of the resolve step.
+#[derive(Debug, Clone)]
+pub struct ResolveStep {
+    /// What resolution said.
+    pub resolution: Resolved,
+    /// What to pull and apply next; None stops the pipeline.
+    pub target: Option<Target>,
+    /// Set when the pipeline stops here.
+    pub stop: Option<Stop>,
+}
+
+/// The extension's ClusterObjectSets (those it controls, by uid), oldest revision first.
+pub fn revisions_of(
+    store: &Store<ClusterObjectSet>,
+    ext: &ClusterExtension,
+) -> Vec<Arc<ClusterObjectSet>> {
+    let name = ext.name_any();
+    let uid = ext.uid();
+    let mut out: Vec<Arc<ClusterObjectSet>> = store
+        .state()
+        .into_iter()
+        .filter(|c| c.labels().get(OWNER_NAME_LABEL) == Some(&name))
+        .filter(|c| {
+            c.owner_references()
+                .iter()
+                .any(|o| o.controller == Some(true) && Some(&o.uid) == uid.as_ref())
+        })
+        .collect();
+    out.sort_by_key(|c| c.spec.revision);
+    out
+}
+
+/// The active revisions as the status sees them.
+pub fn revision_states(revisions: &[Arc<ClusterObjectSet>]) -> Vec<RevisionState> {
+    revisions
+        .iter()
+        .filter(|c| c.spec.lifecycle_state != LifecycleState::Archived)
+        .map(|c| state_of(c))
+        .collect()
+}
+
+/// One revision as the status sees it.
+pub fn state_of(c: &ClusterObjectSet) -> RevisionState {
+    let ann = c.annotations();
+    let get = |k: &str| ann.get(k).cloned().unwrap_or_default();
+    let conditions = c
+        .status
+        .as_ref()
+        .map(|s| s.conditions.clone())
+        .unwrap_or_default();
+    RevisionState {
+        name: c.name_any(),
+        revision: c.spec.revision,
+        bundle: BundleMetadata {
+            name: get(BUNDLE_NAME_KEY),
+            version: get(BUNDLE_VERSION_KEY),
+            release: ann.get(BUNDLE_RELEASE_KEY).cloned(),
+        },
+        image: get(BUNDLE_REFERENCE_KEY),
+        succeeded: status_of(&conditions, "Succeeded") == Some(olm_k8s::ConditionStatus::True),
+        conditions,
+    }
+}
+
+/// The installed revision: the newest one that succeeded.
+pub fn installed(states: &[RevisionState]) -> Option<&RevisionState> {
+    states.iter().rev().find(|s| s.succeeded)
+}
+
+/// Whether `target` is the bundle installed now.
+pub fn is_installed(states: &[RevisionState], target: &Target) -> bool {
+    installed(states).is_some_and(|i| {
+        i.bundle.name == target.bundle.name && i.bundle.version == target.bundle.version
+    })
+}
+
+fn package_of(ext: &ClusterExtension) -> String {
+    ext.spec
+        .source
+        .catalog
+        .as_ref()
+        .map(|c| c.package_name.clone())
+        .unwrap_or_default()
+}
+
+/// The resolve step (upstream's `ResolveBundle` with `handleResolutionError`).
+pub async fn resolve_step(
+    ext: &ClusterExtension,
+    ctx: &Ctx,
+    states: &[RevisionState],
+) -> ResolveStep {
+    let package = package_of(ext);
+    if let Some(rolling) = states.iter().find(|s| !s.succeeded) {
+        return ResolveStep {
+            resolution: Resolved::RollingOut,
+            target: Some(Target {
+                package,
+                bundle: rolling.bundle.clone(),
+                image: rolling.image.clone(),
+            }),
+            stop: None,
+        };
+    }
+    let installed = installed(states);
+    let failure = match resolve(ext, ctx, installed).await {
+        Ok((bundle, image, deprecations)) => {
+            return ResolveStep {
+                target: Some(Target {
+                    package,
+                    bundle: bundle.clone(),
+                    image: image.clone(),
+                }),
+                resolution: Resolved::Bundle {
+                    bundle,
+                    image,
+                    deprecations,
+                },
+                stop: None,
+            };
+        }
+        Err(f) => f,
+    };
+    let failed = Resolved::Failed {
+        message: failure.0.clone(),
+        deprecations: failure.1,
+    };
+    let stop = Some(Stop {
+        step: Step::Resolve,
+        message: failure.0,
+        kind: StopKind::Retrying,
+    });
+    let Some(installed) = installed else {
+        return ResolveStep {
+            resolution: failed,
+            target: None,
+            stop,
+        };
+    };
+    let spec_version = ext
+        .spec
+        .source
+        .catalog
+        .as_ref()
+        .and_then(|c| c.version.clone())
+        .unwrap_or_default();
+    if !spec_version.is_empty() && spec_version != installed.bundle.version {
+        return ResolveStep {
+            resolution: failed,
+            target: None,
+            stop,
+        };
+    }
+    if catalogs_exist(ext, &ctx.catalog_store) {
+        return ResolveStep {
+            resolution: failed,
+            target: None,
+            stop,
+        };
+    }
+    ResolveStep {
+        resolution: Resolved::Fallback,
+        target: Some(Target {
+            package,
+            bundle: installed.bundle.clone(),
+            image: installed.image.clone(),
+        }),
+        stop: None,
+    }
+}
+
+/// Whether any ClusterCatalog matches the extension's selector (upstream's `CheckCatalogsExist`:
+/// availability does not matter here).
+fn catalogs_exist(ext: &ClusterExtension, store: &Store<ClusterCatalog>) -> bool {
+    let Ok(selector) = selector_of(ext) else {
+        return true;
+    };
+    store
+        .state()
+        .iter()
+        .any(|c| selector.matches(&labels_of(c)))
+}
+
+fn labels_of(c: &ClusterCatalog) -> BTreeMap<String, String> {
+    c.labels().clone()
+}
+
+/// The extension's catalog selector in `olm-resolve`'s terms.
+pub fn selector_of(ext: &ClusterExtension) -> Result<LabelSelector, String> {
+    let Some(sel) = ext
+        .spec
+        .source
+        .catalog
+        .as_ref()
+        .and_then(|c| c.selector.as_ref())
+    else {
+        return Ok(LabelSelector::default());
+    };
+    let mut out = LabelSelector {
+        match_labels: sel.match_labels.clone().unwrap_or_default(),
+        match_expressions: Vec::new(),
+    };
+    for e in sel.match_expressions.iter().flatten() {
+        let operator = Operator::parse(&e.operator).map_err(|e| e.to_string())?;
+        out.match_expressions.push(Requirement {
+            key: e.key.clone(),
+            operator,
+            values: e.values.clone().unwrap_or_default(),
+        });
+    }
+    Ok(out)
+}
+
+type Failure = (String, Option<Box<Deprecations>>);
+
+/// Resolves the extension's package against the selected catalogs' content.
+async fn resolve(
+    ext: &ClusterExtension,
+    ctx: &Ctx,
+    installed: Option<&RevisionState>,
+) -> Result<(BundleMetadata, String, Deprecations), Failure> {
+    let Some(filter) = ext.spec.source.catalog.as_ref() else {
+        return Err(("catalog source is required".to_string(), None));
+    };
+    let package = PackageName::new(filter.package_name.clone());
+    let selector = selector_of(ext).map_err(|e| {
+        (
+            olm_resolve::ResolveError::InvalidSelector(e).to_string(),
+            None,
+        )
+    })?;
+    let version = match filter.version.as_deref().filter(|v| !v.is_empty()) {
+        Some(v) => Some(VersionRange::parse(v).map_err(|e| (e.to_string(), None))?),
+        None => None,
+    };
+    let request = Request {
+        package: package.clone(),
+        channels: filter
+            .channels
+            .iter()
+            .map(|c| ChannelName::new(c.clone()))
+            .collect(),
+        version,
+        selector: selector.clone(),
+        policy: match filter.upgrade_constraint_policy {
+            UpgradeConstraintPolicy::CatalogProvided => {
+                olm_resolve::UpgradeConstraintPolicy::CatalogProvided
+            }
+            UpgradeConstraintPolicy::SelfCertified => {
+                olm_resolve::UpgradeConstraintPolicy::SelfCertified
+            }
+        },
+        installed: installed.map(|i| Installed {
+            name: olm_catalog::BundleName::new(i.bundle.name.clone()),
+            version: i.bundle.version.clone(),
+            release: i.bundle.release.clone(),
+        }),
+    };
+
+    let mut catalogs: Vec<ClusterCatalog> = ctx
+        .catalog_store
+        .state()
+        .iter()
+        .map(|c| (**c).clone())
+        .collect();
+    catalogs.sort_by_key(|c| c.name_any());
+    let contents = ctx
+        .catalogs
+        .walk(&catalogs, &selector, &package)
+        .await
+        .map_err(|e| (e.to_string(), None))?;
+    let inputs: Vec<CatalogInput<'_>> = catalogs
+        .iter()
+        .map(|c| CatalogInput {
+            name: c.name_any(),
+            labels: labels_of(c),
+            priority: c.spec.priority,
+            availability: availability_of(c),
+            content: contents.get(&c.name_any()).map(|i| i.as_ref()),
+        })
+        .collect();
+    match olm_resolve::resolve(&inputs, &request, None) {
+        Ok(r) => Ok((
+            BundleMetadata {
+                name: r.bundle.to_string(),
+                version: r.version.legacy_version_string(),
+                release: None,
+            },
+            r.image,
+            r.deprecations,
+        )),
+        Err(f) => Err((f.error.to_string(), f.deprecations)),
+    }
+}
+
+fn availability_of(c: &ClusterCatalog) -> Availability {
+    match c.spec.availability_mode {
+        olm_api::AvailabilityMode::Unavailable => Availability::Unavailable,
+        olm_api::AvailabilityMode::Available => Availability::Available,
+    }
+}

@@ -1,0 +1,402 @@
+//! The ClusterExtension controller: resolve a bundle from the served catalogs, pull and render
+//! it, check it, write it as the next `ClusterObjectSet` revision, and report what happened.
+//!
+//! The flow of one reconcile, as upstream's step pipeline (each step may stop it):
+//!
+//! 1. **Finalizers.** A new extension gets `cleanup-unpack-cache` and
+//!    `cleanup-contentmanager-cache`; a deleted one has its unpacked bundles dropped and the
+//!    finalizers removed. Nothing else is uninstalled here: the ClusterObjectSets carry a
+//!    controller reference to the extension and the installed objects one to their revision, so
+//!    Kubernetes' garbage collector removes them (CRDs included).
+//! 2. **Revisions.** The extension's ClusterObjectSets are read from the watch cache (never
+//!    listed): archived ones are history, a `Succeeded` one is what is installed, the others are
+//!    rolling out.
+//! 3. **Resolve.** While a revision rolls out, its bundle stays the target and catalogs are not
+//!    consulted. Otherwise the package's content is read from each selected catalog
+//!    ([`crate::catalog`], cached by the catalog's resolved digest) and `olm-resolve` picks the
+//!    bundle. A failure with a bundle installed and no matching catalog left falls back to the
+//!    installed bundle so that its objects keep being maintained.
+//! 4. **Unpack.** The bundle image is pulled once per digest ([`crate::bundles`]); a failed pull
+//!    of the bundle already installed continues with what is installed.
+//! 5. **Apply.** The bundle is rendered (its inline configuration validated) and built into a
+//!    revision. When its content equals the newest revision's nothing is written. Otherwise the
+//!    preflights run (CRD upgrade safety against the cluster's CRDs; the ServiceAccount's
+//!    permissions when one is named) and the revision is created as `<ext>-<N+1>`, its objects
+//!    externalised to Secrets when large.
+//! 6. **Status.** `olm_extension::status::compute` turns what the steps observed into the status,
+//!    written only when it differs.
+//!
+//! Guarantees: a reconcile with nothing changed makes no API request. At most one revision is
+//! created per content change (names are deterministic and creation is refused when the name
+//! exists). Every error is logged with the extension's name.
+//!
+//! Caveats: retryable failures come back with a capped exponential backoff per extension;
+//! permission changes are not watched, so a granted permission is noticed at the next retry.
+
+mod apply;
+mod gather;
+mod triggers;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use kube::api::{Api, Patch, PatchParams};
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Resource, ResourceExt};
+use olm_api::{ClusterCatalog, ClusterExtension, ClusterExtensionStatus, ClusterObjectSet};
+use olm_extension::status::{self, Resolution, Stop, StopKind};
+use olm_k8s::{
+    CLEANUP_CONTENTMANAGER_CACHE_FINALIZER, CLEANUP_UNPACK_CACHE_FINALIZER, OWNER_KIND_LABEL,
+};
+use serde_json::json;
+use tracing::{Instrument, debug, info_span, warn};
+
+use crate::bundles::{BundleOptions, Bundles};
+use crate::catalog::{CatalogOptions, Catalogs};
+use crate::context::Shared;
+use crate::metrics::Outcome;
+
+/// The name this controller reports metrics under (controller-runtime's `controller` label).
+pub const CONTROLLER: &str = "clusterextension";
+
+/// What reconciles of this controller share.
+pub struct Ctx {
+    /// The process-wide context.
+    pub shared: Arc<Shared>,
+    /// Catalog content by (catalog, digest, package).
+    pub catalogs: Arc<Catalogs>,
+    /// Pulled bundles by digest.
+    pub bundles: Arc<Bundles>,
+    /// Every ClusterObjectSet installed by an extension, from a watch.
+    pub revisions: Store<ClusterObjectSet>,
+    /// Every ClusterCatalog, from a watch.
+    pub catalog_store: Store<ClusterCatalog>,
+    /// Consecutive failures per extension, for the retry backoff.
+    failures: Mutex<HashMap<String, u32>>,
+}
+
+/// Why a reconcile did not finish.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The API server refused a request.
+    #[error("{0}")]
+    Kube(#[from] kube::Error),
+    /// A step failed in a way that is reported in status and retried.
+    #[error("{0}")]
+    Retrying(String),
+}
+
+/// Runs the controller until `shutdown` resolves.
+pub async fn run(
+    shared: Arc<Shared>,
+    shutdown: impl std::future::Future<Output = ()> + Send + Sync + 'static,
+) {
+    let client = shared.client.clone();
+    let installed_by_us = watcher::Config::default().labels(&format!(
+        "{OWNER_KIND_LABEL}={}",
+        olm_k8s::CLUSTER_EXTENSION_KIND
+    ));
+    let (revisions, revision_writer) = reflector::store();
+    let revision_events = reflector::reflector(
+        revision_writer,
+        watcher(
+            Api::<ClusterObjectSet>::all(client.clone()),
+            installed_by_us,
+        ),
+    )
+    .default_backoff()
+    .touched_objects();
+    let (catalog_store, catalog_writer) = reflector::store();
+    let catalog_events = reflector::reflector(
+        catalog_writer,
+        watcher(
+            Api::<ClusterCatalog>::all(client.clone()),
+            watcher::Config::default(),
+        ),
+    )
+    .default_backoff();
+
+    let catalogs = match Catalogs::new(CatalogOptions::default()) {
+        Ok(c) => Arc::new(c),
+        Err(e) => {
+            tracing::error!(error = %e, "ClusterExtension controller: the catalog client cannot start");
+            return;
+        }
+    };
+    let ctx = Arc::new(Ctx {
+        catalogs,
+        bundles: Arc::new(Bundles::new(
+            shared.images.clone(),
+            BundleOptions::new(shared.cache_dir.join("unpack")),
+        )),
+        shared,
+        revisions,
+        catalog_store: catalog_store.clone(),
+        failures: Mutex::default(),
+    });
+    let controller = Controller::new(
+        Api::<ClusterExtension>::all(client),
+        watcher::Config::default(),
+    )
+    .owns_stream(revision_events);
+    let (trigger_tx, trigger_rx) =
+        futures::channel::mpsc::channel::<ObjectRef<ClusterExtension>>(256);
+    let extensions = controller.store();
+    let trigger_task = tokio::spawn(triggers::catalog_changes(
+        catalog_events,
+        extensions,
+        ctx.catalogs.clone(),
+        trigger_tx,
+    ));
+    controller
+        .reconcile_on(trigger_rx)
+        .graceful_shutdown_on(shutdown)
+        .run(reconcile, error_policy, ctx)
+        .for_each(|result| async move {
+            match result {
+                Ok((object, _)) => debug!(extension = %object.name, "reconciled"),
+                Err(kube::runtime::controller::Error::ReconcilerFailed(..)) => {}
+                Err(e) => warn!(error = %e, "ClusterExtension controller"),
+            }
+        })
+        .await;
+    trigger_task.abort();
+}
+
+/// Retries with a per-extension exponential backoff: 1 s, 2 s, 4 s … capped at 30 s.
+fn error_policy(ext: Arc<ClusterExtension>, err: &Error, ctx: Arc<Ctx>) -> Action {
+    let name = ext.name_any();
+    let attempt = {
+        let mut failures = ctx.failures.lock().unwrap_or_else(|p| p.into_inner());
+        let n = failures.entry(name.clone()).or_insert(0);
+        *n = n.saturating_add(1);
+        *n
+    };
+    let delay = Duration::from_secs(1u64 << attempt.saturating_sub(1).min(5)).min(MAX_BACKOFF);
+    warn!(extension = %name, error = %err, retry_in = ?delay, "reconcile failed; retrying");
+    Action::requeue(delay)
+}
+
+/// The longest wait between retries of a failing extension.
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+
+async fn reconcile(ext: Arc<ClusterExtension>, ctx: Arc<Ctx>) -> Result<Action, Error> {
+    let started = Instant::now();
+    let name = ext.name_any();
+    let result = reconcile_one(&ext, &ctx)
+        .instrument(info_span!("reconcile", extension = %name))
+        .await;
+    let outcome = match &result {
+        Ok(_) => {
+            ctx.failures
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .remove(&name);
+            Outcome::Success
+        }
+        Err(_) => Outcome::Error,
+    };
+    ctx.shared
+        .metrics
+        .observe(CONTROLLER, outcome, started.elapsed());
+    result
+}
+
+async fn reconcile_one(ext: &ClusterExtension, ctx: &Ctx) -> Result<Action, Error> {
+    let name = ext.name_any();
+    let api: Api<ClusterExtension> = Api::all(ctx.shared.client.clone());
+    if ext.meta().deletion_timestamp.is_some() {
+        return finalize(ext, ctx, &api).await;
+    }
+    ensure_finalizers(ext, &api).await?;
+    // Until the revision cache has listed once, an extension would look uninstalled.
+    ctx.revisions
+        .wait_until_ready()
+        .await
+        .map_err(|e| Error::Retrying(format!("waiting for the ClusterObjectSet cache: {e}")))?;
+    let _ = ctx.catalog_store.wait_until_ready().await;
+
+    let revisions = gather::revisions_of(&ctx.revisions, ext);
+    let mut states = gather::revision_states(&revisions);
+    let channels: Vec<String> = ext
+        .spec
+        .source
+        .catalog
+        .as_ref()
+        .map(|c| c.channels.clone())
+        .unwrap_or_default();
+
+    let mut stop: Option<Stop> = None;
+    let step = gather::resolve_step(ext, ctx, &states).await;
+    let target = step.target.clone();
+    if let Some(s) = step.stop {
+        stop = Some(s);
+    }
+
+    let mut content = None;
+    if stop.is_none()
+        && let Some(target) = &target
+    {
+        match ctx.bundles.fetch(&target.image, &name).await {
+            Ok(bundle) => content = Some(bundle),
+            Err(e) if gather::is_installed(&states, target) => {
+                debug!(extension = %name, error = %e, "bundle unavailable; keeping the installed revision");
+            }
+            Err(e) => {
+                stop = Some(Stop {
+                    step: status::Step::Unpack,
+                    message: e.to_string(),
+                    kind: StopKind::Retrying,
+                });
+            }
+        }
+    }
+
+    if stop.is_none()
+        && let Some(target) = &target
+    {
+        match apply::apply(ext, ctx, target, content.as_deref(), &revisions).await {
+            Ok(Some(created)) => states.push(created),
+            Ok(None) => {}
+            Err(s) => stop = Some(s),
+        }
+    }
+
+    let deprecations_holder;
+    let resolution = match &step.resolution {
+        gather::Resolved::RollingOut => Resolution::SkippedRollingOut,
+        gather::Resolved::Fallback => Resolution::Fallback {
+            deprecations: None,
+            channels: &channels,
+        },
+        gather::Resolved::Bundle {
+            bundle,
+            image,
+            deprecations,
+        } => {
+            deprecations_holder = deprecations.clone();
+            Resolution::Resolved {
+                bundle: bundle.clone(),
+                image,
+                deprecations: &deprecations_holder,
+                channels: &channels,
+            }
+        }
+        gather::Resolved::Failed {
+            message,
+            deprecations,
+        } => Resolution::Failed {
+            message: message.clone(),
+            deprecations: deprecations.as_deref(),
+            channels: &channels,
+        },
+    };
+    let retrying = stop.as_ref().map(|s| matches!(s.kind, StopKind::Retrying));
+    let retry_message = stop.as_ref().map(|s| s.message.clone());
+    let new_status = status::compute(&status::Input {
+        generation: ext.meta().generation.unwrap_or(0),
+        now: jiff::Timestamp::now(),
+        previous: ext.status.as_ref(),
+        revisions: Ok(&states),
+        resolution,
+        stop,
+    });
+    write_status(ext, &api, new_status).await?;
+    match (retrying, retry_message) {
+        (Some(true), Some(message)) => Err(Error::Retrying(message)),
+        _ => Ok(Action::await_change()),
+    }
+}
+
+/// Adds the extension's finalizers when one is missing (one patch, on first sight).
+async fn ensure_finalizers(
+    ext: &ClusterExtension,
+    api: &Api<ClusterExtension>,
+) -> Result<(), Error> {
+    let have = ext.finalizers();
+    let missing: Vec<&str> = [
+        CLEANUP_UNPACK_CACHE_FINALIZER,
+        CLEANUP_CONTENTMANAGER_CACHE_FINALIZER,
+    ]
+    .into_iter()
+    .filter(|f| !have.iter().any(|h| h == f))
+    .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let mut all: Vec<String> = have.to_vec();
+    all.extend(missing.iter().map(|s| (*s).to_string()));
+    // The resourceVersion makes this a compare-and-swap: finalizers another controller adds at
+    // the same moment are never overwritten.
+    let patch = json!({"metadata": {"finalizers": all, "resourceVersion": ext.resource_version()}});
+    api.patch(
+        &ext.name_any(),
+        &PatchParams::default(),
+        &Patch::Merge(&patch),
+    )
+    .await?;
+    Ok(())
+}
+
+/// Deletion: drop the extension's unpacked bundles, then its finalizers. Everything it installed
+/// goes with it through garbage collection.
+async fn finalize(
+    ext: &ClusterExtension,
+    ctx: &Ctx,
+    api: &Api<ClusterExtension>,
+) -> Result<Action, Error> {
+    let name = ext.name_any();
+    let ours = [
+        CLEANUP_UNPACK_CACHE_FINALIZER,
+        CLEANUP_CONTENTMANAGER_CACHE_FINALIZER,
+    ];
+    if !ext.finalizers().iter().any(|f| ours.contains(&f.as_str())) {
+        return Ok(Action::await_change());
+    }
+    if let Err(e) = ctx.bundles.forget_owner(&name) {
+        // The cache is only a cache: a leftover is collected with the next restart's wipe.
+        warn!(extension = %name, error = %e, "deleting the extension's unpacked bundles failed");
+    }
+    let keep: Vec<&String> = ext
+        .finalizers()
+        .iter()
+        .filter(|f| !ours.contains(&f.as_str()))
+        .collect();
+    let patch =
+        json!({"metadata": {"finalizers": keep, "resourceVersion": ext.resource_version()}});
+    api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await?;
+    Ok(Action::await_change())
+}
+
+/// Writes `status` when it differs from what the object has.
+async fn write_status(
+    ext: &ClusterExtension,
+    api: &Api<ClusterExtension>,
+    status: ClusterExtensionStatus,
+) -> Result<(), Error> {
+    let current = ext.status.clone().unwrap_or_default();
+    if current == status {
+        return Ok(());
+    }
+    // A merge patch only adds keys; fields the new status drops are nulled explicitly.
+    let mut body = serde_json::to_value(&status).unwrap_or_else(|_| json!({}));
+    if let (Some(new), Ok(serde_json::Value::Object(old))) =
+        (body.as_object_mut(), serde_json::to_value(&current))
+    {
+        for key in old.keys() {
+            new.entry(key.clone()).or_insert(serde_json::Value::Null);
+        }
+    }
+    api.patch_status(
+        &ext.name_any(),
+        &PatchParams::default(),
+        &Patch::Merge(&json!({ "status": body })),
+    )
+    .await?;
+    Ok(())
+}
