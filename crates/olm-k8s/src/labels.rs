@@ -67,3 +67,22 @@ pub const TEARDOWN_FINALIZER: &str = "olm.operatorframework.io/teardown";
 
 /// Value of [`OWNER_KIND_LABEL`] for objects installed by a ClusterExtension.
 pub const CLUSTER_EXTENSION_KIND: &str = "ClusterExtension";
+
+/// Annotation on a bundle's CSV and on each ClusterObjectSet: the bundle's properties as a JSON
+/// array (the CSV's `olm.properties` merged with `metadata/properties.yaml`), kept on the revision
+/// for operators that read bundle properties such as `olm.maxOpenShiftVersion`.
+pub const OLM_PROPERTIES_ANNOTATION: &str = "olm.properties";
+
+/// Annotation `kubectl apply` leaves on objects; a bundle manifest may carry it, and it is
+/// dropped from every object of a revision because it can be as large as the object itself.
+pub const LAST_APPLIED_ANNOTATION: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
+/// ClusterObjectSet annotation (an addition of this implementation): `<namespace>/<name>` of the
+/// ServiceAccount the ClusterObjectSet controller impersonates when it applies the revision's
+/// objects. Absent when the extension names none and the controller applies as itself.
+pub const SERVICE_ACCOUNT_ANNOTATION: &str = "olm.operatorframework.io/service-account";
+
+/// ClusterObjectSet annotation (an addition of this implementation): `sha256:<hex>` of the
+/// revision's immutable content, so the extension controller tells "same revision" from "new
+/// revision" without an API request, even when the objects live in Secrets.
+pub const REVISION_DIGEST_ANNOTATION: &str = "olm.operatorframework.io/revision-digest";
