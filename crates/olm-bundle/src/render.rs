@@ -29,6 +29,11 @@ pub enum CertProvider {
     CertManager,
     /// OpenShift service-ca: annotations only.
     OpenshiftServiceCa,
+    /// The installer's own provider: annotations only. The webhook Service names the Secret to
+    /// issue ([`olm_k8s::SERVING_CERT_SECRET_ANNOTATION`]); webhook configurations and conversion
+    /// CRDs name the Secret whose CA they trust ([`olm_k8s::INJECT_CA_FROM_ANNOTATION`]). Needs
+    /// nothing installed on the cluster besides the installer itself.
+    Builtin,
 }
 
 /// Options of one render.
@@ -262,6 +267,16 @@ impl Ctx<'_> {
                     "service.beta.openshift.io/serving-cert-secret-name",
                     cert.cert.clone(),
                 ),
+                _ => return,
+            },
+            Some(CertProvider::Builtin) => match kind {
+                "ValidatingWebhookConfiguration"
+                | "MutatingWebhookConfiguration"
+                | "CustomResourceDefinition" => (
+                    olm_k8s::INJECT_CA_FROM_ANNOTATION,
+                    format!("{}/{}", self.ns, cert.cert),
+                ),
+                "Service" => (olm_k8s::SERVING_CERT_SECRET_ANNOTATION, cert.cert.clone()),
                 _ => return,
             },
         };

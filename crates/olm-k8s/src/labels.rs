@@ -86,3 +86,19 @@ pub const SERVICE_ACCOUNT_ANNOTATION: &str = "olm.operatorframework.io/service-a
 /// revision's immutable content, so the extension controller tells "same revision" from "new
 /// revision" without an API request, even when the objects live in Secrets.
 pub const REVISION_DIGEST_ANNOTATION: &str = "olm.operatorframework.io/revision-digest";
+
+/// Annotation on a webhook Service rendered for the built-in certificate provider: the Secret
+/// that is to hold the Service's serving certificate (`tls.crt`, `tls.key`, `ca.crt`).
+pub const SERVING_CERT_SECRET_ANNOTATION: &str =
+    "olm.operatorframework.io/serving-cert-secret-name";
+
+/// Annotation on webhook configurations and conversion CRDs rendered for the built-in
+/// certificate provider: `<namespace>/<secret>` whose `ca.crt` becomes their `caBundle`.
+pub const INJECT_CA_FROM_ANNOTATION: &str = "olm.operatorframework.io/inject-ca-from";
+
+/// Annotation on a serving-certificate Secret and on the pod template of the Deployment that
+/// mounts it: hex SHA-256 of the CA, so a new CA rolls the Deployment (OLM v0's `olmcahash`).
+pub const CA_HASH_ANNOTATION: &str = "olm.operatorframework.io/ca-hash";
+
+/// Label on a Secret the built-in certificate provider issued: the Service it serves.
+pub const SERVING_CERT_FOR_LABEL: &str = "olm.operatorframework.io/serving-cert-for";
