@@ -6,10 +6,9 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{Namespace, Secret};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
 use kube::core::ApiResource;
-use kube::{Resource, ResourceExt};
 use olm_api::{ClusterExtension, ClusterObjectSet, CrdUpgradeSafetyEnforcement};
 use olm_bundle::{Bundle, RenderError};
 use olm_extension::revision::{self, Change, RevisionRequest, ServiceAccountRef};
@@ -191,10 +190,8 @@ async fn write_revision(
             Err(e) => return Err(retrying(format!("deleting archived revision {name}: {e}"))),
         }
     }
-    let packed = Packed {
-        object_set: desired,
-        secrets: Vec::new(),
-    };
+    let packed = olm_extension::pack::externalize(desired, &ctx.shared.system_namespace)
+        .map_err(|e| retrying(e.to_string()))?;
     let secrets_api: Api<Secret> = Api::namespaced(client, &ctx.shared.system_namespace);
     let post = PostParams {
         field_manager: Some(ctx.shared.field_manager.to_string()),
@@ -212,8 +209,8 @@ async fn write_revision(
             }
         }
     }
-    let name = packed.object_set.name_any();
-    let created = match cos_api.create(&post, &packed.object_set).await {
+    let name = packed.revision.name_any();
+    let created = match cos_api.create(&post, &packed.revision).await {
         Ok(c) => c,
         Err(e) if api_code(&e) == Some(409) => {
             debug!(revision = %name, "revision exists already");
@@ -226,14 +223,10 @@ async fn write_revision(
     };
     info!(revision = %name, "created revision");
     if !packed.secrets.is_empty() {
-        let owner = OwnerReference {
-            api_version: ClusterObjectSet::api_version(&()).to_string(),
-            kind: ClusterObjectSet::kind(&()).to_string(),
-            name: name.clone(),
-            uid: created.uid().unwrap_or_default(),
-            controller: Some(true),
-            block_owner_deletion: Some(true),
-        };
+        let owner = olm_extension::pack::secret_owner_reference(
+            &name,
+            created.uid().as_deref().unwrap_or_default(),
+        );
         for secret in &packed.secrets {
             let patch = json!({"metadata": {"ownerReferences": [owner]}});
             secrets_api
@@ -254,11 +247,6 @@ async fn write_revision(
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
     Ok(super::gather::state_of(&created))
-}
-
-struct Packed {
-    object_set: ClusterObjectSet,
-    secrets: Vec<Secret>,
 }
 
 const PERMISSIONS_PREFLIGHT_PENDING: () = ();
