@@ -1,0 +1,1074 @@
+//! Installing extensions end to end: catalogs and bundles made per scenario, pushed to a real
+//! registry, ClusterCatalogs and ClusterExtensions created on a real control plane, `olm` in this
+//! process. Expected reasons and messages are upstream's where upstream's e2e suite states them
+//! (operator-controller v1.11.0 `test/e2e/features/install.feature`, `recover.feature`,
+//! `uninstall.feature`, `update.feature`); the rest follow the condition table of the
+//! ClusterExtension API (Installed/Progressing/deprecation conditions).
+//!
+//! Run: `cargo test -p olm-controller --test e2e_install [-- NAME_SUBSTRING…]`.
+
+// Tests fail loudly on purpose.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+#[macro_use]
+mod e2e;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context as _, Result, bail, ensure};
+use e2e::{Contents, Ctx, Msg, WAIT, cond, entry, package, wait_exists, wait_gone};
+use kube::ResourceExt;
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use serde_json::json;
+
+fn main() {
+    e2e::main(vec![
+        scenario!(fixtures_render_and_catalogs_serve, "fix"),
+        scenario!(install_latest_from_one_catalog, "inst"),
+        scenario!(install_with_channel_and_version_range, "rng"),
+        scenario!(pinned_version_never_upgrades, "pin"),
+        scenario!(selector_by_catalog_name_label, "sel"),
+        scenario!(single_namespace_needs_watch_namespace, "single"),
+        scenario!(own_namespace_needs_own_watch_namespace, "own"),
+        scenario!(invalid_inline_config_is_invalid_configuration, "badcfg"),
+        scenario!(webhook_operator_with_builtin_certificates, "whk"),
+        scenario!(bundle_larger_than_etcd_limit_is_externalised, "large"),
+        scenario!(object_owned_by_someone_else_collides, "coll"),
+        scenario!(drift_is_put_back, "drift"),
+        scenario!(uninstall_removes_crd_and_objects, "unin"),
+        scenario!(namespace_missing_until_created, "nons"),
+        scenario!(unknown_package, "unk"),
+        scenario!(bundle_image_missing, "noimg"),
+        scenario!(image_that_is_not_a_bundle, "notbdl"),
+        scenario!(service_account_missing_is_ignored, "nosa"),
+        scenario!(catalog_not_serving, "nosrv"),
+        scenario!(two_extensions_wanting_the_same_crd, "samecrd"),
+    ]);
+}
+
+/// The ClusterExtension name of a scenario.
+fn ext(ctx: &Ctx) -> String {
+    format!("ext-{}", ctx.id)
+}
+
+/// Upstream's usual single-bundle catalog: package `test` 1.2.0 in `beta` with CRD,
+/// Deployment, ConfigMap (install.feature "Install latest available version").
+async fn standard_catalog(ctx: &Ctx) -> Result<String> {
+    ctx.catalog(
+        "test",
+        &[package("test")
+            .bundle("1.2.0", Contents::standard())
+            .channel("beta", vec![entry("1.2.0")])],
+    )
+    .await
+}
+
+/// The harness itself: every fixture variant is a bundle the renderer accepts (with the
+/// install mode and config it needs), and a catalog of them is pulled and served.
+async fn fixtures_render_and_catalogs_serve(ctx: Arc<Ctx>) -> Result<()> {
+    let variants: Vec<(&str, Contents, Option<&str>)> = vec![
+        ("standard", Contents::standard(), None),
+        ("crd-only", Contents::crd_only(), None),
+        (
+            "single",
+            Contents::standard().modes(&["SingleNamespace"]),
+            Some(r#"{"watchNamespace":"elsewhere"}"#),
+        ),
+        (
+            "own",
+            Contents::standard().modes(&["OwnNamespace"]),
+            Some(r#"{"watchNamespace":"e2e-fix"}"#),
+        ),
+        (
+            "large",
+            Contents {
+                filler_crds: vec![600, 600, 600],
+                ..Contents::standard()
+            },
+            None,
+        ),
+        (
+            "bad-image",
+            Contents {
+                bad_image: true,
+                ..Contents::standard()
+            },
+            None,
+        ),
+        (
+            "webhooks",
+            Contents {
+                webhooks: true,
+                ..Contents::standard()
+            }
+            .modes(&["AllNamespaces"]),
+            None,
+        ),
+    ];
+    let mut pkg = package("test");
+    for (i, (what, c, config)) in variants.iter().enumerate() {
+        let dir = ctx.env.fixture_dir(what)?;
+        e2e::fixtures::write_bundle(&dir, &ctx.pkg("test"), "1.0.0", c, &ctx.id)?;
+        let b = olm_bundle::Bundle::from_dir(&dir).with_context(|| format!("{what}: parse"))?;
+        let provider = c.webhooks.then_some(olm_bundle::CertProvider::CertManager);
+        let objs = olm_bundle::render_bundle(&b, &ctx.ns, *config, provider)
+            .with_context(|| format!("{what}: render"))?;
+        let size: usize = objs.iter().map(|o| o.to_string().len()).sum();
+        ctx.note(format!("{what}: {} objects, {size} bytes", objs.len()));
+        if *what == "large" {
+            ensure!(size > 1536 * 1024, "large bundle is only {size} bytes");
+        }
+        pkg = pkg.bundle(&format!("1.0.{i}"), c.clone());
+    }
+    let entries = (0..variants.len())
+        .map(|i| match i {
+            0 => entry("1.0.0"),
+            i => entry(&format!("1.0.{i}")).replaces(&format!("1.0.{}", i - 1)),
+        })
+        .collect();
+    let cname = ctx.catalog("test", &[pkg.channel("all", entries)]).await?;
+    let cat = ctx.wait_serving(&cname).await?;
+    let base = cat
+        .status
+        .and_then(|s| s.urls)
+        .map(|u| u.base)
+        .unwrap_or_default();
+    ensure!(
+        base.ends_with(&format!("/catalogs/{cname}")),
+        "urls.base {base:?}"
+    );
+    Ok(())
+}
+
+/// Installed=True/Succeeded, Progressing=True/Succeeded ("rolled out"), Available=True.
+async fn rolled_out(ctx: &Ctx, name: &str) -> Result<()> {
+    ctx.wait_cond(
+        name,
+        "Installed",
+        "True",
+        "Succeeded",
+        Msg::Contains("Installed bundle "),
+    )
+    .await?;
+    ctx.wait_cond(
+        name,
+        "Progressing",
+        "True",
+        "Succeeded",
+        Msg::Exact("Desired state reached"),
+    )
+    .await?;
+    Ok(())
+}
+
+async fn install_latest_from_one_catalog(ctx: Arc<Ctx>) -> Result<()> {
+    ctx.namespace().await?;
+    let cat = standard_catalog(&ctx).await?;
+    let name = ext(&ctx);
+    ctx.apply_ext(&name, &ctx.ext_spec("test")).await?;
+    let ce = ctx.wait_installed(&name, "test", "1.2.0").await?;
+    rolled_out(&ctx, &name).await?;
+    let installed = cond(&ce, "Installed").unwrap();
+    ensure!(
+        installed.message
+            == format!(
+                "Installed bundle {}/bundles/test/{}:v1.2.0 successfully",
+                ctx.env.reg,
+                ctx.pkg("test")
+            ),
+        "Installed message: {:?}",
+        installed.message
+    );
+    let ce = ctx
+        .wait_cond(&name, "Available", "True", "", Msg::Any)
+        .await
+        .context("ClusterExtension is available")?;
+    for t in [
+        "Deprecated",
+        "PackageDeprecated",
+        "ChannelDeprecated",
+        "BundleDeprecated",
+    ] {
+        let c = cond(&ce, t).with_context(|| format!("no {t} condition"))?;
+        ensure!(
+            c.status == "False" && c.reason == "NotDeprecated",
+            "{t}: {c:?}"
+        );
+    }
+    let n = ctx.names();
+    wait_exists(
+        &ctx.dynamic("apps/v1", "Deployment", "deployments", Some(&ctx.ns)),
+        &n.deployment(),
+    )
+    .await?;
+    let cm = wait_exists(
+        &ctx.dynamic("v1", "ConfigMap", "configmaps", Some(&ctx.ns)),
+        &n.configmap(),
+    )
+    .await?;
+    ensure!(
+        cm.data["data"]["version"] == "1.2.0",
+        "configmap: {:?}",
+        cm.data
+    );
+    let crd = wait_exists(
+        &ctx.dynamic(
+            "apiextensions.k8s.io/v1",
+            "CustomResourceDefinition",
+            "customresourcedefinitions",
+            None,
+        ),
+        &n.crd_name(),
+    )
+    .await?;
+    let labels = crd.labels();
+    ensure!(
+        labels.get(olm_k8s::OWNER_NAME_LABEL) == Some(&name)
+            && labels.get(olm_k8s::OWNER_KIND_LABEL).map(String::as_str)
+                == Some("ClusterExtension"),
+        "CRD labels: {labels:?}"
+    );
+    ctx.note(format!("catalog {cat}"));
+    Ok(())
+}
+
+async fn install_with_channel_and_version_range(ctx: Arc<Ctx>) -> Result<()> {
+    ctx.namespace().await?;
+    ctx.catalog(
+        "test",
+        &[package("test")
+            .bundle("1.0.0", Contents::standard())
+            .bundle("1.1.0", Contents::standard())
+            .bundle("1.2.0", Contents::standard())
+            .bundle("1.3.0", Contents::standard())
+            .bundle("2.0.0", Contents::standard())
+            .channel(
+                "alpha",
+                vec![entry("1.0.0"), entry("1.3.0").replaces("1.0.0")],
+            )
+            .channel(
+                "beta",
+                vec![
+                    entry("1.0.0"),
+                    entry("1.1.0").replaces("1.0.0"),
+                    entry("1.2.0").replaces("1.1.0"),
+                    entry("2.0.0").replaces("1.2.0"),
+                ],
+            )],
+    )
+    .await?;
+    let name = ext(&ctx);
+    let mut spec = ctx.ext_spec("test");
+    spec["source"]["catalog"]["channels"] = json!(["beta"]);
+    spec["source"]["catalog"]["version"] = json!(">=1.0.0, <2.0.0");
+    ctx.apply_ext(&name, &spec).await?;
+    // 1.3.0 is in range but only in alpha; 2.0.0 is in beta but out of range.
+    ctx.wait_installed(&name, "test", "1.2.0").await?;
+    rolled_out(&ctx, &name).await?;
+    // No bundle in both: the resolution error names version and channels (resolve/catalog.go).
+    let name2 = format!("{name}-none");
+    let mut spec2 = ctx.ext_spec("test");
+    spec2["source"]["catalog"]["channels"] = json!(["beta"]);
+    spec2["source"]["catalog"]["version"] = json!("1.3.0");
+    ctx.apply_ext(&name2, &spec2).await?;
+    let msg = format!(
+        "no bundles found for package \"{}\" matching version \"1.3.0\" in channels [beta]",
+        ctx.pkg("test")
+    );
+    ctx.wait_cond(&name2, "Progressing", "True", "Retrying", Msg::Exact(&msg))
+        .await?;
+    ctx.wait_cond(
+        &name2,
+        "Installed",
+        "False",
+        "Failed",
+        Msg::Exact("No bundle installed"),
+    )
+    .await?;
+    Ok(())
+}
+
+async fn pinned_version_never_upgrades(ctx: Arc<Ctx>) -> Result<()> {
+    ctx.namespace().await?;
+    let pkgs = vec![
+        package("test")
+            .bundle("1.0.0", Contents::standard())
+            .bundle("1.0.1", Contents::standard())
+            .channel(
+                "beta",
+                vec![entry("1.0.0"), entry("1.0.1").replaces("1.0.0")],
+            ),
+    ];
+    ctx.catalog("test", &pkgs).await?;
+    let name = ext(&ctx);
+    let mut spec = ctx.ext_spec("test");
+    spec["source"]["catalog"]["version"] = json!("1.0.0");
+    ctx.apply_ext(&name, &spec).await?;
+    ctx.wait_installed(&name, "test", "1.0.0").await?;
+    rolled_out(&ctx, &name).await?;
+    // A successor is there and the catalog changes under it: still pinned.
+    let v2 = ctx
+        .build_catalog(
+            "test",
+            "v2",
+            &[pkgs[0]
+                .clone()
+                .bundle("1.1.0", Contents::standard())
+                .channel("stable", vec![entry("1.1.0").replaces("1.0.0")])],
+        )
+        .await?;
+    let cname = ctx
+        .apply_catalog("test", &v2.image, &Default::default())
+        .await?;
+    ctx.wait_catalog_resolved(&cname, &v2.image).await?;
+    ctx.stays_installed(&name, "test", "1.0.0", Duration::from_secs(10))
+        .await?;
+    Ok(())
+}
+
+async fn selector_by_catalog_name_label(ctx: Arc<Ctx>) -> Result<()> {
+    ctx.namespace().await?;
+    let a = ctx
+        .catalog(
+            "a",
+            &[package("test")
+                .bundle("1.0.0", Contents::standard())
+                .channel("beta", vec![entry("1.0.0")])],
+        )
+        .await?;
+    ctx.catalog(
+        "b",
+        &[package("test")
+            .bundle("2.0.0", Contents::standard())
+            .channel("beta", vec![entry("2.0.0")])],
+    )
+    .await?;
+    let api: Api<olm_api::ClusterCatalog> = Api::all(ctx.client.clone());
+    let cat = api.get(&a).await?;
+    let label = cat.labels().get(olm_k8s::METADATA_NAME_LABEL).cloned();
+    ensure!(
+        label.as_deref() == Some(a.as_str()),
+        "ClusterCatalog {a} carries {}={label:?}; nothing injected the name label \
+         (upstream's mutating webhook inject-metadata-name.olm.operatorframework.io)",
+        olm_k8s::METADATA_NAME_LABEL
+    );
+    let name = ext(&ctx);
+    let mut spec = ctx.ext_spec("test");
+    spec["source"]["catalog"]["selector"] =
+        json!({"matchLabels": {olm_k8s::METADATA_NAME_LABEL: a}});
+    ctx.apply_ext(&name, &spec).await?;
+    ctx.wait_installed(&name, "test", "1.0.0").await?;
+    Ok(())
+}
+
+/// install.feature "watchNamespace config is required for extension supporting single namespace".
+async fn single_namespace_needs_watch_namespace(ctx: Arc<Ctx>) -> Result<()> {
+    ctx.namespace().await?;
+    let target = ctx.extra_namespace(&format!("target-{}", ctx.id)).await?;
+    ctx.catalog(
+        "test",
+        &[package("single")
+            .bundle(
+                "1.0.0",
+                Contents {
+                    crd: Some(Default::default()),
+                    deployment: true,
+                    ..Contents::default()
+                }
+                .modes(&["SingleNamespace"]),
+            )
+            .channel("alpha", vec![entry("1.0.0")])],
+    )
+    .await?;
+    let name = ext(&ctx);
+    let spec = ctx.ext_spec("single");
+    ctx.apply_ext(&name, &spec).await?;
+    ctx.wait_cond(
+        &name,
+        "Progressing",
+        "False",
+        "InvalidConfiguration",
+        Msg::Contains(
+            "invalid ClusterExtension configuration: invalid configuration: required field \"watchNamespace\" is missing",
+        ),
+    )
+    .await?;
+    let mut spec = spec;
+    spec["config"] = json!({"configType": "Inline", "inline": {"watchNamespace": target}});
+    ctx.apply_ext(&name, &spec).await?;
+    ctx.wait_installed(&name, "single", "1.0.0").await?;
+    target_namespaces_are(&ctx, &target).await
+}
+
+/// The Deployment's pod template says which namespaces the operator watches.
+async fn target_namespaces_are(ctx: &Ctx, want: &str) -> Result<()> {
+    let d = wait_exists(
+        &ctx.dynamic("apps/v1", "Deployment", "deployments", Some(&ctx.ns)),
+        &ctx.names().deployment(),
+    )
+    .await?;
+    let got = d.data["spec"]["template"]["metadata"]["annotations"]
+        [olm_k8s::TARGET_NAMESPACES_ANNOTATION]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    ensure!(
+        got == want,
+        "olm.targetNamespaces is {got:?}, want {want:?}"
+    );
+    Ok(())
+}
+
+/// install.feature "watchNamespace config is required for extension supporting own namespace".
+async fn own_namespace_needs_own_watch_namespace(ctx: Arc<Ctx>) -> Result<()> {
+    ctx.namespace().await?;
+    ctx.catalog(
+        "test",
+        &[package("own")
+            .bundle(
+                "1.0.0",
+                Contents {
+                    crd: Some(Default::default()),
+                    deployment: true,
+                    ..Contents::default()
+                }
+                .modes(&["OwnNamespace"]),
+            )
+            .channel("alpha", vec![entry("1.0.0")])],
+    )
+    .await?;
+    let name = ext(&ctx);
+    let mut spec = ctx.ext_spec("own");
+    ctx.apply_ext(&name, &spec).await?;
+    ctx.wait_cond(
+        &name,
+        "Progressing",
+        "False",
+        "InvalidConfiguration",
+        Msg::Contains(
+            "invalid ClusterExtension configuration: invalid configuration: required field \"watchNamespace\" is missing",
+        ),
+    )
+    .await?;
+    spec["config"] = json!({"configType": "Inline", "inline": {"watchNamespace": "some-ns"}});
+    ctx.apply_ext(&name, &spec).await?;
+    let msg = format!("invalid value \"some-ns\": must be \"{}\"", ctx.ns);
+    ctx.wait_cond(
+        &name,
+        "Progressing",
+        "False",
+        "InvalidConfiguration",
+        Msg::Contains(&msg),
+    )
+    .await?;
+    spec["config"] = json!({"configType": "Inline", "inline": {"watchNamespace": ctx.ns}});
+    ctx.apply_ext(&name, &spec).await?;
+    ctx.wait_installed(&name, "own", "1.0.0").await?;
+    rolled_out(&ctx, &name).await?;
+    target_namespaces_are(&ctx, &ctx.ns).await
+}
+
+/// install.feature "Report failure when watchNamespace has invalid DNS-1123 name" and "Reject
+/// watchNamespace for operator that does not support Single/OwnNamespace install modes".
+async fn invalid_inline_config_is_invalid_configuration(ctx: Arc<Ctx>) -> Result<()> {
+    ctx.namespace().await?;
+    ctx.catalog(
+        "test",
+        &[
+            package("single")
+                .bundle("1.0.0", Contents::crd_only().modes(&["SingleNamespace"]))
+                .channel("alpha", vec![entry("1.0.0")]),
+            package("all")
+                .bundle(
+                    "1.0.0",
+                    Contents {
+                        name_id: Some(format!("{}-all", ctx.id)),
+                        ..Contents::crd_only().modes(&["AllNamespaces"])
+                    },
+                )
+                .channel("alpha", vec![entry("1.0.0")]),
+        ],
+    )
+    .await?;
+    let a = format!("{}-dns", ext(&ctx));
+    let mut spec = ctx.ext_spec("single");
+    spec["config"] =
+        json!({"configType": "Inline", "inline": {"watchNamespace": "invalid-namespace-"}});
+    ctx.apply_ext(&a, &spec).await?;
+    ctx.wait_cond(
+        &a,
+        "Progressing",
+        "False",
+        "InvalidConfiguration",
+        Msg::Contains(
+            "invalid ClusterExtension configuration: invalid configuration: field \"watchNamespace\" must match pattern",
+        ),
+    )
+    .await?;
+    let b = format!("{}-unknown", ext(&ctx));
+    let mut spec = ctx.ext_spec("all");
+    spec["config"] = json!({"configType": "Inline", "inline": {"watchNamespace": ctx.ns}});
+    ctx.apply_ext(&b, &spec).await?;
+    let ce = ctx
+        .wait_cond(
+            &b,
+            "Progressing",
+            "False",
+            "InvalidConfiguration",
+            Msg::Contains(
+                "invalid ClusterExtension configuration: invalid configuration: unknown field \"watchNamespace\"",
+            ),
+        )
+        .await?;
+    // A terminal configuration error installs nothing.
+    let installed = cond(&ce, "Installed").map(|c| c.status.clone());
+    ensure!(
+        installed.as_deref() != Some("True"),
+        "Installed despite invalid config"
+    );
+    Ok(())
+}
+
+/// install.feature "Install operator having webhooks", with the built-in certificate provider
+/// instead of cert-manager: every webhook configuration carries the provider's CA bundle.
+async fn webhook_operator_with_builtin_certificates(ctx: Arc<Ctx>) -> Result<()> {
+    ctx.namespace().await?;
+    ctx.catalog(
+        "test",
+        &[package("webhook")
+            .bundle(
+                "0.0.1",
+                Contents {
+                    crd: Some(Default::default()),
+                    deployment: true,
+                    webhooks: true,
+                    ..Contents::default()
+                }
+                .modes(&["AllNamespaces"]),
+            )
+            .channel("alpha", vec![entry("0.0.1")])],
+    )
+    .await?;
+    let name = ext(&ctx);
+    ctx.apply_ext(&name, &ctx.ext_spec("webhook")).await?;
+    ctx.wait_installed(&name, "webhook", "0.0.1").await?;
+    rolled_out(&ctx, &name).await?;
+    let selector = format!("{}={name}", olm_k8s::OWNER_NAME_LABEL);
+    let mut seen = 0;
+    for (kind, plural) in [
+        (
+            "ValidatingWebhookConfiguration",
+            "validatingwebhookconfigurations",
+        ),
+        (
+            "MutatingWebhookConfiguration",
+            "mutatingwebhookconfigurations",
+        ),
+    ] {
+        let api = ctx.dynamic("admissionregistration.k8s.io/v1", kind, plural, None);
+        let list = api.list(&ListParams::default().labels(&selector)).await?;
+        ensure!(!list.items.is_empty(), "no {kind} labelled {selector}");
+        for wc in list.items {
+            for w in wc.data["webhooks"].as_array().cloned().unwrap_or_default() {
+                seen += 1;
+                let ca = w["clientConfig"]["caBundle"].as_str().unwrap_or_default();
+                ensure!(
+                    !ca.is_empty(),
+                    "{kind} {} webhook {} has no caBundle",
+                    wc.name_any(),
+                    w["name"]
+                );
+                let svc = w["clientConfig"]["service"]["name"]
+                    .as_str()
+                    .unwrap_or_default();
+                ensure!(
+                    svc == ctx.names().webhook_service(),
+                    "{kind} service {svc:?}"
+                );
+            }
+        }
+    }
+    ensure!(seen == 2, "{seen} webhooks, want 2");
+    // The serving certificate is mounted from a Secret the provider made.
+    let d = wait_exists(
+        &ctx.dynamic("apps/v1", "Deployment", "deployments", Some(&ctx.ns)),
+        &ctx.names().deployment(),
+    )
+    .await?;
+    let secret = d.data["spec"]["template"]["spec"]["volumes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find_map(|v| v["secret"]["secretName"].as_str().map(str::to_string))
+        .context("the webhook Deployment mounts no certificate Secret")?;
+    let s = wait_exists(
+        &ctx.dynamic("v1", "Secret", "secrets", Some(&ctx.ns)),
+        &secret,
+    )
+    .await?;
+    ensure!(
+        s.data["data"]["tls.crt"].is_string() && s.data["data"]["tls.key"].is_string(),
+        "certificate Secret {secret} lacks tls.crt/tls.key"
+    );
+    Ok(())
+}
+
+/// install.feature "Install bundle with large CRD" and "ClusterObjectSet objects are
+/// externalized to immutable Secrets", with a bundle above etcd's 1.5 MiB request limit.
+async fn bundle_larger_than_etcd_limit_is_externalised(ctx: Arc<Ctx>) -> Result<()> {
+    ctx.namespace().await?;
+    let contents = Contents {
+        filler_crds: vec![600, 600, 600],
+        ..Contents::standard()
+    };
+    let pkgs = [package("test")
+        .bundle("1.0.0", contents)
+        .channel("beta", vec![entry("1.0.0")])];
+    ctx.catalog("test", &pkgs).await?;
+    let name = ext(&ctx);
+    ctx.apply_ext(&name, &ctx.ext_spec("test")).await?;
+    ctx.wait_installed(&name, "test", "1.0.0").await?;
+    rolled_out(&ctx, &name).await?;
+    let sets = ctx.object_sets(&name).await?;
+    let cos = sets
+        .iter()
+        .find(|c| c.name_any() == format!("{name}-1"))
+        .with_context(|| {
+            format!(
+                "no ClusterObjectSet {name}-1 (found {:?})",
+                sets.iter().map(|c| c.name_any()).collect::<Vec<_>>()
+            )
+        })?;
+    let value = serde_json::to_value(cos)?;
+    let mut refs = vec![];
+    let mut total = 0;
+    for phase in value["spec"]["phases"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+    {
+        for o in phase["objects"].as_array().cloned().unwrap_or_default() {
+            total += 1;
+            if let Some(r) = o.get("ref") {
+                refs.push(r.clone());
+            }
+        }
+    }
+    ensure!(
+        total > 0 && refs.len() == total,
+        "{} of {total} objects are Secret refs",
+        refs.len()
+    );
+    let secrets = ctx.dynamic("v1", "Secret", "secrets", Some(e2e::SYSTEM_NAMESPACE));
+    let mut bytes = 0usize;
+    for r in &refs {
+        let sname = r["name"].as_str().unwrap_or_default();
+        let s = secrets
+            .get(sname)
+            .await
+            .with_context(|| format!("Secret {sname}"))?;
+        ensure!(
+            s.data["immutable"] == true,
+            "Secret {sname} is not immutable"
+        );
+        ensure!(
+            s.data["type"] == olm_k8s::OBJECT_DATA_SECRET_TYPE,
+            "Secret {sname} type {}",
+            s.data["type"]
+        );
+        let l = s.labels();
+        ensure!(
+            l.get(olm_k8s::REVISION_NAME_LABEL) == Some(&format!("{name}-1"))
+                && l.get(olm_k8s::OWNER_NAME_LABEL) == Some(&name),
+            "Secret {sname} labels {l:?}"
+        );
+        ensure!(
+            s.owner_references()
+                .iter()
+                .any(|o| o.kind == "ClusterObjectSet" && o.controller == Some(true)),
+            "Secret {sname} not owned by its ClusterObjectSet"
+        );
+        let key = r["key"].as_str().unwrap_or_default();
+        bytes += s.data["data"][key]
+            .as_str()
+            .map(str::len)
+            .unwrap_or_default();
+    }
+    ctx.note(format!(
+        "{total} objects in {} Secret refs, {bytes} base64 bytes",
+        refs.len()
+    ));
+    for i in 0..3 {
+        let crd = format!("fillers{i}.{}", ctx.names().crd_group());
+        wait_exists(
+            &ctx.dynamic(
+                "apiextensions.k8s.io/v1",
+                "CustomResourceDefinition",
+                "customresourcedefinitions",
+                None,
+            ),
+            &crd,
+        )
+        .await?;
+    }
+    Ok(())
+}
+
+/// recover.feature "Install ClusterExtension after conflicting resource is removed" and
+/// update.feature's collision scenario ("revision object collisions").
+async fn object_owned_by_someone_else_collides(ctx: Arc<Ctx>) -> Result<()> {
+    ctx.namespace().await?;
+    standard_catalog(&ctx).await?;
+    let cms = ctx.dynamic("v1", "ConfigMap", "configmaps", Some(&ctx.ns));
+    let foreign: kube::api::DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": ctx.names().configmap(), "namespace": ctx.ns},
+        "data": {"owner": "someone else"},
+    }))?;
+    cms.create(&PostParams::default(), &foreign).await?;
+    let name = ext(&ctx);
+    ctx.apply_ext(&name, &ctx.ext_spec("test")).await?;
+    let ce = ctx
+        .wait_cond(
+            &name,
+            "Progressing",
+            "True",
+            "Retrying",
+            Msg::Contains("revision object collisions"),
+        )
+        .await?;
+    ctx.note(format!(
+        "collision message: {:?}",
+        cond(&ce, "Progressing").map(|c| &c.message)
+    ));
+    let installed = cond(&ce, "Installed").map(|c| c.status.clone());
+    ensure!(
+        installed.as_deref() != Some("True"),
+        "Installed while colliding"
+    );
+    let still = cms.get(&ctx.names().configmap()).await?;
+    ensure!(
+        still.data["data"]["owner"] == "someone else",
+        "foreign ConfigMap was overwritten"
+    );
+    cms.delete(&ctx.names().configmap(), &DeleteParams::default())
+        .await?;
+    ctx.wait_installed(&name, "test", "1.2.0").await?;
+    rolled_out(&ctx, &name).await
+}
+
+/// recover.feature "Restore removed resource", plus a changed field set back.
+async fn drift_is_put_back(ctx: Arc<Ctx>) -> Result<()> {
+    ctx.namespace().await?;
+    standard_catalog(&ctx).await?;
+    let name = ext(&ctx);
+    ctx.apply_ext(&name, &ctx.ext_spec("test")).await?;
+    ctx.wait_installed(&name, "test", "1.2.0").await?;
+    let cms = ctx.dynamic("v1", "ConfigMap", "configmaps", Some(&ctx.ns));
+    let cm = ctx.names().configmap();
+    wait_exists(&cms, &cm).await?;
+    cms.delete(&cm, &DeleteParams::default()).await?;
+    wait_exists(&cms, &cm)
+        .await
+        .context("removed ConfigMap never restored")?;
+    cms.patch(
+        &cm,
+        &PatchParams::default(),
+        &Patch::Merge(json!({"data": {"version": "tampered"}})),
+    )
+    .await?;
+    e2e::eventually(WAIT, || async {
+        let o = cms.get(&cm).await?;
+        Ok((o.data["data"]["version"] == "1.2.0").then_some(()))
+    })
+    .await
+    .context("changed ConfigMap data never put back")?;
+    // A user's own label is another manager's field and stays.
+    cms.patch(
+        &cm,
+        &PatchParams::apply("someone-else"),
+        &Patch::Apply(json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": cm, "labels": {"example.com/custom-label": "my-value"}}})),
+    )
+    .await?;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let o = cms.get(&cm).await?;
+    ensure!(
+        o.labels()
+            .get("example.com/custom-label")
+            .map(String::as_str)
+            == Some("my-value"),
+        "user label removed: {:?}",
+        o.labels()
+    );
+    Ok(())
+}
+
+/// uninstall.feature "Removing ClusterExtension triggers the extension uninstall".
+async fn uninstall_removes_crd_and_objects(ctx: Arc<Ctx>) -> Result<()> {
+    ctx.namespace().await?;
+    standard_catalog(&ctx).await?;
+    let name = ext(&ctx);
+    ctx.apply_ext(&name, &ctx.ext_spec("test")).await?;
+    ctx.wait_installed(&name, "test", "1.2.0").await?;
+    rolled_out(&ctx, &name).await?;
+    let n = ctx.names();
+    let crds = ctx.dynamic(
+        "apiextensions.k8s.io/v1",
+        "CustomResourceDefinition",
+        "customresourcedefinitions",
+        None,
+    );
+    wait_exists(&crds, &n.crd_name()).await?;
+    ctx.delete_ext(&name).await?;
+    wait_gone(&crds, &n.crd_name())
+        .await
+        .context("CRD left after uninstall")?;
+    wait_gone(
+        &ctx.dynamic("apps/v1", "Deployment", "deployments", Some(&ctx.ns)),
+        &n.deployment(),
+    )
+    .await?;
+    wait_gone(
+        &ctx.dynamic("v1", "ConfigMap", "configmaps", Some(&ctx.ns)),
+        &n.configmap(),
+    )
+    .await?;
+    let left = ctx.object_sets(&name).await?;
+    ensure!(
+        left.is_empty(),
+        "ClusterObjectSets left: {:?}",
+        left.iter().map(|c| c.name_any()).collect::<Vec<_>>()
+    );
+    Ok(())
+}
+
+/// recover.feature "Install ClusterExtension after target namespace becomes available".
+async fn namespace_missing_until_created(ctx: Arc<Ctx>) -> Result<()> {
+    standard_catalog(&ctx).await?;
+    let name = ext(&ctx);
+    ctx.apply_ext(&name, &ctx.ext_spec("test")).await?;
+    let ce = ctx
+        .wait_cond(&name, "Progressing", "True", "Retrying", Msg::Any)
+        .await?;
+    ctx.note(format!(
+        "without namespace: {:?}",
+        cond(&ce, "Progressing").map(|c| &c.message)
+    ));
+    ctx.namespace().await?;
+    ctx.wait_installed(&name, "test", "1.2.0").await?;
+    rolled_out(&ctx, &name).await
+}
+
+async fn unknown_package(ctx: Arc<Ctx>) -> Result<()> {
+    ctx.namespace().await?;
+    standard_catalog(&ctx).await?;
+    let name = ext(&ctx);
+    ctx.apply_ext(&name, &ctx.ext_spec("missing")).await?;
+    let msg = format!("no bundles found for package \"{}\"", ctx.pkg("missing"));
+    ctx.wait_cond(&name, "Progressing", "True", "Retrying", Msg::Exact(&msg))
+        .await?;
+    let ce = ctx
+        .wait_cond(
+            &name,
+            "Installed",
+            "False",
+            "Failed",
+            Msg::Exact("No bundle installed"),
+        )
+        .await?;
+    // Resolution failed without deprecation data: every deprecation condition is Unknown
+    // (clusterextension_controller.go SetDeprecationStatus).
+    for (t, reason, m) in [
+        (
+            "Deprecated",
+            "DeprecationStatusUnknown",
+            "deprecation status unknown: catalog data unavailable",
+        ),
+        (
+            "PackageDeprecated",
+            "DeprecationStatusUnknown",
+            "deprecation status unknown: catalog data unavailable",
+        ),
+        (
+            "ChannelDeprecated",
+            "DeprecationStatusUnknown",
+            "deprecation status unknown: catalog data unavailable",
+        ),
+        ("BundleDeprecated", "Absent", "no bundle installed yet"),
+    ] {
+        let c = cond(&ce, t).with_context(|| format!("no {t} condition"))?;
+        ensure!(
+            c.status == "Unknown" && c.reason == reason && c.message == m,
+            "{t}: {}/{} {:?}",
+            c.status,
+            c.reason,
+            c.message
+        );
+    }
+    Ok(())
+}
+
+async fn bundle_image_missing(ctx: Arc<Ctx>) -> Result<()> {
+    ctx.namespace().await?;
+    let image = format!("{}/bundles/nowhere/{}:v1.0.0", ctx.env.reg, ctx.pkg("test"));
+    ctx.catalog(
+        "test",
+        &[package("test")
+            .bundle_at("1.0.0", &image)
+            .channel("beta", vec![entry("1.0.0")])],
+    )
+    .await?;
+    let name = ext(&ctx);
+    ctx.apply_ext(&name, &ctx.ext_spec("test")).await?;
+    let prefix = format!(
+        "error for resolved bundle \"{}\" with version \"1.0.0\": ",
+        ctx.bundle("test", "1.0.0")
+    );
+    let ce = ctx
+        .wait_cond(
+            &name,
+            "Progressing",
+            "True",
+            "Retrying",
+            Msg::Contains(&prefix),
+        )
+        .await?;
+    ctx.note(format!(
+        "message: {:?}",
+        cond(&ce, "Progressing").map(|c| &c.message)
+    ));
+    ctx.wait_cond(
+        &name,
+        "Installed",
+        "False",
+        "Failed",
+        Msg::Exact("No bundle installed"),
+    )
+    .await?;
+    Ok(())
+}
+
+async fn image_that_is_not_a_bundle(ctx: Arc<Ctx>) -> Result<()> {
+    ctx.namespace().await?;
+    // A catalog image where a bundle should be: no manifests/, no metadata/.
+    let other = ctx
+        .build_catalog("other", "v1", &[package("x").channel("c", vec![])])
+        .await?;
+    ctx.catalog(
+        "test",
+        &[package("test")
+            .bundle_at("1.0.0", &other.image)
+            .channel("beta", vec![entry("1.0.0")])],
+    )
+    .await?;
+    let name = ext(&ctx);
+    ctx.apply_ext(&name, &ctx.ext_spec("test")).await?;
+    let prefix = format!(
+        "error for resolved bundle \"{}\" with version \"1.0.0\": ",
+        ctx.bundle("test", "1.0.0")
+    );
+    let ce = ctx
+        .wait_cond(&name, "Progressing", "", "", Msg::Contains(&prefix))
+        .await?;
+    let p = cond(&ce, "Progressing").unwrap();
+    ctx.note(format!(
+        "Progressing={}/{} {:?}",
+        p.status, p.reason, p.message
+    ));
+    ensure!(
+        cond(&ce, "Installed").map(|c| c.status.as_str()) != Some("True"),
+        "installed a non-bundle"
+    );
+    Ok(())
+}
+
+/// spec.serviceAccount is deprecated and ignored upstream since v1.11.0 (PR #2770): an extension
+/// naming a ServiceAccount that does not exist still installs.
+async fn service_account_missing_is_ignored(ctx: Arc<Ctx>) -> Result<()> {
+    ctx.namespace().await?;
+    standard_catalog(&ctx).await?;
+    let name = ext(&ctx);
+    let mut spec = ctx.ext_spec("test");
+    spec["serviceAccount"] = json!({"name": "does-not-exist"});
+    ctx.apply_ext(&name, &spec).await?;
+    ctx.wait_installed(&name, "test", "1.2.0").await?;
+    rolled_out(&ctx, &name).await
+}
+
+async fn catalog_not_serving(ctx: Arc<Ctx>) -> Result<()> {
+    ctx.namespace().await?;
+    let image = format!("{}/e2e/never-pushed-{}:v1", ctx.env.reg, ctx.id);
+    let cname = ctx
+        .apply_catalog("test", &image, &Default::default())
+        .await?;
+    let name = ext(&ctx);
+    ctx.apply_ext(&name, &ctx.ext_spec("test")).await?;
+    let msg = format!("catalog \"{cname}\" is not being served");
+    let ce = ctx
+        .wait_cond(
+            &name,
+            "Progressing",
+            "True",
+            "Retrying",
+            Msg::Contains(&msg),
+        )
+        .await?;
+    ctx.note(format!(
+        "message: {:?}",
+        cond(&ce, "Progressing").map(|c| &c.message)
+    ));
+    ctx.wait_cond(&name, "Installed", "False", "Failed", Msg::Any)
+        .await?;
+    Ok(())
+}
+
+async fn two_extensions_wanting_the_same_crd(ctx: Arc<Ctx>) -> Result<()> {
+    ctx.namespace().await?;
+    let shared = Contents {
+        name_id: Some(ctx.id.clone()),
+        ..Contents::crd_only()
+    };
+    ctx.catalog(
+        "test",
+        &[
+            package("first")
+                .bundle("1.0.0", shared.clone())
+                .channel("beta", vec![entry("1.0.0")]),
+            package("second")
+                .bundle("1.0.0", shared)
+                .channel("beta", vec![entry("1.0.0")]),
+        ],
+    )
+    .await?;
+    let first = format!("{}-first", ext(&ctx));
+    ctx.apply_ext(&first, &ctx.ext_spec("first")).await?;
+    ctx.wait_installed(&first, "first", "1.0.0").await?;
+    let second = format!("{}-second", ext(&ctx));
+    ctx.apply_ext(&second, &ctx.ext_spec("second")).await?;
+    let ce = ctx
+        .wait_cond(
+            &second,
+            "Progressing",
+            "True",
+            "Retrying",
+            Msg::Contains("revision object collisions"),
+        )
+        .await?;
+    let p = cond(&ce, "Progressing").unwrap();
+    ensure!(
+        p.message.contains(&ctx.names().crd_name()),
+        "collision message does not name the CRD: {:?}",
+        p.message
+    );
+    ctx.note(format!("collision message: {:?}", p.message));
+    let f = ctx.get_ext(&first).await?;
+    if cond(&f, "Installed").map(|c| c.status.as_str()) != Some("True") {
+        bail!(
+            "first extension lost Installed: {}",
+            e2e::describe_conditions(e2e::ext_conditions(&f), f.metadata.generation)
+        );
+    }
+    Ok(())
+}
