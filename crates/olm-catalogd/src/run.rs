@@ -48,6 +48,9 @@ pub struct Options {
     /// Serve the label-injecting admission webhook here (HTTPS with `tls`; required by the API
     /// server).
     pub webhook_addr: Option<SocketAddr>,
+    /// Record request durations here instead of in metrics of the server's own, so a process
+    /// that runs more than the catalog server (`olm run`) serves them on its one `/metrics`.
+    pub metrics: Option<Arc<Metrics>>,
 }
 
 impl Default for Options {
@@ -61,6 +64,7 @@ impl Default for Options {
             retry_after: Duration::from_secs(10),
             gc_interval: Duration::from_secs(12 * 3600),
             webhook_addr: None,
+            metrics: None,
         }
     }
 }
@@ -210,7 +214,7 @@ pub async fn run(
 ) -> Result<(), RunError> {
     let tls = options.tls.as_ref().map(tls_config).transpose()?;
     let storage = Arc::new(Storage::open(options.cache_dir.join("catalogs"))?);
-    let metrics = Arc::new(Metrics::default());
+    let metrics = options.metrics.clone().unwrap_or_default();
     let catalogs_addr: SocketAddr = catalogs.local_addr()?;
     let external_address = options
         .external_address

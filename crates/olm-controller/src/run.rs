@@ -1,1 +1,611 @@
-//! (being written)
+//! `olm run`: one process running what a cluster needs for OLM v1 — the catalog server with its
+//! ClusterCatalog controller, the ClusterExtension and ClusterObjectSet controllers and the
+//! certificate provider — with probes and one `/metrics` for all of them.
+//!
+//! The expected flow of [`run`]:
+//!
+//! 1. Bind every listener (catalog server, health probes, metrics), so a port already in use is
+//!    an error before anything touches the cluster.
+//! 2. Create the system namespace if it is missing.
+//! 3. Apply the OLM v1 CRDs server-side (a newer binary updates them) and wait until the API
+//!    server serves them, so no watch starts against a kind that does not exist yet.
+//! 4. Choose the webhook certificate provider (`--cert-provider`; `auto` looks for
+//!    cert-manager's API).
+//! 5. Start the catalog server, the controllers and the probe and metrics servers, and wait.
+//! 6. On shutdown: listeners close, every controller is told to stop and gets
+//!    [`CONTROLLER_GRACE`] to finish its reconciles, the catalog server finishes its responses
+//!    in flight (see `olm_catalogd::run::serve`), and `run` returns `Ok`.
+//!
+//! Guarantees: a shutdown that comes during steps 2–4 stops at once and returns `Ok`. Every part
+//! stops on the same signal; nothing keeps running after `run` returns.
+//!
+//! Errors: a listener that cannot be bound, a namespace or CRD the API server refuses, CRDs not
+//! served in time; and, after startup, a part that stops on its own (a controller's stream
+//! ending, a listener failing) — the others are then stopped too, so the process exits non-zero
+//! and is restarted rather than running half of OLM.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::routing::any;
+use futures::FutureExt;
+use futures::future::{BoxFuture, Shared as SharedFuture};
+use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, ObjectMeta, Patch, PatchParams, PostParams};
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+use tracing::{error, info, warn};
+
+use crate::context::{FIELD_MANAGER, Shared};
+use crate::metrics::Metrics;
+
+/// The namespace OLM's own objects go to unless told otherwise (upstream's).
+pub const DEFAULT_SYSTEM_NAMESPACE: &str = "olmv1-system";
+
+/// Field owner of the CRDs `olm run` applies.
+pub const CRD_FIELD_MANAGER: &str = "olm-run";
+
+/// How long the applied CRDs get to be served.
+pub const CRD_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How long the controllers get to finish their reconciles once told to stop.
+pub const CONTROLLER_GRACE: Duration = Duration::from_secs(5);
+
+/// Who issues webhook serving certificates, as chosen with `--cert-provider`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CertProviderChoice {
+    /// cert-manager when its API (`cert-manager.io/v1`) is served, else the built-in provider.
+    #[default]
+    Auto,
+    /// The built-in provider of `olm run`.
+    Builtin,
+    /// cert-manager.
+    CertManager,
+    /// OpenShift's service CA operator.
+    OpenshiftServiceCa,
+    /// None: bundles with webhooks are refused.
+    None,
+}
+
+impl CertProviderChoice {
+    /// Parses the flag's spelling.
+    pub fn parse(s: &str) -> Result<CertProviderChoice, String> {
+        match s {
+            "auto" => Ok(CertProviderChoice::Auto),
+            "builtin" => Ok(CertProviderChoice::Builtin),
+            "cert-manager" => Ok(CertProviderChoice::CertManager),
+            "openshift-service-ca" => Ok(CertProviderChoice::OpenshiftServiceCa),
+            "none" => Ok(CertProviderChoice::None),
+            other => Err(format!(
+                "unknown certificate provider {} (want auto, builtin, cert-manager, openshift-service-ca or none)",
+                olm_goenc::quote(other)
+            )),
+        }
+    }
+}
+
+/// How to run.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Where ClusterObjectSet Secrets and OLM's own objects go; created if missing.
+    pub system_namespace: String,
+    /// Root of every on-disk cache: the catalog server's under `catalogd/`, the installer's
+    /// (bundle unpacks) under `extensions/`.
+    pub cache_path: PathBuf,
+    /// Where the catalog server listens.
+    pub catalogs_addr: SocketAddr,
+    /// The catalog server's settings; its `cache_dir`, `images` and `metrics` are set by
+    /// [`run`] (from `cache_path`, `images` and the process's metrics).
+    pub catalogd: olm_catalogd::Options,
+    /// `/healthz` and `/readyz`; off when `None`.
+    pub health_probe_addr: Option<SocketAddr>,
+    /// `/metrics`; off when `None`. The same address as the probes serves all three.
+    pub metrics_addr: Option<SocketAddr>,
+    /// Who issues webhook serving certificates.
+    pub cert_provider: CertProviderChoice,
+    /// Registry access, for catalog and bundle images alike.
+    pub images: olm_image::ClientOptions,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            system_namespace: DEFAULT_SYSTEM_NAMESPACE.to_owned(),
+            cache_path: PathBuf::from("/var/cache/olm"),
+            catalogs_addr: SocketAddr::from(([0, 0, 0, 0], 8443)),
+            catalogd: olm_catalogd::Options::default(),
+            health_probe_addr: Some(SocketAddr::from(([0, 0, 0, 0], 8081))),
+            metrics_addr: Some(SocketAddr::from(([0, 0, 0, 0], 8080))),
+            cert_provider: CertProviderChoice::Auto,
+            images: olm_image::ClientOptions::default(),
+        }
+    }
+}
+
+/// Why `olm run` could not start or stopped on its own.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// A listener could not be bound.
+    #[error("listening on {addr}: {source}")]
+    Listen {
+        /// The address.
+        addr: SocketAddr,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A cache directory could not be created.
+    #[error("creating {}: {source}", path.display())]
+    Cache {
+        /// The directory.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The kubeconfig did not give a client.
+    #[error("connecting to the API server: {0}")]
+    Client(#[source] kube::Error),
+    /// The system namespace could not be read or created.
+    #[error("creating the system namespace {namespace}: {source}")]
+    Namespace {
+        /// The namespace.
+        namespace: String,
+        /// Why.
+        source: kube::Error,
+    },
+    /// A CRD of the API could not be built, applied or read back.
+    #[error("installing the CRD {name}: {reason}")]
+    Crd {
+        /// The CRD.
+        name: String,
+        /// Why.
+        reason: String,
+    },
+    /// The applied CRDs were not served in time.
+    #[error("the CRD {name} was not established within {timeout:?}")]
+    CrdNotEstablished {
+        /// The first CRD still not served.
+        name: String,
+        /// How long was waited.
+        timeout: Duration,
+    },
+    /// The catalog server could not start or failed.
+    #[error("the catalog server: {0}")]
+    Catalogd(#[from] olm_catalogd::run::RunError),
+    /// A listener failed while serving.
+    #[error("serving {what}: {source}")]
+    Serve {
+        /// Which listener.
+        what: &'static str,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A part of the process stopped before it was told to.
+    #[error("{0} stopped on its own")]
+    Stopped(&'static str),
+}
+
+/// The process's listeners, bound before anything else happens.
+#[derive(Debug)]
+pub struct Listeners {
+    /// The catalog server.
+    pub catalogs: TcpListener,
+    /// `/healthz`, `/readyz` (and `/metrics` when it has the same address).
+    pub probes: Option<TcpListener>,
+    /// `/metrics`, when on an address of its own.
+    pub metrics: Option<TcpListener>,
+    /// Whether `probes` also serves `/metrics`.
+    pub metrics_on_probes: bool,
+}
+
+impl Listeners {
+    /// Binds the addresses of `options`; a port 0 gets a free port (see `local_addr`).
+    pub async fn bind(options: &Options) -> Result<Listeners, RunError> {
+        let catalogs = bind(options.catalogs_addr).await?;
+        let shared =
+            options.metrics_addr.is_some() && options.metrics_addr == options.health_probe_addr;
+        let probes = match options.health_probe_addr {
+            Some(addr) => Some(bind(addr).await?),
+            None => None,
+        };
+        let metrics = match options.metrics_addr {
+            Some(addr) if !shared => Some(bind(addr).await?),
+            _ => None,
+        };
+        Ok(Listeners {
+            catalogs,
+            probes,
+            metrics,
+            metrics_on_probes: shared,
+        })
+    }
+}
+
+async fn bind(addr: SocketAddr) -> Result<TcpListener, RunError> {
+    TcpListener::bind(addr)
+        .await
+        .map_err(|source| RunError::Listen { addr, source })
+}
+
+/// Binds the listeners of `options` and runs everything until `shutdown` resolves; see the
+/// module documentation for the flow.
+pub async fn run(
+    options: Options,
+    kube_config: kube::Config,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), RunError> {
+    let listeners = Listeners::bind(&options).await?;
+    serve(options, kube_config, listeners, shutdown).await
+}
+
+/// A stop signal every part can hold: cloneable, `Send + Sync`, resolving once `stop` flips.
+type Stop = SharedFuture<BoxFuture<'static, ()>>;
+
+fn stop_future(mut stop: watch::Receiver<bool>) -> Stop {
+    async move {
+        let _ = stop.wait_for(|s| *s).await;
+    }
+    .boxed()
+    .shared()
+}
+
+/// [`run`] with listeners bound by the caller (e.g. on free ports it must know beforehand).
+pub async fn serve(
+    options: Options,
+    kube_config: kube::Config,
+    listeners: Listeners,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), RunError> {
+    let shutdown = shutdown.boxed().shared();
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let stop = stop_future(stop_rx);
+
+    let setup = setup(&options, kube_config);
+    let shared = tokio::select! {
+        ready = setup => ready?,
+        () = shutdown.clone() => {
+            info!("stopping before startup finished");
+            return Ok(());
+        }
+    };
+    let catalogd_metrics = Arc::new(olm_catalogd::metrics::Metrics::default());
+
+    let mut catalogd_options = options.catalogd.clone();
+    catalogd_options.cache_dir = options.cache_path.join("catalogd");
+    catalogd_options.images = options.images.clone();
+    catalogd_options.metrics = Some(catalogd_metrics.clone());
+
+    let mut tasks: JoinSet<(&'static str, Result<(), RunError>)> = JoinSet::new();
+    info!(
+        catalogs = %listeners.catalogs.local_addr().map_err(|source| RunError::Serve { what: "the catalog server", source })?,
+        namespace = %shared.system_namespace,
+        cache = %options.cache_path.display(),
+        "starting"
+    );
+    {
+        let client = shared.client.clone();
+        let stop = stop.clone();
+        let catalogs = listeners.catalogs;
+        tasks.spawn(async move {
+            let served = olm_catalogd::run(catalogd_options, client, catalogs, None, stop).await;
+            ("the catalog server", served.map_err(RunError::from))
+        });
+    }
+    // The controllers of `crate::extension`, `crate::objectset` and `crate::certs` start here,
+    // each with `shared.clone()` and `stop.clone()`, through `spawn_controller`.
+
+    let metrics_router = metrics_router(shared.metrics.clone(), catalogd_metrics);
+    if let Some(probes) = listeners.probes {
+        let mut router = probes_router();
+        if listeners.metrics_on_probes {
+            router = router.merge(metrics_router.clone());
+        }
+        spawn_server(&mut tasks, "the health probes", probes, router, &stop);
+    }
+    if let Some(metrics) = listeners.metrics {
+        spawn_server(
+            &mut tasks,
+            "the metrics server",
+            metrics,
+            metrics_router,
+            &stop,
+        );
+    }
+
+    // Until told to stop, any part ending is a failure of the whole.
+    let early = tokio::select! {
+        () = shutdown => None,
+        done = tasks.join_next() => done,
+    };
+    let mut result = Ok(());
+    if let Some(done) = early {
+        let (what, outcome) = joined(done);
+        error!(part = what, "stopped on its own; stopping everything");
+        result = Err(outcome.err().unwrap_or(RunError::Stopped(what)));
+    } else {
+        info!("stopping: no new connections; the controllers finish their reconciles");
+    }
+    let _ = stop_tx.send(true);
+    while let Some(done) = tasks.join_next().await {
+        let (what, outcome) = joined(done);
+        if let Err(e) = outcome {
+            error!(part = what, error = %e, "failed while stopping");
+            if result.is_ok() {
+                result = Err(e);
+            }
+        }
+    }
+    info!("stopped");
+    result
+}
+
+/// The name and outcome of a finished task; a panicked task counts as stopped.
+fn joined(
+    done: Result<(&'static str, Result<(), RunError>), tokio::task::JoinError>,
+) -> (&'static str, Result<(), RunError>) {
+    match done {
+        Ok(done) => done,
+        Err(e) => {
+            error!(error = %e, "a task of olm run failed");
+            ("a task", Err(RunError::Stopped("a task")))
+        }
+    }
+}
+
+/// Runs one controller as a task: it is told to stop with `stop` and gets [`CONTROLLER_GRACE`]
+/// after that; while its watch is failing (API server unreachable) it may never notice the stop,
+/// so it is then dropped — a reconcile cut short is simply done again by the next process.
+#[allow(dead_code)]
+fn spawn_controller<F, Fut>(
+    tasks: &mut JoinSet<(&'static str, Result<(), RunError>)>,
+    name: &'static str,
+    shared: Arc<Shared>,
+    stop: Stop,
+    controller: F,
+) where
+    F: FnOnce(Arc<Shared>, Stop) -> Fut,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    shared.metrics.register(name, 1);
+    let running = controller(shared, stop.clone());
+    tasks.spawn(async move {
+        let deadline = async {
+            stop.await;
+            tokio::time::sleep(CONTROLLER_GRACE).await;
+        };
+        tokio::select! {
+            () = running => {}
+            () = deadline => warn!(controller = name, grace = ?CONTROLLER_GRACE, "stopping: the controller did not stop in time; dropping it"),
+        }
+        (name, Ok(()))
+    });
+}
+
+fn spawn_server(
+    tasks: &mut JoinSet<(&'static str, Result<(), RunError>)>,
+    what: &'static str,
+    listener: TcpListener,
+    router: Router,
+    stop: &Stop,
+) {
+    let (tx, rx) = watch::channel(false);
+    let stop = stop.clone();
+    tasks.spawn(async move {
+        let server = olm_catalogd::run::serve(listener, router, None, rx);
+        tokio::pin!(server);
+        let served = tokio::select! {
+            served = &mut server => served,
+            () = stop => {
+                let _ = tx.send(true);
+                server.await
+            }
+        };
+        (
+            what,
+            served.map_err(|source| RunError::Serve { what, source }),
+        )
+    });
+}
+
+fn probes_router() -> Router {
+    Router::new()
+        .route("/healthz", any(|| async { "ok" }))
+        .route("/readyz", any(|| async { "ok" }))
+}
+
+/// One `/metrics` for the whole process: catalogd's request durations, then the controllers'
+/// series (families in name order).
+fn metrics_router(
+    controllers: Arc<Metrics>,
+    catalogd: Arc<olm_catalogd::metrics::Metrics>,
+) -> Router {
+    Router::new().route(
+        "/metrics",
+        any(move || {
+            let text = format!("{}{}", catalogd.render(), controllers.render());
+            async move {
+                (
+                    [(http::header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+                    text,
+                )
+            }
+        }),
+    )
+}
+
+/// Steps 2–4: namespace, CRDs, certificate provider; returns what the controllers share.
+async fn setup(options: &Options, kube_config: kube::Config) -> Result<Arc<Shared>, RunError> {
+    let client = kube::Client::try_from(kube_config.clone()).map_err(RunError::Client)?;
+    let extensions_cache = options.cache_path.join("extensions");
+    std::fs::create_dir_all(&extensions_cache).map_err(|source| RunError::Cache {
+        path: extensions_cache.clone(),
+        source,
+    })?;
+    ensure_namespace(&client, &options.system_namespace).await?;
+    install_crds(&client).await?;
+    let cert_provider = choose_cert_provider(&client, options.cert_provider).await;
+    info!(
+        cert_provider = ?cert_provider,
+        choice = ?options.cert_provider,
+        "webhook certificate provider"
+    );
+    Ok(Arc::new(Shared {
+        client,
+        kube_config,
+        system_namespace: options.system_namespace.clone(),
+        cache_dir: extensions_cache,
+        metrics: Arc::new(Metrics::default()),
+        images: olm_image::Client::new(options.images.clone()),
+        cert_provider,
+        field_manager: FIELD_MANAGER,
+    }))
+}
+
+/// Creates `name` unless it exists; one created meanwhile by someone else is fine.
+async fn ensure_namespace(client: &kube::Client, name: &str) -> Result<(), RunError> {
+    let api: Api<Namespace> = Api::all(client.clone());
+    let failed = |source| RunError::Namespace {
+        namespace: name.to_owned(),
+        source,
+    };
+    if api.get_opt(name).await.map_err(failed)?.is_some() {
+        return Ok(());
+    }
+    let namespace = Namespace {
+        metadata: ObjectMeta {
+            name: Some(name.to_owned()),
+            ..ObjectMeta::default()
+        },
+        ..Namespace::default()
+    };
+    match api.create(&PostParams::default(), &namespace).await {
+        Ok(_) => {
+            info!(namespace = name, "created the system namespace");
+            Ok(())
+        }
+        Err(kube::Error::Api(status)) if status.code == 409 => Ok(()),
+        Err(e) => Err(failed(e)),
+    }
+}
+
+/// Applies every OLM v1 CRD server-side (forced: the binary's CRDs win over an older copy) and
+/// waits until each is `Established`.
+async fn install_crds(client: &kube::Client) -> Result<(), RunError> {
+    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let params = PatchParams::apply(CRD_FIELD_MANAGER).force();
+    let mut names = Vec::new();
+    for crd in olm_api::crds() {
+        let crd: CustomResourceDefinition =
+            serde_json::from_value(crd.value).map_err(|e| RunError::Crd {
+                name: "(generated)".to_owned(),
+                reason: e.to_string(),
+            })?;
+        let name = crd.metadata.name.clone().unwrap_or_default();
+        api.patch(&name, &params, &Patch::Apply(&crd))
+            .await
+            .map_err(|e| RunError::Crd {
+                name: name.clone(),
+                reason: e.to_string(),
+            })?;
+        names.push(name);
+    }
+    let deadline = tokio::time::Instant::now() + CRD_TIMEOUT;
+    for name in names {
+        loop {
+            let current = api.get(&name).await.map_err(|e| RunError::Crd {
+                name: name.clone(),
+                reason: e.to_string(),
+            })?;
+            let established = current.status.and_then(|s| s.conditions).is_some_and(|cs| {
+                cs.iter()
+                    .any(|c| c.type_ == "Established" && c.status == "True")
+            });
+            if established {
+                break;
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return Err(RunError::CrdNotEstablished {
+                    name,
+                    timeout: CRD_TIMEOUT,
+                });
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+    Ok(())
+}
+
+/// Turns the flag into a provider; `auto` asks the API server whether cert-manager is there.
+async fn choose_cert_provider(
+    client: &kube::Client,
+    choice: CertProviderChoice,
+) -> Option<olm_bundle::CertProvider> {
+    match choice {
+        CertProviderChoice::CertManager => Some(olm_bundle::CertProvider::CertManager),
+        CertProviderChoice::OpenshiftServiceCa => {
+            Some(olm_bundle::CertProvider::OpenshiftServiceCa)
+        }
+        CertProviderChoice::None => None,
+        CertProviderChoice::Builtin => builtin(),
+        CertProviderChoice::Auto => {
+            match client.list_api_group_resources("cert-manager.io/v1").await {
+                Ok(_) => Some(olm_bundle::CertProvider::CertManager),
+                Err(kube::Error::Api(status)) if status.code == 404 => builtin(),
+                Err(e) => {
+                    warn!(error = %e, "could not tell whether cert-manager is installed; using the built-in provider");
+                    builtin()
+                }
+            }
+        }
+    }
+}
+
+/// The built-in certificate provider (issued by `crate::certs`).
+fn builtin() -> Option<olm_bundle::CertProvider> {
+    Some(olm_bundle::CertProvider::Builtin)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cert_provider_spellings() {
+        for (s, want) in [
+            ("auto", CertProviderChoice::Auto),
+            ("builtin", CertProviderChoice::Builtin),
+            ("cert-manager", CertProviderChoice::CertManager),
+            (
+                "openshift-service-ca",
+                CertProviderChoice::OpenshiftServiceCa,
+            ),
+            ("none", CertProviderChoice::None),
+        ] {
+            assert_eq!(CertProviderChoice::parse(s), Ok(want));
+        }
+        assert_eq!(
+            CertProviderChoice::parse("vault"),
+            Err(r#"unknown certificate provider "vault" (want auto, builtin, cert-manager, openshift-service-ca or none)"#.to_owned())
+        );
+    }
+
+    #[tokio::test]
+    async fn the_same_address_for_probes_and_metrics_is_one_listener() {
+        let addr = SocketAddr::from(([127, 0, 0, 1], 0));
+        let options = Options {
+            catalogs_addr: addr,
+            health_probe_addr: Some(addr),
+            metrics_addr: Some(addr),
+            ..Options::default()
+        };
+        let listeners = Listeners::bind(&options).await.expect("bind");
+        assert!(listeners.probes.is_some());
+        assert!(listeners.metrics.is_none());
+        assert!(listeners.metrics_on_probes);
+    }
+}

@@ -53,7 +53,7 @@ pub struct Args {
 
 /// A duration flag, read as Go's `time.ParseDuration` reads it (upstream's flags are Go
 /// durations); a negative one is refused, as no timer can wait for it.
-fn parse_duration(s: &str) -> Result<Duration, String> {
+pub(crate) fn parse_duration(s: &str) -> Result<Duration, String> {
     let d = olm_goenc::duration::parse_duration(s).map_err(|e| e.to_string())?;
     d.to_std().ok_or_else(|| {
         format!(
@@ -64,7 +64,7 @@ fn parse_duration(s: &str) -> Result<Duration, String> {
 }
 
 /// `:8443` means every interface, as in Go.
-fn listen_addr(addr: &str) -> anyhow::Result<SocketAddr> {
+pub(crate) fn listen_addr(addr: &str) -> anyhow::Result<SocketAddr> {
     let full = if addr.starts_with(':') {
         format!("0.0.0.0{addr}")
     } else {
@@ -74,7 +74,7 @@ fn listen_addr(addr: &str) -> anyhow::Result<SocketAddr> {
         .with_context(|| format!("invalid listen address {}", olm_goenc::quote(addr)))
 }
 
-fn read_cas(dir: &PathBuf) -> anyhow::Result<Vec<Vec<u8>>> {
+pub(crate) fn read_cas(dir: &PathBuf) -> anyhow::Result<Vec<Vec<u8>>> {
     let mut cas = Vec::new();
     let mut entries: Vec<_> = std::fs::read_dir(dir)
         .with_context(|| format!("reading {}", dir.display()))?
@@ -89,6 +89,11 @@ fn read_cas(dir: &PathBuf) -> anyhow::Result<Vec<Vec<u8>>> {
 }
 
 async fn kube_client(kubeconfig: Option<&PathBuf>) -> anyhow::Result<kube::Client> {
+    Ok(kube::Client::try_from(kube_config(kubeconfig).await?)?)
+}
+
+/// The configuration of `--kubeconfig`, else the in-cluster or default one.
+pub(crate) async fn kube_config(kubeconfig: Option<&PathBuf>) -> anyhow::Result<kube::Config> {
     let config = match kubeconfig {
         Some(path) => {
             let kc = kube::config::Kubeconfig::read_from(path)
@@ -98,7 +103,7 @@ async fn kube_client(kubeconfig: Option<&PathBuf>) -> anyhow::Result<kube::Clien
         }
         None => kube::Config::infer().await?,
     };
-    Ok(kube::Client::try_from(config)?)
+    Ok(config)
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -161,7 +166,8 @@ async fn serve(args: Args) -> anyhow::Result<()> {
 
 /// Resolves on SIGTERM (what the kubelet sends to stop a pod) or SIGINT (Ctrl-C); either stops
 /// the server gracefully and the process exits 0.
-fn stop_signal() -> anyhow::Result<impl std::future::Future<Output = ()> + Send + 'static> {
+pub(crate) fn stop_signal() -> anyhow::Result<impl std::future::Future<Output = ()> + Send + 'static>
+{
     use tokio::signal::unix::{SignalKind, signal};
     let mut term = signal(SignalKind::terminate()).context("handling SIGTERM")?;
     let mut int = signal(SignalKind::interrupt()).context("handling SIGINT")?;

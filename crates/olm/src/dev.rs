@@ -7,13 +7,15 @@
 //! second, and stops everything on SIGTERM (sent by `olm dev down`). Component processes die with
 //! the supervisor even if it is killed, so no orphaned apiserver outlives it.
 //!
-//! Once the control plane is up, the supervisor applies the OLM v1 CRDs and runs the catalog
-//! server (`olm-catalogd`) in its own process, on a loopback port that it also writes into each
-//! ClusterCatalog's `status.urls.base`, so catalog URLs work from the host as they are.
+//! Once the control plane is up, the supervisor runs `olm run` (`olm_controller::run`: the OLM
+//! v1 CRDs, the catalog server and the installer's controllers) as a task of its own, with the
+//! catalog server on a loopback port that it also writes into each ClusterCatalog's
+//! `status.urls.base`, so catalog URLs work from the host as they are. The environment counts as
+//! ready once `olm run` answers `/readyz`.
 //!
 //! Everything lives in `~/.cache/olm/dev/` (or `$OLM_CACHE_DIR/dev`): `state.json`, a stable
-//! `kubeconfig` path, `supervisor.log`, the control plane's work folder, the registry storage and
-//! the catalog server's content (`catalogd/`).
+//! `kubeconfig` path, `supervisor.log`, the control plane's work folder, the registry storage,
+//! the catalog server's content (`catalogd/`) and the installer's caches (`extensions/`).
 
 use std::fs;
 use std::path::PathBuf;
@@ -21,7 +23,6 @@ use std::process::{Command as Process, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use olm_testenv::registry::{DetachedRegistry, Registry};
 use olm_testenv::{ControlPlane, Options};
 use rustix::io::Errno;
@@ -35,22 +36,23 @@ const SUPERVISE: &str = "__supervise";
 /// own readiness timeout so that its error (with log tails) is what the user sees.
 const UP_TIMEOUT: Duration = Duration::from_secs(150);
 
-/// How long the supervisor waits for the applied CRDs to be served.
-const CRD_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long `olm run` gets to install the CRDs and answer `/readyz` (longer than its own wait
+/// for the CRDs, so that its error is what the user sees).
+const READY_TIMEOUT: Duration = Duration::from_secs(90);
 
-/// How long the catalog server gets to finish its requests and stop on `olm dev down`.
-const CATALOGD_STOP_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long `olm run` gets to finish its requests and reconciles and stop on `olm dev down`.
+const RUN_STOP_TIMEOUT: Duration = Duration::from_secs(10);
 
 #[derive(clap::Subcommand)]
 pub enum Command {
     /// Start a local control plane (etcd, kube-apiserver, controller manager, scheduler, kwok with
-    /// one fake node), a local registry and the catalog server (with the OLM v1 CRDs applied) in
-    /// the background.
+    /// one fake node), a local registry and `olm run` (the OLM v1 CRDs, the catalog server and
+    /// the installer) in the background.
     Up,
     /// Stop everything `olm dev up` started.
     Down,
-    /// Print the API server URL, the kubeconfig path, the registry address and the catalog
-    /// server URL.
+    /// Print the API server URL, the kubeconfig path, the registry address, the catalog server
+    /// URL and the metrics URL of `olm run`.
     Status,
     /// Print only the path of the admin kubeconfig, e.g. for `kubectl --kubeconfig "$(olm dev kubeconfig)"`.
     Kubeconfig,
@@ -80,6 +82,9 @@ struct State {
     /// Base URL of the catalog server (absent in states written before it was run).
     #[serde(default)]
     catalogd: Option<String>,
+    /// `/metrics` of `olm run` (absent in states written before it was run).
+    #[serde(default)]
+    metrics: Option<String>,
     work_dir: PathBuf,
     startup_seconds: f64,
 }
@@ -292,6 +297,9 @@ fn print_status(state: &State) {
     if let Some(catalogd) = &state.catalogd {
         println!("catalogd: {catalogd}");
     }
+    if let Some(metrics) = &state.metrics {
+        println!("metrics: {metrics}");
+    }
 }
 
 /// Sends `sig` to `pid`; a process that is already gone is not an error.
@@ -358,20 +366,32 @@ async fn supervise_async(paths: &Paths) -> anyhow::Result<ExitCode> {
     fs::copy(plane.kubeconfig_path(), &paths.kubeconfig)
         .with_context(|| format!("writing {}", paths.kubeconfig.display()))?;
 
-    let client = plane.client();
+    let kube_config = kube::Config::from_custom_kubeconfig(
+        kube::config::Kubeconfig::read_from(plane.kubeconfig_path())?,
+        &kube::config::KubeConfigOptions::default(),
+    )
+    .await
+    .context("reading the control plane's kubeconfig")?;
+    let mut olm = OlmRun::start(kube_config, paths.dir.clone()).await?;
     tokio::select! {
-        applied = apply_crds(&client) => applied?,
-        _ = term.recv() => return Ok(ExitCode::SUCCESS),
-        _ = int.recv() => return Ok(ExitCode::SUCCESS),
+        ready = olm.ready() => ready?,
+        _ = term.recv() => {
+            olm.stop().await;
+            return Ok(ExitCode::SUCCESS);
+        }
+        _ = int.recv() => {
+            olm.stop().await;
+            return Ok(ExitCode::SUCCESS);
+        }
     }
-    let mut catalogd = Catalogd::start(client, paths.dir.join("catalogd")).await?;
 
     let state = State {
         supervisor_pid: std::process::id(),
         server: plane.server_url().to_owned(),
         kubeconfig: paths.kubeconfig.clone(),
         registry: Some(registry.addr.to_string()),
-        catalogd: Some(catalogd.base_url()),
+        catalogd: Some(olm.catalogs_url()),
+        metrics: Some(olm.metrics_url()),
         work_dir: plane.work_dir().to_owned(),
         startup_seconds: plane.startup_time().as_secs_f64(),
     };
@@ -401,104 +421,146 @@ async fn supervise_async(paths: &Paths) -> anyhow::Result<ExitCode> {
                     bail!("the registry stopped; see {}", registry.log_path().display());
                 }
             }
-            stopped = &mut catalogd.task => {
-                return match stopped {
-                    Ok(Ok(())) => Err(anyhow::anyhow!("the catalog server stopped")),
-                    Ok(Err(err)) => Err(err).context("the catalog server stopped"),
-                    Err(err) => Err(err).context("the catalog server stopped"),
-                };
-            }
+            stopped = &mut olm.task => return Err(run_stopped(stopped)),
         }
     }
     println!("olm dev: stopping");
-    // Before the control plane, so the controller does not spend its last moments retrying a
+    // Before the control plane, so the controllers do not spend their last moments retrying a
     // vanished API server.
-    catalogd.stop().await;
+    olm.stop().await;
     drop(plane);
     Ok(ExitCode::SUCCESS)
 }
 
-/// Applies every OLM v1 CRD (server-side, so a re-run or a newer binary updates them) and waits
-/// until the API server serves them, so the catalog server's first watch finds its kind.
-async fn apply_crds(client: &kube::Client) -> anyhow::Result<()> {
-    let crds = olm_api::crds()
-        .into_iter()
-        .map(|crd| serde_json::from_value(crd.value))
-        .collect::<Result<Vec<CustomResourceDefinition>, _>>()
-        .context("building the OLM v1 CRDs")?;
-    olm_testenv::install_crds(client, &crds, CRD_TIMEOUT).await?;
-    Ok(())
+/// Why `olm run` stopped while the environment was running (or starting).
+fn run_stopped(
+    stopped: Result<Result<(), olm_controller::run::RunError>, tokio::task::JoinError>,
+) -> anyhow::Error {
+    match stopped {
+        Ok(Ok(())) => anyhow::anyhow!("olm run stopped"),
+        Ok(Err(err)) => anyhow::Error::new(err).context("olm run stopped"),
+        Err(err) => anyhow::Error::new(err).context("olm run stopped"),
+    }
 }
 
-/// The catalog server, run as a task of the supervisor.
-struct Catalogd {
-    addr: std::net::SocketAddr,
+/// `olm run`, as a task of the supervisor.
+struct OlmRun {
+    catalogs: std::net::SocketAddr,
+    probes: std::net::SocketAddr,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
-    task: tokio::task::JoinHandle<Result<(), olm_catalogd::run::RunError>>,
+    task: tokio::task::JoinHandle<Result<(), olm_controller::run::RunError>>,
 }
 
-impl Catalogd {
-    /// Serves on free loopback ports: catalogs on one, probes and metrics on another. The catalog
-    /// port is also the external address, so `status.urls.base` is reachable from the host. No
-    /// admission webhook (the API server only calls webhooks over HTTPS, and a dev certificate
-    /// would have to be trusted by it); the controller labels each catalog itself instead.
-    async fn start(client: kube::Client, cache_dir: PathBuf) -> anyhow::Result<Catalogd> {
+impl OlmRun {
+    /// Serves on free loopback ports: catalogs on one, probes and `/metrics` on another. The
+    /// catalog port is also the external address, so `status.urls.base` is reachable from the
+    /// host. No admission webhook (the API server only calls webhooks over HTTPS, and a dev
+    /// certificate would have to be trusted by it); the controller labels each catalog itself
+    /// instead.
+    async fn start(kube_config: kube::Config, cache_path: PathBuf) -> anyhow::Result<OlmRun> {
         olm_image::install_crypto_provider();
-        fs::create_dir_all(&cache_dir)
-            .with_context(|| format!("creating {}", cache_dir.display()))?;
-        let catalogs = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .context("listening for the catalog server")?;
-        let probes = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .context("listening for the catalog server's probes")?;
-        let addr = catalogs.local_addr()?;
-        println!(
-            "olm dev: catalog server on http://{addr}, probes on http://{}, content in {}",
-            probes.local_addr()?,
-            cache_dir.display()
-        );
-        let options = olm_catalogd::Options {
-            cache_dir,
-            external_address: Some(addr.to_string()),
+        let loopback = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
+        let mut options = olm_controller::run::Options {
+            cache_path: cache_path.clone(),
+            catalogs_addr: loopback,
+            health_probe_addr: Some(loopback),
+            metrics_addr: Some(loopback),
             images: olm_image::ClientOptions {
                 auth: olm_image::AuthConfig::load_default()?,
                 ..olm_image::ClientOptions::default()
             },
-            ..olm_catalogd::Options::default()
+            ..olm_controller::run::Options::default()
         };
+        let listeners = olm_controller::run::Listeners::bind(&options).await?;
+        let catalogs = listeners.catalogs.local_addr()?;
+        let probes = listeners
+            .probes
+            .as_ref()
+            .context("olm run has no probe listener")?
+            .local_addr()?;
+        options.catalogd.external_address = Some(catalogs.to_string());
+        println!(
+            "olm dev: olm run with the catalog server on http://{catalogs}, probes and /metrics on http://{probes}, caches in {}",
+            cache_path.display()
+        );
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let task = tokio::spawn(olm_catalogd::run(
+        let task = tokio::spawn(olm_controller::run::serve(
             options,
-            client,
-            catalogs,
-            Some(probes),
+            kube_config,
+            listeners,
             async move {
                 let _ = stopped.await;
             },
         ));
-        Ok(Catalogd {
-            addr,
+        Ok(OlmRun {
+            catalogs,
+            probes,
             stop: Some(stop),
             task,
         })
     }
 
-    fn base_url(&self) -> String {
-        format!("http://{}", self.addr)
+    /// Waits until `/readyz` answers 200 (the CRDs are served and every part started), or fails
+    /// with `olm run`'s own error when it stops first.
+    async fn ready(&mut self) -> anyhow::Result<()> {
+        let deadline = Instant::now() + READY_TIMEOUT;
+        loop {
+            if readyz(self.probes).await {
+                return Ok(());
+            }
+            if self.task.is_finished() {
+                return Err(run_stopped((&mut self.task).await));
+            }
+            if Instant::now() > deadline {
+                bail!("olm run did not become ready within {READY_TIMEOUT:?}");
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    fn catalogs_url(&self) -> String {
+        format!("http://{}", self.catalogs)
+    }
+
+    fn metrics_url(&self) -> String {
+        format!("http://{}/metrics", self.probes)
     }
 
     async fn stop(mut self) {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
-        if tokio::time::timeout(CATALOGD_STOP_TIMEOUT, &mut self.task)
+        if tokio::time::timeout(RUN_STOP_TIMEOUT, &mut self.task)
             .await
             .is_err()
         {
             self.task.abort();
         }
     }
+}
+
+/// Whether `GET /readyz` on `addr` answers 200 within a second. The listener is bound before
+/// `olm run` serves it, so a connection may be accepted and then left unanswered while it starts.
+async fn readyz(addr: std::net::SocketAddr) -> bool {
+    tokio::time::timeout(Duration::from_secs(1), readyz_once(addr))
+        .await
+        .unwrap_or(false)
+}
+
+async fn readyz_once(addr: std::net::SocketAddr) -> bool {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let Ok(mut stream) = tokio::net::TcpStream::connect(addr).await else {
+        return false;
+    };
+    if stream
+        .write_all(b"GET /readyz HTTP/1.1\r\nHost: olm\r\nConnection: close\r\n\r\n")
+        .await
+        .is_err()
+    {
+        return false;
+    }
+    let mut head = [0u8; 12];
+    stream.read_exact(&mut head).await.is_ok() && head.starts_with(b"HTTP/1.1 200")
 }
 
 #[cfg(test)]
@@ -519,6 +581,7 @@ mod tests {
             kubeconfig: PathBuf::from("/x/kubeconfig"),
             registry: Some("127.0.0.1:2".into()),
             catalogd: Some("http://127.0.0.1:3".into()),
+            metrics: Some("http://127.0.0.1:4/metrics".into()),
             work_dir: PathBuf::from("/x/w"),
             startup_seconds: 1.5,
         };

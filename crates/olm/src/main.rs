@@ -11,6 +11,7 @@ mod image;
 mod output;
 mod progress;
 mod resolve;
+mod run;
 mod sources;
 
 use std::process::ExitCode;
@@ -30,6 +31,9 @@ enum Cli {
     /// Build, push and pull catalog and bundle images.
     #[command(subcommand)]
     Image(image::Command),
+    /// Run OLM v1 on a cluster: the catalog server and the ClusterCatalog, ClusterExtension and
+    /// ClusterObjectSet controllers, in one process.
+    Run(run::Args),
     /// Serve ClusterCatalogs: pull catalog images and serve their content over HTTP.
     Catalogd(catalogd::Args),
     /// Check and render registry+v1 bundles.
@@ -42,9 +46,11 @@ enum Cli {
     Resolve(resolve::Args),
 }
 
-/// Log filter when `RUST_LOG` is unset: what the long-running commands (`olm catalogd`, the
-/// `olm dev` supervisor) report, and only warnings from the libraries beneath them.
-const DEFAULT_LOG_FILTER: &str = "warn,olm=info,olm_catalogd=info,olm_testenv=info";
+/// Log filter when `RUST_LOG` is unset: what the long-running commands (`olm run`,
+/// `olm catalogd`, the `olm dev` supervisor) report, and only warnings from the libraries
+/// beneath them.
+const DEFAULT_LOG_FILTER: &str =
+    "warn,olm=info,olm_controller=info,olm_catalogd=info,olm_testenv=info";
 
 /// Logs go to stderr, filtered by `RUST_LOG` (`tracing-subscriber`'s env-filter syntax, e.g.
 /// `RUST_LOG=olm_catalogd=debug`); stdout stays for command output.
@@ -64,6 +70,7 @@ fn main() -> ExitCode {
         Cli::Dev(cmd) => dev::run(cmd),
         Cli::Image(cmd) => image::run(cmd),
         Cli::Resolve(args) => resolve::run(args),
+        Cli::Run(args) => run::run(args),
         Cli::Catalogd(args) => catalogd::run(args),
         Cli::Bundle(cmd) => bundle::run(cmd),
         Cli::Crd(cmd) => bundle::run_crd(cmd),

@@ -1,0 +1,155 @@
+//! `olm run`: everything a cluster needs for OLM v1 in one process — the catalog server and its
+//! ClusterCatalog controller, the ClusterExtension and ClusterObjectSet controllers — with
+//! health probes and one `/metrics` (see `olm_controller::run`).
+//!
+//! Flags follow upstream's catalogd and operator-controller where they exist
+//! (`--system-namespace`, `--cache-path`, `--health-probe-bind-address`,
+//! `--metrics-bind-address`, `--catalogs-server-addr`, `--external-address`,
+//! `--tls-cert`/`--tls-key`, `--pull-cas-dir`, `--gc-interval`, `--webhook-server-port`).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use olm_controller::run::CertProviderChoice;
+
+use crate::catalogd::{kube_config, listen_addr, parse_duration, read_cas, stop_signal};
+
+/// Run OLM v1 on a cluster.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Kubeconfig to use instead of the in-cluster or default configuration.
+    #[arg(long)]
+    kubeconfig: Option<PathBuf>,
+    /// Namespace of OLM's own objects (ClusterObjectSet Secrets); created if missing.
+    #[arg(long, default_value = olm_controller::run::DEFAULT_SYSTEM_NAMESPACE)]
+    system_namespace: String,
+    /// Root of the on-disk caches: catalogs under catalogd/, bundle unpacks under extensions/.
+    #[arg(long, default_value = "/var/cache/olm")]
+    cache_path: PathBuf,
+    /// Address of /healthz and /readyz; "0" turns them off.
+    #[arg(long, default_value = ":8081")]
+    health_probe_bind_address: String,
+    /// Address of /metrics (the controllers' and the catalog server's); "0" turns it off. The
+    /// same address as --health-probe-bind-address serves all three on one port.
+    #[arg(long, default_value = ":8080")]
+    metrics_bind_address: String,
+    /// Who issues serving certificates for bundles with webhooks: auto (cert-manager when its
+    /// API is served, else builtin), builtin, cert-manager, openshift-service-ca or none.
+    #[arg(long, default_value = "auto", value_parser = CertProviderChoice::parse)]
+    cert_provider: CertProviderChoice,
+    /// Address of the catalog HTTP(S) server.
+    #[arg(long, default_value = ":8443")]
+    catalogs_server_addr: String,
+    /// Host[:port] clients use to reach the catalog server; goes into status.urls.base.
+    #[arg(long, default_value = "catalogd-service.olmv1-system.svc")]
+    external_address: String,
+    /// PEM certificate of the catalog server (with --tls-key): serve HTTPS.
+    #[arg(long, requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// PEM private key of the catalog server (with --tls-cert).
+    #[arg(long, requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+    /// Port of the admission webhook that labels ClusterCatalogs with their name; served (over
+    /// HTTPS, with --tls-cert/--tls-key) only when a certificate is given. "0" turns it off.
+    #[arg(long, default_value_t = 9443)]
+    webhook_server_port: u16,
+    /// How often stored content of deleted catalogs is looked for (Go duration, e.g. 12h, 30m).
+    #[arg(long, default_value = "12h", value_parser = parse_duration)]
+    gc_interval: Duration,
+    /// Directory of extra PEM CA certificates trusted for registries.
+    #[arg(long)]
+    pull_cas_dir: Option<PathBuf>,
+}
+
+/// An address flag where "0" (or nothing) turns the server off.
+fn optional_addr(addr: &str) -> anyhow::Result<Option<SocketAddr>> {
+    match addr {
+        "0" | "" => Ok(None),
+        addr => listen_addr(addr).map(Some),
+    }
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(serve(args))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn serve(args: Args) -> anyhow::Result<()> {
+    // Installed first, so a SIGTERM that arrives while starting up also stops cleanly.
+    let stop = stop_signal()?;
+    olm_image::install_crypto_provider();
+    let config = kube_config(args.kubeconfig.as_ref()).await?;
+    let tls = match (args.tls_cert, args.tls_key) {
+        (Some(cert), Some(key)) => Some(olm_catalogd::Tls { cert, key }),
+        (None, None) => None,
+        _ => bail!("--tls-cert and --tls-key must be used together"),
+    };
+    let webhook_addr = (tls.is_some() && args.webhook_server_port != 0)
+        .then(|| SocketAddr::from(([0, 0, 0, 0], args.webhook_server_port)));
+    let mut images = olm_image::ClientOptions {
+        auth: olm_image::AuthConfig::load_default()?,
+        ..olm_image::ClientOptions::default()
+    };
+    if let Some(dir) = &args.pull_cas_dir {
+        images.ca_certificates = read_cas(dir)?;
+    }
+    std::fs::create_dir_all(&args.cache_path)
+        .with_context(|| format!("creating {}", args.cache_path.display()))?;
+    let options = olm_controller::run::Options {
+        system_namespace: args.system_namespace,
+        cache_path: args.cache_path,
+        catalogs_addr: listen_addr(&args.catalogs_server_addr)?,
+        catalogd: olm_catalogd::Options {
+            external_address: Some(args.external_address),
+            tls,
+            gc_interval: args.gc_interval,
+            webhook_addr,
+            ..olm_catalogd::Options::default()
+        },
+        health_probe_addr: optional_addr(&args.health_probe_bind_address)?,
+        metrics_addr: optional_addr(&args.metrics_bind_address)?,
+        cert_provider: args.cert_provider,
+        images,
+    };
+    olm_controller::run::run(options, config, stop).await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zero_turns_a_server_off() {
+        assert_eq!(optional_addr("0").ok(), Some(None));
+        assert_eq!(
+            optional_addr(":8080").ok(),
+            Some(Some("0.0.0.0:8080".parse().expect("addr")))
+        );
+        assert!(optional_addr("nonsense").is_err());
+    }
+
+    #[test]
+    fn flags_parse_with_upstream_defaults() {
+        use clap::Parser;
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            args: Args,
+        }
+        let cli = Cli::try_parse_from(["olm"]).expect("defaults");
+        assert_eq!(cli.args.system_namespace, "olmv1-system");
+        assert_eq!(cli.args.health_probe_bind_address, ":8081");
+        assert_eq!(cli.args.cert_provider, CertProviderChoice::Auto);
+        let cli = Cli::try_parse_from(["olm", "--cert-provider", "cert-manager"]).expect("parse");
+        assert_eq!(cli.args.cert_provider, CertProviderChoice::CertManager);
+        assert!(Cli::try_parse_from(["olm", "--cert-provider", "vault"]).is_err());
+        assert!(Cli::try_parse_from(["olm", "--tls-cert", "x"]).is_err());
+    }
+}
