@@ -76,7 +76,14 @@ pub async fn apply(
     match (revision::change(&desired, latest), latest) {
         (Change::Unchanged, _) => return Ok(None),
         (Change::Patch, Some(latest)) => {
-            patch_in_place(ctx, &revision::in_place(&desired, latest)).await?;
+            // The cache holds revisions without their phases; the patch carries them unchanged.
+            let api: Api<ClusterObjectSet> = Api::all(ctx.shared.client.clone());
+            let name = latest.name_any();
+            let full = api
+                .get(&name)
+                .await
+                .map_err(|e| retrying(format!("reading revision {name}: {e}")))?;
+            patch_in_place(ctx, &revision::in_place(&desired, &full)).await?;
             return Ok(None);
         }
         _ => {}

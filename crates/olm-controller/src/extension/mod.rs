@@ -106,7 +106,13 @@ pub async fn run(
         watcher(
             Api::<ClusterObjectSet>::all(client.clone()),
             installed_by_us,
-        ),
+        )
+        // Decisions here need a revision's metadata and status, never its objects (the
+        // content digest is an annotation): the cache keeps no copy of every manifest.
+        .modify(|c| {
+            c.spec.phases.clear();
+            c.metadata.managed_fields = None;
+        }),
     )
     .default_backoff()
     .touched_objects();
