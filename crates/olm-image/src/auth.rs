@@ -177,6 +177,24 @@ impl AuthConfig {
         }
     }
 
+    /// Reads the `.dockerconfigjson` of a Secret of type `kubernetes.io/dockerconfigjson`
+    /// (the format of a docker `config.json`); `secret` (`<namespace>/<name>`) names it in
+    /// errors and as the [`AuthConfig::source`].
+    pub fn from_dockerconfigjson(json: &[u8], secret: &str) -> Result<AuthConfig, AuthError> {
+        AuthConfig::parse(json, Path::new(&format!("secret {secret}")))
+    }
+
+    /// These credentials with `overlay`'s added; where both have a key, `overlay`'s wins (a
+    /// cluster's global pull secret over the process's own auth file).
+    pub fn merged(&self, overlay: &AuthConfig) -> AuthConfig {
+        let mut entries = self.entries.clone();
+        entries.extend(overlay.entries.iter().map(|(k, v)| (k.clone(), v.clone())));
+        AuthConfig {
+            entries,
+            source: overlay.source.clone().or_else(|| self.source.clone()),
+        }
+    }
+
     /// The file these credentials came from, if any.
     pub fn source(&self) -> Option<&Path> {
         self.source.as_deref()
@@ -307,6 +325,34 @@ mod tests {
             password: "hunter2".into(),
         };
         assert!(!format!("{c:?}").contains("hunter2"));
+    }
+
+    #[test]
+    fn a_pull_secret_overrides_the_auth_file() {
+        let file = AuthConfig::parse(
+            br#"{"auths":{"quay.io":{"username":"a","password":"1"},"ghcr.io":{"registrytoken":"t"}}}"#,
+            Path::new("config.json"),
+        )
+        .expect("parse");
+        let secret = AuthConfig::from_dockerconfigjson(
+            br#"{"auths":{"https://quay.io":{"username":"b","password":"2"}}}"#,
+            "ns/pull",
+        )
+        .expect("parse");
+        let merged = file.merged(&secret);
+        assert_eq!(
+            merged.credential_for("quay.io", "x"),
+            Some(&Credential::Basic {
+                username: "b".into(),
+                password: "2".into()
+            })
+        );
+        assert_eq!(
+            merged.credential_for("ghcr.io", "x"),
+            Some(&Credential::Bearer("t".into()))
+        );
+        let err = AuthConfig::from_dockerconfigjson(b"{", "ns/pull").expect_err("must fail");
+        assert!(err.to_string().contains("secret ns/pull"), "{err}");
     }
 
     #[test]

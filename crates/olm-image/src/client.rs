@@ -214,6 +214,12 @@ impl Client {
         }
     }
 
+    /// The options the client was made with (a pull secret is merged into their `auth` to make
+    /// a client for the cluster's registries).
+    pub fn options(&self) -> &ClientOptions {
+        &self.options
+    }
+
     /// The `oci-client` for `reference`'s registry, built on first use.
     fn oci(&self, reference: &ImageRef) -> Result<oci_client::Client, ImageError> {
         let https = match self.options.protocol {

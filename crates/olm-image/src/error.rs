@@ -102,7 +102,7 @@ pub enum ImageError {
 
 /// An error and all its sources, `: `-separated. Transport errors keep the interesting part
 /// ("Connection refused") several sources deep, and users must see it.
-pub(crate) fn chain(err: &dyn std::error::Error) -> String {
+pub fn chain(err: &dyn std::error::Error) -> String {
     let mut out = err.to_string();
     let mut source = err.source();
     while let Some(s) = source {

@@ -33,5 +33,5 @@ pub use client::{
     install_crypto_provider,
 };
 pub use digest::{Digest, InvalidDigest};
-pub use error::ImageError;
+pub use error::{ImageError, chain};
 pub use unpack::{Filter, UnpackError, UnpackStats};
