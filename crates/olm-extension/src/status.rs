@@ -70,7 +70,8 @@
 //! [`StopKind::Retrying`] gives True/`Retrying`; [`StopKind::Blocked`] False/`Blocked`;
 //! [`StopKind::InvalidConfiguration`] False/`InvalidConfiguration`. The message is the error
 //! with ephemeral socket addresses removed ([`message::sanitize_network_error`]); for the two
-//! terminal kinds a leading "terminal error: " is removed first.
+//! terminal kinds a leading "terminal error: " is removed first, before the prefixes of steps 3
+//! and 9 go in front (upstream unwraps the terminal error before wrapping it).
 //!
 //! # Guarantees
 //!
@@ -289,7 +290,7 @@ pub fn compute(input: &Input<'_>) -> ClusterExtensionStatus {
     match observe(input) {
         Observed::Finalize { message, kind } => w.progressing_from_error(message, kind),
         Observed::Validate { message, kind } => {
-            let message = format!("{VALIDATION_PREFIX}{message}");
+            let message = format!("{VALIDATION_PREFIX}{}", unwrap_terminal(message, kind));
             w.set(
                 ty::INSTALLED,
                 ConditionStatus::Unknown,
@@ -459,25 +460,16 @@ impl Writer {
     }
 
     fn progressing_from_error(&mut self, msg: &str, kind: StopKind) {
-        let (status, reason, text) = match kind {
-            StopKind::Retrying => (ConditionStatus::True, ExtensionReason::Retrying, msg),
-            StopKind::Blocked => (
-                ConditionStatus::False,
-                ExtensionReason::Blocked,
-                message::strip_terminal_prefix(msg),
-            ),
+        let (status, reason) = match kind {
+            StopKind::Retrying => (ConditionStatus::True, ExtensionReason::Retrying),
+            StopKind::Blocked => (ConditionStatus::False, ExtensionReason::Blocked),
             StopKind::InvalidConfiguration => (
                 ConditionStatus::False,
                 ExtensionReason::InvalidConfiguration,
-                message::strip_terminal_prefix(msg),
             ),
         };
-        self.set(
-            ty::PROGRESSING,
-            status,
-            reason,
-            &message::sanitize_network_error(text),
-        );
+        let text = message::sanitize_network_error(unwrap_terminal(msg, kind));
+        self.set(ty::PROGRESSING, status, reason, &text);
     }
 
     /// A pull or apply error, named after the bundle it was for. The terminal marker goes
@@ -488,12 +480,7 @@ impl Writer {
         msg: &str,
         kind: StopKind,
     ) {
-        let inner = match kind {
-            StopKind::Retrying => msg,
-            StopKind::Blocked | StopKind::InvalidConfiguration => {
-                message::strip_terminal_prefix(msg)
-            }
-        };
+        let inner = unwrap_terminal(msg, kind);
         match bundle {
             Some(b) => {
                 let full = format!("{}{inner}", resolved_bundle_prefix(b));
@@ -676,6 +663,14 @@ impl Writer {
         };
         self.status.conditions.sort_by_key(rank);
         self.status
+    }
+}
+
+/// A terminal error's text without its marker, before a prefix goes in front of it.
+fn unwrap_terminal(msg: &str, kind: StopKind) -> &str {
+    match kind {
+        StopKind::Retrying => msg,
+        StopKind::Blocked | StopKind::InvalidConfiguration => message::strip_terminal_prefix(msg),
     }
 }
 

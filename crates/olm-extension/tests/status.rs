@@ -123,6 +123,36 @@ fn deps(
     }
 }
 
+fn resolved<'a>(
+    name: &str,
+    version: &str,
+    deprecations: &'a Deprecations,
+    channels: &'a [String],
+) -> Resolution<'a> {
+    Resolution::Resolved {
+        bundle: bundle(name, version),
+        image: "registry.example/resolved",
+        deprecations,
+        channels,
+    }
+}
+
+/// No matching catalog exists any more, and the resolver returned no deprecations.
+fn fallback() -> Resolution<'static> {
+    Resolution::Fallback {
+        deprecations: None,
+        channels: &[],
+    }
+}
+
+fn failed<'a>(message: &str, deprecations: Option<&'a Deprecations>) -> Resolution<'a> {
+    Resolution::Failed {
+        message: message.into(),
+        deprecations,
+        channels: &[],
+    }
+}
+
 fn stop(step: Step, message: &str, kind: StopKind) -> Option<Stop> {
     Some(Stop {
         step,
@@ -292,12 +322,7 @@ fn set_status_progressing_nil_error() {
     let d = Deprecations::default();
     let st = run(
         Ok(&revisions),
-        Resolution::Resolved {
-            bundle: bundle("prometheus.v1.0.0", "1.0.0"),
-            image: PROM_IMAGE,
-            deprecations: &d,
-            channels: &[],
-        },
+        resolved("prometheus.v1.0.0", "1.0.0", &d, &[]),
         None,
     );
     assert_eq!(
@@ -517,11 +542,7 @@ fn resolution_fails() {
     let msg = "no package \"non-existent-abc\" found";
     let st = run(
         Ok(&[]),
-        Resolution::Failed {
-            message: msg.into(),
-            deprecations: None,
-            channels: &[],
-        },
+        failed(msg, None),
         stop(Step::Resolve, msg, StopKind::Retrying),
     );
     assert_eq!(st.install, None);
@@ -574,12 +595,7 @@ fn upgrade_shows_installed_bundle_deprecation() {
     let d = deps(None, &[], &[("upgrade.v1.0.0", message)]);
     let st = run(
         Ok(&revisions),
-        Resolution::Resolved {
-            bundle: bundle("upgrade.v2.0.0", "2.0.0"),
-            image: "quay.io/example/upgrade@sha256:resolved200",
-            deprecations: &d,
-            channels: &[],
-        },
+        resolved("upgrade.v2.0.0", "2.0.0", &d, &[]),
         None,
     );
     assert_eq!(
@@ -625,12 +641,7 @@ fn upgrade_from_deprecated_bundle_clears_deprecation() {
     for revisions in [vec![old.clone(), new.clone()], vec![new.clone()]] {
         let st = run(
             Ok(&revisions),
-            Resolution::Resolved {
-                bundle: bundle("upgrade-clear.v1.0.3", "1.0.3"),
-                image: "quay.io/example/upgrade-clear@sha256:resolved103",
-                deprecations: &d,
-                channels: &[],
-            },
+            resolved("upgrade-clear.v1.0.3", "1.0.3", &d, &[]),
             None,
         );
         assert_eq!(
@@ -726,12 +737,7 @@ fn resolution_successful_unpack_fails() {
     ] {
         let st = run(
             Ok(&[]),
-            Resolution::Resolved {
-                bundle: bundle("prometheus.v1.0.0", "1.0.0"),
-                image: PROM_IMAGE,
-                deprecations: &d,
-                channels: &channels,
-            },
+            resolved("prometheus.v1.0.0", "1.0.0", &d, &channels),
             stop(Step::Unpack, err, kind),
         );
         assert_eq!(st.install, None, "{name}");
@@ -777,12 +783,7 @@ fn resolution_and_unpack_successful_applier_fails() {
     let channels = ["beta".to_string()];
     let st = run(
         Ok(&[]),
-        Resolution::Resolved {
-            bundle: bundle("prometheus.v1.0.0", "1.0.0"),
-            image: PROM_IMAGE,
-            deprecations: &d,
-            channels: &channels,
-        },
+        resolved("prometheus.v1.0.0", "1.0.0", &d, &channels),
         stop(Step::Apply, "apply failure", StopKind::Retrying),
     );
     assert_eq!(st.install, None);
@@ -912,12 +913,7 @@ fn applier_fails_with_bundle_installed() {
     for err in ["apply failure", "manager fail", "watch error"] {
         let st = run(
             Ok(&revisions),
-            Resolution::Resolved {
-                bundle: bundle("prometheus.v1.0.0", "1.0.0"),
-                image: PROM_IMAGE,
-                deprecations: &d,
-                channels: &[],
-            },
+            resolved("prometheus.v1.0.0", "1.0.0", &d, &[]),
             stop(Step::Apply, err, StopKind::Retrying),
         );
         assert_eq!(
@@ -956,12 +952,7 @@ fn installation_succeeds() {
     let revisions = [prometheus_installed(rolled_out("1.0.0"))];
     let st = run(
         Ok(&revisions),
-        Resolution::Resolved {
-            bundle: bundle("prometheus.v1.0.0", "1.0.0"),
-            image: PROM_IMAGE,
-            deprecations: &d,
-            channels: &channels,
-        },
+        resolved("prometheus.v1.0.0", "1.0.0", &d, &channels),
         None,
     );
     assert_eq!(
@@ -1014,12 +1005,7 @@ fn delete_finalizer_fails() {
     let d = Deprecations::default();
     let installed_status = run(
         Ok(&revisions),
-        Resolution::Resolved {
-            bundle: bundle("prometheus.v1.0.0", "1.0.0"),
-            image: PROM_IMAGE,
-            deprecations: &d,
-            channels: &[],
-        },
+        resolved("prometheus.v1.0.0", "1.0.0", &d, &[]),
         None,
     );
     let st = run_from(
@@ -1239,12 +1225,7 @@ fn set_deprecation_status() {
             .collect();
         let resolution = match case.deprecations {
             None => Resolution::SkippedRollingOut,
-            Some(d) => Resolution::Resolved {
-                bundle: bundle("resolved", "1.0.0"),
-                image: "img",
-                deprecations: d,
-                channels: &case.channels,
-            },
+            Some(d) => resolved("resolved", "1.0.0", d, &case.channels),
         };
         let st = run(Ok(&revisions), resolution, None);
         assert_eq!(deprecation_conditions(&st), case.want, "{}", case.name);
@@ -1327,12 +1308,7 @@ fn deprecation_status_no_infinite_reconcile_loop() {
     ];
     for (name, revisions, d, setup) in cases {
         let resolution = || match d {
-            Some(d) => Resolution::Resolved {
-                bundle: bundle("test.v1.0.0", "1.0.0"),
-                image: "img",
-                deprecations: d,
-                channels: &[],
-            },
+            Some(d) => resolved("test.v1.0.0", "1.0.0", d, &[]),
             None => Resolution::SkippedRollingOut,
         };
         let first = run_from(setup, Ok(revisions), resolution(), None);
@@ -1359,12 +1335,7 @@ fn deprecation_status_no_infinite_reconcile_loop() {
     let st = run_from(
         Some(&old_false),
         Ok(&[]),
-        Resolution::Resolved {
-            bundle: bundle("b", "1"),
-            image: "img",
-            deprecations: &none,
-            channels: &[],
-        },
+        resolved("b", "1", &none, &[]),
         None,
     );
     let d = get(&st, "Deprecated");
@@ -1394,12 +1365,7 @@ fn deprecation_status_changes_only_when_needed() {
             now: Timestamp::from_second(now).expect("a valid timestamp"),
             previous,
             revisions: Ok(&installed),
-            resolution: Resolution::Resolved {
-                bundle: bundle("test.v1.0.0", "1.0.0"),
-                image: "img",
-                deprecations: d,
-                channels: &[],
-            },
+            resolution: resolved("test.v1.0.0", "1.0.0", d, &[]),
             stop: None,
         })
     };
@@ -1432,14 +1398,7 @@ fn resolution_fallback_to_installed_bundle() {
         true,
         rolled_out("1.0.0"),
     )];
-    let st = run(
-        Ok(&revisions),
-        Resolution::Fallback {
-            deprecations: None,
-            channels: &[],
-        },
-        None,
-    );
+    let st = run(Ok(&revisions), fallback(), None);
     assert_eq!(
         st.install.as_ref().map(|i| i.bundle.version.as_str()),
         Some("1.0.0")
@@ -1473,12 +1432,7 @@ fn resolution_fallback_to_installed_bundle() {
     let after = run_from(
         Some(&st),
         Ok(&upgraded),
-        Resolution::Resolved {
-            bundle: bundle("test.2.0.0", "2.0.0"),
-            image: "test-image:2.0.0",
-            deprecations: &d,
-            channels: &[],
-        },
+        resolved("test.2.0.0", "2.0.0", &d, &[]),
         None,
     );
     assert_eq!(
@@ -1517,11 +1471,7 @@ fn resolution_failure_with_bundle_installed_retries() {
     ] {
         let st = run(
             Ok(&revisions),
-            Resolution::Failed {
-                message: err.into(),
-                deprecations: None,
-                channels: &[],
-            },
+            failed(err, None),
             stop(Step::Resolve, err, StopKind::Retrying),
         );
         assert_eq!(srm(&st, "Progressing"), ("True", "Retrying", err));
@@ -1543,14 +1493,7 @@ fn installed_true_names_the_installed_revisions_image() {
     r.bundle.release = Some("2".into());
     r.image = "quay.io/acme/pkg-bundle@sha256:abc".into();
     let revisions = [r];
-    let st = run(
-        Ok(&revisions),
-        Resolution::Fallback {
-            deprecations: None,
-            channels: &[],
-        },
-        None,
-    );
+    let st = run(Ok(&revisions), fallback(), None);
     assert_eq!(
         srm(&st, "Installed"),
         (
@@ -1575,10 +1518,7 @@ fn installed_true_names_the_installed_revisions_image() {
 fn listing_revisions_fails() {
     let previous = run(
         Ok(&[prometheus_installed(rolled_out("1.0.0"))]),
-        Resolution::Fallback {
-            deprecations: None,
-            channels: &[],
-        },
+        fallback(),
         None,
     );
     // The kind of a listing stop does not matter: it is always retried.
@@ -1642,10 +1582,7 @@ fn validation_error_is_not_sanitized_in_installed_but_is_in_progressing() {
 fn terminal_apply_error_leaves_installed_alone() {
     let previous = run(
         Ok(&[prometheus_installed(rolled_out("1.0.0"))]),
-        Resolution::Fallback {
-            deprecations: None,
-            channels: &[],
-        },
+        fallback(),
         None,
     );
     let d = Deprecations::default();
@@ -1657,12 +1594,7 @@ fn terminal_apply_error_leaves_installed_alone() {
         let st = run_from(
             Some(&previous),
             Ok(&[]),
-            Resolution::Resolved {
-                bundle: bundle("prometheus.v1.1.0", "1.1.0"),
-                image: "img",
-                deprecations: &d,
-                channels: &[],
-            },
+            resolved("prometheus.v1.1.0", "1.1.0", &d, &[]),
             stop(
                 Step::Apply,
                 "terminal error: invalid ClusterExtension configuration: invalid configuration: required field \"watchNamespace\" is missing",
@@ -1687,10 +1619,7 @@ fn fallback_sets_installed_before_a_terminal_apply_error() {
     let revisions = [prometheus_installed(rolled_out("1.0.0"))];
     let st = run(
         Ok(&revisions),
-        Resolution::Fallback {
-            deprecations: None,
-            channels: &[],
-        },
+        fallback(),
         stop(
             Step::Apply,
             "catalog content unavailable and no revision installed",
@@ -1908,14 +1837,7 @@ fn available_is_mirrored_from_the_installed_revision() {
         90,
     );
     let revisions = [rev("ext-1", 1, "pkg", "1.0.0", true, conditions)];
-    let st = run(
-        Ok(&revisions),
-        Resolution::Fallback {
-            deprecations: None,
-            channels: &[],
-        },
-        None,
-    );
+    let st = run(Ok(&revisions), fallback(), None);
     assert_eq!(
         srm(&st, "Available"),
         (
@@ -1932,16 +1854,7 @@ fn available_is_mirrored_from_the_installed_revision() {
 fn first_install_before_the_revision_exists() {
     // The apply just created the first revision; the listing before it saw none.
     let d = Deprecations::default();
-    let st = run(
-        Ok(&[]),
-        Resolution::Resolved {
-            bundle: bundle("pkg.v1", "1.0.0"),
-            image: "img",
-            deprecations: &d,
-            channels: &[],
-        },
-        None,
-    );
+    let st = run(Ok(&[]), resolved("pkg.v1", "1.0.0", &d, &[]), None);
     assert_eq!(
         srm(&st, "Installed"),
         ("False", "Failed", "No bundle installed")
@@ -2048,11 +1961,7 @@ fn the_earliest_failure_wins() {
     // bundle prefix is added.
     let st = run(
         Ok(&[]),
-        Resolution::Failed {
-            message: "no bundles found".into(),
-            deprecations: Some(&d),
-            channels: &[],
-        },
+        failed("no bundles found", Some(&d)),
         stop(Step::Apply, "apply failure", StopKind::Blocked),
     );
     assert_eq!(
@@ -2062,11 +1971,7 @@ fn the_earliest_failure_wins() {
     // A stop at Resolve gives the kind.
     let st = run(
         Ok(&[]),
-        Resolution::Failed {
-            message: "terminal error: bad selector".into(),
-            deprecations: None,
-            channels: &[],
-        },
+        failed("terminal error: bad selector", None),
         stop(Step::Resolve, "ignored", StopKind::Blocked),
     );
     assert_eq!(
@@ -2076,22 +1981,14 @@ fn the_earliest_failure_wins() {
     // A validation stop ignores a listing error and the resolution.
     let st = run(
         Err("listing failed".into()),
-        Resolution::Failed {
-            message: "x".into(),
-            deprecations: Some(&d),
-            channels: &[],
-        },
+        failed("x", Some(&d)),
         stop(Step::Validate, "invalid", StopKind::Retrying),
     );
     assert_eq!(types(&st), ["Installed", "Progressing"]);
     // A listing error ignores the resolution and any later stop.
     let st = run(
         Err("listing failed".into()),
-        Resolution::Failed {
-            message: "x".into(),
-            deprecations: Some(&d),
-            channels: &[],
-        },
+        failed("x", Some(&d)),
         stop(Step::Apply, "apply", StopKind::Blocked),
     );
     assert_eq!(
@@ -2132,12 +2029,7 @@ fn condition_order_generation_and_time() {
         now: Timestamp::from_second(NOW).expect("ts") + jiff::SignedDuration::from_millis(750),
         previous: Some(&previous),
         revisions: Ok(&revisions),
-        resolution: Resolution::Resolved {
-            bundle: bundle("pkg", "1.0.0"),
-            image: "img",
-            deprecations: &d,
-            channels: &[],
-        },
+        resolution: resolved("pkg", "1.0.0", &d, &[]),
         stop: None,
     });
     assert_eq!(
@@ -2169,10 +2061,7 @@ fn condition_order_generation_and_time() {
 fn untouched_conditions_keep_their_generation() {
     let previous = run(
         Ok(&[prometheus_installed(rolled_out("1.0.0"))]),
-        Resolution::Fallback {
-            deprecations: None,
-            channels: &[],
-        },
+        fallback(),
         None,
     );
     let st = compute(&Input {
@@ -2185,4 +2074,20 @@ fn untouched_conditions_keep_their_generation() {
     });
     assert_eq!(get(&st, "Progressing").observed_generation, Some(GEN + 1));
     assert_eq!(get(&st, "Installed").observed_generation, Some(GEN));
+}
+
+#[test]
+fn terminal_validation_error_loses_its_marker_before_the_prefix() {
+    let st = run(
+        Ok(&[]),
+        Resolution::NotReached,
+        stop(
+            Step::Validate,
+            "terminal error: bad spec",
+            StopKind::Blocked,
+        ),
+    );
+    let expected = "operation cannot proceed due to the following validation error(s): bad spec";
+    assert_eq!(srm(&st, "Installed"), ("Unknown", "Failed", expected));
+    assert_eq!(srm(&st, "Progressing"), ("False", "Blocked", expected));
 }
