@@ -68,6 +68,8 @@ pub struct Env {
     /// Pushes images.
     pub images: olm_image::Client,
     olm: tokio::sync::Mutex<Option<Olm>>,
+    /// Where the running `olm` serves `/metrics`, `/healthz` and `/readyz`.
+    olm_addr: Mutex<Option<std::net::SocketAddr>>,
     /// OLM's cache directory (kept across restarts of `olm`, like a pod's emptyDir is not).
     cache: tempfile::TempDir,
     /// Fixture directories.
@@ -98,6 +100,7 @@ impl Env {
             reg,
             images: olm_image::Client::new(olm_image::ClientOptions::default()),
             olm: tokio::sync::Mutex::new(None),
+            olm_addr: Mutex::new(None),
             cache: tempfile::tempdir()?,
             work: tempfile::tempdir()?,
             pushed: Mutex::new(BTreeMap::new()),
@@ -127,12 +130,18 @@ impl Env {
         let shutdown = async move {
             let _ = rx.await;
         };
-        let task = spawn_olm(self, shutdown).await?;
+        let (task, addr) = spawn_olm(self, shutdown).await?;
+        *self.olm_addr.lock().unwrap() = Some(addr);
         *guard = Some(Olm {
             stop: Some(tx),
             task,
         });
         Ok(())
+    }
+
+    /// Where the running `olm` serves `/metrics` and its probes.
+    pub fn olm_addr(&self) -> Option<std::net::SocketAddr> {
+        *self.olm_addr.lock().unwrap()
     }
 
     /// Stops `olm` gracefully and waits for it.
@@ -214,24 +223,45 @@ impl Env {
     }
 }
 
-/// Starts the in-process `olm`. Only the catalog server runs until `olm_controller::run` is
-/// ready, so fixtures and catalogs can be checked on their own.
+/// Starts the in-process `olm` (`olm_controller::run::serve`) on loopback ports chosen by the
+/// system, with its caches in the environment's directory; returns its task and the address
+/// serving `/metrics` and the probes.
 async fn spawn_olm(
     env: &Env,
     shutdown: impl Future<Output = ()> + Send + 'static,
-) -> Result<tokio::task::JoinHandle<Result<()>>> {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let options = olm_catalogd::Options {
-        cache_dir: env.cache.path().join("catalogd"),
-        retry_after: Duration::from_secs(1),
-        ..olm_catalogd::Options::default()
+) -> Result<(tokio::task::JoinHandle<Result<()>>, std::net::SocketAddr)> {
+    let loopback: std::net::SocketAddr = "127.0.0.1:0".parse()?;
+    let options = olm_controller::run::Options {
+        system_namespace: SYSTEM_NAMESPACE.to_string(),
+        cache_path: env.cache.path().to_path_buf(),
+        catalogs_addr: loopback,
+        catalogd: olm_catalogd::Options {
+            retry_after: Duration::from_secs(1),
+            ..olm_catalogd::Options::default()
+        },
+        health_probe_addr: Some(loopback),
+        metrics_addr: Some(loopback),
+        cert_provider: olm_controller::run::CertProviderChoice::Builtin,
+        images: olm_image::ClientOptions::default(),
     };
-    let client = env.client();
-    Ok(tokio::spawn(async move {
-        olm_catalogd::run(options, client, listener, None, shutdown)
+    let listeners = olm_controller::run::Listeners::bind(&options).await?;
+    let probes = listeners
+        .probes
+        .as_ref()
+        .context("no probe listener")?
+        .local_addr()?;
+    let kubeconfig = kube::config::Kubeconfig::read_from(env.plane.kubeconfig_path())?;
+    let config = kube::Config::from_custom_kubeconfig(
+        kubeconfig,
+        &kube::config::KubeConfigOptions::default(),
+    )
+    .await?;
+    let task = tokio::spawn(async move {
+        olm_controller::run::serve(options, config, listeners, shutdown)
             .await
             .map_err(|e| anyhow!("olm: {e}"))
-    }))
+    });
+    Ok((task, probes))
 }
 
 /// Creates a namespace unless it exists.
