@@ -1,0 +1,628 @@
+//! The ClusterObjectSet controller: apply a revision's objects phase by phase, keep them as
+//! written, archive older revisions once this one rolled out, and tear archived ones down.
+//!
+//! Every decision is `olm_extension::objectset::decide`'s; this module gathers its inputs and
+//! carries out what it returns. One reconcile:
+//!
+//! 1. **Secrets.** Each Secret the revision's `ref`s name is read once (the ref's namespace, or
+//!    the system namespace): whether it is immutable, and the objects it holds
+//!    (`olm_extension::pack::resolve_ref`, gzip detected by its magic bytes).
+//! 2. **Watches.** For a live revision the kinds of its objects are watched through
+//!    [`watches::Watches`] — one cache per kind shared by all revisions — and the observed
+//!    objects are read from those caches. Sibling revisions come from the controller's own
+//!    cache of ClusterObjectSets.
+//! 3. **Decide**, then perform: add the teardown finalizer first; write objects in order
+//!    (create with POST, server-side apply with force as [`Shared::field_manager`], delete with
+//!    UID and resourceVersion preconditions, release ownership with a merge patch); archive
+//!    older revisions (merge patch `lifecycleState: Archived`); write status when it changed;
+//!    remove the finalizer last.
+//! 4. A POST refused with `AlreadyExists` means the object exists without our owner-kind label
+//!    (so outside the caches): it is read once, directly, and the decision is made again with
+//!    it, which is how collision protection sees pre-existing objects.
+//!
+//! Objects are written with the revision's ServiceAccount when the ClusterObjectSet carries
+//! the `olm.operatorframework.io/service-account` annotation (`<namespace>/<name>`): a client
+//! impersonating `system:serviceaccount:<namespace>:<name>`, one per ServiceAccount, built from
+//! [`Shared::kube_config`]. Reads (caches, Secrets, discovery) use the controller's identity.
+//!
+//! Guarantees: a revision whose objects are as written and whose status is current costs no
+//! write. Every failure is logged with the ClusterObjectSet's name and reported in its
+//! `Progressing` condition. Reconciles of different revisions run concurrently; one revision
+//! is never reconciled twice at once (kube-runtime).
+//!
+//! Caveats: referenced Secrets are read live at every reconcile (they are few, and reconciles
+//! follow events); drift is detected by comparing our fields with the cached object, not
+//! through managed fields, so a field the API server normalises (a quantity written `1000m`)
+//! is applied again, as a no-op, on each event of that object.
+
+pub mod watches;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use jiff::Timestamp;
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams, Preconditions};
+use kube::runtime::controller::{self, Action, Controller};
+use kube::runtime::watcher;
+use kube::{Client, ResourceExt};
+use olm_api::{ClusterObjectSet, ClusterObjectSetStatus};
+use olm_extension::objectset::{
+    self, Decision, Finalizer, Gvk, Input, Next, ObjectRef as Target, ResolvedPhase, Watch, Write,
+};
+use olm_k8s::{SERVICE_ACCOUNT_ANNOTATION, TEARDOWN_FINALIZER};
+use serde_json::{Map, Value, json};
+use tracing::{Instrument, debug, info, info_span, warn};
+
+use self::watches::Watches;
+use crate::context::Shared;
+use crate::metrics::Outcome;
+
+/// The name this controller reports metrics under (controller-runtime's `controller` label).
+pub const CONTROLLER: &str = "clusterobjectset";
+
+/// How many revisions are reconciled at once.
+const CONCURRENCY: u16 = 4;
+
+/// How many times one reconcile decides again after finding objects outside the caches.
+const MAX_ROUNDS: usize = 3;
+
+/// What reconciles of this controller share.
+pub struct Ctx {
+    /// The process-wide context.
+    pub shared: Arc<Shared>,
+    /// Caches of managed objects.
+    pub watches: Watches,
+    /// Every ClusterObjectSet, from the controller's watch.
+    revisions: kube::runtime::reflector::Store<ClusterObjectSet>,
+    /// Clients impersonating ServiceAccounts, by `<namespace>/<name>`.
+    clients: Mutex<HashMap<String, Client>>,
+    /// Consecutive failures per revision, and whether its one retry past the deadline was used.
+    failures: Mutex<HashMap<String, (u32, bool)>>,
+}
+
+/// Why a reconcile did not finish.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The API server refused a request.
+    #[error("{0}")]
+    Kube(#[from] kube::Error),
+    /// A step failed; reported in status and retried.
+    #[error("{0}")]
+    Retrying(String),
+}
+
+/// Runs the controller until `shutdown` resolves.
+pub async fn run(
+    shared: Arc<Shared>,
+    shutdown: impl std::future::Future<Output = ()> + Send + Sync + 'static,
+) {
+    let client = shared.client.clone();
+    let (trigger_tx, trigger_rx) = futures::channel::mpsc::channel(1024);
+    let controller = Controller::new(
+        Api::<ClusterObjectSet>::all(client.clone()),
+        watcher::Config::default(),
+    );
+    let ctx = Arc::new(Ctx {
+        watches: Watches::new(client, trigger_tx),
+        revisions: controller.store(),
+        shared,
+        clients: Mutex::default(),
+        failures: Mutex::default(),
+    });
+    controller
+        .reconcile_on(trigger_rx)
+        .with_config(controller::Config::default().concurrency(CONCURRENCY))
+        .graceful_shutdown_on(shutdown)
+        .run(reconcile, error_policy, ctx)
+        .for_each(|result| async move {
+            match result {
+                Ok((object, _)) => debug!(clusterobjectset = %object.name, "reconciled"),
+                Err(controller::Error::ReconcilerFailed(..)) => {}
+                Err(e) => warn!(error = %e, "ClusterObjectSet controller"),
+            }
+        })
+        .await;
+}
+
+/// Retries with a per-revision exponential backoff (1 s, 2 s … 30 s), capped at the time left
+/// before the progress deadline, with one immediate retry once it has passed (upstream's
+/// deadline-aware rate limiter).
+fn error_policy(cos: Arc<ClusterObjectSet>, err: &Error, ctx: Arc<Ctx>) -> Action {
+    let name = cos.name_any();
+    let (attempt, first_past) = {
+        let mut failures = lock(&ctx.failures);
+        let entry = failures.entry(name.clone()).or_insert((0, false));
+        entry.0 = entry.0.saturating_add(1);
+        let past = objectset::deadline(&cos).is_some_and(|d| d <= Timestamp::now());
+        let first_past = past && !entry.1;
+        entry.1 |= past;
+        (entry.0, first_past)
+    };
+    let backoff = Duration::from_secs(1u64 << attempt.saturating_sub(1).min(5)).min(MAX_BACKOFF);
+    let delay = objectset::error_backoff(&cos, Timestamp::now(), backoff, first_past);
+    warn!(clusterobjectset = %name, error = %err, retry_in = ?delay, "reconcile failed; retrying");
+    Action::requeue(delay)
+}
+
+/// The longest wait between retries of a failing revision.
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+
+async fn reconcile(cos: Arc<ClusterObjectSet>, ctx: Arc<Ctx>) -> Result<Action, Error> {
+    let started = Instant::now();
+    let name = cos.name_any();
+    let result = reconcile_one(&cos, &ctx)
+        .instrument(info_span!("reconcile", clusterobjectset = %name))
+        .await;
+    let outcome = match &result {
+        Ok(requeue) => {
+            lock(&ctx.failures).remove(&name);
+            Outcome::of_requeue(*requeue)
+        }
+        Err(e) => {
+            warn!(clusterobjectset = %name, error = %e, "reconcile failed");
+            Outcome::Error
+        }
+    };
+    ctx.shared
+        .metrics
+        .observe(CONTROLLER, outcome, started.elapsed());
+    result.map(|requeue| match requeue {
+        Some(d) => Action::requeue(d),
+        None => Action::await_change(),
+    })
+}
+
+/// What was read for one reconcile.
+struct Gathered {
+    mutable: Vec<String>,
+    resolved: Result<Vec<ResolvedPhase>, String>,
+}
+
+async fn reconcile_one(cos: &ClusterObjectSet, ctx: &Ctx) -> Result<Option<Duration>, Error> {
+    let name = cos.name_any();
+    let api: Api<ClusterObjectSet> = Api::all(ctx.shared.client.clone());
+    let now = Timestamp::now();
+    let deleting = cos.metadata.deletion_timestamp.is_some();
+
+    let gathered = if deleting {
+        Gathered {
+            mutable: Vec::new(),
+            resolved: Ok(Vec::new()),
+        }
+    } else {
+        gather(cos, ctx).await
+    };
+
+    // Watch before reading the caches; the decision below says whether the watch stays.
+    if !deleting
+        && gathered.mutable.is_empty()
+        && let Ok(phases) = &gathered.resolved
+    {
+        let gvks = kinds_of(phases);
+        if let Err(e) = ctx.watches.ensure(&name, &gvks).await {
+            let message = format!("establish watch: {e}");
+            write_status(&api, cos, objectset::on_error(cos, &message, now)).await?;
+            return Err(Error::Retrying(message));
+        }
+    }
+
+    let mut observed = BTreeMap::new();
+    if let Ok(phases) = &gathered.resolved {
+        for target in phases
+            .iter()
+            .flat_map(|p| &p.objects)
+            .filter_map(Target::of)
+        {
+            if let Some(o) = ctx.watches.get(&target) {
+                observed.insert(target, o);
+            }
+        }
+    }
+    let siblings: Vec<ClusterObjectSet> = ctx
+        .revisions
+        .state()
+        .iter()
+        .map(|c| (**c).clone())
+        .collect();
+    let writer = writer_client(cos, ctx)?;
+
+    let mut finalizer_added = false;
+    let mut decision;
+    let mut round = 0;
+    loop {
+        round += 1;
+        decision = objectset::decide(Input {
+            cos,
+            resolved: gathered
+                .resolved
+                .as_ref()
+                .map(Vec::as_slice)
+                .map_err(String::as_str),
+            mutable_secrets: &gathered.mutable,
+            observed: &observed,
+            siblings: &siblings,
+            now,
+        });
+        if decision.finalizer == Finalizer::Add && !finalizer_added {
+            set_finalizer(&api, cos, true).await?;
+            finalizer_added = true;
+        }
+        match perform(&decision, ctx, &writer, &mut observed).await {
+            Ok(Performed::Done) => break,
+            Ok(Performed::SawMore) if round < MAX_ROUNDS => continue,
+            Ok(Performed::SawMore) => break,
+            Err(message) => {
+                let base = with_status(cos, decision.status.clone());
+                let status = objectset::on_error(&base, &message, now).or(decision.status);
+                write_status(&api, cos, status).await?;
+                return Err(Error::Retrying(message));
+            }
+        }
+    }
+
+    for older in &decision.archive {
+        info!(clusterobjectset = %name, archived = %older, "revision rolled out; archiving the previous one");
+        api.patch(
+            older,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"lifecycleState": "Archived"}})),
+        )
+        .await
+        .map_err(|e| {
+            warn!(clusterobjectset = %name, archived = %older, error = %e, "archiving a previous revision failed");
+            Error::Retrying(format!("archive previous Revision: {e}"))
+        })?;
+    }
+    write_status(&api, cos, decision.status.clone()).await?;
+    if decision.finalizer == Finalizer::Remove {
+        set_finalizer(&api, cos, false).await?;
+    }
+    if decision.watch == Watch::Free {
+        ctx.watches.free(&name);
+    }
+    for report in &decision.phases {
+        for o in &report.objects {
+            debug!(clusterobjectset = %name, phase = %report.name, object = %o.target, handling = ?o.handling, probe = ?o.probe.status, "object");
+        }
+    }
+    match decision.next {
+        Next::Done => Ok(None),
+        Next::RequeueAfter(d) => Ok(Some(d)),
+        Next::Error(message) => Err(Error::Retrying(message)),
+    }
+}
+
+fn with_status(cos: &ClusterObjectSet, status: Option<ClusterObjectSetStatus>) -> ClusterObjectSet {
+    let mut c = cos.clone();
+    if let Some(s) = status {
+        c.status = Some(s);
+    }
+    c
+}
+
+fn kinds_of(phases: &[ResolvedPhase]) -> BTreeSet<Gvk> {
+    phases
+        .iter()
+        .flat_map(|p| &p.objects)
+        .filter_map(Target::of)
+        .map(|t| t.gvk)
+        .collect()
+}
+
+/// Reads the referenced Secrets and resolves the phases.
+async fn gather(cos: &ClusterObjectSet, ctx: &Ctx) -> Gathered {
+    let system = ctx.shared.system_namespace.as_str();
+    let mut secrets: BTreeMap<(String, String), Result<Secret, String>> = BTreeMap::new();
+    let mut mutable = Vec::new();
+    for (ns, secret) in objectset::referenced_secrets(cos, system) {
+        let api: Api<Secret> = Api::namespaced(ctx.shared.client.clone(), &ns);
+        let got = match api.get(&secret).await {
+            Ok(s) => {
+                if s.immutable != Some(true) {
+                    mutable.push(format!("{ns}/{secret}"));
+                }
+                Ok(s)
+            }
+            Err(e) => Err(format!("getting Secret {ns}/{secret}: {}", api_message(&e))),
+        };
+        secrets.insert((ns, secret), got);
+    }
+    let resolved = (|| {
+        let mut phases = Vec::with_capacity(cos.spec.phases.len());
+        for phase in &cos.spec.phases {
+            let mut objects = Vec::with_capacity(phase.objects.len());
+            for o in &phase.objects {
+                let object = match (&o.object, &o.ref_) {
+                    (Some(object), _) => object.clone(),
+                    (None, Some(r)) => {
+                        let ns = match r.namespace.as_deref() {
+                            Some(ns) if !ns.is_empty() => ns.to_string(),
+                            _ => system.to_string(),
+                        };
+                        let wrap =
+                            |m: String| format!("resolving ref in phase {:?}: {m}", phase.name);
+                        let secret = match secrets.get(&(ns.clone(), r.name.clone())) {
+                            Some(Ok(s)) => s,
+                            Some(Err(m)) => return Err(wrap(m.clone())),
+                            None => return Err(wrap(format!("getting Secret {ns}/{}", r.name))),
+                        };
+                        let data = secret.data.clone().unwrap_or_default();
+                        olm_extension::pack::resolve_ref(r, &ns, &data)
+                            .map_err(|e| wrap(e.to_string()))?
+                    }
+                    (None, None) => {
+                        return Err(format!(
+                            "object in phase {:?} has neither object nor ref",
+                            phase.name
+                        ));
+                    }
+                };
+                objects.push(object);
+            }
+            phases.push(ResolvedPhase {
+                name: phase.name.clone(),
+                objects,
+            });
+        }
+        Ok(phases)
+    })();
+    Gathered { mutable, resolved }
+}
+
+/// The API server's own message for an API error (what Go's client prints), else the error.
+fn api_message(e: &kube::Error) -> String {
+    match e {
+        kube::Error::Api(s) => s.message.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The client objects are written with: the revision's ServiceAccount, impersonated, or the
+/// controller itself.
+fn writer_client(cos: &ClusterObjectSet, ctx: &Ctx) -> Result<Client, Error> {
+    let Some(sa) = cos.annotations().get(SERVICE_ACCOUNT_ANNOTATION) else {
+        return Ok(ctx.shared.client.clone());
+    };
+    if let Some(c) = lock(&ctx.clients).get(sa) {
+        return Ok(c.clone());
+    }
+    let Some((ns, name)) = sa
+        .split_once('/')
+        .filter(|(n, s)| !n.is_empty() && !s.is_empty())
+    else {
+        return Err(Error::Retrying(format!(
+            "annotation {SERVICE_ACCOUNT_ANNOTATION} must be <namespace>/<name>, not {sa:?}"
+        )));
+    };
+    let mut config = ctx.shared.kube_config.clone();
+    config.auth_info.impersonate = Some(format!("system:serviceaccount:{ns}:{name}"));
+    config.auth_info.impersonate_groups = Some(vec![
+        "system:serviceaccounts".to_string(),
+        format!("system:serviceaccounts:{ns}"),
+        "system:authenticated".to_string(),
+    ]);
+    let client = Client::try_from(config).map_err(|e| {
+        Error::Retrying(format!(
+            "failed to create revision engine: building a client for {sa}: {e}"
+        ))
+    })?;
+    lock(&ctx.clients).insert(sa.clone(), client.clone());
+    Ok(client)
+}
+
+enum Performed {
+    /// Every write was made.
+    Done,
+    /// An object turned out to exist outside the caches; it is now in `observed`.
+    SawMore,
+}
+
+/// Performs the writes in order; stops at the first failure (its message returned).
+async fn perform(
+    decision: &Decision,
+    ctx: &Ctx,
+    client: &Client,
+    observed: &mut BTreeMap<Target, Map<String, Value>>,
+) -> Result<Performed, String> {
+    let fm = ctx.shared.field_manager;
+    for write in &decision.writes {
+        let target = write.target();
+        let resource = match ctx.watches.resource(&target.gvk).await {
+            Ok(Some(r)) => r,
+            Ok(None) => {
+                return Err(format!(
+                    "reconciling object: {target}: no matches for kind {:?} in version {:?}",
+                    target.gvk.kind,
+                    target.gvk.api_version()
+                ));
+            }
+            Err(e) => return Err(format!("reconciling object: {e}")),
+        };
+        let api: Api<DynamicObject> = if resource.namespaced {
+            if target.namespace.is_empty() {
+                return Err(format!(
+                    "reconciling object: {target}: the kind is namespaced but the object has no namespace"
+                ));
+            }
+            Api::namespaced_with(client.clone(), &target.namespace, &resource.api)
+        } else {
+            Api::all_with(client.clone(), &resource.api)
+        };
+        let result = match write {
+            Write::Create { object, .. } => {
+                let body: DynamicObject =
+                    match serde_json::from_value(Value::Object(object.clone())) {
+                        Ok(b) => b,
+                        Err(e) => return Err(format!("reconciling object: {target}: {e}")),
+                    };
+                let pp = PostParams {
+                    field_manager: Some(fm.to_string()),
+                    ..PostParams::default()
+                };
+                match api.create(&pp, &body).await {
+                    Err(kube::Error::Api(e)) if e.code == 409 => {
+                        // Exists, but not in our caches: read it and decide again.
+                        let live: Api<DynamicObject> = if resource.namespaced {
+                            Api::namespaced_with(
+                                ctx.shared.client.clone(),
+                                &target.namespace,
+                                &resource.api,
+                            )
+                        } else {
+                            Api::all_with(ctx.shared.client.clone(), &resource.api)
+                        };
+                        match live.get(&target.name).await {
+                            Ok(o) => {
+                                if let Ok(Value::Object(m)) = serde_json::to_value(&o) {
+                                    observed.insert(target.clone(), m);
+                                }
+                                return Ok(Performed::SawMore);
+                            }
+                            Err(e) => Err(format!(
+                                "getting object after create collision: {}",
+                                api_message(&e)
+                            )),
+                        }
+                    }
+                    Err(e) => Err(format!("creating resource: {}", api_message(&e))),
+                    Ok(o) => {
+                        record(observed, target, &o);
+                        Ok(())
+                    }
+                }
+            }
+            Write::Apply { object, .. } => {
+                let pp = PatchParams::apply(fm).force();
+                match api
+                    .patch(
+                        &target.name,
+                        &pp,
+                        &Patch::Apply(Value::Object(object.clone())),
+                    )
+                    .await
+                {
+                    Ok(o) => {
+                        record(observed, target, &o);
+                        Ok(())
+                    }
+                    Err(e) => Err(format!("patching: {}", api_message(&e))),
+                }
+            }
+            Write::Delete {
+                uid,
+                resource_version,
+                ..
+            } => {
+                let dp = DeleteParams {
+                    preconditions: Some(Preconditions {
+                        uid: Some(uid.clone()).filter(|u| !u.is_empty()),
+                        resource_version: Some(resource_version.clone()).filter(|r| !r.is_empty()),
+                    }),
+                    ..DeleteParams::default()
+                };
+                match api.delete(&target.name, &dp).await {
+                    Ok(_) => Ok(()),
+                    Err(kube::Error::Api(e)) if e.code == 404 => Ok(()),
+                    Err(e) => Err(format!("deleting object: {}", api_message(&e))),
+                }
+            }
+            Write::ReleaseOwnership { patch, .. } => {
+                match api
+                    .patch(
+                        &target.name,
+                        &PatchParams::default(),
+                        &Patch::Merge(patch.clone()),
+                    )
+                    .await
+                {
+                    Ok(_) => Ok(()),
+                    Err(kube::Error::Api(e)) if e.code == 404 => Ok(()),
+                    Err(e) => Err(format!("releasing object: {}", api_message(&e))),
+                }
+            }
+        };
+        if let Err(m) = result {
+            if m.contains("no matches for kind")
+                || m.contains("could not find the requested resource")
+            {
+                ctx.watches.forget_discovery(&target.gvk);
+            }
+            return Err(format!("reconciling object {target}: {m}"));
+        }
+        debug!(object = %target, write = write_name(write), "written");
+    }
+    Ok(Performed::Done)
+}
+
+fn write_name(w: &Write) -> &'static str {
+    match w {
+        Write::Create { .. } => "create",
+        Write::Apply { .. } => "apply",
+        Write::Delete { .. } => "delete",
+        Write::ReleaseOwnership { .. } => "release",
+    }
+}
+
+fn record(observed: &mut BTreeMap<Target, Map<String, Value>>, target: &Target, o: &DynamicObject) {
+    if let Ok(Value::Object(m)) = serde_json::to_value(o) {
+        observed.insert(target.clone(), m);
+    }
+}
+
+async fn write_status(
+    api: &Api<ClusterObjectSet>,
+    cos: &ClusterObjectSet,
+    status: Option<ClusterObjectSetStatus>,
+) -> Result<(), Error> {
+    let Some(status) = status else {
+        return Ok(());
+    };
+    let name = cos.name_any();
+    api.patch_status(
+        &name,
+        &PatchParams::default(),
+        &Patch::Merge(json!({ "status": status })),
+    )
+    .await
+    .map_err(|e| {
+        warn!(clusterobjectset = %name, error = %e, "writing status failed");
+        Error::Kube(e)
+    })?;
+    Ok(())
+}
+
+/// Adds or removes the teardown finalizer with a merge patch guarded by the resourceVersion
+/// read, so a finalizer someone added meanwhile is never dropped.
+async fn set_finalizer(
+    api: &Api<ClusterObjectSet>,
+    cos: &ClusterObjectSet,
+    present: bool,
+) -> Result<(), Error> {
+    let mut finalizers: Vec<String> = cos.finalizers().to_vec();
+    finalizers.retain(|f| f != TEARDOWN_FINALIZER);
+    if present {
+        finalizers.push(TEARDOWN_FINALIZER.to_string());
+    }
+    let name = cos.name_any();
+    api.patch(
+        &name,
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {
+            "resourceVersion": cos.resource_version(),
+            "finalizers": finalizers,
+        }})),
+    )
+    .await
+    .map_err(|e| {
+        warn!(clusterobjectset = %name, error = %e, "updating the teardown finalizer failed");
+        Error::Kube(e)
+    })?;
+    Ok(())
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}

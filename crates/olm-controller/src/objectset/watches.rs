@@ -1,0 +1,251 @@
+//! Watches of the objects ClusterObjectSets manage: one watcher and cache per kind, shared by
+//! every revision that has objects of that kind, filtered to objects installed by an extension
+//! (label `olm.operatorframework.io/owner-kind=ClusterExtension`, which the controller puts on
+//! everything it applies).
+//!
+//! Every event (an edit, a status change, a deletion) is mapped to the ClusterObjectSets named
+//! in the object's owner references and handed to the controller, so drift is put back and
+//! probes re-run without periodic re-applies; the caches are where probes and the collision
+//! check read objects, so a reconcile makes no GET per object.
+//!
+//! Discovery (kind → resource, namespaced or not) is cached per kind; a kind that is not served
+//! yet (a CRD applied in an earlier phase of the same revision) is not cached as missing and is
+//! looked up again at the next reconcile.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use futures::StreamExt;
+use futures::channel::mpsc;
+use kube::Client;
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
+use kube::discovery::{ApiCapabilities, Scope};
+use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::{WatchStreamExt, watcher};
+use olm_api::ClusterObjectSet;
+use olm_extension::objectset::{Gvk, ObjectRef as Target};
+use olm_k8s::{CLUSTER_EXTENSION_KIND, OWNER_KIND_LABEL};
+use serde_json::{Map, Value};
+use tokio::task::JoinHandle;
+use tracing::{debug, warn};
+
+/// How long a new cache may take to list its kind before the reconcile gives up (and retries).
+const SYNC_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How a kind is served.
+#[derive(Clone, Debug)]
+pub struct Resource {
+    /// Group, version, kind and plural.
+    pub api: ApiResource,
+    /// Whether objects of the kind live in namespaces.
+    pub namespaced: bool,
+}
+
+struct Kind {
+    store: Store<DynamicObject>,
+    task: JoinHandle<()>,
+}
+
+/// The shared object caches and who uses them.
+pub struct Watches {
+    client: Client,
+    trigger: mpsc::Sender<ObjectRef<ClusterObjectSet>>,
+    discovery: Mutex<BTreeMap<Gvk, Resource>>,
+    kinds: Mutex<BTreeMap<Gvk, Kind>>,
+    users: Mutex<BTreeMap<String, BTreeSet<Gvk>>>,
+}
+
+/// Why a kind cannot be watched.
+#[derive(Debug, thiserror::Error)]
+pub enum WatchError {
+    /// Discovery failed for a reason other than the kind not being served.
+    #[error("discovering {kind}: {source}")]
+    Discovery {
+        /// `Kind.group/version`.
+        kind: String,
+        /// The API error.
+        source: kube::Error,
+    },
+    /// The initial list did not finish in time (RBAC, an unreachable API).
+    #[error("watching {0}: cache did not sync within 30s")]
+    Sync(String),
+}
+
+fn describe(gvk: &Gvk) -> String {
+    format!("{}.{}", gvk.kind, gvk.api_version())
+}
+
+impl Watches {
+    /// Watches that report events on `trigger`.
+    pub fn new(client: Client, trigger: mpsc::Sender<ObjectRef<ClusterObjectSet>>) -> Watches {
+        Watches {
+            client,
+            trigger,
+            discovery: Mutex::default(),
+            kinds: Mutex::default(),
+            users: Mutex::default(),
+        }
+    }
+
+    /// How `gvk` is served; `Ok(None)` when the API server does not serve it (yet).
+    pub async fn resource(&self, gvk: &Gvk) -> Result<Option<Resource>, WatchError> {
+        if let Some(r) = lock(&self.discovery).get(gvk) {
+            return Ok(Some(r.clone()));
+        }
+        let query = GroupVersionKind::gvk(&gvk.group, &gvk.version, &gvk.kind);
+        match kube::discovery::pinned_kind(&self.client, &query).await {
+            Ok((api, ApiCapabilities { scope, .. })) => {
+                let r = Resource {
+                    api,
+                    namespaced: scope == Scope::Namespaced,
+                };
+                lock(&self.discovery).insert(gvk.clone(), r.clone());
+                Ok(Some(r))
+            }
+            Err(kube::Error::Api(e)) if e.code == 404 => Ok(None),
+            Err(kube::Error::Discovery(_)) => Ok(None),
+            Err(source) => Err(WatchError::Discovery {
+                kind: describe(gvk),
+                source,
+            }),
+        }
+    }
+
+    /// Forgets how kinds are served, after a write found a kind gone or changed.
+    pub fn forget_discovery(&self, gvk: &Gvk) {
+        lock(&self.discovery).remove(gvk);
+    }
+
+    /// Makes sure `user` (a ClusterObjectSet name) has synced caches of `gvks`, starting
+    /// watchers as needed and stopping those only `user` needed before. Kinds not served yet
+    /// are skipped.
+    pub async fn ensure(&self, user: &str, gvks: &BTreeSet<Gvk>) -> Result<(), WatchError> {
+        let mut stores = Vec::new();
+        for gvk in gvks {
+            let Some(resource) = self.resource(gvk).await? else {
+                continue;
+            };
+            let store = {
+                let mut kinds = lock(&self.kinds);
+                match kinds.get(gvk) {
+                    Some(k) => k.store.clone(),
+                    None => {
+                        let k = self.start(gvk, &resource);
+                        let store = k.store.clone();
+                        kinds.insert(gvk.clone(), k);
+                        store
+                    }
+                }
+            };
+            stores.push((gvk, store));
+        }
+        let dropped = {
+            let mut users = lock(&self.users);
+            let before = users.insert(user.to_string(), gvks.clone());
+            before.unwrap_or_default()
+        };
+        self.stop_unused(dropped.difference(gvks));
+        for (gvk, store) in stores {
+            match tokio::time::timeout(SYNC_TIMEOUT, store.wait_until_ready()).await {
+                Ok(Ok(())) => {}
+                _ => return Err(WatchError::Sync(describe(gvk))),
+            }
+        }
+        Ok(())
+    }
+
+    /// `user` needs no watch any more; kinds nobody else needs are no longer watched.
+    pub fn free(&self, user: &str) {
+        let dropped = lock(&self.users).remove(user).unwrap_or_default();
+        self.stop_unused(dropped.iter());
+    }
+
+    fn stop_unused<'a>(&self, candidates: impl Iterator<Item = &'a Gvk>) {
+        let used: BTreeSet<Gvk> = lock(&self.users).values().flatten().cloned().collect();
+        let mut kinds = lock(&self.kinds);
+        for gvk in candidates {
+            if !used.contains(gvk)
+                && let Some(k) = kinds.remove(gvk)
+            {
+                debug!(kind = %describe(gvk), "no revision manages this kind any more; watch stopped");
+                k.task.abort();
+            }
+        }
+    }
+
+    /// The cached object at `target`, as JSON; `None` when absent or its kind is not watched.
+    pub fn get(&self, target: &Target) -> Option<Map<String, Value>> {
+        let kinds = lock(&self.kinds);
+        let kind = kinds.get(&target.gvk)?;
+        let resource = lock(&self.discovery).get(&target.gvk)?.clone();
+        let mut r = ObjectRef::<DynamicObject>::new_with(&target.name, resource.api);
+        if !target.namespace.is_empty() {
+            r = r.within(&target.namespace);
+        }
+        let object = kind.store.get(&r)?;
+        match serde_json::to_value(&*object) {
+            Ok(Value::Object(m)) => Some(m),
+            _ => None,
+        }
+    }
+
+    fn start(&self, gvk: &Gvk, resource: &Resource) -> Kind {
+        let api: Api<DynamicObject> = Api::all_with(self.client.clone(), &resource.api);
+        let config = watcher::Config::default()
+            .labels(&format!("{OWNER_KIND_LABEL}={CLUSTER_EXTENSION_KIND}"));
+        let writer = reflector::store::Writer::new(resource.api.clone());
+        let store = writer.as_reader();
+        let mut trigger = self.trigger.clone();
+        let name = describe(gvk);
+        debug!(kind = %name, "watching managed objects of this kind");
+        let task = tokio::spawn(async move {
+            let events = reflector::reflector(writer, watcher(api, config))
+                .default_backoff()
+                .touched_objects();
+            futures::pin_mut!(events);
+            while let Some(event) = events.next().await {
+                match event {
+                    Ok(object) => {
+                        for owner in owners(&object) {
+                            if futures::SinkExt::send(&mut trigger, owner).await.is_err() {
+                                return; // the controller stopped
+                            }
+                        }
+                    }
+                    Err(e) => {
+                        warn!(kind = %name, error = %e, "watch of managed objects failed; retrying")
+                    }
+                }
+            }
+        });
+        Kind { store, task }
+    }
+}
+
+impl Drop for Watches {
+    fn drop(&mut self) {
+        for (_, k) in std::mem::take(&mut *lock(&self.kinds)) {
+            k.task.abort();
+        }
+    }
+}
+
+/// The ClusterObjectSets an object names as owners (controller or not: a revision handing an
+/// object over still owns it until its teardown releases it).
+fn owners(object: &DynamicObject) -> Vec<ObjectRef<ClusterObjectSet>> {
+    object
+        .metadata
+        .owner_references
+        .iter()
+        .flatten()
+        .filter(|r| {
+            r.kind == "ClusterObjectSet" && r.api_version.starts_with("olm.operatorframework.io/")
+        })
+        .map(|r| ObjectRef::new(&r.name))
+        .collect()
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
