@@ -60,7 +60,7 @@
 //!     installed revision's `Available` and `Progressing` are mirrored onto the extension, then
 //!     the newest rolling-out revision's `Progressing` over it (so a rollout, its retries and its
 //!     `ProgressDeadlineExceeded` dominate); `Installed` from the revisions: True/`Succeeded`
-//!     "Installed bundle <image> successfully" and `install.bundle` when a revision is
+//!     `Installed bundle <image> successfully` and `install.bundle` when a revision is
 //!     installed, else `install` cleared and False "No bundle installed" with reason `Absent`
 //!     while the newest rolling-out revision is progressing healthily, `Failed` when there is no
 //!     rolling-out revision or the newest one's `Progressing` reason is `Retrying`.
@@ -374,20 +374,13 @@ enum End<'i> {
 
 fn observe<'i>(input: &'i Input<'_>) -> Observed<'i> {
     let stop = input.stop.as_ref();
-    match stop.map(|s| s.step) {
-        Some(Step::Finalize) => {
-            return Observed::Finalize {
-                message: stop.map_or("", |s| s.message.as_str()),
-                kind: stop.map_or(StopKind::Retrying, |s| s.kind),
-            };
+    if let Some(s) = stop {
+        let (message, kind) = (s.message.as_str(), s.kind);
+        match s.step {
+            Step::Finalize => return Observed::Finalize { message, kind },
+            Step::Validate => return Observed::Validate { message, kind },
+            Step::Revisions | Step::Resolve | Step::Unpack | Step::Apply => {}
         }
-        Some(Step::Validate) => {
-            return Observed::Validate {
-                message: stop.map_or("", |s| s.message.as_str()),
-                kind: stop.map_or(StopKind::Retrying, |s| s.kind),
-            };
-        }
-        _ => {}
     }
     let revisions = match &input.revisions {
         Err(message) => return Observed::Listing { message },
@@ -410,7 +403,9 @@ fn observe<'i>(input: &'i Input<'_>) -> Observed<'i> {
             match s.step {
                 Step::Unpack => End::Unpack { message, kind },
                 Step::Apply => End::Apply { message, kind },
-                _ => End::Resolve { message, kind },
+                Step::Finalize | Step::Validate | Step::Revisions | Step::Resolve => {
+                    End::Resolve { message, kind }
+                }
             }
         }
         (None, _) => End::Applied,
