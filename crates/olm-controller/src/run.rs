@@ -158,13 +158,16 @@ pub enum RunError {
         /// Why.
         source: kube::Error,
     },
-    /// A CRD of the API could not be built, applied or read back.
-    #[error("installing the CRD {name}: {reason}")]
+    /// A generated CRD did not read as a CustomResourceDefinition (a bug of the binary).
+    #[error("building the OLM v1 CRDs: {0}")]
+    CrdBuild(#[source] serde_json::Error),
+    /// A CRD of the API could not be applied or read back.
+    #[error("installing the CRD {name}: {source}")]
     Crd {
         /// The CRD.
         name: String,
         /// Why.
-        reason: String,
+        source: kube::Error,
     },
     /// The applied CRDs were not served in time.
     #[error("the CRD {name} was not established within {timeout:?}")]
@@ -296,8 +299,29 @@ pub async fn serve(
             ("the catalog server", served.map_err(RunError::from))
         });
     }
-    // The controllers of `crate::extension`, `crate::objectset` and `crate::certs` start here,
-    // each with `shared.clone()` and `stop.clone()`, through `spawn_controller`.
+    spawn_controller(
+        &mut tasks,
+        crate::extension::CONTROLLER,
+        shared.clone(),
+        stop.clone(),
+        crate::extension::run,
+    );
+    spawn_controller(
+        &mut tasks,
+        crate::objectset::CONTROLLER,
+        shared.clone(),
+        stop.clone(),
+        crate::objectset::run,
+    );
+    if shared.cert_provider == Some(olm_bundle::CertProvider::Builtin) {
+        spawn_controller(
+            &mut tasks,
+            crate::certs::CONTROLLER,
+            shared.clone(),
+            stop.clone(),
+            crate::certs::run,
+        );
+    }
 
     let metrics_router = metrics_router(shared.metrics.clone(), catalogd_metrics);
     if let Some(probes) = listeners.probes {
@@ -360,7 +384,6 @@ fn joined(
 /// Runs one controller as a task: it is told to stop with `stop` and gets [`CONTROLLER_GRACE`]
 /// after that; while its watch is failing (API server unreachable) it may never notice the stop,
 /// so it is then dropped — a reconcile cut short is simply done again by the next process.
-#[allow(dead_code)]
 fn spawn_controller<F, Fut>(
     tasks: &mut JoinSet<(&'static str, Result<(), RunError>)>,
     name: &'static str,
@@ -438,7 +461,28 @@ fn metrics_router(
     )
 }
 
-/// Steps 2–4: namespace, CRDs, certificate provider; returns what the controllers share.
+/// Longest wait between two attempts to reach the API server at startup.
+const STARTUP_RETRY_MAX: Duration = Duration::from_secs(10);
+
+impl RunError {
+    /// Whether trying again may help: the API server was unreachable or answered 5xx (starting,
+    /// overloaded), or the CRDs were slow to be served. A refusal (4xx) is final.
+    fn transient(&self) -> bool {
+        let kube = match self {
+            RunError::Namespace { source, .. } | RunError::Crd { source, .. } => source,
+            RunError::CrdNotEstablished { .. } => return true,
+            _ => return false,
+        };
+        match kube {
+            kube::Error::Api(status) => status.code >= 500 || status.code == 429,
+            _ => true,
+        }
+    }
+}
+
+/// Steps 2–4: namespace, CRDs, certificate provider; returns what the controllers share. An API
+/// server that cannot be reached yet (a cluster still starting) is tried again, with each
+/// failure logged, until it answers or the process is told to stop.
 async fn setup(options: &Options, kube_config: kube::Config) -> Result<Arc<Shared>, RunError> {
     let client = kube::Client::try_from(kube_config.clone()).map_err(RunError::Client)?;
     let extensions_cache = options.cache_path.join("extensions");
@@ -446,8 +490,22 @@ async fn setup(options: &Options, kube_config: kube::Config) -> Result<Arc<Share
         path: extensions_cache.clone(),
         source,
     })?;
-    ensure_namespace(&client, &options.system_namespace).await?;
-    install_crds(&client).await?;
+    let mut wait = Duration::from_millis(500);
+    loop {
+        let attempt = async {
+            ensure_namespace(&client, &options.system_namespace).await?;
+            install_crds(&client).await
+        };
+        match attempt.await {
+            Ok(()) => break,
+            Err(e) if e.transient() => {
+                warn!(error = %e, retry_in = ?wait, "startup: the API server is not ready; trying again");
+                tokio::time::sleep(wait).await;
+                wait = (wait * 2).min(STARTUP_RETRY_MAX);
+            }
+            Err(e) => return Err(e),
+        }
+    }
     let cert_provider = choose_cert_provider(&client, options.cert_provider).await;
     info!(
         cert_provider = ?cert_provider,
@@ -501,25 +559,22 @@ async fn install_crds(client: &kube::Client) -> Result<(), RunError> {
     let mut names = Vec::new();
     for crd in olm_api::crds() {
         let crd: CustomResourceDefinition =
-            serde_json::from_value(crd.value).map_err(|e| RunError::Crd {
-                name: "(generated)".to_owned(),
-                reason: e.to_string(),
-            })?;
+            serde_json::from_value(crd.value).map_err(RunError::CrdBuild)?;
         let name = crd.metadata.name.clone().unwrap_or_default();
         api.patch(&name, &params, &Patch::Apply(&crd))
             .await
-            .map_err(|e| RunError::Crd {
+            .map_err(|source| RunError::Crd {
                 name: name.clone(),
-                reason: e.to_string(),
+                source,
             })?;
         names.push(name);
     }
     let deadline = tokio::time::Instant::now() + CRD_TIMEOUT;
     for name in names {
         loop {
-            let current = api.get(&name).await.map_err(|e| RunError::Crd {
+            let current = api.get(&name).await.map_err(|source| RunError::Crd {
                 name: name.clone(),
-                reason: e.to_string(),
+                source,
             })?;
             let established = current.status.and_then(|s| s.conditions).is_some_and(|cs| {
                 cs.iter()
@@ -551,23 +606,9 @@ async fn choose_cert_provider(
             Some(olm_bundle::CertProvider::OpenshiftServiceCa)
         }
         CertProviderChoice::None => None,
-        CertProviderChoice::Builtin => builtin(),
-        CertProviderChoice::Auto => {
-            match client.list_api_group_resources("cert-manager.io/v1").await {
-                Ok(_) => Some(olm_bundle::CertProvider::CertManager),
-                Err(kube::Error::Api(status)) if status.code == 404 => builtin(),
-                Err(e) => {
-                    warn!(error = %e, "could not tell whether cert-manager is installed; using the built-in provider");
-                    builtin()
-                }
-            }
-        }
+        CertProviderChoice::Builtin => Some(olm_bundle::CertProvider::Builtin),
+        CertProviderChoice::Auto => Some(crate::certs::detect(client).await),
     }
-}
-
-/// The built-in certificate provider (issued by `crate::certs`).
-fn builtin() -> Option<olm_bundle::CertProvider> {
-    Some(olm_bundle::CertProvider::Builtin)
 }
 
 #[cfg(test)]
