@@ -23,9 +23,9 @@
 //! 4. **Listing revisions failed** ([`Input::revisions`] is `Err`, or [`Step::Revisions`]):
 //!    `install` cleared, `Installed` Unknown/`Failed` with the listing error, `Progressing`
 //!    True/`Retrying` "retrying to get installed bundle".
-//! 5. Otherwise the revisions are known: the **installed** revision is the newest with
-//!    `succeeded`, the **rolling-out** revisions are all others, oldest first ([`installed`],
-//!    [`rolling_out`]).
+//! 5. Otherwise the revisions are known ([`revision_states`] reads them from the
+//!    ClusterObjectSets): the **installed** revision is the newest with `succeeded`, the
+//!    **rolling-out** revisions are all others, oldest first ([`installed`], [`rolling_out`]).
 //! 6. **Deprecation** from [`Input::resolution`] — always all four conditions once resolution
 //!    was reached:
 //!    - [`Resolution::SkippedRollingOut`][]: no catalog data;
@@ -114,10 +114,13 @@ use std::cmp::Ordering;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use olm_api::extension::condition_type as ty;
 use olm_api::{
-    BundleMetadata, ClusterExtensionInstallStatus, ClusterExtensionStatus, ExtensionReason,
-    RevisionStatus,
+    BundleMetadata, ClusterExtensionInstallStatus, ClusterExtensionStatus, ClusterObjectSet,
+    ExtensionReason, LifecycleState, RevisionStatus,
 };
-use olm_k8s::{ConditionStatus, ConditionUpdate, find_status_condition, set_status_condition};
+use olm_k8s::{
+    BUNDLE_NAME_KEY, BUNDLE_REFERENCE_KEY, BUNDLE_RELEASE_KEY, BUNDLE_VERSION_KEY, ConditionStatus,
+    ConditionUpdate, find_status_condition, set_status_condition, status_of,
+};
 use olm_resolve::Deprecations;
 
 use crate::message;
@@ -235,6 +238,41 @@ pub enum StopKind {
     InvalidConfiguration,
 }
 
+/// The revision states of an extension's ClusterObjectSets (those labelled with its
+/// `owner-name`), as upstream's ClusterObjectSet revision getter reads them: archived ones
+/// skipped, sorted by `spec.revision`, the bundle taken from the bundle annotations (a missing
+/// one reads as empty; `release` only when its annotation exists), `succeeded` from a True
+/// `Succeeded` condition.
+pub fn revision_states(sets: &[ClusterObjectSet]) -> Vec<RevisionState> {
+    let mut out: Vec<RevisionState> = sets
+        .iter()
+        .filter(|s| s.spec.lifecycle_state != LifecycleState::Archived)
+        .map(|s| {
+            let annotations = s.metadata.annotations.as_ref();
+            let get = |key: &str| annotations.and_then(|a| a.get(key)).cloned();
+            let conditions = s
+                .status
+                .as_ref()
+                .map(|st| st.conditions.clone())
+                .unwrap_or_default();
+            RevisionState {
+                name: s.metadata.name.clone().unwrap_or_default(),
+                revision: s.spec.revision,
+                bundle: BundleMetadata {
+                    name: get(BUNDLE_NAME_KEY).unwrap_or_default(),
+                    version: get(BUNDLE_VERSION_KEY).unwrap_or_default(),
+                    release: get(BUNDLE_RELEASE_KEY),
+                },
+                image: get(BUNDLE_REFERENCE_KEY).unwrap_or_default(),
+                succeeded: status_of(&conditions, SUCCEEDED) == Some(ConditionStatus::True),
+                conditions,
+            }
+        })
+        .collect();
+    out.sort_by(order);
+    out
+}
+
 /// The installed revision: the newest one whose rollout succeeded.
 pub fn installed(revisions: &[RevisionState]) -> Option<&RevisionState> {
     revisions
@@ -259,6 +297,9 @@ fn resolved_bundle_prefix(bundle: &BundleMetadata) -> String {
         olm_goenc::quote(&bundle.version)
     )
 }
+
+/// The ClusterObjectSet condition that latches a completed rollout.
+const SUCCEEDED: &str = "Succeeded";
 
 const VALIDATION_PREFIX: &str =
     "operation cannot proceed due to the following validation error(s): ";

@@ -2091,3 +2091,102 @@ fn terminal_validation_error_loses_its_marker_before_the_prefix() {
     assert_eq!(srm(&st, "Installed"), ("Unknown", "Failed", expected));
     assert_eq!(srm(&st, "Progressing"), ("False", "Blocked", expected));
 }
+
+/// `boxcutter_reconcile_steps.go` `BoxcutterRevisionStatesGetter.GetRevisionStates`: archived
+/// sets are skipped, the rest sorted by revision, the bundle read from annotations.
+#[test]
+fn revision_states_from_object_sets() {
+    use olm_api::{
+        ClusterObjectSet, ClusterObjectSetSpec, ClusterObjectSetStatus, CollisionProtection,
+        LifecycleState,
+    };
+    use olm_extension::status::revision_states;
+    let set = |name: &str,
+               revision: i64,
+               state: LifecycleState,
+               annotations: &[(&str, &str)],
+               conditions: Vec<Condition>| {
+        let mut s = ClusterObjectSet::new(
+            name,
+            ClusterObjectSetSpec {
+                lifecycle_state: state,
+                revision,
+                phases: vec![],
+                collision_protection: CollisionProtection::Prevent,
+                progress_deadline_minutes: None,
+                progression_probes: vec![],
+            },
+        );
+        s.metadata.annotations = Some(
+            annotations
+                .iter()
+                .map(|(k, v)| ((*k).to_string(), (*v).to_string()))
+                .collect(),
+        );
+        s.status = Some(ClusterObjectSetStatus {
+            conditions,
+            observed_phases: vec![],
+        });
+        s
+    };
+    let full = [
+        ("olm.operatorframework.io/bundle-name", "pkg.v2"),
+        ("olm.operatorframework.io/bundle-version", "2.0.0"),
+        ("olm.operatorframework.io/bundle-release", "1"),
+        (
+            "olm.operatorframework.io/bundle-reference",
+            "quay.io/pkg@sha256:2",
+        ),
+    ];
+    let sets = [
+        set(
+            "ext-3",
+            3,
+            LifecycleState::Active,
+            &[],
+            rolling("3.0.0", 30),
+        ),
+        set(
+            "ext-1",
+            1,
+            LifecycleState::Archived,
+            &full,
+            rolled_out("1.0.0"),
+        ),
+        set(
+            "ext-2",
+            2,
+            LifecycleState::Active,
+            &full,
+            rolled_out("2.0.0"),
+        ),
+        // Succeeded present but not True: still rolling out.
+        set(
+            "ext-4",
+            4,
+            LifecycleState::Active,
+            &[],
+            vec![cond("Succeeded", "False", "RollingOut", "", 40)],
+        ),
+    ];
+    let states = revision_states(&sets);
+    assert_eq!(
+        states
+            .iter()
+            .map(|r| (r.name.as_str(), r.revision, r.succeeded))
+            .collect::<Vec<_>>(),
+        [("ext-2", 2, true), ("ext-3", 3, false), ("ext-4", 4, false)]
+    );
+    assert_eq!(
+        states[0].bundle,
+        BundleMetadata {
+            name: "pkg.v2".into(),
+            version: "2.0.0".into(),
+            release: Some("1".into()),
+        }
+    );
+    assert_eq!(states[0].image, "quay.io/pkg@sha256:2");
+    assert_eq!(states[0].conditions, rolled_out("2.0.0"));
+    assert_eq!(states[1].bundle, bundle("", ""));
+    assert_eq!(states[1].image, "");
+}
