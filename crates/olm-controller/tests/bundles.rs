@@ -309,3 +309,14 @@ async fn the_global_pull_secret_is_used() {
     let e = b.fetch(&reference, "y").await.expect_err("secret removed");
     assert!(matches!(e, BundleFetchError::Registry { .. }), "{e}");
 }
+
+/// The bundle source is shared by reconciles running on a multi-threaded runtime.
+#[test]
+fn the_source_and_its_futures_are_send() {
+    fn send_sync<T: Send + Sync>(_: &T) {}
+    fn send<T: Send>(_: &T) {}
+    let cache = tempfile::tempdir().expect("tmp");
+    let b = bundles(cache.path());
+    send_sync(&b);
+    send(&b.fetch("127.0.0.1:9/x:v1", "x"));
+}
