@@ -41,7 +41,8 @@ fn main() {
         scenario!(unknown_package, "unk"),
         scenario!(bundle_image_missing, "noimg"),
         scenario!(image_that_is_not_a_bundle, "notbdl"),
-        scenario!(service_account_missing_is_ignored, "nosa"),
+        scenario!(service_account_missing, "nosa"),
+        scenario!(service_account_with_permissions_installs, "sa"),
         scenario!(catalog_not_serving, "nosrv"),
         scenario!(two_extensions_wanting_the_same_crd, "samecrd"),
     ]);
@@ -141,7 +142,9 @@ async fn fixtures_render_and_catalogs_serve(ctx: Arc<Ctx>) -> Result<()> {
     Ok(())
 }
 
-/// Installed=True/Succeeded, Progressing=True/Succeeded ("rolled out"), Available=True.
+/// Installed=True/Succeeded, Progressing=True/Succeeded: upstream's "ClusterExtension is rolled
+/// out" (test/e2e/steps/steps.go checks status and reason only; the message is "Desired state
+/// reached" with Helm, the revision's "Revision <v> has rolled out." with ClusterObjectSets).
 async fn rolled_out(ctx: &Ctx, name: &str) -> Result<()> {
     ctx.wait_cond(
         name,
@@ -151,14 +154,8 @@ async fn rolled_out(ctx: &Ctx, name: &str) -> Result<()> {
         Msg::Contains("Installed bundle "),
     )
     .await?;
-    ctx.wait_cond(
-        name,
-        "Progressing",
-        "True",
-        "Succeeded",
-        Msg::Exact("Desired state reached"),
-    )
-    .await?;
+    ctx.wait_cond(name, "Progressing", "True", "Succeeded", Msg::Any)
+        .await?;
     Ok(())
 }
 
@@ -984,17 +981,71 @@ async fn image_that_is_not_a_bundle(ctx: Arc<Ctx>) -> Result<()> {
     Ok(())
 }
 
-/// spec.serviceAccount is deprecated and ignored upstream since v1.11.0 (PR #2770): an extension
-/// naming a ServiceAccount that does not exist still installs.
-async fn service_account_missing_is_ignored(ctx: Arc<Ctx>) -> Result<()> {
+/// The API this project implements says the ServiceAccount "is used to perform all interactions
+/// with the cluster" and "must exist in the namespace" (the ClusterExtension API document), as
+/// upstream did through v1.10 (v1.11.0 ignores the field). Expected text: v1.10.0
+/// `test/e2e/features/install.feature` "Report error when ServiceAccount does not exist".
+async fn service_account_missing(ctx: Arc<Ctx>) -> Result<()> {
     ctx.namespace().await?;
     standard_catalog(&ctx).await?;
     let name = ext(&ctx);
     let mut spec = ctx.ext_spec("test");
-    spec["serviceAccount"] = json!({"name": "does-not-exist"});
+    spec["serviceAccount"] = json!({"name": "non-existent-sa"});
     ctx.apply_ext(&name, &spec).await?;
-    ctx.wait_installed(&name, "test", "1.2.0").await?;
-    rolled_out(&ctx, &name).await
+    let msg = format!(
+        "operation cannot proceed due to the following validation error(s): service account \"non-existent-sa\" not found in namespace \"{}\"",
+        ctx.ns
+    );
+    ctx.wait_cond(
+        &name,
+        "Progressing",
+        "True",
+        "Retrying",
+        Msg::Contains(&msg),
+    )
+    .await?;
+    Ok(())
+}
+
+/// v1.10.0 install.feature: with `ServiceAccount "olm-admin" in test namespace is cluster admin`
+/// the extension installs through that ServiceAccount.
+async fn service_account_with_permissions_installs(ctx: Arc<Ctx>) -> Result<()> {
+    ctx.namespace().await?;
+    standard_catalog(&ctx).await?;
+    let sa = "olm-admin";
+    let sas = ctx.dynamic("v1", "ServiceAccount", "serviceaccounts", Some(&ctx.ns));
+    sas.create(
+        &PostParams::default(),
+        &serde_json::from_value(json!({"apiVersion": "v1", "kind": "ServiceAccount",
+            "metadata": {"name": sa, "namespace": ctx.ns}}))?,
+    )
+    .await?;
+    let crbs = ctx.dynamic(
+        "rbac.authorization.k8s.io/v1",
+        "ClusterRoleBinding",
+        "clusterrolebindings",
+        None,
+    );
+    let crb = format!("e2e-{}-{sa}", ctx.id);
+    crbs.create(
+        &PostParams::default(),
+        &serde_json::from_value(json!({"apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding", "metadata": {"name": crb},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+            "subjects": [{"kind": "ServiceAccount", "name": sa, "namespace": ctx.ns}]}))?,
+    )
+    .await?;
+    let name = ext(&ctx);
+    let mut spec = ctx.ext_spec("test");
+    spec["serviceAccount"] = json!({"name": sa});
+    ctx.apply_ext(&name, &spec).await?;
+    let r = async {
+        ctx.wait_installed(&name, "test", "1.2.0").await?;
+        rolled_out(&ctx, &name).await
+    }
+    .await;
+    let _ = crbs.delete(&crb, &DeleteParams::default()).await;
+    r
 }
 
 async fn catalog_not_serving(ctx: Arc<Ctx>) -> Result<()> {
