@@ -220,7 +220,8 @@ pub enum Step {
     Revisions,
     /// Resolving a bundle (prefer [`Resolution::Failed`]).
     Resolve,
-    /// Pulling the bundle image (only when the bundle differs from the installed one).
+    /// Pulling the bundle image; only a stop when the bundle is not the installed one
+    /// ([`is_installed_bundle`]).
     Unpack,
     /// Rendering, checking and applying the bundle as a revision.
     Apply,
@@ -287,6 +288,14 @@ pub fn rolling_out(revisions: &[RevisionState]) -> Vec<&RevisionState> {
     let mut out: Vec<&RevisionState> = revisions.iter().filter(|r| !r.succeeded).collect();
     out.sort_by(|a, b| order(a, b));
     out
+}
+
+/// Whether `bundle` is the installed revision's bundle (same name and version). A pull failure
+/// for such a bundle does not stop the pipeline: the apply step carries on without content and
+/// keeps the installed revision, so it is no [`Step::Unpack`] stop.
+pub fn is_installed_bundle(bundle: &BundleMetadata, revisions: &[RevisionState]) -> bool {
+    installed(revisions)
+        .is_some_and(|i| i.bundle.name == bundle.name && i.bundle.version == bundle.version)
 }
 
 /// The prefix upstream puts before pull and apply errors.

@@ -2190,3 +2190,27 @@ fn revision_states_from_object_sets() {
     assert_eq!(states[1].bundle, bundle("", ""));
     assert_eq!(states[1].image, "");
 }
+
+/// `clusterextension_reconcile_steps.go` `UnpackBundle`: a pull failure is tolerated only for
+/// the installed bundle, compared by name and version.
+#[test]
+fn pull_failure_is_tolerated_only_for_the_installed_bundle() {
+    use olm_extension::status::is_installed_bundle;
+    let revisions = [
+        rev("ext-1", 1, "pkg.v1", "1.0.0", true, rolled_out("1.0.0")),
+        rev("ext-2", 2, "pkg.v2", "2.0.0", false, rolling("2.0.0", 20)),
+    ];
+    assert!(is_installed_bundle(&bundle("pkg.v1", "1.0.0"), &revisions));
+    assert!(!is_installed_bundle(&bundle("pkg.v1", "1.0.1"), &revisions));
+    assert!(!is_installed_bundle(&bundle("pkg.v2", "2.0.0"), &revisions));
+    assert!(!is_installed_bundle(
+        &bundle("pkg.v1", "1.0.0"),
+        &revisions[1..]
+    ));
+    let mut released = bundle("pkg.v1", "1.0.0");
+    released.release = Some("3".into());
+    assert!(
+        is_installed_bundle(&released, &revisions),
+        "release is not compared"
+    );
+}
