@@ -45,6 +45,11 @@
 //!    `DeprecationStatusUnknown` "deprecation status unknown: catalog data unavailable", except
 //!    `BundleDeprecated`, which is Unknown/`Absent` "no bundle installed yet" when nothing is
 //!    installed.
+//!
+//!    `BundleDeprecated` names what runs, not what was resolved: during an upgrade it still
+//!    speaks of the old bundle, and once the new revision has rolled out (in the
+//!    ClusterObjectSet's own controller, whose status change triggers the next reconcile) that
+//!    revision is the installed one and the conditions are recomputed against it.
 //! 7. **Fallback** (no matching catalog exists; the installed bundle is kept): `Installed` from
 //!    the revisions (see step 10), then the pipeline goes on.
 //! 8. **Resolution failed** ([`Resolution::Failed`], or [`Step::Resolve`]): `Progressing` from
