@@ -1,6 +1,7 @@
 //! `olm dev up` gives a working catalog service: push a catalog image to the dev registry, apply a
 //! ClusterCatalog with kubectl, and read its content from the host at `status.urls.base`,
-//! byte-identical to `olm catalog render -o jsonl`. Uses its own state folder so it never touches
+//! byte-identical to `olm catalog render -o jsonl`. The catalog server is part of `olm run`,
+//! whose one `/metrics` also carries the controllers' series. Uses its own state folder so it never touches
 //! a developer's running environment.
 
 // Tests and benchmarks fail loudly on purpose.
@@ -92,16 +93,36 @@ fn cluster_catalog_is_served_to_the_host() {
     let registry = status_line(&status, "registry").to_owned();
     let catalogd = status_line(&status, "catalogd");
     assert!(catalogd.starts_with("http://127.0.0.1:"), "{status}");
-    // The existing lines keep their order, with the catalog server last.
+    // The existing lines keep their order, with olm run's metrics last.
     let names: Vec<&str> = status
         .lines()
         .filter_map(|l| l.split_once(": ").map(|(n, _)| n))
         .collect();
     assert_eq!(
         names,
-        ["api server", "kubeconfig", "registry", "catalogd"],
+        [
+            "api server",
+            "kubeconfig",
+            "registry",
+            "catalogd",
+            "metrics"
+        ],
         "{status}"
     );
+    // One /metrics for olm run: the catalog server's histogram and the controllers' series.
+    let metrics = status_line(&status, "metrics");
+    let scraped = Command::new("curl")
+        .args(["--silent", "--show-error", "--fail", metrics])
+        .output()
+        .expect("curl runs");
+    let scraped = String::from_utf8_lossy(&scraped.stdout);
+    for series in [
+        "# TYPE catalogd_http_request_duration_seconds histogram",
+        "controller_runtime_reconcile_total{controller=\"clusterextension\",result=\"success\"}",
+        "workqueue_depth{controller=\"clusterobjectset\"",
+    ] {
+        assert!(scraped.contains(series), "{series} missing:\n{scraped}");
+    }
 
     // The CRDs were applied by `olm dev up`.
     let crds = kubectl(&kubeconfig, &["get", "crd", "-o", "name"], None);
