@@ -5,7 +5,7 @@
 //!    at the registry (one manifest request), as upstream does.
 //! 2. A bundle parsed from that digest before is returned from memory (the last
 //!    [`BundleOptions::memory_capacity`] digests, least recently used dropped first).
-//! 3. Otherwise the image is taken from the disk cache `<cache_dir>/unpack/<owner>/` (upstream's
+//! 3. Otherwise the image is taken from the disk cache `<unpack_dir>/<owner>/` (upstream's
 //!    layout: one directory per ClusterExtension), pulling it there when it is missing; the
 //!    owner's other digests are removed once the new one is in place.
 //! 4. The tree is read as a registry+v1 bundle with `olm-bundle`.
@@ -42,8 +42,9 @@ pub const DOCKER_CONFIG_JSON_KEY: &str = ".dockerconfigjson";
 /// Where and how bundles are kept.
 #[derive(Debug, Clone)]
 pub struct BundleOptions {
-    /// The cache root; images are unpacked under `<cache_dir>/unpack/<owner>/`.
-    pub cache_dir: PathBuf,
+    /// The directory of unpacked bundle images (upstream's `<cache>/unpack`); each owner's go
+    /// under `<unpack_dir>/<owner>/`.
+    pub unpack_dir: PathBuf,
     /// How many parsed bundles are kept in memory.
     pub memory_capacity: usize,
     /// How long one fetch (resolve, pull, unpack, parse) may take.
@@ -51,10 +52,11 @@ pub struct BundleOptions {
 }
 
 impl BundleOptions {
-    /// Defaults for a cache under `cache_dir`: 32 bundles in memory, five minutes per fetch.
-    pub fn new(cache_dir: impl Into<PathBuf>) -> BundleOptions {
+    /// Defaults for images unpacked under `unpack_dir`: 32 bundles in memory, five minutes per
+    /// fetch.
+    pub fn new(unpack_dir: impl Into<PathBuf>) -> BundleOptions {
         BundleOptions {
-            cache_dir: cache_dir.into(),
+            unpack_dir: unpack_dir.into(),
             memory_capacity: 32,
             timeout: Duration::from_secs(5 * 60),
         }
@@ -228,7 +230,7 @@ impl Bundles {
 
     /// Where `owner`'s images are unpacked.
     pub fn owner_dir(&self, owner: &str) -> PathBuf {
-        self.options.cache_dir.join("unpack").join(owner)
+        self.options.unpack_dir.join(owner)
     }
 
     /// Uses `secret`'s credentials over the image client's own from now on; `None` goes back to
