@@ -445,12 +445,12 @@ fn check_namespace_string(
     }
     match format {
         Some(NamespaceFormat::OwnNamespaceInstallMode) if s != install_ns => errs.push(format!(
-            "'{s}' is not valid ownNamespaceInstallMode: invalid value {}: watchNamespace must be {} (the namespace where the operator is installed) because this operator only supports OwnNamespace install mode",
+            "invalid format for field \"watchNamespace\": '{s}' is not valid ownNamespaceInstallMode: invalid value {}: must be {} (the namespace where the operator is installed) because this operator only supports OwnNamespace install mode",
             go_quote(s),
             go_quote(install_ns)
         )),
         Some(NamespaceFormat::SingleNamespaceInstallMode) if s == install_ns => errs.push(format!(
-            "'{s}' is not valid singleNamespaceInstallMode: invalid value {}: watchNamespace must be different from {} (the install namespace) because this operator uses SingleNamespace install mode to watch a different namespace",
+            "invalid format for field \"watchNamespace\": '{s}' is not valid singleNamespaceInstallMode: invalid value {}: must be different from {} (the install namespace) because this operator uses SingleNamespace install mode to watch a different namespace",
             go_quote(s),
             go_quote(install_ns)
         )),

@@ -330,11 +330,11 @@ fn config_messages_follow_upstream() {
     );
     assert_eq!(
         cfg_err(own, Some("{\"watchNamespace\": \"some-ns\"}"), "install-ns"),
-        Err("'some-ns' is not valid ownNamespaceInstallMode: invalid value \"some-ns\": watchNamespace must be \"install-ns\" (the namespace where the operator is installed) because this operator only supports OwnNamespace install mode".into())
+        Err("invalid format for field \"watchNamespace\": 'some-ns' is not valid ownNamespaceInstallMode: invalid value \"some-ns\": must be \"install-ns\" (the namespace where the operator is installed) because this operator only supports OwnNamespace install mode".into())
     );
     assert_eq!(
         cfg_err(single, Some("{\"watchNamespace\": \"install-ns\"}"), "install-ns"),
-        Err("'install-ns' is not valid singleNamespaceInstallMode: invalid value \"install-ns\": watchNamespace must be different from \"install-ns\" (the install namespace) because this operator uses SingleNamespace install mode to watch a different namespace".into())
+        Err("invalid format for field \"watchNamespace\": 'install-ns' is not valid singleNamespaceInstallMode: invalid value \"install-ns\": must be different from \"install-ns\" (the install namespace) because this operator uses SingleNamespace install mode to watch a different namespace".into())
     );
     // Both Own and Single: no format, any valid name.
     assert_eq!(
