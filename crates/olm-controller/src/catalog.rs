@@ -437,13 +437,25 @@ impl Catalogs {
     }
 
     /// The shared fetch of one package; it records its own outcome in the cache when it ends,
-    /// so the outcome is recorded once however many callers wait for it.
+    /// so the outcome is recorded once however many callers wait for it. Must be called within
+    /// a Tokio runtime (every caller of [`Catalogs::package`] is).
     fn start(&self, name: String, reference: String, base: String, package: PackageName) -> Flight {
         let inner = self.inner.clone();
-        async move {
+        let catalog = name.clone();
+        // A task of its own, so the fetch finishes and is recorded even when every caller
+        // waiting for it gives up (a reconcile cancelled on shutdown).
+        let task = tokio::spawn(async move {
             let result = fetch(&inner, &name, &base, &package).await;
             settle(&inner, &name, &reference, &package, &result);
             result
+        });
+        async move {
+            task.await.unwrap_or_else(|e| {
+                Err(CatalogError::Request {
+                    catalog,
+                    message: format!("the fetch ended abnormally: {e}"),
+                })
+            })
         }
         .boxed()
         .shared()

@@ -244,6 +244,30 @@ async fn concurrent_requests_share_one_fetch() {
     assert_eq!(c.stats().requests, 2, "16 callers, one fetch");
 }
 
+/// A fetch whose every caller gave up (a cancelled reconcile) still finishes and is cached.
+#[tokio::test]
+async fn abandoned_fetches_complete() {
+    let s = server();
+    let c = client();
+    let cat = community_catalog(s);
+    let p = pkg("stackgres-community");
+    let _ = tokio::time::timeout(Duration::from_micros(1), c.package(&cat, &p)).await;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    // A cached package is answered on the first poll; an in-flight one is not.
+    while tokio::time::timeout(Duration::from_millis(1), c.package(&cat, &p))
+        .await
+        .is_err()
+    {
+        assert!(Instant::now() < deadline, "the fetch never completed");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        c.stats().requests,
+        2,
+        "one fetch, finished without its caller"
+    );
+}
+
 /// Upstream `catalogmetadata/client/client_test.go`: `catalog "catalog-1" is not being served`,
 /// and the nil-field messages of `validateCatalog`/`doRequest`.
 #[tokio::test]
