@@ -228,21 +228,7 @@ pub fn sort(objects: Vec<Map<String, Value>>) -> Vec<ClusterObjectSetPhase> {
 /// writes a nil object, so an unresolved phase never matches a resolved one. Use
 /// [`digest_resolved`] when the resolved objects are held apart from the phase.
 pub fn digest(phase: &ClusterObjectSetPhase) -> String {
-    let mut json = String::new();
-    json.push_str("{\"name\":");
-    olm_goenc::json::write_str_html(&mut json, &phase.name);
-    json.push_str(",\"objects\":[");
-    for (i, o) in phase.objects.iter().enumerate() {
-        if i > 0 {
-            json.push(',');
-        }
-        match &o.object {
-            Some(object) => write_go_object(&mut json, object),
-            None => json.push_str("null"),
-        }
-    }
-    json.push_str("]}");
-    sha256_digest(json.as_bytes())
+    digest_entries(&phase.name, phase.objects.iter().map(|o| o.object.as_ref()))
 }
 
 /// [`digest`] of the phase `name` holding `objects`, in order.
@@ -250,27 +236,29 @@ pub fn digest_resolved<'a>(
     name: &str,
     objects: impl IntoIterator<Item = &'a Map<String, Value>>,
 ) -> String {
-    let mut json = String::new();
-    json.push_str("{\"name\":");
-    olm_goenc::json::write_str_html(&mut json, name);
-    json.push_str(",\"objects\":[");
-    for (i, object) in objects.into_iter().enumerate() {
-        if i > 0 {
-            json.push(',');
-        }
-        write_go_object(&mut json, object);
-    }
-    json.push_str("]}");
-    sha256_digest(json.as_bytes())
+    digest_entries(name, objects.into_iter().map(Some))
 }
 
-/// `sha256:<lowercase hex>` of `bytes`, the `<algorithm>:<hex>` form of observed phase digests.
-pub(crate) fn sha256_digest(bytes: &[u8]) -> String {
-    let sum = Sha256::digest(bytes);
-    let mut out = String::with_capacity(7 + 64);
-    out.push_str("sha256:");
-    push_hex(&mut out, &sum);
-    out
+fn digest_entries<'a>(
+    name: &str,
+    objects: impl Iterator<Item = Option<&'a Map<String, Value>>>,
+) -> String {
+    let mut w = HashingWriter::new();
+    w.buf.push_str("{\"name\":");
+    olm_goenc::json::write_str_html(&mut w.buf, name);
+    w.buf.push_str(",\"objects\":[");
+    for (i, object) in objects.enumerate() {
+        if i > 0 {
+            w.buf.push(',');
+        }
+        match object {
+            Some(object) => write_go_object(&mut w.buf, object),
+            None => w.buf.push_str("null"),
+        }
+        w.flush_if_full();
+    }
+    w.buf.push_str("]}");
+    w.finish()
 }
 
 /// Appends `bytes` as lowercase hex, as Go's `%x` prints a byte slice.
@@ -286,20 +274,66 @@ pub(crate) fn push_hex(out: &mut String, bytes: &[u8]) {
 /// byte order at every level, HTML characters escaped. The workspace's JSON maps keep insertion
 /// order, so the keys are sorted here rather than trusted.
 pub(crate) fn write_go_object(out: &mut String, object: &Map<String, Value>) {
-    let mut keys: Vec<&String> = object.keys().collect();
-    keys.sort_unstable();
+    // Manifests read from YAML written by Go tools mostly come sorted already; those are
+    // written without collecting and sorting their keys.
+    if object.keys().zip(object.keys().skip(1)).all(|(a, b)| a < b) {
+        write_entries(out, object.iter());
+    } else {
+        let mut entries: Vec<(&String, &Value)> = object.iter().collect();
+        entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        write_entries(out, entries.into_iter());
+    }
+}
+
+fn write_entries<'a>(out: &mut String, entries: impl Iterator<Item = (&'a String, &'a Value)>) {
     out.push('{');
-    for (i, k) in keys.into_iter().enumerate() {
+    for (i, (k, v)) in entries.enumerate() {
         if i > 0 {
             out.push(',');
         }
         olm_goenc::json::write_str_html(out, k);
         out.push(':');
-        if let Some(v) = object.get(k.as_str()) {
-            write_go_value(out, v);
-        }
+        write_go_value(out, v);
     }
     out.push('}');
+}
+
+/// Go JSON fed to SHA-256 in chunks, so a digest of megabytes of objects needs no buffer of
+/// that size.
+pub(crate) struct HashingWriter {
+    /// The text not yet hashed; writers append here.
+    pub(crate) buf: String,
+    hasher: Sha256,
+}
+
+impl HashingWriter {
+    const CHUNK: usize = 64 * 1024;
+
+    pub(crate) fn new() -> Self {
+        HashingWriter {
+            buf: String::with_capacity(2 * Self::CHUNK),
+            hasher: Sha256::new(),
+        }
+    }
+
+    /// Hashes what was written once it passes the chunk size; call between values.
+    pub(crate) fn flush_if_full(&mut self) {
+        if self.buf.len() >= Self::CHUNK {
+            self.hasher.update(self.buf.as_bytes());
+            self.buf.clear();
+        }
+    }
+
+    /// `sha256:<lowercase hex>` of everything written, the `<algorithm>:<hex>` form of
+    /// observed phase digests.
+    pub(crate) fn finish(mut self) -> String {
+        self.hasher.update(self.buf.as_bytes());
+        let sum = self.hasher.finalize();
+        let mut out = String::with_capacity(7 + 64);
+        out.push_str("sha256:");
+        push_hex(&mut out, &sum);
+        out
+    }
 }
 
 fn write_go_value(out: &mut String, v: &Value) {

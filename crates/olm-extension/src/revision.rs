@@ -36,7 +36,10 @@ pub const RETENTION_LIMIT: usize = 5;
 /// The metadata keys an object of a revision keeps; everything else (uid, resourceVersion,
 /// managedFields, ownerReferences, finalizers, timestamps …) belongs to a live object, not to a
 /// manifest.
-const KEPT_METADATA: [&str; 4] = ["name", "namespace", "labels", "annotations"];
+///
+/// In byte order, and the label and annotation maps are sorted too, so that the Go JSON of a
+/// revision's objects (written for digests and Secrets) needs no sorting of its metadata.
+const KEPT_METADATA: [&str; 4] = ["annotations", "labels", "name", "namespace"];
 
 /// The annotations a revision's writer owns. A key of this set that the desired revision lacks
 /// must be absent from the existing one too for the two to count as equal (server-side apply
@@ -250,6 +253,7 @@ fn sanitize(
                 for (k, v) in owner_labels(req.extension_name) {
                     labels.insert(k, Value::String(v));
                 }
+                labels.sort_keys();
                 kept.insert("labels".to_owned(), Value::Object(labels));
             }
             "annotations" => {
@@ -307,6 +311,7 @@ fn annotations(current: Option<&Value>, req: &RevisionRequest<'_>) -> Option<Val
     for (k, v) in updates {
         map.insert(k.to_owned(), Value::String(v.to_owned()));
     }
+    map.sort_keys();
     (!map.is_empty()).then_some(Value::Object(map))
 }
 
@@ -414,17 +419,18 @@ pub fn default_progression_probes() -> Vec<ProgressionProbe> {
 /// Assumption: computed on the inline revision [`build`] returns, before
 /// [`crate::pack::externalize`]; a packed spec holds references, and digests differently.
 pub fn content_digest(spec: &ClusterObjectSetSpec) -> String {
-    let mut json = String::from("{\"collisionProtection\":");
-    olm_goenc::json::write_str_html(&mut json, collision_text(spec.collision_protection));
-    json.push_str(",\"phases\":[");
+    let mut w = phase::HashingWriter::new();
+    w.buf.push_str("{\"collisionProtection\":");
+    olm_goenc::json::write_str_html(&mut w.buf, collision_text(spec.collision_protection));
+    w.buf.push_str(",\"phases\":[");
     for (i, p) in spec.phases.iter().enumerate() {
         if i > 0 {
-            json.push(',');
+            w.buf.push(',');
         }
-        write_phase(&mut json, p);
+        write_phase(&mut w, p);
     }
-    json.push_str("]}");
-    phase::sha256_digest(json.as_bytes())
+    w.buf.push_str("]}");
+    w.finish()
 }
 
 fn collision_text(c: CollisionProtection) -> &'static str {
@@ -435,17 +441,18 @@ fn collision_text(c: CollisionProtection) -> &'static str {
     }
 }
 
-fn write_phase(json: &mut String, p: &ClusterObjectSetPhase) {
-    json.push('{');
+fn write_phase(w: &mut phase::HashingWriter, p: &ClusterObjectSetPhase) {
+    w.buf.push('{');
     if let Some(c) = p.collision_protection {
-        json.push_str("\"collisionProtection\":");
-        olm_goenc::json::write_str_html(json, collision_text(c));
-        json.push(',');
+        w.buf.push_str("\"collisionProtection\":");
+        olm_goenc::json::write_str_html(&mut w.buf, collision_text(c));
+        w.buf.push(',');
     }
-    json.push_str("\"name\":");
-    olm_goenc::json::write_str_html(json, &p.name);
-    json.push_str(",\"objects\":[");
+    w.buf.push_str("\"name\":");
+    olm_goenc::json::write_str_html(&mut w.buf, &p.name);
+    w.buf.push_str(",\"objects\":[");
     for (i, o) in p.objects.iter().enumerate() {
+        let json = &mut w.buf;
         if i > 0 {
             json.push(',');
         }
@@ -479,8 +486,9 @@ fn write_phase(json: &mut String, p: &ClusterObjectSetPhase) {
             json.push('}');
         }
         json.push('}');
+        w.flush_if_full();
     }
-    json.push_str("]}");
+    w.buf.push_str("]}");
 }
 
 /// What it takes to make the newest existing revision the desired one.
