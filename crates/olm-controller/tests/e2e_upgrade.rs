@@ -35,6 +35,7 @@ fn main() {
             ambiguity_across_equal_priority_and_priority_deciding,
             "prio"
         ),
+        scenario!(highest_priority_catalog_with_the_package_is_final, "final"),
         scenario!(catalog_deleted_installed_bundle_kept, "catdel"),
         scenario!(crd_unsafe_upgrade_blocked_then_allowed, "crdup"),
     ]);
@@ -364,14 +365,36 @@ async fn ambiguity_across_equal_priority_and_priority_deciding(ctx: Arc<Ctx>) ->
     ctx.apply_ext(&name, &ctx.ext_spec("test")).await?;
     let mut both = [a.clone(), b.clone()];
     both.sort();
-    let msg = format!(
+    // Upstream (resolve/catalog.go, install.feature) words it `found bundles for package "<pkg>"
+    // in multiple catalogs with the same priority [a b]`; resolution here follows the catalog
+    // selection document instead (the package, not the bundle, must be in one catalog of the
+    // highest priority group), so only the common part and both names are required, and the
+    // full text is kept for the report.
+    let ce = ctx
+        .wait_cond(
+            &name,
+            "Progressing",
+            "True",
+            "Retrying",
+            Msg::Contains("in multiple catalogs with the same priority"),
+        )
+        .await?;
+    let m = cond(&ce, "Progressing").unwrap().message.clone();
+    ensure!(
+        m.contains(&format!("[{} {}]", both[0], both[1])) && m.contains(&ctx.pkg("test")),
+        "ambiguity message lacks the package or the sorted catalog names: {m:?}"
+    );
+    let upstream = format!(
         "found bundles for package \"{}\" in multiple catalogs with the same priority [{} {}]",
         ctx.pkg("test"),
         both[0],
         both[1]
     );
-    ctx.wait_cond(&name, "Progressing", "True", "Retrying", Msg::Exact(&msg))
-        .await?;
+    if m != upstream {
+        ctx.note(format!(
+            "ambiguity message {m:?} differs from upstream's {upstream:?}"
+        ));
+    }
     let built = ctx.build_catalog("extra", "v1", &pkgs).await?;
     ctx.apply_catalog(
         "extra",
@@ -391,6 +414,60 @@ async fn ambiguity_across_equal_priority_and_priority_deciding(ctx: Arc<Ctx>) ->
         "installed from the wrong catalog: {:?}",
         installed.message
     );
+    Ok(())
+}
+
+/// The catalog selection document: "If exactly one catalog [of the highest priority group]
+/// contains the package, select that catalog … If none qualifies, resolution fails rather than
+/// switching to a lower-priority catalog", and ambiguity holds "even if only one has a bundle
+/// matching the requested criteria".
+async fn highest_priority_catalog_with_the_package_is_final(ctx: Arc<Ctx>) -> Result<()> {
+    ctx.namespace().await?;
+    let v1 = [package("test")
+        .bundle("1.0.0", Contents::crd_only())
+        .channel("beta", vec![entry("1.0.0")])];
+    let v2 = [package("test")
+        .bundle("2.0.0", Contents::crd_only())
+        .channel("beta", vec![entry("2.0.0")])];
+    let high = ctx.build_catalog("high", "v1", &v1).await?;
+    let ten = CatalogOpts {
+        priority: Some(10),
+        ..CatalogOpts::default()
+    };
+    let high_name = ctx.apply_catalog("high", &high.image, &ten).await?;
+    ctx.wait_serving(&high_name).await?;
+    ctx.catalog("low", &v2).await?;
+    let name = ext(&ctx);
+    ctx.apply_ext(&name, &with_version(&ctx, "2.0.0")).await?;
+    let ce = ctx
+        .wait_cond(&name, "Progressing", "True", "Retrying", Msg::Any)
+        .await?;
+    let m = cond(&ce, "Progressing").unwrap().message.clone();
+    ensure!(
+        m.contains(&ctx.pkg("test")) && m.contains("2.0.0"),
+        "resolution error does not name the package and version: {m:?}"
+    );
+    ctx.note(format!("no fallback to the lower priority: {m:?}"));
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    ensure!(
+        ctx.get_ext(&name)
+            .await?
+            .status
+            .and_then(|s| s.install)
+            .is_none(),
+        "installed from the lower-priority catalog"
+    );
+    // Same priority: ambiguous although only one catalog has 2.0.0.
+    ctx.apply_catalog("high", &high.image, &CatalogOpts::default())
+        .await?;
+    ctx.wait_cond(
+        &name,
+        "Progressing",
+        "True",
+        "Retrying",
+        Msg::Contains("in multiple catalogs with the same priority"),
+    )
+    .await?;
     Ok(())
 }
 

@@ -1011,9 +1011,14 @@ async fn run_all(selected: Vec<Scenario>) -> usize {
 }
 
 fn print_result(r: &ScenarioResult) {
-    let (name, took, res, _) = r;
+    let (name, took, res, notes) = r;
     match res {
-        Ok(()) => println!("test {name} ... ok ({took:.1?})"),
+        Ok(()) => {
+            println!("test {name} ... ok ({took:.1?})");
+            for n in notes {
+                println!("    note: {n}");
+            }
+        }
         Err(_) => println!("test {name} ... FAILED ({took:.1?})"),
     }
 }

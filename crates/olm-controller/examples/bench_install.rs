@@ -1,0 +1,465 @@
+//! Figures of OLM v1's install path on a fresh local control plane, registry and in-process
+//! `olm` (the end-to-end harness of `tests/e2e/`):
+//!
+//! - time from ClusterExtension create to Installed=True, p50/p95 over 20 installs, for a
+//!   one-CRD bundle and for a real bundle from `shared/data/bundles` (CRDs + one Deployment);
+//! - 40 ClusterExtensions created at once → all Installed (wall time);
+//! - API server requests per install (`apiserver_request_total` before/after, all clients:
+//!   the control plane's own controllers answer the Deployment too), broken down by resource;
+//! - writes while `olm` restarts and reconciles everything when nothing changed (target 0);
+//! - process RSS idle and with 51 extensions installed.
+//!
+//! Run: `cargo run --release -p olm-controller --example bench_install` (`BENCH_INSTALLS`,
+//! `BENCH_MANY` change the counts).
+
+// Benchmarks fail loudly on purpose.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+#[path = "../tests/e2e/mod.rs"]
+mod e2e;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, Result, bail};
+use e2e::{Contents, Ctx, Env, entry, package};
+use futures::StreamExt;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::Client;
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
+use kube::runtime::watcher;
+use olm_api::ClusterExtension;
+use serde_json::{Value, json};
+
+/// The real bundle: 4 CRDs and one Deployment, AllNamespaces.
+const REAL_BUNDLE: &str = "kairos-operator/2.2.0";
+
+fn main() -> Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    runtime.block_on(bench())
+}
+
+fn count(var: &str, default: usize) -> usize {
+    std::env::var(var)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+struct Row {
+    what: String,
+    value: String,
+}
+
+async fn bench() -> Result<()> {
+    let installs = count("BENCH_INSTALLS", 20);
+    let many = count("BENCH_MANY", 40);
+    let started = Instant::now();
+    let env = Env::start().await?;
+    eprintln!("environment up in {:.1?}", started.elapsed());
+    let ctx = Arc::new(Ctx::new(env.clone(), "bench"));
+    let mut rows = Vec::new();
+    let r = run(&ctx, installs, many, &mut rows).await;
+    print_table(&rows);
+    ctx.cleanup().await;
+    env.shutdown().await;
+    r
+}
+
+async fn run(ctx: &Arc<Ctx>, installs: usize, many: usize, rows: &mut Vec<Row>) -> Result<()> {
+    let client = ctx.client.clone();
+    ctx.namespace().await?;
+    // Catalog: the one-CRD package, the real bundle, and `many + 11` standard packages with
+    // objects of their own so that they can all be installed side by side.
+    let real_dir = data_dir().join("bundles").join(REAL_BUNDLE);
+    let real_image = ctx
+        .env
+        .push_bundle(&real_dir, "bundles/real/kairos-operator:v2.2.0")
+        .await?;
+    let mut packages = vec![
+        package("one")
+            .bundle("1.0.0", Contents::crd_only())
+            .channel("stable", vec![entry("1.0.0")]),
+    ];
+    let extra = many + 11;
+    for i in 0..extra {
+        packages.push(
+            package(&format!("m{i}"))
+                .bundle(
+                    "1.0.0",
+                    Contents {
+                        name_id: Some(format!("bench-m{i}")),
+                        ..Contents::standard()
+                    },
+                )
+                .channel("stable", vec![entry("1.0.0")]),
+        );
+    }
+    let cname = ctx.catalog("bench", &packages).await?;
+    // The real bundle's package keeps its own name: a second catalog holds it.
+    let real_catalog = real_fbc(ctx, &real_dir, &real_image)?;
+    let real_ref = ctx
+        .env
+        .push(
+            &olm_image::catalog_image(&real_catalog)?,
+            "e2e/bench-real:v1",
+        )
+        .await?;
+    let rname = ctx
+        .apply_catalog("real", &real_ref, &Default::default())
+        .await?;
+    ctx.wait_serving(&rname).await?;
+    eprintln!("catalogs {cname} and {rname} serving");
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let rss_idle = rss_kib();
+    rows.push(Row {
+        what: "RSS idle (catalogs served, nothing installed)".into(),
+        value: format!("{} MiB", rss_idle / 1024),
+    });
+
+    // Sequential installs: create, wait Installed, delete, wait gone.
+    for (label, spec) in [
+        ("one-CRD bundle", ctx.ext_spec("one")),
+        (
+            "kairos-operator 2.2.0 (4 CRDs, 1 Deployment)",
+            real_spec(ctx),
+        ),
+    ] {
+        let mut times = Vec::new();
+        let mut requests = Vec::new();
+        let mut breakdown = BTreeMap::<String, f64>::new();
+        for i in 0..installs {
+            let name = format!("bench-seq-{i}");
+            let before = request_counts(&client).await?;
+            let t = Instant::now();
+            create_ext(&client, &name, &spec).await?;
+            wait_all_installed(
+                &client,
+                std::slice::from_ref(&name),
+                Duration::from_secs(120),
+            )
+            .await?;
+            times.push(t.elapsed());
+            let after = request_counts(&client).await?;
+            let diff = diff_counts(&before, &after);
+            requests.push(diff.values().sum::<f64>());
+            for (k, v) in diff {
+                *breakdown.entry(k).or_default() += v;
+            }
+            delete_ext(&client, &name).await?;
+        }
+        times.sort();
+        rows.push(Row {
+            what: format!("install {label}: create → Installed p50 / p95 (n={installs})"),
+            value: format!(
+                "{:.0} ms / {:.0} ms",
+                ms(percentile(&times, 50)),
+                ms(percentile(&times, 95))
+            ),
+        });
+        let n = requests.len().max(1) as f64;
+        rows.push(Row {
+            what: format!("install {label}: API requests per install (all clients)"),
+            value: format!("{:.0}", requests.iter().sum::<f64>() / n),
+        });
+        let mut top: Vec<_> = breakdown.into_iter().collect();
+        top.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let top: Vec<String> = top
+            .iter()
+            .take(8)
+            .map(|(k, v)| format!("{k}={:.1}", v / n))
+            .collect();
+        rows.push(Row {
+            what: format!("install {label}: per install by verb/resource (top 8)"),
+            value: top.join(", "),
+        });
+    }
+
+    // Many at once.
+    let names: Vec<String> = (0..many).map(|i| format!("bench-many-{i}")).collect();
+    let t = Instant::now();
+    let creates = names.iter().enumerate().map(|(i, name)| {
+        let client = client.clone();
+        let spec = ctx.ext_spec(&format!("m{i}"));
+        let name = name.clone();
+        async move { create_ext(&client, &name, &spec).await }
+    });
+    for r in futures::future::join_all(creates).await {
+        r?;
+    }
+    wait_all_installed(&client, &names, Duration::from_secs(600)).await?;
+    rows.push(Row {
+        what: format!("{many} ClusterExtensions created at once → all Installed"),
+        value: format!("{:.1} s", t.elapsed().as_secs_f64()),
+    });
+    // Up to 51 installed.
+    let rest: Vec<String> = (many..extra).map(|i| format!("bench-many-{i}")).collect();
+    for (j, name) in rest.iter().enumerate() {
+        create_ext(&client, name, &ctx.ext_spec(&format!("m{}", many + j))).await?;
+    }
+    wait_all_installed(&client, &rest, Duration::from_secs(300)).await?;
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    rows.push(Row {
+        what: format!("RSS with {extra} extensions installed"),
+        value: format!("{} MiB", rss_kib() / 1024),
+    });
+
+    // Steady state: nothing changes; olm restarts and reconciles everything.
+    let before = request_counts(&client).await?;
+    let t = Instant::now();
+    ctx.env.stop_olm().await?;
+    ctx.env.start_olm().await?;
+    tokio::time::sleep(Duration::from_secs(30)).await;
+    let after = request_counts(&client).await?;
+    let writes: BTreeMap<String, f64> = diff_counts(&before, &after)
+        .into_iter()
+        .filter(|(k, _)| is_write(k) && !is_control_plane_noise(k))
+        .collect();
+    rows.push(Row {
+        what: format!(
+            "writes while olm restarts with {extra} installed and nothing changed ({:.0} s)",
+            t.elapsed().as_secs_f64()
+        ),
+        value: if writes.is_empty() {
+            "0".into()
+        } else {
+            format!(
+                "{:.0}: {}",
+                writes.values().sum::<f64>(),
+                writes
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        },
+    });
+    let before = request_counts(&client).await?;
+    tokio::time::sleep(Duration::from_secs(30)).await;
+    let after = request_counts(&client).await?;
+    let idle: f64 = diff_counts(&before, &after)
+        .into_iter()
+        .filter(|(k, _)| is_write(k) && !is_control_plane_noise(k))
+        .map(|(_, v)| v)
+        .sum();
+    rows.push(Row {
+        what: "writes in the next 30 s of steady state".into(),
+        value: format!("{idle:.0}"),
+    });
+    Ok(())
+}
+
+fn data_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data")
+}
+
+/// An FBC holding only the real bundle, under its own package name.
+fn real_fbc(ctx: &Ctx, dir: &Path, image: &str) -> Result<PathBuf> {
+    let bundle = olm_bundle::Bundle::from_dir(dir)?;
+    let pkg = bundle.package_name.clone();
+    let csv_name = bundle.csv.name().to_string();
+    let version = bundle.csv.raw["spec"]["version"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let lines = [
+        json!({"schema": "olm.package", "name": pkg, "defaultChannel": "stable"}),
+        json!({"schema": "olm.channel", "package": pkg, "name": "stable",
+            "entries": [{"name": csv_name}]}),
+        json!({"schema": "olm.bundle", "package": pkg, "name": csv_name, "image": image,
+            "properties": [{"type": "olm.package",
+                "value": {"packageName": pkg, "version": version}}]}),
+    ];
+    let out = ctx.env.fixture_dir("real-catalog-")?;
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(out.join("catalog.json"), text)?;
+    Ok(out)
+}
+
+fn real_spec(ctx: &Ctx) -> Value {
+    json!({
+        "namespace": ctx.ns,
+        "source": {"sourceType": "Catalog", "catalog": {
+            "packageName": "kairos-operator",
+            "selector": {"matchLabels": {e2e::SCENARIO_LABEL: ctx.id}},
+        }},
+    })
+}
+
+async fn create_ext(client: &Client, name: &str, spec: &Value) -> Result<()> {
+    let api: Api<ClusterExtension> = Api::all(client.clone());
+    let obj = json!({"apiVersion": "olm.operatorframework.io/v1", "kind": "ClusterExtension",
+        "metadata": {"name": name}, "spec": spec});
+    api.patch(name, &PatchParams::apply(e2e::MANAGER), &Patch::Apply(&obj))
+        .await
+        .with_context(|| format!("creating {name}"))?;
+    Ok(())
+}
+
+/// Deletes the extension and waits until it and the CRDs it installed are gone, so the next
+/// install of the same package starts clean.
+async fn delete_ext(client: &Client, name: &str) -> Result<()> {
+    let api: Api<ClusterExtension> = Api::all(client.clone());
+    api.delete(name, &DeleteParams::background()).await?;
+    e2e::delete_and_wait(&api, name).await?;
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let lp = ListParams::default().labels(&format!("{}={name}", olm_k8s::OWNER_NAME_LABEL));
+    e2e::eventually(Duration::from_secs(120), || async {
+        Ok(crds.list(&lp).await?.items.is_empty().then_some(()))
+    })
+    .await
+    .with_context(|| format!("CRDs of {name} not removed"))
+}
+
+/// Waits, with one watch, until every named extension reports Installed=True.
+async fn wait_all_installed(client: &Client, names: &[String], timeout: Duration) -> Result<()> {
+    let api: Api<ClusterExtension> = Api::all(client.clone());
+    let mut pending: std::collections::BTreeSet<String> = names.iter().cloned().collect();
+    let mut stream = watcher(api, watcher::Config::default()).boxed();
+    let deadline = tokio::time::Instant::now() + timeout;
+    let mut last = BTreeMap::<String, String>::new();
+    while !pending.is_empty() {
+        let ev = tokio::time::timeout_at(deadline, stream.next()).await;
+        let ev = match ev {
+            Ok(Some(ev)) => ev?,
+            Ok(None) => bail!("watch ended"),
+            Err(_) => bail!(
+                "{} not Installed after {timeout:?}: {:?}",
+                pending.len(),
+                pending
+                    .iter()
+                    .take(3)
+                    .map(|n| format!("{n}: {}", last.get(n).cloned().unwrap_or_default()))
+                    .collect::<Vec<_>>()
+            ),
+        };
+        let objs = match ev {
+            watcher::Event::Apply(o) | watcher::Event::InitApply(o) => vec![o],
+            _ => vec![],
+        };
+        for ce in objs {
+            let name = ce.metadata.name.clone().unwrap_or_default();
+            if e2e::cond(&ce, "Installed").is_some_and(|c| c.status == "True") {
+                pending.remove(&name);
+            } else {
+                last.insert(
+                    name,
+                    e2e::describe_conditions(e2e::ext_conditions(&ce), ce.metadata.generation),
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `apiserver_request_total` summed by `VERB resource[/subresource]`.
+async fn request_counts(client: &Client) -> Result<BTreeMap<String, f64>> {
+    let req = http::Request::get("/metrics").body(Vec::new())?;
+    let text = client.request_text(req).await?;
+    let mut out = BTreeMap::new();
+    for line in text.lines() {
+        let Some(rest) = line.strip_prefix("apiserver_request_total{") else {
+            continue;
+        };
+        let Some((labels, value)) = rest.rsplit_once("} ") else {
+            continue;
+        };
+        let label = |k: &str| {
+            labels
+                .split(',')
+                .find_map(|kv| kv.strip_prefix(&format!("{k}=\"")))
+                .map(|v| v.trim_end_matches('"').to_string())
+                .unwrap_or_default()
+        };
+        let resource = label("resource");
+        if resource.is_empty() {
+            continue; // /metrics, /healthz, discovery
+        }
+        let sub = label("subresource");
+        let key = if sub.is_empty() {
+            format!("{} {resource}", label("verb"))
+        } else {
+            format!("{} {resource}/{sub}", label("verb"))
+        };
+        *out.entry(key).or_default() += value.trim().parse::<f64>().unwrap_or(0.0);
+    }
+    Ok(out)
+}
+
+fn diff_counts(
+    before: &BTreeMap<String, f64>,
+    after: &BTreeMap<String, f64>,
+) -> BTreeMap<String, f64> {
+    after
+        .iter()
+        .filter_map(|(k, v)| {
+            let d = v - before.get(k).copied().unwrap_or(0.0);
+            (d > 0.0).then(|| (k.clone(), d))
+        })
+        .collect()
+}
+
+fn is_write(key: &str) -> bool {
+    [
+        "POST ",
+        "PUT ",
+        "PATCH ",
+        "DELETE ",
+        "APPLY ",
+        "DELETECOLLECTION ",
+    ]
+    .iter()
+    .any(|v| key.starts_with(v))
+}
+
+/// Writes the control plane makes on its own whatever OLM does: leader-election leases, node
+/// heartbeats from kwok, events, token and access reviews.
+fn is_control_plane_noise(key: &str) -> bool {
+    [
+        "leases",
+        "events",
+        "nodes",
+        "tokenreviews",
+        "subjectaccessreviews",
+        "serviceaccounts/token",
+    ]
+    .iter()
+    .any(|r| key.ends_with(&format!(" {r}")) || key.contains(&format!(" {r}/")))
+}
+
+fn rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+fn percentile(sorted: &[Duration], p: usize) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    let idx = ((sorted.len() * p).div_ceil(100)).clamp(1, sorted.len()) - 1;
+    sorted[idx]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+fn print_table(rows: &[Row]) {
+    let w = rows.iter().map(|r| r.what.len()).max().unwrap_or(10);
+    println!("\n| {:w$} | value |", "figure");
+    println!("|{}|-------|", "-".repeat(w + 2));
+    for r in rows {
+        println!("| {:w$} | {} |", r.what, r.value);
+    }
+}
