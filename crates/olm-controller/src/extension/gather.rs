@@ -123,6 +123,24 @@ pub fn state_of(c: &ClusterObjectSet) -> RevisionState {
     }
 }
 
+/// The validators of the pipeline's first step; the message of the first that fails.
+///
+/// A named ServiceAccount must exist in the install namespace (upstream v1.10's wording).
+pub async fn validate(ext: &ClusterExtension, ctx: &Ctx) -> Option<String> {
+    let sa = ext.spec.service_account.as_ref()?;
+    let api: kube::Api<k8s_openapi::api::core::v1::ServiceAccount> =
+        kube::Api::namespaced(ctx.shared.client.clone(), &ext.spec.namespace);
+    match api.get_metadata_opt(&sa.name).await {
+        Ok(Some(_)) => None,
+        Ok(None) => Some(format!(
+            "service account {} not found in namespace {}",
+            olm_goenc::quote(&sa.name),
+            olm_goenc::quote(&ext.spec.namespace)
+        )),
+        Err(e) => Some(format!("error getting service account: {e}")),
+    }
+}
+
 /// The installed revision: the newest one that succeeded.
 pub fn installed(states: &[RevisionState]) -> Option<&RevisionState> {
     states.iter().rev().find(|s| s.succeeded)

@@ -236,6 +236,22 @@ async fn reconcile_one(ext: &ClusterExtension, ctx: &Ctx) -> Result<Action, Erro
         .map(|c| c.channels.clone())
         .unwrap_or_default();
 
+    // Validation (upstream v1.10's ServiceAccount validator): a named ServiceAccount must exist.
+    if let Some(message) = gather::validate(ext, ctx).await {
+        return finish(
+            ext,
+            &api,
+            &states,
+            Resolution::NotReached,
+            Stop {
+                step: status::Step::Validate,
+                message,
+                kind: StopKind::Retrying,
+            },
+        )
+        .await;
+    }
+
     let mut stop: Option<Stop> = None;
     let step = gather::resolve_step(ext, ctx, &states).await;
     let target = step.target.clone();
@@ -301,21 +317,48 @@ async fn reconcile_one(ext: &ClusterExtension, ctx: &Ctx) -> Result<Action, Erro
             channels: &channels,
         },
     };
-    let retrying = stop.as_ref().map(|s| matches!(s.kind, StopKind::Retrying));
-    let retry_message = stop.as_ref().map(|s| s.message.clone());
+    match stop {
+        Some(stop) => finish(ext, &api, &states, resolution, stop).await,
+        None => {
+            write(ext, &api, &states, resolution, None).await?;
+            Ok(Action::await_change())
+        }
+    }
+}
+
+/// Writes the status of a reconcile the pipeline stopped; a retryable stop comes back with the
+/// backoff, a terminal one waits for a change.
+async fn finish(
+    ext: &ClusterExtension,
+    api: &Api<ClusterExtension>,
+    states: &[status::RevisionState],
+    resolution: Resolution<'_>,
+    stop: Stop,
+) -> Result<Action, Error> {
+    let retry = matches!(stop.kind, StopKind::Retrying).then(|| stop.message.clone());
+    write(ext, api, states, resolution, Some(stop)).await?;
+    match retry {
+        Some(message) => Err(Error::Retrying(message)),
+        None => Ok(Action::await_change()),
+    }
+}
+
+async fn write(
+    ext: &ClusterExtension,
+    api: &Api<ClusterExtension>,
+    states: &[status::RevisionState],
+    resolution: Resolution<'_>,
+    stop: Option<Stop>,
+) -> Result<(), Error> {
     let new_status = status::compute(&status::Input {
         generation: ext.meta().generation.unwrap_or(0),
         now: jiff::Timestamp::now(),
         previous: ext.status.as_ref(),
-        revisions: Ok(&states),
+        revisions: Ok(states),
         resolution,
         stop,
     });
-    write_status(ext, &api, new_status).await?;
-    match (retrying, retry_message) {
-        (Some(true), Some(message)) => Err(Error::Retrying(message)),
-        _ => Ok(Action::await_change()),
-    }
+    write_status(ext, api, new_status).await
 }
 
 /// Adds the extension's finalizers when one is missing (one patch, on first sight).
