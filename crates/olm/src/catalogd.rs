@@ -74,7 +74,7 @@ pub(crate) fn listen_addr(addr: &str) -> anyhow::Result<SocketAddr> {
         .with_context(|| format!("invalid listen address {}", olm_goenc::quote(addr)))
 }
 
-pub(crate) fn read_cas(dir: &PathBuf) -> anyhow::Result<Vec<Vec<u8>>> {
+fn read_cas(dir: &PathBuf) -> anyhow::Result<Vec<Vec<u8>>> {
     let mut cas = Vec::new();
     let mut entries: Vec<_> = std::fs::read_dir(dir)
         .with_context(|| format!("reading {}", dir.display()))?
@@ -107,11 +107,45 @@ pub(crate) async fn kube_config(kubeconfig: Option<&PathBuf>) -> anyhow::Result<
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    run_server(serve(args))
+}
+
+/// Runs a long-running server command on a multi-threaded runtime; exit status 0 once it has
+/// stopped gracefully.
+pub(crate) fn run_server(
+    serve: impl std::future::Future<Output = anyhow::Result<()>>,
+) -> anyhow::Result<ExitCode> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    runtime.block_on(serve(args))?;
+    runtime.block_on(serve)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--tls-cert` and `--tls-key`, which go together.
+pub(crate) fn tls_flags(
+    cert: Option<PathBuf>,
+    key: Option<PathBuf>,
+) -> anyhow::Result<Option<olm_catalogd::Tls>> {
+    match (cert, key) {
+        (Some(cert), Some(key)) => Ok(Some(olm_catalogd::Tls { cert, key })),
+        (None, None) => Ok(None),
+        _ => bail!("--tls-cert and --tls-key must be used together"),
+    }
+}
+
+/// Registry access: the docker/podman credentials, plus the CAs of `--pull-cas-dir`.
+pub(crate) fn image_options(
+    pull_cas_dir: Option<&PathBuf>,
+) -> anyhow::Result<olm_image::ClientOptions> {
+    let mut images = olm_image::ClientOptions {
+        auth: olm_image::AuthConfig::load_default()?,
+        ..olm_image::ClientOptions::default()
+    };
+    if let Some(dir) = pull_cas_dir {
+        images.ca_certificates = read_cas(dir)?;
+    }
+    Ok(images)
 }
 
 async fn serve(args: Args) -> anyhow::Result<()> {
@@ -132,18 +166,8 @@ async fn serve(args: Args) -> anyhow::Result<()> {
     };
     let webhook_addr = (args.tls_cert.is_some() && args.webhook_server_port != 0)
         .then(|| SocketAddr::from(([0, 0, 0, 0], args.webhook_server_port)));
-    let tls = match (args.tls_cert, args.tls_key) {
-        (Some(cert), Some(key)) => Some(olm_catalogd::Tls { cert, key }),
-        (None, None) => None,
-        _ => bail!("--tls-cert and --tls-key must be used together"),
-    };
-    let mut images = olm_image::ClientOptions {
-        auth: olm_image::AuthConfig::load_default()?,
-        ..olm_image::ClientOptions::default()
-    };
-    if let Some(dir) = &args.pull_cas_dir {
-        images.ca_certificates = read_cas(dir)?;
-    }
+    let tls = tls_flags(args.tls_cert, args.tls_key)?;
+    let images = image_options(args.pull_cas_dir.as_ref())?;
     tracing::info!(
         address = %catalogs.local_addr()?,
         scheme = if tls.is_some() { "https" } else { "http" },

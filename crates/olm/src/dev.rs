@@ -465,10 +465,7 @@ impl OlmRun {
             catalogs_addr: loopback,
             health_probe_addr: Some(loopback),
             metrics_addr: Some(loopback),
-            images: olm_image::ClientOptions {
-                auth: olm_image::AuthConfig::load_default()?,
-                ..olm_image::ClientOptions::default()
-            },
+            images: crate::catalogd::image_options(None)?,
             ..olm_controller::run::Options::default()
         };
         let listeners = olm_controller::run::Listeners::bind(&options).await?;

@@ -12,10 +12,12 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use olm_controller::run::CertProviderChoice;
 
-use crate::catalogd::{kube_config, listen_addr, parse_duration, read_cas, stop_signal};
+use crate::catalogd::{
+    image_options, kube_config, listen_addr, parse_duration, run_server, stop_signal, tls_flags,
+};
 
 /// Run OLM v1 on a cluster.
 #[derive(clap::Args, Debug)]
@@ -73,11 +75,7 @@ fn optional_addr(addr: &str) -> anyhow::Result<Option<SocketAddr>> {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
-    runtime.block_on(serve(args))?;
-    Ok(ExitCode::SUCCESS)
+    run_server(serve(args))
 }
 
 async fn serve(args: Args) -> anyhow::Result<()> {
@@ -85,20 +83,10 @@ async fn serve(args: Args) -> anyhow::Result<()> {
     let stop = stop_signal()?;
     olm_image::install_crypto_provider();
     let config = kube_config(args.kubeconfig.as_ref()).await?;
-    let tls = match (args.tls_cert, args.tls_key) {
-        (Some(cert), Some(key)) => Some(olm_catalogd::Tls { cert, key }),
-        (None, None) => None,
-        _ => bail!("--tls-cert and --tls-key must be used together"),
-    };
+    let tls = tls_flags(args.tls_cert, args.tls_key)?;
     let webhook_addr = (tls.is_some() && args.webhook_server_port != 0)
         .then(|| SocketAddr::from(([0, 0, 0, 0], args.webhook_server_port)));
-    let mut images = olm_image::ClientOptions {
-        auth: olm_image::AuthConfig::load_default()?,
-        ..olm_image::ClientOptions::default()
-    };
-    if let Some(dir) = &args.pull_cas_dir {
-        images.ca_certificates = read_cas(dir)?;
-    }
+    let images = image_options(args.pull_cas_dir.as_ref())?;
     std::fs::create_dir_all(&args.cache_path)
         .with_context(|| format!("creating {}", args.cache_path.display()))?;
     let options = olm_controller::run::Options {

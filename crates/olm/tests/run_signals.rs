@@ -205,7 +205,12 @@ async fn olm_run_serves_probes_and_metrics_and_stops_on_signals() {
     tokio::time::sleep(Duration::from_secs(3)).await;
     let rss = run.vm_rss_kib();
     println!(
-        "olm run, idle (no catalogs, no extensions), debug build: VmRSS {:.1} MiB",
+        "olm run, idle (no catalogs, no extensions), {} build: VmRSS {:.1} MiB",
+        if cfg!(debug_assertions) {
+            "debug"
+        } else {
+            "release"
+        },
         rss as f64 / 1024.0
     );
 
