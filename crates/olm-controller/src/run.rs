@@ -19,10 +19,17 @@
 //! Guarantees: a shutdown that comes during steps 2–4 stops at once and returns `Ok`. Every part
 //! stops on the same signal; nothing keeps running after `run` returns.
 //!
-//! Errors: a listener that cannot be bound, a namespace or CRD the API server refuses, CRDs not
-//! served in time; and, after startup, a part that stops on its own (a controller's stream
-//! ending, a listener failing) — the others are then stopped too, so the process exits non-zero
-//! and is restarted rather than running half of OLM.
+//! Assumptions: the credentials may create namespaces and CRDs and everything the controllers
+//! install (upstream's operator-controller runs as cluster-admin too).
+//!
+//! Caveats: steps 2–3 are retried, each failure logged, while the API server is unreachable,
+//! answers 5xx or 429, or is slow to serve the CRDs — a cluster that is still starting is waited
+//! for, not crashed on.
+//!
+//! Errors: a listener that cannot be bound, a cache directory that cannot be created, a namespace
+//! or CRD the API server refuses (4xx); and, after startup, a part that stops on its own (a
+//! controller's stream ending, a listener failing) — the others are then stopped too, so the
+//! process exits non-zero and is restarted rather than running half of OLM.
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -633,6 +640,40 @@ mod tests {
             CertProviderChoice::parse("vault"),
             Err(r#"unknown certificate provider "vault" (want auto, builtin, cert-manager, openshift-service-ca or none)"#.to_owned())
         );
+    }
+
+    fn api_error(code: u16) -> kube::Error {
+        kube::Error::Api(
+            kube::core::Status::failure("x", "y")
+                .with_code(code)
+                .boxed(),
+        )
+    }
+
+    /// A cluster that is starting (unreachable, 5xx, throttling) is waited for; a refusal is not.
+    #[test]
+    fn which_startup_errors_are_tried_again() {
+        let namespace = |source| RunError::Namespace {
+            namespace: "olmv1-system".into(),
+            source,
+        };
+        let crd = |source| RunError::Crd {
+            name: "clusterextensions.olm.operatorframework.io".into(),
+            source,
+        };
+        assert!(namespace(api_error(503)).transient());
+        assert!(namespace(api_error(429)).transient());
+        assert!(crd(api_error(500)).transient());
+        assert!(!namespace(api_error(403)).transient());
+        assert!(!crd(api_error(422)).transient());
+        assert!(
+            RunError::CrdNotEstablished {
+                name: "x".into(),
+                timeout: CRD_TIMEOUT
+            }
+            .transient()
+        );
+        assert!(!RunError::Stopped("x").transient());
     }
 
     #[tokio::test]
