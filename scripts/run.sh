@@ -4,11 +4,26 @@
 # catalog from examples/ to that registry, installs the operator with a ClusterCatalog and a
 # ClusterExtension, and shows what the cluster reports. Everything keeps running in the
 # background until `target/release/olm dev down`. Safe to run again: every step is idempotent.
+#
+# OLM_PROFILE=debug uses a debug build instead of the release build (CI does, reusing what
+# scripts/test.sh built).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-cargo build --release --locked -p olm
-olm=target/release/olm
+case ${OLM_PROFILE:-release} in
+release)
+    cargo build --release --locked -p olm
+    olm=target/release/olm
+    ;;
+debug)
+    cargo build --locked -p olm
+    olm=target/debug/olm
+    ;;
+*)
+    echo "run.sh: OLM_PROFILE is release (the default) or debug, not ${OLM_PROFILE}" >&2
+    exit 2
+    ;;
+esac
 
 "$olm" dev up
 registry=$("$olm" dev status | sed -n 's/^registry: //p')
