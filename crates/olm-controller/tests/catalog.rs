@@ -417,9 +417,9 @@ async fn oversized_responses_are_refused() {
         "{text}"
     );
     assert!(
-        c.stats().bytes <= 2 * (64 << 10) + (1 << 20),
+        c.stats().wire_bytes <= 2 * (64 << 10) + (1 << 20),
         "reading stopped near the limit, got {}",
-        c.stats().bytes
+        c.stats().wire_bytes
     );
     // Small packages of the same catalog are fine with the same limit on a fresh client.
     let c = Catalogs::new(CatalogOptions {
@@ -580,8 +580,8 @@ async fn https_with_an_extra_ca() {
 }
 
 /// What a resolution costs over the wire: one package through `metas` against the whole
-/// catalog through `/all`, and the time to fetch and index a package. Printed for the record
-/// (`--nocapture`); the assertion keeps the point of the design true.
+/// catalog through `/all`, with and without gzip, and the time to fetch and index a package.
+/// Printed for the record (`--nocapture`); the assertions keep the point of the design true.
 #[tokio::test]
 async fn metas_fetch_a_fraction_of_the_catalog() {
     let s = server();
@@ -593,28 +593,43 @@ async fn metas_fetch_a_fraction_of_the_catalog() {
         .map(|p| p.name.to_string())
         .collect();
     packages.sort();
-    let mut total = 0u64;
-    let mut largest = (0u64, String::new());
-    let mut slowest = Duration::ZERO;
-    for p in &packages {
-        let c = client();
-        let start = Instant::now();
-        let index = c.package(&cat, &pkg(p)).await.expect("package");
-        slowest = slowest.max(start.elapsed());
-        assert_eq!(index.packages.len(), 1, "{p}");
-        let bytes = c.stats().bytes;
-        total += bytes;
-        if bytes > largest.0 {
-            largest = (bytes, p.clone());
+    for gzip in [false, true] {
+        let (mut total, mut wire) = (0u64, 0u64);
+        let mut largest = (0u64, String::new());
+        let mut slowest = Duration::ZERO;
+        for p in &packages {
+            let c = Catalogs::new(CatalogOptions {
+                gzip,
+                ..CatalogOptions::default()
+            })
+            .expect("client");
+            let start = Instant::now();
+            let index = c.package(&cat, &pkg(p)).await.expect("package");
+            slowest = slowest.max(start.elapsed());
+            assert_eq!(index.packages.len(), 1, "{p}");
+            let bytes = c.stats().bytes;
+            total += bytes;
+            wire += c.stats().wire_bytes;
+            if bytes > largest.0 {
+                largest = (bytes, p.clone());
+            }
+        }
+        let n = packages.len() as u64;
+        eprintln!(
+            "gzip {gzip}: /all {all} bytes; metas per package: mean {} bytes ({} on the wire), largest {} bytes ({}); slowest fetch+index {slowest:?}",
+            total / n,
+            wire / n,
+            largest.0,
+            largest.1
+        );
+        assert!(largest.0 < all / 4, "{} of {all}", largest.0);
+        assert!(total / n < all / 20);
+        if gzip {
+            assert!(wire < total / 4, "responses come gzip-compressed");
+        } else {
+            assert_eq!(wire, total);
         }
     }
-    let mean = total / packages.len() as u64;
-    eprintln!(
-        "/all: {all} bytes; metas per package: mean {mean} bytes, largest {} bytes ({}); slowest fetch+index {slowest:?}",
-        largest.0, largest.1
-    );
-    assert!(largest.0 < all / 4, "{} of {all}", largest.0);
-    assert!(mean < all / 20);
 }
 
 /// The client is shared by controller tasks, and its futures run on a multi-threaded runtime.
