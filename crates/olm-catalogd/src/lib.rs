@@ -1,7 +1,7 @@
 //! The catalog server of OLM v1: the ClusterCatalog controller and the catalog HTTP API.
 //!
 //! What it is for: making catalogs live on a cluster. [`controller`] watches ClusterCatalogs,
-//! pulls their images with `olm-image`, validates the FBC with `olm-catalog` and hands it to
+//! pulls their images with `olm-image`, reads the FBC with `olm-catalog` and hands it to
 //! [`storage`], which keeps canonical `catalog.jsonl` plus a byte-offset [`index`] per catalog,
 //! keyed by digest and kept across restarts. [`server`] serves that content at
 //! `/catalogs/{name}/api/v1/all` and `/catalogs/{name}/api/v1/metas`, with catalogd's status

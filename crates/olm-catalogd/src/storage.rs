@@ -73,9 +73,6 @@ pub enum StorageError {
     /// The catalog directory of the image could not be loaded as FBC.
     #[error("{0}")]
     Load(#[from] olm_catalog::LoadError),
-    /// The FBC loaded but is not a valid catalog.
-    #[error("{0}")]
-    Invalid(#[from] olm_catalog::ValidationError),
     /// File-system trouble.
     #[error("{path}: {source}")]
     Io {
@@ -151,8 +148,13 @@ impl Storage {
             .collect()
     }
 
-    /// Loads the FBC under `fbc_dir`, validates it, and makes it the content of `catalog`.
-    /// Blocking; run it off the async runtime.
+    /// Loads the FBC under `fbc_dir` and makes it the content of `catalog`. Blocking; run it
+    /// off the async runtime.
+    ///
+    /// The content is served as it parses, without the model checks of `opm validate`
+    /// (channel heads, cycles, …), as upstream's catalog server does: a catalog that works for
+    /// upstream — many in the wild have a channel with two heads — works here too, and
+    /// resolution copes with whatever graph it is given.
     pub fn store(
         &self,
         catalog: &str,
@@ -162,7 +164,6 @@ impl Storage {
         fbc_dir: &Path,
     ) -> Result<Arc<Entry>, StorageError> {
         let cat = olm_catalog::load_path(fbc_dir)?;
-        olm_catalog::validate(&cat)?;
         let dir = self.root.join(catalog);
         fs::create_dir_all(&dir).map_err(io_err(&dir))?;
         let hex = digest.rsplit(':').next().unwrap_or(digest);
@@ -428,13 +429,10 @@ mod tests {
     }
 
     #[test]
-    fn invalid_fbc_is_refused_and_nothing_changes() {
+    fn unreadable_fbc_is_refused_and_nothing_changes() {
         let tmp = tempfile::tempdir().expect("tmp");
         let src = tmp.path().join("src");
-        fbc(
-            &src,
-            r#"{"schema":"olm.channel","package":"foo","name":"stable","entries":[{"name":"foo.v0.1.0"}]}"#,
-        );
+        fbc(&src, r#"{"schema":"olm.channel","package":"foo","#);
         let storage = Storage::open(tmp.path().join("store")).expect("open");
         let err = storage
             .store(
@@ -444,9 +442,36 @@ mod tests {
                 jiff::Timestamp::now(),
                 &src,
             )
-            .expect_err("invalid");
+            .expect_err("unreadable");
         assert!(!err.to_string().is_empty());
         assert!(storage.get("cat").is_none());
+    }
+
+    /// Upstream's catalog server serves what parses; `opm validate` would refuse this channel
+    /// (two heads), catalogd does not.
+    #[test]
+    fn a_channel_with_two_heads_is_served() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let src = tmp.path().join("src");
+        fbc(
+            &src,
+            concat!(
+                r#"{"schema":"olm.package","name":"foo"}"#,
+                "\n",
+                r#"{"schema":"olm.channel","package":"foo","name":"stable","entries":[{"name":"foo.v0.1.0"},{"name":"foo.v0.2.0"}]}"#,
+            ),
+        );
+        let storage = Storage::open(tmp.path().join("store")).expect("open");
+        storage
+            .store(
+                "cat",
+                "r@sha256:aa",
+                "sha256:aa",
+                jiff::Timestamp::now(),
+                &src,
+            )
+            .expect("stored");
+        assert!(storage.get("cat").is_some());
     }
 
     #[test]

@@ -91,7 +91,7 @@ pub enum UnpackFailure {
     Source(String),
     /// The image has no usable `operators.operatorframework.io.index.configs.v1` label.
     MissingConfigsLabel,
-    /// The content could not be loaded, validated or written (the error's text).
+    /// The content could not be loaded or written (the error's text).
     Store(String),
 }
 
