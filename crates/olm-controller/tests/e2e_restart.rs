@@ -194,6 +194,9 @@ async fn restart_when_nothing_changed_writes_nothing(ctx: Arc<Ctx>) -> Result<()
     ensure!(cond(&ce, "Installed").is_some());
     tokio::time::sleep(Duration::from_secs(5)).await;
     let before = versions(&ctx, &name).await?;
+    let ce_before = serde_json::to_value(ctx.get_ext(&name).await?)?;
+    let cms = ctx.dynamic("v1", "ConfigMap", "configmaps", Some(&ctx.ns));
+    let cm_before = cms.get(&ctx.names().configmap()).await?;
     let stopped = std::time::Instant::now();
     ctx.env.stop_olm().await.context("graceful stop")?;
     ctx.note(format!("graceful stop took {:.1?}", stopped.elapsed()));
@@ -205,10 +208,39 @@ async fn restart_when_nothing_changed_writes_nothing(ctx: Arc<Ctx>) -> Result<()
         .filter(|(k, v)| after.get(*k) != Some(v))
         .map(|(k, v)| format!("{k}: {v} -> {:?}", after.get(k)))
         .collect();
-    ensure!(
-        changed.is_empty(),
-        "written although nothing changed: {changed:?}"
-    );
+    if !changed.is_empty() {
+        let ce_after = serde_json::to_value(ctx.get_ext(&name).await?)?;
+        let cm_after = cms.get(&ctx.names().configmap()).await?;
+        let mut diffs = Vec::new();
+        json_diff("ClusterExtension", &ce_before, &ce_after, &mut diffs);
+        json_diff(
+            "ConfigMap",
+            &serde_json::to_value(&cm_before)?,
+            &serde_json::to_value(&cm_after)?,
+            &mut diffs,
+        );
+        let show = |o: &kube::api::DynamicObject| -> Vec<String> {
+            o.managed_fields()
+                .iter()
+                .map(|m| {
+                    format!(
+                        "{} {} {:?} {}",
+                        m.manager.clone().unwrap_or_default(),
+                        m.operation.clone().unwrap_or_default(),
+                        m.time.as_ref().map(|t| t.0.to_string()),
+                        m.fields_v1
+                            .as_ref()
+                            .map(|f| f.0.to_string())
+                            .unwrap_or_default()
+                    )
+                })
+                .collect()
+        };
+        let managers = format!("before {:?}; after {:?}", show(&cm_before), show(&cm_after));
+        anyhow::bail!(
+            "written although nothing changed: {changed:?}; differences: {diffs:?}; ConfigMap managedFields {managers}"
+        );
+    }
     Ok(())
 }
 
@@ -259,4 +291,33 @@ async fn versions(ctx: &Ctx, name: &str) -> Result<BTreeMap<String, String>> {
     }
     ensure!(out.len() > 4, "too little found to compare: {out:?}");
     Ok(out)
+}
+
+/// Paths whose values differ, with both values (managedFields and resourceVersion left out).
+fn json_diff(path: &str, a: &serde_json::Value, b: &serde_json::Value, out: &mut Vec<String>) {
+    use serde_json::Value;
+    if path.ends_with("managedFields") || path.ends_with("resourceVersion") {
+        return;
+    }
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let keys: BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+            for k in keys {
+                let null = Value::Null;
+                json_diff(
+                    &format!("{path}.{k}"),
+                    x.get(k).unwrap_or(&null),
+                    y.get(k).unwrap_or(&null),
+                    out,
+                );
+            }
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
+            for (i, (p, q)) in x.iter().zip(y).enumerate() {
+                json_diff(&format!("{path}[{i}]"), p, q, out);
+            }
+        }
+        _ if a != b => out.push(format!("{path}: {a} -> {b}")),
+        _ => {}
+    }
 }
