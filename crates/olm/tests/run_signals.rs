@@ -11,135 +11,17 @@
 // Tests and benchmarks fail loudly on purpose.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::Api;
 use olm_testenv::ControlPlane;
 
-const STOP_TIMEOUT: Duration = Duration::from_secs(10);
-const READY_TIMEOUT: Duration = Duration::from_secs(90);
+mod run_common;
 
-fn free_addr() -> SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-    listener.local_addr().expect("addr")
-}
-
-/// `GET path` on `addr`: the status line and the body (`Connection: close`).
-fn get(addr: SocketAddr, path: &str) -> Option<(String, String)> {
-    let mut s = TcpStream::connect(addr).ok()?;
-    s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
-    s.write_all(format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").as_bytes())
-        .ok()?;
-    let mut out = String::new();
-    s.read_to_string(&mut out).ok()?;
-    let (head, body) = out.split_once("\r\n\r\n")?;
-    Some((head.lines().next()?.to_owned(), body.to_owned()))
-}
-
-/// The running `olm run` and its addresses.
-struct OlmRun {
-    child: Child,
-    probes: SocketAddr,
-    metrics: SocketAddr,
-}
-
-impl OlmRun {
-    fn start(kubeconfig: &Path, cache: &Path) -> OlmRun {
-        let (catalogs, probes, metrics) = (free_addr(), free_addr(), free_addr());
-        let child = Command::new(env!("CARGO_BIN_EXE_olm"))
-            .arg("run")
-            .arg("--kubeconfig")
-            .arg(kubeconfig)
-            .arg("--cache-path")
-            .arg(cache)
-            .args(["--system-namespace", "olmv1-system"])
-            .args(["--catalogs-server-addr", &catalogs.to_string()])
-            .args(["--external-address", &catalogs.to_string()])
-            .args(["--health-probe-bind-address", &probes.to_string()])
-            .args(["--metrics-bind-address", &metrics.to_string()])
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("olm run starts");
-        let mut run = OlmRun {
-            child,
-            probes,
-            metrics,
-        };
-        run.wait_ready();
-        run
-    }
-
-    fn wait_ready(&mut self) {
-        let deadline = Instant::now() + READY_TIMEOUT;
-        loop {
-            if get(self.probes, "/readyz").is_some_and(|(status, _)| status.contains(" 200 ")) {
-                return;
-            }
-            if let Ok(Some(status)) = self.child.try_wait() {
-                panic!("olm run exited early: {status}; stderr:\n{}", self.stderr());
-            }
-            assert!(Instant::now() < deadline, "olm run did not become ready");
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-
-    fn stderr(&mut self) -> String {
-        let mut stderr = String::new();
-        if let Some(mut err) = self.child.stderr.take() {
-            let _ = err.read_to_string(&mut stderr);
-        }
-        stderr
-    }
-
-    fn vm_rss_kib(&self) -> u64 {
-        let status =
-            std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).expect("status");
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-            .expect("VmRSS")
-    }
-
-    /// Sends `signal`, waits for the exit and returns the exit code and stderr.
-    fn stop(mut self, signal: rustix::process::Signal) -> (Option<i32>, String, Duration) {
-        let pid = i32::try_from(self.child.id())
-            .ok()
-            .and_then(rustix::process::Pid::from_raw)
-            .expect("pid");
-        rustix::process::kill_process(pid, signal).expect("signal sent");
-        let signalled = Instant::now();
-        loop {
-            if let Some(status) = self.child.try_wait().expect("wait") {
-                let stderr = self.stderr();
-                return (status.code(), stderr, signalled.elapsed());
-            }
-            if signalled.elapsed() > STOP_TIMEOUT {
-                let _ = self.child.kill();
-                let _ = self.child.wait();
-                panic!(
-                    "olm run still running {STOP_TIMEOUT:?} after {signal:?}; stderr:\n{}",
-                    self.stderr()
-                );
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-}
-
-impl Drop for OlmRun {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use run_common::{OlmRun, STOP_TIMEOUT, free_addr, get};
 
 #[tokio::test]
 async fn olm_run_serves_probes_and_metrics_and_stops_on_signals() {
@@ -238,6 +120,7 @@ async fn olm_run_serves_probes_and_metrics_and_stops_on_signals() {
 fn sigterm_during_startup_exits_zero() {
     let tmp = tempfile::tempdir().expect("tmp");
     let kubeconfig = tmp.path().join("kubeconfig");
+    let log = tmp.path().join("olm-run.log");
     std::fs::write(
         &kubeconfig,
         "apiVersion: v1\nkind: Config\n\
@@ -261,7 +144,7 @@ fn sigterm_during_startup_exits_zero() {
             "0",
         ])
         .stdout(Stdio::null())
-        .stderr(Stdio::piped())
+        .stderr(std::fs::File::create(&log).expect("log file"))
         .spawn()
         .expect("olm run starts");
     std::thread::sleep(Duration::from_millis(500));
@@ -269,6 +152,7 @@ fn sigterm_during_startup_exits_zero() {
         child,
         probes: free_addr(),
         metrics: free_addr(),
+        log,
     };
     let (code, stderr, took) = run.stop(rustix::process::Signal::TERM);
     assert_eq!(code, Some(0), "stderr:\n{stderr}");

@@ -1,0 +1,135 @@
+//! Shared by the `olm run` tests: start the built binary against a control plane on free
+//! loopback ports, wait until it is ready, read its endpoints, stop it with a signal.
+
+// Tests and benchmarks fail loudly on purpose.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+// Every test binary compiles this module and uses only part of it.
+#![allow(dead_code)]
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub const STOP_TIMEOUT: Duration = Duration::from_secs(10);
+pub const READY_TIMEOUT: Duration = Duration::from_secs(90);
+
+pub fn free_addr() -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    listener.local_addr().expect("addr")
+}
+
+/// `GET path` on `addr`: the status line and the body (`Connection: close`).
+pub fn get(addr: SocketAddr, path: &str) -> Option<(String, String)> {
+    let mut s = TcpStream::connect(addr).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    s.write_all(format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").as_bytes())
+        .ok()?;
+    let mut out = String::new();
+    s.read_to_string(&mut out).ok()?;
+    let (head, body) = out.split_once("\r\n\r\n")?;
+    Some((head.lines().next()?.to_owned(), body.to_owned()))
+}
+
+/// The running `olm run` and its addresses.
+pub struct OlmRun {
+    pub child: Child,
+    pub probes: SocketAddr,
+    pub metrics: SocketAddr,
+    /// Where its stderr goes: a file, so that a chatty run never blocks on a full pipe.
+    pub log: std::path::PathBuf,
+}
+
+impl OlmRun {
+    /// Starts `olm run` with its caches and log under `dir`.
+    pub fn start(kubeconfig: &Path, dir: &Path) -> OlmRun {
+        let (catalogs, probes, metrics) = (free_addr(), free_addr(), free_addr());
+        let log = dir.join(format!("olm-run-{}.log", catalogs.port()));
+        let stderr = std::fs::File::create(&log).expect("log file");
+        let child = Command::new(env!("CARGO_BIN_EXE_olm"))
+            .arg("run")
+            .arg("--kubeconfig")
+            .arg(kubeconfig)
+            .arg("--cache-path")
+            .arg(dir.join("cache"))
+            .args(["--system-namespace", "olmv1-system"])
+            .args(["--catalogs-server-addr", &catalogs.to_string()])
+            .args(["--external-address", &catalogs.to_string()])
+            .args(["--health-probe-bind-address", &probes.to_string()])
+            .args(["--metrics-bind-address", &metrics.to_string()])
+            .stdout(Stdio::null())
+            .stderr(stderr)
+            .spawn()
+            .expect("olm run starts");
+        let mut run = OlmRun {
+            child,
+            probes,
+            metrics,
+            log,
+        };
+        run.wait_ready();
+        run
+    }
+
+    pub fn wait_ready(&mut self) {
+        let deadline = Instant::now() + READY_TIMEOUT;
+        loop {
+            if get(self.probes, "/readyz").is_some_and(|(status, _)| status.contains(" 200 ")) {
+                return;
+            }
+            if let Ok(Some(status)) = self.child.try_wait() {
+                panic!("olm run exited early: {status}; stderr:\n{}", self.stderr());
+            }
+            assert!(Instant::now() < deadline, "olm run did not become ready");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// What it logged so far.
+    pub fn stderr(&mut self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    pub fn vm_rss_kib(&self) -> u64 {
+        let status =
+            std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).expect("status");
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .expect("VmRSS")
+    }
+
+    /// Sends `signal`, waits for the exit and returns the exit code and stderr.
+    pub fn stop(mut self, signal: rustix::process::Signal) -> (Option<i32>, String, Duration) {
+        let pid = i32::try_from(self.child.id())
+            .ok()
+            .and_then(rustix::process::Pid::from_raw)
+            .expect("pid");
+        rustix::process::kill_process(pid, signal).expect("signal sent");
+        let signalled = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                let stderr = self.stderr();
+                return (status.code(), stderr, signalled.elapsed());
+            }
+            if signalled.elapsed() > STOP_TIMEOUT {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+                panic!(
+                    "olm run still running {STOP_TIMEOUT:?} after {signal:?}; stderr:\n{}",
+                    self.stderr()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for OlmRun {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
