@@ -432,6 +432,40 @@ async fn oversized_responses_are_refused() {
         .expect("small package");
 }
 
+/// A small gzip body that expands past the limit is refused while it is decompressed.
+#[tokio::test]
+async fn compressed_responses_are_limited_by_their_content() {
+    use std::io::Write as _;
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    encoder.write_all(&vec![b' '; 8 << 20]).expect("compress");
+    let bomb = encoder.finish().expect("compress");
+    assert!(bomb.len() < 64 << 10);
+    let app = axum::Router::new().fallback(move || {
+        let bomb = bomb.clone();
+        async move {
+            (
+                [
+                    (axum::http::header::CONTENT_ENCODING, "gzip"),
+                    (axum::http::header::CONTENT_TYPE, "application/jsonl"),
+                ],
+                bomb,
+            )
+        }
+    });
+    let addr = serve_on_thread(app);
+    let c = Catalogs::new(CatalogOptions {
+        max_response_bytes: 1 << 20,
+        ..CatalogOptions::default()
+    })
+    .expect("client");
+    let cat = catalog("bomb", "r@sha256:00", &base(addr, "bomb"));
+    let e = c.package(&cat, &pkg("foo")).await.expect_err("too large");
+    assert!(
+        matches!(e, CatalogError::TooLarge { limit, .. } if limit == 1 << 20),
+        "{e}"
+    );
+}
+
 /// When the catalog's digest moves, only packages whose content changed are reported; the
 /// unchanged ones are then served from the cache under the new reference.
 #[tokio::test]
