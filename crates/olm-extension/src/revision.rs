@@ -33,14 +33,6 @@ use crate::phase;
 /// `ClusterObjectSetRetentionLimit`.
 pub const RETENTION_LIMIT: usize = 5;
 
-/// The metadata keys an object of a revision keeps; everything else (uid, resourceVersion,
-/// managedFields, ownerReferences, finalizers, timestamps …) belongs to a live object, not to a
-/// manifest.
-///
-/// In byte order, and the label and annotation maps are sorted too, so that the Go JSON of a
-/// revision's objects (written for digests and Secrets) needs no sorting of its metadata.
-const KEPT_METADATA: [&str; 4] = ["annotations", "labels", "name", "namespace"];
-
 /// The annotations a revision's writer owns. A key of this set that the desired revision lacks
 /// must be absent from the existing one too for the two to count as equal (server-side apply
 /// would remove it).
@@ -243,29 +235,25 @@ fn sanitize(
         }
     };
 
+    // Only name, namespace, labels and annotations stay: uid, resourceVersion, managedFields,
+    // ownerReferences, finalizers and timestamps belong to a live object, not to a manifest.
+    // Kept in byte order, and labels and annotations sorted too, so that writing the object as
+    // Go JSON (for digests and Secrets) finds its metadata already in order.
     let mut kept = Map::new();
-    for key in KEPT_METADATA {
-        match key {
-            "labels" => {
-                // Go reads labels as a map of strings; anything else reads as none and is
-                // replaced by the owner labels alone.
-                let mut labels = string_map(metadata.get("labels")).unwrap_or_default();
-                for (k, v) in owner_labels(req.extension_name) {
-                    labels.insert(k, Value::String(v));
-                }
-                labels.sort_keys();
-                kept.insert("labels".to_owned(), Value::Object(labels));
-            }
-            "annotations" => {
-                if let Some(annotations) = annotations(metadata.get("annotations"), req) {
-                    kept.insert("annotations".to_owned(), annotations);
-                }
-            }
-            _ => {
-                if let Some(v) = metadata.get(key) {
-                    kept.insert(key.to_owned(), v.clone());
-                }
-            }
+    if let Some(annotations) = annotations(metadata.get("annotations"), req) {
+        kept.insert("annotations".to_owned(), annotations);
+    }
+    // Go reads labels as a map of strings; anything else reads as none and is replaced by the
+    // owner labels alone.
+    let mut labels = string_map(metadata.get("labels")).unwrap_or_default();
+    for (k, v) in owner_labels(req.extension_name) {
+        labels.insert(k, Value::String(v));
+    }
+    labels.sort_keys();
+    kept.insert("labels".to_owned(), Value::Object(labels));
+    for key in ["name", "namespace"] {
+        if let Some(v) = metadata.get(key) {
+            kept.insert(key.to_owned(), v.clone());
         }
     }
 
