@@ -95,7 +95,9 @@ pub async fn apply(
         crd_upgrade_safety(ctx, &objects).await?;
     }
     if let Some(sa) = &ext.spec.service_account {
-        let _ = (sa, PERMISSIONS_PREFLIGHT_PENDING);
+        crate::permissions::preflight(&ctx.shared, &ext.spec.namespace, &sa.name, &objects)
+            .await
+            .map_err(|e| retrying(e.to_string()))?;
     }
     write_revision(ctx, desired, &existing).await.map(Some)
 }
@@ -255,8 +257,6 @@ async fn write_revision(
     }
     Ok(super::gather::state_of(&created))
 }
-
-const PERMISSIONS_PREFLIGHT_PENDING: () = ();
 
 /// The HTTP status of an API server refusal.
 fn api_code(e: &kube::Error) -> Option<u16> {
