@@ -11,7 +11,8 @@
 // Tests and benchmarks fail loudly on purpose.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::path::Path;
+mod webhook_bundle;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -22,8 +23,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
 use kube::core::{ApiResource, GroupVersionKind};
 use kube::{Client, ResourceExt};
-use olm_bundle::render::{RenderOptions, render};
-use olm_bundle::{Bundle, CertProvider};
+use olm_bundle::CertProvider;
 use olm_controller::certs::{self, Options};
 use olm_controller::context::{FIELD_MANAGER, Shared};
 use olm_extension::certs::{Decision, Held, Policy, Subject, ca_hash, decide};
@@ -41,19 +41,6 @@ const VWC: &str = "vwebhooktest-v1.kb.io";
 const MWC: &str = "mwebhooktest-v1.kb.io";
 const CRD: &str = "webhooktests.webhook.operators.coreos.io";
 const TIMEOUT: Duration = Duration::from_secs(60);
-
-fn rendered() -> Vec<Value> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/data/upstream-regression/bundles/webhook-operator.v0.0.5");
-    let b = Bundle::from_dir(dir).unwrap();
-    let opts = RenderOptions {
-        install_namespace: NS.into(),
-        target_namespaces: None,
-        cert_provider: Some(CertProvider::Builtin),
-        deployment_config: None,
-    };
-    render(&b, &opts).unwrap()
-}
 
 fn api_for(client: &Client, obj: &Value) -> Api<DynamicObject> {
     let (group, version) = match obj["apiVersion"].as_str().unwrap().split_once('/') {
@@ -272,26 +259,6 @@ async fn settled(client: &Client, previous: Option<&[u8]>) -> anyhow::Result<Pai
     .await
 }
 
-async fn shared_for(plane: &ControlPlane, cache: &Path) -> Arc<Shared> {
-    let kubeconfig = kube::config::Kubeconfig::read_from(plane.kubeconfig_path()).unwrap();
-    let kube_config = kube::Config::from_custom_kubeconfig(
-        kubeconfig,
-        &kube::config::KubeConfigOptions::default(),
-    )
-    .await
-    .unwrap();
-    Arc::new(Shared {
-        client: plane.client(),
-        kube_config,
-        system_namespace: "olmv1-system".into(),
-        cache_dir: cache.to_path_buf(),
-        metrics: Arc::default(),
-        images: olm_image::Client::new(olm_image::ClientOptions::default()),
-        cert_provider: Some(CertProvider::Builtin),
-        field_manager: FIELD_MANAGER,
-    })
-}
-
 fn start(
     shared: Arc<Shared>,
     options: Options,
@@ -308,7 +275,7 @@ async fn builtin_provider_issues_injects_rolls_and_renews() {
     let plane = ControlPlane::start().await.expect("control plane");
     let client = plane.client();
     let cache = tempfile::tempdir().unwrap();
-    let shared = shared_for(&plane, cache.path()).await;
+    let shared = Arc::new(webhook_bundle::shared_for(&plane, cache.path()).await);
 
     assert_eq!(certs::detect(&client).await, CertProvider::Builtin);
 
@@ -319,7 +286,7 @@ async fn builtin_provider_issues_injects_rolls_and_renews() {
         )
         .await
         .unwrap();
-    let objs: Vec<Value> = rendered()
+    let objs: Vec<Value> = webhook_bundle::rendered(NS)
         .into_iter()
         .filter(|o| {
             matches!(
