@@ -440,6 +440,83 @@ async fn secrets(client: Client) -> Result<()> {
     Ok(())
 }
 
+/// With the service-account annotation objects are written as that ServiceAccount: what its
+/// RBAC allows is applied, what it does not is refused in the revision's status.
+async fn service_account(client: Client) -> Result<()> {
+    use k8s_openapi::api::core::v1::ServiceAccount;
+    use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
+    let ns = "cos-sa";
+    let other = "cos-sa-other";
+    namespace(&client, ns).await?;
+    namespace(&client, other).await?;
+    Api::<ServiceAccount>::namespaced(client.clone(), ns)
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": "installer"}}))?,
+        )
+        .await?;
+    Api::<Role>::namespaced(client.clone(), ns)
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": "installer"},
+                "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["*"]}]}))?,
+        )
+        .await?;
+    Api::<RoleBinding>::namespaced(client.clone(), ns)
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": "installer"},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "installer"},
+                "subjects": [{"kind": "ServiceAccount", "name": "installer", "namespace": ns}]}))?,
+        )
+        .await?;
+    // Owner references that block deletion need the right to set the owner's finalizers.
+    Api::<ClusterRole>::all(client.clone())
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": "cos-sa-installer"},
+                "rules": [{"apiGroups": ["olm.operatorframework.io"], "resources": ["clusterobjectsets/finalizers"], "verbs": ["update"]}]}))?,
+        )
+        .await?;
+    Api::<ClusterRoleBinding>::all(client.clone())
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": "cos-sa-installer"},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cos-sa-installer"},
+                "subjects": [{"kind": "ServiceAccount", "name": "installer", "namespace": ns}]}))?,
+        )
+        .await?;
+    let cos = |name: &str, target: &str| {
+        json!({
+            "apiVersion": "olm.operatorframework.io/v1", "kind": "ClusterObjectSet",
+            "metadata": {"name": name, "annotations": {"olm.operatorframework.io/service-account": format!("{ns}/installer")}},
+            "spec": {"lifecycleState": "Active", "revision": 1, "collisionProtection": "Prevent",
+                "phases": [{"name": "configuration", "objects": [{"object": cm(target, "by-sa", json!({}))}]}]}
+        })
+    };
+    create_cos(&client, cos("sa-allowed", ns)).await?;
+    wait_condition(&client, "sa-allowed", "Progressing", "True", "Succeeded").await?;
+    assert!(get_cm(&client, ns, "by-sa").await?.is_some());
+
+    create_cos(&client, cos("sa-forbidden", other)).await?;
+    let message =
+        wait_condition(&client, "sa-forbidden", "Progressing", "True", "Retrying").await?;
+    assert!(
+        message.contains("forbidden") && message.contains("system:serviceaccount:cos-sa:installer"),
+        "refused as the ServiceAccount: {message}"
+    );
+    assert!(get_cm(&client, other, "by-sa").await?.is_none());
+    Ok(())
+}
+
+/// Runs a scenario and prints how long it took (`--nocapture` shows it).
+async fn timed(name: &str, f: impl std::future::Future<Output = Result<()>>) -> Result<()> {
+    let started = std::time::Instant::now();
+    let r = f.await;
+    eprintln!("scenario {name}: {:?}", started.elapsed());
+    r
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn cluster_object_sets_on_a_real_control_plane() {
     let plane = match ControlPlane::start().await {
@@ -480,11 +557,12 @@ async fn cluster_object_sets_on_a_real_control_plane() {
         let _ = stopped.await;
     }));
 
-    let (a, b, c, d) = tokio::join!(
-        rollout_and_drift(client.clone()),
-        collisions(client.clone()),
-        revisions(client.clone()),
-        secrets(client.clone()),
+    let (a, b, c, d, e) = tokio::join!(
+        timed("rollout and drift", rollout_and_drift(client.clone())),
+        timed("collisions", collisions(client.clone())),
+        timed("revisions", revisions(client.clone())),
+        timed("secrets", secrets(client.clone())),
+        timed("service account", service_account(client.clone())),
     );
     let mut failures = Vec::new();
     for (name, r) in [
@@ -492,6 +570,7 @@ async fn cluster_object_sets_on_a_real_control_plane() {
         ("collisions", b),
         ("revisions", c),
         ("secrets", d),
+        ("service account", e),
     ] {
         if let Err(e) = r {
             failures.push(format!("{name}: {e:#}"));

@@ -5,7 +5,7 @@
 //! carries out what it returns. One reconcile:
 //!
 //! 1. **Secrets.** Each Secret the revision's `ref`s name is read once (the ref's namespace, or
-//!    the system namespace): whether it is immutable, and the objects it holds
+//!    the system namespace; from the Secret cache when it is there): whether it is immutable, and the objects it holds
 //!    (`olm_extension::pack::resolve_ref`, gzip detected by its magic bytes).
 //! 2. **Watches.** For a live revision the kinds of its objects are watched through
 //!    [`watches::Watches`] — one cache per kind shared by all revisions — and the observed
@@ -30,8 +30,9 @@
 //! `Progressing` condition. Reconciles of different revisions run concurrently; one revision
 //! is never reconciled twice at once (kube-runtime).
 //!
-//! Caveats: referenced Secrets are read live at every reconcile (they are few, and reconciles
-//! follow events); drift is detected by comparing our fields with the cached object, not
+//! Caveats: object-data Secrets of the system namespace (where revisions keep their objects)
+//! come from a watch; Secrets elsewhere, or of another type, are read live at every reconcile.
+//! Drift is detected by comparing our fields with the cached object, not
 //! through managed fields, so a field the API server normalises (a quantity written `1000m`)
 //! is applied again, as a no-op, on each event of that object.
 
@@ -46,13 +47,14 @@ use jiff::Timestamp;
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams, Preconditions};
 use kube::runtime::controller::{self, Action, Controller};
-use kube::runtime::watcher;
+use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Client, ResourceExt};
 use olm_api::{ClusterObjectSet, ClusterObjectSetStatus};
 use olm_extension::objectset::{
     self, Decision, Finalizer, Gvk, Input, Next, ObjectRef as Target, ResolvedPhase, Watch, Write,
 };
-use olm_k8s::{SERVICE_ACCOUNT_ANNOTATION, TEARDOWN_FINALIZER};
+use olm_k8s::{OBJECT_DATA_SECRET_TYPE, SERVICE_ACCOUNT_ANNOTATION, TEARDOWN_FINALIZER};
 use serde_json::{Map, Value, json};
 use tracing::{Instrument, debug, info, info_span, warn};
 
@@ -76,7 +78,9 @@ pub struct Ctx {
     /// Caches of managed objects.
     pub watches: Watches,
     /// Every ClusterObjectSet, from the controller's watch.
-    revisions: kube::runtime::reflector::Store<ClusterObjectSet>,
+    revisions: Store<ClusterObjectSet>,
+    /// Object-data Secrets of the system namespace, from a watch (others are read live).
+    secrets: Store<Secret>,
     /// Clients impersonating ServiceAccounts, by `<namespace>/<name>`.
     clients: Mutex<HashMap<String, Client>>,
     /// Consecutive failures per revision, and whether its one retry past the deadline was used.
@@ -105,9 +109,25 @@ pub async fn run(
         Api::<ClusterObjectSet>::all(client.clone()),
         watcher::Config::default(),
     );
+    // The Secrets revisions keep their objects in: read from a cache, not once per reconcile.
+    let (secrets, secret_writer) = reflector::store();
+    let secret_watch = reflector::reflector(
+        secret_writer,
+        watcher(
+            Api::<Secret>::namespaced(client.clone(), &shared.system_namespace),
+            watcher::Config::default().fields(&format!("type={OBJECT_DATA_SECRET_TYPE}")),
+        ),
+    )
+    .default_backoff();
+    let secret_task = tokio::spawn(secret_watch.for_each(|event| async move {
+        if let Err(e) = event {
+            warn!(error = %e, "watch of object-data Secrets failed; retrying");
+        }
+    }));
     let ctx = Arc::new(Ctx {
         watches: Watches::new(client, trigger_tx),
         revisions: controller.store(),
+        secrets,
         shared,
         clients: Mutex::default(),
         failures: Mutex::default(),
@@ -125,6 +145,7 @@ pub async fn run(
             }
         })
         .await;
+    secret_task.abort();
 }
 
 /// Retries with a per-revision exponential backoff (1 s, 2 s … 30 s), capped at the time left
@@ -319,7 +340,18 @@ async fn gather(cos: &ClusterObjectSet, ctx: &Ctx) -> Gathered {
     let mut mutable = Vec::new();
     for (ns, secret) in objectset::referenced_secrets(cos, system) {
         let api: Api<Secret> = Api::namespaced(ctx.shared.client.clone(), &ns);
-        let got = match api.get(&secret).await {
+        let cached = if ns == system && secrets_ready(ctx).await {
+            ctx.secrets
+                .get(&ObjectRef::new(&secret).within(&ns))
+                .map(|s| (*s).clone())
+        } else {
+            None
+        };
+        let read = match cached {
+            Some(s) => Ok(s),
+            None => api.get(&secret).await,
+        };
+        let got = match read {
             Ok(s) => {
                 if s.immutable != Some(true) {
                     mutable.push(format!("{ns}/{secret}"));
@@ -370,6 +402,13 @@ async fn gather(cos: &ClusterObjectSet, ctx: &Ctx) -> Gathered {
         Ok(phases)
     })();
     Gathered { mutable, resolved }
+}
+
+/// Whether the Secret cache has listed once (waiting briefly the first time).
+async fn secrets_ready(ctx: &Ctx) -> bool {
+    tokio::time::timeout(Duration::from_secs(5), ctx.secrets.wait_until_ready())
+        .await
+        .is_ok_and(|r| r.is_ok())
 }
 
 /// The API server's own message for an API error (what Go's client prints), else the error.

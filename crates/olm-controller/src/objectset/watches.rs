@@ -33,6 +33,9 @@ use tracing::{debug, warn};
 /// How long a new cache may take to list its kind before the reconcile gives up (and retries).
 const SYNC_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How long one discovery request may take before the reconcile fails (and is retried).
+const DISCOVERY_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// How a kind is served.
 #[derive(Clone, Debug)]
 pub struct Resource {
@@ -52,6 +55,7 @@ pub struct Watches {
     client: Client,
     trigger: mpsc::Sender<ObjectRef<ClusterObjectSet>>,
     discovery: Mutex<BTreeMap<Gvk, Resource>>,
+    discovering: tokio::sync::Mutex<()>,
     kinds: Mutex<BTreeMap<Gvk, Kind>>,
     users: Mutex<BTreeMap<String, BTreeSet<Gvk>>>,
 }
@@ -67,6 +71,9 @@ pub enum WatchError {
         /// The API error.
         source: kube::Error,
     },
+    /// Discovery did not answer in time.
+    #[error("discovering {0}: no answer within 10s")]
+    DiscoveryTimeout(String),
     /// The initial list did not finish in time (RBAC, an unreachable API).
     #[error("watching {0}: cache did not sync within 30s")]
     Sync(String),
@@ -83,6 +90,7 @@ impl Watches {
             client,
             trigger,
             discovery: Mutex::default(),
+            discovering: tokio::sync::Mutex::new(()),
             kinds: Mutex::default(),
             users: Mutex::default(),
         }
@@ -93,8 +101,20 @@ impl Watches {
         if let Some(r) = lock(&self.discovery).get(gvk) {
             return Ok(Some(r.clone()));
         }
+        // One lookup at a time: revisions reconciled together mostly ask for the same kinds,
+        // and the first answer serves the others.
+        let _single = self.discovering.lock().await;
+        if let Some(r) = lock(&self.discovery).get(gvk) {
+            return Ok(Some(r.clone()));
+        }
         let query = GroupVersionKind::gvk(&gvk.group, &gvk.version, &gvk.kind);
-        match kube::discovery::pinned_kind(&self.client, &query).await {
+        let answer = tokio::time::timeout(
+            DISCOVERY_TIMEOUT,
+            kube::discovery::pinned_kind(&self.client, &query),
+        )
+        .await
+        .map_err(|_| WatchError::DiscoveryTimeout(describe(gvk)))?;
+        match answer {
             Ok((api, ApiCapabilities { scope, .. })) => {
                 let r = Resource {
                     api,
@@ -121,6 +141,12 @@ impl Watches {
     /// watchers as needed and stopping those only `user` needed before. Kinds not served yet
     /// are skipped.
     pub async fn ensure(&self, user: &str, gvks: &BTreeSet<Gvk>) -> Result<(), WatchError> {
+        // Registered first, so that a revision freeing a kind at the same time sees this one
+        // still needs it.
+        let dropped = lock(&self.users)
+            .insert(user.to_string(), gvks.clone())
+            .unwrap_or_default();
+        self.stop_unused(dropped.difference(gvks));
         let mut stores = Vec::new();
         for gvk in gvks {
             let Some(resource) = self.resource(gvk).await? else {
@@ -140,12 +166,6 @@ impl Watches {
             };
             stores.push((gvk, store));
         }
-        let dropped = {
-            let mut users = lock(&self.users);
-            let before = users.insert(user.to_string(), gvks.clone());
-            before.unwrap_or_default()
-        };
-        self.stop_unused(dropped.difference(gvks));
         for (gvk, store) in stores {
             match tokio::time::timeout(SYNC_TIMEOUT, store.wait_until_ready()).await {
                 Ok(Ok(())) => {}
@@ -162,7 +182,10 @@ impl Watches {
     }
 
     fn stop_unused<'a>(&self, candidates: impl Iterator<Item = &'a Gvk>) {
-        let used: BTreeSet<Gvk> = lock(&self.users).values().flatten().cloned().collect();
+        // The users lock is held throughout: a kind is removed only while nobody registered
+        // needs it (`ensure` registers before it looks a kind up).
+        let users = lock(&self.users);
+        let used: BTreeSet<&Gvk> = users.values().flatten().collect();
         let mut kinds = lock(&self.kinds);
         for gvk in candidates {
             if !used.contains(gvk)
