@@ -386,3 +386,42 @@ pub async fn detect(client: &kube::Client) -> olm_bundle::CertProvider {
         _ => olm_bundle::CertProvider::Builtin,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What [`issue`] generates is what [`decide::decide`] keeps: a CA-signed pair for every
+    /// Service name, valid over the plan's window.
+    #[test]
+    fn issued_pairs_are_kept() {
+        let subject = Subject {
+            service: "svc".into(),
+            namespace: "ns".into(),
+        };
+        let policy = Policy::default();
+        let now = Timestamp::from_second(1_800_000_000).unwrap_or(Timestamp::UNIX_EPOCH);
+        let plan = decide::plan(&subject, now, &policy);
+        let issued = issue(&plan).unwrap_or_else(|e| panic!("{e}"));
+        let held = Held {
+            tls_crt: Some(issued.cert_pem.as_bytes()),
+            tls_key: Some(issued.key_pem.as_bytes()),
+            ca_crt: Some(issued.ca_pem.as_bytes()),
+        };
+        match decide::decide(&subject, &held, now, &policy) {
+            Decision::Keep { ca_hash, .. } => {
+                assert_eq!(ca_hash, decide::ca_hash(issued.ca_pem.as_bytes()));
+            }
+            other => panic!("not kept: {other:?}"),
+        }
+        let later = now
+            .checked_add(SignedDuration::from_hours(730 * 24 - 1))
+            .unwrap_or(now);
+        assert!(matches!(
+            decide::decide(&subject, &held, later, &policy),
+            Decision::Issue { .. }
+        ));
+        let other = issue(&plan).unwrap_or_else(|e| panic!("{e}"));
+        assert_ne!(other.ca_pem, issued.ca_pem, "every issue makes a new CA");
+    }
+}

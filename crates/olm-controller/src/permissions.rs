@@ -10,7 +10,7 @@ use kube::api::{Api, ListParams};
 use kube::core::GroupVersionKind;
 use kube::discovery::Scope;
 use olm_extension::permissions::{
-    CLUSTER_COLLECTION_VERBS, PreAuthorizationFailed, Rbac, ResourceInfo, UserInfo,
+    CLUSTER_COLLECTION_VERBS, PreAuthorizationFailed, Rbac, Request, ResourceInfo, UserInfo,
     missing_permissions, service_account_user, verdict,
 };
 use serde_json::Value;
@@ -58,6 +58,19 @@ pub async fn preflight(
     namespace: &str,
     service_account: &str,
     objects: &[Value],
+) -> Result<(), PreflightError> {
+    preflight_with(shared, namespace, service_account, objects, &[]).await
+}
+
+/// [`preflight`] with requests checked besides the objects' (e.g.
+/// [`olm_extension::permissions::owner_finalizers`] of the extension or revision that will own
+/// them).
+pub async fn preflight_with(
+    shared: &Shared,
+    namespace: &str,
+    service_account: &str,
+    objects: &[Value],
+    extra: &[Request],
 ) -> Result<(), PreflightError> {
     let client = &shared.client;
     let accounts: Api<ServiceAccount> = Api::namespaced(client.clone(), namespace);
@@ -123,7 +136,7 @@ pub async fn preflight(
                 .flatten()
         },
         &rbac,
-        &[],
+        extra,
         &CLUSTER_COLLECTION_VERBS,
     );
     Ok(verdict(result)?)

@@ -146,6 +146,20 @@ impl Request {
     }
 }
 
+/// `update` on an owner's `finalizers` subresource, which an object's owner reference with
+/// `blockOwnerDeletion` requires: v1.10 adds it for the ClusterExtension
+/// (`clusterextensions`, helm applier) or the ClusterObjectSet (`clusterobjectsets`, boxcutter
+/// applier) being installed.
+pub fn owner_finalizers(resource: &str, name: &str) -> Request {
+    Request::resource(
+        "update",
+        "",
+        "olm.operatorframework.io",
+        &format!("{resource}/finalizers"),
+        name,
+    )
+}
+
 /// The REST resource of a kind, as discovery tells it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResourceInfo {

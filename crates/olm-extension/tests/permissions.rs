@@ -734,3 +734,13 @@ fn aggregation_rule_needs_full_authority() {
         []
     );
 }
+
+/// helm.go `extManagementPerms` / boxcutter.go `revisionManagementPerms`.
+#[test]
+fn owner_finalizers_request() {
+    let r = olm_extension::permissions::owner_finalizers("clusterextensions", "ext");
+    assert_eq!(
+        olm_extension::permissions::rule_description(&r.namespace, &r.as_rule()),
+        "Namespace:\"\" APIGroups:[olm.operatorframework.io] Resources:[clusterextensions/finalizers] ResourceNames:[ext] Verbs:[update]"
+    );
+}
