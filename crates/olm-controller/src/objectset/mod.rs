@@ -406,9 +406,7 @@ async fn gather(cos: &ClusterObjectSet, ctx: &Ctx) -> Gathered {
 
 /// Whether the Secret cache has listed once (waiting briefly the first time).
 async fn secrets_ready(ctx: &Ctx) -> bool {
-    tokio::time::timeout(Duration::from_secs(5), ctx.secrets.wait_until_ready())
-        .await
-        .is_ok_and(|r| r.is_ok())
+    watches::synced(&ctx.secrets, Duration::from_secs(5)).await
 }
 
 /// The API server's own message for an API error (what Go's client prints), else the error.

@@ -167,9 +167,8 @@ impl Watches {
             stores.push((gvk, store));
         }
         for (gvk, store) in stores {
-            match tokio::time::timeout(SYNC_TIMEOUT, store.wait_until_ready()).await {
-                Ok(Ok(())) => {}
-                _ => return Err(WatchError::Sync(describe(gvk))),
+            if !synced(&store, SYNC_TIMEOUT).await {
+                return Err(WatchError::Sync(describe(gvk)));
             }
         }
         Ok(())
@@ -250,6 +249,27 @@ impl Drop for Watches {
     fn drop(&mut self) {
         for (_, k) in std::mem::take(&mut *lock(&self.kinds)) {
             k.task.abort();
+        }
+    }
+}
+
+/// Whether `store` has listed once, waiting at most `limit`.
+///
+/// A store's readiness wakes only the task that polled it last, so with several reconciles
+/// waiting at once the others would sleep until their own timeout; polling in short slices
+/// bounds that to one slice.
+pub(crate) async fn synced<K>(store: &Store<K>, limit: Duration) -> bool
+where
+    K: kube::Resource + Clone + 'static,
+    K::DynamicType: Eq + std::hash::Hash + Clone,
+{
+    const SLICE: Duration = Duration::from_millis(50);
+    let deadline = tokio::time::Instant::now() + limit;
+    loop {
+        match tokio::time::timeout(SLICE, store.wait_until_ready()).await {
+            Ok(r) => return r.is_ok(),
+            Err(_) if tokio::time::Instant::now() < deadline => {}
+            Err(_) => return false,
         }
     }
 }
