@@ -77,6 +77,9 @@ pub struct Ctx {
     pub catalog_store: Store<ClusterCatalog>,
     /// Consecutive failures per extension, for the retry backoff.
     failures: Mutex<HashMap<String, u32>>,
+    /// True once both caches have listed. A store's own readiness wakes one waiter only, so one
+    /// task waits for it and every reconcile waits on this.
+    ready: tokio::sync::watch::Receiver<bool>,
 }
 
 /// Why a reconcile did not finish.
@@ -133,6 +136,17 @@ pub async fn run(
             return;
         }
     };
+    let (ready_tx, ready) = tokio::sync::watch::channel(false);
+    let ready_task = tokio::spawn({
+        let (revisions, catalogs) = (revisions.clone(), catalog_store.clone());
+        async move {
+            if revisions.wait_until_ready().await.is_ok()
+                && catalogs.wait_until_ready().await.is_ok()
+            {
+                let _ = ready_tx.send(true);
+            }
+        }
+    });
     let ctx = Arc::new(Ctx {
         catalogs,
         bundles: Arc::new(Bundles::new(
@@ -143,6 +157,7 @@ pub async fn run(
         revisions,
         catalog_store: catalog_store.clone(),
         failures: Mutex::default(),
+        ready,
     });
     let controller = Controller::new(
         Api::<ClusterExtension>::all(client),
@@ -171,6 +186,7 @@ pub async fn run(
         })
         .await;
     trigger_task.abort();
+    ready_task.abort();
 }
 
 /// Retries with a per-extension exponential backoff: 1 s, 2 s, 4 s … capped at 30 s.
@@ -220,11 +236,13 @@ async fn reconcile_one(ext: &ClusterExtension, ctx: &Ctx) -> Result<Action, Erro
     }
     ensure_finalizers(ext, &api).await?;
     // Until the revision cache has listed once, an extension would look uninstalled.
-    ctx.revisions
-        .wait_until_ready()
-        .await
-        .map_err(|e| Error::Retrying(format!("waiting for the ClusterObjectSet cache: {e}")))?;
-    let _ = ctx.catalog_store.wait_until_ready().await;
+    let mut ready = ctx.ready.clone();
+    if ready.wait_for(|r| *r).await.is_err() {
+        return Err(Error::Retrying(
+            "the ClusterObjectSet and ClusterCatalog caches stopped before they were filled"
+                .to_string(),
+        ));
+    }
 
     let revisions = gather::revisions_of(&ctx.revisions, ext);
     let mut states = gather::revision_states(&revisions);
