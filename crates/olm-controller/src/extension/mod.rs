@@ -93,9 +93,28 @@ pub enum Error {
     Retrying(String),
 }
 
-/// Runs the controller until `shutdown` resolves.
+/// Settings of the ClusterExtension controller beyond what every controller shares.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// How catalog content is fetched (timeouts, extra CA certificates of the catalog server).
+    pub catalogs: CatalogOptions,
+    /// A `kubernetes.io/dockerconfigjson` Secret (`namespace`, `name`) whose credentials are
+    /// used for every bundle pull, followed as it changes (upstream's `--global-pull-secret`).
+    pub global_pull_secret: Option<(String, String)>,
+}
+
+/// Runs the controller with default [`Options`] until `shutdown` resolves.
 pub async fn run(
     shared: Arc<Shared>,
+    shutdown: impl std::future::Future<Output = ()> + Send + Sync + 'static,
+) {
+    run_with(shared, Options::default(), shutdown).await;
+}
+
+/// Runs the controller until `shutdown` resolves.
+pub async fn run_with(
+    shared: Arc<Shared>,
+    options: Options,
     shutdown: impl std::future::Future<Output = ()> + Send + Sync + 'static,
 ) {
     let client = shared.client.clone();
@@ -129,7 +148,7 @@ pub async fn run(
     )
     .default_backoff();
 
-    let catalogs = match Catalogs::new(CatalogOptions::default()) {
+    let catalogs = match Catalogs::new(options.catalogs) {
         Ok(c) => Arc::new(c),
         Err(e) => {
             tracing::error!(error = %e, "ClusterExtension controller: the catalog client cannot start");
@@ -159,6 +178,14 @@ pub async fn run(
         failures: Mutex::default(),
         ready,
     });
+    let pull_secret_task = options.global_pull_secret.map(|(namespace, name)| {
+        let (bundles, client) = (ctx.bundles.clone(), client.clone());
+        tokio::spawn(async move {
+            bundles
+                .watch_pull_secret(client, &namespace, &name, std::future::pending::<()>())
+                .await;
+        })
+    });
     let controller = Controller::new(
         Api::<ClusterExtension>::all(client),
         watcher::Config::default(),
@@ -187,6 +214,9 @@ pub async fn run(
         .await;
     trigger_task.abort();
     ready_task.abort();
+    if let Some(task) = pull_secret_task {
+        task.abort();
+    }
 }
 
 /// Retries with a per-extension exponential backoff: 1 s, 2 s, 4 s … capped at 30 s.
