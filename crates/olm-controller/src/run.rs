@@ -118,6 +118,8 @@ pub struct Options {
     pub cert_provider: CertProviderChoice,
     /// Registry access, for catalog and bundle images alike.
     pub images: olm_image::ClientOptions,
+    /// The ClusterExtension controller's own settings (catalog server CAs, global pull secret).
+    pub extension: crate::extension::Options,
 }
 
 impl Default for Options {
@@ -131,6 +133,7 @@ impl Default for Options {
             metrics_addr: Some(SocketAddr::from(([0, 0, 0, 0], 8080))),
             cert_provider: CertProviderChoice::Auto,
             images: olm_image::ClientOptions::default(),
+            extension: crate::extension::Options::default(),
         }
     }
 }
@@ -306,12 +309,13 @@ pub async fn serve(
             ("the catalog server", served.map_err(RunError::from))
         });
     }
+    let extension_options = options.extension.clone();
     spawn_controller(
         &mut tasks,
         crate::extension::CONTROLLER,
         shared.clone(),
         stop.clone(),
-        crate::extension::run,
+        move |shared, stop| crate::extension::run_with(shared, extension_options, stop),
     );
     spawn_controller(
         &mut tasks,

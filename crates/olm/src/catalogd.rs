@@ -74,7 +74,7 @@ pub(crate) fn listen_addr(addr: &str) -> anyhow::Result<SocketAddr> {
         .with_context(|| format!("invalid listen address {}", olm_goenc::quote(addr)))
 }
 
-fn read_cas(dir: &PathBuf) -> anyhow::Result<Vec<Vec<u8>>> {
+pub(crate) fn read_cas(dir: &PathBuf) -> anyhow::Result<Vec<Vec<u8>>> {
     let mut cas = Vec::new();
     let mut entries: Vec<_> = std::fs::read_dir(dir)
         .with_context(|| format!("reading {}", dir.display()))?

@@ -64,6 +64,27 @@ pub struct Args {
     /// Directory of extra PEM CA certificates trusted for registries.
     #[arg(long)]
     pull_cas_dir: Option<PathBuf>,
+    /// Directory of extra PEM CA certificates trusted for the catalog server (when it serves
+    /// HTTPS with a certificate of its own CA).
+    #[arg(long)]
+    catalogd_cas_dir: Option<PathBuf>,
+    /// `<namespace>/<name>` of a kubernetes.io/dockerconfigjson Secret whose credentials are
+    /// used for every bundle pull.
+    #[arg(long, value_parser = namespaced_name)]
+    global_pull_secret: Option<(String, String)>,
+}
+
+/// `<namespace>/<name>`.
+fn namespaced_name(s: &str) -> Result<(String, String), String> {
+    match s.split_once('/') {
+        Some((ns, name)) if !ns.is_empty() && !name.is_empty() && !name.contains('/') => {
+            Ok((ns.to_string(), name.to_string()))
+        }
+        _ => Err(format!(
+            "want <namespace>/<name>, got {}",
+            olm_goenc::quote(s)
+        )),
+    }
 }
 
 /// An address flag where "0" (or nothing) turns the server off.
@@ -104,6 +125,16 @@ async fn serve(args: Args) -> anyhow::Result<()> {
         metrics_addr: optional_addr(&args.metrics_bind_address)?,
         cert_provider: args.cert_provider,
         images,
+        extension: olm_controller::extension::Options {
+            catalogs: olm_controller::catalog::CatalogOptions {
+                ca_certificates: match &args.catalogd_cas_dir {
+                    Some(dir) => crate::catalogd::read_cas(dir)?,
+                    None => Vec::new(),
+                },
+                ..olm_controller::catalog::CatalogOptions::default()
+            },
+            global_pull_secret: args.global_pull_secret,
+        },
     };
     olm_controller::run::run(options, config, stop).await?;
     Ok(())

@@ -243,6 +243,7 @@ async fn spawn_olm(
         metrics_addr: Some(loopback),
         cert_provider: olm_controller::run::CertProviderChoice::Builtin,
         images: olm_image::ClientOptions::default(),
+        extension: olm_controller::extension::Options::default(),
     };
     let listeners = olm_controller::run::Listeners::bind(&options).await?;
     let probes = listeners
