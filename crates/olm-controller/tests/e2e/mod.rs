@@ -70,6 +70,9 @@ pub struct Env {
     olm: tokio::sync::Mutex<Option<Olm>>,
     /// Where the running `olm` serves `/metrics`, `/healthz` and `/readyz`.
     olm_addr: Mutex<Option<std::net::SocketAddr>>,
+    /// The catalog server's port, kept across restarts of `olm` as a Service's address is:
+    /// ClusterCatalogs' `status.urls.base` stays right while the new process starts.
+    catalogs_port: Mutex<Option<u16>>,
     /// OLM's cache directory (kept across restarts of `olm`, like a pod's emptyDir is not).
     cache: tempfile::TempDir,
     /// Fixture directories.
@@ -101,6 +104,7 @@ impl Env {
             images: olm_image::Client::new(olm_image::ClientOptions::default()),
             olm: tokio::sync::Mutex::new(None),
             olm_addr: Mutex::new(None),
+            catalogs_port: Mutex::new(None),
             cache: tempfile::tempdir()?,
             work: tempfile::tempdir()?,
             pushed: Mutex::new(BTreeMap::new()),
@@ -231,10 +235,11 @@ async fn spawn_olm(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(tokio::task::JoinHandle<Result<()>>, std::net::SocketAddr)> {
     let loopback: std::net::SocketAddr = "127.0.0.1:0".parse()?;
+    let catalogs_port = env.catalogs_port.lock().unwrap().unwrap_or(0);
     let options = olm_controller::run::Options {
         system_namespace: SYSTEM_NAMESPACE.to_string(),
         cache_path: env.cache.path().to_path_buf(),
-        catalogs_addr: loopback,
+        catalogs_addr: std::net::SocketAddr::from(([127, 0, 0, 1], catalogs_port)),
         catalogd: olm_catalogd::Options {
             retry_after: Duration::from_secs(1),
             ..olm_catalogd::Options::default()
@@ -246,6 +251,7 @@ async fn spawn_olm(
         extension: olm_controller::extension::Options::default(),
     };
     let listeners = olm_controller::run::Listeners::bind(&options).await?;
+    *env.catalogs_port.lock().unwrap() = Some(listeners.catalogs.local_addr()?.port());
     let probes = listeners
         .probes
         .as_ref()
