@@ -1300,9 +1300,14 @@ fn is_empty(v: &Value) -> bool {
 }
 
 fn drifted(actual: &Map<String, Value>, desired: &Map<String, Value>) -> bool {
-    let mut d = desired.clone();
-    d.remove("status");
-    !contains(&Value::Object(actual.clone()), &Value::Object(d))
+    // Compared map by map so that no object is copied on the hot path (every watch event).
+    !desired
+        .iter()
+        .filter(|(k, _)| k.as_str() != "status")
+        .all(|(k, dv)| {
+            actual.get(k).is_some_and(|av| contains(av, dv))
+                || is_empty(dv) && actual.get(k).is_none()
+        })
 }
 
 fn reconcile_object(
