@@ -39,7 +39,7 @@ mod triggers;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use futures::StreamExt;
 use kube::api::{Api, Patch, PatchParams};
@@ -237,8 +237,8 @@ fn error_policy(ext: Arc<ClusterExtension>, err: &Error, ctx: Arc<Ctx>) -> Actio
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
 
 async fn reconcile(ext: Arc<ClusterExtension>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let started = Instant::now();
     let name = ext.name_any();
+    let reconcile = ctx.shared.metrics.begin(CONTROLLER, name.clone());
     let result = reconcile_one(&ext, &ctx)
         .instrument(info_span!("reconcile", extension = %name))
         .await;
@@ -252,9 +252,7 @@ async fn reconcile(ext: Arc<ClusterExtension>, ctx: Arc<Ctx>) -> Result<Action, 
         }
         Err(_) => Outcome::Error,
     };
-    ctx.shared
-        .metrics
-        .observe(CONTROLLER, outcome, started.elapsed());
+    reconcile.finish(outcome);
     result
 }
 
