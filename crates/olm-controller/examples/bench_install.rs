@@ -67,6 +67,7 @@ async fn bench() -> Result<()> {
     let r = run(&ctx, installs, many, &mut rows).await;
     print_table(&rows);
     ctx.cleanup().await;
+    drop(ctx);
     env.shutdown().await;
     r
 }
@@ -246,7 +247,9 @@ async fn run(ctx: &Arc<Ctx>, installs: usize, many: usize, rows: &mut Vec<Row>) 
         .into_iter()
         .filter(|(k, _)| is_write(k) && !is_control_plane_noise(k))
         .map(|(_, v)| v)
-        .sum();
+        .sum::<f64>()
+        // An empty float sum is -0.0.
+        .abs();
     rows.push(Row {
         what: "writes in the next 30 s of steady state".into(),
         value: format!("{idle:.0}"),
