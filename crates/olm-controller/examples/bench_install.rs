@@ -135,7 +135,14 @@ async fn run(ctx: &Arc<Ctx>, installs: usize, many: usize, rows: &mut Vec<Row>) 
         let mut requests = Vec::new();
         let mut breakdown = BTreeMap::<String, f64>::new();
         for i in 0..installs {
-            let name = format!("bench-seq-{i}");
+            let name = format!(
+                "bench-{}-{i}",
+                if label.starts_with("one") {
+                    "one"
+                } else {
+                    "real"
+                }
+            );
             let before = request_counts(&client).await?;
             let t = Instant::now();
             create_ext(&client, &name, &spec).await?;
@@ -312,11 +319,28 @@ async fn delete_ext(client: &Client, name: &str) -> Result<()> {
     e2e::delete_and_wait(&api, name).await?;
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
     let lp = ListParams::default().labels(&format!("{}={name}", olm_k8s::OWNER_NAME_LABEL));
-    e2e::eventually(Duration::from_secs(120), || async {
+    let gone = e2e::eventually(Duration::from_secs(120), || async {
         Ok(crds.list(&lp).await?.items.is_empty().then_some(()))
     })
-    .await
-    .with_context(|| format!("CRDs of {name} not removed"))
+    .await;
+    if let Err(e) = gone {
+        // Reported, not fatal: the next install of the package then meets the old CRDs.
+        let left: Vec<String> = crds
+            .list(&lp)
+            .await?
+            .items
+            .iter()
+            .map(|c| {
+                format!(
+                    "{} (deleting: {})",
+                    c.metadata.name.clone().unwrap_or_default(),
+                    c.metadata.deletion_timestamp.is_some()
+                )
+            })
+            .collect();
+        eprintln!("CRDs of {name} not removed after uninstall ({e:#}): {left:?}");
+    }
+    Ok(())
 }
 
 /// Waits, with one watch, until every named extension reports Installed=True.
