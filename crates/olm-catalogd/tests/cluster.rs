@@ -414,12 +414,13 @@ async fn failures_body(plane: &ControlPlane) -> anyhow::Result<()> {
     let unlabelled = olm_image::assemble::image_from_layers(Default::default(), vec![layer]);
     let unlabelled_digest = push_image(&registry, &unlabelled, "catalogs/nolabel:v1").await?;
 
-    // An image whose FBC is invalid (a channel of a package that does not exist).
+    // An image whose FBC does not parse (served content must at least read as FBC; like
+    // upstream, the model checks of `opm validate` are not applied).
     let invalid = work.path().join("invalid");
     std::fs::create_dir_all(&invalid)?;
     std::fs::write(
         invalid.join("catalog.json"),
-        r#"{"schema":"olm.channel","package":"ghost","name":"stable","entries":[{"name":"ghost.v0.1.0"}]}"#,
+        r#"{"schema":"olm.channel","package":"ghost","name":"stable","entries":[{"name":"#,
     )?;
     push(&registry, &invalid, "catalogs/invalid:v1").await?;
 
