@@ -25,7 +25,7 @@ pub const DEFAULT_CHANNEL_ANNOTATION: &str =
 /// Annotation declaring the bundle format.
 pub const MEDIATYPE_ANNOTATION: &str = "operators.operatorframework.io.bundle.mediatype.v1";
 /// CSV annotation carrying extra properties as a JSON list.
-pub const PROPERTIES_ANNOTATION: &str = "olm.properties";
+pub use olm_k8s::OLM_PROPERTIES_ANNOTATION as PROPERTIES_ANNOTATION;
 
 /// One object of the bundle together with the file it came from (relative to the bundle root).
 #[derive(Debug, Clone, PartialEq)]

@@ -132,11 +132,13 @@ pub async fn validate(ext: &ClusterExtension, ctx: &Ctx) -> Option<String> {
         kube::Api::namespaced(ctx.shared.client.clone(), &ext.spec.namespace);
     match api.get_metadata_opt(&sa.name).await {
         Ok(Some(_)) => None,
-        Ok(None) => Some(format!(
-            "service account {} not found in namespace {}",
-            olm_goenc::quote(&sa.name),
-            olm_goenc::quote(&ext.spec.namespace)
-        )),
+        Ok(None) => Some(
+            crate::permissions::PreflightError::ServiceAccountNotFound {
+                namespace: ext.spec.namespace.clone(),
+                name: sa.name.clone(),
+            }
+            .to_string(),
+        ),
         Err(e) => Some(format!("error getting service account: {e}")),
     }
 }
