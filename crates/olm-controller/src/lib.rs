@@ -17,3 +17,4 @@ pub mod metrics;
 pub mod objectset;
 pub mod permissions;
 pub mod run;
+pub mod written;

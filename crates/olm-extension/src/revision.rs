@@ -24,6 +24,7 @@ use olm_k8s::{
     BUNDLE_NAME_KEY, BUNDLE_REFERENCE_KEY, BUNDLE_RELEASE_KEY, BUNDLE_VERSION_KEY,
     CLUSTER_EXTENSION_KIND, LAST_APPLIED_ANNOTATION, OLM_PROPERTIES_ANNOTATION, OWNER_KIND_LABEL,
     OWNER_NAME_LABEL, PACKAGE_NAME_KEY, REVISION_DIGEST_ANNOTATION, SERVICE_ACCOUNT_ANNOTATION,
+    TEARDOWN_FINALIZER,
 };
 use serde_json::{Map, Value};
 
@@ -194,6 +195,9 @@ pub fn build(req: &RevisionRequest<'_>) -> Result<ClusterObjectSet, RevisionErro
                 controller: Some(true),
                 block_owner_deletion: Some(true),
             }]),
+            // Created with the teardown finalizer the ClusterObjectSet controller would add
+            // first thing: one write less per install, and no window without it.
+            finalizers: Some(vec![TEARDOWN_FINALIZER.to_owned()]),
             ..ObjectMeta::default()
         },
         spec,
@@ -567,6 +571,8 @@ pub fn in_place(desired: &ClusterObjectSet, latest: &ClusterObjectSet) -> Cluste
     patch.metadata.name = latest.metadata.name.clone();
     patch.spec.revision = latest.spec.revision;
     patch.spec.phases = latest.spec.phases.clone();
+    // Finalizers are the ClusterObjectSet controller's to add and remove.
+    patch.metadata.finalizers = None;
     patch
 }
 

@@ -116,6 +116,12 @@ fn upstream_generate_revision() {
     );
     assert_eq!(rev.spec.collision_protection, CollisionProtection::Prevent);
     assert_eq!(rev.spec.lifecycle_state, LifecycleState::Active);
+    // Born with the teardown finalizer; an in-place patch leaves finalizers alone.
+    assert_eq!(
+        rev.metadata.finalizers,
+        Some(vec!["olm.operatorframework.io/teardown".to_owned()])
+    );
+    assert_eq!(revision::in_place(&rev, &rev).metadata.finalizers, None);
     let names: Vec<&str> = rev.spec.phases.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(names, ["infrastructure", "deploy"]);
     assert_eq!(

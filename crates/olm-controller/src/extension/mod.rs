@@ -59,6 +59,7 @@ use crate::bundles::{BundleOptions, Bundles};
 use crate::catalog::{CatalogOptions, Catalogs};
 use crate::context::Shared;
 use crate::metrics::Outcome;
+use crate::written::Written;
 
 /// The name this controller reports metrics under (controller-runtime's `controller` label).
 pub const CONTROLLER: &str = "clusterextension";
@@ -77,6 +78,8 @@ pub struct Ctx {
     pub catalog_store: Store<ClusterCatalog>,
     /// Consecutive failures per extension, for the retry backoff.
     failures: Mutex<HashMap<String, u32>>,
+    /// The status last written per extension, for reconciles that run on a stale copy.
+    written: Written<ClusterExtensionStatus>,
     /// True once both caches have listed. A store's own readiness wakes one waiter only, so one
     /// task waits for it and every reconcile waits on this.
     ready: tokio::sync::watch::Receiver<bool>,
@@ -176,6 +179,7 @@ pub async fn run_with(
         revisions,
         catalog_store: catalog_store.clone(),
         failures: Mutex::default(),
+        written: Written::default(),
         ready,
     });
     let pull_secret_task = options.global_pull_secret.map(|(namespace, name)| {
@@ -286,6 +290,7 @@ async fn reconcile_one(ext: &ClusterExtension, ctx: &Ctx) -> Result<Action, Erro
     if let Some(message) = gather::validate(ext, ctx).await {
         return finish(
             ext,
+            ctx,
             &api,
             &states,
             Resolution::NotReached,
@@ -364,9 +369,9 @@ async fn reconcile_one(ext: &ClusterExtension, ctx: &Ctx) -> Result<Action, Erro
         },
     };
     match stop {
-        Some(stop) => finish(ext, &api, &states, resolution, stop).await,
+        Some(stop) => finish(ext, ctx, &api, &states, resolution, stop).await,
         None => {
-            write(ext, &api, &states, resolution, None).await?;
+            write(ext, ctx, &api, &states, resolution, None).await?;
             Ok(Action::await_change())
         }
     }
@@ -376,13 +381,14 @@ async fn reconcile_one(ext: &ClusterExtension, ctx: &Ctx) -> Result<Action, Erro
 /// backoff, a terminal one waits for a change.
 async fn finish(
     ext: &ClusterExtension,
+    ctx: &Ctx,
     api: &Api<ClusterExtension>,
     states: &[status::RevisionState],
     resolution: Resolution<'_>,
     stop: Stop,
 ) -> Result<Action, Error> {
     let retry = matches!(stop.kind, StopKind::Retrying).then(|| stop.message.clone());
-    write(ext, api, states, resolution, Some(stop)).await?;
+    write(ext, ctx, api, states, resolution, Some(stop)).await?;
     match retry {
         Some(message) => Err(Error::Retrying(message)),
         None => Ok(Action::await_change()),
@@ -391,20 +397,39 @@ async fn finish(
 
 async fn write(
     ext: &ClusterExtension,
+    ctx: &Ctx,
     api: &Api<ClusterExtension>,
     states: &[status::RevisionState],
     resolution: Resolution<'_>,
     stop: Option<Stop>,
 ) -> Result<(), Error> {
+    let name = ext.name_any();
+    let uid = ext.uid();
+    // The status this reconcile's copy predates, when the previous reconcile's write has not
+    // reached the cache yet.
+    let written = ctx
+        .written
+        .newer_than(&name, uid.as_deref(), ext.resource_version().as_deref());
+    let current = written.or_else(|| ext.status.clone()).unwrap_or_default();
     let new_status = status::compute(&status::Input {
         generation: ext.meta().generation.unwrap_or(0),
         now: jiff::Timestamp::now(),
-        previous: ext.status.as_ref(),
+        previous: Some(&current),
         revisions: Ok(states),
         resolution,
         stop,
     });
-    write_status(ext, api, new_status).await
+    if current == new_status {
+        return Ok(());
+    }
+    let answer = write_status(ext, api, &current, &new_status).await?;
+    ctx.written.record(
+        &name,
+        uid.as_deref(),
+        answer.resource_version().as_deref(),
+        new_status,
+    );
+    Ok(())
 }
 
 /// Adds the extension's finalizers when one is missing (one patch, on first sight).
@@ -452,6 +477,7 @@ async fn finalize(
     if !ext.finalizers().iter().any(|f| ours.contains(&f.as_str())) {
         return Ok(Action::await_change());
     }
+    ctx.written.forget(&name);
     if let Err(e) = ctx.bundles.forget_owner(&name) {
         // The cache is only a cache: a leftover is collected with the next restart's wipe.
         warn!(extension = %name, error = %e, "deleting the extension's unpacked bundles failed");
@@ -468,30 +494,27 @@ async fn finalize(
     Ok(Action::await_change())
 }
 
-/// Writes `status` when it differs from what the object has.
+/// Writes `status` over `current` (what the object has); returns the object as written.
 async fn write_status(
     ext: &ClusterExtension,
     api: &Api<ClusterExtension>,
-    status: ClusterExtensionStatus,
-) -> Result<(), Error> {
-    let current = ext.status.clone().unwrap_or_default();
-    if current == status {
-        return Ok(());
-    }
+    current: &ClusterExtensionStatus,
+    status: &ClusterExtensionStatus,
+) -> Result<ClusterExtension, Error> {
     // A merge patch only adds keys; fields the new status drops are nulled explicitly.
-    let mut body = serde_json::to_value(&status).unwrap_or_else(|_| json!({}));
+    let mut body = serde_json::to_value(status).unwrap_or_else(|_| json!({}));
     if let (Some(new), Ok(serde_json::Value::Object(old))) =
-        (body.as_object_mut(), serde_json::to_value(&current))
+        (body.as_object_mut(), serde_json::to_value(current))
     {
         for key in old.keys() {
             new.entry(key.clone()).or_insert(serde_json::Value::Null);
         }
     }
-    api.patch_status(
-        &ext.name_any(),
-        &PatchParams::default(),
-        &Patch::Merge(&json!({ "status": body })),
-    )
-    .await?;
-    Ok(())
+    Ok(api
+        .patch_status(
+            &ext.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(&json!({ "status": body })),
+        )
+        .await?)
 }

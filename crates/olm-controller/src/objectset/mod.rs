@@ -61,6 +61,7 @@ use tracing::{Instrument, debug, info, info_span, warn};
 use self::watches::Watches;
 use crate::context::Shared;
 use crate::metrics::Outcome;
+use crate::written::Written;
 
 /// The name this controller reports metrics under (controller-runtime's `controller` label).
 pub const CONTROLLER: &str = "clusterobjectset";
@@ -85,6 +86,8 @@ pub struct Ctx {
     clients: Mutex<HashMap<String, Client>>,
     /// Consecutive failures per revision, and whether its one retry past the deadline was used.
     failures: Mutex<HashMap<String, (u32, bool)>>,
+    /// The status last written per revision, for reconciles that run on a stale copy.
+    written: Written<ClusterObjectSetStatus>,
 }
 
 /// Why a reconcile did not finish.
@@ -131,6 +134,7 @@ pub async fn run(
         shared,
         clients: Mutex::default(),
         failures: Mutex::default(),
+        written: Written::default(),
     });
     controller
         .reconcile_on(trigger_rx)
@@ -204,6 +208,19 @@ struct Gathered {
 
 async fn reconcile_one(cos: &ClusterObjectSet, ctx: &Ctx) -> Result<Option<Duration>, Error> {
     let name = cos.name_any();
+    // A copy older than this controller's last status write decides from that status.
+    let refreshed;
+    let cos = match ctx.written.newer_than(
+        &name,
+        cos.uid().as_deref(),
+        cos.resource_version().as_deref(),
+    ) {
+        Some(status) => {
+            refreshed = with_status(cos, Some(status));
+            &refreshed
+        }
+        None => cos,
+    };
     let api: Api<ClusterObjectSet> = Api::all(ctx.shared.client.clone());
     let now = Timestamp::now();
     let deleting = cos.metadata.deletion_timestamp.is_some();
@@ -225,7 +242,7 @@ async fn reconcile_one(cos: &ClusterObjectSet, ctx: &Ctx) -> Result<Option<Durat
         let gvks = kinds_of(phases);
         if let Err(e) = ctx.watches.ensure(&name, &gvks).await {
             let message = format!("establish watch: {e}");
-            write_status(&api, cos, objectset::on_error(cos, &message, now)).await?;
+            write_status(&api, ctx, cos, objectset::on_error(cos, &message, now)).await?;
             return Err(Error::Retrying(message));
         }
     }
@@ -278,7 +295,7 @@ async fn reconcile_one(cos: &ClusterObjectSet, ctx: &Ctx) -> Result<Option<Durat
             Err(message) => {
                 let base = with_status(cos, decision.status.clone());
                 let status = objectset::on_error(&base, &message, now).or(decision.status);
-                write_status(&api, cos, status).await?;
+                write_status(&api, ctx, cos, status).await?;
                 return Err(Error::Retrying(message));
             }
         }
@@ -297,9 +314,10 @@ async fn reconcile_one(cos: &ClusterObjectSet, ctx: &Ctx) -> Result<Option<Durat
             Error::Retrying(format!("archive previous Revision: {e}"))
         })?;
     }
-    write_status(&api, cos, decision.status.clone()).await?;
+    write_status(&api, ctx, cos, decision.status.clone()).await?;
     if decision.finalizer == Finalizer::Remove {
         set_finalizer(&api, cos, false).await?;
+        ctx.written.forget(&name);
     }
     if decision.watch == Watch::Free {
         ctx.watches.free(&name);
@@ -611,6 +629,7 @@ fn record(observed: &mut BTreeMap<Target, Map<String, Value>>, target: &Target, 
 
 async fn write_status(
     api: &Api<ClusterObjectSet>,
+    ctx: &Ctx,
     cos: &ClusterObjectSet,
     status: Option<ClusterObjectSetStatus>,
 ) -> Result<(), Error> {
@@ -618,16 +637,23 @@ async fn write_status(
         return Ok(());
     };
     let name = cos.name_any();
-    api.patch_status(
+    let written = api
+        .patch_status(
+            &name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({ "status": status })),
+        )
+        .await
+        .map_err(|e| {
+            warn!(clusterobjectset = %name, error = %e, "writing status failed");
+            Error::Kube(e)
+        })?;
+    ctx.written.record(
         &name,
-        &PatchParams::default(),
-        &Patch::Merge(json!({ "status": status })),
-    )
-    .await
-    .map_err(|e| {
-        warn!(clusterobjectset = %name, error = %e, "writing status failed");
-        Error::Kube(e)
-    })?;
+        cos.uid().as_deref(),
+        written.resource_version().as_deref(),
+        status,
+    );
     Ok(())
 }
 

@@ -201,13 +201,21 @@ impl Watches {
         let kinds = lock(&self.kinds);
         let kind = kinds.get(&target.gvk)?;
         let resource = lock(&self.discovery).get(&target.gvk)?.clone();
-        let mut r = ObjectRef::<DynamicObject>::new_with(&target.name, resource.api);
+        let mut r = ObjectRef::<DynamicObject>::new_with(&target.name, resource.api.clone());
         if !target.namespace.is_empty() {
             r = r.within(&target.namespace);
         }
         let object = kind.store.get(&r)?;
         match serde_json::to_value(&*object) {
-            Ok(Value::Object(m)) => Some(m),
+            Ok(Value::Object(mut m)) => {
+                // Items of a list carry no apiVersion and kind (only watch events do), so after
+                // a (re)list every cached object would look drifted from its manifest.
+                m.entry("apiVersion")
+                    .or_insert_with(|| Value::String(resource.api.api_version.clone()));
+                m.entry("kind")
+                    .or_insert_with(|| Value::String(resource.api.kind.clone()));
+                Some(m)
+            }
             _ => None,
         }
     }
