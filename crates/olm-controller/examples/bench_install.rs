@@ -10,7 +10,8 @@
 //! - process RSS idle and with 51 extensions installed.
 //!
 //! Run: `cargo run --release -p olm-controller --example bench_install` (`BENCH_INSTALLS`,
-//! `BENCH_MANY` change the counts).
+//! `BENCH_MANY` change the counts; `BENCH_THOUSAND=1000` adds that many one-ConfigMap
+//! extensions and the memory they cost).
 
 // Benchmarks fail loudly on purpose.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -216,6 +217,49 @@ async fn run(ctx: &Arc<Ctx>, installs: usize, many: usize, rows: &mut Vec<Row>) 
         what: format!("RSS with {extra} extensions installed"),
         value: format!("{} MiB", rss_kib() / 1024),
     });
+
+    // A thousand: one ConfigMap each (a thousand CRDs would measure the API server).
+    let thousand = count("BENCH_THOUSAND", 0);
+    if thousand > 0 {
+        let packages: Vec<_> = (0..thousand)
+            .map(|i| {
+                package(&format!("k{i}"))
+                    .bundle(
+                        "1.0.0",
+                        Contents {
+                            configmap: true,
+                            name_id: Some(format!("bench-k{i}")),
+                            ..Contents::default()
+                        },
+                    )
+                    .channel("stable", vec![entry("1.0.0")])
+            })
+            .collect();
+        ctx.catalog("thousand", &packages).await?;
+        let names: Vec<String> = (0..thousand).map(|i| format!("bench-k-{i}")).collect();
+        let t = Instant::now();
+        let creates = names.iter().enumerate().map(|(i, name)| {
+            let client = client.clone();
+            let spec = ctx.ext_spec(&format!("k{i}"));
+            let name = name.clone();
+            async move { create_ext(&client, &name, &spec).await }
+        });
+        for r in futures::future::join_all(creates).await {
+            r?;
+        }
+        wait_all_installed(&client, &names, Duration::from_secs(1800)).await?;
+        rows.push(Row {
+            what: format!(
+                "{thousand} one-ConfigMap ClusterExtensions created at once → all Installed"
+            ),
+            value: format!("{:.1} s", t.elapsed().as_secs_f64()),
+        });
+        tokio::time::sleep(Duration::from_secs(10)).await;
+        rows.push(Row {
+            what: format!("RSS with {} extensions installed", extra + thousand),
+            value: format!("{} MiB", rss_kib() / 1024),
+        });
+    }
 
     // Steady state: nothing changes; olm restarts and reconciles everything.
     let before = request_counts(&client).await?;

@@ -10,21 +10,24 @@
 //! written twice and condition transition times stay those of the first write, while a status
 //! someone changed since is still put right.
 
+use std::borrow::Borrow;
 use std::collections::HashMap;
+use std::hash::Hash;
 use std::sync::Mutex;
 
-/// The last status written per object, keyed by name.
-pub struct Written<S> {
-    entries: Mutex<HashMap<String, Entry<S>>>,
+/// The last value written per object: a status keyed by the object's name, or a whole object
+/// keyed by where it lives.
+pub struct Written<S, K = String> {
+    entries: Mutex<HashMap<K, Entry<S>>>,
 }
 
 struct Entry<S> {
     uid: String,
     resource_version: u64,
-    status: S,
+    value: S,
 }
 
-impl<S> Default for Written<S> {
+impl<S, K> Default for Written<S, K> {
     fn default() -> Self {
         Written {
             entries: Mutex::default(),
@@ -32,42 +35,81 @@ impl<S> Default for Written<S> {
     }
 }
 
-impl<S: Clone> Written<S> {
-    /// The status last written to `name` when the observed copy (`uid`, `resource_version`)
-    /// predates that write: the status the object really has, to start from instead of the
-    /// copy's. `None` when the copy is current (or newer, or unknown).
-    pub fn newer_than(
+impl<S: Clone, K: Hash + Eq> Written<S, K> {
+    /// The value last written to `key` when the observed copy (`uid`, `resource_version`)
+    /// predates that write: what the object really has, to start from instead of the copy.
+    /// `None` when the copy is current (or newer, or of unknown age).
+    pub fn newer_than<Q>(
         &self,
-        name: &str,
+        key: &Q,
         uid: Option<&str>,
         resource_version: Option<&str>,
-    ) -> Option<S> {
+    ) -> Option<S>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         let entries = lock(&self.entries);
-        let entry = entries.get(name)?;
+        let entry = entries.get(key)?;
         (entry.uid == uid.unwrap_or_default() && predates(resource_version, entry.resource_version))
-            .then(|| entry.status.clone())
+            .then(|| entry.value.clone())
+    }
+
+    /// The value last written to `key` when the cache has no copy (`None`) or an older one:
+    /// for objects just created or updated whose watch event has not arrived yet.
+    pub fn ahead_of<Q>(&self, key: &Q, cached_version: Option<Option<&str>>) -> Option<S>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let entries = lock(&self.entries);
+        let entry = entries.get(key)?;
+        match cached_version {
+            None => Some(entry.value.clone()),
+            Some(rv) => predates(rv, entry.resource_version).then(|| entry.value.clone()),
+        }
     }
 
     /// Records a write the API server answered with `resource_version`.
-    pub fn record(&self, name: &str, uid: Option<&str>, resource_version: Option<&str>, status: S) {
+    pub fn record(&self, key: K, uid: Option<&str>, resource_version: Option<&str>, value: S) {
         let Some(resource_version) = resource_version.and_then(|rv| rv.parse().ok()) else {
             // Without a comparable version no later copy can be told stale: forget instead.
-            self.forget(name);
+            lock(&self.entries).remove(&key);
             return;
         };
         lock(&self.entries).insert(
-            name.to_owned(),
+            key,
             Entry {
                 uid: uid.unwrap_or_default().to_owned(),
                 resource_version,
-                status,
+                value,
             },
         );
     }
 
-    /// Drops what was recorded for `name` (the object is gone).
-    pub fn forget(&self, name: &str) {
-        lock(&self.entries).remove(name);
+    /// The watch delivered `key` at `resource_version` (an update or its deletion): a record
+    /// that is not newer is dropped, the cache now knows at least as much.
+    pub fn seen<Q>(&self, key: &Q, resource_version: Option<&str>)
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let mut entries = lock(&self.entries);
+        if entries
+            .get(key)
+            .is_some_and(|e| !predates(resource_version, e.resource_version))
+        {
+            entries.remove(key);
+        }
+    }
+
+    /// Drops what was recorded for `key` (the object is gone).
+    pub fn forget<Q>(&self, key: &Q)
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        lock(&self.entries).remove(key);
     }
 }
 
@@ -90,8 +132,8 @@ mod tests {
 
     #[test]
     fn a_copy_older_than_the_write_yields_the_written_status() {
-        let w = Written::default();
-        w.record("a", Some("u1"), Some("120"), "Installed");
+        let w: Written<&str> = Written::default();
+        w.record("a".into(), Some("u1"), Some("120"), "Installed");
         assert_eq!(
             w.newer_than("a", Some("u1"), Some("100")),
             Some("Installed")
@@ -108,12 +150,28 @@ mod tests {
 
     #[test]
     fn an_unparsable_written_version_or_a_forgotten_object_records_nothing() {
-        let w = Written::default();
-        w.record("a", Some("u1"), Some("120"), 1);
-        w.record("a", Some("u1"), Some("opaque"), 1);
+        let w: Written<i32> = Written::default();
+        w.record("a".into(), Some("u1"), Some("120"), 1);
+        w.record("a".into(), Some("u1"), Some("opaque"), 1);
         assert_eq!(w.newer_than("a", Some("u1"), Some("100")), None);
-        w.record("a", Some("u1"), Some("120"), 1);
+        w.record("a".into(), Some("u1"), Some("120"), 1);
         w.forget("a");
         assert_eq!(w.newer_than("a", Some("u1"), Some("100")), None);
+    }
+
+    #[test]
+    fn an_object_written_is_read_until_its_watch_event_arrives() {
+        let w: Written<&str> = Written::default();
+        w.record("cm".into(), Some("u1"), Some("50"), "as written");
+        // Not in the cache yet, or only an older copy: the write is what exists.
+        assert_eq!(w.ahead_of("cm", None), Some("as written"));
+        assert_eq!(w.ahead_of("cm", Some(Some("40"))), Some("as written"));
+        assert_eq!(w.ahead_of("cm", Some(Some("50"))), None);
+        // An older event leaves the record; the event of the write (or a later one, a
+        // deletion included) drops it, so a deleted object is seen deleted.
+        w.seen("cm", Some("40"));
+        assert_eq!(w.ahead_of("cm", None), Some("as written"));
+        w.seen("cm", Some("61"));
+        assert_eq!(w.ahead_of("cm", None), None);
     }
 }

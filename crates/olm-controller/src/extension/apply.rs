@@ -9,6 +9,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
 use kube::core::ApiResource;
+use kube::runtime::reflector::ObjectRef;
 use olm_api::{ClusterExtension, ClusterObjectSet, CrdUpgradeSafetyEnforcement};
 use olm_bundle::{Bundle, RenderError};
 use olm_extension::revision::{self, Change, RevisionRequest, ServiceAccountRef};
@@ -139,6 +140,10 @@ fn render(ext: &ClusterExtension, ctx: &Ctx, bundle: &Bundle) -> Result<Vec<Valu
 }
 
 async fn namespace_exists(ctx: &Ctx, namespace: &str) -> Result<(), Stop> {
+    if ctx.namespaces.get(&ObjectRef::new(namespace)).is_some() {
+        return Ok(());
+    }
+    // Not in the cache: perhaps created a moment ago.
     let api: Api<Namespace> = Api::all(ctx.shared.client.clone());
     match api.get_metadata_opt(namespace).await {
         Ok(Some(_)) => Ok(()),
@@ -163,6 +168,11 @@ async fn crd_upgrade_safety(ctx: &Ctx, objects: &[Value]) -> Result<(), Stop> {
         let Some(name) = crd.pointer("/metadata/name").and_then(Value::as_str) else {
             continue;
         };
+        // A CRD the cache does not know has nothing to be compared with. (One created by
+        // someone else a moment ago is not ours: collision protection refuses it.)
+        if ctx.crds.get(&ObjectRef::new(name)).is_none() {
+            continue;
+        }
         let existing = api
             .get_opt(name)
             .await

@@ -42,7 +42,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::StreamExt;
+use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, Patch, PatchParams};
+use kube::core::PartialObjectMeta;
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
@@ -64,6 +67,11 @@ use crate::written::Written;
 /// The name this controller reports metrics under (controller-runtime's `controller` label).
 pub const CONTROLLER: &str = "clusterextension";
 
+/// How many extensions are reconciled at once: enough that a burst of new extensions installs
+/// side by side, few enough that a restart with a thousand does not pull a thousand bundles
+/// at the same moment.
+const CONCURRENCY: u16 = 16;
+
 /// What reconciles of this controller share.
 pub struct Ctx {
     /// The process-wide context.
@@ -76,6 +84,12 @@ pub struct Ctx {
     pub revisions: Store<ClusterObjectSet>,
     /// Every ClusterCatalog, from a watch.
     pub catalog_store: Store<ClusterCatalog>,
+    /// The names of every Namespace (metadata only), so that the install namespace's
+    /// existence costs no request.
+    pub namespaces: Store<PartialObjectMeta<Namespace>>,
+    /// The names of every CRD (metadata only): the upgrade-safety preflight reads only the
+    /// CRDs that exist.
+    pub crds: Store<PartialObjectMeta<CustomResourceDefinition>>,
     /// Consecutive failures per extension, for the retry backoff.
     failures: Mutex<HashMap<String, u32>>,
     /// The status last written per extension, for reconciles that run on a stale copy.
@@ -158,12 +172,17 @@ pub async fn run_with(
             return;
         }
     };
+    let (namespaces, namespace_task) = names_of::<Namespace>(&client);
+    let (crds, crd_task) = names_of::<CustomResourceDefinition>(&client);
     let (ready_tx, ready) = tokio::sync::watch::channel(false);
     let ready_task = tokio::spawn({
         let (revisions, catalogs) = (revisions.clone(), catalog_store.clone());
+        let (namespaces, crds) = (namespaces.clone(), crds.clone());
         async move {
             if revisions.wait_until_ready().await.is_ok()
                 && catalogs.wait_until_ready().await.is_ok()
+                && namespaces.wait_until_ready().await.is_ok()
+                && crds.wait_until_ready().await.is_ok()
             {
                 let _ = ready_tx.send(true);
             }
@@ -178,6 +197,8 @@ pub async fn run_with(
         shared,
         revisions,
         catalog_store: catalog_store.clone(),
+        namespaces,
+        crds,
         failures: Mutex::default(),
         written: Written::default(),
         ready,
@@ -206,6 +227,7 @@ pub async fn run_with(
     ));
     controller
         .reconcile_on(trigger_rx)
+        .with_config(kube::runtime::controller::Config::default().concurrency(CONCURRENCY))
         .graceful_shutdown_on(shutdown)
         .run(reconcile, error_policy, ctx)
         .for_each(|result| async move {
@@ -218,9 +240,41 @@ pub async fn run_with(
         .await;
     trigger_task.abort();
     ready_task.abort();
+    namespace_task.abort();
+    crd_task.abort();
     if let Some(task) = pull_secret_task {
         task.abort();
     }
+}
+
+/// A cache of the names (metadata without managed fields) of every `K`, and the task filling it.
+fn names_of<K>(client: &kube::Client) -> (Store<PartialObjectMeta<K>>, tokio::task::JoinHandle<()>)
+where
+    K: Resource<DynamicType = ()>
+        + Clone
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug
+        + Send
+        + Sync
+        + 'static,
+{
+    let (store, writer) = reflector::store();
+    let events = reflector::reflector(
+        writer,
+        // An Api of PartialObjectMeta lists and watches metadata only.
+        watcher(
+            Api::<PartialObjectMeta<K>>::all(client.clone()),
+            watcher::Config::default(),
+        )
+        .modify(|m| m.metadata.managed_fields = None),
+    )
+    .default_backoff();
+    let task = tokio::spawn(events.for_each(|event| async move {
+        if let Err(e) = event {
+            warn!(kind = %K::kind(&()), error = %e, "watch of names failed; retrying");
+        }
+    }));
+    (store, task)
 }
 
 /// Retries with a per-extension exponential backoff: 1 s, 2 s, 4 s … capped at 30 s.
@@ -424,7 +478,7 @@ async fn write(
     }
     let answer = write_status(ext, api, &current, &new_status).await?;
     ctx.written.record(
-        &name,
+        name,
         uid.as_deref(),
         answer.resource_version().as_deref(),
         new_status,

@@ -67,7 +67,7 @@ use crate::written::Written;
 pub const CONTROLLER: &str = "clusterobjectset";
 
 /// How many revisions are reconciled at once.
-const CONCURRENCY: u16 = 4;
+const CONCURRENCY: u16 = 16;
 
 /// How many times one reconcile decides again after finding objects outside the caches.
 const MAX_ROUNDS: usize = 3;
@@ -544,7 +544,7 @@ async fn perform(
                     }
                     Err(e) => Err(format!("creating resource: {}", api_message(&e))),
                     Ok(o) => {
-                        record(observed, target, &o);
+                        record(&ctx.watches, observed, target, &o);
                         Ok(())
                     }
                 }
@@ -560,7 +560,7 @@ async fn perform(
                     .await
                 {
                     Ok(o) => {
-                        record(observed, target, &o);
+                        record(&ctx.watches, observed, target, &o);
                         Ok(())
                     }
                     Err(e) => Err(format!("patching: {}", api_message(&e))),
@@ -578,6 +578,7 @@ async fn perform(
                     }),
                     ..DeleteParams::default()
                 };
+                ctx.watches.forget_written(target);
                 match api.delete(&target.name, &dp).await {
                     Ok(_) => Ok(()),
                     Err(kube::Error::Api(e)) if e.code == 404 => Ok(()),
@@ -593,7 +594,10 @@ async fn perform(
                     )
                     .await
                 {
-                    Ok(_) => Ok(()),
+                    Ok(_) => {
+                        ctx.watches.forget_written(target);
+                        Ok(())
+                    }
                     Err(kube::Error::Api(e)) if e.code == 404 => Ok(()),
                     Err(e) => Err(format!("releasing object: {}", api_message(&e))),
                 }
@@ -621,8 +625,16 @@ fn write_name(w: &Write) -> &'static str {
     }
 }
 
-fn record(observed: &mut BTreeMap<Target, Map<String, Value>>, target: &Target, o: &DynamicObject) {
+/// Keeps the API server's answer to a write, for the rest of this reconcile and, through the
+/// watches, for the next ones until the watch shows it.
+fn record(
+    watches: &Watches,
+    observed: &mut BTreeMap<Target, Map<String, Value>>,
+    target: &Target,
+    o: &DynamicObject,
+) {
     if let Ok(Value::Object(m)) = serde_json::to_value(o) {
+        watches.wrote(target, m.clone());
         observed.insert(target.clone(), m);
     }
 }
@@ -649,7 +661,7 @@ async fn write_status(
             Error::Kube(e)
         })?;
     ctx.written.record(
-        &name,
+        name,
         cos.uid().as_deref(),
         written.resource_version().as_deref(),
         status,

@@ -13,7 +13,7 @@
 //! looked up again at the next reconcile.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -29,6 +29,8 @@ use olm_k8s::{CLUSTER_EXTENSION_KIND, OWNER_KIND_LABEL};
 use serde_json::{Map, Value};
 use tokio::task::JoinHandle;
 use tracing::{debug, warn};
+
+use crate::written::Written;
 
 /// How long a new cache may take to list its kind before the reconcile gives up (and retries).
 const SYNC_TIMEOUT: Duration = Duration::from_secs(30);
@@ -58,6 +60,9 @@ pub struct Watches {
     discovering: tokio::sync::Mutex<()>,
     kinds: Mutex<BTreeMap<Gvk, Kind>>,
     users: Mutex<BTreeMap<String, BTreeSet<Gvk>>>,
+    /// Objects as last written, until their watch event arrives: a reconcile that follows a
+    /// write closely sees what it wrote instead of deciding to create the object again.
+    written: Arc<Written<Map<String, Value>, Target>>,
 }
 
 /// Why a kind cannot be watched.
@@ -93,6 +98,7 @@ impl Watches {
             discovering: tokio::sync::Mutex::new(()),
             kinds: Mutex::default(),
             users: Mutex::default(),
+            written: Arc::default(),
         }
     }
 
@@ -196,7 +202,8 @@ impl Watches {
         }
     }
 
-    /// The cached object at `target`, as JSON; `None` when absent or its kind is not watched.
+    /// The object at `target`, as JSON: the cached copy, or what this controller wrote when
+    /// the cache does not show that write yet. `None` when absent or its kind is not watched.
     pub fn get(&self, target: &Target) -> Option<Map<String, Value>> {
         let kinds = lock(&self.kinds);
         let kind = kinds.get(&target.gvk)?;
@@ -205,8 +212,14 @@ impl Watches {
         if !target.namespace.is_empty() {
             r = r.within(&target.namespace);
         }
-        let object = kind.store.get(&r)?;
-        match serde_json::to_value(&*object) {
+        let cached = kind.store.get(&r);
+        let cached_version = cached
+            .as_ref()
+            .map(|o| o.metadata.resource_version.as_deref());
+        if let Some(written) = self.written.ahead_of(target, cached_version) {
+            return Some(written);
+        }
+        match serde_json::to_value(&*cached?) {
             Ok(Value::Object(mut m)) => {
                 // Items of a list carry no apiVersion and kind (only watch events do), so after
                 // a (re)list every cached object would look drifted from its manifest.
@@ -220,6 +233,25 @@ impl Watches {
         }
     }
 
+    /// Remembers `object` as written at `target` (the API server's answer to a create or an
+    /// apply), until the watch shows it.
+    pub fn wrote(&self, target: &Target, object: Map<String, Value>) {
+        let meta = object.get("metadata");
+        let field = |k: &str| {
+            meta.and_then(|m| m.get(k))
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        };
+        let (uid, version) = (field("uid"), field("resourceVersion"));
+        self.written
+            .record(target.clone(), uid.as_deref(), version.as_deref(), object);
+    }
+
+    /// Forgets a write to `target` (the object was deleted or released).
+    pub fn forget_written(&self, target: &Target) {
+        self.written.forget(target);
+    }
+
     fn start(&self, gvk: &Gvk, resource: &Resource) -> Kind {
         let api: Api<DynamicObject> = Api::all_with(self.client.clone(), &resource.api);
         let config = watcher::Config::default()
@@ -227,7 +259,9 @@ impl Watches {
         let writer = reflector::store::Writer::new(resource.api.clone());
         let store = writer.as_reader();
         let mut trigger = self.trigger.clone();
-        let name = describe(gvk);
+        let written = self.written.clone();
+        let gvk = gvk.clone();
+        let name = describe(&gvk);
         debug!(kind = %name, "watching managed objects of this kind");
         let task = tokio::spawn(async move {
             let events = reflector::reflector(writer, watcher(api, config))
@@ -237,6 +271,12 @@ impl Watches {
             while let Some(event) = events.next().await {
                 match event {
                     Ok(object) => {
+                        let target = Target {
+                            gvk: gvk.clone(),
+                            namespace: object.metadata.namespace.clone().unwrap_or_default(),
+                            name: object.metadata.name.clone().unwrap_or_default(),
+                        };
+                        written.seen(&target, object.metadata.resource_version.as_deref());
                         for owner in owners(&object) {
                             if futures::SinkExt::send(&mut trigger, owner).await.is_err() {
                                 return; // the controller stopped
