@@ -103,6 +103,12 @@ impl<S: Clone, K: Hash + Eq> Written<S, K> {
         }
     }
 
+    /// Drops every record whose key `gone` selects: their watch stopped or starts over, so
+    /// nothing will tell when they are stale.
+    pub fn forget_where(&self, gone: impl Fn(&K) -> bool) {
+        lock(&self.entries).retain(|k, _| !gone(k));
+    }
+
     /// Drops what was recorded for `key` (the object is gone).
     pub fn forget<Q>(&self, key: &Q)
     where
@@ -173,5 +179,15 @@ mod tests {
         assert_eq!(w.ahead_of("cm", None), Some("as written"));
         w.seen("cm", Some("61"));
         assert_eq!(w.ahead_of("cm", None), None);
+    }
+
+    #[test]
+    fn records_of_a_stopped_watch_are_dropped() {
+        let w: Written<&str> = Written::default();
+        w.record("a/cm".into(), None, Some("5"), "cm");
+        w.record("b/sa".into(), None, Some("6"), "sa");
+        w.forget_where(|k| k.starts_with("a/"));
+        assert_eq!(w.ahead_of("a/cm", None), None);
+        assert_eq!(w.ahead_of("b/sa", None), Some("sa"));
     }
 }

@@ -1,7 +1,7 @@
 //! The Kubernetes vocabulary every other crate speaks: DNS-1123 and label-value checks with
 //! apimachinery's exact messages and the regex patterns CRDs use for them, the well-known label,
-//! annotation and finalizer keys, and typed condition status with a `meta.SetStatusCondition`
-//! that takes the time as a parameter.
+//! annotation and finalizer keys, typed condition status with a `meta.SetStatusCondition`
+//! that takes the time as a parameter, and the retry backoff every controller uses.
 //!
 //! What it is for: one definition of each, so the catalog validator, the bundle validator, the
 //! catalog server and the controllers cannot drift apart, and so decisions that set conditions
@@ -18,6 +18,7 @@
 mod condition;
 mod labels;
 mod name;
+pub mod retry;
 
 pub use condition::{ConditionStatus, InvalidConditionStatus};
 #[cfg(feature = "condition")]

@@ -37,9 +37,7 @@ mod apply;
 mod gather;
 mod triggers;
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::sync::Arc;
 
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Namespace;
@@ -52,6 +50,7 @@ use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Resource, ResourceExt};
 use olm_api::{ClusterCatalog, ClusterExtension, ClusterExtensionStatus, ClusterObjectSet};
 use olm_extension::status::{self, Resolution, Stop, StopKind};
+use olm_k8s::retry::{Backoff, Failures};
 use olm_k8s::{
     CLEANUP_CONTENTMANAGER_CACHE_FINALIZER, CLEANUP_UNPACK_CACHE_FINALIZER, OWNER_KIND_LABEL,
 };
@@ -91,7 +90,7 @@ pub struct Ctx {
     /// CRDs that exist.
     pub crds: Store<PartialObjectMeta<CustomResourceDefinition>>,
     /// Consecutive failures per extension, for the retry backoff.
-    failures: Mutex<HashMap<String, u32>>,
+    failures: Failures,
     /// The status last written per extension, for reconciles that run on a stale copy.
     written: Written<ClusterExtensionStatus>,
     /// True once both caches have listed. A store's own readiness wakes one waiter only, so one
@@ -199,7 +198,7 @@ pub async fn run_with(
         catalog_store: catalog_store.clone(),
         namespaces,
         crds,
-        failures: Mutex::default(),
+        failures: Failures::default(),
         written: Written::default(),
         ready,
     });
@@ -277,22 +276,13 @@ where
     (store, task)
 }
 
-/// Retries with a per-extension exponential backoff: 1 s, 2 s, 4 s … capped at 30 s.
+/// Retries with a per-extension exponential backoff ([`Backoff::DEFAULT`]).
 fn error_policy(ext: Arc<ClusterExtension>, err: &Error, ctx: Arc<Ctx>) -> Action {
     let name = ext.name_any();
-    let attempt = {
-        let mut failures = ctx.failures.lock().unwrap_or_else(|p| p.into_inner());
-        let n = failures.entry(name.clone()).or_insert(0);
-        *n = n.saturating_add(1);
-        *n
-    };
-    let delay = Duration::from_secs(1u64 << attempt.saturating_sub(1).min(5)).min(MAX_BACKOFF);
+    let delay = Backoff::DEFAULT.delay(ctx.failures.fail(&name));
     warn!(extension = %name, error = %err, retry_in = ?delay, "reconcile failed; retrying");
     Action::requeue(delay)
 }
-
-/// The longest wait between retries of a failing extension.
-const MAX_BACKOFF: Duration = Duration::from_secs(30);
 
 async fn reconcile(ext: Arc<ClusterExtension>, ctx: Arc<Ctx>) -> Result<Action, Error> {
     let name = ext.name_any();
@@ -302,10 +292,7 @@ async fn reconcile(ext: Arc<ClusterExtension>, ctx: Arc<Ctx>) -> Result<Action, 
         .await;
     let outcome = match &result {
         Ok(_) => {
-            ctx.failures
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .remove(&name);
+            ctx.failures.succeed(&name);
             Outcome::Success
         }
         Err(_) => Outcome::Error,
@@ -476,6 +463,7 @@ async fn write(
     if current == new_status {
         return Ok(());
     }
+    debug!(extension = %name, conditions = %summary(&new_status), "writing status");
     let answer = write_status(ext, api, &current, &new_status).await?;
     ctx.written.record(
         name,
@@ -484,6 +472,16 @@ async fn write(
         new_status,
     );
     Ok(())
+}
+
+/// `Type=Status/Reason` of every condition, for the log.
+fn summary(status: &ClusterExtensionStatus) -> String {
+    status
+        .conditions
+        .iter()
+        .map(|c| format!("{}={}/{}", c.type_, c.status, c.reason))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Adds the extension's finalizers when one is missing (one patch, on first sight).

@@ -38,7 +38,7 @@
 
 pub mod watches;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -54,6 +54,7 @@ use olm_api::{ClusterObjectSet, ClusterObjectSetStatus};
 use olm_extension::objectset::{
     self, Decision, Finalizer, Gvk, Input, Next, ObjectRef as Target, ResolvedPhase, Watch, Write,
 };
+use olm_k8s::retry::{Backoff, Failures};
 use olm_k8s::{OBJECT_DATA_SECRET_TYPE, SERVICE_ACCOUNT_ANNOTATION, TEARDOWN_FINALIZER};
 use serde_json::{Map, Value, json};
 use tracing::{Instrument, debug, info, info_span, warn};
@@ -84,8 +85,10 @@ pub struct Ctx {
     secrets: Store<Secret>,
     /// Clients impersonating ServiceAccounts, by `<namespace>/<name>`.
     clients: Mutex<HashMap<String, Client>>,
-    /// Consecutive failures per revision, and whether its one retry past the deadline was used.
-    failures: Mutex<HashMap<String, (u32, bool)>>,
+    /// Consecutive failures per revision.
+    failures: Failures,
+    /// Revisions whose one immediate retry past the progress deadline was used.
+    past_deadline: Mutex<HashSet<String>>,
     /// The status last written per revision, for reconciles that run on a stale copy.
     written: Written<ClusterObjectSetStatus>,
 }
@@ -133,7 +136,8 @@ pub async fn run(
         secrets,
         shared,
         clients: Mutex::default(),
-        failures: Mutex::default(),
+        failures: Failures::default(),
+        past_deadline: Mutex::default(),
         written: Written::default(),
     });
     controller
@@ -152,28 +156,19 @@ pub async fn run(
     secret_task.abort();
 }
 
-/// Retries with a per-revision exponential backoff (1 s, 2 s … 30 s), capped at the time left
-/// before the progress deadline, with one immediate retry once it has passed (upstream's
+/// Retries with a per-revision exponential backoff ([`Backoff::DEFAULT`]), capped at the time
+/// left before the progress deadline, with one immediate retry once it has passed (upstream's
 /// deadline-aware rate limiter).
 fn error_policy(cos: Arc<ClusterObjectSet>, err: &Error, ctx: Arc<Ctx>) -> Action {
     let name = cos.name_any();
-    let (attempt, first_past) = {
-        let mut failures = lock(&ctx.failures);
-        let entry = failures.entry(name.clone()).or_insert((0, false));
-        entry.0 = entry.0.saturating_add(1);
-        let past = objectset::deadline(&cos).is_some_and(|d| d <= Timestamp::now());
-        let first_past = past && !entry.1;
-        entry.1 |= past;
-        (entry.0, first_past)
-    };
-    let backoff = Duration::from_secs(1u64 << attempt.saturating_sub(1).min(5)).min(MAX_BACKOFF);
-    let delay = objectset::error_backoff(&cos, Timestamp::now(), backoff, first_past);
+    let now = Timestamp::now();
+    let backoff = Backoff::DEFAULT.delay(ctx.failures.fail(&name));
+    let past = objectset::deadline(&cos).is_some_and(|d| d <= now);
+    let first_past = past && lock(&ctx.past_deadline).insert(name.clone());
+    let delay = objectset::error_backoff(&cos, now, backoff, first_past);
     warn!(clusterobjectset = %name, error = %err, retry_in = ?delay, "reconcile failed; retrying");
     Action::requeue(delay)
 }
-
-/// The longest wait between retries of a failing revision.
-const MAX_BACKOFF: Duration = Duration::from_secs(30);
 
 async fn reconcile(cos: Arc<ClusterObjectSet>, ctx: Arc<Ctx>) -> Result<Action, Error> {
     let started = Instant::now();
@@ -183,7 +178,8 @@ async fn reconcile(cos: Arc<ClusterObjectSet>, ctx: Arc<Ctx>) -> Result<Action, 
         .await;
     let outcome = match &result {
         Ok(requeue) => {
-            lock(&ctx.failures).remove(&name);
+            ctx.failures.succeed(&name);
+            lock(&ctx.past_deadline).remove(&name);
             Outcome::of_requeue(*requeue)
         }
         Err(e) => {
@@ -649,6 +645,7 @@ async fn write_status(
         return Ok(());
     };
     let name = cos.name_any();
+    debug!(clusterobjectset = %name, conditions = ?status.conditions.iter().map(|c| format!("{}={}/{}", c.type_, c.status, c.reason)).collect::<Vec<_>>(), "writing status");
     let written = api
         .patch_status(
             &name,

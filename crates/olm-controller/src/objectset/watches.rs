@@ -198,6 +198,7 @@ impl Watches {
             {
                 debug!(kind = %describe(gvk), "no revision manages this kind any more; watch stopped");
                 k.task.abort();
+                self.written.forget_where(|t| t.gvk == *gvk);
             }
         }
     }
@@ -264,12 +265,25 @@ impl Watches {
         let name = describe(&gvk);
         debug!(kind = %name, "watching managed objects of this kind");
         let task = tokio::spawn(async move {
-            let events = reflector::reflector(writer, watcher(api, config))
-                .default_backoff()
-                .touched_objects();
+            let events = reflector::reflector(writer, watcher(api, config)).default_backoff();
             futures::pin_mut!(events);
             while let Some(event) = events.next().await {
-                match event {
+                let object = match event {
+                    // A (re)list: deletions missed meanwhile come with no event of their own,
+                    // so nothing written before can be trusted over the new list.
+                    Ok(watcher::Event::Init) => {
+                        written.forget_where(|t| t.gvk == gvk);
+                        continue;
+                    }
+                    Ok(watcher::Event::InitDone) => continue,
+                    Ok(
+                        watcher::Event::Apply(o)
+                        | watcher::Event::Delete(o)
+                        | watcher::Event::InitApply(o),
+                    ) => Ok(o),
+                    Err(e) => Err(e),
+                };
+                match object {
                     Ok(object) => {
                         let target = Target {
                             gvk: gvk.clone(),

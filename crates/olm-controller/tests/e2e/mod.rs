@@ -901,6 +901,13 @@ pub struct Scenario {
 /// Runs the scenarios selected by the command line on one shared environment and exits with
 /// the libtest convention (101 on failure).
 pub fn main(scenarios: Vec<Scenario>) {
+    // RUST_LOG=olm_controller=debug shows what the controllers did, on stderr.
+    if std::env::var_os("RUST_LOG").is_some() {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+            .with_writer(std::io::stderr)
+            .try_init();
+    }
     let args: Vec<String> = std::env::args().skip(1).collect();
     let exact = args.iter().any(|a| a == "--exact");
     let filters: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
