@@ -28,6 +28,7 @@ use kube::runtime::watcher;
 use kube::{Client, ResourceExt};
 use olm_api::{ClusterCatalog, ClusterCatalogStatus};
 use olm_image::{Filter, ImageRef};
+use olm_k8s::retry::{Backoff, Failures};
 use olm_k8s::{CATALOG_CACHE_FINALIZER, METADATA_NAME_LABEL};
 use serde_json::json;
 use tracing::{Instrument, debug, info, warn};
@@ -59,6 +60,8 @@ pub struct Context {
     pub images: olm_image::Client,
     /// Settings.
     pub config: Config,
+    /// Consecutive failures per catalog, for the retry backoff.
+    pub failures: Failures,
 }
 
 /// Why a reconcile failed.
@@ -126,15 +129,17 @@ pub async fn collect_garbage(ctx: &Context) {
     }
 }
 
-/// Every failed reconcile comes back after the retry delay.
+/// A failed reconcile comes back after an exponential backoff per catalog: the retry delay,
+/// doubled with each consecutive failure up to 32 times it (10 s … 5 min 20 s by default).
 fn error_policy(cat: Arc<ClusterCatalog>, err: &Error, ctx: Arc<Context>) -> Action {
-    warn!(
-        catalog = %cat.name_any(),
-        error = %err,
-        retry_in = ?ctx.config.retry_after,
-        "reconcile failed; retrying"
-    );
-    Action::requeue(ctx.config.retry_after)
+    let name = cat.name_any();
+    let backoff = Backoff {
+        base: ctx.config.retry_after,
+        cap: ctx.config.retry_after.saturating_mul(32),
+    };
+    let delay = backoff.delay(ctx.failures.fail(&name));
+    warn!(catalog = %name, error = %err, retry_in = ?delay, "reconcile failed; retrying");
+    Action::requeue(delay)
 }
 
 /// One reconcile: gather, decide, do the work if asked, conclude, perform the plan.
@@ -158,7 +163,11 @@ pub async fn reconcile(cat: Arc<ClusterCatalog>, ctx: Arc<Context>) -> Result<Ac
                 decide::conclude(&inputs, done)
             }
         };
-        apply(&ctx, &cat, plan).await
+        let result = apply(&ctx, &cat, plan).await;
+        if result.is_ok() {
+            ctx.failures.succeed(&name);
+        }
+        result
     }
     .instrument(span)
     .await
@@ -304,6 +313,14 @@ async fn unpack(
     // Only the directory the image's configs label names is unpacked; the label is read from
     // the image config before any layer is downloaded.
     let tree = work.0.join("fs");
+    // Messages name files as they are inside the image (`configs/catalog.yaml`): the host's
+    // unpack path means nothing to cluster users, and it changes with every attempt, which
+    // would change the status on every retry.
+    let inside = format!("{}/", tree.display());
+    let source =
+        |e: olm_image::ImageError| UnpackFailure::Source(e.to_string().replace(&inside, ""));
+    let store_failed =
+        |e: &dyn std::fmt::Display| UnpackFailure::Store(e.to_string().replace(&inside, ""));
     info!(image = %pinned, "pulling");
     let pulled = match ctx
         .images

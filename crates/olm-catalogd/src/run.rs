@@ -10,6 +10,7 @@ use std::time::Duration;
 use axum::Router;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::service::TowerToHyperService;
+use olm_k8s::retry::Failures;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tracing::{debug, error, info, warn};
@@ -258,6 +259,7 @@ pub async fn run(
             work_dir: options.cache_dir.join("unpack"),
             retry_after: options.retry_after,
         },
+        failures: Failures::default(),
     });
     // Pulls interrupted by a crash leave work directories behind.
     let _ = std::fs::remove_dir_all(&ctx.config.work_dir);

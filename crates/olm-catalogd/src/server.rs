@@ -79,19 +79,80 @@ fn compress_predicate(
 }
 
 /// Times every request into the metric, and logs it: at debug, or at error when the server
-/// failed (a 5xx).
+/// failed (a 5xx). The clock stops when the response body has been sent (or the client went
+/// away), not when the headers were: a long download counts as long.
 async fn timed(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    let start = Instant::now();
-    let (method, path) = (request.method().clone(), request.uri().path().to_owned());
+    let mut timer = Timer {
+        start: Instant::now(),
+        method: request.method().clone(),
+        path: request.uri().path().to_owned(),
+        status: None,
+        metrics: state.metrics.clone(),
+    };
     let response = next.run(request).await;
-    let (status, elapsed) = (response.status(), start.elapsed());
-    state.metrics.observe(status.as_u16(), elapsed);
-    if status.is_server_error() {
-        tracing::error!(%method, %path, status = status.as_u16(), ?elapsed, "request failed");
-    } else {
-        tracing::debug!(%method, %path, status = status.as_u16(), ?elapsed, "request");
+    let (parts, body) = response.into_parts();
+    timer.status = Some(parts.status);
+    Response::from_parts(
+        parts,
+        Body::new(TimedBody {
+            inner: body,
+            _timer: timer,
+        }),
+    )
+}
+
+/// Observes the request when dropped, that is once its body is done with.
+struct Timer {
+    start: Instant,
+    method: Method,
+    path: String,
+    /// `None` until the handler answered: a request dropped before that is not counted.
+    status: Option<StatusCode>,
+    metrics: Arc<Metrics>,
+}
+
+impl Drop for Timer {
+    fn drop(&mut self) {
+        let Some(code) = self.status else { return };
+        let (method, path, status, elapsed) = (
+            &self.method,
+            &self.path,
+            code.as_u16(),
+            self.start.elapsed(),
+        );
+        self.metrics.observe(status, elapsed);
+        if code.is_server_error() {
+            tracing::error!(%method, %path, status, ?elapsed, "request failed");
+        } else {
+            tracing::debug!(%method, %path, status, ?elapsed, "request");
+        }
     }
-    response
+}
+
+/// A response body that carries its request's [`Timer`].
+struct TimedBody {
+    inner: Body,
+    _timer: Timer,
+}
+
+impl http_body::Body for TimedBody {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, axum::Error>>> {
+        std::pin::Pin::new(&mut self.inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
 }
 
 /// Go's `http.Error`: plain text, `nosniff`, message plus newline.
@@ -415,10 +476,14 @@ async fn metas(
     } else {
         entry.index.query(&schema, &package, &name)
     };
+    // The length is known before a byte is read, so GET and HEAD both announce it (a HEAD
+    // answered `content-length: 0` while its GET returned the whole selection).
+    let length: u64 = sections.iter().map(|s| s.length).sum();
     let builder = Response::builder()
         .status(StatusCode::OK)
         .header(header::LAST_MODIFIED, http_date(entry.modified))
-        .header(header::CONTENT_TYPE, "application/jsonl");
+        .header(header::CONTENT_TYPE, "application/jsonl")
+        .header(header::CONTENT_LENGTH, length);
     let body = if method == Method::HEAD || sections.is_empty() {
         Body::empty()
     } else {

@@ -485,8 +485,22 @@ async fn failures_body(plane: &ControlPlane) -> anyhow::Result<()> {
     )
     .await?;
     let c = wait_condition(&api, "invalid", "Progressing", "True", "Retrying").await?;
-    let msg = &cond(&c, "Progressing").context("Progressing")?.message;
+    let msg = cond(&c, "Progressing").context("Progressing")?.message.clone();
     assert!(msg.starts_with("error storing fbc: "), "{msg}");
+    // The file is named as it is inside the image, never by the host's unpack path.
+    assert!(msg.contains("configs/catalog.json"), "{msg}");
+    assert!(!msg.contains(&*cache.path().to_string_lossy()), "{msg}");
+    // Retries back off and, their message being the same, write nothing: over 3 s the
+    // object does not change (a message with a per-attempt path was rewritten ~50 times a
+    // second before).
+    let before = api.get("invalid").await?;
+    tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+    let after = api.get("invalid").await?;
+    assert_eq!(
+        before.metadata.resource_version, after.metadata.resource_version,
+        "status rewritten while retrying: {:?}",
+        after.status
+    );
 
     // A good catalog, then its spec points at a broken image: the old content stays served.
     api.create(

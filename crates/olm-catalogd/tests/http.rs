@@ -298,6 +298,17 @@ async fn metas_intersect_in_file_order() {
     .await;
     assert_eq!(head.status, StatusCode::OK);
     assert!(head.body.is_empty());
+    // HEAD announces what GET sends.
+    let body = get(&f, "/catalogs/test-catalog/api/v1/metas?package=foo").await;
+    assert!(!body.body.is_empty());
+    assert_eq!(
+        head.header(header::CONTENT_LENGTH),
+        Some(body.body.len().to_string().as_str())
+    );
+    assert_eq!(
+        body.header(header::CONTENT_LENGTH),
+        Some(body.body.len().to_string().as_str())
+    );
     let last_modified = head.header(header::LAST_MODIFIED).expect("lm").to_string();
     let cached = send(
         &f,
@@ -376,6 +387,39 @@ async fn requests_are_timed_by_status_code() {
     );
     assert!(
         text.contains("catalogd_http_request_duration_seconds_count{code=\"404\"} 1"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn a_slow_download_is_timed_to_its_last_byte() {
+    let f = fixture();
+    let response = router(f.state.clone())
+        .oneshot(
+            Request::builder()
+                .uri("/catalogs/test-catalog/api/v1/all")
+                .body(Body::empty())
+                .expect("request"),
+        )
+        .await
+        .expect("infallible");
+    assert_eq!(response.status(), StatusCode::OK);
+    // Headers are out; the body is read only after a while, as a slow client would.
+    assert!(
+        !f.state.metrics.render().contains("code=\"200\""),
+        "observed before the body was sent"
+    );
+    tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+    axum::body::to_bytes(response.into_body(), usize::MAX)
+        .await
+        .expect("body");
+    let text = f.state.metrics.render();
+    assert!(
+        text.contains("catalogd_http_request_duration_seconds_bucket{code=\"200\",le=\"0.2\"} 0"),
+        "{text}"
+    );
+    assert!(
+        text.contains("catalogd_http_request_duration_seconds_count{code=\"200\"} 1"),
         "{text}"
     );
 }
