@@ -144,7 +144,13 @@ pub struct ClientOptions {
     /// Extra PEM CA certificates trusted besides the system roots, for registries with a private
     /// CA (catalogd's `--pull-cas-dir`).
     pub ca_certificates: Vec<Vec<u8>>,
+    /// How long a registry may stay silent: the longest wait for an answer to one request, and
+    /// the longest pause inside a blob transfer. `None` is [`DEFAULT_SILENCE`].
+    pub silence: Option<Duration>,
 }
+
+/// How long a registry may stay silent by default before the operation fails.
+pub const DEFAULT_SILENCE: Duration = Duration::from_secs(30);
 
 /// A pulled image: what was resolved and where it was unpacked.
 #[derive(Debug, Clone)]
@@ -267,8 +273,8 @@ impl Client {
         oci_client::Client::try_from(ClientConfig {
             protocol,
             extra_root_certificates,
-            connect_timeout: Some(Duration::from_secs(15)),
-            read_timeout: Some(Duration::from_secs(120)),
+            connect_timeout: Some(Duration::from_secs(15).min(self.silence())),
+            read_timeout: Some(self.silence()),
             ..ClientConfig::default()
         })
         .map_err(|e| ImageError::Registry {
@@ -276,6 +282,25 @@ impl Client {
             action: "setting up a registry client for".into(),
             message: chain(&e),
         })
+    }
+
+    fn silence(&self) -> Duration {
+        self.options.silence.unwrap_or(DEFAULT_SILENCE)
+    }
+
+    /// Runs one request, failing it when the registry does not answer in time. The HTTP
+    /// client's own read timeout does not cover the wait for response headers, so a registry
+    /// that accepts connections and never answers would otherwise hold the caller forever.
+    async fn answered<T>(
+        &self,
+        reference: &ImageRef,
+        action: &str,
+        request: impl std::future::Future<Output = Result<T, oci_client::errors::OciDistributionError>>,
+    ) -> Result<Result<T, oci_client::errors::OciDistributionError>, ImageError> {
+        let limit = self.silence();
+        tokio::time::timeout(limit, request)
+            .await
+            .map_err(|_| silent(reference, action, limit))
     }
 
     fn auth(&self, reference: &ImageRef) -> RegistryAuth {
@@ -321,9 +346,13 @@ impl Client {
                 message: describe(&e),
             }
         };
-        oci.auth(&reference.0, &auth, RegistryOperation::Push)
-            .await
-            .map_err(refused("authentication for push".into()))?;
+        self.answered(
+            reference,
+            "authenticating to push",
+            oci.auth(&reference.0, &auth, RegistryOperation::Push),
+        )
+        .await?
+        .map_err(refused("authentication for push".into()))?;
 
         let mut blobs: Vec<(String, &[u8], &Digest)> = image
             .layers()
@@ -336,20 +365,35 @@ impl Client {
             image.config_digest(),
         ));
         for (what, data, digest) in blobs {
-            let exists = oci
-                .blob_exists(&reference.0, digest.as_str())
-                .await
+            let exists = self
+                .answered(
+                    reference,
+                    "checking a blob of",
+                    oci.blob_exists(&reference.0, digest.as_str()),
+                )
+                .await?
                 .unwrap_or(false);
             if !exists {
-                oci.push_blob(&reference.0, data.to_vec(), digest.as_str())
-                    .await
-                    .map_err(refused(what))?;
+                // An upload gets the silence limit plus a second per MiB: it cannot be watched
+                // for pauses from here.
+                let limit = self.silence() + Duration::from_secs((data.len() >> 20) as u64);
+                tokio::time::timeout(
+                    limit,
+                    oci.push_blob(&reference.0, data.to_vec(), digest.as_str()),
+                )
+                .await
+                .map_err(|_| silent(reference, &format!("uploading {what} to"), limit))?
+                .map_err(refused(what))?;
             }
         }
         let content_type = http_header(OCI_MANIFEST_MEDIA_TYPE);
-        oci.push_manifest_raw(&reference.0, image.manifest().to_vec(), content_type)
-            .await
-            .map_err(refused(format!("manifest {}", image.digest())))?;
+        self.answered(
+            reference,
+            "pushing the manifest of",
+            oci.push_manifest_raw(&reference.0, image.manifest().to_vec(), content_type),
+        )
+        .await?
+        .map_err(refused(format!("manifest {}", image.digest())))?;
         Ok(image.digest().clone())
     }
 
@@ -358,9 +402,13 @@ impl Client {
     /// should be pinned.
     pub async fn resolve(&self, reference: &ImageRef) -> Result<Digest, ImageError> {
         let oci = self.oci(reference)?;
-        let digest = oci
-            .fetch_manifest_digest(&reference.0, &self.auth(reference))
-            .await
+        let digest = self
+            .answered(
+                reference,
+                "resolving",
+                oci.fetch_manifest_digest(&reference.0, &self.auth(reference)),
+            )
+            .await?
             .map_err(|e| registry_error(reference, "resolving", &e))?;
         parse_digest(reference, &digest)
     }
@@ -463,9 +511,14 @@ impl Client {
         reference: &ImageRef,
     ) -> Result<(OciImageManifest, Digest, Digest), ImageError> {
         let oci = self.oci(reference)?;
-        let (manifest, manifest_digest, list_digest) = oci
-            .pull_image_manifest_and_list_digest(&reference.0, &self.auth(reference))
-            .await
+        let auth = self.auth(reference);
+        let (manifest, manifest_digest, list_digest) = self
+            .answered(
+                reference,
+                "fetching the manifest of",
+                oci.pull_image_manifest_and_list_digest(&reference.0, &auth),
+            )
+            .await?
             .map_err(|e| registry_error(reference, "fetching the manifest of", &e))?;
         let manifest_digest = parse_digest(reference, &manifest_digest)?;
         let top = match (reference.digest(), list_digest) {
@@ -483,9 +536,13 @@ impl Client {
     ) -> Result<BTreeMap<String, String>, ImageError> {
         let oci = self.oci(reference)?;
         let mut config = Vec::new();
-        oci.pull_blob(&reference.0, &manifest.config, &mut config)
-            .await
-            .map_err(|e| registry_error(reference, "fetching the config of", &e))?;
+        self.answered(
+            reference,
+            "fetching the config of",
+            oci.pull_blob(&reference.0, &manifest.config, &mut config),
+        )
+        .await?
+        .map_err(|e| registry_error(reference, "fetching the config of", &e))?;
         labels_of(reference, &config)
     }
 
@@ -539,8 +596,9 @@ impl Client {
                 let Some((layer, path)) = pending.next() else {
                     break;
                 };
-                let (oci, reference) = (oci.clone(), reference.clone());
-                running.spawn(async move { download(&oci, &reference, &layer, &path).await });
+                let (oci, reference, silence) = (oci.clone(), reference.clone(), self.silence());
+                running
+                    .spawn(async move { download(&oci, &reference, &layer, &path, silence).await });
             }
             let Some(done) = running.join_next().await else {
                 break;
@@ -574,12 +632,14 @@ impl Client {
 /// How many layers are downloaded at once.
 const MAX_CONCURRENT_DOWNLOADS: usize = 4;
 
-/// Streams one layer blob to `path`; `oci-client` verifies its digest on the way.
+/// Streams one layer blob to `path`; `oci-client` verifies its digest on the way. A transfer
+/// that makes no progress for `silence` fails (however long the whole takes while it moves).
 async fn download(
     oci: &oci_client::Client,
     reference: &ImageRef,
     layer: &OciDescriptor,
     path: &Path,
+    silence: Duration,
 ) -> Result<(), ImageError> {
     let file = tokio::fs::File::create(path)
         .await
@@ -587,17 +647,65 @@ async fn download(
             path: path.to_path_buf(),
             source,
         })?;
-    let mut writer = tokio::io::BufWriter::with_capacity(1 << 20, file);
-    oci.pull_blob(&reference.0, layer, &mut writer)
-        .await
-        .map_err(|e| {
-            registry_error(
-                reference,
-                &format!("downloading layer {} of", layer.digest),
-                &e,
-            )
-        })?;
-    Ok(())
+    let start = tokio::time::Instant::now();
+    let progress = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let mut writer = Watched {
+        inner: tokio::io::BufWriter::with_capacity(1 << 20, file),
+        start,
+        progress: progress.clone(),
+    };
+    let action = format!("downloading layer {} of", layer.digest);
+    let pull = oci.pull_blob(&reference.0, layer, &mut writer);
+    tokio::pin!(pull);
+    let check = (silence / 4).max(Duration::from_millis(10));
+    loop {
+        tokio::select! {
+            done = &mut pull => {
+                done.map_err(|e| registry_error(reference, &action, &e))?;
+                return Ok(());
+            }
+            () = tokio::time::sleep(check) => {
+                let last = Duration::from_millis(progress.load(std::sync::atomic::Ordering::Relaxed));
+                if start.elapsed().saturating_sub(last) >= silence {
+                    return Err(silent(reference, &action, silence));
+                }
+            }
+        }
+    }
+}
+
+/// A writer that notes when it last received bytes (milliseconds since `start`).
+struct Watched<W> {
+    inner: W,
+    start: tokio::time::Instant,
+    progress: Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl<W: tokio::io::AsyncWrite + Unpin> tokio::io::AsyncWrite for Watched<W> {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        let millis = u64::try_from(self.start.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.progress
+            .store(millis, std::sync::atomic::Ordering::Relaxed);
+        std::pin::Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
 }
 
 fn unpack_files(
@@ -650,6 +758,18 @@ fn parse_digest(reference: &ImageRef, digest: &str) -> Result<Digest, ImageError
             olm_goenc::quote(digest)
         ),
     })
+}
+
+/// The registry stayed silent for `limit` during `action`.
+fn silent(reference: &ImageRef, action: &str, limit: Duration) -> ImageError {
+    ImageError::Registry {
+        reference: reference.to_string(),
+        action: action.to_string(),
+        message: format!(
+            "the registry did not answer within {}s",
+            limit.as_secs_f64()
+        ),
+    }
 }
 
 fn registry_error(

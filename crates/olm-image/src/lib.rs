@@ -29,7 +29,7 @@ pub use assemble::{
 pub use auth::{AuthConfig, AuthError, Credential};
 pub use cache::{CacheEntry, CacheMeta, ImageCache};
 pub use client::{
-    ACCEPTED_LAYER_MEDIA_TYPES, Client, ClientOptions, ImageRef, Protocol, Pulled,
+    ACCEPTED_LAYER_MEDIA_TYPES, Client, ClientOptions, DEFAULT_SILENCE, ImageRef, Protocol, Pulled,
     install_crypto_provider,
 };
 pub use digest::{Digest, InvalidDigest};
