@@ -340,10 +340,21 @@ impl Client {
         let auth = self.auth(reference);
         let refused = |what: String| {
             let reference = reference.to_string();
-            move |e: oci_client::errors::OciDistributionError| ImageError::PushRefused {
-                reference,
-                what,
-                message: describe(&e),
+            move |e: oci_client::errors::OciDistributionError| {
+                if unreachable(&e) {
+                    // Nothing refused anything: the registry was never reached.
+                    ImageError::Registry {
+                        reference,
+                        action: "pushing".into(),
+                        message: format!("registry unreachable: {}", describe(&e)),
+                    }
+                } else {
+                    ImageError::PushRefused {
+                        reference,
+                        what,
+                        message: describe(&e),
+                    }
+                }
             }
         };
         self.answered(
@@ -842,6 +853,11 @@ fn describe(e: &oci_client::errors::OciDistributionError) -> String {
         }
         other => chain(other),
     }
+}
+
+/// Whether the request never reached a registry (connection refused, DNS, TLS, timeout).
+fn unreachable(e: &oci_client::errors::OciDistributionError) -> bool {
+    matches!(e, oci_client::errors::OciDistributionError::RequestError(r) if r.is_connect() || r.is_timeout())
 }
 
 fn http_header(value: &'static str) -> http::HeaderValue {

@@ -65,3 +65,30 @@ async fn resolve_and_pull_give_up_on_a_silent_registry() {
         "{err}"
     );
 }
+
+#[tokio::test]
+async fn pushing_to_a_closed_port_says_the_registry_is_unreachable() {
+    // Bind and drop: the port is free and nothing listens on it.
+    let addr = std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr");
+    let dir = tempfile::tempdir().expect("tmp");
+    std::fs::write(
+        dir.path().join("catalog.json"),
+        r#"{"schema":"olm.package","name":"p"}"#,
+    )
+    .expect("write");
+    let image = olm_image::catalog_image(dir.path()).expect("image");
+    let reference: ImageRef = format!("{addr}/catalogs/closed:v1").parse().expect("ref");
+    let err = client()
+        .push(&image, &reference)
+        .await
+        .expect_err("nothing listens");
+    let text = err.to_string();
+    assert!(
+        text.starts_with(&format!("pushing {reference}: registry unreachable: ")),
+        "{text}"
+    );
+    assert!(!text.contains("refused the authentication"), "{text}");
+}
