@@ -129,7 +129,13 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
                 config,
                 cert_provider,
             };
-            let mut manifests = olm_bundle::render_request(&b, &req).map_err(|e| anyhow!("{e}"))?;
+            let mut manifests = olm_bundle::render_request(&b, &req).map_err(|e| {
+                let message = e.to_string();
+                match render_hint(&message, &req) {
+                    Some(hint) => anyhow!("{message}\n{hint}"),
+                    None => anyhow!("{message}"),
+                }
+            })?;
             olm_bundle::sort_manifests(&mut manifests);
             let text = match output {
                 JsonOrYaml::Yaml => olm_bundle::manifests_to_yaml(&manifests),
@@ -138,6 +144,23 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
             crate::output::stdout(text.as_bytes())?;
             Ok(ExitCode::SUCCESS)
         }
+    }
+}
+
+/// What to pass to get past a render refusal; printed after upstream's message, unchanged.
+fn render_hint(message: &str, req: &RenderRequest) -> Option<&'static str> {
+    if message.contains("webhookDefinitions are not supported") && req.cert_provider.is_none() {
+        Some(
+            "hint: the bundle has webhooks, which need certificates: pass --cert-provider cert-manager or --cert-provider openshift-service-ca",
+        )
+    } else if message.contains("required field \"watchNamespace\" is missing")
+        && req.watch_namespace.is_none()
+    {
+        Some(
+            "hint: the bundle does not support AllNamespaces: pass --watch-namespace NAMESPACE (the install namespace itself for OwnNamespace)",
+        )
+    } else {
+        None
     }
 }
 

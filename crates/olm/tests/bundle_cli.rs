@@ -148,3 +148,32 @@ fn validate_and_crd_diff_exit_codes() {
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("existingFieldRemoval: removed field"), "{out}");
 }
+
+/// A render refused for want of a flag says which flag, after upstream's message.
+#[test]
+fn render_refusals_name_the_flag_that_helps() {
+    for (bundle, upstream, flag) in [
+        (
+            "argocd-operator/0.18.0",
+            "webhookDefinitions are not supported",
+            "--cert-provider",
+        ),
+        (
+            "awss3-operator-registry/1.0.1",
+            "required field \"watchNamespace\" is missing",
+            "--watch-namespace",
+        ),
+    ] {
+        let dir = format!("{BUNDLES}/{bundle}");
+        let run = olm(&["bundle", "render", &dir, "--install-namespace", "ops"]);
+        assert_ne!(run.code, 0, "{bundle}");
+        let first = run.stderr.lines().next().unwrap_or_default().to_string();
+        assert!(first.contains(upstream), "{bundle}: {}", run.stderr);
+        let hint = run
+            .stderr
+            .lines()
+            .find(|l| l.starts_with("hint: "))
+            .unwrap_or_default();
+        assert!(hint.contains(flag), "{bundle}: {}", run.stderr);
+    }
+}
