@@ -75,11 +75,19 @@ pub struct LabelSelector {
 impl LabelSelector {
     /// Checks the rules the API server's selector conversion enforces.
     pub fn validate(&self) -> Result<(), SelectorError> {
+        for key in self.match_labels.keys() {
+            if let Some(e) = key_error(key) {
+                return Err(SelectorError(e));
+            }
+        }
         for r in &self.match_expressions {
             if r.key.is_empty() {
                 return Err(SelectorError(
                     "key: Invalid value: \"\": name part must be non-empty".into(),
                 ));
+            }
+            if let Some(e) = key_error(&r.key) {
+                return Err(SelectorError(e));
             }
             match r.operator {
                 Operator::In | Operator::NotIn if r.values.is_empty() => {
@@ -194,6 +202,43 @@ impl LabelSelector {
     }
 }
 
+/// apimachinery's `IsQualifiedName` for a label key, with its message: an optional DNS-1123
+/// subdomain prefix and `/`, then a name of at most 63 alphanumerics, `-`, `_` or `.` that starts
+/// and ends alphanumeric. `None` when the key is valid.
+fn key_error(key: &str) -> Option<String> {
+    let (prefix, name) = match key.split_once('/') {
+        Some((p, n)) => (Some(p), n),
+        None => (None, key),
+    };
+    let invalid = |what: String| Some(format!("key: Invalid value: {}: {what}", quote(key)));
+    if let Some(p) = prefix {
+        if p.is_empty() {
+            return invalid("prefix part must be non-empty".into());
+        }
+        if let Some(e) = olm_k8s::dns1123_subdomain_errors(p).first() {
+            return invalid(format!("prefix part {e}"));
+        }
+    }
+    if name.is_empty() {
+        return invalid("name part must be non-empty".into());
+    }
+    if name.len() > 63 {
+        return invalid("name part must be no more than 63 characters".into());
+    }
+    let alnum = |b: u8| b.is_ascii_alphanumeric();
+    let bytes = name.as_bytes();
+    let ok = bytes.first().is_some_and(|&b| alnum(b))
+        && bytes.last().is_some_and(|&b| alnum(b))
+        && bytes
+            .iter()
+            .all(|&b| alnum(b) || matches!(b, b'-' | b'_' | b'.'));
+    if ok {
+        None
+    } else {
+        invalid("name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')".into())
+    }
+}
+
 /// Splits on commas that are not inside parentheses.
 fn split_top_level(s: &str) -> Vec<&str> {
     let mut out = Vec::new();
@@ -217,6 +262,39 @@ fn split_top_level(s: &str) -> Vec<&str> {
 mod tests {
     use super::*;
     use olm_k8s::METADATA_NAME_LABEL;
+
+    #[test]
+    fn keys_must_be_qualified_names() {
+        // apimachinery's messages (validation.IsQualifiedName).
+        let err = LabelSelector::parse("!!").unwrap_err().to_string();
+        assert!(
+            err.starts_with(
+                "key: Invalid value: \"!\": name part must consist of alphanumeric characters"
+            ),
+            "{err}"
+        );
+        let err = LabelSelector::parse("Bad_/x=y").unwrap_err().to_string();
+        assert!(
+            err.starts_with(
+                "key: Invalid value: \"Bad_/x\": prefix part a lowercase RFC 1123 subdomain"
+            ),
+            "{err}"
+        );
+        let long = "k".repeat(64);
+        let err = LabelSelector::parse(&long).unwrap_err().to_string();
+        assert!(
+            err.ends_with("name part must be no more than 63 characters"),
+            "{err}"
+        );
+        for ok in [
+            "app",
+            "example.com/app=x",
+            "a.b_c-d in (x)",
+            "!olm.operatorframework.io/metadata.name",
+        ] {
+            assert!(LabelSelector::parse(ok).is_ok(), "{ok}");
+        }
+    }
 
     fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs

@@ -112,6 +112,14 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
             cert_provider,
             output,
         } => {
+            // A namespace name, as the API server checks `spec.namespace` (the watch namespace
+            // is the configuration's, checked with its own words when rendering).
+            if let Some(e) = olm_k8s::dns1123_label_errors(&install_namespace).first() {
+                return Err(anyhow!(
+                    "--install-namespace {}: {e}",
+                    olm_goenc::quote(&install_namespace)
+                ));
+            }
             let b = load(&dir)?;
             let config = match config {
                 Some(c) => match c.strip_prefix('@') {

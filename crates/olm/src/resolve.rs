@@ -76,6 +76,14 @@ fn parse_spec(s: &str) -> anyhow::Result<CatalogSpec> {
     let Some((name, path)) = head.split_once('=') else {
         bail!("--catalog {}: expected NAME=REF", quote(s));
     };
+    // A ClusterCatalog's name, as the API server checks it.
+    if let Some(e) = olm_k8s::dns1123_subdomain_errors(name).first() {
+        bail!(
+            "--catalog {}: metadata.name: Invalid value: {}: {e}",
+            quote(s),
+            quote(name)
+        );
+    }
     let mut spec = CatalogSpec {
         name: name.to_owned(),
         path: PathBuf::from(path),
@@ -107,6 +115,24 @@ fn parse_spec(s: &str) -> anyhow::Result<CatalogSpec> {
         }
     }
     Ok(spec)
+}
+
+/// The API server's admission of `spec.source.catalog.version` (its length limit, then the
+/// CRD's pattern), with its words; an over-long value is not echoed back.
+fn check_version(version: &str) -> anyhow::Result<()> {
+    use olm_version::crd::{INVALID_VERSION_RANGE_MESSAGE, MAX_VERSION_RANGE_LEN};
+    if version.chars().count() > MAX_VERSION_RANGE_LEN {
+        bail!(
+            "--version: spec.source.catalog.version: Too long: may not be more than {MAX_VERSION_RANGE_LEN} bytes"
+        );
+    }
+    if !olm_version::crd::is_valid_version_range(version) {
+        bail!(
+            "--version: spec.source.catalog.version: Invalid value: {}: {INVALID_VERSION_RANGE_MESSAGE}",
+            quote(version)
+        );
+    }
+    Ok(())
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -148,6 +174,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         None => None,
     };
     let selector = LabelSelector::parse(&args.selector).context("--selector")?;
+    check_version(&args.version)?;
     let version = (!args.version.is_empty())
         .then(|| VersionRange::parse(&args.version))
         .transpose()?;

@@ -177,3 +177,17 @@ fn render_refusals_name_the_flag_that_helps() {
         assert!(hint.contains(flag), "{bundle}: {}", run.stderr);
     }
 }
+
+/// Names the API server would refuse are refused before anything is rendered.
+#[test]
+fn render_refuses_an_invalid_install_namespace() {
+    let dir = format!("{BUNDLES}/cat-facts-operator/1.0.0");
+    let run = olm(&["bundle", "render", &dir, "--install-namespace", "Bad_NS"]);
+    assert_ne!(run.code, 0);
+    assert!(
+        run.stderr
+            .contains("--install-namespace \"Bad_NS\": a lowercase RFC 1123 label must consist of"),
+        "{}",
+        run.stderr
+    );
+}

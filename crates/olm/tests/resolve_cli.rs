@@ -105,10 +105,72 @@ fn bad_arguments_are_reported() {
         "1.2.3.4",
     ]);
     assert_eq!(code, 1);
+    // Refused as the API server refuses it, before the resolver would.
     assert!(
         err.contains(
-            "desired version range \"1.2.3.4\" is invalid: improper constraint: \"1.2.3.4\""
+            "--version: spec.source.catalog.version: Invalid value: \"1.2.3.4\": invalid version expression"
         ),
         "{err}"
+    );
+    for (version, want) in [
+        ("1.2.3 - 2.3.4", "invalid version expression"),
+        ("01.2.3", "invalid version expression"),
+    ] {
+        let run = olm(&[
+            "resolve",
+            "--catalog",
+            &spec,
+            "--package",
+            "x",
+            "--version",
+            version,
+        ]);
+        assert_eq!(run.code, 1, "{version}");
+        assert!(run.stderr.contains(want), "{version}: {}", run.stderr);
+    }
+    let long = ">=1.0.0".repeat(46);
+    let run = olm(&[
+        "resolve",
+        "--catalog",
+        &spec,
+        "--package",
+        "x",
+        "--version",
+        &long,
+    ]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr
+            .contains("spec.source.catalog.version: Too long: may not be more than 64 bytes"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        !run.stderr.contains(&long),
+        "the over-long range is echoed back"
+    );
+    for bad in [format!("={CATALOG}"), format!("Bad_Name={CATALOG}")] {
+        let run = olm(&["resolve", "--catalog", &bad, "--package", "x"]);
+        assert_eq!(run.code, 1, "{bad}");
+        assert!(
+            run.stderr.contains("metadata.name: Invalid value: "),
+            "{bad}: {}",
+            run.stderr
+        );
+    }
+    let run = olm(&[
+        "resolve",
+        "--catalog",
+        &spec,
+        "--package",
+        "x",
+        "--selector",
+        "!!",
+    ]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("key: Invalid value: \"!\""),
+        "{}",
+        run.stderr
     );
 }
