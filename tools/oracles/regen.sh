@@ -3,6 +3,7 @@
 #
 #   crates/olm-bundle/tests/golden/data-bundles.txt       operator-controller's registry+v1 renderer
 #   crates/olm-bundle/tests/golden/crd-upgrade-pairs.txt  operator-controller's CRD upgrade preflight
+#   crates/olm-bundle/tests/golden/crd-upgrade-mutations.txt  the same preflight on one-change mutations
 #   crates/olm-bundle/tests/golden/api-validation.txt     operator-framework/api's authoring checks
 #   crates/olm-graph/tests/golden/render-graph/           opm alpha render-graph (README.md there)
 #
@@ -34,6 +35,15 @@ mv "$golden/data-bundles.txt.tmp" "$golden/data-bundles.txt"
     "$bin/oc-crdupgrade" -bundles "$data/bundles"
 } >"$golden/crd-upgrade-pairs.txt.tmp"
 mv "$golden/crd-upgrade-pairs.txt.tmp" "$golden/crd-upgrade-pairs.txt"
+
+{
+    echo "# Made by operator-controller v1.11.0's CRD upgrade-safety preflight (tools/oracles/operator-controller/crdupgrade, -mutations),"
+    echo "# not by olm: one-change JSON Patch mutations of one v1 CRD of each package's newest bundle in shared/data/bundles, each"
+    echo "# checked as an upgrade (up: original installed, mutated applied) and back (down). Problems sorted (upstream's order is random)."
+    echo "# $remake"
+    "$bin/oc-crdupgrade" -bundles "$data/bundles" -mutations
+} >"$golden/crd-upgrade-mutations.txt.tmp"
+mv "$golden/crd-upgrade-mutations.txt.tmp" "$golden/crd-upgrade-mutations.txt"
 
 {
     echo "# Made by operator-framework/api v0.45.0's ClusterServiceVersion and bundle validators (tools/oracles/operator-controller/apivalidate),"

@@ -172,12 +172,23 @@ fn versions(crd: &Value) -> Vec<(&str, &Value)> {
         .unwrap_or_default()
 }
 
+/// A version's schema as crdify holds it: the Go types' view ([`normalize_schema`]), numbers as
+/// Go writes them, and a `null` default or example read as none (Go decodes JSON `null` into a
+/// nil pointer).
 fn schema_of(version: &Value) -> Value {
     let mut s = version
         .pointer("/schema/openAPIV3Schema")
         .cloned()
         .unwrap_or(Value::Null);
     normalize_schema(&mut s);
+    go_numbers(&mut s);
+    for_each_node_mut(&mut s, &mut |m| {
+        for key in ["default", "example"] {
+            if m.get(key).is_some_and(Value::is_null) {
+                m.remove(key);
+            }
+        }
+    });
     s
 }
 
@@ -232,15 +243,16 @@ pub fn kube_version_order(a: &str, b: &str) -> std::cmp::Ordering {
 }
 
 /// Every schema node by its simple path (`^.spec.foo`, `^.spec.list.items`, `^.x.allOf[0]`).
-fn flatten(schema: &Value) -> BTreeMap<String, Value> {
+/// Nodes are borrowed: copying every subtree at every level made large CRDs quadratic.
+fn flatten(schema: &Value) -> BTreeMap<String, &Value> {
     let mut out = BTreeMap::new();
     walk(schema, "^".to_string(), &mut out);
     out
 }
 
-fn walk(s: &Value, path: String, out: &mut BTreeMap<String, Value>) {
+fn walk<'a>(s: &'a Value, path: String, out: &mut BTreeMap<String, &'a Value>) {
     let Some(m) = s.as_object() else { return };
-    out.insert(path.clone(), s.clone());
+    out.insert(path.clone(), s);
     match m.get("items") {
         Some(v @ Value::Object(_)) => walk(v, format!("{path}.items"), out),
         Some(Value::Array(a)) => {
@@ -285,6 +297,52 @@ fn walk(s: &Value, path: String, out: &mut BTreeMap<String, Value>) {
     }
 }
 
+/// Calls `f` on every schema node below and including `s`, by the keywords that hold schemas.
+fn for_each_node_mut(s: &mut Value, f: &mut dyn FnMut(&mut Map<String, Value>)) {
+    let Some(m) = s.as_object_mut() else { return };
+    f(m);
+    for (key, child) in m.iter_mut() {
+        match (key.as_str(), child) {
+            (
+                "items" | "not" | "additionalProperties" | "additionalItems",
+                c @ Value::Object(_),
+            ) => for_each_node_mut(c, f),
+            ("items" | "allOf" | "anyOf" | "oneOf", Value::Array(a)) => {
+                a.iter_mut().for_each(|c| for_each_node_mut(c, f))
+            }
+            (
+                "properties" | "patternProperties" | "definitions" | "dependencies",
+                Value::Object(o),
+            ) => o.values_mut().for_each(|c| for_each_node_mut(c, f)),
+            _ => {}
+        }
+    }
+}
+
+/// Numbers as Go holds them after sigs.k8s.io/yaml: a float with an integral value is written
+/// (and so compared) as an integer, so `1.0` and `1` are the same default.
+fn go_numbers(v: &mut Value) {
+    match v {
+        Value::Number(n) if n.is_f64() => {
+            if let Some(f) = n.as_f64()
+                && f.fract() == 0.0
+                && f.abs() < 1e21
+            {
+                // Exact: f is integral and well inside i128.
+                let i = f as i128;
+                if let Ok(i) = i64::try_from(i) {
+                    *v = Value::from(i);
+                } else if let Ok(u) = u64::try_from(i) {
+                    *v = Value::from(u);
+                }
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(go_numbers),
+        Value::Object(m) => m.values_mut().for_each(go_numbers),
+        _ => {}
+    }
+}
+
 /// Keywords whose child schemas crdify takes out of a node before comparing it: each child is
 /// compared at its own path. The other keywords that hold schemas (`allOf`, `additionalProperties`,
 /// `not`, …) stay in the node as crdify leaves them, so a change below them is also an unhandled
@@ -292,11 +350,13 @@ fn walk(s: &Value, path: String, out: &mut BTreeMap<String, Value>) {
 const CHILD_KEYWORDS: &[&str] = &["properties", "items"];
 
 fn without_children(s: &Value) -> Map<String, Value> {
-    let mut m = s.as_object().cloned().unwrap_or_default();
-    for k in CHILD_KEYWORDS {
-        m.remove(*k);
-    }
-    m
+    // Copies only what stays: copying the children first made every node cost its subtree.
+    s.as_object()
+        .into_iter()
+        .flatten()
+        .filter(|(k, _)| !CHILD_KEYWORDS.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
 }
 
 fn existing_field_removal(old: &Value, new: &Value) -> Vec<String> {
@@ -306,8 +366,9 @@ fn existing_field_removal(old: &Value, new: &Value) -> Vec<String> {
         let Some(old_v) = old_by_name.get(name) else {
             continue;
         };
-        let before = flatten(&schema_of(old_v));
-        let after = flatten(&schema_of(new_v));
+        let (old_schema, new_schema) = (schema_of(old_v), schema_of(new_v));
+        let before = flatten(&old_schema);
+        let after = flatten(&new_schema);
         for path in before.keys().filter(|p| !after.contains_key(*p)) {
             out.push(format!("removed field : {name}.{path}"));
         }
@@ -317,8 +378,9 @@ fn existing_field_removal(old: &Value, new: &Value) -> Vec<String> {
 
 /// Property checks between two versions: `(path, "<check>: <message>")`, sorted by path.
 fn compare_versions(old_v: &Value, new_v: &Value) -> Vec<(String, String)> {
-    let before = flatten(&schema_of(old_v));
-    let after = flatten(&schema_of(new_v));
+    let (old_schema, new_schema) = (schema_of(old_v), schema_of(new_v));
+    let before = flatten(&old_schema);
+    let after = flatten(&new_schema);
     let mut out = Vec::new();
     for (path, old_node) in &before {
         let mut a = without_children(old_node);
@@ -343,8 +405,235 @@ fn num_text(v: &Value) -> String {
     }
 }
 
+/// The bytes Go holds for a JSON value of a CRD (`apiextensionsv1.JSON.Raw`): sigs.k8s.io/yaml
+/// re-encodes through a Go map, so object keys come out sorted.
 fn raw(v: &Value) -> String {
-    go_json_encode(v).trim_end().to_string()
+    go_json_encode(&sorted(v)).trim_end().to_string()
+}
+
+fn sorted(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            Value::Object(
+                keys.into_iter()
+                    .map(|k| (k.clone(), sorted(&m[k])))
+                    .collect(),
+            )
+        }
+        Value::Array(a) => Value::Array(a.iter().map(sorted).collect()),
+        other => other.clone(),
+    }
+}
+
+/// `%v` of a Go float64 or int64 schema number.
+fn go_v_number(v: &Value) -> String {
+    match v {
+        Value::Number(n) if n.is_f64() => crate::goyaml::go_format_g(n.as_f64().unwrap_or(0.0)),
+        other => other.to_string(),
+    }
+}
+
+/// `%v` of a Go string list: `[a b]`.
+fn go_v_strings(v: Option<&Value>) -> String {
+    let items: Vec<&str> = v
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    format!("[{}]", items.join(" "))
+}
+
+/// The generated protobuf `String()` of `*JSON`: `&JSON{Raw:*[123 125],}`.
+fn pb_json(v: Option<&Value>) -> String {
+    match v {
+        None => "nil".into(),
+        Some(v) => {
+            let bytes: Vec<String> = raw(v).bytes().map(|b| b.to_string()).collect();
+            format!("&JSON{{Raw:*[{}],}}", bytes.join(" "))
+        }
+    }
+}
+
+/// The generated protobuf `String()` of `*ExternalDocumentation`.
+fn pb_external_docs(v: Option<&Value>) -> String {
+    match v {
+        None => "nil".into(),
+        Some(v) => format!(
+            "&ExternalDocumentation{{Description:{},URL:{},}}",
+            str_at(v, "/description"),
+            str_at(v, "/url")
+        ),
+    }
+}
+
+/// The generated protobuf `String()` of a `*JSONSchemaProps` (gogo-protobuf's, which crdify's
+/// oneOf check prints). Maps of schemas print their values with Go's plain `%v` of a struct,
+/// which holds pointer addresses: that is not reproducible, and `None` is returned.
+fn pb_schema(s: Option<&Value>) -> Option<String> {
+    let Some(s) = s else {
+        return Some("nil".into());
+    };
+    let m = s.as_object()?;
+    let st = |k: &str| m.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+    let ptr = |k: &str| match m.get(k) {
+        None => "nil".to_string(),
+        Some(Value::String(x)) => format!("*{x}"),
+        Some(Value::Bool(b)) => format!("*{b}"),
+        Some(n) => format!("*{}", go_v_number(n)),
+    };
+    let flag = |k: &str| {
+        m.get(k)
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
+            .to_string()
+    };
+    let list = |k: &str| -> Option<String> {
+        let mut out = "[]JSONSchemaProps{".to_string();
+        for e in m.get(k).and_then(Value::as_array).into_iter().flatten() {
+            out.push_str(pb_schema(Some(e))?.trim_start_matches('&'));
+            out.push(',');
+        }
+        out.push('}');
+        Some(out)
+    };
+    let map = |k: &str, ty: &str| -> Option<String> {
+        match m.get(k).and_then(Value::as_object) {
+            Some(o) if !o.is_empty() => None,
+            _ => Some(format!("{ty}{{}}")),
+        }
+    };
+    let or_bool = |k: &str| -> Option<String> {
+        Some(match m.get(k) {
+            None => "nil".into(),
+            Some(Value::Bool(b)) => format!("&JSONSchemaPropsOrBool{{Allows:{b},Schema:nil,}}"),
+            Some(v) => format!(
+                "&JSONSchemaPropsOrBool{{Allows:true,Schema:{},}}",
+                pb_schema(Some(v))?
+            ),
+        })
+    };
+    let items = match m.get("items") {
+        None => "nil".to_string(),
+        Some(Value::Array(a)) => {
+            let mut out =
+                "&JSONSchemaPropsOrArray{Schema:nil,JSONSchemas:[]JSONSchemaProps{".to_string();
+            for e in a {
+                out.push_str(pb_schema(Some(e))?.trim_start_matches('&'));
+                out.push(',');
+            }
+            out.push_str("},}");
+            out
+        }
+        Some(v) => format!(
+            "&JSONSchemaPropsOrArray{{Schema:{},JSONSchemas:[]JSONSchemaProps{{}},}}",
+            pb_schema(Some(v))?
+        ),
+    };
+    let mut enums = "[]JSON{".to_string();
+    for e in m
+        .get("enum")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        enums.push_str(pb_json(Some(e)).trim_start_matches('&'));
+        enums.push(',');
+    }
+    enums.push('}');
+    let mut rules = "[]ValidationRule{".to_string();
+    for r in m
+        .get("x-kubernetes-validations")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let rs = |k: &str| str_at(r, &format!("/{k}")).to_string();
+        let rp = |k: &str| match r.get(k) {
+            None => "nil".to_string(),
+            Some(Value::String(x)) => format!("*{x}"),
+            Some(other) => format!("*{other}"),
+        };
+        rules.push_str(&format!(
+            "ValidationRule{{Rule:{},Message:{},MessageExpression:{},Reason:{},FieldPath:{},OptionalOldSelf:{},}},",
+            rs("rule"),
+            rs("message"),
+            rs("messageExpression"),
+            rp("reason"),
+            rs("fieldPath"),
+            rp("optionalOldSelf")
+        ));
+    }
+    rules.push('}');
+    let fields: Vec<(&str, String)> = vec![
+        ("ID", st("id")),
+        ("Schema", st("$schema")),
+        ("Ref", ptr("$ref")),
+        ("Description", st("description")),
+        ("Type", st("type")),
+        ("Format", st("format")),
+        ("Title", st("title")),
+        ("Default", pb_json(m.get("default"))),
+        ("Maximum", ptr("maximum")),
+        ("ExclusiveMaximum", flag("exclusiveMaximum")),
+        ("Minimum", ptr("minimum")),
+        ("ExclusiveMinimum", flag("exclusiveMinimum")),
+        ("MaxLength", ptr("maxLength")),
+        ("MinLength", ptr("minLength")),
+        ("Pattern", st("pattern")),
+        ("MaxItems", ptr("maxItems")),
+        ("MinItems", ptr("minItems")),
+        ("UniqueItems", flag("uniqueItems")),
+        ("MultipleOf", ptr("multipleOf")),
+        ("Enum", enums),
+        ("MaxProperties", ptr("maxProperties")),
+        ("MinProperties", ptr("minProperties")),
+        ("Required", go_v_strings(m.get("required"))),
+        ("Items", items),
+        ("AllOf", list("allOf")?),
+        ("OneOf", list("oneOf")?),
+        ("AnyOf", list("anyOf")?),
+        ("Not", pb_schema(m.get("not"))?),
+        (
+            "Properties",
+            map("properties", "map[string]JSONSchemaProps")?,
+        ),
+        ("AdditionalProperties", or_bool("additionalProperties")?),
+        (
+            "PatternProperties",
+            map("patternProperties", "map[string]JSONSchemaProps")?,
+        ),
+        (
+            "Dependencies",
+            map("dependencies", "JSONSchemaDependencies")?,
+        ),
+        ("AdditionalItems", or_bool("additionalItems")?),
+        ("Definitions", map("definitions", "JSONSchemaDefinitions")?),
+        ("ExternalDocs", pb_external_docs(m.get("externalDocs"))),
+        ("Example", pb_json(m.get("example"))),
+        ("Nullable", flag("nullable")),
+        (
+            "XPreserveUnknownFields",
+            ptr("x-kubernetes-preserve-unknown-fields"),
+        ),
+        ("XEmbeddedResource", flag("x-kubernetes-embedded-resource")),
+        ("XIntOrString", flag("x-kubernetes-int-or-string")),
+        (
+            "XListMapKeys",
+            go_v_strings(m.get("x-kubernetes-list-map-keys")),
+        ),
+        ("XListType", ptr("x-kubernetes-list-type")),
+        ("XMapType", ptr("x-kubernetes-map-type")),
+        ("XValidations", rules),
+    ];
+    let mut out = "&JSONSchemaProps{".to_string();
+    for (k, v) in fields {
+        out.push_str(&format!("{k}:{v},"));
+    }
+    out.push('}');
+    Some(out)
 }
 
 fn num_cmp(a: &Value, b: &Value) -> std::cmp::Ordering {
@@ -437,36 +726,48 @@ fn compare_properties(a: &mut Map<String, Value>, b: &mut Map<String, Value>) ->
         (true, false) => out.push("nullable: nullable removed : true -> false".into()),
         _ => {}
     }
-    // oneOf: a new constraint or a removed alternative rejects objects that were valid.
-    let subschemas = |v: Option<Value>| -> BTreeSet<String> {
+    // oneOf: alternatives are compared by their protobuf text with the descriptive keywords
+    // cleared; a new constraint, a removed alternative or an added one is reported, the first
+    // that applies (crdify's default policies disallow both).
+    let alternatives = |v: Option<Value>| -> BTreeSet<String> {
         v.and_then(|v| v.as_array().cloned())
             .unwrap_or_default()
             .into_iter()
             .map(|mut s| {
                 if let Some(m) = s.as_object_mut() {
-                    m.remove("description");
-                    m.remove("example");
+                    for k in ["description", "title", "example", "externalDocs"] {
+                        m.remove(k);
+                    }
                 }
-                raw(&s)
+                pb_schema(Some(&s)).unwrap_or_else(|| raw(&s))
             })
             .collect()
     };
-    let (old_one, new_one) = (subschemas(a.remove("oneOf")), subschemas(b.remove("oneOf")));
-    let mut one_of_errs = Vec::new();
+    let (old_one, new_one) = (
+        alternatives(a.remove("oneOf")),
+        alternatives(b.remove("oneOf")),
+    );
+    let listed = |set: Vec<&String>| {
+        let v: Vec<&str> = set.into_iter().map(String::as_str).collect();
+        format!("[{}]", v.join(" "))
+    };
+    let removed: Vec<&String> = old_one.difference(&new_one).collect();
+    let added: Vec<&String> = new_one.difference(&old_one).collect();
     if old_one.is_empty() && !new_one.is_empty() {
-        one_of_errs.push("oneOf constraint added when there was none previously".to_string());
-    }
-    let removed: Vec<String> = old_one.difference(&new_one).cloned().collect();
-    if !removed.is_empty() {
-        one_of_errs.push(format!(
-            "allowed oneOf schemas removed: {}",
-            olm_goenc::slice(&removed)
+        out.push(format!(
+            "oneOf: oneOf constraint added when there was none previously: {}",
+            listed(new_one.iter().collect())
         ));
-    }
-    match one_of_errs.len() {
-        0 => {}
-        1 => out.push(format!("oneOf: {}", one_of_errs[0])),
-        _ => out.push(format!("oneOf: [{}]", one_of_errs.join(", "))),
+    } else if !removed.is_empty() {
+        out.push(format!(
+            "oneOf: allowed oneOf schemas removed: {}",
+            listed(removed)
+        ));
+    } else if !added.is_empty() {
+        out.push(format!(
+            "oneOf: allowed oneOf schemas added: {}",
+            listed(added)
+        ));
     }
     // pattern
     let ps = |v: Option<Value>| {
@@ -518,6 +819,31 @@ fn compare_properties(a: &mut Map<String, Value>, b: &mut Map<String, Value>) ->
         out.push(format!("unhandled: {}", unhandled_message(a, b)));
     }
     out
+}
+
+/// go-cmp's text of one `ValidationRule`: its non-zero fields, `{Rule: "…", Message: "…"}`.
+fn go_rule(r: &Value) -> String {
+    let mut parts = Vec::new();
+    for (k, name) in [
+        ("rule", "Rule"),
+        ("message", "Message"),
+        ("messageExpression", "MessageExpression"),
+        ("reason", "Reason"),
+        ("fieldPath", "FieldPath"),
+        ("optionalOldSelf", "OptionalOldSelf"),
+    ] {
+        match r.get(k) {
+            Some(Value::String(x)) if k == "reason" => {
+                parts.push(format!("{name}: &{}", go_quote(x)))
+            }
+            Some(Value::String(x)) if !x.is_empty() => {
+                parts.push(format!("{name}: {}", go_quote(x)))
+            }
+            Some(Value::Bool(b)) => parts.push(format!("{name}: &{b}")),
+            _ => {}
+        }
+    }
+    format!("{{{}}}", parts.join(", "))
 }
 
 /// Go field names of `JSONSchemaProps`, in struct order, for the unhandled-change summary.
@@ -595,6 +921,15 @@ fn unhandled_message(a: &Map<String, Value>, b: &Map<String, Value>) -> String {
         let amp = if pointer_field { "&" } else { "" };
         match v {
             Some(_) if schema_field => None,
+            // Types with a String() method: go-cmp writes s"<String()>".
+            Some(d) if key == "externalDocs" => {
+                Some(format!("s{}", go_quote(&pb_external_docs(Some(d)))))
+            }
+            Some(e) if key == "example" => Some(format!("s{}", go_quote(&pb_json(Some(e))))),
+            Some(Value::Array(rules)) if key == "x-kubernetes-validations" => {
+                let shown: Vec<String> = rules.iter().map(go_rule).collect();
+                Some(format!("ValidationRules{{{}}}", shown.join(", ")))
+            }
             None if string_field => Some("\"\"".into()),
             None if bool_field => Some("false".into()),
             None => Some("nil".into()),
@@ -629,6 +964,42 @@ fn unhandled_message(a: &Map<String, Value>, b: &Map<String, Value>) -> String {
             .iter()
             .find(|(k, _)| *k == key)
             .map_or(key, |(_, n)| *n);
+        if let (Some(Value::Array(xr)), Some(Value::Array(yr))) = (x, y)
+            && key == "x-kubernetes-validations"
+            && xr.len() == yr.len()
+        {
+            {
+                // go-cmp descends into rules of the same count: one entry per changed field,
+                // the later rule's values winning for a field name seen twice, as upstream's
+                // summary keys its entries by field name.
+                let mut fields: Vec<(String, String, String)> = Vec::new();
+                for (p, q) in xr.iter().zip(yr) {
+                    for (k, name) in [
+                        ("rule", "Rule"),
+                        ("message", "Message"),
+                        ("messageExpression", "MessageExpression"),
+                        ("fieldPath", "FieldPath"),
+                    ] {
+                        let (u, w) = (str_at(p, &format!("/{k}")), str_at(q, &format!("/{k}")));
+                        if u != w {
+                            let entry = (name.to_string(), go_quote(u), go_quote(w));
+                            match fields.iter_mut().find(|f| f.0 == name) {
+                                Some(f) => *f = entry,
+                                None => fields.push(entry),
+                            }
+                        }
+                    }
+                }
+                if !fields.is_empty() {
+                    parts.extend(
+                        fields
+                            .into_iter()
+                            .map(|(n, u, w)| format!("{n} {u} -> {w}")),
+                    );
+                    continue;
+                }
+            }
+        }
         match (show(key, x), show(key, y)) {
             (Some(p), Some(q)) => parts.push(format!("{name} {p} -> {q}")),
             (None, Some(q)) if y.is_none() => parts.push(format!("{name} <complex value> -> {q}")),

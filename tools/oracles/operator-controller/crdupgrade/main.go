@@ -87,8 +87,23 @@ type version struct {
 	v   semver.Version
 }
 
+// versionsOf lists a package folder's bundle versions, oldest first.
+func versionsOf(pkgDir string) []version {
+	dirs, _ := filepath.Glob(filepath.Join(pkgDir, "*", "manifests"))
+	var vs []version
+	for _, m := range dirs {
+		dir := filepath.Dir(m)
+		if v, err := semver.Parse(filepath.Base(dir)); err == nil {
+			vs = append(vs, version{dir, v})
+		}
+	}
+	slices.SortFunc(vs, func(a, b version) int { return a.v.Compare(b.v) })
+	return vs
+}
+
 func main() {
 	bundles := flag.String("bundles", "", "folder of <package>/<version>/ bundle directories")
+	mutations := flag.Bool("mutations", false, "write the one-change mutation table (mutations.go) instead of the pairs")
 	flag.Parse()
 	if *bundles == "" {
 		fmt.Fprintln(os.Stderr, "usage: crdupgrade -bundles DIR")
@@ -127,6 +142,17 @@ func main() {
 		}
 		parsed[dir] = b
 		return b
+	}
+	if *mutations {
+		os.Stdout.WriteString(mutationCases(*bundles, func(dir string) ([]apiextensionsv1.CustomResourceDefinition, []string) {
+			crds := load(dir).CRDs
+			apiVersions := make([]string, len(crds))
+			for i, c := range crds {
+				apiVersions[i] = c.APIVersion
+			}
+			return crds, apiVersions
+		}))
+		return
 	}
 	var b strings.Builder
 	for _, pkg := range pkgs {
