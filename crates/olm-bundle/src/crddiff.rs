@@ -120,21 +120,113 @@ pub fn check_upgrade(old: &Value, new: &Value) -> UpgradeReport {
     UpgradeReport { crd_name, errors }
 }
 
-/// [`check_upgrade`] on two YAML or JSON texts (the first CustomResourceDefinition of each).
-/// Errors name which side could not be read.
+/// Why two CRD files could not be compared.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CrdFilesError {
+    /// A file is not YAML or JSON.
+    #[error("{side} CRD: invalid YAML: {message}")]
+    Yaml {
+        /// `old` or `new`.
+        side: &'static str,
+        /// The parser's message.
+        message: String,
+    },
+    /// A file holds no CustomResourceDefinition.
+    #[error("{side} CRD: no CustomResourceDefinition found")]
+    NoCrd {
+        /// `old` or `new`.
+        side: &'static str,
+    },
+    /// The files share no CRD name: a CRD is only ever replaced by the CRD of the same name.
+    #[error(
+        "the old file has CRD {} and the new file has CRD {}: a CRD can only be compared with the CRD of the same name",
+        olm_goenc::slice(old),
+        olm_goenc::slice(new)
+    )]
+    NameMismatch {
+        /// CRD names in the old file.
+        old: Vec<String>,
+        /// CRD names in the new file.
+        new: Vec<String>,
+    },
+}
+
+/// What comparing two CRD files found: a report for every CRD in both (by name, in the new
+/// file's order), and the names only one side has.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FilesReport {
+    /// One report per CRD name present in both files.
+    pub reports: Vec<UpgradeReport>,
+    /// CRDs only in the new file (nothing installed to break, as upstream skips them).
+    pub added: Vec<String>,
+    /// CRDs only in the old file (replacing the file leaves them installed).
+    pub missing: Vec<String>,
+}
+
+impl FilesReport {
+    /// Whether every CRD's upgrade is safe.
+    pub fn is_safe(&self) -> bool {
+        self.reports.iter().all(UpgradeReport::is_safe)
+    }
+}
+
+/// [`check_upgrade`] on two YAML or JSON texts, every CustomResourceDefinition of the new text
+/// against the one of the same name in the old text. `apiextensions.k8s.io/v1beta1` CRDs are
+/// first converted as the API server converts them ([`v1beta1_to_v1`]); upstream's preflight
+/// skips such a CRD, since a cluster only ever returns v1.
 ///
 /// A CRD read from a file usually has no `status.storedVersions` (an installed one always
 /// does), which would silently disable the stored-version check; when it is missing, the old
 /// CRD's storage version is taken as stored, which is what a cluster that installed it has.
-pub fn check_upgrade_texts(old: &str, new: &str) -> Result<UpgradeReport, String> {
-    let read = |side: &str, text: &str| -> Result<Value, String> {
-        let docs = crate::goyaml::parse_documents(text)
-            .map_err(|e| format!("{side} CRD: invalid YAML: {e}"))?;
-        docs.into_iter()
-            .find(|d| d.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition"))
-            .ok_or_else(|| format!("{side} CRD: no CustomResourceDefinition found"))
+pub fn check_upgrade_texts(old: &str, new: &str) -> Result<FilesReport, CrdFilesError> {
+    let read = |side: &'static str, text: &str| -> Result<Vec<Value>, CrdFilesError> {
+        let docs = crate::goyaml::parse_documents(text).map_err(|e| CrdFilesError::Yaml {
+            side,
+            message: e.to_string(),
+        })?;
+        let crds: Vec<Value> = docs
+            .into_iter()
+            .filter(|d| d.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition"))
+            .map(|d| v1beta1_to_v1(&d))
+            .collect();
+        if crds.is_empty() {
+            return Err(CrdFilesError::NoCrd { side });
+        }
+        Ok(crds)
     };
-    let mut old = read("old", old)?;
+    let (olds, news) = (read("old", old)?, read("new", new)?);
+    let name = |c: &Value| str_at(c, "/metadata/name").to_string();
+    let old_names: Vec<String> = olds.iter().map(name).collect();
+    let new_names: Vec<String> = news.iter().map(name).collect();
+    if !new_names.iter().any(|n| old_names.contains(n)) {
+        return Err(CrdFilesError::NameMismatch {
+            old: old_names,
+            new: new_names,
+        });
+    }
+    let mut out = FilesReport {
+        reports: Vec::new(),
+        added: Vec::new(),
+        missing: old_names
+            .iter()
+            .filter(|n| !new_names.contains(n))
+            .cloned()
+            .collect(),
+    };
+    for new_crd in &news {
+        let Some(old_crd) = olds.iter().find(|o| name(o) == name(new_crd)) else {
+            out.added.push(name(new_crd));
+            continue;
+        };
+        out.reports
+            .push(check_upgrade(&with_stored_versions(old_crd), new_crd));
+    }
+    Ok(out)
+}
+
+fn with_stored_versions(crd: &Value) -> Value {
+    let mut old = crd.clone();
     let has_stored = old
         .pointer("/status/storedVersions")
         .and_then(Value::as_array)
@@ -157,7 +249,77 @@ pub fn check_upgrade_texts(old: &str, new: &str) -> Result<UpgradeReport, String
             }
         }
     }
-    Ok(check_upgrade(&old, &read("new", new)?))
+    old
+}
+
+/// An `apiextensions.k8s.io/v1beta1` CRD as the API server serves it as v1 (other CRDs are
+/// returned unchanged): the top-level `version` becomes a served, stored entry of `versions` when
+/// there is none, and the top-level `validation`, `subresources` and `additionalPrinterColumns`
+/// (`JSONPath` → `jsonPath`) move into every version that has none of its own; the scope defaults
+/// to `Namespaced`.
+pub fn v1beta1_to_v1(crd: &Value) -> Value {
+    if str_at(crd, "/apiVersion") != "apiextensions.k8s.io/v1beta1" {
+        return crd.clone();
+    }
+    let mut out = crd.clone();
+    out["apiVersion"] = Value::String("apiextensions.k8s.io/v1".into());
+    let Some(spec) = out.get_mut("spec").and_then(Value::as_object_mut) else {
+        return out;
+    };
+    let validation = spec.remove("validation");
+    let subresources = spec.remove("subresources");
+    let columns = spec.remove("additionalPrinterColumns");
+    let version = spec.remove("version");
+    if !spec.contains_key("scope") {
+        spec.insert("scope".into(), Value::String("Namespaced".into()));
+    }
+    let has_versions = spec
+        .get("versions")
+        .and_then(Value::as_array)
+        .is_some_and(|v| !v.is_empty());
+    if !has_versions && let Some(Value::String(v)) = &version {
+        spec.insert(
+            "versions".into(),
+            serde_json::json!([{"name": v, "served": true, "storage": true}]),
+        );
+    }
+    let columns = columns.map(|c| {
+        let mut c = c;
+        for col in c.as_array_mut().into_iter().flatten() {
+            if let Some(m) = col.as_object_mut()
+                && let Some(p) = m.remove("JSONPath")
+            {
+                m.insert("jsonPath".into(), p);
+            }
+        }
+        c
+    });
+    for v in spec
+        .get_mut("versions")
+        .and_then(Value::as_array_mut)
+        .into_iter()
+        .flatten()
+    {
+        let Some(vm) = v.as_object_mut() else {
+            continue;
+        };
+        if let Some(schema) = &validation
+            && !vm.contains_key("schema")
+        {
+            vm.insert("schema".into(), schema.clone());
+        }
+        if let Some(sr) = &subresources
+            && !vm.contains_key("subresources")
+        {
+            vm.insert("subresources".into(), sr.clone());
+        }
+        if let Some(c) = &columns
+            && !vm.contains_key("additionalPrinterColumns")
+        {
+            vm.insert("additionalPrinterColumns".into(), c.clone());
+        }
+    }
+    out
 }
 
 fn str_at<'a>(v: &'a Value, p: &str) -> &'a str {

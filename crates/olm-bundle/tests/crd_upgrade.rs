@@ -12,7 +12,7 @@
 use std::path::Path;
 
 use olm_bundle::Bundle;
-use olm_bundle::crddiff::check_upgrade;
+use olm_bundle::crddiff::{CrdFilesError, check_upgrade, check_upgrade_texts, v1beta1_to_v1};
 use serde_json::{Value, json};
 
 mod oracle;
@@ -591,14 +591,110 @@ fn files_without_stored_versions_assume_the_storage_version() {
     );
     old["status"] = json!({"storedVersions": null});
     let new = crd_with("Namespaced", vec![("v1", true, schema.clone())], &["v1"]);
-    let r = olm_bundle::crddiff::check_upgrade_texts(&old.to_string(), &new.to_string()).unwrap();
+    let r = check_upgrade_texts(&old.to_string(), &new.to_string()).unwrap();
     assert_eq!(
-        r.errors,
+        r.reports[0].errors,
         ["storedVersionRemoval: stored versions removed : [v1beta1]"]
     );
     assert!(
-        olm_bundle::crddiff::check_upgrade_texts("kind: ConfigMap\n", &new.to_string())
+        check_upgrade_texts("kind: ConfigMap\n", &new.to_string())
             .unwrap_err()
+            .to_string()
             .contains("old CRD")
+    );
+}
+
+fn named(name: &str, schema: Value) -> Value {
+    let mut c = field(schema);
+    c["metadata"]["name"] = json!(name);
+    c
+}
+
+fn yaml_docs(docs: &[&Value]) -> String {
+    docs.iter()
+        .map(|d| d.to_string())
+        .collect::<Vec<_>>()
+        .join("\n---\n")
+}
+
+/// Every CRD of a multi-document file is compared with the CRD of the same name, whatever the
+/// order; a file used to be read up to its first CRD only.
+#[test]
+fn files_compare_every_crd_by_name() {
+    let a = named("as.example.com", json!({"type": "string"}));
+    let b_old = named("bs.example.com", json!({"type": "string"}));
+    let b_new = named("bs.example.com", json!({"type": "integer"}));
+    let r = check_upgrade_texts(&yaml_docs(&[&a, &b_old]), &yaml_docs(&[&b_new, &a])).unwrap();
+    assert!(!r.is_safe());
+    let unsafe_names: Vec<&str> = r
+        .reports
+        .iter()
+        .filter(|r| !r.is_safe())
+        .map(|r| r.crd_name.as_str())
+        .collect();
+    assert_eq!(unsafe_names, ["bs.example.com"]);
+    assert_eq!(
+        r.reports[0].errors,
+        ["v1: ^.spec.field: type: type changed : \"string\" -> \"integer\""]
+    );
+    // A CRD only one side has is no comparison, but is named.
+    let c = named("cs.example.com", json!({"type": "string"}));
+    let r = check_upgrade_texts(&yaml_docs(&[&a, &b_old]), &yaml_docs(&[&a, &c])).unwrap();
+    assert!(r.is_safe());
+    assert_eq!(r.added, ["cs.example.com"]);
+    assert_eq!(r.missing, ["bs.example.com"]);
+}
+
+#[test]
+fn files_with_no_crd_name_in_common_are_refused() {
+    let a = named("as.example.com", json!({"type": "string"}));
+    let b = named("bs.example.com", json!({"type": "integer"}));
+    let e = check_upgrade_texts(&a.to_string(), &b.to_string()).unwrap_err();
+    assert!(matches!(e, CrdFilesError::NameMismatch { .. }), "{e:?}");
+    assert_eq!(
+        e.to_string(),
+        "the old file has CRD [as.example.com] and the new file has CRD [bs.example.com]: a CRD can only be compared with the CRD of the same name"
+    );
+}
+
+/// A v1beta1 CRD as the API server converts it: the top-level `validation` is every version's
+/// schema and a lone `version` is the served, stored one. It used to read as having no schema.
+#[test]
+fn v1beta1_files_are_compared_as_the_api_server_converts_them() {
+    let beta = |field_schema: Value| {
+        json!({"apiVersion": "apiextensions.k8s.io/v1beta1", "kind": "CustomResourceDefinition",
+               "metadata": {"name": "widgets.example.com"},
+               "spec": {"group": "example.com", "version": "v1alpha1",
+                        "names": {"plural": "widgets", "kind": "Widget"},
+                        "validation": {"openAPIV3Schema": {"type": "object", "properties": {
+                            "spec": {"type": "object", "properties": field_schema}}}}}})
+    };
+    let old =
+        beta(json!({"size": {"type": "integer", "maximum": 10}, "color": {"type": "string"}}));
+    let new = beta(json!({"size": {"type": "integer", "maximum": 5}}));
+    let r = check_upgrade_texts(&old.to_string(), &new.to_string()).unwrap();
+    assert_eq!(
+        r.reports[0].errors,
+        [
+            "existingFieldRemoval: removed field : v1alpha1.^.spec.color",
+            "v1alpha1: ^.spec.color: type: type changed : \"string\" -> \"\"",
+            "v1alpha1: ^.spec.size: maximum: maximum decreased : 10 -> 5",
+        ]
+    );
+    // Per-version schemas of a v1beta1 CRD are kept as they are.
+    let converted = v1beta1_to_v1(&old);
+    assert_eq!(converted["apiVersion"], json!("apiextensions.k8s.io/v1"));
+    assert_eq!(converted["spec"]["scope"], json!("Namespaced"));
+    assert_eq!(
+        converted["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+            ["size"]["maximum"],
+        json!(10)
+    );
+    assert_eq!(converted["spec"]["versions"][0]["storage"], json!(true));
+    // One mixed pair: an installed v1beta1 CRD replaced by its v1 form is no change at all.
+    assert!(
+        check_upgrade_texts(&old.to_string(), &converted.to_string())
+            .unwrap()
+            .is_safe()
     );
 }

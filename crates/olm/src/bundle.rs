@@ -178,12 +178,26 @@ pub fn run_crd(cmd: CrdCommand) -> anyhow::Result<ExitCode> {
             let read = |p: &Path| {
                 std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))
             };
-            let report =
+            let files =
                 crddiff::check_upgrade_texts(&read(&old)?, &read(&new)?).map_err(|e| anyhow!(e))?;
-            if report.is_safe() {
+            for name in &files.missing {
+                eprintln!(
+                    "note: CRD {name:?} is only in {}: replacing the file does not remove it",
+                    old.display()
+                );
+            }
+            for name in &files.added {
+                eprintln!(
+                    "note: CRD {name:?} is new in {}: nothing installed to break",
+                    new.display()
+                );
+            }
+            if files.is_safe() {
                 return Ok(ExitCode::SUCCESS);
             }
-            println!("{report}");
+            for report in files.reports.iter().filter(|r| !r.is_safe()) {
+                println!("{report}");
+            }
             Ok(ExitCode::FAILURE)
         }
     }
