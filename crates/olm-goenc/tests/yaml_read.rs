@@ -477,3 +477,50 @@ fn documents_and_keys() {
     assert!(fast_values(&deep, &LAST_WINS).is_none());
     assert_eq!(parse_documents(&deep), full_values(&deep, &LAST_WINS));
 }
+
+/// Catalog documents nest as deep as go-yaml reads (10,000 collections, block and flow together);
+/// one more is an error at the collection that crosses the limit.
+#[test]
+fn catalog_documents_nest_as_deep_as_go_reads() {
+    let flow = |n: usize| format!("a: {}1{}\n", "[".repeat(n), "]".repeat(n));
+    let block = |n: usize| format!("a:\n{}1\n", "- ".repeat(n));
+    for doc in [flow, block] {
+        match document_canonical(&doc(9_999), &REFUSE).unwrap() {
+            Canonical::Value(v) => {
+                // Walked, not printed: printing recurses.
+                let (mut depth, mut at) = (0, &v["a"]);
+                while let Some(inner) = at.get(0) {
+                    (depth, at) = (depth + 1, inner);
+                }
+                assert_eq!((depth, at), (9_999, &json!(1)));
+                olm_goenc::json::drop_value(v);
+            }
+            other => panic!("{:?}", std::mem::discriminant(&other)),
+        }
+    }
+    let e = document_canonical(&flow(10_000), &REFUSE).unwrap_err();
+    assert_eq!(
+        (e.line, e.column, e.message.as_str()),
+        (1, 4 + 9_999, "exceeded max depth of 10000")
+    );
+    let e = document_canonical(&block(10_000), &REFUSE).unwrap_err();
+    assert_eq!(
+        (e.line, e.column, e.message.as_str()),
+        (2, 1 + 2 * 9_999, "exceeded max depth of 10000")
+    );
+    // An alias copies a deep anchor without recursing.
+    let aliased = format!("a: &x {}1{}\nb: *x\n", "[".repeat(9_000), "]".repeat(9_000));
+    match document_canonical(&aliased, &REFUSE) {
+        Ok(Canonical::Value(v)) => olm_goenc::json::drop_value(v),
+        other => panic!("{:?}", other.map(|c| std::mem::discriminant(&c))),
+    }
+}
+
+/// The readers that hand out values keep the parser's own limit: their callers recurse.
+#[test]
+fn value_readers_keep_the_parsers_nesting_limit() {
+    let flow = |n: usize| format!("a: {}1{}\n", "[".repeat(n), "]".repeat(n));
+    assert!(parse_documents(&flow(254)).is_ok());
+    let e = parse_documents(&flow(256)).unwrap_err();
+    assert_eq!(e.message, "recursion limit exceeded");
+}

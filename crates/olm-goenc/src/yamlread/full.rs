@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 
 use super::scalar::{Scalar, resolve_plain};
 use super::{DuplicateKeys, Error, Options};
+use crate::json::{clone_value, drop_value, nesting_too_deep};
 
 /// Upper bound on nodes copied through aliases, so a "billion laughs" document fails instead of
 /// exhausting memory.
@@ -38,15 +39,69 @@ fn at(span: &Span, message: impl Into<String>) -> Error {
     }
 }
 
-/// Every non-null document of `text`.
-pub(crate) fn parse_events(text: &str, opts: &Options) -> Result<Vec<Value>, Error> {
-    let mut docs = Vec::new();
-    let mut stack: Vec<Frame> = Vec::new();
-    let mut anchors: HashMap<usize, Value> = HashMap::new();
-    let mut alias_nodes = 0usize;
-    let mut root: Option<Value> = None;
+/// How deep collections may nest.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Depth {
+    /// granit-parser's own limits: 255 block and 255 flow collections, each failing with
+    /// `recursion limit exceeded`. For callers that walk the values recursively.
+    Parser,
+    /// At most this many collections, block and flow together, the top level counting as the
+    /// first; failing with [`nesting_too_deep`] at the collection that would go deeper.
+    Max(usize),
+}
 
-    for ev in Parser::new_from_str(text) {
+/// Everything a parse holds, given back level by level ([`drop_value`]) on every way out: an
+/// error half-way through a deep document must not overflow the stack while unwinding.
+#[derive(Default)]
+struct Held {
+    docs: Vec<Value>,
+    stack: Vec<Frame>,
+    anchors: HashMap<usize, Value>,
+    root: Option<Value>,
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.docs.drain(..).for_each(drop_value);
+        self.anchors.drain().for_each(|(_, v)| drop_value(v));
+        self.root.take().into_iter().for_each(drop_value);
+        for frame in self.stack.drain(..) {
+            match frame {
+                Frame::Seq { items, .. } => items.into_iter().for_each(drop_value),
+                Frame::Map { map, .. } => map.into_iter().for_each(|(_, v)| drop_value(v)),
+            }
+        }
+    }
+}
+
+/// Every non-null document of `text`.
+pub(crate) fn parse_events(text: &str, opts: &Options, depth: Depth) -> Result<Vec<Value>, Error> {
+    let mut held = Held::default();
+    let Held {
+        docs,
+        stack,
+        anchors,
+        root,
+    } = &mut held;
+    let mut alias_nodes = 0usize;
+    let parser = match depth {
+        Depth::Parser => Parser::new_from_str(text),
+        // The parser counts block and flow nesting apart; its limits are set past ours so that
+        // the error is ours, naming the limit, wherever the two are mixed.
+        Depth::Max(max) => Parser::new_from_str_with_options(
+            text,
+            granit_parser::options! {
+                flow_nesting_limit: max.saturating_add(1),
+                block_nesting_limit: max.saturating_add(1),
+            },
+        ),
+    };
+    let max_depth = match depth {
+        Depth::Parser => usize::MAX,
+        Depth::Max(max) => max,
+    };
+
+    for ev in parser {
         let (ev, span) = ev.map_err(|e| {
             let m = e.marker();
             Error {
@@ -61,7 +116,7 @@ pub(crate) fn parse_events(text: &str, opts: &Options) -> Result<Vec<Value>, Err
         let completed: Option<(Value, usize)> = match ev {
             Event::StreamStart | Event::StreamEnd => None,
             Event::DocumentStart(..) => {
-                anchors.clear();
+                anchors.drain().for_each(|(_, v)| drop_value(v));
                 None
             }
             Event::DocumentEnd => {
@@ -75,13 +130,12 @@ pub(crate) fn parse_events(text: &str, opts: &Options) -> Result<Vec<Value>, Err
             Event::Alias(id) => {
                 let v = anchors
                     .get(&id)
-                    .cloned()
                     .ok_or_else(|| at(&span, "unknown anchor"))?;
-                alias_nodes += count_nodes(&v);
+                alias_nodes += count_nodes(v);
                 if alias_nodes > MAX_ALIAS_NODES {
                     return Err(at(&span, "document expands too many aliases"));
                 }
-                Some((v, 0))
+                Some((clone_value(v), 0))
             }
             Event::Scalar(value, style, anchor, tag) => {
                 let tag_suffix = tag.as_ref().and_then(|t| {
@@ -92,6 +146,9 @@ pub(crate) fn parse_events(text: &str, opts: &Options) -> Result<Vec<Value>, Err
                 Some((v, anchor))
             }
             Event::SequenceStart(_, anchor, _) => {
+                if stack.len() >= max_depth {
+                    return Err(at(&span, nesting_too_deep()));
+                }
                 stack.push(Frame::Seq {
                     items: Vec::new(),
                     anchor,
@@ -99,6 +156,9 @@ pub(crate) fn parse_events(text: &str, opts: &Options) -> Result<Vec<Value>, Err
                 None
             }
             Event::MappingStart(_, anchor, _) => {
+                if stack.len() >= max_depth {
+                    return Err(at(&span, nesting_too_deep()));
+                }
                 stack.push(Frame::Map {
                     map: Map::new(),
                     key: None,
@@ -108,24 +168,37 @@ pub(crate) fn parse_events(text: &str, opts: &Options) -> Result<Vec<Value>, Err
                 });
                 None
             }
+            // A frame popped in error goes back on the stack, which is given back level by level.
             Event::SequenceEnd => match stack.pop() {
                 Some(Frame::Seq { items, anchor }) => Some((Value::Array(items), anchor)),
-                _ => return Err(at(&span, "unbalanced sequence")),
+                other => {
+                    stack.extend(other);
+                    return Err(at(&span, "unbalanced sequence"));
+                }
             },
             Event::MappingEnd => match stack.pop() {
                 Some(Frame::Map { map, anchor, .. }) => Some((Value::Object(map), anchor)),
-                _ => return Err(at(&span, "unbalanced mapping")),
+                other => {
+                    stack.extend(other);
+                    return Err(at(&span, "unbalanced mapping"));
+                }
             },
             _ => None,
         };
         let Some((value, anchor)) = completed else {
             continue;
         };
-        if anchor != 0 {
-            anchors.insert(anchor, value.clone());
+        if anchor != 0
+            && let Some(old) = anchors.insert(anchor, clone_value(&value))
+        {
+            drop_value(old);
         }
         match stack.last_mut() {
-            None => root = Some(value),
+            None => {
+                if let Some(old) = root.replace(value) {
+                    drop_value(old);
+                }
+            }
             Some(Frame::Seq { items, .. }) => items.push(value),
             Some(Frame::Map {
                 map,
@@ -155,7 +228,9 @@ pub(crate) fn parse_events(text: &str, opts: &Options) -> Result<Vec<Value>, Err
                     } else {
                         // go-yaml's non-strict decoding (what Kubernetes uses): the last
                         // occurrence of a key wins.
-                        map.insert(k, value);
+                        if let Some(old) = map.insert(k, value) {
+                            drop_value(old);
+                        }
                     }
                 }
             },
@@ -166,15 +241,21 @@ pub(crate) fn parse_events(text: &str, opts: &Options) -> Result<Vec<Value>, Err
     {
         docs.push(v);
     }
-    Ok(docs)
+    Ok(std::mem::take(docs))
 }
 
+/// Nodes in `v`, counted without recursion (aliases may name deep values).
 fn count_nodes(v: &Value) -> usize {
-    match v {
-        Value::Array(a) => 1 + a.iter().map(count_nodes).sum::<usize>(),
-        Value::Object(m) => 1 + m.values().map(count_nodes).sum::<usize>(),
-        _ => 1,
+    let (mut n, mut todo) = (0usize, vec![v]);
+    while let Some(v) = todo.pop() {
+        n += 1;
+        match v {
+            Value::Array(a) => todo.extend(a),
+            Value::Object(m) => todo.extend(m.values()),
+            _ => {}
+        }
     }
+    n
 }
 
 /// `<<: map` or `<<: [maps]`, applied where it appears as go-yaml does: merged keys overwrite
@@ -184,19 +265,24 @@ fn merge_into(map: &mut Map<String, Value>, value: Value) -> Result<(), String> 
     const NOT_MAPS: &str = "map merge requires map or sequence of maps as the value";
     let sources = match value {
         Value::Object(m) => vec![m],
-        Value::Array(a) => a
+        Value::Array(a) if a.iter().all(Value::is_object) => a
             .into_iter()
             .rev()
-            .map(|v| match v {
-                Value::Object(m) => Ok(m),
-                _ => Err(NOT_MAPS.to_string()),
+            .filter_map(|v| match v {
+                Value::Object(m) => Some(m),
+                _ => None,
             })
-            .collect::<Result<_, _>>()?,
-        _ => return Err(NOT_MAPS.into()),
+            .collect(),
+        other => {
+            drop_value(other);
+            return Err(NOT_MAPS.into());
+        }
     };
     for m in sources {
         for (k, v) in m {
-            map.insert(k, v);
+            if let Some(old) = map.insert(k, v) {
+                drop_value(old);
+            }
         }
     }
     Ok(())
@@ -217,7 +303,10 @@ fn key_string(v: Value) -> Result<String, String> {
                 Scalar::Float(n.as_f64().unwrap_or_default())
             }
         }
-        _ => return Err("mapping keys must be scalars".into()),
+        other => {
+            drop_value(other);
+            return Err("mapping keys must be scalars".into());
+        }
     };
     Ok(scalar.into_key().into_owned())
 }

@@ -10,6 +10,16 @@
 //! the plain block YAML nearly every file is written in, and fall back to one full parser
 //! (granit-parser's events) for everything else and for every error message. One set of scalar
 //! rules serves both paths, and tests hold the fast path equal to the full parser.
+//!
+//! Nesting: a catalog document ([`document_canonical`]) may nest
+//! [`MAX_NESTING_DEPTH`](crate::json::MAX_NESTING_DEPTH) (10,000) collections deep, block and
+//! flow together, as deep as opm's Go decoders read; the collection that would go one level
+//! deeper fails with `exceeded max depth of 10000` at its line. Neither path recurses on the
+//! caller's stack per level (values are copied and given back through
+//! [`json::clone_value`](crate::json::clone_value) and [`json::drop_value`](crate::json::drop_value)).
+//! The readers returning [`Value`]s keep the parser's own limits (255 nested block and 255 nested
+//! flow collections, `recursion limit exceeded`), because their callers walk those values
+//! recursively.
 
 mod fast;
 mod full;
@@ -20,6 +30,7 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
+use crate::json::MAX_NESTING_DEPTH;
 use scalar::Scalar;
 
 /// What to do with a key that a mapping repeats.
@@ -78,7 +89,7 @@ pub fn parse_documents_with(text: &str, opts: &Options) -> Result<Vec<Value>, Er
     if let Some(docs) = fast_values(text, opts) {
         return Ok(docs);
     }
-    full::parse_events(text, opts)
+    full::parse_events(text, opts, full::Depth::Parser)
 }
 
 /// The one document of `text` (`null` when it has none), for files that hold a single value:
@@ -138,7 +149,7 @@ pub fn fast_values(text: &str, opts: &Options) -> Option<Vec<Value>> {
 /// The documents of `text` through the full parser only. For tests that hold the two paths equal.
 #[doc(hidden)]
 pub fn full_values(text: &str, opts: &Options) -> Result<Vec<Value>, Error> {
-    full::parse_events(text, opts)
+    full::parse_events(text, opts, full::Depth::Parser)
 }
 
 /// One document (the caller has split the stream at its `---` lines) as canonical JSON text —
@@ -146,7 +157,9 @@ pub fn full_values(text: &str, opts: &Options) -> Result<Vec<Value>, Error> {
 /// the form operator-registry gives every catalog blob. `Ok(None)` for a document with no value
 /// (empty or only comments), or one whose top level is not a mapping: callers report those in
 /// their own words. Anything outside the fast subset is read by the full parser into a
-/// [`Value`] that is returned for the caller to convert.
+/// [`Value`] that is returned for the caller to convert; it may nest up to
+/// [`MAX_NESTING_DEPTH`] deep, so a caller that does not consume it gives it back with
+/// [`drop_value`](crate::json::drop_value).
 pub fn document_canonical(doc: &str, opts: &Options) -> Result<Canonical, Error> {
     if let Some(mut docs) = fast::parse_documents(doc, &mut CanonTree(*opts))
         && docs.len() <= 1
@@ -162,7 +175,7 @@ pub fn document_canonical(doc: &str, opts: &Options) -> Result<Canonical, Error>
             Some(_) => {}
         }
     }
-    let mut docs = full::parse_events(doc, opts)?;
+    let mut docs = full::parse_events(doc, opts, full::Depth::Max(MAX_NESTING_DEPTH))?;
     Ok(match docs.len() {
         0 => Canonical::Empty,
         1 => Canonical::Value(docs.remove(0)),
