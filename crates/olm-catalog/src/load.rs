@@ -18,7 +18,15 @@
 //! * Every blob is re-encoded as canonical JSON (see [`crate::canonical`]); `schema`, `package` and
 //!   `name` are looked up case-insensitively and two top-level keys differing only in case are an error.
 //! * Unlike upstream, a key repeated verbatim in one mapping is an error (upstream keeps the last one).
-//! * Symbolic links are read as files (a link to a directory is not descended, as `fs.WalkDir`).
+//! * Symbolic links are read as the files they point to (a link to a directory is not descended, as
+//!   `fs.WalkDir`).
+//! * Only regular files are read. opm hands every walked entry that is not a directory to its
+//!   decoder and fails the whole load when one cannot be read, so a tree holding a named pipe, a
+//!   socket or a device (directly or through a link, e.g. to `/dev/zero`) is refused, naming the
+//!   entry and what it is, before any file is read; it is never skipped silently, which would load
+//!   a catalog opm does not. Such an entry listed in `.indexignore` is never opened, as with opm.
+//!   Files are opened without blocking and checked again once open, so one swapped for a pipe
+//!   after the walk is refused too, not waited on.
 
 use std::fs;
 use std::io::{self, Read};
@@ -118,11 +126,25 @@ pub fn load_path_with(path: &Path, opts: &LoadOptions) -> Result<Catalog, LoadEr
     if meta.is_file() {
         return load_file_with(path, opts);
     }
-    let files = walk(path)?;
+    if !meta.is_dir() {
+        return Err(LoadError::Io {
+            path: path.display().to_string(),
+            message: format!(
+                "is {}, not a regular file or a directory",
+                kind_of(&meta.file_type())
+            ),
+        });
+    }
+    let files = walk_typed(path)?;
+    // Every entry is checked before any is read: the first one that is not a regular file fails
+    // the load without touching the others.
+    for (f, ft) in &files {
+        check_regular(f, ft)?;
+    }
     let results: Vec<Result<Vec<Blob>, LoadError>> = files
         .par_iter()
-        .map(|f| {
-            let bytes = fs::read(f).map_err(|e| LoadError::io(f, &e))?;
+        .map(|(f, _)| {
+            let bytes = read_regular(f)?;
             load_bytes_inner(&bytes, &f.display().to_string(), opts)
         })
         .collect();
@@ -140,7 +162,7 @@ pub fn load_file(path: &Path) -> Result<Catalog, LoadError> {
 
 /// Loads one file holding a JSON or YAML stream, with the given options.
 pub fn load_file_with(path: &Path, opts: &LoadOptions) -> Result<Catalog, LoadError> {
-    let bytes = fs::read(path).map_err(|e| LoadError::io(path, &e))?;
+    let bytes = read_regular(path)?;
     Ok(Catalog {
         blobs: load_bytes_inner(&bytes, &path.display().to_string(), opts)?,
     })
@@ -295,14 +317,20 @@ fn utf8_error(name: &str, buf: &[u8], e: std::str::Utf8Error) -> LoadError {
     LoadError::parse(name, line, "invalid UTF-8")
 }
 
-/// The files of a catalog tree in walk order, minus `.indexignore`d ones.
+/// The files of a catalog tree in walk order, minus `.indexignore`d ones: every entry that is not
+/// a directory (links are not followed), whatever it is.
 pub fn walk(root: &Path) -> Result<Vec<PathBuf>, LoadError> {
+    Ok(walk_typed(root)?.into_iter().map(|(f, _)| f).collect())
+}
+
+/// [`walk`], with each entry's type as the directory listing gives it.
+fn walk_typed(root: &Path) -> Result<Vec<(PathBuf, fs::FileType)>, LoadError> {
     let mut files = Vec::new();
     let mut ignores: Vec<(PathBuf, ignore::gitignore::Gitignore)> = Vec::new();
     walk_dir(root, root, &mut files, &mut ignores)?;
     Ok(files
         .into_iter()
-        .filter(|f| {
+        .filter(|(f, _)| {
             // The deepest .indexignore that has an opinion decides (its patterns may re-include).
             let mut ignored = false;
             for (dir, gi) in &ignores {
@@ -322,7 +350,7 @@ pub fn walk(root: &Path) -> Result<Vec<PathBuf>, LoadError> {
 fn walk_dir(
     root: &Path,
     dir: &Path,
-    files: &mut Vec<PathBuf>,
+    files: &mut Vec<(PathBuf, fs::FileType)>,
     ignores: &mut Vec<(PathBuf, ignore::gitignore::Gitignore)>,
 ) -> Result<(), LoadError> {
     let rd = fs::read_dir(dir).map_err(|e| LoadError::io(dir, &e))?;
@@ -358,10 +386,99 @@ fn walk_dir(
         if ft.is_dir() {
             walk_dir(root, &path, files, ignores)?;
         } else if name != b".indexignore" {
-            files.push(path);
+            files.push((path, ft));
         }
     }
     Ok(())
+}
+
+/// What a file type is, for messages about entries that are not regular files.
+fn kind_of(ft: &fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if ft.is_fifo() {
+            return "a named pipe";
+        }
+        if ft.is_socket() {
+            return "a socket";
+        }
+        if ft.is_char_device() {
+            return "a character device";
+        }
+        if ft.is_block_device() {
+            return "a block device";
+        }
+    }
+    if ft.is_dir() {
+        "a directory"
+    } else if ft.is_symlink() {
+        "a symbolic link"
+    } else if ft.is_file() {
+        "a regular file"
+    } else {
+        "a special file"
+    }
+}
+
+const NOT_REGULAR_HINT: &str = "list it in .indexignore to leave it out";
+
+/// Refuses an entry of the walk that is not a regular file, or a link to one. `ft` is the entry's
+/// own type (a link is followed here).
+fn check_regular(path: &Path, ft: &fs::FileType) -> Result<(), LoadError> {
+    if ft.is_file() {
+        return Ok(());
+    }
+    let message = if ft.is_symlink() {
+        let target = fs::metadata(path).map_err(|e| LoadError::io(path, &e))?;
+        if target.is_file() {
+            return Ok(());
+        }
+        let to = fs::read_link(path)
+            .map(|t| olm_goenc::quote(&t.display().to_string()))
+            .unwrap_or_default();
+        format!(
+            "links to {to}, {}, not a regular file: {NOT_REGULAR_HINT}",
+            kind_of(&target.file_type())
+        )
+    } else {
+        format!("is {}, not a regular file: {NOT_REGULAR_HINT}", kind_of(ft))
+    };
+    Err(LoadError::Io {
+        path: path.display().to_string(),
+        message,
+    })
+}
+
+/// The bytes of a regular file. Opened without blocking, so a named pipe (put in the file's place
+/// after it was checked, or named directly) is refused instead of waited on; a device is refused
+/// before anything is read from it.
+fn read_regular(path: &Path) -> Result<Vec<u8>, LoadError> {
+    let mut open = fs::OpenOptions::new();
+    open.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        // Without effect on regular files.
+        open.custom_flags(libc::O_NONBLOCK);
+    }
+    let mut f = open.open(path).map_err(|e| LoadError::io(path, &e))?;
+    let meta = f.metadata().map_err(|e| LoadError::io(path, &e))?;
+    if !meta.is_file() {
+        return Err(LoadError::Io {
+            path: path.display().to_string(),
+            message: format!(
+                "is {}, not a regular file: {NOT_REGULAR_HINT}",
+                kind_of(&meta.file_type())
+            ),
+        });
+    }
+    let mut bytes = Vec::new();
+    // The size is a hint only (a file may grow while read).
+    let _ = bytes.try_reserve_exact(usize::try_from(meta.len()).unwrap_or(0));
+    f.read_to_end(&mut bytes)
+        .map_err(|e| LoadError::io(path, &e))?;
+    Ok(bytes)
 }
 
 // ---- documents ----------------------------------------------------------------------------------------
