@@ -2,182 +2,247 @@
 //! compact, no HTML escaping, numbers as Go's `float64` encoder prints them). catalogd's `catalog.jsonl`
 //! is exactly these blobs, one per line, so producing them while parsing means the JSONL writer is a copy.
 //!
-//! The conversion is a serde visitor, so JSON documents (serde_json) are turned into canonical text
-//! in one pass without building a tree; YAML documents arrive as canonical text from the reader, or
-//! as `serde_json::Value`s where it needed its full parser, which this visitor converts too.
+//! One writer ([`Writer`]) is fed by two readers: JSON text ([`from_json_text`], after serde_json has
+//! checked its syntax) and the `serde_json::Value`s the YAML reader returns where it needed its full
+//! parser ([`from_value`]). YAML in the common block style arrives as canonical text from the reader.
+//!
+//! Nothing here recurses per level of nesting, so a document as deep as Go's decoders read
+//! ([`MAX_NESTING_DEPTH`], 10,000 collections with the top level counted) costs no stack, and an error
+//! deep inside costs no more than one near the top. (serde_json's own recursive parser, unbounded,
+//! would need about 1 KiB of stack a level, and while an error unwinds it works out the error's line
+//! again at every level: 10,000 levels under a 1 MB prefix took 30 s in a debug build.) The collection
+//! that would open level 10,001 fails with `exceeded max depth of 10000`.
 
-use std::fmt;
+use std::borrow::Cow;
+use std::collections::HashSet;
 
-use olm_goenc::json::{write_f64, write_str};
+use olm_goenc::json::{MAX_NESTING_DEPTH, nesting_too_deep, write_f64, write_str};
 use olm_goenc::quote;
-use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::value::RawValue;
+use serde_json::{Number, Value};
 
-/// A [`DeserializeSeed`] that appends the canonical JSON of whatever it is fed to a buffer.
-pub struct Canon<'a>(pub &'a mut String);
-
-impl<'de> DeserializeSeed<'de> for Canon<'_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(self)
-    }
+/// Builds canonical text from a stream of structure events (open, key, scalar, close) that a
+/// reader guarantees to be balanced.
+pub(crate) struct Writer<'k> {
+    out: String,
+    stack: Vec<Frame>,
+    /// Receives each top-level key with the canonical text of its value (empty when longer than
+    /// 4096 bytes: only short values, `schema`/`package`/`name`, are looked at).
+    top_keys: Option<&'k mut Vec<(String, String)>>,
 }
 
-impl<'de> Visitor<'de> for Canon<'_> {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<(), E> {
-        self.0.push_str(if v { "true" } else { "false" });
-        Ok(())
-    }
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<(), E> {
-        olm_goenc::json::write_i64_through_float64(self.0, v);
-        Ok(())
-    }
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<(), E> {
-        olm_goenc::json::write_u64_through_float64(self.0, v);
-        Ok(())
-    }
-    fn visit_i128<E: de::Error>(self, v: i128) -> Result<(), E> {
-        write_f64(self.0, v as f64).map_err(E::custom)
-    }
-    fn visit_u128<E: de::Error>(self, v: u128) -> Result<(), E> {
-        write_f64(self.0, v as f64).map_err(E::custom)
-    }
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<(), E> {
-        write_f64(self.0, v).map_err(E::custom)
-    }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<(), E> {
-        write_str(self.0, v);
-        Ok(())
-    }
-    fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<(), E> {
-        use base64::Engine;
-        write_str(self.0, &base64::engine::general_purpose::STANDARD.encode(v));
-        Ok(())
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
-        self.0.push_str("null");
-        Ok(())
-    }
-    fn visit_none<E: de::Error>(self) -> Result<(), E> {
-        self.visit_unit()
-    }
-    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(self)
-    }
-    fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(self)
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        self.0.push('[');
-        let mut first = true;
-        loop {
-            let mark = self.0.len();
-            if !first {
-                self.0.push(',');
-            }
-            match seq.next_element_seed(Canon(&mut *self.0))? {
-                Some(()) => first = false,
-                None => {
-                    self.0.truncate(mark);
-                    break;
-                }
-            }
+enum Frame {
+    Seq {
+        empty: bool,
+    },
+    Map {
+        /// Where the map's `{` is in the output.
+        base: usize,
+        /// (key, start of `"key":value`, end) for each entry, in input order.
+        entries: Vec<(String, usize, usize)>,
+        sorted: bool,
+        /// Keys seen so far, built only once the input turns out not to be sorted (sorted input
+        /// cannot repeat a key without the order check noticing).
+        seen: Option<HashSet<String>>,
+        /// The key whose value is being written, and where its entry starts.
+        key: Option<(String, usize)>,
+    },
+}
+
+impl<'k> Writer<'k> {
+    pub(crate) fn new(capacity: usize, top_keys: Option<&'k mut Vec<(String, String)>>) -> Self {
+        Writer {
+            out: String::with_capacity(capacity),
+            stack: Vec::new(),
+            top_keys,
         }
-        self.0.push(']');
+    }
+
+    /// Whether the next string is a key.
+    fn wants_key(&self) -> bool {
+        matches!(self.stack.last(), Some(Frame::Map { key: None, .. }))
+    }
+
+    fn before_value(&mut self) {
+        if let Some(Frame::Seq { empty }) = self.stack.last_mut() {
+            if !*empty {
+                self.out.push(',');
+            }
+            *empty = false;
+        }
+    }
+
+    fn after_value(&mut self) {
+        if let Some(Frame::Map {
+            entries,
+            key,
+            sorted,
+            ..
+        }) = self.stack.last_mut()
+            && let Some((k, start)) = key.take()
+        {
+            if let Some(last) = entries.last()
+                && last.0 >= k
+            {
+                *sorted = false;
+            }
+            entries.push((k, start, self.out.len()));
+        }
+    }
+
+    /// Starts a map or a sequence.
+    fn open(&mut self, map: bool) -> Result<(), String> {
+        if self.stack.len() >= MAX_NESTING_DEPTH {
+            return Err(nesting_too_deep());
+        }
+        self.before_value();
+        let frame = if map {
+            Frame::Map {
+                base: self.out.len(),
+                entries: Vec::new(),
+                sorted: true,
+                seen: None,
+                key: None,
+            }
+        } else {
+            Frame::Seq { empty: true }
+        };
+        self.out.push(if map { '{' } else { '[' });
+        self.stack.push(frame);
         Ok(())
     }
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<(), A::Error> {
-        canon_map(self.0, map, |_, _| {})
-    }
-}
 
-/// Writes a map canonically; `on_entry(key, value_json)` is called for every entry after sorting.
-pub(crate) fn canon_map<'de, A: MapAccess<'de>>(
-    out: &mut String,
-    mut map: A,
-    mut on_entry: impl FnMut(&str, &str),
-) -> Result<(), A::Error> {
-    let base = out.len();
-    out.push('{');
-    // (key, start of `"key":value`, end) for each entry, in input order.
-    let mut entries: Vec<(String, usize, usize)> = Vec::new();
-    let mut sorted = true;
-    // Keys seen so far, built only once the input turns out not to be sorted (sorted input cannot
-    // repeat a key without the `>=` check below noticing).
-    let mut seen: Option<std::collections::HashSet<String>> = None;
-    while let Some(key) = map.next_key_seed(KeySeed)? {
-        // Reject a repeated key right away so the parser's position (the error's line) is the key's.
+    pub(crate) fn open_seq(&mut self) -> Result<(), String> {
+        self.open(false)
+    }
+
+    pub(crate) fn open_map(&mut self) -> Result<(), String> {
+        self.open(true)
+    }
+
+    /// A key of the innermost map; a repeated key is an error.
+    pub(crate) fn key(&mut self, k: String) -> Result<(), String> {
+        let Some(Frame::Map {
+            entries, seen, key, ..
+        }) = self.stack.last_mut()
+        else {
+            return Err("a key outside a mapping".to_owned());
+        };
         let repeated = match entries.last() {
-            Some(last) if last.0.as_str() >= key.as_str() => {
+            Some(last) if last.0 >= k => {
                 let set = seen.get_or_insert_with(|| entries.iter().map(|e| e.0.clone()).collect());
-                !set.insert(key.clone())
+                !set.insert(k.clone())
             }
-            _ => {
-                if let Some(set) = seen.as_mut() {
-                    set.insert(key.clone());
-                }
-                false
-            }
+            _ => seen.as_mut().is_some_and(|set| !set.insert(k.clone())),
         };
         if repeated {
-            return Err(de::Error::custom(format!("duplicate key {}", quote(&key))));
+            return Err(format!("duplicate key {}", quote(&k)));
         }
         if !entries.is_empty() {
-            out.push(',');
+            self.out.push(',');
         }
-        let start = out.len();
-        write_str(out, &key);
-        out.push(':');
-        map.next_value_seed(Canon(&mut *out))?;
-        if let Some(last) = entries.last()
-            && last.0.as_str() >= key.as_str()
-        {
-            sorted = false;
-        }
-        entries.push((key, start, out.len()));
+        let start = self.out.len();
+        write_str(&mut self.out, &k);
+        self.out.push(':');
+        *key = Some((k, start));
+        Ok(())
     }
-    if !sorted {
+
+    /// Ends the innermost collection, sorting a map's entries.
+    pub(crate) fn close(&mut self) {
+        match self.stack.pop() {
+            Some(Frame::Seq { .. }) => self.out.push(']'),
+            Some(Frame::Map {
+                base,
+                entries,
+                sorted,
+                ..
+            }) => {
+                let top = self.stack.is_empty();
+                let spans = self.finish_map(base, entries, sorted);
+                if top && let Some(keys) = self.top_keys.as_deref_mut() {
+                    for (k, s, e) in spans {
+                        let kv = &self.out[s..e];
+                        let v = &kv[json_key_len(kv) + 1..];
+                        // Only short values are interesting (schema/package/name).
+                        let v = if v.len() <= 4096 {
+                            v.to_owned()
+                        } else {
+                            String::new()
+                        };
+                        keys.push((k, v));
+                    }
+                }
+                self.out.push('}');
+            }
+            None => {}
+        }
+        self.after_value();
+    }
+
+    /// Puts a map's entries in key order; returns them with their final spans.
+    fn finish_map(
+        &mut self,
+        base: usize,
+        entries: Vec<(String, usize, usize)>,
+        sorted: bool,
+    ) -> Vec<(String, usize, usize)> {
+        if sorted {
+            return entries;
+        }
         let mut order: Vec<usize> = (0..entries.len()).collect();
         order.sort_by(|&a, &b| entries[a].0.cmp(&entries[b].0));
-        for w in order.windows(2) {
-            if entries[w[0]].0 == entries[w[1]].0 {
-                return Err(de::Error::custom(format!(
-                    "duplicate key {}",
-                    quote(&entries[w[0]].0)
-                )));
-            }
-        }
-        let mut buf = String::with_capacity(out.len() - base);
+        let mut buf = String::with_capacity(self.out.len() - base);
         buf.push('{');
+        let mut spans = Vec::with_capacity(entries.len());
         for (n, &i) in order.iter().enumerate() {
             if n > 0 {
                 buf.push(',');
             }
-            buf.push_str(&out[entries[i].1..entries[i].2]);
+            let start = base + buf.len();
+            buf.push_str(&self.out[entries[i].1..entries[i].2]);
+            spans.push((entries[i].0.clone(), start, base + buf.len()));
         }
-        out.truncate(base);
-        out.push_str(&buf);
-        // Recompute spans for the callback over the rebuilt text.
-        let mut pos = base + 1;
-        for &i in &order {
-            let len = entries[i].2 - entries[i].1;
-            let kv = &out[pos..pos + len];
-            let vstart = json_key_len(kv) + 1;
-            on_entry(&entries[i].0, &kv[vstart..]);
-            pos += len + 1;
-        }
-    } else {
-        for (k, s, e) in &entries {
-            let kv = &out[*s..*e];
-            let vstart = json_key_len(kv) + 1;
-            on_entry(k, &kv[vstart..]);
-        }
+        self.out.truncate(base);
+        self.out.push_str(&buf);
+        spans
     }
-    out.push('}');
-    Ok(())
+
+    pub(crate) fn null(&mut self) {
+        self.scalar(|o| o.push_str("null"));
+    }
+
+    pub(crate) fn bool(&mut self, b: bool) {
+        self.scalar(|o| o.push_str(if b { "true" } else { "false" }));
+    }
+
+    pub(crate) fn string(&mut self, s: &str) {
+        self.scalar(|o| write_str(o, s));
+    }
+
+    /// A number as Go writes the `float64` it decodes it to.
+    pub(crate) fn number(&mut self, n: &Number) -> Result<(), String> {
+        self.before_value();
+        if let Some(u) = n.as_u64() {
+            olm_goenc::json::write_u64_through_float64(&mut self.out, u);
+        } else if let Some(i) = n.as_i64() {
+            olm_goenc::json::write_i64_through_float64(&mut self.out, i);
+        } else {
+            write_f64(&mut self.out, n.as_f64().unwrap_or(f64::NAN)).map_err(|e| e.to_string())?;
+        }
+        self.after_value();
+        Ok(())
+    }
+
+    fn scalar(&mut self, write: impl FnOnce(&mut String)) {
+        self.before_value();
+        write(&mut self.out);
+        self.after_value();
+    }
+
+    pub(crate) fn finish(self) -> String {
+        self.out
+    }
 }
 
 /// Length of the leading JSON string literal in `s` (which starts with `"`).
@@ -194,121 +259,153 @@ fn json_key_len(s: &str) -> usize {
     b.len()
 }
 
-/// Map keys: YAML allows non-string keys; sigs.k8s.io/yaml turns them into their string form.
-struct KeySeed;
+/// Why JSON text could not be made canonical: where (a byte offset into the text) and what, in
+/// serde_json's words where it is serde_json that refuses.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct TextError {
+    pub offset: usize,
+    pub message: String,
+}
 
-impl<'de> DeserializeSeed<'de> for KeySeed {
-    type Value = String;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<String, D::Error> {
-        d.deserialize_any(self)
+/// The canonical form of one JSON value whose syntax serde_json has already checked (it is the
+/// text of a [`RawValue`]): the reader here relies on that and only splits tokens.
+pub(crate) fn from_json_text(
+    text: &str,
+    top_keys: Option<&mut Vec<(String, String)>>,
+) -> Result<String, TextError> {
+    let b = text.as_bytes();
+    let mut w = Writer::new(text.len(), top_keys);
+    let mut i = 0;
+    let fail = |offset: usize| move |message: String| TextError { offset, message };
+    while let Some(&c) = b.get(i) {
+        match c {
+            b'[' => {
+                w.open_seq().map_err(fail(i))?;
+                i += 1;
+            }
+            b'{' => {
+                w.open_map().map_err(fail(i))?;
+                i += 1;
+            }
+            b']' | b'}' => {
+                w.close();
+                i += 1;
+            }
+            b'"' => {
+                let end = string_end(b, i);
+                let literal = &text[i..end];
+                let s: Cow<str> = if literal.contains('\\') {
+                    Cow::Owned(
+                        serde_json::from_str::<String>(literal)
+                            .map_err(|e| fail(i)(json_error_text(&e)))?,
+                    )
+                } else {
+                    Cow::Borrowed(&literal[1..literal.len() - 1])
+                };
+                if w.wants_key() {
+                    w.key(s.into_owned()).map_err(fail(i))?;
+                } else {
+                    w.string(&s);
+                }
+                i = end;
+            }
+            b't' => {
+                w.bool(true);
+                i += 4;
+            }
+            b'f' => {
+                w.bool(false);
+                i += 5;
+            }
+            b'n' => {
+                w.null();
+                i += 4;
+            }
+            b'-' | b'0'..=b'9' => {
+                let end = i + b[i..]
+                    .iter()
+                    .position(|c| !matches!(c, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
+                    .unwrap_or(b.len() - i);
+                let n = serde_json::from_str::<Number>(&text[i..end])
+                    .map_err(|e| fail(i)(json_error_text(&e)))?;
+                w.number(&n).map_err(fail(i))?;
+                i = end;
+            }
+            // Separators and white space.
+            _ => i += 1,
+        }
+    }
+    Ok(w.finish())
+}
+
+/// The end (one past the closing quote) of the string literal starting at `start`.
+fn string_end(b: &[u8], start: usize) -> usize {
+    let mut i = start + 1;
+    loop {
+        match b
+            .get(i..)
+            .and_then(|rest| memchr::memchr2(b'"', b'\\', rest))
+        {
+            None => return b.len(),
+            Some(j) if b[i + j] == b'\\' => i += j + 2,
+            Some(j) => return i + j + 1,
+        }
     }
 }
 
-impl<'de> Visitor<'de> for KeySeed {
-    type Value = String;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a map key")
-    }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<String, E> {
-        Ok(v.to_owned())
-    }
-    fn visit_string<E: de::Error>(self, v: String) -> Result<String, E> {
-        Ok(v)
-    }
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<String, E> {
-        Ok(v.to_string())
-    }
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<String, E> {
-        Ok(v.to_string())
-    }
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<String, E> {
-        Ok(v.to_string())
-    }
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<String, E> {
-        let mut s = String::new();
-        write_f64(&mut s, v).map_err(E::custom)?;
-        Ok(s)
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<String, E> {
-        Ok("null".to_owned())
-    }
-    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<String, D::Error> {
-        d.deserialize_any(self)
-    }
-    fn visit_none<E: de::Error>(self) -> Result<String, E> {
-        Ok("null".to_owned())
+/// serde_json's message without its ` at line … column …` suffix (the callers name the line).
+pub(crate) fn json_error_text(e: &serde_json::Error) -> String {
+    let s = e.to_string();
+    match s.rfind(" at line ") {
+        Some(i) => s[..i].to_owned(),
+        None => s,
     }
 }
 
-/// The top-level document: must be a map. Collects the raw canonical text and, for each top-level key,
-/// the canonical text of its value, so `schema`/`package`/`name` can be found case-insensitively.
-pub(crate) struct TopSeed<'a> {
-    pub out: &'a mut String,
-    pub keys: &'a mut Vec<(String, String)>,
-}
-
-impl<'de> DeserializeSeed<'de> for TopSeed<'_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(self)
+/// The canonical form of a value the YAML reader built, walked without recursion.
+pub(crate) fn from_value(
+    v: &Value,
+    top_keys: Option<&mut Vec<(String, String)>>,
+) -> Result<String, String> {
+    enum Step<'a> {
+        Value(&'a Value),
+        Key(&'a str),
+        Close,
     }
-}
-
-impl<'de> Visitor<'de> for TopSeed<'_> {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("an object")
+    let mut w = Writer::new(0, top_keys);
+    let mut todo = vec![Step::Value(v)];
+    while let Some(step) = todo.pop() {
+        match step {
+            Step::Close => w.close(),
+            Step::Key(k) => w.key(k.to_owned())?,
+            Step::Value(v) => match v {
+                Value::Null => w.null(),
+                Value::Bool(b) => w.bool(*b),
+                Value::Number(n) => w.number(n)?,
+                Value::String(s) => w.string(s),
+                Value::Array(items) => {
+                    w.open_seq()?;
+                    todo.push(Step::Close);
+                    todo.extend(items.iter().rev().map(Step::Value));
+                }
+                Value::Object(map) => {
+                    w.open_map()?;
+                    todo.push(Step::Close);
+                    for (k, x) in map.iter().rev() {
+                        todo.push(Step::Value(x));
+                        todo.push(Step::Key(k));
+                    }
+                }
+            },
+        }
     }
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<(), A::Error> {
-        let keys = self.keys;
-        canon_map(self.out, map, |k, v| {
-            // Only short values are interesting (schema/package/name); skip copying big ones.
-            let v = if v.len() <= 4096 {
-                v.to_owned()
-            } else {
-                String::new()
-            };
-            keys.push((k.to_owned(), v))
-        })
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
-        self.out.push_str("null");
-        Ok(())
-    }
-    fn visit_none<E: de::Error>(self) -> Result<(), E> {
-        self.visit_unit()
-    }
-    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(self)
-    }
-    // Non-objects are recorded as they are; the caller reports them with upstream's wording.
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<(), A::Error> {
-        Canon(self.out).visit_seq(seq)
-    }
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<(), E> {
-        Canon(self.out).visit_bool(v)
-    }
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<(), E> {
-        Canon(self.out).visit_i64(v)
-    }
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<(), E> {
-        Canon(self.out).visit_u64(v)
-    }
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<(), E> {
-        Canon(self.out).visit_f64(v)
-    }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<(), E> {
-        Canon(self.out).visit_str(v)
-    }
+    Ok(w.finish())
 }
 
 /// Canonicalises a JSON text (used for values built in memory).
 pub fn canonicalize_json(s: &str) -> Result<String, serde_json::Error> {
-    let mut out = String::with_capacity(s.len());
-    let mut de = serde_json::Deserializer::from_str(s);
-    Canon(&mut out).deserialize(&mut de)?;
-    de.end()?;
-    Ok(out)
+    let raw: &RawValue = serde_json::from_str(s)?;
+    from_json_text(raw.get(), None).map_err(|e| serde::de::Error::custom(e.message))
 }
 
 #[cfg(test)]
@@ -328,6 +425,9 @@ mod tests {
     #[test]
     fn duplicate_keys_are_rejected() {
         assert!(canonicalize_json(r#"{"b":1,"a":2,"b":3}"#).is_err());
+        assert!(canonicalize_json(r#"{"a":1,"a":2}"#).is_err());
+        let e = from_json_text("[{\"x\":{\"k\":1,\"j\":2,\"k\":3}}]", None).unwrap_err();
+        assert_eq!((e.offset, e.message.as_str()), (19, r#"duplicate key "k""#));
     }
 
     #[test]
@@ -339,6 +439,61 @@ mod tests {
         assert_eq!(
             canonicalize_json("[12345678901234567890123]").unwrap(),
             "[1.2345678901234568e+22]"
+        );
+        assert_eq!(
+            canonicalize_json("[-5, -0, 0.5e-7]").unwrap(),
+            "[-5,-0,5e-8]"
+        );
+        let e = from_json_text("[1, 1e400]", None).unwrap_err();
+        assert_eq!((e.offset, e.message.as_str()), (4, "number out of range"));
+    }
+
+    #[test]
+    fn nested_maps_in_sequences_sort_in_place() {
+        assert_eq!(
+            canonicalize_json(r#"[{"b":1,"a":2},{"d":[{"z":1,"y":2}],"c":3},[]]"#).unwrap(),
+            r#"[{"a":2,"b":1},{"c":3,"d":[{"y":2,"z":1}]},[]]"#
+        );
+        assert_eq!(
+            canonicalize_json(r#" { "s" : "a\"b\\", "e" : {} , "q":"\u00e9\n" } "#).unwrap(),
+            r#"{"e":{},"q":"é\n","s":"a\"b\\"}"#
+        );
+    }
+
+    #[test]
+    fn top_level_keys_are_reported_with_their_canonical_values() {
+        let mut keys = Vec::new();
+        let text = r#"{"schema":"olm.package","b":{"y":1,"x":2},"a":[1.0]}"#;
+        let canon = from_json_text(text, Some(&mut keys)).unwrap();
+        assert_eq!(
+            canon,
+            r#"{"a":[1],"b":{"x":2,"y":1},"schema":"olm.package"}"#
+        );
+        assert_eq!(
+            keys,
+            [
+                ("a".to_owned(), "[1]".to_owned()),
+                ("b".to_owned(), r#"{"x":2,"y":1}"#.to_owned()),
+                ("schema".to_owned(), r#""olm.package""#.to_owned()),
+            ]
+        );
+        let mut from_yaml = Vec::new();
+        let v: Value = serde_json::from_str(text).unwrap();
+        assert_eq!(from_value(&v, Some(&mut from_yaml)).unwrap(), canon);
+        assert_eq!(from_yaml, keys);
+    }
+
+    #[test]
+    fn nesting_is_limited_to_go_depth_without_recursion() {
+        let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        assert_eq!(
+            canonicalize_json(&deep(MAX_NESTING_DEPTH)).unwrap(),
+            deep(MAX_NESTING_DEPTH)
+        );
+        let e = from_json_text(&deep(MAX_NESTING_DEPTH + 1), None).unwrap_err();
+        assert_eq!(
+            (e.offset, e.message.as_str()),
+            (MAX_NESTING_DEPTH, "exceeded max depth of 10000")
         );
     }
 }

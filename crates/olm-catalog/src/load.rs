@@ -27,19 +27,22 @@
 //!   a catalog opm does not. Such an entry listed in `.indexignore` is never opened, as with opm.
 //!   Files are opened without blocking and checked again once open, so one swapped for a pipe
 //!   after the walk is refused too, not waited on.
+//! * Collections may nest [`MAX_NESTING_DEPTH`] (10,000) deep in every format, the document's
+//!   top level counting as the first, as Go's `encoding/json` and go-yaml allow; one level more
+//!   fails with `exceeded max depth of 10000` at the line where it happens.
 
 use std::fs;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
-use olm_goenc::json::{Kind, UnmarshalTypeError};
+use olm_goenc::json::{Kind, MAX_NESTING_DEPTH, UnmarshalTypeError, nesting_too_deep};
 use olm_goenc::yamlread;
 use rayon::prelude::*;
 use serde::Deserialize;
-use serde::de::{DeserializeSeed, Deserializer};
+use serde::de::Deserializer;
 use serde_json::value::RawValue;
 
-use crate::canonical::TopSeed;
+use crate::canonical;
 use crate::model::*;
 
 /// An error while loading, naming the file and (when known) the 1-based line.
@@ -242,8 +245,7 @@ pub fn load_jsonl_with(
         let parsed: Vec<Result<Blob, LoadError>> = lines
             .par_iter()
             .map(|&(line, l)| {
-                let doc =
-                    jsonl_doc(l.trim()).map_err(|e| LoadError::parse(name, line, json_msg(&e)))?;
+                let doc = jsonl_doc(l.trim()).map_err(|e| LoadError::parse(name, line, e))?;
                 to_blob(doc, name, line, opts)
             })
             .collect();
@@ -255,18 +257,21 @@ pub fn load_jsonl_with(
 }
 
 /// A JSONL line is taken as canonical (catalogd writes it so) and kept verbatim: only the top-level
-/// keys are scanned, skipping values without decoding them, which keeps JSONL loading fast.
-fn jsonl_doc(line: &str) -> Result<TopDoc, serde_json::Error> {
+/// keys are scanned, skipping values without decoding them, which keeps JSONL loading fast. The
+/// skipping does not count nesting, so a separate scan holds the line to the common limit.
+fn jsonl_doc(line: &str) -> Result<TopDoc, String> {
     if !line.starts_with('{') {
         // Not an object: let the general path produce upstream's message.
-        let mut de = serde_json::Deserializer::from_str(line);
-        let doc = TopDoc::deserialize(&mut de)?;
-        de.end()?;
-        return Ok(doc);
+        let raw: &RawValue = serde_json::from_str(line).map_err(|e| syntax_msg(line, &e))?;
+        return json_doc(raw.get()).map_err(|e| e.message);
     }
+    if too_deep(line.as_bytes()) {
+        return Err(nesting_too_deep());
+    }
+    let keys = top_keys(line).map_err(|e| json_msg(&e))?;
     Ok(TopDoc {
         canon: line.to_owned(),
-        keys: top_keys(line)?,
+        keys,
     })
 }
 
@@ -310,6 +315,44 @@ fn top_keys(line: &str) -> Result<Vec<(String, String)>, serde_json::Error> {
             )
         })
         .collect())
+}
+
+/// Whether the JSON text `s` nests deeper than [`MAX_NESTING_DEPTH`]. Brackets inside strings are
+/// skipped; the text is not otherwise checked (the parser that follows does that).
+fn too_deep(s: &[u8]) -> bool {
+    let (mut depth, mut i) = (0usize, 0usize);
+    while let Some(&b) = s.get(i) {
+        match b {
+            b'"' => {
+                // Skip to the closing quote, stepping over escapes.
+                i += 1;
+                loop {
+                    let Some(j) = s
+                        .get(i..)
+                        .and_then(|rest| memchr::memchr2(b'"', b'\\', rest))
+                    else {
+                        return false; // unterminated: the parser reports it
+                    };
+                    i += j + 1;
+                    if s[i - 1] == b'"' {
+                        break;
+                    }
+                    i += 1; // the escaped byte
+                }
+                continue;
+            }
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > MAX_NESTING_DEPTH {
+                    return true;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    false
 }
 
 fn utf8_error(name: &str, buf: &[u8], e: std::str::Utf8Error) -> LoadError {
@@ -489,22 +532,11 @@ struct TopDoc {
     keys: Vec<(String, String)>,
 }
 
-thread_local! {
-    /// Size of the document being decoded: canonical JSON is rarely longer, so one allocation suffices.
-    static DOC_LEN: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-}
-
-impl<'de> Deserialize<'de> for TopDoc {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let mut canon = String::with_capacity(DOC_LEN.with(|c| c.take()));
-        let mut keys = Vec::new();
-        TopSeed {
-            out: &mut canon,
-            keys: &mut keys,
-        }
-        .deserialize(d)?;
-        Ok(TopDoc { canon, keys })
-    }
+/// The document held by one JSON value whose syntax serde_json has checked.
+fn json_doc(raw: &str) -> Result<TopDoc, canonical::TextError> {
+    let mut keys = Vec::new();
+    let canon = canonical::from_json_text(raw, Some(&mut keys))?;
+    Ok(TopDoc { canon, keys })
 }
 
 fn load_bytes_inner(bytes: &[u8], name: &str, opts: &LoadOptions) -> Result<Vec<Blob>, LoadError> {
@@ -520,7 +552,9 @@ fn load_bytes_inner(bytes: &[u8], name: &str, opts: &LoadOptions) -> Result<Vec<
 
 fn load_json_stream(text: &str, name: &str, opts: &LoadOptions) -> Result<Vec<Blob>, LoadError> {
     let mut out = Vec::new();
-    let mut stream = serde_json::Deserializer::from_str(text).into_iter::<TopDoc>();
+    // Each document is first taken as raw text, which checks its syntax without recursing (and
+    // without a depth limit), then made canonical, also without recursing.
+    let mut stream = serde_json::Deserializer::from_str(text).into_iter::<&RawValue>();
     // Line numbers are counted incrementally: counting from the start of the file for every
     // document would make one large JSON file quadratic to load.
     let (mut counted_to, mut line) = (0usize, 1usize);
@@ -528,12 +562,17 @@ fn load_json_stream(text: &str, name: &str, opts: &LoadOptions) -> Result<Vec<Bl
         let offset = stream.byte_offset();
         match stream.next() {
             None => break,
-            Some(Err(e)) => return Err(LoadError::parse(name, e.line(), json_msg(&e))),
-            Some(Ok(doc)) => {
+            Some(Err(e)) => return Err(LoadError::parse(name, e.line(), syntax_msg(text, &e))),
+            Some(Ok(raw)) => {
                 let skipped = text[offset..].len() - text[offset..].trim_start().len();
                 let start = offset + skipped;
                 line += memchr::memchr_iter(b'\n', &text.as_bytes()[counted_to..start]).count();
                 counted_to = start;
+                let raw = raw.get();
+                let doc = json_doc(raw).map_err(|e| {
+                    let within = memchr::memchr_iter(b'\n', &raw.as_bytes()[..e.offset]).count();
+                    LoadError::parse(name, line + within, e.message)
+                })?;
                 out.push(to_blob(doc, name, line, opts)?);
             }
         }
@@ -541,12 +580,42 @@ fn load_json_stream(text: &str, name: &str, opts: &LoadOptions) -> Result<Vec<Bl
     Ok(out)
 }
 
-fn json_msg(e: &serde_json::Error) -> String {
-    let s = e.to_string();
-    match s.rfind(" at line ") {
-        Some(i) => s[..i].to_owned(),
-        None => s,
+/// The message for a syntax error in JSON text. serde_json's raw-text reader, which does not
+/// recurse, words a comma before `]` or `}` as a missing value or key; its parser, which we used
+/// before, says `trailing comma`, which is what a user needs to hear.
+fn syntax_msg(text: &str, e: &serde_json::Error) -> String {
+    let msg = json_msg(e);
+    if msg != "expected value" && msg != "key must be a string" {
+        return msg;
     }
+    let line_start = if e.line() <= 1 {
+        Some(0)
+    } else {
+        memchr::memchr_iter(b'\n', text.as_bytes())
+            .nth(e.line() - 2)
+            .map(|i| i + 1)
+    };
+    let at = line_start.map(|s| s + e.column().saturating_sub(1));
+    let b = text.as_bytes();
+    let closes = at
+        .and_then(|i| b.get(i))
+        .is_some_and(|c| matches!(c, b']' | b'}'));
+    let after_comma = at.is_some_and(|i| {
+        b[..i.min(b.len())]
+            .iter()
+            .rev()
+            .find(|c| !c.is_ascii_whitespace())
+            == Some(&b',')
+    });
+    if closes && after_comma {
+        "trailing comma".to_owned()
+    } else {
+        msg
+    }
+}
+
+fn json_msg(e: &serde_json::Error) -> String {
+    canonical::json_error_text(e)
 }
 
 /// A YAML document: its text and the 1-based line it starts on.
@@ -627,11 +696,17 @@ fn load_yaml_stream(text: &str, name: &str, opts: &LoadOptions) -> Result<Vec<Bl
                     TopDoc { canon, keys }
                 }
                 yamlread::Canonical::Value(v) => {
-                    DOC_LEN.with(|l| l.set(c.text.len()));
-                    TopDoc::deserialize(v)
-                        .map_err(|e| LoadError::parse(name, c.line, json_msg(&e)))?
+                    let mut keys = Vec::new();
+                    let canon = canonical::from_value(&v, Some(&mut keys));
+                    // However deep the value, giving it back must not recurse.
+                    olm_goenc::json::drop_value(v);
+                    TopDoc {
+                        canon: canon.map_err(|e| LoadError::parse(name, c.line, e))?,
+                        keys,
+                    }
                 }
-                yamlread::Canonical::Values(_) => {
+                yamlread::Canonical::Values(values) => {
+                    values.into_iter().for_each(olm_goenc::json::drop_value);
                     return Err(LoadError::parse(
                         name,
                         c.line,
@@ -890,5 +965,40 @@ mod tests {
         assert!(load_bytes(b"", "x").unwrap().blobs.is_empty());
         assert!(load_bytes(b"---\n\n---\n", "x").unwrap().blobs.is_empty());
         assert!(load_bytes(b"# just a comment\n", "x").is_err());
+    }
+
+    #[test]
+    fn depth_scan_skips_strings_and_escapes() {
+        let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        assert!(!too_deep(deep(MAX_NESTING_DEPTH).as_bytes()));
+        assert!(too_deep(deep(MAX_NESTING_DEPTH + 1).as_bytes()));
+        let brackets = "[".repeat(MAX_NESTING_DEPTH + 1);
+        let quoted = format!(r#"{{"a":"{brackets}\"{brackets}\\","b":1}}"#);
+        assert!(!too_deep(quoted.as_bytes()));
+        // Closing brackets end levels; an unterminated string ends the scan.
+        let siblings = format!("[{0},{0}]", deep(MAX_NESTING_DEPTH - 1));
+        assert!(!too_deep(siblings.as_bytes()));
+        assert!(!too_deep(br#"{"a":"\"#));
+    }
+
+    #[test]
+    fn trailing_commas_are_named() {
+        for (text, line) in [
+            ("{\"a\":[1,]}", 1),
+            ("{\"a\":1,\n }", 2),
+            ("{\"schema\":\"x\",\n\"v\":[1,\n\n]}", 4),
+        ] {
+            let e = load_bytes(text.as_bytes(), "t.json").unwrap_err();
+            assert_eq!(
+                e,
+                LoadError::parse("t.json", line, "trailing comma"),
+                "{text}"
+            );
+        }
+        let e = load_bytes(b"{\"a\":1,,}", "t.json").unwrap_err();
+        assert!(e.to_string().ends_with("key must be a string"), "{e}");
+        // A JSONL line that is not an object goes through the same reader.
+        let e = load_jsonl(&b"[1,]\n"[..], "t.jsonl").unwrap_err();
+        assert_eq!(e, LoadError::parse("t.jsonl", 1, "trailing comma"));
     }
 }
