@@ -1,5 +1,5 @@
-//! Load + validate throughput: the real community-v4.21 catalog as YAML (one file per package) and as
-//! catalogd JSONL, and a synthetic 50,000-bundle catalog as JSONL and YAML.
+//! Load + validate throughput: the real community-v4.21 catalog as YAML (one file per package), as one
+//! opm JSON stream and as catalogd JSONL, and a synthetic 50,000-bundle catalog as JSONL and YAML.
 //!
 //! Run with `cargo bench -p olm-catalog --bench load`. Peak memory is measured separately with the
 //! `load_validate` example under `/usr/bin/time -v` (see docs/catalogs.md).
@@ -71,6 +71,24 @@ fn community_v421_yaml(b: divan::Bencher) {
     let dir = community();
     b.counter(BytesCount::new(dir_bytes(&dir))).bench(|| {
         let cat = load_path_with(&dir, &OPTS).unwrap();
+        olm_catalog::validate(&cat).unwrap();
+        cat
+    });
+}
+
+/// The same catalog as one opm JSON stream (`opm render` output), read by the JSON stream reader.
+static COMMUNITY_JSON_DIR: LazyLock<tempfile::TempDir> = LazyLock::new(|| {
+    let d = tempfile::tempdir().unwrap();
+    let cat = load_path_with(&community(), &OPTS).unwrap();
+    std::fs::write(d.path().join("catalog.json"), to_string(&cat, Format::Json)).unwrap();
+    d
+});
+
+#[divan::bench(sample_count = 10)]
+fn community_v421_json(b: divan::Bencher) {
+    let dir = COMMUNITY_JSON_DIR.path();
+    b.counter(BytesCount::new(dir_bytes(dir))).bench(|| {
+        let cat = load_path_with(dir, &OPTS).unwrap();
         olm_catalog::validate(&cat).unwrap();
         cat
     });
