@@ -2,14 +2,14 @@
 //! compact, no HTML escaping, numbers as Go's `float64` encoder prints them). catalogd's `catalog.jsonl`
 //! is exactly these blobs, one per line, so producing them while parsing means the JSONL writer is a copy.
 //!
-//! One writer ([`Writer`]) is fed by two readers: JSON text ([`from_json_text`], after serde_json has
+//! One writer (`Writer`) is fed by two readers: JSON text (`from_json_text`, after serde_json has
 //! checked its syntax) and the `serde_json::Value`s the YAML reader returns where it needed its full
-//! parser ([`from_value`]). YAML in the common block style arrives as canonical text from the reader.
+//! parser (`from_value`). YAML in the common block style arrives as canonical text from the reader.
 //!
 //! Nothing here recurses per level of nesting, so a document as deep as Go's decoders read
 //! ([`MAX_NESTING_DEPTH`], 10,000 collections with the top level counted) costs no stack, and an error
-//! deep inside costs no more than one near the top. (serde_json's own recursive parser, unbounded,
-//! would need about 1 KiB of stack a level, and while an error unwinds it works out the error's line
+//! deep inside costs no more than one near the top. (serde_json's own parser, with its recursion
+//! limit lifted, recurses once per level, and while an error unwinds it works out the error's line
 //! again at every level: 10,000 levels under a 1 MB prefix took 30 s in a debug build.) The collection
 //! that would open level 10,001 fails with `exceeded max depth of 10000`.
 
