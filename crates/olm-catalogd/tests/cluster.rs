@@ -485,7 +485,10 @@ async fn failures_body(plane: &ControlPlane) -> anyhow::Result<()> {
     )
     .await?;
     let c = wait_condition(&api, "invalid", "Progressing", "True", "Retrying").await?;
-    let msg = cond(&c, "Progressing").context("Progressing")?.message.clone();
+    let msg = cond(&c, "Progressing")
+        .context("Progressing")?
+        .message
+        .clone();
     assert!(msg.starts_with("error storing fbc: "), "{msg}");
     // The file is named as it is inside the image, never by the host's unpack path.
     assert!(msg.contains("configs/catalog.json"), "{msg}");
