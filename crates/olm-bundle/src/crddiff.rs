@@ -570,23 +570,9 @@ fn num_text(v: &Value) -> String {
 /// The bytes Go holds for a JSON value of a CRD (`apiextensionsv1.JSON.Raw`): sigs.k8s.io/yaml
 /// re-encodes through a Go map, so object keys come out sorted.
 fn raw(v: &Value) -> String {
-    go_json_encode(&sorted(v)).trim_end().to_string()
-}
-
-fn sorted(v: &Value) -> Value {
-    match v {
-        Value::Object(m) => {
-            let mut keys: Vec<&String> = m.keys().collect();
-            keys.sort();
-            Value::Object(
-                keys.into_iter()
-                    .map(|k| (k.clone(), sorted(&m[k])))
-                    .collect(),
-            )
-        }
-        Value::Array(a) => Value::Array(a.iter().map(sorted).collect()),
-        other => other.clone(),
-    }
+    go_json_encode(&olm_goenc::json::sort_keys(v))
+        .trim_end()
+        .to_string()
 }
 
 /// `%v` of a Go float64 or int64 schema number.
