@@ -463,7 +463,7 @@ async fn write(
     if current == new_status {
         return Ok(());
     }
-    debug!(extension = %name, conditions = %summary(&new_status), "writing status");
+    debug!(extension = %name, conditions = %summary(&new_status.conditions), "writing status");
     let answer = write_status(ext, api, &current, &new_status).await?;
     ctx.written.record(
         name,
@@ -475,9 +475,10 @@ async fn write(
 }
 
 /// `Type=Status/Reason` of every condition, for the log.
-fn summary(status: &ClusterExtensionStatus) -> String {
-    status
-        .conditions
+pub(crate) fn summary(
+    conditions: &[k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition],
+) -> String {
+    conditions
         .iter()
         .map(|c| format!("{}={}/{}", c.type_, c.status, c.reason))
         .collect::<Vec<_>>()

@@ -645,7 +645,7 @@ async fn write_status(
         return Ok(());
     };
     let name = cos.name_any();
-    debug!(clusterobjectset = %name, conditions = ?status.conditions.iter().map(|c| format!("{}={}/{}", c.type_, c.status, c.reason)).collect::<Vec<_>>(), "writing status");
+    debug!(clusterobjectset = %name, conditions = %crate::extension::summary(&status.conditions), "writing status");
     let written = api
         .patch_status(
             &name,
