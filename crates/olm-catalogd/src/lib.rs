@@ -19,4 +19,4 @@ pub mod server;
 pub mod storage;
 pub mod webhook;
 
-pub use run::{Options, Tls, run};
+pub use run::{Limits, Options, Tls, run};

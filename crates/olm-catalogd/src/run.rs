@@ -52,6 +52,8 @@ pub struct Options {
     /// Record request durations here instead of in metrics of the server's own, so a process
     /// that runs more than the catalog server (`olm run`) serves them on its one `/metrics`.
     pub metrics: Option<Arc<Metrics>>,
+    /// Timeouts and the connection cap of the catalog listener.
+    pub limits: Limits,
 }
 
 impl Default for Options {
@@ -66,6 +68,7 @@ impl Default for Options {
             gc_interval: Duration::from_secs(12 * 3600),
             webhook_addr: None,
             metrics: None,
+            limits: Limits::default(),
         }
     }
 }
@@ -114,23 +117,108 @@ pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
 /// How long the controller gets to finish its reconciles once told to stop.
 pub const CONTROLLER_GRACE: Duration = Duration::from_secs(5);
 
-/// Serves `router` on `listener` until `stop` flips, over TLS when `tls` is given. HTTP/1.1 only,
-/// as upstream; a client gets [`server::READ_TIMEOUT`] to finish its TLS handshake and to send
-/// each request head, so idle or trickling connections cannot pile up.
-///
-/// Stopping is graceful, as Kubernetes expects on SIGTERM: no new connection is accepted, idle
-/// keep-alive connections are closed, and requests already being answered get up to
-/// [`SHUTDOWN_GRACE`] to finish.
+/// How long a response may take, from its request's head being read to its last byte being
+/// written: upstream's write timeout. A client that stops reading is cut off after it, and so is
+/// one that reads too slowly to take a catalog in that time.
+pub const WRITE_TIMEOUT: Duration = Duration::from_secs(5 * 60);
+
+/// Connections served at once on one listener. Beyond it, new connections wait in the kernel's
+/// listen backlog (their TCP handshake completes, their request is read once a connection
+/// closes) instead of being refused: a client sees a slow answer, not an error it would have to
+/// retry. A connection holds about 50 KiB while its client is not reading (two file chunks,
+/// its buffers and state; a gzip response adds the encoder's few hundred KiB), so this bounds
+/// what clients can make the server hold to tens of MB, a few hundred with gzip. Catalog
+/// clients (installers, a handful of controllers) need a few connections each. Upstream (Go's
+/// `net/http`) has no cap.
+pub const MAX_CONNECTIONS: usize = 1024;
+
+/// The response bytes a connection buffers for the socket before it stops pulling the body
+/// (hyper's `max_buf_size`, about 400 KiB by default). Kept below [`server::CHUNK_SIZE`], so a
+/// connection whose client stopped reading holds at most two chunks. hyper uses the same figure
+/// for its read buffer, so it is also the largest request head accepted (larger ones get `431`):
+/// twice what nginx accepts for a header line; Go's `net/http` accepts 1 MB.
+pub const WRITE_BUFFER: usize = 16 * 1024;
+
+/// Timeouts and the connection cap of one listener ([`serve_with`]). The default is what
+/// upstream does, plus [`MAX_CONNECTIONS`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Time to finish the TLS handshake, to send each request head, and to start the next
+    /// request on a kept-alive connection: [`server::READ_TIMEOUT`]. Upstream (Go) closes idle
+    /// connections after the same time, as its idle timeout falls back to its read timeout;
+    /// HTTP clients open a new connection when an idle one was closed.
+    pub read_timeout: Duration,
+    /// Time to answer a request, from its head being read to its last byte being written:
+    /// [`WRITE_TIMEOUT`]. The connection is closed when it runs out.
+    pub write_timeout: Duration,
+    /// Connections served at once: [`MAX_CONNECTIONS`]. Further ones wait to be accepted.
+    pub max_connections: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            read_timeout: server::READ_TIMEOUT,
+            write_timeout: WRITE_TIMEOUT,
+            max_connections: MAX_CONNECTIONS,
+        }
+    }
+}
+
+/// [`serve_with`] with [`Limits::default`].
 pub async fn serve(
     listener: TcpListener,
     router: Router,
     tls: Option<Arc<rustls::ServerConfig>>,
+    stop: watch::Receiver<bool>,
+) -> std::io::Result<()> {
+    serve_with(listener, router, tls, Limits::default(), stop).await
+}
+
+/// Serves `router` on `listener` until `stop` flips, over TLS when `tls` is given. HTTP/1.1 only,
+/// as upstream.
+///
+/// What one client can cost is bounded by `limits`: it gets `read_timeout` to finish its TLS
+/// handshake, to send each request head and to start its next request, so idle or trickling
+/// connections cannot pile up; a response is cut off after `write_timeout`; a connection holds at
+/// most two [`server::CHUNK_SIZE`] chunks of response bytes the client has not taken (plus the
+/// gzip encoder's state when compressing), as its body is pulled only while its
+/// [`WRITE_BUFFER`] has room; and no more than `max_connections` are served at once, further
+/// ones waiting in the listen backlog.
+///
+/// Stopping is graceful, as Kubernetes expects on SIGTERM: no new connection is accepted, idle
+/// keep-alive connections are closed, and requests already being answered get up to
+/// [`SHUTDOWN_GRACE`] to finish.
+pub async fn serve_with(
+    listener: TcpListener,
+    router: Router,
+    tls: Option<Arc<rustls::ServerConfig>>,
+    limits: Limits,
     mut stop: watch::Receiver<bool>,
 ) -> std::io::Result<()> {
     let acceptor = tls.map(tokio_rustls::TlsAcceptor::from);
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let local = listener.local_addr()?;
+    let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
+    let mut warned_full: Option<tokio::time::Instant> = None;
     loop {
+        // A slot first, then the connection: while all are taken, new ones stay in the backlog.
+        let slot = match slots.clone().try_acquire_owned() {
+            Ok(slot) => slot,
+            Err(_) => {
+                if warned_full.is_none_or(|t| t.elapsed() >= Duration::from_secs(60)) {
+                    warn!(listener = %local, limit = limits.max_connections, "connection limit reached; new connections wait until one closes");
+                    warned_full = Some(tokio::time::Instant::now());
+                }
+                tokio::select! {
+                    slot = slots.clone().acquire_owned() => match slot {
+                        Ok(slot) => slot,
+                        Err(_) => break,
+                    },
+                    _ = stopped(&mut stop) => break,
+                }
+            }
+        };
         let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(a) => a,
@@ -145,19 +233,25 @@ pub async fn serve(
         };
         let _ = stream.set_nodelay(true);
         let acceptor = acceptor.clone();
-        let service = TowerToHyperService::new(router.clone());
+        let (busy_tx, busy) = watch::channel(None);
+        let service = Answering {
+            inner: TowerToHyperService::new(router.clone()),
+            busy: Arc::new(busy_tx),
+        };
         let watcher = graceful.watcher();
         tokio::spawn(async move {
+            let _slot = slot;
             let mut http1 =
                 hyper_util::server::conn::auto::Builder::new(TokioExecutor::new()).http1_only();
             http1
                 .http1()
                 .timer(hyper_util::rt::TokioTimer::new())
-                .header_read_timeout(server::READ_TIMEOUT);
+                .header_read_timeout(limits.read_timeout)
+                .max_buf_size(WRITE_BUFFER);
             let served = match acceptor {
                 Some(acceptor) => {
                     let stream =
-                        match tokio::time::timeout(server::READ_TIMEOUT, acceptor.accept(stream))
+                        match tokio::time::timeout(limits.read_timeout, acceptor.accept(stream))
                             .await
                         {
                             Ok(Ok(stream)) => stream,
@@ -170,18 +264,20 @@ pub async fn serve(
                                 return;
                             }
                         };
-                    watcher
-                        .watch(http1.serve_connection(TokioIo::new(stream), service))
-                        .await
+                    let conn = watcher.watch(http1.serve_connection(TokioIo::new(stream), service));
+                    within_write_timeout(conn, busy, limits.write_timeout).await
                 }
                 None => {
-                    watcher
-                        .watch(http1.serve_connection(TokioIo::new(stream), service))
-                        .await
+                    let conn = watcher.watch(http1.serve_connection(TokioIo::new(stream), service));
+                    within_write_timeout(conn, busy, limits.write_timeout).await
                 }
             };
-            if let Err(e) = served {
-                debug!(%peer, error = %e, "connection ended with an error");
+            match served {
+                Some(Ok(())) => {}
+                Some(Err(e)) => debug!(%peer, error = %e, "connection ended with an error"),
+                None => {
+                    debug!(%peer, timeout = ?limits.write_timeout, "response not written in time; connection closed")
+                }
             }
         });
     }
@@ -198,6 +294,106 @@ pub async fn serve(
         warn!(listener = %local, grace = ?SHUTDOWN_GRACE, "stopping: requests still running after the grace period are cut off");
     }
     Ok(())
+}
+
+/// Drives a connection until it ends, or returns `None` (dropping it, which closes the socket)
+/// once a response has taken longer than `timeout`. `busy` says since when the current request
+/// is being answered.
+///
+/// The deadline is watched here, outside the connection, because a connection whose client
+/// stopped reading is waiting for the socket and polls neither its response body nor any timer
+/// of its own.
+async fn within_write_timeout<F: Future>(
+    conn: F,
+    mut busy: watch::Receiver<Option<tokio::time::Instant>>,
+    timeout: Duration,
+) -> Option<F::Output> {
+    tokio::pin!(conn);
+    loop {
+        let deadline = busy.borrow_and_update().map(|since| since + timeout);
+        tokio::select! {
+            done = &mut conn => return Some(done),
+            changed = busy.changed() => if changed.is_err() {
+                // The service is gone, so is any response: only the connection is left.
+                return Some(conn.await);
+            },
+            () = sleep_until(deadline) => return None,
+        }
+    }
+}
+
+/// Sleeps until `deadline`, or forever without one.
+async fn sleep_until(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The router as one connection's service: it records since when a request is being answered,
+/// until its response body is done with, for [`within_write_timeout`].
+struct Answering<S> {
+    inner: S,
+    busy: Arc<watch::Sender<Option<tokio::time::Instant>>>,
+}
+
+impl<S, B> hyper::service::Service<http::Request<hyper::body::Incoming>> for Answering<S>
+where
+    S: hyper::service::Service<http::Request<hyper::body::Incoming>, Response = http::Response<B>>,
+    S::Future: Send + 'static,
+    S::Error: Send + 'static,
+    B: http_body::Body + Send + 'static,
+{
+    type Response = http::Response<Answer<B>>;
+    type Error = S::Error;
+    type Future = std::pin::Pin<
+        Box<dyn Future<Output = Result<Self::Response, Self::Error>> + Send + 'static>,
+    >;
+
+    fn call(&self, request: http::Request<hyper::body::Incoming>) -> Self::Future {
+        self.busy.send_replace(Some(tokio::time::Instant::now()));
+        let done = Done(self.busy.clone());
+        let response = self.inner.call(request);
+        Box::pin(async move {
+            let response = response.await?;
+            Ok(response.map(|body| Answer { body, _done: done }))
+        })
+    }
+}
+
+/// Marks the connection idle when dropped, that is once the response body is done with.
+struct Done(Arc<watch::Sender<Option<tokio::time::Instant>>>);
+
+impl Drop for Done {
+    fn drop(&mut self) {
+        self.0.send_replace(None);
+    }
+}
+
+/// A response body that carries its [`Done`].
+struct Answer<B> {
+    body: B,
+    _done: Done,
+}
+
+impl<B: http_body::Body + Unpin> http_body::Body for Answer<B> {
+    type Data = B::Data;
+    type Error = B::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<B::Data>, B::Error>>> {
+        std::pin::Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.body.size_hint()
+    }
 }
 
 /// Resolves once `stop` is set (or its sender is gone).
@@ -239,7 +435,13 @@ pub async fn run(
             stop_rx.clone(),
         ));
     }
-    tasks.spawn(serve(catalogs, router, tls.clone(), stop_rx.clone()));
+    tasks.spawn(serve_with(
+        catalogs,
+        router,
+        tls.clone(),
+        options.limits,
+        stop_rx.clone(),
+    ));
     if let Some(probes) = probes {
         tasks.spawn(serve(
             probes,
