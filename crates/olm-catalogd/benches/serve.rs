@@ -2,7 +2,9 @@
 //!
 //! - `/api/v1/all` throughput (uncompressed) on a ~100 MB synthetic catalog;
 //! - `/api/v1/metas?package=…` latency (p50/p99) on a synthetic 50,000-bundle catalog;
-//! - resident memory while serving four ~20 MB catalogs.
+//! - resident memory while serving four ~20 MB catalogs;
+//! - resident memory while 1,000 clients that never read hold `/api/v1/all` responses open
+//!   (and 200 that asked for gzip), and after they closed.
 //!
 //! Run with `cargo bench -p olm-catalogd --bench serve`. Not a divan benchmark: these need a
 //! server, a client and wall-clock percentiles rather than per-iteration timings.
@@ -218,6 +220,136 @@ async fn run() {
         total as f64 / 12.0 / 1e6,
         peak as f64 / 1024.0,
         total as f64 / 1e6
+    );
+
+    // Slow readers: a fresh server process, clients that send a request and never read.
+    let noise = tmp.path().join("noise");
+    noise_catalog(&noise, 6000, 3000);
+    four.store("noise", "r@sha256:04", "sha256:04", now, &noise)
+        .expect("store noise");
+    raise_fd_limit(2 * SLOW_READERS as u64 + 256);
+    slow_readers(&served, "/catalogs/c0/api/v1/all", false, SLOW_READERS).await;
+    slow_readers(
+        &served,
+        "/catalogs/noise/api/v1/all",
+        true,
+        SLOW_GZIP_READERS,
+    )
+    .await;
+}
+
+/// Clients that never read, all at once.
+const SLOW_READERS: usize = 1000;
+
+/// Clients that never read a gzip answer: each makes the server compress until the socket
+/// buffers are full, so fewer keep the run short.
+const SLOW_GZIP_READERS: usize = 200;
+
+/// Lines of hex noise: about half of it survives gzip, so compressed answers outgrow socket
+/// buffers too.
+fn noise_catalog(dir: &Path, blobs: usize, bytes: usize) {
+    std::fs::create_dir_all(dir).expect("mkdir");
+    let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut out = String::new();
+    for i in 0..blobs {
+        let noise: String = (0..bytes)
+            .map(|_| {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                char::from(b"0123456789abcdef"[(seed % 16) as usize])
+            })
+            .collect();
+        out.push_str(&format!(
+            "{{\"schema\":\"example.noise\",\"package\":\"p\",\"name\":\"n{i}\",\"data\":\"{noise}\"}}\n"
+        ));
+    }
+    std::fs::write(dir.join("catalog.json"), out).expect("write");
+}
+
+fn raise_fd_limit(needed: u64) {
+    use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
+    let limit = getrlimit(Resource::Nofile);
+    if limit.current.is_some_and(|c| c < needed) {
+        let raised = Rlimit {
+            current: limit.maximum,
+            maximum: limit.maximum,
+        };
+        setrlimit(Resource::Nofile, raised).expect("raise the open-file limit");
+    }
+}
+
+/// Opens a connection with a small receive buffer (so the kernel takes in little of the answer)
+/// and sends a request whose answer is never read.
+async fn non_reading(addr: SocketAddr, path: &str, gzip: bool) -> tokio::net::TcpStream {
+    use tokio::io::AsyncWriteExt;
+    let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+    socket.set_recv_buffer_size(4096).expect("rcvbuf");
+    let mut s = socket.connect(addr).await.expect("connect");
+    let encoding = if gzip {
+        "accept-encoding: gzip\r\n"
+    } else {
+        ""
+    };
+    s.write_all(format!("GET {path} HTTP/1.1\r\nhost: localhost\r\n{encoding}\r\n").as_bytes())
+        .await
+        .expect("write");
+    s
+}
+
+/// The highest RSS of `pid` seen over `period`, in KiB.
+async fn peak_rss_over(pid: u32, period: Duration) -> u64 {
+    let end = Instant::now() + period;
+    let mut peak = rss_kib_of(pid);
+    while Instant::now() < end {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        peak = peak.max(rss_kib_of(pid));
+    }
+    peak
+}
+
+/// A fresh server process and `clients` that GET `path` and never read; prints its RSS idle,
+/// with them, and once they closed.
+async fn slow_readers(served: &Path, path: &str, gzip: bool, clients: usize) {
+    let mut child = std::process::Command::new(std::env::current_exe().expect("exe"))
+        .env(CHILD_ENV, served)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn server");
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().expect("stdout")),
+        &mut line,
+    )
+    .expect("address");
+    let addr: SocketAddr = line.trim().parse().expect("addr");
+    let pid = child.id();
+    let mut sender = connect(addr).await;
+    let size = get(&mut sender, addr, path).await;
+    drop(sender);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let idle = rss_kib_of(pid);
+
+    let mut open = Vec::with_capacity(clients);
+    for _ in 0..clients {
+        open.push(non_reading(addr, path, gzip).await);
+    }
+    let loaded = peak_rss_over(pid, Duration::from_secs(3)).await;
+    drop(open);
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let closed = rss_kib_of(pid);
+    let _ = child.kill();
+    let _ = child.wait();
+    let mb = |kib: u64| kib as f64 / 1024.0;
+    println!(
+        "slow readers: {clients} clients that never read {path} ({:.0} MB{}): server RSS idle \
+         {:.1} MB, with them {:.1} MB ({:.1} KB each), after they closed {:.1} MB",
+        size as f64 / 1e6,
+        if gzip { ", asked gzipped" } else { "" },
+        mb(idle),
+        mb(loaded),
+        loaded.saturating_sub(idle) as f64 * 1.024 / clients as f64,
+        mb(closed),
     );
 }
 

@@ -125,7 +125,7 @@ pub const WRITE_TIMEOUT: Duration = Duration::from_secs(5 * 60);
 /// Connections served at once on one listener. Beyond it, new connections wait in the kernel's
 /// listen backlog (their TCP handshake completes, their request is read once a connection
 /// closes) instead of being refused: a client sees a slow answer, not an error it would have to
-/// retry. A connection holds about 50 KiB while its client is not reading (two file chunks,
+/// retry. A connection holds about 60 KB while its client is not reading (two file chunks,
 /// its buffers and state; a gzip response adds the encoder's few hundred KiB), so this bounds
 /// what clients can make the server hold to tens of MB, a few hundred with gzip. Catalog
 /// clients (installers, a handful of controllers) need a few connections each. Upstream (Go's

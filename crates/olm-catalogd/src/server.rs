@@ -510,9 +510,9 @@ fn coalesce(sections: Vec<Section>) -> Vec<Section> {
 /// How much of a catalog file one response reads at a time. Chunks are read only when the
 /// connection asks for more, and it asks only while its write buffer
 /// ([`crate::run::WRITE_BUFFER`], smaller than a chunk) has room, so a response whose client
-/// stopped reading holds at most two chunks of the file, whatever the catalog's size. Smaller
-/// chunks cost throughput, as each is one read on the blocking pool; at 32 KiB a whole-file
-/// download still runs above 1 GB/s on loopback (docs/catalogd.md has the figures).
+/// stopped reading holds at most two chunks of the file, whatever the catalog's size. Chunks
+/// this small cost no throughput as long as they come from the page cache without a trip to the
+/// blocking pool (see `read_cached`); docs/catalogd.md has the figures.
 pub const CHUNK_SIZE: usize = 32 * 1024;
 
 /// Streams the given sections of the entry's file, [`CHUNK_SIZE`] bytes at a time, each read
@@ -552,16 +552,21 @@ fn file_body(entry: Arc<Entry>, sections: Vec<Section>) -> Body {
             }
         };
         let mut cur = st.current?;
-        // Positioned reads: no seek state, and the buffer is filled where it lies (no copy
-        // through a second buffer, as `tokio::fs::File` makes).
         let want = cur.length.min(CHUNK_SIZE as u64) as usize;
         let offset = cur.offset;
-        let read = blocking(move || {
-            use std::os::unix::fs::FileExt;
-            let mut buf = vec![0u8; want];
-            file.read_exact_at(&mut buf, offset).map(|()| buf)
-        })
-        .await;
+        let mut buf = vec![0u8; want];
+        // Content being served is nearly always in the page cache: read it here then, and send
+        // only a read that would wait for the disk to the blocking pool, whose round trip costs
+        // more than copying a chunk. Positioned reads need no seek state.
+        let read = if read_cached(&file, offset, &mut buf) {
+            Ok(buf)
+        } else {
+            blocking(move || {
+                use std::os::unix::fs::FileExt;
+                file.read_exact_at(&mut buf, offset).map(|()| buf)
+            })
+            .await
+        };
         match read {
             Ok(buf) => {
                 cur.offset += want as u64;
@@ -577,6 +582,32 @@ fn file_body(entry: Arc<Entry>, sections: Vec<Section>) -> Body {
     });
     // Fused: the gzip encoder polls once more after the end.
     Body::from_stream(futures::StreamExt::fuse(stream))
+}
+
+/// Fills `buf` from `offset` if the bytes are in the page cache, without waiting for the disk
+/// (`preadv2` with `RWF_NOWAIT`); `false` when some are not, or the file system cannot tell.
+#[cfg(target_os = "linux")]
+fn read_cached(file: &std::fs::File, offset: u64, buf: &mut [u8]) -> bool {
+    use rustix::io::{ReadWriteFlags, preadv2};
+    let mut done = 0;
+    while done < buf.len() {
+        let mut slices = [std::io::IoSliceMut::new(&mut buf[done..])];
+        match preadv2(
+            file,
+            &mut slices,
+            offset + done as u64,
+            ReadWriteFlags::NOWAIT,
+        ) {
+            Ok(n) if n > 0 => done += n,
+            _ => return false,
+        }
+    }
+    true
+}
+
+#[cfg(not(target_os = "linux"))]
+fn read_cached(_file: &std::fs::File, _offset: u64, _buf: &mut [u8]) -> bool {
+    false
 }
 
 /// Runs file I/O on the blocking pool.
