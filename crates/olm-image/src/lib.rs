@@ -34,4 +34,4 @@ pub use client::{
 };
 pub use digest::{Digest, InvalidDigest};
 pub use error::{ImageError, chain};
-pub use unpack::{Filter, UnpackError, UnpackStats};
+pub use unpack::{Filter, HardLinkTarget, UnpackError, UnpackStats};

@@ -69,17 +69,20 @@ pub enum UnpackError {
         /// Its target.
         target: PathBuf,
     },
-    /// A hard link to something that is not an already unpacked regular file.
+    /// A hard link whose target is no regular file unpacked before it, or a path that could not
+    /// name one. The entry is named first: the target comes from the same hostile archive.
     #[error(
-        "layer entry {} is a hard link to {}, which is not a file unpacked before it",
+        "layer entry {} is a hard link to {}, which {reason}",
         quote_path(path),
         quote_path(target)
     )]
     BadHardLink {
         /// The link entry.
         path: PathBuf,
-        /// Its target.
+        /// Its target, as the archive gives it.
         target: PathBuf,
+        /// What is wrong with the target.
+        reason: HardLinkTarget,
     },
     /// The tar stream itself is broken.
     #[error("reading layer: {0}")]
@@ -93,6 +96,24 @@ pub enum UnpackError {
         #[source]
         source: io::Error,
     },
+}
+
+/// Why a hard link's target was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum HardLinkTarget {
+    /// The target path is absolute.
+    #[error("has an absolute path; refusing to unpack it")]
+    AbsolutePath,
+    /// The target path contains `..`.
+    #[error("contains \"..\"; refusing to unpack it")]
+    ParentDir,
+    /// The target path goes through a symlink unpacked earlier.
+    #[error("goes through the symlink {}; refusing to unpack it", quote_path(.0))]
+    ThroughSymlink(PathBuf),
+    /// Nothing, or something other than a regular file, is at the target.
+    #[error("is not a file unpacked before it")]
+    NotUnpacked,
 }
 
 fn io_at(path: &Path) -> impl FnOnce(io::Error) -> UnpackError + '_ {
@@ -358,16 +379,30 @@ impl LayerApplier<'_> {
                     .map_err(UnpackError::Tar)?
                     .map(|t| t.into_owned())
                     .unwrap_or_default();
-                let bad = || UnpackError::BadHardLink {
+                let bad = |reason| UnpackError::BadHardLink {
                     path: rel.clone(),
                     target: raw_target.clone(),
+                    reason,
                 };
-                let target = normalize(&raw_target)?.ok_or_else(bad)?;
+                let target = match normalize(&raw_target) {
+                    Ok(Some(t)) => t,
+                    Ok(None) => return Err(bad(HardLinkTarget::NotUnpacked)),
+                    Err(UnpackError::AbsolutePath(_)) => {
+                        return Err(bad(HardLinkTarget::AbsolutePath));
+                    }
+                    Err(_) => return Err(bad(HardLinkTarget::ParentDir)),
+                };
                 let target_parent = target.parent().unwrap_or(Path::new(""));
-                self.check_parents(&target, target_parent)?;
+                match self.check_parents(&target, target_parent) {
+                    Ok(()) => {}
+                    Err(UnpackError::ThroughSymlink { link, .. }) => {
+                        return Err(bad(HardLinkTarget::ThroughSymlink(link)));
+                    }
+                    Err(e) => return Err(e),
+                }
                 let target_path = self.dest.join(&target);
                 if !fs::symlink_metadata(&target_path).is_ok_and(|m| m.is_file()) {
-                    return Err(bad());
+                    return Err(bad(HardLinkTarget::NotUnpacked));
                 }
                 self.ensure_parents(&rel, &parent)?;
                 let path = self.dest.join(&rel);
@@ -681,10 +716,39 @@ mod tests {
         let d = tempfile::tempdir().expect("tempdir");
         apply(d.path(), &[E::File("a", b"A"), E::HardLink("b", "a")]).expect("apply");
         assert_eq!(fs::read(d.path().join("b")).expect("read"), b"A");
-        let err = apply(d.path(), &[E::HardLink("c", "../../etc/passwd")]).expect_err("fail");
-        assert!(matches!(err, UnpackError::ParentDir(_)), "{err}");
         let err = apply(d.path(), &[E::HardLink("c", "missing")]).expect_err("fail");
-        assert!(matches!(err, UnpackError::BadHardLink { .. }), "{err}");
+        assert_eq!(
+            err.to_string(),
+            r#"layer entry "c" is a hard link to "missing", which is not a file unpacked before it"#
+        );
+    }
+
+    /// The entry inside the archive is what a reader looks for; the target only says why.
+    #[test]
+    fn a_hostile_hard_link_is_named_by_its_entry() {
+        let cases = [
+            (
+                vec![E::HardLink("configs/h", "/etc/passwd")],
+                r#"layer entry "configs/h" is a hard link to "/etc/passwd", which has an absolute path; refusing to unpack it"#,
+            ),
+            (
+                vec![E::HardLink("configs/h", "../../etc/passwd")],
+                r#"layer entry "configs/h" is a hard link to "../../etc/passwd", which contains ".."; refusing to unpack it"#,
+            ),
+            (
+                vec![
+                    E::File("t", b"t"),
+                    E::Symlink("l", "."),
+                    E::HardLink("configs/h", "l/t"),
+                ],
+                r#"layer entry "configs/h" is a hard link to "l/t", which goes through the symlink "l"; refusing to unpack it"#,
+            ),
+        ];
+        for (entries, want) in cases {
+            let d = tempfile::tempdir().expect("tempdir");
+            let err = apply(d.path(), &entries).expect_err(want);
+            assert_eq!(err.to_string(), want);
+        }
     }
 
     #[test]
