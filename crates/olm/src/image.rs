@@ -90,6 +90,24 @@ fn parse_ref(reference: &str) -> anyhow::Result<ImageRef> {
     Ok(reference.parse::<ImageRef>()?)
 }
 
+/// Loads the catalog as the catalog server loads a pulled one (the same loader, the same
+/// refusals: symlink loops, links to directories, pipes, sockets and devices, documents that do
+/// not parse), so that nothing is pushed that no ClusterCatalog could serve. The model checks of
+/// `olm catalog validate` are not run: the server does not run them either.
+fn refuse_what_the_server_refuses(dir: &std::path::Path) -> anyhow::Result<()> {
+    let opts = olm_catalog::load::LoadOptions { keep_raw: false };
+    crate::progress::spin(&format!("loading {}", dir.display()), || {
+        olm_catalog::load::load_path_with(dir, &opts)
+    })
+    .map(drop)
+    .with_context(|| {
+        format!(
+            "not pushing {}: the catalog server would refuse to load it",
+            olm_goenc::quote(&dir.display().to_string())
+        )
+    })
+}
+
 async fn run_async(cmd: Command) -> anyhow::Result<ExitCode> {
     match cmd {
         Command::PushCatalog {
@@ -98,6 +116,7 @@ async fn run_async(cmd: Command) -> anyhow::Result<ExitCode> {
             registry,
         } => {
             let reference = parse_ref(&reference)?;
+            refuse_what_the_server_refuses(&dir)?;
             let image = olm_image::catalog_image(&dir)?;
             let digest = client(&registry)?.push(&image, &reference).await?;
             println!("{digest}");

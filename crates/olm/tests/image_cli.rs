@@ -1,0 +1,85 @@
+//! `olm image push-catalog` and `push-bundle` through the binary: what they refuse before
+//! anything reaches a registry, and what they push.
+
+// Tests fail loudly on purpose, helpers included.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::os::unix::fs::symlink;
+use std::path::Path;
+
+use common::olm;
+
+/// Nothing listens here: a refusal must come before any connection.
+const NOWHERE: &str = "127.0.0.1:9/catalogs/refused:v1";
+
+const PACKAGE: &str = r#"{"schema":"olm.package","name":"p","defaultChannel":"stable"}"#;
+
+fn catalog_dir() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("p")).unwrap();
+    std::fs::write(dir.path().join("p/catalog.json"), PACKAGE).unwrap();
+    dir
+}
+
+fn push_catalog(dir: &Path, reference: &str) -> common::Run {
+    olm(&["image", "push-catalog", dir.to_str().unwrap(), reference])
+}
+
+/// What the catalog server's loader refuses in a pulled catalog (a symlink loop, a link to a
+/// directory, a named pipe) is refused before the push, naming the entry.
+#[test]
+fn push_catalog_refuses_what_the_catalog_server_cannot_load() {
+    let loop_dir = catalog_dir();
+    symlink("b", loop_dir.path().join("p/a")).unwrap();
+    symlink("a", loop_dir.path().join("p/b")).unwrap();
+    let dir_link = catalog_dir();
+    symlink("../p", dir_link.path().join("p/up")).unwrap();
+    let fifo = catalog_dir();
+    let status = std::process::Command::new("mkfifo")
+        .arg(fifo.path().join("p/pipe"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let broken = catalog_dir();
+    std::fs::write(broken.path().join("p/broken.yaml"), "schema: [\n").unwrap();
+    for (dir, entry, why) in [
+        (&loop_dir, "p/a", "too many levels of symbolic links"),
+        (
+            &dir_link,
+            "p/up",
+            "links to \"../p\", a directory, not a regular file",
+        ),
+        (&fifo, "p/pipe", "is a named pipe, not a regular file"),
+        (&broken, "p/broken.yaml", ""),
+    ] {
+        let run = push_catalog(dir.path(), NOWHERE);
+        assert_eq!(run.code, 1, "{entry}: {}", run.stderr);
+        let root = dir.path().display().to_string();
+        let want = format!(
+            "Error: not pushing \"{root}\": the catalog server would refuse to load it: {root}/{entry}"
+        );
+        assert!(run.stderr.starts_with(&want), "{entry}: {}", run.stderr);
+        assert!(run.stderr.contains(why), "{entry}: {}", run.stderr);
+        assert!(!run.stderr.contains("9/catalogs"), "{}", run.stderr);
+    }
+}
+
+/// A link to a regular file inside the directory is what the server loads; it is pushed.
+#[test]
+fn push_catalog_pushes_a_catalog_with_a_link_to_a_file() {
+    let registry = olm_testenv::registry::Registry::start()
+        .expect("docker-registry starts (scripts/setup.sh installs it)");
+    let dir = catalog_dir();
+    std::fs::write(
+        dir.path().join("p/channel.json"),
+        r#"{"schema":"olm.channel","package":"p","name":"stable","entries":[]}"#,
+    )
+    .unwrap();
+    symlink("channel.json", dir.path().join("p/also.json")).unwrap();
+    let image = format!("{}/catalogs/linked:v1", registry.addr());
+    let run = push_catalog(dir.path(), &image);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.starts_with("sha256:"), "{}", run.stdout);
+}
