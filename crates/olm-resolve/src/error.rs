@@ -3,6 +3,7 @@
 
 use olm_catalog::{BundleName, ChannelName, PackageName};
 use olm_goenc::{quote, slice};
+use olm_version::echo_range;
 
 /// Why no bundle was chosen.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -11,10 +12,11 @@ pub enum ResolveError {
     /// values given to `Exists`, none given to `In`); carries the selector's own message.
     #[error("desired catalog selector is invalid: {0}")]
     InvalidSelector(String),
-    /// The requested version range is not a Masterminds constraint.
-    #[error("desired version range {} is invalid: {message}", quote(range))]
+    /// The requested version range is not a Masterminds constraint. The message echoes a range
+    /// past the API's length limit cut at that limit ([`olm_version::echo_range`]).
+    #[error("desired version range {} is invalid: {message}", quote(&echo_range(range)))]
     InvalidVersionRange {
-        /// The range as written.
+        /// The range as written, whole.
         range: String,
         /// The constraint parser's message.
         message: String,
@@ -117,7 +119,7 @@ fn no_bundles(
     }
     s.push_str(&format!("no bundles found for package {} ", quote(package)));
     if let Some(v) = version.filter(|v| !v.is_empty()) {
-        s.push_str(&format!("matching version {} ", quote(v)));
+        s.push_str(&format!("matching version {} ", quote(&echo_range(v))));
     }
     if !channels.is_empty() {
         s.push_str(&format!("in channels {} ", slice(channels)));
@@ -129,6 +131,27 @@ fn no_bundles(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Masterminds refuses a range of over 512 bytes; the message says so without echoing the
+    /// range back in full.
+    #[test]
+    fn an_over_long_range_is_not_echoed_in_full() {
+        let long = ">=1.0.0 ".repeat(12_500);
+        let err = crate::VersionRange::parse(&long).expect_err("too long");
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "desired version range \"{}…\" is invalid: constraint string is too long (max 512 bytes)",
+                &long[..olm_version::MAX_VERSION_RANGE_LEN]
+            )
+        );
+        // An admissible range is echoed whole, as upstream echoes it.
+        let err = crate::VersionRange::parse("1.2.3.4").expect_err("improper");
+        assert!(
+            err.to_string()
+                .starts_with(r#"desired version range "1.2.3.4" is invalid: "#)
+        );
+    }
 
     /// Names are quoted as Go's `%q` quotes them (upstream formats these messages with `%q`), so a
     /// control character or DEL reads `\x01`/`\x7f`, not Rust's `\u{1}`.

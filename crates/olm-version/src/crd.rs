@@ -8,6 +8,7 @@
 //! We use the corrected pattern; every string accepted by one and not the other is listed in the
 //! oracle test.
 
+use std::borrow::Cow;
 use std::sync::LazyLock;
 
 /// Longest version range the API accepts, in characters.
@@ -44,9 +45,36 @@ pub fn is_valid_version_range(s: &str) -> bool {
     s.is_empty() || (s.chars().count() <= MAX_VERSION_RANGE_LEN && PATTERN.is_match(s))
 }
 
+/// A version range as a message echoes it: whole when it is no longer than the API admits, else
+/// its first [`MAX_VERSION_RANGE_LEN`] characters and `…`. Upstream echoes a range whole, but
+/// never one past the limit (the API server refuses that first), so messages about admissible
+/// ranges stay upstream's, and a range of 100 KB (from a flag, or an object the server never
+/// checked) does not flood a terminal or a status condition.
+pub fn echo_range(s: &str) -> Cow<'_, str> {
+    match s.char_indices().nth(MAX_VERSION_RANGE_LEN) {
+        None => Cow::Borrowed(s),
+        Some((cut, _)) => Cow::Owned(format!("{}…", &s[..cut])),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_over_long_range_is_echoed_cut_at_the_limit() {
+        let fits = "x".repeat(MAX_VERSION_RANGE_LEN);
+        assert!(matches!(echo_range(&fits), Cow::Borrowed(s) if s == fits));
+        let long = format!(
+            "{}é{}",
+            "1".repeat(MAX_VERSION_RANGE_LEN - 1),
+            "2".repeat(100_000)
+        );
+        assert_eq!(
+            echo_range(&long),
+            format!("{}é…", "1".repeat(MAX_VERSION_RANGE_LEN - 1))
+        );
+    }
 
     #[test]
     fn pattern_compiles_and_admits_the_documented_examples() {

@@ -19,5 +19,5 @@ pub mod masterminds;
 mod precedence;
 pub mod release;
 
-pub use crd::{MAX_VERSION_RANGE_LEN, VERSION_RANGE_PATTERN, is_valid_version_range};
+pub use crd::{MAX_VERSION_RANGE_LEN, VERSION_RANGE_PATTERN, echo_range, is_valid_version_range};
 pub use release::{Release, ReleaseError, VersionRelease};
