@@ -22,7 +22,8 @@ pub enum Command {
     ///
     /// The directory's files end up under /configs/ in one layer, and the image config carries the
     /// label operators.operatorframework.io.index.configs.v1=/configs. The same directory always
-    /// gives the same digest. Prints the pushed digest.
+    /// gives the same digest. A directory the catalog server could not load (symlink loops, links
+    /// to directories, pipes, documents that do not parse) is refused. Prints the pushed digest.
     PushCatalog {
         /// The FBC directory.
         dir: PathBuf,
@@ -34,7 +35,8 @@ pub enum Command {
     /// Build a registry+v1 bundle image from a bundle directory and push it.
     ///
     /// manifests/ and metadata/ (and tests/ when present) go to the image root; the labels are
-    /// the annotations in metadata/annotations.yaml. Prints the pushed digest.
+    /// the annotations in metadata/annotations.yaml. A bundle OLM could not install (no CSV, two
+    /// CSVs, a manifest that does not parse) is refused. Prints the pushed digest.
     PushBundle {
         /// The bundle directory (holding manifests/ and metadata/).
         dir: PathBuf,
@@ -108,6 +110,25 @@ fn refuse_what_the_server_refuses(dir: &std::path::Path) -> anyhow::Result<()> {
     })
 }
 
+/// Reads the bundle as the installer reads a pulled bundle image (the same reader), so that a
+/// bundle OLM could never install — no CSV, two CSVs, a manifest that does not parse or has no
+/// kind, a subdirectory under manifests/ — is refused before it is pushed. opm and operator-sdk
+/// hold such a bundle invalid too (`no csv in bundle`, `no ClusterServiceVersion in bundle`).
+fn refuse_what_the_installer_refuses(dir: &std::path::Path) -> anyhow::Result<()> {
+    if !dir.join("manifests").is_dir() {
+        // bundle_image names what is missing.
+        return Ok(());
+    }
+    olm_bundle::Bundle::from_dir(dir)
+        .map(drop)
+        .with_context(|| {
+            format!(
+                "not pushing {}: it is no registry+v1 bundle OLM can install",
+                olm_goenc::quote(&dir.display().to_string())
+            )
+        })
+}
+
 async fn run_async(cmd: Command) -> anyhow::Result<ExitCode> {
     match cmd {
         Command::PushCatalog {
@@ -127,6 +148,7 @@ async fn run_async(cmd: Command) -> anyhow::Result<ExitCode> {
             registry,
         } => {
             let reference = parse_ref(&reference)?;
+            refuse_what_the_installer_refuses(&dir)?;
             let image = olm_image::bundle_image(&dir)?;
             let digest = client(&registry)?.push(&image, &reference).await?;
             println!("{digest}");

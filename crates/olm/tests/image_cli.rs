@@ -83,3 +83,35 @@ fn push_catalog_pushes_a_catalog_with_a_link_to_a_file() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(run.stdout.starts_with("sha256:"), "{}", run.stdout);
 }
+
+/// A bundle without a CSV is one OLM cannot install (operator-controller: `no ClusterServiceVersion
+/// found in "manifests"`; opm and operator-sdk hold it invalid too): refused before the push.
+#[test]
+fn push_bundle_refuses_a_bundle_without_a_csv() {
+    let src = Path::new(common::DATA).join("bundles/etcd/0.9.4");
+    let dir = tempfile::tempdir().unwrap();
+    for sub in ["manifests", "metadata"] {
+        std::fs::create_dir(dir.path().join(sub)).unwrap();
+        for e in std::fs::read_dir(src.join(sub)).unwrap() {
+            let e = e.unwrap();
+            let name = e.file_name();
+            if !name.to_string_lossy().contains("clusterserviceversion") {
+                std::fs::copy(e.path(), dir.path().join(sub).join(&name)).unwrap();
+            }
+        }
+    }
+    let root = dir.path().display().to_string();
+    let run = olm(&[
+        "image",
+        "push-bundle",
+        &root,
+        "127.0.0.1:9/bundles/nocsv:v1",
+    ]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(
+        run.stderr,
+        format!(
+            "Error: not pushing \"{root}\": it is no registry+v1 bundle OLM can install: no ClusterServiceVersion found in \"manifests\"\n"
+        )
+    );
+}
