@@ -17,13 +17,15 @@ use crate::output::{CatalogFormat, JsonOrYaml};
 
 #[derive(clap::Subcommand)]
 pub enum Command {
-    /// Validate a file-based catalog directory, printing opm's messages.
+    /// Validate a file-based catalog, printing opm's messages.
     ///
     /// Silent with exit code 0 when valid; otherwise the first structural error or the
     /// `invalid index:` tree goes to stderr (or into the JSON/YAML report) and the exit code is 1.
     Validate {
-        /// The catalog directory.
-        dir: PathBuf,
+        /// The catalog: a directory or file, `-` for stdin, or a catalog image (as `render`
+        /// takes it).
+        #[arg(value_name = "REF")]
+        reference: String,
         /// Print a report instead of an error: json or yaml.
         #[arg(short = 'o', long = "output", value_enum, hide_possible_values = true)]
         output: Option<JsonOrYaml>,
@@ -99,7 +101,7 @@ pub enum ListCommand {
 
 pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
     match cmd {
-        Command::Validate { dir, output } => validate(&dir, output),
+        Command::Validate { reference, output } => validate(&reference, output),
         Command::Render {
             refs,
             output,
@@ -125,16 +127,16 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
     }
 }
 
-fn validate(dir: &Path, output: Option<JsonOrYaml>) -> anyhow::Result<ExitCode> {
-    if !dir.is_dir() {
-        bail!("{} is not a directory", quote(&dir.display().to_string()));
-    }
+fn validate(reference: &str, output: Option<JsonOrYaml>) -> anyhow::Result<ExitCode> {
     let opts = load::LoadOptions { keep_raw: false };
-    let loaded = crate::progress::spin(&format!("loading {}", dir.display()), || {
-        load::load_path_with(dir, &opts)
-    });
+    let loaded =
+        crate::sources::load_catalog(reference, crate::sources::Registry::default(), &opts);
     let result: Result<(), String> = match loaded {
-        Err(e) => Err(e.to_string()),
+        // A load error names the file (and line) itself; anything else is named by the reference.
+        Err(e) => Err(match e.downcast_ref::<load::LoadError>() {
+            Some(load_error) => load_error.to_string(),
+            None => format!("{}: {e:#}", quote(reference)),
+        }),
         Ok(cat) => olm_catalog::validate(&cat).map_err(|e: ValidationError| e.to_string()),
     };
     match output {

@@ -2,7 +2,6 @@
 //! an optional explanation of every decision.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
@@ -16,7 +15,8 @@ use olm_resolve::{
 #[derive(clap::Args)]
 pub struct Args {
     /// A catalog: NAME=REF[,priority=N][,label=K=V]…[,unavailable][,unserved]; REF is a catalog
-    /// directory or file. Repeat for several catalogs.
+    /// directory or file, or a catalog image, as `olm catalog render` takes it. Repeat for
+    /// several catalogs.
     #[arg(long = "catalog", value_name = "SPEC", required = true)]
     catalogs: Vec<String>,
     /// The package to install (`spec.source.catalog.packageName`).
@@ -63,7 +63,7 @@ enum Output {
 
 struct CatalogSpec {
     name: String,
-    path: PathBuf,
+    reference: String,
     priority: i32,
     labels: BTreeMap<String, String>,
     availability: Availability,
@@ -73,7 +73,7 @@ struct CatalogSpec {
 fn parse_spec(s: &str) -> anyhow::Result<CatalogSpec> {
     let mut parts = s.split(',');
     let head = parts.next().unwrap_or_default();
-    let Some((name, path)) = head.split_once('=') else {
+    let Some((name, reference)) = head.split_once('=') else {
         bail!("--catalog {}: expected NAME=REF", quote(s));
     };
     // A ClusterCatalog's name, as the API server checks it.
@@ -86,7 +86,7 @@ fn parse_spec(s: &str) -> anyhow::Result<CatalogSpec> {
     }
     let mut spec = CatalogSpec {
         name: name.to_owned(),
-        path: PathBuf::from(path),
+        reference: reference.to_owned(),
         priority: 0,
         labels: BTreeMap::from([(METADATA_NAME_LABEL.to_owned(), name.to_owned())]),
         availability: Availability::Available,
@@ -144,8 +144,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let indexes = specs
         .iter()
         .map(|s| {
-            let cat = olm_catalog::load_path(&s.path)
-                .with_context(|| format!("loading catalog {}", quote(&s.name)))?;
+            let opts = olm_catalog::load::LoadOptions { keep_raw: false };
+            let cat = crate::sources::load_catalog(
+                &s.reference,
+                crate::sources::Registry::default(),
+                &opts,
+            )
+            .with_context(|| {
+                format!(
+                    "loading catalog {} from {}",
+                    quote(&s.name),
+                    quote(&s.reference)
+                )
+            })?;
             Ok(ContentIndex::new(&cat))
         })
         .collect::<anyhow::Result<Vec<_>>>()?;

@@ -36,39 +36,59 @@ impl Registry {
     }
 }
 
-/// Loads one reference into a catalog.
+/// Loads one reference into a catalog, as `opm render` does, its errors worded as opm's
+/// (`render reference "REF": …`).
 pub fn load_ref(r: &str, registry: Registry) -> anyhow::Result<Catalog> {
-    crate::progress::spin(&format!("loading {r}"), || load_ref_quietly(r, registry))
+    load_catalog(r, registry, &load::LoadOptions::default())
+        .map_err(|e| anyhow!("render reference {}: {e:#}", quote(r)))
 }
 
-fn load_ref_quietly(r: &str, registry: Registry) -> anyhow::Result<Catalog> {
-    let loaded = if r == "-" {
+/// The one reading of a catalog reference for every command that takes one (`catalog render`,
+/// `list`, `graph`, `validate`, `template`, `resolve --catalog`): a catalog directory or file,
+/// `-` for stdin, a bundle directory, or a catalog or bundle image. Errors do not name `r`; the
+/// caller words that.
+pub fn load_catalog(
+    r: &str,
+    registry: Registry,
+    opts: &load::LoadOptions,
+) -> anyhow::Result<Catalog> {
+    crate::progress::spin(&format!("loading {r}"), || {
+        load_catalog_quietly(r, registry, opts)
+    })
+}
+
+fn load_catalog_quietly(
+    r: &str,
+    registry: Registry,
+    opts: &load::LoadOptions,
+) -> anyhow::Result<Catalog> {
+    if r == "-" {
         let mut buf = Vec::new();
         io::stdin().read_to_end(&mut buf).context("read stdin")?;
         load::load_bytes(&buf, "<stdin>").map_err(anyhow::Error::from)
     } else if Path::new(r).exists() {
-        load_path(Path::new(r), "")
+        load_path(Path::new(r), "", opts)
     } else if ImageRef::looks_like_registry_reference(r) {
-        load_image(r, registry)
+        load_image(r, registry, opts)
     } else {
         Err(anyhow!("no such file or directory"))
-    };
-    loaded.map_err(|e| anyhow!("render reference {}: {e:#}", quote(r)))
+    }
 }
 
 /// A directory holding `manifests/` and `metadata/` is a bundle; anything else is catalog content.
-fn load_path(p: &Path, image: &str) -> anyhow::Result<Catalog> {
+fn load_path(p: &Path, image: &str, opts: &load::LoadOptions) -> anyhow::Result<Catalog> {
     if olm_bundle::Bundle::is_bundle_dir(p) {
         return bundle_catalog(p, image);
     }
     if p.is_file() && p.extension().is_some_and(|e| e == "jsonl") {
         let f = std::fs::File::open(p)?;
-        return Ok(load::load_jsonl(
+        return Ok(load::load_jsonl_with(
             io::BufReader::new(f),
             &p.display().to_string(),
+            opts,
         )?);
     }
-    Ok(load::load_path(p)?)
+    Ok(load::load_path_with(p, opts)?)
 }
 
 /// The `olm.bundle` blob of a bundle directory, as `opm render` writes it (one
@@ -81,7 +101,7 @@ fn bundle_catalog(dir: &Path, image: &str) -> anyhow::Result<Catalog> {
 }
 
 /// Pulls an image and reads it as a catalog (by its configs label) or as a bundle.
-fn load_image(r: &str, registry: Registry) -> anyhow::Result<Catalog> {
+fn load_image(r: &str, registry: Registry, opts: &load::LoadOptions) -> anyhow::Result<Catalog> {
     let reference: ImageRef = r.parse()?;
     let tmp = tempfile::tempdir().context("creating a temporary directory")?;
     let dest = tmp.path().join("image");
@@ -94,8 +114,8 @@ fn load_image(r: &str, registry: Registry) -> anyhow::Result<Catalog> {
         &Filter::All,
     ))?;
     match catalog_dir(&pulled)? {
-        Some(dir) => Ok(load::load_path(&dir)?),
-        None => load_path(&dest, r),
+        Some(dir) => Ok(load::load_path_with(&dir, opts)?),
+        None => load_path(&dest, r, opts),
     }
 }
 
@@ -130,7 +150,7 @@ impl BundleRenderer for TemplateBundles {
                 return Ok(found);
             }
         }
-        let cat = load_image(image, self.registry)
+        let cat = load_image(image, self.registry, &load::LoadOptions::default())
             .map_err(|e| BundleRenderError::Failed(format!("{e:#}")))?;
         Ok(cat.bundles().cloned().collect())
     }

@@ -174,3 +174,48 @@ fn bad_arguments_are_reported() {
         run.stderr
     );
 }
+
+/// `--catalog NAME=REF` takes the references `olm catalog render`, `list` and `graph` take: a
+/// catalog image too, and a single file.
+#[test]
+fn catalogs_are_read_from_images_as_render_reads_them() {
+    let registry = olm_testenv::registry::Registry::start()
+        .expect("docker-registry starts (scripts/setup.sh installs it)");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("catalog.json");
+    std::fs::write(
+        &file,
+        concat!(
+            r#"{"schema":"olm.package","name":"p","defaultChannel":"stable"}"#,
+            "\n",
+            r#"{"schema":"olm.channel","package":"p","name":"stable","entries":[{"name":"p.v1.0.0"}]}"#,
+            "\n",
+            r#"{"schema":"olm.bundle","package":"p","name":"p.v1.0.0","image":"example.com/p:v1","properties":[{"type":"olm.package","value":{"packageName":"p","version":"1.0.0"}}]}"#,
+            "\n",
+        ),
+    )
+    .expect("write catalog");
+    let image = format!("{}/catalogs/p:v1", registry.addr());
+    let pushed = olm(&[
+        "image",
+        "push-catalog",
+        dir.path().to_str().expect("utf-8 path"),
+        &image,
+    ]);
+    assert_eq!(pushed.code, 0, "{}", pushed.stderr);
+    let file = file.to_str().expect("utf-8 path");
+    for reference in [image.as_str(), file] {
+        let render = olm(&["catalog", "list", "bundles", reference]);
+        assert_eq!(render.code, 0, "{reference}: {}", render.stderr);
+        let spec = format!("c={reference}");
+        let run = olm(&["resolve", "--catalog", &spec, "--package", "p"]);
+        assert_eq!(run.code, 0, "{reference}: {}", run.stderr);
+        assert!(run.stdout.contains("bundle: p.v1.0.0\n"), "{}", run.stdout);
+    }
+    let run = olm(&["resolve", "--catalog", "c=no/such/dir", "--package", "p"]);
+    assert_eq!(run.code, 1);
+    assert_eq!(
+        run.stderr,
+        "Error: loading catalog \"c\" from \"no/such/dir\": no such file or directory\n"
+    );
+}
