@@ -72,7 +72,12 @@ impl From<CertProviderArg> for Option<CertProvider> {
 pub enum CrdCommand {
     /// Whether replacing the OLD CRD by the NEW one keeps stored data safe. Exit code 1 and the
     /// report when it does not.
-    Diff { old: PathBuf, new: PathBuf },
+    Diff {
+        /// The installed CRDs: a YAML or JSON file of one or more CustomResourceDefinitions.
+        old: PathBuf,
+        /// The CRDs that would replace them, compared with OLD by name.
+        new: PathBuf,
+    },
 }
 
 fn load(dir: &Path) -> anyhow::Result<Bundle> {

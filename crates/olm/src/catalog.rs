@@ -32,8 +32,9 @@ pub enum Command {
     },
     /// Render catalogs (directories, files, or `-` for stdin) as one stream.
     Render {
-        /// Catalog directories or files.
-        #[arg(required = true)]
+        /// Catalogs: directories or files, `-` for stdin, bundle directories, or catalog or
+        /// bundle images.
+        #[arg(required = true, value_name = "REF")]
         refs: Vec<String>,
         /// Output format: json (opm's default), yaml, or jsonl (catalogd's canonical catalog.jsonl).
         #[arg(
@@ -86,15 +87,25 @@ pub enum Command {
 #[derive(clap::Subcommand)]
 pub enum ListCommand {
     /// NAME, DISPLAY NAME and DEFAULT CHANNEL of every package.
-    Packages { reference: String },
+    Packages {
+        /// The catalog: a directory or file, `-` for stdin, or a catalog image.
+        #[arg(value_name = "REF")]
+        reference: String,
+    },
     /// PACKAGE, CHANNEL and HEAD of every channel (optionally of one package).
     Channels {
+        /// The catalog: a directory or file, `-` for stdin, or a catalog image.
+        #[arg(value_name = "REF")]
         reference: String,
+        /// Only the channels of this package.
         package: Option<String>,
     },
     /// Every bundle with its channel and upgrade edges (optionally of one package).
     Bundles {
+        /// The catalog: a directory or file, `-` for stdin, or a catalog image.
+        #[arg(value_name = "REF")]
         reference: String,
+        /// Only the bundles of this package.
         package: Option<String>,
     },
 }

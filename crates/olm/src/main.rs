@@ -83,3 +83,32 @@ fn main() -> ExitCode {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// Every positional argument of every subcommand says in `--help` what it is: clap shows a
+    /// positional without a doc comment as a bare `<NAME>`.
+    #[test]
+    fn every_positional_argument_is_described_in_help() {
+        fn walk(cmd: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            let path = format!("{path} {}", cmd.get_name());
+            for arg in cmd.get_positionals() {
+                if arg.get_help().is_none() && arg.get_long_help().is_none() {
+                    missing.push(format!("{path} <{}>", arg.get_id()));
+                }
+            }
+            for sub in cmd.get_subcommands() {
+                walk(sub, &path, missing);
+            }
+        }
+        let mut missing = Vec::new();
+        walk(&super::Cli::command(), "", &mut missing);
+        assert!(
+            missing.is_empty(),
+            "positional arguments without help:\n{}",
+            missing.join("\n")
+        );
+    }
+}

@@ -37,11 +37,14 @@ pub struct Args {
     /// The installed bundle's explicit release.
     #[arg(long, requires = "installed")]
     installed_release: Option<String>,
+    /// `spec.source.catalog.upgradeConstraintPolicy`: CatalogProvided follows the catalog's
+    /// upgrade edges from the installed bundle, SelfCertified allows any version.
     #[arg(long, value_enum, default_value = "CatalogProvided")]
     upgrade_constraint_policy: Policy,
     /// Print every decision on stderr.
     #[arg(long)]
     explain: bool,
+    /// Output format: text, json or yaml.
     #[arg(short, long, value_enum, default_value = "text")]
     output: Output,
 }
