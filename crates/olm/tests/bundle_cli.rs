@@ -147,6 +147,48 @@ fn validate_and_crd_diff_exit_codes() {
     } = olm(&["crd", "diff", old.to_str().unwrap(), new.to_str().unwrap()]);
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("existingFieldRemoval: removed field"), "{out}");
+
+    // Files of several CRDs are compared CRD by CRD, by name: an unsafe change in the second
+    // CRD of the files fails the diff and names that CRD, though the first is safe.
+    let dir = tempfile::tempdir().unwrap();
+    let join = |name: &str, parts: [&std::path::Path; 2]| {
+        let text = parts
+            .iter()
+            .map(|p| std::fs::read_to_string(p).unwrap())
+            .collect::<Vec<_>>()
+            .join("\n---\n");
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+    let koku = "kokumetricsconfigs.koku-metrics-cfg.openshift.io";
+    let old = join(
+        "old.yaml",
+        [
+            &crd("koku-metrics-operator", "0.9.4", koku),
+            &crd("mercury-operator", "1.0.1", kind),
+        ],
+    );
+    let new = join(
+        "new.yaml",
+        [
+            &crd("koku-metrics-operator", "0.9.5", koku),
+            &crd("mercury-operator", "1.0.2", kind),
+        ],
+    );
+    let common::Run {
+        code,
+        stdout: out,
+        stderr: err,
+    } = olm(&["crd", "diff", old.to_str().unwrap(), new.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.starts_with(&format!(
+            "validating upgrade for CRD \"{kind}\": existingFieldRemoval: removed field"
+        )),
+        "{out}"
+    );
+    assert!(!out.contains(koku), "{out}");
 }
 
 /// A render refused for want of a flag says which flag, after upstream's message.
