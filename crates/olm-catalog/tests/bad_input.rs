@@ -44,7 +44,47 @@ fn malformed_yaml_names_file_and_line() {
     let (path, line, msg) = parse_err(d.path());
     assert!(path.ends_with("a/catalog.yaml"), "{path}");
     assert_eq!(line, 8);
-    assert!(msg.contains("mapping values are not allowed"), "{msg}");
+    // One location: the file and line of the error; the message carries no second one.
+    assert_eq!(msg, "mapping values are not allowed in this context");
+}
+
+/// Every load error gives one location, the `FILE:LINE:` in front, counted in the file; the
+/// parser's own position (within a document, or `line … column …` of a YAML or JSON library)
+/// is never appended to the message.
+#[test]
+fn load_errors_carry_one_location() {
+    for (name, text, line, want) in [
+        (
+            "catalog.yaml",
+            format!("{PKG}---\nschema: olm.channel\nname: [stable\n"),
+            7,
+            "unclosed bracket '['",
+        ),
+        (
+            "catalog.yaml",
+            format!("{PKG}---\nschema: olm.bundle\nname: b\nproperties: 5\n"),
+            6,
+            "parse bundle: invalid type: integer `5`, expected a sequence",
+        ),
+        (
+            "catalog.json",
+            "{\"schema\": \"olm.package\",\n \"name\": \"foo\"}\n{\"schema\": \"olm.channel\",\n \"name\": 3}\n"
+                .to_owned(),
+            3,
+            "expected value for key \"name\" to be a string, got 3",
+        ),
+        (
+            "catalog.json",
+            "{\"schema\": \"olm.package\",\n \"name\": \"foo\" \"x\": 1}\n".to_owned(),
+            2,
+            "expected `,` or `}`",
+        ),
+    ] {
+        let d = dir_with(&[(name, &text)]);
+        let err = load_err(d.path());
+        let root = d.path().display();
+        assert_eq!(err.to_string(), format!("{root}/{name}:{line}: {want}"), "{text}");
+    }
 }
 
 #[test]
@@ -56,7 +96,7 @@ fn malformed_json_names_file_and_line() {
     let (path, line, msg) = parse_err(d.path());
     assert!(path.ends_with("c.json"));
     assert_eq!(line, 4);
-    assert!(msg.contains("expected value"), "{msg}");
+    assert_eq!(msg, "expected value");
 }
 
 /// A document's line in a JSON stream is counted across every document before it.
