@@ -38,6 +38,13 @@ use serde_json::{Value, json};
 const REAL_BUNDLE: &str = "kairos-operator/2.2.0";
 
 fn main() -> Result<()> {
+    // RUST_LOG=olm_controller=debug shows what the controllers did, on stderr.
+    if std::env::var_os("RUST_LOG").is_some() {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+            .with_writer(std::io::stderr)
+            .try_init();
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -192,6 +199,9 @@ async fn run(ctx: &Arc<Ctx>, installs: usize, many: usize, rows: &mut Vec<Row>) 
     // Many at once.
     let names: Vec<String> = (0..many).map(|i| format!("bench-many-{i}")).collect();
     let t = Instant::now();
+    let cpu_before = cpu_seconds();
+    let requests_before = request_counts(&client).await?;
+    let stages = Timeline::start(&client, t);
     let creates = names.iter().enumerate().map(|(i, name)| {
         let client = client.clone();
         let spec = ctx.ext_spec(&format!("m{i}"));
@@ -205,6 +215,41 @@ async fn run(ctx: &Arc<Ctx>, installs: usize, many: usize, rows: &mut Vec<Row>) 
     rows.push(Row {
         what: format!("{many} ClusterExtensions created at once → all Installed"),
         value: format!("{:.1} s", t.elapsed().as_secs_f64()),
+    });
+    rows.push(Row {
+        what: format!("{many} at once: when each stage was reached (p50 / last)"),
+        value: stages.finish(),
+    });
+    let cpu_after = cpu_seconds();
+    let burst = diff_counts(&requests_before, &request_counts(&client).await?);
+    let mut top: Vec<_> = burst.iter().collect();
+    top.sort_by(|a, b| b.1.total_cmp(a.1));
+    rows.push(Row {
+        what: format!(
+            "{many} at once: API requests ({:.0} in all), top 16",
+            burst.values().sum::<f64>()
+        ),
+        value: top
+            .iter()
+            .take(16)
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+    });
+    rows.push(Row {
+        what: format!("{many} at once: CPU seconds by process"),
+        value: cpu_after
+            .iter()
+            .map(|(k, v)| format!("{k} {:.1}", v - cpu_before.get(k).copied().unwrap_or(0.0)))
+            .collect::<Vec<_>>()
+            .join(", "),
+    });
+    let floor = control_plane_floor(&client, &ctx.ns, many).await?;
+    rows.push(Row {
+        what: format!(
+            "the control plane alone: {many} CRDs and {many} copies of their Deployments created at once → all Established / Available"
+        ),
+        value: floor,
     });
     // Up to 51 installed.
     let rest: Vec<String> = (many..extra).map(|i| format!("bench-many-{i}")).collect();
@@ -428,6 +473,263 @@ async fn wait_all_installed(client: &Client, names: &[String], timeout: Duration
     Ok(())
 }
 
+/// When each extension of a burst reached each stage of its install, from watches of the
+/// objects involved (the installed objects carry the extension's name as a label).
+struct Timeline {
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+    seen: Arc<std::sync::Mutex<BTreeMap<(String, &'static str), Duration>>>,
+}
+
+impl Timeline {
+    fn start(client: &Client, t0: Instant) -> Timeline {
+        use kube::api::{ApiResource, DynamicObject, GroupVersionKind};
+        let seen = Arc::new(std::sync::Mutex::new(BTreeMap::new()));
+        let kinds = [
+            (
+                "olm.operatorframework.io",
+                "v1",
+                "ClusterExtension",
+                "clusterextensions",
+            ),
+            (
+                "olm.operatorframework.io",
+                "v1",
+                "ClusterObjectSet",
+                "clusterobjectsets",
+            ),
+            (
+                "apiextensions.k8s.io",
+                "v1",
+                "CustomResourceDefinition",
+                "customresourcedefinitions",
+            ),
+            ("apps", "v1", "Deployment", "deployments"),
+        ];
+        let tasks = kinds
+            .into_iter()
+            .map(|(g, v, k, plural)| {
+                let ar = ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(g, v, k), plural);
+                let api: Api<DynamicObject> = Api::all_with(client.clone(), &ar);
+                let seen = seen.clone();
+                tokio::spawn(async move {
+                    let mut stream = watcher(api, watcher::Config::default()).boxed();
+                    while let Some(ev) = stream.next().await {
+                        let Ok(watcher::Event::Apply(o) | watcher::Event::InitApply(o)) = ev else {
+                            continue;
+                        };
+                        let owner = if k == "ClusterExtension" {
+                            o.metadata.name.clone()
+                        } else {
+                            o.metadata
+                                .labels
+                                .as_ref()
+                                .and_then(|l| l.get(olm_k8s::OWNER_NAME_LABEL).cloned())
+                        };
+                        let Some(owner) = owner.filter(|o| o.starts_with("bench-many-")) else {
+                            continue;
+                        };
+                        let conds = o.data["status"]["conditions"].as_array().cloned();
+                        let is_true = |t: &str| {
+                            conds
+                                .iter()
+                                .flatten()
+                                .any(|c| c["type"] == t && c["status"] == "True")
+                        };
+                        let mut reached = vec![];
+                        match k {
+                            "ClusterExtension" => {
+                                if is_true("Installed") {
+                                    reached.push("6 extension Installed");
+                                }
+                            }
+                            "ClusterObjectSet" => {
+                                reached.push("1 revision created");
+                                if is_true("Available") {
+                                    reached.push("5 revision Available");
+                                }
+                            }
+                            "CustomResourceDefinition" => {
+                                reached.push("2 CRD created");
+                                if is_true("Established") {
+                                    reached.push("3 CRD Established");
+                                }
+                            }
+                            _ => {
+                                reached.push("4a Deployment created");
+                                if is_true("Available") {
+                                    reached.push("4b Deployment Available");
+                                }
+                            }
+                        }
+                        let mut seen = seen.lock().unwrap();
+                        for stage in reached {
+                            seen.entry((owner.clone(), stage))
+                                .or_insert_with(|| t0.elapsed());
+                        }
+                    }
+                })
+            })
+            .collect();
+        Timeline { tasks, seen }
+    }
+
+    fn finish(self) -> String {
+        for t in &self.tasks {
+            t.abort();
+        }
+        let mut by_stage = BTreeMap::<&str, Vec<Duration>>::new();
+        for ((_, stage), at) in self.seen.lock().unwrap().iter() {
+            by_stage.entry(stage).or_default().push(*at);
+        }
+        by_stage
+            .into_iter()
+            .map(|(stage, mut times)| {
+                times.sort();
+                format!(
+                    "{stage} {:.2}/{:.2} s",
+                    percentile(&times, 50).as_secs_f64(),
+                    times.last().copied().unwrap_or_default().as_secs_f64()
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// What the burst costs without OLM: the same number of CRDs and Deployments (copies of the
+/// burst's own, renamed) created at once, timed until every CRD is Established and every
+/// Deployment Available. OLM cannot install faster than this; it removes what it created.
+async fn control_plane_floor(client: &Client, ns: &str, many: usize) -> Result<String> {
+    use k8s_openapi::api::apps::v1::Deployment;
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), ns);
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let templates: Vec<Deployment> = deployments
+        .list(&ListParams::default())
+        .await?
+        .items
+        .into_iter()
+        .filter(|d| {
+            d.metadata
+                .labels
+                .as_ref()
+                .and_then(|l| l.get(olm_k8s::OWNER_NAME_LABEL))
+                .is_some_and(|o| o.starts_with("bench-many-"))
+        })
+        .take(many)
+        .collect();
+    let floor_crd = |i: usize| -> Result<CustomResourceDefinition> {
+        Ok(serde_json::from_value(json!({
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": format!("floors.floor{i}.bench.test"),
+                         "labels": {"bench": "floor"}},
+            "spec": {"group": format!("floor{i}.bench.test"), "scope": "Namespaced",
+                "names": {"kind": "Floor", "listKind": "FloorList",
+                          "plural": "floors", "singular": "floor"},
+                "versions": [{"name": "v1", "served": true, "storage": true,
+                    "schema": {"openAPIV3Schema": {"type": "object",
+                        "properties": {"spec": {"type": "object",
+                            "x-kubernetes-preserve-unknown-fields": true}}}}}]},
+        }))?)
+    };
+    let copies: Vec<Deployment> = templates
+        .iter()
+        .enumerate()
+        .map(|(i, d)| {
+            let app = format!("floor-{i}");
+            let mut spec = serde_json::to_value(&d.spec)?;
+            spec["selector"]["matchLabels"] = json!({"app": app});
+            spec["template"]["metadata"]["labels"] = json!({"app": app});
+            Ok(serde_json::from_value(json!({
+                "apiVersion": "apps/v1", "kind": "Deployment",
+                "metadata": {"name": app, "labels": {"bench": "floor"}},
+                "spec": spec,
+            }))?)
+        })
+        .collect::<Result<_>>()?;
+    let t = Instant::now();
+    let pp = kube::api::PostParams::default();
+    let crd_creates = (0..many).map(|i| {
+        let crds = crds.clone();
+        let pp = pp.clone();
+        async move {
+            crds.create(&pp, &floor_crd(i)?)
+                .await
+                .map(|_| ())
+                .map_err(anyhow::Error::from)
+        }
+    });
+    let dep_creates = copies.iter().map(|d| {
+        let deployments = deployments.clone();
+        let pp = pp.clone();
+        async move {
+            deployments
+                .create(&pp, d)
+                .await
+                .map(|_| ())
+                .map_err(anyhow::Error::from)
+        }
+    });
+    let (a, b) = futures::future::join(
+        futures::future::join_all(crd_creates),
+        futures::future::join_all(dep_creates),
+    )
+    .await;
+    a.into_iter().chain(b).collect::<Result<Vec<()>>>()?;
+    let lp = ListParams::default().labels("bench=floor");
+    let has_true = |o: Value, t: &str| {
+        o["status"]["conditions"]
+            .as_array()
+            .is_some_and(|cs| cs.iter().any(|c| c["type"] == t && c["status"] == "True"))
+    };
+    let established =
+        |c: &CustomResourceDefinition| has_true(serde_json::to_value(c).unwrap(), "Established");
+    let available = |d: &Deployment| has_true(serde_json::to_value(d).unwrap(), "Available");
+    let (mut crds_done, mut deps_done) = (None, None);
+    let deadline = Instant::now() + Duration::from_secs(300);
+    while (crds_done.is_none() || deps_done.is_none()) && Instant::now() < deadline {
+        if crds_done.is_none()
+            && crds
+                .list(&lp)
+                .await?
+                .items
+                .iter()
+                .filter(|c| established(c))
+                .count()
+                == many
+        {
+            crds_done = Some(t.elapsed());
+        }
+        if deps_done.is_none()
+            && deployments
+                .list(&lp)
+                .await?
+                .items
+                .iter()
+                .filter(|d| available(d))
+                .count()
+                == copies.len()
+        {
+            deps_done = Some(t.elapsed());
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let dp = DeleteParams::background();
+    crds.delete_collection(&dp, &lp).await?;
+    deployments.delete_collection(&dp, &lp).await?;
+    let secs = |d: Option<Duration>| {
+        d.map_or("not reached".to_string(), |d| {
+            format!("{:.1} s", d.as_secs_f64())
+        })
+    };
+    Ok(format!(
+        "{} / {} ({} Deployments)",
+        secs(crds_done),
+        secs(deps_done),
+        copies.len()
+    ))
+}
+
 /// `apiserver_request_total` summed by `VERB resource[/subresource]`.
 async fn request_counts(client: &Client) -> Result<BTreeMap<String, f64>> {
     let req = http::Request::get("/metrics").body(Vec::new())?;
@@ -501,6 +803,52 @@ fn is_control_plane_noise(key: &str) -> bool {
     ]
     .iter()
     .any(|r| key.ends_with(&format!(" {r}")) || key.contains(&format!(" {r}/")))
+}
+
+/// CPU time (user + system) used so far by this process (`olm`, the harness) and by each
+/// control-plane process, by command name.
+fn cpu_seconds() -> BTreeMap<String, f64> {
+    let mut out = BTreeMap::new();
+    let me = std::process::id().to_string();
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return out;
+    };
+    for entry in dir.flatten() {
+        let pid = entry.file_name().to_string_lossy().to_string();
+        if !pid.chars().all(|c| c.is_ascii_digit()) {
+            continue;
+        }
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        let Some((head, rest)) = stat.rsplit_once(") ") else {
+            continue;
+        };
+        let comm = head.split_once(" (").map(|(_, c)| c).unwrap_or_default();
+        let name = if pid == me {
+            "olm+bench"
+        } else if [
+            "kube-apiserver",
+            "etcd",
+            "kube-controller",
+            "kube-scheduler",
+            "kwok",
+            "docker-registry",
+        ]
+        .iter()
+        .any(|n| comm.starts_with(n))
+        {
+            comm
+        } else {
+            continue;
+        };
+        // Fields after the command: state is field 3, utime 14 and stime 15.
+        let fields: Vec<&str> = rest.split(' ').collect();
+        let ticks: f64 =
+            fields[11].parse::<f64>().unwrap_or(0.0) + fields[12].parse::<f64>().unwrap_or(0.0);
+        *out.entry(name.to_string()).or_default() += ticks / 100.0;
+    }
+    out
 }
 
 fn rss_kib() -> u64 {
