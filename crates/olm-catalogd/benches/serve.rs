@@ -185,18 +185,7 @@ async fn run() {
         four.store(&format!("c{i}"), "r@sha256:03", "sha256:03", now, &dir)
             .expect("store");
     }
-    let mut child = std::process::Command::new(std::env::current_exe().expect("exe"))
-        .env(CHILD_ENV, &served)
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("spawn server");
-    let mut line = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(child.stdout.take().expect("stdout")),
-        &mut line,
-    )
-    .expect("address");
-    let addr: SocketAddr = line.trim().parse().expect("addr");
+    let (mut child, addr) = spawn_server(&served);
     let mut sender = connect(addr).await;
     let mut total = 0;
     let mut peak = 0;
@@ -238,6 +227,23 @@ async fn run() {
     .await;
 }
 
+/// A server process (this benchmark re-run as [`CHILD_ENV`]) serving `served`, and the address
+/// it printed.
+fn spawn_server(served: &Path) -> (std::process::Child, SocketAddr) {
+    let mut child = std::process::Command::new(std::env::current_exe().expect("exe"))
+        .env(CHILD_ENV, served)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn server");
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().expect("stdout")),
+        &mut line,
+    )
+    .expect("address");
+    (child, line.trim().parse().expect("addr"))
+}
+
 /// Clients that never read, all at once.
 const SLOW_READERS: usize = 1000;
 
@@ -249,21 +255,7 @@ const SLOW_GZIP_READERS: usize = 200;
 /// buffers too.
 fn noise_catalog(dir: &Path, blobs: usize, bytes: usize) {
     std::fs::create_dir_all(dir).expect("mkdir");
-    let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
-    let mut out = String::new();
-    for i in 0..blobs {
-        let noise: String = (0..bytes)
-            .map(|_| {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                char::from(b"0123456789abcdef"[(seed % 16) as usize])
-            })
-            .collect();
-        out.push_str(&format!(
-            "{{\"schema\":\"example.noise\",\"package\":\"p\",\"name\":\"n{i}\",\"data\":\"{noise}\"}}\n"
-        ));
-    }
+    let out = olm_synthetic::noise_lines(blobs, bytes);
     std::fs::write(dir.join("catalog.json"), out).expect("write");
 }
 
@@ -311,18 +303,7 @@ async fn peak_rss_over(pid: u32, period: Duration) -> u64 {
 /// A fresh server process and `clients` that GET `path` and never read; prints its RSS idle,
 /// with them, and once they closed.
 async fn slow_readers(served: &Path, path: &str, gzip: bool, clients: usize) {
-    let mut child = std::process::Command::new(std::env::current_exe().expect("exe"))
-        .env(CHILD_ENV, served)
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("spawn server");
-    let mut line = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(child.stdout.take().expect("stdout")),
-        &mut line,
-    )
-    .expect("address");
-    let addr: SocketAddr = line.trim().parse().expect("addr");
+    let (mut child, addr) = spawn_server(served);
     let pid = child.id();
     let mut sender = connect(addr).await;
     let size = get(&mut sender, addr, path).await;

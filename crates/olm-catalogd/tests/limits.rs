@@ -10,7 +10,7 @@ mod support;
 use std::time::{Duration, Instant};
 
 use olm_catalogd::Limits;
-use support::{non_reading, read_body, read_head, request, server};
+use support::{get_in_full, non_reading, read_body, read_head, request, server};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -27,15 +27,10 @@ async fn a_response_not_taken_in_time_is_cut_off() {
 
     // Read in time; then wait longer than the write timeout before the next request.
     let mut s = TcpStream::connect(server.addr).await.expect("connect");
-    s.write_all(&request(false)).await.expect("write");
-    let (head, body) = read_head(&mut s).await;
-    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
-    read_body(&mut s, body.len(), server.size as usize).await;
+    get_in_full(&mut s, server.size).await;
     tokio::time::sleep(write_timeout + Duration::from_secs(1)).await;
-    s.write_all(&request(false)).await.expect("write");
-    let (head, body) = read_head(&mut s).await;
-    assert!(head.starts_with("HTTP/1.1 200"), "kept alive: {head}");
-    read_body(&mut s, body.len(), server.size as usize).await;
+    // Kept alive.
+    get_in_full(&mut s, server.size).await;
 
     // Not read in time: once the deadline passed, what the client reads ends early.
     let mut slow = non_reading(server.addr, false).await;
@@ -66,10 +61,7 @@ async fn an_idle_kept_alive_connection_is_closed() {
     })
     .await;
     let mut s = TcpStream::connect(server.addr).await.expect("connect");
-    s.write_all(&request(false)).await.expect("write");
-    let (head, body) = read_head(&mut s).await;
-    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
-    read_body(&mut s, body.len(), server.size as usize).await;
+    get_in_full(&mut s, server.size).await;
     let start = Instant::now();
     let mut rest = Vec::new();
     tokio::time::timeout(Duration::from_secs(10), s.read_to_end(&mut rest))

@@ -112,3 +112,25 @@ pub fn catalog(spec: &Spec) -> Catalog {
     }
     Catalog { blobs }
 }
+
+/// `blobs` JSON lines of schema `example.noise`, each carrying `bytes` of pseudo-random hex
+/// digits (the same for every call). Synthetic descriptions repeat and shrink 50-fold under gzip;
+/// about half of this noise survives it, so compressed answers stay larger than socket buffers.
+pub fn noise_lines(blobs: usize, bytes: usize) -> String {
+    let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut out = String::with_capacity(blobs * (bytes + 80));
+    for i in 0..blobs {
+        let noise: String = (0..bytes)
+            .map(|_| {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                char::from(b"0123456789abcdef"[(seed % 16) as usize])
+            })
+            .collect();
+        out.push_str(&format!(
+            "{{\"schema\":\"example.noise\",\"package\":\"p\",\"name\":\"n{i}\",\"data\":\"{noise}\"}}\n"
+        ));
+    }
+    out
+}

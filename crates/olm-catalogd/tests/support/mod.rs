@@ -36,25 +36,8 @@ pub async fn server(limits: Limits) -> Server {
     });
     let mut jsonl = Vec::new();
     olm_catalog::write::write_jsonl(&cat, &mut jsonl).expect("jsonl");
-    // Synthetic descriptions repeat and would shrink 50-fold under gzip; blobs of noise keep the
-    // compressed answer larger than socket buffers too.
-    let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
-    for i in 0..1000 {
-        let noise: String = (0..3000)
-            .map(|_| {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                char::from(b"0123456789abcdef"[(seed % 16) as usize])
-            })
-            .collect();
-        jsonl.extend_from_slice(
-            format!(
-                "{{\"schema\":\"example.noise\",\"package\":\"p\",\"name\":\"n{i}\",\"data\":\"{noise}\"}}\n"
-            )
-            .as_bytes(),
-        );
-    }
+    // Noise keeps the gzip answer larger than socket buffers too.
+    jsonl.extend_from_slice(olm_synthetic::noise_lines(1000, 3000).as_bytes());
     std::fs::write(src.join("catalog.json"), jsonl).expect("write");
     let storage = Storage::open(dir.path().join("store")).expect("open");
     let entry = storage
@@ -126,6 +109,15 @@ pub async fn non_reading(addr: SocketAddr, gzip: bool) -> TcpStream {
 }
 
 /// Reads a response head off `stream`; returns it and what came of the body with it.
+/// Asks for `/api/v1/all` on `stream` and reads the whole answer, which must be a 200 of
+/// `size` bytes; the connection stays open for the next request.
+pub async fn get_in_full(stream: &mut TcpStream, size: u64) {
+    stream.write_all(&request(false)).await.expect("write");
+    let (head, body) = read_head(stream).await;
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    read_body(stream, body.len(), size as usize).await;
+}
+
 pub async fn read_head(stream: &mut TcpStream) -> (String, Vec<u8>) {
     let mut buf = Vec::new();
     let mut chunk = [0u8; 4096];
