@@ -528,13 +528,7 @@ impl Timeline {
                         let Some(owner) = owner.filter(|o| o.starts_with("bench-many-")) else {
                             continue;
                         };
-                        let conds = o.data["status"]["conditions"].as_array().cloned();
-                        let is_true = |t: &str| {
-                            conds
-                                .iter()
-                                .flatten()
-                                .any(|c| c["type"] == t && c["status"] == "True")
-                        };
+                        let is_true = |t: &str| condition_true(&o.data, t);
                         let mut reached = vec![];
                         match k {
                             "ClusterExtension" => {
@@ -677,14 +671,10 @@ async fn control_plane_floor(client: &Client, ns: &str, many: usize) -> Result<S
     .await;
     a.into_iter().chain(b).collect::<Result<Vec<()>>>()?;
     let lp = ListParams::default().labels("bench=floor");
-    let has_true = |o: Value, t: &str| {
-        o["status"]["conditions"]
-            .as_array()
-            .is_some_and(|cs| cs.iter().any(|c| c["type"] == t && c["status"] == "True"))
+    let established = |c: &CustomResourceDefinition| {
+        condition_true(&serde_json::to_value(c).unwrap(), "Established")
     };
-    let established =
-        |c: &CustomResourceDefinition| has_true(serde_json::to_value(c).unwrap(), "Established");
-    let available = |d: &Deployment| has_true(serde_json::to_value(d).unwrap(), "Available");
+    let available = |d: &Deployment| condition_true(&serde_json::to_value(d).unwrap(), "Available");
     let (mut crds_done, mut deps_done) = (None, None);
     let deadline = Instant::now() + Duration::from_secs(300);
     while (crds_done.is_none() || deps_done.is_none()) && Instant::now() < deadline {
@@ -728,6 +718,14 @@ async fn control_plane_floor(client: &Client, ns: &str, many: usize) -> Result<S
         secs(deps_done),
         copies.len()
     ))
+}
+
+/// Whether the object (as JSON) has a condition `type_` with status True.
+fn condition_true(object: &Value, type_: &str) -> bool {
+    object["status"]["conditions"].as_array().is_some_and(|cs| {
+        cs.iter()
+            .any(|c| c["type"] == type_ && c["status"] == "True")
+    })
 }
 
 /// `apiserver_request_total` summed by `VERB resource[/subresource]`.
