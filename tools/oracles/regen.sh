@@ -4,6 +4,7 @@
 #   crates/olm-bundle/tests/golden/data-bundles.txt       operator-controller's registry+v1 renderer
 #   crates/olm-bundle/tests/golden/crd-upgrade-pairs.txt  operator-controller's CRD upgrade preflight
 #   crates/olm-bundle/tests/golden/crd-upgrade-mutations.txt  the same preflight on one-change mutations
+#   crates/olm-bundle/tests/golden/crd-upgrade-upstream.txt   the same preflight on upstream's own test vectors
 #   crates/olm-bundle/tests/golden/api-validation.txt     operator-framework/api's authoring checks
 #   crates/olm-graph/tests/golden/render-graph/           opm alpha render-graph (README.md there)
 #
@@ -44,6 +45,15 @@ mv "$golden/crd-upgrade-pairs.txt.tmp" "$golden/crd-upgrade-pairs.txt"
     "$bin/oc-crdupgrade" -bundles "$data/bundles" -mutations
 } >"$golden/crd-upgrade-mutations.txt.tmp"
 mv "$golden/crd-upgrade-mutations.txt.tmp" "$golden/crd-upgrade-mutations.txt"
+
+{
+    echo "# Made by operator-controller v1.11.0's CRD upgrade-safety preflight (tools/oracles/operator-controller/crdupgrade, -cases),"
+    echo "# not by olm: upstream's own test vectors (operator-controller's crdupgradesafety tests, crdify's validation tests) listed in"
+    echo "# crates/olm-bundle/tests/data/crdupgradesafety/cases.json. Problems sorted (upstream's order is random)."
+    echo "# $remake"
+    "$bin/oc-crdupgrade" -cases "$repo/crates/olm-bundle/tests/data/crdupgradesafety/cases.json"
+} >"$golden/crd-upgrade-upstream.txt.tmp"
+mv "$golden/crd-upgrade-upstream.txt.tmp" "$golden/crd-upgrade-upstream.txt"
 
 {
     echo "# Made by operator-framework/api v0.45.0's ClusterServiceVersion and bundle validators (tools/oracles/operator-controller/apivalidate),"

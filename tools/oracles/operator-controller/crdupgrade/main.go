@@ -13,6 +13,9 @@
 // line. Upstream's order of the problems, and of the names after "new required fields: ", changes
 // from run to run (crdify walks Go maps), so both are sorted here and compared sorted. crdify
 // panics on a CRD version without a schema: that is recorded as "crash: <panic>".
+//
+// With -mutations it writes one-change mutations instead (mutations.go), with -cases FILE the
+// outcomes of upstream's own test vectors listed in FILE (cases.go).
 package main
 
 import (
@@ -59,13 +62,19 @@ func installed(crd apiextensionsv1.CustomResourceDefinition) *apiextensionsv1.Cu
 	return c
 }
 
-func check(old apiextensionsv1.CustomResourceDefinition, new apiextensionsv1.CustomResourceDefinition) (out string) {
+// check runs the preflight with old installed as a cluster that installed it holds it.
+func check(old apiextensionsv1.CustomResourceDefinition, new apiextensionsv1.CustomResourceDefinition) string {
+	return checkInstalled(installed(old), new)
+}
+
+// checkInstalled runs the preflight with the installed CRD exactly as given.
+func checkInstalled(old *apiextensionsv1.CustomResourceDefinition, new apiextensionsv1.CustomResourceDefinition) (out string) {
 	defer func() {
 		if r := recover(); r != nil {
 			out = fmt.Sprintf("crash: %v", r)
 		}
 	}()
-	cli := fake.NewSimpleClientset(installed(old)).ApiextensionsV1().CustomResourceDefinitions()
+	cli := fake.NewSimpleClientset(old).ApiextensionsV1().CustomResourceDefinitions()
 	p := crdupgradesafety.NewPreflight(cli)
 	obj := new.DeepCopy()
 	err := p.Upgrade(context.Background(), []client.Object{obj})
@@ -104,7 +113,12 @@ func versionsOf(pkgDir string) []version {
 func main() {
 	bundles := flag.String("bundles", "", "folder of <package>/<version>/ bundle directories")
 	mutations := flag.Bool("mutations", false, "write the one-change mutation table (mutations.go) instead of the pairs")
+	cases := flag.String("cases", "", "write the outcomes of the upstream test vectors in this JSON file (cases.go) instead")
 	flag.Parse()
+	if *cases != "" {
+		os.Stdout.WriteString(upstreamCases(*cases))
+		return
+	}
 	if *bundles == "" {
 		fmt.Fprintln(os.Stderr, "usage: crdupgrade -bundles DIR")
 		os.Exit(2)
