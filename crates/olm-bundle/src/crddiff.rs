@@ -617,9 +617,164 @@ fn pb_external_docs(v: Option<&Value>) -> String {
     }
 }
 
+/// The generated protobuf `String()` of a `*JSONSchemaPropsOrBool`.
+fn pb_or_bool(v: Option<&Value>) -> Option<String> {
+    Some(match v {
+        None => "nil".into(),
+        Some(Value::Bool(b)) => format!("&JSONSchemaPropsOrBool{{Allows:{b},Schema:nil,}}"),
+        Some(v) => format!(
+            "&JSONSchemaPropsOrBool{{Allows:true,Schema:{},}}",
+            pb_schema(Some(v))?
+        ),
+    })
+}
+
+/// The generated protobuf `String()` of a `*JSONSchemaPropsOrArray`.
+fn pb_items(v: Option<&Value>) -> Option<String> {
+    Some(match v {
+        None => "nil".to_string(),
+        Some(Value::Array(a)) => {
+            let mut out =
+                "&JSONSchemaPropsOrArray{Schema:nil,JSONSchemas:[]JSONSchemaProps{".to_string();
+            for e in a {
+                out.push_str(pb_schema(Some(e))?.trim_start_matches('&'));
+                out.push(',');
+            }
+            out.push_str("},}");
+            out
+        }
+        Some(v) => format!(
+            "&JSONSchemaPropsOrArray{{Schema:{},JSONSchemas:[]JSONSchemaProps{{}},}}",
+            pb_schema(Some(v))?
+        ),
+    })
+}
+
+/// Go's `%v` of a `JSONSchemaProps` value (not a pointer, so not its `String()`): every field in
+/// struct order, separated by spaces, in braces. Fields whose type has a `String()` method
+/// (`*JSON`, `*JSONSchemaProps`, `*JSONSchemaPropsOrArray`, `*JSONSchemaPropsOrBool`,
+/// `*ExternalDocumentation`) print through it; other pointers print `<nil>` or their address,
+/// which is not reproducible: then `None`.
+fn go_v_schema(s: &Value) -> Option<String> {
+    let m = s.as_object()?;
+    let st = |k: &str| m.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+    let ptr = |k: &str| match m.get(k) {
+        None => Some("<nil>".to_string()),
+        Some(_) => None,
+    };
+    let flag = |k: &str| {
+        m.get(k)
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
+            .to_string()
+    };
+    let list = |k: &str| -> Option<String> {
+        let shown: Option<Vec<String>> = m
+            .get(k)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .map(go_v_schema)
+            .collect();
+        Some(format!("[{}]", shown?.join(" ")))
+    };
+    let map = |k: &str| -> Option<String> {
+        let entries = m.get(k).and_then(Value::as_object);
+        let mut keys: Vec<&String> = entries.into_iter().flat_map(|o| o.keys()).collect();
+        keys.sort();
+        let mut shown = Vec::new();
+        for key in keys {
+            let v = &entries?[key];
+            shown.push(match v {
+                _ if k != "dependencies" => format!("{key}:{}", go_v_schema(v)?),
+                Value::Array(_) => format!("{key}:{{nil {}}}", go_v_strings(Some(v))),
+                _ => format!("{key}:{{{} []}}", pb_schema(Some(v))?),
+            });
+        }
+        Some(format!("map[{}]", shown.join(" ")))
+    };
+    let enums: Vec<String> = m
+        .get("enum")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|e| {
+            let bytes: Vec<String> = raw(e).bytes().map(|b| b.to_string()).collect();
+            format!("{{[{}]}}", bytes.join(" "))
+        })
+        .collect();
+    let rules: Option<Vec<String>> = m
+        .get("x-kubernetes-validations")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|r| {
+            if r.get("reason").is_some() || r.get("optionalOldSelf").is_some() {
+                return None;
+            }
+            let rs = |k: &str| str_at(r, &format!("/{k}")).to_string();
+            Some(format!(
+                "{{{} {} {} <nil> {} <nil>}}",
+                rs("rule"),
+                rs("message"),
+                rs("messageExpression"),
+                rs("fieldPath")
+            ))
+        })
+        .collect();
+    let fields = [
+        st("id"),
+        st("$schema"),
+        ptr("$ref")?,
+        st("description"),
+        st("type"),
+        st("format"),
+        st("title"),
+        pb_json(m.get("default")),
+        ptr("maximum")?,
+        flag("exclusiveMaximum"),
+        ptr("minimum")?,
+        flag("exclusiveMinimum"),
+        ptr("maxLength")?,
+        ptr("minLength")?,
+        st("pattern"),
+        ptr("maxItems")?,
+        ptr("minItems")?,
+        flag("uniqueItems"),
+        ptr("multipleOf")?,
+        format!("[{}]", enums.join(" ")),
+        ptr("maxProperties")?,
+        ptr("minProperties")?,
+        go_v_strings(m.get("required")),
+        pb_items(m.get("items"))?,
+        list("allOf")?,
+        list("oneOf")?,
+        list("anyOf")?,
+        pb_schema(m.get("not"))?,
+        map("properties")?,
+        pb_or_bool(m.get("additionalProperties"))?,
+        map("patternProperties")?,
+        map("dependencies")?,
+        pb_or_bool(m.get("additionalItems"))?,
+        map("definitions")?,
+        pb_external_docs(m.get("externalDocs")),
+        pb_json(m.get("example")),
+        flag("nullable"),
+        ptr("x-kubernetes-preserve-unknown-fields")?,
+        flag("x-kubernetes-embedded-resource"),
+        flag("x-kubernetes-int-or-string"),
+        go_v_strings(m.get("x-kubernetes-list-map-keys")),
+        ptr("x-kubernetes-list-type")?,
+        ptr("x-kubernetes-map-type")?,
+        format!("[{}]", rules?.join(" ")),
+    ];
+    Some(format!("{{{}}}", fields.join(" ")))
+}
+
 /// The generated protobuf `String()` of a `*JSONSchemaProps` (gogo-protobuf's, which crdify's
-/// oneOf check prints). Maps of schemas print their values with Go's plain `%v` of a struct,
-/// which holds pointer addresses: that is not reproducible, and `None` is returned.
+/// oneOf check prints). Maps of schemas print their values with Go's plain `%v` of a struct
+/// ([`go_v_schema`]); when that would print a pointer address, the text is not reproducible
+/// and `None` is returned.
 fn pb_schema(s: Option<&Value>) -> Option<String> {
     let Some(s) = s else {
         return Some("nil".into());
@@ -647,39 +802,27 @@ fn pb_schema(s: Option<&Value>) -> Option<String> {
         out.push('}');
         Some(out)
     };
+    // gogo writes `<type>{key: %v,…}` with the keys sorted; a dependency's value is a
+    // JSONSchemaPropsOrStringArray struct, `%v` of which is `{<Schema> <Property>}`.
     let map = |k: &str, ty: &str| -> Option<String> {
-        match m.get(k).and_then(Value::as_object) {
-            Some(o) if !o.is_empty() => None,
-            _ => Some(format!("{ty}{{}}")),
+        let mut out = format!("{ty}{{");
+        let entries = m.get(k).and_then(Value::as_object);
+        let mut keys: Vec<&String> = entries.into_iter().flat_map(|o| o.keys()).collect();
+        keys.sort();
+        for key in keys {
+            let v = &entries?[key];
+            let shown = match v {
+                _ if k != "dependencies" => go_v_schema(v)?,
+                Value::Array(_) => format!("{{nil {}}}", go_v_strings(Some(v))),
+                _ => format!("{{{} []}}", pb_schema(Some(v))?),
+            };
+            out.push_str(&format!("{key}: {shown},"));
         }
+        out.push('}');
+        Some(out)
     };
-    let or_bool = |k: &str| -> Option<String> {
-        Some(match m.get(k) {
-            None => "nil".into(),
-            Some(Value::Bool(b)) => format!("&JSONSchemaPropsOrBool{{Allows:{b},Schema:nil,}}"),
-            Some(v) => format!(
-                "&JSONSchemaPropsOrBool{{Allows:true,Schema:{},}}",
-                pb_schema(Some(v))?
-            ),
-        })
-    };
-    let items = match m.get("items") {
-        None => "nil".to_string(),
-        Some(Value::Array(a)) => {
-            let mut out =
-                "&JSONSchemaPropsOrArray{Schema:nil,JSONSchemas:[]JSONSchemaProps{".to_string();
-            for e in a {
-                out.push_str(pb_schema(Some(e))?.trim_start_matches('&'));
-                out.push(',');
-            }
-            out.push_str("},}");
-            out
-        }
-        Some(v) => format!(
-            "&JSONSchemaPropsOrArray{{Schema:{},JSONSchemas:[]JSONSchemaProps{{}},}}",
-            pb_schema(Some(v))?
-        ),
-    };
+    let or_bool = |k: &str| pb_or_bool(m.get(k));
+    let items = pb_items(m.get("items"))?;
     let mut enums = "[]JSON{".to_string();
     for e in m
         .get("enum")
