@@ -138,6 +138,35 @@ pub enum CrdFilesError {
         /// `old` or `new`.
         side: &'static str,
     },
+    /// A file holds two CRDs of one name: applying it would keep only the last, so which one
+    /// to compare is not clear.
+    #[error(
+        "{side} CRD: the file holds CRD {} more than once",
+        olm_goenc::quote(name)
+    )]
+    DuplicateCrd {
+        /// `old` or `new`.
+        side: &'static str,
+        /// The repeated `metadata.name`.
+        name: String,
+    },
+    /// A CRD lists one version name twice, which the API server refuses
+    /// (`spec.versions[i].name: Duplicate value`), so no cluster holds such a CRD.
+    #[error(
+        "{side} CRD {}: spec.versions[{index}].name: Duplicate value: {}",
+        olm_goenc::quote(crd),
+        olm_goenc::quote(version)
+    )]
+    DuplicateVersion {
+        /// `old` or `new`.
+        side: &'static str,
+        /// The CRD's `metadata.name`.
+        crd: String,
+        /// The position of the second entry of that name in `spec.versions`.
+        index: usize,
+        /// The repeated version name.
+        version: String,
+    },
     /// The files share no CRD name: a CRD is only ever replaced by the CRD of the same name.
     #[error(
         "the old file has CRD {} and the new file has CRD {}: a CRD can only be compared with the CRD of the same name",
@@ -192,6 +221,29 @@ pub fn check_upgrade_texts(old: &str, new: &str) -> Result<FilesReport, CrdFiles
             .collect();
         if crds.is_empty() {
             return Err(CrdFilesError::NoCrd { side });
+        }
+        // Each CRD is matched by name and each version by name; a repeat would make the
+        // comparison pick one of them, and report changes between a CRD and itself.
+        let mut names = BTreeSet::new();
+        for crd in &crds {
+            let crd_name = str_at(crd, "/metadata/name");
+            if !names.insert(crd_name) {
+                return Err(CrdFilesError::DuplicateCrd {
+                    side,
+                    name: crd_name.to_string(),
+                });
+            }
+            let mut seen = BTreeSet::new();
+            for (index, (version, _)) in versions(crd).into_iter().enumerate() {
+                if !seen.insert(version) {
+                    return Err(CrdFilesError::DuplicateVersion {
+                        side,
+                        crd: crd_name.to_string(),
+                        index,
+                        version: version.to_string(),
+                    });
+                }
+            }
         }
         Ok(crds)
     };

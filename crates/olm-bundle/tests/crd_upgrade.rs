@@ -698,3 +698,42 @@ fn v1beta1_files_are_compared_as_the_api_server_converts_them() {
             .is_safe()
     );
 }
+
+/// A file compared with itself is always safe. Found by fuzzing: a CRD listing one version name
+/// twice, or a file holding one CRD twice, was compared entry against entry and reported fields
+/// removed between a CRD and itself; both are now refused, naming the repeat.
+#[test]
+fn repeated_crds_and_versions_are_refused_instead_of_compared_with_themselves() {
+    let schema = json!({"type": "object", "properties": {"spec": {"type": "object",
+        "properties": {"size": {"type": "integer"}}}}});
+    let mut twice = crd_with(
+        "Namespaced",
+        vec![("v2", true, json!({})), ("v2", false, schema)],
+        &["v2"],
+    );
+    twice["status"] = json!({});
+    let text = twice.to_string();
+    let e = check_upgrade_texts(&text, &text).unwrap_err();
+    assert!(matches!(e, CrdFilesError::DuplicateVersion { .. }), "{e:?}");
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "old CRD {:?}: spec.versions[1].name: Duplicate value: \"v2\"",
+            twice["metadata"]["name"].as_str().unwrap()
+        )
+    );
+
+    let a = named("as.example.com", json!({"type": "string"}));
+    let a_other = named("as.example.com", json!({"type": "integer"}));
+    let text = yaml_docs(&[&a, &a_other]);
+    let e = check_upgrade_texts(&a.to_string(), &text).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "new CRD: the file holds CRD \"as.example.com\" more than once"
+    );
+    assert!(
+        check_upgrade_texts(&a.to_string(), &a.to_string())
+            .unwrap()
+            .is_safe()
+    );
+}
