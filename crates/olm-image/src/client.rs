@@ -100,12 +100,34 @@ impl ImageRef {
 impl FromStr for ImageRef {
     type Err = ImageError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Reference::from_str(s)
-            .map(ImageRef)
-            .map_err(|e| ImageError::InvalidReference {
-                reference: s.to_string(),
-                message: e.to_string(),
-            })
+        let parsed = Reference::from_str(s).map_err(|e| ImageError::InvalidReference {
+            reference: s.to_string(),
+            message: e.to_string(),
+        })?;
+        Ok(ImageRef(docker_domain(parsed)))
+    }
+}
+
+/// Docker (`distribution/reference`) reads a first path component holding an upper-case letter
+/// as the registry host even without a dot or a port (`MyHost/app` is the repository `app` on
+/// `MyHost`), since a repository name may not have one. `oci-spec` files such a reference under
+/// `docker.io` with the upper-case repository `MyHost/app`, which no registry accepts and which
+/// does not parse again once printed; this puts the host back where docker has it.
+fn docker_domain(r: Reference) -> Reference {
+    if r.registry() != "docker.io" || !r.repository().bytes().any(|b| b.is_ascii_uppercase()) {
+        return r;
+    }
+    let Some((host, repository)) = r.repository().split_once('/') else {
+        return r;
+    };
+    let (host, repository) = (host.to_string(), repository.to_string());
+    match (r.tag(), r.digest()) {
+        (Some(tag), Some(digest)) => {
+            Reference::with_tag_and_digest(host, repository, tag.to_string(), digest.to_string())
+        }
+        (None, Some(digest)) => Reference::with_digest(host, repository, digest.to_string()),
+        (Some(tag), None) => Reference::with_tag(host, repository, tag.to_string()),
+        (None, None) => Reference::with_tag(host, repository, "latest".to_string()),
     }
 }
 
@@ -898,6 +920,39 @@ mod tests {
             let parsed: ImageRef = r.parse().expect("parse");
             assert_eq!(parsed.is_loopback(), want, "{r}");
         }
+    }
+
+    #[test]
+    fn an_upper_case_first_component_is_the_registry_as_docker_reads_it() {
+        // Found by fuzzing: this parsed as `docker.io/MyHost/app:latest`, which does not parse.
+        for (text, registry, repository, printed) in [
+            ("MyHost/app", "MyHost", "app", "MyHost/app:latest"),
+            (
+                "dbuDyboxo/liox21:v1",
+                "dbuDyboxo",
+                "liox21",
+                "dbuDyboxo/liox21:v1",
+            ),
+            (
+                "Reg/a/b@sha256:0000000000000000000000000000000000000000000000000000000000000000",
+                "Reg",
+                "a/b",
+                "Reg/a/b@sha256:0000000000000000000000000000000000000000000000000000000000000000",
+            ),
+        ] {
+            let r: ImageRef = text.parse().expect("parse");
+            assert_eq!(
+                (r.registry(), r.repository()),
+                (registry, repository),
+                "{text}"
+            );
+            assert_eq!(r.to_string(), printed);
+            let again: ImageRef = printed.parse().expect("printed form parses");
+            assert_eq!(again, r, "{text}");
+        }
+        // Lower-case first components stay docker.io repositories.
+        let r: ImageRef = "org/app".parse().expect("parse");
+        assert_eq!((r.registry(), r.repository()), ("docker.io", "org/app"));
     }
 
     #[test]
