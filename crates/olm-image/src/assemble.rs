@@ -481,6 +481,12 @@ fn base_header(kind: tar::EntryType, mode: u32) -> tar::Header {
 /// Whether `target`, read relative to the directory `parent` (itself relative to the packed
 /// root), stays inside the root. Absolute targets never do: once unpacked on a host they would
 /// point into the host's file system.
+///
+/// Nor does a target with `..` after a name (`x/b/../..`): read as text it may stay inside, but
+/// the kernel follows `x/b` first, and were `x/b` a link to `..` the climb would start from
+/// there and end outside. Climbs are allowed only at the start, from the link's own directory,
+/// whose ancestors are real directories; each link on the way is held to the same rule, so
+/// nothing that follows links from inside the root can leave it.
 pub(crate) fn link_stays_inside(parent: &Path, target: &Path) -> bool {
     let mut depth: usize = 0;
     for c in parent.components() {
@@ -490,10 +496,15 @@ pub(crate) fn link_stays_inside(parent: &Path, target: &Path) -> bool {
             _ => return false,
         }
     }
+    let mut named = false;
     for c in target.components() {
         match c {
-            Component::Normal(_) => depth += 1,
+            Component::Normal(_) => {
+                depth += 1;
+                named = true;
+            }
             Component::CurDir => {}
+            Component::ParentDir if named => return false,
             Component::ParentDir => match depth.checked_sub(1) {
                 Some(d) => depth = d,
                 None => return false,
@@ -532,6 +543,13 @@ mod tests {
         assert!(!link_stays_inside(Path::new("a"), Path::new("../..")));
         assert!(!link_stays_inside(Path::new(""), Path::new("/etc/passwd")));
         assert!(!link_stays_inside(Path::new("a"), Path::new("../../etc")));
+        assert!(link_stays_inside(
+            Path::new("a/b"),
+            Path::new("../../c/./d")
+        ));
+        // Climbing back out of a name: the name may be a link that leads elsewhere first.
+        assert!(!link_stays_inside(Path::new(""), Path::new("x/b/../..")));
+        assert!(!link_stays_inside(Path::new("a"), Path::new("b/../c")));
     }
 
     #[test]

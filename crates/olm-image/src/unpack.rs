@@ -6,9 +6,10 @@
 //! * absolute paths and paths with `..` are errors (they would write outside the target);
 //! * an entry whose parent path goes through a symlink is an error (a link planted by an earlier
 //!   entry or layer must not redirect later writes);
-//! * symlinks whose target is absolute or climbs above the image root are errors, so nothing
-//!   reading the unpacked tree can be led outside it; hard links must name a regular file already
-//!   unpacked;
+//! * symlinks whose target is absolute, climbs above the image root, or climbs back out of a
+//!   name (`x/b/../..`, which the kernel reads through `x/b` first, and `x/b` may be a link to
+//!   `..`) are errors, so nothing reading the unpacked tree can be led outside it; hard links
+//!   must name a regular file already unpacked;
 //! * device files and fifos are skipped (counted in [`UnpackStats`]), as are PAX/GNU metadata
 //!   entries; owners, xattrs and mtimes are not restored;
 //! * modes: directories get `0o700` plus the image's read/execute bits for group and other,
@@ -665,6 +666,35 @@ mod tests {
         // A link that stays inside is fine.
         apply(d.path(), &[E::File("t", b"t"), E::Symlink("a/ok", "../t")]).expect("inside");
         assert_eq!(fs::read(d.path().join("a/ok")).expect("read"), b"t");
+    }
+
+    #[test]
+    fn a_symlink_that_climbs_back_through_another_link_is_rejected() {
+        // `a/b -> ..` stays inside, and so does `c -> a/b/../..` read as text; but the kernel
+        // follows `a/b` first, so `c` pointed at the parent of the target directory (the property
+        // the unpack fuzz target checks). The order of the two links must not matter.
+        for entries in [
+            &[
+                E::Dir("a"),
+                E::Symlink("a/b", ".."),
+                E::Symlink("c", "a/b/../.."),
+            ][..],
+            &[
+                E::Symlink("c", "a/b/../.."),
+                E::Dir("a"),
+                E::Symlink("a/b", ".."),
+            ][..],
+        ] {
+            let outer = tempfile::tempdir().expect("tempdir");
+            let dest = outer.path().join("dest");
+            fs::create_dir(&dest).expect("mkdir");
+            let err = apply(&dest, entries).expect_err("must fail");
+            assert!(
+                matches!(&err, UnpackError::SymlinkEscape { path, .. } if path == Path::new("c")),
+                "{err}"
+            );
+            assert!(fs::symlink_metadata(dest.join("c")).is_err());
+        }
     }
 
     #[test]
