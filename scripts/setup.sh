@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything olm's tests and `olm dev` need on a fresh Debian machine, and does nothing
 # that is already done: the OCI registry from Debian, the Rust lint components, and the
-# Go-built local control plane with kubectl (.ci/setup-controlplane.sh; cached under ~/.cache/olm).
+# Go-built local control plane with kubectl (.ci/setup-controlplane.sh; cached under ~/.cache/olm),
+# and cargo-fuzz with a nightly toolchain for scripts/fuzz.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,6 +16,22 @@ fi
 
 if command -v rustup >/dev/null 2>&1; then
     rustup component add rustfmt clippy >/dev/null 2>&1 || true
+fi
+
+# Fuzzing (scripts/fuzz.sh): cargo-fuzz at a pinned version, in its own root so nothing else
+# on the machine changes, and the nightly toolchain its sanitizer flags need.
+CARGO_FUZZ_VERSION=0.13.2
+cargo_fuzz_root="$HOME/.cache/olm/cargo-fuzz"
+if command -v rustup >/dev/null 2>&1 && ! rustup toolchain list | grep -q '^nightly'; then
+    echo "setup: installing the nightly Rust toolchain"
+    rustup toolchain install nightly --profile minimal >/dev/null
+fi
+if ! "$cargo_fuzz_root/bin/cargo-fuzz" --version 2>/dev/null | grep -qx "cargo-fuzz $CARGO_FUZZ_VERSION"; then
+    echo "setup: installing cargo-fuzz $CARGO_FUZZ_VERSION into $cargo_fuzz_root"
+    # Its own target dir, so the install neither reuses nor leaves behind the project's build.
+    CARGO_TARGET_DIR="$HOME/.cache/olm/cargo-fuzz-build" \
+        cargo install --quiet --locked --root "$cargo_fuzz_root" --version "$CARGO_FUZZ_VERSION" cargo-fuzz
+    rm -rf "$HOME/.cache/olm/cargo-fuzz-build"
 fi
 
 bash .ci/setup-controlplane.sh
