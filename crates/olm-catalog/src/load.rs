@@ -268,6 +268,13 @@ fn jsonl_doc(line: &str) -> Result<TopDoc, String> {
     if too_deep(line.as_bytes()) {
         return Err(nesting_too_deep());
     }
+    // Canonical text never repeats a key. A line that does is read the general way, which
+    // refuses it as a JSON or YAML file is refused: kept verbatim, it would load here but not
+    // once written out in another format.
+    if repeats_a_key(line.as_bytes()) {
+        let raw: &RawValue = serde_json::from_str(line).map_err(|e| syntax_msg(line, &e))?;
+        return json_doc(raw.get()).map_err(|e| e.message);
+    }
     let keys = top_keys(line).map_err(|e| json_msg(&e))?;
     Ok(TopDoc {
         canon: line.to_owned(),
@@ -348,6 +355,74 @@ fn too_deep(s: &[u8]) -> bool {
                 }
             }
             b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    false
+}
+
+/// Whether some object of the JSON text `s` holds one key twice (keys compared decoded, as the
+/// general path compares them). Like [`too_deep`] it checks nothing else, and an unterminated
+/// string ends the scan: broken text is the parser's to report.
+fn repeats_a_key(s: &[u8]) -> bool {
+    // The keys of every open object, one after another; each open bracket records where its
+    // object's keys start (`None` for an array) and whether a key comes next.
+    let mut keys: Vec<std::borrow::Cow<'_, [u8]>> = Vec::new();
+    let mut open: Vec<(Option<usize>, bool)> = Vec::new();
+    let mut i = 0usize;
+    while let Some(&b) = s.get(i) {
+        match b {
+            b'"' => {
+                let start = i;
+                let mut escaped = false;
+                i += 1;
+                loop {
+                    let Some(j) = s
+                        .get(i..)
+                        .and_then(|rest| memchr::memchr2(b'"', b'\\', rest))
+                    else {
+                        return false;
+                    };
+                    i += j + 1;
+                    if s[i - 1] == b'"' {
+                        break;
+                    }
+                    escaped = true;
+                    i += 1;
+                }
+                if let Some((Some(_), next_is_key @ true)) = open.last_mut() {
+                    *next_is_key = false;
+                    let quoted = &s[start..i];
+                    let key = if escaped {
+                        match serde_json::from_slice::<String>(quoted) {
+                            Ok(k) => std::borrow::Cow::Owned(k.into_bytes()),
+                            Err(_) => return false,
+                        }
+                    } else {
+                        std::borrow::Cow::Borrowed(&quoted[1..quoted.len() - 1])
+                    };
+                    keys.push(key);
+                }
+                continue;
+            }
+            b'{' => open.push((Some(keys.len()), true)),
+            b'[' => open.push((None, false)),
+            b',' => {
+                if let Some((Some(_), next_is_key)) = open.last_mut() {
+                    *next_is_key = true;
+                }
+            }
+            b'}' | b']' => {
+                if let Some((Some(first), _)) = open.pop() {
+                    let own = keys.get_mut(first..).unwrap_or_default();
+                    own.sort_unstable();
+                    if own.windows(2).any(|w| w[0] == w[1]) {
+                        return true;
+                    }
+                    keys.truncate(first);
+                }
+            }
             _ => {}
         }
         i += 1;
@@ -979,6 +1054,20 @@ mod tests {
         let siblings = format!("[{0},{0}]", deep(MAX_NESTING_DEPTH - 1));
         assert!(!too_deep(siblings.as_bytes()));
         assert!(!too_deep(br#"{"a":"\"#));
+    }
+
+    #[test]
+    fn key_scan_finds_repeats_in_nested_objects_only_within_one_object() {
+        assert!(repeats_a_key(br#"{"a":1,"a":2}"#));
+        assert!(repeats_a_key(br#"{"a":[{"b":1,"c":{},"b":"x"}]}"#));
+        // Decoded, as the general path compares keys.
+        assert!(repeats_a_key(br#"{"v":{"a":1,"a":2}}"#));
+        // The same key in sibling or nested objects, and strings that look like keys, are fine.
+        assert!(!repeats_a_key(
+            br#"{"a":{"a":1},"b":[{"a":1},{"a":2}],"c":"a","d":["a","a"]}"#
+        ));
+        assert!(!repeats_a_key(br#"{"a":"","a":1","b":1}"#));
+        assert!(!repeats_a_key(br#"{"a":""#));
     }
 
     #[test]

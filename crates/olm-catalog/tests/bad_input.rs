@@ -277,3 +277,27 @@ fn deeply_nested_input_does_not_overflow() {
     let d = dir_with(&[("c.json", &deep)]);
     assert!(load_path(d.path()).is_err());
 }
+
+/// A JSONL line that repeats a key in a nested object is refused as the same document in a JSON
+/// file is. Found by fuzzing: such a line was kept verbatim, so `render x.jsonl -o json` wrote a
+/// catalog that no longer loaded (`duplicate key`).
+#[test]
+fn jsonl_refuses_repeated_keys_as_json_does() {
+    let line =
+        r#"{"name":"a","properties":[{"type":"t","value":{"k":1,"k":2}}],"schema":"olm.bundle"}"#;
+    let jsonl = format!("{{\"name\":\"p\",\"schema\":\"olm.package\"}}\n{line}\n");
+    let from_jsonl = olm_catalog::load_jsonl(jsonl.as_bytes(), "catalog.jsonl").unwrap_err();
+    let from_json = olm_catalog::load_bytes(jsonl.as_bytes(), "catalog.jsonl").unwrap_err();
+    assert_eq!(from_jsonl, from_json);
+    assert_eq!(
+        from_jsonl.to_string(),
+        "catalog.jsonl:2: duplicate key \"k\""
+    );
+    // Canonical lines are still kept as written.
+    let ok = "{\"name\":\"p\",\"schema\":\"olm.package\",\"v\":{\"k\":{\"k\":1}}}\n";
+    let cat = olm_catalog::load_jsonl(ok.as_bytes(), "catalog.jsonl").unwrap();
+    assert_eq!(
+        olm_catalog::write::to_string(&cat, olm_catalog::write::Format::Jsonl),
+        ok
+    );
+}
