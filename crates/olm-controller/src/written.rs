@@ -14,6 +14,7 @@ use std::borrow::Borrow;
 use std::collections::HashMap;
 use std::hash::Hash;
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 /// The last value written per object: a status keyed by the object's name, or a whole object
 /// keyed by where it lives.
@@ -25,6 +26,7 @@ struct Entry<S> {
     uid: String,
     resource_version: u64,
     value: S,
+    at: Instant,
 }
 
 impl<S, K> Default for Written<S, K> {
@@ -83,8 +85,18 @@ impl<S: Clone, K: Hash + Eq> Written<S, K> {
                 uid: uid.unwrap_or_default().to_owned(),
                 resource_version,
                 value,
+                at: Instant::now(),
             },
         );
+    }
+
+    /// How long ago the value of `key` was recorded; `None` when nothing is.
+    pub fn age<Q>(&self, key: &Q) -> Option<Duration>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        lock(&self.entries).get(key).map(|e| e.at.elapsed())
     }
 
     /// The watch delivered `key` at `resource_version` (an update or its deletion): a record
@@ -161,7 +173,9 @@ mod tests {
         w.record("a".into(), Some("u1"), Some("opaque"), 1);
         assert_eq!(w.newer_than("a", Some("u1"), Some("100")), None);
         w.record("a".into(), Some("u1"), Some("120"), 1);
+        assert!(w.age("a").is_some_and(|age| age < Duration::from_secs(60)));
         w.forget("a");
+        assert_eq!(w.age("a"), None);
         assert_eq!(w.newer_than("a", Some("u1"), Some("100")), None);
     }
 

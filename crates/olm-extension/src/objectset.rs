@@ -21,7 +21,8 @@ use olm_api::{
 };
 use olm_k8s::{
     BUNDLE_VERSION_KEY, CLUSTER_EXTENSION_KIND, ConditionStatus, ConditionUpdate, OWNER_KIND_LABEL,
-    OWNER_NAME_LABEL, TEARDOWN_FINALIZER, find_status_condition, set_status_condition, status_of,
+    OWNER_NAME_LABEL, TEARDOWN_FINALIZER, find_status_condition, pace_rewording, reworded_only,
+    set_status_condition, status_of,
 };
 use serde_json::{Map, Value, json};
 
@@ -649,6 +650,23 @@ fn changed(
 ) -> Option<ClusterObjectSetStatus> {
     let before = cos.status.clone().unwrap_or_default();
     (before != status).then_some(status)
+}
+
+/// How long to hold back writing `new` over the revision's current status, given how long ago
+/// this controller last wrote it: `Some` only when `new` merely rewords condition messages
+/// (same phases, statuses and reasons) and the last write is under
+/// [`olm_k8s::REWORDING_PACE`] old. The shell then writes nothing and reconciles again after
+/// the time returned, when the wording may have settled or a change of state arrived, which is
+/// written at once.
+pub fn hold_rewording(
+    cos: &ClusterObjectSet,
+    new: &ClusterObjectSetStatus,
+    since_last_write: Option<Duration>,
+) -> Option<Duration> {
+    let old = cos.status.as_ref()?;
+    (old.observed_phases == new.observed_phases && reworded_only(&old.conditions, &new.conditions))
+        .then(|| pace_rewording(since_last_write))
+        .flatten()
 }
 
 /// The status after a failure of the shell itself (a write, a watch, a list): Progressing

@@ -14,8 +14,8 @@ use olm_api::{ClusterObjectSet, CollisionProtection, ObservedPhase};
 use olm_extension::objectset::{
     Decision, Finalizer, Handling, Input, Next, ObjectRef, PhaseDigestError, ResolvedPhase,
     Teardown, Watch, Write, active_siblings, decide, effective_collision_protection, error_backoff,
-    mutable_secrets_message, on_error, previous_revisions, referenced_secrets, teardown_object,
-    verify_observed_phases,
+    hold_rewording, mutable_secrets_message, on_error, previous_revisions, referenced_secrets,
+    teardown_object, verify_observed_phases,
 };
 use olm_extension::phase::digest_resolved;
 use serde_json::{Map, Value, json};
@@ -484,6 +484,75 @@ fn probe_failure_messages_join_with_and() {
         "False",
         "ProbeFailure",
         "Object ConfigMap.v1 ns/my-configmap: missing key: \"data.a\" and value at key \"data.k\" != \"w\"; expected: \"w\" got: \"v\"",
+    );
+}
+
+/// A probe whose message changes while its verdict does not is written at most once a
+/// pace; the verdict changing is written at once.
+#[test]
+fn probe_rewordings_are_held_back_but_verdicts_are_not() {
+    let probed = |c: ClusterObjectSet| {
+        with(c, |v| {
+            v["spec"]["progressionProbes"] = json!([{
+                "selector": {"type": "GroupKind", "groupKind": {"group": "", "kind": "ConfigMap"}},
+                "assertions": [{"type": "FieldValue", "fieldValue": {"fieldPath": "data.a", "value": "1"}}]}]);
+        })
+    };
+    let c = probed(cos(
+        "test-ext-1",
+        1,
+        json!([{"name": "somephase", "objects": [{"object": cm("my-configmap")}]}]),
+    ));
+    let seen = |data: Value| {
+        let mut o = ours(&cm("my-configmap"), "test-ext-1", 1);
+        o["data"] = data;
+        o
+    };
+    let first = Case::new(c.clone())
+        .observe(seen(json!({"k": "v"})))
+        .decide();
+    let first = first.status.expect("first status");
+    let mut written = c.clone();
+    written.status = Some(first.clone());
+    assert_eq!(
+        hold_rewording(&c, &first, Some(Duration::from_millis(10))),
+        None,
+        "no status yet: written at once"
+    );
+
+    let reworded = Case::new(written.clone())
+        .observe(seen(json!({"a": "2"})))
+        .decide();
+    assert_condition(
+        &reworded,
+        "Available",
+        "False",
+        "ProbeFailure",
+        "Object ConfigMap.v1 ns/my-configmap: value at key \"data.a\" != \"1\"; expected: \"1\" got: \"2\"",
+    );
+    let reworded = reworded.status.expect("reworded status");
+    assert_eq!(
+        hold_rewording(&written, &reworded, Some(Duration::from_millis(300))),
+        Some(Duration::from_millis(700))
+    );
+    assert_eq!(
+        hold_rewording(&written, &reworded, Some(Duration::from_secs(1))),
+        None
+    );
+    assert_eq!(
+        hold_rewording(&written, &reworded, None),
+        None,
+        "no write remembered"
+    );
+
+    let passed = Case::new(written.clone())
+        .observe(seen(json!({"a": "1"})))
+        .decide();
+    let passed = passed.status.expect("passed status");
+    assert_eq!(
+        hold_rewording(&written, &passed, Some(Duration::from_millis(10))),
+        None,
+        "a verdict is never held"
     );
 }
 

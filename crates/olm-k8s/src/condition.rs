@@ -69,7 +69,31 @@ impl FromStr for ConditionStatus {
 }
 
 #[cfg(feature = "condition")]
-pub use with_k8s::{ConditionUpdate, find_status_condition, set_status_condition, status_of};
+pub use with_k8s::{
+    ConditionUpdate, find_status_condition, reworded_only, set_status_condition, status_of,
+};
+
+/// How often a status whose conditions only change wording is written: at most once per pace.
+///
+/// A rollout's probes reword their message several times a second while the verdict stays the
+/// same ("missing .status.conditions", then "condition Available missing", then "updatedReplicas
+/// … not yet …"); each wording written is one status write for the API server and, where a
+/// parent mirrors the condition, one more for the parent. Holding rewordings back for a second
+/// keeps the message at most a second behind while a change of status or reason is written at
+/// once.
+pub const REWORDING_PACE: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// How long a rewording-only status write waits, given how long ago the last status write was:
+/// `None` to write now (no write remembered, or one at least [`REWORDING_PACE`] ago), else the
+/// time left until the pace allows it.
+pub fn pace_rewording(
+    since_last_write: Option<std::time::Duration>,
+) -> Option<std::time::Duration> {
+    let since = since_last_write?;
+    REWORDING_PACE
+        .checked_sub(since)
+        .filter(|left| !left.is_zero())
+}
 
 #[cfg(feature = "condition")]
 mod with_k8s {
@@ -142,6 +166,22 @@ mod with_k8s {
             changed = true;
         }
         changed
+    }
+
+    /// Whether `new` differs from `old` only in the wording of condition messages: the same
+    /// types in the same order, each with the same status, reason, observedGeneration and
+    /// transition time, and at least one message changed. Such a change says nothing new about
+    /// state, so a writer may pace it (see [`super::pace_rewording`]).
+    pub fn reworded_only(old: &[Condition], new: &[Condition]) -> bool {
+        old.len() == new.len()
+            && old.iter().zip(new).all(|(o, n)| {
+                o.type_ == n.type_
+                    && o.status == n.status
+                    && o.reason == n.reason
+                    && o.observed_generation == n.observed_generation
+                    && o.last_transition_time == n.last_transition_time
+            })
+            && old.iter().zip(new).any(|(o, n)| o.message != n.message)
     }
 
     /// `meta.FindStatusCondition`: the condition of type `type_`, if any.
@@ -354,6 +394,31 @@ mod with_k8s {
         }
 
         #[test]
+        fn only_a_changed_message_is_a_rewording() {
+            let old = existing();
+            assert!(!reworded_only(&old, &old), "no change at all");
+            let mut new = existing();
+            new[1].message = "other".into();
+            assert!(reworded_only(&old, &new));
+            let changes: [(&str, fn(&mut Condition)); 5] = [
+                ("reason", |c| c.reason = "Retrying".into()),
+                ("status", |c| c.status = "False".into()),
+                ("generation", |c| c.observed_generation = Some(2)),
+                ("transition time", |c| c.last_transition_time = at(30)),
+                ("type", |c| c.type_ = "Available".into()),
+            ];
+            for (what, change) in changes {
+                let mut more = new.clone();
+                change(&mut more[1]);
+                assert!(!reworded_only(&old, &more), "{what} changed too");
+            }
+            assert!(!reworded_only(&old, &new[..1]), "a condition dropped");
+            let mut added = new.clone();
+            added.push(old[0].clone());
+            assert!(!reworded_only(&old, &added), "a condition added");
+        }
+
+        #[test]
         fn status_of_reads_typed_status() {
             let mut conditions = existing();
             assert_eq!(
@@ -374,6 +439,18 @@ mod with_k8s {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rewordings_wait_for_the_pace() {
+        use std::time::Duration;
+        assert_eq!(pace_rewording(None), None, "nothing written yet");
+        assert_eq!(
+            pace_rewording(Some(Duration::from_millis(300))),
+            Some(Duration::from_millis(700))
+        );
+        assert_eq!(pace_rewording(Some(REWORDING_PACE)), None);
+        assert_eq!(pace_rewording(Some(Duration::from_secs(5))), None);
+    }
 
     #[test]
     fn status_strings_are_the_apis() {

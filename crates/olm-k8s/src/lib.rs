@@ -20,9 +20,11 @@ mod labels;
 mod name;
 pub mod retry;
 
-pub use condition::{ConditionStatus, InvalidConditionStatus};
+pub use condition::{ConditionStatus, InvalidConditionStatus, REWORDING_PACE, pace_rewording};
 #[cfg(feature = "condition")]
-pub use condition::{ConditionUpdate, find_status_condition, set_status_condition, status_of};
+pub use condition::{
+    ConditionUpdate, find_status_condition, reworded_only, set_status_condition, status_of,
+};
 // Every well-known key is public API; the module holds nothing else.
 pub use labels::*;
 pub use name::{

@@ -310,7 +310,7 @@ async fn reconcile_one(cos: &ClusterObjectSet, ctx: &Ctx) -> Result<Option<Durat
             Error::Retrying(format!("archive previous Revision: {e}"))
         })?;
     }
-    write_status(&api, ctx, cos, decision.status.clone()).await?;
+    let held = write_status(&api, ctx, cos, decision.status.clone()).await?;
     if decision.finalizer == Finalizer::Remove {
         set_finalizer(&api, cos, false).await?;
         ctx.written.forget(&name);
@@ -324,8 +324,8 @@ async fn reconcile_one(cos: &ClusterObjectSet, ctx: &Ctx) -> Result<Option<Durat
         }
     }
     match decision.next {
-        Next::Done => Ok(None),
-        Next::RequeueAfter(d) => Ok(Some(d)),
+        Next::Done => Ok(held),
+        Next::RequeueAfter(d) => Ok(Some(held.map_or(d, |h| h.min(d)))),
         Next::Error(message) => Err(Error::Retrying(message)),
     }
 }
@@ -640,11 +640,15 @@ async fn write_status(
     ctx: &Ctx,
     cos: &ClusterObjectSet,
     status: Option<ClusterObjectSetStatus>,
-) -> Result<(), Error> {
+) -> Result<Option<Duration>, Error> {
     let Some(status) = status else {
-        return Ok(());
+        return Ok(None);
     };
     let name = cos.name_any();
+    if let Some(wait) = objectset::hold_rewording(cos, &status, ctx.written.age(&name)) {
+        debug!(clusterobjectset = %name, wait_ms = wait.as_millis(), "only messages reworded; writing later");
+        return Ok(Some(wait));
+    }
     debug!(clusterobjectset = %name, conditions = %crate::extension::summary(&status.conditions), "writing status");
     let written = api
         .patch_status(
@@ -663,7 +667,7 @@ async fn write_status(
         written.resource_version().as_deref(),
         status,
     );
-    Ok(())
+    Ok(None)
 }
 
 /// Adds or removes the teardown finalizer with a merge patch guarded by the resourceVersion
