@@ -11,7 +11,8 @@
 //!
 //! Run: `cargo run --release -p olm-controller --example bench_install` (`BENCH_INSTALLS`,
 //! `BENCH_MANY` change the counts; `BENCH_THOUSAND=1000` adds that many one-ConfigMap
-//! extensions and the memory they cost).
+//! extensions and the memory they cost). With `OLM_E2E_BINARY=target/release/olm`, `olm run`
+//! is a child process and the memory and CPU figures are its own.
 
 // Benchmarks fail loudly on purpose.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -125,10 +126,12 @@ async fn run(ctx: &Arc<Ctx>, installs: usize, many: usize, rows: &mut Vec<Row>) 
     ctx.wait_serving(&rname).await?;
     eprintln!("catalogs {cname} and {rname} serving");
     tokio::time::sleep(Duration::from_secs(3)).await;
-    let rss_idle = rss_kib();
     rows.push(Row {
-        what: "RSS idle (catalogs served, nothing installed)".into(),
-        value: format!("{} MiB", rss_idle / 1024),
+        what: format!(
+            "RSS idle (catalogs served, nothing installed), {}",
+            whose(ctx).await
+        ),
+        value: format!("{} MiB", rss_kib(ctx).await / 1024),
     });
 
     // Sequential installs: create, wait Installed, delete, wait gone.
@@ -196,10 +199,16 @@ async fn run(ctx: &Arc<Ctx>, installs: usize, many: usize, rows: &mut Vec<Row>) 
         });
     }
 
+    rows.push(Row {
+        what: format!("floor: one CRD created directly → Established p50 / p95 (n={installs})"),
+        value: single_crd_floor(&client, installs).await?,
+    });
+
     // Many at once.
     let names: Vec<String> = (0..many).map(|i| format!("bench-many-{i}")).collect();
     let t = Instant::now();
-    let cpu_before = cpu_seconds();
+    let olm_pid = ctx.env.olm_pid().await;
+    let cpu_before = cpu_seconds(olm_pid);
     let requests_before = request_counts(&client).await?;
     let stages = Timeline::start(&client, t);
     let creates = names.iter().enumerate().map(|(i, name)| {
@@ -220,7 +229,7 @@ async fn run(ctx: &Arc<Ctx>, installs: usize, many: usize, rows: &mut Vec<Row>) 
         what: format!("{many} at once: when each stage was reached (p50 / last)"),
         value: stages.finish(),
     });
-    let cpu_after = cpu_seconds();
+    let cpu_after = cpu_seconds(olm_pid);
     let burst = diff_counts(&requests_before, &request_counts(&client).await?);
     let mut top: Vec<_> = burst.iter().collect();
     top.sort_by(|a, b| b.1.total_cmp(a.1));
@@ -259,8 +268,11 @@ async fn run(ctx: &Arc<Ctx>, installs: usize, many: usize, rows: &mut Vec<Row>) 
     wait_all_installed(&client, &rest, Duration::from_secs(300)).await?;
     tokio::time::sleep(Duration::from_secs(10)).await;
     rows.push(Row {
-        what: format!("RSS with {extra} extensions installed"),
-        value: format!("{} MiB", rss_kib() / 1024),
+        what: format!(
+            "RSS with {extra} extensions installed, {}",
+            whose(ctx).await
+        ),
+        value: format!("{} MiB", rss_kib(ctx).await / 1024),
     });
 
     // A thousand: one ConfigMap each (a thousand CRDs would measure the API server).
@@ -301,8 +313,12 @@ async fn run(ctx: &Arc<Ctx>, installs: usize, many: usize, rows: &mut Vec<Row>) 
         });
         tokio::time::sleep(Duration::from_secs(10)).await;
         rows.push(Row {
-            what: format!("RSS with {} extensions installed", extra + thousand),
-            value: format!("{} MiB", rss_kib() / 1024),
+            what: format!(
+                "RSS with {} extensions installed, {}",
+                extra + thousand,
+                whose(ctx).await
+            ),
+            value: format!("{} MiB", rss_kib(ctx).await / 1024),
         });
     }
 
@@ -420,10 +436,31 @@ async fn delete_ext(client: &Client, name: &str) -> Result<()> {
             .items
             .iter()
             .map(|c| {
+                let conditions: Vec<String> = c
+                    .status
+                    .iter()
+                    .flat_map(|s| s.conditions.iter().flatten())
+                    .map(|c| {
+                        format!(
+                            "{}={}/{}: {}",
+                            c.type_,
+                            c.status,
+                            c.reason.clone().unwrap_or_default(),
+                            c.message.clone().unwrap_or_default()
+                        )
+                    })
+                    .collect();
                 format!(
-                    "{} (deleting: {})",
+                    "{} (deleting: {}, finalizers {:?}, owners {:?}, conditions {conditions:?})",
                     c.metadata.name.clone().unwrap_or_default(),
-                    c.metadata.deletion_timestamp.is_some()
+                    c.metadata.deletion_timestamp.is_some(),
+                    c.metadata.finalizers,
+                    c.metadata
+                        .owner_references
+                        .iter()
+                        .flatten()
+                        .map(|o| &o.name)
+                        .collect::<Vec<_>>(),
                 )
             })
             .collect();
@@ -593,6 +630,53 @@ impl Timeline {
 /// What the burst costs without OLM: the same number of CRDs and Deployments (copies of the
 /// burst's own, renamed) created at once, timed until every CRD is Established and every
 /// Deployment Available. OLM cannot install faster than this; it removes what it created.
+/// A CRD of group `<id>.bench.test` labelled `bench=floor`, as small as the one-CRD bundle's.
+fn floor_crd(id: &str) -> Result<CustomResourceDefinition> {
+    Ok(serde_json::from_value(json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("floors.{id}.bench.test"),
+                     "labels": {"bench": "floor"}},
+        "spec": {"group": format!("{id}.bench.test"), "scope": "Namespaced",
+            "names": {"kind": "Floor", "listKind": "FloorList",
+                      "plural": "floors", "singular": "floor"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object",
+                    "properties": {"spec": {"type": "object",
+                        "x-kubernetes-preserve-unknown-fields": true}}}}}]},
+    }))?)
+}
+
+/// The control plane's own time for what the one-CRD install waits for: one CRD created
+/// directly, until it is Established; p50 / p95 over `n`, each deleted after.
+async fn single_crd_floor(client: &Client, n: usize) -> Result<String> {
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let mut times = Vec::new();
+    for i in 0..n {
+        let crd = floor_crd(&format!("single{i}"))?;
+        let name = crd.metadata.name.clone().unwrap_or_default();
+        let t = Instant::now();
+        crds.create(&kube::api::PostParams::default(), &crd).await?;
+        tokio::time::timeout(
+            Duration::from_secs(60),
+            kube::runtime::wait::await_condition(
+                crds.clone(),
+                &name,
+                kube::runtime::conditions::is_crd_established(),
+            ),
+        )
+        .await??;
+        times.push(t.elapsed());
+        crds.delete(&name, &DeleteParams::default()).await?;
+    }
+    times.sort();
+    Ok(format!(
+        "{:.0} ms / {:.0} ms",
+        ms(percentile(&times, 50)),
+        ms(percentile(&times, 95))
+    ))
+}
+
 async fn control_plane_floor(client: &Client, ns: &str, many: usize) -> Result<String> {
     use k8s_openapi::api::apps::v1::Deployment;
     let deployments: Api<Deployment> = Api::namespaced(client.clone(), ns);
@@ -611,21 +695,6 @@ async fn control_plane_floor(client: &Client, ns: &str, many: usize) -> Result<S
         })
         .take(many)
         .collect();
-    let floor_crd = |i: usize| -> Result<CustomResourceDefinition> {
-        Ok(serde_json::from_value(json!({
-            "apiVersion": "apiextensions.k8s.io/v1",
-            "kind": "CustomResourceDefinition",
-            "metadata": {"name": format!("floors.floor{i}.bench.test"),
-                         "labels": {"bench": "floor"}},
-            "spec": {"group": format!("floor{i}.bench.test"), "scope": "Namespaced",
-                "names": {"kind": "Floor", "listKind": "FloorList",
-                          "plural": "floors", "singular": "floor"},
-                "versions": [{"name": "v1", "served": true, "storage": true,
-                    "schema": {"openAPIV3Schema": {"type": "object",
-                        "properties": {"spec": {"type": "object",
-                            "x-kubernetes-preserve-unknown-fields": true}}}}}]},
-        }))?)
-    };
     let copies: Vec<Deployment> = templates
         .iter()
         .enumerate()
@@ -647,7 +716,7 @@ async fn control_plane_floor(client: &Client, ns: &str, many: usize) -> Result<S
         let crds = crds.clone();
         let pp = pp.clone();
         async move {
-            crds.create(&pp, &floor_crd(i)?)
+            crds.create(&pp, &floor_crd(&format!("floor{i}"))?)
                 .await
                 .map(|_| ())
                 .map_err(anyhow::Error::from)
@@ -803,11 +872,13 @@ fn is_control_plane_noise(key: &str) -> bool {
     .any(|r| key.ends_with(&format!(" {r}")) || key.contains(&format!(" {r}/")))
 }
 
-/// CPU time (user + system) used so far by this process (`olm`, the harness) and by each
-/// control-plane process, by command name.
-fn cpu_seconds() -> BTreeMap<String, f64> {
+/// CPU time (user + system) used so far by this process (the harness, and `olm` when it runs
+/// in process), by `olm run` when it is the child `olm_pid`, and by each control-plane process,
+/// by command name.
+fn cpu_seconds(olm_pid: Option<u32>) -> BTreeMap<String, f64> {
     let mut out = BTreeMap::new();
     let me = std::process::id().to_string();
+    let olm = olm_pid.map(|p| p.to_string());
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return out;
     };
@@ -823,8 +894,10 @@ fn cpu_seconds() -> BTreeMap<String, f64> {
             continue;
         };
         let comm = head.split_once(" (").map(|(_, c)| c).unwrap_or_default();
-        let name = if pid == me {
-            "olm+bench"
+        let name = if olm.as_deref() == Some(pid.as_str()) {
+            "olm run"
+        } else if pid == me {
+            if olm.is_some() { "bench" } else { "olm+bench" }
         } else if [
             "kube-apiserver",
             "etcd",
@@ -849,8 +922,21 @@ fn cpu_seconds() -> BTreeMap<String, f64> {
     out
 }
 
-fn rss_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
+/// What the RSS figures measure.
+async fn whose(ctx: &Ctx) -> &'static str {
+    match ctx.env.olm_pid().await {
+        Some(_) => "olm run alone",
+        None => "olm and the harness in one process",
+    }
+}
+
+/// Resident memory of `olm run` when it runs as a child process, else of this process.
+async fn rss_kib(ctx: &Ctx) -> u64 {
+    let status = match ctx.env.olm_pid().await {
+        Some(pid) => format!("/proc/{pid}/status"),
+        None => "/proc/self/status".to_string(),
+    };
+    std::fs::read_to_string(status)
         .ok()
         .and_then(|s| {
             s.lines()

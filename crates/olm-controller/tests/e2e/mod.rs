@@ -13,6 +13,9 @@
 //!
 //! Needs the control plane binaries (`tools/controlplane/build.sh`) and Debian's
 //! `docker-registry`.
+//!
+//! `OLM_E2E_BINARY=path/to/olm` runs `olm run` from that binary as a child process instead, so
+//! that what it costs (memory, CPU) is its own; the benchmark uses it.
 
 // Tests fail loudly on purpose; not every binary uses every helper.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, dead_code)]
@@ -51,10 +54,15 @@ pub const MANAGER: &str = "olm-e2e";
 /// Where OLM keeps its own objects (ClusterObjectSet Secrets, certificates).
 pub const SYSTEM_NAMESPACE: &str = "olmv1-system";
 
-/// One `olm` running in this process.
-struct Olm {
-    stop: Option<oneshot::Sender<()>>,
-    task: tokio::task::JoinHandle<Result<()>>,
+/// One running `olm`.
+enum Olm {
+    /// In this process.
+    InProcess {
+        stop: Option<oneshot::Sender<()>>,
+        task: tokio::task::JoinHandle<Result<()>>,
+    },
+    /// `olm run` from `OLM_E2E_BINARY`.
+    Child(tokio::process::Child),
 }
 
 /// The shared environment of one test binary.
@@ -123,11 +131,18 @@ impl Env {
         self.cache.path()
     }
 
-    /// Starts `olm` in this process (ClusterCatalog controller and catalog server,
-    /// ClusterExtension and ClusterObjectSet controllers, certificate provider).
+    /// Starts `olm` (ClusterCatalog controller and catalog server, ClusterExtension and
+    /// ClusterObjectSet controllers, certificate provider): in this process, or as a child
+    /// process when `OLM_E2E_BINARY` names a binary.
     pub async fn start_olm(&self) -> Result<()> {
         let mut guard = self.olm.lock().await;
         if guard.is_some() {
+            return Ok(());
+        }
+        if let Some(binary) = std::env::var_os("OLM_E2E_BINARY") {
+            let (child, addr) = spawn_olm_binary(self, Path::new(&binary)).await?;
+            *self.olm_addr.lock().unwrap() = Some(addr);
+            *guard = Some(Olm::Child(child));
             return Ok(());
         }
         let (tx, rx) = oneshot::channel::<()>();
@@ -136,7 +151,7 @@ impl Env {
         };
         let (task, addr) = spawn_olm(self, shutdown).await?;
         *self.olm_addr.lock().unwrap() = Some(addr);
-        *guard = Some(Olm {
+        *guard = Some(Olm::InProcess {
             stop: Some(tx),
             task,
         });
@@ -148,37 +163,82 @@ impl Env {
         *self.olm_addr.lock().unwrap()
     }
 
-    /// Stops `olm` gracefully and waits for it.
+    /// The process id of `olm` when it runs as a child process.
+    pub async fn olm_pid(&self) -> Option<u32> {
+        match self.olm.lock().await.as_ref()? {
+            Olm::Child(child) => child.id(),
+            Olm::InProcess { .. } => None,
+        }
+    }
+
+    /// Stops `olm` gracefully (SIGTERM for a child) and waits for it.
     pub async fn stop_olm(&self) -> Result<()> {
-        let Some(mut olm) = self.olm.lock().await.take() else {
+        let Some(olm) = self.olm.lock().await.take() else {
             return Ok(());
         };
-        if let Some(tx) = olm.stop.take() {
-            let _ = tx.send(());
-        }
-        match tokio::time::timeout(Duration::from_secs(30), &mut olm.task).await {
-            Ok(Ok(r)) => r,
-            Ok(Err(e)) => Err(anyhow!("olm task failed: {e}")),
-            Err(_) => {
-                olm.task.abort();
-                bail!("olm did not stop within 30s of being asked")
+        match olm {
+            Olm::InProcess { stop, mut task } => {
+                if let Some(tx) = stop {
+                    let _ = tx.send(());
+                }
+                match tokio::time::timeout(Duration::from_secs(30), &mut task).await {
+                    Ok(Ok(r)) => r,
+                    Ok(Err(e)) => Err(anyhow!("olm task failed: {e}")),
+                    Err(_) => {
+                        task.abort();
+                        bail!("olm did not stop within 30s of being asked")
+                    }
+                }
+            }
+            Olm::Child(mut child) => {
+                if let Some(pid) = child.id() {
+                    std::process::Command::new("kill")
+                        .args(["-TERM", &pid.to_string()])
+                        .status()?;
+                }
+                match tokio::time::timeout(Duration::from_secs(30), child.wait()).await {
+                    Ok(status) => {
+                        let status = status?;
+                        if !status.success() {
+                            bail!("olm run exited with {status}");
+                        }
+                        Ok(())
+                    }
+                    Err(_) => {
+                        let _ = child.kill().await;
+                        bail!("olm run did not stop within 30s of SIGTERM")
+                    }
+                }
             }
         }
     }
 
-    /// Kills `olm` the hard way: its task is dropped wherever it is, in-flight requests and all.
+    /// Kills `olm` the hard way: its task is dropped wherever it is (a child gets SIGKILL),
+    /// in-flight requests and all.
     pub async fn kill_olm(&self) {
-        if let Some(olm) = self.olm.lock().await.take() {
-            olm.task.abort();
-            let _ = olm.task.await;
+        match self.olm.lock().await.take() {
+            Some(Olm::InProcess { task, .. }) => {
+                task.abort();
+                let _ = task.await;
+            }
+            Some(Olm::Child(mut child)) => {
+                let _ = child.kill().await;
+            }
+            None => {}
         }
     }
 
     /// Whether `olm` stopped on its own (it should not), with its result.
     pub async fn olm_exited(&self) -> Option<String> {
-        let guard = self.olm.lock().await;
-        let olm = guard.as_ref()?;
-        olm.task.is_finished().then(|| "olm exited".to_string())
+        let mut guard = self.olm.lock().await;
+        match guard.as_mut()? {
+            Olm::InProcess { task, .. } => task.is_finished().then(|| "olm exited".to_string()),
+            Olm::Child(child) => match child.try_wait() {
+                Ok(Some(status)) => Some(format!("olm run exited with {status}")),
+                Ok(None) => None,
+                Err(e) => Some(format!("olm run: {e}")),
+            },
+        }
     }
 
     /// Pushes `image` as `repo:tag` on the test registry; returns `REG/repo:tag`.
@@ -269,6 +329,85 @@ async fn spawn_olm(
             .map_err(|e| anyhow!("olm: {e}"))
     });
     Ok((task, probes))
+}
+
+/// Starts `olm run` from `binary` as a child process with the same settings as [`spawn_olm`]
+/// (its log goes to `olm.log` in the work directory) and waits until it answers `/readyz`;
+/// returns the child and the address serving `/metrics` and the probes.
+async fn spawn_olm_binary(
+    env: &Env,
+    binary: &Path,
+) -> Result<(tokio::process::Child, std::net::SocketAddr)> {
+    let free_port = || -> Result<u16> {
+        Ok(std::net::TcpListener::bind("127.0.0.1:0")?
+            .local_addr()?
+            .port())
+    };
+    let catalogs_port = match *env.catalogs_port.lock().unwrap() {
+        Some(port) => port,
+        None => free_port()?,
+    };
+    *env.catalogs_port.lock().unwrap() = Some(catalogs_port);
+    let probes = std::net::SocketAddr::from(([127, 0, 0, 1], free_port()?));
+    let catalogs = format!("127.0.0.1:{catalogs_port}");
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(env.work.path().join("olm.log"))?;
+    let mut command = tokio::process::Command::new(binary);
+    command
+        .arg("run")
+        .arg("--kubeconfig")
+        .arg(env.plane.kubeconfig_path())
+        .args(["--system-namespace", SYSTEM_NAMESPACE])
+        .arg("--cache-path")
+        .arg(env.cache.path())
+        .args(["--health-probe-bind-address", &probes.to_string()])
+        .args(["--metrics-bind-address", &probes.to_string()])
+        .args(["--cert-provider", "builtin"])
+        .args(["--catalogs-server-addr", &catalogs])
+        .args(["--external-address", &catalogs])
+        .args(["--webhook-server-port", "0"])
+        .stdout(log.try_clone()?)
+        .stderr(log)
+        .kill_on_drop(true);
+    let mut child = command
+        .spawn()
+        .with_context(|| format!("starting {} run", binary.display()))?;
+    let deadline = Instant::now() + WAIT;
+    loop {
+        if let Some(status) = child.try_wait()? {
+            bail!(
+                "olm run exited with {status} while starting; see {}",
+                env.work.path().join("olm.log").display()
+            );
+        }
+        if ready(probes).await {
+            return Ok((child, probes));
+        }
+        if Instant::now() > deadline {
+            bail!("olm run did not become ready within {WAIT:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Whether `GET /readyz` at `addr` answers 200.
+async fn ready(addr: std::net::SocketAddr) -> bool {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let ask = async {
+        let mut stream = tokio::net::TcpStream::connect(addr).await?;
+        stream
+            .write_all(b"GET /readyz HTTP/1.1\r\nHost: olm\r\nConnection: close\r\n\r\n")
+            .await?;
+        let mut head = [0u8; 12];
+        stream.read_exact(&mut head).await?;
+        std::io::Result::Ok(head.ends_with(b" 200"))
+    };
+    matches!(
+        tokio::time::timeout(Duration::from_secs(2), ask).await,
+        Ok(Ok(true))
+    )
 }
 
 /// Creates a namespace unless it exists.
