@@ -18,6 +18,11 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+/// jemalloc, configured in `.cargo/config.toml` to give freed memory back: `olm run`'s caches
+/// rise and fall with the cluster, and glibc's allocator kept what they once held.
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 /// The Operator Lifecycle Manager.
 #[derive(Parser)]
 #[command(name = "olm", version, about)]
