@@ -400,7 +400,8 @@ mod with_k8s {
             let mut new = existing();
             new[1].message = "other".into();
             assert!(reworded_only(&old, &new));
-            let changes: [(&str, fn(&mut Condition)); 5] = [
+            type Change = fn(&mut Condition);
+            let changes: [(&str, Change); 5] = [
                 ("reason", |c| c.reason = "Retrying".into()),
                 ("status", |c| c.status = "False".into()),
                 ("generation", |c| c.observed_generation = Some(2)),
