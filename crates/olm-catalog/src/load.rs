@@ -331,21 +331,10 @@ fn too_deep(s: &[u8]) -> bool {
     while let Some(&b) = s.get(i) {
         match b {
             b'"' => {
-                // Skip to the closing quote, stepping over escapes.
-                i += 1;
-                loop {
-                    let Some(j) = s
-                        .get(i..)
-                        .and_then(|rest| memchr::memchr2(b'"', b'\\', rest))
-                    else {
-                        return false; // unterminated: the parser reports it
-                    };
-                    i += j + 1;
-                    if s[i - 1] == b'"' {
-                        break;
-                    }
-                    i += 1; // the escaped byte
-                }
+                let Some((end, _)) = string_end(s, i) else {
+                    return false; // unterminated: the parser reports it
+                };
+                i = end;
                 continue;
             }
             b'[' | b'{' => {
@@ -362,6 +351,20 @@ fn too_deep(s: &[u8]) -> bool {
     false
 }
 
+/// Where the JSON string opening at `s[start]` (a `"`) ends — the index after its closing
+/// quote — and whether it holds an escape; `None` when it is not terminated.
+fn string_end(s: &[u8], start: usize) -> Option<(usize, bool)> {
+    let (mut i, mut escaped) = (start + 1, false);
+    loop {
+        i += memchr::memchr2(b'"', b'\\', s.get(i..)?)? + 1;
+        if s[i - 1] == b'"' {
+            return Some((i, escaped));
+        }
+        escaped = true;
+        i += 1; // the escaped byte
+    }
+}
+
 /// Whether some object of the JSON text `s` holds one key twice (keys compared decoded, as the
 /// general path compares them). Like [`too_deep`] it checks nothing else, and an unterminated
 /// string ends the scan: broken text is the parser's to report.
@@ -375,22 +378,10 @@ fn repeats_a_key(s: &[u8]) -> bool {
         match b {
             b'"' => {
                 let start = i;
-                let mut escaped = false;
-                i += 1;
-                loop {
-                    let Some(j) = s
-                        .get(i..)
-                        .and_then(|rest| memchr::memchr2(b'"', b'\\', rest))
-                    else {
-                        return false;
-                    };
-                    i += j + 1;
-                    if s[i - 1] == b'"' {
-                        break;
-                    }
-                    escaped = true;
-                    i += 1;
-                }
+                let Some((end, escaped)) = string_end(s, i) else {
+                    return false;
+                };
+                i = end;
                 if let Some((Some(_), next_is_key @ true)) = open.last_mut() {
                     *next_is_key = false;
                     let quoted = &s[start..i];
