@@ -612,18 +612,10 @@ fn generate(
 ) -> (BTreeMap<String, GenChannel>, String) {
     let mut channels: BTreeMap<String, GenChannel> = BTreeMap::new();
     let mut tuples: Vec<Tuple> = Vec::new();
-    let mut mark = HighWater {
-        maturity: Maturity::Candidate,
-        kind: None,
-        version: Version {
-            major: 0,
-            minor: 0,
-            patch: 0,
-            pre: Vec::new(),
-            build: Vec::new(),
-        },
-        name: String::new(),
-    };
+    // Upstream starts the mark at a channel-less 0.0.0, which a package of only 0.0.0
+    // prereleases never beats: it would get no default channel. The first channel is the mark
+    // instead; for every other package the result is the same.
+    let mut mark: Option<HighWater> = None;
     for m in Maturity::ALL {
         let mut sorted: Vec<&(String, Version)> = versions[m as usize].iter().collect();
         sorted.sort_by(|a, b| a.1.cmp(&b.1));
@@ -646,8 +638,8 @@ fn generate(
                         version: v.clone(),
                         name: cname.clone(),
                     };
-                    if candidate.beats(&mark, pref) {
-                        mark = candidate;
+                    if mark.as_ref().is_none_or(|m| candidate.beats(m, pref)) {
+                        mark = Some(candidate);
                     }
                     GenChannel::default()
                 });
@@ -675,7 +667,7 @@ fn generate(
             .values_mut()
             .for_each(|c| link_channel_scoped(c, false)),
     }
-    (channels, mark.name)
+    (channels, mark.map(|m| m.name).unwrap_or_default())
 }
 
 fn link_edge_scoped(channels: &mut BTreeMap<String, GenChannel>, mut tuples: Vec<Tuple>) {
@@ -1059,6 +1051,19 @@ mod tests {
                 "fast-v1: 1.0.2 / 1.0.0,1.0.1",
             ]
         );
+    }
+
+    /// Upstream's mark starts at 0.0.0, so a package of only 0.0.0 prereleases got no default
+    /// channel (and failed validation); here the first channel created is the mark.
+    #[test]
+    fn only_zero_prereleases_still_get_a_default_channel() {
+        let t = template("", &[("candidate", &["op:0.0.0-rc.0", "op:0.0.0-rc.1"])]);
+        let c = run(&t, SemverEdges::default()).unwrap();
+        assert_eq!(
+            c.packages().next().unwrap().default_channel,
+            "candidate-v0.0"
+        );
+        olm_catalog::validate::validate(&c).unwrap();
     }
 
     #[test]
