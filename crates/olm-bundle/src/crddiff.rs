@@ -702,6 +702,31 @@ fn pb_items(v: Option<&Value>) -> Option<String> {
     })
 }
 
+/// The entries of the schema map `m[field]` (`properties`, `patternProperties`, `definitions`,
+/// `dependencies`) sorted by key, as Go prints maps, each value as `%v` prints it (a dependency
+/// is a `JSONSchemaPropsOrStringArray`: `{<Schema> <Property>}`); both printers of a schema
+/// lay these out in their own way. `None` when a value's text is not reproducible.
+fn go_v_map_entries<'a>(m: &'a Map<String, Value>, field: &str) -> Option<Vec<(&'a str, String)>> {
+    let mut entries: Vec<(&String, &Value)> = m
+        .get(field)
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .collect();
+    entries.sort_by_key(|(key, _)| *key);
+    entries
+        .into_iter()
+        .map(|(key, v)| {
+            let shown = match v {
+                _ if field != "dependencies" => go_v_schema(v)?,
+                Value::Array(_) => format!("{{nil {}}}", go_v_strings(Some(v))),
+                _ => format!("{{{} []}}", pb_schema(Some(v))?),
+            };
+            Some((key.as_str(), shown))
+        })
+        .collect()
+}
+
 /// Go's `%v` of a `JSONSchemaProps` value (not a pointer, so not its `String()`): every field in
 /// struct order, separated by spaces, in braces. Fields whose type has a `String()` method
 /// (`*JSON`, `*JSONSchemaProps`, `*JSONSchemaPropsOrArray`, `*JSONSchemaPropsOrBool`,
@@ -731,18 +756,10 @@ fn go_v_schema(s: &Value) -> Option<String> {
         Some(format!("[{}]", shown?.join(" ")))
     };
     let map = |k: &str| -> Option<String> {
-        let entries = m.get(k).and_then(Value::as_object);
-        let mut keys: Vec<&String> = entries.into_iter().flat_map(|o| o.keys()).collect();
-        keys.sort();
-        let mut shown = Vec::new();
-        for key in keys {
-            let v = &entries?[key];
-            shown.push(match v {
-                _ if k != "dependencies" => format!("{key}:{}", go_v_schema(v)?),
-                Value::Array(_) => format!("{key}:{{nil {}}}", go_v_strings(Some(v))),
-                _ => format!("{key}:{{{} []}}", pb_schema(Some(v))?),
-            });
-        }
+        let shown: Vec<String> = go_v_map_entries(m, k)?
+            .into_iter()
+            .map(|(key, v)| format!("{key}:{v}"))
+            .collect();
         Some(format!("map[{}]", shown.join(" ")))
     };
     let enums: Vec<String> = m
@@ -854,20 +871,10 @@ fn pb_schema(s: Option<&Value>) -> Option<String> {
         out.push('}');
         Some(out)
     };
-    // gogo writes `<type>{key: %v,…}` with the keys sorted; a dependency's value is a
-    // JSONSchemaPropsOrStringArray struct, `%v` of which is `{<Schema> <Property>}`.
+    // gogo writes `<type>{key: %v,…}` with the keys sorted.
     let map = |k: &str, ty: &str| -> Option<String> {
         let mut out = format!("{ty}{{");
-        let entries = m.get(k).and_then(Value::as_object);
-        let mut keys: Vec<&String> = entries.into_iter().flat_map(|o| o.keys()).collect();
-        keys.sort();
-        for key in keys {
-            let v = &entries?[key];
-            let shown = match v {
-                _ if k != "dependencies" => go_v_schema(v)?,
-                Value::Array(_) => format!("{{nil {}}}", go_v_strings(Some(v))),
-                _ => format!("{{{} []}}", pb_schema(Some(v))?),
-            };
+        for (key, shown) in go_v_map_entries(m, k)? {
             out.push_str(&format!("{key}: {shown},"));
         }
         out.push('}');
