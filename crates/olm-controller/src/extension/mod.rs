@@ -210,11 +210,19 @@ pub async fn run_with(
                 .await;
         })
     });
-    let controller = Controller::new(
-        Api::<ClusterExtension>::all(client),
-        watcher::Config::default(),
+    // Nothing reads an extension's managedFields: the cache keeps none.
+    let (extension_store, extension_writer) = reflector::store();
+    let extension_events = reflector::reflector(
+        extension_writer,
+        watcher(
+            Api::<ClusterExtension>::all(client),
+            watcher::Config::default(),
+        )
+        .modify(|e| e.metadata.managed_fields = None),
     )
-    .owns_stream(revision_events);
+    .applied_objects();
+    let controller =
+        Controller::for_stream(extension_events, extension_store).owns_stream(revision_events);
     let (trigger_tx, trigger_rx) =
         futures::channel::mpsc::channel::<ObjectRef<ClusterExtension>>(256);
     let extensions = controller.store();

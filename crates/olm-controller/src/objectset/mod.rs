@@ -111,10 +111,19 @@ pub async fn run(
 ) {
     let client = shared.client.clone();
     let (trigger_tx, trigger_rx) = futures::channel::mpsc::channel(1024);
-    let controller = Controller::new(
-        Api::<ClusterObjectSet>::all(client.clone()),
-        watcher::Config::default(),
-    );
+    // The controller's cache holds every revision with its objects; their managedFields (as
+    // big as the objects, field by field) are read by nothing here, so they are not kept.
+    let (revisions, revision_writer) = reflector::store();
+    let revision_events = reflector::reflector(
+        revision_writer,
+        watcher(
+            Api::<ClusterObjectSet>::all(client.clone()),
+            watcher::Config::default(),
+        )
+        .modify(|c| c.metadata.managed_fields = None),
+    )
+    .applied_objects();
+    let controller = Controller::for_stream(revision_events, revisions);
     // The Secrets revisions keep their objects in: read from a cache, not once per reconcile.
     let (secrets, secret_writer) = reflector::store();
     let secret_watch = reflector::reflector(

@@ -236,7 +236,10 @@ impl Watches {
 
     /// Remembers `object` as written at `target` (the API server's answer to a create or an
     /// apply), until the watch shows it.
-    pub fn wrote(&self, target: &Target, object: Map<String, Value>) {
+    pub fn wrote(&self, target: &Target, mut object: Map<String, Value>) {
+        if let Some(Value::Object(meta)) = object.get_mut("metadata") {
+            meta.remove("managedFields");
+        }
         let meta = object.get("metadata");
         let field = |k: &str| {
             meta.and_then(|m| m.get(k))
@@ -265,7 +268,13 @@ impl Watches {
         let name = describe(&gvk);
         debug!(kind = %name, "watching managed objects of this kind");
         let task = tokio::spawn(async move {
-            let events = reflector::reflector(writer, watcher(api, config)).default_backoff();
+            // Nothing here reads managedFields, and for a CRD they are about as big as its
+            // schema: the cache keeps objects without them.
+            let events = reflector::reflector(
+                writer,
+                watcher(api, config).modify(|o| o.metadata.managed_fields = None),
+            )
+            .default_backoff();
             futures::pin_mut!(events);
             while let Some(event) = events.next().await {
                 let object = match event {
