@@ -2,7 +2,9 @@
 //! dialects: parsing and matching never panic; a parsed version prints as text that parses
 //! back to an equal version printed the same way; a parsed Masterminds constraint prints as
 //! text that parses back to a constraint printed the same way and matching the same versions;
-//! a ClusterExtension range (`VersionRange`) keeps its text.
+//! a ClusterExtension range (`VersionRange`) keeps its text. Printing fills in missing parts
+//! (`1-a` prints as `1.0.0-a`), so a text just under Masterminds' length limits may print as one
+//! over them: only then is the printed text allowed to be refused, and only as too long.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -19,23 +21,35 @@ fuzz_target!(|data: &[u8]| {
     let mv = masterminds::Version::parse(version).ok();
     if let Some(v) = &mv {
         let printed = v.to_string();
-        let again = masterminds::Version::parse(&printed)
-            .unwrap_or_else(|e| panic!("{printed:?} (from {version:?}) does not parse: {e}"));
-        assert_eq!(again.cmp(v), std::cmp::Ordering::Equal, "{printed:?}");
-        assert_eq!(again.to_string(), printed);
+        match masterminds::Version::parse(&printed) {
+            Ok(again) => {
+                assert_eq!(again.cmp(v), std::cmp::Ordering::Equal, "{printed:?}");
+                assert_eq!(again.to_string(), printed);
+            }
+            Err(masterminds::VersionError::TooLong)
+                if printed.len() > masterminds::MAX_VERSION_LEN => {}
+            Err(e) => panic!("{printed:?} (from {version:?}) does not parse: {e}"),
+        }
         let _ = masterminds::Version::parse_strict(version);
     }
     if let Ok(c) = masterminds::Constraints::parse(range) {
         let printed = c.to_string();
-        let again = masterminds::Constraints::parse(&printed)
-            .unwrap_or_else(|e| panic!("{printed:?} (from {range:?}) does not parse: {e}"));
-        assert_eq!(again.to_string(), printed, "from {range:?}");
+        match masterminds::Constraints::parse(&printed) {
+            Ok(again) => {
+                assert_eq!(again.to_string(), printed, "from {range:?}");
+                if let Some(v) = &mv {
+                    assert_eq!(
+                        c.matches(v),
+                        again.matches(v),
+                        "{range:?} and {printed:?} on {v}"
+                    );
+                }
+            }
+            Err(masterminds::ConstraintError::TooLong)
+                if printed.len() > masterminds::MAX_CONSTRAINT_LEN => {}
+            Err(e) => panic!("{printed:?} (from {range:?}) does not parse: {e}"),
+        }
         if let Some(v) = &mv {
-            assert_eq!(
-                c.matches(v),
-                again.matches(v),
-                "{range:?} and {printed:?} on {v}"
-            );
             let _ = c.validate(v);
         }
     }
