@@ -712,14 +712,16 @@ fn split_yaml<'a>(text: &'a str, name: &str) -> Result<Vec<Chunk<'a>>, LoadError
                     format!("invalid Yaml document separator: {trimmed}"),
                 ));
             }
+            // A separator that ends nothing begins the next document instead: YAMLReader
+            // writes it into its empty buffer, so `---` alone, or twice, is a document.
             if pos > start {
                 chunks.push(Chunk {
                     text: &text[start..pos],
                     line: start_line,
                 });
+                start = end;
+                start_line = line_no + 1;
             }
-            start = end;
-            start_line = line_no + 1;
         }
         pos = end;
         line_no += 1;
@@ -741,14 +743,13 @@ const YAML_OPTIONS: yamlread::Options = yamlread::Options {
 
 fn load_yaml_stream(text: &str, name: &str, opts: &LoadOptions) -> Result<Vec<Blob>, LoadError> {
     let chunks = split_yaml(text, name)?;
-    let parse = |c: &Chunk| -> Result<Option<Blob>, LoadError> {
-        if c.text.trim().is_empty() {
-            return Ok(None);
-        }
+    let parse = |c: &Chunk| -> Result<Blob, LoadError> {
         let null = || TopDoc {
             canon: "null".to_owned(),
             keys: Vec::new(),
         };
+        // A document of blank lines, comments or a lone separator is YAML's null, which opm
+        // refuses as an object without a schema.
         let doc: TopDoc = if is_comment_only(c.text) {
             null()
         } else {
@@ -781,31 +782,32 @@ fn load_yaml_stream(text: &str, name: &str, opts: &LoadOptions) -> Result<Vec<Bl
                 }
             }
         };
-        to_blob(doc, name, c.line + leading_blank_lines(c.text), opts).map(Some)
+        to_blob(doc, name, c.line + leading_blank_lines(c.text), opts)
     };
-    let results: Vec<Result<Option<Blob>, LoadError>> =
-        if chunks.len() > 1 && text.len() > 256 << 10 {
-            chunks.par_iter().map(parse).collect()
-        } else {
-            chunks.iter().map(parse).collect()
-        };
-    let mut out = Vec::with_capacity(results.len());
-    for r in results {
-        if let Some(b) = r? {
-            out.push(b);
-        }
-    }
-    Ok(out)
+    let results: Vec<Result<Blob, LoadError>> = if chunks.len() > 1 && text.len() > 256 << 10 {
+        chunks.par_iter().map(parse).collect()
+    } else {
+        chunks.iter().map(parse).collect()
+    };
+    results.into_iter().collect()
 }
 
+/// Lines before a document's content: blank ones, and the separator it may start with. A
+/// document with no content is named by its first line.
 fn leading_blank_lines(s: &str) -> usize {
-    s.lines().take_while(|l| l.trim().is_empty()).count()
+    let n = s
+        .lines()
+        .enumerate()
+        .take_while(|(i, l)| l.trim().is_empty() || (*i == 0 && l.starts_with("---")))
+        .count();
+    if n == s.lines().count() { 0 } else { n }
 }
 
+/// True when the document holds nothing but blank lines, comments and its opening separator.
 fn is_comment_only(s: &str) -> bool {
-    s.lines().all(|l| {
+    s.lines().enumerate().all(|(i, l)| {
         let t = l.trim();
-        t.is_empty() || t.starts_with('#')
+        t.is_empty() || t.starts_with('#') || (i == 0 && l.starts_with("---"))
     })
 }
 
@@ -838,11 +840,13 @@ fn short(v: &str) -> &str {
 
 fn to_blob(doc: TopDoc, name: &str, line: usize, opts: &LoadOptions) -> Result<Blob, LoadError> {
     if !doc.canon.starts_with('{') {
+        // opm's message shows the object's text, which is empty for YAML's null (an empty
+        // document, or one of only comments) and for `null` itself.
         if doc.canon == "null" {
             return Err(LoadError::parse(
                 name,
                 line,
-                "object 'null' is missing root schema field",
+                "object '' is missing root schema field",
             ));
         }
         let kind = match doc.canon.as_bytes().first() {
@@ -913,9 +917,9 @@ fn to_blob(doc: TopDoc, name: &str, line: usize, opts: &LoadOptions) -> Result<B
     };
     Ok(match schema.as_str() {
         SCHEMA_PACKAGE => {
-            let p: Package = serde_json::from_str(&canon).map_err(|e| typed("package", e))?;
-            if let Some(icon) = &p.icon {
-                check_base64(&icon.base64data)
+            let mut p: Package = serde_json::from_str(&canon).map_err(|e| typed("package", e))?;
+            if let Some(icon) = &mut p.icon {
+                icon.base64data = canonical_base64(&icon.base64data)
                     .map_err(|m| LoadError::parse(name, line, format!("parse package: {m}")))?;
             }
             Blob::Package(Kept::decoded(p, raw(canon)))
@@ -943,20 +947,11 @@ fn to_blob(doc: TopDoc, name: &str, line: usize, opts: &LoadOptions) -> Result<B
     })
 }
 
-fn check_base64(s: &str) -> Result<(), String> {
-    use base64::Engine;
-    let cleaned: String = s.chars().filter(|c| *c != '\r' && *c != '\n').collect();
-    match base64::engine::general_purpose::STANDARD.decode(cleaned.as_bytes()) {
-        Ok(_) => Ok(()),
-        Err(base64::DecodeError::InvalidByte(off, _))
-        | Err(base64::DecodeError::InvalidLastSymbol(off, _)) => {
-            Err(format!("illegal base64 data at input byte {off}"))
-        }
-        Err(_) => Err(format!(
-            "illegal base64 data at input byte {}",
-            cleaned.len()
-        )),
-    }
+/// The icon's base64 text as opm writes it back: opm reads `base64data` into bytes (a Go
+/// `[]byte` field) and encodes them again, so a YAML `|` block ending in a newline or text wrapped
+/// at 76 columns comes out as one padded line.
+fn canonical_base64(s: &str) -> Result<String, String> {
+    olm_goenc::base64::reencode_std(s).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
@@ -975,6 +970,42 @@ mod tests {
         let j = "{\"schema\":\"olm.package\",\"name\":\"foo\"}\n  {\"schema\":\"olm.channel\",\"package\":\"foo\",\"name\":\"a\"}";
         let c = load_bytes(j.as_bytes(), "a.json").unwrap();
         assert_eq!(c.blobs.len(), 2);
+    }
+
+    /// opm reads `icon.base64data` into Go bytes and writes them back re-encoded: a `|` block's
+    /// final newline and 76-column wrapping disappear, stray bits after the last byte are
+    /// dropped; the served JSONL keeps the text as written (catalogd serves the file's bytes).
+    #[test]
+    fn icons_come_back_as_opm_writes_them() {
+        let y = "schema: olm.package\nname: p\nicon:\n  mediatype: image/png\n  base64data: |\n    QUJDREVG\n    R0hJSg==\n";
+        let c = load_bytes(y.as_bytes(), "p.yaml").unwrap();
+        let Blob::Package(p) = &c.blobs[0] else {
+            panic!("{:?}", c.blobs[0]);
+        };
+        assert_eq!(p.icon.as_ref().unwrap().base64data, "QUJDREVGR0hJSg==");
+        assert!(
+            c.blobs[0]
+                .raw()
+                .unwrap()
+                .get()
+                .contains(r#""QUJDREVG\nR0hJSg==\n""#)
+        );
+
+        let j = r#"{"schema":"olm.package","name":"p","icon":{"base64data":"QR==","mediatype":"image/png"}}"#;
+        let c = load_bytes(j.as_bytes(), "p.json").unwrap();
+        let Blob::Package(p) = &c.blobs[0] else {
+            panic!("{:?}", c.blobs[0]);
+        };
+        assert_eq!(p.icon.as_ref().unwrap().base64data, "QQ==");
+
+        let bad = r#"{"schema":"olm.package","name":"p","icon":{"base64data":"QU\nJ","mediatype":"image/png"}}"#;
+        let e = load_bytes(bad.as_bytes(), "p.json")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.ends_with("parse package: illegal base64 data at input byte 1"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -1028,9 +1059,38 @@ mod tests {
 
     #[test]
     fn empty_and_blank_documents() {
+        // Checked against opm v1.74.0: only a file of no bytes holds no documents.
         assert!(load_bytes(b"", "x").unwrap().blobs.is_empty());
-        assert!(load_bytes(b"---\n\n---\n", "x").unwrap().blobs.is_empty());
-        assert!(load_bytes(b"# just a comment\n", "x").is_err());
+        let missing = |text: &[u8]| load_bytes(text, "x").unwrap_err().to_string();
+        assert_eq!(
+            missing(b"\n\n"),
+            "x:1: object '' is missing root schema field"
+        );
+        assert_eq!(
+            missing(b"---\n---\n"),
+            "x:1: object '' is missing root schema field"
+        );
+        assert_eq!(
+            missing(b"---\n\n---\n"),
+            "x:1: object '' is missing root schema field"
+        );
+        assert_eq!(
+            missing(b"# just a comment\n"),
+            "x:1: object '' is missing root schema field"
+        );
+        assert_eq!(
+            missing(b"null\n"),
+            "x:1: object '' is missing root schema field"
+        );
+        assert_eq!(
+            missing(b"schema: olm.package\nname: a\n---\n\n# end\n"),
+            "x:5: object '' is missing root schema field"
+        );
+        // A separator that opens the file, or follows another document, is not a document.
+        let two = b"---\nschema: olm.package\nname: a\n---\nschema: olm.package\nname: b\n---\n";
+        assert_eq!(load_bytes(two, "x").unwrap().blobs.len(), 2);
+        let e = load_bytes(b"---\nschema: olm.package\nname: [\n", "x").unwrap_err();
+        assert!(e.to_string().starts_with("x:3: "), "{e}");
     }
 
     #[test]

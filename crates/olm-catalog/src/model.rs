@@ -329,7 +329,8 @@ pub struct Package {
     pub properties: Vec<Property>,
 }
 
-/// A package icon; `base64data` is kept in its base64 text form (checked to decode when loaded).
+/// A package icon; `base64data` holds the text opm writes: decoded when loaded and encoded again
+/// as one padded line, whatever wrapping the file had.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Icon {
     /// The image bytes, base64 encoded.

@@ -147,9 +147,15 @@ fn wrong_types_are_errors() {
 }
 
 #[test]
-fn empty_files_are_fine() {
-    let d = dir_with(&[("empty.yaml", ""), ("blank.json", "\n\n"), ("c.yaml", PKG)]);
+fn empty_files_are_fine_and_blank_ones_are_not() {
+    let d = dir_with(&[("empty.yaml", ""), ("c.yaml", PKG)]);
     assert_eq!(load_path(d.path()).unwrap().blobs.len(), 1);
+    // opm reads a file of blank lines as one empty document, an object without a schema.
+    let d = dir_with(&[("blank.json", "\n\n"), ("c.yaml", PKG)]);
+    let (path, line, msg) = parse_err(d.path());
+    assert!(path.ends_with("blank.json"), "{path}");
+    assert_eq!(line, 1);
+    assert_eq!(msg, "object '' is missing root schema field");
 }
 
 #[test]
