@@ -396,9 +396,9 @@ pub fn convert(cat: &Catalog) -> Result<Index<'_>, String> {
                 }
                 _ => {
                     return Err(format!(
-                        "cannot deprecate object {} referenced by entry {} for package {}: object schema unknown",
+                        // opm's `%v` here is of the entry's index, not of the entry.
+                        "cannot deprecate object {} referenced by entry {i} for package {}: object schema unknown",
                         r.go_sharp_v(),
-                        e.go_v(),
                         quote(&d.package)
                     ));
                 }

@@ -865,9 +865,13 @@ fn deprecated_package_with_a_name() {
 #[test]
 fn deprecation_of_unknown_schema() {
     let mut c = kube_green();
-    c.blobs.push(deprecation(vec![("olm.foo", "x", "msg")]));
+    // opm names the entry by its index (checked against opm v1.74.0).
+    c.blobs.push(deprecation(vec![
+        ("olm.package", "", "m"),
+        ("olm.foo", "x", "msg"),
+    ]));
     assert_eq!(
         err(&c),
-        r#"cannot deprecate object declcfg.PackageScopedReference{Schema:"olm.foo", Name:"x"} referenced by entry {{olm.foo x} msg} for package "kube-green": object schema unknown"#
+        r#"cannot deprecate object declcfg.PackageScopedReference{Schema:"olm.foo", Name:"x"} referenced by entry 1 for package "kube-green": object schema unknown"#
     );
 }
