@@ -58,6 +58,30 @@ pub enum BundleError {
         "Could not find annotations file (metadata/annotations.yaml with an \"annotations\" block)"
     )]
     NoAnnotations,
+    /// Upstream (opm's bundle parser): the CSV owns a CRD the bundle does not hold. `found`
+    /// lists what the bundle provides as `group/version/Kind (plural)`, sorted as Go prints a map.
+    #[error(
+        "error checking provided apis in bundle {csv}: couldn't find {missing} in bundle. found: map[{}]",
+        found.iter().map(|k| format!("{k}:{{}}")).collect::<Vec<_>>().join(" ")
+    )]
+    OwnedCrdNotInBundle {
+        /// The CSV's name.
+        csv: String,
+        /// The owned CRD as `group/version/Kind (plural)`.
+        missing: String,
+        /// Every API the bundle provides, the same way.
+        found: Vec<String>,
+    },
+    /// Upstream (opm's bundle parser): an owned CRD's name is not `<plural>.<group>`.
+    #[error(
+        "error checking provided apis in bundle {csv}: couldn't parse plural.group from crd name: {name}"
+    )]
+    OwnedCrdName {
+        /// The CSV's name.
+        csv: String,
+        /// The name as the CSV gives it.
+        name: String,
+    },
     /// The CSV does not have the shape of a ClusterServiceVersion.
     #[error("{file}: invalid ClusterServiceVersion: {message}")]
     InvalidCsv {

@@ -5,7 +5,7 @@
 //! and `olm.package.required` from required APIs and `metadata/dependencies.yaml`, everything
 //! else passed through; then deduplicated, sorted by type and encoded value, and the CSV itself
 //! appended as `olm.csv.metadata` (what catalog pipelines publish) or as one
-//! `olm.bundle.object` per manifest (opm's default). Values are built in Go field order so a
+//! `olm.bundle.object` per manifest (opm's default), those in the order of their base64 text. Values are built in Go field order so a
 //! catalog writer that keeps key order reproduces opm's bytes.
 
 use base64::Engine;
@@ -34,6 +34,7 @@ pub fn to_olm_bundle(b: &Bundle, image: &str, mode: ObjectsMode) -> Result<Value
     if let Some(e) = b.metadata_errors.first() {
         return Err(e.clone());
     }
+    check_provided_apis(b)?;
     let mut props = derived_properties(b);
     match mode {
         ObjectsMode::CsvMetadata => props
@@ -46,14 +47,21 @@ pub fn to_olm_bundle(b: &Bundle, image: &str, mode: ObjectsMode) -> Result<Value
                     .chain(&b.others)
                     .map(|o| (o.file.as_str(), &o.object)),
             );
-            // opm keeps the first document of each file, in file order.
+            // opm keeps the first document of each file.
             objs.sort_by(|a, b| a.0.cmp(b.0));
             objs.dedup_by(|a, b| a.0 == b.0);
-            for (_, o) in objs {
-                // Go marshals the unstructured object: sorted keys, HTML-escaped, compact.
-                let json = go_json_encode(&sort_keys(o));
-                let data =
-                    base64::engine::general_purpose::STANDARD.encode(json.trim_end().as_bytes());
+            let mut data: Vec<String> = objs
+                .into_iter()
+                .map(|(_, o)| {
+                    // Go marshals the unstructured object: sorted keys, HTML-escaped, compact.
+                    let json = go_json_encode(&sort_keys(o));
+                    base64::engine::general_purpose::STANDARD.encode(json.trim_end().as_bytes())
+                })
+                .collect();
+            // opm sorts every property by type, then by its JSON value (`{"data":"…"}`, so by
+            // the base64 text), and moves the objects after the rest keeping that order.
+            data.sort_unstable();
+            for data in data {
                 props.push(json!({"type": "olm.bundle.object", "value": {"data": data}}));
             }
         }
@@ -69,6 +77,84 @@ pub fn to_olm_bundle(b: &Bundle, image: &str, mode: ObjectsMode) -> Result<Value
         Value::Array(related_images(b, image)),
     );
     Ok(Value::Object(m))
+}
+
+/// An API as opm's bundle parser keys it: group, version, kind, plural (its field order, which
+/// is also the order Go prints a map of them in).
+type ApiKey<'a> = (&'a str, &'a str, &'a str, &'a str);
+
+fn api_key_text((group, version, kind, plural): &ApiKey) -> String {
+    format!("{group}/{version}/{kind} ({plural})")
+}
+
+/// opm refuses a bundle whose CSV owns a CRD (by `<plural>.<group>`, version and kind) that none
+/// of the bundle's CRDs provides; owned APIServices need no object. Where several are missing
+/// opm names whichever its map walk meets first; olm names the first in sorted order.
+///
+/// Errors: [`BundleError::OwnedCrdName`] for an owned name without a dot,
+/// [`BundleError::OwnedCrdNotInBundle`] for a missing CRD.
+pub fn check_provided_apis(b: &Bundle) -> Result<(), BundleError> {
+    let str_at = |v: &'_ Value, p: &str| -> String {
+        v.pointer(p)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned()
+    };
+    let mut provided: Vec<(String, String, String, String)> = Vec::new();
+    for crd in &b.crds {
+        let (group, kind, plural) = (
+            str_at(&crd.object, "/spec/group"),
+            str_at(&crd.object, "/spec/names/kind"),
+            str_at(&crd.object, "/spec/names/plural"),
+        );
+        let mut versions: Vec<String> = crd
+            .object
+            .pointer("/spec/versions")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().map(|v| str_at(v, "/name")).collect())
+            .unwrap_or_default();
+        // A v1beta1 CRD may name its one version at `spec.version`.
+        let single = str_at(&crd.object, "/spec/version");
+        if !single.is_empty() {
+            versions.push(single);
+        }
+        for v in versions {
+            provided.push((group.clone(), v, kind.clone(), plural.clone()));
+        }
+    }
+    for a in &b.csv.spec.apiservicedefinitions.owned {
+        provided.push((
+            a.group.clone(),
+            a.version.clone(),
+            a.kind.clone(),
+            a.name.clone(),
+        ));
+    }
+    let mut provided: Vec<ApiKey> = provided
+        .iter()
+        .map(|(g, v, k, p)| (g.as_str(), v.as_str(), k.as_str(), p.as_str()))
+        .collect();
+    provided.sort_unstable();
+    provided.dedup();
+    let mut owned: Vec<ApiKey> = Vec::new();
+    for c in &b.csv.spec.customresourcedefinitions.owned {
+        let Some((plural, group)) = c.name.split_once('.') else {
+            return Err(BundleError::OwnedCrdName {
+                csv: b.csv.name().to_owned(),
+                name: c.name.clone(),
+            });
+        };
+        owned.push((group, c.version.as_str(), c.kind.as_str(), plural));
+    }
+    owned.sort_unstable();
+    match owned.iter().find(|k| provided.binary_search(k).is_err()) {
+        None => Ok(()),
+        Some(missing) => Err(BundleError::OwnedCrdNotInBundle {
+            csv: b.csv.name().to_owned(),
+            missing: api_key_text(missing),
+            found: provided.iter().map(api_key_text).collect(),
+        }),
+    }
 }
 
 /// Every property except the CSV carriers, deduplicated and sorted by type then encoded value.

@@ -254,3 +254,106 @@ fn image_paths_may_be_absolute_or_dot_relative() {
     ];
     assert_eq!(Bundle::from_files(files).unwrap().package_name, "demo");
 }
+
+const OWNS_WIDGETS: &str = r#"  customresourcedefinitions:
+    owned:
+    - {name: widgets.example.com, version: v1, kind: Widget}
+    - {name: gadgets.example.com, version: v1, kind: Gadget}
+"#;
+
+const WIDGET_CRD: &str = r#"apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec:
+  group: example.com
+  names: {kind: Widget, plural: widgets}
+  scope: Namespaced
+  versions:
+  - {name: v1, served: true, storage: true}
+  - {name: v1alpha1, served: true, storage: false}
+"#;
+
+/// opm's bundle parser (`AllProvidedAPIsInBundle`) refuses to render a bundle whose CSV owns a
+/// CRD the bundle does not hold, naming it and listing what the bundle provides as Go prints a
+/// map; the message is opm v1.74.0's.
+#[test]
+fn an_owned_crd_missing_from_the_bundle_is_refused_as_opm_does() {
+    use olm_bundle::properties::{ObjectsMode, to_olm_bundle};
+    let csv = CSV.replace(
+        "spec:\n  version: 1.0.0\n",
+        &format!("spec:\n  version: 1.0.0\n{OWNS_WIDGETS}"),
+    );
+    let mut files = base();
+    files[1] = file("manifests/csv.yaml", &csv);
+    files.push(file("manifests/widgets.yaml", WIDGET_CRD));
+    let b = Bundle::from_files(files.clone()).unwrap();
+    let e = to_olm_bundle(&b, "", ObjectsMode::BundleObjects).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "error checking provided apis in bundle demo.v1.0.0: couldn't find example.com/v1/Gadget (gadgets) in bundle. \
+         found: map[example.com/v1/Widget (widgets):{} example.com/v1alpha1/Widget (widgets):{}]"
+    );
+
+    let gadgets = WIDGET_CRD
+        .replace("widget", "gadget")
+        .replace("Widget", "Gadget");
+    files.push(file("manifests/gadgets.yaml", &gadgets));
+    let b = Bundle::from_files(files.clone()).unwrap();
+    assert!(to_olm_bundle(&b, "", ObjectsMode::BundleObjects).is_ok());
+
+    // An owned name that is not <plural>.<group>.
+    files[1] = file(
+        "manifests/csv.yaml",
+        &csv.replace("gadgets.example.com", "gadgets"),
+    );
+    let b = Bundle::from_files(files).unwrap();
+    assert_eq!(
+        to_olm_bundle(&b, "", ObjectsMode::CsvMetadata)
+            .unwrap_err()
+            .to_string(),
+        "error checking provided apis in bundle demo.v1.0.0: couldn't parse plural.group from crd name: gadgets"
+    );
+}
+
+/// opm sorts a bundle's properties by type, then by JSON value, before moving the
+/// `olm.bundle.object`s to the end (`registry_to_model.go`, `render.go`): the objects come out
+/// in the order of their base64 text, not file order.
+#[test]
+fn bundle_objects_are_in_the_order_of_their_data() {
+    use olm_bundle::properties::{ObjectsMode, to_olm_bundle};
+    let mut files = base();
+    for name in ["a", "b", "c", "d"] {
+        files.push(file(
+            &format!("manifests/{name}.yaml"),
+            &format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}}}\n"),
+        ));
+    }
+    let b = Bundle::from_files(files).unwrap();
+    let blob = to_olm_bundle(&b, "", ObjectsMode::BundleObjects).unwrap();
+    let data: Vec<&str> = blob["properties"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["type"] == "olm.bundle.object")
+        .map(|p| p["value"]["data"].as_str().unwrap())
+        .collect();
+    assert_eq!(data.len(), 5);
+    let mut sorted = data.clone();
+    sorted.sort_unstable();
+    assert_eq!(data, sorted);
+    // The CSV's JSON starts `{"apiVersion":"operators…` and a ConfigMap's `{"apiVersion":"v1"…`:
+    // in base64 the CSV sorts first, then the ConfigMaps by the name after `metadata`.
+    let kinds: Vec<String> = data
+        .iter()
+        .map(|d| {
+            let json = olm_goenc::base64::decode_std(d.as_bytes()).unwrap();
+            let v: Value = serde_json::from_slice(&json).unwrap();
+            format!(
+                "{}/{}",
+                v["kind"].as_str().unwrap(),
+                v["metadata"]["name"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(kinds[0], "ClusterServiceVersion/demo.v1.0.0");
+}
