@@ -369,31 +369,35 @@ fn string_end(s: &[u8], start: usize) -> Option<(usize, bool)> {
 /// general path compares them). Like [`too_deep`] it checks nothing else, and an unterminated
 /// string ends the scan: broken text is the parser's to report.
 fn repeats_a_key(s: &[u8]) -> bool {
-    // The keys of every open object, one after another; each open bracket records where its
-    // object's keys start (`None` for an array) and whether a key comes next.
-    let mut keys: Vec<std::borrow::Cow<'_, [u8]>> = Vec::new();
+    repeated_key(s, true).is_some()
+}
+
+/// The offsets of a key and of its repeat in one object of the JSON text `s`: the first one
+/// found, or (`first_found` false) the repeat earliest in the text, which is the one the
+/// canonical reader refuses.
+fn repeated_key(s: &[u8], first_found: bool) -> Option<(usize, usize)> {
+    // The keys of every open object with their offsets, one after another; each open bracket
+    // records where its object's keys start (`None` for an array) and whether a key comes next.
+    let mut keys: Vec<(std::borrow::Cow<'_, [u8]>, usize)> = Vec::new();
     let mut open: Vec<(Option<usize>, bool)> = Vec::new();
+    let mut found: Option<(usize, usize)> = None;
     let mut i = 0usize;
     while let Some(&b) = s.get(i) {
         match b {
             b'"' => {
                 let start = i;
-                let Some((end, escaped)) = string_end(s, i) else {
-                    return false;
-                };
+                let (end, escaped) = string_end(s, i)?;
                 i = end;
                 if let Some((Some(_), next_is_key @ true)) = open.last_mut() {
                     *next_is_key = false;
                     let quoted = &s[start..i];
                     let key = if escaped {
-                        match serde_json::from_slice::<String>(quoted) {
-                            Ok(k) => std::borrow::Cow::Owned(k.into_bytes()),
-                            Err(_) => return false,
-                        }
+                        let k = serde_json::from_slice::<String>(quoted).ok()?;
+                        std::borrow::Cow::Owned(k.into_bytes())
                     } else {
                         std::borrow::Cow::Borrowed(&quoted[1..quoted.len() - 1])
                     };
-                    keys.push(key);
+                    keys.push((key, start));
                 }
                 continue;
             }
@@ -408,8 +412,14 @@ fn repeats_a_key(s: &[u8]) -> bool {
                 if let Some((Some(first), _)) = open.pop() {
                     let own = keys.get_mut(first..).unwrap_or_default();
                     own.sort_unstable();
-                    if own.windows(2).any(|w| w[0] == w[1]) {
-                        return true;
+                    for w in own.windows(2).filter(|w| w[0].0 == w[1].0) {
+                        // Sorted by offset within a key: w[1] is a repeat of w[0].
+                        if first_found {
+                            return Some((w[0].1, w[1].1));
+                        }
+                        if found.is_none_or(|(_, at)| w[1].1 < at) {
+                            found = Some((w[0].1, w[1].1));
+                        }
                     }
                     keys.truncate(first);
                 }
@@ -418,7 +428,22 @@ fn repeats_a_key(s: &[u8]) -> bool {
         }
         i += 1;
     }
-    false
+    found
+}
+
+/// A refused repeated key's message names the line of the key's first occurrence too, when it
+/// is not the repeat's own line (which the location gives): `raw` is the document's text.
+fn with_first_key_line(raw: &str, line: usize, message: String) -> String {
+    if !message.starts_with("duplicate key ") {
+        return message;
+    }
+    let lines_before = |at: usize| memchr::memchr_iter(b'\n', &raw.as_bytes()[..at]).count();
+    match repeated_key(raw.as_bytes(), false) {
+        Some((first, repeat)) if lines_before(first) != lines_before(repeat) => {
+            format!("{message} (first at line {})", line + lines_before(first))
+        }
+        _ => message,
+    }
 }
 
 fn utf8_error(name: &str, buf: &[u8], e: std::str::Utf8Error) -> LoadError {
@@ -637,7 +662,11 @@ fn load_json_stream(text: &str, name: &str, opts: &LoadOptions) -> Result<Vec<Bl
                 let raw = raw.get();
                 let doc = json_doc(raw).map_err(|e| {
                     let within = memchr::memchr_iter(b'\n', &raw.as_bytes()[..e.offset]).count();
-                    LoadError::parse(name, line + within, e.message)
+                    LoadError::parse(
+                        name,
+                        line + within,
+                        with_first_key_line(raw, line, e.message),
+                    )
                 })?;
                 out.push(to_blob(doc, name, line, opts)?);
             }

@@ -117,10 +117,27 @@ fn json_stream_errors_name_the_line_of_a_late_document() {
 
 #[test]
 fn duplicate_keys_are_errors() {
+    // The message names the key, the repeat's line (as the location) and the first one's.
     let d = dir_with(&[("c.yaml", "schema: olm.package\nname: foo\nname: bar\n")]);
+    let (path, line, msg) = parse_err(d.path());
+    assert!(path.ends_with("c.yaml"), "{path}");
+    assert_eq!(
+        (line, msg.as_str()),
+        (3, r#"duplicate mapping key "name" (first at line 2)"#)
+    );
+    let json = "{\"schema\": \"olm.package\", \"name\": \"x\"}\n{\"schema\": \"olm.bundle\",\n \"v\": {\"a\": {\"b\": 1, \"b\": 2}},\n \"name\": \"a\",\n \"name\": \"b\"}\n";
+    let d = dir_with(&[("c.json", json)]);
+    let (path, line, msg) = parse_err(d.path());
+    assert!(path.ends_with("c.json"), "{path}");
+    assert_eq!((line, msg.as_str()), (3, r#"duplicate key "b""#));
+    let json =
+        "{\"schema\": \"olm.bundle\",\n \"name\": \"a\",\n \"v\": {\"b\": 1},\n \"name\": \"b\"}\n";
+    let d = dir_with(&[("c.json", json)]);
     let (_, line, msg) = parse_err(d.path());
-    assert_eq!(line, 3);
-    assert!(msg.contains("duplicate"), "{msg}");
+    assert_eq!(
+        (line, msg.as_str()),
+        (4, r#"duplicate key "name" (first at line 2)"#)
+    );
     let d = dir_with(&[("c.yaml", "schema: olm.package\nName: foo\nname: bar\n")]);
     let (_, line, msg) = parse_err(d.path());
     assert_eq!(

@@ -437,16 +437,24 @@ fn anchors_merges_and_errors() {
     );
 }
 
-/// Refused repeats name the repeat's line; a key after a `<<` merge overrides, it does not repeat.
+/// Refused repeats name the repeat's line and the first one's; a key after a `<<` merge overrides, it does not repeat.
 #[test]
 fn duplicate_keys_when_refused() {
     let e = yamlread::parse_documents_with("a: 1\nb: 2\na: 3\n", &REFUSE).unwrap_err();
     assert_eq!(
         (e.line, e.message.as_str()),
-        (3, r#"duplicate mapping key "a""#)
+        (3, r#"duplicate mapping key "a" (first at line 1)"#)
     );
     let e = document_canonical("x:\n  a: 1\n  a: 2\n", &REFUSE).unwrap_err();
-    assert_eq!(e.line, 3);
+    assert_eq!(
+        (e.line, e.message.as_str()),
+        (3, r#"duplicate mapping key "a" (first at line 2)"#)
+    );
+    let e = document_canonical("x: {a: 1, a: 2}\n", &REFUSE).unwrap_err();
+    assert_eq!(
+        (e.line, e.message.as_str()),
+        (1, r#"duplicate mapping key "a""#)
+    );
     let v =
         yamlread::parse_documents_with("b: &b {x: 1}\nd:\n  <<: *b\n  x: 2\n", &REFUSE).unwrap();
     assert_eq!(v[0]["d"], json!({"x": 2}));

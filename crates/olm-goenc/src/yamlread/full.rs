@@ -25,9 +25,9 @@ enum Frame {
         key: Option<String>,
         merge_pending: bool,
         anchor: usize,
-        /// Keys written in this mapping (not merged into it), kept only when duplicates are
-        /// refused: a key after a `<<` merge overrides, it does not repeat.
-        written: Option<std::collections::HashSet<String>>,
+        /// Keys written in this mapping (not merged into it) and the line of each, kept only
+        /// when duplicates are refused: a key after a `<<` merge overrides, it does not repeat.
+        written: Option<std::collections::HashMap<String, usize>>,
     },
 }
 
@@ -211,12 +211,15 @@ pub(crate) fn parse_events(text: &str, opts: &Options, depth: Depth) -> Result<V
                     let k = key_string(value).map_err(|e| at(&span, e))?;
                     if let Some(written) = written
                         && !is_merge_key
-                        && !written.insert(k.clone())
+                        && let Some(first) = written.insert(k.clone(), span.start.line())
                     {
-                        return Err(at(
-                            &span,
-                            format!("duplicate mapping key {}", crate::quote(&k)),
-                        ));
+                        // The location names the repeat's line; the first one's is added
+                        // when it is another.
+                        let mut message = format!("duplicate mapping key {}", crate::quote(&k));
+                        if first != span.start.line() {
+                            message.push_str(&format!(" (first at line {first})"));
+                        }
+                        return Err(at(&span, message));
                     }
                     *merge_pending = is_merge_key;
                     *key = Some(k);
