@@ -7,6 +7,7 @@
 #   crates/olm-bundle/tests/golden/crd-upgrade-upstream.txt   the same preflight on upstream's own test vectors
 #   crates/olm-bundle/tests/golden/api-validation.txt     operator-framework/api's authoring checks
 #   crates/olm-graph/tests/golden/render-graph/           opm alpha render-graph (README.md there)
+#   crates/olm-catalog/tests/golden/load-errors.txt       opm's load errors on a corpus of broken catalog files
 #
 # Usage: tools/oracles/regen.sh [OUT]   (OUT defaults to the repository; check.sh passes a temp dir)
 # Builds the oracles first (tools/oracles/build.sh, a no-op when built). Needs Go, not cargo.
@@ -82,3 +83,25 @@ for dir in "$catalog"/*/; do
     cp -r "$dir" "$one/$pkg"
     "$bin/opm" alpha render-graph --draw-v0-semantics "$one" >"$graphs/v0/$pkg.mmd"
 done
+
+# opm's load errors: every file of the catalog load-error corpus, alone in a folder. `ok` when
+# `opm render` loads it (it may still fail validation), else the message `opm validate` prints
+# (logrus quotes it as Go's %q does).
+corpus="$repo/crates/olm-catalog/tests/data/load-errors"
+errors="$out/crates/olm-catalog/tests/golden/load-errors.txt"
+mkdir -p "$(dirname "$errors")"
+{
+    echo "# Made by opm v1.74.0 (tools/oracles/opm), not by olm, from each file of crates/olm-catalog/tests/data/load-errors"
+    echo "# alone in a folder: ok when opm render loads it, else the message opm validate prints, Go-quoted. $remake"
+    for f in "$corpus"/*; do
+        rm -rf "${one:?}"/*
+        cp "$f" "$one/"
+        if "$bin/opm" render "$one" -o json >/dev/null 2>&1; then
+            msg=ok
+        else
+            msg="$({ "$bin/opm" validate "$one" 2>&1 || true; } | sed -n 's/.* level=fatal msg=//p')"
+        fi
+        printf '%s\t%s\n' "$(basename "$f")" "$msg"
+    done
+} >"$errors.tmp"
+mv "$errors.tmp" "$errors"

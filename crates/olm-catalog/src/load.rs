@@ -36,7 +36,7 @@ use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 use olm_goenc::json::{Kind, MAX_NESTING_DEPTH, UnmarshalTypeError, nesting_too_deep};
-use olm_goenc::yamlread;
+use olm_goenc::{json_syntax, yamlread};
 use rayon::prelude::*;
 use serde::Deserialize;
 use serde::de::Deserializer;
@@ -262,7 +262,8 @@ pub fn load_jsonl_with(
 fn jsonl_doc(line: &str) -> Result<TopDoc, String> {
     if !line.starts_with('{') {
         // Not an object: let the general path produce upstream's message.
-        let raw: &RawValue = serde_json::from_str(line).map_err(|e| syntax_msg(line, &e))?;
+        let raw: &RawValue =
+            serde_json::from_str(line).map_err(|e| json_syntax_error(line, 0, &e).1)?;
         return json_doc(raw.get()).map_err(|e| e.message);
     }
     if too_deep(line.as_bytes()) {
@@ -272,10 +273,11 @@ fn jsonl_doc(line: &str) -> Result<TopDoc, String> {
     // refuses it as a JSON or YAML file is refused: kept verbatim, it would load here but not
     // once written out in another format.
     if repeats_a_key(line.as_bytes()) {
-        let raw: &RawValue = serde_json::from_str(line).map_err(|e| syntax_msg(line, &e))?;
+        let raw: &RawValue =
+            serde_json::from_str(line).map_err(|e| json_syntax_error(line, 0, &e).1)?;
         return json_doc(raw.get()).map_err(|e| e.message);
     }
-    let keys = top_keys(line).map_err(|e| json_msg(&e))?;
+    let keys = top_keys(line).map_err(|e| json_syntax_error(line, 0, &e).1)?;
     Ok(TopDoc {
         canon: line.to_owned(),
         keys,
@@ -653,7 +655,19 @@ fn load_json_stream(text: &str, name: &str, opts: &LoadOptions) -> Result<Vec<Bl
         let offset = stream.byte_offset();
         match stream.next() {
             None => break,
-            Some(Err(e)) => return Err(LoadError::parse(name, e.line(), syntax_msg(text, &e))),
+            Some(Err(e)) => {
+                let (at, message) = json_syntax_error(text, offset, &e);
+                // opm's decoder (apimachinery's YAMLOrJSONDecoder) reads what follows the
+                // first two JSON documents as YAML when JSON fails; only when that fails too is
+                // the JSON error reported.
+                if out.len() <= 1
+                    && let Some(rest) = yaml_after_json(text, offset, name, opts)?
+                {
+                    out.extend(rest);
+                    return Ok(out);
+                }
+                return Err(LoadError::parse(name, at, message));
+            }
             Some(Ok(raw)) => {
                 let skipped = text[offset..].len() - text[offset..].trim_start().len();
                 let start = offset + skipped;
@@ -675,37 +689,67 @@ fn load_json_stream(text: &str, name: &str, opts: &LoadOptions) -> Result<Vec<Bl
     Ok(out)
 }
 
-/// The message for a syntax error in JSON text. serde_json's raw-text reader, which does not
-/// recurse, words a comma before `]` or `}` as a missing value or key; its parser, which we used
-/// before, says `trailing comma`, which is what a user needs to hear.
-fn syntax_msg(text: &str, e: &serde_json::Error) -> String {
-    let msg = json_msg(e);
-    if msg != "expected value" && msg != "key must be a string" {
-        return msg;
+/// The line (1-based, in `text`) and message of a syntax error in the JSON document starting at
+/// byte `start`, as Go's decoder words it (`invalid character '}' looking for beginning of
+/// object key string`, `unexpected EOF`). serde_json's own, should Go's scanner find the
+/// document whole (a limit of serde_json's).
+fn json_syntax_error(text: &str, start: usize, e: &serde_json::Error) -> (usize, String) {
+    let line_at = |at: usize| 1 + memchr::memchr_iter(b'\n', &text.as_bytes()[..at]).count();
+    match json_syntax::scan_value(&text.as_bytes()[start..]) {
+        json_syntax::Scan::Invalid { offset, message } => (line_at(start + offset), message),
+        json_syntax::Scan::UnexpectedEof => (
+            line_at(text.trim_end().len().max(start)),
+            "unexpected EOF".to_owned(),
+        ),
+        json_syntax::Scan::Complete(_) | json_syntax::Scan::End => (e.line(), json_msg(e)),
     }
-    let line_start = if e.line() <= 1 {
-        Some(0)
-    } else {
-        memchr::memchr_iter(b'\n', text.as_bytes())
-            .nth(e.line() - 2)
-            .map(|i| i + 1)
+}
+
+/// What opm's decoder makes of a JSON stream whose document at byte `offset` is not JSON: it
+/// skips whitespace up to the next line and reads the rest as YAML. `None` when that fails in its
+/// first document, which leaves the JSON error standing; a later YAML document's error is
+/// reported as it is.
+fn yaml_after_json(
+    text: &str,
+    offset: usize,
+    name: &str,
+    opts: &LoadOptions,
+) -> Result<Option<Vec<Blob>>, LoadError> {
+    let after = &text[offset..];
+    let mut skip = None;
+    for (i, c) in after.char_indices() {
+        if c == '\n' {
+            skip = Some(i + 1);
+            break;
+        }
+        if !c.is_whitespace() {
+            skip = Some(i);
+            break;
+        }
+    }
+    let Some(skip) = skip else {
+        return Ok(None);
     };
-    let at = line_start.map(|s| s + e.column().saturating_sub(1));
-    let b = text.as_bytes();
-    let closes = at
-        .and_then(|i| b.get(i))
-        .is_some_and(|c| matches!(c, b']' | b'}'));
-    let after_comma = at.is_some_and(|i| {
-        b[..i.min(b.len())]
-            .iter()
-            .rev()
-            .find(|c| !c.is_ascii_whitespace())
-            == Some(&b',')
-    });
-    if closes && after_comma {
-        "trailing comma".to_owned()
-    } else {
-        msg
+    let rest_start = offset + skip;
+    let rest = &text[rest_start..];
+    let base = memchr::memchr_iter(b'\n', &text.as_bytes()[..rest_start]).count();
+    let Ok(chunks) = split_yaml(rest, name) else {
+        return Ok(None);
+    };
+    let second = chunks.get(1).map(|c| c.line);
+    match load_yaml_stream(rest, name, opts) {
+        Ok(blobs) => Ok(Some(blobs)),
+        Err(LoadError::Parse { line, .. }) if second.is_none_or(|s| line < s) => Ok(None),
+        Err(LoadError::Parse {
+            path,
+            line,
+            message,
+        }) => Err(LoadError::Parse {
+            path,
+            line: line + base,
+            message,
+        }),
+        Err(e) => Err(e),
     }
 }
 
@@ -1150,24 +1194,45 @@ mod tests {
         assert!(!repeats_a_key(br#"{"a":""#));
     }
 
+    /// JSON syntax errors in Go's words, at the offending byte's line. Within the first two
+    /// documents opm's decoder reads the rest as YAML, which takes a trailing comma; from the
+    /// third on the stream is JSON for good. Expectations from opm v1.74.0.
     #[test]
-    fn trailing_commas_are_named() {
-        for (text, line) in [
-            ("{\"a\":[1,]}", 1),
-            ("{\"a\":1,\n }", 2),
-            ("{\"schema\":\"x\",\n\"v\":[1,\n\n]}", 4),
+    fn json_syntax_errors_as_go_words_them() {
+        let ok = "{\"schema\":\"olm.package\",\n\"name\":\"a\",}\n";
+        assert_eq!(load_bytes(ok.as_bytes(), "t.json").unwrap().blobs.len(), 1);
+        let two = "{\"schema\":\"olm.package\",\"name\":\"a\"}\n{\"schema\":\"olm.package\",\"name\":\"b\"}\n";
+        for (third, line, message) in [
+            (
+                "{\"schema\":\"x\",\n\"v\":[1,\n\n]}",
+                6,
+                "invalid character ']' looking for beginning of value",
+            ),
+            (
+                "{\"schema\":\"x\",\n }",
+                4,
+                "invalid character '}' looking for beginning of object key string",
+            ),
+            (
+                "{\"a\":1,,}",
+                3,
+                "invalid character ',' looking for beginning of object key string",
+            ),
+            ("{\"a\":1", 3, "unexpected EOF"),
         ] {
+            let text = format!("{two}{third}\n");
             let e = load_bytes(text.as_bytes(), "t.json").unwrap_err();
-            assert_eq!(
-                e,
-                LoadError::parse("t.json", line, "trailing comma"),
-                "{text}"
-            );
+            assert_eq!(e, LoadError::parse("t.json", line, message), "{third}");
         }
-        let e = load_bytes(b"{\"a\":1,,}", "t.json").unwrap_err();
-        assert!(e.to_string().ends_with("key must be a string"), "{e}");
-        // A JSONL line that is not an object goes through the same reader.
+        // A JSONL line that is not an object goes through the same words.
         let e = load_jsonl(&b"[1,]\n"[..], "t.jsonl").unwrap_err();
-        assert_eq!(e, LoadError::parse("t.jsonl", 1, "trailing comma"));
+        assert_eq!(
+            e,
+            LoadError::parse(
+                "t.jsonl",
+                1,
+                "invalid character ']' looking for beginning of value"
+            )
+        );
     }
 }

@@ -10,6 +10,7 @@ pub mod base64;
 pub mod duration;
 mod isprint;
 pub mod json;
+pub mod json_syntax;
 mod verbs;
 pub mod yaml;
 pub mod yamlread;

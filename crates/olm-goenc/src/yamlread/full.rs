@@ -105,9 +105,9 @@ pub(crate) fn parse_events(text: &str, opts: &Options, depth: Depth) -> Result<V
         let (ev, span) = ev.map_err(|e| {
             let m = e.marker();
             Error {
-                line: m.line(),
+                line: super::problem::line_of(&e, text),
                 column: m.col() + 1,
-                message: e.info().to_string(),
+                message: super::problem::go_yaml_problem(&e, text),
             }
         })?;
         // Only a plain `<<` is a merge key; a quoted one is an ordinary key.

@@ -9,7 +9,9 @@
 //! canonical JSON text with [`to_canonical_json`]. Both go through one line-based fast path for
 //! the plain block YAML nearly every file is written in, and fall back to one full parser
 //! (granit-parser's events) for everything else and for every error message. One set of scalar
-//! rules serves both paths, and tests hold the fast path equal to the full parser.
+//! rules serves both paths, and tests hold the fast path equal to the full parser. A syntax
+//! error is worded as go-yaml words it (`did not find expected key`, `found character that cannot
+//! start any token`), at the line where the parser here finds it.
 //!
 //! Nesting: a catalog document ([`document_canonical`]) may nest
 //! [`MAX_NESTING_DEPTH`](crate::json::MAX_NESTING_DEPTH) (10,000) collections deep, block and
@@ -23,6 +25,7 @@
 
 mod fast;
 mod full;
+mod problem;
 pub(crate) mod scalar;
 
 use std::borrow::Cow;
