@@ -978,8 +978,12 @@ fn to_blob(doc: TopDoc, name: &str, line: usize, opts: &LoadOptions) -> Result<B
         ));
     }
     let canon = doc.canon;
+    // serde's error names the problem; opm's names the Go field, which users know.
     let typed = |what: &str, e: serde_json::Error| {
-        LoadError::parse(name, line, format!("parse {what}: {}", json_msg(&e)))
+        let message = crate::gotype::first_type_error(&schema, &canon)
+            .map(|go| go.to_string())
+            .unwrap_or_else(|| json_msg(&e));
+        LoadError::parse(name, line, format!("parse {what}: {message}"))
     };
     let raw = |canon: String| -> Option<RawJson> {
         if opts.keep_raw {
@@ -1123,10 +1127,9 @@ mod tests {
             r#"x:1: expected value for key "name" to be a string, got 5"#
         );
         let e = load_bytes(b"schema: olm.bundle\nimage: 5\n", "x").unwrap_err();
-        assert!(
-            e.to_string()
-                .starts_with("x:1: parse bundle: invalid type: integer `5`"),
-            "{e}"
+        assert_eq!(
+            e.to_string(),
+            "x:1: parse bundle: json: cannot unmarshal number into Go struct field Bundle.image of type string"
         );
     }
 
