@@ -8,12 +8,14 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use olm_goenc::json::{Kind, UnmarshalTypeError, sort_keys};
 use rayon::prelude::*;
 use serde_json::{Value, json};
 
 use crate::csv::ClusterServiceVersion;
 use crate::error::BundleError;
 use crate::goyaml;
+use crate::naming::go_json_encode;
 
 /// Annotation naming the bundle's package.
 pub const PACKAGE_ANNOTATION: &str = "operators.operatorframework.io.bundle.package.v1";
@@ -72,6 +74,10 @@ pub struct Bundle {
     pub others: Vec<BundleObject>,
     /// `metadata/properties.yaml` `properties:` entries.
     pub properties: Vec<Value>,
+    /// `metadata/properties.yaml`'s `properties:` entries when that file exists and is not empty
+    /// (no entries when it has no such key): what operator-controller merges into the CSV's
+    /// `olm.properties` annotation before rendering.
+    pub properties_file: Option<Vec<Value>>,
     /// `metadata/dependencies.yaml` `dependencies:` entries.
     pub dependencies: Vec<Value>,
     /// Metadata files other than the annotations file that could not be read. Rendering does
@@ -148,6 +154,7 @@ impl Bundle {
         files.sort_by(|a, b| a.path.cmp(&b.path));
         let mut annotations: Option<BTreeMap<String, String>> = None;
         let mut properties = Vec::new();
+        let mut properties_file = None;
         let mut dependencies = Vec::new();
         let mut csv: Option<(String, Value)> = None;
         let mut crds = Vec::new();
@@ -244,9 +251,14 @@ impl Bundle {
                     {
                         annotations = Some(string_map(path, a)?);
                     }
-                    if let Some(p) = doc.get("properties") {
-                        properties.extend(list(path, "properties", p)?);
+                    let listed = match doc.get("properties") {
+                        Some(p) => list(path, "properties", p)?,
+                        None => Vec::new(),
+                    };
+                    if name == "properties.yaml" && !f.contents.is_empty() {
+                        properties_file = Some(listed.clone());
                     }
+                    properties.extend(listed);
                     if let Some(d) = doc.get("dependencies") {
                         dependencies.extend(list(path, "dependencies", d)?);
                     }
@@ -260,8 +272,8 @@ impl Bundle {
         };
         let annotations = annotations.ok_or(BundleError::NoAnnotations)?;
         // Fail early on a malformed `olm.properties` annotation, before anything renders.
-        if !properties.is_empty() {
-            merge_properties_into_csv(&csv_file, &mut csv_doc.clone(), &properties)?;
+        if let Some(extra) = &properties_file {
+            merged_properties(&csv_file, &csv_doc, extra)?;
         }
         let csv = ClusterServiceVersion::from_value(csv_doc).map_err(|message| {
             BundleError::InvalidCsv {
@@ -281,6 +293,7 @@ impl Bundle {
             crds,
             others,
             properties,
+            properties_file,
             dependencies,
             metadata_errors,
         })
@@ -299,21 +312,15 @@ impl Bundle {
             .unwrap_or_default()
     }
 
-    /// CSV annotations as the renderer sees them: `metadata/properties.yaml` merged into the
-    /// `olm.properties` annotation (CSV entries first), as operator-controller's bundle source
-    /// does before rendering.
+    /// CSV annotations as the renderer sees them: with `metadata/properties.yaml` present, its
+    /// properties appended to the `olm.properties` annotation's and the list written back as
+    /// operator-controller writes it (see [`merged_properties`]).
     pub fn render_annotations(&self) -> BTreeMap<String, String> {
         let mut ann = self.csv.annotations();
-        if self.properties.is_empty() {
-            return ann;
-        }
-        let mut raw = self.csv.raw.clone();
-        if merge_properties_into_csv(&self.csv_file, &mut raw, &self.properties).is_ok()
-            && let Some(v) = raw
-                .pointer(&format!("/metadata/annotations/{PROPERTIES_ANNOTATION}"))
-                .and_then(Value::as_str)
+        if let Some(extra) = &self.properties_file
+            && let Ok(merged) = merged_properties(&self.csv_file, &self.csv.raw, extra)
         {
-            ann.insert(PROPERTIES_ANNOTATION.to_string(), v.to_string());
+            ann.insert(PROPERTIES_ANNOTATION.to_string(), merged);
         }
         ann
     }
@@ -324,39 +331,78 @@ impl Bundle {
     }
 }
 
-/// Upstream merges `metadata/properties.yaml` into the CSV's `olm.properties` annotation (CSV
-/// entries first) so that everything downstream sees one list.
-fn merge_properties_into_csv(
-    file: &str,
-    csv: &mut Value,
-    extra: &[Value],
-) -> Result<(), BundleError> {
-    let existing = csv.pointer(&format!(
-        "/metadata/annotations/{}",
-        PROPERTIES_ANNOTATION.replace('/', "~1")
-    ));
-    let mut props: Vec<Value> = match existing.and_then(Value::as_str) {
-        Some(s) if !s.trim().is_empty() => {
-            serde_json::from_str(s).map_err(|e| BundleError::InvalidCsv {
-                file: file.to_string(),
-                message: format!("failed to unmarshal {PROPERTIES_ANNOTATION} annotation: {e}"),
-            })?
-        }
-        _ => Vec::new(),
+/// The `olm.properties` annotation operator-controller writes when `metadata/properties.yaml`
+/// exists: the CSV annotation's properties, then the file's, each decoded as Go's
+/// `property.Property` (`type`, then `value` as raw JSON) and the list encoded with
+/// `encoding/json` — HTML characters escaped (`>` as `\u003e`), a value from the annotation
+/// in its own key order, one from the YAML file with sorted keys (it went through a Go map),
+/// and `null` for an empty list (Go's nil slice).
+fn merged_properties(file: &str, csv: &Value, extra: &[Value]) -> Result<String, BundleError> {
+    let invalid = |e: String| BundleError::InvalidCsv {
+        file: file.to_string(),
+        message: format!("failed to unmarshal {PROPERTIES_ANNOTATION} annotation: {e}"),
     };
-    props.extend(extra.iter().cloned());
-    let encoded = serde_json::to_string(&props).unwrap_or_else(|_| "[]".into());
-    let Some(obj) = csv.as_object_mut() else {
-        return Ok(());
-    };
-    let meta = obj.entry("metadata").or_insert_with(|| json!({}));
-    if let Some(m) = meta.as_object_mut() {
-        let ann = m.entry("annotations").or_insert_with(|| json!({}));
-        if let Some(a) = ann.as_object_mut() {
-            a.insert(PROPERTIES_ANNOTATION.into(), Value::String(encoded));
+    let existing = csv
+        .pointer(&format!(
+            "/metadata/annotations/{}",
+            PROPERTIES_ANNOTATION.replace('/', "~1")
+        ))
+        .and_then(Value::as_str);
+    let mut all: Vec<Value> = Vec::new();
+    if let Some(s) = existing {
+        let listed: Vec<Value> = serde_json::from_str::<Option<Vec<Value>>>(s)
+            .map_err(|e| invalid(e.to_string()))?
+            .unwrap_or_default();
+        for p in &listed {
+            all.push(as_go_property(p, false).map_err(invalid)?);
         }
     }
-    Ok(())
+    for p in extra {
+        all.push(as_go_property(p, true).map_err(invalid)?);
+    }
+    if all.is_empty() {
+        return Ok("null".to_owned());
+    }
+    Ok(go_json_encode(&Value::Array(all)).trim_end().to_owned())
+}
+
+/// One property as Go decodes it into `property.Property` and encodes it back: fields matched
+/// ignoring case, only `type` and `value` kept, a missing value written as `null`.
+fn as_go_property(p: &Value, sorted: bool) -> Result<Value, String> {
+    let obj = match p {
+        Value::Object(o) => o,
+        Value::Null => return Ok(json!({"type": "", "value": null})),
+        other => {
+            return Err(
+                UnmarshalTypeError::value(Kind::of(other), "property.Property").to_string(),
+            );
+        }
+    };
+    let mut type_ = Value::String(String::new());
+    let mut value = Value::Null;
+    for (k, v) in obj {
+        if k.eq_ignore_ascii_case("type") {
+            match v {
+                Value::String(_) => type_ = v.clone(),
+                Value::Null => {}
+                other => {
+                    return Err(UnmarshalTypeError::field(
+                        Kind::of(other),
+                        "Property",
+                        "type",
+                        "string",
+                    )
+                    .to_string());
+                }
+            }
+        } else if k.eq_ignore_ascii_case("value") {
+            value = if sorted { sort_keys(v) } else { v.clone() };
+        }
+    }
+    let mut out = serde_json::Map::new();
+    out.insert("type".into(), type_);
+    out.insert("value".into(), value);
+    Ok(Value::Object(out))
 }
 
 fn decode(path: &str, bytes: &[u8]) -> Result<Vec<Value>, BundleError> {
@@ -400,6 +446,34 @@ fn list(path: &str, key: &str, v: &Value) -> Result<Vec<Value>, BundleError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// operator-controller v1.11.0's `copyMetadataPropertiesToCSV`: annotation entries first, in
+    /// their own key order; file entries with sorted keys; `>` escaped; `null` for none.
+    #[test]
+    fn olm_properties_are_written_back_as_upstream_writes_them() {
+        let csv = json!({"metadata": {"annotations": {
+            PROPERTIES_ANNOTATION: r#"[{"value": {"z": 1, "a": ">=1"}, "type": "t1", "extra": 1}]"#
+        }}});
+        let file = [
+            json!({"type": "t2", "value": {"z": true, "a": "x"}}),
+            json!({"type": "t3"}),
+        ];
+        assert_eq!(
+            merged_properties("csv.yaml", &csv, &file).unwrap(),
+            r#"[{"type":"t1","value":{"z":1,"a":"\u003e=1"}},{"type":"t2","value":{"a":"x","z":true}},{"type":"t3","value":null}]"#
+        );
+        assert_eq!(
+            merged_properties("csv.yaml", &json!({}), &[]).unwrap(),
+            "null"
+        );
+        let bad = json!({"metadata": {"annotations": {PROPERTIES_ANNOTATION: r#"[{"type": 5}]"#}}});
+        assert_eq!(
+            merged_properties("csv.yaml", &bad, &[])
+                .unwrap_err()
+                .to_string(),
+            "csv.yaml: invalid ClusterServiceVersion: failed to unmarshal olm.properties annotation: json: cannot unmarshal number into Go struct field Property.type of type string"
+        );
+    }
 
     #[test]
     fn bundle_directories_are_told_from_catalogs() {

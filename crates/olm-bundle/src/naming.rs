@@ -47,11 +47,13 @@ fn to_base36(bytes: &[u8]) -> String {
     String::from_utf8_lossy(&digits).into_owned()
 }
 
-/// `<base>-<suffix>`, cutting `base` so the result fits 63 characters (upstream
-/// `ObjectNameForBaseAndSuffix`).
+/// `<base>-<suffix>`, cutting `base` so the result fits 63 characters, exactly as upstream's
+/// `ObjectNameForBaseAndSuffix` does: it compares base and suffix without the joining `-`, so a
+/// name of 64 characters is kept as it is. Objects must be named as OLM names them, or an
+/// upgrade from OLM would not find them.
 pub fn object_name_for_base_and_suffix(base: &str, suffix: &str) -> String {
     let mut base = base;
-    if base.len() + suffix.len() + 1 > MAX_NAME_LENGTH {
+    if base.len() + suffix.len() > MAX_NAME_LENGTH {
         let mut cut = MAX_NAME_LENGTH.saturating_sub(suffix.len() + 1);
         while cut > 0 && !base.is_char_boundary(cut) {
             cut -= 1;
@@ -87,10 +89,16 @@ mod tests {
         assert_eq!(to_base36(&[0]), "0");
     }
 
+    /// operator-controller v1.11.0's `ObjectNameForBaseAndSuffix`: names of 62, 63 and 64
+    /// characters are kept, one of 65 is cut to 63.
     #[test]
-    fn names_are_cut_to_63() {
-        let n = object_name_for_base_and_suffix(&"a".repeat(70), "xyz");
-        assert_eq!(n.len(), 63);
-        assert!(n.ends_with("a-xyz"));
+    fn names_are_cut_as_upstream_cuts_them() {
+        let suffix = "selfsigned-issuer";
+        for (total, want) in [(62, 62), (63, 63), (64, 64), (65, 63), (80, 63)] {
+            let base = "b".repeat(total - suffix.len() - 1);
+            let n = object_name_for_base_and_suffix(&base, suffix);
+            assert_eq!(n.len(), want, "{total}");
+            assert!(n.ends_with("b-selfsigned-issuer"), "{n}");
+        }
     }
 }
