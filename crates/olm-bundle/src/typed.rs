@@ -54,6 +54,7 @@ pub fn normalize_deployment_spec(spec: &mut Value) {
             let containers_given = pod.get("containers").is_some_and(|c| !c.is_null());
             prune_pod(pod);
             prune_env_values(pod);
+            pod_as_go_types(pod);
             if !containers_given && let Some(ps) = pod.as_object_mut() {
                 ps.remove("containers");
             }
@@ -124,9 +125,188 @@ fn prune_env_values(pod: &mut Value) {
     }
 }
 
+/// Keys of `apiextensions/v1 CustomResourceDefinitionSpec`: upstream decodes every CRD, a legacy
+/// `v1beta1` one too, into the v1 type, which drops the rest (`version`, `validation`, and the
+/// top-level `subresources` and `additionalPrinterColumns`).
+const CRD_SPEC_KEYS: &[&str] = &[
+    "group",
+    "names",
+    "scope",
+    "versions",
+    "conversion",
+    "preserveUnknownFields",
+];
+const CRD_VERSION_KEYS: &[&str] = &[
+    "name",
+    "served",
+    "storage",
+    "deprecated",
+    "deprecationWarning",
+    "schema",
+    "subresources",
+    "additionalPrinterColumns",
+    "selectableFields",
+];
+const CRD_CONVERSION_KEYS: &[&str] = &["strategy", "webhook"];
+const CRD_COLUMN_KEYS: &[&str] = &[
+    "name",
+    "type",
+    "format",
+    "description",
+    "priority",
+    "jsonPath",
+];
+
+/// Keeps the keys of `m` that a Go struct with JSON fields `keys` decodes, matched ignoring case
+/// as Go matches them and renamed to the declared spelling (`JSONPath` becomes `jsonPath`).
+fn keep_go_fields(m: &mut Map<String, Value>, keys: &[&str]) {
+    let taken = std::mem::take(m);
+    for (k, v) in taken {
+        if let Some(declared) = keys.iter().find(|d| d.eq_ignore_ascii_case(&k)) {
+            m.insert((*declared).to_owned(), v);
+        }
+    }
+}
+
+/// The CRD's spec as decoding it into the v1 Go type leaves it.
+fn crd_spec_as_v1(spec: &mut Map<String, Value>) {
+    keep_go_fields(spec, CRD_SPEC_KEYS);
+    spec.entry("versions").or_insert(Value::Null);
+    if let Some(c) = spec.get_mut("conversion").and_then(Value::as_object_mut) {
+        keep_go_fields(c, CRD_CONVERSION_KEYS);
+    }
+    for v in spec
+        .get_mut("versions")
+        .and_then(Value::as_array_mut)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_object_mut)
+    {
+        keep_go_fields(v, CRD_VERSION_KEYS);
+        for c in v
+            .get_mut("additionalPrinterColumns")
+            .and_then(Value::as_array_mut)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_object_mut)
+        {
+            keep_go_fields(c, CRD_COLUMN_KEYS);
+        }
+    }
+}
+
+/// Keys of `core/v1 Volume`: its name and the members of the inline `VolumeSource`. Anything
+/// else beside the name (a mis-indented `secretName`) is dropped by Go's decoding.
+const VOLUME_KEYS: &[&str] = &[
+    "name",
+    "hostPath",
+    "emptyDir",
+    "gcePersistentDisk",
+    "awsElasticBlockStore",
+    "gitRepo",
+    "secret",
+    "nfs",
+    "iscsi",
+    "glusterfs",
+    "persistentVolumeClaim",
+    "rbd",
+    "flexVolume",
+    "cinder",
+    "cephfs",
+    "flocker",
+    "downwardAPI",
+    "fc",
+    "azureFile",
+    "configMap",
+    "vsphereVolume",
+    "quobyte",
+    "azureDisk",
+    "photonPersistentDisk",
+    "projected",
+    "portworxVolume",
+    "scaleIO",
+    "storageos",
+    "csi",
+    "ephemeral",
+    "image",
+];
+
+/// `int32` fields of `core/v1 Probe` tagged `omitempty`: a 0 is not written.
+const PROBE_OMITEMPTY_INTS: &[&str] = &[
+    "initialDelaySeconds",
+    "timeoutSeconds",
+    "periodSeconds",
+    "successThreshold",
+    "failureThreshold",
+];
+
+/// What a round trip through `core/v1 PodSpec` changes beyond dropping nulls and empty lists:
+/// unknown keys of a volume vanish, probes lose zero `omitempty` numbers, and a
+/// `resourceFieldRef` gains `divisor: "0"` (a `Quantity` struct is never omitted).
+fn pod_as_go_types(pod: &mut Value) {
+    let Some(p) = pod.as_object_mut() else { return };
+    for v in p
+        .get_mut("volumes")
+        .and_then(Value::as_array_mut)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_object_mut)
+    {
+        keep_go_fields(v, VOLUME_KEYS);
+        let downward = v.get_mut("downwardAPI").and_then(|d| d.get_mut("items"));
+        for item in downward.and_then(Value::as_array_mut).into_iter().flatten() {
+            default_divisor(item.get_mut("resourceFieldRef"));
+        }
+        let sources = v.get_mut("projected").and_then(|d| d.get_mut("sources"));
+        for src in sources.and_then(Value::as_array_mut).into_iter().flatten() {
+            let items = src.get_mut("downwardAPI").and_then(|d| d.get_mut("items"));
+            for item in items.and_then(Value::as_array_mut).into_iter().flatten() {
+                default_divisor(item.get_mut("resourceFieldRef"));
+            }
+        }
+    }
+    for key in ["containers", "initContainers", "ephemeralContainers"] {
+        for c in p
+            .get_mut(key)
+            .and_then(Value::as_array_mut)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_object_mut)
+        {
+            for probe in ["livenessProbe", "readinessProbe", "startupProbe"] {
+                if let Some(pr) = c.get_mut(probe).and_then(Value::as_object_mut) {
+                    pr.retain(|k, v| {
+                        !(PROBE_OMITEMPTY_INTS.contains(&k.as_str()) && v.as_i64() == Some(0))
+                    });
+                }
+            }
+            for e in c
+                .get_mut("env")
+                .and_then(Value::as_array_mut)
+                .into_iter()
+                .flatten()
+            {
+                default_divisor(e.pointer_mut("/valueFrom/resourceFieldRef"));
+            }
+        }
+    }
+}
+
+fn default_divisor(selector: Option<&mut Value>) {
+    if let Some(m) = selector.and_then(Value::as_object_mut) {
+        let d = m.entry("divisor").or_insert_with(|| json!("0"));
+        if d.is_null() {
+            *d = json!("0");
+        }
+    }
+}
+
 /// `apiextensions/v1 CustomResourceDefinition` as Go writes it.
 pub fn normalize_crd(crd: &mut Value) {
     let Some(o) = crd.as_object_mut() else { return };
+    if let Some(spec) = o.get_mut("spec").and_then(Value::as_object_mut) {
+        crd_spec_as_v1(spec);
+    }
     if let Some(m) = o.get_mut("metadata") {
         normalize_object_meta(m);
     }
@@ -432,6 +612,56 @@ pub fn canonicalize_pod_quantities(pod: &mut Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What Go's `core/v1` types make of a pod spec (held to operator-controller's renderer on the
+    /// data bundles by `tests/data_bundles.rs`).
+    #[test]
+    fn pods_as_go_types_write_them() {
+        let mut pod = json!({
+            "volumes": [{"name": "certs", "secretName": "s", "defaultMode": 420, "secret": {"secretName": "s"}}],
+            "containers": [{
+                "name": "c",
+                "livenessProbe": {"initialDelaySeconds": 0, "periodSeconds": 10, "terminationGracePeriodSeconds": 0},
+                "env": [{"name": "MEM", "valueFrom": {"resourceFieldRef": {"resource": "limits.memory"}}}]
+            }]
+        });
+        pod_as_go_types(&mut pod);
+        assert_eq!(
+            pod["volumes"][0],
+            json!({"name": "certs", "secret": {"secretName": "s"}})
+        );
+        assert_eq!(
+            pod["containers"][0]["livenessProbe"],
+            json!({"periodSeconds": 10, "terminationGracePeriodSeconds": 0})
+        );
+        assert_eq!(
+            pod["containers"][0]["env"][0]["valueFrom"]["resourceFieldRef"],
+            json!({"resource": "limits.memory", "divisor": "0"})
+        );
+    }
+
+    /// A legacy v1beta1 CRD decoded into the v1 type: v1beta1-only fields vanish, `versions` is
+    /// null when absent, and a column's `JSONPath` is read as `jsonPath`.
+    #[test]
+    fn v1beta1_crds_keep_only_v1_fields() {
+        let mut spec = json!({
+            "group": "g", "version": "v1", "validation": {}, "subresources": {"status": {}},
+            "additionalPrinterColumns": [], "names": {"kind": "K", "plural": "ks"}, "scope": "Namespaced"
+        });
+        crd_spec_as_v1(spec.as_object_mut().unwrap());
+        assert_eq!(
+            spec,
+            json!({"group": "g", "names": {"kind": "K", "plural": "ks"}, "scope": "Namespaced", "versions": null})
+        );
+        let mut spec = json!({"versions": [{"name": "v1", "additionalPrinterColumns": [{"name": "A", "JSONPath": ".a"}]}],
+            "conversion": {"strategy": "None", "conversionReviewVersions": ["v1"]}});
+        crd_spec_as_v1(spec.as_object_mut().unwrap());
+        assert_eq!(
+            spec["versions"][0]["additionalPrinterColumns"][0],
+            json!({"name": "A", "jsonPath": ".a"})
+        );
+        assert_eq!(spec["conversion"], json!({"strategy": "None"}));
+    }
 
     #[test]
     fn quantities_are_canonical_like_go() {
