@@ -335,10 +335,23 @@ pub fn validate_config_value(
             }
             None | Some(Value::Null) => {}
             Some(Value::String(s)) => {
-                let before = errs.len();
-                check_namespace_string(s, format, install_namespace, &mut errs);
-                if errs.len() == before {
+                let failed = namespace_string_errors(s, format, install_namespace);
+                if failed.is_empty() {
                     watch = Some(s.clone());
+                } else if required {
+                    errs.extend(failed);
+                } else {
+                    // The optional field is `anyOf: [null, string]`: the anyOf fails, then its
+                    // null branch, then the string branch (headed by its own unit when more
+                    // than one of its keywords failed), as the schema library reports them.
+                    errs.push("invalid value for field \"watchNamespace\"".into());
+                    errs.push(
+                        "invalid type for field \"watchNamespace\": got string, want null".into(),
+                    );
+                    if failed.len() > 1 {
+                        errs.push("validation failed".into());
+                    }
+                    errs.extend(failed);
                 }
             }
             Some(other) => {
@@ -417,12 +430,33 @@ pub fn validate_config_value(
     }
 }
 
-fn check_namespace_string(
+/// The keyword errors of the watch namespace string schema, in the schema library's order:
+/// length and pattern, or only the format's when the format check fails (the library then
+/// reports nothing else of that schema; checked against operator-controller v1.11.0).
+fn namespace_string_errors(
     s: &str,
     format: Option<NamespaceFormat>,
     install_ns: &str,
-    errs: &mut Vec<String>,
-) {
+) -> Vec<String> {
+    if !install_ns.is_empty() {
+        let wrong_format = match format {
+            Some(NamespaceFormat::OwnNamespaceInstallMode) if s != install_ns => Some(format!(
+                "invalid format for field \"watchNamespace\": '{s}' is not valid ownNamespaceInstallMode: invalid value {}: must be {} (the namespace where the operator is installed) because this operator only supports OwnNamespace install mode",
+                go_quote(s),
+                go_quote(install_ns)
+            )),
+            Some(NamespaceFormat::SingleNamespaceInstallMode) if s == install_ns => Some(format!(
+                "invalid format for field \"watchNamespace\": '{s}' is not valid singleNamespaceInstallMode: invalid value {}: must be different from {} (the install namespace) because this operator uses SingleNamespace install mode to watch a different namespace",
+                go_quote(s),
+                go_quote(install_ns)
+            )),
+            _ => None,
+        };
+        if let Some(e) = wrong_format {
+            return vec![e];
+        }
+    }
+    let mut errs = Vec::new();
     let len = s.chars().count();
     if len < 1 {
         errs.push(format!(
@@ -440,22 +474,7 @@ fn check_namespace_string(
             go_quote(DNS1123_LABEL_PATTERN)
         ));
     }
-    if install_ns.is_empty() {
-        return;
-    }
-    match format {
-        Some(NamespaceFormat::OwnNamespaceInstallMode) if s != install_ns => errs.push(format!(
-            "invalid format for field \"watchNamespace\": '{s}' is not valid ownNamespaceInstallMode: invalid value {}: must be {} (the namespace where the operator is installed) because this operator only supports OwnNamespace install mode",
-            go_quote(s),
-            go_quote(install_ns)
-        )),
-        Some(NamespaceFormat::SingleNamespaceInstallMode) if s == install_ns => errs.push(format!(
-            "invalid format for field \"watchNamespace\": '{s}' is not valid singleNamespaceInstallMode: invalid value {}: must be different from {} (the install namespace) because this operator uses SingleNamespace install mode to watch a different namespace",
-            go_quote(s),
-            go_quote(install_ns)
-        )),
-        _ => {}
-    }
+    errs
 }
 
 /// Applies a validated `deploymentConfig` to a rendered Deployment, with upstream's merge rules:

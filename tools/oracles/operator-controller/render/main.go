@@ -62,7 +62,8 @@ type renderCase struct {
 
 // casesFor lists the cases of one bundle: no configuration, the install namespace as watch
 // namespace, another watch namespace (each whether or not the bundle supports that mode, so the
-// refusals are checked too), and a deploymentConfig in the bundle's preferred mode.
+// refusals are checked too), a deploymentConfig in the bundle's preferred mode, and two watch
+// namespaces that are not namespace names.
 func casesFor(csv *v1alpha1.ClusterServiceVersion) []renderCase {
 	supported := map[v1alpha1.InstallModeType]bool{}
 	for _, m := range csv.Spec.InstallModes {
@@ -83,6 +84,9 @@ func casesFor(csv *v1alpha1.ClusterServiceVersion) []renderCase {
 		{name: "own-namespace", config: `{"watchNamespace":"` + installNamespace + `"}`},
 		{name: "single-namespace", config: `{"watchNamespace":"watched"}`},
 		{name: "deployment-config", config: dc},
+		// Watch namespaces no namespace can have: every check that fails is reported.
+		{name: "invalid-namespace", config: `{"watchNamespace":"Not_A-Namespace-"}`},
+		{name: "empty-namespace", config: `{"watchNamespace":""}`},
 	}
 }
 
