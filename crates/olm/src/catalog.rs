@@ -182,8 +182,14 @@ fn validate(reference: &str, output: Option<JsonOrYaml>) -> anyhow::Result<ExitC
 }
 
 /// A catalog directory or file, `-`, a bundle directory, or a catalog or bundle image.
-fn load_ref(r: &str) -> anyhow::Result<Catalog> {
-    crate::sources::load_ref(r, crate::sources::Registry::default())
+/// A catalog reference loaded for output written from the model (`json`, `yaml`, listings):
+/// the blobs' own text is not kept.
+fn load_ref(r: &str, keep_raw: bool) -> anyhow::Result<Catalog> {
+    crate::sources::load_ref(
+        r,
+        crate::sources::Registry::default(),
+        &load::LoadOptions { keep_raw },
+    )
 }
 
 fn render(
@@ -195,7 +201,8 @@ fn render(
     let format = Format::from(output);
     let mut cat = Catalog::default();
     for r in refs {
-        let mut c = load_ref(r)?;
+        // opm's json and yaml are written from the model; only jsonl is the blobs' own text.
+        let mut c = load_ref(r, format == Format::Jsonl)?;
         write::render_postprocess(&mut c);
         if level.is_some() || all {
             olm_catalog::migrate::migrate(&mut c, level)
@@ -239,7 +246,7 @@ fn list(cmd: ListCommand) -> anyhow::Result<ExitCode> {
         ListCommand::Channels { reference, package }
         | ListCommand::Bundles { reference, package } => (reference, package.as_deref()),
     };
-    let cat = load_ref(reference)?;
+    let cat = load_ref(reference, false)?;
     let idx = olm_catalog::build_index(&cat).map_err(|e| anyhow!("{e}"))?;
     if let Some(p) = package
         && !idx.packages.contains_key(p)

@@ -52,7 +52,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let mut cat = Catalog::default();
     for r in &args.refs {
-        cat.extend(sources::load_ref(r, registry)?);
+        cat.extend(sources::load_ref(
+            r,
+            registry,
+            &olm_catalog::load::LoadOptions { keep_raw: false },
+        )?);
     }
     let opts = GraphOptions {
         package: args.package,

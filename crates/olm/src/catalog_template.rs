@@ -94,7 +94,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let catalogs = args
         .catalogs
         .iter()
-        .map(|r| sources::load_ref(r, registry))
+        .map(|r| sources::load_ref(r, registry, &olm_catalog::load::LoadOptions::default()))
         .collect::<anyhow::Result<Vec<_>>>()?;
     let renderer = TemplateBundles { catalogs, registry };
     let mut options = RenderOptions::default();

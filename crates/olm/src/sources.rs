@@ -37,10 +37,10 @@ impl Registry {
 }
 
 /// Loads one reference into a catalog, as `opm render` does, its errors worded as opm's
-/// (`render reference "REF": …`).
-pub fn load_ref(r: &str, registry: Registry) -> anyhow::Result<Catalog> {
-    load_catalog(r, registry, &load::LoadOptions::default())
-        .map_err(|e| anyhow!("render reference {}: {e:#}", quote(r)))
+/// (`render reference "REF": …`). `opts` says whether each blob's text is kept beside its model:
+/// only output that is the blobs' own text (JSONL, templates) needs it.
+pub fn load_ref(r: &str, registry: Registry, opts: &load::LoadOptions) -> anyhow::Result<Catalog> {
+    load_catalog(r, registry, opts).map_err(|e| anyhow!("render reference {}: {e:#}", quote(r)))
 }
 
 /// The one reading of a catalog reference for every command that takes one (`catalog render`,
