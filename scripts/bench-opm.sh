@@ -35,16 +35,16 @@ for n in range(10):
         sdir = os.path.join(src, pkg)
         if not os.path.isdir(sdir):
             continue
-        new = pkg if n == 0 else f"{pkg}-copy{n}"
-        ddir = os.path.join(dst, new)
+        ddir = os.path.join(dst, pkg if n == 0 else f"{pkg}-copy{n}")
         os.makedirs(ddir, exist_ok=True)
         for root, _, files in os.walk(sdir):
             for f in files:
                 text = open(os.path.join(root, f), encoding="utf-8").read()
-                if n:
-                    # Whole-word replacement keeps names that merely start with the package
-                    # name (another package's) apart.
-                    text = re.sub(r"(?<![A-Za-z0-9_.-])" + re.escape(pkg) + r"(?![A-Za-z0-9_-])", new, text)
+                # The package names the directory's blobs belong to (not always its name).
+                for name in sorted(set(re.findall(r"(?m)^package: (\S+)$", text))) if n else []:
+                    # Whole words only, so that a name that merely starts with this one (another
+                    # package's) is left alone.
+                    text = re.sub(r"(?<![A-Za-z0-9_.-])" + re.escape(name) + r"(?![A-Za-z0-9_-])", f"{name}-copy{n}", text)
                 rel = os.path.relpath(os.path.join(root, f), sdir)
                 os.makedirs(os.path.dirname(os.path.join(ddir, rel)), exist_ok=True)
                 open(os.path.join(ddir, rel), "w", encoding="utf-8").write(text)
@@ -57,7 +57,12 @@ fi
 # One measurement: "<seconds> <peak KiB>" of a command whose output is discarded.
 measure() {
     local out
-    out="$( { /usr/bin/time -f '%e %M' "$@" >/dev/null 2>/dev/null; } 2>&1 | tail -n 1)"
+    if ! /usr/bin/time -o "$work/time" -f '%e %M' "$@" >/dev/null 2>"$work/stderr"; then
+        echo "bench-opm: '$*' failed:" >&2
+        tail -n 5 "$work/stderr" >&2
+        exit 1
+    fi
+    out="$(tail -n 1 "$work/time")"
     if ! [[ $out =~ ^[0-9.]+\ [0-9]+$ ]]; then
         echo "bench-opm: '$*' failed" >&2
         exit 1

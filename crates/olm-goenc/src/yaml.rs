@@ -151,6 +151,14 @@ impl Emitter {
     }
 
     fn plain(&mut self, s: &str, indent: usize) {
+        // A break happens only at a space past the best width: a scalar without spaces, or one
+        // that ends before that column, is written as it is.
+        let width = s.chars().count();
+        if !s.contains(' ') || self.column + width <= BEST_WIDTH {
+            self.out.push_str(s);
+            self.column += width;
+            return;
+        }
         let chars: Vec<char> = s.chars().collect();
         let mut spaces = false;
         for (i, &c) in chars.iter().enumerate() {
@@ -280,6 +288,21 @@ impl Emitter {
             _ => {}
         }
         self.newline();
+        if !s.contains(['\r', '\u{85}', '\u{2028}', '\u{2029}']) {
+            // Only `\n` breaks: each line is indented and written whole.
+            for (i, line) in s.split('\n').enumerate() {
+                if i > 0 {
+                    self.newline();
+                }
+                if !line.is_empty() {
+                    while self.column < indent {
+                        self.put_char(' ');
+                    }
+                    self.put(line);
+                }
+            }
+            return;
+        }
         let mut breaks = true;
         for c in s.chars() {
             if is_break(c) {
