@@ -27,6 +27,19 @@ fn write_str_opts(out: &mut String, s: &str, escape_html: bool) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     out.push('"');
     let bytes = s.as_bytes();
+    // Most strings need no escape at all: one scan that the compiler can vectorise decides.
+    let plain = |b: u8| {
+        b >= 0x20
+            && b != b'"'
+            && b != b'\\'
+            && b != 0xE2
+            && !(escape_html && matches!(b, b'<' | b'>' | b'&'))
+    };
+    if bytes.iter().all(|&b| plain(b)) {
+        out.push_str(s);
+        out.push('"');
+        return;
+    }
     let mut start = 0;
     let mut i = 0;
     while i < bytes.len() {

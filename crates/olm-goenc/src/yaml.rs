@@ -393,18 +393,20 @@ fn analyze(s: &str) -> Analysis {
     if s.starts_with("---") || s.starts_with("...") {
         a.block_plain_allowed = false;
     }
-    let chars: Vec<char> = s.chars().collect();
-    let n = chars.len();
     let (mut block_indicators, mut special) = (false, false);
     let (mut line_breaks, mut leading_space, mut leading_break) = (false, false, false);
     let (mut trailing_space, mut trailing_break, mut break_space, mut space_break) =
         (false, false, false, false);
     let mut preceded_by_ws = true;
     let (mut previous_space, mut previous_break) = (false, false);
-    let blankz = |c: Option<&char>| c.is_none_or(|&c| c == ' ' || c == '\t');
-    for i in 0..n {
-        let c = chars[i];
-        let followed_by_ws = blankz(chars.get(i + 1));
+    // One pass, looking one character ahead (no copy of the text: most scalars are short and
+    // this runs for every one of them).
+    let mut chars = s.chars().peekable();
+    let mut i = 0usize;
+    while let Some(c) = chars.next() {
+        let next = chars.peek().copied();
+        let last = next.is_none();
+        let followed_by_ws = next.is_none_or(|c| c == ' ' || c == '\t');
         if i == 0 {
             match c {
                 '#' | ',' | '[' | ']' | '{' | '}' | '&' | '*' | '!' | '|' | '>' | '\'' | '"'
@@ -431,7 +433,7 @@ fn analyze(s: &str) -> Analysis {
             if i == 0 {
                 leading_space = true;
             }
-            if i == n - 1 {
+            if last {
                 trailing_space = true;
             }
             if previous_break {
@@ -443,7 +445,7 @@ fn analyze(s: &str) -> Analysis {
             if i == 0 {
                 leading_break = true;
             }
-            if i == n - 1 {
+            if last {
                 trailing_break = true;
             }
             if previous_space {
@@ -456,6 +458,7 @@ fn analyze(s: &str) -> Analysis {
             previous_break = false;
         }
         preceded_by_ws = c == ' ' || c == '\t' || is_break(c) || c == '\0';
+        i += 1;
     }
     if leading_space || leading_break || trailing_space || trailing_break {
         a.block_plain_allowed = false;
