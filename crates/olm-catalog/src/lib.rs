@@ -17,6 +17,7 @@ pub mod load;
 pub mod migrate;
 pub mod model;
 pub mod property;
+pub mod stream;
 pub mod validate;
 pub mod write;
 pub mod yaml;

@@ -125,9 +125,28 @@ pub fn load_path(path: &Path) -> Result<Catalog, LoadError> {
 
 /// [`load_path`] with options.
 pub fn load_path_with(path: &Path, opts: &LoadOptions) -> Result<Catalog, LoadError> {
+    let files = catalog_files(path)?;
+    let results: Vec<Result<Vec<Blob>, LoadError>> = files
+        .par_iter()
+        .map(|f| {
+            let bytes = read_regular(f)?;
+            load_bytes_inner(&bytes, &f.display().to_string(), opts)
+        })
+        .collect();
+    let mut blobs = Vec::new();
+    for r in results {
+        blobs.extend(r?);
+    }
+    Ok(Catalog { blobs })
+}
+
+/// The files a load of `path` reads, in walk order: `path` itself when it is a file. Every entry
+/// is checked before any is read: the first one that is not a regular file fails the load without
+/// touching the others.
+pub(crate) fn catalog_files(path: &Path) -> Result<Vec<PathBuf>, LoadError> {
     let meta = fs::metadata(path).map_err(|e| LoadError::io(path, &e))?;
     if meta.is_file() {
-        return load_file_with(path, opts);
+        return Ok(vec![path.to_owned()]);
     }
     if !meta.is_dir() {
         return Err(LoadError::Io {
@@ -139,23 +158,10 @@ pub fn load_path_with(path: &Path, opts: &LoadOptions) -> Result<Catalog, LoadEr
         });
     }
     let files = walk_typed(path)?;
-    // Every entry is checked before any is read: the first one that is not a regular file fails
-    // the load without touching the others.
     for (f, ft) in &files {
         check_regular(f, ft)?;
     }
-    let results: Vec<Result<Vec<Blob>, LoadError>> = files
-        .par_iter()
-        .map(|(f, _)| {
-            let bytes = read_regular(f)?;
-            load_bytes_inner(&bytes, &f.display().to_string(), opts)
-        })
-        .collect();
-    let mut blobs = Vec::new();
-    for r in results {
-        blobs.extend(r?);
-    }
-    Ok(Catalog { blobs })
+    Ok(files.into_iter().map(|(f, _)| f).collect())
 }
 
 /// Loads one file holding a JSON or YAML stream.
@@ -589,7 +595,7 @@ fn check_regular(path: &Path, ft: &fs::FileType) -> Result<(), LoadError> {
 /// The bytes of a regular file. Opened without blocking, so a named pipe (put in the file's place
 /// after it was checked, or named directly) is refused instead of waited on; a device is refused
 /// before anything is read from it.
-fn read_regular(path: &Path) -> Result<Vec<u8>, LoadError> {
+pub(crate) fn read_regular(path: &Path) -> Result<Vec<u8>, LoadError> {
     let mut open = fs::OpenOptions::new();
     open.read(true);
     #[cfg(unix)]
@@ -632,11 +638,20 @@ fn json_doc(raw: &str) -> Result<TopDoc, canonical::TextError> {
     Ok(TopDoc { canon, keys })
 }
 
-fn load_bytes_inner(bytes: &[u8], name: &str, opts: &LoadOptions) -> Result<Vec<Blob>, LoadError> {
-    let text = std::str::from_utf8(bytes).map_err(|e| utf8_error(name, bytes, e))?;
+/// Whether a file is read as a JSON stream (its first non-blank byte, within the first 4 KiB, is
+/// `{`) rather than as YAML.
+pub(crate) fn is_json_stream(text: &str) -> bool {
     let peek = &text.as_bytes()[..text.len().min(4096)];
-    let is_json = peek.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
-    if is_json {
+    peek.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{')
+}
+
+pub(crate) fn load_bytes_inner(
+    bytes: &[u8],
+    name: &str,
+    opts: &LoadOptions,
+) -> Result<Vec<Blob>, LoadError> {
+    let text = std::str::from_utf8(bytes).map_err(|e| utf8_error(name, bytes, e))?;
+    if is_json_stream(text) {
         load_json_stream(text, name, opts)
     } else {
         load_yaml_stream(text, name, opts)

@@ -199,15 +199,46 @@ fn render(
     all: bool,
 ) -> anyhow::Result<ExitCode> {
     let format = Format::from(output);
+    let prepare = |c: &mut Catalog, r: &str| -> anyhow::Result<()> {
+        write::render_postprocess(c);
+        if level.is_some() || all {
+            olm_catalog::migrate::migrate(c, level)
+                .map_err(|e| anyhow!("render reference {}: {e}", quote(r)))?;
+        }
+        Ok(())
+    };
+    // One catalog on disk, written grouped by package: read and written a package at a time, so
+    // memory follows the largest package rather than the catalog. (JSONL keeps the files' order.)
+    if let [r] = refs
+        && format != Format::Jsonl
+        && let Some(path) = crate::sources::local_catalog(r)
+    {
+        let stdout = io::stdout();
+        let mut w = io::BufWriter::new(stdout.lock());
+        let opts = load::LoadOptions { keep_raw: false };
+        let written = olm_catalog::stream::for_each_package(path, &opts, |mut c| {
+            prepare(&mut c, r)?;
+            write::write(&c, format, &mut w).map_err(anyhow::Error::from)
+        })
+        .and_then(|()| w.flush().map_err(anyhow::Error::from));
+        return match written {
+            Ok(()) => Ok(ExitCode::SUCCESS),
+            Err(e) if e.is::<olm_catalog::LoadError>() => {
+                Err(anyhow!("render reference {}: {e:#}", quote(r)))
+            }
+            Err(e) => match e.downcast::<io::Error>() {
+                Ok(io) => crate::output::ignore_broken_pipe(Err(io))
+                    .map(|()| ExitCode::SUCCESS)
+                    .map_err(anyhow::Error::from),
+                Err(e) => Err(e),
+            },
+        };
+    }
     let mut cat = Catalog::default();
     for r in refs {
         // opm's json and yaml are written from the model; only jsonl is the blobs' own text.
         let mut c = load_ref(r, format == Format::Jsonl)?;
-        write::render_postprocess(&mut c);
-        if level.is_some() || all {
-            olm_catalog::migrate::migrate(&mut c, level)
-                .map_err(|e| anyhow!("render reference {}: {e}", quote(r)))?;
-        }
+        prepare(&mut c, r)?;
         cat.extend(c);
     }
     let stdout = io::stdout();

@@ -75,6 +75,18 @@ fn load_catalog_quietly(
     }
 }
 
+/// The catalog directory or file that reference `r` names on this machine, when it is one that
+/// can be read a package at a time ([`olm_catalog::stream`]): not stdin, an image, a bundle
+/// directory or a catalogd JSONL file.
+pub fn local_catalog(r: &str) -> Option<&Path> {
+    let p = Path::new(r);
+    let plain = r != "-"
+        && p.exists()
+        && !olm_bundle::Bundle::is_bundle_dir(p)
+        && !(p.is_file() && p.extension().is_some_and(|e| e == "jsonl"));
+    plain.then_some(p)
+}
+
 /// A directory holding `manifests/` and `metadata/` is a bundle; anything else is catalog content.
 fn load_path(p: &Path, image: &str, opts: &load::LoadOptions) -> anyhow::Result<Catalog> {
     if olm_bundle::Bundle::is_bundle_dir(p) {

@@ -129,6 +129,13 @@ pub fn from_str_with<T: serde::de::DeserializeOwned>(
     })
 }
 
+/// Whether a plain (unquoted, untagged) scalar reads as a string rather than as null, a boolean
+/// or a number: `olm-1.0` does, `1.0`, `yes` and `~` do not. Lets a quick look at a document's
+/// top-level values trust what it sees.
+pub fn plain_is_string(s: &str) -> bool {
+    matches!(scalar::resolve_plain(Cow::Borrowed(s)), Ok(Scalar::Str(_)))
+}
+
 /// The text go-yaml gives a `string` target for a scalar already read into JSON — a boolean or a
 /// number as its JSON text, `null` as the empty string (annotations such as `…: true` are
 /// strings to the Go side); `None` for a mapping or a sequence.
