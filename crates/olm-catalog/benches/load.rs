@@ -31,7 +31,10 @@ fn dir_bytes(p: &Path) -> usize {
         .sum()
 }
 
-const OPTS: LoadOptions = LoadOptions { keep_raw: false };
+const OPTS: LoadOptions = LoadOptions {
+    keep_raw: false,
+    validate_only: false,
+};
 
 static COMMUNITY_JSONL: LazyLock<String> =
     LazyLock::new(|| to_string(&load_path_with(&community(), &OPTS).unwrap(), Format::Jsonl));

@@ -59,7 +59,10 @@ fn main() {
     }
     let path = Path::new(&args[1]);
     let bytes = size(path);
-    let opts = LoadOptions { keep_raw: false };
+    let opts = LoadOptions {
+        keep_raw: false,
+        validate_only: false,
+    };
     let t = Instant::now();
     let cat = if path.extension().is_some_and(|e| e == "jsonl") {
         load_jsonl_with(

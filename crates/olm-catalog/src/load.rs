@@ -110,11 +110,17 @@ pub struct LoadOptions {
     /// Keep the canonical JSON of typed blobs (needed for a byte-exact catalogd JSONL of blobs with
     /// unknown fields; costs memory roughly equal to the catalog size).
     pub keep_raw: bool,
+    /// Keep only what validation reads ([`crate::model::Blob::drop_content`]): a catalog loaded
+    /// only to be validated then takes a fraction of its size in memory.
+    pub validate_only: bool,
 }
 
 impl Default for LoadOptions {
     fn default() -> Self {
-        LoadOptions { keep_raw: true }
+        LoadOptions {
+            keep_raw: true,
+            validate_only: false,
+        }
     }
 }
 
@@ -1007,7 +1013,7 @@ fn to_blob(doc: TopDoc, name: &str, line: usize, opts: &LoadOptions) -> Result<B
             None
         }
     };
-    Ok(match schema.as_str() {
+    let mut blob = match schema.as_str() {
         SCHEMA_PACKAGE => {
             let mut p: Package = serde_json::from_str(&canon).map_err(|e| typed("package", e))?;
             if let Some(icon) = &mut p.icon {
@@ -1036,7 +1042,11 @@ fn to_blob(doc: TopDoc, name: &str, line: usize, opts: &LoadOptions) -> Result<B
             blob: RawValue::from_string(canon)
                 .map_err(|e| LoadError::parse(name, line, e.to_string()))?,
         }),
-    })
+    };
+    if opts.validate_only {
+        blob.drop_content();
+    }
+    Ok(blob)
 }
 
 /// The icon's base64 text as opm writes it back: opm reads `base64data` into bytes (a Go

@@ -239,6 +239,36 @@ impl Blob {
             Blob::Other(m) => &m.package,
         }
     }
+    /// Drops what validation does not read, for a catalog loaded only to be validated: a
+    /// package's description and icon, the value of each `olm.csv.metadata` and
+    /// `olm.bundle.object` property that decodes (validation only asks that it does, and whether
+    /// a bundle has objects), and the text of blobs of other schemas. These are most of a
+    /// catalog's bytes. A property that fails to decode is kept, so that validation reports it.
+    pub fn drop_content(&mut self) {
+        use crate::property::{TYPE_BUNDLE_OBJECT, TYPE_CSV_METADATA};
+        match self {
+            Blob::Package(p) => {
+                p.description = String::new();
+                p.icon = None;
+                p.forget_raw();
+            }
+            Blob::Bundle(b) => {
+                for p in &mut b.properties {
+                    if (p.type_ == TYPE_CSV_METADATA || p.type_ == TYPE_BUNDLE_OBJECT)
+                        && p.parse().is_ok()
+                    {
+                        // An empty object decodes as both types.
+                        p.value = crate::property::empty_object_raw();
+                    }
+                }
+                b.forget_raw();
+            }
+            Blob::Channel(c) => c.forget_raw(),
+            Blob::Deprecations(d) => d.forget_raw(),
+            Blob::Other(m) => m.blob = crate::property::empty_object_raw(),
+        }
+    }
+
     /// The canonical JSON the blob was decoded from, if kept.
     pub fn raw(&self) -> Option<&RawValue> {
         match self {

@@ -104,6 +104,11 @@ impl Property {
     }
 }
 
+/// `{}`, a stand-in for a property value that is no longer needed.
+pub(crate) fn empty_object_raw() -> Box<RawValue> {
+    RawValue::from_string("{}".to_owned()).unwrap_or_else(|_| null_raw())
+}
+
 pub(crate) fn null_raw() -> Box<RawValue> {
     RawValue::NULL.to_owned()
 }

@@ -23,10 +23,23 @@ fn kube_green() -> Catalog {
     real("kube-green")
 }
 
+/// The validation error, which a catalog loaded only to be validated (from the same catalog
+/// written out) must give too.
 fn err(cat: &Catalog) -> String {
-    validate(cat)
+    let e = validate(cat)
         .expect_err("catalog must be invalid")
-        .to_string()
+        .to_string();
+    let text = olm_catalog::write::to_string(cat, olm_catalog::write::Format::Jsonl);
+    let opts = olm_catalog::LoadOptions {
+        keep_raw: false,
+        validate_only: true,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("catalog.json");
+    std::fs::write(&file, text).unwrap();
+    let slim = olm_catalog::load::load_file_with(&file, &opts).unwrap();
+    assert_eq!(validate(&slim).map_err(|e| e.to_string()), Err(e.clone()));
+    e
 }
 
 fn channel<'a>(cat: &'a mut Catalog, name: &str) -> &'a mut Channel {

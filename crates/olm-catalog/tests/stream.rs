@@ -17,7 +17,10 @@ fn community() -> PathBuf {
 /// Every call's catalog, and the catalog written as json and yaml both whole and a package at a
 /// time.
 fn streamed(path: &Path) -> Result<(Vec<Catalog>, String, String), LoadError> {
-    let opts = LoadOptions { keep_raw: false };
+    let opts = LoadOptions {
+        keep_raw: false,
+        validate_only: false,
+    };
     let mut parts = Vec::new();
     let (mut json, mut yaml) = (String::new(), String::new());
     stream::for_each_package(path, &opts, |c: Catalog| -> Result<(), LoadError> {

@@ -161,7 +161,10 @@ fn cold_whole_catalog(bencher: divan::Bencher) {
                 .await
                 .expect("body")
         });
-        let opts = olm_catalog::LoadOptions { keep_raw: false };
+        let opts = olm_catalog::LoadOptions {
+            keep_raw: false,
+            validate_only: false,
+        };
         let cat = olm_catalog::load::load_jsonl_with(&bytes[..], "all", &opts).expect("load");
         olm_resolve::ContentIndex::new(&cat)
     });

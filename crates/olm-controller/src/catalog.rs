@@ -665,7 +665,10 @@ async fn fetch(
         let mut content = head;
         content.extend_from_slice(&rest);
         drop(rest);
-        let opts = olm_catalog::LoadOptions { keep_raw: false };
+        let opts = olm_catalog::LoadOptions {
+            keep_raw: false,
+            validate_only: false,
+        };
         let index = olm_catalog::load::load_jsonl_with(content.as_slice(), &label, &opts)
             .map(|c| ContentIndex::new(&c))
             .map_err(|e| CatalogError::Parse {

@@ -139,7 +139,10 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
 }
 
 fn validate(reference: &str, output: Option<JsonOrYaml>) -> anyhow::Result<ExitCode> {
-    let opts = load::LoadOptions { keep_raw: false };
+    let opts = load::LoadOptions {
+        keep_raw: false,
+        validate_only: true,
+    };
     let loaded =
         crate::sources::load_catalog(reference, crate::sources::Registry::default(), &opts);
     let result: Result<(), String> = match loaded {
@@ -188,7 +191,10 @@ fn load_ref(r: &str, keep_raw: bool) -> anyhow::Result<Catalog> {
     crate::sources::load_ref(
         r,
         crate::sources::Registry::default(),
-        &load::LoadOptions { keep_raw },
+        &load::LoadOptions {
+            keep_raw,
+            validate_only: false,
+        },
     )
 }
 
@@ -215,7 +221,10 @@ fn render(
     {
         let stdout = io::stdout();
         let mut w = io::BufWriter::new(stdout.lock());
-        let opts = load::LoadOptions { keep_raw: false };
+        let opts = load::LoadOptions {
+            keep_raw: false,
+            validate_only: false,
+        };
         let written = olm_catalog::stream::for_each_package(path, &opts, |mut c| {
             prepare(&mut c, r)?;
             write::write(&c, format, &mut w).map_err(anyhow::Error::from)

@@ -55,7 +55,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         cat.extend(sources::load_ref(
             r,
             registry,
-            &olm_catalog::load::LoadOptions { keep_raw: false },
+            &olm_catalog::load::LoadOptions {
+                keep_raw: false,
+                validate_only: false,
+            },
         )?);
     }
     let opts = GraphOptions {

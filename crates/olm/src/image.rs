@@ -97,7 +97,10 @@ fn parse_ref(reference: &str) -> anyhow::Result<ImageRef> {
 /// not parse), so that nothing is pushed that no ClusterCatalog could serve. The model checks of
 /// `olm catalog validate` are not run: the server does not run them either.
 fn refuse_what_the_server_refuses(dir: &std::path::Path) -> anyhow::Result<()> {
-    let opts = olm_catalog::load::LoadOptions { keep_raw: false };
+    let opts = olm_catalog::load::LoadOptions {
+        keep_raw: false,
+        validate_only: false,
+    };
     crate::progress::spin(&format!("loading {}", dir.display()), || {
         olm_catalog::load::load_path_with(dir, &opts)
     })

@@ -147,7 +147,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let indexes = specs
         .iter()
         .map(|s| {
-            let opts = olm_catalog::load::LoadOptions { keep_raw: false };
+            let opts = olm_catalog::load::LoadOptions {
+                keep_raw: false,
+                validate_only: false,
+            };
             let cat = crate::sources::load_catalog(
                 &s.reference,
                 crate::sources::Registry::default(),
