@@ -851,9 +851,15 @@ fn load_yaml_stream(text: &str, name: &str, opts: &LoadOptions) -> Result<Vec<Bl
                 .map_err(|e| LoadError::parse(name, c.line + e.line.max(1) - 1, e.message))?;
             match decoded {
                 yamlread::Canonical::Empty => null(),
-                yamlread::Canonical::Text(canon) => {
-                    let keys = top_keys(&canon)
-                        .map_err(|e| LoadError::parse(name, c.line, json_msg(&e)))?;
+                yamlread::Canonical::Text(canon, spans) => {
+                    // Only short values are looked at (schema, package, name).
+                    let keys = spans
+                        .into_iter()
+                        .map(|(k, r)| {
+                            let v = canon.get(r).filter(|v| v.len() <= 4096).unwrap_or("");
+                            (k, v.to_owned())
+                        })
+                        .collect();
                     TopDoc { canon, keys }
                 }
                 yamlread::Canonical::Value(v) => {

@@ -23,27 +23,61 @@ pub fn write_str_html(out: &mut String, s: &str) {
     write_str_opts(out, s, true)
 }
 
+/// Bytes a JSON string cannot hold as they are (or, for 0xE2, might not: U+2028/U+2029 start
+/// with it), without and with HTML escaping.
+const ATTENTION: [[bool; 256]; 2] = {
+    let mut t = [[false; 256]; 2];
+    let mut b = 0;
+    while b < 256 {
+        let special = b < 0x20 || b == b'"' as usize || b == b'\\' as usize || b == 0xE2;
+        t[0][b] = special;
+        t[1][b] = special || b == b'<' as usize || b == b'>' as usize || b == b'&' as usize;
+        b += 1;
+    }
+    t
+};
+
+/// Whether any of the eight bytes of `w` is one of [`ATTENTION`]'s, tested all at once: a byte
+/// below 0x20, or equal to one of the special bytes.
+fn needs_attention(w: u64, escape_html: bool) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    // A byte of `v` is zero (exact for "any": borrows only start at a zero byte).
+    let has_zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS != 0;
+    let has = |b: u8| has_zero(w ^ (ONES * u64::from(b)));
+    let below_space = w.wrapping_sub(ONES * 0x20) & !w & HIGHS != 0;
+    below_space
+        || has(b'"')
+        || has(b'\\')
+        || has(0xE2)
+        || (escape_html && (has(b'<') || has(b'>') || has(b'&')))
+}
+
 fn write_str_opts(out: &mut String, s: &str, escape_html: bool) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
+    let attention = &ATTENTION[usize::from(escape_html)];
+    out.reserve(s.len() + 2);
     out.push('"');
     let bytes = s.as_bytes();
-    // Most strings need no escape at all: one scan that the compiler can vectorise decides.
-    let plain = |b: u8| {
-        b >= 0x20
-            && b != b'"'
-            && b != b'\\'
-            && b != 0xE2
-            && !(escape_html && matches!(b, b'<' | b'>' | b'&'))
-    };
-    if bytes.iter().all(|&b| plain(b)) {
-        out.push_str(s);
-        out.push('"');
-        return;
-    }
     let mut start = 0;
     let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
+    loop {
+        // Runs of ordinary bytes are skipped eight at a time, then one at a time.
+        while let Some(word) = bytes
+            .get(i..i + 8)
+            .and_then(|w| <[u8; 8]>::try_from(w).ok())
+        {
+            if needs_attention(u64::from_le_bytes(word), escape_html) {
+                break;
+            }
+            i += 8;
+        }
+        while i < bytes.len() && !attention[usize::from(bytes[i])] {
+            i += 1;
+        }
+        let Some(&b) = bytes.get(i) else {
+            break;
+        };
         let esc: Option<&str> = match b {
             b'"' => Some("\\\""),
             b'\\' => Some("\\\\"),
@@ -52,35 +86,32 @@ fn write_str_opts(out: &mut String, s: &str, escape_html: bool) {
             b'\t' => Some("\\t"),
             0x08 => Some("\\b"),
             0x0c => Some("\\f"),
-            0..=0x1f => None,
-            b'<' | b'>' | b'&' if escape_html => None,
             // U+2028 and U+2029 are E2 80 A8 / E2 80 A9 in UTF-8.
-            0xE2 if i + 2 < bytes.len()
-                && bytes[i + 1] == 0x80
-                && (bytes[i + 2] == 0xA8 || bytes[i + 2] == 0xA9) =>
-            {
-                out.push_str(&s[start..i]);
-                out.push_str(if bytes[i + 2] == 0xA8 {
-                    "\\u2028"
+            0xE2 => {
+                if bytes.get(i + 1) == Some(&0x80) && matches!(bytes.get(i + 2), Some(0xA8 | 0xA9))
+                {
+                    out.push_str(&s[start..i]);
+                    out.push_str(if bytes[i + 2] == 0xA8 {
+                        "\\u2028"
+                    } else {
+                        "\\u2029"
+                    });
+                    i += 3;
+                    start = i;
                 } else {
-                    "\\u2029"
-                });
-                i += 3;
-                start = i;
+                    i += 1;
+                }
                 continue;
             }
-            _ => {
-                i += 1;
-                continue;
-            }
+            _ => None,
         };
         out.push_str(&s[start..i]);
         match esc {
             Some(e) => out.push_str(e),
             None => {
                 out.push_str("\\u00");
-                out.push(HEX[(b >> 4) as usize] as char);
-                out.push(HEX[(b & 0xf) as usize] as char);
+                out.push(HEX[usize::from(b >> 4)] as char);
+                out.push(HEX[usize::from(b & 0xf)] as char);
             }
         }
         i += 1;
@@ -493,6 +524,23 @@ mod tests {
             "json: unsupported value: -Inf"
         );
         assert!(s.is_empty());
+    }
+
+    #[test]
+    fn words_needing_attention_are_found_wherever_the_byte_is() {
+        for html in [false, true] {
+            for b in 0..=255u8 {
+                for at in 0..8 {
+                    let mut w = *b"abcdefgh";
+                    w[at] = b;
+                    assert_eq!(
+                        needs_attention(u64::from_le_bytes(w), html),
+                        ATTENTION[usize::from(html)][usize::from(b)],
+                        "byte {b:#x} at {at}, html {html}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

@@ -68,7 +68,15 @@ fn canonical_of(v: &Value) -> String {
 fn canonical_doc(doc: &str, opts: &Options) -> Result<Option<String>, yamlread::Error> {
     Ok(match document_canonical(doc, opts)? {
         Canonical::Empty => None,
-        Canonical::Text(t) => Some(t),
+        Canonical::Text(t, keys) => {
+            // Each noted value is the text of that member.
+            let v: serde_json::Map<String, Value> = serde_json::from_str(&t).unwrap();
+            assert_eq!(keys.len(), v.len());
+            for (k, r) in keys {
+                assert_eq!(serde_json::from_str::<Value>(&t[r]).unwrap(), v[&k]);
+            }
+            Some(t)
+        }
         Canonical::Value(v) => Some(canonical_of(&v)),
         Canonical::Values(vs) => Some(vs.iter().map(canonical_of).collect::<Vec<_>>().join("\n")),
     })

@@ -176,10 +176,26 @@ pub fn document_canonical(doc: &str, opts: &Options) -> Result<Canonical, Error>
     {
         match docs.pop() {
             None => return Ok(Canonical::Empty),
-            Some(node @ Canon::Map(_)) => {
+            Some(Canon::Map(entries)) => {
+                // Written here rather than by `Canon::write`, to note where each top-level value
+                // lies: callers look at a few of them without reading the text again.
                 let mut out = String::with_capacity(doc.len());
-                if node.write(&mut out).is_some() {
-                    return Ok(Canonical::Text(out));
+                let mut keys = Vec::with_capacity(entries.len());
+                out.push('{');
+                let written = entries.iter().enumerate().try_for_each(|(i, (k, v))| {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    crate::json::write_str(&mut out, k);
+                    out.push(':');
+                    let start = out.len();
+                    v.write(&mut out)?;
+                    keys.push((k.to_string(), start..out.len()));
+                    Some(())
+                });
+                out.push('}');
+                if written.is_some() {
+                    return Ok(Canonical::Text(out, keys));
                 }
             }
             Some(_) => {}
@@ -198,8 +214,9 @@ pub fn document_canonical(doc: &str, opts: &Options) -> Result<Canonical, Error>
 pub enum Canonical {
     /// No value: empty, only comments, or `null`.
     Empty,
-    /// A mapping, as canonical JSON text.
-    Text(String),
+    /// A mapping, as canonical JSON text, with each top-level key and where its value lies in
+    /// the text.
+    Text(String, Vec<(String, std::ops::Range<usize>)>),
     /// A value the fast path did not read (or not a mapping), for the caller to convert.
     Value(Value),
     /// More than one document where one was expected.
