@@ -70,8 +70,7 @@ fn canonical_doc(doc: &str, opts: &Options) -> Result<Option<String>, yamlread::
         Canonical::Empty => None,
         Canonical::Text(t, keys) => {
             // Each noted value is the text of that member.
-            let v: serde_json::Map<String, Value> =
-                serde_json::from_str(&t).expect("canonical text is JSON");
+            let v: serde_json::Map<String, Value> = serde_json::from_str(&t).unwrap_or_default();
             assert_eq!(keys.len(), v.len());
             for (k, r) in keys {
                 assert_eq!(
