@@ -364,7 +364,7 @@ fn scan_yaml(text: &str) -> Option<BTreeSet<String>> {
                     }
                 }
             }
-            _ => match rest.find(": ") {
+            _ => match find_pair(rest, b':', b' ') {
                 Some(p) => &rest[p + 2..],
                 None if rest.ends_with(':') => "",
                 None => rest,
@@ -440,11 +440,18 @@ fn value_kind(v: &str) -> Option<Value<'_>> {
 
 /// A plain value without a trailing comment or spaces.
 fn strip_comment(v: &str) -> &str {
-    let v = match v.find(" #") {
+    let v = match find_pair(v, b' ', b'#') {
         Some(p) => &v[..p],
         None => v,
     };
     v.trim_end_matches(' ')
+}
+
+/// Where the two bytes `a`, `b` first follow each other in `s` (`str::find` of a two-byte
+/// pattern, without its searcher's set-up cost on every line).
+fn find_pair(s: &str, a: u8, b: u8) -> Option<usize> {
+    let bytes = s.as_bytes();
+    memchr::memchr_iter(a, bytes).find(|&i| bytes.get(i + 1) == Some(&b))
 }
 
 /// `Some` when `s` holds nothing but spaces and perhaps a comment.
