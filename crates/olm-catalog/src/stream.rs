@@ -66,37 +66,26 @@ pub fn for_each_package<E: From<LoadError>>(
             Found::Decoded(blobs) => state.take(&files[i], i, blobs, None)?,
         }
     }
-    // Second pass, in package order.
-    let mut decoded = vec![false; files.len()];
-    while !state.groups.is_empty() {
-        // The next packages, until their undecoded files fill a batch.
-        let (mut batch, mut bytes, mut count) = (Vec::<usize>::new(), 0u64, 0usize);
-        for held in state.groups.values() {
-            let new: Vec<usize> = held
-                .iter()
-                .copied()
-                .filter(|&f| !decoded[f] && !batch.contains(&f))
-                .collect();
-            let more: u64 = new.iter().map(|&f| sizes[f]).sum();
-            if count > 0 && bytes + more > BATCH_BYTES {
-                break;
-            }
-            batch.extend(new);
-            bytes += more;
-            count += 1;
-        }
-        let results: Vec<Result<Vec<Blob>, LoadError>> = batch
+    // Second pass, in package order: while one batch of packages is written, the next is decoded.
+    let decode = |batch: &[usize]| -> Vec<Result<Vec<Blob>, LoadError>> {
+        batch
             .par_iter()
             .map(|&f| {
                 let bytes = load::read_regular(&files[f])?;
                 load::load_bytes_inner(&bytes, &files[f].display().to_string(), opts)
             })
-            .collect();
+            .collect()
+    };
+    let mut decoded = vec![false; files.len()];
+    let (mut batch, mut count) = state.plan(&decoded, &sizes);
+    let mut results = decode(&batch);
+    while count > 0 {
         for (&f, r) in batch.iter().zip(results) {
             decoded[f] = true;
             let done = state.done.clone();
             state.take(&files[f], f, r?, done.as_deref())?;
         }
+        let mut ready = Vec::new();
         for _ in 0..count {
             let Some((key, _)) = state.groups.pop_first() else {
                 break;
@@ -104,9 +93,16 @@ pub fn for_each_package<E: From<LoadError>>(
             let blobs = state.release(&key);
             state.done = Some(key);
             if !blobs.is_empty() {
-                each(Catalog { blobs })?;
+                ready.push(Catalog { blobs });
             }
         }
+        (batch, count) = state.plan(&decoded, &sizes);
+        let mut next = Vec::new();
+        rayon::in_place_scope(|s| {
+            s.spawn(|_| next = decode(&batch));
+            ready.into_iter().try_for_each(&mut each)
+        })?;
+        results = next;
     }
     let mut loose = std::mem::take(&mut state.loose);
     loose.sort_by_key(|(f, _)| *f);
@@ -177,6 +173,27 @@ impl State {
             self.pending.entry(key).or_default().push((f, blobs));
         }
         Ok(())
+    }
+
+    /// The next batch: the files not yet decoded of the next packages, until they fill
+    /// [`BATCH_BYTES`] (at least one package), and how many packages that is.
+    fn plan(&self, decoded: &[bool], sizes: &[u64]) -> (Vec<usize>, usize) {
+        let (mut batch, mut bytes, mut count) = (Vec::<usize>::new(), 0u64, 0usize);
+        for held in self.groups.values() {
+            let new: Vec<usize> = held
+                .iter()
+                .copied()
+                .filter(|&f| !decoded[f] && !batch.contains(&f))
+                .collect();
+            let more: u64 = new.iter().map(|&f| sizes[f]).sum();
+            if count > 0 && bytes + more > BATCH_BYTES {
+                break;
+            }
+            batch.extend(new);
+            bytes += more;
+            count += 1;
+        }
+        (batch, count)
     }
 
     /// The blobs of one package, in file order.
