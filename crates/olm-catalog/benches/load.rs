@@ -1,5 +1,6 @@
-//! Load + validate throughput: the real community-v4.21 catalog as YAML (one file per package), as one
-//! opm JSON stream and as catalogd JSONL, and a synthetic 50,000-bundle catalog as JSONL and YAML.
+//! Load + validate throughput: the real community-v4.21 catalog as YAML (one file per package), as
+//! one opm JSON stream and as catalogd JSONL, and a synthetic 50,000-bundle catalog as JSONL and
+//! YAML; lean validation and rendering a package at a time, as the CLI does them; the writers.
 //!
 //! Run with `cargo bench -p olm-catalog --bench load`. Peak memory is measured separately with the
 //! `load_validate` example under `/usr/bin/time -v` (see docs/catalogs.md).
@@ -144,4 +145,38 @@ fn write_community_yaml(b: divan::Bencher) {
     let cat = load_path_with(&community(), &OPTS).unwrap();
     b.counter(BytesCount::new(dir_bytes(&community())))
         .bench(|| to_string(&cat, Format::Yaml));
+}
+
+/// `olm catalog render -o yaml` of the community catalog: read and written a package at a time.
+#[divan::bench(sample_count = 10)]
+fn render_community_yaml_by_package(b: divan::Bencher) {
+    let dir = community();
+    b.counter(BytesCount::new(dir_bytes(&dir))).bench(|| {
+        let mut out = Vec::new();
+        olm_catalog::stream::for_each_package(
+            &dir,
+            &OPTS,
+            |c| -> Result<(), olm_catalog::LoadError> {
+                olm_catalog::write::write(&c, Format::Yaml, &mut out).unwrap();
+                Ok(())
+            },
+        )
+        .unwrap();
+        out
+    });
+}
+
+/// `olm catalog validate` of the community catalog, keeping only what validation reads.
+#[divan::bench(sample_count = 10)]
+fn validate_community_lean(b: divan::Bencher) {
+    let dir = community();
+    let opts = LoadOptions {
+        keep_raw: false,
+        validate_only: true,
+    };
+    b.counter(BytesCount::new(dir_bytes(&dir))).bench(|| {
+        let cat = load_path_with(&dir, &opts).unwrap();
+        olm_catalog::validate(&cat).unwrap();
+        cat
+    });
 }
