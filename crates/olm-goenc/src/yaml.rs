@@ -401,12 +401,27 @@ fn analyze(s: &str) -> Analysis {
     let (mut previous_space, mut previous_break) = (false, false);
     // One pass, looking one character ahead (no copy of the text: most scalars are short and
     // this runs for every one of them).
-    let mut chars = s.chars().peekable();
+    let bytes = s.as_bytes();
+    // After the first character, a run of printable ASCII other than space, `:` and `#` sets
+    // no flag but the three "previous" ones: such runs (most of every scalar) are skipped a
+    // byte at a time without decoding characters.
+    let plain_ascii = |b: u8| (0x21..=0x7e).contains(&b) && b != b':' && b != b'#';
     let mut i = 0usize;
-    while let Some(c) = chars.next() {
-        let next = chars.peek().copied();
-        let last = next.is_none();
-        let followed_by_ws = next.is_none_or(|c| c == ' ' || c == '\t');
+    while i < bytes.len() {
+        if i > 0 && plain_ascii(bytes[i]) {
+            while i < bytes.len() && plain_ascii(bytes[i]) {
+                i += 1;
+            }
+            (previous_space, previous_break, preceded_by_ws) = (false, false, false);
+            continue;
+        }
+        let Some(c) = s[i..].chars().next() else {
+            break;
+        };
+        let next_i = i + c.len_utf8();
+        let last = next_i == bytes.len();
+        // Space and tab are ASCII: the next byte tells.
+        let followed_by_ws = bytes.get(next_i).is_none_or(|&b| b == b' ' || b == b'\t');
         if i == 0 {
             match c {
                 '#' | ',' | '[' | ']' | '{' | '}' | '&' | '*' | '!' | '|' | '>' | '\'' | '"'
@@ -458,7 +473,7 @@ fn analyze(s: &str) -> Analysis {
             previous_break = false;
         }
         preceded_by_ws = c == ' ' || c == '\t' || is_break(c) || c == '\0';
-        i += 1;
+        i = next_i;
     }
     if leading_space || leading_break || trailing_space || trailing_break {
         a.block_plain_allowed = false;
