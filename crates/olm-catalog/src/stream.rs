@@ -63,7 +63,7 @@ pub fn for_each_package<E: From<LoadError>>(
                     state.groups.entry(k).or_default().push(i);
                 }
             }
-            Found::Decoded(blobs) => state.take(&files[i], i, blobs, None)?,
+            Found::Decoded(blobs) => state.take(&files[i], i, blobs)?,
         }
     }
     // Second pass, in package order: while one batch of packages is written, the next is decoded.
@@ -82,8 +82,7 @@ pub fn for_each_package<E: From<LoadError>>(
     while count > 0 {
         for (&f, r) in batch.iter().zip(results) {
             decoded[f] = true;
-            let done = state.done.clone();
-            state.take(&files[f], f, r?, done.as_deref())?;
+            state.take(&files[f], f, r?)?;
         }
         let mut ready = Vec::new();
         for _ in 0..count {
@@ -139,13 +138,7 @@ impl State {
     /// Files the blobs of file `f` under their packages. A package that comes before `done` (one
     /// already handed over) means the first pass misread the file: that is refused rather than
     /// written out of order.
-    fn take(
-        &mut self,
-        path: &Path,
-        f: usize,
-        blobs: Vec<Blob>,
-        done: Option<&str>,
-    ) -> Result<(), LoadError> {
+    fn take(&mut self, path: &Path, f: usize, blobs: Vec<Blob>) -> Result<(), LoadError> {
         let mut by_key: BTreeMap<String, Vec<Blob>> = BTreeMap::new();
         let mut loose = Vec::new();
         for b in blobs {
@@ -159,7 +152,7 @@ impl State {
             self.loose.push((f, loose));
         }
         for (key, blobs) in by_key {
-            if done.is_some_and(|d| key.as_str() <= d) {
+            if self.done.as_deref().is_some_and(|d| key.as_str() <= d) {
                 return Err(LoadError::Parse {
                     path: path.display().to_string(),
                     line: 0,

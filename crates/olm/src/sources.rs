@@ -80,27 +80,43 @@ fn load_catalog_quietly(
 /// directory or a catalogd JSONL file.
 pub fn local_catalog(r: &str) -> Option<&Path> {
     let p = Path::new(r);
-    let plain = r != "-"
-        && p.exists()
-        && !olm_bundle::Bundle::is_bundle_dir(p)
-        && !(p.is_file() && p.extension().is_some_and(|e| e == "jsonl"));
-    plain.then_some(p)
+    (r != "-" && p.exists() && matches!(on_disk(p), OnDisk::Catalog)).then_some(p)
 }
 
-/// A directory holding `manifests/` and `metadata/` is a bundle; anything else is catalog content.
-fn load_path(p: &Path, image: &str, opts: &load::LoadOptions) -> anyhow::Result<Catalog> {
+/// What a path on disk holds, as references read it.
+enum OnDisk {
+    /// A directory holding `manifests/` and `metadata/`.
+    Bundle,
+    /// A `.jsonl` file: catalogd's canonical catalog.
+    Jsonl,
+    /// Catalog content: a directory or a JSON or YAML file.
+    Catalog,
+}
+
+fn on_disk(p: &Path) -> OnDisk {
     if olm_bundle::Bundle::is_bundle_dir(p) {
-        return bundle_catalog(p, image);
+        OnDisk::Bundle
+    } else if p.is_file() && p.extension().is_some_and(|e| e == "jsonl") {
+        OnDisk::Jsonl
+    } else {
+        OnDisk::Catalog
     }
-    if p.is_file() && p.extension().is_some_and(|e| e == "jsonl") {
-        let f = std::fs::File::open(p)?;
-        return Ok(load::load_jsonl_with(
-            io::BufReader::new(f),
-            &p.display().to_string(),
-            opts,
-        )?);
+}
+
+/// Reads a path as what it holds ([`on_disk`]).
+fn load_path(p: &Path, image: &str, opts: &load::LoadOptions) -> anyhow::Result<Catalog> {
+    match on_disk(p) {
+        OnDisk::Bundle => bundle_catalog(p, image),
+        OnDisk::Jsonl => {
+            let f = std::fs::File::open(p)?;
+            Ok(load::load_jsonl_with(
+                io::BufReader::new(f),
+                &p.display().to_string(),
+                opts,
+            )?)
+        }
+        OnDisk::Catalog => Ok(load::load_path_with(p, opts)?),
     }
-    Ok(load::load_path_with(p, opts)?)
 }
 
 /// The `olm.bundle` blob of a bundle directory, as `opm render` writes it (one
