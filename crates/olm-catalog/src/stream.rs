@@ -136,8 +136,8 @@ struct State {
 
 impl State {
     /// Files the blobs of file `f` under their packages. A package that comes before `done` (one
-    /// already handed over) means the first pass misread the file: that is refused rather than
-    /// written out of order.
+    /// already handed over) means the file no longer holds what the first pass read (it was
+    /// changed in between): that is refused rather than written out of order.
     fn take(&mut self, path: &Path, f: usize, blobs: Vec<Blob>) -> Result<(), LoadError> {
         let mut by_key: BTreeMap<String, Vec<Blob>> = BTreeMap::new();
         let mut loose = Vec::new();
@@ -157,7 +157,7 @@ impl State {
                     path: path.display().to_string(),
                     line: 0,
                     message: format!(
-                        "package {} was found after it had been written; load the catalog whole",
+                        "package {} appeared after it had been written: did the file change while it was read?",
                         olm_goenc::quote(&key)
                     ),
                 });
