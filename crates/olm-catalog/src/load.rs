@@ -219,21 +219,16 @@ pub fn load_jsonl_with(
     let mut eof = false;
     while !eof {
         let mut buf = std::mem::take(&mut carry);
-        let start = buf.len();
-        buf.resize(start + CHUNK, 0);
-        let mut filled = start;
-        while filled < buf.len() {
-            let n = r.read(&mut buf[filled..]).map_err(|e| LoadError::Io {
+        // The buffer grows with what is read, up to a chunk: a small stream (one package's
+        // content, as the installer fetches it) never costs a chunk-sized allocation.
+        let read = (&mut r)
+            .take(CHUNK as u64)
+            .read_to_end(&mut buf)
+            .map_err(|e| LoadError::Io {
                 path: name.to_owned(),
                 message: e.to_string(),
             })?;
-            if n == 0 {
-                eof = true;
-                break;
-            }
-            filled += n;
-        }
-        buf.truncate(filled);
+        eof = read < CHUNK;
         let cut = if eof {
             buf.len()
         } else {
