@@ -274,6 +274,7 @@ async fn run(ctx: &Arc<Ctx>, installs: usize, many: usize, rows: &mut Vec<Row>) 
         ),
         value: rss(ctx).await,
     });
+    eprintln!("{extra} extensions installed");
 
     // A thousand: one ConfigMap each (a thousand CRDs would measure the API server).
     let thousand = count("BENCH_THOUSAND", 0);

@@ -100,7 +100,7 @@ impl ImageRef {
 impl FromStr for ImageRef {
     type Err = ImageError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let parsed = Reference::from_str(s).map_err(|e| ImageError::InvalidReference {
+        let parsed = crate::reference::parse(s).map_err(|e| ImageError::InvalidReference {
             reference: s.to_string(),
             message: e.to_string(),
         })?;

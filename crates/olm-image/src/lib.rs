@@ -20,6 +20,7 @@ pub mod cache;
 mod client;
 mod digest;
 mod error;
+mod reference;
 pub mod unpack;
 
 pub use assemble::{
