@@ -206,14 +206,7 @@ impl Watches {
     /// The object at `target`, as JSON: the cached copy, or what this controller wrote when
     /// the cache does not show that write yet. `None` when absent or its kind is not watched.
     pub fn get(&self, target: &Target) -> Option<Map<String, Value>> {
-        let kinds = lock(&self.kinds);
-        let kind = kinds.get(&target.gvk)?;
-        let resource = lock(&self.discovery).get(&target.gvk)?.clone();
-        let mut r = ObjectRef::<DynamicObject>::new_with(&target.name, resource.api.clone());
-        if !target.namespace.is_empty() {
-            r = r.within(&target.namespace);
-        }
-        let cached = kind.store.get(&r);
+        let (cached, resource) = self.cached(target)?;
         let cached_version = cached
             .as_ref()
             .map(|o| o.metadata.resource_version.as_deref());
@@ -234,8 +227,22 @@ impl Watches {
         }
     }
 
+    /// The cached copy of `target` (`None` inside when absent) and how its kind is served;
+    /// `None` when its kind is not watched.
+    fn cached(&self, target: &Target) -> Option<(Option<Arc<DynamicObject>>, Resource)> {
+        let kinds = lock(&self.kinds);
+        let kind = kinds.get(&target.gvk)?;
+        let resource = lock(&self.discovery).get(&target.gvk)?.clone();
+        let mut r = ObjectRef::<DynamicObject>::new_with(&target.name, resource.api.clone());
+        if !target.namespace.is_empty() {
+            r = r.within(&target.namespace);
+        }
+        Some((kind.store.get(&r), resource))
+    }
+
     /// Remembers `object` as written at `target` (the API server's answer to a create or an
-    /// apply), until the watch shows it.
+    /// apply), until the watch shows it. An answer the cache already holds (an apply that
+    /// changed nothing keeps the resourceVersion, and no watch event follows) is not kept.
     pub fn wrote(&self, target: &Target, mut object: Map<String, Value>) {
         if let Some(Value::Object(meta)) = object.get_mut("metadata") {
             meta.remove("managedFields");
@@ -247,6 +254,15 @@ impl Watches {
                 .map(str::to_owned)
         };
         let (uid, version) = (field("uid"), field("resourceVersion"));
+        let cached = self.cached(target).and_then(|(c, _)| c);
+        if let Some(cached) = cached
+            && cached.metadata.uid == uid
+            && cached.metadata.resource_version.is_some()
+            && cached.metadata.resource_version == version
+        {
+            self.written.forget(target);
+            return;
+        }
         self.written
             .record(target.clone(), uid.as_deref(), version.as_deref(), object);
     }
