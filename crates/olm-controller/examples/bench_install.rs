@@ -950,9 +950,9 @@ async fn whose(ctx: &Ctx) -> &'static str {
     }
 }
 
-/// Resident memory of `olm run` when it runs as a child process, else of this process.
-/// The process's resident memory, split into what it allocated (heap, stacks) and the pages of
-/// mapped files (the binary's code): only the first grows with the cluster.
+/// Resident memory of `olm run` when it runs as a child process, else of this process, split
+/// into what it allocated (heap, stacks) and the pages of mapped files (the binary's code): only
+/// the first grows with the cluster.
 async fn rss(ctx: &Ctx) -> String {
     let status = match ctx.env.olm_pid().await {
         Some(pid) => format!("/proc/{pid}/status"),

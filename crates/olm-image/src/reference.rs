@@ -56,14 +56,16 @@ pub(crate) fn parse(s: &str) -> Result<Reference, &'static str> {
         return Err("repository name must not be more than 255 characters");
     }
     if let Some(digest) = &digest {
-        let expected = match digest.split_once(':') {
-            Some(("sha256", _)) => 64,
-            Some(("sha384", _)) => 96,
-            Some(("sha512", _)) => 128,
-            Some(_) => return Err("unsupported digest algorithm"),
-            None => return Err("invalid checksum digest format"),
+        let (algorithm, hex) = digest
+            .split_once(':')
+            .ok_or("invalid checksum digest format")?;
+        let expected = match algorithm {
+            "sha256" => 64,
+            "sha384" => 96,
+            "sha512" => 128,
+            _ => return Err("unsupported digest algorithm"),
         };
-        if digest.split_once(':').map_or(0, |(_, hex)| hex.len()) != expected {
+        if hex.len() != expected {
             return Err("invalid checksum digest length");
         }
     }
@@ -220,8 +222,8 @@ mod tests {
         assert_eq!(parse(&long).err(), Some("invalid reference format"));
     }
 
-    /// Both parsers give the same result on every ASCII input of the grammar's alphabet that
-    /// a small generator produces.
+    /// Both parsers give the same result on every string of one to five characters over an
+    /// alphabet with each kind of character the grammar tells apart.
     #[test]
     fn agrees_with_oci_spec_on_ascii_inputs() {
         let alphabet = b"aZ0.:/-_@";
@@ -242,6 +244,6 @@ mod tests {
                 n += 1;
             }
         }
-        assert!(n > 60_000, "{n} inputs compared");
+        assert_eq!(n, (1..=5).map(|l| 9usize.pow(l)).sum::<usize>());
     }
 }
