@@ -547,6 +547,8 @@ pub struct Decision {
     pub watch: Watch,
     /// Object writes, in order (phase by phase).
     pub writes: Vec<Write>,
+    /// Where each phase's writes end in `writes` (see [`Decision::batches`]).
+    pub phase_ends: Vec<usize>,
     /// Older active sibling revisions to archive (merge patch `lifecycleState: Archived`).
     pub archive: Vec<String>,
     /// The status to write; `None` when it would not change.
@@ -555,6 +557,31 @@ pub struct Decision {
     pub next: Next,
     /// The reconciled phases (up to the first incomplete one), for logs and tests.
     pub phases: Vec<PhaseReport>,
+}
+
+impl Decision {
+    /// The writes in batches, one per phase, in order. The objects of one phase are distinct
+    /// and nothing orders them against each other (phases are the ordering), so the shell may
+    /// send a batch's requests together; a batch starts only when the one before has finished.
+    pub fn batches(&self) -> impl Iterator<Item = &[Write]> {
+        let mut start = 0;
+        self.phase_ends
+            .iter()
+            .copied()
+            .chain(std::iter::once(self.writes.len()))
+            .filter_map(move |end| {
+                let batch = self.writes.get(start..end)?;
+                start = end;
+                Some(batch)
+            })
+            .filter(|b| !b.is_empty())
+    }
+
+    fn end_phase(&mut self) {
+        if self.phase_ends.last() != Some(&self.writes.len()) {
+            self.phase_ends.push(self.writes.len());
+        }
+    }
 }
 
 struct Status {
@@ -785,6 +812,7 @@ pub fn decide(input: Input<'_>) -> Decision {
         finalizer: Finalizer::Keep,
         watch: Watch::Keep,
         writes: Vec::new(),
+        phase_ends: Vec::new(),
         archive: Vec::new(),
         status: None,
         next: Next::Done,
@@ -922,6 +950,7 @@ pub fn decide(input: Input<'_>) -> Decision {
             }
             report.objects.push(outcome.0);
         }
+        decision.end_phase();
         let collisions: Vec<String> = report
             .objects
             .iter()
@@ -1094,6 +1123,7 @@ fn archive(
                 }
             }
         }
+        decision.end_phase();
         if !gone {
             // Archiving is never subject to the deadline.
             st.exceeded = false;

@@ -616,6 +616,34 @@ fn drift_is_put_back() {
     assert!(matches!(&d.writes[..], [Write::Create { .. }]));
 }
 
+/// Writes come in one batch per phase: an edited object of a complete first phase is put back
+/// in a batch of its own, before the two creates of the second phase, which share one.
+#[test]
+fn writes_are_batched_by_phase() {
+    let c = cos(
+        "test-ext-1",
+        1,
+        json!([{"name": "configuration", "objects": [{"object": cm("a")}]},
+               {"name": "deploy", "objects": [{"object": cm("b")}, {"object": cm("c")}]}]),
+    );
+    let mut edited = ours(&cm("a"), "test-ext-1", 1);
+    edited["data"]["k"] = json!("changed");
+    let d = Case::new(c.clone()).observe(edited).decide();
+    let batches: Vec<Vec<&str>> = d
+        .batches()
+        .map(|b| b.iter().map(|w| w.target().name.as_str()).collect())
+        .collect();
+    assert_eq!(batches, [vec!["a"], vec!["b", "c"]]);
+    assert!(matches!(&d.writes[0], Write::Apply { .. }));
+    // Nothing to write: no batch at all.
+    let d = Case::new(c)
+        .observe(ours(&cm("a"), "test-ext-1", 1))
+        .observe(ours(&cm("b"), "test-ext-1", 1))
+        .observe(ours(&cm("c"), "test-ext-1", 1))
+        .decide();
+    assert_eq!(d.batches().count(), 0);
+}
+
 /// boxcutter object engine, collision protection `Prevent`: an object without our controller is
 /// refused, and the message lists the object report.
 #[test]

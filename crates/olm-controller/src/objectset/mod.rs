@@ -73,6 +73,9 @@ const CONCURRENCY: u16 = 16;
 /// How many times one reconcile decides again after finding objects outside the caches.
 const MAX_ROUNDS: usize = 3;
 
+/// Writes of one phase in flight at once, per revision.
+const WRITES_AT_ONCE: usize = 4;
+
 /// What reconciles of this controller share.
 pub struct Ctx {
     /// The process-wide context.
@@ -480,145 +483,170 @@ enum Performed {
     SawMore,
 }
 
-/// Performs the writes in order; stops at the first failure (its message returned).
+/// Performs the writes batch by batch (a phase's writes together, at most
+/// [`WRITES_AT_ONCE`] in flight); stops after the first batch with a failure (the first failure
+/// in order is returned) or with a create that found the object already there.
 async fn perform(
     decision: &Decision,
     ctx: &Ctx,
     client: &Client,
     observed: &mut BTreeMap<Target, Map<String, Value>>,
 ) -> Result<Performed, String> {
-    let fm = ctx.shared.field_manager;
-    for write in &decision.writes {
-        let target = write.target();
-        let resource = match ctx.watches.resource(&target.gvk).await {
-            Ok(Some(r)) => r,
-            Ok(None) => {
-                return Err(format!(
-                    "reconciling object: {target}: no matches for kind {:?} in version {:?}",
-                    target.gvk.kind,
-                    target.gvk.api_version()
-                ));
-            }
-            Err(e) => return Err(format!("reconciling object: {e}")),
-        };
-        let api: Api<DynamicObject> = if resource.namespaced {
-            if target.namespace.is_empty() {
-                return Err(format!(
-                    "reconciling object: {target}: the kind is namespaced but the object has no namespace"
-                ));
-            }
-            Api::namespaced_with(client.clone(), &target.namespace, &resource.api)
-        } else {
-            Api::all_with(client.clone(), &resource.api)
-        };
-        let result = match write {
-            Write::Create { object, .. } => {
-                let body: DynamicObject =
-                    match serde_json::from_value(Value::Object(object.clone())) {
-                        Ok(b) => b,
-                        Err(e) => return Err(format!("reconciling object: {target}: {e}")),
-                    };
-                let pp = PostParams {
-                    field_manager: Some(fm.to_string()),
-                    ..PostParams::default()
-                };
-                match api.create(&pp, &body).await {
-                    Err(kube::Error::Api(e)) if e.code == 409 => {
-                        // Exists, but not in our caches: read it and decide again.
-                        let live: Api<DynamicObject> = if resource.namespaced {
-                            Api::namespaced_with(
-                                ctx.shared.client.clone(),
-                                &target.namespace,
-                                &resource.api,
-                            )
-                        } else {
-                            Api::all_with(ctx.shared.client.clone(), &resource.api)
-                        };
-                        match live.get(&target.name).await {
-                            Ok(o) => {
-                                if let Ok(Value::Object(m)) = serde_json::to_value(&o) {
-                                    observed.insert(target.clone(), m);
-                                }
-                                return Ok(Performed::SawMore);
-                            }
-                            Err(e) => Err(format!(
-                                "getting object after create collision: {}",
-                                api_message(&e)
-                            )),
-                        }
+    for batch in decision.batches() {
+        // Collected first: a stream holding the mapping closure would not be `Send` for every
+        // lifetime the controller's future needs.
+        let writes: Vec<_> = batch.iter().map(|w| write_one(w, ctx, client)).collect();
+        let results: Vec<_> = futures::stream::iter(writes)
+            .buffered(WRITES_AT_ONCE)
+            .collect()
+            .await;
+        let mut saw_more = false;
+        let mut failed = None;
+        for (write, result) in batch.iter().zip(results) {
+            let target = write.target();
+            match result {
+                Ok(Wrote::Answer(o)) => record(&ctx.watches, observed, target, &o),
+                Ok(Wrote::Done) => {}
+                Ok(Wrote::Exists(o)) => {
+                    if let Ok(Value::Object(m)) = serde_json::to_value(&o) {
+                        observed.insert(target.clone(), m);
                     }
-                    Err(e) => Err(format!("creating resource: {}", api_message(&e))),
-                    Ok(o) => {
-                        record(&ctx.watches, observed, target, &o);
-                        Ok(())
+                    saw_more = true;
+                    continue;
+                }
+                Err(m) => {
+                    if m.contains("no matches for kind")
+                        || m.contains("could not find the requested resource")
+                    {
+                        ctx.watches.forget_discovery(&target.gvk);
                     }
+                    failed.get_or_insert(format!("reconciling object {target}: {m}"));
+                    continue;
                 }
             }
-            Write::Apply { object, .. } => {
-                let pp = PatchParams::apply(fm).force();
-                match api
-                    .patch(
-                        &target.name,
-                        &pp,
-                        &Patch::Apply(Value::Object(object.clone())),
-                    )
-                    .await
-                {
-                    Ok(o) => {
-                        record(&ctx.watches, observed, target, &o);
-                        Ok(())
-                    }
-                    Err(e) => Err(format!("patching: {}", api_message(&e))),
-                }
-            }
-            Write::Delete {
-                uid,
-                resource_version,
-                ..
-            } => {
-                let dp = DeleteParams {
-                    preconditions: Some(Preconditions {
-                        uid: Some(uid.clone()).filter(|u| !u.is_empty()),
-                        resource_version: Some(resource_version.clone()).filter(|r| !r.is_empty()),
-                    }),
-                    ..DeleteParams::default()
-                };
-                ctx.watches.forget_written(target);
-                match api.delete(&target.name, &dp).await {
-                    Ok(_) => Ok(()),
-                    Err(kube::Error::Api(e)) if e.code == 404 => Ok(()),
-                    Err(e) => Err(format!("deleting object: {}", api_message(&e))),
-                }
-            }
-            Write::ReleaseOwnership { patch, .. } => {
-                match api
-                    .patch(
-                        &target.name,
-                        &PatchParams::default(),
-                        &Patch::Merge(patch.clone()),
-                    )
-                    .await
-                {
-                    Ok(_) => {
-                        ctx.watches.forget_written(target);
-                        Ok(())
-                    }
-                    Err(kube::Error::Api(e)) if e.code == 404 => Ok(()),
-                    Err(e) => Err(format!("releasing object: {}", api_message(&e))),
-                }
-            }
-        };
-        if let Err(m) = result {
-            if m.contains("no matches for kind")
-                || m.contains("could not find the requested resource")
-            {
-                ctx.watches.forget_discovery(&target.gvk);
-            }
-            return Err(format!("reconciling object {target}: {m}"));
+            debug!(object = %target, write = write_name(write), "written");
         }
-        debug!(object = %target, write = write_name(write), "written");
+        if let Some(message) = failed {
+            return Err(message);
+        }
+        if saw_more {
+            return Ok(Performed::SawMore);
+        }
     }
     Ok(Performed::Done)
+}
+
+/// What one write did.
+enum Wrote {
+    /// The API server's answer: the object as written.
+    Answer(DynamicObject),
+    /// Done; nothing to keep.
+    Done,
+    /// A create found the object there already, not in our caches: here it is, read back.
+    Exists(DynamicObject),
+}
+
+async fn write_one(write: &Write, ctx: &Ctx, client: &Client) -> Result<Wrote, String> {
+    let fm = ctx.shared.field_manager;
+    let target = write.target();
+    let resource = match ctx.watches.resource(&target.gvk).await {
+        Ok(Some(r)) => r,
+        Ok(None) => {
+            return Err(format!(
+                "no matches for kind {:?} in version {:?}",
+                target.gvk.kind,
+                target.gvk.api_version()
+            ));
+        }
+        Err(e) => return Err(e.to_string()),
+    };
+    let api: Api<DynamicObject> = if resource.namespaced {
+        if target.namespace.is_empty() {
+            return Err("the kind is namespaced but the object has no namespace".to_string());
+        }
+        Api::namespaced_with(client.clone(), &target.namespace, &resource.api)
+    } else {
+        Api::all_with(client.clone(), &resource.api)
+    };
+    match write {
+        Write::Create { object, .. } => {
+            let body: DynamicObject =
+                serde_json::from_value(Value::Object(object.clone())).map_err(|e| e.to_string())?;
+            let pp = PostParams {
+                field_manager: Some(fm.to_string()),
+                ..PostParams::default()
+            };
+            match api.create(&pp, &body).await {
+                Err(kube::Error::Api(e)) if e.code == 409 => {
+                    // Exists, but not in our caches: read it and decide again.
+                    let live: Api<DynamicObject> = if resource.namespaced {
+                        Api::namespaced_with(
+                            ctx.shared.client.clone(),
+                            &target.namespace,
+                            &resource.api,
+                        )
+                    } else {
+                        Api::all_with(ctx.shared.client.clone(), &resource.api)
+                    };
+                    live.get(&target.name)
+                        .await
+                        .map(Wrote::Exists)
+                        .map_err(|e| {
+                            format!("getting object after create collision: {}", api_message(&e))
+                        })
+                }
+                Err(e) => Err(format!("creating resource: {}", api_message(&e))),
+                Ok(o) => Ok(Wrote::Answer(o)),
+            }
+        }
+        Write::Apply { object, .. } => {
+            let pp = PatchParams::apply(fm).force();
+            api.patch(
+                &target.name,
+                &pp,
+                &Patch::Apply(Value::Object(object.clone())),
+            )
+            .await
+            .map(Wrote::Answer)
+            .map_err(|e| format!("patching: {}", api_message(&e)))
+        }
+        Write::Delete {
+            uid,
+            resource_version,
+            ..
+        } => {
+            let dp = DeleteParams {
+                preconditions: Some(Preconditions {
+                    uid: Some(uid.clone()).filter(|u| !u.is_empty()),
+                    resource_version: Some(resource_version.clone()).filter(|r| !r.is_empty()),
+                }),
+                ..DeleteParams::default()
+            };
+            ctx.watches.forget_written(target);
+            match api.delete(&target.name, &dp).await {
+                Ok(_) => Ok(Wrote::Done),
+                Err(kube::Error::Api(e)) if e.code == 404 => Ok(Wrote::Done),
+                Err(e) => Err(format!("deleting object: {}", api_message(&e))),
+            }
+        }
+        Write::ReleaseOwnership { patch, .. } => {
+            match api
+                .patch(
+                    &target.name,
+                    &PatchParams::default(),
+                    &Patch::Merge(patch.clone()),
+                )
+                .await
+            {
+                Ok(_) => {
+                    ctx.watches.forget_written(target);
+                    Ok(Wrote::Done)
+                }
+                Err(kube::Error::Api(e)) if e.code == 404 => Ok(Wrote::Done),
+                Err(e) => Err(format!("releasing object: {}", api_message(&e))),
+            }
+        }
+    }
 }
 
 fn write_name(w: &Write) -> &'static str {

@@ -14,7 +14,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use futures::channel::mpsc;
@@ -38,6 +38,11 @@ const SYNC_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long one discovery request may take before the reconcile fails (and is retried).
 const DISCOVERY_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How long a kind that no revision manages any more stays watched. Revisions come and go
+/// (an upgrade's next revision, an extension removed and installed again) and mostly manage the
+/// same kinds: a warm cache spares each a new list of the kind before its first write.
+const LINGER: Duration = Duration::from_secs(120);
+
 /// How a kind is served.
 #[derive(Clone, Debug)]
 pub struct Resource {
@@ -50,6 +55,8 @@ pub struct Resource {
 struct Kind {
     store: Store<DynamicObject>,
     task: JoinHandle<()>,
+    /// Since when no revision manages the kind (the watch stops [`LINGER`] later).
+    unused_since: Option<Instant>,
 }
 
 /// The shared object caches and who uses them.
@@ -58,7 +65,7 @@ pub struct Watches {
     trigger: mpsc::Sender<ObjectRef<ClusterObjectSet>>,
     discovery: Mutex<BTreeMap<Gvk, Resource>>,
     discovering: tokio::sync::Mutex<()>,
-    kinds: Mutex<BTreeMap<Gvk, Kind>>,
+    kinds: Arc<Mutex<BTreeMap<Gvk, Kind>>>,
     users: Mutex<BTreeMap<String, BTreeSet<Gvk>>>,
     /// Objects as last written, until their watch event arrives: a reconcile that follows a
     /// write closely sees what it wrote instead of deciding to create the object again.
@@ -96,7 +103,7 @@ impl Watches {
             trigger,
             discovery: Mutex::default(),
             discovering: tokio::sync::Mutex::new(()),
-            kinds: Mutex::default(),
+            kinds: Arc::default(),
             users: Mutex::default(),
             written: Arc::default(),
         }
@@ -160,8 +167,11 @@ impl Watches {
             };
             let store = {
                 let mut kinds = lock(&self.kinds);
-                match kinds.get(gvk) {
-                    Some(k) => k.store.clone(),
+                match kinds.get_mut(gvk) {
+                    Some(k) => {
+                        k.unused_since = None;
+                        k.store.clone()
+                    }
                     None => {
                         let k = self.start(gvk, &resource);
                         let store = k.store.clone();
@@ -186,20 +196,33 @@ impl Watches {
         self.stop_unused(dropped.iter());
     }
 
+    /// Marks the kinds among `candidates` that nobody registered needs as unused; their watches
+    /// stop [`LINGER`] later unless a revision needs them again meanwhile.
     fn stop_unused<'a>(&self, candidates: impl Iterator<Item = &'a Gvk>) {
-        // The users lock is held throughout: a kind is removed only while nobody registered
-        // needs it (`ensure` registers before it looks a kind up).
+        // The users lock is held throughout: a kind is marked only while nobody registered
+        // needs it (`ensure` registers before it looks a kind up, and unmarks it).
         let users = lock(&self.users);
         let used: BTreeSet<&Gvk> = users.values().flatten().collect();
         let mut kinds = lock(&self.kinds);
+        let now = Instant::now();
+        let mut marked = false;
         for gvk in candidates {
             if !used.contains(gvk)
-                && let Some(k) = kinds.remove(gvk)
+                && let Some(k) = kinds.get_mut(gvk)
+                && k.unused_since.is_none()
             {
-                debug!(kind = %describe(gvk), "no revision manages this kind any more; watch stopped");
-                k.task.abort();
-                self.written.forget_where(|t| t.gvk == *gvk);
+                k.unused_since = Some(now);
+                marked = true;
             }
+        }
+        if marked {
+            let (kinds, written) = (Arc::downgrade(&self.kinds), self.written.clone());
+            tokio::spawn(async move {
+                tokio::time::sleep(LINGER).await;
+                if let Some(kinds) = kinds.upgrade() {
+                    stop_expired(&kinds, &written, Instant::now());
+                }
+            });
         }
     }
 
@@ -328,7 +351,11 @@ impl Watches {
                 }
             }
         });
-        Kind { store, task }
+        Kind {
+            store,
+            task,
+            unused_since: None,
+        }
     }
 }
 
@@ -336,6 +363,30 @@ impl Drop for Watches {
     fn drop(&mut self) {
         for (_, k) in std::mem::take(&mut *lock(&self.kinds)) {
             k.task.abort();
+        }
+    }
+}
+
+/// Stops the watches of kinds unused for [`LINGER`] at `now`.
+fn stop_expired(
+    kinds: &Mutex<BTreeMap<Gvk, Kind>>,
+    written: &Written<Map<String, Value>, Target>,
+    now: Instant,
+) {
+    let mut kinds = lock(kinds);
+    let expired: Vec<Gvk> = kinds
+        .iter()
+        .filter(|(_, k)| {
+            k.unused_since
+                .is_some_and(|since| now.duration_since(since) >= LINGER)
+        })
+        .map(|(gvk, _)| gvk.clone())
+        .collect();
+    for gvk in expired {
+        if let Some(k) = kinds.remove(&gvk) {
+            debug!(kind = %describe(&gvk), "no revision manages this kind any more; watch stopped");
+            k.task.abort();
+            written.forget_where(|t| t.gvk == gvk);
         }
     }
 }
