@@ -70,8 +70,9 @@ pub const CONTROLLER: &str = "clusterobjectset";
 /// How many revisions are reconciled at once.
 const CONCURRENCY: u16 = 16;
 
-/// How many times one reconcile decides again after finding objects outside the caches.
-const MAX_ROUNDS: usize = 3;
+/// How many times one reconcile decides again: after its writes completed a phase (one round
+/// per phase at most), or after finding objects outside the caches.
+const MAX_ROUNDS: usize = 16;
 
 /// Writes of one phase in flight at once, per revision.
 const WRITES_AT_ONCE: usize = 4;
@@ -278,6 +279,11 @@ async fn reconcile_one(cos: &ClusterObjectSet, ctx: &Ctx) -> Result<Option<Durat
     let mut finalizer_added = false;
     let mut decision;
     let mut round = 0;
+    // Objects written in this reconcile. The API server's answers count as observed, so a
+    // phase they complete lets the next one go ahead at once, in the same reconcile (as
+    // boxcutter's phase loop does) rather than after a watch event; a decision that would
+    // write one of them again waits for the next reconcile instead.
+    let mut written: BTreeSet<Target> = BTreeSet::new();
     loop {
         round += 1;
         decision = objectset::decide(Input {
@@ -296,7 +302,15 @@ async fn reconcile_one(cos: &ClusterObjectSet, ctx: &Ctx) -> Result<Option<Durat
             set_finalizer(&api, cos, true).await?;
             finalizer_added = true;
         }
+        if decision.writes.is_empty()
+            || decision.writes.iter().any(|w| written.contains(w.target()))
+        {
+            break;
+        }
         match perform(&decision, ctx, &writer, &mut observed).await {
+            Ok(Performed::Done) if round < MAX_ROUNDS => {
+                written.extend(decision.writes.iter().map(|w| w.target().clone()));
+            }
             Ok(Performed::Done) => break,
             Ok(Performed::SawMore) if round < MAX_ROUNDS => continue,
             Ok(Performed::SawMore) => break,
