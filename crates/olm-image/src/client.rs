@@ -493,15 +493,19 @@ impl Client {
     }
 
     /// Pulls `reference` into `cache` unless the digest it resolves to is there already, and
-    /// returns the cached tree. The tag is resolved on every call (one manifest request, all a
-    /// hit costs); only a miss downloads the manifest, config and layers.
+    /// returns the cached tree. A tag is resolved on every call (one manifest request, all a
+    /// hit costs); a digest names its content for good, so a hit costs no request at all. Only
+    /// a miss downloads the manifest, config and layers.
     pub async fn pull_cached(
         &self,
         reference: &ImageRef,
         cache: &ImageCache,
         filter: &Filter,
     ) -> Result<Pulled, ImageError> {
-        let digest = self.resolve(reference).await?;
+        let digest = match reference.digest() {
+            Some(d) => parse_digest(reference, d)?,
+            None => self.resolve(reference).await?,
+        };
         let pinned = reference.with_digest(&digest);
         if let Some(entry) = cache.get(&digest, filter) {
             return Ok(Pulled {

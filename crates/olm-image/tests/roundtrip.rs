@@ -285,6 +285,16 @@ fn cache_unpacks_once_per_digest_and_filters_catalogs() {
         .filter(|n| n.to_string_lossy().starts_with('.'))
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
+
+    // A digest names its content for good: a hit needs no registry at all.
+    let pinned = tagged.with_digest(image.digest());
+    drop(registry);
+    let third = rt
+        .block_on(client.pull_cached(&pinned, &cache, &filter))
+        .expect("a cached digest needs no registry");
+    assert!(third.cached);
+    assert_eq!(third.path, first.path);
+    assert_eq!(third.manifest_digest, first.manifest_digest);
 }
 
 #[test]
