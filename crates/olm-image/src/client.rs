@@ -494,7 +494,7 @@ impl Client {
 
     /// Pulls `reference` into `cache` unless the digest it resolves to is there already, and
     /// returns the cached tree. A tag is resolved on every call (one manifest request, all a
-    /// hit costs); a digest names its content for good, so a hit costs no request at all. Only
+    /// hit costs); a sha256 digest names its content for good, so a hit costs no request at all. Only
     /// a miss downloads the manifest, config and layers.
     pub async fn pull_cached(
         &self,
@@ -502,8 +502,10 @@ impl Client {
         cache: &ImageCache,
         filter: &Filter,
     ) -> Result<Pulled, ImageError> {
-        let digest = match reference.digest() {
-            Some(d) => parse_digest(reference, d)?,
+        // Only a digest this cache can key on skips the registry; any other (sha512, say) is
+        // resolved as a tag is, so the registry, not the reference, answers for it.
+        let digest = match reference.digest().and_then(|d| d.parse::<Digest>().ok()) {
+            Some(d) => d,
             None => self.resolve(reference).await?,
         };
         let pinned = reference.with_digest(&digest);
