@@ -889,13 +889,15 @@ fn load_yaml_stream(text: &str, name: &str, opts: &LoadOptions) -> Result<Vec<Bl
 
 /// Lines before a document's content: blank ones, and the separator it may start with. A
 /// document with no content is named by its first line.
+///
+/// Stops at the first line with content, so a document is not walked to its end for this.
 fn leading_blank_lines(s: &str) -> usize {
-    let n = s
-        .lines()
-        .enumerate()
-        .take_while(|(i, l)| l.trim().is_empty() || (*i == 0 && l.starts_with("---")))
-        .count();
-    if n == s.lines().count() { 0 } else { n }
+    for (i, l) in s.lines().enumerate() {
+        if !(l.trim().is_empty() || (i == 0 && l.starts_with("---"))) {
+            return i;
+        }
+    }
+    0
 }
 
 /// True when the document holds nothing but blank lines, comments and its opening separator.
