@@ -892,12 +892,10 @@ fn load_yaml_stream(text: &str, name: &str, opts: &LoadOptions) -> Result<Vec<Bl
 ///
 /// Stops at the first line with content, so a document is not walked to its end for this.
 fn leading_blank_lines(s: &str) -> usize {
-    for (i, l) in s.lines().enumerate() {
-        if !(l.trim().is_empty() || (i == 0 && l.starts_with("---"))) {
-            return i;
-        }
-    }
-    0
+    s.lines()
+        .enumerate()
+        .position(|(i, l)| !(l.trim().is_empty() || (i == 0 && l.starts_with("---"))))
+        .unwrap_or(0)
 }
 
 /// True when the document holds nothing but blank lines, comments and its opening separator.

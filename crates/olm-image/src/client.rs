@@ -494,8 +494,8 @@ impl Client {
 
     /// Pulls `reference` into `cache` unless the digest it resolves to is there already, and
     /// returns the cached tree. A tag is resolved on every call (one manifest request, all a
-    /// hit costs); a sha256 digest names its content for good, so a hit costs no request at all. Only
-    /// a miss downloads the manifest, config and layers.
+    /// hit costs); a sha256 digest names its content for good, so a hit costs no request at
+    /// all. Only a miss downloads the manifest, config and layers.
     pub async fn pull_cached(
         &self,
         reference: &ImageRef,
