@@ -134,9 +134,9 @@ pub fn load_path_with(path: &Path, opts: &LoadOptions) -> Result<Catalog, LoadEr
     let files = catalog_files(path)?;
     let results: Vec<Result<Vec<Blob>, LoadError>> = files
         .par_iter()
-        .map(|f| {
-            let bytes = read_regular(f)?;
-            load_bytes_inner(&bytes, &f.display().to_string(), opts)
+        .map_init(Vec::new, |bytes, f| {
+            read_regular_into(f, bytes)?;
+            load_bytes_inner(bytes, &f.display().to_string(), opts)
         })
         .collect();
     let mut blobs = Vec::new();
@@ -597,6 +597,14 @@ fn check_regular(path: &Path, ft: &fs::FileType) -> Result<(), LoadError> {
 /// after it was checked, or named directly) is refused instead of waited on; a device is refused
 /// before anything is read from it.
 pub(crate) fn read_regular(path: &Path) -> Result<Vec<u8>, LoadError> {
+    let mut bytes = Vec::new();
+    read_regular_into(path, &mut bytes)?;
+    Ok(bytes)
+}
+
+/// [`read_regular`] into `bytes` (cleared first), so that a loop over many files reuses one
+/// buffer: fresh pages for every file cost more, in page faults and zeroing, than reading them.
+pub(crate) fn read_regular_into(path: &Path, bytes: &mut Vec<u8>) -> Result<(), LoadError> {
     let mut open = fs::OpenOptions::new();
     open.read(true);
     #[cfg(unix)]
@@ -616,12 +624,11 @@ pub(crate) fn read_regular(path: &Path) -> Result<Vec<u8>, LoadError> {
             ),
         });
     }
-    let mut bytes = Vec::new();
+    bytes.clear();
     // The size is a hint only (a file may grow while read).
     let _ = bytes.try_reserve_exact(usize::try_from(meta.len()).unwrap_or(0));
-    f.read_to_end(&mut bytes)
-        .map_err(|e| LoadError::io(path, &e))?;
-    Ok(bytes)
+    f.read_to_end(bytes).map_err(|e| LoadError::io(path, &e))?;
+    Ok(())
 }
 
 // ---- documents ----------------------------------------------------------------------------------------

@@ -40,15 +40,15 @@ pub fn for_each_package<E: From<LoadError>>(
     // First pass: which packages each file holds.
     let found: Vec<Result<Found, LoadError>> = files
         .par_iter()
-        .map(|f| {
-            let bytes = load::read_regular(f)?;
-            let scanned = std::str::from_utf8(&bytes).ok().and_then(scan);
+        .map_init(Vec::new, |bytes, f| {
+            load::read_regular_into(f, bytes)?;
+            let scanned = std::str::from_utf8(bytes).ok().and_then(scan);
             match scanned {
                 Some(keys) => Ok(Found::Scanned {
                     keys,
                     size: bytes.len() as u64,
                 }),
-                None => load::load_bytes_inner(&bytes, &f.display().to_string(), opts)
+                None => load::load_bytes_inner(bytes, &f.display().to_string(), opts)
                     .map(Found::Decoded),
             }
         })
@@ -70,9 +70,9 @@ pub fn for_each_package<E: From<LoadError>>(
     let decode = |batch: &[usize]| -> Vec<Result<Vec<Blob>, LoadError>> {
         batch
             .par_iter()
-            .map(|&f| {
-                let bytes = load::read_regular(&files[f])?;
-                load::load_bytes_inner(&bytes, &files[f].display().to_string(), opts)
+            .map_init(Vec::new, |bytes, &f| {
+                load::read_regular_into(&files[f], bytes)?;
+                load::load_bytes_inner(bytes, &files[f].display().to_string(), opts)
             })
             .collect()
     };

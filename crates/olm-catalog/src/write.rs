@@ -99,7 +99,7 @@ pub fn ordered(cat: &Catalog) -> Vec<&Blob> {
 
 /// Compact JSON of a blob with fields in upstream's struct order (what Go's encoder emits).
 pub fn blob_json(b: &Blob) -> String {
-    let mut o = String::new();
+    let mut o = String::with_capacity(approx_len(b));
     match b {
         Blob::Package(p) => {
             o.push_str("{\"schema\":\"olm.package\",\"name\":");
@@ -246,19 +246,51 @@ pub fn canonical_blob(b: &Blob) -> String {
     }
 }
 
-/// Blobs are turned into text this many at a time, side by side, and written in order: enough
-/// to keep every core busy, few enough that the text waiting to be written stays small.
-const WRITE_CHUNK: usize = 64;
+/// Blobs are turned into text side by side, in runs of about this many bytes of compact JSON,
+/// and written in order: enough to keep every core busy, little enough that the text waiting to
+/// be written stays small (a run of 64 large bundles held 6 MB on the community catalog).
+const WRITE_CHUNK_BYTES: usize = 512 << 10;
 
-/// Writes each blob of `cat`, in writer order, as `text` makes it.
+/// About how long a blob's compact JSON is, without writing it: its large parts (property
+/// values, descriptions, icons, entries) measured, the rest guessed. Sizes output buffers and
+/// write runs.
+fn approx_len(b: &Blob) -> usize {
+    let props = |ps: &[Property]| ps.iter().map(|p| p.value.get().len() + 48).sum::<usize>();
+    128 + match b {
+        Blob::Package(p) => {
+            p.description.len()
+                + p.icon.as_ref().map_or(0, |i| i.base64data.len())
+                + props(&p.properties)
+        }
+        Blob::Channel(c) => c.entries().len() * 96 + props(&c.properties),
+        Blob::Bundle(x) => x.image.len() + props(&x.properties) + x.related_images.len() * 160,
+        Blob::Deprecations(d) => d.entries.iter().map(|e| e.message.len() + 96).sum(),
+        Blob::Other(m) => m.blob.get().len(),
+    }
+}
+
+/// Writes each blob of `cat`, in writer order, as `text` makes it (given a buffer sized for the
+/// blob's text).
 fn write_each(
     cat: &Catalog,
     w: &mut dyn Write,
-    text: impl Fn(&Blob) -> io::Result<String> + Sync,
+    text: impl Fn(&Blob, String) -> io::Result<String> + Sync,
 ) -> io::Result<()> {
     use rayon::prelude::*;
-    for chunk in ordered(cat).chunks(WRITE_CHUNK) {
-        let texts: Vec<io::Result<String>> = chunk.par_iter().map(|b| text(b)).collect();
+    let blobs = ordered(cat);
+    let mut rest = blobs.as_slice();
+    while !rest.is_empty() {
+        let (mut n, mut bytes) = (0, 0);
+        while n < rest.len() && (n == 0 || bytes < WRITE_CHUNK_BYTES) {
+            bytes += approx_len(rest[n]);
+            n += 1;
+        }
+        let (chunk, tail) = rest.split_at(n);
+        rest = tail;
+        let texts: Vec<io::Result<String>> = chunk
+            .par_iter()
+            .map(|b| text(b, String::with_capacity(approx_len(b) * 5 / 4)))
+            .collect();
         for t in texts {
             w.write_all(t?.as_bytes())?;
         }
@@ -268,8 +300,7 @@ fn write_each(
 
 /// `opm render -o json`: one 4-space-indented document per blob, each followed by a newline.
 pub fn write_json(cat: &Catalog, w: &mut dyn Write) -> io::Result<()> {
-    write_each(cat, w, |b| {
-        let mut out = String::new();
+    write_each(cat, w, |b, mut out| {
         indent_json(&blob_json(b), "    ", &mut out);
         out.push('\n');
         Ok(out)
@@ -278,10 +309,10 @@ pub fn write_json(cat: &Catalog, w: &mut dyn Write) -> io::Result<()> {
 
 /// `opm render -o yaml`: each blob, keys sorted, as YAML prefixed by `---`.
 pub fn write_yaml(cat: &Catalog, w: &mut dyn Write) -> io::Result<()> {
-    write_each(cat, w, |b| {
+    write_each(cat, w, |b, mut out| {
         let v: serde_json::Value = serde_json::from_str(&blob_json(b)).map_err(io::Error::other)?;
-        let mut out = String::from("---\n");
-        out.push_str(&crate::yaml::to_yaml(&v));
+        out.push_str("---\n");
+        crate::yaml::to_yaml_into(&v, &mut out);
         Ok(out)
     })
 }
@@ -318,14 +349,22 @@ pub fn indent_json(src: &str, indent: &str, out: &mut String) {
     while i < b.len() {
         match b[i] {
             b'"' => {
+                // To the closing quote, past escaped characters; long strings (base64 of
+                // bundle objects) are most of a bundle's text.
                 i += 1;
-                while i < b.len() && b[i] != b'"' {
-                    if b[i] == b'\\' {
-                        i += 1;
+                loop {
+                    match memchr::memchr2(b'"', b'\\', b.get(i..).unwrap_or_default()) {
+                        Some(at) if b[i + at] == b'\\' => i += at + 2,
+                        Some(at) => {
+                            i += at + 1;
+                            break;
+                        }
+                        None => {
+                            i = b.len();
+                            break;
+                        }
                     }
-                    i += 1;
                 }
-                i += 1;
             }
             c @ (b'{' | b'[') => {
                 out.push_str(&src[start..=i]);

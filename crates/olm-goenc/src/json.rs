@@ -9,6 +9,8 @@ use std::fmt::{self, Write};
 
 use serde_json::{Map, Number, Value};
 
+use crate::swar;
+
 /// Writes `s` as a JSON string the way Go's encoder does with HTML escaping off
 /// (`Encoder.SetEscapeHTML(false)`, as operator-registry writes catalogs): `"` and `\` escaped,
 /// control characters as `\n`, `\r`, `\t`, `\b`, `\f` or `\u00xx`, and U+2028/U+2029 escaped
@@ -40,13 +42,8 @@ const ATTENTION: [[bool; 256]; 2] = {
 /// Whether any of the eight bytes of `w` is one of [`ATTENTION`]'s, tested all at once: a byte
 /// below 0x20, or equal to one of the special bytes.
 fn needs_attention(w: u64, escape_html: bool) -> bool {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    // A byte of `v` is zero (exact for "any": borrows only start at a zero byte).
-    let has_zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS != 0;
-    let has = |b: u8| has_zero(w ^ (ONES * u64::from(b)));
-    let below_space = w.wrapping_sub(ONES * 0x20) & !w & HIGHS != 0;
-    below_space
+    let has = |b: u8| swar::has(w, b);
+    swar::has_below(w, 0x20)
         || has(b'"')
         || has(b'\\')
         || has(0xE2)
@@ -63,11 +60,8 @@ fn write_str_opts(out: &mut String, s: &str, escape_html: bool) {
     let mut i = 0;
     loop {
         // Runs of ordinary bytes are skipped eight at a time, then one at a time.
-        while let Some(word) = bytes
-            .get(i..i + 8)
-            .and_then(|w| <[u8; 8]>::try_from(w).ok())
-        {
-            if needs_attention(u64::from_le_bytes(word), escape_html) {
+        while let Some(word) = swar::word(bytes, i) {
+            if needs_attention(word, escape_html) {
                 break;
             }
             i += 8;

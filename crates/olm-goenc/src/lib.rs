@@ -11,6 +11,7 @@ pub mod duration;
 mod isprint;
 pub mod json;
 pub mod json_syntax;
+mod swar;
 mod verbs;
 pub mod yaml;
 pub mod yamlread;

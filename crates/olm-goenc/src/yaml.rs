@@ -14,8 +14,15 @@ const BEST_INDENT: usize = 2;
 
 /// Writes `v` as one YAML document the way `sigs.k8s.io/yaml.Marshal` would.
 pub fn to_yaml(v: &Value) -> String {
+    let mut out = String::new();
+    to_yaml_into(v, &mut out);
+    out
+}
+
+/// [`to_yaml`] appended to `out`, for writers that reuse or pre-size their buffer.
+pub fn to_yaml_into(v: &Value, out: &mut String) {
     let mut e = Emitter {
-        out: String::new(),
+        out: std::mem::take(out),
         column: 0,
     };
     match v {
@@ -26,7 +33,7 @@ pub fn to_yaml(v: &Value) -> String {
             e.end_line();
         }
     }
-    e.out
+    *out = e.out;
 }
 
 struct Emitter {
@@ -403,12 +410,22 @@ fn analyze(s: &str) -> Analysis {
     // this runs for every one of them).
     let bytes = s.as_bytes();
     // After the first character, a run of printable ASCII other than space, `:` and `#` sets
-    // no flag but the three "previous" ones: such runs (most of every scalar) are skipped a
-    // byte at a time without decoding characters.
+    // no flag but the three "previous" ones: such runs (most of every scalar) are skipped
+    // eight bytes at a time, then one at a time, without decoding characters.
     let plain_ascii = |b: u8| (0x21..=0x7e).contains(&b) && b != b':' && b != b'#';
+    let plain_word = |w: u64| {
+        !(crate::swar::has_below(w, 0x21)
+            || crate::swar::has_high(w)
+            || crate::swar::has(w, 0x7f)
+            || crate::swar::has(w, b':')
+            || crate::swar::has(w, b'#'))
+    };
     let mut i = 0usize;
     while i < bytes.len() {
         if i > 0 && plain_ascii(bytes[i]) {
+            while crate::swar::word(bytes, i).is_some_and(plain_word) {
+                i += 8;
+            }
             while i < bytes.len() && plain_ascii(bytes[i]) {
                 i += 1;
             }
