@@ -246,9 +246,42 @@ fn bundle_labels(path: &Path) -> Result<BTreeMap<String, String>, BuildError> {
 
 /// Assembles config and manifest around finished layers.
 pub fn image_from_layers(labels: BTreeMap<String, String>, layers: Vec<Layer>) -> Image {
+    image_with_config(labels, &RunConfig::default(), layers)
+}
+
+/// How a container of an application image starts (the OCI config's `Entrypoint`, `Cmd`,
+/// `Env`, `User` and `WorkingDir`); empty fields are left out of the config, so catalog and
+/// bundle images, which never run, carry none.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RunConfig {
+    /// The executable and its first arguments.
+    pub entrypoint: Vec<String>,
+    /// Default arguments after the entrypoint.
+    pub cmd: Vec<String>,
+    /// `NAME=value` pairs.
+    pub env: Vec<String>,
+    /// `uid[:gid]` the process runs as.
+    pub user: String,
+    /// The working directory.
+    pub working_dir: String,
+}
+
+/// [`image_from_layers`] for an image that runs: `run` says how its container starts.
+pub fn image_with_config(
+    labels: BTreeMap<String, String>,
+    run: &RunConfig,
+    layers: Vec<Layer>,
+) -> Image {
     let config = ConfigJson {
         architecture: go_arch(),
-        config: InnerConfig { labels: &labels },
+        config: InnerConfig {
+            cmd: &run.cmd,
+            entrypoint: &run.entrypoint,
+            env: &run.env,
+            labels: &labels,
+            user: &run.user,
+            working_dir: &run.working_dir,
+        },
         os: "linux",
         rootfs: RootFs {
             diff_ids: layers.iter().map(|l| l.diff_id.as_str()).collect(),
@@ -297,9 +330,19 @@ struct ConfigJson<'a> {
 }
 
 #[derive(serde::Serialize)]
+#[serde(rename_all = "PascalCase")]
 struct InnerConfig<'a> {
-    #[serde(rename = "Labels")]
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    cmd: &'a [String],
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    entrypoint: &'a [String],
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    env: &'a [String],
     labels: &'a BTreeMap<String, String>,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    user: &'a str,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    working_dir: &'a str,
 }
 
 #[derive(serde::Serialize)]
@@ -346,6 +389,85 @@ fn go_arch() -> &'static str {
 /// of `source` under `prefix/` in the image (the prefix directories themselves are included).
 /// Prefixes must be relative paths without `..`.
 pub fn layer_from_dirs(dirs: &[(PathBuf, String)]) -> Result<Layer, BuildError> {
+    layer_with(|tar| {
+        // Never follow symlinks: a link is packed as a link (after the escape check).
+        tar.follow_symlinks(false);
+        let mut sorted: Vec<&(PathBuf, String)> = dirs.iter().collect();
+        sorted.sort_by(|a, b| a.1.cmp(&b.1));
+        let mut written_prefix_dirs = std::collections::BTreeSet::new();
+        for (source, prefix) in sorted {
+            let prefix = prefix.trim_matches('/');
+            // Parent directories of the prefix, outermost first.
+            let mut acc = String::new();
+            for part in prefix.split('/').filter(|p| !p.is_empty()) {
+                if !acc.is_empty() {
+                    acc.push('/');
+                }
+                acc.push_str(part);
+                if written_prefix_dirs.insert(acc.clone()) {
+                    append_dir(tar, &acc, source)?;
+                }
+            }
+            walk(tar, source, source, prefix)?;
+        }
+        Ok(())
+    })
+}
+
+/// One entry of a layer listed explicitly: the file system of an image that runs, where owners
+/// and modes matter (a cache directory its non-root user writes to, `/tmp` with its sticky bit).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Entry {
+    /// The path inside the image, relative (`usr/local/bin/olm`).
+    pub path: String,
+    /// A directory, or a file with these bytes.
+    pub content: Option<Vec<u8>>,
+    /// Permission bits, including the sticky bit.
+    pub mode: u32,
+    /// Owner and group id.
+    pub owner: u32,
+}
+
+/// Packs listed entries into one reproducible gzip layer, in path order (a parent before its
+/// children), each with its own mode and owner.
+pub fn layer_from_entries(entries: &[Entry]) -> Result<Layer, BuildError> {
+    let mut sorted: Vec<&Entry> = entries.iter().collect();
+    sorted.sort_by(|a, b| a.path.cmp(&b.path));
+    layer_with(|tar| {
+        for e in sorted {
+            let path = e.path.trim_matches('/');
+            let kind = match e.content {
+                Some(_) => tar::EntryType::Regular,
+                None => tar::EntryType::Directory,
+            };
+            let mut header = base_header(kind, e.mode);
+            header.set_uid(u64::from(e.owner));
+            header.set_gid(u64::from(e.owner));
+            let at = io_at(Path::new(path));
+            match &e.content {
+                Some(bytes) => {
+                    header.set_size(bytes.len() as u64);
+                    tar.append_data(&mut header, path, bytes.as_slice())
+                        .map_err(at)?;
+                }
+                None => {
+                    header.set_size(0);
+                    tar.append_data(&mut header, format!("{path}/"), io::empty())
+                        .map_err(at)?;
+                }
+            }
+        }
+        Ok(())
+    })
+}
+
+type LayerTar = tar::Builder<HashingWriter<flate2::write::GzEncoder<Vec<u8>>>>;
+
+/// A layer of what `fill` writes into a tar with no timestamps in its gzip header, hashed on its
+/// way into the compressor.
+fn layer_with(
+    fill: impl FnOnce(&mut LayerTar) -> Result<(), BuildError>,
+) -> Result<Layer, BuildError> {
     let gz = GzBuilder::new()
         .mtime(0)
         .write(Vec::new(), Compression::default());
@@ -353,28 +475,7 @@ pub fn layer_from_dirs(dirs: &[(PathBuf, String)]) -> Result<Layer, BuildError> 
         inner: gz,
         hasher: Hasher::default(),
     });
-    // Never follow symlinks: a link is packed as a link (after the escape check).
-    tar.follow_symlinks(false);
-
-    let mut sorted: Vec<&(PathBuf, String)> = dirs.iter().collect();
-    sorted.sort_by(|a, b| a.1.cmp(&b.1));
-    let mut written_prefix_dirs = std::collections::BTreeSet::new();
-    for (source, prefix) in sorted {
-        let prefix = prefix.trim_matches('/');
-        // Parent directories of the prefix, outermost first.
-        let mut acc = String::new();
-        for part in prefix.split('/').filter(|p| !p.is_empty()) {
-            if !acc.is_empty() {
-                acc.push('/');
-            }
-            acc.push_str(part);
-            if written_prefix_dirs.insert(acc.clone()) {
-                append_dir(&mut tar, &acc, source)?;
-            }
-        }
-        walk(&mut tar, source, source, prefix)?;
-    }
-
+    fill(&mut tar)?;
     let hashing = tar.into_inner().map_err(io_at(Path::new("<layer>")))?;
     let diff_id = hashing.hasher.finish();
     let data = hashing

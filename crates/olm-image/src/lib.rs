@@ -21,10 +21,11 @@ mod client;
 mod digest;
 mod error;
 mod reference;
+pub mod runtime;
 pub mod unpack;
 
 pub use assemble::{
-    BuildError, CATALOG_CONFIGS_DIR, CATALOG_CONFIGS_LABEL, Image, Layer, bundle_image,
+    BuildError, CATALOG_CONFIGS_DIR, CATALOG_CONFIGS_LABEL, Image, Layer, RunConfig, bundle_image,
     catalog_image,
 };
 pub use auth::{AuthConfig, AuthError, Credential};

@@ -1,6 +1,6 @@
 //! `olm image …` subcommands: build and push catalog and bundle images, pull and unpack images.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -42,6 +42,21 @@ pub enum Command {
         dir: PathBuf,
         /// Where to push.
         reference: String,
+        #[command(flatten)]
+        registry: RegistryArgs,
+    },
+    /// Build the image olm runs from in a cluster, from this very binary, and push it.
+    ///
+    /// One layer: the binary at /usr/local/bin/olm, the shared libraries it is linked against
+    /// (as ldd finds them), the CA bundle, /etc/passwd and /etc/group naming the non-root user
+    /// 65532 it runs as, /tmp and /var/cache/olm; no shell. `olm run` is the default command.
+    /// The same binary always gives the same digest. Prints REFERENCE@DIGEST.
+    PushOlm {
+        /// Where to push, e.g. 127.0.0.1:5000/olm:v0.1.0.
+        reference: String,
+        /// The PEM CA bundle to put at /etc/ssl/certs/ca-certificates.crt.
+        #[arg(long, default_value = olm_image::runtime::CA_BUNDLE_PATH)]
+        ca_bundle: PathBuf,
         #[command(flatten)]
         registry: RegistryArgs,
     },
@@ -132,6 +147,34 @@ fn refuse_what_the_installer_refuses(dir: &std::path::Path) -> anyhow::Result<()
         })
 }
 
+/// What the olm image holds, read from this machine: the running binary, the libraries `ldd`
+/// says it loads, and the CA bundle.
+fn runtime_files(ca_bundle: &Path) -> anyhow::Result<olm_image::runtime::RuntimeFiles> {
+    let exe = std::env::current_exe().context("finding the olm binary")?;
+    let read = |p: &Path| std::fs::read(p).with_context(|| format!("reading {}", p.display()));
+    let ldd = std::process::Command::new("ldd")
+        .arg(&exe)
+        .output()
+        .context("running ldd to list the binary's shared libraries")?;
+    // ldd exits 1 for a static binary, saying so on stdout or stderr.
+    let listed = format!(
+        "{}{}",
+        String::from_utf8_lossy(&ldd.stdout),
+        String::from_utf8_lossy(&ldd.stderr)
+    );
+    let libraries = olm_image::runtime::parse_ldd(&listed)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", exe.display()))?
+        .into_iter()
+        .map(|p| Ok((p.clone(), read(&p)?)))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    Ok(olm_image::runtime::RuntimeFiles {
+        binary: read(&exe)?,
+        libraries,
+        ca_bundle: read(ca_bundle)?,
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+    })
+}
+
 async fn run_async(cmd: Command) -> anyhow::Result<ExitCode> {
     match cmd {
         Command::PushCatalog {
@@ -155,6 +198,20 @@ async fn run_async(cmd: Command) -> anyhow::Result<ExitCode> {
             let image = olm_image::bundle_image(&dir)?;
             let digest = client(&registry)?.push(&image, &reference).await?;
             println!("{digest}");
+        }
+        Command::PushOlm {
+            reference,
+            ca_bundle,
+            registry,
+        } => {
+            let parsed = parse_ref(&reference)?;
+            let files = runtime_files(&ca_bundle)?;
+            let image = crate::progress::spin("assembling the olm image", || {
+                olm_image::runtime::olm_image(files)
+            })?;
+            let digest = client(&registry)?.push(&image, &parsed).await?;
+            // The name as given, tag included, pinned by the digest: what a Deployment uses.
+            println!("{reference}@{digest}");
         }
         Command::Pull {
             reference,

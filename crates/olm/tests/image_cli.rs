@@ -115,3 +115,73 @@ fn push_bundle_refuses_a_bundle_without_a_csv() {
         )
     );
 }
+
+/// `push-olm` pushes an image that runs: pulled back, its file system holds this binary, the
+/// non-root user and every library the binary loads, so the binary starts inside it with
+/// nothing from the host (chroot, when the tests run as root; otherwise through the image's
+/// own loader and libraries).
+#[test]
+fn push_olm_pushes_an_image_the_binary_runs_in() {
+    let registry = olm_testenv::registry::Registry::start()
+        .expect("docker-registry starts (scripts/setup.sh installs it)");
+    let reference = format!("{}/olm:test", registry.addr());
+    let run = olm(&["image", "push-olm", &reference]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let pinned = run.stdout.trim().to_owned();
+    let digest = pinned
+        .strip_prefix(&format!("{reference}@"))
+        .unwrap_or_else(|| panic!("REFERENCE@DIGEST, got {pinned}"));
+    assert!(digest.starts_with("sha256:"), "{pinned}");
+    let again = olm(&[
+        "image",
+        "push-olm",
+        &format!("{}/olm:again", registry.addr()),
+    ]);
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert!(again.stdout.trim().ends_with(digest), "{}", again.stdout);
+
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("rootfs");
+    let pull = olm(&["image", "pull", &pinned, dir.to_str().unwrap()]);
+    assert_eq!(pull.code, 0, "{}", pull.stderr);
+    let binary = std::fs::read(dir.join("usr/local/bin/olm")).unwrap();
+    assert!(binary == std::fs::read(env!("CARGO_BIN_EXE_olm")).unwrap());
+    let passwd = std::fs::read_to_string(dir.join("etc/passwd")).unwrap();
+    assert!(passwd.contains("olm:x:65532:65532:"), "{passwd}");
+    assert!(dir.join("etc/ssl/certs/ca-certificates.crt").is_file());
+    assert!(!dir.join("bin/sh").exists());
+
+    let uid = std::process::Command::new("id").arg("-u").output().unwrap();
+    let out = if String::from_utf8_lossy(&uid.stdout).trim() == "0" {
+        std::process::Command::new("chroot")
+            .arg(&dir)
+            .args(["/usr/local/bin/olm", "--version"])
+            .env_clear()
+            .env("PATH", "/usr/sbin:/usr/bin:/sbin:/bin")
+            .output()
+            .unwrap()
+    } else {
+        let loader = std::fs::read_dir(dir.join("lib64"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.to_string_lossy().contains("ld-linux"))
+            .unwrap();
+        std::process::Command::new(loader)
+            .arg("--library-path")
+            .arg(dir.join("lib/x86_64-linux-gnu"))
+            .arg(dir.join("usr/local/bin/olm"))
+            .arg("--version")
+            .env_clear()
+            .output()
+            .unwrap()
+    };
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        format!("olm {}", env!("CARGO_PKG_VERSION"))
+    );
+}
