@@ -62,6 +62,15 @@ pub struct Context {
     pub config: Config,
     /// Consecutive failures per catalog, for the retry backoff.
     pub failures: Failures,
+    /// Whether this process leads; `None`: it always does. A replica that does not lead pulls
+    /// and stores catalogs like the leader, so that it serves them too, but writes nothing.
+    pub leading: Option<tokio::sync::watch::Receiver<bool>>,
+}
+
+impl Context {
+    fn leads(&self) -> bool {
+        self.leading.as_ref().is_none_or(|l| *l.borrow())
+    }
 }
 
 /// Why a reconcile failed.
@@ -82,7 +91,19 @@ pub async fn run(
 ) {
     let api: Api<ClusterCatalog> = Api::all(ctx.client.clone());
     collect_garbage(&ctx).await;
+    // A replica that starts leading writes every catalog's status at once (its own view of
+    // the content it serves), rather than at each catalog's next poll.
+    let became_leader = futures::stream::unfold(ctx.leading.clone(), |leading| async move {
+        let mut leading = leading?;
+        loop {
+            leading.changed().await.ok()?;
+            if *leading.borrow_and_update() {
+                return Some(((), Some(leading)));
+            }
+        }
+    });
     Controller::new(api, watcher::Config::default())
+        .reconcile_all_on(became_leader)
         .graceful_shutdown_on(shutdown)
         .run(reconcile, error_policy, ctx)
         .for_each(|result| async move {
@@ -201,6 +222,10 @@ async fn perform(
 async fn apply(ctx: &Context, cat: &ClusterCatalog, plan: Plan) -> Result<Action, Error> {
     let api: Api<ClusterCatalog> = Api::all(ctx.client.clone());
     let name = cat.name_any();
+    if !ctx.leads() {
+        debug!("not leading: content stored, status and metadata left to the leader");
+    }
+    let plan = decide::for_role(plan, ctx.leads());
     // The metadata patch below is conditional on the resourceVersion; after a status write it
     // must be the one that write returned.
     let written;

@@ -54,6 +54,10 @@ pub struct Options {
     pub metrics: Option<Arc<Metrics>>,
     /// Timeouts and the connection cap of the catalog listener.
     pub limits: Limits,
+    /// Whether this process leads (`olm run --leader-elect`); `None`: it always does. Every
+    /// replica pulls and serves catalogs; only the leader writes ClusterCatalog status and
+    /// metadata.
+    pub leading: Option<tokio::sync::watch::Receiver<bool>>,
 }
 
 impl Default for Options {
@@ -69,6 +73,7 @@ impl Default for Options {
             webhook_addr: None,
             metrics: None,
             limits: Limits::default(),
+            leading: None,
         }
     }
 }
@@ -462,6 +467,7 @@ pub async fn run(
             retry_after: options.retry_after,
         },
         failures: Failures::default(),
+        leading: options.leading.clone(),
     });
     // Pulls interrupted by a crash leave work directories behind.
     let _ = std::fs::remove_dir_all(&ctx.config.work_dir);

@@ -13,6 +13,7 @@ pub mod catalog;
 pub mod certs;
 pub mod context;
 pub mod extension;
+pub mod leader;
 pub mod metrics;
 pub mod objectset;
 pub mod permissions;

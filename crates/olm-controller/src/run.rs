@@ -120,6 +120,8 @@ pub struct Options {
     pub images: olm_image::ClientOptions,
     /// The ClusterExtension controller's own settings (catalog server CAs, global pull secret).
     pub extension: crate::extension::Options,
+    /// Leader election (`--leader-elect`) with these timings; `None`: this process always leads.
+    pub leader_election: Option<crate::leader::decide::Timings>,
 }
 
 impl Default for Options {
@@ -133,6 +135,7 @@ impl Default for Options {
             metrics_addr: Some(SocketAddr::from(([0, 0, 0, 0], 8080))),
             cert_provider: CertProviderChoice::Auto,
             images: olm_image::ClientOptions::default(),
+            leader_election: None,
             extension: crate::extension::Options::default(),
         }
     }
@@ -190,6 +193,9 @@ pub enum RunError {
     /// The catalog server could not start or failed.
     #[error("the catalog server: {0}")]
     Catalogd(#[from] olm_catalogd::run::RunError),
+    /// Leadership was lost: the process stops so that it is restarted as a candidate.
+    #[error("{0}")]
+    Leader(#[from] crate::leader::LeaderError),
     /// A listener failed while serving.
     #[error("serving {what}: {source}")]
     Serve {
@@ -288,12 +294,26 @@ pub async fn serve(
     };
     let catalogd_metrics = Arc::new(olm_catalogd::metrics::Metrics::default());
 
+    let mut tasks: JoinSet<(&'static str, Result<(), RunError>)> = JoinSet::new();
+    // Whether this process leads: always without an election; with one, once it holds the
+    // lease. Losing it ends the election task with an error, which stops everything.
+    let (leading_tx, leading) = watch::channel(options.leader_election.is_none());
+    if let Some(timings) = options.leader_election {
+        let election = crate::leader::Election::new(&shared.system_namespace, timings);
+        let client = shared.client.clone();
+        let stop = stop.clone();
+        tasks.spawn(async move {
+            let elected = crate::leader::run(client, election, leading_tx, stop).await;
+            ("the leader election", elected.map_err(RunError::from))
+        });
+    }
+
     let mut catalogd_options = options.catalogd.clone();
     catalogd_options.cache_dir = options.cache_path.join("catalogd");
     catalogd_options.images = options.images.clone();
     catalogd_options.metrics = Some(catalogd_metrics.clone());
+    catalogd_options.leading = Some(leading.clone());
 
-    let mut tasks: JoinSet<(&'static str, Result<(), RunError>)> = JoinSet::new();
     info!(
         catalogs = %listeners.catalogs.local_addr().map_err(|source| RunError::Serve { what: "the catalog server", source })?,
         namespace = %shared.system_namespace,
@@ -313,23 +333,20 @@ pub async fn serve(
     spawn_controller(
         &mut tasks,
         crate::extension::CONTROLLER,
-        shared.clone(),
-        stop.clone(),
+        (shared.clone(), &leading, stop.clone()),
         move |shared, stop| crate::extension::run_with(shared, extension_options, stop),
     );
     spawn_controller(
         &mut tasks,
         crate::objectset::CONTROLLER,
-        shared.clone(),
-        stop.clone(),
+        (shared.clone(), &leading, stop.clone()),
         crate::objectset::run,
     );
     if shared.cert_provider == Some(olm_bundle::CertProvider::Builtin) {
         spawn_controller(
             &mut tasks,
             crate::certs::CONTROLLER,
-            shared.clone(),
-            stop.clone(),
+            (shared.clone(), &leading, stop.clone()),
             crate::certs::run,
         );
     }
@@ -392,22 +409,33 @@ fn joined(
     }
 }
 
-/// Runs one controller as a task: it is told to stop with `stop` and gets [`CONTROLLER_GRACE`]
-/// after that; while its watch is failing (API server unreachable) it may never notice the stop,
-/// so it is then dropped — a reconcile cut short is simply done again by the next process.
+/// Runs one controller as a task once this process leads: it is told to stop with `stop` and
+/// gets [`CONTROLLER_GRACE`] after that; while its watch is failing (API server unreachable) it
+/// may never notice the stop, so it is then dropped — a reconcile cut short is simply done again
+/// by the next process.
 fn spawn_controller<F, Fut>(
     tasks: &mut JoinSet<(&'static str, Result<(), RunError>)>,
     name: &'static str,
-    shared: Arc<Shared>,
-    stop: Stop,
+    (shared, leading, stop): (Arc<Shared>, &watch::Receiver<bool>, Stop),
     controller: F,
 ) where
     F: FnOnce(Arc<Shared>, Stop) -> Fut,
     Fut: Future<Output = ()> + Send + 'static,
 {
     shared.metrics.register(name, 1);
+    // Futures do nothing until polled: the controller starts watching only after the wait.
     let running = controller(shared, stop.clone());
+    let mut leading = leading.clone();
     tasks.spawn(async move {
+        tokio::select! {
+            led = leading.wait_for(|l| *l) => {
+                if led.is_err() {
+                    // The election ended without this process leading: it is stopping.
+                    return (name, Ok(()));
+                }
+            }
+            () = stop.clone() => return (name, Ok(())),
+        }
         let deadline = async {
             stop.await;
             tokio::time::sleep(CONTROLLER_GRACE).await;

@@ -72,6 +72,20 @@ pub struct Args {
     /// used for every bundle pull.
     #[arg(long, value_parser = namespaced_name)]
     global_pull_secret: Option<(String, String)>,
+    /// Elect a leader among replicas on the Lease 9c4404e7.operatorframework.io in the system
+    /// namespace: only the leader runs the controllers and writes status; every replica pulls
+    /// and serves catalogs.
+    #[arg(long)]
+    leader_elect: bool,
+    /// How long a lease not renewed lasts before another replica takes it (Go duration).
+    #[arg(long, default_value = "137s", value_parser = parse_duration)]
+    leader_election_lease_duration: Duration,
+    /// How long the leader keeps leading without renewing before it stops.
+    #[arg(long, default_value = "107s", value_parser = parse_duration)]
+    leader_election_renew_deadline: Duration,
+    /// How often the leader renews and the others try.
+    #[arg(long, default_value = "26s", value_parser = parse_duration)]
+    leader_election_retry_period: Duration,
 }
 
 /// `<namespace>/<name>`.
@@ -110,6 +124,14 @@ async fn serve(args: Args) -> anyhow::Result<()> {
     let images = image_options(args.pull_cas_dir.as_ref())?;
     std::fs::create_dir_all(&args.cache_path)
         .with_context(|| format!("creating {}", args.cache_path.display()))?;
+    let timings = olm_controller::leader::decide::Timings {
+        lease_duration: args.leader_election_lease_duration,
+        renew_deadline: args.leader_election_renew_deadline,
+        retry_period: args.leader_election_retry_period,
+    };
+    timings
+        .check()
+        .map_err(|e| anyhow::anyhow!("leader election: {e}"))?;
     let options = olm_controller::run::Options {
         system_namespace: args.system_namespace,
         cache_path: args.cache_path,
@@ -135,6 +157,7 @@ async fn serve(args: Args) -> anyhow::Result<()> {
             },
             global_pull_secret: args.global_pull_secret,
         },
+        leader_election: args.leader_elect.then_some(timings),
     };
     olm_controller::run::run(options, config, stop).await?;
     Ok(())
@@ -170,5 +193,18 @@ mod tests {
         assert_eq!(cli.args.cert_provider, CertProviderChoice::CertManager);
         assert!(Cli::try_parse_from(["olm", "--cert-provider", "vault"]).is_err());
         assert!(Cli::try_parse_from(["olm", "--tls-cert", "x"]).is_err());
+        assert!(!cli.args.leader_elect);
+        assert_eq!(
+            cli.args.leader_election_lease_duration,
+            Duration::from_secs(137)
+        );
+        assert_eq!(
+            cli.args.leader_election_renew_deadline,
+            Duration::from_secs(107)
+        );
+        assert_eq!(
+            cli.args.leader_election_retry_period,
+            Duration::from_secs(26)
+        );
     }
 }

@@ -130,13 +130,14 @@ fn sigterm_during_startup_exits_zero() {
          current-context: x\n",
     )
     .expect("write kubeconfig");
+    let catalogs = free_addr();
     let child = Command::new(env!("CARGO_BIN_EXE_olm"))
         .arg("run")
         .arg("--kubeconfig")
         .arg(&kubeconfig)
         .arg("--cache-path")
         .arg(tmp.path().join("cache"))
-        .args(["--catalogs-server-addr", &free_addr().to_string()])
+        .args(["--catalogs-server-addr", &catalogs.to_string()])
         .args([
             "--health-probe-bind-address",
             "0",
@@ -150,6 +151,7 @@ fn sigterm_during_startup_exits_zero() {
     std::thread::sleep(Duration::from_millis(500));
     let run = OlmRun {
         child,
+        catalogs,
         probes: free_addr(),
         metrics: free_addr(),
         log,

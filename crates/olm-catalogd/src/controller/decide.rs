@@ -551,6 +551,21 @@ fn truncate(message: &str) -> String {
     format!("{}...", &message[..end])
 }
 
+/// The part of a plan a replica performs: all of it when it leads; otherwise only the coming
+/// back (its work, pulling and storing, is already done), since status and metadata are the
+/// leader's to write.
+pub fn for_role(plan: Plan, leads: bool) -> Plan {
+    if leads {
+        plan
+    } else {
+        Plan {
+            status: None,
+            metadata: Metadata::Keep,
+            ..plan
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     //! The cases of upstream's `internal/catalogd/controllers/core/clustercatalog_controller_test.go`
@@ -1302,5 +1317,29 @@ mod tests {
         let cut = truncate(&long);
         assert!(cut.len() <= MAX_MESSAGE && cut.ends_with("..."));
         assert_eq!(truncate("short"), "short");
+    }
+}
+
+#[cfg(test)]
+mod role_tests {
+    use super::*;
+
+    /// A replica that does not lead keeps only when to come back: no status, no metadata.
+    #[test]
+    fn followers_write_nothing() {
+        let plan = Plan {
+            status: Some(ClusterCatalogStatus::default()),
+            metadata: Metadata::AddFinalizerAndLabel,
+            next: Next::RequeueAfter(std::time::Duration::from_secs(60)),
+        };
+        assert_eq!(for_role(plan.clone(), true), plan);
+        assert_eq!(
+            for_role(plan, false),
+            Plan {
+                status: None,
+                metadata: Metadata::Keep,
+                next: Next::RequeueAfter(std::time::Duration::from_secs(60)),
+            }
+        );
     }
 }

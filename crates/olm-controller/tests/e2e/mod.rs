@@ -309,6 +309,7 @@ async fn spawn_olm(
         cert_provider: olm_controller::run::CertProviderChoice::Builtin,
         images: olm_image::ClientOptions::default(),
         extension: olm_controller::extension::Options::default(),
+        leader_election: None,
     };
     let listeners = olm_controller::run::Listeners::bind(&options).await?;
     *env.catalogs_port.lock().unwrap() = Some(listeners.catalogs.local_addr()?.port());

@@ -35,6 +35,7 @@ pub fn get(addr: SocketAddr, path: &str) -> Option<(String, String)> {
 /// The running `olm run` and its addresses.
 pub struct OlmRun {
     pub child: Child,
+    pub catalogs: SocketAddr,
     pub probes: SocketAddr,
     pub metrics: SocketAddr,
     /// Where its stderr goes: a file, so that a chatty run never blocks on a full pipe.
@@ -44,6 +45,11 @@ pub struct OlmRun {
 impl OlmRun {
     /// Starts `olm run` with its caches and log under `dir`.
     pub fn start(kubeconfig: &Path, dir: &Path) -> OlmRun {
+        OlmRun::start_with(kubeconfig, dir, &[])
+    }
+
+    /// [`OlmRun::start`] with more flags.
+    pub fn start_with(kubeconfig: &Path, dir: &Path, extra: &[&str]) -> OlmRun {
         let (catalogs, probes, metrics) = (free_addr(), free_addr(), free_addr());
         let log = dir.join(format!("olm-run-{}.log", catalogs.port()));
         let stderr = std::fs::File::create(&log).expect("log file");
@@ -58,12 +64,14 @@ impl OlmRun {
             .args(["--external-address", &catalogs.to_string()])
             .args(["--health-probe-bind-address", &probes.to_string()])
             .args(["--metrics-bind-address", &metrics.to_string()])
+            .args(extra)
             .stdout(Stdio::null())
             .stderr(stderr)
             .spawn()
             .expect("olm run starts");
         let mut run = OlmRun {
             child,
+            catalogs,
             probes,
             metrics,
             log,
@@ -87,7 +95,7 @@ impl OlmRun {
     }
 
     /// What it logged so far.
-    pub fn stderr(&mut self) -> String {
+    pub fn stderr(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
