@@ -99,18 +99,31 @@ pub enum RunError {
 
 /// Loads a rustls server config (HTTP/1.1 only, as upstream).
 pub fn tls_config(tls: &Tls) -> Result<Arc<rustls::ServerConfig>, RunError> {
+    let read = |p: &std::path::Path| {
+        std::fs::read(p).map_err(|e| RunError::Tls(format!("{}: {e}", p.display())))
+    };
+    tls_config_pem(&read(&tls.cert)?, &read(&tls.key)?).map_err(|e| {
+        RunError::Tls(format!(
+            "{}, {}: {e}",
+            tls.cert.display(),
+            tls.key.display()
+        ))
+    })
+}
+
+/// A rustls server config (HTTP/1.1 only) from a PEM certificate chain and private key.
+pub fn tls_config_pem(cert: &[u8], key: &[u8]) -> Result<Arc<rustls::ServerConfig>, String> {
     use rustls::pki_types::pem::PemObject;
     use rustls::pki_types::{CertificateDer, PrivateKeyDer};
     olm_image::install_crypto_provider();
-    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&tls.cert)
-        .and_then(|it| it.collect::<Result<Vec<_>, _>>())
-        .map_err(|e| RunError::Tls(format!("{}: {e}", tls.cert.display())))?;
-    let key = PrivateKeyDer::from_pem_file(&tls.key)
-        .map_err(|e| RunError::Tls(format!("{}: {e}", tls.key.display())))?;
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(cert)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| e.to_string())?;
+    let key = PrivateKeyDer::from_pem_slice(key).map_err(|e| e.to_string())?;
     let mut config = rustls::ServerConfig::builder()
         .with_no_client_auth()
         .with_single_cert(certs, key)
-        .map_err(|e| RunError::Tls(e.to_string()))?;
+        .map_err(|e| e.to_string())?;
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     Ok(Arc::new(config))
 }

@@ -15,6 +15,7 @@ pub mod context;
 pub mod extension;
 pub mod leader;
 pub mod metrics;
+pub mod metrics_auth;
 pub mod objectset;
 pub mod permissions;
 pub mod run;

@@ -112,8 +112,12 @@ pub struct Options {
     pub catalogd: olm_catalogd::Options,
     /// `/healthz` and `/readyz`; off when `None`.
     pub health_probe_addr: Option<SocketAddr>,
-    /// `/metrics`; off when `None`. The same address as the probes serves all three.
+    /// `/metrics`; off when `None`. The same address as the probes serves all three (only
+    /// when `metrics_secure` is off).
     pub metrics_addr: Option<SocketAddr>,
+    /// Serve `/metrics` over HTTPS (the catalog server's certificate, else a self-signed one)
+    /// to clients the API server authenticates and authorizes ([`crate::metrics_auth`]).
+    pub metrics_secure: bool,
     /// Who issues webhook serving certificates.
     pub cert_provider: CertProviderChoice,
     /// Registry access, for catalog and bundle images alike.
@@ -133,6 +137,7 @@ impl Default for Options {
             catalogd: olm_catalogd::Options::default(),
             health_probe_addr: Some(SocketAddr::from(([0, 0, 0, 0], 8081))),
             metrics_addr: Some(SocketAddr::from(([0, 0, 0, 0], 8080))),
+            metrics_secure: false,
             cert_provider: CertProviderChoice::Auto,
             images: olm_image::ClientOptions::default(),
             leader_election: None,
@@ -207,6 +212,9 @@ pub enum RunError {
     /// A part of the process stopped before it was told to.
     #[error("{0} stopped on its own")]
     Stopped(&'static str),
+    /// The metrics server's TLS could not be set up.
+    #[error("serving metrics over HTTPS: {0}")]
+    MetricsTls(String),
 }
 
 /// The process's listeners, bound before anything else happens.
@@ -228,6 +236,11 @@ impl Listeners {
         let catalogs = bind(options.catalogs_addr).await?;
         let shared =
             options.metrics_addr.is_some() && options.metrics_addr == options.health_probe_addr;
+        if shared && options.metrics_secure {
+            return Err(RunError::MetricsTls(
+                "the metrics address is the probes' (plain HTTP): give metrics an address of their own, or serve them plain".into(),
+            ));
+        }
         let probes = match options.health_probe_addr {
             Some(addr) => Some(bind(addr).await?),
             None => None,
@@ -294,6 +307,11 @@ pub async fn serve(
     };
     let catalogd_metrics = Arc::new(olm_catalogd::metrics::Metrics::default());
 
+    // Before anything starts: a certificate that cannot be loaded stops the process at once.
+    let metrics_tls = match options.metrics_secure && listeners.metrics.is_some() {
+        true => Some(metrics_tls(&options)?),
+        false => None,
+    };
     let mut tasks: JoinSet<(&'static str, Result<(), RunError>)> = JoinSet::new();
     // Whether this process leads: always without an election; with one, once it holds the
     // lease. Losing it ends the election task with an error, which stops everything.
@@ -357,14 +375,25 @@ pub async fn serve(
         if listeners.metrics_on_probes {
             router = router.merge(metrics_router.clone());
         }
-        spawn_server(&mut tasks, "the health probes", probes, router, &stop);
+        spawn_server(&mut tasks, "the health probes", probes, router, None, &stop);
     }
     if let Some(metrics) = listeners.metrics {
+        let (metrics_router, tls) = if options.metrics_secure {
+            let auth = crate::metrics_auth::Auth::new(shared.client.clone());
+            let router = metrics_router.layer(axum::middleware::from_fn_with_state(
+                auth,
+                crate::metrics_auth::require,
+            ));
+            (router, metrics_tls.clone())
+        } else {
+            (metrics_router, None)
+        };
         spawn_server(
             &mut tasks,
             "the metrics server",
             metrics,
             metrics_router,
+            tls,
             &stop,
         );
     }
@@ -448,17 +477,39 @@ fn spawn_controller<F, Fut>(
     });
 }
 
+/// The metrics server's TLS: the catalog server's certificate when it has one (upstream serves
+/// metrics with the process's serving certificate), otherwise one issued here for `localhost`
+/// and the host name, held in memory only, as controller-runtime does without a certificate.
+fn metrics_tls(options: &Options) -> Result<Arc<rustls::ServerConfig>, RunError> {
+    if let Some(tls) = &options.catalogd.tls {
+        return olm_catalogd::run::tls_config(tls).map_err(|e| RunError::MetricsTls(e.to_string()));
+    }
+    let now = jiff::Timestamp::now();
+    let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "localhost".to_owned());
+    let plan = olm_extension::certs::IssuePlan {
+        ca_common_name: "olm-metrics-ca".to_owned(),
+        common_name: "localhost".to_owned(),
+        dns_names: vec!["localhost".to_owned(), host],
+        not_before: now - jiff::SignedDuration::from_hours(1),
+        not_after: now + jiff::SignedDuration::from_hours(24 * 365),
+    };
+    let issued = crate::certs::issue(&plan).map_err(|e| RunError::MetricsTls(e.to_string()))?;
+    olm_catalogd::run::tls_config_pem(issued.cert_pem.as_bytes(), issued.key_pem.as_bytes())
+        .map_err(RunError::MetricsTls)
+}
+
 fn spawn_server(
     tasks: &mut JoinSet<(&'static str, Result<(), RunError>)>,
     what: &'static str,
     listener: TcpListener,
     router: Router,
+    tls: Option<Arc<rustls::ServerConfig>>,
     stop: &Stop,
 ) {
     let (tx, rx) = watch::channel(false);
     let stop = stop.clone();
     tasks.spawn(async move {
-        let server = olm_catalogd::run::serve(listener, router, None, rx);
+        let server = olm_catalogd::run::serve(listener, router, tls, rx);
         tokio::pin!(server);
         let served = tokio::select! {
             served = &mut server => served,

@@ -38,6 +38,11 @@ pub struct Args {
     /// same address as --health-probe-bind-address serves all three on one port.
     #[arg(long, default_value = ":8080")]
     metrics_bind_address: String,
+    /// Serve /metrics over HTTPS (with --tls-cert/--tls-key, else a self-signed certificate)
+    /// only to clients whose bearer token the API server authenticates and whose user may get
+    /// the /metrics non-resource URL; --metrics-secure=false serves it plain to anyone.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    metrics_secure: bool,
     /// Who issues serving certificates for bundles with webhooks: auto (cert-manager when its
     /// API is served, else builtin), builtin, cert-manager, openshift-service-ca or none.
     #[arg(long, default_value = "auto", value_parser = CertProviderChoice::parse)]
@@ -145,6 +150,7 @@ async fn serve(args: Args) -> anyhow::Result<()> {
         },
         health_probe_addr: optional_addr(&args.health_probe_bind_address)?,
         metrics_addr: optional_addr(&args.metrics_bind_address)?,
+        metrics_secure: args.metrics_secure,
         cert_provider: args.cert_provider,
         images,
         extension: olm_controller::extension::Options {
@@ -194,6 +200,9 @@ mod tests {
         assert!(Cli::try_parse_from(["olm", "--cert-provider", "vault"]).is_err());
         assert!(Cli::try_parse_from(["olm", "--tls-cert", "x"]).is_err());
         assert!(!cli.args.leader_elect);
+        assert!(cli.args.metrics_secure);
+        let plain = Cli::try_parse_from(["olm", "--metrics-secure=false"]).expect("parse");
+        assert!(!plain.args.metrics_secure);
         assert_eq!(
             cli.args.leader_election_lease_duration,
             Duration::from_secs(137)

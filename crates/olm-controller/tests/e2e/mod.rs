@@ -306,6 +306,7 @@ async fn spawn_olm(
         },
         health_probe_addr: Some(loopback),
         metrics_addr: Some(loopback),
+        metrics_secure: false,
         cert_provider: olm_controller::run::CertProviderChoice::Builtin,
         images: olm_image::ClientOptions::default(),
         extension: olm_controller::extension::Options::default(),

@@ -64,6 +64,11 @@ impl OlmRun {
             .args(["--external-address", &catalogs.to_string()])
             .args(["--health-probe-bind-address", &probes.to_string()])
             .args(["--metrics-bind-address", &metrics.to_string()])
+            // Plain unless a test asks for it secure: most read /metrics without a token.
+            .args(
+                (!extra.iter().any(|a| a.starts_with("--metrics-secure")))
+                    .then_some("--metrics-secure=false"),
+            )
             .args(extra)
             .stdout(Stdio::null())
             .stderr(stderr)
