@@ -115,6 +115,9 @@ pub async fn run(
                     return Err(lost(format!("now held by {holder}")));
                 }
             }
+            // Someone wrote the lease between our read and write: try again at the next
+            // period; a leader keeps leading until its renew deadline, as client-go's does.
+            Ok(Held::Contended) => {}
             Err(e) => {
                 warn!(lease = %election.name, error = %e, "leader election: reading or writing the lease failed; trying again")
             }
@@ -149,6 +152,8 @@ pub async fn run(
 enum Held {
     Ours,
     By(String),
+    /// Our write lost a race (the lease changed since it was read): unknown until the next try.
+    Contended,
 }
 
 /// One read and, when the decision says so, one conditional write.
@@ -196,8 +201,8 @@ async fn try_once(
     };
     match written {
         Ok(_) => Ok(Held::Ours),
-        // Another candidate wrote first (create or conditional replace): it holds the lease.
-        Err(kube::Error::Api(s)) if s.code == 409 => Ok(Held::By("another candidate".into())),
+        // Another wrote first (create, or the conditional replace).
+        Err(kube::Error::Api(s)) if s.code == 409 => Ok(Held::Contended),
         Err(e) => Err(e),
     }
 }
