@@ -17,6 +17,7 @@ pub mod metrics;
 pub mod run;
 pub mod server;
 pub mod storage;
+pub mod tls;
 pub mod webhook;
 
 pub use run::{Limits, Options, Tls, run};

@@ -97,18 +97,17 @@ pub enum RunError {
     Io(#[from] std::io::Error),
 }
 
-/// Loads a rustls server config (HTTP/1.1 only, as upstream).
+/// A rustls server config (HTTP/1.1 only, as upstream) serving the certificate of `tls`, re-read
+/// when its files change ([`crate::tls`]). Files that do not load now are an error.
 pub fn tls_config(tls: &Tls) -> Result<Arc<rustls::ServerConfig>, RunError> {
-    let read = |p: &std::path::Path| {
-        std::fs::read(p).map_err(|e| RunError::Tls(format!("{}: {e}", p.display())))
-    };
-    tls_config_pem(&read(&tls.cert)?, &read(&tls.key)?).map_err(|e| {
-        RunError::Tls(format!(
-            "{}, {}: {e}",
-            tls.cert.display(),
-            tls.key.display()
-        ))
-    })
+    olm_image::install_crypto_provider();
+    let certs = crate::tls::ReloadingCert::load(&tls.cert, &tls.key, crate::tls::CHECK_INTERVAL)
+        .map_err(RunError::Tls)?;
+    let mut config = rustls::ServerConfig::builder()
+        .with_no_client_auth()
+        .with_cert_resolver(Arc::new(certs));
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(Arc::new(config))
 }
 
 /// A rustls server config (HTTP/1.1 only) from a PEM certificate chain and private key.
