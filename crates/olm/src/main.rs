@@ -68,9 +68,25 @@ fn init_logging() {
         .init();
 }
 
+/// The name usage lines give the program: `kubectl olm` when run as the kubectl plugin
+/// (installed, or linked, as `kubectl-olm` on the PATH, which `kubectl olm …` runs), else `olm`.
+fn bin_name(argv0: Option<&std::ffi::OsStr>) -> &'static str {
+    let file = argv0.and_then(|a| std::path::Path::new(a).file_name());
+    match file.and_then(|f| f.to_str()) {
+        Some("kubectl-olm") => "kubectl olm",
+        _ => "olm",
+    }
+}
+
 fn main() -> ExitCode {
+    use clap::{CommandFactory, FromArgMatches};
     init_logging();
-    let result = match Cli::parse() {
+    let argv0 = std::env::args_os().next();
+    let matches = Cli::command()
+        .bin_name(bin_name(argv0.as_deref()))
+        .get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    let result = match cli {
         Cli::Catalog(cmd) => catalog::run(cmd),
         Cli::Dev(cmd) => dev::run(cmd),
         Cli::Image(cmd) => image::run(cmd),
@@ -92,6 +108,24 @@ fn main() -> ExitCode {
 #[cfg(test)]
 mod tests {
     use clap::CommandFactory;
+
+    #[test]
+    fn named_as_a_kubectl_plugin() {
+        use std::ffi::OsStr;
+        assert_eq!(
+            super::bin_name(Some(OsStr::new("/usr/local/bin/kubectl-olm"))),
+            "kubectl olm"
+        );
+        assert_eq!(
+            super::bin_name(Some(OsStr::new("kubectl-olm"))),
+            "kubectl olm"
+        );
+        assert_eq!(
+            super::bin_name(Some(OsStr::new("target/release/olm"))),
+            "olm"
+        );
+        assert_eq!(super::bin_name(None), "olm");
+    }
 
     /// Every positional argument of every subcommand says in `--help` what it is: clap shows a
     /// positional without a doc comment as a bare `<NAME>`.
