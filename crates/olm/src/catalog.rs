@@ -59,6 +59,12 @@ pub enum Command {
     Graph(crate::catalog_graph::Args),
     /// Render a catalog template (basic, semver, substitutes) into a catalog.
     Template(crate::catalog_template::Args),
+    /// Add a ClusterCatalog to the cluster of the kubeconfig and wait until it serves.
+    ///
+    /// Prints `catalog "NAME" created`. A catalog that does not come to serve within
+    /// --timeout is deleted again and the command fails with its Progressing reason and
+    /// message (an image that cannot be pulled, a catalog that does not load).
+    Add(crate::catalog_add::Args),
     /// Print a new olm.package blob.
     Init {
         /// The package name.
@@ -122,6 +128,7 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
         Command::List(l) => list(l),
         Command::Graph(args) => crate::catalog_graph::run(args),
         Command::Template(args) => crate::catalog_template::run(args),
+        Command::Add(args) => crate::catalog_add::run(args),
         Command::Init {
             package,
             default_channel,

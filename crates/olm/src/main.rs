@@ -3,6 +3,7 @@
 
 mod bundle;
 mod catalog;
+mod catalog_add;
 mod catalog_graph;
 mod catalog_template;
 mod catalogd;

@@ -84,21 +84,8 @@ async fn replicas_elect_one_leader_and_all_serve_catalogs() {
         .unwrap_or_else(|e| panic!("starting the local control plane failed: {e}"));
     let registry = Registry::start().expect("docker-registry starts");
     let tmp = tempfile::tempdir().expect("tmp");
-    let catalog = tmp.path().join("catalog/p");
-    std::fs::create_dir_all(&catalog).unwrap();
-    std::fs::write(
-        catalog.join("catalog.json"),
-        r#"{"schema":"olm.package","name":"p","defaultChannel":"stable"}"#,
-    )
-    .unwrap();
     let image = format!("{}/catalogs/test:v1", registry.addr());
-    let pushed = std::process::Command::new(env!("CARGO_BIN_EXE_olm"))
-        .args(["image", "push-catalog"])
-        .arg(tmp.path().join("catalog"))
-        .arg(&image)
-        .output()
-        .unwrap();
-    assert!(pushed.status.success(), "{pushed:?}");
+    run_common::push_small_catalog(tmp.path(), &image);
 
     let kubeconfig = plane.kubeconfig_path();
     let dir = |n: &str| {

@@ -32,6 +32,24 @@ pub fn get(addr: SocketAddr, path: &str) -> Option<(String, String)> {
     Some((head.lines().next()?.to_owned(), body.to_owned()))
 }
 
+/// Pushes a one-package catalog, written under `dir`, to `image` with `olm image push-catalog`.
+pub fn push_small_catalog(dir: &Path, image: &str) {
+    let catalog = dir.join("catalog/p");
+    std::fs::create_dir_all(&catalog).expect("mkdir");
+    std::fs::write(
+        catalog.join("catalog.json"),
+        r#"{"schema":"olm.package","name":"p","defaultChannel":"stable"}"#,
+    )
+    .expect("write");
+    let pushed = Command::new(env!("CARGO_BIN_EXE_olm"))
+        .args(["image", "push-catalog"])
+        .arg(dir.join("catalog"))
+        .arg(image)
+        .output()
+        .expect("olm runs");
+    assert!(pushed.status.success(), "{pushed:?}");
+}
+
 /// The running `olm run` and its addresses.
 pub struct OlmRun {
     pub child: Child,
