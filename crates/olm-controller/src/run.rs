@@ -234,13 +234,16 @@ impl Listeners {
     /// Binds the addresses of `options`; a port 0 gets a free port (see `local_addr`).
     pub async fn bind(options: &Options) -> Result<Listeners, RunError> {
         let catalogs = bind(options.catalogs_addr).await?;
-        let shared =
+        let same =
             options.metrics_addr.is_some() && options.metrics_addr == options.health_probe_addr;
-        if shared && options.metrics_secure {
+        // Port 0 asks for any free port: secure metrics then simply get one of their own.
+        let any_port = options.metrics_addr.is_some_and(|a| a.port() == 0);
+        if same && options.metrics_secure && !any_port {
             return Err(RunError::MetricsTls(
                 "the metrics address is the probes' (plain HTTP): give metrics an address of their own, or serve them plain".into(),
             ));
         }
+        let shared = same && !options.metrics_secure;
         let probes = match options.health_probe_addr {
             Some(addr) => Some(bind(addr).await?),
             None => None,
@@ -704,6 +707,34 @@ async fn choose_cert_provider(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Plain metrics may share the probes' address; secure ones may not, except that port 0
+    /// (any free port) gives them one of their own.
+    #[tokio::test]
+    async fn metrics_share_the_probe_port_only_when_plain() {
+        let any: SocketAddr = "127.0.0.1:0".parse().unwrap();
+        let options = |secure| Options {
+            catalogs_addr: any,
+            health_probe_addr: Some(any),
+            metrics_addr: Some(any),
+            metrics_secure: secure,
+            ..Options::default()
+        };
+        let plain = Listeners::bind(&options(false)).await.unwrap();
+        assert!(plain.metrics_on_probes && plain.metrics.is_none());
+        let secure = Listeners::bind(&options(true)).await.unwrap();
+        assert!(!secure.metrics_on_probes && secure.metrics.is_some());
+        let fixed = TcpListener::bind(any).await.unwrap().local_addr().unwrap();
+        let clash = Options {
+            health_probe_addr: Some(fixed),
+            metrics_addr: Some(fixed),
+            ..options(true)
+        };
+        assert!(matches!(
+            Listeners::bind(&clash).await,
+            Err(RunError::MetricsTls(_))
+        ));
+    }
 
     #[test]
     fn cert_provider_spellings() {
