@@ -100,31 +100,18 @@ pub enum RunError {
 /// A rustls server config (HTTP/1.1 only, as upstream) serving the certificate of `tls`, re-read
 /// when its files change ([`crate::tls`]). Files that do not load now are an error.
 pub fn tls_config(tls: &Tls) -> Result<Arc<rustls::ServerConfig>, RunError> {
-    olm_image::install_crypto_provider();
     let certs = crate::tls::ReloadingCert::load(&tls.cert, &tls.key, crate::tls::CHECK_INTERVAL)
         .map_err(RunError::Tls)?;
-    let mut config = rustls::ServerConfig::builder()
-        .with_no_client_auth()
-        .with_cert_resolver(Arc::new(certs));
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
-    Ok(Arc::new(config))
+    Ok(crate::tls::server_config(Arc::new(certs)))
 }
 
-/// A rustls server config (HTTP/1.1 only) from a PEM certificate chain and private key.
+/// A rustls server config (HTTP/1.1 only) from a PEM certificate chain and private key held in
+/// memory.
 pub fn tls_config_pem(cert: &[u8], key: &[u8]) -> Result<Arc<rustls::ServerConfig>, String> {
-    use rustls::pki_types::pem::PemObject;
-    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-    olm_image::install_crypto_provider();
-    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(cert)
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| e.to_string())?;
-    let key = PrivateKeyDer::from_pem_slice(key).map_err(|e| e.to_string())?;
-    let mut config = rustls::ServerConfig::builder()
-        .with_no_client_auth()
-        .with_single_cert(certs, key)
-        .map_err(|e| e.to_string())?;
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
-    Ok(Arc::new(config))
+    let certs = crate::tls::certified_key(cert, key)?;
+    Ok(crate::tls::server_config(Arc::new(
+        rustls::sign::SingleCertAndKey::from(certs),
+    )))
 }
 
 /// How long in-flight requests get to finish once the server is told to stop (upstream's

@@ -93,21 +93,35 @@ fn stamp(cert: &Path, key: &Path) -> Stamp {
 }
 
 fn load(cert: &Path, key: &Path) -> Result<Arc<CertifiedKey>, String> {
-    use rustls::pki_types::pem::PemObject;
-    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
     let read = |p: &Path| std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()));
-    let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(&read(cert)?)
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| format!("{}: {e}", cert.display()))?;
-    if chain.is_empty() {
-        return Err(format!("{}: no certificate", cert.display()));
-    }
-    let key_der = PrivateKeyDer::from_pem_slice(&read(key)?)
-        .map_err(|e| format!("{}: {e}", key.display()))?;
-    let provider = rustls::crypto::ring::default_provider();
-    CertifiedKey::from_der(chain, key_der, &provider)
+    certified_key(&read(cert)?, &read(key)?)
         .map(Arc::new)
         .map_err(|e| format!("{}, {}: {e}", cert.display(), key.display()))
+}
+
+/// A certificate chain and its key from PEM, checked to match.
+pub fn certified_key(cert_pem: &[u8], key_pem: &[u8]) -> Result<CertifiedKey, String> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(cert_pem)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("certificate: {e}"))?;
+    if chain.is_empty() {
+        return Err("no certificate".to_owned());
+    }
+    let key = PrivateKeyDer::from_pem_slice(key_pem).map_err(|e| format!("key: {e}"))?;
+    CertifiedKey::from_der(chain, key, &rustls::crypto::ring::default_provider())
+        .map_err(|e| e.to_string())
+}
+
+/// A rustls server config serving what `certs` resolves, over HTTP/1.1 only, as upstream.
+pub fn server_config(certs: Arc<dyn ResolvesServerCert>) -> Arc<rustls::ServerConfig> {
+    olm_image::install_crypto_provider();
+    let mut config = rustls::ServerConfig::builder()
+        .with_no_client_auth()
+        .with_cert_resolver(certs);
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Arc::new(config)
 }
 
 #[cfg(test)]
@@ -158,5 +172,21 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.contains("tls.crt"), "{err}");
+    }
+
+    #[test]
+    fn a_key_of_another_certificate_is_refused() {
+        let a = rcgen::generate_simple_self_signed(vec!["a.example".to_owned()]).unwrap();
+        let b = rcgen::generate_simple_self_signed(vec!["b.example".to_owned()]).unwrap();
+        let pem = |c: &rcgen::CertifiedKey<rcgen::KeyPair>| {
+            (
+                c.cert.pem().into_bytes(),
+                c.signing_key.serialize_pem().into_bytes(),
+            )
+        };
+        let ((a_crt, a_key), (_, b_key)) = (pem(&a), pem(&b));
+        assert!(certified_key(&a_crt, &a_key).is_ok());
+        assert!(certified_key(&a_crt, &b_key).is_err());
+        assert_eq!(certified_key(b"", &a_key).unwrap_err(), "no certificate");
     }
 }
