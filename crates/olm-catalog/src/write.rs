@@ -277,19 +277,22 @@ fn write_each(
     text: impl Fn(&Blob, String) -> io::Result<String> + Sync,
 ) -> io::Result<()> {
     use rayon::prelude::*;
-    let blobs = ordered(cat);
-    let mut rest = blobs.as_slice();
+    let sized: Vec<(&Blob, usize)> = ordered(cat)
+        .into_iter()
+        .map(|b| (b, approx_len(b)))
+        .collect();
+    let mut rest = sized.as_slice();
     while !rest.is_empty() {
         let (mut n, mut bytes) = (0, 0);
         while n < rest.len() && (n == 0 || bytes < WRITE_CHUNK_BYTES) {
-            bytes += approx_len(rest[n]);
+            bytes += rest[n].1;
             n += 1;
         }
         let (chunk, tail) = rest.split_at(n);
         rest = tail;
         let texts: Vec<io::Result<String>> = chunk
             .par_iter()
-            .map(|b| text(b, String::with_capacity(approx_len(b) * 5 / 4)))
+            .map(|&(b, len)| text(b, String::with_capacity(len * 5 / 4)))
             .collect();
         for t in texts {
             w.write_all(t?.as_bytes())?;

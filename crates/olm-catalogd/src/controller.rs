@@ -222,10 +222,11 @@ async fn perform(
 async fn apply(ctx: &Context, cat: &ClusterCatalog, plan: Plan) -> Result<Action, Error> {
     let api: Api<ClusterCatalog> = Api::all(ctx.client.clone());
     let name = cat.name_any();
-    if !ctx.leads() {
+    let leads = ctx.leads();
+    if !leads {
         debug!("not leading: content stored, status and metadata left to the leader");
     }
-    let plan = decide::for_role(plan, ctx.leads());
+    let plan = decide::for_role(plan, leads);
     // The metadata patch below is conditional on the resourceVersion; after a status write it
     // must be the one that write returned.
     let written;

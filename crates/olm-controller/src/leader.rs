@@ -52,10 +52,7 @@ impl Election {
                     .map(|h| h.trim().to_owned())
             })
             .unwrap_or_else(|| "olm".to_owned());
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.subsec_nanos())
-            .unwrap_or(0);
+        let nanos = clock_nanos();
         Election {
             namespace: namespace.to_owned(),
             name: LEASE_NAME.to_owned(),
@@ -268,9 +265,14 @@ fn lease_of(election: &Election, r: &Record, resource_version: Option<String>) -
 /// client-go's `wait.Jitter(retryPeriod, 1.2)`: up to 20% more, so candidates do not all try at
 /// once. The spread comes from the clock's nanoseconds; it need not be random, only spread.
 fn jittered(period: Duration) -> Duration {
-    let nanos = std::time::SystemTime::now()
+    period.mul_f64(1.0 + 0.2 * f64::from(clock_nanos()) / 1e9)
+}
+
+/// The nanoseconds of the wall clock's current second: spread enough to tell processes started
+/// together apart and to stagger their tries.
+fn clock_nanos() -> u32 {
+    std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    period.mul_f64(1.0 + 0.2 * f64::from(nanos) / 1e9)
+        .unwrap_or(0)
 }

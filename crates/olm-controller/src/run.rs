@@ -311,9 +311,10 @@ pub async fn serve(
     let catalogd_metrics = Arc::new(olm_catalogd::metrics::Metrics::default());
 
     // Before anything starts: a certificate that cannot be loaded stops the process at once.
-    let metrics_tls = match options.metrics_secure && listeners.metrics.is_some() {
-        true => Some(metrics_tls(&options)?),
-        false => None,
+    let metrics_tls = if options.metrics_secure && listeners.metrics.is_some() {
+        Some(metrics_tls(&options)?)
+    } else {
+        None
     };
     let mut tasks: JoinSet<(&'static str, Result<(), RunError>)> = JoinSet::new();
     // Whether this process leads: always without an election; with one, once it holds the
