@@ -19,4 +19,5 @@ pub mod metrics_auth;
 pub mod objectset;
 pub mod permissions;
 pub mod run;
+pub mod serving_tls;
 pub mod written;

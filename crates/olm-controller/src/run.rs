@@ -126,6 +126,9 @@ pub struct Options {
     pub extension: crate::extension::Options,
     /// Leader election (`--leader-elect`) with these timings; `None`: this process always leads.
     pub leader_election: Option<crate::leader::decide::Timings>,
+    /// Serve TLS with a certificate `olm` issues and keeps in a Secret (`--tls-secret`); it
+    /// replaces `catalogd.tls`, and its CA is trusted for the catalog server.
+    pub serving_tls: Option<crate::serving_tls::Config>,
 }
 
 impl Default for Options {
@@ -142,6 +145,7 @@ impl Default for Options {
             images: olm_image::ClientOptions::default(),
             leader_election: None,
             extension: crate::extension::Options::default(),
+            serving_tls: None,
         }
     }
 }
@@ -215,6 +219,9 @@ pub enum RunError {
     /// The metrics server's TLS could not be set up.
     #[error("serving metrics over HTTPS: {0}")]
     MetricsTls(String),
+    /// The self-issued serving certificate could not be had or kept.
+    #[error("{0}")]
+    ServingTls(#[from] crate::serving_tls::Error),
 }
 
 /// The process's listeners, bound before anything else happens.
@@ -291,7 +298,7 @@ fn stop_future(mut stop: watch::Receiver<bool>) -> Stop {
 
 /// [`run`] with listeners bound by the caller (e.g. on free ports it must know beforehand).
 pub async fn serve(
-    options: Options,
+    mut options: Options,
     kube_config: kube::Config,
     listeners: Listeners,
     shutdown: impl Future<Output = ()> + Send + 'static,
@@ -310,6 +317,20 @@ pub async fn serve(
     };
     let catalogd_metrics = Arc::new(olm_catalogd::metrics::Metrics::default());
 
+    // The self-issued certificate is had before anything serves with it.
+    let serving_tls = match &options.serving_tls {
+        Some(config) => {
+            let serving = crate::serving_tls::ensure(&shared.client, config).await?;
+            options.catalogd.tls = Some(serving.tls.clone());
+            options
+                .extension
+                .catalogs
+                .ca_certificates
+                .push(serving.ca_pem.clone());
+            Some((config.clone(), serving))
+        }
+        None => None,
+    };
     // Before anything starts: a certificate that cannot be loaded stops the process at once.
     let metrics_tls = if options.metrics_secure && listeners.metrics.is_some() {
         Some(metrics_tls(&options)?)
@@ -327,6 +348,15 @@ pub async fn serve(
         tasks.spawn(async move {
             let elected = crate::leader::run(client, election, leading_tx, stop).await;
             ("the leader election", elected.map_err(RunError::from))
+        });
+    }
+
+    if let Some((config, serving)) = serving_tls {
+        let client = shared.client.clone();
+        let stop = stop.clone();
+        tasks.spawn(async move {
+            let kept = crate::serving_tls::maintain(client, config, serving, stop).await;
+            ("the serving certificate", kept.map_err(RunError::from))
         });
     }
 

@@ -87,10 +87,7 @@ fn serving(cat: &ClusterCatalog) -> Result<(), String> {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
+    let runtime = crate::runtime()?;
     runtime.block_on(add(args))
 }
 

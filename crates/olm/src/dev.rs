@@ -325,10 +325,7 @@ fn supervise(paths: &Paths) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("writing {}", paths.pid.display()))?;
     // A current-thread runtime keeps every component's parent thread alive for the supervisor's
     // whole life, which the parent-death signal of the components depends on.
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
+    let runtime = crate::runtime()?;
     let result = runtime.block_on(supervise_async(paths));
     if let Err(err) = &result {
         let _ = fs::write(&paths.error, format!("{err:#}\n"));

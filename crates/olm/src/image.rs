@@ -82,10 +82,7 @@ pub enum Command {
 }
 
 pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
+    let runtime = crate::runtime()?;
     runtime.block_on(run_async(cmd))
 }
 

@@ -9,6 +9,7 @@ mod catalog_template;
 mod catalogd;
 mod dev;
 mod image;
+mod install_olm;
 mod output;
 mod progress;
 mod resolve;
@@ -50,6 +51,20 @@ enum Cli {
     Crd(bundle::CrdCommand),
     /// Which bundle a ClusterExtension would get from a set of catalogs, and why.
     Resolve(resolve::Args),
+    /// Install OLM v1 on a cluster (the manifests of install.yaml, applied server-side) and
+    /// wait until it is ready.
+    InstallOlm(install_olm::InstallArgs),
+    /// Remove OLM v1 from a cluster; its CRDs and their objects stay unless asked.
+    UninstallOlm(install_olm::UninstallArgs),
+}
+
+/// A single-threaded async runtime for commands that talk to a cluster or a registry.
+pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    use anyhow::Context as _;
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")
 }
 
 /// Log filter when `RUST_LOG` is unset: what the long-running commands (`olm run`,
@@ -96,6 +111,8 @@ fn main() -> ExitCode {
         Cli::Catalogd(args) => catalogd::run(args),
         Cli::Bundle(cmd) => bundle::run(cmd),
         Cli::Crd(cmd) => bundle::run_crd(cmd),
+        Cli::InstallOlm(args) => install_olm::install(args),
+        Cli::UninstallOlm(args) => install_olm::uninstall(args),
     };
     match result {
         Ok(code) => code,

@@ -59,8 +59,15 @@ pub struct Args {
     /// PEM private key of the catalog server (with --tls-cert).
     #[arg(long, requires = "tls_cert")]
     tls_key: Option<PathBuf>,
+    /// Serve HTTPS (catalog server, webhook, secure metrics) with a certificate olm issues
+    /// itself for the --external-address Service and keeps, renewed, in this kubernetes.io/tls
+    /// Secret of the system namespace; its CA goes into the ClusterCatalog webhook
+    /// configuration. Instead of --tls-cert/--tls-key.
+    #[arg(long, conflicts_with = "tls_cert")]
+    tls_secret: Option<String>,
     /// Port of the admission webhook that labels ClusterCatalogs with their name; served (over
-    /// HTTPS, with --tls-cert/--tls-key) only when a certificate is given. "0" turns it off.
+    /// HTTPS, with --tls-cert/--tls-key or --tls-secret) only when a certificate is given. "0"
+    /// turns it off.
     #[arg(long, default_value_t = 9443)]
     webhook_server_port: u16,
     /// How often stored content of deleted catalogs is looked for (Go duration, e.g. 12h, 30m).
@@ -124,7 +131,19 @@ async fn serve(args: Args) -> anyhow::Result<()> {
     olm_image::install_crypto_provider();
     let config = kube_config(args.kubeconfig.as_ref()).await?;
     let tls = tls_flags(args.tls_cert, args.tls_key)?;
-    let webhook_addr = (tls.is_some() && args.webhook_server_port != 0)
+    let serving_tls = match args.tls_secret {
+        Some(secret) => Some(olm_controller::serving_tls::Config {
+            secret,
+            namespace: args.system_namespace.clone(),
+            subject: olm_controller::serving_tls::subject_for(&args.external_address)
+                .map_err(|e| anyhow::anyhow!("--tls-secret: {e}"))?,
+            webhook_configuration: Some(olm_catalogd::webhook::CONFIGURATION_NAME.to_owned()),
+            dir: args.cache_path.join("tls"),
+            policy: olm_controller::serving_tls::Policy::default(),
+        }),
+        None => None,
+    };
+    let webhook_addr = ((tls.is_some() || serving_tls.is_some()) && args.webhook_server_port != 0)
         .then(|| SocketAddr::from(([0, 0, 0, 0], args.webhook_server_port)));
     let images = image_options(args.pull_cas_dir.as_ref())?;
     std::fs::create_dir_all(&args.cache_path)
@@ -164,6 +183,7 @@ async fn serve(args: Args) -> anyhow::Result<()> {
             global_pull_secret: args.global_pull_secret,
         },
         leader_election: args.leader_elect.then_some(timings),
+        serving_tls,
     };
     olm_controller::run::run(options, config, stop).await?;
     Ok(())

@@ -133,9 +133,7 @@ fn load_image(r: &str, registry: Registry, opts: &load::LoadOptions) -> anyhow::
     let reference: ImageRef = r.parse()?;
     let tmp = tempfile::tempdir().context("creating a temporary directory")?;
     let dest = tmp.path().join("image");
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
+    let runtime = crate::runtime()?;
     let pulled = runtime.block_on(registry.client()?.pull_to_dir(
         &reference,
         &dest,

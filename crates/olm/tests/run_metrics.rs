@@ -10,38 +10,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::net::SocketAddr;
-use std::path::Path;
 use std::process::Command;
 
 use olm_testenv::ControlPlane;
 
 mod run_common;
 
-use run_common::OlmRun;
-
-fn kubectl(kubeconfig: &Path, args: &[&str], stdin: Option<&str>) -> String {
-    use std::io::Write;
-    let mut child = Command::new("kubectl")
-        .arg("--kubeconfig")
-        .arg(kubeconfig)
-        .args(args)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("kubectl runs");
-    if let Some(input) = stdin {
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.as_bytes())
-            .unwrap();
-    }
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "kubectl {args:?}: {out:?}");
-    String::from_utf8(out.stdout).unwrap()
-}
+use run_common::{OlmRun, kubectl};
 
 /// Status code and body of `GET https://addr/metrics` (certificate not checked: it is
 /// self-signed), with the token if given.

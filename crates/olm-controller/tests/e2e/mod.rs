@@ -311,6 +311,7 @@ async fn spawn_olm(
         images: olm_image::ClientOptions::default(),
         extension: olm_controller::extension::Options::default(),
         leader_election: None,
+        serving_tls: None,
     };
     let listeners = olm_controller::run::Listeners::bind(&options).await?;
     *env.catalogs_port.lock().unwrap() = Some(listeners.catalogs.local_addr()?.port());

@@ -12,6 +12,31 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// Runs kubectl against `kubeconfig` with `stdin` given, and returns its stdout; fails the
+/// test when kubectl fails.
+pub fn kubectl(kubeconfig: &Path, args: &[&str], stdin: Option<&str>) -> String {
+    let mut child = Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("kubectl runs");
+    if let Some(input) = stdin {
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "kubectl {args:?}: {out:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
 pub const STOP_TIMEOUT: Duration = Duration::from_secs(10);
 pub const READY_TIMEOUT: Duration = Duration::from_secs(90);
 
@@ -79,7 +104,12 @@ impl OlmRun {
             .arg(dir.join("cache"))
             .args(["--system-namespace", "olmv1-system"])
             .args(["--catalogs-server-addr", &catalogs.to_string()])
-            .args(["--external-address", &catalogs.to_string()])
+            .args(
+                (!extra.iter().any(|a| a.starts_with("--external-address")))
+                    .then_some(["--external-address", &catalogs.to_string()])
+                    .into_iter()
+                    .flatten(),
+            )
             .args(["--health-probe-bind-address", &probes.to_string()])
             .args(["--metrics-bind-address", &metrics.to_string()])
             // Plain unless a test asks for it secure: most read /metrics without a token.

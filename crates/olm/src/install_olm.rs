@@ -1,0 +1,394 @@
+//! `olm install-olm` and `olm uninstall-olm`: OLM v1 itself on a cluster, from the manifests
+//! built into the binary (`install.yaml`, rendered from `config/` with kustomize; a test keeps
+//! the two in step).
+//!
+//! Install: every object is applied server-side (so a second run, or a newer binary, updates
+//! what the first wrote and nothing else), the Namespace and CRDs first; then the command waits,
+//! on watches, until the CRDs are served, the Deployment is available and the webhook
+//! configuration holds the CA of the certificate `olm run` issued itself. On timeout it says
+//! which of these is still missing.
+//!
+//! Uninstall: deletes the webhook configuration, the cluster-wide RBAC and the namespace (which
+//! takes the Deployment, its Secrets and Lease with it). CRDs — and with them every
+//! ClusterCatalog and ClusterExtension — stay unless `--delete-crds`; what an extension
+//! installed stays either way, and the command says so.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, anyhow, bail};
+use k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration;
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams};
+use kube::core::GroupVersionKind;
+use kube::discovery::ApiResource;
+use kube::runtime::wait::await_condition;
+use serde_json::Value;
+
+use crate::catalogd::{kube_config, parse_duration};
+
+/// The manifests, as `kubectl kustomize config` renders them.
+pub const INSTALL_YAML: &str = include_str!("../../../install.yaml");
+
+/// Field owner of everything `install-olm` applies.
+pub const FIELD_MANAGER: &str = "olm-install";
+
+/// The name of the container running `olm run` in the Deployment.
+const CONTAINER: &str = "manager";
+
+/// Install OLM v1 on a cluster and wait until it is ready.
+#[derive(clap::Args, Debug)]
+pub struct InstallArgs {
+    /// The olm image to run (what `olm image push-olm` prints, pinned by digest).
+    #[arg(long)]
+    image: String,
+    /// Kubeconfig to use instead of the default configuration.
+    #[arg(long)]
+    kubeconfig: Option<PathBuf>,
+    /// How long to wait for everything to be ready (Go duration).
+    #[arg(long, default_value = "5m", value_parser = parse_duration)]
+    timeout: Duration,
+    /// Print the manifests that would be applied, and apply nothing.
+    #[arg(long)]
+    dry_run: bool,
+}
+
+/// Remove OLM v1 from a cluster.
+#[derive(clap::Args, Debug)]
+pub struct UninstallArgs {
+    /// Kubeconfig to use instead of the default configuration.
+    #[arg(long)]
+    kubeconfig: Option<PathBuf>,
+    /// Also delete the OLM v1 CRDs, and with them every ClusterCatalog, ClusterExtension and
+    /// ClusterObjectSet (what the extensions installed stays).
+    #[arg(long)]
+    delete_crds: bool,
+}
+
+/// The objects to apply, with the Deployment running `image`: the Namespace and CRDs first
+/// (everything else needs them), then the rest in the manifests' order.
+pub fn manifests(image: &str) -> anyhow::Result<Vec<Value>> {
+    let mut docs = olm_goenc::yamlread::parse_documents(INSTALL_YAML)
+        .map_err(|e| anyhow!("the built-in install.yaml: {e}"))?;
+    docs.retain(|d| !d.is_null());
+    let mut set = false;
+    for doc in &mut docs {
+        if kind(doc) != "Deployment" {
+            continue;
+        }
+        let containers = doc
+            .pointer_mut("/spec/template/spec/containers")
+            .and_then(Value::as_array_mut);
+        for c in containers.into_iter().flatten() {
+            if c.get("name").and_then(Value::as_str) == Some(CONTAINER) {
+                c["image"] = Value::String(image.to_owned());
+                set = true;
+            }
+        }
+    }
+    if !set {
+        bail!("the built-in install.yaml has no Deployment container {CONTAINER:?}");
+    }
+    docs.sort_by_key(|d| match kind(d) {
+        "Namespace" => 0,
+        "CustomResourceDefinition" => 1,
+        _ => 2,
+    });
+    Ok(docs)
+}
+
+fn kind(doc: &Value) -> &str {
+    doc.get("kind").and_then(Value::as_str).unwrap_or_default()
+}
+
+fn name(doc: &Value) -> &str {
+    doc.pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+}
+
+fn namespace(doc: &Value) -> Option<&str> {
+    doc.pointer("/metadata/namespace").and_then(Value::as_str)
+}
+
+/// The API resource of `doc`'s kind, as discovery reports it.
+async fn resource(client: &kube::Client, doc: &Value) -> anyhow::Result<ApiResource> {
+    let api_version = doc
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    let gvk = GroupVersionKind::gvk(group, version, kind(doc));
+    let (ar, _) = kube::discovery::pinned_kind(client, &gvk)
+        .await
+        .with_context(|| format!("the API server does not serve {api_version} {}", kind(doc)))?;
+    Ok(ar)
+}
+
+fn dynamic_api(client: &kube::Client, ar: &ApiResource, ns: Option<&str>) -> Api<DynamicObject> {
+    match ns {
+        Some(ns) => Api::namespaced_with(client.clone(), ns, ar),
+        None => Api::all_with(client.clone(), ar),
+    }
+}
+
+/// Whether a Deployment has all its replicas updated and available.
+pub fn deployment_ready(d: &Deployment) -> bool {
+    let want = d.spec.replicas.unwrap_or(1);
+    let Some(status) = &d.status else {
+        return false;
+    };
+    let observed = status.observed_generation >= d.metadata.generation;
+    let available =
+        status.conditions.iter().flatten().any(|c| {
+            c.type_.as_deref() == Some("Available") && c.status.as_deref() == Some("True")
+        });
+    observed
+        && available
+        && status.updated_replicas.unwrap_or(0) >= want
+        && status.available_replicas.unwrap_or(0) >= want
+}
+
+/// Whether every webhook of the configuration carries a CA bundle.
+pub fn webhook_ready(w: &MutatingWebhookConfiguration) -> bool {
+    let hooks = w.webhooks.as_deref().unwrap_or_default();
+    !hooks.is_empty()
+        && hooks.iter().all(|h| {
+            h.client_config
+                .ca_bundle
+                .as_ref()
+                .is_some_and(|b| !b.0.is_empty())
+        })
+}
+
+fn crd_established(c: &CustomResourceDefinition) -> bool {
+    c.status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .is_some_and(|cs| {
+            cs.iter()
+                .any(|c| c.type_ == "Established" && c.status == "True")
+        })
+}
+
+pub fn install(args: InstallArgs) -> anyhow::Result<ExitCode> {
+    let docs = manifests(&args.image)?;
+    if args.dry_run {
+        for doc in &docs {
+            print!("---\n{}", olm_goenc::yaml::to_yaml(doc));
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    crate::runtime()?.block_on(install_on(args, docs))
+}
+
+async fn install_on(args: InstallArgs, docs: Vec<Value>) -> anyhow::Result<ExitCode> {
+    let started = Instant::now();
+    let client = kube::Client::try_from(kube_config(args.kubeconfig.as_ref()).await?)?;
+    let apply = PatchParams::apply(FIELD_MANAGER).force();
+    let deadline = started + args.timeout;
+    let mut crds = Vec::new();
+    for doc in &docs {
+        // The CRDs must be served before the objects after them can be discovered.
+        if kind(doc) != "CustomResourceDefinition" && !crds.is_empty() {
+            wait_crds(&client, &std::mem::take(&mut crds), deadline).await?;
+        }
+        let ar = resource(&client, doc).await?;
+        let api = dynamic_api(&client, &ar, namespace(doc));
+        let obj: DynamicObject = serde_json::from_value(doc.clone())?;
+        api.patch(name(doc), &apply, &Patch::Apply(&obj))
+            .await
+            .with_context(|| format!("applying {} {}", kind(doc), name(doc)))?;
+        eprintln!("{}/{} applied", ar.plural, name(doc));
+        if kind(doc) == "CustomResourceDefinition" {
+            crds.push(name(doc).to_owned());
+        }
+    }
+    let deployment = docs
+        .iter()
+        .find(|d| kind(d) == "Deployment")
+        .ok_or_else(|| anyhow!("the built-in install.yaml has no Deployment"))?;
+    let webhook = docs
+        .iter()
+        .find(|d| kind(d) == "MutatingWebhookConfiguration");
+    let deployments: Api<Deployment> =
+        Api::namespaced(client.clone(), namespace(deployment).unwrap_or_default());
+    let left = deadline.saturating_duration_since(Instant::now());
+    let waited = tokio::time::timeout(
+        left,
+        await_condition(
+            deployments.clone(),
+            name(deployment),
+            |d: Option<&Deployment>| d.is_some_and(deployment_ready),
+        ),
+    )
+    .await;
+    if waited.is_err() {
+        let d = deployments.get_opt(name(deployment)).await?;
+        let status = d.as_ref().and_then(|d| d.status.as_ref());
+        bail!(
+            "OLM is not ready after {:?}: deployment {}/{} has {} of {} replicas available (kubectl -n {} describe deployment {} says why)",
+            args.timeout,
+            namespace(deployment).unwrap_or_default(),
+            name(deployment),
+            status.and_then(|s| s.available_replicas).unwrap_or(0),
+            d.as_ref().and_then(|d| d.spec.replicas).unwrap_or(1),
+            namespace(deployment).unwrap_or_default(),
+            name(deployment),
+        );
+    }
+    eprintln!("deployment {} available", name(deployment));
+    if let Some(webhook) = webhook {
+        let api: Api<MutatingWebhookConfiguration> = Api::all(client.clone());
+        let left = deadline.saturating_duration_since(Instant::now());
+        let waited = tokio::time::timeout(
+            left,
+            await_condition(
+                api,
+                name(webhook),
+                |w: Option<&MutatingWebhookConfiguration>| w.is_some_and(webhook_ready),
+            ),
+        )
+        .await;
+        if waited.is_err() {
+            bail!(
+                "OLM is not ready after {:?}: the webhook configuration {} has no CA bundle yet (olm run puts it there once it has issued its certificate; its logs say why not)",
+                args.timeout,
+                name(webhook)
+            );
+        }
+        eprintln!("webhook configuration {} has its CA", name(webhook));
+    }
+    println!(
+        "OLM installed: {} objects applied, ready in {:.1} s (image {})",
+        docs.len(),
+        started.elapsed().as_secs_f64(),
+        args.image
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn wait_crds(
+    client: &kube::Client,
+    names: &[String],
+    deadline: Instant,
+) -> anyhow::Result<()> {
+    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
+    for name in names {
+        let left = deadline.saturating_duration_since(Instant::now());
+        tokio::time::timeout(
+            left,
+            await_condition(api.clone(), name, |c: Option<&CustomResourceDefinition>| {
+                c.is_some_and(crd_established)
+            }),
+        )
+        .await
+        .map_err(|_| anyhow!("the CRD {name} is not established"))??;
+    }
+    Ok(())
+}
+
+pub fn uninstall(args: UninstallArgs) -> anyhow::Result<ExitCode> {
+    crate::runtime()?.block_on(uninstall_on(args))
+}
+
+async fn uninstall_on(args: UninstallArgs) -> anyhow::Result<ExitCode> {
+    let client = kube::Client::try_from(kube_config(args.kubeconfig.as_ref()).await?)?;
+    let docs = manifests("olm")?;
+    let mut kept = Vec::new();
+    // Reverse order: the Namespace and the CRDs last. Namespaced objects go with the namespace.
+    for doc in docs.iter().rev() {
+        let is_crd = kind(doc) == "CustomResourceDefinition";
+        if namespace(doc).is_some() {
+            continue;
+        }
+        if is_crd && !args.delete_crds {
+            kept.push(format!("CRD {}", name(doc)));
+            continue;
+        }
+        let ar = match resource(&client, doc).await {
+            Ok(ar) => ar,
+            // Not served (e.g. the CRD is already gone): nothing of it to delete.
+            Err(_) => continue,
+        };
+        let api = dynamic_api(&client, &ar, None);
+        match api.delete(name(doc), &DeleteParams::background()).await {
+            Ok(_) => eprintln!("{}/{} deleted", ar.plural, name(doc)),
+            Err(kube::Error::Api(e)) if e.code == 404 => {}
+            Err(e) => {
+                return Err(anyhow!(e).context(format!("deleting {} {}", kind(doc), name(doc))));
+            }
+        }
+    }
+    if kept.is_empty() {
+        println!("OLM uninstalled; what extensions installed is left in place");
+    } else {
+        println!(
+            "OLM uninstalled; left in place: {} (with every ClusterCatalog and ClusterExtension; --delete-crds removes them) and what extensions installed",
+            kept.join(", ")
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_image_is_set_and_the_namespace_and_crds_come_first() {
+        let docs = manifests("r.example/olm@sha256:ab").expect("manifests");
+        assert_eq!(kind(&docs[0]), "Namespace");
+        assert_eq!(name(&docs[0]), "olmv1-system");
+        assert!(
+            docs[1..4]
+                .iter()
+                .all(|d| kind(d) == "CustomResourceDefinition")
+        );
+        let d = docs
+            .iter()
+            .find(|d| kind(d) == "Deployment")
+            .expect("deployment");
+        assert_eq!(
+            d["spec"]["template"]["spec"]["containers"][0]["image"],
+            "r.example/olm@sha256:ab"
+        );
+        // Everything namespaced is in OLM's namespace.
+        for doc in &docs {
+            if let Some(ns) = namespace(doc) {
+                assert_eq!(ns, "olmv1-system", "{} {}", kind(doc), name(doc));
+            }
+        }
+    }
+
+    #[test]
+    fn readiness() {
+        let d: Deployment = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "d", "generation": 2},
+            "spec": {"replicas": 2, "selector": {}, "template": {}},
+            "status": {"observedGeneration": 2, "updatedReplicas": 2, "availableReplicas": 2,
+                "conditions": [{"type": "Available", "status": "True"}]},
+        }))
+        .expect("deployment");
+        assert!(deployment_ready(&d));
+        let mut old = d.clone();
+        old.status.as_mut().expect("status").observed_generation = Some(1);
+        assert!(!deployment_ready(&old));
+        let mut short = d;
+        short.status.as_mut().expect("status").available_replicas = Some(1);
+        assert!(!deployment_ready(&short));
+
+        let w = |bundle: Option<&str>| -> MutatingWebhookConfiguration {
+            serde_json::from_value(serde_json::json!({
+                "metadata": {"name": "w"},
+                "webhooks": [{"name": "a.b", "admissionReviewVersions": ["v1"], "sideEffects": "None",
+                    "clientConfig": {"caBundle": bundle}}],
+            }))
+            .expect("webhook")
+        };
+        assert!(!webhook_ready(&w(None)));
+        assert!(webhook_ready(&w(Some("Y2E="))));
+    }
+}
