@@ -468,13 +468,17 @@ impl Bundle {
     /// `displayName` of the bundle's `olm.csv.metadata` property (what `opm alpha list
     /// packages` shows as DISPLAY NAME); `None` without one.
     pub fn csv_display_name(&self) -> Option<String> {
+        self.csv_metadata()?
+            .get("displayName")?
+            .as_str()
+            .map(str::to_owned)
+    }
+
+    /// The value of the first `olm.csv.metadata` property that reads as JSON.
+    pub fn csv_metadata(&self) -> Option<serde_json::Value> {
         self.properties.iter().find_map(|p| match p.parse() {
             Ok(crate::property::TypedProperty::CsvMetadata(raw)) => {
-                serde_json::from_str::<serde_json::Value>(raw.get())
-                    .ok()?
-                    .get("displayName")?
-                    .as_str()
-                    .map(str::to_owned)
+                serde_json::from_str(raw.get()).ok()
             }
             _ => None,
         })

@@ -10,8 +10,8 @@ use kube::api::{Api, ListParams};
 use kube::core::GroupVersionKind;
 use kube::discovery::Scope;
 use olm_extension::permissions::{
-    CLUSTER_COLLECTION_VERBS, PreAuthorizationFailed, Rbac, Request, ResourceInfo, UserInfo,
-    missing_permissions, service_account_user, verdict,
+    CLUSTER_COLLECTION_VERBS, PermissionsError, PreAuthorizationFailed, Rbac, Request,
+    ResourceInfo, ScopedPolicyRules, UserInfo, missing_permissions, service_account_user, verdict,
 };
 use serde_json::Value;
 
@@ -96,6 +96,16 @@ pub async fn preflight_with(
             .await?
             .items,
     };
+    let result = missing_rules(client, namespace, service_account, objects, &rbac, extra).await?;
+    Ok(verdict(result)?)
+}
+
+/// The resource and scope of every distinct kind of `objects`, by `(apiVersion, kind)`, from
+/// discovery; `None` for a kind the API server does not serve.
+pub async fn resources_of(
+    client: &kube::Client,
+    objects: &[Value],
+) -> Result<BTreeMap<(String, String), Option<ResourceInfo>>, kube::Error> {
     let mut kinds: BTreeMap<(String, String), Option<ResourceInfo>> = BTreeMap::new();
     for o in objects {
         let s = |k: &str| o.get(k).and_then(Value::as_str).unwrap_or("").to_string();
@@ -121,11 +131,49 @@ pub async fn preflight_with(
             // Not served: left unresolved, reported by the verdict with the object's index.
             Err(kube::Error::Api(e)) if e.code == 404 => {}
             Err(kube::Error::Discovery(_)) => {}
-            Err(e) => return Err(e.into()),
+            Err(e) => return Err(e),
         }
     }
+    Ok(kinds)
+}
+
+/// Every rule the ServiceAccount `service_account` of `namespace` needs to install `objects`
+/// (rendered into `namespace`) and to handle `extra`: what [`preflight_with`] would find
+/// missing for an account bound to nothing, grouped by namespace (empty: cluster scope).
+///
+/// Errors: discovery failures, and objects that cannot be located or RBAC objects that do not
+/// decode (the message lists them).
+pub async fn required_rules(
+    client: &kube::Client,
+    namespace: &str,
+    service_account: &str,
+    objects: &[Value],
+    extra: &[Request],
+) -> Result<Vec<ScopedPolicyRules>, RequiredRulesError> {
+    Ok(missing_rules(
+        client,
+        namespace,
+        service_account,
+        objects,
+        &Rbac::default(),
+        extra,
+    )
+    .await??)
+}
+
+/// [`missing_permissions`] for the ServiceAccount under `rbac`, with the kinds of `objects`
+/// looked up by discovery.
+async fn missing_rules(
+    client: &kube::Client,
+    namespace: &str,
+    service_account: &str,
+    objects: &[Value],
+    rbac: &Rbac,
+    extra: &[Request],
+) -> Result<Result<Vec<ScopedPolicyRules>, PermissionsError>, kube::Error> {
+    let kinds = resources_of(client, objects).await?;
     let user = UserInfo::service_account(namespace, service_account);
-    let result = missing_permissions(
+    Ok(missing_permissions(
         &user,
         objects,
         namespace,
@@ -135,11 +183,21 @@ pub async fn preflight_with(
                 .cloned()
                 .flatten()
         },
-        &rbac,
+        rbac,
         extra,
         &CLUSTER_COLLECTION_VERBS,
-    );
-    Ok(verdict(result)?)
+    ))
+}
+
+/// Why [`required_rules`] failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RequiredRulesError {
+    /// Discovery failed.
+    #[error("{0}")]
+    Kube(#[from] kube::Error),
+    /// An object could not be located or an RBAC object did not decode.
+    #[error("{0}")]
+    Objects(#[from] PermissionsError),
 }
 
 /// A client that acts as the ServiceAccount `name` in `namespace`: the process's own connection

@@ -173,15 +173,7 @@ fn validate(reference: &str, output: Option<JsonOrYaml>) -> anyhow::Result<ExitC
                 Ok(()) => serde_json::json!({"passed": true}),
                 Err(msg) => serde_json::json!({"passed": false, "error": {"message": msg}}),
             };
-            let text = match fmt {
-                JsonOrYaml::Json => {
-                    let mut s = serde_json::to_string_pretty(&report)?;
-                    s.push('\n');
-                    s
-                }
-                JsonOrYaml::Yaml => olm_catalog::yaml::to_yaml(&report),
-            };
-            crate::output::stdout(text.as_bytes())?;
+            crate::output::print_value(&report, fmt)?;
             Ok(if result.is_ok() {
                 ExitCode::SUCCESS
             } else {
@@ -261,30 +253,6 @@ fn render(
     let mut w = io::BufWriter::new(stdout.lock());
     crate::output::ignore_broken_pipe(write::write(&cat, format, &mut w).and_then(|_| w.flush()))?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// Prints rows aligned like Go's `tabwriter` with two spaces of padding.
-fn print_table(rows: &[Vec<String>]) -> io::Result<()> {
-    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let mut widths = vec![0usize; cols];
-    for r in rows {
-        for (i, c) in r.iter().enumerate() {
-            widths[i] = widths[i].max(c.chars().count());
-        }
-    }
-    let mut out = String::new();
-    for r in rows {
-        let mut line = String::new();
-        for (i, c) in r.iter().enumerate() {
-            line.push_str(c);
-            if i + 1 < r.len() {
-                line.extend(std::iter::repeat_n(' ', widths[i] - c.chars().count() + 2));
-            }
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    crate::output::ignore_broken_pipe(io::stdout().write_all(out.as_bytes()))
 }
 
 fn list(cmd: ListCommand) -> anyhow::Result<ExitCode> {
@@ -376,7 +344,7 @@ fn list(cmd: ListCommand) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    print_table(&rows)?;
+    crate::output::print_table(&rows)?;
     Ok(ExitCode::SUCCESS)
 }
 

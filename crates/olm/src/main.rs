@@ -7,6 +7,7 @@ mod catalog_add;
 mod catalog_graph;
 mod catalog_template;
 mod catalogd;
+mod client;
 mod dev;
 mod image;
 mod install_olm;
@@ -51,6 +52,18 @@ enum Cli {
     Crd(bundle::CrdCommand),
     /// Which bundle a ClusterExtension would get from a set of catalogs, and why.
     Resolve(resolve::Args),
+    /// Search the packages the cluster's catalogs serve: channels, versions, deprecations.
+    Search(client::SearchArgs),
+    /// Install a package from the cluster's catalogs as a ClusterExtension and follow it.
+    Install(client::InstallArgs),
+    /// Change an extension's version range, channels or configuration, and follow it.
+    Upgrade(client::UpgradeArgs),
+    /// Remove an extension and what it installed.
+    Uninstall(client::UninstallArgs),
+    /// List installed extensions, their bundles, conditions and available upgrades.
+    List(client::ListArgs),
+    /// Show one extension: conditions, revisions, objects, and why it is not progressing.
+    Describe(client::DescribeArgs),
     /// Install OLM v1 on a cluster (the manifests of install.yaml, applied server-side) and
     /// wait until it is ready.
     InstallOlm(install_olm::InstallArgs),
@@ -111,6 +124,12 @@ fn main() -> ExitCode {
         Cli::Catalogd(args) => catalogd::run(args),
         Cli::Bundle(cmd) => bundle::run(cmd),
         Cli::Crd(cmd) => bundle::run_crd(cmd),
+        Cli::Search(args) => client::search(args),
+        Cli::Install(args) => client::install(args),
+        Cli::Upgrade(args) => client::upgrade(args),
+        Cli::Uninstall(args) => client::uninstall(args),
+        Cli::List(args) => client::list(args),
+        Cli::Describe(args) => client::describe(args),
         Cli::InstallOlm(args) => install_olm::install(args),
         Cli::UninstallOlm(args) => install_olm::uninstall(args),
     };

@@ -16,6 +16,35 @@ pub fn stdout(bytes: &[u8]) -> io::Result<()> {
     ignore_broken_pipe(io::stdout().lock().write_all(bytes))
 }
 
+/// Rows aligned like Go's `tabwriter` with two spaces of padding (kubectl's tables).
+pub fn table(rows: &[Vec<String>]) -> String {
+    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let mut widths = vec![0usize; cols];
+    for r in rows {
+        for (i, c) in r.iter().enumerate() {
+            widths[i] = widths[i].max(c.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for r in rows {
+        let mut line = String::new();
+        for (i, c) in r.iter().enumerate() {
+            line.push_str(c);
+            if i + 1 < r.len() {
+                line.extend(std::iter::repeat_n(' ', widths[i] - c.chars().count() + 2));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// Prints [`table`] to stdout.
+pub fn print_table(rows: &[Vec<String>]) -> io::Result<()> {
+    stdout(table(rows).as_bytes())
+}
+
 /// `-o json|yaml`: reports and single documents.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum JsonOrYaml {
@@ -23,6 +52,19 @@ pub enum JsonOrYaml {
     Json,
     /// YAML.
     Yaml,
+}
+
+/// Prints `value` as indented JSON or as YAML.
+pub fn print_value(value: &serde_json::Value, format: JsonOrYaml) -> io::Result<()> {
+    let text = match format {
+        JsonOrYaml::Json => {
+            let mut s = serde_json::to_string_pretty(value).map_err(io::Error::other)?;
+            s.push('\n');
+            s
+        }
+        JsonOrYaml::Yaml => olm_goenc::yaml::to_yaml(value),
+    };
+    stdout(text.as_bytes())
 }
 
 impl From<JsonOrYaml> for olm_catalog::write::Format {

@@ -17,8 +17,8 @@ use olm_k8s::{
     OWNER_NAME_LABEL, status_of,
 };
 use olm_resolve::{
-    Availability, CatalogInput, Deprecations, Installed, LabelSelector, Operator, Request,
-    Requirement, VersionRange,
+    Availability, CatalogInput, ContentIndex, Deprecations, Installed, LabelSelector, Operator,
+    Request, Requirement, VersionRange,
 };
 
 use super::Ctx;
@@ -299,43 +299,13 @@ async fn resolve(
     ctx: &Ctx,
     installed: Option<&RevisionState>,
 ) -> Result<(BundleMetadata, String, Deprecations), Failure> {
-    let Some(filter) = ext.spec.source.catalog.as_ref() else {
-        return Err(("catalog source is required".to_string(), None));
-    };
-    let package = PackageName::new(filter.package_name.clone());
-    let selector = selector_of(ext).map_err(|e| {
-        (
-            olm_resolve::ResolveError::InvalidSelector(e).to_string(),
-            None,
-        )
-    })?;
-    let version = match filter.version.as_deref().filter(|v| !v.is_empty()) {
-        Some(v) => Some(VersionRange::parse(v).map_err(|e| (e.to_string(), None))?),
-        None => None,
-    };
-    let request = Request {
-        package: package.clone(),
-        channels: filter
-            .channels
-            .iter()
-            .map(|c| ChannelName::new(c.clone()))
-            .collect(),
-        version,
-        selector: selector.clone(),
-        policy: match filter.upgrade_constraint_policy {
-            UpgradeConstraintPolicy::CatalogProvided => {
-                olm_resolve::UpgradeConstraintPolicy::CatalogProvided
-            }
-            UpgradeConstraintPolicy::SelfCertified => {
-                olm_resolve::UpgradeConstraintPolicy::SelfCertified
-            }
-        },
-        installed: installed.map(|i| Installed {
-            name: olm_catalog::BundleName::new(i.bundle.name.clone()),
-            version: i.bundle.version.clone(),
-            release: i.bundle.release.clone(),
-        }),
-    };
+    let installed = installed.map(|i| Installed {
+        name: olm_catalog::BundleName::new(i.bundle.name.clone()),
+        version: i.bundle.version.clone(),
+        release: i.bundle.release.clone(),
+    });
+    let request = request_of(ext, installed).map_err(|e| (e, None))?;
+    let (package, selector) = (request.package.clone(), request.selector.clone());
 
     let mut catalogs: Vec<ClusterCatalog> = ctx
         .catalog_store
@@ -351,13 +321,7 @@ async fn resolve(
         .map_err(|e| (e.to_string(), None))?;
     let inputs: Vec<CatalogInput<'_>> = catalogs
         .iter()
-        .map(|c| CatalogInput {
-            name: c.name_any(),
-            labels: labels_of(c),
-            priority: c.spec.priority,
-            availability: availability_of(c),
-            content: contents.get(&c.name_any()).map(|i| i.as_ref()),
-        })
+        .map(|c| catalog_input(c, contents.get(&c.name_any()).map(|i| i.as_ref())))
         .collect();
     match olm_resolve::resolve(&inputs, &request, None) {
         Ok(r) => Ok((
@@ -370,6 +334,56 @@ async fn resolve(
             r.deprecations,
         )),
         Err(f) => Err((f.error.to_string(), f.deprecations)),
+    }
+}
+
+/// What the resolver asks for on behalf of `ext`, with `installed` as the installed bundle.
+///
+/// Errors: no catalog source, an invalid selector or version range, worded as the extension's
+/// status words them.
+pub fn request_of(ext: &ClusterExtension, installed: Option<Installed>) -> Result<Request, String> {
+    let Some(filter) = ext.spec.source.catalog.as_ref() else {
+        return Err("catalog source is required".to_string());
+    };
+    let package = PackageName::new(filter.package_name.clone());
+    let selector =
+        selector_of(ext).map_err(|e| olm_resolve::ResolveError::InvalidSelector(e).to_string())?;
+    let version = match filter.version.as_deref().filter(|v| !v.is_empty()) {
+        Some(v) => Some(VersionRange::parse(v).map_err(|e| e.to_string())?),
+        None => None,
+    };
+    Ok(Request {
+        package,
+        channels: filter
+            .channels
+            .iter()
+            .map(|c| ChannelName::new(c.clone()))
+            .collect(),
+        version,
+        selector,
+        policy: match filter.upgrade_constraint_policy {
+            UpgradeConstraintPolicy::CatalogProvided => {
+                olm_resolve::UpgradeConstraintPolicy::CatalogProvided
+            }
+            UpgradeConstraintPolicy::SelfCertified => {
+                olm_resolve::UpgradeConstraintPolicy::SelfCertified
+            }
+        },
+        installed,
+    })
+}
+
+/// A ClusterCatalog as the resolver sees it, with `content` when it could be read.
+pub fn catalog_input<'a>(
+    c: &ClusterCatalog,
+    content: Option<&'a ContentIndex>,
+) -> CatalogInput<'a> {
+    CatalogInput {
+        name: c.name_any(),
+        labels: labels_of(c),
+        priority: c.spec.priority,
+        availability: availability_of(c),
+        content,
     }
 }
 

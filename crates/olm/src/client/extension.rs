@@ -1,0 +1,835 @@
+//! `olm install`, `olm upgrade`, `olm uninstall`, `olm list` and `olm describe`: ClusterExtensions
+//! for people.
+
+use std::collections::BTreeMap;
+use std::io::IsTerminal as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, anyhow, bail};
+use futures::StreamExt as _;
+use jiff::Timestamp;
+use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
+use kube::ResourceExt;
+use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
+use olm_api::{ClusterCatalog, ClusterExtension, ClusterObjectSet};
+use olm_goenc::quote;
+use olm_resolve::{ContentIndex, Installed};
+use serde_json::{Value, json};
+
+use super::view::{self, Progress};
+use super::{Conn, content, print_as, rbac, serving_catalogs};
+use crate::catalogd::parse_duration;
+use crate::output::JsonOrYaml;
+
+/// Field owner of what the client writes.
+const FIELD_MANAGER: &str = "olm";
+
+/// The CSV annotation naming the namespace an operator wants to be installed into.
+const SUGGESTED_NAMESPACE: &str = "operatorframework.io/suggested-namespace";
+
+/// Install a package from the cluster's catalogs and follow it until it is installed.
+#[derive(clap::Args, Debug)]
+pub struct InstallArgs {
+    /// The package to install.
+    package: String,
+    /// Name of the ClusterExtension (default: the package name).
+    #[arg(long)]
+    name: Option<String>,
+    /// Version range to install from (e.g. "1.2.x", ">=1.0.0 <2.0.0").
+    #[arg(short, long)]
+    version: Option<String>,
+    /// Channel to install from; repeat for several (default: the package's default channel).
+    #[arg(short, long = "channel")]
+    channels: Vec<String>,
+    /// Namespace to install into (default: the bundle's suggested namespace, else the package
+    /// name).
+    #[arg(short, long)]
+    namespace: Option<String>,
+    /// ServiceAccount OLM installs as (its RBAC bounds what the bundle may create); default:
+    /// `<name>-installer` with --create-service-account, else OLM's own identity.
+    #[arg(short = 's', long)]
+    service_account: Option<String>,
+    /// Create the namespace when it is missing.
+    #[arg(long)]
+    create_namespace: bool,
+    /// Create the namespace, the ServiceAccount and exactly the RBAC installing the resolved
+    /// bundle needs (pulls and renders the bundle here first).
+    #[arg(long)]
+    create_service_account: bool,
+    /// The extension's configuration: a YAML or JSON object (e.g. `watchNamespace: ops`).
+    #[arg(long)]
+    config: Option<PathBuf>,
+    #[command(flatten)]
+    follow: Follow,
+    #[command(flatten)]
+    conn: Conn,
+}
+
+/// Whether and how long a change is followed.
+#[derive(clap::Args, Debug)]
+struct Follow {
+    /// How long to wait until the extension is installed (Go duration).
+    #[arg(long, default_value = "5m", value_parser = parse_duration)]
+    timeout: Duration,
+    /// Make the change and return without waiting.
+    #[arg(long)]
+    no_wait: bool,
+}
+
+/// Change an installed extension's version range, channels or configuration, and follow it.
+#[derive(clap::Args, Debug)]
+pub struct UpgradeArgs {
+    /// The ClusterExtension.
+    name: String,
+    /// New version range ("" removes the range: any version of the channels).
+    #[arg(short, long)]
+    version: Option<String>,
+    /// New channels (repeat; replaces the current ones).
+    #[arg(short, long = "channel")]
+    channels: Vec<String>,
+    /// New configuration: a YAML or JSON object.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    #[command(flatten)]
+    follow: Follow,
+    #[command(flatten)]
+    conn: Conn,
+}
+
+/// Remove an extension: what it installed goes with it, its CRDs and their objects included.
+#[derive(clap::Args, Debug)]
+pub struct UninstallArgs {
+    /// The ClusterExtension.
+    name: String,
+    /// How long to wait for it to be gone (Go duration).
+    #[arg(long, default_value = "5m", value_parser = parse_duration)]
+    timeout: Duration,
+    #[command(flatten)]
+    conn: Conn,
+}
+
+/// List installed extensions with their bundle, conditions and the upgrade the catalogs offer.
+#[derive(clap::Args, Debug)]
+pub struct ListArgs {
+    /// Output format (default: a table).
+    #[arg(short, long, value_enum)]
+    output: Option<JsonOrYaml>,
+    #[command(flatten)]
+    conn: Conn,
+}
+
+/// Show one extension: spec, conditions, revisions and their objects, and why it is not
+/// progressing.
+#[derive(clap::Args, Debug)]
+pub struct DescribeArgs {
+    /// The ClusterExtension.
+    name: String,
+    /// Print the object instead (JSON or YAML).
+    #[arg(short, long, value_enum)]
+    output: Option<JsonOrYaml>,
+    #[command(flatten)]
+    conn: Conn,
+}
+
+/// Reads `--config`: a YAML or JSON object.
+fn read_config(path: &Path) -> anyhow::Result<serde_json::Map<String, Value>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    match olm_goenc::yamlread::parse_document_with(&text, &Default::default())
+        .map_err(|e| anyhow!("{}: {e}", path.display()))?
+    {
+        Value::Object(m) => Ok(m),
+        other => bail!(
+            "{}: the configuration must be an object, not {}",
+            path.display(),
+            match other {
+                Value::Null => "empty",
+                Value::Array(_) => "a list",
+                _ => "a scalar",
+            }
+        ),
+    }
+}
+
+/// The ClusterExtension `olm install` creates.
+fn extension_object(
+    name: &str,
+    args: &InstallArgs,
+    namespace: &str,
+    service_account: Option<&str>,
+    config: Option<serde_json::Map<String, Value>>,
+) -> Value {
+    let mut catalog = json!({"packageName": args.package});
+    if let Some(v) = args.version.as_deref().filter(|v| !v.is_empty()) {
+        catalog["version"] = json!(v);
+    }
+    if !args.channels.is_empty() {
+        catalog["channels"] = json!(args.channels);
+    }
+    let mut spec = json!({
+        "namespace": namespace,
+        "source": {"sourceType": "Catalog", "catalog": catalog},
+    });
+    if let Some(sa) = service_account {
+        spec["serviceAccount"] = json!({"name": sa});
+    }
+    if let Some(config) = config {
+        spec["config"] = json!({"configType": "Inline", "inline": config});
+    }
+    json!({
+        "apiVersion": "olm.operatorframework.io/v1",
+        "kind": "ClusterExtension",
+        "metadata": {"name": name},
+        "spec": spec,
+    })
+}
+
+/// What the catalogs would give an extension now.
+struct Preview {
+    bundle: String,
+    version: String,
+    image: String,
+    catalog: String,
+    suggested_namespace: Option<String>,
+}
+
+/// Resolves `ext` against the serving catalogs' content of its package, as the controller will.
+async fn preview(
+    client: &kube::Client,
+    catalogs: &[ClusterCatalog],
+    ext: &ClusterExtension,
+    installed: Option<Installed>,
+    loaded: &mut BTreeMap<(String, String), (olm_catalog::Catalog, ContentIndex)>,
+) -> anyhow::Result<Preview> {
+    let request = olm_controller::extension::request_of(ext, installed).map_err(|e| anyhow!(e))?;
+    let package = request.package.as_str().to_owned();
+    for cat in catalogs {
+        let key = (cat.name_any(), package.clone());
+        if let std::collections::btree_map::Entry::Vacant(slot) = loaded.entry(key) {
+            let content = content::content(client, cat, Some(&package)).await?;
+            let index = ContentIndex::new(&content);
+            slot.insert((content, index));
+        }
+    }
+    let inputs: Vec<_> = catalogs
+        .iter()
+        .map(|c| {
+            let index = loaded.get(&(c.name_any(), package.clone())).map(|(_, i)| i);
+            olm_controller::extension::catalog_input(c, index)
+        })
+        .collect();
+    let r = olm_resolve::resolve(&inputs, &request, None).map_err(|f| anyhow!("{}", f.error))?;
+    let suggested_namespace = loaded
+        .get(&(r.catalog.clone(), package))
+        .and_then(|(cat, _)| cat.bundles().find(|b| b.name == r.bundle))
+        .and_then(olm_catalog::Bundle::csv_metadata)
+        .and_then(|m| {
+            m.pointer(&format!(
+                "/annotations/{}",
+                SUGGESTED_NAMESPACE.replace('/', "~1")
+            ))
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+        });
+    Ok(Preview {
+        bundle: r.bundle.to_string(),
+        version: r.version.legacy_version_string(),
+        image: r.image,
+        catalog: r.catalog,
+        suggested_namespace,
+    })
+}
+
+/// Server-side applies `obj` (any kind the API server serves).
+async fn apply(client: &kube::Client, obj: &Value) -> anyhow::Result<()> {
+    let api_version = obj["apiVersion"].as_str().unwrap_or_default();
+    let kind = obj["kind"].as_str().unwrap_or_default();
+    let name = obj["metadata"]["name"].as_str().unwrap_or_default();
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    let gvk = kube::core::GroupVersionKind::gvk(group, version, kind);
+    let (ar, _) = kube::discovery::pinned_kind(client, &gvk).await?;
+    let api: Api<DynamicObject> = match obj["metadata"]["namespace"].as_str() {
+        Some(ns) => Api::namespaced_with(client.clone(), ns, &ar),
+        None => Api::all_with(client.clone(), &ar),
+    };
+    let dynamic: DynamicObject = serde_json::from_value(obj.clone())?;
+    api.patch(
+        name,
+        &PatchParams::apply(FIELD_MANAGER).force(),
+        &Patch::Apply(&dynamic),
+    )
+    .await
+    .with_context(|| format!("creating {kind} {}", quote(name)))?;
+    Ok(())
+}
+
+/// Pulls and renders the bundle `image` for `namespace`, and creates the ServiceAccount `sa`
+/// with the RBAC installing it needs.
+async fn create_service_account(
+    client: &kube::Client,
+    ext: &str,
+    namespace: &str,
+    sa: &str,
+    image: &str,
+    config: Option<&serde_json::Map<String, Value>>,
+) -> anyhow::Result<usize> {
+    let reference: olm_image::ImageRef = image.parse()?;
+    let tmp = tempfile::tempdir().context("creating a temporary directory")?;
+    let dest = tmp.path().join("bundle");
+    let images = olm_image::Client::new(olm_image::ClientOptions {
+        auth: olm_image::AuthConfig::load_default()?,
+        ..olm_image::ClientOptions::default()
+    });
+    images
+        .pull_to_dir(&reference, &dest, &olm_image::Filter::All)
+        .await
+        .with_context(|| format!("pulling bundle {image}"))?;
+    let bundle = olm_bundle::Bundle::from_dir(&dest).map_err(|e| anyhow!("bundle {image}: {e}"))?;
+    let config = config.map(|c| Value::Object(c.clone()).to_string());
+    let objects = olm_bundle::render_bundle(
+        &bundle,
+        namespace,
+        config.as_deref(),
+        Some(olm_bundle::CertProvider::Builtin),
+    )
+    .map_err(|e| anyhow!("rendering bundle {image}: {e}"))?;
+    let extra = [olm_extension::permissions::owner_finalizers(
+        "clusterextensions",
+        ext,
+    )];
+    let rules =
+        olm_controller::permissions::required_rules(client, namespace, sa, &objects, &extra)
+            .await
+            .map_err(|e| anyhow!("working out the permissions bundle {image} needs: {e}"))?;
+    let created = rbac::objects(ext, namespace, sa, &rules);
+    for obj in &created {
+        apply(client, obj).await?;
+    }
+    Ok(rules.iter().map(|s| s.missing_rules.len()).sum())
+}
+
+/// Shows where `ext` stands while following it: a spinner on a terminal, else one line per
+/// change on stderr.
+struct Display {
+    bar: Option<indicatif::ProgressBar>,
+    last: String,
+}
+
+impl Display {
+    fn new(name: &str) -> Display {
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let bar = indicatif::ProgressBar::new_spinner();
+            if let Ok(style) =
+                indicatif::ProgressStyle::with_template("{spinner} {prefix}: {msg} ({elapsed})")
+            {
+                bar.set_style(style);
+            }
+            bar.set_prefix(format!("extension {}", quote(name)));
+            bar.enable_steady_tick(Duration::from_millis(100));
+            bar
+        });
+        Display {
+            bar,
+            last: String::new(),
+        }
+    }
+
+    fn show(&mut self, what: &str) {
+        if what == self.last {
+            return;
+        }
+        what.clone_into(&mut self.last);
+        match &self.bar {
+            Some(bar) => bar.set_message(what.lines().next().unwrap_or_default().to_owned()),
+            None => eprintln!("{what}"),
+        }
+    }
+
+    fn finish(self) {
+        if let Some(bar) = self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+/// Follows `name` on a watch until it is installed, stuck, deleted, or `timeout` passes.
+async fn follow(
+    api: &Api<ClusterExtension>,
+    name: &str,
+    timeout: Duration,
+) -> anyhow::Result<Progress> {
+    let mut display = Display::new(name);
+    let mut last = Progress::Working(String::new());
+    let watched = async {
+        let stream = kube::runtime::watcher::watch_object(api.clone(), name);
+        futures::pin_mut!(stream);
+        while let Some(event) = stream.next().await {
+            match event {
+                Ok(Some(ext)) => {
+                    last = view::progress(&ext);
+                    match &last {
+                        Progress::Working(what) => display.show(what),
+                        Progress::Done { .. } | Progress::Stuck { .. } => return Ok(()),
+                    }
+                }
+                Ok(None) => bail!("extension {} was deleted", quote(name)),
+                Err(e) => tracing::warn!(extension = %name, error = %e, "watching the extension"),
+            }
+        }
+        Ok(())
+    };
+    let outcome = tokio::time::timeout(timeout, watched).await;
+    display.finish();
+    match outcome {
+        Ok(Ok(())) => Ok(last),
+        Ok(Err(e)) => Err(e),
+        Err(_) => Ok(match last {
+            Progress::Working(what) => Progress::Stuck {
+                reason: format!("not done after {timeout:?}"),
+                advice: match what.split_once(": ") {
+                    Some((reason, message)) => view::advice(reason, message, name, ""),
+                    None => format!("`olm describe {name}` shows the conditions and revisions"),
+                },
+                message: what,
+            },
+            done => done,
+        }),
+    }
+}
+
+/// Reports how following ended.
+fn report(name: &str, verb: &str, progress: Progress) -> anyhow::Result<ExitCode> {
+    match progress {
+        Progress::Done { bundle, version } => {
+            println!(
+                "extension {} {verb}: bundle {bundle} (version {version})",
+                quote(name)
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Progress::Stuck {
+            reason,
+            message,
+            advice,
+        } => Err(anyhow!(
+            "extension {} was not {verb}: {reason}: {message}\nWhat to do: {advice}",
+            quote(name)
+        )),
+        Progress::Working(what) => Err(anyhow!("extension {}: {what}", quote(name))),
+    }
+}
+
+pub fn install(args: InstallArgs) -> anyhow::Result<ExitCode> {
+    crate::runtime()?.block_on(install_on(args))
+}
+
+async fn install_on(args: InstallArgs) -> anyhow::Result<ExitCode> {
+    let client = args.conn.client().await?;
+    let name = args.name.clone().unwrap_or_else(|| args.package.clone());
+    if let Some(e) = olm_k8s::dns1123_subdomain_errors(&name).first() {
+        bail!("invalid extension name {}: {e}", quote(&name));
+    }
+    let config = args.config.as_deref().map(read_config).transpose()?;
+    let catalogs = serving_catalogs(&client, None).await?;
+    // What the catalogs offer now: the namespace default and the RBAC come from that bundle.
+    let draft: ClusterExtension = serde_json::from_value(extension_object(
+        &name,
+        &args,
+        "default",
+        None,
+        config.clone(),
+    ))?;
+    let mut loaded = BTreeMap::new();
+    let found = preview(&client, &catalogs, &draft, None, &mut loaded)
+        .await
+        .map_err(|e| {
+            anyhow!(
+                "failed to install extension {}: {e}\nWhat to do: see which channels and versions the catalogs offer with `olm search {}`",
+                quote(&name),
+                args.package
+            )
+        })?;
+    let namespace = args
+        .namespace
+        .clone()
+        .or(found.suggested_namespace.clone())
+        .unwrap_or_else(|| args.package.clone());
+    eprintln!(
+        "resolved {} (version {}) from catalog {}; installing into namespace {}",
+        found.bundle,
+        found.version,
+        quote(&found.catalog),
+        quote(&namespace)
+    );
+    if args.create_namespace || args.create_service_account {
+        let namespaces: Api<Namespace> = Api::all(client.clone());
+        if namespaces.get_metadata_opt(&namespace).await?.is_none() {
+            apply(
+                &client,
+                &json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}),
+            )
+            .await?;
+            eprintln!("namespace {} created", quote(&namespace));
+        }
+    }
+    let service_account = match (&args.service_account, args.create_service_account) {
+        (Some(sa), _) => Some(sa.clone()),
+        (None, true) => Some(rbac::installer_name(&name)),
+        (None, false) => None,
+    };
+    if args.create_service_account
+        && let Some(sa) = &service_account
+    {
+        let rules = create_service_account(
+            &client,
+            &name,
+            &namespace,
+            sa,
+            &found.image,
+            config.as_ref(),
+        )
+        .await?;
+        eprintln!(
+            "service account {}/{} created with the {rules} rules installing {} needs",
+            namespace, sa, found.bundle
+        );
+    }
+    let obj: ClusterExtension = serde_json::from_value(extension_object(
+        &name,
+        &args,
+        &namespace,
+        service_account.as_deref(),
+        config,
+    ))?;
+    let api: Api<ClusterExtension> = Api::all(client.clone());
+    match api.create(&PostParams::default(), &obj).await {
+        Ok(_) => {}
+        Err(kube::Error::Api(e)) if e.code == 409 => bail!(
+            "failed to install extension {}: it already exists (`olm upgrade {name}` changes it, `olm uninstall {name}` removes it)",
+            quote(&name)
+        ),
+        Err(e) => {
+            return Err(anyhow!(e).context(format!("failed to install extension {}", quote(&name))));
+        }
+    }
+    if args.follow.no_wait {
+        println!("extension {} created", quote(&name));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let progress = follow(&api, &name, args.follow.timeout).await?;
+    report(&name, "installed", progress)
+}
+
+pub fn upgrade(args: UpgradeArgs) -> anyhow::Result<ExitCode> {
+    crate::runtime()?.block_on(upgrade_on(args))
+}
+
+/// The merge patch of `olm upgrade`, or `None` when no flag asks for a change.
+fn upgrade_patch(
+    version: Option<&str>,
+    channels: &[String],
+    config: Option<serde_json::Map<String, Value>>,
+) -> Option<Value> {
+    let mut catalog = serde_json::Map::new();
+    if let Some(v) = version {
+        catalog.insert(
+            "version".into(),
+            if v.is_empty() { Value::Null } else { json!(v) },
+        );
+    }
+    if !channels.is_empty() {
+        catalog.insert("channels".into(), json!(channels));
+    }
+    let mut spec = serde_json::Map::new();
+    if !catalog.is_empty() {
+        spec.insert("source".into(), json!({"catalog": catalog}));
+    }
+    if let Some(config) = config {
+        spec.insert(
+            "config".into(),
+            json!({"configType": "Inline", "inline": config}),
+        );
+    }
+    (!spec.is_empty()).then(|| json!({"spec": spec}))
+}
+
+async fn upgrade_on(args: UpgradeArgs) -> anyhow::Result<ExitCode> {
+    let client = args.conn.client().await?;
+    let api: Api<ClusterExtension> = Api::all(client);
+    let config = args.config.as_deref().map(read_config).transpose()?;
+    let Some(patch) = upgrade_patch(args.version.as_deref(), &args.channels, config) else {
+        bail!("nothing to change: give --version, --channel or --config");
+    };
+    let before = api
+        .get_opt(&args.name)
+        .await?
+        .ok_or_else(|| anyhow!("extension {} not found", quote(&args.name)))?;
+    let after = api
+        .patch(&args.name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .with_context(|| format!("failed to update extension {}", quote(&args.name)))?;
+    if after.metadata.generation == before.metadata.generation {
+        println!("no changes detected - extension already in desired state");
+        return Ok(ExitCode::SUCCESS);
+    }
+    if args.follow.no_wait {
+        println!("extension {} updated", quote(&args.name));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let progress = follow(&api, &args.name, args.follow.timeout).await?;
+    report(&args.name, "upgraded", progress)
+}
+
+pub fn uninstall(args: UninstallArgs) -> anyhow::Result<ExitCode> {
+    crate::runtime()?.block_on(uninstall_on(args))
+}
+
+fn installer_selector(ext: &str) -> ListParams {
+    ListParams::default().labels(&format!("{}={ext}", rbac::INSTALLER_FOR_LABEL))
+}
+
+fn gone_is_fine(r: Result<(), kube::Error>) -> anyhow::Result<()> {
+    match r {
+        Err(kube::Error::Api(e)) if e.code == 404 => Ok(()),
+        other => Ok(other?),
+    }
+}
+
+/// Deletes every cluster-scoped `K` labelled as `ext`'s installer; returns how many.
+async fn delete_cluster_labelled<K>(client: &kube::Client, ext: &str) -> anyhow::Result<usize>
+where
+    K: kube::Resource<DynamicType = (), Scope = k8s_openapi::ClusterResourceScope>
+        + Clone
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug,
+{
+    let api: Api<K> = Api::all(client.clone());
+    let found = api.list(&installer_selector(ext)).await?.items;
+    for obj in &found {
+        gone_is_fine(
+            api.delete(&obj.name_any(), &DeleteParams::default())
+                .await
+                .map(|_| ()),
+        )?;
+    }
+    Ok(found.len())
+}
+
+/// Deletes every namespaced `K`, in any namespace, labelled as `ext`'s installer.
+async fn delete_namespaced_labelled<K>(client: &kube::Client, ext: &str) -> anyhow::Result<usize>
+where
+    K: kube::Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+        + Clone
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug,
+{
+    let found = Api::<K>::all(client.clone())
+        .list(&installer_selector(ext))
+        .await?
+        .items;
+    for obj in &found {
+        let api: Api<K> = Api::namespaced(client.clone(), &obj.namespace().unwrap_or_default());
+        gone_is_fine(
+            api.delete(&obj.name_any(), &DeleteParams::default())
+                .await
+                .map(|_| ()),
+        )?;
+    }
+    Ok(found.len())
+}
+
+async fn uninstall_on(args: UninstallArgs) -> anyhow::Result<ExitCode> {
+    let client = args.conn.client().await?;
+    let api: Api<ClusterExtension> = Api::all(client.clone());
+    let Some(ext) = api.get_opt(&args.name).await? else {
+        bail!("extension {} not found", quote(&args.name));
+    };
+    api.delete(&args.name, &DeleteParams::default())
+        .await
+        .with_context(|| format!("failed to delete extension {}", quote(&args.name)))?;
+    let uid = ext.uid().unwrap_or_default();
+    let gone = kube::runtime::wait::await_condition(
+        api.clone(),
+        &args.name,
+        kube::runtime::wait::conditions::is_deleted(&uid),
+    );
+    if tokio::time::timeout(args.timeout, gone).await.is_err() {
+        bail!(
+            "extension {} is still being removed after {:?} (`olm describe {}` shows why)",
+            quote(&args.name),
+            args.timeout,
+            args.name
+        );
+    }
+    // The installer account goes last: OLM removed the extension's objects as it.
+    let mut removed = 0;
+    removed += delete_cluster_labelled::<ClusterRoleBinding>(&client, &args.name).await?;
+    removed += delete_cluster_labelled::<ClusterRole>(&client, &args.name).await?;
+    removed += delete_namespaced_labelled::<RoleBinding>(&client, &args.name).await?;
+    removed += delete_namespaced_labelled::<Role>(&client, &args.name).await?;
+    removed += delete_namespaced_labelled::<ServiceAccount>(&client, &args.name).await?;
+    println!("extension {} uninstalled", quote(&args.name));
+    if removed > 0 {
+        eprintln!(
+            "removed the installer ServiceAccount and its {} RBAC objects",
+            removed - 1
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
+    crate::runtime()?.block_on(list_on(args))
+}
+
+async fn list_on(args: ListArgs) -> anyhow::Result<ExitCode> {
+    let client = args.conn.client().await?;
+    let api: Api<ClusterExtension> = Api::all(client.clone());
+    let exts = api
+        .list(&ListParams::default())
+        .await
+        .context("failed getting installed extension(s)")?
+        .items;
+    if let Some(format) = args.output {
+        print_as(
+            &json!({"apiVersion": "olm.operatorframework.io/v1", "kind": "ClusterExtensionList",
+                "items": exts}),
+            format,
+        )?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if exts.is_empty() {
+        println!("No resources found");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let upgrades = upgrades(&client, &exts).await;
+    crate::output::print_table(&view::extension_rows(&exts, &upgrades, Timestamp::now()))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The version each installed extension would move to, by name, where the catalogs offer one
+/// beyond the installed bundle; catalogs that cannot be read are reported once and skipped.
+async fn upgrades(client: &kube::Client, exts: &[ClusterExtension]) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let catalogs = match serving_catalogs(client, None).await {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("upgrades unknown: {e:#}");
+            return out;
+        }
+    };
+    let mut loaded = BTreeMap::new();
+    for ext in exts {
+        let Some(bundle) = ext
+            .status
+            .as_ref()
+            .and_then(|s| s.install.as_ref())
+            .map(|i| &i.bundle)
+        else {
+            continue;
+        };
+        let installed = Installed {
+            name: olm_catalog::BundleName::new(bundle.name.clone()),
+            version: bundle.version.clone(),
+            release: bundle.release.clone(),
+        };
+        match preview(client, &catalogs, ext, Some(installed), &mut loaded).await {
+            Ok(p) if p.bundle != bundle.name => {
+                out.insert(ext.name_any(), p.version);
+            }
+            Ok(_) => {}
+            Err(e) => tracing::debug!(extension = %ext.name_any(), error = %e, "no upgrade"),
+        }
+    }
+    out
+}
+
+pub fn describe(args: DescribeArgs) -> anyhow::Result<ExitCode> {
+    crate::runtime()?.block_on(describe_on(args))
+}
+
+async fn describe_on(args: DescribeArgs) -> anyhow::Result<ExitCode> {
+    let client = args.conn.client().await?;
+    let api: Api<ClusterExtension> = Api::all(client.clone());
+    let ext = api
+        .get_opt(&args.name)
+        .await?
+        .ok_or_else(|| anyhow!("extension {} not found", quote(&args.name)))?;
+    if let Some(format) = args.output {
+        print_as(&ext, format)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let revisions: Api<ClusterObjectSet> = Api::all(client);
+    let selector = format!("{}={}", olm_k8s::OWNER_NAME_LABEL, args.name);
+    let revisions = revisions
+        .list(&ListParams::default().labels(&selector))
+        .await
+        .context("listing the extension's revisions")?
+        .items;
+    crate::output::stdout(view::describe(&ext, &revisions, Timestamp::now()).as_bytes())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn upgrade_changes_only_what_is_asked() {
+        assert_eq!(upgrade_patch(None, &[], None), None);
+        assert_eq!(
+            upgrade_patch(Some("1.2.x"), &[], None),
+            Some(json!({"spec": {"source": {"catalog": {"version": "1.2.x"}}}}))
+        );
+        assert_eq!(
+            upgrade_patch(Some(""), &["fast".into()], None),
+            Some(json!({"spec": {"source": {"catalog": {"version": null, "channels": ["fast"]}}}}))
+        );
+        let mut config = serde_json::Map::new();
+        config.insert("watchNamespace".into(), json!("ops"));
+        assert_eq!(
+            upgrade_patch(None, &[], Some(config)),
+            Some(
+                json!({"spec": {"config": {"configType": "Inline", "inline": {"watchNamespace": "ops"}}}})
+            )
+        );
+    }
+
+    #[test]
+    fn the_extension_as_install_builds_it() {
+        use clap::Parser;
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            args: InstallArgs,
+        }
+        let cli = Cli::try_parse_from([
+            "olm",
+            "argocd-operator",
+            "--channel",
+            "alpha",
+            "-v",
+            "0.6.x",
+        ])
+        .expect("parse");
+        let v = extension_object(
+            "argocd",
+            &cli.args,
+            "argocd",
+            Some("argocd-installer"),
+            None,
+        );
+        assert_eq!(
+            v["spec"],
+            json!({"namespace": "argocd", "serviceAccount": {"name": "argocd-installer"},
+                "source": {"sourceType": "Catalog", "catalog": {"packageName": "argocd-operator",
+                    "version": "0.6.x", "channels": ["alpha"]}}})
+        );
+        let ext: ClusterExtension = serde_json::from_value(v).expect("a valid ClusterExtension");
+        assert_eq!(ext.name_any(), "argocd");
+    }
+}
