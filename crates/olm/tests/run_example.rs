@@ -11,7 +11,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use olm_testenv::ControlPlane;
@@ -19,49 +18,12 @@ use olm_testenv::registry::Registry;
 
 mod run_common;
 
-use run_common::OlmRun;
+use run_common::{OlmRun, kubectl};
 
 const INSTALL_TIMEOUT: Duration = Duration::from_secs(120);
 
 fn examples() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples")
-}
-
-fn olm_ok(args: &[&str], stdin: Option<&str>) -> String {
-    run_ok(Command::new(env!("CARGO_BIN_EXE_olm")).args(args), stdin)
-}
-
-fn kubectl(kubeconfig: &Path, args: &[&str], stdin: Option<&str>) -> String {
-    run_ok(
-        Command::new("kubectl")
-            .arg("--kubeconfig")
-            .arg(kubeconfig)
-            .args(args),
-        stdin,
-    )
-}
-
-fn run_ok(command: &mut Command, stdin: Option<&str>) -> String {
-    use std::io::Write;
-    let mut child = command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("runs");
-    let mut input = child.stdin.take().expect("stdin");
-    input
-        .write_all(stdin.unwrap_or_default().as_bytes())
-        .expect("write stdin");
-    drop(input);
-    let out: Output = child.wait_with_output().expect("finishes");
-    assert!(
-        out.status.success(),
-        "{command:?}: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("utf-8 output")
 }
 
 /// `.status.install.bundle` as `name version`, once `Installed` is True.
@@ -113,39 +75,7 @@ async fn the_example_operator_installs_and_upgrades_along_its_edge() {
     let registry = registry.addr().to_string();
     let examples = examples();
 
-    for version in ["0.1.0", "0.2.0"] {
-        let dir = examples.join(format!("bundles/example-operator.v{version}"));
-        olm_ok(
-            &[
-                "image",
-                "push-bundle",
-                dir.to_str().expect("utf-8 path"),
-                &format!("{registry}/examples/example-operator-bundle:v{version}"),
-            ],
-            None,
-        );
-    }
-    let template = std::fs::read_to_string(examples.join("catalog/template.yaml"))
-        .expect("template")
-        .replace("${REGISTRY}", &registry);
-    let rendered = olm_ok(
-        &["catalog", "template", "basic", "-", "-o", "yaml"],
-        Some(&template),
-    );
-    let catalog = tmp.path().join("catalog");
-    std::fs::create_dir(&catalog).expect("mkdir");
-    std::fs::write(catalog.join("catalog.yaml"), rendered).expect("write catalog");
-    let catalog = catalog.to_str().expect("utf-8 path");
-    olm_ok(&["catalog", "validate", catalog], None);
-    olm_ok(
-        &[
-            "image",
-            "push-catalog",
-            catalog,
-            &format!("{registry}/examples/catalog:latest"),
-        ],
-        None,
-    );
+    run_common::push_example_catalog(tmp.path(), &registry);
 
     let cluster_catalog = std::fs::read_to_string(examples.join("clustercatalog.yaml"))
         .expect("clustercatalog.yaml")

@@ -711,8 +711,9 @@ async fn list_on(args: ListArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The version each installed extension would move to, by name, where the catalogs offer one
-/// beyond the installed bundle; catalogs that cannot be read are reported once and skipped.
+/// The version each installed extension could move to, by name: the newest bundle on its
+/// upgrade path (its channels and upgrade policy, not its version range) beyond the installed
+/// one. Catalogs that cannot be read are reported once and skipped.
 async fn upgrades(client: &kube::Client, exts: &[ClusterExtension]) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     let catalogs = match serving_catalogs(client, None).await {
@@ -737,7 +738,12 @@ async fn upgrades(client: &kube::Client, exts: &[ClusterExtension]) -> BTreeMap<
             version: bundle.version.clone(),
             release: bundle.release.clone(),
         };
-        match preview(client, &catalogs, ext, Some(installed), &mut loaded).await {
+        // What the upgrade path offers beyond a pinned version range.
+        let mut unpinned = ext.clone();
+        if let Some(c) = unpinned.spec.source.catalog.as_mut() {
+            c.version = None;
+        }
+        match preview(client, &catalogs, &unpinned, Some(installed), &mut loaded).await {
             Ok(p) if p.bundle != bundle.name => {
                 out.insert(ext.name_any(), p.version);
             }

@@ -403,9 +403,36 @@ pub fn progress(ext: &ClusterExtension) -> Progress {
     }
     if progressing.reason == "Succeeded" && installed.is_some_and(|c| c.status == "True") {
         let (bundle, version) = installed_bundle(ext);
-        return Progress::Done { bundle, version };
+        if in_range(ext, &version) {
+            return Progress::Done { bundle, version };
+        }
+        return Progress::Working(format!(
+            "version {version} installed; waiting for one in the range"
+        ));
     }
     Progress::Working(format!("{}: {}", progressing.reason, progressing.message))
+}
+
+/// Whether `version` lies in the extension's version range (always, without one; a range or
+/// version that does not parse counts as in range: the controller reports those itself).
+fn in_range(ext: &ClusterExtension, version: &str) -> bool {
+    let Some(range) = ext
+        .spec
+        .source
+        .catalog
+        .as_ref()
+        .and_then(|c| c.version.as_deref())
+        .filter(|r| !r.is_empty())
+    else {
+        return true;
+    };
+    match (
+        olm_resolve::VersionRange::parse(range),
+        olm_version::masterminds::Version::parse(version),
+    ) {
+        (Ok(range), Ok(v)) => range.matches(&v),
+        _ => true,
+    }
 }
 
 /// What to do about a stuck or retrying extension, from its reason and message.
@@ -717,6 +744,18 @@ mod tests {
             };
             assert_eq!(got, want, "{conds:?}");
         }
+        // Installed, but not yet the version the (new) range asks for.
+        let mut pinned = with_conditions(
+            1,
+            serde_json::json!([
+                cond("Installed", "True", "Succeeded", "", 1),
+                cond("Progressing", "True", "Succeeded", "", 1)
+            ]),
+        );
+        if let Some(c) = pinned.spec.source.catalog.as_mut() {
+            c.version = Some("0.7.x".into());
+        }
+        assert!(matches!(progress(&pinned), Progress::Working(_)));
         let done = with_conditions(
             1,
             serde_json::json!([

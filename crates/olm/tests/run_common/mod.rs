@@ -194,3 +194,62 @@ impl Drop for OlmRun {
         let _ = self.child.wait();
     }
 }
+
+/// Runs the built `olm` with `args` and `stdin`; returns stdout, failing the test when it fails.
+pub fn olm_ok(args: &[&str], stdin: Option<&str>) -> String {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_olm"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("olm runs");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stdin.unwrap_or_default().as_bytes())
+        .expect("write stdin");
+    let out = child.wait_with_output().expect("olm finishes");
+    assert!(
+        out.status.success(),
+        "olm {args:?}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8 output")
+}
+
+/// Pushes the two bundles of `examples/` to `registry`, renders the example catalog from them
+/// with `olm catalog template basic` under `dir`, validates it and pushes it; returns the
+/// catalog image, `<registry>/examples/catalog:latest`.
+pub fn push_example_catalog(dir: &Path, registry: &str) -> String {
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    for version in ["0.1.0", "0.2.0"] {
+        let bundle = examples.join(format!("bundles/example-operator.v{version}"));
+        olm_ok(
+            &[
+                "image",
+                "push-bundle",
+                bundle.to_str().expect("utf-8 path"),
+                &format!("{registry}/examples/example-operator-bundle:v{version}"),
+            ],
+            None,
+        );
+    }
+    let template = std::fs::read_to_string(examples.join("catalog/template.yaml"))
+        .expect("template")
+        .replace("${REGISTRY}", registry);
+    let rendered = olm_ok(
+        &["catalog", "template", "basic", "-", "-o", "yaml"],
+        Some(&template),
+    );
+    let catalog = dir.join("catalog");
+    std::fs::create_dir_all(&catalog).expect("mkdir");
+    std::fs::write(catalog.join("catalog.yaml"), rendered).expect("write catalog");
+    let catalog = catalog.to_str().expect("utf-8 path");
+    olm_ok(&["catalog", "validate", catalog], None);
+    let image = format!("{registry}/examples/catalog:latest");
+    olm_ok(&["image", "push-catalog", catalog, &image], None);
+    image
+}

@@ -1,0 +1,257 @@
+//! The client for people against a real control plane, registry and `olm run`: `olm catalog
+//! add`, `olm search`, `olm install --create-service-account` (a ServiceAccount with the RBAC the
+//! bundle needs, not cluster-admin), `olm list` with the upgrade the catalog offers, `olm
+//! describe`, `olm upgrade`, a failing install that says what to do, and `olm uninstall`.
+//!
+//! Needs the control plane binaries (`tools/controlplane/build.sh`), Debian's `docker-registry`
+//! and kubectl.
+
+// Tests and benchmarks fail loudly on purpose.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::process::Command;
+
+use olm_testenv::ControlPlane;
+use olm_testenv::registry::Registry;
+
+mod run_common;
+
+use run_common::{OlmRun, kubectl, olm_ok};
+
+fn olm(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_olm"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The cells of the first table row whose first cell is `first`.
+fn row(table: &str, first: &str) -> Vec<String> {
+    table
+        .lines()
+        .map(|l| l.split_whitespace().map(str::to_owned).collect::<Vec<_>>())
+        .find(|cells| cells.first().is_some_and(|c| c == first))
+        .unwrap_or_else(|| panic!("no row {first:?} in:\n{table}"))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn search_install_list_describe_upgrade_uninstall() {
+    let plane = ControlPlane::start()
+        .await
+        .unwrap_or_else(|e| panic!("starting the local control plane failed: {e}"));
+    let registry = Registry::start().expect("docker-registry starts");
+    let tmp = tempfile::tempdir().unwrap();
+    let run = OlmRun::start(plane.kubeconfig_path(), tmp.path());
+    let kc = plane.kubeconfig_path().to_str().unwrap().to_owned();
+    let image = run_common::push_example_catalog(tmp.path(), &registry.addr().to_string());
+    olm_ok(
+        &["catalog", "add", "examples", &image, "--kubeconfig", &kc],
+        None,
+    );
+
+    // Search: every package, then one package's channels and versions.
+    let all = olm_ok(&["search", "--kubeconfig", &kc], None);
+    assert_eq!(
+        row(&all, "example-operator"),
+        ["example-operator", "examples", "stable", "0.2.0"],
+        "{all}"
+    );
+    let versions = olm_ok(
+        &[
+            "search",
+            "example-operator",
+            "-o",
+            "json",
+            "--kubeconfig",
+            &kc,
+        ],
+        None,
+    );
+    let v: serde_json::Value = serde_json::from_str(&versions).unwrap();
+    let listed: Vec<&str> = v[0]["channels"][0]["versions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["version"].as_str().unwrap())
+        .collect();
+    assert_eq!(listed, ["0.2.0", "0.1.0"], "{versions}");
+    let (code, _, err) = olm(&["search", "nope", "--kubeconfig", &kc]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("package \"nope\" was not found in any serving ClusterCatalog"),
+        "{err}"
+    );
+
+    // Install pinned to 0.1.0, with an installer account made for the bundle.
+    let (code, out, err) = olm(&[
+        "install",
+        "example-operator",
+        "--version",
+        "0.1.0",
+        "--namespace",
+        "example-system",
+        "--create-service-account",
+        "--timeout",
+        "120s",
+        "--kubeconfig",
+        &kc,
+    ]);
+    assert_eq!(code, 0, "{out}{err}\nolm run:\n{}", run.stderr());
+    assert_eq!(
+        out,
+        "extension \"example-operator\" installed: bundle example-operator.v0.1.0 (version 0.1.0)\n"
+    );
+    assert!(
+        err.contains("namespace \"example-system\" created"),
+        "{err}"
+    );
+    let binding = kubectl(
+        plane.kubeconfig_path(),
+        &[
+            "get",
+            "clusterrolebinding",
+            "example-operator-installer",
+            "-o",
+            "jsonpath={.roleRef.name}",
+        ],
+        None,
+    );
+    assert_eq!(binding, "example-operator-installer", "not cluster-admin");
+    let rules = kubectl(
+        plane.kubeconfig_path(),
+        &[
+            "get",
+            "clusterrole",
+            "example-operator-installer",
+            "-o",
+            "jsonpath={.rules[*].resources}",
+        ],
+        None,
+    );
+    assert!(rules.contains("customresourcedefinitions"), "{rules}");
+    assert!(!rules.contains("\"*\""), "{rules}");
+
+    // List shows the installed bundle and the upgrade beyond the pin.
+    let list = olm_ok(&["list", "--kubeconfig", &kc], None);
+    let cells = row(&list, "example-operator");
+    assert_eq!(
+        cells[..8],
+        [
+            "example-operator",
+            "example-operator",
+            "example-system",
+            "example-operator.v0.1.0",
+            "0.1.0",
+            "True",
+            "True",
+            "0.2.0"
+        ],
+        "{list}"
+    );
+    let yaml = olm_ok(&["list", "-o", "yaml", "--kubeconfig", &kc], None);
+    assert!(yaml.contains("kind: ClusterExtensionList"), "{yaml}");
+    assert!(!yaml.contains("managedFields"), "{yaml}");
+
+    let described = olm_ok(&["describe", "example-operator", "--kubeconfig", &kc], None);
+    for want in [
+        "Installed bundle: example-operator.v0.1.0 (version 0.1.0)",
+        "Service account:  example-operator-installer",
+        "example-operator-1 (revision 1, Active)",
+        "Deployment example-system/example-operator-controller",
+    ] {
+        assert!(described.contains(want), "{want:?} in:\n{described}");
+    }
+
+    // Upgrade along the catalog's edge.
+    let upgraded = olm_ok(
+        &[
+            "upgrade",
+            "example-operator",
+            "--version",
+            "0.2.x",
+            "--timeout",
+            "120s",
+            "--kubeconfig",
+            &kc,
+        ],
+        None,
+    );
+    assert_eq!(
+        upgraded,
+        "extension \"example-operator\" upgraded: bundle example-operator.v0.2.0 (version 0.2.0)\n"
+    );
+    let again = olm_ok(
+        &[
+            "upgrade",
+            "example-operator",
+            "--version",
+            "0.2.x",
+            "--kubeconfig",
+            &kc,
+        ],
+        None,
+    );
+    assert_eq!(
+        again,
+        "no changes detected - extension already in desired state\n"
+    );
+
+    // A version the catalog does not have fails before anything is created, saying what to do.
+    let (code, _, err) = olm(&[
+        "install",
+        "example-operator",
+        "--name",
+        "other",
+        "--version",
+        "9.x",
+        "--kubeconfig",
+        &kc,
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("failed to install extension \"other\""),
+        "{err}"
+    );
+    assert!(err.contains("olm search example-operator"), "{err}");
+    let (_, exts, _) = olm(&["list", "--kubeconfig", &kc]);
+    assert!(!exts.contains("other"), "{exts}");
+
+    // Uninstall removes the extension and the installer account.
+    let removed = olm_ok(
+        &[
+            "uninstall",
+            "example-operator",
+            "--timeout",
+            "120s",
+            "--kubeconfig",
+            &kc,
+        ],
+        None,
+    );
+    assert_eq!(removed, "extension \"example-operator\" uninstalled\n");
+    let accounts = kubectl(
+        plane.kubeconfig_path(),
+        &[
+            "get",
+            "serviceaccounts",
+            "-n",
+            "example-system",
+            "-o",
+            "name",
+        ],
+        None,
+    );
+    assert!(
+        !accounts.contains("example-operator-installer"),
+        "{accounts}"
+    );
+    assert_eq!(
+        olm_ok(&["list", "--kubeconfig", &kc], None),
+        "No resources found\n"
+    );
+}
