@@ -681,10 +681,20 @@ impl Writer {
                     mirror(&mut conditions, c, generation);
                 }
             }
-            if idx + 1 == rolling.len()
-                && let Some(c) = find_status_condition(&r.conditions, ty::PROGRESSING)
-            {
-                mirror(&mut self.status.conditions, c, generation);
+            if idx + 1 == rolling.len() {
+                match find_status_condition(&r.conditions, ty::PROGRESSING) {
+                    Some(c) => mirror(&mut self.status.conditions, c, generation),
+                    // Created a moment ago (in this very reconcile, or its status not written
+                    // yet): it is rolling out, whatever the previous revision reported. Left
+                    // alone, `Progressing` would say the previous revision's "has rolled out"
+                    // for the new generation.
+                    None => self.set(
+                        ty::PROGRESSING,
+                        ConditionStatus::True,
+                        ExtensionReason::RollingOut,
+                        &format!("Revision {} is rolling out.", r.bundle.version),
+                    ),
+                }
                 progressing_mirrored = true;
             }
             active.push(RevisionStatus {

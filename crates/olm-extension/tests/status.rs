@@ -2214,3 +2214,43 @@ fn pull_failure_is_tolerated_only_for_the_installed_bundle() {
         "release is not compared"
     );
 }
+
+/// A revision created in the reconcile that writes the status (no conditions of its own yet)
+/// is rolling out: `Progressing` must not keep the previous revision's "has rolled out" for the
+/// new generation, or a client waiting on the new generation would take it for done.
+#[test]
+fn a_revision_without_status_yet_is_rolling_out() {
+    let deprecations = deps(None, &[], &[]);
+    let before = run(
+        Ok(&[rev(
+            "ce-1",
+            1,
+            "b.v1.0.0",
+            "1.0.0",
+            true,
+            rolled_out("1.0.0"),
+        )]),
+        resolved("b.v1.0.0", "1.0.0", &deprecations, &[]),
+        None,
+    );
+    assert_eq!(
+        srm(&before, "Progressing"),
+        ("True", "Succeeded", "Revision 1.0.0 has rolled out.")
+    );
+    let revisions = [
+        rev("ce-1", 1, "b.v1.0.0", "1.0.0", true, rolled_out("1.0.0")),
+        rev("ce-2", 2, "b.v1.1.0", "1.1.0", false, vec![]),
+    ];
+    let after = run_from(
+        Some(&before),
+        Ok(&revisions),
+        resolved("b.v1.1.0", "1.1.0", &deprecations, &[]),
+        None,
+    );
+    assert_eq!(
+        srm(&after, "Progressing"),
+        ("True", "RollingOut", "Revision 1.1.0 is rolling out.")
+    );
+    assert_eq!(srm(&after, "Installed").0, "True");
+    invariants(&after);
+}

@@ -323,6 +323,10 @@ async fn reconcile_one(cos: &ClusterObjectSet, ctx: &Ctx) -> Result<Option<Durat
         }
     }
 
+    // This revision's status first, then the archive of the ones it replaces: the extension
+    // must never see the previous revision archived before this one reads as succeeded (it
+    // would report no bundle installed in between).
+    let held = write_status(&api, ctx, cos, decision.status.clone()).await?;
     for older in &decision.archive {
         info!(clusterobjectset = %name, archived = %older, "revision rolled out; archiving the previous one");
         api.patch(
@@ -336,7 +340,6 @@ async fn reconcile_one(cos: &ClusterObjectSet, ctx: &Ctx) -> Result<Option<Durat
             Error::Retrying(format!("archive previous Revision: {e}"))
         })?;
     }
-    let held = write_status(&api, ctx, cos, decision.status.clone()).await?;
     if decision.finalizer == Finalizer::Remove {
         set_finalizer(&api, cos, false).await?;
         ctx.written.forget(&name);
