@@ -1,0 +1,149 @@
+//! Install modes: which OperatorGroup shapes a CSV supports (the API repo's
+//! `InstallModeSet`, `pkg/operators/v1alpha1/clusterserviceversion.go`). A CSV that does not
+//! support its group's shape fails with `UnsupportedOperatorGroup` and the message of
+//! [`InstallModeSet::supports`].
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// One of the four install mode types.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum InstallModeType {
+    /// Watches its own namespace.
+    OwnNamespace,
+    /// Watches one namespace other than its own.
+    SingleNamespace,
+    /// Watches several namespaces.
+    MultiNamespace,
+    /// Watches every namespace.
+    AllNamespaces,
+}
+
+impl InstallModeType {
+    /// The CSV's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            InstallModeType::OwnNamespace => "OwnNamespace",
+            InstallModeType::SingleNamespace => "SingleNamespace",
+            InstallModeType::MultiNamespace => "MultiNamespace",
+            InstallModeType::AllNamespaces => "AllNamespaces",
+        }
+    }
+
+    /// The type spelled `s`, if it is one.
+    pub fn parse(s: &str) -> Option<InstallModeType> {
+        match s {
+            "OwnNamespace" => Some(InstallModeType::OwnNamespace),
+            "SingleNamespace" => Some(InstallModeType::SingleNamespace),
+            "MultiNamespace" => Some(InstallModeType::MultiNamespace),
+            "AllNamespaces" => Some(InstallModeType::AllNamespaces),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for InstallModeType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One `spec.installModes` entry as written (the type is kept as text: an unknown type is kept
+/// and simply never supports anything).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InstallMode {
+    /// `type`.
+    pub type_: String,
+    /// `supported`.
+    pub supported: bool,
+}
+
+/// The install modes of a CSV; a type not listed is not supported.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct InstallModeSet(pub BTreeMap<String, bool>);
+
+impl InstallModeSet {
+    /// The set of `modes`, or upstream's error when a type is listed twice:
+    /// `InstallMode list contains duplicates, cannot make set: [{OwnNamespace true} …]` (Go's
+    /// `%v` of the list), the `InvalidInstallModes` message.
+    pub fn new(modes: &[InstallMode]) -> Result<InstallModeSet, String> {
+        let mut set = BTreeMap::new();
+        for m in modes {
+            if set.insert(m.type_.clone(), m.supported).is_some() {
+                let listed: Vec<String> = modes
+                    .iter()
+                    .map(|m| format!("{{{} {}}}", m.type_, m.supported))
+                    .collect();
+                return Err(format!(
+                    "InstallMode list contains duplicates, cannot make set: [{}]",
+                    listed.join(" ")
+                ));
+            }
+        }
+        Ok(InstallModeSet(set))
+    }
+
+    fn has(&self, t: InstallModeType) -> bool {
+        self.0.get(t.as_str()).copied().unwrap_or(false)
+    }
+
+    /// Whether a CSV in `operator_namespace` may watch `namespaces` (its group's target
+    /// namespaces, `[""]` for all), with upstream's messages:
+    ///
+    /// - none: `operatorgroup has invalid selected namespaces, cannot configure to watch zero namespaces`;
+    /// - one, the CSV's own: needs `OwnNamespace`; `""`: needs `AllNamespaces`; another: needs
+    ///   `SingleNamespace` (`<Type> InstallModeType not supported, cannot configure to watch own
+    ///   namespace|all namespaces|one namespace`);
+    /// - several: needs `MultiNamespace` (`… cannot configure to watch N namespaces`), and
+    ///   `OwnNamespace` when the CSV's namespace is among them; `""` among several is
+    ///   `operatorgroup has invalid selected namespaces, NamespaceAll found when |selected namespaces| > 1`.
+    pub fn supports(&self, operator_namespace: &str, namespaces: &[String]) -> Result<(), String> {
+        use InstallModeType::*;
+        let unsupported = |t: InstallModeType, what: &str| {
+            Err(format!(
+                "{t} InstallModeType not supported, cannot configure to watch {what}"
+            ))
+        };
+        match namespaces {
+            [] => Err(
+                "operatorgroup has invalid selected namespaces, cannot configure to watch zero namespaces"
+                    .to_owned(),
+            ),
+            [one] if one == operator_namespace => {
+                if self.has(OwnNamespace) {
+                    Ok(())
+                } else {
+                    unsupported(OwnNamespace, "own namespace")
+                }
+            }
+            [one] if one.is_empty() => {
+                if self.has(AllNamespaces) {
+                    Ok(())
+                } else {
+                    unsupported(AllNamespaces, "all namespaces")
+                }
+            }
+            [_] => {
+                if self.has(SingleNamespace) {
+                    Ok(())
+                } else {
+                    unsupported(SingleNamespace, "one namespace")
+                }
+            }
+            many if !self.has(MultiNamespace) => {
+                unsupported(MultiNamespace, &format!("{} namespaces", many.len()))
+            }
+            many => {
+                for ns in many {
+                    if ns == operator_namespace && !self.has(OwnNamespace) {
+                        return unsupported(OwnNamespace, "own namespace");
+                    }
+                    if ns.is_empty() {
+                        return Err("operatorgroup has invalid selected namespaces, NamespaceAll found when |selected namespaces| > 1".to_owned());
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+}

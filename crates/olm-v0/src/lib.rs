@@ -1,0 +1,21 @@
+//! OLM v0's decisions (olm-operator's half): which OperatorGroup shapes a CSV's install modes
+//! support, how OperatorGroups' target namespaces and provided APIs meet, and the CSV phases and
+//! reasons the decisions report.
+//!
+//! What it is for: pure functions over plain data, each with upstream's test vectors ported as
+//! tables (the OLM repo's `pkg/controller/operators/olm/groups_test.go`, the API repo's
+//! `pkg/operators/v1alpha1/clusterserviceversion_test.go`). Messages are upstream's, word for
+//! word: users match on them.
+//!
+//! What it is not for: talking to a cluster. The controllers that gather OperatorGroups, CSVs
+//! and namespaces and write what these functions return live in the shell crates.
+
+pub mod apis;
+pub mod groups;
+pub mod installmode;
+pub mod phase;
+
+pub use apis::{ApiKey, ApiSet};
+pub use groups::{ApiReconciliation, NamespaceSet, OperatorGroupView, reconcile_api_intersection};
+pub use installmode::{InstallMode, InstallModeSet, InstallModeType};
+pub use phase::{Phase, Reason};
