@@ -19,6 +19,7 @@ mod condition;
 mod labels;
 mod name;
 pub mod retry;
+mod selector;
 
 pub use condition::{ConditionStatus, InvalidConditionStatus, REWORDING_PACE, pace_rewording};
 #[cfg(feature = "condition")]
@@ -27,6 +28,7 @@ pub use condition::{
 };
 // Every well-known key is public API; the module holds nothing else.
 pub use labels::*;
+pub use selector::{LabelSelector, Operator, Requirement, SelectorError};
 pub use name::{
     CONDITION_REASON_PATTERN, CONDITION_TYPE_PATTERN, DNS1123_LABEL_MAX_LEN, DNS1123_LABEL_PATTERN,
     DNS1123_SUBDOMAIN_MAX_LEN, DNS1123_SUBDOMAIN_PATTERN, LABEL_VALUE_MAX_LEN, LABEL_VALUE_PATTERN,

@@ -8,7 +8,6 @@
 mod error;
 mod index;
 mod resolve;
-mod selector;
 
 pub use error::ResolveError;
 pub use index::{
@@ -20,4 +19,4 @@ pub use resolve::{
     Availability, CatalogInput, Failure, Installed, Request, Resolution, UpgradeConstraintPolicy,
     VersionRange, resolve,
 };
-pub use selector::{LabelSelector, Operator, Requirement, SelectorError};
+pub use olm_k8s::{LabelSelector, Operator, Requirement, SelectorError};

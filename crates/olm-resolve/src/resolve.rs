@@ -19,7 +19,7 @@ use olm_version::{VersionRelease, blang, masterminds};
 
 use crate::error::ResolveError;
 use crate::index::{BundleInfo, ChannelInfo, ContentIndex, Deprecations, PackageIndex};
-use crate::selector::LabelSelector;
+use olm_k8s::LabelSelector;
 
 /// Whether a catalog takes part in resolution (`spec.availabilityMode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -1,6 +1,7 @@
-//! Kubernetes label selectors (`matchLabels` + `matchExpressions`), which pick the catalogs a
-//! ClusterExtension resolves from. The label `olm.operatorframework.io/metadata.name` carries a
-//! catalog's name, so selecting by name is selecting by label.
+//! Kubernetes label selectors (`matchLabels` + `matchExpressions`): the catalogs a
+//! ClusterExtension resolves from (the label `olm.operatorframework.io/metadata.name` carries a
+//! catalog's name, so selecting by name is selecting by label) and the namespaces an OLM v0
+//! OperatorGroup targets.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -215,7 +216,7 @@ fn key_error(key: &str) -> Option<String> {
         if p.is_empty() {
             return invalid("prefix part must be non-empty".into());
         }
-        if let Some(e) = olm_k8s::dns1123_subdomain_errors(p).first() {
+        if let Some(e) = crate::dns1123_subdomain_errors(p).first() {
             return invalid(format!("prefix part {e}"));
         }
     }
@@ -261,7 +262,7 @@ fn split_top_level(s: &str) -> Vec<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use olm_k8s::METADATA_NAME_LABEL;
+    use crate::METADATA_NAME_LABEL;
 
     #[test]
     fn keys_must_be_qualified_names() {
