@@ -13,6 +13,7 @@
 pub mod apis;
 pub mod groups;
 pub mod installmode;
+pub mod membership;
 pub mod phase;
 
 pub use apis::{ApiKey, ApiSet};
