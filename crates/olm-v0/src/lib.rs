@@ -15,6 +15,7 @@ pub mod groups;
 pub mod installmode;
 pub mod membership;
 pub mod phase;
+pub mod status;
 
 pub use apis::{ApiKey, ApiSet};
 pub use groups::{ApiReconciliation, NamespaceSet, OperatorGroupView, reconcile_api_intersection};

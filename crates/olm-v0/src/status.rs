@@ -1,0 +1,157 @@
+//! A CSV's phase bookkeeping (API repo `pkg/operators/v1alpha1/clusterserviceversion.go`,
+//! `SetPhase` and friends): every phase change is timestamped, a history entry is added when
+//! phase or reason changes, the history keeps the last [`CONDITIONS_LIMIT`] entries, and a
+//! Kubernetes Event accompanies each change (a `Warning` when the phase is `Failed`).
+//!
+//! Times are handed in as RFC 3339 strings (what the status holds), so that the decision never
+//! reads a clock.
+
+use crate::phase::{Phase, Reason};
+
+/// How many history entries `status.conditions` keeps (upstream's `ConditionsLengthLimit`).
+pub const CONDITIONS_LIMIT: usize = 20;
+
+/// One `status.conditions` entry: a snapshot of the status after a change.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CsvCondition {
+    /// `phase`.
+    pub phase: String,
+    /// `reason`.
+    pub reason: String,
+    /// `message`.
+    pub message: String,
+    /// `lastUpdateTime`.
+    pub last_update_time: Option<String>,
+    /// `lastTransitionTime`.
+    pub last_transition_time: Option<String>,
+}
+
+/// The phase part of a CSV's status.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CsvStatus {
+    /// `phase`.
+    pub phase: String,
+    /// `reason`.
+    pub reason: String,
+    /// `message`.
+    pub message: String,
+    /// `lastUpdateTime`.
+    pub last_update_time: Option<String>,
+    /// `lastTransitionTime`.
+    pub last_transition_time: Option<String>,
+    /// `conditions`, oldest first.
+    pub conditions: Vec<CsvCondition>,
+}
+
+/// The Event to record with a phase change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PhaseEvent {
+    /// `Warning` for `Failed`, else `Normal`.
+    pub type_: &'static str,
+    /// The CSV's new reason.
+    pub reason: String,
+    /// Its new message.
+    pub message: String,
+}
+
+impl CsvStatus {
+    /// Sets phase, reason and message at `now` (upstream's `SetPhase`): the update time always;
+    /// the transition time only when the phase changes; a history entry (the new phase, reason,
+    /// message and times) when the history is empty or its last entry's phase or reason differ;
+    /// the history trimmed to its last [`CONDITIONS_LIMIT`] entries.
+    pub fn set_phase(&mut self, phase: Phase, reason: Reason, message: &str, now: &str) {
+        let now = Some(now.to_owned());
+        self.last_update_time.clone_from(&now);
+        if self.phase != phase.as_str() {
+            phase.as_str().clone_into(&mut self.phase);
+            self.last_transition_time = now;
+        }
+        message.clone_into(&mut self.message);
+        reason.as_str().clone_into(&mut self.reason);
+        let differs = self
+            .conditions
+            .last()
+            .is_none_or(|c| c.phase != self.phase || c.reason != self.reason);
+        if differs {
+            self.conditions.push(CsvCondition {
+                phase: self.phase.clone(),
+                reason: self.reason.clone(),
+                message: self.message.clone(),
+                last_update_time: self.last_update_time.clone(),
+                last_transition_time: self.last_transition_time.clone(),
+            });
+        }
+        if self.conditions.len() > CONDITIONS_LIMIT {
+            let extra = self.conditions.len() - CONDITIONS_LIMIT;
+            self.conditions.drain(..extra);
+        }
+    }
+
+    /// [`CsvStatus::set_phase`] with the Event to record (upstream's `SetPhaseWithEvent`).
+    pub fn set_phase_with_event(
+        &mut self,
+        phase: Phase,
+        reason: Reason,
+        message: &str,
+        now: &str,
+    ) -> PhaseEvent {
+        self.set_phase(phase, reason, message, now);
+        PhaseEvent {
+            type_: if phase == Phase::Failed {
+                "Warning"
+            } else {
+                "Normal"
+            },
+            reason: reason.as_str().to_owned(),
+            message: message.to_owned(),
+        }
+    }
+
+    /// [`CsvStatus::set_phase_with_event`] unless phase, reason and message are already these
+    /// (upstream's `SetPhaseWithEventIfChanged`); `None` when nothing changed.
+    pub fn set_phase_if_changed(
+        &mut self,
+        phase: Phase,
+        reason: Reason,
+        message: &str,
+        now: &str,
+    ) -> Option<PhaseEvent> {
+        if self.phase == phase.as_str() && self.reason == reason.as_str() && self.message == message
+        {
+            return None;
+        }
+        Some(self.set_phase_with_event(phase, reason, message, now))
+    }
+
+    /// Whether any history entry says the CSV was replaced or is being replaced (upstream's
+    /// `IsObsolete`).
+    pub fn is_obsolete(&self) -> bool {
+        self.conditions.iter().any(|c| {
+            c.reason == Reason::Replaced.as_str() || c.reason == Reason::BeingReplaced.as_str()
+        })
+    }
+
+    /// Whether the CSV is never copied to target namespaces: phase None or an uncopiable reason
+    /// (upstream's `IsUncopiable`).
+    pub fn is_uncopiable(&self) -> bool {
+        self.phase.is_empty() || Reason::parse(&self.reason).is_some_and(Reason::is_uncopiable)
+    }
+}
+
+/// Whether a CSV is a copy (upstream's `IsCopied`): reason `Copied`, an `olm.operatorNamespace`
+/// annotation naming another namespace, or an `olm.copiedFrom` label.
+pub fn is_copied(
+    namespace: &str,
+    reason: &str,
+    annotations: &std::collections::BTreeMap<String, String>,
+    labels: &std::collections::BTreeMap<String, String>,
+) -> bool {
+    reason == Reason::Copied.as_str()
+        || annotations
+            .get(crate::membership::OPERATOR_NAMESPACE_ANNOTATION)
+            .is_some_and(|ns| ns != namespace)
+        || labels.contains_key(COPIED_FROM_LABEL)
+}
+
+/// Label on copied CSVs (and copied Roles/RoleBindings): the namespace they were copied from.
+pub const COPIED_FROM_LABEL: &str = "olm.copiedFrom";

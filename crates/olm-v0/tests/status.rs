@@ -1,0 +1,228 @@
+//! CSV phase bookkeeping against the API repo's vectors
+//! (`pkg/operators/v1alpha1/clusterserviceversion_test.go`: `TestSetPhase`, `TestIsObsolete`,
+//! `TestSetPhaseWithConditions`, `TestIsCopied`).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::collections::BTreeMap;
+
+use olm_v0::status::{CONDITIONS_LIMIT, CsvCondition, CsvStatus, is_copied};
+use olm_v0::{Phase, Reason};
+
+const NOW: &str = "2026-01-01T00:00:00Z";
+
+fn cond(phase: &str, reason: &str) -> CsvCondition {
+    CsvCondition {
+        phase: phase.into(),
+        reason: reason.into(),
+        ..CsvCondition::default()
+    }
+}
+
+/// `TestSetPhase`.
+#[test]
+fn set_phase() {
+    let cases = [
+        ("NoPhase", "", vec![], Phase::Pending),
+        (
+            "SamePhase",
+            "Pending",
+            vec![cond("Pending", "")],
+            Phase::Pending,
+        ),
+        (
+            "DifferentPhase",
+            "Pending",
+            vec![cond("Pending", "")],
+            Phase::Installing,
+        ),
+    ];
+    for (name, phase, conditions, to) in cases {
+        let mut st = CsvStatus {
+            phase: phase.into(),
+            conditions,
+            ..CsvStatus::default()
+        };
+        st.set_phase(to, Reason::RequirementsUnknown, "test", NOW);
+        assert_eq!(st.phase, to.as_str(), "{name}");
+        assert_eq!(st.last_update_time.as_deref(), Some(NOW), "{name}");
+    }
+}
+
+/// `TestIsObsolete`.
+#[test]
+fn obsolete() {
+    let cases = [
+        ("NoPhase", "", vec![], false),
+        ("Pending", "Pending", vec![cond("Pending", "")], false),
+        (
+            "Replacing",
+            "Replacing",
+            vec![cond("Replacing", "BeingReplaced")],
+            true,
+        ),
+        (
+            "CSVPhaseDeleting",
+            "Deleting",
+            vec![cond("Deleting", "Replaced")],
+            true,
+        ),
+    ];
+    for (name, phase, conditions, want) in cases {
+        let st = CsvStatus {
+            phase: phase.into(),
+            conditions,
+            ..CsvStatus::default()
+        };
+        assert_eq!(st.is_obsolete(), want, "{name}");
+    }
+}
+
+/// `TestSetPhaseWithConditions`: (name, entries before, index of the first kept entry).
+#[test]
+fn history_is_trimmed_to_the_limit() {
+    let cases = [
+        (
+            "TestSetPhaseWithConditionsLengthAtLimit",
+            CONDITIONS_LIMIT,
+            1,
+        ),
+        (
+            "TestSetPhaseWithConditionsLengthBelowLimit",
+            CONDITIONS_LIMIT - 1,
+            0,
+        ),
+        (
+            "TestSetPhaseWithConditionsLimitExceeded",
+            CONDITIONS_LIMIT + 10,
+            11,
+        ),
+    ];
+    for (name, length, start) in cases {
+        let before: Vec<CsvCondition> = (0..length)
+            .map(|i| cond(&format!("phase-{i}"), &format!("reason-{i}")))
+            .collect();
+        let mut st = CsvStatus {
+            conditions: before.clone(),
+            ..CsvStatus::default()
+        };
+        st.set_phase(Phase::Pending, Reason::RequirementsUnknown, "message", NOW);
+        assert_eq!(st.conditions.len(), CONDITIONS_LIMIT, "{name}");
+        assert_eq!(
+            &st.conditions[..CONDITIONS_LIMIT - 1],
+            &before[start..],
+            "{name}"
+        );
+        assert_eq!(
+            st.conditions.last(),
+            Some(&CsvCondition {
+                phase: "Pending".into(),
+                reason: "RequirementsUnknown".into(),
+                message: "message".into(),
+                last_update_time: Some(NOW.into()),
+                last_transition_time: Some(NOW.into()),
+            }),
+            "{name}"
+        );
+    }
+}
+
+/// A history entry is added only when phase or reason change; the transition time moves only
+/// with the phase; events are Warnings for Failed; an unchanged status records nothing.
+#[test]
+fn history_events_and_times() {
+    let mut st = CsvStatus::default();
+    let e = st.set_phase_with_event(
+        Phase::Pending,
+        Reason::RequirementsUnknown,
+        "requirements not yet checked",
+        "t1",
+    );
+    assert_eq!(e.type_, "Normal");
+    st.set_phase(
+        Phase::Pending,
+        Reason::RequirementsUnknown,
+        "another message",
+        "t2",
+    );
+    assert_eq!(st.conditions.len(), 1);
+    assert_eq!(st.last_transition_time.as_deref(), Some("t1"));
+    assert_eq!(st.last_update_time.as_deref(), Some("t2"));
+    st.set_phase(
+        Phase::Pending,
+        Reason::RequirementsNotMet,
+        "one or more requirements couldn't be found",
+        "t3",
+    );
+    assert_eq!(st.conditions.len(), 2);
+    assert_eq!(st.last_transition_time.as_deref(), Some("t1"));
+    let e = st
+        .set_phase_if_changed(
+            Phase::Failed,
+            Reason::NoOperatorGroup,
+            "csv in namespace with no operatorgroups",
+            "t4",
+        )
+        .expect("changed");
+    assert_eq!(e.type_, "Warning");
+    assert_eq!(e.reason, "NoOperatorGroup");
+    assert_eq!(st.last_transition_time.as_deref(), Some("t4"));
+    assert!(
+        st.set_phase_if_changed(
+            Phase::Failed,
+            Reason::NoOperatorGroup,
+            "csv in namespace with no operatorgroups",
+            "t5"
+        )
+        .is_none()
+    );
+    assert_eq!(st.last_update_time.as_deref(), Some("t4"));
+    assert!(st.is_uncopiable());
+    assert!(CsvStatus::default().is_uncopiable());
+}
+
+/// `TestIsCopied`.
+#[test]
+fn copied() {
+    let map = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).into(), (*v).into()))
+            .collect()
+    };
+    let none = BTreeMap::new();
+    let cases = [
+        (
+            "no labels or annotations",
+            "",
+            none.clone(),
+            none.clone(),
+            false,
+        ),
+        (
+            "no labels, has operatorgroup namespace annotation matching self",
+            "whatever",
+            map(&[("olm.operatorNamespace", "whatever")]),
+            none.clone(),
+            false,
+        ),
+        (
+            "no labels, has operatorgroup namespace annotation not matching self",
+            "whatever",
+            map(&[("olm.operatorNamespace", "other")]),
+            none.clone(),
+            true,
+        ),
+        (
+            "no annotations, labels has copied key",
+            "",
+            none.clone(),
+            map(&[("olm.copiedFrom", "whatever")]),
+            true,
+        ),
+    ];
+    for (name, ns, annotations, labels, want) in cases {
+        assert_eq!(is_copied(ns, "", &annotations, &labels), want, "{name}");
+    }
+    assert!(is_copied("ns", "Copied", &none, &none));
+}
