@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
+use rustls::server::danger::ClientCertVerifier;
 use rustls::server::{ClientHello, ResolvesServerCert};
 use rustls::sign::CertifiedKey;
 use tracing::{info, warn};
@@ -116,9 +117,21 @@ pub fn certified_key(cert_pem: &[u8], key_pem: &[u8]) -> Result<CertifiedKey, St
 
 /// A rustls server config serving what `certs` resolves, over HTTP/1.1 only, as upstream.
 pub fn server_config(certs: Arc<dyn ResolvesServerCert>) -> Arc<rustls::ServerConfig> {
+    server_config_for_clients(
+        certs,
+        rustls::server::WebPkiClientVerifier::no_client_auth(),
+    )
+}
+
+/// [`server_config`] for the clients `clients` lets through: a handshake without a certificate
+/// it verifies fails (mutual TLS).
+pub fn server_config_for_clients(
+    certs: Arc<dyn ResolvesServerCert>,
+    clients: Arc<dyn ClientCertVerifier>,
+) -> Arc<rustls::ServerConfig> {
     olm_image::install_crypto_provider();
     let mut config = rustls::ServerConfig::builder()
-        .with_no_client_auth()
+        .with_client_cert_verifier(clients)
         .with_cert_resolver(certs);
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     Arc::new(config)
