@@ -18,6 +18,7 @@ pub mod metrics;
 pub mod metrics_auth;
 pub mod objectset;
 pub mod permissions;
+pub mod profiling;
 pub mod run;
 pub mod serving_tls;
 pub mod written;

@@ -1,17 +1,20 @@
 //! `olm run`: one process running what a cluster needs for OLM v1 — the catalog server with its
 //! ClusterCatalog controller, the ClusterExtension and ClusterObjectSet controllers and the
-//! certificate provider — with probes and one `/metrics` for all of them.
+//! certificate provider — with probes, one `/metrics` for all of them and, when asked for, CPU and
+//! heap profiles ([`crate::profiling`]).
 //!
 //! The expected flow of [`run`]:
 //!
-//! 1. Bind every listener (catalog server, health probes, metrics), so a port already in use is
-//!    an error before anything touches the cluster.
+//! 1. Bind every listener (catalog server, health probes, metrics, profiles), so a port already
+//!    in use is an error before anything touches the cluster. With profiles served, jemalloc's
+//!    heap profiler starts recording.
 //! 2. Create the system namespace if it is missing.
 //! 3. Apply the OLM v1 CRDs server-side (a newer binary updates them) and wait until the API
 //!    server serves them, so no watch starts against a kind that does not exist yet.
 //! 4. Choose the webhook certificate provider (`--cert-provider`; `auto` looks for
 //!    cert-manager's API).
-//! 5. Start the catalog server, the controllers and the probe and metrics servers, and wait.
+//! 5. Start the catalog server, the controllers and the probe, metrics and profiling servers, and
+//!    wait.
 //! 6. On shutdown: listeners close, every controller is told to stop and gets
 //!    [`CONTROLLER_GRACE`] to finish its reconciles, the catalog server finishes its responses
 //!    in flight (see `olm_catalogd::run::serve`), and `run` returns `Ok`.
@@ -129,6 +132,9 @@ pub struct Options {
     /// Serve TLS with a certificate `olm` issues and keeps in a Secret (`--tls-secret`); it
     /// replaces `catalogd.tls`, and its CA is trusted for the catalog server.
     pub serving_tls: Option<crate::serving_tls::Config>,
+    /// `/debug/pprof/` over HTTPS (the certificate of secure metrics) for clients with a
+    /// certificate of its CA; off when `None`.
+    pub pprof: Option<crate::profiling::Config>,
 }
 
 impl Default for Options {
@@ -146,6 +152,7 @@ impl Default for Options {
             leader_election: None,
             extension: crate::extension::Options::default(),
             serving_tls: None,
+            pprof: None,
         }
     }
 }
@@ -216,9 +223,12 @@ pub enum RunError {
     /// A part of the process stopped before it was told to.
     #[error("{0} stopped on its own")]
     Stopped(&'static str),
-    /// The metrics server's TLS could not be set up.
+    /// Secure metrics were asked for on the probes' plain HTTP address.
     #[error("serving metrics over HTTPS: {0}")]
     MetricsTls(String),
+    /// The certificate of secure metrics and profiles could not be loaded or issued.
+    #[error("the serving certificate of /metrics and /debug/pprof/: {0}")]
+    ServingCert(String),
     /// The self-issued serving certificate could not be had or kept.
     #[error("{0}")]
     ServingTls(#[from] crate::serving_tls::Error),
@@ -235,6 +245,8 @@ pub struct Listeners {
     pub metrics: Option<TcpListener>,
     /// Whether `probes` also serves `/metrics`.
     pub metrics_on_probes: bool,
+    /// `/debug/pprof/`.
+    pub pprof: Option<TcpListener>,
 }
 
 impl Listeners {
@@ -259,11 +271,16 @@ impl Listeners {
             Some(addr) if !shared => Some(bind(addr).await?),
             _ => None,
         };
+        let pprof = match &options.pprof {
+            Some(pprof) => Some(bind(pprof.addr).await?),
+            None => None,
+        };
         Ok(Listeners {
             catalogs,
             probes,
             metrics,
             metrics_on_probes: shared,
+            pprof,
         })
     }
 }
@@ -306,6 +323,10 @@ pub async fn serve(
     let shutdown = shutdown.boxed().shared();
     let (stop_tx, stop_rx) = watch::channel(false);
     let stop = stop_future(stop_rx);
+    if listeners.pprof.is_some() {
+        // Before the caches fill: heap profiles show only what is allocated from now on.
+        crate::profiling::activate_heap().await;
+    }
 
     let setup = setup(&options, kube_config);
     let shared = tokio::select! {
@@ -332,8 +353,10 @@ pub async fn serve(
         None => None,
     };
     // Before anything starts: a certificate that cannot be loaded stops the process at once.
-    let metrics_tls = if options.metrics_secure && listeners.metrics.is_some() {
-        Some(metrics_tls(&options)?)
+    // Secure metrics and profiles are served with the same one.
+    let secure_metrics = options.metrics_secure && listeners.metrics.is_some();
+    let own_tls = if secure_metrics || listeners.pprof.is_some() {
+        Some(own_tls(&options)?)
     } else {
         None
     };
@@ -409,7 +432,14 @@ pub async fn serve(
         if listeners.metrics_on_probes {
             router = router.merge(metrics_router.clone());
         }
-        spawn_server(&mut tasks, "the health probes", probes, router, None, &stop);
+        spawn_server(
+            &mut tasks,
+            "the health probes",
+            (probes, olm_catalogd::run::Limits::default()),
+            router,
+            None,
+            &stop,
+        );
     }
     if let Some(metrics) = listeners.metrics {
         let (metrics_router, tls) = if options.metrics_secure {
@@ -418,16 +448,28 @@ pub async fn serve(
                 auth,
                 crate::metrics_auth::require,
             ));
-            (router, metrics_tls.clone())
+            (router, own_tls.clone())
         } else {
             (metrics_router, None)
         };
         spawn_server(
             &mut tasks,
             "the metrics server",
-            metrics,
+            (metrics, olm_catalogd::run::Limits::default()),
             metrics_router,
             tls,
+            &stop,
+        );
+    }
+    if let (Some(listener), Some(pprof), Some(own_tls)) =
+        (listeners.pprof, &options.pprof, &own_tls)
+    {
+        spawn_server(
+            &mut tasks,
+            "the profiling server",
+            (listener, crate::profiling::limits()),
+            crate::profiling::router(stop.clone()),
+            Some(crate::profiling::tls(own_tls, &pprof.clients)),
             &stop,
         );
     }
@@ -511,12 +553,14 @@ fn spawn_controller<F, Fut>(
     });
 }
 
-/// The metrics server's TLS: the catalog server's certificate when it has one (upstream serves
-/// metrics with the process's serving certificate), otherwise one issued here for `localhost`
-/// and the host name, held in memory only, as controller-runtime does without a certificate.
-fn metrics_tls(options: &Options) -> Result<Arc<rustls::ServerConfig>, RunError> {
+/// The TLS of the metrics and profiling servers: the catalog server's certificate when it has
+/// one (upstream serves metrics with the process's serving certificate), otherwise one issued
+/// here for `localhost` and the host name, held in memory only, as controller-runtime does
+/// without a certificate.
+fn own_tls(options: &Options) -> Result<Arc<rustls::ServerConfig>, RunError> {
     if let Some(tls) = &options.catalogd.tls {
-        return olm_catalogd::run::tls_config(tls).map_err(|e| RunError::MetricsTls(e.to_string()));
+        return olm_catalogd::run::tls_config(tls)
+            .map_err(|e| RunError::ServingCert(e.to_string()));
     }
     let now = jiff::Timestamp::now();
     let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "localhost".to_owned());
@@ -527,15 +571,15 @@ fn metrics_tls(options: &Options) -> Result<Arc<rustls::ServerConfig>, RunError>
         not_before: now - jiff::SignedDuration::from_hours(1),
         not_after: now + jiff::SignedDuration::from_hours(24 * 365),
     };
-    let issued = crate::certs::issue(&plan).map_err(|e| RunError::MetricsTls(e.to_string()))?;
+    let issued = crate::certs::issue(&plan).map_err(|e| RunError::ServingCert(e.to_string()))?;
     olm_catalogd::run::tls_config_pem(issued.cert_pem.as_bytes(), issued.key_pem.as_bytes())
-        .map_err(RunError::MetricsTls)
+        .map_err(RunError::ServingCert)
 }
 
 fn spawn_server(
     tasks: &mut JoinSet<(&'static str, Result<(), RunError>)>,
     what: &'static str,
-    listener: TcpListener,
+    (listener, limits): (TcpListener, olm_catalogd::run::Limits),
     router: Router,
     tls: Option<Arc<rustls::ServerConfig>>,
     stop: &Stop,
@@ -543,7 +587,7 @@ fn spawn_server(
     let (tx, rx) = watch::channel(false);
     let stop = stop.clone();
     tasks.spawn(async move {
-        let server = olm_catalogd::run::serve(listener, router, tls, rx);
+        let server = olm_catalogd::run::serve_with(listener, router, tls, limits, rx);
         tokio::pin!(server);
         let served = tokio::select! {
             served = &mut server => served,

@@ -5,7 +5,8 @@
 //! Flags follow upstream's catalogd and operator-controller where they exist
 //! (`--system-namespace`, `--cache-path`, `--health-probe-bind-address`,
 //! `--metrics-bind-address`, `--catalogs-server-addr`, `--external-address`,
-//! `--tls-cert`/`--tls-key`, `--pull-cas-dir`, `--gc-interval`, `--webhook-server-port`).
+//! `--tls-cert`/`--tls-key`, `--pull-cas-dir`, `--gc-interval`, `--webhook-server-port`,
+//! `--pprof-bind-address`), and OLM v0's `--client-ca` for who may take profiles.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -98,6 +99,22 @@ pub struct Args {
     /// How often the leader renews and the others try.
     #[arg(long, default_value = "26s", value_parser = parse_duration)]
     leader_election_retry_period: Duration,
+    /// Boxed: the flags of `olm run` stay near the size of the other commands' (`Cli`).
+    #[command(flatten)]
+    profiling: Box<ProfilingArgs>,
+}
+
+/// `/debug/pprof/` and who may read it.
+#[derive(clap::Args, Debug)]
+struct ProfilingArgs {
+    /// Address of /debug/pprof/ (CPU and heap profiles, HTTPS with the certificate of secure
+    /// metrics) for clients with a certificate signed by --client-ca; "0" turns it off.
+    #[arg(long, default_value = "0")]
+    pprof_bind_address: String,
+    /// PEM file of the CA(s) whose client certificates may take profiles; a TLS handshake
+    /// without one fails. Needed by --pprof-bind-address.
+    #[arg(long)]
+    client_ca: Option<PathBuf>,
 }
 
 /// `<namespace>/<name>`.
@@ -110,6 +127,25 @@ fn namespaced_name(s: &str) -> Result<(String, String), String> {
             "want <namespace>/<name>, got {}",
             olm_goenc::quote(s)
         )),
+    }
+}
+
+impl ProfilingArgs {
+    /// `/debug/pprof/` when its address is set: never without a client CA, as profiles tell
+    /// what the process runs and holds.
+    fn config(&self) -> anyhow::Result<Option<olm_controller::profiling::Config>> {
+        let Some(addr) = optional_addr(&self.pprof_bind_address)? else {
+            return Ok(None);
+        };
+        let Some(client_ca) = &self.client_ca else {
+            anyhow::bail!(
+                "--pprof-bind-address needs --client-ca: profiles are only served to clients with a certificate signed by --client-ca"
+            );
+        };
+        Ok(Some(olm_controller::profiling::Config {
+            addr,
+            clients: olm_controller::profiling::ClientCa::read(client_ca)?,
+        }))
     }
 }
 
@@ -129,6 +165,7 @@ async fn serve(args: Args) -> anyhow::Result<()> {
     // Installed first, so a SIGTERM that arrives while starting up also stops cleanly.
     let stop = stop_signal()?;
     olm_image::install_crypto_provider();
+    let pprof = args.profiling.config()?;
     let config = kube_config(args.kubeconfig.as_ref()).await?;
     let tls = tls_flags(args.tls_cert, args.tls_key)?;
     let serving_tls = match args.tls_secret {
@@ -184,6 +221,7 @@ async fn serve(args: Args) -> anyhow::Result<()> {
         },
         leader_election: args.leader_elect.then_some(timings),
         serving_tls,
+        pprof,
     };
     olm_controller::run::run(options, config, stop).await?;
     Ok(())
@@ -235,5 +273,27 @@ mod tests {
             cli.args.leader_election_retry_period,
             Duration::from_secs(26)
         );
+        assert_eq!(cli.args.profiling.pprof_bind_address, "0");
+    }
+
+    /// Profiles are off by default, and never served without a client CA to check clients with.
+    #[test]
+    fn profiles_need_a_client_ca() {
+        let config = |addr: &str, client_ca: Option<&str>| {
+            ProfilingArgs {
+                pprof_bind_address: addr.to_owned(),
+                client_ca: client_ca.map(PathBuf::from),
+            }
+            .config()
+        };
+        let missing = Some("/nonexistent/ca.pem");
+        assert!(config("0", None).expect("off").is_none());
+        assert!(config("0", missing).expect("off").is_none());
+        assert_eq!(
+            config(":8082", None).expect_err("no CA").to_string(),
+            "--pprof-bind-address needs --client-ca: profiles are only served to clients with a certificate signed by --client-ca"
+        );
+        let err = config(":8082", missing).expect_err("missing CA");
+        assert!(err.to_string().contains("/nonexistent/ca.pem"), "{err}");
     }
 }

@@ -312,6 +312,7 @@ async fn spawn_olm(
         extension: olm_controller::extension::Options::default(),
         leader_election: None,
         serving_tls: None,
+        pprof: None,
     };
     let listeners = olm_controller::run::Listeners::bind(&options).await?;
     *env.catalogs_port.lock().unwrap() = Some(listeners.catalogs.local_addr()?.port());
