@@ -3,7 +3,8 @@
 //! reasons the decisions report.
 //!
 //! What it is for: pure functions over plain data, each with upstream's test vectors ported as
-//! tables (the OLM repo's `pkg/controller/operators/olm/groups_test.go`, the API repo's
+//! tables under `tests/` (the OLM repo's `pkg/controller/operators/olm/groups_test.go` and
+//! `pkg/controller/registry/resolver/cache/operators_test.go`, the API repo's
 //! `pkg/operators/v1alpha1/clusterserviceversion_test.go`). Messages are upstream's, word for
 //! word: users match on them.
 //!
@@ -16,7 +17,9 @@ pub mod groups;
 pub mod installmode;
 pub mod membership;
 pub mod phase;
+pub mod rbac;
 pub mod status;
+pub mod surface;
 
 pub use apis::{ApiKey, ApiSet};
 pub use groups::{ApiReconciliation, NamespaceSet, OperatorGroupView, reconcile_api_intersection};
