@@ -96,8 +96,7 @@ async fn add(args: Args) -> anyhow::Result<ExitCode> {
     let value = object(&args.name, &args.image, args.priority, args.poll).map_err(failed)?;
     let cat: ClusterCatalog =
         serde_json::from_value(value).context("building the ClusterCatalog")?;
-    let client =
-        kube::Client::try_from(crate::catalogd::kube_config(args.kubeconfig.as_ref()).await?)?;
+    let client = crate::client::connect(args.kubeconfig.as_ref()).await?;
     let api: Api<ClusterCatalog> = Api::all(client);
     api.create(&PostParams::default(), &cat)
         .await

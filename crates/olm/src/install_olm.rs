@@ -27,7 +27,7 @@ use kube::discovery::ApiResource;
 use kube::runtime::wait::await_condition;
 use serde_json::Value;
 
-use crate::catalogd::{kube_config, parse_duration};
+use crate::catalogd::parse_duration;
 
 /// The manifests, as `kubectl kustomize config` renders them.
 pub const INSTALL_YAML: &str = include_str!("../../../install.yaml");
@@ -186,7 +186,7 @@ pub fn install(args: InstallArgs) -> anyhow::Result<ExitCode> {
 
 async fn install_on(args: InstallArgs, docs: Vec<Value>) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
-    let client = kube::Client::try_from(kube_config(args.kubeconfig.as_ref()).await?)?;
+    let client = crate::client::connect(args.kubeconfig.as_ref()).await?;
     let apply = PatchParams::apply(FIELD_MANAGER).force();
     let deadline = started + args.timeout;
     let mut crds = Vec::new();
@@ -295,7 +295,7 @@ pub fn uninstall(args: UninstallArgs) -> anyhow::Result<ExitCode> {
 }
 
 async fn uninstall_on(args: UninstallArgs) -> anyhow::Result<ExitCode> {
-    let client = kube::Client::try_from(kube_config(args.kubeconfig.as_ref()).await?)?;
+    let client = crate::client::connect(args.kubeconfig.as_ref()).await?;
     let docs = manifests("olm")?;
     let mut kept = Vec::new();
     // Reverse order: the Namespace and the CRDs last. Namespaced objects go with the namespace.

@@ -255,3 +255,105 @@ async fn search_install_list_describe_upgrade_uninstall() {
         "No resources found\n"
     );
 }
+
+/// The first IPv4 address of this machine that is not loopback: the API server may proxy to it
+/// (Endpoints may not name loopback addresses).
+fn host_address() -> String {
+    let out = Command::new("hostname").arg("-I").output().unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .find(|a| {
+            a.parse::<std::net::Ipv4Addr>()
+                .is_ok_and(|ip| !ip.is_loopback())
+        })
+        .unwrap_or_else(|| panic!("no non-loopback IPv4 address on this machine"))
+        .to_owned()
+}
+
+/// On a cluster the catalogs' base URL names the catalog Service, which only the cluster can
+/// reach: `olm search` reads it through the API server's service proxy. Here the Service's
+/// Endpoints point at `olm run` on this machine's address, and the Service's host name does not
+/// resolve locally, so only the proxy can answer.
+#[tokio::test(flavor = "multi_thread")]
+async fn search_reads_catalogs_through_the_api_server() {
+    let plane = ControlPlane::start()
+        .await
+        .unwrap_or_else(|e| panic!("starting the local control plane failed: {e}"));
+    let registry = Registry::start().expect("docker-registry starts");
+    let tmp = tempfile::tempdir().unwrap();
+    let port = run_common::free_addr().port();
+    let listen = format!("0.0.0.0:{port}");
+    let run = OlmRun::start_with(
+        plane.kubeconfig_path(),
+        tmp.path(),
+        &[
+            "--catalogs-server-addr",
+            &listen,
+            "--external-address",
+            "catalogd-service.olmv1-system.svc",
+        ],
+    );
+    let kc = plane.kubeconfig_path().to_str().unwrap().to_owned();
+    // The API server proxies only to endpoints that are pods with that IP: a pod no node runs
+    // (so nothing rewrites its status), given this machine's address, stands in for olm's.
+    let ip = host_address();
+    let pod = r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"catalogd","namespace":"olmv1-system"},
+ "spec":{"nodeName":"no-such-node","containers":[{"name":"olm","image":"olm"}]}}"#;
+    kubectl(plane.kubeconfig_path(), &["apply", "-f", "-"], Some(pod));
+    let status = format!(r#"{{"status":{{"podIP":"{ip}","podIPs":[{{"ip":"{ip}"}}]}}}}"#);
+    kubectl(
+        plane.kubeconfig_path(),
+        &[
+            "patch",
+            "pod",
+            "catalogd",
+            "-n",
+            "olmv1-system",
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            &status,
+        ],
+        None,
+    );
+    let service = format!(
+        r#"{{"apiVersion":"v1","kind":"List","items":[
+{{"apiVersion":"v1","kind":"Service","metadata":{{"name":"catalogd-service","namespace":"olmv1-system"}},
+ "spec":{{"ports":[{{"name":"http","port":80,"targetPort":{port}}}]}}}},
+{{"apiVersion":"v1","kind":"Endpoints","metadata":{{"name":"catalogd-service","namespace":"olmv1-system"}},
+ "subsets":[{{"addresses":[{{"ip":"{ip}","targetRef":{{"kind":"Pod","name":"catalogd","namespace":"olmv1-system"}}}}],
+   "ports":[{{"name":"http","port":{port}}}]}}]}}]}}"#
+    );
+    kubectl(
+        plane.kubeconfig_path(),
+        &["apply", "-f", "-"],
+        Some(&service),
+    );
+    let image = run_common::push_example_catalog(tmp.path(), &registry.addr().to_string());
+    olm_ok(
+        &["catalog", "add", "examples", &image, "--kubeconfig", &kc],
+        None,
+    );
+    let base = kubectl(
+        plane.kubeconfig_path(),
+        &[
+            "get",
+            "clustercatalog",
+            "examples",
+            "-o",
+            "jsonpath={.status.urls.base}",
+        ],
+        None,
+    );
+    assert_eq!(
+        base,
+        "http://catalogd-service.olmv1-system.svc/catalogs/examples"
+    );
+    let (code, out, err) = olm(&["search", "example-operator", "--kubeconfig", &kc]);
+    assert_eq!(code, 0, "{out}{err}\nolm run:\n{}", run.stderr());
+    assert_eq!(
+        row(&out, "example-operator")[..4],
+        ["example-operator", "examples", "stable", "(default)"],
+        "{out}"
+    );
+}

@@ -38,9 +38,17 @@ pub struct Conn {
 
 impl Conn {
     async fn client(&self) -> anyhow::Result<kube::Client> {
-        let config = crate::catalogd::kube_config(self.kubeconfig.as_ref()).await?;
-        Ok(kube::Client::try_from(config)?)
+        connect(self.kubeconfig.as_ref()).await
     }
+}
+
+/// A client for a command a person runs: requests the API server answers with 429, 503 or 504
+/// fail at once with the server's message instead of being retried with a backoff that can
+/// grow to minutes (the client library's default) — the person decides whether to run it again.
+pub(crate) async fn connect(kubeconfig: Option<&PathBuf>) -> anyhow::Result<kube::Client> {
+    let mut config = crate::catalogd::kube_config(kubeconfig).await?;
+    config.default_retry = false;
+    Ok(kube::Client::try_from(config)?)
 }
 
 /// Search the packages the cluster's catalogs serve.

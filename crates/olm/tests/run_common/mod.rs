@@ -103,7 +103,14 @@ impl OlmRun {
             .arg("--cache-path")
             .arg(dir.join("cache"))
             .args(["--system-namespace", "olmv1-system"])
-            .args(["--catalogs-server-addr", &catalogs.to_string()])
+            .args(
+                (!extra
+                    .iter()
+                    .any(|a| a.starts_with("--catalogs-server-addr")))
+                .then_some(["--catalogs-server-addr", &catalogs.to_string()])
+                .into_iter()
+                .flatten(),
+            )
             .args(
                 (!extra.iter().any(|a| a.starts_with("--external-address")))
                     .then_some(["--external-address", &catalogs.to_string()])
