@@ -28,10 +28,10 @@ pub use condition::{
 };
 // Every well-known key is public API; the module holds nothing else.
 pub use labels::*;
-pub use selector::{LabelSelector, Operator, Requirement, SelectorError};
 pub use name::{
     CONDITION_REASON_PATTERN, CONDITION_TYPE_PATTERN, DNS1123_LABEL_MAX_LEN, DNS1123_LABEL_PATTERN,
     DNS1123_SUBDOMAIN_MAX_LEN, DNS1123_SUBDOMAIN_PATTERN, LABEL_VALUE_MAX_LEN, LABEL_VALUE_PATTERN,
     NameError, dns1123_label_errors, dns1123_subdomain_errors, is_dns1123_label,
     is_dns1123_subdomain, label_value_errors, matches_dns1123_label_pattern,
 };
+pub use selector::{LabelSelector, Operator, Requirement, SelectorError};

@@ -15,8 +15,8 @@ pub use index::{
     PackageIndex,
 };
 pub use olm_k8s::METADATA_NAME_LABEL;
+pub use olm_k8s::{LabelSelector, Operator, Requirement, SelectorError};
 pub use resolve::{
     Availability, CatalogInput, Failure, Installed, Request, Resolution, UpgradeConstraintPolicy,
     VersionRange, resolve,
 };
-pub use olm_k8s::{LabelSelector, Operator, Requirement, SelectorError};
