@@ -16,6 +16,7 @@ pub mod deployment;
 pub mod groups;
 pub mod installmode;
 pub mod membership;
+pub mod operatorgroup;
 pub mod phase;
 pub mod rbac;
 pub mod status;

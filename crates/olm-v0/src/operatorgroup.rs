@@ -1,0 +1,222 @@
+//! What olm-operator keeps in step for each OperatorGroup (OLM repo
+//! `pkg/controller/operators/olm/operatorgroup.go` `syncOperatorGroups`,
+//! `ensureOpGroupClusterRole`; `operator.go` `syncNamespace`): the `MultipleOperatorGroup`
+//! condition, `status.namespaces`, the `olm.operatorgroup.uid/<uid>` labels on target
+//! namespaces, and the three aggregating ClusterRoles.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::apis::ApiSet;
+use crate::rbac::{ROLE_SUFFIXES, aggregation_label, group_cluster_role_name};
+
+/// Prefix of the namespace label naming an explicit-target group that targets it.
+pub const GROUP_LABEL_PREFIX: &str = "olm.operatorgroup.uid/";
+/// Condition type set on every group of a namespace holding several.
+pub const MULTIPLE_GROUPS_CONDITION: &str = "MultipleOperatorGroup";
+/// Its reason.
+pub const MULTIPLE_GROUPS_REASON: &str = "MultipleOperatorGroupsFound";
+/// Its message.
+pub const MULTIPLE_GROUPS_MESSAGE: &str = "Multiple OperatorGroup found in the same namespace";
+/// Condition type set when the group's ServiceAccount is missing.
+pub const SERVICE_ACCOUNT_CONDITION: &str = "OperatorGroupServiceAccount";
+/// Its reason.
+pub const SERVICE_ACCOUNT_REASON: &str = "ServiceAccountNotFound";
+/// Owner label: the owner's name.
+pub const OWNER_LABEL: &str = "olm.owner";
+/// Owner label: the owner's namespace.
+pub const OWNER_NAMESPACE_LABEL: &str = "olm.owner.namespace";
+/// Owner label: the owner's kind.
+pub const OWNER_KIND_LABEL: &str = "olm.owner.kind";
+/// Label on every object olm-operator creates.
+pub const MANAGED_LABEL: &str = "olm.managed";
+
+/// The `OperatorGroupServiceAccount` condition's message.
+pub fn service_account_message(name: &str) -> String {
+    format!("ServiceAccount {name} not found")
+}
+
+/// Whether `status.namespaces` must be rewritten for `targets` (upstream's `namespacesChanged`:
+/// a different count, or a status namespace not among the targets).
+pub fn namespaces_changed(status: &[String], targets: &[String]) -> bool {
+    if status.len() != targets.len() {
+        return true;
+    }
+    let targets: BTreeSet<&String> = targets.iter().collect();
+    status.iter().any(|n| !targets.contains(n))
+}
+
+/// The namespaces in one of `before` and `after` but not both, sorted: those whose labels need
+/// another look.
+pub fn namespaces_added_or_removed(before: &[String], after: &[String]) -> Vec<String> {
+    let b: BTreeSet<&String> = before.iter().collect();
+    let a: BTreeSet<&String> = after.iter().collect();
+    b.symmetric_difference(&a).map(|n| (*n).clone()).collect()
+}
+
+/// An OperatorGroup as namespace labelling needs it.
+#[derive(Debug, Clone)]
+pub struct GroupTargets<'a> {
+    /// `metadata.uid`.
+    pub uid: &'a str,
+    /// `status.namespaces`.
+    pub namespaces: &'a [String],
+}
+
+/// The labels `namespace` should carry, when they differ from `labels`: every
+/// `olm.operatorgroup.uid/<uid>: ""` of a group that targets it explicitly (groups of all
+/// namespaces label nothing), and no stale one. `None` when nothing changes.
+pub fn namespace_labels(
+    namespace: &str,
+    labels: &BTreeMap<String, String>,
+    groups: &[GroupTargets<'_>],
+) -> Option<BTreeMap<String, String>> {
+    let desired: BTreeMap<String, String> = groups
+        .iter()
+        .filter(|g| {
+            let set = crate::groups::NamespaceSet::new(g.namespaces);
+            set.contains(namespace) && !set.is_all_namespaces()
+        })
+        .map(|g| (format!("{GROUP_LABEL_PREFIX}{}", g.uid), String::new()))
+        .collect();
+    let current: BTreeMap<&String, &String> = labels
+        .iter()
+        .filter(|(k, _)| k.starts_with(GROUP_LABEL_PREFIX))
+        .collect();
+    let same =
+        current.len() == desired.len() && desired.iter().all(|(k, v)| current.get(k) == Some(&v));
+    if same {
+        return None;
+    }
+    let mut out: BTreeMap<String, String> = labels
+        .iter()
+        .filter(|(k, _)| !k.starts_with(GROUP_LABEL_PREFIX))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    out.extend(desired);
+    Some(out)
+}
+
+/// One of a group's three aggregating ClusterRoles.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupClusterRole {
+    /// Its name ([`group_cluster_role_name`]).
+    pub name: String,
+    /// Owner labels (the group) and `olm.managed: "true"`.
+    pub labels: BTreeMap<String, String>,
+    /// The `clusterRoleSelectors`: one `matchLabels {<label>: "true"}` per label, sorted; no
+    /// aggregation rule at all when there are no APIs.
+    pub aggregation_labels: Option<Vec<String>>,
+}
+
+/// The admin, edit and view ClusterRoles of the group `namespace/name` for `apis` (its members'
+/// provided APIs and its `olm.providedAPIs`).
+pub fn group_cluster_roles(namespace: &str, name: &str, apis: &ApiSet) -> Vec<GroupClusterRole> {
+    ROLE_SUFFIXES
+        .iter()
+        .map(|(suffix, _)| {
+            let labels = BTreeMap::from([
+                (OWNER_LABEL.to_owned(), name.to_owned()),
+                (OWNER_NAMESPACE_LABEL.to_owned(), namespace.to_owned()),
+                (OWNER_KIND_LABEL.to_owned(), "OperatorGroup".to_owned()),
+                (MANAGED_LABEL.to_owned(), "true".to_owned()),
+            ]);
+            let aggregation_labels = (!apis.is_empty()).then(|| {
+                let set: BTreeSet<String> = apis
+                    .0
+                    .iter()
+                    .map(|api| aggregation_label(api, suffix))
+                    .collect();
+                set.into_iter().collect()
+            });
+            GroupClusterRole {
+                name: group_cluster_role_name(namespace, name, suffix),
+                labels,
+                aggregation_labels,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn status_namespaces_change_as_upstream_counts_it() {
+        assert!(!namespaces_changed(&v(&["a", "b"]), &v(&["b", "a"])));
+        assert!(namespaces_changed(&v(&["a"]), &v(&["a", "b"])));
+        assert!(namespaces_changed(&v(&["a", "c"]), &v(&["a", "b"])));
+        assert!(namespaces_changed(&[], &v(&[""])));
+        assert_eq!(
+            namespaces_added_or_removed(&v(&["a", "c"]), &v(&["a", "b"])),
+            v(&["b", "c"])
+        );
+    }
+
+    #[test]
+    fn namespaces_carry_the_labels_of_explicit_groups_only() {
+        let explicit = v(&["ns1", "ns2"]);
+        let all = v(&[""]);
+        let groups = [
+            GroupTargets {
+                uid: "u1",
+                namespaces: &explicit,
+            },
+            GroupTargets {
+                uid: "u2",
+                namespaces: &all,
+            },
+        ];
+        let labels = BTreeMap::from([
+            ("team".to_owned(), "x".to_owned()),
+            ("olm.operatorgroup.uid/stale".to_owned(), String::new()),
+        ]);
+        let want = BTreeMap::from([
+            ("team".to_owned(), "x".to_owned()),
+            ("olm.operatorgroup.uid/u1".to_owned(), String::new()),
+        ]);
+        assert_eq!(
+            namespace_labels("ns1", &labels, &groups),
+            Some(want.clone())
+        );
+        assert_eq!(namespace_labels("ns1", &want, &groups), None);
+        let cleared = BTreeMap::from([("team".to_owned(), "x".to_owned())]);
+        assert_eq!(
+            namespace_labels("other", &labels, &groups),
+            Some(cleared.clone())
+        );
+        assert_eq!(namespace_labels("other", &cleared, &groups), None);
+    }
+
+    #[test]
+    fn three_roles_aggregating_per_api() {
+        let apis = ApiSet::parse_annotation(
+            "EtcdCluster.v1beta2.etcd.database.coreos.com,Widget.v1.example.com",
+        );
+        let roles = group_cluster_roles("ns", "og", &apis);
+        assert_eq!(roles.len(), 3);
+        assert_eq!(
+            roles[0].name,
+            "olm.og.og.admin-7hdvs1pJiMS8ikuUkvThunsWUnvSLPNYPbr0ec"
+        );
+        assert_eq!(
+            roles[2].aggregation_labels.as_deref(),
+            Some(
+                &[
+                    "olm.opgroup.permissions/aggregate-to-50cc6f60739af19b-view".to_owned(),
+                    "olm.opgroup.permissions/aggregate-to-c571d720f17289d3-view".to_owned(),
+                ][..]
+            )
+        );
+        assert_eq!(roles[1].labels["olm.owner.kind"], "OperatorGroup");
+        assert!(
+            group_cluster_roles("ns", "og", &ApiSet::default())[0]
+                .aggregation_labels
+                .is_none()
+        );
+    }
+}
