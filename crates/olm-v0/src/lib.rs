@@ -21,6 +21,7 @@ pub mod phase;
 pub mod rbac;
 pub mod status;
 pub mod surface;
+pub mod transition;
 
 pub use apis::{ApiKey, ApiSet};
 pub use groups::{ApiReconciliation, NamespaceSet, OperatorGroupView, reconcile_api_intersection};

@@ -1,0 +1,481 @@
+//! The CSV phase machine (OLM repo `pkg/controller/operators/olm/operator.go`,
+//! `transitionCSVState` after its membership prologue, and `updateInstallStatus`): from the
+//! CSV's phase and what the shell observed, the next status and what to do.
+//!
+//! The shell gathers only the facts the current phase reads (each field says which): the
+//! decision never talks to the cluster, and the install itself is the shell's — for
+//! `InstallReady` the decision first answers [`Step::Install`], and the shell calls again with
+//! the install's outcome.
+
+use std::time::Duration;
+
+use crate::phase::{Phase, Reason};
+
+/// How long `Installing` may fail to become healthy before the CSV fails with
+/// `InstallCheckFailed` "install timeout".
+pub const INSTALL_TIMEOUT: Duration = Duration::from_secs(5 * 60);
+
+/// How long a CSV whose APIService is down because its pods are being disrupted waits before
+/// it is looked at again, its phase unchanged.
+pub const DISRUPTION_REQUEUE: Duration = Duration::from_secs(10);
+
+/// Why an install strategy is not (yet) installed, as the installer's check reports it
+/// (upstream's `StrategyError` reasons).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StrategyProblem {
+    /// Cannot succeed (`InvalidStrategy`, `Timeout`, `PatchUnsuccessful`,
+    /// `InsufficentPermissions`): the message.
+    Unrecoverable(String),
+    /// The Deployment on the cluster differs from the computed one (`DeploymentUpdated`) or its
+    /// pod template lacks the CSV's annotations (`AnnotationsMissing`): install again.
+    Reinstall(String),
+    /// Anything else (`ComponentMissing`, `Waiting`, …): wait.
+    Waiting(String),
+}
+
+/// What the install check found (`updateInstallStatus`'s inputs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InstallStatus {
+    /// `None` when the strategy is installed and healthy.
+    pub strategy: Option<StrategyProblem>,
+    /// Owned APIServices: `Ok(true)` available, `Ok(false)` not yet, `Err((message, retryable))`
+    /// failed (retryable: its pods are being disrupted).
+    pub apiservices: Result<bool, (String, bool)>,
+    /// Webhooks: `Ok(true)` present, `Ok(false)` not yet, `Err(message)` failed.
+    pub webhooks: Result<bool, String>,
+}
+
+/// The CSV that `spec.replaces` names, when it exists.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Replaced {
+    /// Its phase.
+    pub phase: Phase,
+    /// `Err(message)` when its OperatorCondition says it is not upgradeable.
+    pub upgradeable: Result<(), String>,
+}
+
+/// What the shell observed; see each field for the phases that read it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Facts {
+    /// The CSV's phase.
+    pub phase: Option<Phase>,
+    /// The CSV's reason.
+    pub reason: Option<Reason>,
+    /// Time since the last phase transition (Installing).
+    pub since_transition: Option<Duration>,
+    /// The group's upgrade strategy is `TechPreviewUnsafeFailForward` (Failed, Replacing).
+    pub fail_forward: bool,
+    /// The CSV this one replaces (Pending).
+    pub replaced: Option<Replaced>,
+    /// A CSV that replaces this one, by name (Succeeded, Failed with fail-forward); for Replacing
+    /// the newest of the chain when failing forward, with its phase.
+    pub replacement: Option<(String, Phase)>,
+    /// This CSV itself replaces an existing CSV (Replacing: only the oldest of a chain acts).
+    pub replaces_existing: bool,
+    /// Requirements and permissions: `Ok(met)` or the strategy error (Pending, Succeeded, Failed).
+    pub requirements: Option<Result<bool, String>>,
+    /// `InvalidWebhookDescription`'s message when a webhook is repeated or not allowed (Pending).
+    pub webhook_problem: Option<String>,
+    /// `OwnerConflict`'s message when another CSV owns a CRD or APIService (Pending).
+    pub owner_conflict: Option<String>,
+    /// The install's outcome, once the shell ran it (InstallReady): `Err((message,
+    /// unrecoverable))`.
+    pub install_outcome: Option<Result<(), (String, bool)>>,
+    /// The computed deployment cannot be built (certificate data missing…) (Installing,
+    /// Succeeded, Failed).
+    pub deployment_unbuildable: bool,
+    /// The install check (Installing, Succeeded, Failed).
+    pub install_status: Option<InstallStatus>,
+    /// Generated APIService resources are missing or wrong: the message, and whether OLM can
+    /// act on it (Succeeded, Failed).
+    pub apiservice_resources: Option<(String, bool)>,
+    /// An owned serving certificate is due for rotation (Succeeded, Failed).
+    pub cert_rotation_due: bool,
+}
+
+/// What to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Step {
+    /// Set phase, reason and message (with an Event; `if_changed`: only when they differ, as
+    /// upstream's `SetPhaseWithEventIfChanged`); `retry`: also come back with a backoff.
+    Set {
+        /// New phase.
+        phase: Phase,
+        /// New reason.
+        reason: Reason,
+        /// New message.
+        message: String,
+        /// Only when phase, reason or message differ.
+        if_changed: bool,
+        /// Come back with a backoff.
+        retry: bool,
+    },
+    /// Run the install strategy, then decide again with its outcome.
+    Install,
+    /// Nothing changes now; something else will wake the CSV.
+    Wait,
+    /// Nothing changes; look again after this long.
+    RequeueAfter(Duration),
+    /// Delete the CSV (Deleting).
+    Delete,
+    /// A sync error, retried with a backoff.
+    Error(String),
+}
+
+fn set(phase: Phase, reason: Reason, message: impl Into<String>) -> Step {
+    Step::Set {
+        phase,
+        reason,
+        message: message.into(),
+        if_changed: false,
+        retry: false,
+    }
+}
+
+fn set_if_changed(phase: Phase, reason: Reason, message: impl Into<String>) -> Step {
+    Step::Set {
+        phase,
+        reason,
+        message: message.into(),
+        if_changed: true,
+        retry: false,
+    }
+}
+
+/// The next step for a CSV that passed the membership checks.
+pub fn next(f: &Facts) -> Step {
+    if f.reason == Some(Reason::InstallComponentFailedNoRetry) {
+        return Step::Wait;
+    }
+    match f.phase.unwrap_or(Phase::None) {
+        Phase::None => set(
+            Phase::Pending,
+            Reason::RequirementsUnknown,
+            "requirements not yet checked",
+        ),
+        Phase::Pending => pending(f),
+        Phase::InstallReady => match &f.install_outcome {
+            None => Step::Install,
+            Some(Ok(())) => set(
+                Phase::Installing,
+                Reason::InstallSucceeded,
+                "waiting for install components to report healthy",
+            ),
+            Some(Err((message, unrecoverable))) => set(
+                Phase::Failed,
+                if *unrecoverable {
+                    Reason::InstallComponentFailedNoRetry
+                } else {
+                    Reason::InstallComponentFailed
+                },
+                format!("install strategy failed: {message}"),
+            ),
+        },
+        Phase::Installing => installing(f),
+        Phase::Succeeded => succeeded(f),
+        Phase::Failed => failed(f),
+        Phase::Replacing => replacing(f),
+        Phase::Deleting => Step::Delete,
+        Phase::Unknown => Step::Wait,
+    }
+}
+
+fn pending(f: &Facts) -> Step {
+    if let Some(Replaced {
+        upgradeable: Err(why),
+        ..
+    }) = &f.replaced
+    {
+        return set_if_changed(
+            Phase::Pending,
+            Reason::OperatorConditionNotUpgradeable,
+            format!("operator is not upgradeable: {why}"),
+        );
+    }
+    match &f.requirements {
+        Some(Err(e)) => {
+            return set(
+                Phase::Failed,
+                Reason::InvalidInstallStrategy,
+                format!("install strategy invalid: {e}"),
+            );
+        }
+        Some(Ok(false)) | None => {
+            return Step::Set {
+                phase: Phase::Pending,
+                reason: Reason::RequirementsNotMet,
+                message: "one or more requirements couldn't be found".into(),
+                if_changed: true,
+                retry: true,
+            };
+        }
+        Some(Ok(true)) => {}
+    }
+    if let Some(message) = &f.webhook_problem {
+        return set_if_changed(
+            Phase::Failed,
+            Reason::InvalidWebhookDescription,
+            message.clone(),
+        );
+    }
+    if let Some(message) = &f.owner_conflict {
+        return set(Phase::Failed, Reason::OwnerConflict, message.clone());
+    }
+    // Part of a replacement chain: the predecessor must have been marked Replacing first.
+    if f.replaced
+        .as_ref()
+        .is_some_and(|r| r.phase != Phase::Replacing)
+    {
+        return Step::Wait;
+    }
+    set(
+        Phase::InstallReady,
+        Reason::AllRequirementsMet,
+        "all requirements found, attempting install",
+    )
+}
+
+/// `updateInstallStatus`: healthy → Succeeded; else the first problem decides, the waiting ones
+/// in `(phase, reason)`.
+fn install_status(status: &InstallStatus, phase: Phase, reason: Reason) -> Step {
+    let waiting = |message: &str| Step::Set {
+        phase,
+        reason,
+        message: message.to_owned(),
+        if_changed: true,
+        retry: false,
+    };
+    let apiservices_ok = matches!(status.apiservices, Ok(true));
+    let webhooks_ok = matches!(status.webhooks, Ok(true));
+    if status.strategy.is_none() && apiservices_ok && webhooks_ok {
+        return set_if_changed(
+            Phase::Succeeded,
+            Reason::InstallSucceeded,
+            "install strategy completed with no errors",
+        );
+    }
+    if let Some(StrategyProblem::Unrecoverable(e)) = &status.strategy {
+        return set_if_changed(
+            Phase::Failed,
+            Reason::InstallCheckFailed,
+            format!("install failed: {e}"),
+        );
+    }
+    match &status.apiservices {
+        Err((_, true)) => return Step::RequeueAfter(DISRUPTION_REQUEUE),
+        Err((e, false)) => {
+            return set_if_changed(
+                Phase::Failed,
+                Reason::ApiServiceInstallFailed,
+                format!("APIService install failed: {e}"),
+            );
+        }
+        Ok(false) => return waiting("apiServices not installed"),
+        Ok(true) => {}
+    }
+    match &status.webhooks {
+        Err(e) => {
+            return Step::Set {
+                phase: Phase::InstallReady,
+                reason,
+                message: format!("Webhook install failed: {e}"),
+                if_changed: true,
+                retry: false,
+            };
+        }
+        Ok(false) => return waiting("webhooks not installed"),
+        Ok(true) => {}
+    }
+    match &status.strategy {
+        Some(StrategyProblem::Reinstall(e)) => Step::Set {
+            phase: Phase::InstallReady,
+            reason,
+            message: format!("installing: {e}"),
+            if_changed: true,
+            retry: false,
+        },
+        Some(StrategyProblem::Waiting(e)) => waiting(&format!("installing: {e}")),
+        _ => Step::Wait,
+    }
+}
+
+fn installing(f: &Facts) -> Step {
+    if f.deployment_unbuildable {
+        return set(
+            Phase::Pending,
+            Reason::NeedsReinstall,
+            "calculated deployment install is bad",
+        );
+    }
+    let Some(status) = &f.install_status else {
+        return Step::Wait;
+    };
+    let step = install_status(status, Phase::Installing, Reason::InstallWaiting);
+    // Upstream times out a CSV that is still not healthy and whose phase this step leaves as
+    // it is (a phase change restarts the transition clock).
+    let phase_kept = match &step {
+        Step::Set { phase, .. } => *phase == Phase::Installing,
+        Step::RequeueAfter(_) => true,
+        _ => false,
+    };
+    if phase_kept && f.since_transition.is_some_and(|d| d >= INSTALL_TIMEOUT) {
+        return set(Phase::Failed, Reason::InstallCheckFailed, "install timeout");
+    }
+    step
+}
+
+fn succeeded(f: &Facts) -> Step {
+    if let Some((name, _)) = &f.replacement {
+        return set(
+            Phase::Replacing,
+            Reason::BeingReplaced,
+            format!("being replaced by csv: {name}"),
+        );
+    }
+    if let Some((message, _)) = &f.apiservice_resources {
+        return set(
+            Phase::Failed,
+            Reason::ApiServiceResourceIssue,
+            message.clone(),
+        );
+    }
+    if f.cert_rotation_due {
+        return set(
+            Phase::Pending,
+            Reason::NeedsCertRotation,
+            "CSV owns resources that require a cert refresh",
+        );
+    }
+    match &f.requirements {
+        Some(Err(e)) => {
+            return set(
+                Phase::Failed,
+                Reason::InvalidInstallStrategy,
+                format!("install strategy invalid: {e}"),
+            );
+        }
+        Some(Ok(false)) => {
+            return set(
+                Phase::Failed,
+                Reason::RequirementsNotMet,
+                "requirements no longer met",
+            );
+        }
+        _ => {}
+    }
+    if f.deployment_unbuildable {
+        return set(
+            Phase::Pending,
+            Reason::NeedsReinstall,
+            "calculated deployment install is bad",
+        );
+    }
+    match &f.install_status {
+        Some(status) => install_status(status, Phase::Failed, Reason::ComponentUnhealthy),
+        None => Step::Wait,
+    }
+}
+
+fn failed(f: &Facts) -> Step {
+    if f.fail_forward
+        && let Some((name, _)) = &f.replacement
+    {
+        return set(
+            Phase::Replacing,
+            Reason::BeingReplaced,
+            format!("Fail Forward is enabled, allowing Failed csv to be replaced by csv: {name}"),
+        );
+    }
+    match f.reason {
+        Some(
+            Reason::NoTargetNamespaces
+            | Reason::NoOperatorGroup
+            | Reason::TooManyOperatorGroups
+            | Reason::UnsupportedOperatorGroup,
+        ) => {
+            return set(
+                Phase::Pending,
+                Reason::RequirementsUnknown,
+                "InstallModes now support target namespaces",
+            );
+        }
+        Some(Reason::InterOperatorGroupOwnerConflict) => {
+            return set(
+                Phase::Pending,
+                Reason::RequirementsUnknown,
+                "OperatorGroup no longer intersecting with conflicting owner",
+            );
+        }
+        Some(Reason::CannotModifyStaticOperatorGroupProvidedApis) => {
+            return set(
+                Phase::Pending,
+                Reason::RequirementsUnknown,
+                "static OperatorGroup and intersecting groups now support providedAPIs",
+            );
+        }
+        _ => {}
+    }
+    match &f.requirements {
+        Some(Err(e)) if f.reason != Some(Reason::InvalidInstallStrategy) => {
+            return set(
+                Phase::Failed,
+                Reason::InvalidInstallStrategy,
+                format!("install strategy invalid: {e}"),
+            );
+        }
+        Some(Ok(false)) => {
+            return set(
+                Phase::Pending,
+                Reason::RequirementsNotMet,
+                "requirements not met",
+            );
+        }
+        _ => {}
+    }
+    if let Some((message, actionable)) = &f.apiservice_resources {
+        return if *actionable {
+            set(
+                Phase::Pending,
+                Reason::ApiServiceResourcesNeedReinstall,
+                message.clone(),
+            )
+        } else {
+            Step::Wait
+        };
+    }
+    if f.cert_rotation_due {
+        return set(
+            Phase::Pending,
+            Reason::NeedsCertRotation,
+            "owned APIServices need cert refresh",
+        );
+    }
+    if f.deployment_unbuildable {
+        return set(
+            Phase::Pending,
+            Reason::NeedsReinstall,
+            "calculated deployment install is bad",
+        );
+    }
+    match &f.install_status {
+        Some(status) => install_status(status, Phase::Pending, Reason::NeedsReinstall),
+        None => Step::Wait,
+    }
+}
+
+fn replacing(f: &Facts) -> Step {
+    if f.replaces_existing {
+        return Step::Wait;
+    }
+    match &f.replacement {
+        Some((_, Phase::Succeeded)) => set(
+            Phase::Deleting,
+            Reason::Replaced,
+            "has been replaced by a newer ClusterServiceVersion that has successfully installed.",
+        ),
+        Some(_) => Step::Wait,
+        None => {
+            Step::Error("marked as replacement, but no replacement CSV found in cluster".into())
+        }
+    }
+}
