@@ -16,12 +16,14 @@ pub mod deployment;
 pub mod groups;
 pub mod installmode;
 pub mod membership;
+pub mod operatorcondition;
 pub mod operatorgroup;
 pub mod phase;
 pub mod rbac;
 pub mod status;
 pub mod surface;
 pub mod transition;
+pub mod webhook;
 
 pub use apis::{ApiKey, ApiSet};
 pub use groups::{ApiReconciliation, NamespaceSet, OperatorGroupView, reconcile_api_intersection};

@@ -1,0 +1,134 @@
+//! The checks a CSV's `webhookdefinitions` pass before install (OLM repo
+//! `pkg/controller/install/webhook.go` `ValidWebhookRules`, and the unique-name check of
+//! `transitionCSVState`): no webhook may intercept every group, OLM's own API, or the webhook
+//! configurations themselves — an operator could otherwise lock OLM or the cluster out.
+
+/// One `rules[]` entry of a webhook definition.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Rule {
+    /// `apiGroups`.
+    pub api_groups: Vec<String>,
+    /// `resources`.
+    pub resources: Vec<String>,
+}
+
+/// A webhook definition as the checks need it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct WebhookDefinition {
+    /// `generateName`.
+    pub generate_name: String,
+    /// `rules`.
+    pub rules: Vec<Rule>,
+}
+
+/// Whether a resource names a webhook configuration: `*`, the kinds upstream lists, and — what
+/// upstream's check misses, since rules name resources by their lowercase plural —
+/// `mutatingwebhookconfigurations` and `validatingwebhookconfigurations` with or without a
+/// subresource.
+fn is_webhook_configuration(resource: &str) -> bool {
+    let base = resource.split('/').next().unwrap_or(resource);
+    matches!(
+        base,
+        "*" | "MutatingWebhookConfiguration"
+            | "ValidatingWebhookConfiguration"
+            | "mutatingwebhookconfigurations"
+            | "validatingwebhookconfigurations"
+    )
+}
+
+/// Upstream's rule guard, in its order and words.
+pub fn valid_rules(rules: &[Rule]) -> Result<(), String> {
+    for rule in rules {
+        let has = |g: &str| rule.api_groups.iter().any(|x| x == g);
+        if has("*") {
+            return Err("webhook rules cannot include all groups".into());
+        }
+        if has("operators.coreos.com") {
+            return Err("webhook rules cannot include the OLM group".into());
+        }
+        if has("admissionregistration.k8s.io")
+            && rule.resources.iter().any(|r| is_webhook_configuration(r))
+        {
+            return Err("webhook rules cannot include MutatingWebhookConfiguration or ValidatingWebhookConfiguration resources".into());
+        }
+    }
+    Ok(())
+}
+
+/// The `InvalidWebhookDescription` message for a CSV's webhooks, if any: a repeated
+/// `generateName` (`CSV contains repeated WebhookDescription name`) or the first rule guard
+/// failure, in definition order.
+pub fn webhook_problem(definitions: &[WebhookDefinition]) -> Option<String> {
+    let mut seen = std::collections::BTreeSet::new();
+    for d in definitions {
+        if !seen.insert(d.generate_name.as_str()) {
+            return Some("CSV contains repeated WebhookDescription name".into());
+        }
+        if let Err(e) = valid_rules(&d.rules) {
+            return Some(e);
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rule(groups: &[&str], resources: &[&str]) -> Rule {
+        Rule {
+            api_groups: groups.iter().map(|s| (*s).to_owned()).collect(),
+            resources: resources.iter().map(|s| (*s).to_owned()).collect(),
+        }
+    }
+
+    #[test]
+    fn guards() {
+        assert_eq!(valid_rules(&[rule(&["apps"], &["deployments"])]), Ok(()));
+        assert_eq!(
+            valid_rules(&[rule(&["*"], &["deployments"])]),
+            Err("webhook rules cannot include all groups".into())
+        );
+        assert_eq!(
+            valid_rules(&[rule(&["", "operators.coreos.com"], &["*"])]),
+            Err("webhook rules cannot include the OLM group".into())
+        );
+        let refused = Err(
+            "webhook rules cannot include MutatingWebhookConfiguration or ValidatingWebhookConfiguration resources"
+                .to_owned(),
+        );
+        for r in [
+            "*",
+            "MutatingWebhookConfiguration",
+            "ValidatingWebhookConfiguration",
+            "mutatingwebhookconfigurations",
+            "validatingwebhookconfigurations/status",
+        ] {
+            assert_eq!(
+                valid_rules(&[rule(&["admissionregistration.k8s.io"], &[r])]),
+                refused,
+                "{r}"
+            );
+        }
+        assert_eq!(
+            valid_rules(&[rule(
+                &["admissionregistration.k8s.io"],
+                &["validatingadmissionpolicies"]
+            )]),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn repeated_names() {
+        let d = |name: &str| WebhookDefinition {
+            generate_name: name.into(),
+            rules: vec![rule(&["apps"], &["deployments"])],
+        };
+        assert_eq!(webhook_problem(&[d("a"), d("b")]), None);
+        assert_eq!(
+            webhook_problem(&[d("a"), d("a")]),
+            Some("CSV contains repeated WebhookDescription name".into())
+        );
+    }
+}
