@@ -1,0 +1,215 @@
+//! Copied CSVs (OLM repo `pkg/controller/operators/olm/operatorgroup.go`
+//! `ensureCSVsInNamespaces`, `csvCopyPrototype`; `operator.go` `removeDanglingChildCSVs`;
+//! `olmconfig` handling): a copy of each active CSV in every namespace its group targets, telling
+//! users there which operator watches them; and their removal when the parent goes away, stops
+//! targeting the namespace, clashes with another group, or copies are disabled for
+//! AllNamespaces operators.
+
+use std::collections::BTreeMap;
+
+use crate::groups::NamespaceSet;
+use crate::membership::{OPERATOR_NAMESPACE_ANNOTATION, TARGET_NAMESPACES_ANNOTATION};
+use crate::phase::{Phase, Reason};
+use crate::status::COPIED_FROM_LABEL;
+
+/// Label prefix of Operator aggregate components, not carried over to copies.
+pub const COMPONENT_LABEL_PREFIX: &str = "operators.coreos.com/";
+/// The annotation kubectl keeps the last applied object in: large, and meaningless on a copy.
+pub const LAST_APPLIED_ANNOTATION: &str = "kubectl.kubernetes.io/last-applied-configuration";
+/// Reason of the Warning event on a CSV whose copies are disabled.
+pub const DISABLED_EVENT_REASON: &str = "DisabledCopiedCSVs";
+
+/// A copy's `status.message`.
+pub fn copied_message(source_namespace: &str) -> String {
+    format!("The operator is running in {source_namespace} but is managing this namespace")
+}
+
+/// The disabled-copies event's message.
+pub fn disabled_message(namespace: &str, name: &str) -> String {
+    format!("CSV copying disabled for {namespace}/{name}")
+}
+
+/// A copy's labels and annotations from its parent's: labels without Operator component labels
+/// plus `olm.copiedFrom: <source namespace>`; annotations without `olm.targetNamespaces` and
+/// kubectl's last-applied configuration.
+pub fn copied_metadata(
+    source_namespace: &str,
+    labels: &BTreeMap<String, String>,
+    annotations: &BTreeMap<String, String>,
+) -> (BTreeMap<String, String>, BTreeMap<String, String>) {
+    let mut l: BTreeMap<String, String> = labels
+        .iter()
+        .filter(|(k, _)| !k.starts_with(COMPONENT_LABEL_PREFIX))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    l.insert(COPIED_FROM_LABEL.to_owned(), source_namespace.to_owned());
+    let a = annotations
+        .iter()
+        .filter(|(k, _)| *k != TARGET_NAMESPACES_ANNOTATION && *k != LAST_APPLIED_ANNOTATION)
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    (l, a)
+}
+
+/// Where a group's CSV is copied and where its copies are pruned: every namespace of the
+/// cluster but the group's own, by whether the group targets it (all namespaces target every
+/// one), each list sorted.
+pub fn copy_plan(
+    group_namespace: &str,
+    targets: &NamespaceSet,
+    namespaces: &[String],
+) -> (Vec<String>, Vec<String>) {
+    let mut copy = Vec::new();
+    let mut prune = Vec::new();
+    for ns in namespaces {
+        if ns == group_namespace {
+            continue;
+        }
+        if targets.contains(ns) {
+            copy.push(ns.clone());
+        } else {
+            prune.push(ns.clone());
+        }
+    }
+    copy.sort();
+    prune.sort();
+    (copy, prune)
+}
+
+/// The parent of a copy, as the garbage collection reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Parent<'a> {
+    /// Its namespace.
+    pub namespace: &'a str,
+    /// Its phase.
+    pub phase: Phase,
+    /// Its reason.
+    pub reason: Option<Reason>,
+    /// Its annotations.
+    pub annotations: &'a BTreeMap<String, String>,
+}
+
+/// Why the copy in `namespace` (with its annotations) must go, if it must: no
+/// `olm.operatorNamespace` annotation, no parent, the parent failed with
+/// `InterOperatorGroupOwnerConflict`, the parent's targets no longer include the namespace, or
+/// the copy sits in its parent's own namespace.
+pub fn dangling(
+    namespace: &str,
+    annotations: &BTreeMap<String, String>,
+    parent: Option<&Parent<'_>>,
+) -> Option<&'static str> {
+    if !annotations.contains_key(OPERATOR_NAMESPACE_ANNOTATION) {
+        return Some("missing operator namespace annotation on copied CSV");
+    }
+    let Some(p) = parent else {
+        return Some("parent is missing");
+    };
+    if p.phase == Phase::Failed && p.reason == Some(Reason::InterOperatorGroupOwnerConflict) {
+        return Some("parent has intersecting operatorgroup conflict");
+    }
+    let targets = p
+        .annotations
+        .get(TARGET_NAMESPACES_ANNOTATION)
+        .map(String::as_str)
+        .unwrap_or_default();
+    if !NamespaceSet::from_annotation(targets).contains(namespace) {
+        return Some("parent no longer lists this as a target namespace");
+    }
+    if p.namespace == namespace {
+        return Some("copy is in its parent's namespace");
+    }
+    None
+}
+
+/// Whether copies of a CSV are disabled: `OLMConfig cluster` says so (`None`: no OLMConfig, or
+/// the field unset) and its group targets all namespaces — copies of explicit-target operators
+/// always exist.
+pub fn copies_disabled(disable_copied_csvs: Option<bool>, group_targets: &NamespaceSet) -> bool {
+    disable_copied_csvs.unwrap_or(false) && group_targets.is_all_namespaces()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).into(), (*v).into()))
+            .collect()
+    }
+
+    #[test]
+    fn metadata_of_a_copy() {
+        let (l, a) = copied_metadata(
+            "ops",
+            &map(&[("app", "x"), ("operators.coreos.com/etcd.ops", "")]),
+            &map(&[
+                ("olm.targetNamespaces", ""),
+                ("olm.operatorNamespace", "ops"),
+                ("kubectl.kubernetes.io/last-applied-configuration", "{}"),
+                ("alm-examples", "[]"),
+            ]),
+        );
+        assert_eq!(l, map(&[("app", "x"), ("olm.copiedFrom", "ops")]));
+        assert_eq!(
+            a,
+            map(&[("olm.operatorNamespace", "ops"), ("alm-examples", "[]")])
+        );
+        assert_eq!(
+            copied_message("ops"),
+            "The operator is running in ops but is managing this namespace"
+        );
+    }
+
+    #[test]
+    fn plan_and_garbage_collection() {
+        let all = NamespaceSet::new(&[""]);
+        let ns: Vec<String> = ["ops", "b", "a"].iter().map(|s| (*s).to_owned()).collect();
+        assert_eq!(
+            copy_plan("ops", &all, &ns),
+            (vec!["a".to_owned(), "b".to_owned()], vec![])
+        );
+        let explicit = NamespaceSet::new(&["a"]);
+        assert_eq!(
+            copy_plan("ops", &explicit, &ns),
+            (vec!["a".to_owned()], vec!["b".to_owned()])
+        );
+
+        let copy = map(&[("olm.operatorNamespace", "ops")]);
+        let parent_annotations = map(&[("olm.targetNamespaces", "a")]);
+        let parent = Parent {
+            namespace: "ops",
+            phase: Phase::Succeeded,
+            reason: Some(Reason::InstallSucceeded),
+            annotations: &parent_annotations,
+        };
+        assert_eq!(dangling("a", &copy, Some(&parent)), None);
+        assert!(dangling("b", &copy, Some(&parent)).is_some());
+        assert!(dangling("a", &copy, None).is_some());
+        assert!(dangling("a", &BTreeMap::new(), Some(&parent)).is_some());
+        let conflicted = Parent {
+            phase: Phase::Failed,
+            reason: Some(Reason::InterOperatorGroupOwnerConflict),
+            ..parent.clone()
+        };
+        assert!(dangling("a", &copy, Some(&conflicted)).is_some());
+        let all_targets = map(&[("olm.targetNamespaces", "")]);
+        let global = Parent {
+            annotations: &all_targets,
+            ..parent
+        };
+        assert_eq!(dangling("b", &copy, Some(&global)), None);
+    }
+
+    #[test]
+    fn disabling_applies_to_all_namespace_operators_only() {
+        assert!(copies_disabled(Some(true), &NamespaceSet::new(&[""])));
+        assert!(!copies_disabled(Some(true), &NamespaceSet::new(&["a"])));
+        assert!(!copies_disabled(None, &NamespaceSet::new(&[""])));
+        assert_eq!(
+            disabled_message("ops", "etcd.v1"),
+            "CSV copying disabled for ops/etcd.v1"
+        );
+    }
+}
