@@ -17,6 +17,7 @@ pub mod deployment;
 pub mod groups;
 pub mod installmode;
 pub mod membership;
+pub mod olmconfig;
 pub mod operatorcondition;
 pub mod operatorgroup;
 pub mod phase;
