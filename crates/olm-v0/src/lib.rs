@@ -22,6 +22,7 @@ pub mod operatorcondition;
 pub mod operatorgroup;
 pub mod phase;
 pub mod rbac;
+pub mod requirements;
 pub mod status;
 pub mod surface;
 pub mod transition;
