@@ -31,6 +31,23 @@ pub struct RequirementStatus {
     pub message: String,
     /// `uuid`.
     pub uuid: String,
+    /// `dependents`: for a ServiceAccount, one entry per policy rule.
+    pub dependents: Vec<DependentStatus>,
+}
+
+/// One `dependents[]` entry: a policy rule of a ServiceAccount.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct DependentStatus {
+    /// `group`: `rbac.authorization.k8s.io`.
+    pub group: String,
+    /// `version`: `v1`.
+    pub version: String,
+    /// `kind`: `PolicyRule`.
+    pub kind: String,
+    /// `Satisfied` or `NotSatisfied`.
+    pub status: String,
+    /// `namespaced rule:<rule JSON>` or `cluster rule:<rule JSON>`.
+    pub message: String,
 }
 
 impl RequirementStatus {
@@ -208,6 +225,91 @@ pub fn owned_apiservice_status(
     )
 }
 
+/// One `permissions[]` or `clusterPermissions[]` entry, with each rule's check done by the
+/// shell against the cluster's RBAC (in the target namespace for `permissions`, cluster-wide
+/// for `clusterPermissions`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PermissionCheck {
+    /// `serviceAccountName`.
+    pub service_account: String,
+    /// From `clusterPermissions`.
+    pub cluster: bool,
+    /// Each rule as Go's `encoding/json` writes it, and whether the account holds it.
+    pub rules: Vec<(String, bool)>,
+}
+
+/// What the shell found about a ServiceAccount.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AccountFacts {
+    /// It exists in the CSV's namespace.
+    pub exists: bool,
+    /// Another CSV owns it.
+    pub owned_by_other_csv: bool,
+}
+
+/// The ServiceAccount entries of a CSV (upstream's `permissionStatus`): one per account, with
+/// one dependent per rule; `Service account does not exist`, `Service account is owned by
+/// another ClusterServiceVersion` or `Policy rule not satisfied for service account` when not
+/// met. Namespaced permissions are checked before cluster ones; an account in both keeps one
+/// entry. Sorted by account name (upstream's order is a map's, so it varies).
+pub fn permission_statuses(
+    checks: &[PermissionCheck],
+    account: impl Fn(&str) -> AccountFacts,
+) -> (bool, Vec<RequirementStatus>) {
+    let mut met = true;
+    let mut by_account: std::collections::BTreeMap<String, RequirementStatus> =
+        std::collections::BTreeMap::new();
+    let mut ordered: Vec<&PermissionCheck> = checks.iter().filter(|c| !c.cluster).collect();
+    ordered.extend(checks.iter().filter(|c| c.cluster));
+    for check in ordered {
+        let status = by_account
+            .entry(check.service_account.clone())
+            .or_insert_with(|| {
+                RequirementStatus::new("", "v1", "ServiceAccount", &check.service_account)
+                    .with(PRESENT, "")
+            });
+        let facts = account(&check.service_account);
+        if !facts.exists {
+            met = false;
+            NOT_PRESENT.clone_into(&mut status.status);
+            "Service account does not exist".clone_into(&mut status.message);
+            continue;
+        }
+        if facts.owned_by_other_csv {
+            met = false;
+            PRESENT_NOT_SATISFIED.clone_into(&mut status.status);
+            "Service account is owned by another ClusterServiceVersion"
+                .clone_into(&mut status.message);
+            continue;
+        }
+        let scope = if check.cluster {
+            "cluster"
+        } else {
+            "namespaced"
+        };
+        for (rule, satisfied) in &check.rules {
+            if !satisfied {
+                met = false;
+                PRESENT_NOT_SATISFIED.clone_into(&mut status.status);
+                "Policy rule not satisfied for service account".clone_into(&mut status.message);
+            }
+            status.dependents.push(DependentStatus {
+                group: "rbac.authorization.k8s.io".into(),
+                version: "v1".into(),
+                kind: "PolicyRule".into(),
+                status: if *satisfied {
+                    "Satisfied"
+                } else {
+                    "NotSatisfied"
+                }
+                .into(),
+                message: format!("{scope} rule:{rule}"),
+            });
+        }
+    }
+    (met, by_account.into_values().collect())
+}
+
 /// A native API the CSV needs (`spec.nativeAPIs`), discoverable or not.
 pub fn native_api_status(
     group: &str,
@@ -286,6 +388,48 @@ mod tests {
             crd_status("w", "v1", false, Some(&pending), &[]).status,
             "PresentNotAvailable"
         );
+    }
+
+    #[test]
+    fn permissions() {
+        let rule = r#"{"verbs":["get"],"apiGroups":[""],"resources":["pods"]}"#;
+        let checks = [
+            PermissionCheck {
+                service_account: "op".into(),
+                cluster: true,
+                rules: vec![(rule.into(), false)],
+            },
+            PermissionCheck {
+                service_account: "op".into(),
+                cluster: false,
+                rules: vec![(rule.into(), true)],
+            },
+            PermissionCheck {
+                service_account: "missing".into(),
+                cluster: false,
+                rules: vec![(rule.into(), true)],
+            },
+        ];
+        let (met, statuses) = permission_statuses(&checks, |sa| AccountFacts {
+            exists: sa != "missing",
+            owned_by_other_csv: false,
+        });
+        assert!(!met);
+        assert_eq!(statuses.len(), 2);
+        assert_eq!(statuses[0].name, "missing");
+        assert_eq!(statuses[0].message, "Service account does not exist");
+        let op = &statuses[1];
+        assert_eq!(op.status, "PresentNotSatisfied");
+        assert_eq!(op.message, "Policy rule not satisfied for service account");
+        let messages: Vec<&str> = op.dependents.iter().map(|d| d.message.as_str()).collect();
+        assert_eq!(
+            messages,
+            [
+                format!("namespaced rule:{rule}"),
+                format!("cluster rule:{rule}")
+            ]
+        );
+        assert_eq!(op.dependents[1].status, "NotSatisfied");
     }
 
     #[test]
