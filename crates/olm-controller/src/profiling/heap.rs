@@ -73,6 +73,9 @@ pub(super) async fn dump() -> Result<Vec<u8>, Error> {
 enum Code {
     /// The program's.
     Program,
+    /// A C function that is not one of the allocator's exported ones: one of jemalloc's own
+    /// (`do_rallocx`) when next to them.
+    C,
     /// The allocator's: jemalloc, the global allocator calling it, `alloc::alloc`.
     Allocator,
     /// A function of the program into which allocator code was inlined.
@@ -105,6 +108,8 @@ fn code_at(addr: usize) -> Code {
     match names.last() {
         Some(outer) if is_allocator(outer) => Code::Allocator,
         _ if names.iter().any(|n| is_allocator(n)) => Code::InlinedAllocator,
+        // Rust's names are paths; C's are plain identifiers.
+        Some(outer) if !outer.contains("::") => Code::C,
         _ => Code::Program,
     }
 }
@@ -112,21 +117,33 @@ fn code_at(addr: usize) -> Code {
 /// Cuts the allocator's frames off the leaf end of `addrs` (root first), from the outermost
 /// allocator frame on, so that a stack ends at the function that allocated, as in Go's heap
 /// profiles and jeprof's reports; otherwise every byte would be jemalloc's own sampling function's.
-/// An allocator inlined into its caller leaves the caller's frame.
+/// An allocator inlined into its caller leaves the caller's frame. The C functions just above the
+/// outermost allocator frame go too: the global allocator and jemalloc's exported functions
+/// tail-call jemalloc's internal ones, whose frames then sit right on the program's.
 fn cut_allocator(addrs: &mut Vec<usize>, mut code: impl FnMut(usize) -> Code) {
-    for (i, &addr) in addrs.iter().enumerate() {
-        match code(addr) {
-            Code::Program => {}
-            Code::Allocator => {
-                addrs.truncate(i);
-                return;
-            }
-            Code::InlinedAllocator => {
-                addrs.truncate(i + 1);
-                return;
-            }
-        }
-    }
+    let Some((first, kind)) = addrs
+        .iter()
+        .enumerate()
+        .find_map(|(i, &addr)| match code(addr) {
+            Code::Program | Code::C => None,
+            kind => Some((i, kind)),
+        })
+    else {
+        return;
+    };
+    let end = if kind == Code::InlinedAllocator {
+        first + 1
+    } else {
+        let jemalloc = addrs
+            .get(..first)
+            .unwrap_or_default()
+            .iter()
+            .rev()
+            .take_while(|&&addr| code(addr) == Code::C)
+            .count();
+        first - jemalloc
+    };
+    addrs.truncate(end);
 }
 
 #[cfg(test)]
@@ -138,7 +155,8 @@ mod tests {
         let code = |addr: usize| match addr {
             0..100 => Code::Program,
             100..200 => Code::Allocator,
-            _ => Code::InlinedAllocator,
+            200..300 => Code::InlinedAllocator,
+            _ => Code::C,
         };
         let cut = |mut addrs: Vec<usize>| {
             cut_allocator(&mut addrs, code);
@@ -149,6 +167,10 @@ mod tests {
         assert_eq!(cut(vec![1, 2, 200, 100, 4]), vec![1, 2, 200]);
         assert_eq!(cut(vec![1, 2, 3]), vec![1, 2, 3]);
         assert_eq!(cut(vec![100, 1]), Vec::<usize>::new());
+        // RawVec::grow → (tail calls) do_rallocx → ... → _rjem_je_prof_backtrace
+        assert_eq!(cut(vec![300, 1, 2, 301, 302, 100, 300]), vec![300, 1, 2]);
+        // C code of the program's own (the C library's thread start) stays.
+        assert_eq!(cut(vec![300, 1, 300, 2, 100]), vec![300, 1, 300, 2]);
     }
 
     #[test]
