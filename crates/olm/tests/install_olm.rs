@@ -326,4 +326,21 @@ async fn install_olm_applies_the_manifests_and_waits_until_ready() {
         .unwrap();
     let phase = String::from_utf8_lossy(&ns.stdout);
     assert!(!ns.status.success() || phase == "Terminating", "{phase}");
+
+    // Asked to, it takes the CRDs too; what is already gone is skipped.
+    let removed = Command::new(env!("CARGO_BIN_EXE_olm"))
+        .args(["uninstall-olm", "--delete-crds"])
+        .arg("--kubeconfig")
+        .arg(admin)
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&removed.stdout);
+    assert!(removed.status.success(), "{removed:?}");
+    assert_eq!(
+        out,
+        "OLM uninstalled; what extensions installed is left in place\n"
+    );
+    wait_for("the CRDs to go", Duration::from_secs(60), || {
+        !kubectl(admin, &["get", "crds", "-o", "name"], None).contains("olm.operatorframework.io")
+    });
 }
