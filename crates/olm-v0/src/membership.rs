@@ -4,13 +4,14 @@
 //! `transitionCSVState`; target namespaces from `operatorgroup.go`'s `getOperatorGroupTargets`).
 //!
 //! Order, as upstream: exactly one group in the CSV's namespace (else `NoOperatorGroup` /
-//! `TooManyOperatorGroups`); the CSV carries the group's three annotations (else they are written
-//! and the sync ends, failing with `NoTargetNamespaces` when the group selects nothing);
-//! `spec.installModes` has no duplicate (`InvalidInstallModes`); the CSV has
-//! `olm.targetNamespaces` (`NoTargetNamespaces`) and its install modes support them
-//! (`UnsupportedOperatorGroup`); its provided APIs do not clash with intersecting groups
-//! (`InterOperatorGroupOwnerConflict`, `CannotModifyStaticOperatorGroupProvidedAPIs`, or the
-//! group's `olm.providedAPIs` updated first).
+//! `TooManyOperatorGroups`, both also sync errors retried with a backoff); the CSV carries the
+//! group's three annotations (else they are written and the sync ends, failing with
+//! `NoTargetNamespaces` when the group selects nothing); `spec.installModes` has no duplicate
+//! (`InvalidInstallModes`); the CSV has `olm.targetNamespaces` (`NoTargetNamespaces`) and its
+//! install modes support them (`UnsupportedOperatorGroup`); its provided APIs do not clash with
+//! intersecting groups (`InterOperatorGroupOwnerConflict`,
+//! `CannotModifyStaticOperatorGroupProvidedAPIs`, or the group's `olm.providedAPIs` updated
+//! first).
 
 use std::collections::BTreeMap;
 
@@ -124,9 +125,14 @@ pub enum Verdict {
         message: String,
         /// Delete the CSV's deployments.
         delete_deployments: bool,
+        /// Also a sync error: come back with a backoff (no or several groups in the namespace).
+        retry: bool,
     },
-    /// Nothing to change now (a failure already recorded that upstream does not repeat).
+    /// Nothing to change now (a conflict already recorded that upstream does not repeat).
     Unchanged,
+    /// Nothing to change, but a sync error (this message) retried with a backoff: several groups
+    /// in the namespace, `TooManyOperatorGroups` already recorded.
+    Error(String),
     /// Write these annotations on the CSV (the group's three, targets only when the group has
     /// `status.namespaces`) and stop; when `then_fail` the CSV also fails with
     /// `NoTargetNamespaces` ([`NO_TARGET_NAMESPACES_MESSAGE`]). The group is looked at again.
@@ -143,20 +149,33 @@ pub enum Verdict {
 /// The membership checks for `csv` given the groups of its namespace and every other group of
 /// the cluster; see the module documentation for their order.
 pub fn check(csv: &Csv<'_>, groups: &[Group<'_>], others: &[OperatorGroupView]) -> Verdict {
-    let fail = |reason: Reason, message: &str, delete_deployments: bool| Verdict::Fail {
-        reason,
-        message: message.to_owned(),
-        delete_deployments,
-    };
+    let fail =
+        |reason: Reason, message: &str, delete_deployments: bool, retry: bool| Verdict::Fail {
+            reason,
+            message: message.to_owned(),
+            delete_deployments,
+            retry,
+        };
+    // Without exactly one group the sync also fails, so the CSV is retried until that changes.
     let group = match groups {
-        [] => return fail(Reason::NoOperatorGroup, NO_OPERATOR_GROUP_MESSAGE, false),
+        [] => {
+            return fail(
+                Reason::NoOperatorGroup,
+                NO_OPERATOR_GROUP_MESSAGE,
+                false,
+                true,
+            );
+        }
         [one] => one,
-        _ if csv.reason == Some(Reason::TooManyOperatorGroups) => return Verdict::Unchanged,
+        _ if csv.reason == Some(Reason::TooManyOperatorGroups) => {
+            return Verdict::Error(TOO_MANY_OPERATOR_GROUPS_MESSAGE.to_owned());
+        }
         _ => {
             return fail(
                 Reason::TooManyOperatorGroups,
                 TOO_MANY_OPERATOR_GROUPS_MESSAGE,
                 false,
+                true,
             );
         }
     };
@@ -186,14 +205,19 @@ pub fn check(csv: &Csv<'_>, groups: &[Group<'_>], others: &[OperatorGroupView]) 
     }
     let modes = match InstallModeSet::new(csv.install_modes) {
         Ok(m) => m,
-        Err(message) => return fail(Reason::InvalidInstallModes, &message, false),
+        Err(message) => return fail(Reason::InvalidInstallModes, &message, false, false),
     };
     let Some(targets) = csv.annotations.get(TARGET_NAMESPACES_ANNOTATION) else {
-        return fail(Reason::NoTargetNamespaces, MISSING_TARGETS_MESSAGE, false);
+        return fail(
+            Reason::NoTargetNamespaces,
+            MISSING_TARGETS_MESSAGE,
+            false,
+            false,
+        );
     };
     let namespaces: Vec<String> = targets.split(',').map(str::to_owned).collect();
     if let Err(message) = modes.supports(csv.namespace, &namespaces) {
-        return fail(Reason::UnsupportedOperatorGroup, &message, false);
+        return fail(Reason::UnsupportedOperatorGroup, &message, false, false);
     }
     let view = OperatorGroupView::new(
         group.name,
@@ -219,6 +243,7 @@ pub fn check(csv: &Csv<'_>, groups: &[Group<'_>], others: &[OperatorGroupView]) 
                     Reason::CannotModifyStaticOperatorGroupProvidedApis,
                     STATIC_GROUP_MESSAGE,
                     true,
+                    false,
                 )
             }
         }
@@ -227,6 +252,7 @@ pub fn check(csv: &Csv<'_>, groups: &[Group<'_>], others: &[OperatorGroupView]) 
             Reason::InterOperatorGroupOwnerConflict,
             INTERSECTING_GROUPS_MESSAGE,
             true,
+            false,
         ),
         ApiReconciliation::AddApis => {
             let union = view.provided_apis.union(&add).to_string();

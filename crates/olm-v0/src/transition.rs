@@ -68,15 +68,18 @@ pub struct Facts {
     /// The CSV this one replaces (Pending).
     pub replaced: Option<Replaced>,
     /// A CSV that replaces this one, by name (Succeeded, Failed with fail-forward); for Replacing
-    /// the newest of the chain when failing forward, with its phase.
+    /// the newest of the chain when failing forward, with its phase. Never the CSV itself: a
+    /// `spec.replaces` naming its own CSV is ignored.
     pub replacement: Option<(String, Phase)>,
-    /// This CSV itself replaces an existing CSV (Replacing: only the oldest of a chain acts).
+    /// This CSV itself replaces an existing CSV other than itself (Replacing: only the oldest of
+    /// a chain acts).
     pub replaces_existing: bool,
     /// Requirements and permissions: `Ok(met)` or the strategy error (Pending, Succeeded, Failed).
     pub requirements: Option<Result<bool, String>>,
     /// `InvalidWebhookDescription`'s message when a webhook is repeated or not allowed (Pending).
     pub webhook_problem: Option<String>,
-    /// `OwnerConflict`'s message when another CSV owns a CRD or APIService (Pending).
+    /// `OwnerConflict`'s message when another CSV owns a CRD or APIService (Pending): upstream's
+    /// `conflicting CRD owner in namespace` or `unable to adopt APIService`.
     pub owner_conflict: Option<String>,
     /// The install's outcome, once the shell ran it (InstallReady): `Err((message,
     /// unrecoverable))`.
@@ -219,7 +222,14 @@ fn pending(f: &Facts) -> Step {
         );
     }
     if let Some(message) = &f.owner_conflict {
-        return set(Phase::Failed, Reason::OwnerConflict, message.clone());
+        // Also a sync error: the CSV is retried until the other owner is gone.
+        return Step::Set {
+            phase: Phase::Failed,
+            reason: Reason::OwnerConflict,
+            message: message.clone(),
+            if_changed: false,
+            retry: true,
+        };
     }
     // Part of a replacement chain: the predecessor must have been marked Replacing first.
     if f.replaced

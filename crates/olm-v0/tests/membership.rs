@@ -65,7 +65,8 @@ fn group_count_decides_first() {
         Verdict::Fail {
             reason: Reason::NoOperatorGroup,
             message: "csv in namespace with no operatorgroups".into(),
-            delete_deployments: false
+            delete_deployments: false,
+            retry: true
         }
     );
     let two = [
@@ -80,14 +81,21 @@ fn group_count_decides_first() {
         Verdict::Fail {
             reason: Reason::TooManyOperatorGroups,
             message: "csv created in namespace with multiple operatorgroups, can't pick one automatically".into(),
-            delete_deployments: false
+            delete_deployments: false,
+            retry: true
         }
     );
     let already = Csv {
         reason: Some(Reason::TooManyOperatorGroups),
         ..csv.clone()
     };
-    assert_eq!(check(&already, &two, &[]), Verdict::Unchanged);
+    assert_eq!(
+        check(&already, &two, &[]),
+        Verdict::Error(
+            "csv created in namespace with multiple operatorgroups, can't pick one automatically"
+                .into()
+        )
+    );
     assert_eq!(
         check(&csv, &[group(Some(&all), None)], &[]),
         Verdict::Member
@@ -156,7 +164,8 @@ fn install_modes_and_targets() {
         Verdict::Fail {
             reason: Reason::InvalidInstallModes,
             message: "InstallMode list contains duplicates, cannot make set: [{OwnNamespace true} {OwnNamespace false}]".into(),
-            delete_deployments: false
+            delete_deployments: false,
+            retry: false
         }
     );
     let all_only = modes(&[("AllNamespaces", true), ("OwnNamespace", false)]);
@@ -169,7 +178,8 @@ fn install_modes_and_targets() {
         Verdict::Fail {
             reason: Reason::UnsupportedOperatorGroup,
             message: "OwnNamespace InstallModeType not supported, cannot configure to watch own namespace".into(),
-            delete_deployments: false
+            delete_deployments: false,
+            retry: false
         }
     );
 }
@@ -209,7 +219,8 @@ fn provided_apis_against_intersecting_groups() {
         Verdict::Fail {
             reason: Reason::InterOperatorGroupOwnerConflict,
             message: "intersecting operatorgroups provide the same apis".into(),
-            delete_deployments: true
+            delete_deployments: true,
+            retry: false
         }
     );
     // Static groups never change their APIs.
@@ -222,7 +233,8 @@ fn provided_apis_against_intersecting_groups() {
         Verdict::Fail {
             reason: Reason::CannotModifyStaticOperatorGroupProvidedApis,
             message: "static provided api operatorgroup cannot be modified by these apis".into(),
-            delete_deployments: true
+            delete_deployments: true,
+            retry: false
         }
     );
 }
