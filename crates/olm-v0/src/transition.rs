@@ -164,15 +164,19 @@ pub fn next(f: &Facts) -> Step {
                 Reason::InstallSucceeded,
                 "waiting for install components to report healthy",
             ),
-            Some(Err((message, unrecoverable))) => set(
-                Phase::Failed,
-                if *unrecoverable {
+            // The failure is also a sync error: a recoverable one is tried again with a
+            // backoff (an unrecoverable one is then skipped by its reason).
+            Some(Err((message, unrecoverable))) => Step::Set {
+                phase: Phase::Failed,
+                reason: if *unrecoverable {
                     Reason::InstallComponentFailedNoRetry
                 } else {
                     Reason::InstallComponentFailed
                 },
-                format!("install strategy failed: {message}"),
-            ),
+                message: format!("install strategy failed: {message}"),
+                if_changed: false,
+                retry: true,
+            },
         },
         Phase::Installing => installing(f),
         Phase::Succeeded => succeeded(f),
@@ -425,6 +429,9 @@ fn failed(f: &Facts) -> Step {
         }
         _ => {}
     }
+    // A strategy error that persists is reported once and then waited on. Upstream instead
+    // moves such a CSV to Pending ("requirements not met"), where the same error fails it
+    // again: it flaps between the two on every sync.
     match &f.requirements {
         Some(Err(e)) if f.reason != Some(Reason::InvalidInstallStrategy) => {
             return set(
