@@ -14,9 +14,9 @@
 //!   on by [`activate_heap`] only in a process that serves profiles.
 //! - `/debug/pprof/`: the list of both.
 //!
-//! Both are symbolized in the process, so `go tool pprof -top FILE` needs no binary; a binary
-//! stripped of its symbols (the release build) gives addresses only, with the mapping and build
-//! ID `go tool pprof` symbolizes them with given an unstripped build of the same source.
+//! Both are symbolized in the process, so `go tool pprof -top FILE` needs no binary. A binary
+//! stripped of its symbols (the release build) can only give addresses, with its mapping and
+//! build ID; names need a build that keeps its symbol table (docs/run.md, Profiling).
 
 mod cpu;
 mod heap;
