@@ -10,8 +10,9 @@
 //! Once the control plane is up, the supervisor runs `olm run` (`olm_controller::run`: the OLM
 //! v1 CRDs, the catalog server and the installer's controllers) as a task of its own, with the
 //! catalog server on a loopback port that it also writes into each ClusterCatalog's
-//! `status.urls.base`, so catalog URLs work from the host as they are. The environment counts as
-//! ready once `olm run` answers `/readyz`.
+//! `status.urls.base`, so catalog URLs work from the host as they are. Meanwhile it applies the
+//! OLM v0 CRDs (`operators.coreos.com`), which no controller serves yet. The environment counts as
+//! ready once `olm run` answers `/readyz` and the v0 CRDs are established.
 //!
 //! Everything lives in `~/.cache/olm/dev/` (or `$OLM_CACHE_DIR/dev`): `state.json`, a stable
 //! `kubeconfig` path, `supervisor.log`, the control plane's work folder, the registry storage,
@@ -40,6 +41,10 @@ const UP_TIMEOUT: Duration = Duration::from_secs(150);
 /// for the CRDs, so that its error is what the user sees).
 const READY_TIMEOUT: Duration = Duration::from_secs(90);
 
+/// How long the OLM v0 CRDs get to be served (the ClusterServiceVersion CRD, with a whole pod
+/// template in its schema, takes the longest).
+const V0_CRD_TIMEOUT: Duration = Duration::from_secs(60);
+
 /// How long `olm run` gets to finish its requests and reconciles and stop on `olm dev down`.
 const RUN_STOP_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -47,7 +52,7 @@ const RUN_STOP_TIMEOUT: Duration = Duration::from_secs(10);
 pub enum Command {
     /// Start a local control plane (etcd, kube-apiserver, controller manager, scheduler, kwok with
     /// one fake node), a local registry and `olm run` (the OLM v1 CRDs, the catalog server and
-    /// the installer) in the background.
+    /// the installer) in the background, and apply the OLM v0 CRDs.
     Up,
     /// Stop everything `olm dev up` started.
     Down,
@@ -369,9 +374,13 @@ async fn supervise_async(paths: &Paths) -> anyhow::Result<ExitCode> {
     )
     .await
     .context("reading the control plane's kubeconfig")?;
+    let client =
+        kube::Client::try_from(kube_config.clone()).context("a client for the control plane")?;
     let mut olm = OlmRun::start(kube_config, paths.dir.clone()).await?;
     tokio::select! {
-        ready = olm.ready() => ready?,
+        ready = async { tokio::try_join!(olm.ready(), install_v0_crds(&client)) } => {
+            ready?;
+        }
         _ = term.recv() => {
             olm.stop().await;
             return Ok(ExitCode::SUCCESS);
@@ -427,6 +436,16 @@ async fn supervise_async(paths: &Paths) -> anyhow::Result<ExitCode> {
     olm.stop().await;
     drop(plane);
     Ok(ExitCode::SUCCESS)
+}
+
+/// Applies the OLM v0 CRDs (`config/crd/v0/`, built into the binary) and waits until they are
+/// served. `olm run` does not install them: no v0 controller runs yet, but the kinds can be
+/// created and read by hand.
+async fn install_v0_crds(client: &kube::Client) -> anyhow::Result<()> {
+    let crds = olm_v0_api::manifests()?;
+    olm_testenv::install_crds(client, &crds, V0_CRD_TIMEOUT)
+        .await
+        .context("installing the OLM v0 CRDs")
 }
 
 /// Why `olm run` stopped while the environment was running (or starting).

@@ -1,5 +1,5 @@
-//! `olm dev` end to end: up, kubeconfig, status, kubectl against the fake node, down — with its
-//! own state folder so it never touches a developer's running environment.
+//! `olm dev` end to end: up, kubeconfig, status, kubectl against the fake node and the OLM v0
+//! CRDs, down — with its own state folder so it never touches a developer's running environment.
 
 // Tests and benchmarks fail loudly on purpose.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -65,6 +65,35 @@ fn up_status_kubectl_down() {
     assert!(
         nodes.contains("kwok-node-0") && nodes.contains("Ready"),
         "{nodes}"
+    );
+
+    // The OLM v0 CRDs are applied too, and served.
+    let csv_crd = Command::new("kubectl")
+        .args([
+            "--kubeconfig",
+            kubeconfig,
+            "get",
+            "crd",
+            "clusterserviceversions.operators.coreos.com",
+            "-o",
+            "jsonpath={.status.conditions[?(@.type==\"Established\")].status}",
+        ])
+        .output()
+        .expect("kubectl runs");
+    assert_eq!(
+        String::from_utf8_lossy(&csv_crd.stdout),
+        "True",
+        "{}",
+        String::from_utf8_lossy(&csv_crd.stderr)
+    );
+    let csvs = Command::new("kubectl")
+        .args(["--kubeconfig", kubeconfig, "get", "csv", "--all-namespaces"])
+        .output()
+        .expect("kubectl runs");
+    assert!(
+        csvs.status.success(),
+        "{}",
+        String::from_utf8_lossy(&csvs.stderr)
     );
 
     let (ok, _, err) = olm(state.path(), &["dev", "down"]);
