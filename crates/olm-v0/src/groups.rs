@@ -60,6 +60,23 @@ impl NamespaceSet {
         NamespaceSet(self.0.union(&other.0).cloned().collect())
     }
 
+    /// Whether the two sets share a namespace — [`NamespaceSet::intersection`] is not empty —
+    /// without building the intersection.
+    pub fn intersects(&self, other: &NamespaceSet) -> bool {
+        if self.is_all_namespaces() {
+            return !other.is_empty();
+        }
+        if other.is_all_namespaces() {
+            return !self.is_empty();
+        }
+        let (small, large) = if self.0.len() <= other.0.len() {
+            (&self.0, &other.0)
+        } else {
+            (&other.0, &self.0)
+        };
+        small.iter().any(|n| large.contains(n))
+    }
+
     /// Whether `namespace` is in the set (always, for all namespaces).
     pub fn contains(&self, namespace: &str) -> bool {
         self.is_all_namespaces() || self.0.contains(namespace)
@@ -111,11 +128,10 @@ impl OperatorGroupView {
         &self,
         others: &'a [OperatorGroupView],
     ) -> Vec<&'a OperatorGroupView> {
-        let me = self.identifier();
         others
             .iter()
-            .filter(|g| g.identifier() != me)
-            .filter(|g| !self.targets.intersection(&g.targets).is_empty())
+            .filter(|g| !(g.name == self.name && g.namespace == self.namespace))
+            .filter(|g| self.targets.intersects(&g.targets))
             .collect()
     }
 }
@@ -145,11 +161,12 @@ pub fn reconcile_api_intersection(
     group: &OperatorGroupView,
     others: &[OperatorGroupView],
 ) -> ApiReconciliation {
-    let provided_by_others = group
+    // Whether an intersecting group provides one of `add`: checked group by group, so a
+    // cluster with a group per namespace costs one pass, not a growing union per group.
+    let intersecting = group
         .group_intersection(others)
         .into_iter()
-        .fold(ApiSet::default(), |acc, g| acc.union(&g.provided_apis));
-    let intersecting = !add.intersection(&provided_by_others).is_empty();
+        .any(|g| add.0.iter().any(|api| g.provided_apis.0.contains(api)));
     let subset = add.is_subset(&group.provided_apis);
     match (subset, intersecting) {
         (true, true) => ApiReconciliation::RemoveApis,

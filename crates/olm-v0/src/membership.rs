@@ -225,14 +225,10 @@ pub fn check(csv: &Csv<'_>, groups: &[Group<'_>], others: &[OperatorGroupView]) 
         group.status_namespaces.unwrap_or_default(),
         group.provided_apis,
     );
-    let others: Vec<OperatorGroupView> = others
-        .iter()
-        .filter(|g| !(g.name == group.name && g.namespace == group.namespace))
-        .cloned()
-        .collect();
+    // The group itself, if listed among the others, is skipped by the reconciliation.
     let add = csv.provided_apis.strip_plural();
     let conflict_recorded = csv.reason == Some(Reason::InterOperatorGroupOwnerConflict);
-    match reconcile_api_intersection(&add, &view, &others) {
+    match reconcile_api_intersection(&add, &view, others) {
         ApiReconciliation::AddApis | ApiReconciliation::RemoveApis
             if group.static_provided_apis =>
         {
