@@ -552,41 +552,46 @@ async fn webhook_operator_with_builtin_certificates(ctx: Arc<Ctx>) -> Result<()>
     ctx.wait_installed(&name, "webhook", "0.0.1").await?;
     rolled_out(&ctx, &name).await?;
     let selector = format!("{}={name}", olm_k8s::OWNER_NAME_LABEL);
-    let mut seen = 0;
-    for (kind, plural) in [
-        (
-            "ValidatingWebhookConfiguration",
-            "validatingwebhookconfigurations",
-        ),
-        (
-            "MutatingWebhookConfiguration",
-            "mutatingwebhookconfigurations",
-        ),
-    ] {
-        let api = ctx.dynamic("admissionregistration.k8s.io/v1", kind, plural, None);
-        let list = api.list(&ListParams::default().labels(&selector)).await?;
-        ensure!(!list.items.is_empty(), "no {kind} labelled {selector}");
-        for wc in list.items {
-            for w in wc.data["webhooks"].as_array().cloned().unwrap_or_default() {
-                seen += 1;
-                let ca = w["clientConfig"]["caBundle"].as_str().unwrap_or_default();
-                ensure!(
-                    !ca.is_empty(),
-                    "{kind} {} webhook {} has no caBundle",
-                    wc.name_any(),
-                    w["name"]
-                );
-                let svc = w["clientConfig"]["service"]["name"]
-                    .as_str()
-                    .unwrap_or_default();
-                ensure!(
-                    svc == ctx.names().webhook_service(),
-                    "{kind} service {svc:?}"
-                );
+    // The provider injects the CA after the revision created the configurations, so it may
+    // land a moment after Installed: wait for it, checking everything else as it is.
+    e2e::eventually(WAIT, || async {
+        let mut seen = 0;
+        let mut missing = Vec::new();
+        for (kind, plural) in [
+            (
+                "ValidatingWebhookConfiguration",
+                "validatingwebhookconfigurations",
+            ),
+            (
+                "MutatingWebhookConfiguration",
+                "mutatingwebhookconfigurations",
+            ),
+        ] {
+            let api = ctx.dynamic("admissionregistration.k8s.io/v1", kind, plural, None);
+            let list = api.list(&ListParams::default().labels(&selector)).await?;
+            ensure!(!list.items.is_empty(), "no {kind} labelled {selector}");
+            for wc in list.items {
+                for w in wc.data["webhooks"].as_array().cloned().unwrap_or_default() {
+                    seen += 1;
+                    let ca = w["clientConfig"]["caBundle"].as_str().unwrap_or_default();
+                    if ca.is_empty() {
+                        missing.push(format!("{kind} {} webhook {}", wc.name_any(), w["name"]));
+                    }
+                    let svc = w["clientConfig"]["service"]["name"]
+                        .as_str()
+                        .unwrap_or_default();
+                    ensure!(
+                        svc == ctx.names().webhook_service(),
+                        "{kind} service {svc:?}"
+                    );
+                }
             }
         }
-    }
-    ensure!(seen == 2, "{seen} webhooks, want 2");
+        ensure!(seen == 2, "{seen} webhooks, want 2");
+        Ok(missing.is_empty().then_some(()))
+    })
+    .await
+    .context("every webhook configuration carries the provider's caBundle")?;
     // The serving certificate is mounted from a Secret the provider made.
     let d = wait_exists(
         &ctx.dynamic("apps/v1", "Deployment", "deployments", Some(&ctx.ns)),
