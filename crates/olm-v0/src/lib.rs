@@ -30,6 +30,7 @@ pub mod strategy;
 pub mod surface;
 pub mod transition;
 pub mod webhook;
+pub mod webhookconfig;
 
 pub use apis::{ApiKey, ApiSet};
 pub use groups::{ApiReconciliation, NamespaceSet, OperatorGroupView, reconcile_api_intersection};
