@@ -12,6 +12,7 @@
 //! and namespaces and write what these functions return live in the shell crates.
 
 pub mod apis;
+pub mod certresources;
 pub mod copied;
 pub mod deployment;
 pub mod groups;
