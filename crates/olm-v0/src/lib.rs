@@ -13,6 +13,7 @@
 
 pub mod apis;
 pub mod certresources;
+pub mod conditiongen;
 pub mod copied;
 pub mod deployment;
 pub mod groups;
