@@ -80,8 +80,16 @@ pub async fn preflight_with(
             name: service_account.into(),
         });
     }
+    let rbac = list_rbac(client).await?;
+    let result = missing_rules(client, namespace, service_account, objects, &rbac, extra).await?;
+    Ok(verdict(result)?)
+}
+
+/// Every Role, ClusterRole and binding of the cluster: what a ServiceAccount's rights are
+/// worked out from.
+pub async fn list_rbac(client: &kube::Client) -> Result<Rbac, kube::Error> {
     let all = ListParams::default();
-    let rbac = Rbac {
+    Ok(Rbac {
         cluster_roles: Api::<ClusterRole>::all(client.clone())
             .list(&all)
             .await?
@@ -95,9 +103,7 @@ pub async fn preflight_with(
             .list(&all)
             .await?
             .items,
-    };
-    let result = missing_rules(client, namespace, service_account, objects, &rbac, extra).await?;
-    Ok(verdict(result)?)
+    })
 }
 
 /// The resource and scope of every distinct kind of `objects`, by `(apiVersion, kind)`, from

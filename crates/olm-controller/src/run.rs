@@ -100,9 +100,48 @@ impl CertProviderChoice {
     }
 }
 
+/// Which OLM `olm run` runs, as chosen with `--olm`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Which {
+    /// OLM v0 (olm-operator's controllers) only.
+    V0,
+    /// OLM v1 (the catalog server and the installer) only.
+    V1,
+    /// Both.
+    #[default]
+    Both,
+}
+
+impl Which {
+    /// Parses the flag's spelling.
+    pub fn parse(s: &str) -> Result<Which, String> {
+        match s {
+            "v0" => Ok(Which::V0),
+            "v1" => Ok(Which::V1),
+            "both" => Ok(Which::Both),
+            other => Err(format!(
+                "unknown OLM {} (want v0, v1 or both)",
+                olm_goenc::quote(other)
+            )),
+        }
+    }
+
+    /// Whether OLM v0 runs.
+    pub fn v0(self) -> bool {
+        self != Which::V1
+    }
+
+    /// Whether OLM v1 runs.
+    pub fn v1(self) -> bool {
+        self != Which::V0
+    }
+}
+
 /// How to run.
 #[derive(Debug, Clone)]
 pub struct Options {
+    /// Which OLM runs (`--olm`).
+    pub which: Which,
     /// Where ClusterObjectSet Secrets and OLM's own objects go; created if missing.
     pub system_namespace: String,
     /// Root of every on-disk cache: the catalog server's under `catalogd/`, the installer's
@@ -140,6 +179,7 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Options {
         Options {
+            which: Which::Both,
             system_namespace: DEFAULT_SYSTEM_NAMESPACE.to_owned(),
             cache_path: PathBuf::from("/var/cache/olm"),
             catalogs_addr: SocketAddr::from(([0, 0, 0, 0], 8443)),
@@ -190,6 +230,9 @@ pub enum RunError {
     /// A generated CRD did not read as a CustomResourceDefinition (a bug of the binary).
     #[error("building the OLM v1 CRDs: {0}")]
     CrdBuild(#[source] serde_json::Error),
+    /// A committed OLM v0 CRD did not read (a bug of the binary).
+    #[error("building the OLM v0 CRDs: {0}")]
+    V0Crds(String),
     /// A CRD of the API could not be applied or read back.
     #[error("installing the CRD {name}: {source}")]
     Crd {
@@ -395,7 +438,7 @@ pub async fn serve(
         cache = %options.cache_path.display(),
         "starting"
     );
-    {
+    if options.which.v1() {
         let client = shared.client.clone();
         let stop = stop.clone();
         let catalogs = listeners.catalogs;
@@ -404,20 +447,31 @@ pub async fn serve(
             ("the catalog server", served.map_err(RunError::from))
         });
     }
-    let extension_options = options.extension.clone();
-    spawn_controller(
-        &mut tasks,
-        crate::extension::CONTROLLER,
-        (shared.clone(), &leading, stop.clone()),
-        move |shared, stop| crate::extension::run_with(shared, extension_options, stop),
-    );
-    spawn_controller(
-        &mut tasks,
-        crate::objectset::CONTROLLER,
-        (shared.clone(), &leading, stop.clone()),
-        crate::objectset::run,
-    );
-    if shared.cert_provider == Some(olm_bundle::CertProvider::Builtin) {
+    if options.which.v1() {
+        let extension_options = options.extension.clone();
+        spawn_controller(
+            &mut tasks,
+            crate::extension::CONTROLLER,
+            (shared.clone(), &leading, stop.clone()),
+            move |shared, stop| crate::extension::run_with(shared, extension_options, stop),
+        );
+        spawn_controller(
+            &mut tasks,
+            crate::objectset::CONTROLLER,
+            (shared.clone(), &leading, stop.clone()),
+            crate::objectset::run,
+        );
+    }
+    if options.which.v0() {
+        shared.metrics.register(crate::v0::GROUP_CONTROLLER, 1);
+        spawn_controller(
+            &mut tasks,
+            crate::v0::CSV_CONTROLLER,
+            (shared.clone(), &leading, stop.clone()),
+            crate::v0::run,
+        );
+    }
+    if options.which.v1() && shared.cert_provider == Some(olm_bundle::CertProvider::Builtin) {
         spawn_controller(
             &mut tasks,
             crate::certs::CONTROLLER,
@@ -662,7 +716,7 @@ async fn setup(options: &Options, kube_config: kube::Config) -> Result<Arc<Share
     loop {
         let attempt = async {
             ensure_namespace(&client, &options.system_namespace).await?;
-            install_crds(&client).await
+            install_crds(&client, options.which).await
         };
         match attempt.await {
             Ok(()) => break,
@@ -719,15 +773,23 @@ async fn ensure_namespace(client: &kube::Client, name: &str) -> Result<(), RunEr
     }
 }
 
-/// Applies every OLM v1 CRD server-side (forced: the binary's CRDs win over an older copy) and
-/// waits until each is `Established`.
-async fn install_crds(client: &kube::Client) -> Result<(), RunError> {
+/// Applies every CRD of the OLM that runs server-side (forced: the binary's CRDs win over an
+/// older copy) and waits until each is `Established`.
+async fn install_crds(client: &kube::Client, which: Which) -> Result<(), RunError> {
     let api: Api<CustomResourceDefinition> = Api::all(client.clone());
     let params = PatchParams::apply(CRD_FIELD_MANAGER).force();
     let mut names = Vec::new();
-    for crd in olm_api::crds() {
-        let crd: CustomResourceDefinition =
-            serde_json::from_value(crd.value).map_err(RunError::CrdBuild)?;
+    let mut crds = Vec::new();
+    if which.v1() {
+        for crd in olm_api::crds() {
+            crds.push(serde_json::from_value(crd.value).map_err(RunError::CrdBuild)?);
+        }
+    }
+    if which.v0() {
+        crds.extend(olm_v0_api::manifests().map_err(|e| RunError::V0Crds(e.to_string()))?);
+    }
+    for crd in crds {
+        let crd: CustomResourceDefinition = crd;
         let name = crd.metadata.name.clone().unwrap_or_default();
         api.patch(&name, &params, &Patch::Apply(&crd))
             .await

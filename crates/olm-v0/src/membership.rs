@@ -203,6 +203,20 @@ pub fn check(csv: &Csv<'_>, groups: &[Group<'_>], others: &[OperatorGroupView]) 
             then_fail: group.selects_nothing,
         };
     }
+    // A group whose selector matches no namespace has empty target namespaces, which the
+    // annotation writes as "" — the spelling of all namespaces. Upstream then checks the CSV
+    // against all namespaces (failing an OwnNamespace operator with "AllNamespaces
+    // InstallModeType not supported", and installing an AllNamespaces one to watch
+    // everything); here the CSV keeps failing with `NoTargetNamespaces` until the selector
+    // matches a namespace.
+    if group.selects_nothing {
+        return fail(
+            Reason::NoTargetNamespaces,
+            NO_TARGET_NAMESPACES_MESSAGE,
+            false,
+            false,
+        );
+    }
     let modes = match InstallModeSet::new(csv.install_modes) {
         Ok(m) => m,
         Err(message) => return fail(Reason::InvalidInstallModes, &message, false, false),

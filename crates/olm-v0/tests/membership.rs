@@ -146,6 +146,45 @@ fn annotations_are_written_before_anything_else() {
     }
 }
 
+/// A selector matching nothing leaves the CSV failing with `NoTargetNamespaces` once it is
+/// annotated (`""`), where upstream would take `""` for all namespaces.
+#[test]
+fn a_group_selecting_nothing_is_not_all_namespaces() {
+    let a = annotations("og", "ns", Some(""));
+    let all = modes(&[("AllNamespaces", true), ("OwnNamespace", true)]);
+    let apis = ApiSet::default();
+    let csv = Csv {
+        namespace: "ns",
+        annotations: &a,
+        install_modes: &all,
+        provided_apis: &apis,
+        reason: None,
+    };
+    let empty: Vec<String> = Vec::new();
+    let nothing = Group {
+        selects_nothing: true,
+        ..group(Some(&empty), None)
+    };
+    match check(&csv, &[nothing], &[]) {
+        Verdict::Fail {
+            reason, message, ..
+        } => {
+            assert_eq!(reason, Reason::NoTargetNamespaces);
+            assert_eq!(
+                message,
+                "no targetNamespaces are matched operatorgroups namespace selection"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    // An all-namespaces group (no selector) is all namespaces.
+    let global = vec![String::new()];
+    assert_eq!(
+        check(&csv, &[group(Some(&global), None)], &[]),
+        Verdict::Member
+    );
+}
+
 #[test]
 fn install_modes_and_targets() {
     let own = vec!["ns".to_owned()];

@@ -14,7 +14,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context;
-use olm_controller::run::CertProviderChoice;
+use olm_controller::run::{CertProviderChoice, Which};
 
 use crate::catalogd::{
     image_options, kube_config, listen_addr, parse_duration, run_server, stop_signal, tls_flags,
@@ -44,6 +44,10 @@ pub struct Args {
     /// the /metrics non-resource URL; --metrics-secure=false serves it plain to anyone.
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     metrics_secure: bool,
+    /// Which OLM to run: v0 (ClusterServiceVersions and OperatorGroups), v1 (ClusterCatalogs and
+    /// ClusterExtensions) or both.
+    #[arg(long, default_value = "both", value_parser = Which::parse)]
+    olm: Which,
     /// Who issues serving certificates for bundles with webhooks: auto (cert-manager when its
     /// API is served, else builtin), builtin, cert-manager, openshift-service-ca or none.
     #[arg(long, default_value = "auto", value_parser = CertProviderChoice::parse)]
@@ -194,6 +198,7 @@ async fn serve(args: Args) -> anyhow::Result<()> {
         .check()
         .map_err(|e| anyhow::anyhow!("leader election: {e}"))?;
     let options = olm_controller::run::Options {
+        which: args.olm,
         system_namespace: args.system_namespace,
         cache_path: args.cache_path,
         catalogs_addr: listen_addr(&args.catalogs_server_addr)?,

@@ -17,8 +17,8 @@ use olm_k8s::{
     OWNER_NAME_LABEL, status_of,
 };
 use olm_resolve::{
-    Availability, CatalogInput, ContentIndex, Deprecations, Installed, LabelSelector, Operator,
-    Request, Requirement, VersionRange,
+    Availability, CatalogInput, ContentIndex, Deprecations, Installed, LabelSelector, Request,
+    VersionRange,
 };
 
 use super::Ctx;
@@ -276,19 +276,7 @@ pub fn selector_of(ext: &ClusterExtension) -> Result<LabelSelector, String> {
     else {
         return Ok(LabelSelector::default());
     };
-    let mut out = LabelSelector {
-        match_labels: sel.match_labels.clone().unwrap_or_default(),
-        match_expressions: Vec::new(),
-    };
-    for e in sel.match_expressions.iter().flatten() {
-        let operator = Operator::parse(&e.operator).map_err(|e| e.to_string())?;
-        out.match_expressions.push(Requirement {
-            key: e.key.clone(),
-            operator,
-            values: e.values.clone().unwrap_or_default(),
-        });
-    }
-    Ok(out)
+    crate::selector::from_api(sel)
 }
 
 type Failure = (String, Option<Box<Deprecations>>);

@@ -297,6 +297,7 @@ async fn spawn_olm(
     let loopback: std::net::SocketAddr = "127.0.0.1:0".parse()?;
     let catalogs_port = env.catalogs_port.lock().unwrap().unwrap_or(0);
     let options = olm_controller::run::Options {
+        which: olm_controller::run::Which::V1,
         system_namespace: SYSTEM_NAMESPACE.to_string(),
         cache_path: env.cache.path().to_path_buf(),
         catalogs_addr: std::net::SocketAddr::from(([127, 0, 0, 1], catalogs_port)),

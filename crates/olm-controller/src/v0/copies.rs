@@ -1,0 +1,339 @@
+//! Copied CSVs on the cluster: the watch that keeps them as metadata plus hashes, and making
+//! the copies of one CSV what `olm_v0::copied` says they should be.
+//!
+//! A copy is compared with its parent by two hashes (OLM's `copyableCSVHash`): one of its name,
+//! labels, annotations and spec, one of its status. The watch computes them from each copy as
+//! it arrives and keeps only the metadata with the hashes in two annotations of the cached
+//! object ([`SPEC_HASH`], [`STATUS_HASH`]; never written to the cluster), so an unchanged copy
+//! costs no write and little memory. A copy is written as two requests, the object and then its
+//! status, as the status subresource requires; a write cut in between is completed by the next
+//! reconcile, which sees the status hash differ.
+
+use std::collections::BTreeMap;
+
+use futures::{Stream, StreamExt, TryStreamExt};
+use kube::api::{Api, DeleteParams, PartialObjectMeta, PostParams};
+use kube::runtime::WatchStreamExt;
+use kube::runtime::watcher::{self, Event};
+use kube::{Resource, ResourceExt};
+use olm_v0_api::v1alpha1::ClusterServiceVersion;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use tracing::{info, warn};
+
+use super::Index;
+use crate::v0::install::status_json;
+
+/// Cached annotation: the hash of a copy's name, labels, annotations and spec.
+pub const SPEC_HASH: &str = "$copyhash-spec";
+/// Cached annotation: the hash of a copy's status.
+pub const STATUS_HASH: &str = "$copyhash-status";
+
+/// How many copies are written at once.
+const CONCURRENT_WRITES: usize = 16;
+
+/// The watch of copies (`olm.copiedFrom` set), each reduced to its metadata and hashes.
+pub fn watch_stream(
+    api: Api<ClusterServiceVersion>,
+    copied_label: &str,
+) -> impl Stream<Item = Result<Event<PartialObjectMeta<ClusterServiceVersion>>, watcher::Error>>
++ Send
++ use<> {
+    watcher::watcher(api, watcher::Config::default().labels(copied_label))
+        .default_backoff()
+        .map_ok(|event| match event {
+            Event::Apply(c) => Event::Apply(reduce(&c)),
+            Event::Delete(c) => Event::Delete(reduce(&c)),
+            Event::Init => Event::Init,
+            Event::InitApply(c) => Event::InitApply(reduce(&c)),
+            Event::InitDone => Event::InitDone,
+        })
+}
+
+fn reduce(copy: &ClusterServiceVersion) -> PartialObjectMeta<ClusterServiceVersion> {
+    let value = serde_json::to_value(copy).unwrap_or(Value::Null);
+    let (spec, status) = hashes(&value);
+    let mut metadata = copy.metadata.clone();
+    metadata.managed_fields = None;
+    let annotations = metadata.annotations.get_or_insert_with(BTreeMap::new);
+    annotations.insert(SPEC_HASH.to_owned(), spec);
+    annotations.insert(STATUS_HASH.to_owned(), status);
+    PartialObjectMeta {
+        types: None,
+        metadata,
+        _phantom: std::marker::PhantomData,
+    }
+}
+
+/// The spec and status hashes of a CSV given as JSON: name, labels, annotations and spec; and
+/// status. Objects' keys are sorted by serde_json, so equal content hashes equal.
+pub fn hashes(csv: &Value) -> (String, String) {
+    let meta = csv.get("metadata");
+    let field = |k: &str| meta.and_then(|m| m.get(k)).cloned().unwrap_or(Value::Null);
+    let shallow = json!({
+        "name": field("name"),
+        "labels": field("labels"),
+        "annotations": field("annotations"),
+        "spec": csv.get("spec").cloned().unwrap_or(Value::Null),
+    });
+    let status = csv.get("status").cloned().unwrap_or(Value::Null);
+    (digest(&shallow), digest(&status))
+}
+
+fn digest(v: &Value) -> String {
+    let text = serde_json::to_string(&olm_goenc_sorted(v)).unwrap_or_default();
+    let sum = Sha256::digest(text.as_bytes());
+    sum.iter().take(16).map(|b| format!("{b:02x}")).collect()
+}
+
+/// `v` with every object's keys sorted (serde_json's map may keep insertion order).
+fn olm_goenc_sorted(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => {
+            let sorted: BTreeMap<&String, Value> =
+                m.iter().map(|(k, v)| (k, olm_goenc_sorted(v))).collect();
+            Value::Object(sorted.into_iter().map(|(k, v)| (k.clone(), v)).collect())
+        }
+        Value::Array(a) => Value::Array(a.iter().map(olm_goenc_sorted).collect()),
+        other => other.clone(),
+    }
+}
+
+/// The copy of `parent` as it should be in every target namespace (upstream's
+/// `csvCopyPrototype`): metadata from [`olm_v0::copied::copied_metadata`], the whole spec, and
+/// the parent's status with reason `Copied` and the "running in … but is managing this
+/// namespace" message.
+pub fn prototype(parent: &ClusterServiceVersion) -> Value {
+    let namespace = parent.namespace().unwrap_or_default();
+    let (labels, annotations) =
+        olm_v0::copied::copied_metadata(&namespace, parent.labels(), parent.annotations());
+    let mut status = status_json(parent);
+    if let Value::Object(s) = &mut status {
+        s.insert("reason".into(), Value::String("Copied".into()));
+        s.insert(
+            "message".into(),
+            Value::String(olm_v0::copied::copied_message(&namespace)),
+        );
+    }
+    json!({
+        "apiVersion": ClusterServiceVersion::api_version(&()),
+        "kind": ClusterServiceVersion::kind(&()),
+        "metadata": {
+            "name": parent.name_any(),
+            "labels": labels,
+            "annotations": annotations,
+        },
+        "spec": serde_json::to_value(&parent.spec).unwrap_or(Value::Null),
+        "status": status,
+    })
+}
+
+/// What keeping `parent`'s copies in step did.
+#[derive(Debug, Default)]
+pub struct Synced {
+    /// Copies created or updated.
+    pub written: usize,
+    /// Copies deleted.
+    pub deleted: usize,
+    /// Writes that failed (logged; the next reconcile tries again).
+    pub failed: usize,
+}
+
+/// Makes the copies of `parent` those of `wanted` namespaces (none when copies are disabled or
+/// the CSV is not copiable): creates or updates a copy where its hashes differ from the
+/// prototype's, and deletes the copies of this parent elsewhere.
+pub async fn sync(
+    client: &kube::Client,
+    index: &Index,
+    parent: &ClusterServiceVersion,
+    wanted: &[String],
+) -> Synced {
+    let name = parent.name_any();
+    let parent_namespace = parent.namespace().unwrap_or_default();
+    let proto = prototype(parent);
+    let (spec_hash, status_hash) = hashes(&proto);
+    let existing: BTreeMap<String, (String, String, Option<String>)> = index
+        .copies
+        .state()
+        .iter()
+        .filter(|c| {
+            c.name_any() == name
+                && c.labels().get(olm_v0::status::COPIED_FROM_LABEL) == Some(&parent_namespace)
+        })
+        .map(|c| {
+            let a = c.annotations();
+            (
+                c.namespace().unwrap_or_default(),
+                (
+                    a.get(SPEC_HASH).cloned().unwrap_or_default(),
+                    a.get(STATUS_HASH).cloned().unwrap_or_default(),
+                    c.resource_version(),
+                ),
+            )
+        })
+        .collect();
+    let mut writes = Vec::new();
+    for ns in wanted {
+        match existing.get(ns) {
+            Some((s, t, _)) if *s == spec_hash && *t == status_hash => {}
+            Some((s, t, version)) => writes.push((
+                ns.clone(),
+                version.clone(),
+                *s != spec_hash,
+                *t != status_hash,
+            )),
+            None => writes.push((ns.clone(), None, true, true)),
+        }
+    }
+    let deletes: Vec<String> = existing
+        .keys()
+        .filter(|ns| !wanted.contains(ns))
+        .cloned()
+        .collect();
+    let mut synced = Synced::default();
+    let results: Vec<Result<(), (String, kube::Error)>> =
+        futures::stream::iter(writes.into_iter().map(|(ns, version, spec, status)| {
+            let proto = &proto;
+            async move {
+                write_copy(client, &ns, proto, version, spec, status)
+                    .await
+                    .map_err(|e| (ns, e))
+            }
+        }))
+        .buffer_unordered(CONCURRENT_WRITES)
+        .collect()
+        .await;
+    for r in results {
+        match r {
+            Ok(()) => synced.written += 1,
+            Err((ns, e)) => {
+                synced.failed += 1;
+                warn!(csv = %name, namespace = %parent_namespace, target = %ns, error = %e, "writing a copied CSV failed");
+            }
+        }
+    }
+    let results: Vec<Result<(), (String, kube::Error)>> =
+        futures::stream::iter(deletes.into_iter().map(|ns| {
+            let name = &name;
+            async move { delete_copy(client, &ns, name).await.map_err(|e| (ns, e)) }
+        }))
+        .buffer_unordered(CONCURRENT_WRITES)
+        .collect()
+        .await;
+    for r in results {
+        match r {
+            Ok(()) => synced.deleted += 1,
+            Err((ns, e)) => {
+                synced.failed += 1;
+                warn!(csv = %name, namespace = %parent_namespace, target = %ns, error = %e, "deleting a copied CSV failed");
+            }
+        }
+    }
+    if synced.written + synced.deleted > 0 {
+        info!(csv = %name, namespace = %parent_namespace, written = synced.written, deleted = synced.deleted, "copied CSVs in step");
+    }
+    synced
+}
+
+/// Deletes every copy of the CSV `namespace/name` (its parent is gone).
+pub async fn remove_all(client: &kube::Client, index: &Index, namespace: &str, name: &str) {
+    let targets: Vec<String> = index
+        .copies
+        .state()
+        .iter()
+        .filter(|c| {
+            c.name_any() == name
+                && c.labels()
+                    .get(olm_v0::status::COPIED_FROM_LABEL)
+                    .map(String::as_str)
+                    == Some(namespace)
+        })
+        .filter_map(|c| c.namespace())
+        .collect();
+    for ns in targets {
+        if let Err(e) = delete_copy(client, &ns, name).await {
+            warn!(csv = %name, namespace = %namespace, target = %ns, error = %e, "deleting a copied CSV failed");
+        }
+    }
+}
+
+/// Writes the copy in `namespace`: creates it (`existing` is `None`) or replaces its metadata
+/// and spec (`spec`) and status (`status`), each at the resourceVersion last seen.
+async fn write_copy(
+    client: &kube::Client,
+    namespace: &str,
+    proto: &Value,
+    existing: Option<String>,
+    spec: bool,
+    status: bool,
+) -> Result<(), kube::Error> {
+    let api: Api<ClusterServiceVersion> = Api::namespaced(client.clone(), namespace);
+    let name = proto["metadata"]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let mut object = proto.clone();
+    object["metadata"]["namespace"] = Value::String(namespace.to_owned());
+    let mut typed: ClusterServiceVersion =
+        serde_json::from_value(object).map_err(kube::Error::SerdeError)?;
+    let result = put(&api, &name, &mut typed, existing, spec, status).await;
+    match result {
+        // The cache was behind a write of a moment ago: once more at the copy's current version.
+        Err(kube::Error::Api(s)) if s.code == 409 => {
+            let current = api.get(&name).await?.resource_version();
+            put(&api, &name, &mut typed, current, true, true).await
+        }
+        other => other,
+    }
+}
+
+async fn put(
+    api: &Api<ClusterServiceVersion>,
+    name: &str,
+    typed: &mut ClusterServiceVersion,
+    existing: Option<String>,
+    spec: bool,
+    status: bool,
+) -> Result<(), kube::Error> {
+    let mut version = existing;
+    if version.is_none() {
+        match api.create(&PostParams::default(), typed).await {
+            Ok(created) => version = created.resource_version(),
+            // Created meanwhile (the cache is behind): replaced instead.
+            Err(kube::Error::Api(s)) if s.code == 409 => {
+                version = api.get(name).await?.resource_version();
+                typed.metadata.resource_version.clone_from(&version);
+                version = api
+                    .replace(name, &PostParams::default(), typed)
+                    .await?
+                    .resource_version();
+            }
+            Err(e) => return Err(e),
+        }
+    } else if spec {
+        typed.metadata.resource_version.clone_from(&version);
+        version = api
+            .replace(name, &PostParams::default(), typed)
+            .await?
+            .resource_version();
+    }
+    if status {
+        typed.metadata.resource_version = version;
+        api.replace_status(name, &PostParams::default(), typed)
+            .await?;
+    }
+    Ok(())
+}
+
+async fn delete_copy(
+    client: &kube::Client,
+    namespace: &str,
+    name: &str,
+) -> Result<(), kube::Error> {
+    let api: Api<ClusterServiceVersion> = Api::namespaced(client.clone(), namespace);
+    match api.delete(name, &DeleteParams::default()).await {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
+        Err(e) => Err(e),
+    }
+}

@@ -1,0 +1,899 @@
+//! The ClusterServiceVersion controller (OLM's `syncClusterServiceVersion`).
+//!
+//! The flow of one reconcile:
+//!
+//! 1. Work out the APIs the CSV provides (`olm_v0::surface`); a CRD name that does not parse
+//!    leaves the CSV as it is, logged, as upstream does. Put the `olm.api.<hash>` labels on the
+//!    CSV when they differ, and stop: the write wakes it again.
+//! 2. The membership checks (`olm_v0::membership::check`) against the groups of its namespace
+//!    and every other group: failing them sets the CSV `Failed` with upstream's reason; the
+//!    group's annotations are written onto the CSV, or the group's `olm.providedAPIs` extended,
+//!    and the reconcile ends there.
+//! 3. The phase machine (`olm_v0::transition::next`) on the facts its phase reads: requirements
+//!    and permissions, the CSV it replaces and the one replacing it, the Deployments. For
+//!    `InstallReady` the Deployments are applied and the machine asked again with the outcome.
+//!    The step's status is written (only when it differs, with the resourceVersion read, so a
+//!    reconcile on a stale copy writes nothing), with an Event.
+//! 4. The copies of the CSV in its group's target namespaces (`copies::sync`), and its
+//!    OperatorCondition with the Role that lets its ServiceAccounts update it.
+//!
+//! Guarantees: a status is only written when phase, reason, message or requirement statuses
+//! change; nothing is written at steady state. Errors: API failures and the decisions' retries
+//! come back with a per-CSV exponential backoff; each is logged with the CSV's name.
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use futures::channel::mpsc;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use kube::runtime::controller::{self, Action, Controller};
+use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use kube::runtime::reflector::ObjectRef;
+use kube::{Resource, ResourceExt};
+use olm_k8s::retry::{Backoff, Failures};
+use olm_v0::groups::{NamespaceSet, OperatorGroupView};
+use olm_v0::membership::{self, Verdict};
+use olm_v0::phase::{Phase, Reason};
+use olm_v0::status::CsvStatus;
+use olm_v0::surface::{ApiServiceRef, CrdRef, api_labels, surface};
+use olm_v0::transition::{self, Facts, InstallStatus, Replaced, Step};
+use olm_v0_api::v1::{OperatorGroup, UpgradeStrategy};
+use olm_v0_api::v1alpha1::ClusterServiceVersion;
+use serde_json::{Value, json};
+use tracing::{Instrument, debug, info, info_span, warn};
+
+use super::{CSV_CONTROLLER, EVENT_SOURCE, Index, copies, install, nothing, requirements};
+use crate::context::Shared;
+use crate::metrics::Outcome;
+
+/// How many CSVs are reconciled at once.
+const CONCURRENCY: u16 = 4;
+
+struct Ctx {
+    shared: Arc<Shared>,
+    index: Index,
+    failures: Failures,
+    recorder: Recorder,
+    server_version: Option<String>,
+    /// OperatorConditions (by uid) whose Role and RoleBinding this process applied.
+    condition_rbac: Mutex<HashSet<String>>,
+    /// CSVs (by `namespace/name`) whose disabled-copies Event was recorded.
+    disabled_events: Mutex<HashSet<String>>,
+}
+
+/// Why a reconcile did not finish.
+#[derive(Debug, thiserror::Error)]
+enum Error {
+    #[error("{0}")]
+    Kube(#[from] kube::Error),
+    /// A decision asked to be tried again later (upstream's sync error).
+    #[error("{0}")]
+    Retry(String),
+}
+
+/// Runs the controller on the CSVs `wake` names until `stop` resolves.
+pub async fn run(
+    shared: Arc<Shared>,
+    index: Index,
+    wake: mpsc::Receiver<ObjectRef<ClusterServiceVersion>>,
+    stop: impl std::future::Future<Output = ()> + Send + Sync + 'static,
+) {
+    let server_version = match shared.client.apiserver_version().await {
+        Ok(v) => Some(v.git_version),
+        Err(e) => {
+            warn!(error = %e, "reading the API server's version failed; minKubeVersion cannot be checked");
+            None
+        }
+    };
+    let recorder = Recorder::new(
+        shared.client.clone(),
+        Reporter {
+            controller: EVENT_SOURCE.into(),
+            instance: None,
+        },
+    );
+    let ctx = Arc::new(Ctx {
+        shared,
+        index: index.clone(),
+        failures: Failures::default(),
+        recorder,
+        server_version,
+        condition_rbac: Mutex::default(),
+        disabled_events: Mutex::default(),
+    });
+    Controller::for_stream(nothing(), index.csvs.clone())
+        .reconcile_on(wake)
+        .with_config(controller::Config::default().concurrency(CONCURRENCY))
+        .graceful_shutdown_on(stop)
+        .run(reconcile, error_policy, ctx)
+        .for_each(|result| async move {
+            match result {
+                Ok((o, _)) => debug!(csv = %o.name, namespace = ?o.namespace, "reconciled"),
+                Err(
+                    controller::Error::ReconcilerFailed(..) | controller::Error::ObjectNotFound(..),
+                ) => {}
+                Err(e) => warn!(error = %e, "ClusterServiceVersion controller"),
+            }
+        })
+        .await;
+}
+
+fn error_policy(csv: Arc<ClusterServiceVersion>, err: &Error, ctx: Arc<Ctx>) -> Action {
+    let key = key(&csv);
+    let delay = Backoff::DEFAULT.delay(ctx.failures.fail(&key));
+    warn!(csv = %csv.name_any(), namespace = ?csv.namespace(), error = %err, retry_in = ?delay, "reconcile failed; retrying");
+    Action::requeue(delay)
+}
+
+fn key(csv: &ClusterServiceVersion) -> String {
+    format!("{}/{}", csv.namespace().unwrap_or_default(), csv.name_any())
+}
+
+async fn reconcile(csv: Arc<ClusterServiceVersion>, ctx: Arc<Ctx>) -> Result<Action, Error> {
+    let started = Instant::now();
+    let result = reconcile_one(&csv, &ctx)
+        .instrument(info_span!("reconcile", csv = %csv.name_any(), namespace = ?csv.namespace()))
+        .await;
+    let outcome = match &result {
+        Ok(requeue) => {
+            ctx.failures.succeed(&key(&csv));
+            Outcome::of_requeue(*requeue)
+        }
+        Err(_) => Outcome::Error,
+    };
+    ctx.shared
+        .metrics
+        .observe(CSV_CONTROLLER, outcome, started.elapsed());
+    result.map(|requeue| match requeue {
+        Some(d) => Action::requeue(d),
+        None => Action::await_change(),
+    })
+}
+
+/// The time as the API server writes it (seconds).
+fn now_text() -> (jiff::Timestamp, String) {
+    let now = jiff::Timestamp::now();
+    let second = jiff::Timestamp::from_second(now.as_second()).unwrap_or(now);
+    let text = serde_json::to_value(Time(second))
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default();
+    (now, text)
+}
+
+/// The CSV's provided and required APIs (`olm_v0::surface`).
+pub fn surface_of(csv: &ClusterServiceVersion) -> Result<olm_v0::surface::Surface, String> {
+    let crds = csv
+        .spec
+        .custom_resource_definitions
+        .clone()
+        .unwrap_or_default();
+    let apis = csv.spec.api_service_definitions.clone().unwrap_or_default();
+    surface(
+        &crd_refs(&crds.owned),
+        &api_refs(&apis.owned),
+        &crd_refs(&crds.required),
+        &api_refs(&apis.required),
+    )
+}
+
+fn crd_refs(v: &[olm_v0_api::v1alpha1::CrdDescription]) -> Vec<CrdRef<'_>> {
+    v.iter()
+        .map(|c| CrdRef {
+            name: &c.name,
+            version: &c.version,
+            kind: &c.kind,
+        })
+        .collect()
+}
+
+fn api_refs(v: &[olm_v0_api::v1alpha1::ApiServiceDescription]) -> Vec<ApiServiceRef<'_>> {
+    v.iter()
+        .map(|a| ApiServiceRef {
+            name: &a.name,
+            group: &a.group,
+            version: &a.version,
+            kind: &a.kind,
+        })
+        .collect()
+}
+
+fn install_modes(csv: &ClusterServiceVersion) -> Vec<olm_v0::InstallMode> {
+    csv.spec
+        .install_modes
+        .iter()
+        .map(|m| olm_v0::InstallMode {
+            type_: serde_json::to_value(&m.type_)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_default(),
+            supported: m.supported,
+        })
+        .collect()
+}
+
+fn group_view(g: &OperatorGroup) -> OperatorGroupView {
+    OperatorGroupView::new(
+        &g.name_any(),
+        &g.namespace().unwrap_or_default(),
+        g.status
+            .as_ref()
+            .map_or(&[][..], |s| s.namespaces.as_slice()),
+        g.annotations()
+            .get(membership::PROVIDED_APIS_ANNOTATION)
+            .map(String::as_str),
+    )
+}
+
+/// Whether the group's spec selects no namespace now.
+fn selects_nothing(index: &Index, g: &OperatorGroup) -> bool {
+    let Ok(selector) = g
+        .spec
+        .selector
+        .as_ref()
+        .map(crate::selector::from_api)
+        .transpose()
+    else {
+        return false;
+    };
+    let namespaces = index.namespaces();
+    membership::target_namespaces(
+        &g.spec.target_namespaces,
+        selector.as_ref(),
+        namespaces.iter().map(|(n, l)| (n.as_str(), l)),
+    )
+    .is_ok_and(|t| t.is_empty())
+}
+
+fn phase_of(csv: &ClusterServiceVersion) -> (Option<Phase>, Option<Reason>, CsvStatus) {
+    let status = install::status_json(csv);
+    let text = |k: &str| status.get(k).and_then(Value::as_str).map(str::to_owned);
+    let conditions = status
+        .get("conditions")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .map(|c| {
+                    let t = |k: &str| c.get(k).and_then(Value::as_str).map(str::to_owned);
+                    olm_v0::status::CsvCondition {
+                        phase: t("phase").unwrap_or_default(),
+                        reason: t("reason").unwrap_or_default(),
+                        message: t("message").unwrap_or_default(),
+                        last_update_time: t("lastUpdateTime"),
+                        last_transition_time: t("lastTransitionTime"),
+                    }
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let s = CsvStatus {
+        phase: text("phase").unwrap_or_default(),
+        reason: text("reason").unwrap_or_default(),
+        message: text("message").unwrap_or_default(),
+        last_update_time: text("lastUpdateTime"),
+        last_transition_time: text("lastTransitionTime"),
+        conditions,
+    };
+    (Phase::parse(&s.phase), Reason::parse(&s.reason), s)
+}
+
+async fn reconcile_one(csv: &ClusterServiceVersion, ctx: &Ctx) -> Result<Option<Duration>, Error> {
+    if csv.meta().deletion_timestamp.is_some() {
+        return Ok(None);
+    }
+    let client = &ctx.shared.client;
+    let index = &ctx.index;
+    let name = csv.name_any();
+    let namespace = csv.namespace().unwrap_or_default();
+    let api: Api<ClusterServiceVersion> = Api::namespaced(client.clone(), &namespace);
+
+    // 1. The APIs it provides, as labels.
+    let surface = match surface_of(csv) {
+        Ok(s) => s,
+        Err(e) => {
+            warn!(csv = %name, namespace = %namespace, error = %e, "the CSV's API surface cannot be worked out; leaving it as it is");
+            return Ok(None);
+        }
+    };
+    let wanted_labels = api_labels(&surface);
+    let stale: Vec<String> = csv
+        .labels()
+        .keys()
+        .filter(|k| {
+            k.starts_with(olm_v0::surface::API_LABEL_PREFIX) && !wanted_labels.contains_key(*k)
+        })
+        .cloned()
+        .collect();
+    let missing = wanted_labels
+        .iter()
+        .any(|(k, v)| csv.labels().get(k) != Some(v));
+    if missing || !stale.is_empty() {
+        let mut labels = serde_json::Map::new();
+        for (k, v) in &wanted_labels {
+            labels.insert(k.clone(), Value::String(v.clone()));
+        }
+        for k in stale {
+            labels.insert(k, Value::Null);
+        }
+        let patch = json!({"metadata": {"labels": labels}});
+        api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await?;
+        return Ok(None);
+    }
+
+    // 2. Membership.
+    let (phase, reason, status) = phase_of(csv);
+    let groups = index.groups_in(&namespace);
+    let nothing_selected: Vec<bool> = groups.iter().map(|g| selects_nothing(index, g)).collect();
+    let group_names: Vec<(String, String)> = groups
+        .iter()
+        .map(|g| (g.name_any(), g.namespace().unwrap_or_default()))
+        .collect();
+    let member_groups: Vec<membership::Group<'_>> = groups
+        .iter()
+        .zip(&group_names)
+        .zip(&nothing_selected)
+        .map(|((g, (n, ns)), nothing)| membership::Group {
+            name: n,
+            namespace: ns,
+            status_namespaces: g.status.as_ref().map(|s| s.namespaces.as_slice()),
+            provided_apis: g
+                .annotations()
+                .get(membership::PROVIDED_APIS_ANNOTATION)
+                .map(String::as_str),
+            static_provided_apis: g.spec.static_provided_apis,
+            selects_nothing: *nothing,
+        })
+        .collect();
+    let others: Vec<OperatorGroupView> =
+        index.groups.state().iter().map(|g| group_view(g)).collect();
+    let modes = install_modes(csv);
+    let verdict = membership::check(
+        &membership::Csv {
+            namespace: &namespace,
+            annotations: csv.annotations(),
+            install_modes: &modes,
+            provided_apis: &surface.provided,
+            reason,
+        },
+        &member_groups,
+        &others,
+    );
+    let (now, now_text) = now_text();
+    match verdict {
+        Verdict::Member => {}
+        Verdict::Unchanged => return Ok(None),
+        Verdict::Error(m) => return Err(Error::Retry(m)),
+        Verdict::Fail {
+            reason,
+            message,
+            delete_deployments,
+            retry,
+        } => {
+            if delete_deployments {
+                install::delete_deployments(client, index, csv).await?;
+            }
+            let mut status = status;
+            if let Some(event) =
+                status.set_phase_if_changed(Phase::Failed, reason, &message, &now_text)
+            {
+                write_status(&api, csv, &status, None).await?;
+                record(ctx, csv, event).await;
+            }
+            // A CSV that is no member in good standing manages no other namespace: its copies
+            // go (upstream leaves them until another rule removes them).
+            let pruned = copies::sync(client, index, csv, &[]).await;
+            if pruned.failed > 0 {
+                return Err(Error::Retry(format!(
+                    "{} copied CSVs could not be deleted",
+                    pruned.failed
+                )));
+            }
+            return if retry {
+                Err(Error::Retry(message))
+            } else {
+                Ok(None)
+            };
+        }
+        Verdict::Annotate {
+            annotations,
+            then_fail,
+        } => {
+            let patch = json!({"metadata": {"annotations": annotations}});
+            let patched = api
+                .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+                .await?;
+            if then_fail {
+                let mut status = status;
+                if let Some(event) = status.set_phase_if_changed(
+                    Phase::Failed,
+                    Reason::NoTargetNamespaces,
+                    membership::NO_TARGET_NAMESPACES_MESSAGE,
+                    &now_text,
+                ) {
+                    write_status(&api, &patched, &status, None).await?;
+                    record(ctx, csv, event).await;
+                }
+            }
+            return Ok(None);
+        }
+        Verdict::SetGroupApis(apis) => {
+            if let Some(g) = groups.first() {
+                let groups_api: Api<OperatorGroup> = Api::namespaced(client.clone(), &namespace);
+                let patch = json!({
+                    "metadata": {
+                        "resourceVersion": g.resource_version(),
+                        "annotations": {membership::PROVIDED_APIS_ANNOTATION: apis},
+                    }
+                });
+                groups_api
+                    .patch(
+                        &g.name_any(),
+                        &PatchParams::default(),
+                        &Patch::Merge(&patch),
+                    )
+                    .await?;
+            }
+            return Ok(None);
+        }
+    }
+    let Some(group) = groups.first() else {
+        return Ok(None);
+    };
+
+    // 3. The phase machine.
+    let fail_forward =
+        group.spec.upgrade_strategy == Some(UpgradeStrategy::TechPreviewUnsafeFailForward);
+    let mut facts = Facts {
+        phase,
+        reason,
+        fail_forward,
+        ..Facts::default()
+    };
+    if let Some(since) = status
+        .last_transition_time
+        .as_deref()
+        .and_then(|t| t.parse::<jiff::Timestamp>().ok())
+    {
+        let d = now.duration_since(since);
+        facts.since_transition = Some(Duration::from_secs(d.as_secs().max(0).unsigned_abs()));
+    }
+    let replaced = csv
+        .spec
+        .replaces
+        .as_deref()
+        .filter(|r| *r != name)
+        .and_then(|r| index.csv(&namespace, r));
+    if let Some(old) = &replaced {
+        let (old_phase, _, _) = phase_of(old);
+        facts.replaced = Some(Replaced {
+            phase: old_phase.unwrap_or(Phase::None),
+            upgradeable: olm_v0::operatorcondition::upgradeable(
+                condition_of(index, &namespace, &old.name_any()).as_ref(),
+            ),
+        });
+        facts.replaces_existing = true;
+    }
+    facts.replacement = replacement(index, csv, phase == Some(Phase::Replacing) && fail_forward);
+
+    let mut requirement_statuses = None;
+    if matches!(
+        phase,
+        Some(Phase::Pending | Phase::Succeeded | Phase::Failed)
+    ) {
+        facts.requirements = Some(match install::strategy(csv) {
+            Err(e) => Err(e),
+            Ok(_) => {
+                let checked =
+                    requirements::check(client, index, csv, ctx.server_version.as_deref()).await?;
+                requirement_statuses = Some(requirements::statuses_json(&checked.statuses));
+                Ok(checked.met)
+            }
+        });
+    }
+    if phase == Some(Phase::Pending) {
+        facts.webhook_problem = olm_v0::webhook::webhook_problem(&webhook_definitions(csv));
+        facts.owner_conflict = owner_conflict(index, csv);
+    }
+    if matches!(
+        phase,
+        Some(Phase::Installing | Phase::Succeeded | Phase::Failed)
+    ) {
+        match install::check(index, csv) {
+            Err(()) => facts.deployment_unbuildable = true,
+            Ok(problem) => {
+                facts.install_status = Some(InstallStatus {
+                    strategy: problem,
+                    apiservices: if csv
+                        .spec
+                        .api_service_definitions
+                        .as_ref()
+                        .is_some_and(|a| !a.owned.is_empty())
+                    {
+                        Ok(false)
+                    } else {
+                        Ok(true)
+                    },
+                    webhooks: Ok(true),
+                });
+            }
+        }
+    }
+    let mut step = transition::next(&facts);
+    if step == Step::Install {
+        let outcome = install::install(client, index, csv).await;
+        if let Err((e, _)) = &outcome {
+            warn!(csv = %name, namespace = %namespace, error = %e, "installing the strategy failed");
+        }
+        facts.install_outcome = Some(outcome);
+        step = transition::next(&facts);
+    }
+    let mut status = status;
+    let mut requeue = None;
+    let mut retry = None;
+    let mut event = None;
+    match step {
+        Step::Set {
+            phase,
+            reason,
+            message,
+            if_changed,
+            retry: again,
+        } => {
+            event = if if_changed {
+                status.set_phase_if_changed(phase, reason, &message, &now_text)
+            } else {
+                Some(status.set_phase_with_event(phase, reason, &message, &now_text))
+            };
+            if again {
+                retry = Some(message);
+            }
+            if phase == Phase::Installing {
+                let since = if event.is_some() {
+                    Duration::ZERO
+                } else {
+                    facts.since_transition.unwrap_or_default()
+                };
+                requeue = Some(
+                    transition::INSTALL_TIMEOUT.saturating_sub(since) + Duration::from_secs(1),
+                );
+            }
+        }
+        Step::Install | Step::Wait => {}
+        Step::RequeueAfter(d) => requeue = Some(d),
+        Step::Delete => {
+            info!(csv = %name, namespace = %namespace, "deleting the replaced CSV");
+            match api.delete(&name, &DeleteParams::background()).await {
+                Ok(_) => {}
+                Err(kube::Error::Api(s)) if s.code == 404 => {}
+                Err(e) => return Err(e.into()),
+            }
+            return Ok(None);
+        }
+        Step::Error(m) => retry = Some(m),
+    }
+    let requirements_changed = requirement_statuses.as_ref().is_some_and(|r| {
+        install::status_json(csv)
+            .get("requirementStatus")
+            .unwrap_or(&Value::Null)
+            != r
+            && !(r.as_array().is_some_and(Vec::is_empty)
+                && install::status_json(csv).get("requirementStatus").is_none())
+    });
+    if event.is_some() || requirements_changed {
+        match write_status(&api, csv, &status, requirement_statuses.as_ref()).await {
+            Ok(_) => {}
+            // Written from a stale copy: the newer one is on its way and wakes the CSV again.
+            Err(Error::Kube(kube::Error::Api(s))) if s.code == 409 => return Ok(None),
+            Err(e) => return Err(e),
+        }
+        if let Some(e) = event {
+            record(ctx, csv, e).await;
+        }
+    }
+    if let Some(m) = retry {
+        return Err(Error::Retry(m));
+    }
+
+    // 4. Copies and the OperatorCondition.
+    let current_phase = Phase::parse(&status.phase);
+    ensure_condition(ctx, csv).await?;
+    if !status.is_uncopiable() && current_phase != Some(Phase::Deleting) {
+        let synced = sync_copies(ctx, csv, group).await;
+        if synced.failed > 0 {
+            return Err(Error::Retry(format!(
+                "{} copied CSVs could not be written",
+                synced.failed
+            )));
+        }
+    }
+    Ok(requeue)
+}
+
+/// The OperatorCondition named `name` in `namespace`, as the upgrade gate reads it.
+fn condition_of(
+    index: &Index,
+    namespace: &str,
+    name: &str,
+) -> Option<olm_v0::operatorcondition::OperatorCondition> {
+    let c = index
+        .conditions
+        .get(&ObjectRef::new(name).within(namespace))?;
+    let read = |cs: &[k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition]| {
+        cs.iter()
+            .map(|c| olm_v0::operatorcondition::Condition {
+                type_: c.type_.clone(),
+                status: c.status.clone(),
+                message: c.message.clone(),
+                observed_generation: c.observed_generation.unwrap_or_default(),
+            })
+            .collect()
+    };
+    Some(olm_v0::operatorcondition::OperatorCondition {
+        generation: c.meta().generation.unwrap_or_default(),
+        overrides: c
+            .spec
+            .overrides
+            .iter()
+            .map(|o| olm_v0::operatorcondition::Condition {
+                type_: o.type_.clone(),
+                status: o.status.clone(),
+                message: o.message.clone(),
+                observed_generation: o.observed_generation.unwrap_or_default(),
+            })
+            .collect(),
+        conditions: c
+            .status
+            .as_ref()
+            .map(|s| read(&s.conditions))
+            .unwrap_or_default(),
+    })
+}
+
+/// The CSV that replaces `csv` (by name, first), with its phase; with `newest`, the newest of
+/// the chain of replacements (fail-forward), never looping.
+fn replacement(
+    index: &Index,
+    csv: &ClusterServiceVersion,
+    newest: bool,
+) -> Option<(String, Phase)> {
+    let namespace = csv.namespace().unwrap_or_default();
+    let all = index.csvs_in(&namespace);
+    let next = |of: &str| {
+        all.iter()
+            .find(|c| c.spec.replaces.as_deref() == Some(of) && c.name_any() != of)
+            .cloned()
+    };
+    let mut current = next(&csv.name_any())?;
+    if newest {
+        let mut seen = HashSet::from([csv.name_any(), current.name_any()]);
+        while let Some(n) = next(&current.name_any()) {
+            if !seen.insert(n.name_any()) {
+                break;
+            }
+            current = n;
+        }
+    }
+    let (phase, _, _) = phase_of(&current);
+    Some((current.name_any(), phase.unwrap_or(Phase::None)))
+}
+
+/// `OwnerConflict`'s message when a CSV of the namespace outside this one's replacement chain
+/// owns one of its CRDs.
+fn owner_conflict(index: &Index, csv: &ClusterServiceVersion) -> Option<String> {
+    let namespace = csv.namespace().unwrap_or_default();
+    let all = index.csvs_in(&namespace);
+    let by_name: BTreeMap<String, &Arc<ClusterServiceVersion>> =
+        all.iter().map(|c| (c.name_any(), c)).collect();
+    // The chain: backwards through `replaces`, forwards through replacers.
+    let mut chain: HashSet<String> = HashSet::from([csv.name_any()]);
+    let mut back = csv.spec.replaces.clone();
+    while let Some(r) = back {
+        if !chain.insert(r.clone()) {
+            break;
+        }
+        back = by_name.get(&r).and_then(|c| c.spec.replaces.clone());
+    }
+    loop {
+        let before = chain.len();
+        for c in &all {
+            if c.spec.replaces.as_ref().is_some_and(|r| chain.contains(r)) {
+                chain.insert(c.name_any());
+            }
+        }
+        if chain.len() == before {
+            break;
+        }
+    }
+    let owned = |c: &ClusterServiceVersion| -> Vec<String> {
+        c.spec
+            .custom_resource_definitions
+            .as_ref()
+            .map(|d| d.owned.iter().map(|o| o.name.clone()).collect())
+            .unwrap_or_default()
+    };
+    let mine = owned(csv);
+    all.iter()
+        .filter(|c| !chain.contains(&c.name_any()))
+        .any(|c| owned(c).iter().any(|n| mine.contains(n)))
+        .then(|| "conflicting CRD owner in namespace".to_owned())
+}
+
+fn webhook_definitions(csv: &ClusterServiceVersion) -> Vec<olm_v0::webhook::WebhookDefinition> {
+    csv.spec
+        .webhook_definitions
+        .iter()
+        .map(|w| olm_v0::webhook::WebhookDefinition {
+            generate_name: w.generate_name.clone(),
+            rules: w
+                .rules
+                .iter()
+                .map(|r| olm_v0::webhook::Rule {
+                    api_groups: r.api_groups.clone().unwrap_or_default(),
+                    resources: r.resources.clone().unwrap_or_default(),
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+/// Writes phase, reason, message, times and history (and the requirement statuses when
+/// given), conditional on the resourceVersion the decision read.
+async fn write_status(
+    api: &Api<ClusterServiceVersion>,
+    csv: &ClusterServiceVersion,
+    status: &CsvStatus,
+    requirements: Option<&Value>,
+) -> Result<ClusterServiceVersion, Error> {
+    let conditions: Vec<Value> = status
+        .conditions
+        .iter()
+        .map(|c| {
+            json!({
+                "phase": c.phase,
+                "reason": c.reason,
+                "message": c.message,
+                "lastUpdateTime": c.last_update_time,
+                "lastTransitionTime": c.last_transition_time,
+            })
+        })
+        .collect();
+    let mut s = json!({
+        "phase": status.phase,
+        "reason": status.reason,
+        "message": status.message,
+        "lastUpdateTime": status.last_update_time,
+        "lastTransitionTime": status.last_transition_time,
+        "conditions": conditions,
+    });
+    if let Some(r) = requirements {
+        s["requirementStatus"] = r.clone();
+    }
+    let patch = json!({
+        "metadata": {"resourceVersion": csv.resource_version()},
+        "status": s,
+    });
+    Ok(api
+        .patch_status(
+            &csv.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(&patch),
+        )
+        .await?)
+}
+
+async fn record(ctx: &Ctx, csv: &ClusterServiceVersion, e: olm_v0::status::PhaseEvent) {
+    let event = Event {
+        type_: if e.type_ == "Warning" {
+            EventType::Warning
+        } else {
+            EventType::Normal
+        },
+        reason: e.reason,
+        note: Some(e.message),
+        action: "Reconcile".into(),
+        secondary: None,
+    };
+    if let Err(err) = ctx.recorder.publish(&event, &csv.object_ref(&())).await {
+        warn!(csv = %csv.name_any(), namespace = ?csv.namespace(), error = %err, "recording an event failed");
+    }
+}
+
+/// Keeps the CSV's copies in step: one in every namespace its group targets but its own;
+/// none when copies are disabled for an AllNamespaces group (with the Warning event, once).
+async fn sync_copies(
+    ctx: &Ctx,
+    csv: &ClusterServiceVersion,
+    group: &OperatorGroup,
+) -> copies::Synced {
+    let namespace = csv.namespace().unwrap_or_default();
+    let targets = group
+        .status
+        .as_ref()
+        .map(|s| s.namespaces.clone())
+        .unwrap_or_default();
+    let set = NamespaceSet::new(&targets);
+    let disabled = olm_v0::copied::copies_disabled(ctx.index.copies_disabled(), &set);
+    let key = key(csv);
+    let wanted: Vec<String> = if disabled {
+        let first = lock(&ctx.disabled_events).insert(key.clone());
+        if first {
+            let event = Event {
+                type_: EventType::Warning,
+                reason: olm_v0::copied::DISABLED_EVENT_REASON.into(),
+                note: Some(olm_v0::copied::disabled_message(
+                    &namespace,
+                    &csv.name_any(),
+                )),
+                action: "Reconcile".into(),
+                secondary: None,
+            };
+            if let Err(err) = ctx.recorder.publish(&event, &csv.object_ref(&())).await {
+                warn!(csv = %csv.name_any(), namespace = %namespace, error = %err, "recording an event failed");
+            }
+        }
+        Vec::new()
+    } else {
+        lock(&ctx.disabled_events).remove(&key);
+        let names: Vec<String> = ctx.index.namespaces().into_keys().collect();
+        let group_namespace = group.namespace().unwrap_or_default();
+        olm_v0::copied::copy_plan(&group_namespace, &set, &names).0
+    };
+    copies::sync(&ctx.shared.client, &ctx.index, csv, &wanted).await
+}
+
+/// Creates the CSV's OperatorCondition when it has none, and the Role and RoleBinding that let
+/// the CSV's ServiceAccounts read and update it, once per process.
+async fn ensure_condition(ctx: &Ctx, csv: &ClusterServiceVersion) -> Result<(), Error> {
+    let namespace = csv.namespace().unwrap_or_default();
+    let name = csv.name_any();
+    let value = install::csv_json(csv);
+    let Ok(owner) = olm_v0::strategy::CsvOwner::from_csv(&value) else {
+        return Ok(());
+    };
+    let conditions: Api<olm_v0_api::v2::OperatorCondition> =
+        Api::namespaced(ctx.shared.client.clone(), &namespace);
+    let existing = ctx
+        .index
+        .conditions
+        .get(&ObjectRef::new(&name).within(&namespace));
+    let Some(existing) = existing else {
+        let Ok(wanted) = olm_v0::conditiongen::operator_condition(&owner, &value) else {
+            return Ok(());
+        };
+        let typed: olm_v0_api::v2::OperatorCondition =
+            serde_json::from_value(wanted).map_err(|e| Error::Retry(e.to_string()))?;
+        match conditions.create(&PostParams::default(), &typed).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(s)) if s.code == 409 => {}
+            Err(e) => return Err(e.into()),
+        }
+        return Ok(());
+    };
+    let uid = existing.uid().unwrap_or_default();
+    if lock(&ctx.condition_rbac).contains(&uid) {
+        return Ok(());
+    }
+    let stored = serde_json::to_value(&*existing).unwrap_or(Value::Null);
+    let Ok([role, binding]) = olm_v0::conditiongen::condition_rbac(&stored) else {
+        return Ok(());
+    };
+    let params = PatchParams::apply(super::FIELD_MANAGER).force();
+    let roles: Api<k8s_openapi::api::rbac::v1::Role> =
+        Api::namespaced(ctx.shared.client.clone(), &namespace);
+    roles.patch(&name, &params, &Patch::Apply(&role)).await?;
+    let bindings: Api<k8s_openapi::api::rbac::v1::RoleBinding> =
+        Api::namespaced(ctx.shared.client.clone(), &namespace);
+    bindings
+        .patch(&name, &params, &Patch::Apply(&binding))
+        .await?;
+    lock(&ctx.condition_rbac).insert(uid);
+    Ok(())
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}

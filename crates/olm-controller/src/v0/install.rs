@@ -1,0 +1,221 @@
+//! A CSV's install strategy on the cluster: applying its Deployments and checking them
+//! (OLM's `pkg/controller/install/deployment.go`: `Install` and `CheckInstalled`).
+//!
+//! The Deployments are built by [`olm_v0::strategy::deployment_for_spec`] and applied
+//! server-side with OLM's field manager, forced: the CSV's spec is what they must say. A
+//! Deployment of the CSV no entry names any more is deleted after the install.
+
+use k8s_openapi::api::apps::v1::Deployment;
+use kube::api::{Api, DeleteParams, Patch, PatchParams};
+use kube::{Resource, ResourceExt};
+use olm_v0::deployment::{DeploymentCondition, DeploymentFacts, Rollout, rollout};
+use olm_v0::inject::Overrides;
+use olm_v0::strategy::{
+    CsvOwner, SPEC_HASH_LABEL, StrategyDeployment, deployment_for_spec, orphaned_deployments,
+    strategy_deployments,
+};
+use olm_v0::transition::StrategyProblem;
+use olm_v0_api::v1alpha1::ClusterServiceVersion;
+use serde_json::Value;
+
+use super::{FIELD_MANAGER, Index};
+
+/// The CSV as JSON, as the decisions of `olm-v0` read it.
+pub fn csv_json(csv: &ClusterServiceVersion) -> Value {
+    serde_json::to_value(csv).unwrap_or(Value::Null)
+}
+
+/// The CSV's status as JSON (`{}` without one).
+pub fn status_json(csv: &ClusterServiceVersion) -> Value {
+    csv.status
+        .as_ref()
+        .and_then(|s| serde_json::to_value(s).ok())
+        .unwrap_or_else(|| Value::Object(serde_json::Map::new()))
+}
+
+/// The CSV's owner facts and its strategy entries; the error is what the CSV reports.
+pub fn strategy(
+    csv: &ClusterServiceVersion,
+) -> Result<(CsvOwner, Vec<StrategyDeployment>), String> {
+    let value = csv_json(csv);
+    let owner = CsvOwner::from_csv(&value).map_err(|e| e.to_string())?;
+    let entries = strategy_deployments(&value).map_err(|e| e.to_string())?;
+    Ok((owner, entries))
+}
+
+/// Applies every Deployment of the strategy and deletes the CSV's Deployments no entry names.
+/// `Err((message, unrecoverable))`: a strategy that cannot be built is unrecoverable.
+pub async fn install(
+    client: &kube::Client,
+    index: &Index,
+    csv: &ClusterServiceVersion,
+) -> Result<(), (String, bool)> {
+    let (owner, entries) = strategy(csv).map_err(|e| (e, true))?;
+    let api: Api<Deployment> = Api::namespaced(client.clone(), &owner.namespace);
+    let params = PatchParams::apply(FIELD_MANAGER).force();
+    for entry in &entries {
+        let built = deployment_for_spec(&owner, entry, Overrides::default())
+            .map_err(|e| (e.to_string(), true))?;
+        api.patch(&entry.name, &params, &Patch::Apply(&built.deployment))
+            .await
+            .map_err(|e| {
+                (
+                    format!("error creating deployment {}: {e}", entry.name),
+                    false,
+                )
+            })?;
+    }
+    let existing: Vec<Value> = deployments_of(index, &owner.namespace);
+    let orphans =
+        orphaned_deployments(&owner, &entries, &existing).map_err(|e| (e.to_string(), false))?;
+    for name in orphans {
+        match api.delete(&name, &DeleteParams::background()).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(s)) if s.code == 404 => {}
+            Err(e) => return Err((format!("error deleting deployment {name}: {e}"), false)),
+        }
+    }
+    Ok(())
+}
+
+/// The cached Deployments of `namespace` OLM made for CSVs, as JSON.
+fn deployments_of(index: &Index, namespace: &str) -> Vec<Value> {
+    index
+        .deployments
+        .state()
+        .iter()
+        .filter(|d| d.namespace().as_deref() == Some(namespace))
+        .filter_map(|d| serde_json::to_value(&**d).ok())
+        .collect()
+}
+
+/// Deletes the CSV's Deployments (a CSV failing with a conflict of provided APIs).
+pub async fn delete_deployments(
+    client: &kube::Client,
+    index: &Index,
+    csv: &ClusterServiceVersion,
+) -> Result<(), kube::Error> {
+    let namespace = csv.namespace().unwrap_or_default();
+    let name = csv.name_any();
+    let api: Api<Deployment> = Api::namespaced(client.clone(), &namespace);
+    for d in index.deployments.state() {
+        let labels = d.labels();
+        let ours = d.namespace().as_deref() == Some(namespace.as_str())
+            && labels.get(olm_v0::operatorgroup::OWNER_LABEL) == Some(&name)
+            && labels.get(olm_v0::operatorgroup::OWNER_NAMESPACE_LABEL) == Some(&namespace);
+        if ours {
+            match api.delete(&d.name_any(), &DeleteParams::background()).await {
+                Ok(_) => {}
+                Err(kube::Error::Api(s)) if s.code == 404 => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether the strategy is installed and healthy (`None`), else why not, from the cached
+/// Deployments, in upstream's order and words: each must exist (`ComponentMissing`), be rolled
+/// out (`Waiting`; past its deadline `Timeout`), carry every CSV annotation on its pod template
+/// (`AnnotationsMissing`; checked in key order, where upstream's order is a map's) and the spec
+/// hash of what would be applied now (`DeploymentUpdated`). `Err(())` when the Deployments
+/// cannot be built (the CSV goes back to Pending).
+pub fn check(index: &Index, csv: &ClusterServiceVersion) -> Result<Option<StrategyProblem>, ()> {
+    let Ok((owner, entries)) = strategy(csv) else {
+        return Err(());
+    };
+    for entry in &entries {
+        let built = deployment_for_spec(&owner, entry, Overrides::default()).map_err(|_| ())?;
+        let key = kube::runtime::reflector::ObjectRef::<Deployment>::new(&entry.name)
+            .within(&owner.namespace);
+        let d = index
+            .deployments
+            .get(&key)
+            .filter(|d| d.labels().get(olm_v0::operatorgroup::OWNER_LABEL) == Some(&owner.name));
+        let Some(d) = d else {
+            return Ok(Some(StrategyProblem::Waiting(format!(
+                "missing deployment with name={}",
+                entry.name
+            ))));
+        };
+        match rollout(&facts(&d)) {
+            Rollout::Done(_) => {}
+            Rollout::Waiting(m) => {
+                return Ok(Some(StrategyProblem::Waiting(format!(
+                    "waiting for deployment {} to become ready: {m}",
+                    entry.name
+                ))));
+            }
+            Rollout::TimedOut(m) => {
+                return Ok(Some(StrategyProblem::Unrecoverable(format!(
+                    "deployment {} not ready before timeout: {m}",
+                    entry.name
+                ))));
+            }
+        }
+        let template = d
+            .spec
+            .template
+            .metadata
+            .as_ref()
+            .and_then(|m| m.annotations.as_ref());
+        if !owner.annotations.is_empty() && template.is_none() {
+            return Ok(Some(StrategyProblem::Reinstall(
+                "no annotations found on deployment".into(),
+            )));
+        }
+        for (key, value) in &owner.annotations {
+            match template.and_then(|t| t.get(key)) {
+                None => {
+                    return Ok(Some(StrategyProblem::Reinstall(format!(
+                        "annotations on deployment does not contain expected key: {key}"
+                    ))));
+                }
+                Some(actual) if actual != value => {
+                    return Ok(Some(StrategyProblem::Reinstall(format!(
+                        "unexpected annotation on deployment. Expected {key}:{value}, found {key}:{actual}"
+                    ))));
+                }
+                Some(_) => {}
+            }
+        }
+        match d.labels().get(SPEC_HASH_LABEL) {
+            None => {
+                return Ok(Some(StrategyProblem::Reinstall(format!(
+                    "deployment {} doesn't have a spec hash, update it",
+                    entry.name
+                ))));
+            }
+            Some(hash) if *hash != built.spec_hash => {
+                return Ok(Some(StrategyProblem::Reinstall(format!(
+                    "deployment changed old hash={hash}, new hash={}",
+                    built.spec_hash
+                ))));
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(None)
+}
+
+fn facts(d: &Deployment) -> DeploymentFacts {
+    let status = d.status.clone().unwrap_or_default();
+    DeploymentFacts {
+        name: d.name_any(),
+        generation: d.meta().generation.unwrap_or_default(),
+        observed_generation: status.observed_generation.unwrap_or_default(),
+        replicas: status.replicas.unwrap_or_default(),
+        updated_replicas: status.updated_replicas.unwrap_or_default(),
+        conditions: status
+            .conditions
+            .unwrap_or_default()
+            .into_iter()
+            .map(|c| DeploymentCondition {
+                type_: c.type_.unwrap_or_default(),
+                status: c.status.unwrap_or_default(),
+                reason: c.reason.unwrap_or_default(),
+                message: c.message.unwrap_or_default(),
+            })
+            .collect(),
+    }
+}

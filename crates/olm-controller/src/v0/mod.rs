@@ -1,0 +1,638 @@
+//! OLM v0's olm-operator on a cluster: the OperatorGroup and ClusterServiceVersion controllers.
+//!
+//! What it is for: keeping caches of what the decisions of `olm-v0` read (namespaces, groups,
+//! CSVs, their copies, Deployments, CRDs, OperatorConditions, OLMConfig), waking the right
+//! object when any of them changes, and carrying out what the decisions return.
+//!
+//! The caches are filled by one watch per kind, each run as its own task ([`watch`]): every
+//! event updates the cache first and then sends the objects it concerns to the controllers,
+//! so a reconcile always sees the change that woke it. Copies of CSVs are kept as metadata plus
+//! two hashes computed as they arrive (as upstream does), so that ten thousand copies cost
+//! little more than their names. Deployments are watched only when OLM created them (the CSV
+//! owner labels), CRDs without their schemas.
+//!
+//! Caveat: once a watch has to list again (the API server lost its history), every CSV and
+//! group is looked at again: the events of the gap are not known one by one.
+
+mod copies;
+mod csv;
+mod install;
+mod operatorgroup;
+mod requirements;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use futures::channel::mpsc;
+use futures::{SinkExt, Stream, StreamExt};
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, PartialObjectMeta};
+use kube::runtime::WatchStreamExt;
+use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::watcher::{self, Event};
+use kube::{Resource, ResourceExt};
+use olm_v0_api::v1::{OLMConfig, OperatorGroup};
+use olm_v0_api::v1alpha1::ClusterServiceVersion;
+use olm_v0_api::v2::OperatorCondition;
+use tracing::warn;
+
+use crate::context::Shared;
+
+/// The name the CSV controller's metrics and logs go by.
+pub const CSV_CONTROLLER: &str = "clusterserviceversion";
+/// The name the OperatorGroup controller's metrics and logs go by.
+pub const GROUP_CONTROLLER: &str = "operatorgroup";
+/// Field owner of what olm-operator applies (upstream's).
+pub const FIELD_MANAGER: &str = "operator-lifecycle-manager";
+/// Source of the events olm-operator records (upstream's).
+pub const EVENT_SOURCE: &str = "operator-lifecycle-manager";
+
+/// The label every Deployment, Role and ClusterRole olm-operator creates for a CSV carries:
+/// what its Deployment watch selects.
+const OWNED_BY_CSV: &str = "olm.owner.kind=ClusterServiceVersion";
+
+/// What the controllers read, kept current by the watches.
+#[derive(Clone)]
+pub struct Index {
+    /// Namespaces (metadata only: names and labels are all that is read).
+    pub namespaces: Store<PartialObjectMeta<Namespace>>,
+    /// OperatorGroups.
+    pub groups: Store<OperatorGroup>,
+    /// CSVs that are not copies.
+    pub csvs: Store<ClusterServiceVersion>,
+    /// Copies of CSVs: metadata, with [`copies::SPEC_HASH`] and [`copies::STATUS_HASH`].
+    pub copies: Store<PartialObjectMeta<ClusterServiceVersion>>,
+    /// Deployments OLM made for CSVs.
+    pub deployments: Store<Deployment>,
+    /// CRDs without their schemas.
+    pub crds: Store<CustomResourceDefinition>,
+    /// OperatorConditions.
+    pub conditions: Store<OperatorCondition>,
+    /// OLMConfigs (only `cluster` is read).
+    pub configs: Store<OLMConfig>,
+}
+
+impl Index {
+    /// The OperatorGroups of `namespace`.
+    pub fn groups_in(&self, namespace: &str) -> Vec<Arc<OperatorGroup>> {
+        let mut out: Vec<Arc<OperatorGroup>> = self
+            .groups
+            .state()
+            .into_iter()
+            .filter(|g| g.namespace().as_deref() == Some(namespace))
+            .collect();
+        out.sort_by_key(|g| g.name_any());
+        out
+    }
+
+    /// The CSVs (not copies) of `namespace`.
+    pub fn csvs_in(&self, namespace: &str) -> Vec<Arc<ClusterServiceVersion>> {
+        let mut out: Vec<Arc<ClusterServiceVersion>> = self
+            .csvs
+            .state()
+            .into_iter()
+            .filter(|c| c.namespace().as_deref() == Some(namespace))
+            .collect();
+        out.sort_by_key(|c| c.name_any());
+        out
+    }
+
+    /// The CSV `namespace/name`, if it is not a copy.
+    pub fn csv(&self, namespace: &str, name: &str) -> Option<Arc<ClusterServiceVersion>> {
+        self.csvs.get(&ObjectRef::new(name).within(namespace))
+    }
+
+    /// Every namespace's name with its labels, sorted by name.
+    pub fn namespaces(&self) -> BTreeMap<String, BTreeMap<String, String>> {
+        self.namespaces
+            .state()
+            .iter()
+            .map(|n| (n.name_any(), n.labels().clone()))
+            .collect()
+    }
+
+    /// `spec.features.disableCopiedCSVs` of `OLMConfig cluster`.
+    pub fn copies_disabled(&self) -> Option<bool> {
+        self.configs
+            .get(&ObjectRef::new(olm_v0_api::v1::OLM_CONFIG_NAME))
+            .and_then(|c| c.spec.features.as_ref().and_then(|f| f.disable_copied_csvs))
+    }
+}
+
+/// Where the watches send what they wake.
+#[derive(Clone)]
+pub struct Wake {
+    csv: mpsc::Sender<ObjectRef<ClusterServiceVersion>>,
+    group: mpsc::Sender<ObjectRef<OperatorGroup>>,
+    gone: mpsc::Sender<Gone>,
+}
+
+/// Something deleted whose leftovers OLM removes: a CSV's copies, a group's ClusterRoles and
+/// namespace labels.
+#[derive(Debug, Clone)]
+enum Gone {
+    /// The CSV `namespace/name`.
+    Csv(String, String),
+    /// The OperatorGroup `namespace/name`.
+    Group(String, String),
+}
+
+impl Wake {
+    async fn csvs(&mut self, refs: impl IntoIterator<Item = ObjectRef<ClusterServiceVersion>>) {
+        for r in refs {
+            if self.csv.send(r).await.is_err() {
+                return;
+            }
+        }
+    }
+
+    async fn groups(&mut self, refs: impl IntoIterator<Item = ObjectRef<OperatorGroup>>) {
+        for r in refs {
+            if self.group.send(r).await.is_err() {
+                return;
+            }
+        }
+    }
+
+    async fn gone(&mut self, gone: impl IntoIterator<Item = Gone>) {
+        for g in gone {
+            if self.gone.send(g).await.is_err() {
+                return;
+            }
+        }
+    }
+
+    /// Every CSV and group, and the parents of every copy: after a watch listed again.
+    async fn everything(&mut self, index: &Index) {
+        let parents: std::collections::BTreeSet<(String, String)> = index
+            .copies
+            .state()
+            .iter()
+            .filter_map(|c| {
+                c.labels()
+                    .get(olm_v0::status::COPIED_FROM_LABEL)
+                    .map(|ns| (ns.clone(), c.name_any()))
+            })
+            .collect();
+        self.gone(parents.into_iter().map(|(ns, n)| Gone::Csv(ns, n)))
+            .await;
+        let csvs: Vec<_> = index
+            .csvs
+            .state()
+            .iter()
+            .map(|c| ObjectRef::from_obj(&**c))
+            .collect();
+        let groups: Vec<_> = index
+            .groups
+            .state()
+            .iter()
+            .map(|g| ObjectRef::from_obj(&**g))
+            .collect();
+        self.csvs(csvs).await;
+        self.groups(groups).await;
+    }
+}
+
+/// What a watch event concerns: the object as it is now (applied) or was (deleted).
+enum Change<K> {
+    Applied(K),
+    Deleted(K),
+}
+
+/// Runs one reflector: every event updates `writer`'s cache, then `react` hears of it. After
+/// the first full list, a repeated one (a watch that had to start over) wakes everything.
+async fn watch<K, S>(
+    name: &'static str,
+    writer: reflector::store::Writer<K>,
+    stream: S,
+    index: Index,
+    mut wake: Wake,
+    react: impl Fn(&Index, Change<&K>) -> Woken,
+) where
+    K: Resource + Clone + std::fmt::Debug + Send + Sync + 'static,
+    K::DynamicType: Eq + std::hash::Hash + Clone + Default,
+    S: Stream<Item = Result<Event<K>, watcher::Error>> + Send,
+{
+    let mut listed_once = false;
+    let events = reflector::reflector(writer, stream);
+    let mut events = std::pin::pin!(events);
+    while let Some(event) = events.next().await {
+        let woken = match event {
+            Ok(Event::Apply(o)) => react(&index, Change::Applied(&o)),
+            Ok(Event::Delete(o)) => react(&index, Change::Deleted(&o)),
+            Ok(Event::InitDone) => {
+                if listed_once {
+                    wake.everything(&index).await;
+                }
+                listed_once = true;
+                Woken::default()
+            }
+            Ok(Event::Init | Event::InitApply(_)) => Woken::default(),
+            Err(e) => {
+                warn!(watch = name, error = %e, "watch failed; retrying");
+                Woken::default()
+            }
+        };
+        wake.csvs(woken.csvs).await;
+        wake.groups(woken.groups).await;
+        wake.gone(woken.gone).await;
+    }
+}
+
+/// The objects a change wakes.
+#[derive(Default)]
+struct Woken {
+    csvs: Vec<ObjectRef<ClusterServiceVersion>>,
+    groups: Vec<ObjectRef<OperatorGroup>>,
+    gone: Vec<Gone>,
+}
+
+fn csv_ref(namespace: &str, name: &str) -> ObjectRef<ClusterServiceVersion> {
+    ObjectRef::new(name).within(namespace)
+}
+
+fn group_refs(index: &Index, namespace: &str) -> Vec<ObjectRef<OperatorGroup>> {
+    index
+        .groups_in(namespace)
+        .iter()
+        .map(|g| ObjectRef::from_obj(&**g))
+        .collect()
+}
+
+fn csv_refs(csvs: &[Arc<ClusterServiceVersion>]) -> Vec<ObjectRef<ClusterServiceVersion>> {
+    csvs.iter().map(|c| ObjectRef::from_obj(&**c)).collect()
+}
+
+/// A CSV changed: itself, the CSVs of its namespace that replace it or that it replaces (one
+/// waits on the other's phase), and the groups of its namespace (their provided APIs).
+fn on_csv(index: &Index, change: Change<&ClusterServiceVersion>) -> Woken {
+    let (c, deleted) = match change {
+        Change::Applied(c) => (c, false),
+        Change::Deleted(c) => (c, true),
+    };
+    let namespace = c.namespace().unwrap_or_default();
+    let name = c.name_any();
+    let mut csvs = vec![csv_ref(&namespace, &name)];
+    for other in index.csvs_in(&namespace) {
+        let replaces_it = other.spec.replaces.as_deref() == Some(name.as_str());
+        let replaced_by_it = c.spec.replaces.as_deref() == Some(other.name_any().as_str());
+        if (replaces_it || replaced_by_it) && other.name_any() != name {
+            csvs.push(ObjectRef::from_obj(&*other));
+        }
+    }
+    Woken {
+        csvs,
+        groups: group_refs(index, &namespace),
+        gone: if deleted {
+            vec![Gone::Csv(namespace, name)]
+        } else {
+            Vec::new()
+        },
+    }
+}
+
+/// A copy changed or went: its parent, which puts it right or lets it go.
+fn on_copy(_: &Index, change: Change<&PartialObjectMeta<ClusterServiceVersion>>) -> Woken {
+    let c = match change {
+        Change::Applied(c) | Change::Deleted(c) => c,
+    };
+    let Some(parent_namespace) = c.labels().get(olm_v0::status::COPIED_FROM_LABEL) else {
+        return Woken::default();
+    };
+    Woken {
+        csvs: vec![csv_ref(parent_namespace, &c.name_any())],
+        ..Woken::default()
+    }
+}
+
+/// A group changed: itself and the CSVs of its namespace (their annotations and membership).
+fn on_group(index: &Index, change: Change<&OperatorGroup>) -> Woken {
+    let (g, deleted) = match change {
+        Change::Applied(g) => (g, false),
+        Change::Deleted(g) => (g, true),
+    };
+    let namespace = g.namespace().unwrap_or_default();
+    Woken {
+        csvs: csv_refs(&index.csvs_in(&namespace)),
+        groups: group_refs(index, &namespace),
+        gone: if deleted {
+            vec![Gone::Group(namespace, g.name_any())]
+        } else {
+            Vec::new()
+        },
+    }
+}
+
+/// A namespace appeared, changed labels or went: groups that select namespaces by label or
+/// target it, and CSVs copied to every namespace (a new one needs its copy).
+fn on_namespace(index: &Index, change: Change<&PartialObjectMeta<Namespace>>) -> Woken {
+    let n = match change {
+        Change::Applied(n) | Change::Deleted(n) => n,
+    };
+    let name = n.name_any();
+    let groups = index
+        .groups
+        .state()
+        .iter()
+        .filter(|g| {
+            let by_selector = g.spec.target_namespaces.is_empty() && g.spec.selector.is_some();
+            let targets = g
+                .status
+                .as_ref()
+                .is_some_and(|s| s.namespaces.contains(&name));
+            by_selector || targets || g.namespace().as_deref() == Some(name.as_str())
+        })
+        .map(|g| ObjectRef::from_obj(&**g))
+        .collect();
+    let csvs = index
+        .csvs
+        .state()
+        .iter()
+        .filter(|c| {
+            c.annotations()
+                .get(olm_v0::membership::TARGET_NAMESPACES_ANNOTATION)
+                .is_some_and(|t| t.is_empty())
+        })
+        .map(|c| ObjectRef::from_obj(&**c))
+        .collect();
+    Woken {
+        csvs,
+        groups,
+        ..Woken::default()
+    }
+}
+
+/// A Deployment of a CSV changed: that CSV.
+fn on_deployment(_: &Index, change: Change<&Deployment>) -> Woken {
+    let d = match change {
+        Change::Applied(d) | Change::Deleted(d) => d,
+    };
+    let labels = d.labels();
+    let (Some(name), Some(namespace)) = (
+        labels.get(olm_v0::operatorgroup::OWNER_LABEL),
+        labels.get(olm_v0::operatorgroup::OWNER_NAMESPACE_LABEL),
+    ) else {
+        return Woken::default();
+    };
+    Woken {
+        csvs: vec![csv_ref(namespace, name)],
+        ..Woken::default()
+    }
+}
+
+/// A CRD changed: the CSVs that own or require it.
+fn on_crd(index: &Index, change: Change<&CustomResourceDefinition>) -> Woken {
+    let crd = match change {
+        Change::Applied(c) | Change::Deleted(c) => c,
+    };
+    let name = crd.name_any();
+    let csvs = index
+        .csvs
+        .state()
+        .iter()
+        .filter(|c| {
+            c.spec
+                .custom_resource_definitions
+                .as_ref()
+                .is_some_and(|d| {
+                    d.owned
+                        .iter()
+                        .chain(d.required.iter())
+                        .any(|r| r.name == name)
+                })
+        })
+        .map(|c| ObjectRef::from_obj(&**c))
+        .collect();
+    Woken {
+        csvs,
+        ..Woken::default()
+    }
+}
+
+/// An OperatorCondition changed: its CSV and the CSVs that would replace it (the upgrade gate).
+fn on_condition(index: &Index, change: Change<&OperatorCondition>) -> Woken {
+    let c = match change {
+        Change::Applied(c) | Change::Deleted(c) => c,
+    };
+    let namespace = c.namespace().unwrap_or_default();
+    let name = c.name_any();
+    let mut csvs = vec![csv_ref(&namespace, &name)];
+    csvs.extend(
+        index
+            .csvs_in(&namespace)
+            .iter()
+            .filter(|o| o.spec.replaces.as_deref() == Some(name.as_str()))
+            .map(|o| ObjectRef::from_obj(&**o)),
+    );
+    Woken {
+        csvs,
+        ..Woken::default()
+    }
+}
+
+/// The OLMConfig changed: every CSV (copies on or off).
+fn on_config(index: &Index, _: Change<&OLMConfig>) -> Woken {
+    Woken {
+        csvs: csv_refs(&index.csvs.state()),
+        ..Woken::default()
+    }
+}
+
+/// A CRD as the cache keeps it: what requirement checks read, not its schemas.
+fn strip_crd(crd: &mut CustomResourceDefinition) {
+    crd.metadata.managed_fields = None;
+    for v in &mut crd.spec.versions {
+        v.schema = None;
+        v.additional_printer_columns = None;
+    }
+    crd.spec.conversion = crd.spec.conversion.take().map(|mut c| {
+        if let Some(w) = c.webhook.as_mut()
+            && let Some(cc) = w.client_config.as_mut()
+        {
+            cc.ca_bundle = None;
+        }
+        c
+    });
+}
+
+/// Runs the OperatorGroup and CSV controllers until `stop` resolves.
+pub async fn run(
+    shared: Arc<Shared>,
+    stop: impl std::future::Future<Output = ()> + Send + 'static,
+) {
+    let client = shared.client.clone();
+    let (namespaces, namespace_writer) = reflector::store();
+    let (groups, group_writer) = reflector::store();
+    let (csvs, csv_writer) = reflector::store();
+    let (copies_store, copy_writer) = reflector::store();
+    let (deployments, deployment_writer) = reflector::store();
+    let (crds, crd_writer) = reflector::store();
+    let (conditions, condition_writer) = reflector::store();
+    let (configs, config_writer) = reflector::store();
+    let index = Index {
+        namespaces,
+        groups,
+        csvs,
+        copies: copies_store,
+        deployments,
+        crds,
+        conditions,
+        configs,
+    };
+    let (csv_tx, csv_rx) = mpsc::channel(1024);
+    let (group_tx, group_rx) = mpsc::channel(1024);
+    let (gone_tx, gone_rx) = mpsc::channel(1024);
+    let wake = Wake {
+        csv: csv_tx,
+        group: group_tx,
+        gone: gone_tx,
+    };
+    let all = watcher::Config::default;
+    let copied = olm_v0::status::COPIED_FROM_LABEL;
+    let mut tasks = tokio::task::JoinSet::new();
+    tasks.spawn(watch(
+        "namespaces",
+        namespace_writer,
+        watcher::watcher(
+            Api::<PartialObjectMeta<Namespace>>::all(client.clone()),
+            all(),
+        )
+        .modify(|n| n.metadata.managed_fields = None)
+        .default_backoff(),
+        index.clone(),
+        wake.clone(),
+        on_namespace,
+    ));
+    tasks.spawn(watch(
+        "operatorgroups",
+        group_writer,
+        watcher::watcher(Api::<OperatorGroup>::all(client.clone()), all())
+            .modify(|g| g.metadata.managed_fields = None)
+            .default_backoff(),
+        index.clone(),
+        wake.clone(),
+        on_group,
+    ));
+    tasks.spawn(watch(
+        "clusterserviceversions",
+        csv_writer,
+        watcher::watcher(
+            Api::<ClusterServiceVersion>::all(client.clone()),
+            all().labels(&format!("!{copied}")),
+        )
+        .modify(|c| c.metadata.managed_fields = None)
+        .default_backoff(),
+        index.clone(),
+        wake.clone(),
+        on_csv,
+    ));
+    tasks.spawn(watch(
+        "copied clusterserviceversions",
+        copy_writer,
+        copies::watch_stream(Api::<ClusterServiceVersion>::all(client.clone()), copied),
+        index.clone(),
+        wake.clone(),
+        on_copy,
+    ));
+    tasks.spawn(watch(
+        "deployments",
+        deployment_writer,
+        watcher::watcher(
+            Api::<Deployment>::all(client.clone()),
+            all().labels(OWNED_BY_CSV),
+        )
+        .modify(|d| d.metadata.managed_fields = None)
+        .default_backoff(),
+        index.clone(),
+        wake.clone(),
+        on_deployment,
+    ));
+    tasks.spawn(watch(
+        "customresourcedefinitions",
+        crd_writer,
+        watcher::watcher(Api::<CustomResourceDefinition>::all(client.clone()), all())
+            .modify(strip_crd)
+            .default_backoff(),
+        index.clone(),
+        wake.clone(),
+        on_crd,
+    ));
+    tasks.spawn(watch(
+        "operatorconditions",
+        condition_writer,
+        watcher::watcher(Api::<OperatorCondition>::all(client.clone()), all())
+            .modify(|c| c.metadata.managed_fields = None)
+            .default_backoff(),
+        index.clone(),
+        wake.clone(),
+        on_condition,
+    ));
+    tasks.spawn(watch(
+        "olmconfigs",
+        config_writer,
+        watcher::watcher(Api::<OLMConfig>::all(client.clone()), all())
+            .modify(|c| c.metadata.managed_fields = None)
+            .default_backoff(),
+        index.clone(),
+        wake.clone(),
+        on_config,
+    ));
+
+    let stop = futures::FutureExt::shared(Box::pin(stop));
+    // Decisions read several caches at once: none runs before every cache holds its first list.
+    let ready = async {
+        let _ = index.namespaces.wait_until_ready().await;
+        let _ = index.groups.wait_until_ready().await;
+        let _ = index.csvs.wait_until_ready().await;
+        let _ = index.copies.wait_until_ready().await;
+        let _ = index.deployments.wait_until_ready().await;
+        let _ = index.crds.wait_until_ready().await;
+        let _ = index.conditions.wait_until_ready().await;
+        let _ = index.configs.wait_until_ready().await;
+    };
+    tokio::select! {
+        () = ready => {}
+        () = stop.clone() => {
+            tasks.abort_all();
+            return;
+        }
+    }
+    // Everything once, sent while the controllers already take from the queues.
+    let mut first = wake;
+    let first_index = index.clone();
+    let everything = async move { first.everything(&first_index).await };
+    let groups = operatorgroup::run(shared.clone(), index.clone(), group_rx, stop.clone());
+    let leftovers = tidy(shared.clone(), index.clone(), gone_rx);
+    let csvs = csv::run(shared, index, csv_rx, stop);
+    let running = futures::future::join3(groups, csvs, everything);
+    // The tidying task only ends when every watch has; the controllers end on `stop`.
+    tokio::select! {
+        _ = running => {}
+        () = leftovers => {}
+    }
+    tasks.abort_all();
+}
+
+/// Removes what deleted objects leave: a CSV's copies once no CSV of that name is in its
+/// namespace any more, a group's ClusterRoles and namespace labels.
+async fn tidy(shared: Arc<Shared>, index: Index, mut gone: mpsc::Receiver<Gone>) {
+    while let Some(g) = gone.next().await {
+        match g {
+            Gone::Csv(namespace, name) => {
+                if index.csv(&namespace, &name).is_none() {
+                    copies::remove_all(&shared.client, &index, &namespace, &name).await;
+                }
+            }
+            Gone::Group(namespace, name) => {
+                operatorgroup::forget(&shared, &index, &namespace, &name).await;
+            }
+        }
+    }
+}
+
+/// A stream that never yields: the controllers are driven by [`Wake`] alone.
+fn nothing<K: Send>() -> impl Stream<Item = Result<K, watcher::Error>> + Send {
+    futures::stream::pending()
+}

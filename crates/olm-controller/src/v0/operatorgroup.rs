@@ -1,0 +1,438 @@
+//! The OperatorGroup controller (OLM's `syncOperatorGroups` and `syncNamespace`).
+//!
+//! The flow of one reconcile:
+//!
+//! 1. The `MultipleOperatorGroup` condition: set on every group of a namespace holding several,
+//!    removed when the group is alone again.
+//! 2. `spec.serviceAccountName`: the `OperatorGroupServiceAccount` condition while the account
+//!    is missing, `status.serviceAccountRef` once it exists.
+//! 3. The target namespaces (`olm_v0::membership::target_namespaces`): when they differ from
+//!    `status.namespaces`, the status is written with `lastUpdated` and the reconcile ends (the
+//!    write wakes the group's CSVs, which take the new `olm.targetNamespaces`).
+//! 4. The `olm.operatorgroup.uid/<uid>` label on every namespace an explicit-target group
+//!    targets, and off every other.
+//! 5. The three aggregating ClusterRoles for the APIs of its member CSVs and its
+//!    `olm.providedAPIs`; and `olm.providedAPIs` pruned to what member CSVs still provide
+//!    (kept when `staticProvidedAPIs`, or while a providing CSV is still being checked).
+//!
+//! Guarantees: every write is a change; ClusterRoles are applied once per process per set of
+//! APIs. A deleted group's ClusterRoles and namespace labels are removed by [`forget`].
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use futures::StreamExt;
+use futures::channel::mpsc;
+use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
+use k8s_openapi::api::rbac::v1::ClusterRole;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
+use kube::runtime::controller::{self, Action, Controller};
+use kube::runtime::reflector::ObjectRef;
+use kube::{Resource, ResourceExt};
+use olm_k8s::retry::{Backoff, Failures};
+use olm_v0::apis::ApiSet;
+use olm_v0::membership::{PROVIDED_APIS_ANNOTATION, target_namespaces};
+use olm_v0::operatorgroup::{
+    GroupTargets, MULTIPLE_GROUPS_CONDITION, MULTIPLE_GROUPS_MESSAGE, MULTIPLE_GROUPS_REASON,
+    OWNER_KIND_LABEL, OWNER_LABEL, OWNER_NAMESPACE_LABEL, SERVICE_ACCOUNT_CONDITION,
+    SERVICE_ACCOUNT_REASON, group_cluster_roles, namespace_labels, namespaces_changed,
+    service_account_message,
+};
+use olm_v0::phase::Phase;
+use olm_v0_api::v1::OperatorGroup;
+use serde_json::{Value, json};
+use tracing::{Instrument, debug, info, info_span, warn};
+
+use super::{FIELD_MANAGER, GROUP_CONTROLLER, Index, nothing};
+use crate::context::Shared;
+use crate::metrics::Outcome;
+
+struct Ctx {
+    shared: Arc<Shared>,
+    index: Index,
+    failures: Failures,
+    /// The APIs whose ClusterRoles were applied, by group uid.
+    roles: Mutex<HashMap<String, ApiSet>>,
+}
+
+#[derive(Debug, thiserror::Error)]
+enum Error {
+    #[error("{0}")]
+    Kube(#[from] kube::Error),
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// Runs the controller on the groups `wake` names until `stop` resolves.
+pub async fn run(
+    shared: Arc<Shared>,
+    index: Index,
+    wake: mpsc::Receiver<ObjectRef<OperatorGroup>>,
+    stop: impl std::future::Future<Output = ()> + Send + Sync + 'static,
+) {
+    let ctx = Arc::new(Ctx {
+        shared,
+        index: index.clone(),
+        failures: Failures::default(),
+        roles: Mutex::default(),
+    });
+    Controller::for_stream(nothing(), index.groups.clone())
+        .reconcile_on(wake)
+        .graceful_shutdown_on(stop)
+        .run(reconcile, error_policy, ctx)
+        .for_each(|result| async move {
+            match result {
+                Ok((o, _)) => {
+                    debug!(operatorgroup = %o.name, namespace = ?o.namespace, "reconciled")
+                }
+                Err(
+                    controller::Error::ReconcilerFailed(..) | controller::Error::ObjectNotFound(..),
+                ) => {}
+                Err(e) => warn!(error = %e, "OperatorGroup controller"),
+            }
+        })
+        .await;
+}
+
+fn key(g: &OperatorGroup) -> String {
+    format!("{}/{}", g.namespace().unwrap_or_default(), g.name_any())
+}
+
+fn error_policy(g: Arc<OperatorGroup>, err: &Error, ctx: Arc<Ctx>) -> Action {
+    let delay = Backoff::DEFAULT.delay(ctx.failures.fail(&key(&g)));
+    warn!(operatorgroup = %g.name_any(), namespace = ?g.namespace(), error = %err, retry_in = ?delay, "reconcile failed; retrying");
+    Action::requeue(delay)
+}
+
+async fn reconcile(g: Arc<OperatorGroup>, ctx: Arc<Ctx>) -> Result<Action, Error> {
+    let started = Instant::now();
+    let result = reconcile_one(&g, &ctx)
+        .instrument(
+            info_span!("reconcile", operatorgroup = %g.name_any(), namespace = ?g.namespace()),
+        )
+        .await;
+    let outcome = match &result {
+        Ok(()) => {
+            ctx.failures.succeed(&key(&g));
+            Outcome::Success
+        }
+        Err(_) => Outcome::Error,
+    };
+    ctx.shared
+        .metrics
+        .observe(GROUP_CONTROLLER, outcome, started.elapsed());
+    result.map(|()| Action::await_change())
+}
+
+fn now() -> Time {
+    let now = jiff::Timestamp::now();
+    Time(jiff::Timestamp::from_second(now.as_second()).unwrap_or(now))
+}
+
+/// `conditions` with `wanted` set (its transition time kept when the status is unchanged) or,
+/// when `None`, the type `type_` removed.
+fn with_condition(
+    conditions: &[Condition],
+    type_: &str,
+    wanted: Option<(&str, &str)>,
+) -> Vec<Condition> {
+    let mut out: Vec<Condition> = conditions
+        .iter()
+        .filter(|c| c.type_ != type_)
+        .cloned()
+        .collect();
+    if let Some((reason, message)) = wanted {
+        let existing = conditions.iter().find(|c| c.type_ == type_);
+        let kept =
+            existing.filter(|c| c.status == "True" && c.reason == reason && c.message == message);
+        out.push(kept.cloned().unwrap_or_else(|| Condition {
+            type_: type_.to_owned(),
+            status: "True".to_owned(),
+            reason: reason.to_owned(),
+            message: message.to_owned(),
+            last_transition_time: now(),
+            observed_generation: None,
+        }));
+    }
+    out
+}
+
+async fn reconcile_one(g: &OperatorGroup, ctx: &Ctx) -> Result<(), Error> {
+    if g.meta().deletion_timestamp.is_some() {
+        return Ok(());
+    }
+    let client = &ctx.shared.client;
+    let index = &ctx.index;
+    let name = g.name_any();
+    let namespace = g.namespace().unwrap_or_default();
+    let api: Api<OperatorGroup> = Api::namespaced(client.clone(), &namespace);
+    let status = g.status.clone();
+    let current_conditions = status
+        .as_ref()
+        .map(|s| s.conditions.clone())
+        .unwrap_or_default();
+
+    // 1–2. Conditions and the ServiceAccount.
+    let several = index.groups_in(&namespace).len() > 1;
+    let mut conditions = with_condition(
+        &current_conditions,
+        MULTIPLE_GROUPS_CONDITION,
+        several.then_some((MULTIPLE_GROUPS_REASON, MULTIPLE_GROUPS_MESSAGE)),
+    );
+    let mut account_ref = None;
+    if let Some(sa) = g
+        .spec
+        .service_account_name
+        .as_deref()
+        .filter(|s| !s.is_empty())
+    {
+        let accounts: Api<ServiceAccount> = Api::namespaced(client.clone(), &namespace);
+        match accounts.get_opt(sa).await? {
+            None => {
+                conditions = with_condition(
+                    &conditions,
+                    SERVICE_ACCOUNT_CONDITION,
+                    Some((SERVICE_ACCOUNT_REASON, &service_account_message(sa))),
+                );
+            }
+            Some(found) => {
+                conditions = with_condition(&conditions, SERVICE_ACCOUNT_CONDITION, None);
+                account_ref = Some(found.object_ref(&()));
+            }
+        }
+    } else {
+        conditions = with_condition(&conditions, SERVICE_ACCOUNT_CONDITION, None);
+    }
+
+    // 3. Target namespaces.
+    let selector = g
+        .spec
+        .selector
+        .as_ref()
+        .map(crate::selector::from_api)
+        .transpose()
+        .map_err(Error::Invalid)?;
+    let namespaces = index.namespaces();
+    let targets = target_namespaces(
+        &g.spec.target_namespaces,
+        selector.as_ref(),
+        namespaces.iter().map(|(n, l)| (n.as_str(), l)),
+    )
+    .map_err(Error::Invalid)?;
+    let status_namespaces = status
+        .as_ref()
+        .map(|s| s.namespaces.clone())
+        .unwrap_or_default();
+    let targets_changed = status.is_none() || namespaces_changed(&status_namespaces, &targets);
+    let account_changed =
+        status.as_ref().and_then(|s| s.service_account_ref.clone()) != account_ref;
+    if targets_changed || conditions != current_conditions || account_changed {
+        let mut s = json!({
+            "namespaces": if targets_changed { targets.clone() } else { status_namespaces.clone() },
+            "lastUpdated": if targets_changed || status.is_none() { now() } else { status.as_ref().map_or_else(now, |s| s.last_updated.clone()) },
+            "conditions": conditions,
+            "serviceAccountRef": account_ref,
+        });
+        if targets.is_empty() && targets_changed {
+            // Go writes an empty list as `null`, leaving the field out.
+            s["namespaces"] = Value::Null;
+        }
+        let patch = json!({"metadata": {"resourceVersion": g.resource_version()}, "status": s});
+        match api
+            .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+        {
+            Ok(_) => {}
+            Err(kube::Error::Api(s)) if s.code == 409 => return Ok(()),
+            Err(e) => return Err(e.into()),
+        }
+        if targets_changed {
+            info!(operatorgroup = %name, namespace = %namespace, targets = ?targets, "target namespaces changed");
+            return Ok(());
+        }
+    }
+
+    // 4. Namespace labels.
+    label_namespaces(client, index, &status_namespaces).await?;
+
+    // 5. ClusterRoles for the provided APIs, and pruning `olm.providedAPIs`.
+    let members: Vec<_> = index
+        .csvs_in(&namespace)
+        .into_iter()
+        .filter(|c| {
+            c.annotations()
+                .get(olm_v0::membership::OPERATOR_GROUP_ANNOTATION)
+                == Some(&name)
+        })
+        .collect();
+    let annotated = ApiSet::parse_annotation(
+        g.annotations()
+            .get(PROVIDED_APIS_ANNOTATION)
+            .map_or("", String::as_str),
+    );
+    let mut provided = ApiSet::default();
+    let mut checking = false;
+    for c in &members {
+        let Ok(surface) = super::csv::surface_of(c) else {
+            continue;
+        };
+        let phase = c
+            .status
+            .as_ref()
+            .and_then(|s| serde_json::to_value(&s.phase).ok())
+            .and_then(|v| v.as_str().map(Phase::parse))
+            .flatten();
+        let apis = surface.provided.strip_plural();
+        if matches!(phase, None | Some(Phase::None | Phase::Pending))
+            && c.meta().deletion_timestamp.is_none()
+            && !apis.is_empty()
+        {
+            checking = true;
+        }
+        provided = provided.union(&apis);
+    }
+    ensure_roles(ctx, g, &provided.union(&annotated)).await?;
+    if !g.spec.static_provided_apis && !checking && !annotated.is_subset(&provided) {
+        let pruned = annotated.intersection(&provided).to_string();
+        let value = if pruned.is_empty() {
+            Value::Null
+        } else {
+            Value::String(pruned)
+        };
+        let patch = json!({"metadata": {
+            "resourceVersion": g.resource_version(),
+            "annotations": {PROVIDED_APIS_ANNOTATION: value},
+        }});
+        match api
+            .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+        {
+            Ok(_) => {}
+            Err(kube::Error::Api(s)) if s.code == 409 => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
+}
+
+/// Puts every group's `olm.operatorgroup.uid/<uid>` label where it belongs, on the namespaces
+/// `extra` names and every namespace carrying such a label or targeted by a group.
+async fn label_namespaces(
+    client: &kube::Client,
+    index: &Index,
+    extra: &[String],
+) -> Result<(), Error> {
+    let groups = index.groups.state();
+    let uids: Vec<(String, Vec<String>)> = groups
+        .iter()
+        .map(|g| {
+            (
+                g.uid().unwrap_or_default(),
+                g.status
+                    .as_ref()
+                    .map(|s| s.namespaces.clone())
+                    .unwrap_or_default(),
+            )
+        })
+        .collect();
+    let targets: Vec<GroupTargets<'_>> = uids
+        .iter()
+        .map(|(uid, namespaces)| GroupTargets { uid, namespaces })
+        .collect();
+    let api: Api<Namespace> = Api::all(client.clone());
+    let namespaces = index.namespaces();
+    let concerned = namespaces.iter().filter(|(n, labels)| {
+        extra.contains(n)
+            || labels
+                .keys()
+                .any(|k| k.starts_with(olm_v0::operatorgroup::GROUP_LABEL_PREFIX))
+            || uids.iter().any(|(_, t)| t.contains(n))
+    });
+    for (ns, labels) in concerned {
+        let Some(wanted) = namespace_labels(ns, labels, &targets) else {
+            continue;
+        };
+        let mut patch = serde_json::Map::new();
+        for k in labels.keys() {
+            if !wanted.contains_key(k) {
+                patch.insert(k.clone(), Value::Null);
+            }
+        }
+        for (k, v) in &wanted {
+            if labels.get(k) != Some(v) {
+                patch.insert(k.clone(), Value::String(v.clone()));
+            }
+        }
+        match api
+            .patch(
+                ns,
+                &PatchParams::default(),
+                &Patch::Merge(&json!({"metadata": {"labels": patch}})),
+            )
+            .await
+        {
+            Ok(_) => {}
+            Err(kube::Error::Api(s)) if s.code == 404 => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
+}
+
+/// Applies the group's three aggregating ClusterRoles for `apis`, unless this process already
+/// applied them for the same APIs.
+async fn ensure_roles(ctx: &Ctx, g: &OperatorGroup, apis: &ApiSet) -> Result<(), Error> {
+    let uid = g.uid().unwrap_or_default();
+    if lock(&ctx.roles).get(&uid) == Some(apis) {
+        return Ok(());
+    }
+    let api: Api<ClusterRole> = Api::all(ctx.shared.client.clone());
+    let params = PatchParams::apply(FIELD_MANAGER).force();
+    for role in group_cluster_roles(&g.namespace().unwrap_or_default(), &g.name_any(), apis) {
+        let aggregation = role.aggregation_labels.as_ref().map(|labels| {
+            json!({
+                "clusterRoleSelectors": labels
+                    .iter()
+                    .map(|l| json!({"matchLabels": {l.clone(): "true"}}))
+                    .collect::<Vec<_>>()
+            })
+        });
+        let object = json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": {"name": role.name, "labels": role.labels},
+            "aggregationRule": aggregation,
+        });
+        api.patch(&role.name, &params, &Patch::Apply(&object))
+            .await?;
+    }
+    lock(&ctx.roles).insert(uid, apis.clone());
+    Ok(())
+}
+
+/// After a group is deleted: its ClusterRoles (found by its owner labels) and its namespace
+/// labels go.
+pub async fn forget(shared: &Shared, index: &Index, namespace: &str, name: &str) {
+    let api: Api<ClusterRole> = Api::all(shared.client.clone());
+    let selector = format!(
+        "{OWNER_LABEL}={name},{OWNER_NAMESPACE_LABEL}={namespace},{OWNER_KIND_LABEL}=OperatorGroup"
+    );
+    if let Err(e) = api
+        .delete_collection(
+            &DeleteParams::default(),
+            &ListParams::default().labels(&selector),
+        )
+        .await
+    {
+        warn!(operatorgroup = %name, namespace = %namespace, error = %e, "deleting the group's ClusterRoles failed");
+    }
+    if let Err(e) = label_namespaces(&shared.client, index, &[]).await {
+        warn!(operatorgroup = %name, namespace = %namespace, error = %e, "removing the group's namespace labels failed");
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}

@@ -1,0 +1,291 @@
+//! Gathering what a CSV's requirement check reads (OLM's `requirementAndPermissionStatus`):
+//! its CRDs from the cache, APIServices, native APIs and ServiceAccounts from the API server,
+//! and whether the cluster's RBAC gives each ServiceAccount each rule the CSV asks for; the
+//! statuses and messages are `olm_v0::requirements`'.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::ServiceAccount;
+use k8s_openapi::api::rbac::v1::PolicyRule;
+use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
+use kube::ResourceExt;
+use kube::api::Api;
+use kube::runtime::reflector::ObjectRef;
+use olm_extension::permissions::{Rbac, UserInfo, uncovered};
+use olm_v0::requirements::{
+    AccountFacts, CrdFacts, PermissionCheck, RequirementStatus, crd_status, min_kube_version,
+    native_api_status, owned_apiservice_status, permission_statuses, required_apiservice_status,
+};
+use olm_v0_api::v1alpha1::{ClusterServiceVersion, StrategyDeploymentPermissions};
+use serde_json::{Value, json};
+
+use super::Index;
+
+/// The outcome of a requirement check: whether all are met, and the entries.
+pub struct Checked {
+    /// All met.
+    pub met: bool,
+    /// `status.requirementStatus`.
+    pub statuses: Vec<RequirementStatus>,
+}
+
+/// Checks every requirement of `csv`. `server_version` is the API server's `gitVersion`.
+pub async fn check(
+    client: &kube::Client,
+    index: &Index,
+    csv: &ClusterServiceVersion,
+    server_version: Option<&str>,
+) -> Result<Checked, kube::Error> {
+    let name = csv.name_any();
+    let namespace = csv.namespace().unwrap_or_default();
+    let mut statuses = Vec::new();
+    if let Some(entry) = min_kube_version(
+        &name,
+        csv.spec.min_kube_version.as_deref().unwrap_or_default(),
+        server_version,
+    ) {
+        statuses.push(entry);
+    }
+
+    // Owned and required CRDs, each once, by name.
+    let mut crds: BTreeMap<String, (String, bool)> = BTreeMap::new();
+    if let Some(defs) = &csv.spec.custom_resource_definitions {
+        for r in &defs.required {
+            crds.insert(r.name.clone(), (r.version.clone(), false));
+        }
+        for o in &defs.owned {
+            crds.insert(o.name.clone(), (o.version.clone(), true));
+        }
+    }
+    for (crd_name, (version, owned)) in &crds {
+        let facts = index.crds.get(&ObjectRef::new(crd_name)).map(|c| {
+            let conditions = c
+                .status
+                .as_ref()
+                .and_then(|s| s.conditions.clone())
+                .unwrap_or_default();
+            let is_true = |t: &str| {
+                conditions
+                    .iter()
+                    .any(|x| x.type_ == t && x.status == "True")
+            };
+            CrdFacts {
+                uid: c.uid().unwrap_or_default(),
+                versions: c
+                    .spec
+                    .versions
+                    .iter()
+                    .map(|v| (v.name.clone(), v.served))
+                    .collect(),
+                established: is_true("Established"),
+                names_accepted: is_true("NamesAccepted"),
+            }
+        });
+        statuses.push(crd_status(crd_name, version, *owned, facts.as_ref(), &[]));
+    }
+
+    // Required APIServices that it does not own itself, then owned ones.
+    let apis = csv.spec.api_service_definitions.clone().unwrap_or_default();
+    let owned: Vec<(String, String)> = apis
+        .owned
+        .iter()
+        .map(|a| (a.group.clone(), a.version.clone()))
+        .collect();
+    let services: Api<APIService> = Api::all(client.clone());
+    for r in &apis.required {
+        if owned.contains(&(r.group.clone(), r.version.clone())) {
+            continue;
+        }
+        let found = services
+            .get_opt(&format!("{}.{}", r.version, r.group))
+            .await?;
+        let available_uid = found.filter(available).and_then(|a| a.uid());
+        statuses.push(required_apiservice_status(
+            &r.group,
+            &r.version,
+            available_uid.as_deref(),
+        ));
+    }
+    let deployments: Vec<String> = csv
+        .spec
+        .install
+        .strategy_spec
+        .as_ref()
+        .map(|s| s.deployment_specs.iter().map(|d| d.name.clone()).collect())
+        .unwrap_or_default();
+    for a in &apis.owned {
+        let found = a
+            .deployment_name
+            .as_ref()
+            .is_some_and(|d| deployments.contains(d));
+        statuses.push(owned_apiservice_status(&a.group, &a.version, found));
+    }
+
+    for gvk in &csv.spec.native_apis {
+        let served = kube::discovery::oneshot::pinned_kind(
+            client,
+            &kube::api::GroupVersionKind::gvk(&gvk.group, &gvk.version, &gvk.kind),
+        )
+        .await
+        .is_ok();
+        statuses.push(native_api_status(
+            &gvk.group,
+            &gvk.version,
+            &gvk.kind,
+            served,
+        ));
+    }
+    let mut met = statuses.iter().all(RequirementStatus::met);
+
+    let (permissions_met, accounts) = permissions(client, csv, &namespace, &name).await?;
+    met &= permissions_met;
+    statuses.extend(accounts);
+    Ok(Checked { met, statuses })
+}
+
+fn available(a: &APIService) -> bool {
+    a.status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .is_some_and(|cs| {
+            cs.iter()
+                .any(|c| c.type_ == "Available" && c.status == "True")
+        })
+}
+
+/// The ServiceAccount entries: each account must exist, not belong to another CSV, and hold
+/// every rule asked for — namespaced rules in the CSV's namespace, cluster ones cluster-wide.
+async fn permissions(
+    client: &kube::Client,
+    csv: &ClusterServiceVersion,
+    namespace: &str,
+    name: &str,
+) -> Result<(bool, Vec<RequirementStatus>), kube::Error> {
+    let Some(strategy) = &csv.spec.install.strategy_spec else {
+        return Ok((true, Vec::new()));
+    };
+    if strategy.permissions.is_empty() && strategy.cluster_permissions.is_empty() {
+        return Ok((true, Vec::new()));
+    }
+    let rbac = crate::permissions::list_rbac(client).await?;
+    let accounts_api: Api<ServiceAccount> = Api::namespaced(client.clone(), namespace);
+    let mut accounts: BTreeMap<String, AccountFacts> = BTreeMap::new();
+    let all = strategy
+        .permissions
+        .iter()
+        .chain(strategy.cluster_permissions.iter());
+    for p in all {
+        if accounts.contains_key(&p.service_account_name) {
+            continue;
+        }
+        let sa = accounts_api.get_opt(&p.service_account_name).await?;
+        let facts = AccountFacts {
+            exists: sa.is_some(),
+            owned_by_other_csv: sa.as_ref().is_some_and(|sa| {
+                sa.owner_references()
+                    .iter()
+                    .any(|o| o.kind == "ClusterServiceVersion" && o.name != name)
+            }),
+        };
+        accounts.insert(p.service_account_name.clone(), facts);
+    }
+    let checks: Vec<PermissionCheck> = strategy
+        .permissions
+        .iter()
+        .map(|p| check_rules(&rbac, p, namespace, false))
+        .chain(
+            strategy
+                .cluster_permissions
+                .iter()
+                .map(|p| check_rules(&rbac, p, namespace, true)),
+        )
+        .collect();
+    Ok(permission_statuses(&checks, |sa| {
+        accounts.get(sa).copied().unwrap_or(AccountFacts {
+            exists: false,
+            owned_by_other_csv: false,
+        })
+    }))
+}
+
+fn check_rules(
+    rbac: &Rbac,
+    p: &StrategyDeploymentPermissions,
+    namespace: &str,
+    cluster: bool,
+) -> PermissionCheck {
+    let user = UserInfo::service_account(namespace, &p.service_account_name);
+    let held = rbac.rules_for(&user, if cluster { "" } else { namespace });
+    PermissionCheck {
+        service_account: p.service_account_name.clone(),
+        cluster,
+        rules: p
+            .rules
+            .iter()
+            .map(|rule| {
+                let satisfied = uncovered(&held, std::slice::from_ref(rule)).is_empty();
+                (rule_json(rule), satisfied)
+            })
+            .collect(),
+    }
+}
+
+/// A rule as Go's `encoding/json` writes a `rbacv1.PolicyRule`: fields in declaration order,
+/// empty ones left out.
+fn rule_json(rule: &PolicyRule) -> String {
+    let mut m = serde_json::Map::new();
+    m.insert("verbs".into(), json!(rule.verbs));
+    let mut put = |k: &str, v: &Option<Vec<String>>| {
+        if let Some(v) = v.as_ref().filter(|v| !v.is_empty()) {
+            m.insert(k.into(), json!(v));
+        }
+    };
+    put("apiGroups", &rule.api_groups);
+    put("resources", &rule.resources);
+    put("resourceNames", &rule.resource_names);
+    put("nonResourceURLs", &rule.non_resource_urls);
+    let mut out = String::new();
+    olm_goenc::json::write_value_html(&mut out, &Value::Object(m));
+    out
+}
+
+/// `status.requirementStatus` as JSON.
+pub fn statuses_json(statuses: &[RequirementStatus]) -> Value {
+    Value::Array(
+        statuses
+            .iter()
+            .map(|s| {
+                let mut m = serde_json::Map::new();
+                m.insert("group".into(), json!(s.group));
+                m.insert("version".into(), json!(s.version));
+                m.insert("kind".into(), json!(s.kind));
+                m.insert("name".into(), json!(s.name));
+                m.insert("status".into(), json!(s.status));
+                m.insert("message".into(), json!(s.message));
+                if !s.uuid.is_empty() {
+                    m.insert("uuid".into(), json!(s.uuid));
+                }
+                if !s.dependents.is_empty() {
+                    m.insert(
+                        "dependents".into(),
+                        Value::Array(
+                            s.dependents
+                                .iter()
+                                .map(|d| {
+                                    json!({
+                                        "group": d.group,
+                                        "version": d.version,
+                                        "kind": d.kind,
+                                        "status": d.status,
+                                        "message": d.message,
+                                    })
+                                })
+                                .collect(),
+                        ),
+                    );
+                }
+                Value::Object(m)
+            })
+            .collect(),
+    )
+}

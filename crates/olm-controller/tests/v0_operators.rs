@@ -1,0 +1,839 @@
+//! OLM v0's olm-operator on a real control plane (etcd, kube-apiserver, kube-controller-manager,
+//! kwok making Deployments available): OperatorGroups and ClusterServiceVersions applied by
+//! hand, as an InstallPlan would, and `olm run --olm v0` in this process doing the rest.
+//!
+//! Each scenario works in namespaces of its own (its name is their prefix) and they run at
+//! once; the one that turns copied CSVs off cluster-wide runs alone at the end.
+//!
+//! Needs the control plane binaries (`tools/controlplane/build.sh`).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::future::Future;
+use std::pin::Pin;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, Result, anyhow, bail};
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
+use kube::core::GroupVersionKind;
+use kube::{Client, ResourceExt};
+use olm_testenv::ControlPlane;
+use serde_json::{Value, json};
+
+/// Fails the scenario (not the whole run) when the two differ.
+macro_rules! check_eq {
+    ($a:expr, $b:expr) => {
+        check_eq!($a, $b, "")
+    };
+    ($a:expr, $b:expr, $($why:tt)+) => {{
+        let (a, b) = (&$a, &$b);
+        if a != b {
+            bail!("{} != {}: {:?} vs {:?} {}", stringify!($a), stringify!($b), a, b, format!($($why)+));
+        }
+    }};
+}
+
+/// How long one wait lasts before the scenario fails.
+const WAIT: Duration = Duration::from_secs(60);
+const MANAGER: &str = "olm-v0-test";
+
+fn resource(group: &str, version: &str, kind: &str, plural: &str) -> ApiResource {
+    ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural)
+}
+
+fn csv_resource() -> ApiResource {
+    resource(
+        "operators.coreos.com",
+        "v1alpha1",
+        "ClusterServiceVersion",
+        "clusterserviceversions",
+    )
+}
+
+fn group_resource() -> ApiResource {
+    resource(
+        "operators.coreos.com",
+        "v1",
+        "OperatorGroup",
+        "operatorgroups",
+    )
+}
+
+/// What the scenarios share.
+struct Env {
+    client: Client,
+}
+
+impl Env {
+    async fn apply(&self, object: Value) -> Result<DynamicObject> {
+        let api_version = object["apiVersion"]
+            .as_str()
+            .context("apiVersion")?
+            .to_owned();
+        let kind = object["kind"].as_str().context("kind")?.to_owned();
+        let (group, version) = api_version.split_once('/').unwrap_or(("", &api_version));
+        let plural = match kind.as_str() {
+            "ClusterServiceVersion" => "clusterserviceversions",
+            "OperatorGroup" => "operatorgroups",
+            "OperatorCondition" => "operatorconditions",
+            "OLMConfig" => "olmconfigs",
+            "Namespace" => "namespaces",
+            "ServiceAccount" => "serviceaccounts",
+            "Role" => "roles",
+            "RoleBinding" => "rolebindings",
+            "CustomResourceDefinition" => "customresourcedefinitions",
+            other => bail!("no plural known for {other}"),
+        };
+        let ar = resource(group, version, &kind, plural);
+        let name = object["metadata"]["name"]
+            .as_str()
+            .context("name")?
+            .to_owned();
+        let api: Api<DynamicObject> = match object["metadata"]["namespace"].as_str() {
+            Some(ns) => Api::namespaced_with(self.client.clone(), ns, &ar),
+            None => Api::all_with(self.client.clone(), &ar),
+        };
+        Ok(api
+            .patch(
+                &name,
+                &PatchParams::apply(MANAGER).force(),
+                &Patch::Apply(&object),
+            )
+            .await?)
+    }
+
+    async fn namespace(&self, name: &str, labels: Value) -> Result<()> {
+        self.apply(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": labels}}))
+            .await?;
+        Ok(())
+    }
+
+    fn csvs(&self, namespace: &str) -> Api<DynamicObject> {
+        Api::namespaced_with(self.client.clone(), namespace, &csv_resource())
+    }
+
+    /// Waits until the CSV `namespace/name` satisfies `ok`; the last copy seen on failure.
+    async fn wait_csv(
+        &self,
+        namespace: &str,
+        name: &str,
+        what: &str,
+        ok: impl Fn(&Value) -> bool,
+    ) -> Result<Value> {
+        let found = wait(
+            what,
+            || async {
+                let o = self.csvs(namespace).get_opt(name).await?;
+                Ok(Shown(
+                    o.map(|o| serde_json::to_value(o).unwrap_or(Value::Null)),
+                ))
+            },
+            |o| o.0.as_ref().is_some_and(&ok),
+        )
+        .await?;
+        Ok(found.0.unwrap_or(Value::Null))
+    }
+
+    async fn wait_phase(
+        &self,
+        namespace: &str,
+        name: &str,
+        phase: &str,
+        reason: &str,
+    ) -> Result<Value> {
+        self.wait_csv(
+            namespace,
+            name,
+            &format!("{namespace}/{name} {phase}/{reason}"),
+            |o| o["status"]["phase"] == phase && o["status"]["reason"] == reason,
+        )
+        .await
+    }
+
+    async fn wait_gone(&self, namespace: &str, name: &str) -> Result<()> {
+        wait(
+            &format!("{namespace}/{name} deleted"),
+            || async { Ok(self.csvs(namespace).get_opt(name).await?.is_none()) },
+            |gone| *gone,
+        )
+        .await?;
+        Ok(())
+    }
+}
+
+/// A CSV as a failed wait shows it: annotations, labels and status.
+struct Shown(Option<Value>);
+
+impl std::fmt::Debug for Shown {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            None => f.write_str("(absent)"),
+            Some(o) => write!(
+                f,
+                "annotations {} labels {} status {:#}",
+                o["metadata"]["annotations"], o["metadata"]["labels"], o["status"]
+            ),
+        }
+    }
+}
+
+/// Polls `get` until `ok` holds or [`WAIT`] passes; the error shows the last value.
+async fn wait<T: std::fmt::Debug, F, Fut>(what: &str, get: F, ok: impl Fn(&T) -> bool) -> Result<T>
+where
+    F: Fn() -> Fut,
+    Fut: Future<Output = Result<T>>,
+{
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let v = get().await?;
+        if ok(&v) {
+            return Ok(v);
+        }
+        if Instant::now() > deadline {
+            bail!("waiting for {what}: last seen {v:#?}");
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+fn group(namespace: &str, name: &str, spec: Value) -> Value {
+    json!({
+        "apiVersion": "operators.coreos.com/v1",
+        "kind": "OperatorGroup",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": spec,
+    })
+}
+
+/// A small CSV: one Deployment, `modes` supported (the others listed unsupported), owning the
+/// CRD `<plural>.<group>` when given.
+fn csv(
+    namespace: &str,
+    name: &str,
+    modes: &[&str],
+    owned: Option<(&str, &str, &str)>,
+    extra: Value,
+) -> Value {
+    let all = [
+        "OwnNamespace",
+        "SingleNamespace",
+        "MultiNamespace",
+        "AllNamespaces",
+    ];
+    let install_modes: Vec<Value> = all
+        .iter()
+        .map(|m| json!({"type": m, "supported": modes.contains(m)}))
+        .collect();
+    let deployment = name.split('.').next().unwrap_or(name).to_owned();
+    let mut spec = json!({
+        "displayName": name,
+        "version": "1.0.0",
+        "installModes": install_modes,
+        "install": {"strategy": "deployment", "spec": {"deployments": [{
+            "name": deployment,
+            "spec": {
+                "replicas": 1,
+                "selector": {"matchLabels": {"app": deployment}},
+                "template": {
+                    "metadata": {"labels": {"app": deployment}},
+                    "spec": {"containers": [{"name": "manager", "image": "example.com/operator:v1"}]},
+                },
+            },
+        }]}},
+    });
+    if let Some((plural, group, kind)) = owned {
+        spec["customresourcedefinitions"] = json!({"owned": [{
+            "name": format!("{plural}.{group}"), "version": "v1", "kind": kind,
+        }]});
+    }
+    if let Value::Object(extra) = extra {
+        for (k, v) in extra {
+            if k == "install" {
+                spec["install"]["spec"]
+                    .as_object_mut()
+                    .unwrap()
+                    .extend(v.as_object().unwrap().clone());
+            } else {
+                spec[k] = v;
+            }
+        }
+    }
+    json!({
+        "apiVersion": "operators.coreos.com/v1alpha1",
+        "kind": "ClusterServiceVersion",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": spec,
+    })
+}
+
+fn crd(plural: &str, group: &str, kind: &str) -> Value {
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("{plural}.{group}")},
+        "spec": {
+            "group": group,
+            "names": {"plural": plural, "singular": kind.to_lowercase(), "kind": kind, "listKind": format!("{kind}List")},
+            "scope": "Namespaced",
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}],
+        },
+    })
+}
+
+type Scenario =
+    for<'a> fn(&'a Env, &'a str) -> Pin<Box<dyn Future<Output = Result<()>> + Send + 'a>>;
+
+/// OwnNamespace operator in a group targeting its own namespace: installed, annotated, its
+/// Deployment carrying the group's annotations, an OperatorCondition, the group's status and
+/// provided APIs.
+async fn own_namespace(env: &Env, id: &str) -> Result<()> {
+    let ns = id;
+    env.namespace(ns, json!({})).await?;
+    env.apply(crd("gadgets", &format!("{id}.example.com"), "Gadget"))
+        .await?;
+    env.apply(group(ns, "og", json!({"targetNamespaces": [ns]})))
+        .await?;
+    env.apply(csv(
+        ns,
+        "gadget-operator.v1.0.0",
+        &["OwnNamespace"],
+        Some(("gadgets", &format!("{id}.example.com"), "Gadget")),
+        json!({}),
+    ))
+    .await?;
+    let o = env
+        .wait_phase(
+            ns,
+            "gadget-operator.v1.0.0",
+            "Succeeded",
+            "InstallSucceeded",
+        )
+        .await?;
+    let annotations = &o["metadata"]["annotations"];
+    check_eq!(annotations["olm.targetNamespaces"], ns);
+    check_eq!(annotations["olm.operatorNamespace"], ns);
+    check_eq!(annotations["olm.operatorGroup"], "og");
+    let history: Vec<&str> = o["status"]["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["phase"].as_str().unwrap())
+        .collect();
+    // Installing appears twice when the Deployment is not available at once: InstallSucceeded
+    // ("waiting for install components…"), then InstallWaiting, as upstream records it.
+    check_eq!(history.first(), Some(&"Pending"));
+    check_eq!(history.last(), Some(&"Succeeded"));
+    if !history
+        .windows(2)
+        .any(|w| w == ["InstallReady", "Installing"])
+    {
+        bail!("no InstallReady → Installing in {history:?}");
+    }
+    let d = Api::<Deployment>::namespaced(env.client.clone(), ns)
+        .get("gadget-operator")
+        .await?;
+    let template = d
+        .spec
+        .template
+        .metadata
+        .clone()
+        .unwrap()
+        .annotations
+        .unwrap();
+    check_eq!(template["olm.targetNamespaces"], ns);
+    check_eq!(d.labels()["olm.owner"], "gadget-operator.v1.0.0");
+    assert!(d.labels().contains_key("olm.deployment-spec-hash"));
+    let og: DynamicObject = Api::namespaced_with(env.client.clone(), ns, &group_resource())
+        .get("og")
+        .await?;
+    let og = serde_json::to_value(og)?;
+    check_eq!(og["status"]["namespaces"], json!([ns]));
+    check_eq!(
+        og["metadata"]["annotations"]["olm.providedAPIs"],
+        format!("Gadget.v1.{id}.example.com")
+    );
+    let conditions: Api<DynamicObject> = Api::namespaced_with(
+        env.client.clone(),
+        ns,
+        &resource(
+            "operators.coreos.com",
+            "v2",
+            "OperatorCondition",
+            "operatorconditions",
+        ),
+    );
+    wait(
+        "the OperatorCondition",
+        || async {
+            Ok(conditions
+                .get_opt("gadget-operator.v1.0.0")
+                .await?
+                .is_some())
+        },
+        |b| *b,
+    )
+    .await?;
+    Ok(())
+}
+
+/// An OwnNamespace-only operator in a group of all namespaces fails with upstream's reason and
+/// message, and recovers when the group is fixed.
+async fn unsupported_group(env: &Env, id: &str) -> Result<()> {
+    let ns = id;
+    env.namespace(ns, json!({})).await?;
+    env.apply(group(ns, "og", json!({}))).await?;
+    env.apply(csv(ns, "own.v1.0.0", &["OwnNamespace"], None, json!({})))
+        .await?;
+    let o = env
+        .wait_phase(ns, "own.v1.0.0", "Failed", "UnsupportedOperatorGroup")
+        .await?;
+    check_eq!(
+        o["status"]["message"],
+        "AllNamespaces InstallModeType not supported, cannot configure to watch all namespaces"
+    );
+    env.apply(group(ns, "og", json!({"targetNamespaces": [ns]})))
+        .await?;
+    env.wait_phase(ns, "own.v1.0.0", "Succeeded", "InstallSucceeded")
+        .await?;
+    Ok(())
+}
+
+/// No group, then two groups, then one.
+async fn group_count(env: &Env, id: &str) -> Result<()> {
+    let ns = id;
+    env.namespace(ns, json!({})).await?;
+    env.apply(csv(
+        ns,
+        "lonely.v1.0.0",
+        &["AllNamespaces", "OwnNamespace"],
+        None,
+        json!({}),
+    ))
+    .await?;
+    let o = env
+        .wait_phase(ns, "lonely.v1.0.0", "Failed", "NoOperatorGroup")
+        .await?;
+    check_eq!(
+        o["status"]["message"],
+        "csv in namespace with no operatorgroups"
+    );
+    env.apply(group(ns, "one", json!({"targetNamespaces": [ns]})))
+        .await?;
+    env.apply(group(ns, "two", json!({"targetNamespaces": [ns]})))
+        .await?;
+    let o = env
+        .wait_phase(ns, "lonely.v1.0.0", "Failed", "TooManyOperatorGroups")
+        .await?;
+    check_eq!(
+        o["status"]["message"],
+        "csv created in namespace with multiple operatorgroups, can't pick one automatically"
+    );
+    let groups: Api<DynamicObject> =
+        Api::namespaced_with(env.client.clone(), ns, &group_resource());
+    let og = wait(
+        "MultipleOperatorGroup on the groups",
+        || async { Ok(serde_json::to_value(groups.get("one").await?)?) },
+        |g| {
+            g["status"]["conditions"].as_array().is_some_and(|cs| {
+                cs.iter().any(|c| {
+                    c["type"] == "MultipleOperatorGroup"
+                        && c["reason"] == "MultipleOperatorGroupsFound"
+                })
+            })
+        },
+    )
+    .await?;
+    drop(og);
+    groups.delete("two", &DeleteParams::default()).await?;
+    env.wait_phase(ns, "lonely.v1.0.0", "Succeeded", "InstallSucceeded")
+        .await?;
+    Ok(())
+}
+
+/// A group selecting namespaces by label: none at first (`NoTargetNamespaces`), then one.
+async fn selector_group(env: &Env, id: &str) -> Result<()> {
+    let ns = id;
+    env.namespace(ns, json!({})).await?;
+    env.apply(group(
+        ns,
+        "og",
+        json!({"selector": {"matchLabels": {"team": id}}}),
+    ))
+    .await?;
+    env.apply(csv(
+        ns,
+        "multi.v1.0.0",
+        &["MultiNamespace", "SingleNamespace", "OwnNamespace"],
+        None,
+        json!({}),
+    ))
+    .await?;
+    env.wait_phase(ns, "multi.v1.0.0", "Failed", "NoTargetNamespaces")
+        .await?;
+    let target = format!("{id}-target");
+    env.namespace(&target, json!({"team": id})).await?;
+    let o = env
+        .wait_phase(ns, "multi.v1.0.0", "Succeeded", "InstallSucceeded")
+        .await?;
+    check_eq!(o["metadata"]["annotations"]["olm.targetNamespaces"], target);
+    // Its copy in the target namespace.
+    let copy = env
+        .wait_csv(&target, "multi.v1.0.0", "the copy", |c| {
+            c["status"]["reason"] == "Copied"
+        })
+        .await?;
+    check_eq!(copy["metadata"]["labels"]["olm.copiedFrom"], ns);
+    check_eq!(
+        copy["status"]["message"],
+        format!("The operator is running in {ns} but is managing this namespace")
+    );
+    check_eq!(
+        copy["metadata"]["annotations"].get("olm.targetNamespaces"),
+        None
+    );
+    // The explicit target carries the group's label.
+    let n = Api::<Namespace>::all(env.client.clone())
+        .get(&target)
+        .await?;
+    if !n
+        .labels()
+        .keys()
+        .any(|k| k.starts_with("olm.operatorgroup.uid/"))
+    {
+        bail!("no group label on {target}: {:?}", n.labels());
+    }
+    // Unlabel: the copy goes.
+    env.namespace(&target, json!({"team": "other"})).await?;
+    env.wait_gone(&target, "multi.v1.0.0").await?;
+    Ok(())
+}
+
+/// A ServiceAccount-bound operator: requirements not met until the account and its Role exist.
+async fn permissions(env: &Env, id: &str) -> Result<()> {
+    let ns = id;
+    env.namespace(ns, json!({})).await?;
+    env.apply(group(ns, "og", json!({"targetNamespaces": [ns]})))
+        .await?;
+    let extra = json!({"install": {"permissions": [{
+        "serviceAccountName": "runner",
+        "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list"]}],
+    }]}});
+    env.apply(csv(ns, "needy.v1.0.0", &["OwnNamespace"], None, extra))
+        .await?;
+    let o = env
+        .wait_phase(ns, "needy.v1.0.0", "Pending", "RequirementsNotMet")
+        .await?;
+    let sa = o["status"]["requirementStatus"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["kind"] == "ServiceAccount")
+        .cloned()
+        .unwrap();
+    check_eq!(sa["status"], "NotPresent");
+    check_eq!(sa["message"], "Service account does not exist");
+    env.apply(json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "runner", "namespace": ns}})).await?;
+    let o = env
+        .wait_csv(ns, "needy.v1.0.0", "the rule not satisfied", |o| {
+            o["status"]["requirementStatus"]
+                .as_array()
+                .is_some_and(|rs| {
+                    rs.iter().any(|r| {
+                        r["kind"] == "ServiceAccount" && r["status"] == "PresentNotSatisfied"
+                    })
+                })
+        })
+        .await?;
+    let sa = o["status"]["requirementStatus"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["kind"] == "ServiceAccount")
+        .cloned()
+        .unwrap();
+    check_eq!(
+        sa["dependents"][0]["message"],
+        r#"namespaced rule:{"verbs":["get","list"],"apiGroups":[""],"resources":["configmaps"]}"#
+    );
+    env.apply(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "runner", "namespace": ns},
+        "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["*"]}]})).await?;
+    env.apply(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": "runner", "namespace": ns},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "runner"},
+        "subjects": [{"kind": "ServiceAccount", "name": "runner", "namespace": ns}]})).await?;
+    env.wait_phase(ns, "needy.v1.0.0", "Succeeded", "InstallSucceeded")
+        .await?;
+    Ok(())
+}
+
+/// v1 → v2 → v3 by `spec.replaces`: each older CSV is Replacing, then deleted once the newer
+/// one succeeded; Upgradeable=False in an override holds v3 in Pending until it is lifted.
+async fn replaces_chain(env: &Env, id: &str) -> Result<()> {
+    let ns = id;
+    env.namespace(ns, json!({})).await?;
+    env.apply(group(ns, "og", json!({"targetNamespaces": [ns]})))
+        .await?;
+    env.apply(csv(ns, "chain.v1.0.0", &["OwnNamespace"], None, json!({})))
+        .await?;
+    env.wait_phase(ns, "chain.v1.0.0", "Succeeded", "InstallSucceeded")
+        .await?;
+    env.apply(csv(
+        ns,
+        "chain.v2.0.0",
+        &["OwnNamespace"],
+        None,
+        json!({"replaces": "chain.v1.0.0"}),
+    ))
+    .await?;
+    env.wait_phase(ns, "chain.v2.0.0", "Succeeded", "InstallSucceeded")
+        .await?;
+    env.wait_gone(ns, "chain.v1.0.0").await?;
+
+    // The operator says it may not be upgraded: an administrator's override.
+    let conditions: Api<DynamicObject> = Api::namespaced_with(
+        env.client.clone(),
+        ns,
+        &resource(
+            "operators.coreos.com",
+            "v2",
+            "OperatorCondition",
+            "operatorconditions",
+        ),
+    );
+    wait(
+        "v2's OperatorCondition",
+        || async { Ok(conditions.get_opt("chain.v2.0.0").await?.is_some()) },
+        |b| *b,
+    )
+    .await?;
+    let hold = json!({"spec": {"overrides": [{"type": "Upgradeable", "status": "False", "reason": "Hold", "message": "migrating data"}]}});
+    conditions
+        .patch(
+            "chain.v2.0.0",
+            &PatchParams::default(),
+            &Patch::Merge(&hold),
+        )
+        .await?;
+    env.apply(csv(
+        ns,
+        "chain.v3.0.0",
+        &["OwnNamespace"],
+        None,
+        json!({"replaces": "chain.v2.0.0"}),
+    ))
+    .await?;
+    let o = env
+        .wait_phase(
+            ns,
+            "chain.v3.0.0",
+            "Pending",
+            "OperatorConditionNotUpgradeable",
+        )
+        .await?;
+    check_eq!(
+        o["status"]["message"],
+        "operator is not upgradeable: the operator is not upgradeable: migrating data"
+    );
+    let release = json!({"spec": {"overrides": [{"type": "Upgradeable", "status": "True", "reason": "Done", "message": "go"}]}});
+    conditions
+        .patch(
+            "chain.v2.0.0",
+            &PatchParams::default(),
+            &Patch::Merge(&release),
+        )
+        .await?;
+    env.wait_phase(ns, "chain.v3.0.0", "Succeeded", "InstallSucceeded")
+        .await?;
+    env.wait_gone(ns, "chain.v2.0.0").await?;
+    Ok(())
+}
+
+/// An AllNamespaces operator is copied into every other namespace, a new namespace included;
+/// `disableCopiedCSVs` removes the copies with a Warning event, turning it off restores them.
+async fn copies(env: &Env, id: &str) -> Result<()> {
+    let ns = id;
+    env.namespace(ns, json!({})).await?;
+    env.apply(group(ns, "global", json!({}))).await?;
+    env.apply(csv(
+        ns,
+        "everywhere.v1.0.0",
+        &["AllNamespaces", "OwnNamespace"],
+        None,
+        json!({}),
+    ))
+    .await?;
+    env.wait_phase(ns, "everywhere.v1.0.0", "Succeeded", "InstallSucceeded")
+        .await?;
+    let later = format!("{id}-later");
+    env.namespace(&later, json!({})).await?;
+    env.wait_csv(
+        &later,
+        "everywhere.v1.0.0",
+        "a copy in a new namespace",
+        |c| c["status"]["reason"] == "Copied",
+    )
+    .await?;
+    env.wait_csv("default", "everywhere.v1.0.0", "a copy in default", |c| {
+        c["status"]["reason"] == "Copied"
+    })
+    .await?;
+
+    env.apply(json!({"apiVersion": "operators.coreos.com/v1", "kind": "OLMConfig", "metadata": {"name": "cluster"},
+        "spec": {"features": {"disableCopiedCSVs": true}}})).await?;
+    env.wait_gone(&later, "everywhere.v1.0.0").await?;
+    env.wait_gone("default", "everywhere.v1.0.0").await?;
+    let events: Api<k8s_openapi::api::events::v1::Event> = Api::namespaced(env.client.clone(), ns);
+    wait(
+        "the DisabledCopiedCSVs event",
+        || async { Ok(events.list(&ListParams::default()).await?.items) },
+        |items| {
+            items.iter().any(|e| {
+                e.reason.as_deref() == Some("DisabledCopiedCSVs")
+                    && e.note.as_deref()
+                        == Some(&*format!("CSV copying disabled for {ns}/everywhere.v1.0.0"))
+            })
+        },
+    )
+    .await?;
+    env.apply(json!({"apiVersion": "operators.coreos.com/v1", "kind": "OLMConfig", "metadata": {"name": "cluster"},
+        "spec": {"features": {"disableCopiedCSVs": false}}})).await?;
+    env.wait_csv(&later, "everywhere.v1.0.0", "the copy restored", |c| {
+        c["status"]["reason"] == "Copied"
+    })
+    .await?;
+    // Deleting the operator deletes its copies.
+    env.csvs(ns)
+        .delete("everywhere.v1.0.0", &DeleteParams::default())
+        .await?;
+    env.wait_gone(&later, "everywhere.v1.0.0").await?;
+    Ok(())
+}
+
+/// Bad input: an unknown install strategy fails the CSV with upstream's reason; a CRD name
+/// without a dot leaves it untouched; the controller goes on with the others.
+async fn bad_input(env: &Env, id: &str) -> Result<()> {
+    let ns = id;
+    env.namespace(ns, json!({})).await?;
+    env.apply(group(ns, "og", json!({"targetNamespaces": [ns]})))
+        .await?;
+    let mut broken = csv(ns, "broken.v1.0.0", &["OwnNamespace"], None, json!({}));
+    broken["spec"]["install"]["strategy"] = json!("helm");
+    env.apply(broken).await?;
+    let o = env
+        .wait_phase(ns, "broken.v1.0.0", "Failed", "InvalidInstallStrategy")
+        .await?;
+    check_eq!(
+        o["status"]["message"],
+        "install strategy invalid: unrecognized install strategy"
+    );
+    let mut dupes = csv(ns, "dupes.v1.0.0", &["OwnNamespace"], None, json!({}));
+    dupes["spec"]["installModes"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"type": "OwnNamespace", "supported": false}));
+    env.apply(dupes).await?;
+    env.wait_phase(ns, "dupes.v1.0.0", "Failed", "InvalidInstallModes")
+        .await?;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn olm_v0_on_a_control_plane() -> Result<()> {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_test_writer()
+        .try_init();
+    let plane = ControlPlane::start()
+        .await
+        .map_err(|e| anyhow!("starting the control plane: {e}"))?;
+    let client = plane.client();
+    let kubeconfig = kube::config::Kubeconfig::read_from(plane.kubeconfig_path())?;
+    let config = kube::Config::from_custom_kubeconfig(
+        kubeconfig,
+        &kube::config::KubeConfigOptions::default(),
+    )
+    .await?;
+    let cache = tempfile::tempdir()?;
+    let options = olm_controller::run::Options {
+        which: olm_controller::run::Which::V0,
+        cache_path: cache.path().to_path_buf(),
+        health_probe_addr: None,
+        metrics_addr: None,
+        catalogs_addr: "127.0.0.1:0".parse()?,
+        ..olm_controller::run::Options::default()
+    };
+    let listeners = olm_controller::run::Listeners::bind(&options).await?;
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let olm = tokio::spawn(olm_controller::run::serve(
+        options,
+        config,
+        listeners,
+        async {
+            let _ = stop_rx.await;
+        },
+    ));
+    // The v0 CRDs are served once `olm run` applied them.
+    wait(
+        "the v0 CRDs",
+        || async {
+            Ok(Api::<CustomResourceDefinition>::all(client.clone())
+                .get_opt("clusterserviceversions.operators.coreos.com")
+                .await?
+                .is_some())
+        },
+        |b| *b,
+    )
+    .await?;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let env = Env { client };
+
+    let together: [(&str, Scenario); 7] = [
+        ("own-namespace", |e, id| Box::pin(own_namespace(e, id))),
+        ("unsupported-group", |e, id| {
+            Box::pin(unsupported_group(e, id))
+        }),
+        ("group-count", |e, id| Box::pin(group_count(e, id))),
+        ("selector-group", |e, id| Box::pin(selector_group(e, id))),
+        ("permissions", |e, id| Box::pin(permissions(e, id))),
+        ("replaces-chain", |e, id| Box::pin(replaces_chain(e, id))),
+        ("bad-input", |e, id| Box::pin(bad_input(e, id))),
+    ];
+    let filter = std::env::var("V0_SCENARIO").ok();
+    let selected = |name: &str| filter.as_deref().is_none_or(|f| name.contains(f));
+    let results = futures::future::join_all(
+        together
+            .iter()
+            .filter(|(name, _)| selected(name))
+            .map(|(name, run)| async { (*name, run(&env, name).await) }),
+    )
+    .await;
+    let mut failed = Vec::new();
+    for (name, r) in results {
+        match r {
+            Ok(()) => eprintln!("ok: {name}"),
+            Err(e) => {
+                eprintln!("FAILED: {name}: {e:#}");
+                failed.push(name);
+            }
+        }
+    }
+    if selected("copies") {
+        match copies(&env, "copies").await {
+            Ok(()) => eprintln!("ok: copies"),
+            Err(e) => {
+                eprintln!("FAILED: copies: {e:#}");
+                failed.push("copies");
+            }
+        }
+    }
+    let _ = stop_tx.send(());
+    let _ = olm.await;
+    plane.stop();
+    if !failed.is_empty() {
+        bail!("failed scenarios: {failed:?}");
+    }
+    Ok(())
+}
