@@ -712,6 +712,172 @@ async fn copies(env: &Env, id: &str) -> Result<()> {
     Ok(())
 }
 
+fn webhook(name: &str, kind: &str, deployment: &str, groups: &[&str], resources: &[&str]) -> Value {
+    json!({
+        "generateName": name,
+        "type": kind,
+        "deploymentName": deployment,
+        "containerPort": 9443,
+        "targetPort": 9443,
+        "webhookPath": "/validate",
+        "admissionReviewVersions": ["v1"],
+        "sideEffects": "None",
+        "failurePolicy": "Ignore",
+        "rules": [{"apiGroups": groups, "apiVersions": ["v1"], "operations": ["CREATE"], "resources": resources}],
+    })
+}
+
+/// Webhooks: an accepted CSV gets its Service, certificate Secret, mounts and a
+/// ValidatingWebhookConfiguration scoped to its group's namespaces with the CA; each rule guard
+/// fails a CSV with upstream's words; a conversion webhook of an operator that is not
+/// AllNamespaces-only fails its install.
+async fn webhooks(env: &Env, id: &str) -> Result<()> {
+    let ns = id;
+    env.namespace(ns, json!({})).await?;
+    env.apply(group(ns, "og", json!({"targetNamespaces": [ns]})))
+        .await?;
+    let hook = webhook(
+        &format!("vwidget.{id}.example.com"),
+        "ValidatingAdmissionWebhook",
+        "hooks",
+        &[&format!("{id}.example.com")],
+        &["widgets"],
+    );
+    env.apply(csv(
+        ns,
+        "hooks.v1.0.0",
+        &["OwnNamespace"],
+        None,
+        json!({"webhookdefinitions": [hook]}),
+    ))
+    .await?;
+    env.wait_phase(ns, "hooks.v1.0.0", "Succeeded", "InstallSucceeded")
+        .await?;
+    let configs: Api<DynamicObject> = Api::all_with(
+        env.client.clone(),
+        &resource(
+            "admissionregistration.k8s.io",
+            "v1",
+            "ValidatingWebhookConfiguration",
+            "validatingwebhookconfigurations",
+        ),
+    );
+    let list = configs
+        .list(
+            &ListParams::default()
+                .labels(&format!("olm.owner=hooks.v1.0.0,olm.owner.namespace={ns}")),
+        )
+        .await?;
+    check_eq!(list.items.len(), 1);
+    let config = serde_json::to_value(&list.items[0])?;
+    let w = &config["webhooks"][0];
+    check_eq!(w["clientConfig"]["service"]["name"], "hooks-service");
+    check_eq!(w["clientConfig"]["service"]["port"], 9443);
+    if w["clientConfig"]["caBundle"]
+        .as_str()
+        .is_none_or(str::is_empty)
+    {
+        bail!("no caBundle: {w}");
+    }
+    let selector = w["namespaceSelector"]["matchLabels"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    if !selector
+        .keys()
+        .any(|k| k.starts_with("olm.operatorgroup.uid/"))
+    {
+        bail!("not scoped to the group: {w}");
+    }
+    let d = Api::<Deployment>::namespaced(env.client.clone(), ns)
+        .get("hooks")
+        .await?;
+    let volumes: Vec<String> = d
+        .spec
+        .template
+        .spec
+        .as_ref()
+        .and_then(|p| p.volumes.clone())
+        .unwrap_or_default()
+        .into_iter()
+        .map(|v| v.name)
+        .collect();
+    check_eq!(volumes, ["apiservice-cert", "webhook-cert"]);
+    let secret = Api::<k8s_openapi::api::core::v1::Secret>::namespaced(env.client.clone(), ns)
+        .get("hooks-service-cert")
+        .await?;
+    check_eq!(secret.type_.as_deref(), Some("kubernetes.io/tls"));
+
+    for (name, groups, resources, message) in [
+        (
+            "all",
+            vec!["*"],
+            vec!["pods"],
+            "webhook rules cannot include all groups",
+        ),
+        (
+            "olm",
+            vec!["operators.coreos.com"],
+            vec!["subscriptions"],
+            "webhook rules cannot include the OLM group",
+        ),
+        (
+            "hooks",
+            vec!["admissionregistration.k8s.io"],
+            vec!["validatingwebhookconfigurations"],
+            "webhook rules cannot include MutatingWebhookConfiguration or ValidatingWebhookConfiguration resources",
+        ),
+    ] {
+        let bad = webhook(
+            &format!("{name}.{id}.example.com"),
+            "MutatingAdmissionWebhook",
+            &format!("guard-{name}"),
+            &groups,
+            &resources,
+        );
+        let csv_name = format!("guard-{name}.v1.0.0");
+        env.apply(csv(
+            ns,
+            &csv_name,
+            &["OwnNamespace"],
+            None,
+            json!({"webhookdefinitions": [bad]}),
+        ))
+        .await?;
+        let o = env
+            .wait_phase(ns, &csv_name, "Failed", "InvalidWebhookDescription")
+            .await?;
+        check_eq!(o["status"]["message"], message);
+    }
+
+    let mut convert = webhook(
+        &format!("cwidget.{id}.example.com"),
+        "ConversionWebhook",
+        "convert",
+        &[],
+        &[],
+    );
+    convert["conversionCRDs"] = json!([format!("things.{id}.example.com")]);
+    env.apply(crd("things", &format!("{id}.example.com"), "Thing"))
+        .await?;
+    env.apply(csv(
+        ns,
+        "convert.v1.0.0",
+        &["OwnNamespace", "AllNamespaces"],
+        Some(("things", &format!("{id}.example.com"), "Thing")),
+        json!({"webhookdefinitions": [convert]}),
+    ))
+    .await?;
+    let o = env
+        .wait_phase(ns, "convert.v1.0.0", "Failed", "InstallComponentFailed")
+        .await?;
+    check_eq!(
+        o["status"]["message"],
+        "install strategy failed: unable to manage conversion webhook: CSVs with conversion webhooks must support only AllNamespaces"
+    );
+    Ok(())
+}
+
 /// Bad input: an unknown install strategy fails the CSV with upstream's reason; a CRD name
 /// without a dot leaves it untouched; the controller goes on with the others.
 async fn bad_input(env: &Env, id: &str) -> Result<()> {
@@ -790,7 +956,8 @@ async fn olm_v0_on_a_control_plane() -> Result<()> {
     tokio::time::sleep(Duration::from_secs(2)).await;
     let env = Env { client };
 
-    let together: [(&str, Scenario); 7] = [
+    let together: [(&str, Scenario); 8] = [
+        ("webhooks", |e, id| Box::pin(webhooks(e, id))),
         ("own-namespace", |e, id| Box::pin(own_namespace(e, id))),
         ("unsupported-group", |e, id| {
             Box::pin(unsupported_group(e, id))

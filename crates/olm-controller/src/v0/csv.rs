@@ -21,7 +21,7 @@
 //! change; nothing is written at steady state. Errors: API failures and the decisions' retries
 //! come back with a per-CSV exponential backoff; each is logged with the CSV's name.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -45,7 +45,7 @@ use olm_v0_api::v1alpha1::ClusterServiceVersion;
 use serde_json::{Value, json};
 use tracing::{Instrument, debug, info, info_span, warn};
 
-use super::{CSV_CONTROLLER, EVENT_SOURCE, Index, copies, install, nothing, requirements};
+use super::{CSV_CONTROLLER, EVENT_SOURCE, Index, copies, install, nothing, requirements, serving};
 use crate::context::Shared;
 use crate::metrics::Outcome;
 
@@ -62,6 +62,8 @@ struct Ctx {
     condition_rbac: Mutex<HashSet<String>>,
     /// CSVs (by `namespace/name`) whose disabled-copies Event was recorded.
     disabled_events: Mutex<HashSet<String>>,
+    /// Failed installs per CSV: how many in a row, and when the last one was.
+    install_failures: Mutex<HashMap<String, (u32, Instant)>>,
 }
 
 /// Why a reconcile did not finish.
@@ -103,6 +105,7 @@ pub async fn run(
         server_version,
         condition_rbac: Mutex::default(),
         disabled_events: Mutex::default(),
+        install_failures: Mutex::default(),
     });
     Controller::for_stream(nothing(), index.csvs.clone())
         .reconcile_on(wake)
@@ -201,7 +204,7 @@ fn api_refs(v: &[olm_v0_api::v1alpha1::ApiServiceDescription]) -> Vec<ApiService
         .collect()
 }
 
-fn install_modes(csv: &ClusterServiceVersion) -> Vec<olm_v0::InstallMode> {
+pub fn install_modes(csv: &ClusterServiceVersion) -> Vec<olm_v0::InstallMode> {
     csv.spec
         .install_modes
         .iter()
@@ -444,7 +447,17 @@ async fn reconcile_one(csv: &ClusterServiceVersion, ctx: &Ctx) -> Result<Option<
         return Ok(None);
     };
 
-    // 3. The phase machine.
+    // 3. The phase machine. A failed install would go Failed → Pending → InstallReady on its
+    // own writes, each waking the CSV at once: it stays Failed for a backoff step first.
+    if phase == Some(Phase::Failed) && reason == Some(Reason::InstallComponentFailed) {
+        let last = lock(&ctx.install_failures).get(&key(csv)).copied();
+        if let Some((attempts, at)) = last {
+            let wait = Backoff::DEFAULT.delay(attempts.saturating_sub(1));
+            if at.elapsed() < wait {
+                return Ok(Some(wait - at.elapsed()));
+            }
+        }
+    }
     let fail_forward =
         group.spec.upgrade_strategy == Some(UpgradeStrategy::TechPreviewUnsafeFailForward);
     let mut facts = Facts {
@@ -480,6 +493,7 @@ async fn reconcile_one(csv: &ClusterServiceVersion, ctx: &Ctx) -> Result<Option<
     facts.replacement = replacement(index, csv, phase == Some(Phase::Replacing) && fail_forward);
 
     let mut requirement_statuses = None;
+    let mut renewal = None;
     if matches!(
         phase,
         Some(Phase::Pending | Phase::Succeeded | Phase::Failed)
@@ -502,31 +516,46 @@ async fn reconcile_one(csv: &ClusterServiceVersion, ctx: &Ctx) -> Result<Option<
         phase,
         Some(Phase::Installing | Phase::Succeeded | Phase::Failed)
     ) {
-        match install::check(index, csv) {
+        let (certs, due, served) = if serving::needed(csv) {
+            let (certs, due) = serving::read(client, csv, now).await?;
+            let owner = olm_v0::strategy::CsvOwner::from_csv(&install::csv_json(csv))
+                .map_err(|e| Error::Retry(e.to_string()))?;
+            let (webhooks, apiservices) = serving::installed(client, csv, &owner).await?;
+            (certs, due, (webhooks, apiservices))
+        } else {
+            (BTreeMap::new(), false, (true, true))
+        };
+        facts.cert_rotation_due = due;
+        // Renewal needs no event: the CSV is looked at again when its first certificate is due.
+        renewal =
+            certs.values().map(|c| c.renew_at).min().map(|at| {
+                Duration::from_secs(at.duration_since(now).as_secs().max(1).unsigned_abs())
+            });
+        match install::check(index, csv, &certs) {
             Err(()) => facts.deployment_unbuildable = true,
             Ok(problem) => {
                 facts.install_status = Some(InstallStatus {
                     strategy: problem,
-                    apiservices: if csv
-                        .spec
-                        .api_service_definitions
-                        .as_ref()
-                        .is_some_and(|a| !a.owned.is_empty())
-                    {
-                        Ok(false)
-                    } else {
-                        Ok(true)
-                    },
-                    webhooks: Ok(true),
+                    apiservices: Ok(served.1),
+                    webhooks: Ok(served.0),
                 });
             }
         }
     }
     let mut step = transition::next(&facts);
     if step == Step::Install {
-        let outcome = install::install(client, index, csv).await;
-        if let Err((e, _)) = &outcome {
-            warn!(csv = %name, namespace = %namespace, error = %e, "installing the strategy failed");
+        let key = key(csv);
+        let last = lock(&ctx.install_failures).get(&key).copied();
+        let outcome = install::install(client, index, csv, group, now).await;
+        match &outcome {
+            Err((e, _)) => {
+                warn!(csv = %name, namespace = %namespace, error = %e, "installing the strategy failed");
+                let attempts = last.map_or(1, |(n, _)| n + 1);
+                lock(&ctx.install_failures).insert(key, (attempts, Instant::now()));
+            }
+            Ok(()) => {
+                lock(&ctx.install_failures).remove(&key);
+            }
         }
         facts.install_outcome = Some(outcome);
         step = transition::next(&facts);
@@ -597,6 +626,10 @@ async fn reconcile_one(csv: &ClusterServiceVersion, ctx: &Ctx) -> Result<Option<
     if let Some(m) = retry {
         return Err(Error::Retry(m));
     }
+    let requeue = match (requeue, renewal) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
 
     // 4. Copies and the OperatorCondition.
     let current_phase = Phase::parse(&status.phase);

@@ -5,6 +5,8 @@
 //! server-side with OLM's field manager, forced: the CSV's spec is what they must say. A
 //! Deployment of the CSV no entry names any more is deleted after the install.
 
+use std::collections::BTreeMap;
+
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use kube::{Resource, ResourceExt};
@@ -15,10 +17,11 @@ use olm_v0::strategy::{
     strategy_deployments,
 };
 use olm_v0::transition::StrategyProblem;
+use olm_v0_api::v1::OperatorGroup;
 use olm_v0_api::v1alpha1::ClusterServiceVersion;
 use serde_json::Value;
 
-use super::{FIELD_MANAGER, Index};
+use super::{FIELD_MANAGER, Index, serving};
 
 /// The CSV as JSON, as the decisions of `olm-v0` read it.
 pub fn csv_json(csv: &ClusterServiceVersion) -> Value {
@@ -49,8 +52,18 @@ pub async fn install(
     client: &kube::Client,
     index: &Index,
     csv: &ClusterServiceVersion,
+    group: &OperatorGroup,
+    now: jiff::Timestamp,
 ) -> Result<(), (String, bool)> {
-    let (owner, entries) = strategy(csv).map_err(|e| (e, true))?;
+    let (owner, mut entries) = strategy(csv).map_err(|e| (e, true))?;
+    let certs = if serving::needed(csv) {
+        serving::ensure(client, csv, &owner, &entries, now)
+            .await
+            .map_err(|e| (e, false))?
+    } else {
+        BTreeMap::new()
+    };
+    serving::mount(&mut entries, &certs);
     let api: Api<Deployment> = Api::namespaced(client.clone(), &owner.namespace);
     let params = PatchParams::apply(FIELD_MANAGER).force();
     for entry in &entries {
@@ -74,6 +87,11 @@ pub async fn install(
             Err(kube::Error::Api(s)) if s.code == 404 => {}
             Err(e) => return Err((format!("error deleting deployment {name}: {e}"), false)),
         }
+    }
+    if serving::needed(csv) {
+        serving::install(client, csv, &owner, group, &certs)
+            .await
+            .map_err(|e| (e, false))?;
     }
     Ok(())
 }
@@ -120,10 +138,15 @@ pub async fn delete_deployments(
 /// (`AnnotationsMissing`; checked in key order, where upstream's order is a map's) and the spec
 /// hash of what would be applied now (`DeploymentUpdated`). `Err(())` when the Deployments
 /// cannot be built (the CSV goes back to Pending).
-pub fn check(index: &Index, csv: &ClusterServiceVersion) -> Result<Option<StrategyProblem>, ()> {
-    let Ok((owner, entries)) = strategy(csv) else {
+pub fn check(
+    index: &Index,
+    csv: &ClusterServiceVersion,
+    certs: &BTreeMap<String, serving::Cert>,
+) -> Result<Option<StrategyProblem>, ()> {
+    let Ok((owner, mut entries)) = strategy(csv) else {
         return Err(());
     };
+    serving::mount(&mut entries, certs);
     for entry in &entries {
         let built = deployment_for_spec(&owner, entry, Overrides::default()).map_err(|_| ())?;
         let key = kube::runtime::reflector::ObjectRef::<Deployment>::new(&entry.name)

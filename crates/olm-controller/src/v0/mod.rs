@@ -19,6 +19,7 @@ mod csv;
 mod install;
 mod operatorgroup;
 mod requirements;
+mod serving;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
