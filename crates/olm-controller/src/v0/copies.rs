@@ -11,17 +11,30 @@
 
 use std::collections::BTreeMap;
 
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use futures::channel::mpsc;
 use futures::{Stream, StreamExt, TryStreamExt};
 use kube::api::{Api, DeleteParams, PartialObjectMeta, PostParams};
 use kube::runtime::WatchStreamExt;
+use kube::runtime::controller::{self, Action, Controller};
+use kube::runtime::events::{Event as Recorded, EventType, Recorder, Reporter};
+use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher::{self, Event};
 use kube::{Resource, ResourceExt};
+use olm_k8s::retry::{Backoff, Failures};
+use olm_v0::groups::NamespaceSet;
+use olm_v0::phase::Phase;
 use olm_v0_api::v1alpha1::ClusterServiceVersion;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use tracing::{info, warn};
 
-use super::Index;
+use super::{COPY_CONTROLLER, EVENT_SOURCE, Index, nothing};
+use crate::context::Shared;
+use crate::metrics::Outcome;
 use crate::v0::install::status_json;
 
 /// Cached annotation: the hash of a copy's name, labels, annotations and spec.
@@ -31,6 +44,156 @@ pub const STATUS_HASH: &str = "$copyhash-status";
 
 /// How many copies are written at once.
 const CONCURRENT_WRITES: usize = 16;
+
+/// How many parents' copies are brought in step at once.
+const CONCURRENCY: u16 = 2;
+
+struct Ctx {
+    shared: Arc<Shared>,
+    index: Index,
+    failures: Failures,
+    recorder: Recorder,
+    /// Parents (by `namespace/name`) whose disabled-copies Event was recorded.
+    disabled_events: Mutex<HashSet<String>>,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct Error(String);
+
+/// Runs the controller that keeps the copies of the CSVs `wake` names until `stop` resolves.
+pub async fn run(
+    shared: Arc<Shared>,
+    index: Index,
+    wake: mpsc::Receiver<ObjectRef<ClusterServiceVersion>>,
+    stop: impl std::future::Future<Output = ()> + Send + Sync + 'static,
+) {
+    let recorder = Recorder::new(
+        shared.client.clone(),
+        Reporter {
+            controller: EVENT_SOURCE.into(),
+            instance: None,
+        },
+    );
+    let ctx = Arc::new(Ctx {
+        shared,
+        index: index.clone(),
+        failures: Failures::default(),
+        recorder,
+        disabled_events: Mutex::default(),
+    });
+    Controller::for_stream(nothing(), index.csvs.clone())
+        .reconcile_on(wake)
+        .with_config(controller::Config::default().concurrency(CONCURRENCY))
+        .graceful_shutdown_on(stop)
+        .run(reconcile, error_policy, ctx)
+        .for_each(|result| async move {
+            if let Err(e) = result
+                && !matches!(
+                    e,
+                    controller::Error::ReconcilerFailed(..) | controller::Error::ObjectNotFound(..)
+                )
+            {
+                warn!(error = %e, "copied CSV controller");
+            }
+        })
+        .await;
+}
+
+fn key(csv: &ClusterServiceVersion) -> String {
+    format!("{}/{}", csv.namespace().unwrap_or_default(), csv.name_any())
+}
+
+fn error_policy(csv: Arc<ClusterServiceVersion>, err: &Error, ctx: Arc<Ctx>) -> Action {
+    let delay = Backoff::DEFAULT.delay(ctx.failures.fail(&key(&csv)));
+    warn!(csv = %csv.name_any(), namespace = ?csv.namespace(), error = %err, retry_in = ?delay, "keeping copied CSVs failed; retrying");
+    Action::requeue(delay)
+}
+
+/// Where the CSV's copies belong: every namespace its only group targets but its own, when the
+/// CSV is copiable (a phase, no membership failure, not being deleted) and copies are not
+/// disabled for it; nowhere otherwise — a CSV that is no member in good standing manages no
+/// other namespace (upstream leaves such copies until another rule removes them).
+async fn reconcile(csv: Arc<ClusterServiceVersion>, ctx: Arc<Ctx>) -> Result<Action, Error> {
+    let started = Instant::now();
+    let namespace = csv.namespace().unwrap_or_default();
+    let name = csv.name_any();
+    let status = status_json(&csv);
+    let phase = status
+        .get("phase")
+        .and_then(Value::as_str)
+        .and_then(Phase::parse);
+    let reason = status
+        .get("reason")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let uncopiable = phase.is_none_or(|p| p == Phase::None || p == Phase::Deleting)
+        || olm_v0::phase::Reason::parse(reason).is_some_and(olm_v0::phase::Reason::is_uncopiable)
+        || csv.meta().deletion_timestamp.is_some();
+    let groups = ctx.index.groups_in(&namespace);
+    let wanted = match (uncopiable, groups.as_slice()) {
+        (false, [group]) => {
+            let targets = group
+                .status
+                .as_ref()
+                .map(|s| s.namespaces.clone())
+                .unwrap_or_default();
+            let set = NamespaceSet::new(&targets);
+            if olm_v0::copied::copies_disabled(ctx.index.copies_disabled(), &set) {
+                disabled_event(&ctx, &csv).await;
+                Vec::new()
+            } else {
+                lock(&ctx.disabled_events).remove(&key(&csv));
+                let names: Vec<String> = ctx.index.namespaces().into_keys().collect();
+                let group_namespace = group.namespace().unwrap_or_default();
+                olm_v0::copied::copy_plan(&group_namespace, &set, &names).0
+            }
+        }
+        _ => Vec::new(),
+    };
+    let synced = sync(&ctx.shared.client, &ctx.index, &csv, &wanted).await;
+    let outcome = if synced.failed > 0 {
+        Outcome::Error
+    } else {
+        ctx.failures.succeed(&key(&csv));
+        Outcome::Success
+    };
+    ctx.shared
+        .metrics
+        .observe(COPY_CONTROLLER, outcome, started.elapsed());
+    if synced.failed > 0 {
+        return Err(Error(format!(
+            "{} copies of {namespace}/{name} could not be written",
+            synced.failed
+        )));
+    }
+    Ok(Action::await_change())
+}
+
+/// The Warning event on a CSV whose copies are disabled, once per process.
+async fn disabled_event(ctx: &Ctx, csv: &ClusterServiceVersion) {
+    if !lock(&ctx.disabled_events).insert(key(csv)) {
+        return;
+    }
+    let namespace = csv.namespace().unwrap_or_default();
+    let event = Recorded {
+        type_: EventType::Warning,
+        reason: olm_v0::copied::DISABLED_EVENT_REASON.into(),
+        note: Some(olm_v0::copied::disabled_message(
+            &namespace,
+            &csv.name_any(),
+        )),
+        action: "Reconcile".into(),
+        secondary: None,
+    };
+    if let Err(err) = ctx.recorder.publish(&event, &csv.object_ref(&())).await {
+        warn!(csv = %csv.name_any(), namespace = %namespace, error = %err, "recording an event failed");
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
 
 /// The watch of copies (`olm.copiedFrom` set), each reduced to its metadata and hashes.
 pub fn watch_stream(

@@ -14,8 +14,9 @@
 //!    `InstallReady` the Deployments are applied and the machine asked again with the outcome.
 //!    The step's status is written (only when it differs, with the resourceVersion read, so a
 //!    reconcile on a stale copy writes nothing), with an Event.
-//! 4. The copies of the CSV in its group's target namespaces (`copies::sync`), and its
-//!    OperatorCondition with the Role that lets its ServiceAccounts update it.
+//! 4. Its OperatorCondition with the Role that lets its ServiceAccounts update it. Its copies
+//!    are kept by their own controller ([`super::copies`]), so that hundreds of copy writes
+//!    never hold up a CSV's own progress.
 //!
 //! Guarantees: a status is only written when phase, reason, message or requirement statuses
 //! change; nothing is written at steady state. Errors: API failures and the decisions' retries
@@ -34,7 +35,7 @@ use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use kube::runtime::reflector::ObjectRef;
 use kube::{Resource, ResourceExt};
 use olm_k8s::retry::{Backoff, Failures};
-use olm_v0::groups::{NamespaceSet, OperatorGroupView};
+use olm_v0::groups::OperatorGroupView;
 use olm_v0::membership::{self, Verdict};
 use olm_v0::phase::{Phase, Reason};
 use olm_v0::status::CsvStatus;
@@ -45,12 +46,15 @@ use olm_v0_api::v1alpha1::ClusterServiceVersion;
 use serde_json::{Value, json};
 use tracing::{Instrument, debug, info, info_span, warn};
 
-use super::{CSV_CONTROLLER, EVENT_SOURCE, Index, copies, install, nothing, requirements, serving};
+use super::{CSV_CONTROLLER, EVENT_SOURCE, Index, install, nothing, requirements, serving};
 use crate::context::Shared;
 use crate::metrics::Outcome;
 
+/// A reconcile taking longer than this is logged: the API server is overloaded or slow.
+const SLOW: Duration = Duration::from_secs(5);
+
 /// How many CSVs are reconciled at once.
-const CONCURRENCY: u16 = 4;
+const CONCURRENCY: u16 = 8;
 
 struct Ctx {
     shared: Arc<Shared>,
@@ -60,8 +64,6 @@ struct Ctx {
     server_version: Option<String>,
     /// OperatorConditions (by uid) whose Role and RoleBinding this process applied.
     condition_rbac: Mutex<HashSet<String>>,
-    /// CSVs (by `namespace/name`) whose disabled-copies Event was recorded.
-    disabled_events: Mutex<HashSet<String>>,
     /// Failed installs per CSV: how many in a row, and when the last one was.
     install_failures: Mutex<HashMap<String, (u32, Instant)>>,
 }
@@ -104,7 +106,6 @@ pub async fn run(
         recorder,
         server_version,
         condition_rbac: Mutex::default(),
-        disabled_events: Mutex::default(),
         install_failures: Mutex::default(),
     });
     Controller::for_stream(nothing(), index.csvs.clone())
@@ -140,6 +141,9 @@ async fn reconcile(csv: Arc<ClusterServiceVersion>, ctx: Arc<Ctx>) -> Result<Act
     let result = reconcile_one(&csv, &ctx)
         .instrument(info_span!("reconcile", csv = %csv.name_any(), namespace = ?csv.namespace()))
         .await;
+    if started.elapsed() > SLOW {
+        warn!(csv = %csv.name_any(), namespace = ?csv.namespace(), took = ?started.elapsed(), "slow reconcile");
+    }
     let outcome = match &result {
         Ok(requeue) => {
             ctx.failures.succeed(&key(&csv));
@@ -386,15 +390,6 @@ async fn reconcile_one(csv: &ClusterServiceVersion, ctx: &Ctx) -> Result<Option<
                 write_status(&api, csv, &status, None).await?;
                 record(ctx, csv, event).await;
             }
-            // A CSV that is no member in good standing manages no other namespace: its copies
-            // go (upstream leaves them until another rule removes them).
-            let pruned = copies::sync(client, index, csv, &[]).await;
-            if pruned.failed > 0 {
-                return Err(Error::Retry(format!(
-                    "{} copied CSVs could not be deleted",
-                    pruned.failed
-                )));
-            }
             return if retry {
                 Err(Error::Retry(message))
             } else {
@@ -632,17 +627,7 @@ async fn reconcile_one(csv: &ClusterServiceVersion, ctx: &Ctx) -> Result<Option<
     };
 
     // 4. Copies and the OperatorCondition.
-    let current_phase = Phase::parse(&status.phase);
     ensure_condition(ctx, csv).await?;
-    if !status.is_uncopiable() && current_phase != Some(Phase::Deleting) {
-        let synced = sync_copies(ctx, csv, group).await;
-        if synced.failed > 0 {
-            return Err(Error::Retry(format!(
-                "{} copied CSVs could not be written",
-                synced.failed
-            )));
-        }
-    }
     Ok(requeue)
 }
 
@@ -833,49 +818,6 @@ async fn record(ctx: &Ctx, csv: &ClusterServiceVersion, e: olm_v0::status::Phase
     if let Err(err) = ctx.recorder.publish(&event, &csv.object_ref(&())).await {
         warn!(csv = %csv.name_any(), namespace = ?csv.namespace(), error = %err, "recording an event failed");
     }
-}
-
-/// Keeps the CSV's copies in step: one in every namespace its group targets but its own;
-/// none when copies are disabled for an AllNamespaces group (with the Warning event, once).
-async fn sync_copies(
-    ctx: &Ctx,
-    csv: &ClusterServiceVersion,
-    group: &OperatorGroup,
-) -> copies::Synced {
-    let namespace = csv.namespace().unwrap_or_default();
-    let targets = group
-        .status
-        .as_ref()
-        .map(|s| s.namespaces.clone())
-        .unwrap_or_default();
-    let set = NamespaceSet::new(&targets);
-    let disabled = olm_v0::copied::copies_disabled(ctx.index.copies_disabled(), &set);
-    let key = key(csv);
-    let wanted: Vec<String> = if disabled {
-        let first = lock(&ctx.disabled_events).insert(key.clone());
-        if first {
-            let event = Event {
-                type_: EventType::Warning,
-                reason: olm_v0::copied::DISABLED_EVENT_REASON.into(),
-                note: Some(olm_v0::copied::disabled_message(
-                    &namespace,
-                    &csv.name_any(),
-                )),
-                action: "Reconcile".into(),
-                secondary: None,
-            };
-            if let Err(err) = ctx.recorder.publish(&event, &csv.object_ref(&())).await {
-                warn!(csv = %csv.name_any(), namespace = %namespace, error = %err, "recording an event failed");
-            }
-        }
-        Vec::new()
-    } else {
-        lock(&ctx.disabled_events).remove(&key);
-        let names: Vec<String> = ctx.index.namespaces().into_keys().collect();
-        let group_namespace = group.namespace().unwrap_or_default();
-        olm_v0::copied::copy_plan(&group_namespace, &set, &names).0
-    };
-    copies::sync(&ctx.shared.client, &ctx.index, csv, &wanted).await
 }
 
 /// Creates the CSV's OperatorCondition when it has none, and the Role and RoleBinding that let

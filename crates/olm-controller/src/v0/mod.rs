@@ -28,6 +28,7 @@ use futures::channel::mpsc;
 use futures::{SinkExt, Stream, StreamExt};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, PartialObjectMeta};
 use kube::runtime::WatchStreamExt;
@@ -43,6 +44,8 @@ use crate::context::Shared;
 
 /// The name the CSV controller's metrics and logs go by.
 pub const CSV_CONTROLLER: &str = "clusterserviceversion";
+/// The name the copied-CSV controller's metrics and logs go by.
+pub const COPY_CONTROLLER: &str = "copiedclusterserviceversion";
 /// The name the OperatorGroup controller's metrics and logs go by.
 pub const GROUP_CONTROLLER: &str = "operatorgroup";
 /// Field owner of what olm-operator applies (upstream's).
@@ -73,6 +76,14 @@ pub struct Index {
     pub conditions: Store<OperatorCondition>,
     /// OLMConfigs (only `cluster` is read).
     pub configs: Store<OLMConfig>,
+    /// Roles, for permission checks.
+    pub roles: Store<Role>,
+    /// RoleBindings, for permission checks.
+    pub role_bindings: Store<RoleBinding>,
+    /// ClusterRoles, for permission checks.
+    pub cluster_roles: Store<ClusterRole>,
+    /// ClusterRoleBindings, for permission checks.
+    pub cluster_role_bindings: Store<ClusterRoleBinding>,
 }
 
 impl Index {
@@ -114,6 +125,23 @@ impl Index {
             .collect()
     }
 
+    /// The cluster's RBAC, for permission checks.
+    pub fn rbac(&self) -> olm_extension::permissions::Rbac {
+        fn all<K>(store: &Store<K>) -> Vec<K>
+        where
+            K: kube::Resource + Clone + 'static,
+            K::DynamicType: Eq + std::hash::Hash + Clone,
+        {
+            store.state().iter().map(|o| (**o).clone()).collect()
+        }
+        olm_extension::permissions::Rbac {
+            cluster_roles: all(&self.cluster_roles),
+            roles: all(&self.roles),
+            cluster_role_bindings: all(&self.cluster_role_bindings),
+            role_bindings: all(&self.role_bindings),
+        }
+    }
+
     /// `spec.features.disableCopiedCSVs` of `OLMConfig cluster`.
     pub fn copies_disabled(&self) -> Option<bool> {
         self.configs
@@ -126,6 +154,7 @@ impl Index {
 #[derive(Clone)]
 pub struct Wake {
     csv: mpsc::Sender<ObjectRef<ClusterServiceVersion>>,
+    copy: mpsc::Sender<ObjectRef<ClusterServiceVersion>>,
     group: mpsc::Sender<ObjectRef<OperatorGroup>>,
     gone: mpsc::Sender<Gone>,
 }
@@ -144,6 +173,14 @@ impl Wake {
     async fn csvs(&mut self, refs: impl IntoIterator<Item = ObjectRef<ClusterServiceVersion>>) {
         for r in refs {
             if self.csv.send(r).await.is_err() {
+                return;
+            }
+        }
+    }
+
+    async fn copies(&mut self, refs: impl IntoIterator<Item = ObjectRef<ClusterServiceVersion>>) {
+        for r in refs {
+            if self.copy.send(r).await.is_err() {
                 return;
             }
         }
@@ -191,7 +228,8 @@ impl Wake {
             .iter()
             .map(|g| ObjectRef::from_obj(&**g))
             .collect();
-        self.csvs(csvs).await;
+        self.csvs(csvs.clone()).await;
+        self.copies(csvs).await;
         self.groups(groups).await;
     }
 }
@@ -237,6 +275,7 @@ async fn watch<K, S>(
             }
         };
         wake.csvs(woken.csvs).await;
+        wake.copies(woken.copies).await;
         wake.groups(woken.groups).await;
         wake.gone(woken.gone).await;
     }
@@ -246,6 +285,8 @@ async fn watch<K, S>(
 #[derive(Default)]
 struct Woken {
     csvs: Vec<ObjectRef<ClusterServiceVersion>>,
+    /// Parents whose copies to bring in step.
+    copies: Vec<ObjectRef<ClusterServiceVersion>>,
     groups: Vec<ObjectRef<OperatorGroup>>,
     gone: Vec<Gone>,
 }
@@ -285,6 +326,11 @@ fn on_csv(index: &Index, change: Change<&ClusterServiceVersion>) -> Woken {
     }
     Woken {
         csvs,
+        copies: if deleted {
+            Vec::new()
+        } else {
+            vec![csv_ref(&namespace, &name)]
+        },
         groups: group_refs(index, &namespace),
         gone: if deleted {
             vec![Gone::Csv(namespace, name)]
@@ -294,7 +340,7 @@ fn on_csv(index: &Index, change: Change<&ClusterServiceVersion>) -> Woken {
     }
 }
 
-/// A copy changed or went: its parent, which puts it right or lets it go.
+/// A copy changed or went: its parent's copies are put right.
 fn on_copy(_: &Index, change: Change<&PartialObjectMeta<ClusterServiceVersion>>) -> Woken {
     let c = match change {
         Change::Applied(c) | Change::Deleted(c) => c,
@@ -303,7 +349,7 @@ fn on_copy(_: &Index, change: Change<&PartialObjectMeta<ClusterServiceVersion>>)
         return Woken::default();
     };
     Woken {
-        csvs: vec![csv_ref(parent_namespace, &c.name_any())],
+        copies: vec![csv_ref(parent_namespace, &c.name_any())],
         ..Woken::default()
     }
 }
@@ -315,8 +361,10 @@ fn on_group(index: &Index, change: Change<&OperatorGroup>) -> Woken {
         Change::Deleted(g) => (g, true),
     };
     let namespace = g.namespace().unwrap_or_default();
+    let csvs = csv_refs(&index.csvs_in(&namespace));
     Woken {
-        csvs: csv_refs(&index.csvs_in(&namespace)),
+        csvs: csvs.clone(),
+        copies: csvs,
         groups: group_refs(index, &namespace),
         gone: if deleted {
             vec![Gone::Group(namespace, g.name_any())]
@@ -359,7 +407,7 @@ fn on_namespace(index: &Index, change: Change<&PartialObjectMeta<Namespace>>) ->
         .map(|c| ObjectRef::from_obj(&**c))
         .collect();
     Woken {
-        csvs,
+        copies: csvs,
         groups,
         ..Woken::default()
     }
@@ -433,10 +481,36 @@ fn on_condition(index: &Index, change: Change<&OperatorCondition>) -> Woken {
     }
 }
 
-/// The OLMConfig changed: every CSV (copies on or off).
+/// The OLMConfig changed: the copies of every CSV (on or off).
 fn on_config(index: &Index, _: Change<&OLMConfig>) -> Woken {
     Woken {
-        csvs: csv_refs(&index.csvs.state()),
+        copies: csv_refs(&index.csvs.state()),
+        ..Woken::default()
+    }
+}
+
+/// RBAC changed: the CSVs still waiting for their requirements (of the object's namespace, or
+/// all for cluster-wide RBAC).
+fn on_rbac<K: kube::Resource>(index: &Index, change: Change<&K>) -> Woken {
+    let o = match change {
+        Change::Applied(o) | Change::Deleted(o) => o,
+    };
+    let namespace = o.meta().namespace.clone();
+    let csvs = index
+        .csvs
+        .state()
+        .iter()
+        .filter(|c| namespace.is_none() || c.namespace() == namespace)
+        .filter(|c| {
+            c.status
+                .as_ref()
+                .and_then(|s| serde_json::to_value(&s.phase).ok())
+                .is_some_and(|p| p == "Pending")
+        })
+        .map(|c| ObjectRef::from_obj(&**c))
+        .collect();
+    Woken {
+        csvs,
         ..Woken::default()
     }
 }
@@ -472,6 +546,10 @@ pub async fn run(
     let (crds, crd_writer) = reflector::store();
     let (conditions, condition_writer) = reflector::store();
     let (configs, config_writer) = reflector::store();
+    let (roles, role_writer) = reflector::store();
+    let (role_bindings, role_binding_writer) = reflector::store();
+    let (cluster_roles, cluster_role_writer) = reflector::store();
+    let (cluster_role_bindings, cluster_role_binding_writer) = reflector::store();
     let index = Index {
         namespaces,
         groups,
@@ -481,12 +559,18 @@ pub async fn run(
         crds,
         conditions,
         configs,
+        roles,
+        role_bindings,
+        cluster_roles,
+        cluster_role_bindings,
     };
     let (csv_tx, csv_rx) = mpsc::channel(1024);
+    let (copy_tx, copy_rx) = mpsc::channel(1024);
     let (group_tx, group_rx) = mpsc::channel(1024);
     let (gone_tx, gone_rx) = mpsc::channel(1024);
     let wake = Wake {
         csv: csv_tx,
+        copy: copy_tx,
         group: group_tx,
         gone: gone_tx,
     };
@@ -581,6 +665,29 @@ pub async fn run(
         on_config,
     ));
 
+    macro_rules! rbac_watch {
+        ($name:literal, $writer:ident, $kind:ty) => {
+            tasks.spawn(watch(
+                $name,
+                $writer,
+                watcher::watcher(Api::<$kind>::all(client.clone()), all())
+                    .modify(|o| o.metadata.managed_fields = None)
+                    .default_backoff(),
+                index.clone(),
+                wake.clone(),
+                on_rbac,
+            ));
+        };
+    }
+    rbac_watch!("roles", role_writer, Role);
+    rbac_watch!("rolebindings", role_binding_writer, RoleBinding);
+    rbac_watch!("clusterroles", cluster_role_writer, ClusterRole);
+    rbac_watch!(
+        "clusterrolebindings",
+        cluster_role_binding_writer,
+        ClusterRoleBinding
+    );
+
     let stop = futures::FutureExt::shared(Box::pin(stop));
     // Decisions read several caches at once: none runs before every cache holds its first list.
     let ready = async {
@@ -592,6 +699,10 @@ pub async fn run(
         let _ = index.crds.wait_until_ready().await;
         let _ = index.conditions.wait_until_ready().await;
         let _ = index.configs.wait_until_ready().await;
+        let _ = index.roles.wait_until_ready().await;
+        let _ = index.role_bindings.wait_until_ready().await;
+        let _ = index.cluster_roles.wait_until_ready().await;
+        let _ = index.cluster_role_bindings.wait_until_ready().await;
     };
     tokio::select! {
         () = ready => {}
@@ -606,8 +717,9 @@ pub async fn run(
     let everything = async move { first.everything(&first_index).await };
     let groups = operatorgroup::run(shared.clone(), index.clone(), group_rx, stop.clone());
     let leftovers = tidy(shared.clone(), index.clone(), gone_rx);
+    let copies = copies::run(shared.clone(), index.clone(), copy_rx, stop.clone());
     let csvs = csv::run(shared, index, csv_rx, stop);
-    let running = futures::future::join3(groups, csvs, everything);
+    let running = futures::future::join4(groups, csvs, copies, everything);
     // The tidying task only ends when every watch has; the controllers end on `stop`.
     tokio::select! {
         _ = running => {}

@@ -137,7 +137,7 @@ pub async fn check(
     }
     let mut met = statuses.iter().all(RequirementStatus::met);
 
-    let (permissions_met, accounts) = permissions(client, csv, &namespace, &name).await?;
+    let (permissions_met, accounts) = permissions(client, index, csv, &namespace, &name).await?;
     met &= permissions_met;
     statuses.extend(accounts);
     Ok(Checked { met, statuses })
@@ -157,6 +157,7 @@ fn available(a: &APIService) -> bool {
 /// every rule asked for — namespaced rules in the CSV's namespace, cluster ones cluster-wide.
 async fn permissions(
     client: &kube::Client,
+    index: &Index,
     csv: &ClusterServiceVersion,
     namespace: &str,
     name: &str,
@@ -167,7 +168,7 @@ async fn permissions(
     if strategy.permissions.is_empty() && strategy.cluster_permissions.is_empty() {
         return Ok((true, Vec::new()));
     }
-    let rbac = crate::permissions::list_rbac(client).await?;
+    let rbac = index.rbac();
     let accounts_api: Api<ServiceAccount> = Api::namespaced(client.clone(), namespace);
     let mut accounts: BTreeMap<String, AccountFacts> = BTreeMap::new();
     let all = strategy
