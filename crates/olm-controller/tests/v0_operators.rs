@@ -600,6 +600,90 @@ async fn permissions(env: &Env, id: &str) -> Result<()> {
     Ok(())
 }
 
+/// A group with `serviceAccountName`: the condition while the account is missing, then the
+/// CSV installed as that account — failing without retries while it may not create Deployments,
+/// and installed once RBAC lets it.
+async fn scoped_group(env: &Env, id: &str) -> Result<()> {
+    let ns = id;
+    env.namespace(ns, json!({})).await?;
+    env.apply(group(
+        ns,
+        "og",
+        json!({"targetNamespaces": [ns], "serviceAccountName": "installer"}),
+    ))
+    .await?;
+    let groups: Api<DynamicObject> =
+        Api::namespaced_with(env.client.clone(), ns, &group_resource());
+    wait(
+        "OperatorGroupServiceAccount",
+        || async { Ok(serde_json::to_value(groups.get("og").await?)?) },
+        |g| {
+            g["status"]["conditions"].as_array().is_some_and(|cs| {
+                cs.iter().any(|c| {
+                    c["type"] == "OperatorGroupServiceAccount"
+                        && c["reason"] == "ServiceAccountNotFound"
+                        && c["message"] == "ServiceAccount installer not found"
+                })
+            })
+        },
+    )
+    .await?;
+    env.apply(json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "installer", "namespace": ns}})).await?;
+    env.apply(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "installer", "namespace": ns},
+        "rules": [{"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["get", "list", "watch"]}]})).await?;
+    env.apply(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": "installer", "namespace": ns},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "installer"},
+        "subjects": [{"kind": "ServiceAccount", "name": "installer", "namespace": ns}]})).await?;
+    let og = wait(
+        "serviceAccountRef",
+        || async { Ok(serde_json::to_value(groups.get("og").await?)?) },
+        |g| g["status"]["serviceAccountRef"]["name"] == "installer",
+    )
+    .await?;
+    check_eq!(
+        og["status"]["conditions"].as_array().map_or(0, |c| c
+            .iter()
+            .filter(|c| c["type"] == "OperatorGroupServiceAccount")
+            .count()),
+        0
+    );
+    env.apply(csv(ns, "scoped.v1.0.0", &["OwnNamespace"], None, json!({})))
+        .await?;
+    let o = env
+        .wait_phase(
+            ns,
+            "scoped.v1.0.0",
+            "Failed",
+            "InstallComponentFailedNoRetry",
+        )
+        .await?;
+    let message = o["status"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let want = format!(
+        "install strategy failed: install strategy failed: deployments.apps \"scoped\" is forbidden: User \"system:serviceaccount:{ns}:installer\" cannot patch resource \"deployments\""
+    );
+    if !message.starts_with(&want) {
+        bail!("message {message:?} does not start with {want:?}");
+    }
+    env.apply(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "installer", "namespace": ns},
+        "rules": [{"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["*"]}]})).await?;
+    let o = env
+        .wait_phase(ns, "scoped.v1.0.0", "Succeeded", "InstallSucceeded")
+        .await?;
+    let reasons: Vec<&str> = o["status"]["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["reason"].as_str().unwrap_or_default())
+        .collect();
+    if !reasons.contains(&"DetectedClusterChange") {
+        bail!("no DetectedClusterChange in {reasons:?}");
+    }
+    Ok(())
+}
+
 /// v1 → v2 → v3 by `spec.replaces`: each older CSV is Replacing, then deleted once the newer
 /// one succeeded; Upgradeable=False in an override holds v3 in Pending until it is lifted.
 async fn replaces_chain(env: &Env, id: &str) -> Result<()> {
@@ -1170,7 +1254,8 @@ async fn olm_v0_on_a_control_plane() -> Result<()> {
     tokio::time::sleep(Duration::from_secs(2)).await;
     let env = Env { client };
 
-    let together: [(&str, Scenario); 8] = [
+    let together: [(&str, Scenario); 9] = [
+        ("scoped-group", |e, id| Box::pin(scoped_group(e, id))),
         ("webhooks", |e, id| Box::pin(webhooks(e, id))),
         ("own-namespace", |e, id| Box::pin(own_namespace(e, id))),
         ("unsupported-group", |e, id| {

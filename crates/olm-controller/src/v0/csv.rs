@@ -442,6 +442,19 @@ async fn reconcile_one(csv: &ClusterServiceVersion, ctx: &Ctx) -> Result<Option<
         return Ok(None);
     };
 
+    // A CSV its group's account could not install is looked at again once RBAC changed.
+    if reason == Some(Reason::InstallComponentFailedNoRetry) && index.take_rbac_change(&key(csv)) {
+        let mut status = status.clone();
+        status.set_phase(
+            Phase::Pending,
+            Reason::DetectedClusterChange,
+            "Cluster resources changed state",
+            &now_text,
+        );
+        write_status(&api, csv, &status, None).await?;
+        return Ok(None);
+    }
+
     // 3. The phase machine. A failed install would go Failed → Pending → InstallReady on its
     // own writes, each waking the CSV at once: it stays Failed for a backoff step first.
     if phase == Some(Phase::Failed) && reason == Some(Reason::InstallComponentFailed) {
@@ -541,7 +554,18 @@ async fn reconcile_one(csv: &ClusterServiceVersion, ctx: &Ctx) -> Result<Option<
     if step == Step::Install {
         let key = key(csv);
         let last = lock(&ctx.install_failures).get(&key).copied();
-        let outcome = install::install(client, index, csv, group, now).await;
+        // With `spec.serviceAccountName`, everything is installed as that account: it may
+        // create no more than it is allowed.
+        let scoped = match group
+            .spec
+            .service_account_name
+            .as_deref()
+            .filter(|s| !s.is_empty())
+        {
+            Some(sa) => crate::permissions::impersonating_client(&ctx.shared, &namespace, sa)?,
+            None => client.clone(),
+        };
+        let outcome = install::install(&scoped, index, csv, group, now).await;
         match &outcome {
             Err((e, _)) => {
                 warn!(csv = %name, namespace = %namespace, error = %e, "installing the strategy failed");

@@ -69,14 +69,23 @@ pub async fn install(
     for entry in &entries {
         let built = deployment_for_spec(&owner, entry, Overrides::default())
             .map_err(|e| (e.to_string(), true))?;
-        api.patch(&entry.name, &params, &Patch::Apply(&built.deployment))
+        match api
+            .patch(&entry.name, &params, &Patch::Apply(&built.deployment))
             .await
-            .map_err(|e| {
-                (
+        {
+            Ok(_) => {}
+            // The group's ServiceAccount may not: nothing changes that without a change of
+            // RBAC (upstream's InsufficentPermissions, unrecoverable).
+            Err(kube::Error::Api(s)) if s.code == 403 => {
+                return Err((format!("install strategy failed: {}", s.message), true));
+            }
+            Err(e) => {
+                return Err((
                     format!("error creating deployment {}: {e}", entry.name),
                     false,
-                )
-            })?;
+                ));
+            }
+        }
     }
     let existing: Vec<Value> = deployments_of(index, &owner.namespace);
     let orphans =

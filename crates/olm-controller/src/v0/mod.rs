@@ -38,6 +38,7 @@ use kube::{Resource, ResourceExt};
 use olm_v0_api::v1::{OLMConfig, OperatorGroup};
 use olm_v0_api::v1alpha1::ClusterServiceVersion;
 use olm_v0_api::v2::OperatorCondition;
+use serde_json::Value;
 use tracing::warn;
 
 use crate::context::Shared;
@@ -84,6 +85,8 @@ pub struct Index {
     pub cluster_roles: Store<ClusterRole>,
     /// ClusterRoleBindings, for permission checks.
     pub cluster_role_bindings: Store<ClusterRoleBinding>,
+    /// CSVs (`namespace/name`) that failed for want of permissions and whose RBAC changed since.
+    rbac_changed: Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
 }
 
 impl Index {
@@ -123,6 +126,14 @@ impl Index {
             .iter()
             .map(|n| (n.name_any(), n.labels().clone()))
             .collect()
+    }
+
+    /// Whether RBAC changed for the CSV `key` since it last asked (and forgets it).
+    pub fn take_rbac_change(&self, key: &str) -> bool {
+        self.rbac_changed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(key)
     }
 
     /// The cluster's RBAC, for permission checks.
@@ -489,26 +500,42 @@ fn on_config(index: &Index, _: Change<&OLMConfig>) -> Woken {
     }
 }
 
-/// RBAC changed: the CSVs still waiting for their requirements (of the object's namespace, or
-/// all for cluster-wide RBAC).
+/// RBAC changed: the CSVs still waiting for their requirements, and those their group's account
+/// could not install (of the object's namespace, or all for cluster-wide RBAC).
 fn on_rbac<K: kube::Resource>(index: &Index, change: Change<&K>) -> Woken {
     let o = match change {
         Change::Applied(o) | Change::Deleted(o) => o,
     };
     let namespace = o.meta().namespace.clone();
-    let csvs = index
-        .csvs
-        .state()
-        .iter()
-        .filter(|c| namespace.is_none() || c.namespace() == namespace)
-        .filter(|c| {
-            c.status
+    let mut csvs = Vec::new();
+    for c in index.csvs.state() {
+        if namespace.is_some() && c.namespace() != namespace {
+            continue;
+        }
+        let status = c.status.as_ref().and_then(|s| serde_json::to_value(s).ok());
+        let field = |k: &str| {
+            status
                 .as_ref()
-                .and_then(|s| serde_json::to_value(&s.phase).ok())
-                .is_some_and(|p| p == "Pending")
-        })
-        .map(|c| ObjectRef::from_obj(&**c))
-        .collect();
+                .and_then(|s| s.get(k))
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        };
+        let no_retry = field("reason").as_deref() == Some("InstallComponentFailedNoRetry");
+        if no_retry {
+            index
+                .rbac_changed
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .insert(format!(
+                    "{}/{}",
+                    c.namespace().unwrap_or_default(),
+                    c.name_any()
+                ));
+        }
+        if no_retry || field("phase").as_deref() == Some("Pending") {
+            csvs.push(ObjectRef::from_obj(&*c));
+        }
+    }
     Woken {
         csvs,
         ..Woken::default()
@@ -563,6 +590,7 @@ pub async fn run(
         role_bindings,
         cluster_roles,
         cluster_role_bindings,
+        rbac_changed: Arc::default(),
     };
     let (csv_tx, csv_rx) = mpsc::channel(1024);
     let (copy_tx, copy_rx) = mpsc::channel(1024);

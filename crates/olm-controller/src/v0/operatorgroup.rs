@@ -182,6 +182,7 @@ async fn reconcile_one(g: &OperatorGroup, ctx: &Ctx) -> Result<(), Error> {
         several.then_some((MULTIPLE_GROUPS_REASON, MULTIPLE_GROUPS_MESSAGE)),
     );
     let mut account_ref = None;
+    let mut account_missing = None;
     if let Some(sa) = g
         .spec
         .service_account_name
@@ -196,6 +197,7 @@ async fn reconcile_one(g: &OperatorGroup, ctx: &Ctx) -> Result<(), Error> {
                     SERVICE_ACCOUNT_CONDITION,
                     Some((SERVICE_ACCOUNT_REASON, &service_account_message(sa))),
                 );
+                account_missing = Some(service_account_message(sa));
             }
             Some(found) => {
                 conditions = with_condition(&conditions, SERVICE_ACCOUNT_CONDITION, None);
@@ -252,6 +254,12 @@ async fn reconcile_one(g: &OperatorGroup, ctx: &Ctx) -> Result<(), Error> {
             info!(operatorgroup = %name, namespace = %namespace, targets = ?targets, "target namespaces changed");
             return Ok(());
         }
+    }
+
+    // ServiceAccounts are not watched (one per namespace at least): a missing one is looked
+    // for again with a backoff, as upstream's sync error does.
+    if let Some(missing) = account_missing {
+        return Err(Error::Invalid(missing));
     }
 
     // 4. Namespace labels.
