@@ -684,6 +684,121 @@ async fn scoped_group(env: &Env, id: &str) -> Result<()> {
     Ok(())
 }
 
+/// Two groups whose target namespaces meet: the second CSV providing the same API fails with
+/// `InterOperatorGroupOwnerConflict`; a static group refuses APIs it does not list.
+async fn intersecting_groups(env: &Env, id: &str) -> Result<()> {
+    let (a, b, shared) = (format!("{id}-a"), format!("{id}-b"), format!("{id}-shared"));
+    for ns in [&a, &b, &shared] {
+        env.namespace(ns, json!({})).await?;
+    }
+    let api_group = format!("{id}.example.com");
+    env.apply(crd("sprockets", &api_group, "Sprocket")).await?;
+    env.apply(group(&a, "og", json!({"targetNamespaces": [a, shared]})))
+        .await?;
+    env.apply(group(&b, "og", json!({"targetNamespaces": [b, shared]})))
+        .await?;
+    let owned = Some(("sprockets", api_group.as_str(), "Sprocket"));
+    env.apply(csv(
+        &a,
+        "first.v1.0.0",
+        &["MultiNamespace", "OwnNamespace"],
+        owned,
+        json!({}),
+    ))
+    .await?;
+    env.wait_phase(&a, "first.v1.0.0", "Succeeded", "InstallSucceeded")
+        .await?;
+    let groups: Api<DynamicObject> =
+        Api::namespaced_with(env.client.clone(), &a, &group_resource());
+    let og = serde_json::to_value(groups.get("og").await?)?;
+    check_eq!(
+        og["metadata"]["annotations"]["olm.providedAPIs"],
+        format!("Sprocket.v1.{api_group}")
+    );
+    env.apply(csv(
+        &b,
+        "second.v1.0.0",
+        &["MultiNamespace", "OwnNamespace"],
+        owned,
+        json!({}),
+    ))
+    .await?;
+    let o = env
+        .wait_phase(
+            &b,
+            "second.v1.0.0",
+            "Failed",
+            "InterOperatorGroupOwnerConflict",
+        )
+        .await?;
+    check_eq!(
+        o["status"]["message"],
+        "intersecting operatorgroups provide the same apis"
+    );
+
+    let fixed = format!("{id}-static");
+    env.namespace(&fixed, json!({})).await?;
+    let mut static_group = group(
+        &fixed,
+        "og",
+        json!({"targetNamespaces": [fixed], "staticProvidedAPIs": true}),
+    );
+    static_group["metadata"]["annotations"] = json!({"olm.providedAPIs": ""});
+    env.apply(static_group).await?;
+    env.apply(crd("cogs", &api_group, "Cog")).await?;
+    env.apply(csv(
+        &fixed,
+        "static.v1.0.0",
+        &["OwnNamespace"],
+        Some(("cogs", api_group.as_str(), "Cog")),
+        json!({}),
+    ))
+    .await?;
+    let o = env
+        .wait_phase(
+            &fixed,
+            "static.v1.0.0",
+            "Failed",
+            "CannotModifyStaticOperatorGroupProvidedAPIs",
+        )
+        .await?;
+    check_eq!(
+        o["status"]["message"],
+        "static provided api operatorgroup cannot be modified by these apis"
+    );
+    Ok(())
+}
+
+/// `upgradeStrategy: TechPreviewUnsafeFailForward`: a failed v1 is replaced by v2 (v1 goes
+/// Replacing with upstream's message, then away).
+async fn fail_forward(env: &Env, id: &str) -> Result<()> {
+    let ns = id;
+    env.namespace(ns, json!({})).await?;
+    env.apply(group(
+        ns,
+        "og",
+        json!({"targetNamespaces": [ns], "upgradeStrategy": "TechPreviewUnsafeFailForward"}),
+    ))
+    .await?;
+    let mut broken = csv(ns, "ff.v1.0.0", &["OwnNamespace"], None, json!({}));
+    broken["spec"]["install"]["strategy"] = json!("helm");
+    env.apply(broken).await?;
+    env.wait_phase(ns, "ff.v1.0.0", "Failed", "InvalidInstallStrategy")
+        .await?;
+    env.apply(csv(
+        ns,
+        "ff.v2.0.0",
+        &["OwnNamespace"],
+        None,
+        json!({"replaces": "ff.v1.0.0"}),
+    ))
+    .await?;
+    env.wait_phase(ns, "ff.v2.0.0", "Succeeded", "InstallSucceeded")
+        .await?;
+    env.wait_gone(ns, "ff.v1.0.0").await?;
+    Ok(())
+}
+
 /// v1 → v2 → v3 by `spec.replaces`: each older CSV is Replacing, then deleted once the newer
 /// one succeeded; Upgradeable=False in an override holds v3 in Pending until it is lifted.
 async fn replaces_chain(env: &Env, id: &str) -> Result<()> {
@@ -1254,7 +1369,11 @@ async fn olm_v0_on_a_control_plane() -> Result<()> {
     tokio::time::sleep(Duration::from_secs(2)).await;
     let env = Env { client };
 
-    let together: [(&str, Scenario); 9] = [
+    let together: [(&str, Scenario); 11] = [
+        ("intersecting-groups", |e, id| {
+            Box::pin(intersecting_groups(e, id))
+        }),
+        ("fail-forward", |e, id| Box::pin(fail_forward(e, id))),
         ("scoped-group", |e, id| Box::pin(scoped_group(e, id))),
         ("webhooks", |e, id| Box::pin(webhooks(e, id))),
         ("own-namespace", |e, id| Box::pin(own_namespace(e, id))),
