@@ -1037,6 +1037,33 @@ async fn webhooks(env: &Env, id: &str) -> Result<()> {
         .get("hooks-service-cert")
         .await?;
     check_eq!(secret.type_.as_deref(), Some("kubernetes.io/tls"));
+    env.wait_csv(ns, "hooks.v1.0.0", "the finalizer", |o| {
+        o["metadata"]["finalizers"] == json!(["operators.coreos.com/csv-cleanup"])
+    })
+    .await?;
+    // Deleted: its cluster-scoped leftovers go with it, then the CSV.
+    env.csvs(ns)
+        .delete("hooks.v1.0.0", &DeleteParams::default())
+        .await?;
+    env.wait_gone(ns, "hooks.v1.0.0").await?;
+    let selector = format!("olm.owner=hooks.v1.0.0,olm.owner.namespace={ns}");
+    check_eq!(
+        configs
+            .list(&ListParams::default().labels(&selector))
+            .await?
+            .items
+            .len(),
+        0
+    );
+    let bindings = Api::<k8s_openapi::api::rbac::v1::ClusterRoleBinding>::all(env.client.clone());
+    check_eq!(
+        bindings
+            .list(&ListParams::default().labels(&selector))
+            .await?
+            .items
+            .len(),
+        0
+    );
 
     for (name, groups, resources, message) in [
         (

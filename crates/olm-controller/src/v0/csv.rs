@@ -2,6 +2,8 @@
 //!
 //! The flow of one reconcile:
 //!
+//! 0. A CSV being deleted has what it leaves cluster-wide removed ([`super::cleanup`]), then its
+//!    finalizer; any other gets the finalizer first.
 //! 1. Work out the APIs the CSV provides (`olm_v0::surface`); a CRD name that does not parse
 //!    leaves the CSV as it is, logged, as upstream does. Put the `olm.api.<hash>` labels on the
 //!    CSV when they differ, and stop: the write wakes it again.
@@ -46,7 +48,9 @@ use olm_v0_api::v1alpha1::ClusterServiceVersion;
 use serde_json::{Value, json};
 use tracing::{Instrument, debug, info, info_span, warn};
 
-use super::{CSV_CONTROLLER, EVENT_SOURCE, Index, install, nothing, requirements, serving};
+use super::{
+    CSV_CONTROLLER, EVENT_SOURCE, Index, cleanup, install, nothing, requirements, serving,
+};
 use crate::context::Shared;
 use crate::metrics::Outcome;
 
@@ -288,14 +292,19 @@ fn phase_of(csv: &ClusterServiceVersion) -> (Option<Phase>, Option<Reason>, CsvS
 }
 
 async fn reconcile_one(csv: &ClusterServiceVersion, ctx: &Ctx) -> Result<Option<Duration>, Error> {
-    if csv.meta().deletion_timestamp.is_some() {
-        return Ok(None);
-    }
     let client = &ctx.shared.client;
     let index = &ctx.index;
     let name = csv.name_any();
     let namespace = csv.namespace().unwrap_or_default();
     let api: Api<ClusterServiceVersion> = Api::namespaced(client.clone(), &namespace);
+    // 0. Deletion, and the finalizer that makes it wait for the cleanup.
+    if csv.meta().deletion_timestamp.is_some() {
+        let done = cleanup::finalize(client, index, &api, csv).await?;
+        return Ok((!done).then_some(Duration::from_secs(1)));
+    }
+    if cleanup::ensure_finalizer(&api, csv).await? {
+        return Ok(None);
+    }
 
     // 1. The APIs it provides, as labels.
     let surface = match surface_of(csv) {

@@ -14,6 +14,7 @@
 //! Caveat: once a watch has to list again (the API server lost its history), every CSV and
 //! group is looked at again: the events of the gap are not known one by one.
 
+mod cleanup;
 mod copies;
 mod csv;
 mod install;
