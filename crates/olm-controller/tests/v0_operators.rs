@@ -387,6 +387,30 @@ async fn own_namespace(env: &Env, id: &str) -> Result<()> {
         og["metadata"]["annotations"]["olm.providedAPIs"],
         format!("Gadget.v1.{id}.example.com")
     );
+    // The roles that open the CSV's API to Kubernetes' admin, edit and view roles.
+    let roles = Api::<k8s_openapi::api::rbac::v1::ClusterRole>::all(env.client.clone());
+    let admin_name = format!("gadgets.{id}.example.com-v1-admin");
+    let admin = wait(
+        "the per-API ClusterRoles",
+        || async { Ok(roles.get_opt(&admin_name).await?) },
+        |r| r.is_some(),
+    )
+    .await?
+    .context("no admin role")?;
+    check_eq!(
+        admin
+            .labels()
+            .get("rbac.authorization.k8s.io/aggregate-to-admin")
+            .map(String::as_str),
+        Some("true")
+    );
+    if roles
+        .get_opt(&format!("gadgets.{id}.example.com-v1-crdview"))
+        .await?
+        .is_none()
+    {
+        bail!("no crdview ClusterRole");
+    }
     let conditions: Api<DynamicObject> = Api::namespaced_with(
         env.client.clone(),
         ns,

@@ -68,6 +68,8 @@ struct Ctx {
     server_version: Option<String>,
     /// OperatorConditions (by uid) whose Role and RoleBinding this process applied.
     condition_rbac: Mutex<HashSet<String>>,
+    /// Per-API ClusterRoles applied by this process (`<csv uid>/<owner uid>/<version>`).
+    api_roles: Mutex<HashSet<String>>,
     /// Failed installs per CSV: how many in a row, and when the last one was.
     install_failures: Mutex<HashMap<String, (u32, Instant)>>,
 }
@@ -111,6 +113,7 @@ pub async fn run(
         server_version,
         condition_rbac: Mutex::default(),
         install_failures: Mutex::default(),
+        api_roles: Mutex::default(),
     });
     Controller::for_stream(nothing(), index.csvs.clone())
         .reconcile_on(wake)
@@ -661,6 +664,9 @@ async fn reconcile_one(csv: &ClusterServiceVersion, ctx: &Ctx) -> Result<Option<
 
     // 4. Copies and the OperatorCondition.
     ensure_condition(ctx, csv).await?;
+    if Phase::parse(&status.phase) == Some(Phase::Succeeded) {
+        ensure_api_roles(ctx, csv, &surface).await?;
+    }
     Ok(requeue)
 }
 
@@ -851,6 +857,90 @@ async fn record(ctx: &Ctx, csv: &ClusterServiceVersion, e: olm_v0::status::Phase
     if let Err(err) = ctx.recorder.publish(&event, &csv.object_ref(&())).await {
         warn!(csv = %csv.name_any(), namespace = ?csv.namespace(), error = %err, "recording an event failed");
     }
+}
+
+/// The ClusterRoles that let Kubernetes' admin, edit and view roles (and the group's) use the
+/// APIs a succeeded CSV provides; applied once per process per CSV and CRD or APIService.
+async fn ensure_api_roles(
+    ctx: &Ctx,
+    csv: &ClusterServiceVersion,
+    surface: &olm_v0::surface::Surface,
+) -> Result<(), Error> {
+    let client = &ctx.shared.client;
+    let params = PatchParams::apply(super::FIELD_MANAGER).force();
+    let roles: Api<k8s_openapi::api::rbac::v1::ClusterRole> = Api::all(client.clone());
+    let crds = csv
+        .spec
+        .custom_resource_definitions
+        .clone()
+        .unwrap_or_default();
+    let apis = csv.spec.api_service_definitions.clone().unwrap_or_default();
+    let mut wanted = Vec::new();
+    for owned in &crds.owned {
+        let Some(crd) = ctx.index.crds.get(&ObjectRef::new(&owned.name)) else {
+            continue;
+        };
+        let Some(key) = surface.provided.0.iter().find(|k| {
+            format!("{}.{}", k.plural, k.group) == owned.name && k.version == owned.version
+        }) else {
+            continue;
+        };
+        wanted.push((
+            owned.name.clone(),
+            key.clone(),
+            "apiextensions.k8s.io/v1",
+            "CustomResourceDefinition",
+            crd.name_any(),
+            crd.uid().unwrap_or_default(),
+            true,
+        ));
+    }
+    let services: Api<k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService> =
+        Api::all(client.clone());
+    for owned in &apis.owned {
+        let service_name = format!("{}.{}", owned.version, owned.group);
+        let Some(service) = services.get_opt(&service_name).await? else {
+            continue;
+        };
+        let key = olm_v0::ApiKey {
+            group: owned.group.clone(),
+            version: owned.version.clone(),
+            kind: owned.kind.clone(),
+            plural: owned.name.clone(),
+        };
+        wanted.push((
+            owned.name.clone(),
+            key,
+            "apiregistration.k8s.io/v1",
+            "APIService",
+            service_name,
+            service.uid().unwrap_or_default(),
+            false,
+        ));
+    }
+    for (name, key, api_version, kind, owner_name, uid, crd) in wanted {
+        let memo = format!("{}/{uid}/{}", csv.uid().unwrap_or_default(), key.version);
+        if lock(&ctx.api_roles).contains(&memo) {
+            continue;
+        }
+        let owner = olm_v0::rbac::ApiOwner {
+            api_version,
+            kind,
+            name: &owner_name,
+            uid: &uid,
+        };
+        for role in olm_v0::rbac::provided_api_cluster_roles(&name, &key, &owner, crd) {
+            let role_name = role["metadata"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
+            roles
+                .patch(&role_name, &params, &Patch::Apply(&role))
+                .await?;
+        }
+        lock(&ctx.api_roles).insert(memo);
+    }
+    Ok(())
 }
 
 /// Creates the CSV's OperatorCondition when it has none, and the Role and RoleBinding that let
