@@ -823,6 +823,59 @@ async fn fail_forward(env: &Env, id: &str) -> Result<()> {
     Ok(())
 }
 
+/// An AllNamespaces operator's Role and RoleBinding (made for it, with its owner labels) are
+/// lifted to a ClusterRole and ClusterRoleBinding, which go when the CSV is deleted.
+async fn lifted_rbac(env: &Env, id: &str) -> Result<()> {
+    let ns = id;
+    env.namespace(ns, json!({})).await?;
+    env.apply(group(ns, "global", json!({}))).await?;
+    let owner = json!({"olm.owner": "lift.v1.0.0", "olm.owner.namespace": ns, "olm.owner.kind": "ClusterServiceVersion"});
+    env.apply(json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "lifter", "namespace": ns}})).await?;
+    let role = format!("{id}-role");
+    env.apply(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": role, "namespace": ns, "labels": owner},
+        "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list"]}]})).await?;
+    env.apply(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": role, "namespace": ns, "labels": owner},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": role},
+        "subjects": [{"kind": "ServiceAccount", "name": "lifter", "namespace": ns}]})).await?;
+    let extra = json!({"install": {"permissions": [{
+        "serviceAccountName": "lifter",
+        "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list"]}],
+    }]}});
+    env.apply(csv(ns, "lift.v1.0.0", &["AllNamespaces"], None, extra))
+        .await?;
+    env.wait_phase(ns, "lift.v1.0.0", "Succeeded", "InstallSucceeded")
+        .await?;
+    let roles = Api::<k8s_openapi::api::rbac::v1::ClusterRole>::all(env.client.clone());
+    let lifted = wait(
+        "the lifted ClusterRole",
+        || async { Ok(roles.get_opt(&role).await?) },
+        |r| r.is_some(),
+    )
+    .await?
+    .context("no ClusterRole")?;
+    let rules = serde_json::to_value(&lifted.rules)?;
+    check_eq!(
+        rules[1],
+        json!({"verbs": ["get", "list", "watch"], "apiGroups": [""], "resources": ["namespaces"]})
+    );
+    let bindings = Api::<k8s_openapi::api::rbac::v1::ClusterRoleBinding>::all(env.client.clone());
+    let binding = wait(
+        "the lifted ClusterRoleBinding",
+        || async { Ok(bindings.get_opt(&role).await?) },
+        |r| r.is_some(),
+    )
+    .await?
+    .context("no ClusterRoleBinding")?;
+    check_eq!(binding.role_ref.kind, "ClusterRole");
+    env.csvs(ns)
+        .delete("lift.v1.0.0", &DeleteParams::default())
+        .await?;
+    env.wait_gone(ns, "lift.v1.0.0").await?;
+    check_eq!(roles.get_opt(&role).await?.is_none(), true);
+    check_eq!(bindings.get_opt(&role).await?.is_none(), true);
+    Ok(())
+}
+
 /// v1 → v2 → v3 by `spec.replaces`: each older CSV is Replacing, then deleted once the newer
 /// one succeeded; Upgradeable=False in an override holds v3 in Pending until it is lifted.
 async fn replaces_chain(env: &Env, id: &str) -> Result<()> {
@@ -1420,7 +1473,8 @@ async fn olm_v0_on_a_control_plane() -> Result<()> {
     tokio::time::sleep(Duration::from_secs(2)).await;
     let env = Env { client };
 
-    let together: [(&str, Scenario); 11] = [
+    let together: [(&str, Scenario); 12] = [
+        ("lifted-rbac", |e, id| Box::pin(lifted_rbac(e, id))),
         ("intersecting-groups", |e, id| {
             Box::pin(intersecting_groups(e, id))
         }),

@@ -145,6 +145,42 @@ pub fn provided_api_cluster_roles(
     out
 }
 
+/// The ClusterRole an AllNamespaces operator's Role is lifted to when its namespaced
+/// permissions are not already granted cluster-wide (upstream's `ensureSingletonRBAC`): the
+/// Role's name and labels, its rules plus `get`, `list`, `watch` on namespaces.
+pub fn lifted_cluster_role(role: &Value) -> Value {
+    let mut rules = role
+        .get("rules")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    rules.push(
+        json!({"verbs": ["get", "list", "watch"], "apiGroups": [""], "resources": ["namespaces"]}),
+    );
+    json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": role["metadata"]["name"], "labels": role["metadata"]["labels"]},
+        "rules": rules,
+    })
+}
+
+/// The ClusterRoleBinding a lifted Role's RoleBinding becomes: its name, labels and subjects,
+/// bound to the ClusterRole of the same name as the Role it bound.
+pub fn lifted_cluster_role_binding(binding: &Value) -> Value {
+    json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRoleBinding",
+        "metadata": {"name": binding["metadata"]["name"], "labels": binding["metadata"]["labels"]},
+        "subjects": binding["subjects"],
+        "roleRef": {
+            "apiGroup": binding["roleRef"]["apiGroup"],
+            "kind": "ClusterRole",
+            "name": binding["roleRef"]["name"],
+        },
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -203,5 +239,32 @@ mod tests {
             provided_api_cluster_roles("widgets", &key, &owner, false).len(),
             3
         );
+    }
+
+    /// A Role lifted for an AllNamespaces operator (upstream's `ensureSingletonRBAC`).
+    #[test]
+    fn lifted_roles() {
+        let role = json!({
+            "metadata": {"name": "op-role", "namespace": "ops", "labels": {"olm.owner": "op.v1"}},
+            "rules": [{"verbs": ["*"], "apiGroups": [""], "resources": ["configmaps"]}],
+        });
+        let lifted = lifted_cluster_role(&role);
+        assert_eq!(
+            lifted["metadata"],
+            json!({"name": "op-role", "labels": {"olm.owner": "op.v1"}})
+        );
+        assert_eq!(
+            lifted["rules"][1],
+            json!({"verbs": ["get", "list", "watch"], "apiGroups": [""], "resources": ["namespaces"]})
+        );
+        let binding = json!({
+            "metadata": {"name": "op-binding", "namespace": "ops", "labels": {"olm.owner": "op.v1"}},
+            "subjects": [{"kind": "ServiceAccount", "name": "op", "namespace": "ops"}],
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "op-role"},
+        });
+        let lifted = lifted_cluster_role_binding(&binding);
+        assert_eq!(lifted["roleRef"]["kind"], "ClusterRole");
+        assert_eq!(lifted["roleRef"]["name"], "op-role");
+        assert_eq!(lifted["subjects"][0]["namespace"], "ops");
     }
 }

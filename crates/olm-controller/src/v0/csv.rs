@@ -667,6 +667,13 @@ async fn reconcile_one(csv: &ClusterServiceVersion, ctx: &Ctx) -> Result<Option<
     if Phase::parse(&status.phase) == Some(Phase::Succeeded) {
         ensure_api_roles(ctx, csv, &surface).await?;
     }
+    let all_namespaces = group
+        .status
+        .as_ref()
+        .is_some_and(|s| s.namespaces.len() == 1 && s.namespaces[0].is_empty());
+    if all_namespaces && !status.is_uncopiable() {
+        lift_rbac(ctx, csv).await?;
+    }
     Ok(requeue)
 }
 
@@ -939,6 +946,72 @@ async fn ensure_api_roles(
                 .await?;
         }
         lock(&ctx.api_roles).insert(memo);
+    }
+    Ok(())
+}
+
+/// An AllNamespaces operator whose namespaced permissions are not granted cluster-wide gets
+/// each Role and RoleBinding OLM made for it in its namespace (found by its owner labels) as a
+/// ClusterRole and ClusterRoleBinding of the same name (upstream's `ensureSingletonRBAC`),
+/// created once, never updated.
+async fn lift_rbac(ctx: &Ctx, csv: &ClusterServiceVersion) -> Result<(), Error> {
+    if requirements::granted_cluster_wide(&ctx.index, csv) {
+        return Ok(());
+    }
+    let namespace = csv.namespace().unwrap_or_default();
+    let owned = |labels: &BTreeMap<String, String>| {
+        labels.get(olm_v0::operatorgroup::OWNER_LABEL) == Some(&csv.name_any())
+            && labels.get(olm_v0::operatorgroup::OWNER_NAMESPACE_LABEL) == Some(&namespace)
+            && labels
+                .get(olm_v0::operatorgroup::OWNER_KIND_LABEL)
+                .map(String::as_str)
+                == Some("ClusterServiceVersion")
+    };
+    let client = &ctx.shared.client;
+    let cluster_roles: Api<k8s_openapi::api::rbac::v1::ClusterRole> = Api::all(client.clone());
+    for role in ctx.index.roles.state() {
+        if role.namespace().as_deref() != Some(namespace.as_str()) || !owned(role.labels()) {
+            continue;
+        }
+        if ctx
+            .index
+            .cluster_roles
+            .get(&ObjectRef::new(&role.name_any()))
+            .is_some()
+        {
+            continue;
+        }
+        let lifted =
+            olm_v0::rbac::lifted_cluster_role(&serde_json::to_value(&*role).unwrap_or(Value::Null));
+        let typed = serde_json::from_value(lifted).map_err(|e| Error::Retry(e.to_string()))?;
+        match cluster_roles.create(&PostParams::default(), &typed).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(s)) if s.code == 409 => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    let bindings: Api<k8s_openapi::api::rbac::v1::ClusterRoleBinding> = Api::all(client.clone());
+    for binding in ctx.index.role_bindings.state() {
+        if binding.namespace().as_deref() != Some(namespace.as_str()) || !owned(binding.labels()) {
+            continue;
+        }
+        if ctx
+            .index
+            .cluster_role_bindings
+            .get(&ObjectRef::new(&binding.name_any()))
+            .is_some()
+        {
+            continue;
+        }
+        let lifted = olm_v0::rbac::lifted_cluster_role_binding(
+            &serde_json::to_value(&*binding).unwrap_or(Value::Null),
+        );
+        let typed = serde_json::from_value(lifted).map_err(|e| Error::Retry(e.to_string()))?;
+        match bindings.create(&PostParams::default(), &typed).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(s)) if s.code == 409 => {}
+            Err(e) => return Err(e.into()),
+        }
     }
     Ok(())
 }

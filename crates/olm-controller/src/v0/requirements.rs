@@ -231,6 +231,26 @@ fn check_rules(
     }
 }
 
+/// Whether every rule of the CSV's `permissions` and `clusterPermissions` is granted to its
+/// ServiceAccount cluster-wide (what an AllNamespaces operator needs).
+pub fn granted_cluster_wide(index: &Index, csv: &ClusterServiceVersion) -> bool {
+    let Some(strategy) = &csv.spec.install.strategy_spec else {
+        return true;
+    };
+    let namespace = csv.namespace().unwrap_or_default();
+    let rbac = index.rbac();
+    strategy
+        .permissions
+        .iter()
+        .chain(strategy.cluster_permissions.iter())
+        .all(|p| {
+            check_rules(&rbac, p, &namespace, true)
+                .rules
+                .iter()
+                .all(|(_, ok)| *ok)
+        })
+}
+
 /// A rule as Go's `encoding/json` writes a `rbacv1.PolicyRule`: fields in declaration order,
 /// empty ones left out.
 fn rule_json(rule: &PolicyRule) -> String {
