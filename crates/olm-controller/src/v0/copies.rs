@@ -45,8 +45,13 @@ pub const STATUS_HASH: &str = "$copyhash-status";
 /// How many copies are written at once.
 const CONCURRENT_WRITES: usize = 16;
 
-/// How many parents' copies are brought in step at once.
-const CONCURRENCY: u16 = 2;
+/// How many parents' copies are brought in step at once: one, so that copy writes (at most
+/// [`CONCURRENT_WRITES`] in flight) never crowd out the CSV controller's requests.
+const CONCURRENCY: u16 = 1;
+
+/// How long a parent's changes are gathered before its copies are written: the phases of an
+/// install follow each other within moments.
+const DEBOUNCE: std::time::Duration = std::time::Duration::from_secs(1);
 
 struct Ctx {
     shared: Arc<Shared>,
@@ -84,7 +89,11 @@ pub async fn run(
     });
     Controller::for_stream(nothing(), index.csvs.clone())
         .reconcile_on(wake)
-        .with_config(controller::Config::default().concurrency(CONCURRENCY))
+        .with_config(
+            controller::Config::default()
+                .concurrency(CONCURRENCY)
+                .debounce(DEBOUNCE),
+        )
         .graceful_shutdown_on(stop)
         .run(reconcile, error_policy, ctx)
         .for_each(|result| async move {
@@ -127,6 +136,16 @@ async fn reconcile(csv: Arc<ClusterServiceVersion>, ctx: Arc<Ctx>) -> Result<Act
         .get("reason")
         .and_then(Value::as_str)
         .unwrap_or_default();
+    // On its way to a settled phase, a CSV's copies are left as they are: each phase it passes
+    // through would otherwise rewrite every copy (10,000 writes per step at 10,000 namespaces),
+    // and those writes would hold up the very install they report on.
+    if matches!(
+        phase,
+        Some(Phase::Pending | Phase::InstallReady | Phase::Installing)
+    ) && !olm_v0::phase::Reason::parse(reason).is_some_and(olm_v0::phase::Reason::is_uncopiable)
+    {
+        return Ok(Action::await_change());
+    }
     let uncopiable = phase.is_none_or(|p| p == Phase::None || p == Phase::Deleting)
         || olm_v0::phase::Reason::parse(reason).is_some_and(olm_v0::phase::Reason::is_uncopiable)
         || csv.meta().deletion_timestamp.is_some();
