@@ -992,6 +992,30 @@ async fn copies(env: &Env, id: &str) -> Result<()> {
         "spec": {"features": {"disableCopiedCSVs": true}}})).await?;
     env.wait_gone(&later, "everywhere.v1.0.0").await?;
     env.wait_gone("default", "everywhere.v1.0.0").await?;
+    let configs: Api<DynamicObject> = Api::all_with(
+        env.client.clone(),
+        &resource("operators.coreos.com", "v1", "OLMConfig", "olmconfigs"),
+    );
+    let condition = |status: &'static str, reason: &'static str| {
+        let configs = configs.clone();
+        async move {
+            wait(
+                &format!("OLMConfig DisabledCopiedCSVs {status}/{reason}"),
+                || async { Ok(serde_json::to_value(configs.get("cluster").await?)?) },
+                |c| {
+                    c["status"]["conditions"].as_array().is_some_and(|cs| {
+                        cs.iter().any(|x| {
+                            x["type"] == "DisabledCopiedCSVs"
+                                && x["status"] == status
+                                && x["reason"] == reason
+                        })
+                    })
+                },
+            )
+            .await
+        }
+    };
+    condition("True", "CopiedCSVsDisabled").await?;
     let events: Api<k8s_openapi::api::events::v1::Event> = Api::namespaced(env.client.clone(), ns);
     wait(
         "the DisabledCopiedCSVs event",
@@ -1011,6 +1035,7 @@ async fn copies(env: &Env, id: &str) -> Result<()> {
         c["status"]["reason"] == "Copied"
     })
     .await?;
+    condition("False", "CopiedCSVsEnabled").await?;
     // Deleting the operator deletes its copies.
     env.csvs(ns)
         .delete("everywhere.v1.0.0", &DeleteParams::default())

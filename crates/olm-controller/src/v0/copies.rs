@@ -180,6 +180,9 @@ async fn reconcile(csv: Arc<ClusterServiceVersion>, ctx: Arc<Ctx>) -> Result<Act
     ctx.shared
         .metrics
         .observe(COPY_CONTROLLER, outcome, started.elapsed());
+    if let Err(e) = report(&ctx).await {
+        warn!(error = %e, "writing the OLMConfig status failed");
+    }
     if synced.failed > 0 {
         return Err(Error(format!(
             "{} copies of {namespace}/{name} could not be written",
@@ -187,6 +190,101 @@ async fn reconcile(csv: Arc<ClusterServiceVersion>, ctx: Arc<Ctx>) -> Result<Act
         )));
     }
     Ok(Action::await_change())
+}
+
+/// `OLMConfig cluster`'s `DisabledCopiedCSVs` condition (upstream's `syncOLMConfig`): whether
+/// every settled AllNamespaces operator has a copy in each other namespace (copies enabled) or
+/// none (disabled), from the caches; written when it changes, if the OLMConfig exists.
+async fn report(ctx: &Ctx) -> Result<(), kube::Error> {
+    let Some(config) = ctx
+        .index
+        .configs
+        .get(&ObjectRef::new(olm_v0_api::v1::OLM_CONFIG_NAME))
+    else {
+        return Ok(());
+    };
+    let enabled = ctx.index.copies_disabled() != Some(true);
+    let active = ctx.index.namespaces.state().len();
+    let copies = ctx.index.copies.state();
+    let mut mismatch = false;
+    for csv in ctx.index.csvs.state() {
+        let all_namespaces = csv
+            .annotations()
+            .get(olm_v0::membership::TARGET_NAMESPACES_ANNOTATION)
+            .is_some_and(String::is_empty);
+        let phase = csv
+            .status
+            .as_ref()
+            .and_then(|s| serde_json::to_value(&s.phase).ok())
+            .and_then(|p| p.as_str().and_then(Phase::parse));
+        if !all_namespaces || !matches!(phase, Some(Phase::Succeeded | Phase::Failed)) {
+            continue;
+        }
+        let namespace = csv.namespace().unwrap_or_default();
+        let held: std::collections::BTreeSet<String> = copies
+            .iter()
+            .filter(|c| {
+                c.name_any() == csv.name_any()
+                    && c.labels().get(olm_v0::status::COPIED_FROM_LABEL) == Some(&namespace)
+            })
+            .filter_map(|c| c.namespace())
+            .collect();
+        mismatch |= !olm_v0::olmconfig::copies_as_expected(
+            enabled,
+            active,
+            &std::collections::BTreeSet::new(),
+            &held,
+        );
+    }
+    let (status, reason, message) = olm_v0::olmconfig::condition(enabled, mismatch);
+    let current = config
+        .status
+        .as_ref()
+        .and_then(|s| {
+            s.conditions
+                .iter()
+                .find(|c| c.type_ == olm_v0::olmconfig::DISABLED_COPIED_CSVS)
+        })
+        .cloned();
+    if current
+        .as_ref()
+        .is_some_and(|c| c.status == status && c.reason == reason && c.message == message)
+    {
+        return Ok(());
+    }
+    let now = jiff::Timestamp::now();
+    let since = match &current {
+        Some(c) if c.status == status => c.last_transition_time.clone(),
+        _ => k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+            jiff::Timestamp::from_second(now.as_second()).unwrap_or(now),
+        ),
+    };
+    let condition = json!({
+        "type": olm_v0::olmconfig::DISABLED_COPIED_CSVS,
+        "status": status,
+        "reason": reason,
+        "message": message,
+        "lastTransitionTime": since,
+        "observedGeneration": config.meta().generation,
+    });
+    let api: Api<olm_v0_api::v1::OLMConfig> = Api::all(ctx.shared.client.clone());
+    let patch = json!({
+        "metadata": {"resourceVersion": config.resource_version()},
+        "status": {"conditions": [condition]},
+    });
+    match api
+        .patch_status(
+            olm_v0_api::v1::OLM_CONFIG_NAME,
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(&patch),
+        )
+        .await
+    {
+        Ok(_) => Ok(()),
+        // Written from a stale copy: the newer one wakes the copies again.
+        Err(kube::Error::Api(s)) if s.code == 409 => Ok(()),
+        Err(e) => Err(e),
+    }
 }
 
 /// The Warning event on a CSV whose copies are disabled, once per process.
@@ -439,6 +537,14 @@ pub async fn remove_all(client: &kube::Client, index: &Index, namespace: &str, n
     }
 }
 
+/// Copy writes name OLM as their field manager.
+fn post_params() -> PostParams {
+    PostParams {
+        field_manager: Some(super::FIELD_MANAGER.to_owned()),
+        ..PostParams::default()
+    }
+}
+
 /// Writes the copy in `namespace`: creates it (`existing` is `None`) or replaces its metadata
 /// and spec (`spec`) and status (`status`), each at the resourceVersion last seen.
 async fn write_copy(
@@ -479,14 +585,14 @@ async fn put(
 ) -> Result<(), kube::Error> {
     let mut version = existing;
     if version.is_none() {
-        match api.create(&PostParams::default(), typed).await {
+        match api.create(&post_params(), typed).await {
             Ok(created) => version = created.resource_version(),
             // Created meanwhile (the cache is behind): replaced instead.
             Err(kube::Error::Api(s)) if s.code == 409 => {
                 version = api.get(name).await?.resource_version();
                 typed.metadata.resource_version.clone_from(&version);
                 version = api
-                    .replace(name, &PostParams::default(), typed)
+                    .replace(name, &post_params(), typed)
                     .await?
                     .resource_version();
             }
@@ -495,14 +601,13 @@ async fn put(
     } else if spec {
         typed.metadata.resource_version.clone_from(&version);
         version = api
-            .replace(name, &PostParams::default(), typed)
+            .replace(name, &post_params(), typed)
             .await?
             .resource_version();
     }
     if status {
         typed.metadata.resource_version = version;
-        api.replace_status(name, &PostParams::default(), typed)
-            .await?;
+        api.replace_status(name, &post_params(), typed).await?;
     }
     Ok(())
 }
