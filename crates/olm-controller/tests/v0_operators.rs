@@ -404,13 +404,13 @@ async fn own_namespace(env: &Env, id: &str) -> Result<()> {
             .map(String::as_str),
         Some("true")
     );
-    if roles
-        .get_opt(&format!("gadgets.{id}.example.com-v1-crdview"))
-        .await?
-        .is_none()
-    {
-        bail!("no crdview ClusterRole");
-    }
+    let crdview = format!("gadgets.{id}.example.com-v1-crdview");
+    wait(
+        "the crdview ClusterRole",
+        || async { Ok(roles.get_opt(&crdview).await?) },
+        |r| r.is_some(),
+    )
+    .await?;
     let conditions: Api<DynamicObject> = Api::namespaced_with(
         env.client.clone(),
         ns,

@@ -613,7 +613,16 @@ pub async fn run(
             Api::<PartialObjectMeta<Namespace>>::all(client.clone()),
             all(),
         )
-        .modify(|n| n.metadata.managed_fields = None)
+        .modify(|n| {
+            // Names and labels are all that is read of a namespace; there may be 10,000.
+            n.metadata = kube::api::ObjectMeta {
+                name: n.metadata.name.take(),
+                labels: n.metadata.labels.take(),
+                resource_version: n.metadata.resource_version.take(),
+                uid: n.metadata.uid.take(),
+                ..kube::api::ObjectMeta::default()
+            };
+        })
         .default_backoff(),
         index.clone(),
         wake.clone(),
