@@ -1,23 +1,20 @@
-//! Copied CSVs on the cluster: the watch that keeps them as metadata plus hashes, and making
+//! Copied CSVs on the cluster: the watch that keeps an index of them ([`CopyIndex`]), and making
 //! the copies of one CSV what `olm_v0::copied` says they should be.
 //!
 //! A copy is compared with its parent by two hashes (OLM's `copyableCSVHash`): one of its name,
 //! labels, annotations and spec, one of its status. The watch computes them from each copy as
-//! it arrives and keeps only the metadata with the hashes in two annotations of the cached
-//! object ([`SPEC_HASH`], [`STATUS_HASH`]; never written to the cluster), so an unchanged copy
-//! costs no write and little memory. A copy is written as two requests, the object and then its
+//! it arrives and keeps only where it is, its resourceVersion and the hashes, so an unchanged
+//! copy costs no write and little memory. A copy is written as two requests, the object and then its
 //! status, as the status subresource requires; a write cut in between is completed by the next
 //! reconcile, which sees the status hash differ.
 
-use std::collections::BTreeMap;
-
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use futures::StreamExt;
 use futures::channel::mpsc;
-use futures::{Stream, StreamExt, TryStreamExt};
-use kube::api::{Api, DeleteParams, PartialObjectMeta, PostParams};
+use kube::api::{Api, DeleteParams, PostParams};
 use kube::runtime::WatchStreamExt;
 use kube::runtime::controller::{self, Action, Controller};
 use kube::runtime::events::{Event as Recorded, EventType, Recorder, Reporter};
@@ -36,11 +33,6 @@ use super::{COPY_CONTROLLER, EVENT_SOURCE, Index, nothing};
 use crate::context::Shared;
 use crate::metrics::Outcome;
 use crate::v0::install::status_json;
-
-/// Cached annotation: the hash of a copy's name, labels, annotations and spec.
-pub const SPEC_HASH: &str = "$copyhash-spec";
-/// Cached annotation: the hash of a copy's status.
-pub const STATUS_HASH: &str = "$copyhash-status";
 
 /// How many copies are written at once.
 const CONCURRENT_WRITES: usize = 16;
@@ -205,7 +197,6 @@ async fn report(ctx: &Ctx) -> Result<(), kube::Error> {
     };
     let enabled = ctx.index.copies_disabled() != Some(true);
     let active = ctx.index.namespaces.state().len();
-    let copies = ctx.index.copies.state();
     let mut mismatch = false;
     for csv in ctx.index.csvs.state() {
         let all_namespaces = csv
@@ -221,13 +212,11 @@ async fn report(ctx: &Ctx) -> Result<(), kube::Error> {
             continue;
         }
         let namespace = csv.namespace().unwrap_or_default();
-        let held: std::collections::BTreeSet<String> = copies
-            .iter()
-            .filter(|c| {
-                c.name_any() == csv.name_any()
-                    && c.labels().get(olm_v0::status::COPIED_FROM_LABEL) == Some(&namespace)
-            })
-            .filter_map(|c| c.namespace())
+        let held: std::collections::BTreeSet<String> = ctx
+            .index
+            .copies
+            .of(&namespace, &csv.name_any())
+            .into_keys()
             .collect();
         mismatch |= !olm_v0::olmconfig::copies_as_expected(
             enabled,
@@ -312,50 +301,155 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// The watch of copies (`olm.copiedFrom` set), each reduced to its metadata and hashes.
-pub fn watch_stream(
-    api: Api<ClusterServiceVersion>,
-    copied_label: &str,
-) -> impl Stream<Item = Result<Event<PartialObjectMeta<ClusterServiceVersion>>, watcher::Error>>
-+ Send
-+ use<> {
-    watcher::watcher(api, watcher::Config::default().labels(copied_label))
-        .default_backoff()
-        .map_ok(|event| match event {
-            Event::Apply(c) => Event::Apply(reduce(&c)),
-            Event::Delete(c) => Event::Delete(reduce(&c)),
-            Event::Init => Event::Init,
-            Event::InitApply(c) => Event::InitApply(reduce(&c)),
-            Event::InitDone => Event::InitDone,
-        })
+/// One copy as the index keeps it: where it is, the resourceVersion its writes are conditional
+/// on, and the two hashes of its content.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Held {
+    /// `metadata.resourceVersion`.
+    pub resource_version: Option<String>,
+    /// [`hashes`]' first: name, labels, annotations and spec.
+    pub spec: String,
+    /// [`hashes`]' second: status.
+    pub status: String,
 }
 
-/// A copy as the cache keeps it: what the copy controller reads — name, namespace, its parent's
-/// namespace label, resourceVersion (writes are conditional on it) and the two hashes — and
-/// nothing else: at 10,000 namespaces there are 50,000 copies of five operators, and their full
-/// metadata (every CSV annotation is copied) would be most of the process's memory.
-fn reduce(copy: &ClusterServiceVersion) -> PartialObjectMeta<ClusterServiceVersion> {
+/// Every copy, by parent (`namespace`, `name`) and the namespace it is in.
+///
+/// Not a kube reflector store: at 10,000 namespaces five operators have 50,000 copies, and a
+/// cached object per copy (an `ObjectMeta`, its maps, the store's key) costs over a kilobyte;
+/// this keeps about two hundred bytes each.
+#[derive(Default)]
+pub struct CopyIndex {
+    by_parent: std::sync::RwLock<HashMap<(String, String), BTreeMap<String, Held>>>,
+    ready: tokio::sync::Notify,
+    is_ready: std::sync::atomic::AtomicBool,
+}
+
+type ByParent = HashMap<(String, String), BTreeMap<String, Held>>;
+
+impl CopyIndex {
+    /// The copies of the CSV `namespace/name`, by the namespace they are in.
+    pub fn of(&self, namespace: &str, name: &str) -> BTreeMap<String, Held> {
+        read(&self.by_parent)
+            .get(&(namespace.to_owned(), name.to_owned()))
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// Every parent that has copies.
+    pub fn parents(&self) -> Vec<(String, String)> {
+        read(&self.by_parent).keys().cloned().collect()
+    }
+
+    /// Waits until the first full list is in.
+    pub async fn wait_until_ready(&self) {
+        loop {
+            let notified = self.ready.notified();
+            if self.is_ready.load(std::sync::atomic::Ordering::Acquire) {
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    fn apply(map: &mut ByParent, copy: &ClusterServiceVersion) -> Option<(String, String)> {
+        let (parent, target, held) = entry(copy)?;
+        map.entry(parent.clone()).or_default().insert(target, held);
+        Some(parent)
+    }
+
+    fn delete(map: &mut ByParent, copy: &ClusterServiceVersion) -> Option<(String, String)> {
+        let (parent, target, _) = entry(copy)?;
+        if let Some(copies) = map.get_mut(&parent) {
+            copies.remove(&target);
+            if copies.is_empty() {
+                map.remove(&parent);
+            }
+        }
+        Some(parent)
+    }
+}
+
+fn read<T>(l: &std::sync::RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
+    l.read().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn write<T>(l: &std::sync::RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
+    l.write().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// A copy's parent, its namespace and what is kept of it; `None` without the
+/// `olm.copiedFrom` label.
+fn entry(copy: &ClusterServiceVersion) -> Option<((String, String), String, Held)> {
+    let parent_namespace = copy
+        .labels()
+        .get(olm_v0::status::COPIED_FROM_LABEL)?
+        .clone();
     let value = serde_json::to_value(copy).unwrap_or(Value::Null);
     let (spec, status) = hashes(&value);
-    let labels = copy
-        .labels()
-        .get(olm_v0::status::COPIED_FROM_LABEL)
-        .map(|from| BTreeMap::from([(olm_v0::status::COPIED_FROM_LABEL.to_owned(), from.clone())]));
-    let metadata = kube::api::ObjectMeta {
-        name: copy.metadata.name.clone(),
-        namespace: copy.metadata.namespace.clone(),
-        resource_version: copy.metadata.resource_version.clone(),
-        labels,
-        annotations: Some(BTreeMap::from([
-            (SPEC_HASH.to_owned(), spec),
-            (STATUS_HASH.to_owned(), status),
-        ])),
-        ..kube::api::ObjectMeta::default()
-    };
-    PartialObjectMeta {
-        types: None,
-        metadata,
-        _phantom: std::marker::PhantomData,
+    Some((
+        (parent_namespace, copy.name_any()),
+        copy.namespace().unwrap_or_default(),
+        Held {
+            resource_version: copy.resource_version(),
+            spec,
+            status,
+        },
+    ))
+}
+
+/// Keeps `index` in step with the copies on the cluster (`olm.copiedFrom` set) and wakes the
+/// parent of each copy that changed or went; after a repeated list (a watch that had to start
+/// over), every parent and every CSV.
+pub async fn watch(
+    api: Api<ClusterServiceVersion>,
+    copied_label: String,
+    index: Index,
+    mut wake: super::Wake,
+) {
+    let stream =
+        watcher::watcher(api, watcher::Config::default().labels(&copied_label)).default_backoff();
+    let mut stream = std::pin::pin!(stream);
+    let mut listing: Option<ByParent> = None;
+    let mut listed_once = false;
+    while let Some(event) = stream.next().await {
+        let parent = match event {
+            Ok(Event::Init) => {
+                listing = Some(ByParent::new());
+                None
+            }
+            Ok(Event::InitApply(c)) => {
+                if let Some(map) = listing.as_mut() {
+                    CopyIndex::apply(map, &c);
+                }
+                None
+            }
+            Ok(Event::InitDone) => {
+                if let Some(map) = listing.take() {
+                    *write(&index.copies.by_parent) = map;
+                }
+                index
+                    .copies
+                    .is_ready
+                    .store(true, std::sync::atomic::Ordering::Release);
+                index.copies.ready.notify_waiters();
+                if listed_once {
+                    wake.everything(&index).await;
+                }
+                listed_once = true;
+                None
+            }
+            Ok(Event::Apply(c)) => CopyIndex::apply(&mut write(&index.copies.by_parent), &c),
+            Ok(Event::Delete(c)) => CopyIndex::delete(&mut write(&index.copies.by_parent), &c),
+            Err(e) => {
+                warn!(watch = "copied clusterserviceversions", error = %e, "watch failed; retrying");
+                None
+            }
+        };
+        if let Some((namespace, name)) = parent {
+            wake.copies([ObjectRef::new(&name).within(&namespace)])
+                .await;
+        }
     }
 }
 
@@ -446,35 +540,16 @@ pub async fn sync(
     let parent_namespace = parent.namespace().unwrap_or_default();
     let proto = prototype(parent);
     let (spec_hash, status_hash) = hashes(&proto);
-    let existing: BTreeMap<String, (String, String, Option<String>)> = index
-        .copies
-        .state()
-        .iter()
-        .filter(|c| {
-            c.name_any() == name
-                && c.labels().get(olm_v0::status::COPIED_FROM_LABEL) == Some(&parent_namespace)
-        })
-        .map(|c| {
-            let a = c.annotations();
-            (
-                c.namespace().unwrap_or_default(),
-                (
-                    a.get(SPEC_HASH).cloned().unwrap_or_default(),
-                    a.get(STATUS_HASH).cloned().unwrap_or_default(),
-                    c.resource_version(),
-                ),
-            )
-        })
-        .collect();
+    let existing = index.copies.of(&parent_namespace, &name);
     let mut writes = Vec::new();
     for ns in wanted {
         match existing.get(ns) {
-            Some((s, t, _)) if *s == spec_hash && *t == status_hash => {}
-            Some((s, t, version)) => writes.push((
+            Some(h) if h.spec == spec_hash && h.status == status_hash => {}
+            Some(h) => writes.push((
                 ns.clone(),
-                version.clone(),
-                *s != spec_hash,
-                *t != status_hash,
+                h.resource_version.clone(),
+                h.spec != spec_hash,
+                h.status != status_hash,
             )),
             None => writes.push((ns.clone(), None, true, true)),
         }
@@ -531,19 +606,7 @@ pub async fn sync(
 
 /// Deletes every copy of the CSV `namespace/name` (its parent is gone).
 pub async fn remove_all(client: &kube::Client, index: &Index, namespace: &str, name: &str) {
-    let targets: Vec<String> = index
-        .copies
-        .state()
-        .iter()
-        .filter(|c| {
-            c.name_any() == name
-                && c.labels()
-                    .get(olm_v0::status::COPIED_FROM_LABEL)
-                    .map(String::as_str)
-                    == Some(namespace)
-        })
-        .filter_map(|c| c.namespace())
-        .collect();
+    let targets: Vec<String> = index.copies.of(namespace, name).into_keys().collect();
     for ns in targets {
         if let Err(e) = delete_copy(client, &ns, name).await {
             warn!(csv = %name, namespace = %namespace, target = %ns, error = %e, "deleting a copied CSV failed");

@@ -6,10 +6,10 @@
 //!
 //! The caches are filled by one watch per kind, each run as its own task ([`watch`]): every
 //! event updates the cache first and then sends the objects it concerns to the controllers,
-//! so a reconcile always sees the change that woke it. Copies of CSVs are kept as metadata plus
-//! two hashes computed as they arrive (as upstream does), so that ten thousand copies cost
-//! little more than their names. Deployments are watched only when OLM created them (the CSV
-//! owner labels), CRDs without their schemas.
+//! so a reconcile always sees the change that woke it. Copies of CSVs are kept as an index of
+//! where they are plus two hashes computed as they arrive (upstream keeps hashes too), so that
+//! fifty thousand copies cost about ten megabytes. Deployments are watched only when OLM
+//! created them (the CSV owner labels), CRDs without their schemas.
 //!
 //! Caveat: once a watch has to list again (the API server lost its history), every CSV and
 //! group is looked at again: the events of the gap are not known one by one.
@@ -68,8 +68,8 @@ pub struct Index {
     pub groups: Store<OperatorGroup>,
     /// CSVs that are not copies.
     pub csvs: Store<ClusterServiceVersion>,
-    /// Copies of CSVs: metadata, with [`copies::SPEC_HASH`] and [`copies::STATUS_HASH`].
-    pub copies: Store<PartialObjectMeta<ClusterServiceVersion>>,
+    /// Copies of CSVs, by parent: where they are and hashes of their content.
+    pub copies: Arc<copies::CopyIndex>,
     /// Deployments OLM made for CSVs.
     pub deployments: Store<Deployment>,
     /// CRDs without their schemas.
@@ -190,7 +190,10 @@ impl Wake {
         }
     }
 
-    async fn copies(&mut self, refs: impl IntoIterator<Item = ObjectRef<ClusterServiceVersion>>) {
+    pub(crate) async fn copies(
+        &mut self,
+        refs: impl IntoIterator<Item = ObjectRef<ClusterServiceVersion>>,
+    ) {
         for r in refs {
             if self.copy.send(r).await.is_err() {
                 return;
@@ -215,17 +218,8 @@ impl Wake {
     }
 
     /// Every CSV and group, and the parents of every copy: after a watch listed again.
-    async fn everything(&mut self, index: &Index) {
-        let parents: std::collections::BTreeSet<(String, String)> = index
-            .copies
-            .state()
-            .iter()
-            .filter_map(|c| {
-                c.labels()
-                    .get(olm_v0::status::COPIED_FROM_LABEL)
-                    .map(|ns| (ns.clone(), c.name_any()))
-            })
-            .collect();
+    pub(crate) async fn everything(&mut self, index: &Index) {
+        let parents = index.copies.parents();
         self.gone(parents.into_iter().map(|(ns, n)| Gone::Csv(ns, n)))
             .await;
         let csvs: Vec<_> = index
@@ -349,20 +343,6 @@ fn on_csv(index: &Index, change: Change<&ClusterServiceVersion>) -> Woken {
         } else {
             Vec::new()
         },
-    }
-}
-
-/// A copy changed or went: its parent's copies are put right.
-fn on_copy(_: &Index, change: Change<&PartialObjectMeta<ClusterServiceVersion>>) -> Woken {
-    let c = match change {
-        Change::Applied(c) | Change::Deleted(c) => c,
-    };
-    let Some(parent_namespace) = c.labels().get(olm_v0::status::COPIED_FROM_LABEL) else {
-        return Woken::default();
-    };
-    Woken {
-        copies: vec![csv_ref(parent_namespace, &c.name_any())],
-        ..Woken::default()
     }
 }
 
@@ -569,7 +549,6 @@ pub async fn run(
     let (namespaces, namespace_writer) = reflector::store();
     let (groups, group_writer) = reflector::store();
     let (csvs, csv_writer) = reflector::store();
-    let (copies_store, copy_writer) = reflector::store();
     let (deployments, deployment_writer) = reflector::store();
     let (crds, crd_writer) = reflector::store();
     let (conditions, condition_writer) = reflector::store();
@@ -582,7 +561,7 @@ pub async fn run(
         namespaces,
         groups,
         csvs,
-        copies: copies_store,
+        copies: Arc::default(),
         deployments,
         crds,
         conditions,
@@ -651,13 +630,11 @@ pub async fn run(
         wake.clone(),
         on_csv,
     ));
-    tasks.spawn(watch(
-        "copied clusterserviceversions",
-        copy_writer,
-        copies::watch_stream(Api::<ClusterServiceVersion>::all(client.clone()), copied),
+    tasks.spawn(copies::watch(
+        Api::<ClusterServiceVersion>::all(client.clone()),
+        copied.to_owned(),
         index.clone(),
         wake.clone(),
-        on_copy,
     ));
     tasks.spawn(watch(
         "deployments",
@@ -732,7 +709,7 @@ pub async fn run(
         let _ = index.namespaces.wait_until_ready().await;
         let _ = index.groups.wait_until_ready().await;
         let _ = index.csvs.wait_until_ready().await;
-        let _ = index.copies.wait_until_ready().await;
+        index.copies.wait_until_ready().await;
         let _ = index.deployments.wait_until_ready().await;
         let _ = index.crds.wait_until_ready().await;
         let _ = index.conditions.wait_until_ready().await;
