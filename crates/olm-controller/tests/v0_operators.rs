@@ -916,6 +916,24 @@ async fn replaces_chain(env: &Env, id: &str) -> Result<()> {
         |b| *b,
     )
     .await?;
+    // What the operator reports in spec.conditions is mirrored into status with the generation.
+    let report = json!({"spec": {"conditions": [{"type": "Upgradeable", "status": "True", "reason": "Ready", "message": "ok", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}});
+    conditions
+        .patch(
+            "chain.v2.0.0",
+            &PatchParams::default(),
+            &Patch::Merge(&report),
+        )
+        .await?;
+    wait(
+        "the condition mirrored into status",
+        || async { Ok(serde_json::to_value(conditions.get("chain.v2.0.0").await?)?) },
+        |c| {
+            c["status"]["conditions"][0]["type"] == "Upgradeable"
+                && c["status"]["conditions"][0]["observedGeneration"] == c["metadata"]["generation"]
+        },
+    )
+    .await?;
     let hold = json!({"spec": {"overrides": [{"type": "Upgradeable", "status": "False", "reason": "Hold", "message": "migrating data"}]}});
     conditions
         .patch(

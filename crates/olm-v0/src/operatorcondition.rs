@@ -62,6 +62,54 @@ pub fn upgradeable(condition: Option<&OperatorCondition>) -> Result<(), String> 
     Ok(())
 }
 
+/// `status.conditions` mirroring `spec.conditions` (upstream's `syncOperatorConditionStatus`):
+/// each spec condition whose type is missing from status, or whose status or observed
+/// generation differs, is set there with `observedGeneration: generation` (its transition time
+/// kept when the status is unchanged, else the spec's, else `now`); conditions only in status
+/// stay. `None` when nothing changes. Conditions are JSON objects as the API carries them.
+pub fn mirrored_status(
+    spec: &[serde_json::Value],
+    status: &[serde_json::Value],
+    generation: i64,
+    now: &str,
+) -> Option<Vec<serde_json::Value>> {
+    let mut out = status.to_vec();
+    let mut changed = false;
+    for cond in spec {
+        let type_ = cond.get("type");
+        let existing = out.iter().position(|c| c.get("type") == type_);
+        if let Some(i) = existing {
+            let c = &out[i];
+            if c.get("status") == cond.get("status")
+                && c.get("observedGeneration")
+                    .and_then(serde_json::Value::as_i64)
+                    == Some(generation)
+            {
+                continue;
+            }
+        }
+        let mut next = cond.clone();
+        next["observedGeneration"] = serde_json::json!(generation);
+        let kept_time = existing
+            .filter(|i| out[*i].get("status") == cond.get("status"))
+            .and_then(|i| out[i].get("lastTransitionTime").cloned());
+        let time = kept_time
+            .or_else(|| {
+                cond.get("lastTransitionTime")
+                    .filter(|t| !t.is_null())
+                    .cloned()
+            })
+            .unwrap_or_else(|| serde_json::json!(now));
+        next["lastTransitionTime"] = time;
+        match existing {
+            Some(i) => out[i] = next,
+            None => out.push(next),
+        }
+        changed = true;
+    }
+    changed.then_some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -101,5 +149,31 @@ mod tests {
             upgradeable(Some(&c)),
             Err("the operator is not upgradeable: frozen".into())
         );
+    }
+
+    /// Spec conditions reach status with the generation; an unchanged one is left alone
+    /// (upstream's `syncOperatorConditionStatus`).
+    #[test]
+    fn status_mirrors_spec() {
+        use serde_json::json;
+        let spec = [
+            json!({"type": "Upgradeable", "status": "False", "reason": "Migrating", "message": "wait", "lastTransitionTime": "2026-01-01T00:00:00Z"}),
+        ];
+        let out = mirrored_status(&spec, &[], 2, "2026-02-02T00:00:00Z").unwrap_or_default();
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0]["observedGeneration"], 2);
+        assert_eq!(out[0]["lastTransitionTime"], "2026-01-01T00:00:00Z");
+        assert_eq!(
+            mirrored_status(&spec, &out, 2, "2026-02-02T00:00:00Z"),
+            None
+        );
+        // A new generation with the same status: written again, the transition time kept.
+        let again = mirrored_status(&spec, &out, 3, "2026-02-02T00:00:00Z").unwrap_or_default();
+        assert_eq!(again[0]["observedGeneration"], 3);
+        assert_eq!(again[0]["lastTransitionTime"], "2026-01-01T00:00:00Z");
+        // Conditions only in status stay.
+        let other = [json!({"type": "Other", "status": "True"})];
+        let out = mirrored_status(&spec, &other, 1, "t").unwrap_or_default();
+        assert_eq!(out.len(), 2);
     }
 }

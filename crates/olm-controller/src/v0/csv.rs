@@ -1044,6 +1044,44 @@ async fn ensure_condition(ctx: &Ctx, csv: &ClusterServiceVersion) -> Result<(), 
         }
         return Ok(());
     };
+    // What the operator reports in spec.conditions is mirrored into status with the generation
+    // (the upgrade gate reads status).
+    let spec_conditions: Vec<Value> = existing
+        .spec
+        .conditions
+        .iter()
+        .filter_map(|c| serde_json::to_value(c).ok())
+        .collect();
+    let status_conditions: Vec<Value> = existing
+        .status
+        .as_ref()
+        .map(|s| {
+            s.conditions
+                .iter()
+                .filter_map(|c| serde_json::to_value(c).ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    let generation = existing.meta().generation.unwrap_or_default();
+    if let Some(next) = olm_v0::operatorcondition::mirrored_status(
+        &spec_conditions,
+        &status_conditions,
+        generation,
+        &now_text().1,
+    ) {
+        let patch = json!({
+            "metadata": {"resourceVersion": existing.resource_version()},
+            "status": {"conditions": next},
+        });
+        match conditions
+            .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+        {
+            Ok(_) => {}
+            Err(kube::Error::Api(s)) if s.code == 409 => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
     let uid = existing.uid().unwrap_or_default();
     if lock(&ctx.condition_rbac).contains(&uid) {
         return Ok(());
