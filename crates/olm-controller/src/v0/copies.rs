@@ -17,7 +17,7 @@ use futures::channel::mpsc;
 use kube::api::{Api, DeleteParams, PostParams};
 use kube::runtime::WatchStreamExt;
 use kube::runtime::controller::{self, Action, Controller};
-use kube::runtime::events::{Event as Recorded, EventType, Recorder, Reporter};
+use kube::runtime::events::{Event as Recorded, EventType, Recorder};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher::{self, Event};
 use kube::{Resource, ResourceExt};
@@ -29,7 +29,7 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use tracing::{info, warn};
 
-use super::{COPY_CONTROLLER, EVENT_SOURCE, Index, nothing};
+use super::{COPY_CONTROLLER, Index, nothing};
 use crate::context::Shared;
 use crate::metrics::Outcome;
 use crate::v0::install::status_json;
@@ -65,13 +65,7 @@ pub async fn run(
     wake: mpsc::Receiver<ObjectRef<ClusterServiceVersion>>,
     stop: impl std::future::Future<Output = ()> + Send + Sync + 'static,
 ) {
-    let recorder = Recorder::new(
-        shared.client.clone(),
-        Reporter {
-            controller: EVENT_SOURCE.into(),
-            instance: None,
-        },
-    );
+    let recorder = super::recorder(&shared.client);
     let ctx = Arc::new(Ctx {
         shared,
         index: index.clone(),

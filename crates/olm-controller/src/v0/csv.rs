@@ -33,7 +33,7 @@ use futures::channel::mpsc;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::runtime::controller::{self, Action, Controller};
-use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use kube::runtime::events::{Event, EventType, Recorder};
 use kube::runtime::reflector::ObjectRef;
 use kube::{Resource, ResourceExt};
 use olm_k8s::retry::{Backoff, Failures};
@@ -48,9 +48,7 @@ use olm_v0_api::v1alpha1::ClusterServiceVersion;
 use serde_json::{Value, json};
 use tracing::{Instrument, debug, info, info_span, warn};
 
-use super::{
-    CSV_CONTROLLER, EVENT_SOURCE, Index, cleanup, install, nothing, requirements, serving,
-};
+use super::{CSV_CONTROLLER, Index, cleanup, install, nothing, requirements, serving};
 use crate::context::Shared;
 use crate::metrics::Outcome;
 
@@ -98,13 +96,7 @@ pub async fn run(
             None
         }
     };
-    let recorder = Recorder::new(
-        shared.client.clone(),
-        Reporter {
-            controller: EVENT_SOURCE.into(),
-            instance: None,
-        },
-    );
+    let recorder = super::recorder(&shared.client);
     let ctx = Arc::new(Ctx {
         shared,
         index: index.clone(),
@@ -968,46 +960,52 @@ async fn lift_rbac(ctx: &Ctx, csv: &ClusterServiceVersion) -> Result<(), Error> 
                 == Some("ClusterServiceVersion")
     };
     let client = &ctx.shared.client;
-    let cluster_roles: Api<k8s_openapi::api::rbac::v1::ClusterRole> = Api::all(client.clone());
-    for role in ctx.index.roles.state() {
-        if role.namespace().as_deref() != Some(namespace.as_str()) || !owned(role.labels()) {
+    let namespace = namespace.as_str();
+    lift(
+        client,
+        &ctx.index.roles,
+        &ctx.index.cluster_roles,
+        |o| o.namespace().as_deref() == Some(namespace) && owned(o.labels()),
+        olm_v0::rbac::lifted_cluster_role,
+    )
+    .await?;
+    lift(
+        client,
+        &ctx.index.role_bindings,
+        &ctx.index.cluster_role_bindings,
+        |o| o.namespace().as_deref() == Some(namespace) && owned(o.labels()),
+        olm_v0::rbac::lifted_cluster_role_binding,
+    )
+    .await?;
+    Ok(())
+}
+
+/// Creates the cluster-scoped counterpart (built by `build`, named as the original) of every
+/// object of `from` that `pick` selects, unless `to` already holds one of that name.
+async fn lift<F, T>(
+    client: &kube::Client,
+    from: &kube::runtime::reflector::Store<F>,
+    to: &kube::runtime::reflector::Store<T>,
+    pick: impl Fn(&F) -> bool,
+    build: fn(&Value) -> Value,
+) -> Result<(), Error>
+where
+    F: kube::Resource<DynamicType = ()> + Clone + serde::Serialize + 'static,
+    T: kube::Resource<DynamicType = (), Scope = kube::core::ClusterResourceScope>
+        + Clone
+        + std::fmt::Debug
+        + serde::Serialize
+        + serde::de::DeserializeOwned
+        + 'static,
+{
+    let api: Api<T> = Api::all(client.clone());
+    for o in from.state() {
+        if !pick(&o) || to.get(&ObjectRef::new(&o.name_any())).is_some() {
             continue;
         }
-        if ctx
-            .index
-            .cluster_roles
-            .get(&ObjectRef::new(&role.name_any()))
-            .is_some()
-        {
-            continue;
-        }
-        let lifted =
-            olm_v0::rbac::lifted_cluster_role(&serde_json::to_value(&*role).unwrap_or(Value::Null));
-        let typed = serde_json::from_value(lifted).map_err(|e| Error::Retry(e.to_string()))?;
-        match cluster_roles.create(&PostParams::default(), &typed).await {
-            Ok(_) => {}
-            Err(kube::Error::Api(s)) if s.code == 409 => {}
-            Err(e) => return Err(e.into()),
-        }
-    }
-    let bindings: Api<k8s_openapi::api::rbac::v1::ClusterRoleBinding> = Api::all(client.clone());
-    for binding in ctx.index.role_bindings.state() {
-        if binding.namespace().as_deref() != Some(namespace.as_str()) || !owned(binding.labels()) {
-            continue;
-        }
-        if ctx
-            .index
-            .cluster_role_bindings
-            .get(&ObjectRef::new(&binding.name_any()))
-            .is_some()
-        {
-            continue;
-        }
-        let lifted = olm_v0::rbac::lifted_cluster_role_binding(
-            &serde_json::to_value(&*binding).unwrap_or(Value::Null),
-        );
-        let typed = serde_json::from_value(lifted).map_err(|e| Error::Retry(e.to_string()))?;
-        match bindings.create(&PostParams::default(), &typed).await {
+        let lifted = build(&serde_json::to_value(&*o).unwrap_or(Value::Null));
+        let typed: T = serde_json::from_value(lifted).map_err(|e| Error::Retry(e.to_string()))?;
+        match api.create(&PostParams::default(), &typed).await {
             Ok(_) => {}
             Err(kube::Error::Api(s)) if s.code == 409 => {}
             Err(e) => return Err(e.into()),

@@ -171,6 +171,17 @@ pub struct Wake {
     gone: mpsc::Sender<Gone>,
 }
 
+/// The Event recorder of olm-operator's controllers (upstream's event source).
+pub fn recorder(client: &kube::Client) -> kube::runtime::events::Recorder {
+    kube::runtime::events::Recorder::new(
+        client.clone(),
+        kube::runtime::events::Reporter {
+            controller: EVENT_SOURCE.into(),
+            instance: None,
+        },
+    )
+}
+
 /// Something deleted whose leftovers OLM removes: a CSV's copies, a group's ClusterRoles and
 /// namespace labels.
 #[derive(Debug, Clone)]
