@@ -9,6 +9,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod v0fixtures;
+
 use std::future::Future;
 use std::pin::Pin;
 use std::time::{Duration, Instant};
@@ -18,11 +20,11 @@ use futures::StreamExt;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
-use kube::core::GroupVersionKind;
+use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
 use kube::{Client, ResourceExt};
 use olm_testenv::ControlPlane;
 use serde_json::{Value, json};
+use v0fixtures::{csv, csv_resource, group, group_resource, resource};
 
 /// Fails the scenario (not the whole run) when the two differ.
 macro_rules! check_eq {
@@ -40,28 +42,6 @@ macro_rules! check_eq {
 /// How long one wait lasts before the scenario fails.
 const WAIT: Duration = Duration::from_secs(120);
 const MANAGER: &str = "olm-v0-test";
-
-fn resource(group: &str, version: &str, kind: &str, plural: &str) -> ApiResource {
-    ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural)
-}
-
-fn csv_resource() -> ApiResource {
-    resource(
-        "operators.coreos.com",
-        "v1alpha1",
-        "ClusterServiceVersion",
-        "clusterserviceversions",
-    )
-}
-
-fn group_resource() -> ApiResource {
-    resource(
-        "operators.coreos.com",
-        "v1",
-        "OperatorGroup",
-        "operatorgroups",
-    )
-}
 
 /// What the scenarios share.
 struct Env {
@@ -228,76 +208,6 @@ where
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-}
-
-fn group(namespace: &str, name: &str, spec: Value) -> Value {
-    json!({
-        "apiVersion": "operators.coreos.com/v1",
-        "kind": "OperatorGroup",
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": spec,
-    })
-}
-
-/// A small CSV: one Deployment, `modes` supported (the others listed unsupported), owning the
-/// CRD `<plural>.<group>` when given.
-fn csv(
-    namespace: &str,
-    name: &str,
-    modes: &[&str],
-    owned: Option<(&str, &str, &str)>,
-    extra: Value,
-) -> Value {
-    let all = [
-        "OwnNamespace",
-        "SingleNamespace",
-        "MultiNamespace",
-        "AllNamespaces",
-    ];
-    let install_modes: Vec<Value> = all
-        .iter()
-        .map(|m| json!({"type": m, "supported": modes.contains(m)}))
-        .collect();
-    let deployment = name.split('.').next().unwrap_or(name).to_owned();
-    let mut spec = json!({
-        "displayName": name,
-        "version": "1.0.0",
-        "installModes": install_modes,
-        "install": {"strategy": "deployment", "spec": {"deployments": [{
-            "name": deployment,
-            "spec": {
-                "replicas": 1,
-                "selector": {"matchLabels": {"app": deployment}},
-                "template": {
-                    "metadata": {"labels": {"app": deployment}},
-                    "spec": {"containers": [{"name": "manager", "image": "example.com/operator:v1"}]},
-                },
-            },
-        }]}},
-    });
-    if let Some((plural, group, kind)) = owned {
-        spec["customresourcedefinitions"] = json!({"owned": [{
-            "name": format!("{plural}.{group}"), "version": "v1", "kind": kind,
-        }]});
-    }
-    if let Value::Object(extra) = extra {
-        for (k, v) in extra {
-            if k == "install" {
-                spec["install"]["spec"]
-                    .as_object_mut()
-                    .unwrap()
-                    .extend(v.as_object().unwrap().clone());
-            } else {
-                spec[k] = v;
-            }
-        }
-    }
-    json!({
-        "apiVersion": "operators.coreos.com/v1alpha1",
-        "kind": "ClusterServiceVersion",
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": spec,
-    })
 }
 
 fn crd(plural: &str, group: &str, kind: &str) -> Value {

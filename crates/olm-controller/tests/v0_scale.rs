@@ -20,6 +20,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod v0fixtures;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -32,9 +34,9 @@ use kube::Client;
 use kube::api::{
     Api, ApiResource, DynamicObject, ListParams, ObjectMeta, Patch, PatchParams, PostParams,
 };
-use kube::core::GroupVersionKind;
 use olm_testenv::ControlPlane;
 use serde_json::{Value, json};
+use v0fixtures::{csv, csv_resource, group, group_resource, resource};
 
 /// AllNamespaces operators installed per size.
 const OPERATORS: usize = 5;
@@ -51,76 +53,8 @@ const COPIED_FROM: &str = "olm.copiedFrom";
 const MANAGER: &str = "olm-v0-scale";
 const MIB: f64 = 1024.0;
 
-fn resource(group: &str, version: &str, kind: &str, plural: &str) -> ApiResource {
-    ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural)
-}
-
-fn csv_resource() -> ApiResource {
-    resource(
-        "operators.coreos.com",
-        "v1alpha1",
-        "ClusterServiceVersion",
-        "clusterserviceversions",
-    )
-}
-
-fn group_resource() -> ApiResource {
-    resource(
-        "operators.coreos.com",
-        "v1",
-        "OperatorGroup",
-        "operatorgroups",
-    )
-}
-
 fn olm_config_resource() -> ApiResource {
     resource("operators.coreos.com", "v1", "OLMConfig", "olmconfigs")
-}
-
-fn group(namespace: &str, name: &str) -> Value {
-    json!({
-        "apiVersion": "operators.coreos.com/v1",
-        "kind": "OperatorGroup",
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": {},
-    })
-}
-
-/// A tiny AllNamespaces (and OwnNamespace) CSV: one Deployment named after its package, no
-/// owned CRDs.
-fn csv(namespace: &str, name: &str) -> Value {
-    let supported = ["OwnNamespace", "AllNamespaces"];
-    let install_modes: Vec<Value> = [
-        "OwnNamespace",
-        "SingleNamespace",
-        "MultiNamespace",
-        "AllNamespaces",
-    ]
-    .iter()
-    .map(|m| json!({"type": m, "supported": supported.contains(m)}))
-    .collect();
-    let deployment = name.split('.').next().unwrap_or(name);
-    json!({
-        "apiVersion": "operators.coreos.com/v1alpha1",
-        "kind": "ClusterServiceVersion",
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": {
-            "displayName": name,
-            "version": "1.0.0",
-            "installModes": install_modes,
-            "install": {"strategy": "deployment", "spec": {"deployments": [{
-                "name": deployment,
-                "spec": {
-                    "replicas": 1,
-                    "selector": {"matchLabels": {"app": deployment}},
-                    "template": {
-                        "metadata": {"labels": {"app": deployment}},
-                        "spec": {"containers": [{"name": "manager", "image": "example.com/operator:v1"}]},
-                    },
-                },
-            }]}},
-        },
-    })
 }
 
 /// Server-side applies `object` of the resource `ar` as the benchmark's field manager.
@@ -543,8 +477,16 @@ async fn measure(n: usize, binary: &Path, timeout: Duration) -> Result<Value> {
         namespaces
             .create(&PostParams::default(), &ns_object)
             .await?;
-        apply(&client, &group_resource(), &group(ns, "global")).await?;
-        apply(&client, &csv_resource(), &csv(ns, name)).await?;
+        apply(&client, &group_resource(), &group(ns, "global", json!({}))).await?;
+        // A tiny AllNamespaces (and OwnNamespace) CSV: one Deployment, no owned CRDs.
+        let tiny = csv(
+            ns,
+            name,
+            &["OwnNamespace", "AllNamespaces"],
+            None,
+            json!({}),
+        );
+        apply(&client, &csv_resource(), &tiny).await?;
     }
 
     let start = Instant::now();
