@@ -26,13 +26,13 @@ use olm_v0::groups::NamespaceSet;
 use olm_v0::phase::Phase;
 use olm_v0_api::v1alpha1::ClusterServiceVersion;
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 use tracing::{info, warn};
 
-use super::{COPY_CONTROLLER, Index, nothing};
+use super::{COPY_CONTROLLER, Index, lock, nothing};
 use crate::context::Shared;
 use crate::metrics::Outcome;
 use crate::v0::install::status_json;
+use olm_v0::strategy::spec_hash;
 
 /// How many copies are written at once.
 const CONCURRENT_WRITES: usize = 16;
@@ -197,11 +197,10 @@ async fn report(ctx: &Ctx) -> Result<(), kube::Error> {
             .annotations()
             .get(olm_v0::membership::TARGET_NAMESPACES_ANNOTATION)
             .is_some_and(String::is_empty);
-        let phase = csv
-            .status
-            .as_ref()
-            .and_then(|s| serde_json::to_value(&s.phase).ok())
-            .and_then(|p| p.as_str().and_then(Phase::parse));
+        let phase = super::phase_and_reason(&csv)
+            .0
+            .as_deref()
+            .and_then(Phase::parse);
         if !all_namespaces || !matches!(phase, Some(Phase::Succeeded | Phase::Failed)) {
             continue;
         }
@@ -235,12 +234,9 @@ async fn report(ctx: &Ctx) -> Result<(), kube::Error> {
     {
         return Ok(());
     }
-    let now = jiff::Timestamp::now();
     let since = match &current {
         Some(c) if c.status == status => c.last_transition_time.clone(),
-        _ => k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
-            jiff::Timestamp::from_second(now.as_second()).unwrap_or(now),
-        ),
+        _ => super::now(),
     };
     let condition = json!({
         "type": olm_v0::olmconfig::DISABLED_COPIED_CSVS,
@@ -289,10 +285,6 @@ async fn disabled_event(ctx: &Ctx, csv: &ClusterServiceVersion) {
     if let Err(err) = ctx.recorder.publish(&event, &csv.object_ref(&())).await {
         warn!(csv = %csv.name_any(), namespace = %namespace, error = %err, "recording an event failed");
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// One copy as the index keeps it: where it is, the resourceVersion its writes are conditional
@@ -448,7 +440,7 @@ pub async fn watch(
 }
 
 /// The spec and status hashes of a CSV given as JSON: name, labels, annotations and spec; and
-/// status. Objects' keys are sorted by serde_json, so equal content hashes equal.
+/// status — `olm_v0::strategy::spec_hash`, which sorts keys, so equal content hashes equal.
 pub fn hashes(csv: &Value) -> (String, String) {
     let meta = csv.get("metadata");
     let field = |k: &str| meta.and_then(|m| m.get(k)).cloned().unwrap_or(Value::Null);
@@ -459,26 +451,7 @@ pub fn hashes(csv: &Value) -> (String, String) {
         "spec": csv.get("spec").cloned().unwrap_or(Value::Null),
     });
     let status = csv.get("status").cloned().unwrap_or(Value::Null);
-    (digest(&shallow), digest(&status))
-}
-
-fn digest(v: &Value) -> String {
-    let text = serde_json::to_string(&olm_goenc_sorted(v)).unwrap_or_default();
-    let sum = Sha256::digest(text.as_bytes());
-    sum.iter().take(16).map(|b| format!("{b:02x}")).collect()
-}
-
-/// `v` with every object's keys sorted (serde_json's map may keep insertion order).
-fn olm_goenc_sorted(v: &Value) -> Value {
-    match v {
-        Value::Object(m) => {
-            let sorted: BTreeMap<&String, Value> =
-                m.iter().map(|(k, v)| (k, olm_goenc_sorted(v))).collect();
-            Value::Object(sorted.into_iter().map(|(k, v)| (k.clone(), v)).collect())
-        }
-        Value::Array(a) => Value::Array(a.iter().map(olm_goenc_sorted).collect()),
-        other => other.clone(),
-    }
+    (spec_hash(&shallow), spec_hash(&status))
 }
 
 /// The copy of `parent` as it should be in every target namespace (upstream's

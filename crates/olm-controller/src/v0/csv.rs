@@ -30,7 +30,6 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use futures::channel::mpsc;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::runtime::controller::{self, Action, Controller};
 use kube::runtime::events::{Event, EventType, Recorder};
@@ -48,7 +47,7 @@ use olm_v0_api::v1alpha1::ClusterServiceVersion;
 use serde_json::{Value, json};
 use tracing::{Instrument, debug, info, info_span, warn};
 
-use super::{CSV_CONTROLLER, Index, cleanup, install, nothing, requirements, serving};
+use super::{CSV_CONTROLLER, Index, cleanup, install, lock, nothing, requirements, serving};
 use crate::context::Shared;
 use crate::metrics::Outcome;
 
@@ -162,8 +161,7 @@ async fn reconcile(csv: Arc<ClusterServiceVersion>, ctx: Arc<Ctx>) -> Result<Act
 /// The time as the API server writes it (seconds).
 fn now_text() -> (jiff::Timestamp, String) {
     let now = jiff::Timestamp::now();
-    let second = jiff::Timestamp::from_second(now.as_second()).unwrap_or(now);
-    let text = serde_json::to_value(Time(second))
+    let text = serde_json::to_value(super::now())
         .ok()
         .and_then(|v| v.as_str().map(str::to_owned))
         .unwrap_or_default();
@@ -1099,8 +1097,4 @@ async fn ensure_condition(ctx: &Ctx, csv: &ClusterServiceVersion) -> Result<(), 
         .await?;
     lock(&ctx.condition_rbac).insert(uid);
     Ok(())
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }

@@ -39,7 +39,6 @@ use kube::{Resource, ResourceExt};
 use olm_v0_api::v1::{OLMConfig, OperatorGroup};
 use olm_v0_api::v1alpha1::ClusterServiceVersion;
 use olm_v0_api::v2::OperatorCondition;
-use serde_json::Value;
 use tracing::warn;
 
 use crate::context::Shared;
@@ -131,10 +130,7 @@ impl Index {
 
     /// Whether RBAC changed for the CSV `key` since it last asked (and forgets it).
     pub fn take_rbac_change(&self, key: &str) -> bool {
-        self.rbac_changed
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .remove(key)
+        lock(&self.rbac_changed).remove(key)
     }
 
     /// The cluster's RBAC, for permission checks.
@@ -169,6 +165,29 @@ pub struct Wake {
     copy: mpsc::Sender<ObjectRef<ClusterServiceVersion>>,
     group: mpsc::Sender<ObjectRef<OperatorGroup>>,
     gone: mpsc::Sender<Gone>,
+}
+
+/// Now, to the second, as the API server writes times.
+pub(crate) fn now() -> k8s_openapi::apimachinery::pkg::apis::meta::v1::Time {
+    let now = jiff::Timestamp::now();
+    k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+        jiff::Timestamp::from_second(now.as_second()).unwrap_or(now),
+    )
+}
+
+/// A CSV's `status.phase` and `status.reason` as written (`None` when unset).
+pub(crate) fn phase_and_reason(csv: &ClusterServiceVersion) -> (Option<String>, Option<String>) {
+    let text = |v: Option<serde_json::Value>| v.and_then(|v| v.as_str().map(str::to_owned));
+    let status = csv.status.as_ref();
+    (
+        text(status.and_then(|s| serde_json::to_value(&s.phase).ok())),
+        text(status.and_then(|s| serde_json::to_value(&s.reason).ok())),
+    )
+}
+
+/// A mutex's guard, whether or not a holder panicked (the data are caches and memos).
+pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// The Event recorder of olm-operator's controllers (upstream's event source).
@@ -504,27 +523,16 @@ fn on_rbac<K: kube::Resource>(index: &Index, change: Change<&K>) -> Woken {
         if namespace.is_some() && c.namespace() != namespace {
             continue;
         }
-        let status = c.status.as_ref().and_then(|s| serde_json::to_value(s).ok());
-        let field = |k: &str| {
-            status
-                .as_ref()
-                .and_then(|s| s.get(k))
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-        };
-        let no_retry = field("reason").as_deref() == Some("InstallComponentFailedNoRetry");
+        let (phase, reason) = phase_and_reason(&c);
+        let no_retry = reason.as_deref() == Some("InstallComponentFailedNoRetry");
         if no_retry {
-            index
-                .rbac_changed
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .insert(format!(
-                    "{}/{}",
-                    c.namespace().unwrap_or_default(),
-                    c.name_any()
-                ));
+            lock(&index.rbac_changed).insert(format!(
+                "{}/{}",
+                c.namespace().unwrap_or_default(),
+                c.name_any()
+            ));
         }
-        if no_retry || field("phase").as_deref() == Some("Pending") {
+        if no_retry || phase.as_deref() == Some("Pending") {
             csvs.push(ObjectRef::from_obj(&*c));
         }
     }

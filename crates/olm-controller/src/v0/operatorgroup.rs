@@ -26,7 +26,7 @@ use futures::StreamExt;
 use futures::channel::mpsc;
 use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
 use k8s_openapi::api::rbac::v1::ClusterRole;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
 use kube::runtime::controller::{self, Action, Controller};
 use kube::runtime::reflector::ObjectRef;
@@ -45,7 +45,7 @@ use olm_v0_api::v1::OperatorGroup;
 use serde_json::{Value, json};
 use tracing::{Instrument, debug, info, info_span, warn};
 
-use super::{FIELD_MANAGER, GROUP_CONTROLLER, Index, nothing};
+use super::{FIELD_MANAGER, GROUP_CONTROLLER, Index, lock, nothing, now};
 use crate::context::Shared;
 use crate::metrics::Outcome;
 
@@ -124,11 +124,6 @@ async fn reconcile(g: Arc<OperatorGroup>, ctx: Arc<Ctx>) -> Result<Action, Error
         .metrics
         .observe(GROUP_CONTROLLER, outcome, started.elapsed());
     result.map(|()| Action::await_change())
-}
-
-fn now() -> Time {
-    let now = jiff::Timestamp::now();
-    Time(jiff::Timestamp::from_second(now.as_second()).unwrap_or(now))
 }
 
 /// `conditions` with `wanted` set (its transition time kept when the status is unchanged) or,
@@ -286,12 +281,10 @@ async fn reconcile_one(g: &OperatorGroup, ctx: &Ctx) -> Result<(), Error> {
         let Ok(surface) = super::csv::surface_of(c) else {
             continue;
         };
-        let phase = c
-            .status
-            .as_ref()
-            .and_then(|s| serde_json::to_value(&s.phase).ok())
-            .and_then(|v| v.as_str().map(Phase::parse))
-            .flatten();
+        let phase = super::phase_and_reason(c)
+            .0
+            .as_deref()
+            .and_then(Phase::parse);
         let apis = surface.provided.strip_plural();
         if matches!(phase, None | Some(Phase::None | Phase::Pending))
             && c.meta().deletion_timestamp.is_none()
@@ -439,8 +432,4 @@ pub async fn forget(shared: &Shared, index: &Index, namespace: &str, name: &str)
     if let Err(e) = label_namespaces(&shared.client, index, &[]).await {
         warn!(operatorgroup = %name, namespace = %namespace, error = %e, "removing the group's namespace labels failed");
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
