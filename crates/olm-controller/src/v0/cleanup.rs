@@ -22,14 +22,6 @@ use super::Index;
 /// The finalizer every CSV carries (upstream's).
 pub const FINALIZER: &str = "operators.coreos.com/csv-cleanup";
 
-fn owner_selector(csv: &ClusterServiceVersion) -> String {
-    format!(
-        "olm.owner={},olm.owner.namespace={},olm.owner.kind=ClusterServiceVersion",
-        csv.name_any(),
-        csv.namespace().unwrap_or_default()
-    )
-}
-
 /// Adds the finalizer when it is missing; `true` when it wrote.
 pub async fn ensure_finalizer(
     api: &Api<ClusterServiceVersion>,
@@ -62,7 +54,7 @@ pub async fn finalize(
     if !csv.finalizers().iter().any(|f| f == FINALIZER) {
         return Ok(true);
     }
-    let selector = owner_selector(csv);
+    let selector = super::csv_owner_selector(&csv.namespace().unwrap_or_default(), &csv.name_any());
     let by_owner = ListParams::default().labels(&selector);
     let mut left = 0;
     left += delete_all(

@@ -949,14 +949,8 @@ async fn lift_rbac(ctx: &Ctx, csv: &ClusterServiceVersion) -> Result<(), Error> 
         return Ok(());
     }
     let namespace = csv.namespace().unwrap_or_default();
-    let owned = |labels: &BTreeMap<String, String>| {
-        labels.get(olm_v0::operatorgroup::OWNER_LABEL) == Some(&csv.name_any())
-            && labels.get(olm_v0::operatorgroup::OWNER_NAMESPACE_LABEL) == Some(&namespace)
-            && labels
-                .get(olm_v0::operatorgroup::OWNER_KIND_LABEL)
-                .map(String::as_str)
-                == Some("ClusterServiceVersion")
-    };
+    let name = csv.name_any();
+    let owned = |labels: &BTreeMap<String, String>| super::owned_by_csv(labels, &namespace, &name);
     let client = &ctx.shared.client;
     let namespace = namespace.as_str();
     lift(

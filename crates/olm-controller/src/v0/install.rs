@@ -126,10 +126,8 @@ pub async fn delete_deployments(
     let name = csv.name_any();
     let api: Api<Deployment> = Api::namespaced(client.clone(), &namespace);
     for d in index.deployments.state() {
-        let labels = d.labels();
         let ours = d.namespace().as_deref() == Some(namespace.as_str())
-            && labels.get(olm_v0::operatorgroup::OWNER_LABEL) == Some(&name)
-            && labels.get(olm_v0::operatorgroup::OWNER_NAMESPACE_LABEL) == Some(&namespace);
+            && super::owned_by_csv(d.labels(), &namespace, &name);
         if ours {
             match api.delete(&d.name_any(), &DeleteParams::background()).await {
                 Ok(_) => {}

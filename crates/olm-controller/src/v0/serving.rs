@@ -375,12 +375,10 @@ fn configuration_resource(kind: &str) -> ApiResource {
 }
 
 fn owner_selector(owner: &CsvOwner, generate_name: &str) -> String {
-    let mut parts: Vec<String> = olm_v0::strategy::owner_labels(owner)
-        .into_iter()
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect();
-    parts.push(format!("{DESCRIPTION_LABEL}={generate_name}"));
-    parts.join(",")
+    format!(
+        "{},{DESCRIPTION_LABEL}={generate_name}",
+        super::csv_owner_selector(&owner.namespace, &owner.name)
+    )
 }
 
 /// Creates the configuration (named by the API server from `generateName`) or replaces the one
