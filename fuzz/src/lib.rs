@@ -39,19 +39,25 @@ pub fn split_parts(data: &[u8]) -> Vec<(String, Vec<u8>)> {
 
 /// What every loaded catalog must satisfy: validating does not panic, and every format we write
 /// reads back to the same catalog (compared as the JSON writer prints it, which is canonical).
+/// The one thing YAML loses is the sign of a zero (`-0` is the integer 0 there, as opm writes it).
 pub fn check_catalog(cat: &olm_catalog::Catalog) {
     let _ = olm_catalog::validate(cat);
     let json = write::to_string(cat, Format::Json);
-    for format in [Format::Json, Format::Yaml] {
-        let text = write::to_string(cat, format);
-        let back = olm_catalog::load_bytes(text.as_bytes(), "written")
-            .unwrap_or_else(|e| panic!("{format:?} output does not load: {e}\n{text}"));
-        assert_eq!(
-            write::to_string(&back, Format::Json),
-            json,
-            "{format:?} output loads as another catalog"
-        );
-    }
+    let back = olm_catalog::load_bytes(json.as_bytes(), "written")
+        .unwrap_or_else(|e| panic!("Json output does not load: {e}\n{json}"));
+    assert_eq!(
+        write::to_string(&back, Format::Json),
+        json,
+        "Json output loads as another catalog"
+    );
+    let text = write::to_string(cat, Format::Yaml);
+    let back = olm_catalog::load_bytes(text.as_bytes(), "written")
+        .unwrap_or_else(|e| panic!("Yaml output does not load: {e}\n{text}"));
+    assert_eq!(
+        unsigned_zeros(&write::to_string(&back, Format::Json)),
+        unsigned_zeros(&json),
+        "Yaml output loads as another catalog"
+    );
     let text = write::to_string(cat, Format::Jsonl);
     let back = olm_catalog::load_jsonl(text.as_bytes(), "written")
         .unwrap_or_else(|e| panic!("JSONL output does not load: {e}\n{text}"));
@@ -60,4 +66,24 @@ pub fn check_catalog(cat: &olm_catalog::Catalog) {
         json,
         "JSONL output loads as another catalog"
     );
+}
+
+/// The documents of a JSON stream with every negative zero made zero.
+fn unsigned_zeros(stream: &str) -> Vec<serde_json::Value> {
+    fn fix(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::Number(n) if n.as_f64() == Some(0.0) => *v = 0.into(),
+            serde_json::Value::Array(items) => items.iter_mut().for_each(fix),
+            serde_json::Value::Object(m) => m.values_mut().for_each(fix),
+            _ => {}
+        }
+    }
+    serde_json::Deserializer::from_str(stream)
+        .into_iter::<serde_json::Value>()
+        .map(|v| {
+            let mut v = v.expect("the JSON writer writes JSON");
+            fix(&mut v);
+            v
+        })
+        .collect()
 }

@@ -671,7 +671,8 @@ fn is_timestamp(s: &str) -> bool {
 }
 
 /// Numbers as go-yaml prints what it decoded from Go's JSON: integral values as integers,
-/// others in Go's shortest `%g` form.
+/// others in Go's shortest `%g` form. Negative zero is integral too, so go-yaml reads `-0` as the
+/// integer 0 and prints `0`: YAML keeps no sign on zero.
 pub fn format_number(n: &serde_json::Number) -> String {
     if let Some(i) = n.as_i64() {
         return i.to_string();
@@ -680,6 +681,9 @@ pub fn format_number(n: &serde_json::Number) -> String {
         return u.to_string();
     }
     let f = n.as_f64().unwrap_or(0.0);
+    if f == 0.0 {
+        return "0".into();
+    }
     if f.fract() == 0.0 && f.abs() < 1e21 {
         // Go's JSON writes it without a fraction, so go-yaml reads an integer back.
         return format!("{f:.0}");
@@ -845,5 +849,21 @@ mod tests {
         assert_eq!(go_format_g(1.5e22), "1.5e+22");
         assert_eq!(go_format_g(1234567.5), "1.2345675e+06");
         assert_eq!(go_format_g(100000.5), "100000.5");
+    }
+
+    /// sigs.k8s.io/yaml's JSONToYAML reads JSON `-0` through go-yaml v2's resolver
+    /// (`strconv.ParseInt` succeeds), so it writes the integer `0`.
+    #[test]
+    fn negative_zero_prints_as_zero() {
+        let n: serde_json::Value = serde_json::from_str("-0").unwrap();
+        let serde_json::Value::Number(n) = n else {
+            unreachable!()
+        };
+        assert_eq!(format_number(&n), "0");
+        let n: serde_json::Value = serde_json::from_str("-0.0").unwrap();
+        let serde_json::Value::Number(n) = n else {
+            unreachable!()
+        };
+        assert_eq!(format_number(&n), "0");
     }
 }
