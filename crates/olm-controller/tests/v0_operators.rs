@@ -786,6 +786,95 @@ async fn lifted_rbac(env: &Env, id: &str) -> Result<()> {
     Ok(())
 }
 
+/// A MultiNamespace operator's Role and RoleBinding (made by its InstallPlan, owned by the CSV)
+/// are copied into each target namespace, owned by the CSV's copy there (upstream's
+/// `ensureTenantRBAC`); a tenant RoleBinding deleted by hand comes back.
+async fn tenant_rbac(env: &Env, id: &str) -> Result<()> {
+    let ns = id;
+    let targets = [format!("{id}-a"), format!("{id}-b")];
+    env.namespace(ns, json!({})).await?;
+    for t in &targets {
+        env.namespace(t, json!({})).await?;
+    }
+    env.apply(group(
+        ns,
+        "og",
+        json!({"targetNamespaces": [&targets[0], &targets[1]]}),
+    ))
+    .await?;
+    env.apply(json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "tenant", "namespace": ns}})).await?;
+    let rules = json!([{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list"]}]);
+    let extra =
+        json!({"install": {"permissions": [{"serviceAccountName": "tenant", "rules": rules}]}});
+    let name = "tenant.v1.0.0";
+    let created = env
+        .apply(csv(ns, name, &["MultiNamespace"], None, extra))
+        .await?;
+    let owner = json!({"olm.owner": name, "olm.owner.namespace": ns, "olm.owner.kind": "ClusterServiceVersion"});
+    let refs = json!([{"apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
+        "name": name, "uid": created.uid(), "blockOwnerDeletion": false, "controller": false}]);
+    let role = format!("{id}-role");
+    env.apply(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+        "metadata": {"name": role, "namespace": ns, "labels": owner, "ownerReferences": refs}, "rules": rules})).await?;
+    env.apply(
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+        "metadata": {"name": role, "namespace": ns, "labels": owner, "ownerReferences": refs},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": role},
+        "subjects": [{"kind": "ServiceAccount", "name": "tenant", "namespace": ns}]}),
+    )
+    .await?;
+    env.wait_phase(ns, name, "Succeeded", "InstallSucceeded")
+        .await?;
+    for t in &targets {
+        let copy = env
+            .wait_csv(t, name, "the copy", |c| c["status"]["reason"] == "Copied")
+            .await?;
+        let roles = Api::<k8s_openapi::api::rbac::v1::Role>::namespaced(env.client.clone(), t);
+        let tenant = wait(
+            "the tenant Role",
+            || async { Ok(roles.get_opt(&role).await?) },
+            |r| r.is_some(),
+        )
+        .await?
+        .context("no Role")?;
+        check_eq!(serde_json::to_value(&tenant.rules)?, rules);
+        let labels = tenant.labels();
+        check_eq!(labels.get("olm.copiedFrom").map(String::as_str), Some(ns));
+        check_eq!(labels.get("olm.owner.namespace"), Some(t));
+        check_eq!(labels.get("olm.managed").map(String::as_str), Some("true"));
+        check_eq!(
+            tenant.owner_references()[0].uid,
+            copy["metadata"]["uid"].as_str().unwrap_or_default()
+        );
+        let bindings =
+            Api::<k8s_openapi::api::rbac::v1::RoleBinding>::namespaced(env.client.clone(), t);
+        let binding = wait(
+            "the tenant RoleBinding",
+            || async { Ok(bindings.get_opt(&role).await?) },
+            |r| r.is_some(),
+        )
+        .await?
+        .context("no RoleBinding")?;
+        check_eq!(
+            binding.subjects.as_ref().map(|s| s[0].namespace.clone()),
+            Some(Some(ns.to_owned()))
+        );
+    }
+    let bindings =
+        Api::<k8s_openapi::api::rbac::v1::RoleBinding>::namespaced(env.client.clone(), &targets[0]);
+    bindings.delete(&role, &DeleteParams::default()).await?;
+    wait(
+        "the tenant RoleBinding back",
+        || async { Ok(bindings.get_opt(&role).await?) },
+        |r| {
+            r.as_ref()
+                .is_some_and(|b| b.metadata.deletion_timestamp.is_none())
+        },
+    )
+    .await?;
+    Ok(())
+}
+
 /// v1 → v2 → v3 by `spec.replaces`: each older CSV is Replacing, then deleted once the newer
 /// one succeeded; Upgradeable=False in an override holds v3 in Pending until it is lifted.
 async fn replaces_chain(env: &Env, id: &str) -> Result<()> {
@@ -1426,8 +1515,9 @@ async fn olm_v0_on_a_control_plane() -> Result<()> {
     tokio::time::sleep(Duration::from_secs(2)).await;
     let env = Env { client };
 
-    let together: [(&str, Scenario); 12] = [
+    let together: [(&str, Scenario); 13] = [
         ("lifted-rbac", |e, id| Box::pin(lifted_rbac(e, id))),
+        ("tenant-rbac", |e, id| Box::pin(tenant_rbac(e, id))),
         ("intersecting-groups", |e, id| {
             Box::pin(intersecting_groups(e, id))
         }),

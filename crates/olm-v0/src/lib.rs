@@ -30,6 +30,7 @@ pub mod requirements;
 pub mod status;
 pub mod strategy;
 pub mod surface;
+pub mod tenant;
 pub mod transition;
 pub mod webhook;
 pub mod webhookconfig;

@@ -156,7 +156,22 @@ async fn reconcile(csv: Arc<ClusterServiceVersion>, ctx: Arc<Ctx>) -> Result<Act
         }
         _ => Vec::new(),
     };
-    let synced = sync(&ctx.shared.client, &ctx.index, &csv, &wanted).await;
+    let mut synced = sync(&ctx.shared.client, &ctx.index, &csv, &wanted).await;
+    if let [group] = groups.as_slice()
+        && !wanted.is_empty()
+    {
+        let targets = group
+            .status
+            .as_ref()
+            .map(|s| s.namespaces.clone())
+            .unwrap_or_default();
+        // A global group's operator is given its RBAC cluster-wide (the CSV controller lifts it).
+        if !NamespaceSet::new(&targets).is_all_namespaces() {
+            let tenants: Vec<String> = targets.into_iter().filter(|t| wanted.contains(t)).collect();
+            synced.failed +=
+                super::tenant::ensure(&ctx.shared.client, &ctx.index, &csv, &tenants).await;
+        }
+    }
     let outcome = if synced.failed > 0 {
         Outcome::Error
     } else {

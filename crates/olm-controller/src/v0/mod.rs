@@ -21,6 +21,7 @@ mod install;
 mod operatorgroup;
 mod requirements;
 mod serving;
+mod tenant;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -544,6 +545,14 @@ fn on_rbac<K: kube::Resource>(index: &Index, change: Change<&K>) -> Woken {
         Change::Applied(o) | Change::Deleted(o) => o,
     };
     let namespace = o.meta().namespace.clone();
+    // A namespaced Role or RoleBinding of a CSV's install, or of its tenant RBAC: the parent's
+    // copies controller keeps the tenant RBAC in step.
+    let copies = namespace
+        .as_ref()
+        .and_then(|_| tenant::parent_of(o.meta().labels.as_ref()?))
+        .map(|(ns, name)| csv_ref(&ns, &name))
+        .into_iter()
+        .collect();
     let mut csvs = Vec::new();
     for c in index.csvs.state() {
         if namespace.is_some() && c.namespace() != namespace {
@@ -564,6 +573,7 @@ fn on_rbac<K: kube::Resource>(index: &Index, change: Change<&K>) -> Woken {
     }
     Woken {
         csvs,
+        copies,
         ..Woken::default()
     }
 }

@@ -193,12 +193,12 @@ async fn permissions(
     let checks: Vec<PermissionCheck> = strategy
         .permissions
         .iter()
-        .map(|p| check_rules(&rbac, p, namespace, false))
+        .map(|p| check_rules(&rbac, p, namespace, Some(namespace)))
         .chain(
             strategy
                 .cluster_permissions
                 .iter()
-                .map(|p| check_rules(&rbac, p, namespace, true)),
+                .map(|p| check_rules(&rbac, p, namespace, None)),
         )
         .collect();
     Ok(permission_statuses(&checks, |sa| {
@@ -209,17 +209,19 @@ async fn permissions(
     }))
 }
 
+/// Which of `p`'s rules the ServiceAccount `p` names in `namespace` holds in `scope` (a
+/// namespace, or cluster-wide for `None`).
 fn check_rules(
     rbac: &Rbac,
     p: &StrategyDeploymentPermissions,
     namespace: &str,
-    cluster: bool,
+    scope: Option<&str>,
 ) -> PermissionCheck {
     let user = UserInfo::service_account(namespace, &p.service_account_name);
-    let held = rbac.rules_for(&user, if cluster { "" } else { namespace });
+    let held = rbac.rules_for(&user, scope.unwrap_or_default());
     PermissionCheck {
         service_account: p.service_account_name.clone(),
-        cluster,
+        cluster: scope.is_none(),
         rules: p
             .rules
             .iter()
@@ -244,11 +246,26 @@ pub fn granted_cluster_wide(index: &Index, csv: &ClusterServiceVersion) -> bool 
         .iter()
         .chain(strategy.cluster_permissions.iter())
         .all(|p| {
-            check_rules(&rbac, p, &namespace, true)
+            check_rules(&rbac, p, &namespace, None)
                 .rules
                 .iter()
                 .all(|(_, ok)| *ok)
         })
+}
+
+/// Whether every rule of the CSV's (namespaced) `permissions` is granted to its ServiceAccount
+/// in `target` (upstream's `permissionStatus` for a target namespace).
+pub fn granted_in(rbac: &Rbac, csv: &ClusterServiceVersion, target: &str) -> bool {
+    let Some(strategy) = &csv.spec.install.strategy_spec else {
+        return true;
+    };
+    let namespace = csv.namespace().unwrap_or_default();
+    strategy.permissions.iter().all(|p| {
+        check_rules(rbac, p, &namespace, Some(target))
+            .rules
+            .iter()
+            .all(|(_, ok)| *ok)
+    })
 }
 
 /// A rule as Go's `encoding/json` writes a `rbacv1.PolicyRule`: fields in declaration order,
