@@ -464,6 +464,7 @@ pub async fn serve(
     }
     if options.which.v0() {
         shared.metrics.register(crate::v0::GROUP_CONTROLLER, 1);
+        shared.metrics.register(crate::v0::OPERATOR_CONTROLLER, 1);
         shared.metrics.register(crate::v0::COPY_CONTROLLER, 1);
         spawn_controller(
             &mut tasks,

@@ -875,6 +875,97 @@ async fn tenant_rbac(env: &Env, id: &str) -> Result<()> {
     Ok(())
 }
 
+/// An Operator object for a CSV labelled `operators.coreos.com/<package>.<namespace>` (as a
+/// Subscription's adoption labels it): the CSV's Deployment, OperatorCondition and owned CRD
+/// take the label, the Operator is created listing them with their conditions, and comes back
+/// when deleted while components remain.
+async fn operator_objects(env: &Env, id: &str) -> Result<()> {
+    let ns = id;
+    let group_name = format!("{id}.example.com");
+    env.namespace(ns, json!({})).await?;
+    env.apply(crd("widgets", &group_name, "Widget")).await?;
+    env.apply(group(ns, "og", json!({"targetNamespaces": [ns]})))
+        .await?;
+    let operator = format!("widget.{ns}");
+    let label = format!("operators.coreos.com/{operator}");
+    let mut object = csv(
+        ns,
+        "widget.v1.0.0",
+        &["OwnNamespace"],
+        Some(("widgets", &group_name, "Widget")),
+        json!({}),
+    );
+    object["metadata"]["labels"] = json!({ label.clone(): "" });
+    env.apply(object).await?;
+    env.wait_phase(ns, "widget.v1.0.0", "Succeeded", "InstallSucceeded")
+        .await?;
+    let operators: Api<DynamicObject> = Api::all_with(
+        env.client.clone(),
+        &resource("operators.coreos.com", "v1", "Operator", "operators"),
+    );
+    let wanted = |o: &Option<DynamicObject>| {
+        let refs = o
+            .as_ref()
+            .and_then(|o| o.data["status"]["components"]["refs"].as_array().cloned())
+            .unwrap_or_default();
+        let has = |kind: &str| refs.iter().any(|r| r["kind"] == kind);
+        has("ClusterServiceVersion")
+            && has("Deployment")
+            && has("CustomResourceDefinition")
+            && has("OperatorCondition")
+            && refs.iter().any(|r| {
+                r["kind"] == "ClusterServiceVersion" && r["conditions"][0]["type"] == "Succeeded"
+            })
+    };
+    let o = wait(
+        "the Operator listing its components",
+        || async { Ok(operators.get_opt(&operator).await?) },
+        wanted,
+    )
+    .await?
+    .context("no Operator")?;
+    let components = &o.data["status"]["components"];
+    check_eq!(
+        components["labelSelector"],
+        json!({"matchExpressions": [{"key": label, "operator": "Exists"}]})
+    );
+    let refs = components["refs"].as_array().cloned().unwrap_or_default();
+    let kinds: Vec<&str> = refs.iter().filter_map(|r| r["kind"].as_str()).collect();
+    let mut sorted = kinds.clone();
+    sorted.sort_unstable();
+    check_eq!(kinds, sorted, "refs are sorted by kind");
+    let csv_ref = refs
+        .iter()
+        .find(|r| r["kind"] == "ClusterServiceVersion")
+        .context("no CSV ref")?;
+    check_eq!(csv_ref["namespace"], ns);
+    check_eq!(csv_ref["apiVersion"], "operators.coreos.com/v1alpha1");
+    check_eq!(csv_ref["conditions"][0]["status"], "True");
+    check_eq!(csv_ref["conditions"][0]["reason"], "InstallSucceeded");
+    let deployment = Api::<Deployment>::namespaced(env.client.clone(), ns)
+        .get("widget")
+        .await?;
+    check_eq!(
+        deployment.labels().get(&label).map(String::as_str),
+        Some("")
+    );
+    // Deleted while its components remain: made again.
+    operators
+        .delete(&operator, &DeleteParams::default())
+        .await?;
+    wait(
+        "the Operator made again",
+        || async { Ok(operators.get_opt(&operator).await?) },
+        |o| {
+            o.as_ref()
+                .is_some_and(|o| o.metadata.deletion_timestamp.is_none())
+                && wanted(o)
+        },
+    )
+    .await?;
+    Ok(())
+}
+
 /// v1 → v2 → v3 by `spec.replaces`: each older CSV is Replacing, then deleted once the newer
 /// one succeeded; Upgradeable=False in an override holds v3 in Pending until it is lifted.
 async fn replaces_chain(env: &Env, id: &str) -> Result<()> {
@@ -1515,8 +1606,11 @@ async fn olm_v0_on_a_control_plane() -> Result<()> {
     tokio::time::sleep(Duration::from_secs(2)).await;
     let env = Env { client };
 
-    let together: [(&str, Scenario); 13] = [
+    let together: [(&str, Scenario); 14] = [
         ("lifted-rbac", |e, id| Box::pin(lifted_rbac(e, id))),
+        ("operator-objects", |e, id| {
+            Box::pin(operator_objects(e, id))
+        }),
         ("tenant-rbac", |e, id| Box::pin(tenant_rbac(e, id))),
         ("intersecting-groups", |e, id| {
             Box::pin(intersecting_groups(e, id))

@@ -22,6 +22,7 @@ pub mod inject;
 pub mod installmode;
 pub mod membership;
 pub mod olmconfig;
+pub mod operator;
 pub mod operatorcondition;
 pub mod operatorgroup;
 pub mod phase;

@@ -19,6 +19,7 @@ mod copies;
 mod csv;
 mod install;
 mod operatorgroup;
+mod operators;
 mod requirements;
 mod serving;
 mod tenant;
@@ -50,6 +51,7 @@ pub const CSV_CONTROLLER: &str = "clusterserviceversion";
 pub const COPY_CONTROLLER: &str = "copiedclusterserviceversion";
 /// The name the OperatorGroup controller's metrics and logs go by.
 pub const GROUP_CONTROLLER: &str = "operatorgroup";
+pub use operators::OPERATOR_CONTROLLER;
 /// Field owner of what olm-operator applies (upstream's).
 pub const FIELD_MANAGER: &str = "operator-lifecycle-manager";
 /// Source of the events olm-operator records (upstream's).
@@ -88,6 +90,8 @@ pub struct Index {
     pub cluster_role_bindings: Store<ClusterRoleBinding>,
     /// CSVs (`namespace/name`) that failed for want of permissions and whose RBAC changed since.
     rbac_changed: Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
+    /// What carries an operator's component label or belongs to a CSV.
+    components: Arc<operators::ComponentIndex>,
 }
 
 impl Index {
@@ -166,6 +170,7 @@ pub struct Wake {
     copy: mpsc::Sender<ObjectRef<ClusterServiceVersion>>,
     group: mpsc::Sender<ObjectRef<OperatorGroup>>,
     gone: mpsc::Sender<Gone>,
+    operator: mpsc::Sender<operators::Work>,
 }
 
 /// Now, to the second, as the API server writes times.
@@ -266,6 +271,14 @@ impl Wake {
         }
     }
 
+    async fn operators(&mut self, work: impl IntoIterator<Item = operators::Work>) {
+        for w in work {
+            if self.operator.send(w).await.is_err() {
+                return;
+            }
+        }
+    }
+
     async fn gone(&mut self, gone: impl IntoIterator<Item = Gone>) {
         for g in gone {
             if self.gone.send(g).await.is_err() {
@@ -341,6 +354,7 @@ async fn watch<K, S>(
         wake.copies(woken.copies).await;
         wake.groups(woken.groups).await;
         wake.gone(woken.gone).await;
+        wake.operators(woken.operators).await;
     }
 }
 
@@ -352,6 +366,8 @@ struct Woken {
     copies: Vec<ObjectRef<ClusterServiceVersion>>,
     groups: Vec<ObjectRef<OperatorGroup>>,
     gone: Vec<Gone>,
+    /// Operators and adoptions.
+    operators: Vec<operators::Work>,
 }
 
 fn csv_ref(namespace: &str, name: &str) -> ObjectRef<ClusterServiceVersion> {
@@ -400,6 +416,7 @@ fn on_csv(index: &Index, change: Change<&ClusterServiceVersion>) -> Woken {
         } else {
             Vec::new()
         },
+        operators: operators::on_csv(index, c, deleted),
     }
 }
 
@@ -420,6 +437,7 @@ fn on_group(index: &Index, change: Change<&OperatorGroup>) -> Woken {
         } else {
             Vec::new()
         },
+        ..Woken::default()
     }
 }
 
@@ -626,16 +644,19 @@ pub async fn run(
         cluster_roles,
         cluster_role_bindings,
         rbac_changed: Arc::default(),
+        components: Arc::default(),
     };
     let (csv_tx, csv_rx) = mpsc::channel(1024);
     let (copy_tx, copy_rx) = mpsc::channel(1024);
     let (group_tx, group_rx) = mpsc::channel(1024);
     let (gone_tx, gone_rx) = mpsc::channel(1024);
+    let (operator_tx, operator_rx) = mpsc::channel(1024);
     let wake = Wake {
         csv: csv_tx,
         copy: copy_tx,
         group: group_tx,
         gone: gone_tx,
+        operator: operator_tx.clone(),
     };
     let all = watcher::Config::default;
     let copied = olm_v0::status::COPIED_FROM_LABEL;
@@ -788,8 +809,15 @@ pub async fn run(
     let groups = operatorgroup::run(shared.clone(), index.clone(), group_rx, stop.clone());
     let leftovers = tidy(shared.clone(), index.clone(), gone_rx);
     let copies = copies::run(shared.clone(), index.clone(), copy_rx, stop.clone());
+    let owners = operators::run(
+        shared.clone(),
+        index.clone(),
+        operator_tx,
+        operator_rx,
+        stop.clone(),
+    );
     let csvs = csv::run(shared, index, csv_rx, stop);
-    let running = futures::future::join4(groups, csvs, copies, everything);
+    let running = futures::future::join5(groups, csvs, copies, everything, owners);
     // The tidying task only ends when every watch has; the controllers end on `stop`.
     tokio::select! {
         _ = running => {}
