@@ -1553,6 +1553,48 @@ async fn bad_input(env: &Env, id: &str) -> Result<()> {
     env.apply(dupes).await?;
     env.wait_phase(ns, "dupes.v1.0.0", "Failed", "InvalidInstallModes")
         .await?;
+    // A webhook naming a Deployment the strategy does not have: refused, naming it (upstream
+    // would register the webhook without a CA, breaking every request it intercepts).
+    let ghost = json!({"webhookdefinitions": [webhook(
+        "vghost.example.com", "ValidatingAdmissionWebhook", "ghost", &["example.com"], &["things"],
+    )]});
+    env.apply(csv(ns, "phantom.v1.0.0", &["OwnNamespace"], None, ghost))
+        .await?;
+    let o = env
+        .wait_csv(ns, "phantom.v1.0.0", "Failed naming the Deployment", |c| {
+            c["status"]["phase"] == "Failed"
+                && c["status"]["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains("ghost"))
+        })
+        .await?;
+    check_eq!(o["status"]["reason"], "InstallComponentFailed");
+    check_eq!(
+        o["status"]["message"],
+        "install strategy failed: no deployment named ghost in the install strategy"
+    );
+    Ok(())
+}
+
+/// A namespace deleted under a running operator: its CSV's finalizer is released and the
+/// namespace goes, with nothing left retrying.
+async fn namespace_deleted(env: &Env, id: &str) -> Result<()> {
+    let ns = id;
+    env.namespace(ns, json!({})).await?;
+    env.apply(group(ns, "og", json!({"targetNamespaces": [ns]})))
+        .await?;
+    env.apply(csv(ns, "doomed.v1.0.0", &["OwnNamespace"], None, json!({})))
+        .await?;
+    env.wait_phase(ns, "doomed.v1.0.0", "Succeeded", "InstallSucceeded")
+        .await?;
+    let namespaces = Api::<Namespace>::all(env.client.clone());
+    namespaces.delete(ns, &DeleteParams::default()).await?;
+    wait(
+        "the namespace gone",
+        || async { Ok(namespaces.get_opt(ns).await?) },
+        |n| n.is_none(),
+    )
+    .await?;
     Ok(())
 }
 
@@ -1606,7 +1648,10 @@ async fn olm_v0_on_a_control_plane() -> Result<()> {
     tokio::time::sleep(Duration::from_secs(2)).await;
     let env = Env { client };
 
-    let together: [(&str, Scenario); 14] = [
+    let together: [(&str, Scenario); 15] = [
+        ("namespace-deleted", |e, id| {
+            Box::pin(namespace_deleted(e, id))
+        }),
         ("lifted-rbac", |e, id| Box::pin(lifted_rbac(e, id))),
         ("operator-objects", |e, id| {
             Box::pin(operator_objects(e, id))
