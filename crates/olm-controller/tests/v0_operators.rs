@@ -46,6 +46,8 @@ const MANAGER: &str = "olm-v0-test";
 /// What the scenarios share.
 struct Env {
     client: Client,
+    /// The control plane's node address, when it is this machine's.
+    node_address: Option<std::net::Ipv4Addr>,
 }
 
 impl Env {
@@ -966,6 +968,145 @@ async fn operator_objects(env: &Env, id: &str) -> Result<()> {
     Ok(())
 }
 
+/// Serves an aggregated API's discovery document over TLS with `cert`/`key` to every request on
+/// `listener` until the process ends: enough for kube-apiserver's availability check, which
+/// fetches `/apis/<group>/<version>` and wants a 200.
+fn serve_discovery(
+    listener: std::net::TcpListener,
+    cert: &[u8],
+    key: &[u8],
+    body: String,
+) -> Result<()> {
+    use rustls::pki_types::pem::PemObject;
+    use std::io::{Read, Write};
+    let chain =
+        rustls::pki_types::CertificateDer::pem_slice_iter(cert).collect::<Result<Vec<_>, _>>()?;
+    let key = rustls::pki_types::PrivateKeyDer::from_pem_slice(key)?;
+    let config = std::sync::Arc::new(
+        rustls::ServerConfig::builder_with_provider(std::sync::Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()?
+        .with_no_client_auth()
+        .with_single_cert(chain, key)?,
+    );
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let config = config.clone();
+            let body = body.clone();
+            std::thread::spawn(move || {
+                let Ok(conn) = rustls::ServerConnection::new(config) else {
+                    return;
+                };
+                let mut tls = rustls::StreamOwned::new(conn, stream);
+                let mut request = Vec::new();
+                let mut buf = [0u8; 4096];
+                while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match tls.read(&mut buf) {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => request.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let _ = write!(
+                    tls,
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = tls.flush();
+                tls.conn.send_close_notify();
+                let _ = tls.flush();
+            });
+        }
+    });
+    Ok(())
+}
+
+/// An operator serving an aggregated API (seed 002): olm makes the Service with the
+/// Deployment's selector, the serving certificate Secret, the APIService with the CA bundle, and
+/// the CSV succeeds once kube-apiserver finds the API available — served here by the test
+/// itself behind the operator's host-network pod (its endpoint is this machine's address).
+async fn apiservice(env: &Env, id: &str) -> Result<()> {
+    if env.node_address.is_none() {
+        bail!("this machine has no address but loopback: an aggregated API cannot be reached");
+    }
+    let ns = id;
+    let group_name = format!("{id}.example.com");
+    let listener = std::net::TcpListener::bind((std::net::Ipv4Addr::UNSPECIFIED, 0))?;
+    let port = listener.local_addr()?.port();
+    env.namespace(ns, json!({})).await?;
+    env.apply(group(ns, "og", json!({"targetNamespaces": [ns]})))
+        .await?;
+    let extra = json!({"apiservicedefinitions": {"owned": [{
+        "group": group_name, "version": "v1alpha1", "kind": "Gizmo", "name": "gizmos",
+        "displayName": "Gizmo", "deploymentName": "gizmo", "containerPort": port,
+    }]}});
+    let mut object = csv(ns, "gizmo.v1.0.0", &["OwnNamespace"], None, extra);
+    object["spec"]["install"]["spec"]["deployments"][0]["spec"]["template"]["spec"]["hostNetwork"] =
+        json!(true);
+    env.apply(object).await?;
+    let secrets = Api::<k8s_openapi::api::core::v1::Secret>::namespaced(env.client.clone(), ns);
+    let secret = wait(
+        "the serving certificate Secret",
+        || async { Ok(secrets.get_opt("gizmo-service-cert").await?) },
+        |s| s.is_some(),
+    )
+    .await?
+    .context("no Secret")?;
+    check_eq!(secret.type_.as_deref(), Some("kubernetes.io/tls"));
+    let data = secret.data.clone().unwrap_or_default();
+    let cert = data.get("tls.crt").context("no tls.crt")?.0.clone();
+    let key = data.get("tls.key").context("no tls.key")?.0.clone();
+    let body = json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": format!("{group_name}/v1alpha1"),
+        "resources": [{"name": "gizmos", "singularName": "gizmo", "namespaced": true, "kind": "Gizmo", "verbs": ["get", "list"]}]});
+    serve_discovery(listener, &cert, &key, body.to_string())?;
+    let o = env
+        .wait_phase(ns, "gizmo.v1.0.0", "Succeeded", "InstallSucceeded")
+        .await?;
+    let owned = o["status"]["requirementStatus"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    if !owned
+        .iter()
+        .any(|r| r["kind"] == "APIService" && r["status"] == "DeploymentFound")
+    {
+        bail!("no DeploymentFound APIService requirement: {owned:?}");
+    }
+    let apiservice =
+        Api::<k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService>::all(
+            env.client.clone(),
+        )
+        .get(&format!("v1alpha1.{group_name}"))
+        .await?;
+    let spec = apiservice.spec.clone().unwrap_or_default();
+    check_eq!(
+        spec.service.as_ref().and_then(|s| s.name.clone()),
+        Some("gizmo-service".to_owned())
+    );
+    check_eq!(spec.ca_bundle.is_some(), true);
+    let available = apiservice
+        .status
+        .and_then(|s| s.conditions)
+        .unwrap_or_default();
+    check_eq!(
+        available
+            .iter()
+            .any(|c| c.type_ == "Available" && c.status == "True"),
+        true
+    );
+    let service = Api::<k8s_openapi::api::core::v1::Service>::namespaced(env.client.clone(), ns)
+        .get("gizmo-service")
+        .await?;
+    check_eq!(
+        service.spec.and_then(|s| s.selector),
+        Some(std::collections::BTreeMap::from([(
+            "app".to_owned(),
+            "gizmo".to_owned()
+        )]))
+    );
+    Ok(())
+}
+
 /// v1 → v2 → v3 by `spec.replaces`: each older CSV is Replacing, then deleted once the newer
 /// one succeeded; Upgradeable=False in an override holds v3 in Pending until it is lifted.
 async fn replaces_chain(env: &Env, id: &str) -> Result<()> {
@@ -1646,9 +1787,13 @@ async fn olm_v0_on_a_control_plane() -> Result<()> {
     )
     .await?;
     tokio::time::sleep(Duration::from_secs(2)).await;
-    let env = Env { client };
+    let env = Env {
+        client,
+        node_address: plane.node_address(),
+    };
 
-    let together: [(&str, Scenario); 15] = [
+    let together: [(&str, Scenario); 16] = [
+        ("apiservice", |e, id| Box::pin(apiservice(e, id))),
         ("namespace-deleted", |e, id| {
             Box::pin(namespace_deleted(e, id))
         }),

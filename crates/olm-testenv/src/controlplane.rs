@@ -90,6 +90,7 @@ pub struct ControlPlane {
     server: String,
     client: Client,
     startup: Duration,
+    node_address: Option<std::net::Ipv4Addr>,
 }
 
 impl std::fmt::Debug for ControlPlane {
@@ -177,6 +178,7 @@ impl ControlPlane {
         let pki = Pki::generate(&root.join("pki"))?;
         let ports = free_ports()?;
         let server = format!("https://127.0.0.1:{}", ports.apiserver);
+        let node_address = sys::host_address();
         let kubeconfig = root.join("admin.kubeconfig");
         write_file(&kubeconfig, kubeconfig_json(&server, &pki).as_bytes())?;
 
@@ -189,6 +191,7 @@ impl ControlPlane {
             // Replaced below once the apiserver runs; building a client does not connect.
             client: client_for(&kubeconfig).await?,
             startup: Duration::ZERO,
+            node_address,
         };
         if options.keep_dir {
             plane.kept_dir = Some(dir.keep());
@@ -240,7 +243,7 @@ impl ControlPlane {
         plane.spawn(
             bin,
             "kwok",
-            kwok_args(&kc, &bin.join("kwok-stages.yaml")),
+            kwok_args(&kc, &bin.join("kwok-stages.yaml"), node_ip(node_address)),
             // kwok reads ~/.kwok/kwok.yaml when present; a private HOME keeps a user's file out.
             &[("HOME", home.as_path())],
             log("kwok"),
@@ -360,6 +363,14 @@ impl ControlPlane {
         if let Some(dir) = self.dir.take() {
             self.kept_dir = Some(dir.keep());
         }
+    }
+
+    /// The fake node's address when it is this machine's own (any IPv4 address but loopback):
+    /// a host-network pod has it, so a Service whose endpoint is such a pod reaches a server
+    /// listening on this machine — which is how an aggregated APIService can be served by a
+    /// test. `None` on a machine with loopback only (endpoints may not be loopback).
+    pub fn node_address(&self) -> Option<std::net::Ipv4Addr> {
+        self.node_address
     }
 
     /// Time from the start call to ready.
@@ -538,6 +549,9 @@ fn apiserver_args(root: &Path, ports: Ports, pki: &Pki) -> Vec<String> {
         format!("--service-cluster-ip-range={SERVICE_CIDR}"),
         "--allow-privileged=true".into(),
         "--enable-priority-and-fairness=false".into(),
+        // An APIService is reached at its Service's endpoints rather than its cluster IP (which
+        // no host routes): a host-network pod's endpoint is the node address, this machine's.
+        "--enable-aggregator-routing=true".into(),
         "--max-requests-inflight=0".into(),
         "--max-mutating-requests-inflight=0".into(),
         "--profiling=false".into(),
@@ -581,7 +595,7 @@ fn scheduler_args(kubeconfig: &str, ports: Ports) -> Vec<String> {
     ]
 }
 
-fn kwok_args(kubeconfig: &str, stages: &Path) -> Vec<String> {
+fn kwok_args(kubeconfig: &str, stages: &Path, node_ip: std::net::Ipv4Addr) -> Vec<String> {
     vec![
         format!("--kubeconfig={kubeconfig}"),
         "--manage-all-nodes=false".into(),
@@ -589,11 +603,17 @@ fn kwok_args(kubeconfig: &str, stages: &Path) -> Vec<String> {
         "--manage-nodes-with-label-selector=".into(),
         "--manage-single-node=".into(),
         format!("--cidr={POD_CIDR}"),
-        "--node-ip=10.0.0.1".into(),
+        format!("--node-ip={node_ip}"),
         "--node-lease-duration-seconds=40".into(),
         // The standalone binary has no built-in behaviour: it needs Stage objects.
         format!("--config={}", stages.display()),
     ]
+}
+
+/// The node's address: the machine's own when it has one besides loopback (see
+/// [`ControlPlane::node_address`]), else one in kwok's pod range's neighbourhood.
+fn node_ip(host: Option<std::net::Ipv4Addr>) -> std::net::Ipv4Addr {
+    host.unwrap_or(std::net::Ipv4Addr::new(10, 0, 0, 1))
 }
 
 /// `GET /health` over a plain TCP connection: etcd speaks HTTP/1.1 on its client port.

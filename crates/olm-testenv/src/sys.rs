@@ -1,5 +1,5 @@
-//! The few operating-system calls the control plane and the registry share: loopback ports and
-//! signals.
+//! The few operating-system calls the control plane and the registry share: loopback ports,
+//! the machine's own address, and signals.
 
 use std::io;
 use std::net::TcpListener;
@@ -21,6 +21,34 @@ pub(crate) fn free_ports<const N: usize>() -> io::Result<[u16; N]> {
         *port = listener.local_addr()?.port();
     }
     Ok(ports)
+}
+
+/// The machine's first IPv4 address that is not loopback, from the kernel's local routing
+/// table (`/proc/net/fib_trie`, where each `/32 host LOCAL` entry follows its address); `None`
+/// on a machine with loopback only.
+pub(crate) fn host_address() -> Option<std::net::Ipv4Addr> {
+    let trie = std::fs::read_to_string("/proc/net/fib_trie").ok()?;
+    local_addresses(&trie)
+        .into_iter()
+        .find(|a| !a.is_loopback())
+}
+
+/// The addresses `/proc/net/fib_trie` marks as this host's, in order.
+fn local_addresses(trie: &str) -> Vec<std::net::Ipv4Addr> {
+    let mut last = None;
+    let mut out = Vec::new();
+    for line in trie.lines() {
+        let line = line.trim_start_matches([' ', '|', '+', '-']);
+        if let Ok(a) = line.trim().parse::<std::net::Ipv4Addr>() {
+            last = Some(a);
+        } else if line.trim() == "/32 host LOCAL"
+            && let Some(a) = last
+            && !out.contains(&a)
+        {
+            out.push(a);
+        }
+    }
+    out
 }
 
 /// Who a signal is for: one process, or every process of a process group (the group a component
@@ -55,6 +83,19 @@ pub(crate) fn send_signal(target: Target, signal: Signal) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A trie as Linux prints it: local addresses are those followed by `/32 host LOCAL`.
+    #[test]
+    fn local_addresses_from_the_trie() {
+        let trie = "Main:\n  +-- 0.0.0.0/0 3 0 5\n     |-- 0.0.0.0\n        /0 universe UNICAST\n     +-- 127.0.0.0/8 2 0 2\n        |-- 127.0.0.1\n           /32 host LOCAL\n     |-- 192.0.2.0\n        /24 link UNICAST\n     |-- 192.0.2.2\n        /32 host LOCAL\nLocal:\n     |-- 192.0.2.2\n        /32 host LOCAL\n";
+        assert_eq!(
+            local_addresses(trie),
+            [
+                "127.0.0.1".parse::<std::net::Ipv4Addr>().unwrap(),
+                "192.0.2.2".parse().unwrap()
+            ]
+        );
+    }
 
     #[test]
     fn ports_are_distinct() {

@@ -530,7 +530,7 @@ async fn reconcile_one(csv: &ClusterServiceVersion, ctx: &Ctx) -> Result<Option<
             let (certs, due) = serving::read(client, csv, now).await?;
             let owner = olm_v0::strategy::CsvOwner::from_csv(&install::csv_json(csv))
                 .map_err(|e| Error::Retry(e.to_string()))?;
-            let (webhooks, apiservices) = serving::installed(client, csv, &owner).await?;
+            let (webhooks, apiservices) = serving::installed(client, index, csv, &owner).await?;
             (certs, due, (webhooks, apiservices))
         } else {
             (BTreeMap::new(), false, (true, true))

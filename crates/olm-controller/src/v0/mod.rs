@@ -33,6 +33,7 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
 use kube::api::{Api, PartialObjectMeta};
 use kube::runtime::WatchStreamExt;
 use kube::runtime::reflector::{self, ObjectRef, Store};
@@ -88,6 +89,8 @@ pub struct Index {
     pub cluster_roles: Store<ClusterRole>,
     /// ClusterRoleBindings, for permission checks.
     pub cluster_role_bindings: Store<ClusterRoleBinding>,
+    /// APIServices: their availability, which owned and required ones wait for.
+    pub apiservices: Store<APIService>,
     /// CSVs (`namespace/name`) that failed for want of permissions and whose RBAC changed since.
     rbac_changed: Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
     /// What carries an operator's component label or belongs to a CSV.
@@ -596,6 +599,43 @@ fn on_rbac<K: kube::Resource>(index: &Index, change: Change<&K>) -> Woken {
     }
 }
 
+/// An APIService changed (its availability, mostly): the CSV that owns it, and the CSVs that
+/// require its group and version.
+fn on_apiservice(index: &Index, change: Change<&APIService>) -> Woken {
+    let a = match change {
+        Change::Applied(a) | Change::Deleted(a) => a,
+    };
+    let labels = a.labels();
+    let mut csvs = Vec::new();
+    if labels
+        .get(olm_v0::operatorgroup::OWNER_KIND_LABEL)
+        .map(String::as_str)
+        == Some(olm_v0::strategy::CSV_KIND)
+        && let (Some(name), Some(namespace)) = (
+            labels.get(olm_v0::operatorgroup::OWNER_LABEL),
+            labels.get(olm_v0::operatorgroup::OWNER_NAMESPACE_LABEL),
+        )
+    {
+        csvs.push(csv_ref(namespace, name));
+    }
+    let name = a.name_any();
+    for c in index.csvs.state() {
+        let requires = c
+            .spec
+            .api_service_definitions
+            .iter()
+            .flat_map(|d| d.required.iter())
+            .any(|r| format!("{}.{}", r.version, r.group) == name);
+        if requires {
+            csvs.push(ObjectRef::from_obj(&*c));
+        }
+    }
+    Woken {
+        csvs,
+        ..Woken::default()
+    }
+}
+
 /// A CRD as the cache keeps it: what requirement checks read, not its schemas.
 fn strip_crd(crd: &mut CustomResourceDefinition) {
     crd.metadata.managed_fields = None;
@@ -630,6 +670,7 @@ pub async fn run(
     let (role_bindings, role_binding_writer) = reflector::store();
     let (cluster_roles, cluster_role_writer) = reflector::store();
     let (cluster_role_bindings, cluster_role_binding_writer) = reflector::store();
+    let (apiservices, apiservice_writer) = reflector::store();
     let index = Index {
         namespaces,
         groups,
@@ -643,6 +684,7 @@ pub async fn run(
         role_bindings,
         cluster_roles,
         cluster_role_bindings,
+        apiservices,
         rbac_changed: Arc::default(),
         components: Arc::default(),
     };
@@ -756,6 +798,17 @@ pub async fn run(
         on_config,
     ));
 
+    tasks.spawn(watch(
+        "apiservices",
+        apiservice_writer,
+        watcher::watcher(Api::<APIService>::all(client.clone()), all())
+            .modify(|a| a.metadata.managed_fields = None)
+            .default_backoff(),
+        index.clone(),
+        wake.clone(),
+        on_apiservice,
+    ));
+
     macro_rules! rbac_watch {
         ($name:literal, $writer:ident, $kind:ty) => {
             tasks.spawn(watch(
@@ -794,6 +847,7 @@ pub async fn run(
         let _ = index.role_bindings.wait_until_ready().await;
         let _ = index.cluster_roles.wait_until_ready().await;
         let _ = index.cluster_role_bindings.wait_until_ready().await;
+        let _ = index.apiservices.wait_until_ready().await;
     };
     tokio::select! {
         () = ready => {}

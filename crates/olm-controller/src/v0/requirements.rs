@@ -1,5 +1,5 @@
 //! Gathering what a CSV's requirement check reads (OLM's `requirementAndPermissionStatus`):
-//! its CRDs from the cache, APIServices, native APIs and ServiceAccounts from the API server,
+//! its CRDs and APIServices from the caches, native APIs and ServiceAccounts from the API server,
 //! and whether the cluster's RBAC gives each ServiceAccount each rule the CSV asks for; the
 //! statuses and messages are `olm_v0::requirements`'.
 
@@ -91,15 +91,14 @@ pub async fn check(
         .iter()
         .map(|a| (a.group.clone(), a.version.clone()))
         .collect();
-    let services: Api<APIService> = Api::all(client.clone());
     for r in &apis.required {
         if owned.contains(&(r.group.clone(), r.version.clone())) {
             continue;
         }
-        let found = services
-            .get_opt(&format!("{}.{}", r.version, r.group))
-            .await?;
-        let available_uid = found.filter(available).and_then(|a| a.uid());
+        let found = index
+            .apiservices
+            .get(&ObjectRef::new(&format!("{}.{}", r.version, r.group)));
+        let available_uid = found.filter(|a| available(a)).and_then(|a| a.uid());
         statuses.push(required_apiservice_status(
             &r.group,
             &r.version,
@@ -143,7 +142,8 @@ pub async fn check(
     Ok(Checked { met, statuses })
 }
 
-fn available(a: &APIService) -> bool {
+/// Whether the APIService's `Available` condition is `True`.
+pub fn available(a: &APIService) -> bool {
     a.status
         .as_ref()
         .and_then(|s| s.conditions.as_ref())

@@ -440,6 +440,7 @@ fn labels_of(config: &Value) -> BTreeMap<String, String> {
 /// available (`Ok(false)`: not yet).
 pub async fn installed(
     client: &kube::Client,
+    index: &super::Index,
     csv: &ClusterServiceVersion,
     owner: &CsvOwner,
 ) -> Result<(bool, bool), kube::Error> {
@@ -486,25 +487,20 @@ pub async fn installed(
             webhooks &= pointed;
         }
     }
-    let mut apiservices = true;
-    let api: Api<APIService> = Api::all(client.clone());
-    for a in csv
+    let apiservices = csv
         .spec
         .api_service_definitions
         .iter()
         .flat_map(|d| d.owned.iter())
-    {
-        let available = api
-            .get_opt(&format!("{}.{}", a.version, a.group))
-            .await?
-            .and_then(|s| s.status)
-            .and_then(|s| s.conditions)
-            .is_some_and(|cs| {
-                cs.iter()
-                    .any(|c| c.type_ == "Available" && c.status == "True")
-            });
-        apiservices &= available;
-    }
+        .all(|a| {
+            index
+                .apiservices
+                .get(&kube::runtime::reflector::ObjectRef::new(&format!(
+                    "{}.{}",
+                    a.version, a.group
+                )))
+                .is_some_and(|s| super::requirements::available(&s))
+        });
     Ok((webhooks, apiservices))
 }
 
