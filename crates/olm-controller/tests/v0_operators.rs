@@ -1107,6 +1107,126 @@ async fn apiservice(env: &Env, id: &str) -> Result<()> {
     Ok(())
 }
 
+/// A CA and a serving certificate for `hosts`, valid until the next midnight (UTC): less than
+/// the day before expiry at which olm renews.
+fn expiring_certificate(hosts: &[String]) -> Result<(String, String, String)> {
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
+    let tomorrow = jiff::Timestamp::now()
+        .to_zoned(jiff::tz::TimeZone::UTC)
+        .date()
+        .tomorrow()?;
+    let until = rcgen::date_time_ymd(
+        i32::from(tomorrow.year()),
+        u8::try_from(tomorrow.month())?,
+        u8::try_from(tomorrow.day())?,
+    );
+    let since = rcgen::date_time_ymd(2020, 1, 1);
+    let ca_key = KeyPair::generate()?;
+    let mut ca = CertificateParams::new(Vec::<String>::new())?;
+    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca.not_before = since;
+    ca.not_after = until;
+    let ca_cert = ca.self_signed(&ca_key)?;
+    let issuer = Issuer::new(ca, &ca_key);
+    let key = KeyPair::generate()?;
+    let mut leaf = CertificateParams::new(hosts.to_vec())?;
+    leaf.not_before = since;
+    leaf.not_after = until;
+    let cert = leaf.signed_by(&key, &issuer)?;
+    Ok((ca_cert.pem(), cert.pem(), key.serialize_pem()))
+}
+
+/// Certificate rotation (seed 002): a webhook operator's serving certificate about to expire
+/// (here replaced by one expiring by midnight) is reissued by olm — a new CA, two years — and the
+/// Deployment is rolled to it (its pod template's `olmcahash`), the webhook's `caBundle` with it.
+async fn cert_rotation(env: &Env, id: &str) -> Result<()> {
+    let ns = id;
+    env.namespace(ns, json!({})).await?;
+    env.apply(group(ns, "og", json!({"targetNamespaces": [ns]})))
+        .await?;
+    let hook = webhook(
+        &format!("vrotor.{id}.example.com"),
+        "ValidatingAdmissionWebhook",
+        "rotor",
+        &[&format!("{id}.example.com")],
+        &["rotors"],
+    );
+    env.apply(csv(
+        ns,
+        "rotor.v1.0.0",
+        &["OwnNamespace"],
+        None,
+        json!({"webhookdefinitions": [hook]}),
+    ))
+    .await?;
+    env.wait_phase(ns, "rotor.v1.0.0", "Succeeded", "InstallSucceeded")
+        .await?;
+    let deployments = Api::<Deployment>::namespaced(env.client.clone(), ns);
+    let ca_hash = |d: &Deployment| {
+        d.spec
+            .template
+            .metadata
+            .as_ref()
+            .and_then(|m| m.annotations.as_ref())
+            .and_then(|a| a.get("olmcahash").cloned())
+    };
+    let before = ca_hash(&deployments.get("rotor").await?).context("no olmcahash")?;
+    let service = "rotor-service";
+    let hosts: Vec<String> = ["", ".svc", ".svc.cluster.local"]
+        .iter()
+        .map(|suffix| format!("{service}.{ns}{suffix}"))
+        .collect();
+    let (ca, cert, key) = expiring_certificate(&hosts)?;
+    let b64 = |s: &str| base64::Engine::encode(&base64::engine::general_purpose::STANDARD, s);
+    let secrets = Api::<k8s_openapi::api::core::v1::Secret>::namespaced(env.client.clone(), ns);
+    secrets
+        .patch(
+            "rotor-service-cert",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"data": {"tls.crt": b64(&cert), "tls.key": b64(&key), "olmCAKey": b64(&ca)}})),
+        )
+        .await?;
+    // Reissued: neither the CA written above nor the first one.
+    let reissued = wait(
+        "a new certificate",
+        || async { Ok(secrets.get("rotor-service-cert").await?) },
+        |s| {
+            s.data
+                .as_ref()
+                .and_then(|d| d.get("olmCAKey"))
+                .is_some_and(|c| c.0 != ca.as_bytes())
+        },
+    )
+    .await?;
+    let crt = reissued
+        .data
+        .as_ref()
+        .and_then(|d| d.get("tls.crt"))
+        .context("no tls.crt")?
+        .0
+        .clone();
+    let (_, pem) = x509_parser::pem::parse_x509_pem(&crt)?;
+    let parsed = pem.parse_x509()?;
+    let days =
+        (parsed.validity().not_after.timestamp() - jiff::Timestamp::now().as_second()) / 86_400;
+    check_eq!((728..=730).contains(&days), true, "{days} days left");
+    let rolled = wait(
+        "the Deployment rolled to the new CA",
+        || async { Ok(deployments.get("rotor").await?) },
+        |d| ca_hash(d).is_some_and(|h| h != before),
+    )
+    .await?;
+    let after = ca_hash(&rolled).context("no olmcahash")?;
+    check_eq!(
+        reissued.annotations().get("olmcahash").cloned(),
+        Some(after),
+        "the Deployment carries the Secret's CA hash"
+    );
+    env.wait_phase(ns, "rotor.v1.0.0", "Succeeded", "InstallSucceeded")
+        .await?;
+    Ok(())
+}
+
 /// v1 → v2 → v3 by `spec.replaces`: each older CSV is Replacing, then deleted once the newer
 /// one succeeded; Upgradeable=False in an override holds v3 in Pending until it is lifted.
 async fn replaces_chain(env: &Env, id: &str) -> Result<()> {
@@ -1792,7 +1912,8 @@ async fn olm_v0_on_a_control_plane() -> Result<()> {
         node_address: plane.node_address(),
     };
 
-    let together: [(&str, Scenario); 16] = [
+    let together: [(&str, Scenario); 17] = [
+        ("cert-rotation", |e, id| Box::pin(cert_rotation(e, id))),
         ("apiservice", |e, id| Box::pin(apiservice(e, id))),
         ("namespace-deleted", |e, id| {
             Box::pin(namespace_deleted(e, id))

@@ -798,6 +798,7 @@ pub async fn run(
         on_config,
     ));
 
+    tasks.spawn(serving::watch_secrets(client.clone(), wake.clone()));
     tasks.spawn(watch(
         "apiservices",
         apiservice_writer,

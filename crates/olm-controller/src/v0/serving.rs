@@ -534,3 +534,37 @@ async fn apply(
         .map_err(|e| format!("error installing {kind} {name}: {e}"))?;
     Ok(())
 }
+
+/// Keeps the CSVs' certificate Secrets (labelled `olm.managed`) in view: one changed or deleted
+/// by anyone wakes the CSV owning it, which checks its certificates again and reissues what no
+/// longer fits. Metadata only: the certificates are read when the CSV is.
+pub(super) async fn watch_secrets(client: kube::Client, mut wake: super::Wake) {
+    use futures::StreamExt;
+    use kube::runtime::WatchStreamExt;
+    use kube::runtime::watcher::{self, Event};
+    let selector = format!("{}=true", olm_v0::operatorgroup::MANAGED_LABEL);
+    let stream = watcher::watcher(
+        Api::<kube::api::PartialObjectMeta<Secret>>::all(client),
+        watcher::Config::default().labels(&selector),
+    )
+    .default_backoff();
+    let mut stream = std::pin::pin!(stream);
+    while let Some(event) = stream.next().await {
+        let secret = match event {
+            Ok(Event::Apply(s) | Event::Delete(s)) => s,
+            Ok(Event::Init | Event::InitApply(_) | Event::InitDone) => continue,
+            Err(e) => {
+                tracing::warn!(watch = "secrets", error = %e, "watch failed; retrying");
+                continue;
+            }
+        };
+        let namespace = secret.namespace().unwrap_or_default();
+        let owners: Vec<_> = secret
+            .owner_references()
+            .iter()
+            .filter(|r| r.kind == olm_v0::strategy::CSV_KIND)
+            .map(|r| super::csv_ref(&namespace, &r.name))
+            .collect();
+        wake.csvs(owners).await;
+    }
+}
