@@ -8,6 +8,7 @@
 #   oc-crdupgrade  operator-controller v1.11.0's CRD upgrade-safety preflight (crdupgrade/)
 #   oc-apivalidate operator-framework/api v0.45.0's CSV and bundle validators (apivalidate/)
 #   opm            operator-registry v1.74.0's opm
+#   grpcurl        fullstorydev/grpcurl v1.9.3, a gRPC client that reads services by reflection (grpcurl/)
 #
 # Go's module and build caches are the ones tools/controlplane/build.sh uses, so shared
 # dependencies are downloaded and compiled once. Binaries are build outputs, never committed.
@@ -19,11 +20,11 @@ cache="${OLM_CACHE_DIR:-$HOME/.cache/olm}"
 # Kept in step with tools/oracles/opm/go.mod: opm reports it as its version.
 opm_version="v1.74.0"
 
-key="$(cd "$here" && find operator-controller opm -type f \( -name '*.go' -o -name 'go.mod' -o -name 'go.sum' \) -print0 |
+key="$(cd "$here" && find operator-controller opm grpcurl -type f \( -name '*.go' -o -name 'go.mod' -o -name 'go.sum' \) -print0 |
     LC_ALL=C sort -z | xargs -0 sha256sum | cat - build.sh | sha256sum | cut -c1-16)"
 dest="$cache/oracles/$key"
 bin="$dest/bin"
-products=(oc-render oc-crdupgrade oc-apivalidate opm)
+products=(oc-render oc-crdupgrade oc-apivalidate opm grpcurl)
 
 complete() {
     local f
@@ -89,8 +90,13 @@ build_opm() {
         -o "$work/opm" $pkg/cmd/opm)
 }
 
+build_grpcurl() {
+    (cd "$here/grpcurl" && go build -trimpath -ldflags "-s -w" -o "$work/grpcurl" github.com/fullstorydev/grpcurl/cmd/grpcurl)
+}
+
 step "operator-controller oracles" build_oc
 step "opm $opm_version" build_opm
+step "grpcurl" build_grpcurl
 
 mkdir -p "$bin"
 for f in "${products[@]}"; do
