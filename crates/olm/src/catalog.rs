@@ -65,6 +65,9 @@ pub enum Command {
     /// --timeout is deleted again and the command fails with its Progressing reason and
     /// message (an image that cannot be pulled, a catalog that does not load).
     Add(crate::catalog_add::Args),
+    /// Serve a file-based catalog over OLM v0's registry gRPC API, as `opm serve` does for
+    /// CatalogSources: api.Registry, grpc.health.v1 and server reflection.
+    Serve(crate::catalog_serve::Args),
     /// Print a new olm.package blob.
     Init {
         /// The package name.
@@ -129,6 +132,7 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
         Command::Graph(args) => crate::catalog_graph::run(args),
         Command::Template(args) => crate::catalog_template::run(args),
         Command::Add(args) => crate::catalog_add::run(args),
+        Command::Serve(args) => crate::catalog_serve::run(args),
         Command::Init {
             package,
             default_channel,

@@ -5,6 +5,7 @@ mod bundle;
 mod catalog;
 mod catalog_add;
 mod catalog_graph;
+mod catalog_serve;
 mod catalog_template;
 mod catalogd;
 mod client;

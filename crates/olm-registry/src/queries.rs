@@ -1,0 +1,301 @@
+//! The registry API's queries over a [`Registry`], with operator-registry's answers and error
+//! texts (`pkg/cache/cache.go`, `pkg/cache/pkgs.go`).
+
+use olm_goenc::quote;
+
+use crate::api;
+use crate::registry::{Entry, Registry};
+
+/// A bundle as the single-bundle queries return it: its `replaces` and `skips` cleared.
+fn trimmed(b: &api::Bundle) -> api::Bundle {
+    api::Bundle {
+        replaces: String::new(),
+        skips: Vec::new(),
+        ..b.clone()
+    }
+}
+
+fn entry(e: &Entry, replaces: &str) -> api::ChannelEntry {
+    api::ChannelEntry {
+        package_name: e.package.clone(),
+        channel_name: e.channel.clone(),
+        bundle_name: e.name.clone(),
+        replaces: replaces.to_owned(),
+    }
+}
+
+fn provides(r: &Registry, e: &Entry, group: &str, version: &str, kind: &str) -> bool {
+    r.bundle_of(e).is_some_and(|b| {
+        b.provided_apis
+            .iter()
+            .any(|g| g.group == group && g.version == version && g.kind == kind)
+    })
+}
+
+fn gvk_text(group: &str, version: &str, kind: &str) -> String {
+    format!(
+        "group:{} version:{} kind:{}",
+        quote(group),
+        quote(version),
+        quote(kind)
+    )
+}
+
+impl Registry {
+    /// `ListPackages`: every package name (sorted).
+    pub fn list_packages(&self) -> Vec<api::PackageName> {
+        self.packages
+            .iter()
+            .map(|p| api::PackageName {
+                name: p.name.clone(),
+            })
+            .collect()
+    }
+
+    /// `GetPackage`.
+    ///
+    /// # Errors
+    ///
+    /// `package "NAME" not found`.
+    pub fn get_package(&self, name: &str) -> Result<api::Package, String> {
+        self.package(name)
+            .cloned()
+            .ok_or_else(|| format!("package {} not found", quote(name)))
+    }
+
+    fn channel_checked(&self, package: &str, channel: &str) -> Result<&[Entry], String> {
+        let pkg = self
+            .package(package)
+            .ok_or_else(|| format!("package {} not found", quote(package)))?;
+        if !pkg.channels.iter().any(|c| c.name == channel) {
+            return Err(format!(
+                "package {}, channel {} not found",
+                quote(package),
+                quote(channel)
+            ));
+        }
+        Ok(self.channel(package, channel))
+    }
+
+    /// `GetBundle`.
+    ///
+    /// # Errors
+    ///
+    /// The package, channel or bundle not found, in upstream's words.
+    pub fn get_bundle(
+        &self,
+        package: &str,
+        channel: &str,
+        name: &str,
+    ) -> Result<api::Bundle, String> {
+        let entries = self.channel_checked(package, channel)?;
+        entries
+            .iter()
+            .find(|e| e.name == name)
+            .and_then(|e| self.bundle_of(e))
+            .map(trimmed)
+            .ok_or_else(|| {
+                format!(
+                    "package {}, channel {}, bundle {} not found",
+                    quote(package),
+                    quote(channel),
+                    quote(name)
+                )
+            })
+    }
+
+    /// `GetBundleForChannel`: the channel head.
+    ///
+    /// # Errors
+    ///
+    /// The package or channel not found.
+    pub fn get_bundle_for_channel(
+        &self,
+        package: &str,
+        channel: &str,
+    ) -> Result<api::Bundle, String> {
+        let entries = self.channel_checked(package, channel)?;
+        entries
+            .iter()
+            .find(|e| e.head)
+            .and_then(|e| self.bundle_of(e))
+            .map(trimmed)
+            .ok_or_else(|| {
+                format!(
+                    "package {}, channel {} not found",
+                    quote(package),
+                    quote(channel)
+                )
+            })
+    }
+
+    /// `GetChannelEntriesThatReplace`: one entry per bundle that replaces `name`, and one per
+    /// bundle skipping it (when it does not also replace it); each carries the bundle's own
+    /// `replaces`.
+    ///
+    /// # Errors
+    ///
+    /// `no channel entries found that replace NAME`.
+    pub fn channel_entries_that_replace(
+        &self,
+        name: &str,
+    ) -> Result<Vec<api::ChannelEntry>, String> {
+        let mut out = Vec::new();
+        for e in &self.entries {
+            if e.replaces == name {
+                out.push(entry(e, &e.replaces));
+            }
+            for s in &e.skips {
+                if s == name && *s != e.replaces {
+                    out.push(entry(e, &e.replaces));
+                }
+            }
+        }
+        if out.is_empty() {
+            return Err(format!("no channel entries found that replace {name}"));
+        }
+        Ok(out)
+    }
+
+    /// `GetBundleThatReplaces`: the first bundle (by name) of the channel that replaces or
+    /// skips `name`.
+    ///
+    /// # Errors
+    ///
+    /// The package or channel not found, or no such bundle.
+    pub fn bundle_that_replaces(
+        &self,
+        name: &str,
+        package: &str,
+        channel: &str,
+    ) -> Result<api::Bundle, String> {
+        if self.package(package).is_none() {
+            return Err(format!("package {package} not found"));
+        }
+        let entries = self.channel_checked(package, channel)?;
+        entries
+            .iter()
+            .find(|e| e.replaces == name || e.skips.iter().any(|s| s == name))
+            .and_then(|e| self.bundle_of(e))
+            .map(trimmed)
+            .ok_or_else(|| {
+                format!(
+                    "no entry found for package {}, channel {}",
+                    quote(package),
+                    quote(channel)
+                )
+            })
+    }
+
+    /// One entry for the bundle with its `replaces`, and one per skipped bundle other than
+    /// that (only those in the channel unless `any_skip`).
+    fn entries_for(&self, e: &Entry, any_skip: bool) -> Vec<api::ChannelEntry> {
+        let mut out = vec![entry(e, &e.replaces)];
+        let channel = if any_skip {
+            &[][..]
+        } else {
+            self.channel(&e.package, &e.channel)
+        };
+        for s in &e.skips {
+            let in_channel = channel.iter().any(|c| c.name == *s);
+            if *s != e.replaces && (any_skip || in_channel) {
+                out.push(entry(e, s));
+            }
+        }
+        out
+    }
+
+    /// `GetChannelEntriesThatProvide`: every bundle providing the API, with its edges.
+    ///
+    /// # Errors
+    ///
+    /// `no channel entries found that provide group:"G" version:"V" kind:"K"`.
+    pub fn channel_entries_that_provide(
+        &self,
+        group: &str,
+        version: &str,
+        kind: &str,
+    ) -> Result<Vec<api::ChannelEntry>, String> {
+        let out: Vec<api::ChannelEntry> = self
+            .entries
+            .iter()
+            .filter(|e| provides(self, e, group, version, kind))
+            .flat_map(|e| self.entries_for(e, true))
+            .collect();
+        if out.is_empty() {
+            return Err(format!(
+                "no channel entries found that provide {}",
+                gvk_text(group, version, kind)
+            ));
+        }
+        Ok(out)
+    }
+
+    /// `GetLatestChannelEntriesThatProvide`: the channel heads providing the API.
+    ///
+    /// # Errors
+    ///
+    /// As [`Registry::channel_entries_that_provide`].
+    pub fn latest_channel_entries_that_provide(
+        &self,
+        group: &str,
+        version: &str,
+        kind: &str,
+    ) -> Result<Vec<api::ChannelEntry>, String> {
+        let out: Vec<api::ChannelEntry> = self
+            .entries
+            .iter()
+            .filter(|e| e.head && provides(self, e, group, version, kind))
+            .flat_map(|e| self.entries_for(e, false))
+            .collect();
+        if out.is_empty() {
+            return Err(format!(
+                "no channel entries found that provide {}",
+                gvk_text(group, version, kind)
+            ));
+        }
+        Ok(out)
+    }
+
+    /// `GetDefaultBundleThatProvides`: among the channel heads providing the API, by package
+    /// name, the first in its package's default channel.
+    ///
+    /// # Errors
+    ///
+    /// None provides it, or none in a default channel.
+    pub fn default_bundle_that_provides(
+        &self,
+        group: &str,
+        version: &str,
+        kind: &str,
+    ) -> Result<api::Bundle, String> {
+        let latest = self.latest_channel_entries_that_provide(group, version, kind)?;
+        for e in &latest {
+            let Some(pkg) = self.package(&e.package_name) else {
+                continue;
+            };
+            if e.channel_name == pkg.default_channel_name {
+                return self.get_bundle(&e.package_name, &e.channel_name, &e.bundle_name);
+            }
+        }
+        Err(format!(
+            "no entry found that provides {}",
+            gvk_text(group, version, kind)
+        ))
+    }
+
+    /// `ListBundles`' `i`th bundle: bundles of every channel, by channel, package and name; the
+    /// CSV and manifests left out of bundles that have an image.
+    pub fn listed(&self, i: usize) -> Option<api::Bundle> {
+        let b = self.bundles.get(i)?;
+        Some(if b.bundle_path.is_empty() {
+            b.clone()
+        } else {
+            api::Bundle {
+                csv_json: String::new(),
+                object: Vec::new(),
+                ..b.clone()
+            }
+        })
+    }
+}

@@ -1,0 +1,136 @@
+//! `olm catalog serve DIR`: OLM v0's registry gRPC API over a file-based catalog, as `opm
+//! serve` offers it to CatalogSources (see docs/registry.md).
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::Context as _;
+use olm_registry::{Registry, cache};
+
+/// `olm catalog serve`'s arguments (opm serve's flags).
+#[derive(clap::Args)]
+pub struct Args {
+    /// The file-based catalog: a directory or a file.
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+    /// The port to serve on (all interfaces).
+    #[arg(short = 'p', long = "port", default_value_t = 50051)]
+    pub port: u16,
+    /// Where the built registry is cached; without it the catalog is built at every start.
+    #[arg(long = "cache-dir")]
+    pub cache_dir: Option<PathBuf>,
+    /// Build the cache and exit, without serving.
+    #[arg(long = "cache-only", requires = "cache_dir")]
+    pub cache_only: bool,
+    /// Refuse a cache built from another catalog instead of rebuilding it (default: on when
+    /// --cache-dir is given and --cache-only is not).
+    #[arg(long = "cache-enforce-integrity", num_args = 0..=1, default_missing_value = "true")]
+    pub cache_enforce_integrity: Option<bool>,
+    /// Where a fatal error is also written, for Kubernetes to show as the container's
+    /// termination message.
+    #[arg(
+        short = 't',
+        long = "termination-log",
+        default_value = "/dev/termination-log"
+    )]
+    pub termination_log: PathBuf,
+}
+
+/// Builds or loads the registry, then serves it until SIGTERM or SIGINT.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    match serve(&args) {
+        Ok(code) => Ok(code),
+        Err(e) => {
+            // Best effort: outside a pod the termination log usually cannot be written.
+            let _ = std::fs::write(&args.termination_log, format!("{e:#}"));
+            Err(e)
+        }
+    }
+}
+
+fn serve(args: &Args) -> anyhow::Result<ExitCode> {
+    let started = Instant::now();
+    let registry = obtain(args)?;
+    eprintln!(
+        "olm catalog serve: {} packages, {} bundles ready in {} ms",
+        registry.packages.len(),
+        registry.bundles.len(),
+        started.elapsed().as_millis()
+    );
+    if args.cache_only {
+        return Ok(ExitCode::SUCCESS);
+    }
+    let runtime = tokio::runtime::Runtime::new().context("starting the runtime")?;
+    runtime.block_on(listen(args.port, Arc::new(registry)))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The registry from the cache when it was built from this catalog, else built (and cached).
+fn obtain(args: &Args) -> anyhow::Result<Registry> {
+    let digest = cache::digest(&args.dir)?;
+    let enforce = args
+        .cache_enforce_integrity
+        .unwrap_or(args.cache_dir.is_some() && !args.cache_only);
+    if let Some(dir) = &args.cache_dir
+        && !args.cache_only
+    {
+        match cache::load(dir)? {
+            Some(r) if r.digest == digest => return Ok(r),
+            found if enforce => {
+                return Err(cache::CacheError::Stale {
+                    cached: found.map(|r| r.digest).unwrap_or_default(),
+                    computed: digest,
+                }
+                .into());
+            }
+            _ => {}
+        }
+    }
+    let registry = build(&args.dir, digest)?;
+    if let Some(dir) = &args.cache_dir {
+        cache::store(dir, &registry)?;
+    }
+    Ok(registry)
+}
+
+fn build(dir: &Path, digest: String) -> anyhow::Result<Registry> {
+    let catalog =
+        olm_catalog::load::load_path(dir).with_context(|| format!("loading {}", dir.display()))?;
+    Registry::build(&catalog, digest)
+        .context("failed to load or rebuild cache: failed to rebuild cache: build package index")
+}
+
+async fn listen(port: u16, registry: Arc<Registry>) -> anyhow::Result<()> {
+    let metas = Arc::new(olm_registry::metas::Metas::new(&registry.metas));
+    let service = olm_registry::server::Service::new(registry, metas);
+    let routes = olm_registry::server::routes(service)?;
+    let addr = SocketAddr::from(([0, 0, 0, 0], port));
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("listening on {addr}"))?;
+    eprintln!(
+        "olm catalog serve: serving registry on {}",
+        listener.local_addr()?
+    );
+    let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+    tonic::transport::Server::builder()
+        .add_routes(routes)
+        .serve_with_incoming_shutdown(incoming, shutdown())
+        .await
+        .context("serving")?;
+    Ok(())
+}
+
+async fn shutdown() {
+    let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        Ok(s) => s,
+        Err(_) => return std::future::pending().await,
+    };
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = tokio::signal::ctrl_c() => {}
+    }
+}
