@@ -8,6 +8,7 @@
 #   crates/olm-bundle/tests/golden/api-validation.txt     operator-framework/api's authoring checks
 #   crates/olm-graph/tests/golden/render-graph/           opm alpha render-graph (README.md there)
 #   crates/olm-catalog/tests/golden/load-errors.txt       opm's load errors on a corpus of broken catalog files
+#   crates/olm-registry/tests/golden/community-v4.21.tsv  opm serve's registry gRPC answers, through grpcurl
 #
 # Usage: tools/oracles/regen.sh [OUT]   (OUT defaults to the repository; check.sh passes a temp dir)
 # Builds the oracles first (tools/oracles/build.sh, a no-op when built). Needs Go, not cargo.
@@ -105,3 +106,13 @@ mkdir -p "$(dirname "$errors")"
     done
 } >"$errors.tmp"
 mv "$errors.tmp" "$errors"
+
+registry="$out/crates/olm-registry/tests/golden"
+mkdir -p "$registry"
+{
+    echo "# Made by opm v1.74.0's opm serve (tools/oracles/opm) through grpcurl v1.9.3, not by olm, from shared/data/catalogs/community-v4.21:"
+    echo "# METHOD, request, sha256 of the sorted key-sorted response messages or the error message; several joined by | where"
+    echo "# opm answers in Go map order (tools/oracles/registry-golden.sh). $remake"
+    "$here/registry-golden.sh" "$bin" "$data/catalogs/community-v4.21"
+} >"$registry/community-v4.21.tsv.tmp"
+mv "$registry/community-v4.21.tsv.tmp" "$registry/community-v4.21.tsv"

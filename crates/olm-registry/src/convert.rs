@@ -107,7 +107,6 @@ pub fn stub_csv(package: &PackageNode<'_>, node: &BundleNode<'_>, metadata: &Val
     let field = |k: &str| metadata.get(k).filter(|v| !v.is_null());
     let mut meta = Map::new();
     meta.insert("name".into(), json!(node.bundle.name.as_str()));
-    meta.insert("creationTimestamp".into(), Value::Null);
     for k in ["labels", "annotations"] {
         if let Some(Value::Object(m)) = field(k)
             && !m.is_empty()
@@ -262,8 +261,11 @@ pub fn bundle(
             TYPE_PACKAGE_REQUIRED => {
                 let r: PackageRequired = serde_json::from_str(p.value.get())
                     .map_err(|e| ConvertError::Property(e.to_string()))?;
-                // `property.MustBuildPackage`: an `olm.package` value of that name and range.
-                let value = go_json_ordered(
+                // `property.MustBuildPackage`: an `olm.package` value of that name and range,
+                // written without HTML escaping (`>=1.0.0` stays as it is).
+                let mut value = String::new();
+                olm_goenc::json::write_value(
+                    &mut value,
                     &json!({"packageName": r.package_name, "version": r.version_range}),
                 );
                 dependencies.push(api::Dependency {

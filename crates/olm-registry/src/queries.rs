@@ -157,8 +157,8 @@ impl Registry {
         Ok(out)
     }
 
-    /// `GetBundleThatReplaces`: the first bundle (by name) of the channel that replaces or
-    /// skips `name`.
+    /// `GetBundleThatReplaces`: the bundle of the channel that replaces `name`, else one that
+    /// skips it; the first by name where several do (upstream takes whichever its map yields).
     ///
     /// # Errors
     ///
@@ -175,7 +175,8 @@ impl Registry {
         let entries = self.channel_checked(package, channel)?;
         entries
             .iter()
-            .find(|e| e.replaces == name || e.skips.iter().any(|s| s == name))
+            .find(|e| e.replaces == name)
+            .or_else(|| entries.iter().find(|e| e.skips.iter().any(|s| s == name)))
             .and_then(|e| self.bundle_of(e))
             .map(trimmed)
             .ok_or_else(|| {

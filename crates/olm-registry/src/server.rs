@@ -224,10 +224,12 @@ pub fn routes(service: Service) -> Result<tonic::service::Routes, tonic_reflecti
     let v1 = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(crate::api::FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_reflection::pb::v1alpha::FILE_DESCRIPTOR_SET)
         .build_v1()?;
     let v1alpha = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(crate::api::FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_reflection::pb::v1alpha::FILE_DESCRIPTOR_SET)
         .build_v1alpha()?;
     let mut routes = tonic::service::Routes::new(RegistryServer::new(service.clone()));
     routes = routes
