@@ -78,7 +78,8 @@ fn start(tool: &str, bin: &Path, catalog: &Path, cache: Option<&Path>) -> Server
     } else {
         cmd.arg("serve").args(["--pprof-addr", "127.0.0.1:0"]);
     }
-    cmd.arg(catalog).args(["-p", &port.to_string(), "-t", "/dev/null"]);
+    cmd.arg(catalog)
+        .args(["-p", &port.to_string(), "-t", "/dev/null"]);
     if let Some(c) = cache {
         cmd.arg("--cache-dir").arg(c);
     }
@@ -134,7 +135,8 @@ async fn list_bundles(port: u16, runs: usize) -> (f64, usize, usize) {
 #[tokio::main]
 async fn main() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let olm = std::env::var_os("OLM").map_or_else(|| root.join("target/release/olm"), PathBuf::from);
+    let olm =
+        std::env::var_os("OLM").map_or_else(|| root.join("target/release/olm"), PathBuf::from);
     let catalog = std::env::var_os("CATALOG").map_or_else(
         || root.join("../shared/data/catalogs/community-v4.21"),
         PathBuf::from,
@@ -147,7 +149,10 @@ async fn main() {
     if let Some(opm) = std::env::var_os("OPM") {
         tools.push(("opm", PathBuf::from(opm)));
     }
-    println!("catalog {}, {runs} ListBundles calls each", catalog.display());
+    println!(
+        "catalog {}, {runs} ListBundles calls each",
+        catalog.display()
+    );
     println!(
         "{:<4} {:>12} {:>12} {:>10} {:>14} {:>12}",
         "tool", "ready cold", "ready cached", "RSS MiB", "bundles/s", "MB/s"

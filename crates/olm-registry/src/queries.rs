@@ -7,12 +7,10 @@ use crate::api;
 use crate::registry::{Entry, Registry};
 
 /// A bundle as the single-bundle queries return it: its `replaces` and `skips` cleared.
-fn trimmed(b: &api::Bundle) -> api::Bundle {
-    api::Bundle {
-        replaces: String::new(),
-        skips: Vec::new(),
-        ..b.clone()
-    }
+fn trimmed(mut b: api::Bundle) -> api::Bundle {
+    b.replaces.clear();
+    b.skips.clear();
+    b
 }
 
 fn entry(e: &Entry, replaces: &str) -> api::ChannelEntry {
@@ -25,11 +23,9 @@ fn entry(e: &Entry, replaces: &str) -> api::ChannelEntry {
 }
 
 fn provides(r: &Registry, e: &Entry, group: &str, version: &str, kind: &str) -> bool {
-    r.bundle_of(e).is_some_and(|b| {
-        b.provided_apis
-            .iter()
-            .any(|g| g.group == group && g.version == version && g.kind == kind)
-    })
+    r.provided_apis(e)
+        .iter()
+        .any(|g| g.group == group && g.version == version && g.kind == kind)
 }
 
 fn gvk_text(group: &str, version: &str, kind: &str) -> String {
@@ -92,7 +88,7 @@ impl Registry {
         entries
             .iter()
             .find(|e| e.name == name)
-            .and_then(|e| self.bundle_of(e))
+            .and_then(|e| self.bundle_of(e, true))
             .map(trimmed)
             .ok_or_else(|| {
                 format!(
@@ -118,7 +114,7 @@ impl Registry {
         entries
             .iter()
             .find(|e| e.head)
-            .and_then(|e| self.bundle_of(e))
+            .and_then(|e| self.bundle_of(e, true))
             .map(trimmed)
             .ok_or_else(|| {
                 format!(
@@ -177,7 +173,7 @@ impl Registry {
             .iter()
             .find(|e| e.replaces == name)
             .or_else(|| entries.iter().find(|e| e.skips.iter().any(|s| s == name)))
-            .and_then(|e| self.bundle_of(e))
+            .and_then(|e| self.bundle_of(e, true))
             .map(trimmed)
             .ok_or_else(|| {
                 format!(
@@ -288,15 +284,8 @@ impl Registry {
     /// `ListBundles`' `i`th bundle: bundles of every channel, by channel, package and name; the
     /// CSV and manifests left out of bundles that have an image.
     pub fn listed(&self, i: usize) -> Option<api::Bundle> {
-        let b = self.bundles.get(i)?;
-        Some(if b.bundle_path.is_empty() {
-            b.clone()
-        } else {
-            api::Bundle {
-                csv_json: String::new(),
-                object: Vec::new(),
-                ..b.clone()
-            }
-        })
+        let at = usize::try_from(*self.listing.get(i)?).ok()?;
+        let e = self.entries.get(at)?;
+        self.bundle_of(e, self.image(e).is_empty())
     }
 }

@@ -34,9 +34,24 @@ pub struct Entry {
     /// Whether it heads its channel.
     #[prost(bool, tag = "6")]
     pub head: bool,
-    /// Position of its API bundle in [`Registry::bundles`].
+    /// Position of its bundle in [`Registry::bundles`].
     #[prost(uint64, tag = "7")]
     pub bundle: u64,
+    /// Its `skipRange`.
+    #[prost(string, tag = "8")]
+    pub skip_range: String,
+}
+
+/// A bundle's channel-independent parts, stored once however many channels list it.
+#[derive(Clone, PartialEq, Message)]
+pub struct Stored {
+    /// The API bundle without channel, `replaces`, `skips` and `skipRange`; its `object` left
+    /// empty when it is just `[csvJson]` (a stub CSV), so that text is kept once.
+    #[prost(message, optional, tag = "1")]
+    pub bundle: Option<api::Bundle>,
+    /// `object` is `[csvJson]`.
+    #[prost(bool, tag = "2")]
+    pub object_is_csv: bool,
 }
 
 /// A blob of a custom schema, for `ExperimentalListPackageCustomSchemas`.
@@ -59,13 +74,15 @@ pub struct Registry {
     /// Every package, by name.
     #[prost(message, repeated, tag = "1")]
     pub packages: Vec<api::Package>,
-    /// Every channel's bundles, in `ListBundles` order (channel, package, name), with their
-    /// `replaces` and `skips`.
+    /// Every bundle once, by package and name.
     #[prost(message, repeated, tag = "2")]
-    pub bundles: Vec<api::Bundle>,
+    pub bundles: Vec<Stored>,
     /// Every (package, channel, bundle), sorted so.
     #[prost(message, repeated, tag = "3")]
     pub entries: Vec<Entry>,
+    /// Positions in [`Registry::entries`] in `ListBundles` order: channel, package, name.
+    #[prost(uint64, repeated, tag = "6")]
+    pub listing: Vec<u64>,
     /// The digest of the catalog this was built from (see [`crate::cache`]).
     #[prost(string, tag = "4")]
     pub digest: String,
@@ -100,8 +117,29 @@ impl Registry {
         let index = olm_catalog::validate::build_index(catalog)
             .map_err(|e| BuildError::Invalid(e.to_string()))?;
         let mut packages = Vec::new();
-        let mut keyed: BTreeMap<(String, String, String), (api::Bundle, Entry)> = BTreeMap::new();
+        let mut bundles = Vec::new();
+        let mut entries = Vec::new();
         for (name, pkg) in &index.packages {
+            // Each bundle of the package once, channel parts left to the entries.
+            let mut positions = BTreeMap::new();
+            for (bundle_name, node) in &pkg.bundles {
+                let mut bundle = convert::bundle(pkg, "", node, "", &[], "").map_err(|source| {
+                    BuildError::Bundle {
+                        package: (*name).to_owned(),
+                        source,
+                    }
+                })?;
+                let object_is_csv =
+                    !bundle.csv_json.is_empty() && bundle.object == [bundle.csv_json.as_str()];
+                if object_is_csv {
+                    bundle.object.clear();
+                }
+                positions.insert(*bundle_name, bundles.len() as u64);
+                bundles.push(Stored {
+                    bundle: Some(bundle),
+                    object_is_csv,
+                });
+            }
             let mut channels = Vec::new();
             for (ch_name, ch) in &pkg.channels {
                 let head = ch.head().map_err(BuildError::Invalid)?;
@@ -113,38 +151,19 @@ impl Registry {
                     }),
                 });
                 for (bundle_name, entry) in &ch.entries {
-                    let Some(node) = pkg.bundles.get(bundle_name) else {
+                    let Some(&bundle) = positions.get(bundle_name) else {
                         continue;
                     };
-                    let bundle = convert::bundle(
-                        pkg,
-                        ch_name,
-                        node,
-                        &entry.replaces,
-                        &entry.skips,
-                        &entry.skip_range,
-                    )
-                    .map_err(|source| BuildError::Bundle {
-                        package: (*name).to_owned(),
-                        source,
-                    })?;
-                    let e = Entry {
+                    entries.push(Entry {
                         package: (*name).to_owned(),
                         channel: (*ch_name).to_owned(),
                         name: (*bundle_name).to_owned(),
                         replaces: entry.replaces.clone(),
                         skips: entry.skips.clone(),
                         head: head.name.as_str() == *bundle_name,
-                        bundle: 0,
-                    };
-                    keyed.insert(
-                        (
-                            (*ch_name).to_owned(),
-                            (*name).to_owned(),
-                            (*bundle_name).to_owned(),
-                        ),
-                        (bundle, e),
-                    );
+                        bundle,
+                        skip_range: entry.skip_range.clone(),
+                    });
                 }
             }
             packages.push(api::Package {
@@ -156,15 +175,10 @@ impl Registry {
                 }),
             });
         }
-        let mut bundles = Vec::with_capacity(keyed.len());
-        let mut entries = Vec::with_capacity(keyed.len());
-        for (i, (_, (bundle, mut entry))) in keyed.into_iter().enumerate() {
-            entry.bundle = i as u64;
-            bundles.push(bundle);
-            entries.push(entry);
-        }
-        entries.sort_by(|a, b| {
-            (&a.package, &a.channel, &a.name).cmp(&(&b.package, &b.channel, &b.name))
+        let mut listing: Vec<u64> = (0..entries.len() as u64).collect();
+        listing.sort_by(|a, b| {
+            let (a, b) = (&entries[*a as usize], &entries[*b as usize]);
+            (&a.channel, &a.package, &a.name).cmp(&(&b.channel, &b.package, &b.name))
         });
         Ok(Registry {
             packages,
@@ -172,6 +186,7 @@ impl Registry {
             entries,
             digest,
             metas: crate::metas::collect(catalog),
+            listing,
         })
     }
 
@@ -193,10 +208,61 @@ impl Registry {
         &self.entries[start..start + end]
     }
 
-    /// The API bundle of `entry`.
-    pub fn bundle_of(&self, entry: &Entry) -> Option<&api::Bundle> {
+    /// The channel-independent bundle of `entry`.
+    fn stored(&self, entry: &Entry) -> Option<&Stored> {
         usize::try_from(entry.bundle)
             .ok()
             .and_then(|i| self.bundles.get(i))
+    }
+
+    /// The bundle image of `entry` (empty for a bundle carried in the catalog).
+    pub fn image(&self, entry: &Entry) -> &str {
+        self.stored(entry)
+            .and_then(|s| s.bundle.as_ref())
+            .map_or("", |b| b.bundle_path.as_str())
+    }
+
+    /// The APIs the bundle of `entry` provides.
+    pub fn provided_apis(&self, entry: &Entry) -> &[api::GroupVersionKind] {
+        self.stored(entry)
+            .and_then(|s| s.bundle.as_ref())
+            .map_or(&[], |b| b.provided_apis.as_slice())
+    }
+
+    /// The full API bundle of `entry` in its channel, with its edges; without its CSV and
+    /// manifests when `content` is false.
+    pub fn bundle_of(&self, entry: &Entry, content: bool) -> Option<api::Bundle> {
+        let stored = self.stored(entry)?;
+        let base = stored.bundle.as_ref()?;
+        let mut b = if content {
+            let mut b = base.clone();
+            if stored.object_is_csv {
+                b.object = vec![b.csv_json.clone()];
+            }
+            b
+        } else {
+            clone_light(base)
+        };
+        b.channel_name.clone_from(&entry.channel);
+        b.replaces.clone_from(&entry.replaces);
+        b.skips.clone_from(&entry.skips);
+        b.skip_range.clone_from(&entry.skip_range);
+        Some(b)
+    }
+}
+
+/// `base` without its CSV and manifests, cloning only the rest.
+fn clone_light(base: &api::Bundle) -> api::Bundle {
+    api::Bundle {
+        csv_name: base.csv_name.clone(),
+        package_name: base.package_name.clone(),
+        bundle_path: base.bundle_path.clone(),
+        provided_apis: base.provided_apis.clone(),
+        required_apis: base.required_apis.clone(),
+        version: base.version.clone(),
+        dependencies: base.dependencies.clone(),
+        properties: base.properties.clone(),
+        deprecation: base.deprecation.clone(),
+        ..api::Bundle::default()
     }
 }

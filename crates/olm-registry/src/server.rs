@@ -149,7 +149,7 @@ impl RegistryService for Service {
         // Streamed from the shared registry, one bundle at a time: a large catalog is not
         // copied whole for each caller.
         let registry = self.registry.clone();
-        let count = registry.bundles.len();
+        let count = registry.listing.len();
         let items = (0..count).filter_map(move |i| registry.listed(i)).map(Ok);
         Ok(Response::new(Box::pin(tokio_stream::iter(items))))
     }

@@ -159,7 +159,7 @@ fn answer(r: &Registry, method: &str, req: &Value) -> String {
             .iter()
             .map(|p| json!({"name": p.name}))
             .collect()),
-        "ListBundles" => Ok((0..r.bundles.len())
+        "ListBundles" => Ok((0..r.listing.len())
             .filter_map(|i| r.listed(i))
             .map(|b| bundle(&b))
             .collect()),

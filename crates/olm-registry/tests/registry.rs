@@ -179,7 +179,7 @@ fn packages_and_bundles() {
     );
 
     // ListBundles: channel, package, bundle order; CSV and manifests dropped with an image.
-    let listed: Vec<(String, String, String, bool)> = (0..r.bundles.len())
+    let listed: Vec<(String, String, String, bool)> = (0..r.listing.len())
         .filter_map(|i| r.listed(i))
         .map(|b| {
             (

@@ -57,7 +57,7 @@ fn serve(args: &Args) -> anyhow::Result<ExitCode> {
     eprintln!(
         "olm catalog serve: {} packages, {} bundles ready in {} ms",
         registry.packages.len(),
-        registry.bundles.len(),
+        registry.listing.len(),
         started.elapsed().as_millis()
     );
     if args.cache_only {
