@@ -202,6 +202,30 @@ impl Registry {
         out
     }
 
+    /// The entries of the bundles providing the API — channel heads only when `latest`, whose
+    /// skips count only when in the channel.
+    fn providers(
+        &self,
+        group: &str,
+        version: &str,
+        kind: &str,
+        latest: bool,
+    ) -> Result<Vec<api::ChannelEntry>, String> {
+        let out: Vec<api::ChannelEntry> = self
+            .entries
+            .iter()
+            .filter(|e| (!latest || e.head) && provides(self, e, group, version, kind))
+            .flat_map(|e| self.entries_for(e, !latest))
+            .collect();
+        if out.is_empty() {
+            return Err(format!(
+                "no channel entries found that provide {}",
+                gvk_text(group, version, kind)
+            ));
+        }
+        Ok(out)
+    }
+
     /// `GetChannelEntriesThatProvide`: every bundle providing the API, with its edges.
     ///
     /// # Errors
@@ -213,19 +237,7 @@ impl Registry {
         version: &str,
         kind: &str,
     ) -> Result<Vec<api::ChannelEntry>, String> {
-        let out: Vec<api::ChannelEntry> = self
-            .entries
-            .iter()
-            .filter(|e| provides(self, e, group, version, kind))
-            .flat_map(|e| self.entries_for(e, true))
-            .collect();
-        if out.is_empty() {
-            return Err(format!(
-                "no channel entries found that provide {}",
-                gvk_text(group, version, kind)
-            ));
-        }
-        Ok(out)
+        self.providers(group, version, kind, false)
     }
 
     /// `GetLatestChannelEntriesThatProvide`: the channel heads providing the API.
@@ -239,19 +251,7 @@ impl Registry {
         version: &str,
         kind: &str,
     ) -> Result<Vec<api::ChannelEntry>, String> {
-        let out: Vec<api::ChannelEntry> = self
-            .entries
-            .iter()
-            .filter(|e| e.head && provides(self, e, group, version, kind))
-            .flat_map(|e| self.entries_for(e, false))
-            .collect();
-        if out.is_empty() {
-            return Err(format!(
-                "no channel entries found that provide {}",
-                gvk_text(group, version, kind)
-            ));
-        }
-        Ok(out)
+        self.providers(group, version, kind, true)
     }
 
     /// `GetDefaultBundleThatProvides`: among the channel heads providing the API, by package
