@@ -12,6 +12,7 @@
 //! and namespaces and write what these functions return live in the shell crates.
 
 pub mod apis;
+pub mod catalogsource;
 pub mod certresources;
 pub mod conditiongen;
 pub mod copied;
