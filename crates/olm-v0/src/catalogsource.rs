@@ -1,6 +1,6 @@
-//! The registry Pod, Service and ServiceAccount catalog-operator makes for a `grpc` CatalogSource
-//! with `spec.image` (OLM repo `pkg/controller/registry/reconciler/reconciler.go` `Pod` and
-//! `grpc.go`): the registry container on port 50051 with gRPC probes, `spec.grpcPodConfig`'s
+//! The registry Pod, Service, ServiceAccount and NetworkPolicy catalog-operator makes for a `grpc`
+//! CatalogSource with `spec.image` (OLM repo `pkg/controller/registry/reconciler/reconciler.go` `Pod`,
+//! `grpc.go`, `helpers.go`): the registry container on port 50051 with gRPC probes, `spec.grpcPodConfig`'s
 //! node selector, tolerations, affinity, priority class, memory target and content extraction,
 //! the restricted security context, and the `operatorframework.io/priorityclass` annotation.
 //!
@@ -375,6 +375,39 @@ pub fn registry_service(source: &Value) -> Value {
     })
 }
 
+/// The `<name>-grpc-server` NetworkPolicy: the registry Pods take gRPC (TCP 50051) from
+/// anywhere and reach nothing, except that a ConfigMap-backed registry (which reads its ConfigMap
+/// from the API server) may reach anything and DNS.
+pub fn grpc_server_network_policy(source: &Value) -> Value {
+    let name = source["metadata"]["name"].as_str().unwrap_or_default();
+    let mut spec = json!({
+        "podSelector": {"matchLabels": {CATALOG_SOURCE_LABEL: name, MANAGED_LABEL: "true"}},
+        "policyTypes": ["Ingress", "Egress"],
+        "ingress": [{"ports": [{"protocol": "TCP", "port": PORT}]}],
+    });
+    if matches!(
+        source["spec"]["sourceType"].as_str(),
+        Some("configmap" | "internal")
+    ) {
+        let dns: Vec<Value> = [("TCP", 53), ("UDP", 53), ("TCP", 5353), ("UDP", 5353)]
+            .iter()
+            .map(|(protocol, port)| json!({"protocol": protocol, "port": port}))
+            .collect();
+        spec["egress"] = json!([{}, {"ports": dns}]);
+    }
+    json!({
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "NetworkPolicy",
+        "metadata": {
+            "name": format!("{name}-grpc-server"),
+            "namespace": source["metadata"]["namespace"],
+            "labels": {MANAGED_LABEL: "true", CATALOG_SOURCE_LABEL: name},
+            "ownerReferences": [owner(source, false, false)],
+        },
+        "spec": spec,
+    })
+}
+
 /// The registry ServiceAccount: the CatalogSource's name, its `spec.secrets` as image pull
 /// secrets, controlled by the CatalogSource.
 pub fn registry_service_account(source: &Value) -> Value {
@@ -579,6 +612,28 @@ mod tests {
             json!({"name": "tmpdir", "mountPath": "/tmp/"})
         );
         assert_eq!(pod["spec"]["volumes"][2]["name"], "tmpdir");
+    }
+
+    /// The gRPC server NetworkPolicy: ingress on 50051, no egress for an image registry, any
+    /// egress and DNS for a ConfigMap one (upstream's `DesiredGRPCServerNetworkPolicy`).
+    #[test]
+    fn network_policy() {
+        let np = grpc_server_network_policy(&source(Value::Null, json!({})));
+        assert_eq!(np["metadata"]["name"], "test-grpc-server");
+        assert_eq!(np["spec"]["policyTypes"], json!(["Ingress", "Egress"]));
+        assert_eq!(
+            np["spec"]["ingress"][0]["ports"][0],
+            json!({"protocol": "TCP", "port": 50051})
+        );
+        assert!(np["spec"].get("egress").is_none());
+        let mut cm = source(Value::Null, json!({}));
+        cm["spec"]["sourceType"] = json!("configmap");
+        let np = grpc_server_network_policy(&cm);
+        assert_eq!(np["spec"]["egress"][0], json!({}));
+        assert_eq!(
+            np["spec"]["egress"][1]["ports"].as_array().map(Vec::len),
+            Some(4)
+        );
     }
 
     /// The Service (dots in the name as dashes) and the ServiceAccount with the pull secrets.
