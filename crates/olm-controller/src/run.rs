@@ -465,6 +465,9 @@ pub async fn serve(
     if options.which.v0() {
         shared.metrics.register(crate::v0::GROUP_CONTROLLER, 1);
         shared.metrics.register(crate::v0::OPERATOR_CONTROLLER, 1);
+        shared
+            .metrics
+            .register(crate::v0::CATALOG_SOURCE_CONTROLLER, 1);
         shared.metrics.register(crate::v0::COPY_CONTROLLER, 1);
         spawn_controller(
             &mut tasks,

@@ -73,6 +73,8 @@ impl Env {
             "Secret" => "secrets",
             "Service" => "services",
             "CustomResourceDefinition" => "customresourcedefinitions",
+            "CatalogSource" => "catalogsources",
+            "PriorityClass" => "priorityclasses",
             other => bail!("no plural known for {other}"),
         };
         let ar = resource(group, version, &kind, plural);
@@ -1227,6 +1229,149 @@ async fn cert_rotation(env: &Env, id: &str) -> Result<()> {
     Ok(())
 }
 
+/// A grpc CatalogSource with an image (seed 001): the registry Pod as upstream makes it — the
+/// namespace's restricted default, grpcPodConfig's node selector, tolerations and memory target,
+/// the priority-class annotation — its Service, ServiceAccount and NetworkPolicy, and
+/// `status.registryService`; a changed spec replaces the Pod; a spec naming no source fails with
+/// upstream's reason and message.
+async fn catalog_source(env: &Env, id: &str) -> Result<()> {
+    let ns = id;
+    env.namespace(
+        ns,
+        json!({"pod-security.kubernetes.io/enforce": "restricted"}),
+    )
+    .await?;
+    env.apply(
+        json!({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+        "metadata": {"name": format!("{id}-prio")}, "value": 1000}),
+    )
+    .await?;
+    let sources: Api<DynamicObject> = Api::namespaced_with(
+        env.client.clone(),
+        ns,
+        &resource(
+            "operators.coreos.com",
+            "v1alpha1",
+            "CatalogSource",
+            "catalogsources",
+        ),
+    );
+    let source = |memory: &str| {
+        json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
+            "metadata": {"name": "community.catalog", "namespace": ns,
+                "annotations": {"operatorframework.io/priorityclass": format!("{id}-prio")}},
+            "spec": {"sourceType": "grpc", "image": "quay.io/example/catalog:v1", "secrets": ["pull"],
+                "grpcPodConfig": {"nodeSelector": {"disk": "ssd"}, "memoryTarget": memory,
+                    "tolerations": [{"key": "dedicated", "operator": "Exists", "effect": "NoSchedule"}]}}})
+    };
+    env.apply(source("30Mi")).await?;
+    let pods = Api::<k8s_openapi::api::core::v1::Pod>::namespaced(env.client.clone(), ns);
+    let selector = "olm.catalogSource=community.catalog";
+    let registry = |limit: &'static str| {
+        let pods = pods.clone();
+        async move {
+            let list = pods.list(&ListParams::default().labels(selector)).await?;
+            Ok(list
+                .items
+                .into_iter()
+                .filter(|p| p.metadata.deletion_timestamp.is_none())
+                .find(|p| {
+                    p.spec.as_ref().is_some_and(|s| {
+                        s.containers[0]
+                            .env
+                            .as_ref()
+                            .is_some_and(|e| e.iter().any(|v| v.value.as_deref() == Some(limit)))
+                    })
+                }))
+        }
+    };
+    let pod = wait("the registry pod", || registry("30MiB"), |p| p.is_some())
+        .await?
+        .context("no pod")?;
+    let spec = serde_json::to_value(pod.spec.as_ref().context("no spec")?)?;
+    let c = &spec["containers"][0];
+    check_eq!(c["name"], "registry-server");
+    check_eq!(c["image"], "quay.io/example/catalog:v1");
+    check_eq!(c["imagePullPolicy"], "Always");
+    check_eq!(c["ports"][0]["containerPort"], 50051);
+    check_eq!(c["readinessProbe"]["grpc"]["port"], 50051);
+    check_eq!(c["resources"]["requests"]["memory"], "30Mi");
+    check_eq!(c["securityContext"]["capabilities"]["drop"], json!(["ALL"]));
+    check_eq!(spec["nodeSelector"], json!({"disk": "ssd"}));
+    check_eq!(spec["tolerations"][0]["key"], "dedicated");
+    check_eq!(spec["priorityClassName"], format!("{id}-prio"));
+    check_eq!(
+        spec["securityContext"]["seccompProfile"]["type"],
+        "RuntimeDefault"
+    );
+    check_eq!(spec["securityContext"]["runAsUser"], 1001);
+    check_eq!(spec["serviceAccountName"], "community.catalog");
+    check_eq!(spec["imagePullSecrets"], json!([{"name": "pull"}]));
+    check_eq!(
+        pod.annotations()
+            .get("cluster-autoscaler.kubernetes.io/safe-to-evict")
+            .map(String::as_str),
+        Some("true")
+    );
+    let service = Api::<k8s_openapi::api::core::v1::Service>::namespaced(env.client.clone(), ns)
+        .get("community-catalog")
+        .await?;
+    check_eq!(
+        service.spec.and_then(|s| s.selector),
+        Some(std::collections::BTreeMap::from([
+            (
+                "olm.catalogSource".to_owned(),
+                "community.catalog".to_owned()
+            ),
+            ("olm.managed".to_owned(), "true".to_owned()),
+        ]))
+    );
+    Api::<k8s_openapi::api::networking::v1::NetworkPolicy>::namespaced(env.client.clone(), ns)
+        .get("community.catalog-grpc-server")
+        .await?;
+    let status = wait(
+        "status.registryService",
+        || async { Ok(sources.get("community.catalog").await?) },
+        |s| s.data["status"]["registryService"].is_object(),
+    )
+    .await?;
+    check_eq!(
+        status.data["status"]["registryService"]["serviceName"],
+        "community-catalog"
+    );
+    check_eq!(status.data["status"]["registryService"]["port"], "50051");
+    // A new memory target: a new Pod replaces the old one.
+    env.apply(source("40Mi")).await?;
+    wait(
+        "the replaced registry pod",
+        || registry("40MiB"),
+        |p| p.is_some(),
+    )
+    .await?;
+    wait(
+        "the old registry pod gone",
+        || registry("30MiB"),
+        |p| p.is_none(),
+    )
+    .await?;
+    env.apply(
+        json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
+        "metadata": {"name": "nothing", "namespace": ns}, "spec": {"sourceType": "grpc"}}),
+    )
+    .await?;
+    let bad = wait(
+        "SpecInvalidError",
+        || async { Ok(sources.get("nothing").await?) },
+        |s| s.data["status"]["reason"] == "SpecInvalidError",
+    )
+    .await?;
+    check_eq!(
+        bad.data["status"]["message"],
+        "image and address unset: at least one must be set for sourcetype: grpc"
+    );
+    Ok(())
+}
+
 /// v1 → v2 → v3 by `spec.replaces`: each older CSV is Replacing, then deleted once the newer
 /// one succeeded; Upgradeable=False in an override holds v3 in Pending until it is lifted.
 async fn replaces_chain(env: &Env, id: &str) -> Result<()> {
@@ -1912,7 +2057,8 @@ async fn olm_v0_on_a_control_plane() -> Result<()> {
         node_address: plane.node_address(),
     };
 
-    let together: [(&str, Scenario); 17] = [
+    let together: [(&str, Scenario); 18] = [
+        ("catalog-source", |e, id| Box::pin(catalog_source(e, id))),
         ("cert-rotation", |e, id| Box::pin(cert_rotation(e, id))),
         ("apiservice", |e, id| Box::pin(apiservice(e, id))),
         ("namespace-deleted", |e, id| {

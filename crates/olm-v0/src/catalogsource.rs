@@ -30,6 +30,45 @@ pub const PORT: i64 = 50051;
 /// The registry container's name.
 pub const CONTAINER: &str = "registry-server";
 
+/// `status.reason` of a CatalogSource whose spec cannot be served.
+pub const SPEC_INVALID_REASON: &str = "SpecInvalidError";
+/// `status.reason` when the registry objects cannot be made.
+pub const REGISTRY_SERVER_REASON: &str = "RegistryServerError";
+
+/// Upstream's `validateSourceType`: what a CatalogSource's source type needs, in its words.
+///
+/// # Errors
+///
+/// The message for `status.message` (with reason [`SPEC_INVALID_REASON`]).
+pub fn validate(source: &Value) -> Result<(), String> {
+    let spec = &source["spec"];
+    let source_type = spec["sourceType"].as_str().unwrap_or_default();
+    let set = |k: &str| spec[k].as_str().is_some_and(|s| !s.is_empty());
+    match source_type {
+        "configmap" | "internal" if !set("configMap") => Err(format!(
+            "configmap name unset: must be set for sourcetype: {source_type}"
+        )),
+        "configmap" | "internal" => Ok(()),
+        "grpc" if !set("image") && !set("address") => {
+            Err("image and address unset: at least one must be set for sourcetype: grpc".to_owned())
+        }
+        "grpc" => Ok(()),
+        other => Err(format!("unknown sourcetype: {other}")),
+    }
+}
+
+/// `status.registryService` of a registry served by the Service [`registry_service`] makes.
+pub fn registry_service_status(source: &Value, created_at: &str) -> Value {
+    let name = source["metadata"]["name"].as_str().unwrap_or_default();
+    json!({
+        "protocol": "grpc",
+        "serviceName": name.replace('.', "-"),
+        "serviceNamespace": source["metadata"]["namespace"],
+        "port": PORT.to_string(),
+        "createdAt": created_at,
+    })
+}
+
 /// `securityContextConfig`: whether the Pod gets the restricted security context.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SecurityConfig {
@@ -454,6 +493,35 @@ mod tests {
             run_as_user: 1001,
             default_security: security,
         }
+    }
+
+    /// Upstream's `validateSourceType` messages.
+    #[test]
+    fn source_types() {
+        let with = |spec: Value| json!({"metadata": {"name": "c"}, "spec": spec});
+        assert_eq!(
+            validate(&with(json!({"sourceType": "grpc", "image": "i"}))),
+            Ok(())
+        );
+        assert_eq!(
+            validate(&with(json!({"sourceType": "grpc", "address": "a:1"}))),
+            Ok(())
+        );
+        assert_eq!(
+            validate(&with(json!({"sourceType": "grpc"}))).unwrap_err(),
+            "image and address unset: at least one must be set for sourcetype: grpc"
+        );
+        assert_eq!(
+            validate(&with(json!({"sourceType": "internal"}))).unwrap_err(),
+            "configmap name unset: must be set for sourcetype: internal"
+        );
+        assert_eq!(
+            validate(&with(json!({"sourceType": "helm"}))).unwrap_err(),
+            "unknown sourcetype: helm"
+        );
+        let status = registry_service_status(&with(json!({})), "2026-01-01T00:00:00Z");
+        assert_eq!(status["port"], "50051");
+        assert_eq!(status["protocol"], "grpc");
     }
 
     /// Upstream's `TestPullPolicy`.

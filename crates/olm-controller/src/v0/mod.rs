@@ -14,6 +14,7 @@
 //! Caveat: once a watch has to list again (the API server lost its history), every CSV and
 //! group is looked at again: the events of the gap are not known one by one.
 
+mod catalogsource;
 mod cleanup;
 mod copies;
 mod csv;
@@ -52,6 +53,7 @@ pub const CSV_CONTROLLER: &str = "clusterserviceversion";
 pub const COPY_CONTROLLER: &str = "copiedclusterserviceversion";
 /// The name the OperatorGroup controller's metrics and logs go by.
 pub const GROUP_CONTROLLER: &str = "operatorgroup";
+pub use catalogsource::CATALOG_SOURCE_CONTROLLER;
 pub use operators::OPERATOR_CONTROLLER;
 /// Field owner of what olm-operator applies (upstream's).
 pub const FIELD_MANAGER: &str = "operator-lifecycle-manager";
@@ -871,8 +873,12 @@ pub async fn run(
         operator_rx,
         stop.clone(),
     );
+    let sources = catalogsource::run(shared.clone(), index.clone(), stop.clone());
     let csvs = csv::run(shared, index, csv_rx, stop);
-    let running = futures::future::join5(groups, csvs, copies, everything, owners);
+    let running = futures::future::join(
+        futures::future::join5(groups, csvs, copies, everything, owners),
+        sources,
+    );
     // The tidying task only ends when every watch has; the controllers end on `stop`.
     tokio::select! {
         _ = running => {}

@@ -1,0 +1,316 @@
+//! catalog-operator's CatalogSource registry servers on the cluster: for a `grpc` CatalogSource
+//! with `spec.image`, the ServiceAccount, Service, NetworkPolicy and registry Pod that
+//! `olm_v0::catalogsource` describes, and `status.registryService`; a spec that cannot be served
+//! gets `SpecInvalidError` with upstream's message. Pods are replaced when their spec hash no
+//! longer matches; status is written only when it changes.
+//!
+//! Not yet: ConfigMap sources, registry polling, connection state.
+
+use std::sync::Arc;
+
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::Pod;
+use kube::ResourceExt;
+use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
+use kube::runtime::controller::{self, Action, Controller};
+use kube::runtime::watcher;
+use olm_k8s::retry::{Backoff, Failures};
+use olm_v0::catalogsource::{
+    CATALOG_SOURCE_LABEL, POD_HASH_LABEL, PodInput, REGISTRY_SERVER_REASON, SPEC_INVALID_REASON,
+    SecurityConfig, grpc_server_network_policy, registry_pod, registry_service,
+    registry_service_account, registry_service_status, validate,
+};
+use olm_v0_api::v1alpha1::CatalogSource;
+use serde_json::{Value, json};
+use tracing::{info, warn};
+
+use super::{FIELD_MANAGER, Index};
+use crate::context::Shared;
+use crate::metrics::Outcome;
+
+/// The name the CatalogSource controller's metrics and logs go by.
+pub const CATALOG_SOURCE_CONTROLLER: &str = "catalogsource";
+
+/// The image that serves extracted catalog content (`extractContent`), as upstream's default.
+const OPM_IMAGE: &str = "quay.io/operator-framework/opm:latest";
+/// The image holding `copy-content`, as upstream's default.
+const UTIL_IMAGE: &str = "quay.io/operator-framework/olm:latest";
+/// The user restricted registry Pods run as (upstream's `--set-workload-user-id` default).
+const RUN_AS_USER: i64 = 1001;
+
+struct Ctx {
+    shared: Arc<Shared>,
+    index: Index,
+    failures: Failures,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct Error(String);
+
+impl From<kube::Error> for Error {
+    fn from(e: kube::Error) -> Self {
+        Error(e.to_string())
+    }
+}
+
+/// Runs the controller until `stop` resolves.
+pub async fn run(
+    shared: Arc<Shared>,
+    index: Index,
+    stop: impl std::future::Future<Output = ()> + Send + Sync + 'static,
+) {
+    let client = shared.client.clone();
+    let ctx = Arc::new(Ctx {
+        shared,
+        index,
+        failures: Failures::default(),
+    });
+    Controller::new(
+        Api::<CatalogSource>::all(client.clone()),
+        watcher::Config::default(),
+    )
+    .owns(
+        Api::<Pod>::all(client),
+        watcher::Config::default().labels(CATALOG_SOURCE_LABEL),
+    )
+    .graceful_shutdown_on(stop)
+    .run(reconcile, error_policy, ctx)
+    .for_each(|result| async move {
+        if let Err(e) = result
+            && !matches!(
+                e,
+                controller::Error::ReconcilerFailed(..) | controller::Error::ObjectNotFound(..)
+            )
+        {
+            warn!(error = %e, "CatalogSource controller");
+        }
+    })
+    .await;
+}
+
+fn key(s: &CatalogSource) -> String {
+    format!("{}/{}", s.namespace().unwrap_or_default(), s.name_any())
+}
+
+fn error_policy(source: Arc<CatalogSource>, err: &Error, ctx: Arc<Ctx>) -> Action {
+    let delay = Backoff::DEFAULT.delay(ctx.failures.fail(&key(&source)));
+    warn!(catalogsource = %source.name_any(), namespace = ?source.namespace(), error = %err, retry_in = ?delay, "reconciling the CatalogSource failed; retrying");
+    Action::requeue(delay)
+}
+
+async fn reconcile(source: Arc<CatalogSource>, ctx: Arc<Ctx>) -> Result<Action, Error> {
+    let started = std::time::Instant::now();
+    let result = sync(&source, &ctx).await;
+    let outcome = if result.is_ok() {
+        ctx.failures.succeed(&key(&source));
+        Outcome::Success
+    } else {
+        Outcome::Error
+    };
+    ctx.shared
+        .metrics
+        .observe(CATALOG_SOURCE_CONTROLLER, outcome, started.elapsed());
+    result.map(|()| Action::await_change())
+}
+
+async fn sync(source: &CatalogSource, ctx: &Ctx) -> Result<(), Error> {
+    let value = serde_json::to_value(source).map_err(|e| Error(e.to_string()))?;
+    let current = value.get("status").cloned().unwrap_or_else(|| json!({}));
+    let mut status = current.clone();
+    let Some(obj) = status.as_object_mut() else {
+        return Err(Error("status is not an object".into()));
+    };
+    if let Err(message) = validate(&value) {
+        obj.insert("reason".into(), json!(SPEC_INVALID_REASON));
+        obj.insert("message".into(), json!(message));
+        return write_status(ctx, source, &current, status).await;
+    }
+    if obj.get("reason").and_then(Value::as_str) == Some(SPEC_INVALID_REASON) {
+        obj.remove("reason");
+        obj.remove("message");
+    }
+    let has_image = value["spec"]["image"]
+        .as_str()
+        .is_some_and(|i| !i.is_empty());
+    if value["spec"]["sourceType"] != "grpc" || !has_image {
+        return write_status(ctx, source, &current, status).await;
+    }
+    match ensure_registry(ctx, source, &value).await {
+        Ok(()) => {
+            if obj.get("reason").and_then(Value::as_str) == Some(REGISTRY_SERVER_REASON) {
+                obj.remove("reason");
+                obj.remove("message");
+            }
+            let created = obj
+                .get("registryService")
+                .and_then(|r| r.get("createdAt"))
+                .and_then(Value::as_str)
+                .map_or_else(|| super::now().0.to_string(), str::to_owned);
+            obj.insert(
+                "registryService".into(),
+                registry_service_status(&value, &created),
+            );
+            write_status(ctx, source, &current, status).await
+        }
+        Err(e) => {
+            obj.insert("reason".into(), json!(REGISTRY_SERVER_REASON));
+            obj.insert("message".into(), json!(e.0.clone()));
+            write_status(ctx, source, &current, status).await?;
+            Err(e)
+        }
+    }
+}
+
+/// Applies the ServiceAccount, Service and NetworkPolicy, and makes the registry Pod unless one
+/// with the current spec hash exists (deleting those with another).
+async fn ensure_registry(ctx: &Ctx, source: &CatalogSource, value: &Value) -> Result<(), Error> {
+    let namespace = source.namespace().unwrap_or_default();
+    let name = source.name_any();
+    let client = &ctx.shared.client;
+    let params = PatchParams::apply(FIELD_MANAGER).force();
+    let sa = registry_service_account(value);
+    apply(
+        client,
+        &namespace,
+        &sa,
+        "",
+        "v1",
+        "ServiceAccount",
+        "serviceaccounts",
+        &params,
+    )
+    .await?;
+    apply(
+        client,
+        &namespace,
+        &registry_service(value),
+        "",
+        "v1",
+        "Service",
+        "services",
+        &params,
+    )
+    .await?;
+    apply(
+        client,
+        &namespace,
+        &grpc_server_network_policy(value),
+        "networking.k8s.io",
+        "v1",
+        "NetworkPolicy",
+        "networkpolicies",
+        &params,
+    )
+    .await?;
+    let secrets: Vec<String> = sa["imagePullSecrets"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|s| s["name"].as_str().map(str::to_owned))
+        .collect();
+    let namespace_labels = ctx
+        .index
+        .namespaces()
+        .get(&namespace)
+        .cloned()
+        .unwrap_or_default();
+    let pod = registry_pod(
+        value,
+        &PodInput {
+            opm_image: OPM_IMAGE,
+            util_image: UTIL_IMAGE,
+            service_account: Some((&name, &secrets)),
+            run_as_user: RUN_AS_USER,
+            default_security: SecurityConfig::for_namespace(&namespace_labels),
+        },
+    );
+    let hash = pod["metadata"]["labels"][POD_HASH_LABEL]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let pods: Api<Pod> = Api::namespaced(client.clone(), &namespace);
+    let existing = pods
+        .list_metadata(&ListParams::default().labels(&format!("{CATALOG_SOURCE_LABEL}={name}")))
+        .await?;
+    let mut current = false;
+    for p in &existing.items {
+        if p.labels().get(POD_HASH_LABEL) == Some(&hash) && p.metadata.deletion_timestamp.is_none()
+        {
+            current = true;
+        } else if p.metadata.deletion_timestamp.is_none() {
+            info!(catalogsource = %name, namespace = %namespace, pod = %p.name_any(), "replacing an outdated registry pod");
+            match pods.delete(&p.name_any(), &DeleteParams::default()).await {
+                Ok(_) | Err(kube::Error::Api(_)) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+    if !current {
+        let typed: Pod = serde_json::from_value(pod).map_err(|e| Error(e.to_string()))?;
+        pods.create(
+            &PostParams {
+                field_manager: Some(FIELD_MANAGER.to_owned()),
+                ..PostParams::default()
+            },
+            &typed,
+        )
+        .await?;
+        info!(catalogsource = %name, namespace = %namespace, "created the registry pod");
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn apply(
+    client: &kube::Client,
+    namespace: &str,
+    object: &Value,
+    group: &str,
+    version: &str,
+    kind: &str,
+    plural: &str,
+    params: &PatchParams,
+) -> Result<(), Error> {
+    let resource = kube::api::ApiResource::from_gvk_with_plural(
+        &kube::api::GroupVersionKind::gvk(group, version, kind),
+        plural,
+    );
+    let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), namespace, &resource);
+    let name = object["metadata"]["name"].as_str().unwrap_or_default();
+    api.patch(name, params, &Patch::Apply(object))
+        .await
+        .map_err(|e| Error(format!("error installing {kind} {name}: {e}")))?;
+    Ok(())
+}
+
+/// Writes `status` when it differs from `current`, at the resourceVersion read.
+async fn write_status(
+    ctx: &Ctx,
+    source: &CatalogSource,
+    current: &Value,
+    status: Value,
+) -> Result<(), Error> {
+    if *current == status {
+        return Ok(());
+    }
+    let api: Api<CatalogSource> = Api::namespaced(
+        ctx.shared.client.clone(),
+        &source.namespace().unwrap_or_default(),
+    );
+    let mut body = serde_json::to_value(source).map_err(|e| Error(e.to_string()))?;
+    body["status"] = status;
+    if let Some(m) = body["metadata"].as_object_mut() {
+        m.remove("managedFields");
+    }
+    let typed: CatalogSource = serde_json::from_value(body).map_err(|e| Error(e.to_string()))?;
+    match api
+        .replace_status(&source.name_any(), &PostParams::default(), &typed)
+        .await
+    {
+        Ok(_) => Ok(()),
+        // Written from a stale copy: the newer one's event brings it here again.
+        Err(kube::Error::Api(s)) if s.code == 409 => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
