@@ -1340,6 +1340,16 @@ async fn catalog_source(env: &Env, id: &str) -> Result<()> {
         "community-catalog"
     );
     check_eq!(status.data["status"]["registryService"]["port"], "50051");
+    let dialled = wait(
+        "status.connectionState",
+        || async { Ok(sources.get("community.catalog").await?) },
+        |s| s.data["status"]["connectionState"]["address"].is_string(),
+    )
+    .await?;
+    check_eq!(
+        dialled.data["status"]["connectionState"]["address"],
+        format!("community-catalog.{ns}.svc:50051")
+    );
     // A new memory target: a new Pod replaces the old one.
     env.apply(source("40Mi")).await?;
     wait(
@@ -1369,6 +1379,83 @@ async fn catalog_source(env: &Env, id: &str) -> Result<()> {
         bad.data["status"]["message"],
         "image and address unset: at least one must be set for sourcetype: grpc"
     );
+    Ok(())
+}
+
+/// A grpc CatalogSource with `spec.address`: olm dials it and `status.connectionState` follows
+/// the registry — `READY` while an `olm catalog serve` registry (run here in-process) answers,
+/// `TRANSIENT_FAILURE` once it stops.
+async fn catalog_source_address(env: &Env, id: &str) -> Result<()> {
+    let ns = id;
+    env.namespace(ns, json!({})).await?;
+    let dir = tempfile::tempdir()?;
+    std::fs::write(
+        dir.path().join("catalog.json"),
+        r#"{"schema":"olm.package","name":"foo","defaultChannel":"stable"}
+{"schema":"olm.channel","package":"foo","name":"stable","entries":[{"name":"foo.v1.0.0"}]}
+{"schema":"olm.bundle","package":"foo","name":"foo.v1.0.0","image":"example.com/foo:v1","properties":[{"type":"olm.package","value":{"packageName":"foo","version":"1.0.0"}}]}
+"#,
+    )?;
+    let catalog = olm_catalog::load::load_path(dir.path())?;
+    let registry = std::sync::Arc::new(olm_registry::Registry::build(&catalog, String::new())?);
+    let metas = std::sync::Arc::new(olm_registry::metas::Metas::new(&registry.metas));
+    let (stopping, stop_watch) = tokio::sync::watch::channel(false);
+    let routes = olm_registry::server::routes(
+        olm_registry::server::Service::new(registry, metas),
+        stop_watch,
+    )?;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let address = listener.local_addr()?.to_string();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(
+        tonic::transport::Server::builder()
+            .add_routes(routes)
+            .serve_with_incoming_shutdown(
+                tokio_stream::wrappers::TcpListenerStream::new(listener),
+                async move {
+                    let _ = stopped.await;
+                    let _ = stopping.send(true);
+                },
+            ),
+    );
+    env.apply(
+        json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
+        "metadata": {"name": "local", "namespace": ns},
+        "spec": {"sourceType": "grpc", "address": address}}),
+    )
+    .await?;
+    let sources: Api<DynamicObject> = Api::namespaced_with(
+        env.client.clone(),
+        ns,
+        &resource(
+            "operators.coreos.com",
+            "v1alpha1",
+            "CatalogSource",
+            "catalogsources",
+        ),
+    );
+    let state = |want: &'static str| {
+        move |s: &DynamicObject| s.data["status"]["connectionState"]["lastObservedState"] == want
+    };
+    let ready = wait(
+        "READY",
+        || async { Ok(sources.get("local").await?) },
+        state("READY"),
+    )
+    .await?;
+    check_eq!(ready.data["status"]["connectionState"]["address"], address);
+    check_eq!(
+        ready.data["status"]["connectionState"]["lastConnect"].is_string(),
+        true
+    );
+    let _ = stop.send(());
+    server.await??;
+    wait(
+        "TRANSIENT_FAILURE",
+        || async { Ok(sources.get("local").await?) },
+        state("TRANSIENT_FAILURE"),
+    )
+    .await?;
     Ok(())
 }
 
@@ -2057,7 +2144,10 @@ async fn olm_v0_on_a_control_plane() -> Result<()> {
         node_address: plane.node_address(),
     };
 
-    let together: [(&str, Scenario); 18] = [
+    let together: [(&str, Scenario); 19] = [
+        ("catalog-source-address", |e, id| {
+            Box::pin(catalog_source_address(e, id))
+        }),
         ("catalog-source", |e, id| Box::pin(catalog_source(e, id))),
         ("cert-rotation", |e, id| Box::pin(cert_rotation(e, id))),
         ("apiservice", |e, id| Box::pin(apiservice(e, id))),

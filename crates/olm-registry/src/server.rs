@@ -182,9 +182,19 @@ impl ExperimentalRegistry for Service {
     }
 }
 
-/// `grpc.health.v1.Health`: serving, whatever service is asked about.
-#[derive(Clone, Copy, Default)]
-pub struct AlwaysServing;
+/// `grpc.health.v1.Health`: serving, whatever service is asked about, until the server stops:
+/// then every watch hears `NOT_SERVING` and ends, so that a graceful stop does not wait on
+/// clients that watch.
+#[derive(Clone)]
+pub struct AlwaysServing {
+    stopping: tokio::sync::watch::Receiver<bool>,
+}
+
+fn answer(status: ServingStatus) -> HealthCheckResponse {
+    HealthCheckResponse {
+        status: status.into(),
+    }
+}
 
 #[tonic::async_trait]
 impl Health for AlwaysServing {
@@ -194,22 +204,22 @@ impl Health for AlwaysServing {
         &self,
         _: Request<HealthCheckRequest>,
     ) -> Result<Response<HealthCheckResponse>, Status> {
-        Ok(Response::new(HealthCheckResponse {
-            status: ServingStatus::Serving.into(),
-        }))
+        Ok(Response::new(answer(ServingStatus::Serving)))
     }
 
     async fn watch(
         &self,
         _: Request<HealthCheckRequest>,
     ) -> Result<Response<Self::WatchStream>, Status> {
-        let serving = HealthCheckResponse {
-            status: ServingStatus::Serving.into(),
+        let mut stopping = self.stopping.clone();
+        let ending = async move {
+            // An error means the sender is gone: the server is stopping too.
+            let _ = stopping.wait_for(|s| *s).await;
+            Ok(answer(ServingStatus::NotServing))
         };
-        // One answer, then the stream stays open as a watch does.
         let s = tokio_stream::StreamExt::chain(
-            tokio_stream::iter([Ok(serving)]),
-            tokio_stream::pending(),
+            tokio_stream::iter([Ok(answer(ServingStatus::Serving))]),
+            futures::stream::once(ending),
         );
         Ok(Response::new(Box::pin(s)))
     }
@@ -220,7 +230,11 @@ impl Health for AlwaysServing {
 /// # Errors
 ///
 /// The reflection descriptor does not load (a build defect).
-pub fn routes(service: Service) -> Result<tonic::service::Routes, tonic_reflection::server::Error> {
+/// `stopping` turns true when the server is about to stop (health watches then end).
+pub fn routes(
+    service: Service,
+    stopping: tokio::sync::watch::Receiver<bool>,
+) -> Result<tonic::service::Routes, tonic_reflection::server::Error> {
     let v1 = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(crate::api::FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
@@ -234,7 +248,7 @@ pub fn routes(service: Service) -> Result<tonic::service::Routes, tonic_reflecti
     let mut routes = tonic::service::Routes::new(RegistryServer::new(service.clone()));
     routes = routes
         .add_service(ExperimentalRegistryServer::new(service))
-        .add_service(HealthServer::new(AlwaysServing))
+        .add_service(HealthServer::new(AlwaysServing { stopping }))
         .add_service(v1)
         .add_service(v1alpha);
     Ok(routes)

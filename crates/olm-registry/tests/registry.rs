@@ -289,8 +289,11 @@ fn cache_round_trip_and_integrity() {
 async fn served_over_grpc() {
     let r = Arc::new(registry());
     let metas = Arc::new(olm_registry::metas::Metas::new(&r.metas));
-    let routes =
-        olm_registry::server::routes(olm_registry::server::Service::new(r, metas)).unwrap();
+    let routes = olm_registry::server::routes(
+        olm_registry::server::Service::new(r, metas),
+        tokio::sync::watch::channel(false).1,
+    )
+    .unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(

@@ -57,6 +57,13 @@ pub fn validate(source: &Value) -> Result<(), String> {
     }
 }
 
+/// Where clients reach the registry [`registry_service`] makes: `<service>.<namespace>.svc:50051`.
+pub fn registry_address(source: &Value) -> String {
+    let name = source["metadata"]["name"].as_str().unwrap_or_default();
+    let namespace = source["metadata"]["namespace"].as_str().unwrap_or_default();
+    format!("{}.{namespace}.svc:{PORT}", name.replace('.', "-"))
+}
+
 /// `status.registryService` of a registry served by the Service [`registry_service`] makes.
 pub fn registry_service_status(source: &Value, created_at: &str) -> Value {
     let name = source["metadata"]["name"].as_str().unwrap_or_default();

@@ -4,26 +4,33 @@
 //! gets `SpecInvalidError` with upstream's message. Pods are replaced when their spec hash no
 //! longer matches; status is written only when it changes.
 //!
-//! Not yet: ConfigMap sources, registry polling, connection state.
+//! Every grpc source's registry (`spec.address`, or the Service) is dialled and watched
+//! ([`super::connection`]), and `status.connectionState` follows it.
+//!
+//! Not yet: ConfigMap sources, registry polling.
 
 use std::sync::Arc;
 
 use futures::StreamExt;
+use futures::channel::mpsc;
 use k8s_openapi::api::core::v1::Pod;
 use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
+use kube::runtime::WatchStreamExt;
 use kube::runtime::controller::{self, Action, Controller};
+use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use olm_k8s::retry::{Backoff, Failures};
 use olm_v0::catalogsource::{
     CATALOG_SOURCE_LABEL, POD_HASH_LABEL, PodInput, REGISTRY_SERVER_REASON, SPEC_INVALID_REASON,
-    SecurityConfig, grpc_server_network_policy, registry_pod, registry_service,
+    SecurityConfig, grpc_server_network_policy, registry_address, registry_pod, registry_service,
     registry_service_account, registry_service_status, validate,
 };
 use olm_v0_api::v1alpha1::CatalogSource;
 use serde_json::{Value, json};
 use tracing::{info, warn};
 
+use super::connection::Connections;
 use super::{FIELD_MANAGER, Index};
 use crate::context::Shared;
 use crate::metrics::Outcome;
@@ -42,6 +49,8 @@ struct Ctx {
     shared: Arc<Shared>,
     index: Index,
     failures: Failures,
+    connections: Connections,
+    wake: mpsc::Sender<ObjectRef<CatalogSource>>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -61,10 +70,28 @@ pub async fn run(
     stop: impl std::future::Future<Output = ()> + Send + Sync + 'static,
 ) {
     let client = shared.client.clone();
+    let (wake, woken) = mpsc::channel(256);
+    let connections = Connections::default();
+    // Deleted CatalogSources' connections are closed.
+    let forget = {
+        let connections = connections.clone();
+        let api = Api::<CatalogSource>::all(client.clone());
+        tokio::spawn(async move {
+            let events = watcher::watcher(api, watcher::Config::default()).default_backoff();
+            let mut events = std::pin::pin!(events);
+            while let Some(e) = events.next().await {
+                if let Ok(watcher::Event::Delete(s)) = e {
+                    connections.forget(&key(&s));
+                }
+            }
+        })
+    };
     let ctx = Arc::new(Ctx {
         shared,
         index,
         failures: Failures::default(),
+        connections: connections.clone(),
+        wake,
     });
     Controller::new(
         Api::<CatalogSource>::all(client.clone()),
@@ -74,6 +101,7 @@ pub async fn run(
         Api::<Pod>::all(client),
         watcher::Config::default().labels(CATALOG_SOURCE_LABEL),
     )
+    .reconcile_on(woken)
     .graceful_shutdown_on(stop)
     .run(reconcile, error_policy, ctx)
     .for_each(|result| async move {
@@ -87,6 +115,8 @@ pub async fn run(
         }
     })
     .await;
+    forget.abort();
+    connections.close_all();
 }
 
 fn key(s: &CatalogSource) -> String {
@@ -122,6 +152,8 @@ async fn sync(source: &CatalogSource, ctx: &Ctx) -> Result<(), Error> {
         return Err(Error("status is not an object".into()));
     };
     if let Err(message) = validate(&value) {
+        ctx.connections.forget(&key(source));
+        obj.remove("connectionState");
         obj.insert("reason".into(), json!(SPEC_INVALID_REASON));
         obj.insert("message".into(), json!(message));
         return write_status(ctx, source, &current, status).await;
@@ -133,7 +165,26 @@ async fn sync(source: &CatalogSource, ctx: &Ctx) -> Result<(), Error> {
     let has_image = value["spec"]["image"]
         .as_str()
         .is_some_and(|i| !i.is_empty());
-    if value["spec"]["sourceType"] != "grpc" || !has_image {
+    if value["spec"]["sourceType"] != "grpc" {
+        return write_status(ctx, source, &current, status).await;
+    }
+    let address = if has_image {
+        registry_address(&value)
+    } else {
+        value["spec"]["address"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    ctx.connections
+        .ensure(ObjectRef::from_obj(source), &address, ctx.wake.clone());
+    if let Some(c) = ctx.connections.state(&key(source)) {
+        obj.insert(
+            "connectionState".into(),
+            json!({"address": c.address, "lastObservedState": c.observed, "lastConnect": c.since}),
+        );
+    }
+    if !has_image {
         return write_status(ctx, source, &current, status).await;
     }
     match ensure_registry(ctx, source, &value).await {

@@ -16,6 +16,7 @@
 
 mod catalogsource;
 mod cleanup;
+mod connection;
 mod copies;
 mod csv;
 mod install;

@@ -1,0 +1,209 @@
+//! Connections to CatalogSource registries: one task per CatalogSource dials its address
+//! (`spec.address`, or the registry Service's `<svc>.<ns>.svc:50051`), checks its gRPC health and
+//! records the connection's state — `CONNECTING` while dialling, `READY` once the registry says
+//! it is serving, `TRANSIENT_FAILURE` when it cannot be reached or stops serving — with the time
+//! of the last change, waking the CatalogSource so its `status.connectionState` follows.
+//!
+//! While up, the task holds the health watch open (olm's registries answer it), so a registry
+//! going away is seen at once; opm's registries only answer `Check`, so those are checked again
+//! every 30 s. A lost registry is dialled again after a backoff step (1 s doubling to 30 s).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::SinkExt;
+use futures::channel::mpsc;
+use kube::runtime::reflector::ObjectRef;
+use olm_k8s::retry::Backoff;
+use olm_v0_api::v1alpha1::CatalogSource;
+
+use super::lock;
+
+/// How long one dial may take.
+const DIAL_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// What is known of one connection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct State {
+    /// The address dialled.
+    pub address: String,
+    /// gRPC's name of the state: `CONNECTING`, `READY` or `TRANSIENT_FAILURE`.
+    pub observed: &'static str,
+    /// When it last changed (RFC 3339, seconds).
+    pub since: String,
+}
+
+struct Prober {
+    address: String,
+    task: tokio::task::JoinHandle<()>,
+}
+
+/// Every CatalogSource's connection, by `namespace/name`.
+#[derive(Default, Clone)]
+pub struct Connections {
+    probers: Arc<Mutex<HashMap<String, Prober>>>,
+    states: Arc<Mutex<HashMap<String, State>>>,
+}
+
+impl Connections {
+    /// The connection state of `key`, if it is watched.
+    pub fn state(&self, key: &str) -> Option<State> {
+        lock(&self.states).get(key).cloned()
+    }
+
+    /// Watches `address` for the CatalogSource `source` (replacing a watch of another address);
+    /// `wake` hears of every change.
+    pub fn ensure(
+        &self,
+        source: ObjectRef<CatalogSource>,
+        address: &str,
+        wake: mpsc::Sender<ObjectRef<CatalogSource>>,
+    ) {
+        let key = format!(
+            "{}/{}",
+            source.namespace.clone().unwrap_or_default(),
+            source.name
+        );
+        let mut probers = lock(&self.probers);
+        if probers.get(&key).is_some_and(|p| p.address == address) {
+            return;
+        }
+        if let Some(old) = probers.remove(&key) {
+            old.task.abort();
+        }
+        let states = self.states.clone();
+        let task = tokio::spawn(watch(key.clone(), address.to_owned(), source, states, wake));
+        probers.insert(
+            key,
+            Prober {
+                address: address.to_owned(),
+                task,
+            },
+        );
+    }
+
+    /// Stops every watch (the controller is stopping).
+    pub fn close_all(&self) {
+        for (_, p) in lock(&self.probers).drain() {
+            p.task.abort();
+        }
+    }
+
+    /// Stops watching `key` (its CatalogSource is gone or no longer served).
+    pub fn forget(&self, key: &str) {
+        if let Some(p) = lock(&self.probers).remove(key) {
+            p.task.abort();
+        }
+        lock(&self.states).remove(key);
+    }
+}
+
+fn now() -> String {
+    super::now().0.to_string()
+}
+
+async fn watch(
+    key: String,
+    address: String,
+    source: ObjectRef<CatalogSource>,
+    states: Arc<Mutex<HashMap<String, State>>>,
+    mut wake: mpsc::Sender<ObjectRef<CatalogSource>>,
+) {
+    let mut failures = 0u32;
+    loop {
+        // Records `observed`; whether it is a change.
+        let set = |observed: &'static str| {
+            let mut states = lock(&states);
+            let same = states
+                .get(&key)
+                .is_some_and(|s| s.observed == observed && s.address == address);
+            if !same {
+                states.insert(
+                    key.clone(),
+                    State {
+                        address: address.clone(),
+                        observed,
+                        since: now(),
+                    },
+                );
+            }
+            !same
+        };
+        if set("CONNECTING") {
+            let _ = wake.send(source.clone()).await;
+        }
+        match connect(&address).await {
+            Ok(mut client) => {
+                if check(&mut client).await {
+                    failures = 0;
+                    if set("READY") {
+                        let _ = wake.send(source.clone()).await;
+                    }
+                    hold(&mut client).await;
+                } else {
+                    failures += 1;
+                }
+            }
+            Err(e) => {
+                tracing::debug!(catalogsource = %key, address = %address, error = %e, "registry not reachable");
+                failures += 1;
+            }
+        }
+        if set("TRANSIENT_FAILURE") {
+            let _ = wake.send(source.clone()).await;
+        }
+        tokio::time::sleep(Backoff::DEFAULT.delay(failures.max(1))).await;
+    }
+}
+
+const SERVING: i32 = 1;
+
+/// How often a registry without the health watch (opm's answers only `Check`) is checked again
+/// while it is up.
+const RECHECK: Duration = Duration::from_secs(30);
+
+type Client = tonic_health::pb::health_client::HealthClient<tonic::transport::Channel>;
+
+/// A health client on `address` (`host:port`).
+async fn connect(address: &str) -> Result<Client, String> {
+    let endpoint = tonic::transport::Endpoint::from_shared(format!("http://{address}"))
+        .map_err(|e| e.to_string())?
+        .connect_timeout(DIAL_TIMEOUT);
+    let channel = endpoint.connect().await.map_err(|e| e.to_string())?;
+    Ok(tonic_health::pb::health_client::HealthClient::new(channel))
+}
+
+/// Whether the registry answers `SERVING`.
+async fn check(client: &mut Client) -> bool {
+    let asked = client.check(tonic_health::pb::HealthCheckRequest::default());
+    tokio::time::timeout(DIAL_TIMEOUT, asked)
+        .await
+        .is_ok_and(|r| r.is_ok_and(|r| r.into_inner().status == SERVING))
+}
+
+/// Returns once the registry stops serving: when its health watch ends or says otherwise, or —
+/// for a registry without the watch — when a check fails.
+async fn hold(client: &mut Client) {
+    let mut watching = client.clone();
+    let watch = watching
+        .watch(tonic_health::pb::HealthCheckRequest::default())
+        .await;
+    match watch {
+        Ok(stream) => {
+            let mut stream = stream.into_inner();
+            while let Ok(Some(r)) = stream.message().await {
+                if r.status != SERVING {
+                    return;
+                }
+            }
+        }
+        Err(s) if s.code() == tonic::Code::Unimplemented => loop {
+            tokio::time::sleep(RECHECK).await;
+            if !check(client).await {
+                return;
+            }
+        },
+        Err(_) => {}
+    }
+}
