@@ -15,9 +15,9 @@ use futures::StreamExt;
 use futures::channel::mpsc;
 use k8s_openapi::api::core::v1::Pod;
 use kube::ResourceExt;
-use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
+use kube::api::{Api, DeleteParams, ListParams, PatchParams, PostParams};
 use kube::runtime::WatchStreamExt;
-use kube::runtime::controller::{self, Action, Controller};
+use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use olm_k8s::retry::{Backoff, Failures};
@@ -104,16 +104,7 @@ pub async fn run(
     .reconcile_on(woken)
     .graceful_shutdown_on(stop)
     .run(reconcile, error_policy, ctx)
-    .for_each(|result| async move {
-        if let Err(e) = result
-            && !matches!(
-                e,
-                controller::Error::ReconcilerFailed(..) | controller::Error::ObjectNotFound(..)
-            )
-        {
-            warn!(error = %e, "CatalogSource controller");
-        }
-    })
+    .for_each(|result| async move { super::log_run(CATALOG_SOURCE_CONTROLLER, result) })
     .await;
     forget.abort();
     connections.close_all();
@@ -221,39 +212,15 @@ async fn ensure_registry(ctx: &Ctx, source: &CatalogSource, value: &Value) -> Re
     let client = &ctx.shared.client;
     let params = PatchParams::apply(FIELD_MANAGER).force();
     let sa = registry_service_account(value);
-    apply(
-        client,
-        &namespace,
+    for object in [
         &sa,
-        "",
-        "v1",
-        "ServiceAccount",
-        "serviceaccounts",
-        &params,
-    )
-    .await?;
-    apply(
-        client,
-        &namespace,
         &registry_service(value),
-        "",
-        "v1",
-        "Service",
-        "services",
-        &params,
-    )
-    .await?;
-    apply(
-        client,
-        &namespace,
         &grpc_server_network_policy(value),
-        "networking.k8s.io",
-        "v1",
-        "NetworkPolicy",
-        "networkpolicies",
-        &params,
-    )
-    .await?;
+    ] {
+        super::serving::apply(client, &namespace, object, &params)
+            .await
+            .map_err(Error)?;
+    }
     let secrets: Vec<String> = sa["imagePullSecrets"]
         .as_array()
         .into_iter()
@@ -309,29 +276,6 @@ async fn ensure_registry(ctx: &Ctx, source: &CatalogSource, value: &Value) -> Re
         .await?;
         info!(catalogsource = %name, namespace = %namespace, "created the registry pod");
     }
-    Ok(())
-}
-
-#[allow(clippy::too_many_arguments)]
-async fn apply(
-    client: &kube::Client,
-    namespace: &str,
-    object: &Value,
-    group: &str,
-    version: &str,
-    kind: &str,
-    plural: &str,
-    params: &PatchParams,
-) -> Result<(), Error> {
-    let resource = kube::api::ApiResource::from_gvk_with_plural(
-        &kube::api::GroupVersionKind::gvk(group, version, kind),
-        plural,
-    );
-    let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), namespace, &resource);
-    let name = object["metadata"]["name"].as_str().unwrap_or_default();
-    api.patch(name, params, &Patch::Apply(object))
-        .await
-        .map_err(|e| Error(format!("error installing {kind} {name}: {e}")))?;
     Ok(())
 }
 

@@ -82,16 +82,7 @@ pub async fn run(
         )
         .graceful_shutdown_on(stop)
         .run(reconcile, error_policy, ctx)
-        .for_each(|result| async move {
-            if let Err(e) = result
-                && !matches!(
-                    e,
-                    controller::Error::ReconcilerFailed(..) | controller::Error::ObjectNotFound(..)
-                )
-            {
-                warn!(error = %e, "copied CSV controller");
-            }
-        })
+        .for_each(|result| async move { super::log_run(COPY_CONTROLLER, result) })
         .await;
 }
 

@@ -45,7 +45,7 @@ use olm_v0::transition::{self, Facts, InstallStatus, Replaced, Step};
 use olm_v0_api::v1::{OperatorGroup, UpgradeStrategy};
 use olm_v0_api::v1alpha1::ClusterServiceVersion;
 use serde_json::{Value, json};
-use tracing::{Instrument, debug, info, info_span, warn};
+use tracing::{Instrument, info, info_span, warn};
 
 use super::{CSV_CONTROLLER, Index, cleanup, install, lock, nothing, requirements, serving};
 use crate::context::Shared;
@@ -111,15 +111,7 @@ pub async fn run(
         .with_config(controller::Config::default().concurrency(CONCURRENCY))
         .graceful_shutdown_on(stop)
         .run(reconcile, error_policy, ctx)
-        .for_each(|result| async move {
-            match result {
-                Ok((o, _)) => debug!(csv = %o.name, namespace = ?o.namespace, "reconciled"),
-                Err(
-                    controller::Error::ReconcilerFailed(..) | controller::Error::ObjectNotFound(..),
-                ) => {}
-                Err(e) => warn!(error = %e, "ClusterServiceVersion controller"),
-            }
-        })
+        .for_each(|result| async move { super::log_run(CSV_CONTROLLER, result) })
         .await;
 }
 

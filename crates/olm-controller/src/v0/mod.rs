@@ -228,6 +228,44 @@ pub(crate) fn owned_by_csv(labels: &BTreeMap<String, String>, namespace: &str, n
         .all(|(k, v)| labels.get(k) == Some(v))
 }
 
+/// The CSV `(namespace, name)` whose owner labels `labels` carries (`olm.owner.kind:
+/// ClusterServiceVersion`, `olm.owner`, `olm.owner.namespace`).
+pub(crate) fn owner_csv(labels: &BTreeMap<String, String>) -> Option<(&str, &str)> {
+    if labels
+        .get(olm_v0::operatorgroup::OWNER_KIND_LABEL)
+        .map(String::as_str)
+        != Some(olm_v0::strategy::CSV_KIND)
+    {
+        return None;
+    }
+    Some((
+        labels.get(olm_v0::operatorgroup::OWNER_NAMESPACE_LABEL)?,
+        labels.get(olm_v0::operatorgroup::OWNER_LABEL)?,
+    ))
+}
+
+/// Logs what one reconcile of the controller `name` came to: failures the error policy already
+/// logged, and objects gone meanwhile, are left out.
+pub(crate) fn log_run<K, E>(
+    name: &str,
+    result: Result<
+        (ObjectRef<K>, kube::runtime::controller::Action),
+        kube::runtime::controller::Error<E, watcher::Error>,
+    >,
+) where
+    K: kube::runtime::reflector::Lookup,
+    E: std::error::Error + 'static,
+{
+    use kube::runtime::controller::Error as Failed;
+    match result {
+        Ok((o, _)) => {
+            tracing::debug!(controller = name, object = %o.name, namespace = ?o.namespace, "reconciled")
+        }
+        Err(Failed::ReconcilerFailed(..) | Failed::ObjectNotFound(..)) => {}
+        Err(e) => warn!(controller = name, error = %e, "controller failed"),
+    }
+}
+
 /// The Event recorder of olm-operator's controllers (upstream's event source).
 pub fn recorder(client: &kube::Client) -> kube::runtime::events::Recorder {
     kube::runtime::events::Recorder::new(
@@ -491,15 +529,11 @@ fn on_deployment(_: &Index, change: Change<&Deployment>) -> Woken {
     let d = match change {
         Change::Applied(d) | Change::Deleted(d) => d,
     };
-    let labels = d.labels();
-    let (Some(name), Some(namespace)) = (
-        labels.get(olm_v0::operatorgroup::OWNER_LABEL),
-        labels.get(olm_v0::operatorgroup::OWNER_NAMESPACE_LABEL),
-    ) else {
-        return Woken::default();
-    };
     Woken {
-        csvs: vec![csv_ref(namespace, name)],
+        csvs: owner_csv(d.labels())
+            .map(|(namespace, name)| csv_ref(namespace, name))
+            .into_iter()
+            .collect(),
         ..Woken::default()
     }
 }
@@ -608,19 +642,10 @@ fn on_apiservice(index: &Index, change: Change<&APIService>) -> Woken {
     let a = match change {
         Change::Applied(a) | Change::Deleted(a) => a,
     };
-    let labels = a.labels();
-    let mut csvs = Vec::new();
-    if labels
-        .get(olm_v0::operatorgroup::OWNER_KIND_LABEL)
-        .map(String::as_str)
-        == Some(olm_v0::strategy::CSV_KIND)
-        && let (Some(name), Some(namespace)) = (
-            labels.get(olm_v0::operatorgroup::OWNER_LABEL),
-            labels.get(olm_v0::operatorgroup::OWNER_NAMESPACE_LABEL),
-        )
-    {
-        csvs.push(csv_ref(namespace, name));
-    }
+    let mut csvs: Vec<_> = owner_csv(a.labels())
+        .map(|(namespace, name)| csv_ref(namespace, name))
+        .into_iter()
+        .collect();
     let name = a.name_any();
     for c in index.csvs.state() {
         let requires = c

@@ -28,7 +28,7 @@ use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
 use k8s_openapi::api::rbac::v1::ClusterRole;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
-use kube::runtime::controller::{self, Action, Controller};
+use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::ObjectRef;
 use kube::{Resource, ResourceExt};
 use olm_k8s::retry::{Backoff, Failures};
@@ -43,7 +43,7 @@ use olm_v0::operatorgroup::{
 use olm_v0::phase::Phase;
 use olm_v0_api::v1::OperatorGroup;
 use serde_json::{Value, json};
-use tracing::{Instrument, debug, info, info_span, warn};
+use tracing::{Instrument, info, info_span, warn};
 
 use super::{FIELD_MANAGER, GROUP_CONTROLLER, Index, lock, nothing, now};
 use crate::context::Shared;
@@ -82,17 +82,7 @@ pub async fn run(
         .reconcile_on(wake)
         .graceful_shutdown_on(stop)
         .run(reconcile, error_policy, ctx)
-        .for_each(|result| async move {
-            match result {
-                Ok((o, _)) => {
-                    debug!(operatorgroup = %o.name, namespace = ?o.namespace, "reconciled")
-                }
-                Err(
-                    controller::Error::ReconcilerFailed(..) | controller::Error::ObjectNotFound(..),
-                ) => {}
-                Err(e) => warn!(error = %e, "OperatorGroup controller"),
-            }
-        })
+        .for_each(|result| async move { super::log_run(GROUP_CONTROLLER, result) })
         .await;
 }
 

@@ -96,18 +96,10 @@ impl Entry {
                 uid: Some(r.uid.clone()),
             })
             .collect();
-        if labels
-            .get(olm_v0::operatorgroup::OWNER_KIND_LABEL)
-            .map(String::as_str)
-            == Some(CSV_KIND)
-            && let (Some(name), Some(namespace)) = (
-                labels.get(olm_v0::operatorgroup::OWNER_LABEL),
-                labels.get(olm_v0::operatorgroup::OWNER_NAMESPACE_LABEL),
-            )
-        {
+        if let Some((namespace, name)) = super::owner_csv(&labels) {
             owners.push(Owner {
-                namespace: namespace.clone(),
-                name: name.clone(),
+                namespace: namespace.to_owned(),
+                name: name.to_owned(),
                 uid: None,
             });
         }

@@ -504,7 +504,9 @@ pub async fn installed(
     Ok((webhooks, apiservices))
 }
 
-async fn apply(
+/// Applies `object` (server-side, `params`) in `namespace`, or cluster-wide for a
+/// ClusterRoleBinding; the error says what could not be installed.
+pub(super) async fn apply(
     client: &kube::Client,
     namespace: &str,
     object: &Value,
@@ -516,7 +518,9 @@ async fn apply(
     let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
     let plural = match kind {
         "Service" => "services",
+        "ServiceAccount" => "serviceaccounts",
         "Secret" => "secrets",
+        "NetworkPolicy" => "networkpolicies",
         "Role" => "roles",
         "RoleBinding" => "rolebindings",
         "ClusterRoleBinding" => "clusterrolebindings",

@@ -125,16 +125,9 @@ async fn write(client: &kube::Client, namespace: &str, w: &TenantWrite) -> Resul
 /// The parent whose tenant RBAC an RBAC object concerns: a copy's Role or RoleBinding (labelled
 /// `olm.copiedFrom`) or one a CSV's install made in its own namespace; `None` for others.
 pub fn parent_of(labels: &BTreeMap<String, String>) -> Option<(String, String)> {
-    if labels
-        .get(olm_v0::operatorgroup::OWNER_KIND_LABEL)
-        .map(String::as_str)
-        != Some(olm_v0::strategy::CSV_KIND)
-    {
-        return None;
-    }
-    let name = labels.get(olm_v0::operatorgroup::OWNER_LABEL)?;
+    let (namespace, name) = super::owner_csv(labels)?;
     let namespace = labels
         .get(olm_v0::status::COPIED_FROM_LABEL)
-        .or_else(|| labels.get(olm_v0::operatorgroup::OWNER_NAMESPACE_LABEL))?;
-    Some((namespace.clone(), name.clone()))
+        .map_or(namespace, String::as_str);
+    Some((namespace.to_owned(), name.to_owned()))
 }
