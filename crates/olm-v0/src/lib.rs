@@ -29,6 +29,7 @@ pub mod operatorgroup;
 pub mod phase;
 pub mod rbac;
 pub mod requirements;
+pub mod resolver;
 pub mod status;
 pub mod strategy;
 pub mod surface;
