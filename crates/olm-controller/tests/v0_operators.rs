@@ -74,6 +74,7 @@ impl Env {
             "Service" => "services",
             "CustomResourceDefinition" => "customresourcedefinitions",
             "CatalogSource" => "catalogsources",
+            "Subscription" => "subscriptions",
             "PriorityClass" => "priorityclasses",
             other => bail!("no plural known for {other}"),
         };
@@ -1388,36 +1389,14 @@ async fn catalog_source(env: &Env, id: &str) -> Result<()> {
 async fn catalog_source_address(env: &Env, id: &str) -> Result<()> {
     let ns = id;
     env.namespace(ns, json!({})).await?;
-    let dir = tempfile::tempdir()?;
-    std::fs::write(
-        dir.path().join("catalog.json"),
+    let served = serve_fbc(
         r#"{"schema":"olm.package","name":"foo","defaultChannel":"stable"}
 {"schema":"olm.channel","package":"foo","name":"stable","entries":[{"name":"foo.v1.0.0"}]}
 {"schema":"olm.bundle","package":"foo","name":"foo.v1.0.0","image":"example.com/foo:v1","properties":[{"type":"olm.package","value":{"packageName":"foo","version":"1.0.0"}}]}
 "#,
-    )?;
-    let catalog = olm_catalog::load::load_path(dir.path())?;
-    let registry = std::sync::Arc::new(olm_registry::Registry::build(&catalog, String::new())?);
-    let metas = std::sync::Arc::new(olm_registry::metas::Metas::new(&registry.metas));
-    let (stopping, stop_watch) = tokio::sync::watch::channel(false);
-    let routes = olm_registry::server::routes(
-        olm_registry::server::Service::new(registry, metas),
-        stop_watch,
-    )?;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let address = listener.local_addr()?.to_string();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(
-        tonic::transport::Server::builder()
-            .add_routes(routes)
-            .serve_with_incoming_shutdown(
-                tokio_stream::wrappers::TcpListenerStream::new(listener),
-                async move {
-                    let _ = stopped.await;
-                    let _ = stopping.send(true);
-                },
-            ),
-    );
+    )
+    .await?;
+    let address = served.address.clone();
     env.apply(
         json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
         "metadata": {"name": "local", "namespace": ns},
@@ -1448,14 +1427,389 @@ async fn catalog_source_address(env: &Env, id: &str) -> Result<()> {
         ready.data["status"]["connectionState"]["lastConnect"].is_string(),
         true
     );
-    let _ = stop.send(());
-    server.await??;
+    served.stop().await?;
     wait(
         "TRANSIENT_FAILURE",
         || async { Ok(sources.get("local").await?) },
         state("TRANSIENT_FAILURE"),
     )
     .await?;
+    Ok(())
+}
+
+/// An in-process `olm catalog serve` of a file-based catalog.
+struct Served {
+    address: String,
+    stop: tokio::sync::oneshot::Sender<()>,
+    server: tokio::task::JoinHandle<std::result::Result<(), tonic::transport::Error>>,
+}
+
+impl Served {
+    async fn stop(self) -> Result<()> {
+        let _ = self.stop.send(());
+        self.server.await??;
+        Ok(())
+    }
+}
+
+/// Serves `fbc` (JSON documents) with the registry API on a free local port.
+async fn serve_fbc(fbc: &str) -> Result<Served> {
+    let dir = tempfile::tempdir()?;
+    std::fs::write(dir.path().join("catalog.json"), fbc)?;
+    let catalog = olm_catalog::load::load_path(dir.path())?;
+    let registry = std::sync::Arc::new(olm_registry::Registry::build(&catalog, String::new())?);
+    let metas = std::sync::Arc::new(olm_registry::metas::Metas::new(&registry.metas));
+    let (stopping, stop_watch) = tokio::sync::watch::channel(false);
+    let routes = olm_registry::server::routes(
+        olm_registry::server::Service::new(registry, metas),
+        stop_watch,
+    )?;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let address = listener.local_addr()?.to_string();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(
+        tonic::transport::Server::builder()
+            .add_routes(routes)
+            .serve_with_incoming_shutdown(
+                tokio_stream::wrappers::TcpListenerStream::new(listener),
+                async move {
+                    let _ = stopped.await;
+                    let _ = stopping.send(true);
+                },
+            ),
+    );
+    Ok(Served {
+        address,
+        stop,
+        server,
+    })
+}
+
+fn address_source(ns: &str, name: &str, address: &str) -> Value {
+    json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {"sourceType": "grpc", "address": address}})
+}
+
+fn subscription(ns: &str, name: &str, package: &str, source: &str, approval: &str) -> Value {
+    json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "Subscription",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {"name": package, "channel": "stable", "source": source, "sourceNamespace": ns,
+            "installPlanApproval": approval}})
+}
+
+/// A bundle served inline (`olm.bundle.object`): a CSV providing `provides` (plural, kind) of
+/// `api_group` and requiring `requires`, with the provided CRD.
+fn inline_bundle(
+    package: &str,
+    version: &str,
+    api_group: &str,
+    provides: (&str, &str),
+    requires: Option<(&str, &str)>,
+) -> Value {
+    use base64::Engine as _;
+    let name = format!("{package}.v{version}");
+    let mut object = csv(
+        "",
+        &name,
+        &["OwnNamespace", "AllNamespaces"],
+        Some((provides.0, api_group, provides.1)),
+        json!({}),
+    );
+    object["metadata"]
+        .as_object_mut()
+        .context("metadata")
+        .ok()
+        .map(|m| m.remove("namespace"));
+    object["spec"]["version"] = json!(version);
+    let mut properties = vec![
+        json!({"type": "olm.package", "value": {"packageName": package, "version": version}}),
+        json!({"type": "olm.gvk", "value": {"group": api_group, "version": "v1", "kind": provides.1}}),
+    ];
+    if let Some((plural, kind)) = requires {
+        object["spec"]["customresourcedefinitions"]["required"] = json!([{
+            "name": format!("{plural}.{api_group}"), "version": "v1", "kind": kind}]);
+        properties.push(json!({"type": "olm.gvk.required", "value": {"group": api_group, "version": "v1", "kind": kind}}));
+    }
+    for o in [object, crd(provides.0, api_group, provides.1)] {
+        let data = base64::engine::general_purpose::STANDARD.encode(o.to_string());
+        properties.push(json!({"type": "olm.bundle.object", "value": {"data": data}}));
+    }
+    json!({"schema": "olm.bundle", "package": package, "name": name, "image": "", "properties": properties})
+}
+
+/// The test catalog: `foo` (requiring Widgets) and `bar` (providing them), both in `stable`;
+/// with `upgraded`, also `foo.v2.0.0` replacing `foo.v1.0.0`.
+fn foo_bar_catalog(api_group: &str, upgraded: bool) -> String {
+    let mut foo_entries = vec![json!({"name": "foo.v1.0.0"})];
+    let mut docs = vec![
+        json!({"schema": "olm.package", "name": "foo", "defaultChannel": "stable"}),
+        json!({"schema": "olm.package", "name": "bar", "defaultChannel": "stable"}),
+        json!({"schema": "olm.channel", "package": "bar", "name": "stable", "entries": [{"name": "bar.v1.0.0"}]}),
+        inline_bundle("bar", "1.0.0", api_group, ("widgets", "Widget"), None),
+        inline_bundle(
+            "foo",
+            "1.0.0",
+            api_group,
+            ("gadgets", "Gadget"),
+            Some(("widgets", "Widget")),
+        ),
+    ];
+    if upgraded {
+        foo_entries.push(json!({"name": "foo.v2.0.0", "replaces": "foo.v1.0.0"}));
+        docs.push(inline_bundle(
+            "foo",
+            "2.0.0",
+            api_group,
+            ("gadgets", "Gadget"),
+            Some(("widgets", "Widget")),
+        ));
+    }
+    docs.push(json!({"schema": "olm.channel", "package": "foo", "name": "stable", "entries": foo_entries}));
+    docs.iter().map(|d| format!("{d}\n")).collect()
+}
+
+fn subscriptions_api(env: &Env, ns: &str) -> Api<DynamicObject> {
+    Api::namespaced_with(
+        env.client.clone(),
+        ns,
+        &resource(
+            "operators.coreos.com",
+            "v1alpha1",
+            "Subscription",
+            "subscriptions",
+        ),
+    )
+}
+
+fn installplans_api(env: &Env, ns: &str) -> Api<DynamicObject> {
+    Api::namespaced_with(
+        env.client.clone(),
+        ns,
+        &resource(
+            "operators.coreos.com",
+            "v1alpha1",
+            "InstallPlan",
+            "installplans",
+        ),
+    )
+}
+
+/// Waits until the Subscription `ns/name` satisfies `ok`.
+async fn wait_subscription(
+    env: &Env,
+    ns: &str,
+    name: &str,
+    what: &str,
+    ok: impl Fn(&Value) -> bool,
+) -> Result<Value> {
+    let api = subscriptions_api(env, ns);
+    wait(
+        what,
+        || async {
+            Ok(api
+                .get_opt(name)
+                .await?
+                .map(|o| serde_json::to_value(o).unwrap_or(Value::Null))
+                .unwrap_or(Value::Null))
+        },
+        |v| ok(v),
+    )
+    .await
+}
+
+/// Subscribing to `foo` from a CatalogSource served by `olm catalog serve` installs `foo` and
+/// its dependency `bar` (found by the API it requires) through one InstallPlan; when the catalog
+/// gains `foo.v2.0.0`, the Subscription upgrades along `replaces`.
+async fn subscribe_and_upgrade(env: &Env, id: &str) -> Result<()> {
+    let ns = id;
+    let api_group = format!("{id}.example.com");
+    env.namespace(ns, json!({})).await?;
+    env.apply(group(ns, "og", json!({}))).await?;
+    let served = serve_fbc(&foo_bar_catalog(&api_group, false)).await?;
+    env.apply(address_source(ns, "local", &served.address))
+        .await?;
+    env.apply(subscription(ns, "foo", "foo", "local", "Automatic"))
+        .await?;
+    env.wait_phase(ns, "foo.v1.0.0", "Succeeded", "InstallSucceeded")
+        .await?;
+    env.wait_phase(ns, "bar.v1.0.0", "Succeeded", "InstallSucceeded")
+        .await?;
+    let sub = wait_subscription(env, ns, "foo", "foo AtLatestKnown", |s| {
+        s["status"]["state"] == "AtLatestKnown" && s["status"]["installedCSV"] == "foo.v1.0.0"
+    })
+    .await?;
+    check_eq!(sub["status"]["currentCSV"], "foo.v1.0.0");
+    check_eq!(sub["status"]["catalogHealth"][0]["healthy"], true);
+    let plans = installplans_api(env, ns)
+        .list(&ListParams::default())
+        .await?
+        .items;
+    check_eq!(plans.len(), 1);
+    let plan = serde_json::to_value(&plans[0])?;
+    check_eq!(plan["status"]["phase"], "Complete");
+    check_eq!(plan["spec"]["approval"], "Automatic");
+    let mut names: Vec<&str> = plan["spec"]["clusterServiceVersionNames"]
+        .as_array()
+        .context("csv names")?
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    names.sort_unstable();
+    check_eq!(names, vec!["bar.v1.0.0", "foo.v1.0.0"]);
+    let kinds: Vec<&str> = plan["status"]["plan"]
+        .as_array()
+        .context("steps")?
+        .iter()
+        .filter_map(|s| s["resource"]["kind"].as_str())
+        .collect();
+    check_eq!(kinds.first().copied(), Some("ClusterServiceVersion"));
+    check_eq!(kinds.contains(&"CustomResourceDefinition"), true);
+    check_eq!(kinds.contains(&"Subscription"), true);
+    let dependency = format!("bar-stable-local-{ns}");
+    let plan_name = plans[0].name_any();
+    let generated = subscriptions_api(env, ns).get(&dependency).await?;
+    check_eq!(
+        generated
+            .annotations()
+            .get("olm.generated-by")
+            .map(String::as_str),
+        Some(plan_name.as_str())
+    );
+    wait_subscription(env, ns, &dependency, "bar AtLatestKnown", |s| {
+        s["status"]["installedCSV"] == "bar.v1.0.0"
+    })
+    .await?;
+
+    // The catalog gains foo.v2.0.0 (a new registry, as a new catalog image would be).
+    let upgraded = serve_fbc(&foo_bar_catalog(&api_group, true)).await?;
+    env.apply(address_source(ns, "local", &upgraded.address))
+        .await?;
+    served.stop().await?;
+    env.wait_phase(ns, "foo.v2.0.0", "Succeeded", "InstallSucceeded")
+        .await?;
+    env.wait_gone(ns, "foo.v1.0.0").await?;
+    wait_subscription(env, ns, "foo", "foo upgraded", |s| {
+        s["status"]["state"] == "AtLatestKnown" && s["status"]["installedCSV"] == "foo.v2.0.0"
+    })
+    .await?;
+    upgraded.stop().await?;
+    Ok(())
+}
+
+/// A Manual Subscription's plan waits for approval, installs nothing until approved, then
+/// installs.
+async fn subscribe_manual(env: &Env, id: &str) -> Result<()> {
+    let ns = id;
+    let api_group = format!("{id}.example.com");
+    env.namespace(ns, json!({})).await?;
+    env.apply(group(ns, "og", json!({}))).await?;
+    let served = serve_fbc(&foo_bar_catalog(&api_group, false)).await?;
+    env.apply(address_source(ns, "local", &served.address))
+        .await?;
+    env.apply(subscription(ns, "foo", "foo", "local", "Manual"))
+        .await?;
+    let sub = wait_subscription(env, ns, "foo", "foo UpgradePending", |s| {
+        s["status"]["state"] == "UpgradePending"
+            && s["status"]["conditions"].as_array().is_some_and(|c| {
+                c.iter()
+                    .any(|c| c["type"] == "InstallPlanPending" && c["reason"] == "RequiresApproval")
+            })
+    })
+    .await?;
+    let plan_name = sub["status"]["installPlanRef"]["name"]
+        .as_str()
+        .context("plan ref")?
+        .to_owned();
+    let plans = installplans_api(env, ns);
+    let plan = plans.get(&plan_name).await?;
+    check_eq!(plan.data["spec"]["approved"], false);
+    check_eq!(plan.data["status"]["phase"], "RequiresApproval");
+    check_eq!(env.csvs(ns).get_opt("foo.v1.0.0").await?.is_none(), true);
+    plans
+        .patch(
+            &plan_name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"approved": true}})),
+        )
+        .await?;
+    env.wait_phase(ns, "foo.v1.0.0", "Succeeded", "InstallSucceeded")
+        .await?;
+    wait_subscription(env, ns, "foo", "foo installed", |s| {
+        s["status"]["installedCSV"] == "foo.v1.0.0"
+    })
+    .await?;
+    served.stop().await?;
+    Ok(())
+}
+
+/// A Subscription whose bundle requires an API nobody provides gets `ResolutionFailed` with
+/// the constraints that conflict; one naming an unreachable catalog gets
+/// `CatalogSourcesUnhealthy`; neither installs anything.
+async fn subscribe_unsatisfiable(env: &Env, id: &str) -> Result<()> {
+    let ns = id;
+    let api_group = format!("{id}.example.com");
+    env.namespace(ns, json!({})).await?;
+    env.apply(group(ns, "og", json!({}))).await?;
+    let fbc = [
+        json!({"schema": "olm.package", "name": "foo", "defaultChannel": "stable"}),
+        json!({"schema": "olm.channel", "package": "foo", "name": "stable", "entries": [{"name": "foo.v1.0.0"}]}),
+        inline_bundle("foo", "1.0.0", &api_group, ("gadgets", "Gadget"), Some(("widgets", "Widget"))),
+    ]
+    .iter()
+    .map(|d| format!("{d}\n"))
+    .collect::<String>();
+    let served = serve_fbc(&fbc).await?;
+    env.apply(address_source(ns, "local", &served.address))
+        .await?;
+    env.apply(subscription(ns, "foo", "foo", "local", "Automatic"))
+        .await?;
+    let sub = wait_subscription(env, ns, "foo", "ResolutionFailed", |s| {
+        s["status"]["conditions"]
+            .as_array()
+            .is_some_and(|c| c.iter().any(|c| c["type"] == "ResolutionFailed"))
+    })
+    .await?;
+    let failed = sub["status"]["conditions"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["type"] == "ResolutionFailed"))
+        .cloned()
+        .unwrap_or_default();
+    check_eq!(failed["reason"], "ConstraintsNotSatisfiable");
+    check_eq!(
+        failed["message"],
+        format!(
+            "constraints not satisfiable: bundle foo.v1.0.0 requires an operator providing an API with group: {api_group}, version: v1, kind: Widget, subscription foo exists, subscription foo requires local/{ns}/stable/foo.v1.0.0"
+        )
+    );
+    check_eq!(
+        installplans_api(env, ns)
+            .list(&ListParams::default())
+            .await?
+            .items
+            .len(),
+        0
+    );
+
+    let other = format!("{id}-b");
+    env.namespace(&other, json!({})).await?;
+    env.apply(group(&other, "og", json!({}))).await?;
+    env.apply(address_source(&other, "gone", "127.0.0.1:1"))
+        .await?;
+    env.apply(subscription(&other, "foo", "foo", "gone", "Automatic"))
+        .await?;
+    wait_subscription(env, &other, "foo", "CatalogSourcesUnhealthy", |s| {
+        s["status"]["conditions"].as_array().is_some_and(|c| {
+            c.iter().any(|c| {
+                c["type"] == "CatalogSourcesUnhealthy"
+                    && c["status"] == "True"
+                    && c["reason"] == "UnhealthyCatalogSourceFound"
+                    && c["message"] == format!("targeted catalogsource {other}/gone unhealthy")
+            })
+        })
+    })
+    .await?;
+    served.stop().await?;
     Ok(())
 }
 
@@ -2144,7 +2498,16 @@ async fn olm_v0_on_a_control_plane() -> Result<()> {
         node_address: plane.node_address(),
     };
 
-    let together: [(&str, Scenario); 19] = [
+    let together: [(&str, Scenario); 22] = [
+        ("subscribe-and-upgrade", |e, id| {
+            Box::pin(subscribe_and_upgrade(e, id))
+        }),
+        ("subscribe-manual", |e, id| {
+            Box::pin(subscribe_manual(e, id))
+        }),
+        ("subscribe-unsatisfiable", |e, id| {
+            Box::pin(subscribe_unsatisfiable(e, id))
+        }),
         ("catalog-source-address", |e, id| {
             Box::pin(catalog_source_address(e, id))
         }),

@@ -30,8 +30,9 @@ pub use condition::{
 pub use labels::*;
 pub use name::{
     CONDITION_REASON_PATTERN, CONDITION_TYPE_PATTERN, DNS1123_LABEL_MAX_LEN, DNS1123_LABEL_PATTERN,
-    DNS1123_SUBDOMAIN_MAX_LEN, DNS1123_SUBDOMAIN_PATTERN, LABEL_VALUE_MAX_LEN, LABEL_VALUE_PATTERN,
-    NameError, dns1123_label_errors, dns1123_subdomain_errors, is_dns1123_label,
-    is_dns1123_subdomain, label_value_errors, matches_dns1123_label_pattern,
+    DNS1123_SUBDOMAIN_MAX_LEN, DNS1123_SUBDOMAIN_PATTERN, EVENT_NOTE_LIMIT, LABEL_VALUE_MAX_LEN,
+    LABEL_VALUE_PATTERN, NameError, dns1123_label_errors, dns1123_subdomain_errors,
+    is_dns1123_label, is_dns1123_subdomain, label_value_errors, matches_dns1123_label_pattern,
+    truncate_note,
 };
 pub use selector::{LabelSelector, Operator, Requirement, SelectorError};

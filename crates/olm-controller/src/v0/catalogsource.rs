@@ -67,11 +67,11 @@ impl From<kube::Error> for Error {
 pub async fn run(
     shared: Arc<Shared>,
     index: Index,
+    connections: Connections,
     stop: impl std::future::Future<Output = ()> + Send + Sync + 'static,
 ) {
     let client = shared.client.clone();
     let (wake, woken) = mpsc::channel(256);
-    let connections = Connections::default();
     // Deleted CatalogSources' connections are closed.
     let forget = {
         let connections = connections.clone();

@@ -4,6 +4,9 @@
 //! it is serving, `TRANSIENT_FAILURE` when it cannot be reached or stops serving — with the time
 //! of the last change, waking the CatalogSource so its `status.connectionState` follows.
 //!
+//! Once the registry is ready its content is read ([`super::catalogs`]) and the resolver told;
+//! content that cannot be read counts as a failure, so it is read again after the backoff.
+//!
 //! While up, the task holds the health watch open (olm's registries answer it), so a registry
 //! going away is seen at once; opm's registries only answer `Check`, so those are checked again
 //! every 30 s. A lost registry is dialled again after a backoff step (1 s doubling to 30 s).
@@ -18,6 +21,7 @@ use kube::runtime::reflector::ObjectRef;
 use olm_k8s::retry::Backoff;
 use olm_v0_api::v1alpha1::CatalogSource;
 
+use super::catalogs::{self, Contents};
 use super::lock;
 
 /// How long one dial may take.
@@ -40,13 +44,27 @@ struct Prober {
 }
 
 /// Every CatalogSource's connection, by `namespace/name`.
-#[derive(Default, Clone)]
+#[derive(Clone)]
 pub struct Connections {
     probers: Arc<Mutex<HashMap<String, Prober>>>,
     states: Arc<Mutex<HashMap<String, State>>>,
+    /// What each registry holds.
+    pub contents: Contents,
+    /// Hears the `namespace/name` of every CatalogSource whose content changed.
+    changed: mpsc::Sender<String>,
 }
 
 impl Connections {
+    /// No connections yet; `changed` hears of every content change.
+    pub fn new(changed: mpsc::Sender<String>) -> Connections {
+        Connections {
+            probers: Arc::default(),
+            states: Arc::default(),
+            contents: Contents::default(),
+            changed,
+        }
+    }
+
     /// The connection state of `key`, if it is watched.
     pub fn state(&self, key: &str) -> Option<State> {
         lock(&self.states).get(key).cloned()
@@ -72,8 +90,15 @@ impl Connections {
         if let Some(old) = probers.remove(&key) {
             old.task.abort();
         }
-        let states = self.states.clone();
-        let task = tokio::spawn(watch(key.clone(), address.to_owned(), source, states, wake));
+        let probe = Probe {
+            key: key.clone(),
+            address: address.to_owned(),
+            source,
+            states: self.states.clone(),
+            contents: self.contents.clone(),
+            changed: self.changed.clone(),
+        };
+        let task = tokio::spawn(watch(probe, wake));
         probers.insert(
             key,
             Prober {
@@ -96,6 +121,9 @@ impl Connections {
             p.task.abort();
         }
         lock(&self.states).remove(key);
+        self.contents.forget(key);
+        let mut changed = self.changed.clone();
+        let _ = changed.try_send(key.to_owned());
     }
 }
 
@@ -103,13 +131,29 @@ fn now() -> String {
     super::now().0.to_string()
 }
 
-async fn watch(
+/// What one connection task works with.
+struct Probe {
     key: String,
     address: String,
     source: ObjectRef<CatalogSource>,
     states: Arc<Mutex<HashMap<String, State>>>,
-    mut wake: mpsc::Sender<ObjectRef<CatalogSource>>,
-) {
+    contents: Contents,
+    changed: mpsc::Sender<String>,
+}
+
+async fn watch(probe: Probe, mut wake: mpsc::Sender<ObjectRef<CatalogSource>>) {
+    let Probe {
+        key,
+        address,
+        source,
+        states,
+        contents,
+        mut changed,
+    } = probe;
+    let catalog = olm_v0::resolver::SourceKey::new(
+        &source.name,
+        source.namespace.as_deref().unwrap_or_default(),
+    );
     let mut failures = 0u32;
     loop {
         // Records `observed`; whether it is a change.
@@ -134,13 +178,24 @@ async fn watch(
             let _ = wake.send(source.clone()).await;
         }
         match connect(&address).await {
-            Ok(mut client) => {
+            Ok((channel, mut client)) => {
                 if check(&mut client).await {
-                    failures = 0;
-                    if set("READY") {
-                        let _ = wake.send(source.clone()).await;
+                    let content = catalogs::fetch(channel, &catalog).await;
+                    let readable = content.is_ok();
+                    if let Err(e) = &content {
+                        tracing::warn!(catalogsource = %key, address = %address, error = %e, "registry content cannot be read");
                     }
-                    hold(&mut client).await;
+                    contents.set(&key, content);
+                    let _ = changed.send(key.clone()).await;
+                    if readable {
+                        failures = 0;
+                        if set("READY") {
+                            let _ = wake.send(source.clone()).await;
+                        }
+                        hold(&mut client).await;
+                    } else {
+                        failures += 1;
+                    }
                 } else {
                     failures += 1;
                 }
@@ -165,13 +220,16 @@ const RECHECK: Duration = Duration::from_secs(30);
 
 type Client = tonic_health::pb::health_client::HealthClient<tonic::transport::Channel>;
 
-/// A health client on `address` (`host:port`).
-async fn connect(address: &str) -> Result<Client, String> {
+/// A channel to `address` (`host:port`) and a health client on it.
+async fn connect(address: &str) -> Result<(tonic::transport::Channel, Client), String> {
     let endpoint = tonic::transport::Endpoint::from_shared(format!("http://{address}"))
         .map_err(|e| e.to_string())?
         .connect_timeout(DIAL_TIMEOUT);
     let channel = endpoint.connect().await.map_err(|e| e.to_string())?;
-    Ok(tonic_health::pb::health_client::HealthClient::new(channel))
+    Ok((
+        channel.clone(),
+        tonic_health::pb::health_client::HealthClient::new(channel),
+    ))
 }
 
 /// Whether the registry answers `SERVING`.

@@ -14,16 +14,20 @@
 //! Caveat: once a watch has to list again (the API server lost its history), every CSV and
 //! group is looked at again: the events of the gap are not known one by one.
 
+mod catalogs;
 mod catalogsource;
 mod cleanup;
 mod connection;
 mod copies;
 mod csv;
 mod install;
+mod installplans;
 mod operatorgroup;
 mod operators;
+mod queue;
 mod requirements;
 mod serving;
+mod subscriptions;
 mod tenant;
 
 use std::collections::BTreeMap;
@@ -42,7 +46,7 @@ use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::watcher::{self, Event};
 use kube::{Resource, ResourceExt};
 use olm_v0_api::v1::{OLMConfig, OperatorGroup};
-use olm_v0_api::v1alpha1::ClusterServiceVersion;
+use olm_v0_api::v1alpha1::{CatalogSource, ClusterServiceVersion, InstallPlan, Subscription};
 use olm_v0_api::v2::OperatorCondition;
 use tracing::warn;
 
@@ -55,7 +59,9 @@ pub const COPY_CONTROLLER: &str = "copiedclusterserviceversion";
 /// The name the OperatorGroup controller's metrics and logs go by.
 pub const GROUP_CONTROLLER: &str = "operatorgroup";
 pub use catalogsource::CATALOG_SOURCE_CONTROLLER;
+pub use installplans::INSTALL_PLAN_CONTROLLER;
 pub use operators::OPERATOR_CONTROLLER;
+pub use subscriptions::SUBSCRIPTION_CONTROLLER;
 /// Field owner of what olm-operator applies (upstream's).
 pub const FIELD_MANAGER: &str = "operator-lifecycle-manager";
 /// Source of the events olm-operator records (upstream's).
@@ -94,6 +100,12 @@ pub struct Index {
     pub cluster_role_bindings: Store<ClusterRoleBinding>,
     /// APIServices: their availability, which owned and required ones wait for.
     pub apiservices: Store<APIService>,
+    /// Subscriptions.
+    pub subscriptions: Store<Subscription>,
+    /// InstallPlans.
+    pub installplans: Store<InstallPlan>,
+    /// CatalogSources (which catalogs a namespace may resolve from, and their priority).
+    pub catalogsources: Store<CatalogSource>,
     /// CSVs (`namespace/name`) that failed for want of permissions and whose RBAC changed since.
     rbac_changed: Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
     /// What carries an operator's component label or belongs to a CSV.
@@ -123,6 +135,16 @@ impl Index {
             .collect();
         out.sort_by_key(|c| c.name_any());
         out
+    }
+
+    /// The Subscriptions of `namespace`, by name.
+    pub fn subscriptions_in(&self, namespace: &str) -> Vec<Arc<Subscription>> {
+        in_namespace(&self.subscriptions, namespace)
+    }
+
+    /// The InstallPlans of `namespace`, by name.
+    pub fn installplans_in(&self, namespace: &str) -> Vec<Arc<InstallPlan>> {
+        in_namespace(&self.installplans, namespace)
     }
 
     /// The CSV `namespace/name`, if it is not a copy.
@@ -169,9 +191,28 @@ impl Index {
     }
 }
 
+/// The objects of `store` in `namespace`, sorted by name.
+fn in_namespace<K>(store: &Store<K>, namespace: &str) -> Vec<Arc<K>>
+where
+    K: Resource + Clone + 'static,
+    K::DynamicType: Eq + std::hash::Hash + Clone,
+{
+    let mut out: Vec<Arc<K>> = store
+        .state()
+        .into_iter()
+        .filter(|o| o.meta().namespace.as_deref() == Some(namespace))
+        .collect();
+    out.sort_by_key(|o| o.meta().name.clone());
+    out
+}
+
 /// Where the watches send what they wake.
 #[derive(Clone)]
 pub struct Wake {
+    /// Namespaces whose Subscriptions to resolve.
+    resolve: mpsc::Sender<String>,
+    /// InstallPlans (`namespace/name`) to execute.
+    plans: mpsc::Sender<String>,
     csv: mpsc::Sender<ObjectRef<ClusterServiceVersion>>,
     copy: mpsc::Sender<ObjectRef<ClusterServiceVersion>>,
     group: mpsc::Sender<ObjectRef<OperatorGroup>>,
@@ -323,6 +364,14 @@ impl Wake {
         }
     }
 
+    async fn keys(sender: &mut mpsc::Sender<String>, keys: impl IntoIterator<Item = String>) {
+        for k in keys {
+            if sender.send(k).await.is_err() {
+                return;
+            }
+        }
+    }
+
     async fn gone(&mut self, gone: impl IntoIterator<Item = Gone>) {
         for g in gone {
             if self.gone.send(g).await.is_err() {
@@ -399,6 +448,8 @@ async fn watch<K, S>(
         wake.groups(woken.groups).await;
         wake.gone(woken.gone).await;
         wake.operators(woken.operators).await;
+        Wake::keys(&mut wake.resolve, woken.namespaces).await;
+        Wake::keys(&mut wake.plans, woken.plans).await;
     }
 }
 
@@ -412,6 +463,10 @@ struct Woken {
     gone: Vec<Gone>,
     /// Operators and adoptions.
     operators: Vec<operators::Work>,
+    /// Namespaces whose Subscriptions to resolve.
+    namespaces: Vec<String>,
+    /// InstallPlans (`namespace/name`) to execute.
+    plans: Vec<String>,
 }
 
 fn csv_ref(namespace: &str, name: &str) -> ObjectRef<ClusterServiceVersion> {
@@ -439,6 +494,7 @@ fn on_csv(index: &Index, change: Change<&ClusterServiceVersion>) -> Woken {
     };
     let namespace = c.namespace().unwrap_or_default();
     let name = c.name_any();
+    let resolve = vec![namespace.clone()];
     let mut csvs = vec![csv_ref(&namespace, &name)];
     for other in index.csvs_in(&namespace) {
         let replaces_it = other.spec.replaces.as_deref() == Some(name.as_str());
@@ -461,6 +517,8 @@ fn on_csv(index: &Index, change: Change<&ClusterServiceVersion>) -> Woken {
             Vec::new()
         },
         operators: operators::on_csv(index, c, deleted),
+        namespaces: resolve,
+        ..Woken::default()
     }
 }
 
@@ -476,11 +534,55 @@ fn on_group(index: &Index, change: Change<&OperatorGroup>) -> Woken {
         csvs: csvs.clone(),
         copies: csvs,
         groups: group_refs(index, &namespace),
+        namespaces: vec![namespace.clone()],
         gone: if deleted {
             vec![Gone::Group(namespace, g.name_any())]
         } else {
             Vec::new()
         },
+        ..Woken::default()
+    }
+}
+
+/// A Subscription changed: its namespace is resolved again.
+fn on_subscription(_: &Index, change: Change<&Subscription>) -> Woken {
+    let (Change::Applied(s) | Change::Deleted(s)) = change;
+    Woken {
+        namespaces: vec![s.namespace().unwrap_or_default()],
+        ..Woken::default()
+    }
+}
+
+/// An InstallPlan changed: it is executed, and its namespace's Subscriptions follow its phase.
+fn on_installplan(_: &Index, change: Change<&InstallPlan>) -> Woken {
+    let (Change::Applied(p) | Change::Deleted(p)) = change;
+    let namespace = p.namespace().unwrap_or_default();
+    Woken {
+        plans: vec![format!("{namespace}/{}", p.name_any())],
+        namespaces: vec![namespace],
+        ..Woken::default()
+    }
+}
+
+/// A CatalogSource changed (its priority, or it came or went): the namespaces with
+/// Subscriptions that may use it — its own, or all of them for the global namespace's (which
+/// the Subscription controller tells apart; here every namespace with Subscriptions in the
+/// catalog's namespace or any, when the catalog is global, is woken by the content change
+/// itself).
+fn on_catalogsource(index: &Index, change: Change<&CatalogSource>) -> Woken {
+    let (Change::Applied(c) | Change::Deleted(c)) = change;
+    let namespace = c.namespace().unwrap_or_default();
+    let namespaces = index
+        .subscriptions
+        .state()
+        .iter()
+        .filter_map(|s| s.namespace())
+        .filter(|ns| *ns == namespace)
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    Woken {
+        namespaces,
         ..Woken::default()
     }
 }
@@ -699,6 +801,9 @@ pub async fn run(
     let (cluster_roles, cluster_role_writer) = reflector::store();
     let (cluster_role_bindings, cluster_role_binding_writer) = reflector::store();
     let (apiservices, apiservice_writer) = reflector::store();
+    let (subscriptions, subscription_writer) = reflector::store();
+    let (installplans, installplan_writer) = reflector::store();
+    let (catalogsources, catalogsource_writer) = reflector::store();
     let index = Index {
         namespaces,
         groups,
@@ -713,6 +818,9 @@ pub async fn run(
         cluster_roles,
         cluster_role_bindings,
         apiservices,
+        subscriptions,
+        installplans,
+        catalogsources,
         rbac_changed: Arc::default(),
         components: Arc::default(),
     };
@@ -721,7 +829,12 @@ pub async fn run(
     let (group_tx, group_rx) = mpsc::channel(1024);
     let (gone_tx, gone_rx) = mpsc::channel(1024);
     let (operator_tx, operator_rx) = mpsc::channel(1024);
+    let (resolve_tx, resolve_rx) = mpsc::channel(1024);
+    let (plan_tx, plan_rx) = mpsc::channel(1024);
+    let (changed_tx, changed_rx) = mpsc::channel(256);
     let wake = Wake {
+        resolve: resolve_tx,
+        plans: plan_tx,
         csv: csv_tx,
         copy: copy_tx,
         group: group_tx,
@@ -838,6 +951,37 @@ pub async fn run(
         on_apiservice,
     ));
 
+    tasks.spawn(watch(
+        "subscriptions",
+        subscription_writer,
+        watcher::watcher(Api::<Subscription>::all(client.clone()), all())
+            .modify(|o| o.metadata.managed_fields = None)
+            .default_backoff(),
+        index.clone(),
+        wake.clone(),
+        on_subscription,
+    ));
+    tasks.spawn(watch(
+        "installplans",
+        installplan_writer,
+        watcher::watcher(Api::<InstallPlan>::all(client.clone()), all())
+            .modify(|o| o.metadata.managed_fields = None)
+            .default_backoff(),
+        index.clone(),
+        wake.clone(),
+        on_installplan,
+    ));
+    tasks.spawn(watch(
+        "catalogsources",
+        catalogsource_writer,
+        watcher::watcher(Api::<CatalogSource>::all(client.clone()), all())
+            .modify(|o| o.metadata.managed_fields = None)
+            .default_backoff(),
+        index.clone(),
+        wake.clone(),
+        on_catalogsource,
+    ));
+
     macro_rules! rbac_watch {
         ($name:literal, $writer:ident, $kind:ty) => {
             tasks.spawn(watch(
@@ -877,6 +1021,9 @@ pub async fn run(
         let _ = index.cluster_roles.wait_until_ready().await;
         let _ = index.cluster_role_bindings.wait_until_ready().await;
         let _ = index.apiservices.wait_until_ready().await;
+        let _ = index.subscriptions.wait_until_ready().await;
+        let _ = index.installplans.wait_until_ready().await;
+        let _ = index.catalogsources.wait_until_ready().await;
     };
     tokio::select! {
         () = ready => {}
@@ -899,11 +1046,26 @@ pub async fn run(
         operator_rx,
         stop.clone(),
     );
-    let sources = catalogsource::run(shared.clone(), index.clone(), stop.clone());
+    let connections = connection::Connections::new(changed_tx);
+    let sources = catalogsource::run(
+        shared.clone(),
+        index.clone(),
+        connections.clone(),
+        stop.clone(),
+    );
+    let subscriptions = subscriptions::run(
+        shared.clone(),
+        index.clone(),
+        connections,
+        resolve_rx,
+        changed_rx,
+        stop.clone(),
+    );
+    let plans = installplans::run(shared.clone(), index.clone(), plan_rx, stop.clone());
     let csvs = csv::run(shared, index, csv_rx, stop);
     let running = futures::future::join(
         futures::future::join5(groups, csvs, copies, everything, owners),
-        sources,
+        futures::future::join3(sources, subscriptions, plans),
     );
     // The tidying task only ends when every watch has; the controllers end on `stop`.
     tokio::select! {

@@ -794,16 +794,21 @@ pub struct CelRule {
 
 impl CelRule {
     /// Compiles and checks a rule. The error is a human-readable message.
+    ///
+    /// The `cel` crate's parser (ANTLR-generated) recurses deeply per nesting level, so it runs on
+    /// a thread of its own with a [`COMPILE_STACK`]-byte stack: a hostile rule then meets the
+    /// parser's recursion limit rather than the caller's stack end. The checked expression may
+    /// nest at most [`MAX_RULE_DEPTH`] levels, which keeps evaluation shallow on any stack.
     pub fn compile(rule: &str) -> Result<CelRule, String> {
-        let mut expr = cel::parser::Parser::new()
-            .parse(rule)
-            .map_err(|e| e.to_string())?;
-        let mut scope = Vec::new();
-        let ty = check(&expr, &mut scope)?;
-        if ty != Ty::Bool {
-            return Err("cel expressions must have type Bool".to_owned());
-        }
-        absorb_errors(&mut expr);
+        let owned = rule.to_owned();
+        let worker = std::thread::Builder::new()
+            .name("cel-compile".to_owned())
+            .stack_size(COMPILE_STACK)
+            .spawn(move || compile_on_this_thread(&owned))
+            .map_err(|e| format!("cannot start the CEL compiler: {e}"))?;
+        let expr = worker
+            .join()
+            .map_err(|_| "the CEL parser failed on this rule".to_owned())??;
         Ok(CelRule {
             rule: rule.to_owned(),
             expr,
@@ -838,6 +843,144 @@ impl CelRule {
         }))
         .unwrap_or(false)
     }
+}
+
+/// The stack size of the thread [`CelRule::compile`] parses on: ample for the parser's own
+/// recursion limit in an unoptimised build. Only the pages touched are committed.
+const COMPILE_STACK: usize = 256 << 20;
+
+/// How deeply a checked rule's expression tree may nest.
+///
+/// Evaluation recurses once per level on the caller's stack, and the `cel` crate's interpreter
+/// frame is large in an unoptimised build (some 40 KiB), so the limit keeps the deepest rule
+/// well inside a 2 MiB thread stack (Rust's and tokio's default). Real rules nest a few levels;
+/// macros count their expansion (a nested `exists` is about two levels).
+pub const MAX_RULE_DEPTH: usize = 24;
+
+fn compile_on_this_thread(rule: &str) -> Result<IdedExpr, String> {
+    let source = prepare(rule)?;
+    let mut expr = cel::parser::Parser::new()
+        .parse(&source)
+        .map_err(|e| e.to_string())?;
+    let mut scope = Vec::new();
+    let ty = check(&expr, &mut scope, 0)?;
+    if ty != Ty::Bool {
+        return Err("cel expressions must have type Bool".to_owned());
+    }
+    absorb_errors(&mut expr);
+    Ok(expr)
+}
+
+/// Scans a rule's source before the parser sees it, for two reasons.
+///
+/// Depth: bracket nesting plus `?` (each ternary nests the rest) must stay within
+/// [`MAX_RULE_DEPTH`], so hostile input meets this clear error rather than the parser's own
+/// recursion limit (whose error path the `cel` crate mishandles).
+///
+/// Repeated unary operators: CEL drops an even run of `!` or `-` (`!!x` is `x`) and keeps one
+/// of an odd run, but the `cel` crate keeps one operator either way (`!!true` is false there).
+/// The run is rewritten the way CEL reads it, with spaces in place of dropped operators so that
+/// error positions still point into the rule as written.
+fn prepare(rule: &str) -> Result<String, String> {
+    let chars: Vec<char> = rule.chars().collect();
+    let mut out = chars.clone();
+    let mut depth: usize = 0;
+    let mut questions: usize = 0;
+    // The last significant character outside strings and comments, and the current run of one
+    // unary operator: its character and the positions of its members.
+    let mut prev: Option<char> = None;
+    let mut run: (char, Vec<usize>) = (' ', Vec::new());
+    let mut i = 0;
+    let end_run = |run: &mut (char, Vec<usize>), out: &mut Vec<char>| {
+        let keep_last = run.1.len() % 2 == 1;
+        let n = run.1.len();
+        for (k, &at) in run.1.iter().enumerate() {
+            if !(keep_last && k + 1 == n)
+                && let Some(c) = out.get_mut(at)
+            {
+                *c = ' ';
+            }
+        }
+        run.1.clear();
+    };
+    while let Some(&c) = chars.get(i) {
+        if c.is_whitespace() {
+            i += 1;
+            continue;
+        }
+        if c == '/' && chars.get(i + 1) == Some(&'/') {
+            while chars.get(i).is_some_and(|&c| c != '\n') {
+                i += 1;
+            }
+            continue;
+        }
+        if c == '\'' || c == '"' {
+            end_run(&mut run, &mut out);
+            let raw = i > 0
+                && matches!(chars.get(i - 1), Some('r' | 'R'))
+                && !(i > 1
+                    && chars.get(i - 2).is_some_and(|&p| {
+                        (p.is_alphanumeric() || p == '_') && !matches!(p, 'b' | 'B')
+                    }));
+            let triple = chars.get(i + 1) == Some(&c) && chars.get(i + 2) == Some(&c);
+            i += if triple { 3 } else { 1 };
+            loop {
+                match chars.get(i) {
+                    None => break,
+                    Some('\\') if !raw => i += 2,
+                    Some(&q) if q == c => {
+                        if !triple {
+                            i += 1;
+                            break;
+                        }
+                        if chars.get(i + 1) == Some(&c) && chars.get(i + 2) == Some(&c) {
+                            i += 3;
+                            break;
+                        }
+                        i += 1;
+                    }
+                    Some(_) => i += 1,
+                }
+            }
+            prev = Some(c);
+            continue;
+        }
+        let unary = match c {
+            '!' => chars.get(i + 1) != Some(&'='),
+            '-' => prev.is_none_or(|p| "([{,?:!+-*/%<>=&|".contains(p)),
+            _ => false,
+        };
+        if unary {
+            let contiguous = run.0 == c
+                && run.1.last().is_some_and(|&last| {
+                    chars
+                        .get(last + 1..i)
+                        .is_some_and(|gap| gap.iter().all(|g| g.is_whitespace()))
+                });
+            if !contiguous {
+                end_run(&mut run, &mut out);
+                run.0 = c;
+            }
+            run.1.push(i);
+        } else {
+            end_run(&mut run, &mut out);
+        }
+        match c {
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => depth = depth.saturating_sub(1),
+            '?' => questions += 1,
+            _ => {}
+        }
+        if depth + questions > MAX_RULE_DEPTH {
+            return Err(format!(
+                "expression nests deeper than {MAX_RULE_DEPTH} levels"
+            ));
+        }
+        prev = Some(c);
+        i += 1;
+    }
+    end_run(&mut run, &mut out);
+    Ok(out.into_iter().collect())
 }
 
 impl fmt::Display for CelRule {
@@ -929,8 +1072,8 @@ fn go_sprint(v: &Value) -> String {
     }
 }
 
-/// Formats a float as Go's `%v`: shortest digits, exponent form below 1e-4 or from 1e21... no,
-/// from 1e6 (Go's `%g` with shortest precision switches at exponent 6).
+/// Formats a float as Go's `%v`: the shortest round-tripping digits, in exponent form when the
+/// decimal exponent is below -4 or at least 6 (Go's `%g` with shortest precision).
 fn go_float(f: f64) -> String {
     if f.is_nan() {
         return "NaN".to_owned();
@@ -1165,7 +1308,13 @@ fn no_overload(name: &str, args: &[Ty]) -> String {
 }
 
 /// Checks an expression and infers its static type; `scope` holds comprehension variables.
-fn check(e: &IdedExpr, scope: &mut Vec<(String, Ty)>) -> Result<Ty, String> {
+fn check(e: &IdedExpr, scope: &mut Vec<(String, Ty)>, depth: usize) -> Result<Ty, String> {
+    if depth >= MAX_RULE_DEPTH {
+        return Err(format!(
+            "expression nests deeper than {MAX_RULE_DEPTH} levels"
+        ));
+    }
+    let depth = depth + 1;
     match &e.expr {
         Expr::Literal(l) => Ok(match l {
             LiteralValue::Boolean(_) => Ty::Bool,
@@ -1186,7 +1335,7 @@ fn check(e: &IdedExpr, scope: &mut Vec<(String, Ty)>) -> Result<Ty, String> {
             }
         }
         Expr::Select(s) => {
-            let operand = check(&s.operand, scope)?;
+            let operand = check(&s.operand, scope, depth)?;
             if s.test {
                 return Ok(Ty::Bool);
             }
@@ -1202,7 +1351,7 @@ fn check(e: &IdedExpr, scope: &mut Vec<(String, Ty)>) -> Result<Ty, String> {
         Expr::List(l) => {
             let mut elem: Option<Ty> = None;
             for item in &l.elements {
-                let t = check(item, scope)?;
+                let t = check(item, scope, depth)?;
                 elem = Some(match elem {
                     None => t,
                     Some(prev) => unify(prev, &t),
@@ -1216,8 +1365,8 @@ fn check(e: &IdedExpr, scope: &mut Vec<(String, Ty)>) -> Result<Ty, String> {
                 let EntryExpr::MapEntry(me) = &entry.expr else {
                     return Err("message field initializers are not supported".to_owned());
                 };
-                check(&me.key, scope)?;
-                let t = check(&me.value, scope)?;
+                check(&me.key, scope, depth)?;
+                let t = check(&me.value, scope, depth)?;
                 value = Some(match value {
                     None => t,
                     Some(prev) => unify(prev, &t),
@@ -1230,13 +1379,17 @@ fn check(e: &IdedExpr, scope: &mut Vec<(String, Ty)>) -> Result<Ty, String> {
             s.type_name
         )),
         Expr::Unspecified => Err("unsupported expression".to_owned()),
-        Expr::Comprehension(c) => check_comprehension(c, scope),
-        Expr::Call(call) => check_call(call, scope),
+        Expr::Comprehension(c) => check_comprehension(c, scope, depth),
+        Expr::Call(call) => check_call(call, scope, depth),
     }
 }
 
-fn check_comprehension(c: &ComprehensionExpr, scope: &mut Vec<(String, Ty)>) -> Result<Ty, String> {
-    let range = check(&c.iter_range, scope)?;
+fn check_comprehension(
+    c: &ComprehensionExpr,
+    scope: &mut Vec<(String, Ty)>,
+    depth: usize,
+) -> Result<Ty, String> {
+    let range = check(&c.iter_range, scope, depth)?;
     let item = match range {
         Ty::List(t) => *t,
         Ty::Map(_) => Ty::String,
@@ -1247,32 +1400,32 @@ fn check_comprehension(c: &ComprehensionExpr, scope: &mut Vec<(String, Ty)>) -> 
             ));
         }
     };
-    let accu = check(&c.accu_init, scope)?;
+    let accu = check(&c.accu_init, scope, depth)?;
     let base = scope.len();
     scope.push((c.accu_var.clone(), accu));
     let body = (|| {
-        check(&c.loop_cond, scope)?;
+        check(&c.loop_cond, scope, depth)?;
         scope.push((c.iter_var.clone(), item));
         if let Some(v2) = &c.iter_var2 {
             scope.push((v2.clone(), Ty::Dyn));
         }
-        check(&c.loop_step, scope)?;
+        check(&c.loop_step, scope, depth)?;
         scope.truncate(base + 1);
-        check(&c.result, scope)
+        check(&c.result, scope, depth)
     })();
     scope.truncate(base);
     body
 }
 
-fn check_call(call: &CallExpr, scope: &mut Vec<(String, Ty)>) -> Result<Ty, String> {
+fn check_call(call: &CallExpr, scope: &mut Vec<(String, Ty)>, depth: usize) -> Result<Ty, String> {
     let target = match &call.target {
-        Some(t) => Some(check(t, scope)?),
+        Some(t) => Some(check(t, scope, depth)?),
         None => None,
     };
     let args = call
         .args
         .iter()
-        .map(|a| check(a, scope))
+        .map(|a| check(a, scope, depth))
         .collect::<Result<Vec<_>, _>>()?;
     let name = call.func_name.as_str();
     let is_bool = |t: &Ty| matches!(t, Ty::Bool | Ty::Dyn);
@@ -1526,7 +1679,7 @@ mod tests {
             (
                 "malformed",
                 r#"{"gvk": {"group": "a",}}"#.into(),
-                "invalid JSON: invalid character '}' looking for beginning of object key string at offset 23",
+                "invalid JSON: invalid character '}' looking for beginning of object key string at offset 22",
             ),
             (
                 "truncated",
@@ -1585,7 +1738,7 @@ mod tests {
             (
                 "cel does not compile",
                 r#"{"cel": {"rule": "properties.exists(p, "}}"#.into(),
-                "",
+                r#"cel rule "properties.exists(p, ": ERROR: <input>:1:"#,
             ),
             (
                 "cel not bool",
@@ -1895,11 +2048,12 @@ mod tests {
         // An error with no true element stays an error: negating it does not make it true.
         assert!(!eval("!properties.exists(p, p.value.packageName == 'bar')"));
         assert!(!eval("properties.all(p, p.value.packageName == 'foo')"));
-        assert!(!eval("!properties.all(p, has(p.value.packageName))"));
+        assert!(eval("!properties.all(p, has(p.value.packageName))")); // false wins over the error
         assert!(eval(
             "!properties.all(p, p.type == 'olm.package' && has(p.value.packageName))"
         ));
-        assert!(eval("properties.all(p, p.type != 'olm.other')"));
+        // No false element, one error: the error stands, so false.
+        assert!(!eval("properties.all(p, p.type != 'olm.other')"));
         // The unparseable property is an empty map: no type, no value.
         assert!(eval("!has(properties[0].type) && has(properties[1].type)"));
         assert!(eval("size(properties) == 3"));
@@ -1916,7 +2070,9 @@ mod tests {
         ];
         let eval = |rule: &str| CelRule::compile(rule).unwrap().evaluate(&props);
         assert!(eval("properties[0].value.n == 3.0"));
-        assert!(eval("properties[0].value.b"));
+        assert!(eval("properties[0].value.b == true"));
+        // A dyn-typed rule is not a boolean expression to the checker, as in cel-go.
+        assert!(CelRule::compile("properties[0].value.b").is_err());
         assert!(eval(
             "properties[0].value.s == 'x' && properties[0].value.l[1] == 'two'"
         ));
@@ -1943,6 +2099,74 @@ mod tests {
         }
     }
 
+    /// CEL drops even runs of unary operators; the `cel` crate alone would not.
+    #[test]
+    fn repeated_unary_operators() {
+        let eval = |rule: &str| CelRule::compile(rule).unwrap().evaluate(&[]);
+        assert!(eval("!!true"));
+        assert!(!eval("!!!true"));
+        assert!(eval("! ! true"));
+        assert!(eval("!(!true)"));
+        assert!(eval("--1 == 1"));
+        assert!(eval("1 - -1 == 2 && 1--1 == 2 && 1e-5 > 0.0"));
+        assert!(eval("'!!' == '!!' && \"--\" == \"--\""));
+        assert!(eval("true // don't !!\n && !!true"));
+        assert_eq!(
+            CelRule::compile("!!1").unwrap_err(),
+            "cel expressions must have type Bool"
+        );
+        assert_eq!(CelRule::compile("!!true").unwrap().rule(), "!!true");
+    }
+
+    #[test]
+    fn rule_depth_limit() {
+        let parens = |n: usize| format!("{}true{}", "(".repeat(n), ")".repeat(n));
+        assert!(CelRule::compile(&parens(20)).unwrap().evaluate(&[]));
+        for rule in [
+            parens(MAX_RULE_DEPTH + 1),
+            format!("{}true", "true ? true : ".repeat(MAX_RULE_DEPTH + 1)),
+            format!("1{} == 1", " + 1".repeat(MAX_RULE_DEPTH)),
+        ] {
+            let err = CelRule::compile(&rule).unwrap_err();
+            assert_eq!(
+                err,
+                format!("expression nests deeper than {MAX_RULE_DEPTH} levels"),
+                "{rule}"
+            );
+        }
+    }
+
+    /// The deepest rules that compile still evaluate on half of a default 2 MiB thread stack.
+    #[test]
+    fn deepest_rules_evaluate_on_a_small_stack() {
+        let shapes: [fn(usize) -> String; 5] = [
+            |n| format!("1{} == 1", " + 0".repeat(n)),
+            |n| format!("{}true{}", "properties.exists(p, ".repeat(n), ")".repeat(n)),
+            |n| format!("properties[0]{} == 1", ".a".repeat(n)),
+            |n| format!("{}'a'{} == 1", "size(".repeat(n), ")".repeat(n)),
+            |n| format!("{}true", "!".repeat(n)),
+        ];
+        let compiled: Vec<CelRule> = shapes
+            .iter()
+            .map(|shape| {
+                (1..=MAX_RULE_DEPTH + 2)
+                    .rev()
+                    .find_map(|n| CelRule::compile(&shape(n)).ok())
+                    .unwrap()
+            })
+            .collect();
+        std::thread::Builder::new()
+            .stack_size(1 << 20)
+            .spawn(move || {
+                for r in &compiled {
+                    let _ = r.evaluate(&[("t", "{}")]);
+                }
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+    }
+
     #[test]
     fn hostile_rules_do_not_panic() {
         for rule in [
@@ -1954,6 +2178,12 @@ mod tests {
             String::new(),
             "properties.exists(p, ".to_owned(),
             "a.b.c.d().e[1]{".to_owned(),
+            "true ? true : ".repeat(10_000),
+            format!("{}true{}", "size(".repeat(60_000), ")".repeat(60_000)),
+            format!("{}true", "properties.exists(p, ".repeat(5_000)),
+            "'unterminated".to_owned(),
+            "'''".to_owned(),
+            "r'".to_owned(),
         ] {
             let _ = CelRule::compile(&rule);
         }

@@ -1,0 +1,220 @@
+//! What each CatalogSource's registry holds, as the resolver reads it: fetched with the registry
+//! API (`ListPackages`, `GetPackage`, `ListBundles`, as upstream's operator cache does) each time
+//! the registry becomes ready, and kept until it changes.
+//!
+//! Why on READY and not per resolution: a registry's content only changes when its pod (or
+//! address) changes, which makes the connection drop and come back; fetching then keeps every
+//! resolution free of network calls. Upstream also expires a snapshot after 30 minutes; here a
+//! snapshot lives as long as the connection that produced it.
+//!
+//! Bounds: one fetch may take a minute (upstream's timeout); a registry sending more than
+//! [`MAX_BUNDLES`] bundles is refused rather than held in memory.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use olm_registry::api;
+use olm_registry::api::registry_client::RegistryClient;
+use olm_v0::ApiKey;
+use olm_v0::resolver::entry::from_registry;
+use olm_v0::resolver::{Entry, Property, RegistryBundle, SourceKey};
+
+use super::lock;
+
+/// How long fetching one registry's content may take.
+const FETCH_TIMEOUT: Duration = Duration::from_secs(60);
+/// The most bundles one registry may list (the largest public catalogs hold about 30,000).
+pub const MAX_BUNDLES: usize = 200_000;
+
+/// A package as its registry describes it.
+#[derive(Debug, Clone, Default)]
+pub struct Package {
+    /// Its name.
+    pub name: String,
+    /// Its default channel.
+    pub default_channel: String,
+}
+
+/// One registry's content.
+#[derive(Debug, Default)]
+pub struct Content {
+    /// Every channel entry, as the resolver reads it.
+    pub entries: Vec<Entry>,
+    /// The manifests (JSON) of bundles served inline (no bundle image), by CSV name.
+    pub inline: HashMap<String, Arc<Vec<String>>>,
+    /// Its packages, in listing order.
+    pub packages: Vec<Package>,
+}
+
+/// A registry's content, or why it could not be read.
+pub type Fetched = Arc<Result<Content, String>>;
+
+/// Every CatalogSource's content, by `namespace/name`.
+#[derive(Default, Clone)]
+pub struct Contents {
+    map: Arc<Mutex<HashMap<String, Fetched>>>,
+}
+
+impl Contents {
+    /// The content of `namespace/name`, if fetched.
+    pub fn get(&self, key: &str) -> Option<Fetched> {
+        lock(&self.map).get(key).cloned()
+    }
+
+    /// Records what a fetch of `key` gave.
+    pub fn set(&self, key: &str, content: Result<Content, String>) {
+        lock(&self.map).insert(key.to_owned(), Arc::new(content));
+    }
+
+    /// Forgets `key` (its CatalogSource is gone).
+    pub fn forget(&self, key: &str) {
+        lock(&self.map).remove(key);
+    }
+}
+
+/// Reads a registry's content over `channel`, bounded by [`FETCH_TIMEOUT`].
+pub async fn fetch(
+    channel: tonic::transport::Channel,
+    source: &SourceKey,
+) -> Result<Content, String> {
+    match tokio::time::timeout(FETCH_TIMEOUT, fetch_unbounded(channel, source)).await {
+        Ok(result) => result,
+        Err(_) => Err(format!(
+            "error encountered while listing bundles: timed out after {}s",
+            FETCH_TIMEOUT.as_secs()
+        )),
+    }
+}
+
+async fn fetch_unbounded(
+    channel: tonic::transport::Channel,
+    source: &SourceKey,
+) -> Result<Content, String> {
+    let mut client = RegistryClient::new(channel).max_decoding_message_size(64 << 20);
+    let mut packages = Vec::new();
+    let mut names = client
+        .list_packages(api::ListPackageRequest {})
+        .await
+        .map_err(|e| {
+            format!(
+                "error encountered while listing packages: {}",
+                status_text(&e)
+            )
+        })?
+        .into_inner();
+    let mut listed = Vec::new();
+    while let Some(name) = names.message().await.map_err(|e| {
+        format!(
+            "error encountered while listing packages: {}",
+            status_text(&e)
+        )
+    })? {
+        listed.push(name.name);
+    }
+    for name in listed {
+        let package = client
+            .get_package(api::GetPackageRequest { name: name.clone() })
+            .await
+            .map_err(|e| {
+                format!(
+                    "error encountered while getting package {name}: {}",
+                    status_text(&e)
+                )
+            })?
+            .into_inner();
+        packages.push(Package {
+            name: package.name,
+            default_channel: package.default_channel_name,
+        });
+    }
+    let defaults: HashMap<&str, &str> = packages
+        .iter()
+        .map(|p| (p.name.as_str(), p.default_channel.as_str()))
+        .collect();
+    let mut content = Content::default();
+    let mut bundles = client
+        .list_bundles(api::ListBundlesRequest {})
+        .await
+        .map_err(|e| {
+            format!(
+                "error encountered while listing bundles: {}",
+                status_text(&e)
+            )
+        })?
+        .into_inner();
+    while let Some(b) = bundles.message().await.map_err(|e| {
+        format!(
+            "error encountered while listing bundles: {}",
+            status_text(&e)
+        )
+    })? {
+        if content.entries.len() >= MAX_BUNDLES {
+            return Err(format!(
+                "error encountered while listing bundles: more than {MAX_BUNDLES} bundles"
+            ));
+        }
+        let default_channel = defaults
+            .get(b.package_name.as_str())
+            .copied()
+            .unwrap_or_default()
+            .to_owned();
+        if b.bundle_path.is_empty() && !b.object.is_empty() {
+            content
+                .inline
+                .entry(b.csv_name.clone())
+                .or_insert_with(|| Arc::new(b.object.clone()));
+        }
+        let entry = from_registry(registry_bundle(b), source, &default_channel)?;
+        content.entries.push(entry);
+    }
+    content.packages = packages;
+    Ok(content)
+}
+
+/// A gRPC status as Go's `rpc error: code = … desc = …`.
+fn status_text(s: &tonic::Status) -> String {
+    format!("rpc error: code = {:?} desc = {}", s.code(), s.message())
+}
+
+fn api_keys(list: Vec<api::GroupVersionKind>) -> Vec<ApiKey> {
+    list.into_iter()
+        .map(|g| ApiKey {
+            group: g.group,
+            version: g.version,
+            kind: g.kind,
+            plural: g.plural,
+        })
+        .collect()
+}
+
+fn registry_bundle(b: api::Bundle) -> RegistryBundle {
+    RegistryBundle {
+        csv_name: b.csv_name,
+        package: b.package_name,
+        channel: b.channel_name,
+        bundle_path: b.bundle_path,
+        version: b.version,
+        skip_range: b.skip_range,
+        replaces: b.replaces,
+        skips: b.skips,
+        provided_apis: api_keys(b.provided_apis),
+        required_apis: api_keys(b.required_apis),
+        dependencies: b
+            .dependencies
+            .into_iter()
+            .map(|d| Property {
+                kind: d.r#type,
+                value: d.value,
+            })
+            .collect(),
+        properties: b
+            .properties
+            .into_iter()
+            .map(|p| Property {
+                kind: p.r#type,
+                value: p.value,
+            })
+            .collect(),
+    }
+}

@@ -1,0 +1,451 @@
+//! catalog-operator's InstallPlan execution on a cluster (upstream's `syncInstallPlans`,
+//! `transitionInstallPlanState` and `ExecutePlan`): an approved plan's steps are created in
+//! order — CSVs, then CRDs, then the rest — each step's status recorded, and the plan marked
+//! `Complete` once every step is created or present and every new CRD is established.
+//!
+//! Rules, as upstream's:
+//! * `RequiresApproval` waits for `spec.approved`; then `Installing`.
+//! * An object that exists is `Present`; RBAC objects are updated to the plan's version; a CRD
+//!   is updated only when no version stored on the cluster would disappear (upstream's
+//!   `SafeStorageVersionUpgrade`, in its words).
+//! * Objects owned by the CSV get an owner reference with the CSV's uid, looked up once the CSV
+//!   exists; cluster-scoped ones carry the CSV owner labels instead; everything gets
+//!   `olm.managed=true`.
+//! * A failing step is retried for a minute from the plan's `startTime` (the message says
+//!   "retrying execution due to error: …"), then the plan is `Failed` with
+//!   `Installed=False/InstallComponentFailed`.
+//! * Kinds outside upstream's supported list fail the plan (`UnsupportedResource`).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::StreamExt;
+use futures::channel::mpsc;
+use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
+use kube::discovery::{ApiCapabilities, ApiResource, Scope};
+use kube::runtime::reflector::ObjectRef;
+use kube::{Client, ResourceExt};
+use olm_v0::steps::{Step, StepStatus};
+use olm_v0_api::v1alpha1::InstallPlan;
+use serde_json::{Value, json};
+use tracing::info;
+
+use super::{Index, lock, queue};
+use crate::context::Shared;
+
+/// The name the InstallPlan controller's metrics and logs go by.
+pub const INSTALL_PLAN_CONTROLLER: &str = "installplan";
+/// How long a failing plan is retried (upstream's `--install-plan-retry-timeout` default).
+const RETRY_TIMEOUT: Duration = Duration::from_secs(60);
+/// How soon a plan waiting for CRDs or retrying is looked at again.
+const REQUEUE: Duration = Duration::from_secs(2);
+/// Kinds an InstallPlan may create besides CSVs, CRDs, RBAC, ServiceAccounts, Secrets,
+/// Services, ConfigMaps and Subscriptions (upstream's `supportedresources.go`).
+const SUPPORTED_KINDS: &[&str] = &[
+    "PrometheusRule",
+    "ServiceMonitor",
+    "PodDisruptionBudget",
+    "PriorityClass",
+    "VerticalPodAutoscaler",
+    "ConsoleYAMLSample",
+    "ConsoleQuickStart",
+    "ConsoleCLIDownload",
+    "ConsoleLink",
+    "ConsolePlugin",
+    "NetworkPolicy",
+];
+/// Kinds every plan may create.
+const CORE_KINDS: &[&str] = &[
+    "ClusterServiceVersion",
+    "CustomResourceDefinition",
+    "Subscription",
+    "ServiceAccount",
+    "Role",
+    "RoleBinding",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "Secret",
+    "Service",
+    "ConfigMap",
+];
+
+struct Ctx {
+    shared: Arc<Shared>,
+    index: Index,
+    /// Discovery answers, by (apiVersion, kind).
+    resources: Mutex<HashMap<(String, String), (ApiResource, ApiCapabilities)>>,
+}
+
+/// Runs the controller until `stop` resolves; `woken` names plans (`namespace/name`).
+pub async fn run(
+    shared: Arc<Shared>,
+    index: Index,
+    woken: mpsc::Receiver<String>,
+    stop: impl std::future::Future<Output = ()> + Send + 'static,
+) {
+    let ctx = Arc::new(Ctx {
+        shared: shared.clone(),
+        index,
+        resources: Mutex::default(),
+    });
+    queue::run(
+        INSTALL_PLAN_CONTROLLER,
+        shared,
+        woken.map(|k| vec![k]),
+        stop,
+        |key| {
+            let ctx = ctx.clone();
+            async move { sync(&ctx, &key).await }
+        },
+    )
+    .await;
+}
+
+fn text<'a>(v: &'a Value, pointer: &str) -> &'a str {
+    v.pointer(pointer)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+}
+
+async fn sync(ctx: &Ctx, key: &str) -> Result<queue::Next, String> {
+    let Some((namespace, name)) = key.split_once('/') else {
+        return Ok(None);
+    };
+    let Some(plan) = ctx
+        .index
+        .installplans
+        .get(&ObjectRef::new(name).within(namespace))
+    else {
+        return Ok(None);
+    };
+    let value = serde_json::to_value(&*plan).map_err(|e| e.to_string())?;
+    match text(&value, "/status/phase") {
+        "RequiresApproval" if plan.spec.approved => {
+            write(ctx, namespace, name, json!({"phase": "Installing"})).await?;
+            Ok(None)
+        }
+        "Installing" => execute(ctx, namespace, name, &value).await,
+        _ => Ok(None),
+    }
+}
+
+/// Merges `status` into the plan's status.
+async fn write(ctx: &Ctx, namespace: &str, name: &str, status: Value) -> Result<(), String> {
+    Api::<InstallPlan>::namespaced(ctx.shared.client.clone(), namespace)
+        .patch_status(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(&json!({ "status": status })),
+        )
+        .await
+        .map(|_| ())
+        .map_err(|e| format!("writing InstallPlan {namespace}/{name} status: {e}"))
+}
+
+/// One execution pass over an `Installing` plan.
+async fn execute(
+    ctx: &Ctx,
+    namespace: &str,
+    name: &str,
+    plan: &Value,
+) -> Result<queue::Next, String> {
+    let now = super::now().0.to_string();
+    let started = text(plan, "/status/startTime").to_owned();
+    let mut steps: Vec<Step> = plan
+        .pointer("/status/plan")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(Step::from_json)
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("InstallPlan {namespace}/{name}: {e}"))?;
+    let mut error = None;
+    let mut unsupported = false;
+    for step in &mut steps {
+        let result = match step.status {
+            StepStatus::Unknown | StepStatus::NotPresent => apply(ctx, namespace, name, step).await,
+            StepStatus::WaitingForApi => Ok(established(ctx, step)),
+            _ => continue,
+        };
+        match result {
+            Ok(s) => step.status = s,
+            Err(StepError::Unsupported) => {
+                step.status = StepStatus::UnsupportedResource;
+                unsupported = true;
+                break;
+            }
+            Err(StepError::Failed(e)) => {
+                error = Some(e);
+                break;
+            }
+        }
+    }
+    let plan_json: Vec<Value> = steps.iter().map(Step::to_json).collect();
+    let mut status = json!({ "plan": plan_json });
+    if started.is_empty() {
+        status["startTime"] = json!(now);
+    }
+    let elapsed = jiff::Timestamp::now()
+        .duration_since(
+            started
+                .parse::<jiff::Timestamp>()
+                .unwrap_or_else(|_| jiff::Timestamp::now()),
+        )
+        .as_secs();
+    let failed = |message: String| {
+        json!([{
+            "type": "Installed",
+            "status": "False",
+            "reason": "InstallComponentFailed",
+            "message": message,
+            "lastUpdateTime": now,
+            "lastTransitionTime": now,
+        }])
+    };
+    if unsupported {
+        status["phase"] = json!("Failed");
+        status["message"] = json!("the InstallPlan contains invalid data");
+        status["conditions"] = failed("the InstallPlan contains invalid data".to_owned());
+        write(ctx, namespace, name, status).await?;
+        return Ok(None);
+    }
+    if let Some(e) = error {
+        if elapsed >= RETRY_TIMEOUT.as_secs() as i64 {
+            info!(namespace = %namespace, installplan = %name, error = %e, "InstallPlan failed");
+            status["phase"] = json!("Failed");
+            status["conditions"] = failed(e);
+            write(ctx, namespace, name, status).await?;
+            return Ok(None);
+        }
+        status["message"] = json!(format!("retrying execution due to error: {e}"));
+        write(ctx, namespace, name, status).await?;
+        return Ok(Some(REQUEUE));
+    }
+    if steps.iter().any(|s| s.status == StepStatus::WaitingForApi) {
+        write(ctx, namespace, name, status).await?;
+        return Ok(Some(REQUEUE));
+    }
+    status["phase"] = json!("Complete");
+    status["message"] = Value::Null;
+    status["conditions"] = json!([{
+        "type": "Installed",
+        "status": "True",
+        "lastUpdateTime": now,
+        "lastTransitionTime": now,
+    }]);
+    write(ctx, namespace, name, status).await?;
+    info!(namespace = %namespace, installplan = %name, "InstallPlan complete");
+    Ok(None)
+}
+
+enum StepError {
+    Unsupported,
+    Failed(String),
+}
+
+/// Whether a created CRD is established and its names accepted.
+fn established(ctx: &Ctx, step: &Step) -> StepStatus {
+    let Some(crd) = ctx.index.crds.get(&ObjectRef::new(&step.resource.name)) else {
+        return StepStatus::WaitingForApi;
+    };
+    let holds = |kind: &str| {
+        crd.status
+            .as_ref()
+            .and_then(|s| s.conditions.as_ref())
+            .is_some_and(|c| c.iter().any(|c| c.type_ == kind && c.status == "True"))
+    };
+    if holds("Established") && holds("NamesAccepted") {
+        StepStatus::Created
+    } else {
+        StepStatus::WaitingForApi
+    }
+}
+
+/// Creates (or, for RBAC and CRDs, updates) a step's object; its new status.
+async fn apply(
+    ctx: &Ctx,
+    namespace: &str,
+    plan: &str,
+    step: &Step,
+) -> Result<StepStatus, StepError> {
+    let kind = step.resource.kind.as_str();
+    let plain_kind = if kind == olm_v0::steps::BUNDLE_SECRET_KIND {
+        "Secret"
+    } else {
+        kind
+    };
+    if !CORE_KINDS.contains(&plain_kind) && !SUPPORTED_KINDS.contains(&plain_kind) {
+        return Err(StepError::Unsupported);
+    }
+    let mut object = step
+        .resource
+        .object()
+        .map_err(|e| StepError::Failed(e.to_string()))?;
+    let api_version = text(&object, "/apiVersion").to_owned();
+    let (resource, caps) = discover(ctx, &api_version, plain_kind)
+        .await
+        .map_err(StepError::Failed)?;
+    let namespaced = caps.scope == Scope::Namespaced;
+    let client = ctx.shared.client.clone();
+    let labels = object.pointer_mut("/metadata").map(|m| {
+        if !m.get("labels").is_some_and(Value::is_object) {
+            m["labels"] = json!({});
+        }
+        &mut m["labels"]
+    });
+    if let Some(labels) = labels {
+        labels["olm.managed"] = json!("true");
+    }
+    if namespaced {
+        object["metadata"]["namespace"] = json!(namespace);
+        if plain_kind != "ClusterServiceVersion" && plain_kind != "Subscription" {
+            own_by_csv(&client, namespace, &step.resolving, &mut object)
+                .await
+                .map_err(StepError::Failed)?;
+        }
+    } else if plain_kind != "CustomResourceDefinition" {
+        for (k, v) in super::csv_owner_labels(namespace, &step.resolving) {
+            object["metadata"]["labels"][k] = json!(v);
+        }
+    }
+    if plain_kind == "Subscription" {
+        object["metadata"]["annotations"][olm_v0::subscription::GENERATED_BY_ANNOTATION] =
+            json!(plan);
+    }
+    let api: Api<DynamicObject> = if namespaced {
+        Api::namespaced_with(client.clone(), namespace, &resource)
+    } else {
+        Api::all_with(client.clone(), &resource)
+    };
+    let dynamic: DynamicObject =
+        serde_json::from_value(object.clone()).map_err(|e| StepError::Failed(e.to_string()))?;
+    match api.create(&PostParams::default(), &dynamic).await {
+        Ok(_) if plain_kind == "CustomResourceDefinition" => Ok(StepStatus::WaitingForApi),
+        Ok(_) => Ok(StepStatus::Created),
+        Err(kube::Error::Api(e)) if e.code == 409 => {
+            update_existing(&api, plain_kind, &step.resource.name, object)
+                .await
+                .map_err(StepError::Failed)?;
+            Ok(StepStatus::Present)
+        }
+        Err(e) => Err(StepError::Failed(format!(
+            "error creating {plain_kind} {}: {e}",
+            step.resource.name
+        ))),
+    }
+}
+
+/// An existing object: RBAC is brought to the plan's version; a CRD too when no stored version
+/// would be lost; anything else is left as it is.
+async fn update_existing(
+    api: &Api<DynamicObject>,
+    kind: &str,
+    name: &str,
+    mut object: Value,
+) -> Result<(), String> {
+    if !matches!(
+        kind,
+        "Role" | "RoleBinding" | "ClusterRole" | "ClusterRoleBinding" | "CustomResourceDefinition"
+    ) {
+        return Ok(());
+    }
+    let current = api
+        .get(name)
+        .await
+        .map_err(|e| format!("error getting {kind} {name}: {e}"))?;
+    if kind == "CustomResourceDefinition" {
+        let current_value = serde_json::to_value(&current).map_err(|e| e.to_string())?;
+        let stored: Vec<&str> = current_value
+            .pointer("/status/storedVersions")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        let served: Vec<&str> = object
+            .pointer("/spec/versions")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v.get("name").and_then(Value::as_str))
+            .collect();
+        if let Some(lost) = stored.iter().find(|v| !served.contains(v)) {
+            return Err(format!(
+                "risk of data loss updating \"{name}\": new CRD removes version {lost} that is listed as a stored version on the existing CRD"
+            ));
+        }
+    }
+    object["metadata"]["resourceVersion"] = json!(current.resource_version());
+    let dynamic: DynamicObject = serde_json::from_value(object).map_err(|e| e.to_string())?;
+    api.replace(name, &PostParams::default(), &dynamic)
+        .await
+        .map_err(|e| format!("error updating {kind} {name}: {e}"))?;
+    Ok(())
+}
+
+/// Points an object's owner reference to the CSV `csv` at its uid (the plan's manifests name
+/// the CSV before it exists), adding one when the object has none.
+async fn own_by_csv(
+    client: &Client,
+    namespace: &str,
+    csv: &str,
+    object: &mut Value,
+) -> Result<(), String> {
+    let api =
+        Api::<olm_v0_api::v1alpha1::ClusterServiceVersion>::namespaced(client.clone(), namespace);
+    let owner = api
+        .get(csv)
+        .await
+        .map_err(|e| format!("error getting the owning CSV {namespace}/{csv}: {e}"))?;
+    let uid = owner.uid().unwrap_or_default();
+    let reference = json!({
+        "apiVersion": "operators.coreos.com/v1alpha1",
+        "kind": "ClusterServiceVersion",
+        "name": csv,
+        "uid": uid,
+        "blockOwnerDeletion": false,
+        "controller": false,
+    });
+    let refs = object["metadata"]["ownerReferences"].as_array_mut();
+    match refs {
+        Some(refs) => {
+            for r in refs
+                .iter_mut()
+                .filter(|r| text(r, "/kind") == "ClusterServiceVersion" && text(r, "/name") == csv)
+            {
+                r["uid"] = json!(uid);
+            }
+            if !refs
+                .iter()
+                .any(|r| text(r, "/kind") == "ClusterServiceVersion")
+            {
+                refs.push(reference);
+            }
+        }
+        None => object["metadata"]["ownerReferences"] = json!([reference]),
+    }
+    Ok(())
+}
+
+/// The resource of `apiVersion`/`kind`, from discovery, remembered.
+async fn discover(
+    ctx: &Ctx,
+    api_version: &str,
+    kind: &str,
+) -> Result<(ApiResource, ApiCapabilities), String> {
+    let key = (api_version.to_owned(), kind.to_owned());
+    if let Some(found) = lock(&ctx.resources).get(&key) {
+        return Ok(found.clone());
+    }
+    let (group, version) = match api_version.split_once('/') {
+        Some((g, v)) => (g, v),
+        None => ("", api_version),
+    };
+    let gvk = kube::api::GroupVersionKind::gvk(group, version, kind);
+    let found = kube::discovery::pinned_kind(&ctx.shared.client, &gvk)
+        .await
+        .map_err(|e| format!("the API server does not serve {kind} in {api_version}: {e}"))?;
+    lock(&ctx.resources).insert(key, found.clone());
+    Ok(found)
+}
