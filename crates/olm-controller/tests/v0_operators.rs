@@ -1625,7 +1625,8 @@ async fn subscribe_and_upgrade(env: &Env, id: &str) -> Result<()> {
     let ns = id;
     let api_group = format!("{id}.example.com");
     env.namespace(ns, json!({})).await?;
-    env.apply(group(ns, "og", json!({}))).await?;
+    env.apply(group(ns, "og", json!({"targetNamespaces": [ns]})))
+        .await?;
     let served = serve_fbc(&foo_bar_catalog(&api_group, false)).await?;
     env.apply(address_source(ns, "local", &served.address))
         .await?;
@@ -1703,7 +1704,8 @@ async fn subscribe_manual(env: &Env, id: &str) -> Result<()> {
     let ns = id;
     let api_group = format!("{id}.example.com");
     env.namespace(ns, json!({})).await?;
-    env.apply(group(ns, "og", json!({}))).await?;
+    env.apply(group(ns, "og", json!({"targetNamespaces": [ns]})))
+        .await?;
     let served = serve_fbc(&foo_bar_catalog(&api_group, false)).await?;
     env.apply(address_source(ns, "local", &served.address))
         .await?;
@@ -1750,7 +1752,8 @@ async fn subscribe_unsatisfiable(env: &Env, id: &str) -> Result<()> {
     let ns = id;
     let api_group = format!("{id}.example.com");
     env.namespace(ns, json!({})).await?;
-    env.apply(group(ns, "og", json!({}))).await?;
+    env.apply(group(ns, "og", json!({"targetNamespaces": [ns]})))
+        .await?;
     let fbc = [
         json!({"schema": "olm.package", "name": "foo", "defaultChannel": "stable"}),
         json!({"schema": "olm.channel", "package": "foo", "name": "stable", "entries": [{"name": "foo.v1.0.0"}]}),
@@ -1793,7 +1796,8 @@ async fn subscribe_unsatisfiable(env: &Env, id: &str) -> Result<()> {
 
     let other = format!("{id}-b");
     env.namespace(&other, json!({})).await?;
-    env.apply(group(&other, "og", json!({}))).await?;
+    env.apply(group(&other, "og", json!({"targetNamespaces": [&other]})))
+        .await?;
     env.apply(address_source(&other, "gone", "127.0.0.1:1"))
         .await?;
     env.apply(subscription(&other, "foo", "foo", "gone", "Automatic"))
