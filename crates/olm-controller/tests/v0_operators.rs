@@ -1741,6 +1741,67 @@ async fn subscribe_manual(env: &Env, id: &str) -> Result<()> {
         s["status"]["installedCSV"] == "foo.v1.0.0"
     })
     .await?;
+
+    // spec.config reaches the operator's Deployment (seed 001's overrides).
+    let subs = subscriptions_api(env, ns);
+    // Nothing here keeps the pod from being scheduled, so the rollout goes on.
+    let node_affinity = json!({"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 1,
+        "preference": {"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["arm64"]}]}}]});
+    let config = json!({"spec": {"config": {
+        "env": [{"name": "HTTP_PROXY", "value": "http://proxy:3128"}],
+        "tolerations": [{"key": "dedicated", "operator": "Exists", "effect": "NoSchedule"}],
+        "resources": {"limits": {"memory": "256Mi"}},
+        "annotations": {"example.com/team": "a"},
+        "affinity": {"nodeAffinity": node_affinity},
+    }}});
+    subs.patch("foo", &PatchParams::default(), &Patch::Merge(&config))
+        .await?;
+    let deployments: Api<Deployment> = Api::namespaced(env.client.clone(), ns);
+    let pod =
+        |d: &Deployment| serde_json::to_value(d).unwrap_or_default()["spec"]["template"].clone();
+    let d = wait(
+        "the Deployment carries the config",
+        || async { Ok(deployments.get("foo").await?) },
+        |d| pod(d)["metadata"]["annotations"]["example.com/team"] == "a",
+    )
+    .await?;
+    let t = pod(&d);
+    check_eq!(
+        t["spec"]["containers"][0]["env"][0],
+        json!({"name": "HTTP_PROXY", "value": "http://proxy:3128"})
+    );
+    check_eq!(t["spec"]["tolerations"][0]["key"], "dedicated");
+    check_eq!(
+        t["spec"]["containers"][0]["resources"]["limits"]["memory"],
+        "256Mi"
+    );
+    check_eq!(t["metadata"]["annotations"]["example.com/team"], "a");
+    check_eq!(t["spec"]["affinity"]["nodeAffinity"], node_affinity);
+    // `affinity: {}` removes every affinity (seed 001).
+    subs.patch(
+        "foo",
+        &PatchParams::default(),
+        &Patch::Merge(&json!({"spec": {"config": {"affinity": {"nodeAffinity": null}}}})),
+    )
+    .await?;
+    wait(
+        "the Deployment's affinity removed",
+        || async { Ok(deployments.get("foo").await?) },
+        |d| pod(d)["spec"]["affinity"].is_null(),
+    )
+    .await?;
+    subs.patch(
+        "foo",
+        &PatchParams::default(),
+        &Patch::Merge(&json!({"spec": {"config": {"nodeSelector": {"disk": "ssd"}}}})),
+    )
+    .await?;
+    wait(
+        "the Deployment's node selector",
+        || async { Ok(deployments.get("foo").await?) },
+        |d| pod(d)["spec"]["nodeSelector"]["disk"] == "ssd",
+    )
+    .await?;
     served.stop().await?;
     Ok(())
 }

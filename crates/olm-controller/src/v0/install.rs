@@ -11,7 +11,7 @@ use k8s_openapi::api::apps::v1::Deployment;
 use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use kube::{Resource, ResourceExt};
 use olm_v0::deployment::{DeploymentCondition, DeploymentFacts, Rollout, rollout};
-use olm_v0::inject::Overrides;
+use olm_v0::inject::{Overrides, SubscriptionConfig, owner_subscription};
 use olm_v0::strategy::{
     CsvOwner, SPEC_HASH_LABEL, StrategyDeployment, deployment_for_spec, orphaned_deployments,
     strategy_deployments,
@@ -37,6 +37,26 @@ pub fn status_json(csv: &ClusterServiceVersion) -> Value {
 }
 
 /// The CSV's owner facts and its strategy entries; the error is what the CSV reports.
+/// The `spec.config` of the Subscription that installed `csv` (upstream's `findOwner`: the
+/// first of its namespace's, by name, whose `status.installedCSV` names it).
+pub fn subscription_config(
+    index: &Index,
+    csv: &ClusterServiceVersion,
+) -> Result<Option<SubscriptionConfig>, String> {
+    let namespace = csv.namespace().unwrap_or_default();
+    let subs: Vec<Value> = index
+        .subscriptions_in(&namespace)
+        .iter()
+        .filter_map(|s| serde_json::to_value(&**s).ok())
+        .collect();
+    let Some(owner) = owner_subscription(&subs, &csv.name_any()) else {
+        return Ok(None);
+    };
+    SubscriptionConfig::from_subscription(owner)
+        .map(Some)
+        .map_err(|e| format!("the Subscription's {e}"))
+}
+
 pub fn strategy(
     csv: &ClusterServiceVersion,
 ) -> Result<(CsvOwner, Vec<StrategyDeployment>), String> {
@@ -64,11 +84,16 @@ pub async fn install(
         BTreeMap::new()
     };
     serving::mount(&mut entries, &certs);
+    let config = subscription_config(index, csv).map_err(|e| (e, true))?;
+    let overrides = Overrides {
+        config: config.as_ref(),
+        proxy: None,
+    };
     let api: Api<Deployment> = Api::namespaced(client.clone(), &owner.namespace);
     let params = PatchParams::apply(FIELD_MANAGER).force();
     for entry in &entries {
-        let built = deployment_for_spec(&owner, entry, Overrides::default())
-            .map_err(|e| (e.to_string(), true))?;
+        let built =
+            deployment_for_spec(&owner, entry, overrides).map_err(|e| (e.to_string(), true))?;
         match api
             .patch(&entry.name, &params, &Patch::Apply(&built.deployment))
             .await
@@ -154,8 +179,13 @@ pub fn check(
         return Err(());
     };
     serving::mount(&mut entries, certs);
+    let config = subscription_config(index, csv).map_err(|_| ())?;
+    let overrides = Overrides {
+        config: config.as_ref(),
+        proxy: None,
+    };
     for entry in &entries {
-        let built = deployment_for_spec(&owner, entry, Overrides::default()).map_err(|_| ())?;
+        let built = deployment_for_spec(&owner, entry, overrides).map_err(|_| ())?;
         let key = kube::runtime::reflector::ObjectRef::<Deployment>::new(&entry.name)
             .within(&owner.namespace);
         let d = index

@@ -544,11 +544,20 @@ fn on_group(index: &Index, change: Change<&OperatorGroup>) -> Woken {
     }
 }
 
-/// A Subscription changed: its namespace is resolved again.
+/// A Subscription changed: its namespace is resolved again, and the CSV it installed looked at.
 fn on_subscription(_: &Index, change: Change<&Subscription>) -> Woken {
     let (Change::Applied(s) | Change::Deleted(s)) = change;
+    let namespace = s.namespace().unwrap_or_default();
+    // The CSV it installed: its Deployments carry the Subscription's config.
+    let installed = s
+        .status
+        .as_ref()
+        .and_then(|st| st.installed_csv.as_deref())
+        .filter(|n| !n.is_empty())
+        .map(|n| csv_ref(&namespace, n));
     Woken {
-        namespaces: vec![s.namespace().unwrap_or_default()],
+        csvs: installed.into_iter().collect(),
+        namespaces: vec![namespace],
         ..Woken::default()
     }
 }
