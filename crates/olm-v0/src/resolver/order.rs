@@ -159,6 +159,7 @@ mod tests {
             default_channel: false,
             catalog: SourceKey::new("cat", "ns"),
             subscription: None,
+            parsed: Default::default(),
         }
     }
 

@@ -7,7 +7,7 @@ use olm_version::blang::{Range, Version};
 use serde_json::Value;
 
 use super::constraint::{self, CelRule, Kind};
-use super::entry::{Entry, GVK_TYPE, LABEL_TYPE, PACKAGE_TYPE, SourceKey};
+use super::entry::{Entry, SourceKey};
 use crate::ApiKey;
 
 /// A test on an entry.
@@ -54,38 +54,23 @@ impl Predicate {
             Predicate::CsvName(name) => entry.name == *name,
             Predicate::Channel(channel) => channel.is_empty() || entry.channel == *channel,
             Predicate::Package(package) => {
-                entry.package_names().any(|p| p == *package) || entry.package == *package
+                entry.package_names().any(|p| p == package) || entry.package == *package
             }
             Predicate::VersionInRange(range, _) => {
                 let from_properties = entry
-                    .properties
+                    .parsed()
+                    .packages
                     .iter()
-                    .filter(|p| p.kind == PACKAGE_TYPE)
-                    .any(|p| {
-                        p.json()
-                            .and_then(|v| json_field(&v, "version"))
-                            .and_then(|v| Version::parse(&v).ok())
-                            .is_some_and(|v| range.matches(&v))
-                    });
+                    .any(|(_, v)| Version::parse(v).is_ok_and(|v| range.matches(&v)));
                 from_properties || entry.version.as_ref().is_some_and(|v| range.matches(v))
             }
-            Predicate::Label(label) => entry
-                .properties
-                .iter()
-                .filter(|p| p.kind == LABEL_TYPE)
-                .any(|p| p.json().and_then(|v| json_field(&v, "label")).as_deref() == Some(label)),
+            Predicate::Label(label) => entry.parsed().labels.iter().any(|l| l == label),
             Predicate::Catalog(key) => entry.catalog == *key,
             Predicate::ProvidingApi(api) => entry
-                .properties
+                .parsed()
+                .gvks
                 .iter()
-                .filter(|p| p.kind == GVK_TYPE)
-                .any(|p| {
-                    p.json().is_some_and(|v| {
-                        json_field(&v, "group").as_deref() == Some(&api.group)
-                            && json_field(&v, "version").as_deref() == Some(&api.version)
-                            && json_field(&v, "kind").as_deref() == Some(&api.kind)
-                    })
-                }),
+                .any(|(g, v, k)| *g == api.group && *v == api.version && *k == api.kind),
             Predicate::SkipRangeIncludes(version) => entry
                 .skip_range
                 .as_ref()

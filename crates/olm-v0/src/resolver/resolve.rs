@@ -18,7 +18,7 @@ use std::collections::{HashMap, HashSet};
 
 use indexmap::IndexMap;
 
-use super::entry::{DEPRECATED_TYPE, Entry, GVK_TYPE, PACKAGE_TYPE, SourceKey};
+use super::entry::{DEPRECATED_TYPE, Entry, SourceKey};
 use super::order::{Ranked, sort_by_channel, sort_catalogs};
 use super::predicate::{self, Predicate};
 use super::solver::{self, Constraint, Rule, SolveError, Variable};
@@ -470,24 +470,15 @@ impl<'a> Resolution<'a> {
             let Some(bundle) = self.bundles.get(id) else {
                 continue;
             };
-            for p in &bundle.entry.properties {
-                let Some(v) = p.json() else { continue };
-                let field = |k: &str| {
-                    v.get(k)
-                        .and_then(serde_json::Value::as_str)
-                        .unwrap_or_default()
-                        .to_owned()
-                };
-                if p.kind == GVK_TYPE {
-                    gvks.entry((field("group"), field("version"), field("kind")))
-                        .or_default()
-                        .push(id.clone());
-                } else if p.kind == PACKAGE_TYPE {
-                    packages
-                        .entry(field("packageName"))
-                        .or_default()
-                        .push(id.clone());
-                }
+            let parsed = bundle.entry.parsed();
+            for gvk in &parsed.gvks {
+                gvks.entry(gvk.clone()).or_default().push(id.clone());
+            }
+            for (package, _) in &parsed.packages {
+                packages
+                    .entry(package.clone())
+                    .or_default()
+                    .push(id.clone());
             }
         }
         let mut invariants = Vec::new();

@@ -26,6 +26,7 @@ fn entry(properties: &[(&str, &str)]) -> Entry {
         default_channel: true,
         catalog: SourceKey::new("cat", "ns"),
         subscription: None,
+        parsed: Default::default(),
     }
 }
 

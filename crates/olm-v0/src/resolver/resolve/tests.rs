@@ -29,6 +29,7 @@ fn bundle(name: &str, package: &str, channel: &str, replaces: &str) -> Entry {
         default_channel: channel == "stable",
         catalog: SourceKey::new("community", "olm"),
         subscription: None,
+        parsed: Default::default(),
     }
 }
 
