@@ -344,6 +344,9 @@ async fn update_existing(
     name: &str,
     mut object: Value,
 ) -> Result<(), String> {
+    if kind == "ServiceAccount" {
+        return merge_service_account(api, name, object).await;
+    }
     if !matches!(
         kind,
         "Role" | "RoleBinding" | "ClusterRole" | "ClusterRoleBinding" | "CustomResourceDefinition"
@@ -381,6 +384,58 @@ async fn update_existing(
     api.replace(name, &PostParams::default(), &dynamic)
         .await
         .map_err(|e| format!("error updating {kind} {name}: {e}"))?;
+    Ok(())
+}
+
+/// An existing ServiceAccount as upstream merges it: its secrets kept, owner references
+/// joined (so the new CSV owns it too — an upgrade's requirement check needs that), the plan's
+/// annotations and labels over its own; written only when that changes it.
+async fn merge_service_account(
+    api: &Api<DynamicObject>,
+    name: &str,
+    object: Value,
+) -> Result<(), String> {
+    let current = api
+        .get(name)
+        .await
+        .map_err(|e| format!("error getting ServiceAccount {name}: {e}"))?;
+    let mut merged = serde_json::to_value(&current).map_err(|e| e.to_string())?;
+    let before = merged.clone();
+    for reference in object
+        .pointer("/metadata/ownerReferences")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        if !merged["metadata"]["ownerReferences"].is_array() {
+            merged["metadata"]["ownerReferences"] = json!([]);
+        }
+        if let Some(refs) = merged["metadata"]["ownerReferences"].as_array_mut()
+            && !refs.iter().any(|r| r.get("uid") == reference.get("uid"))
+        {
+            refs.push(reference.clone());
+        }
+    }
+    for field in ["annotations", "labels"] {
+        if let Some(map) = object
+            .pointer(&format!("/metadata/{field}"))
+            .and_then(Value::as_object)
+        {
+            if !merged["metadata"][field].is_object() {
+                merged["metadata"][field] = json!({});
+            }
+            for (k, v) in map {
+                merged["metadata"][field][k] = v.clone();
+            }
+        }
+    }
+    if merged == before {
+        return Ok(());
+    }
+    let dynamic: DynamicObject = serde_json::from_value(merged).map_err(|e| e.to_string())?;
+    api.replace(name, &PostParams::default(), &dynamic)
+        .await
+        .map_err(|e| format!("error updating ServiceAccount {name}: {e}"))?;
     Ok(())
 }
 

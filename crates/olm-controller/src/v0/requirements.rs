@@ -182,10 +182,15 @@ async fn permissions(
         let sa = accounts_api.get_opt(&p.service_account_name).await?;
         let facts = AccountFacts {
             exists: sa.is_some(),
+            // Upstream's `IsOwnedByKind(sa, CSV) && !IsOwnedBy(sa, csv)`: an account that
+            // this CSV owns too (an upgrade adds the new CSV beside the old) is satisfied.
             owned_by_other_csv: sa.as_ref().is_some_and(|sa| {
-                sa.owner_references()
-                    .iter()
-                    .any(|o| o.kind == "ClusterServiceVersion" && o.name != name)
+                let csv_owners = || {
+                    sa.owner_references()
+                        .iter()
+                        .filter(|o| o.kind == "ClusterServiceVersion")
+                };
+                csv_owners().next().is_some() && !csv_owners().any(|o| o.name == name)
             }),
         };
         accounts.insert(p.service_account_name.clone(), facts);
