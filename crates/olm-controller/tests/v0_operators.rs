@@ -1878,6 +1878,91 @@ async fn subscribe_unsatisfiable(env: &Env, id: &str) -> Result<()> {
     Ok(())
 }
 
+/// A catalog of bundle images (as real catalogs are): `olm` pulls each bundle from a real OCI
+/// registry itself (upstream runs an unpack Job), installs the Subscription's `startingCSV`,
+/// then upgrades along `replaces` to the channel head on its own.
+async fn subscribe_images(env: &Env, id: &str) -> Result<()> {
+    use olm_bundle::properties::{ObjectsMode, to_olm_bundle};
+    let ns = id;
+    env.namespace(ns, json!({})).await?;
+    env.apply(group(ns, "og", json!({"targetNamespaces": [ns]})))
+        .await?;
+    let registry =
+        olm_testenv::registry::Registry::start().map_err(|e| anyhow!("a local registry: {e}"))?;
+    let pusher = olm_image::Client::new(olm_image::ClientOptions::default());
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/data/bundles/cat-facts-operator");
+    let mut docs = vec![
+        json!({"schema": "olm.package", "name": "cat-facts-operator", "defaultChannel": "stable"}),
+    ];
+    let mut entries = Vec::new();
+    let mut previous: Option<String> = None;
+    for version in ["1.0.0", "1.1.0"] {
+        let dir = root.join(version);
+        let image = olm_image::bundle_image(&dir)?;
+        let reference: olm_image::ImageRef =
+            format!("{}/cat-facts:v{version}", registry.addr()).parse()?;
+        let digest = pusher.push(&image, &reference).await?;
+        let pinned = format!("{}/cat-facts@{digest}", registry.addr());
+        let bundle = olm_bundle::Bundle::from_dir(&dir)?;
+        docs.push(to_olm_bundle(&bundle, &pinned, ObjectsMode::CsvMetadata)?);
+        let name = format!("cat-facts-operator.v{version}");
+        let mut entry = json!({"name": name});
+        if let Some(p) = &previous {
+            entry["replaces"] = json!(p);
+        }
+        entries.push(entry);
+        previous = Some(name);
+    }
+    docs.push(json!({"schema": "olm.channel", "package": "cat-facts-operator", "name": "stable", "entries": entries}));
+    let fbc: String = docs.iter().map(|d| format!("{d}\n")).collect();
+    let served = serve_fbc(&fbc).await?;
+    env.apply(address_source(ns, "images", &served.address))
+        .await?;
+    let mut sub = subscription(ns, "cats", "cat-facts-operator", "images", "Automatic");
+    sub["spec"]["startingCSV"] = json!("cat-facts-operator.v1.0.0");
+    env.apply(sub).await?;
+    env.wait_phase(
+        ns,
+        "cat-facts-operator.v1.1.0",
+        "Succeeded",
+        "InstallSucceeded",
+    )
+    .await?;
+    // Two plans: the starting CSV's, then the upgrade's.
+    let plans = installplans_api(env, ns)
+        .list(&ListParams::default())
+        .await?
+        .items;
+    let names: Vec<Value> = plans
+        .iter()
+        .map(|p| p.data["spec"]["clusterServiceVersionNames"].clone())
+        .collect();
+    check_eq!(names.contains(&json!(["cat-facts-operator.v1.1.0"])), true);
+    let first = plans
+        .iter()
+        .find(|p| {
+            p.data["spec"]["clusterServiceVersionNames"] == json!(["cat-facts-operator.v1.0.0"])
+        })
+        .context("the starting CSV's plan")?;
+    let kinds: Vec<&str> = first.data["status"]["plan"]
+        .as_array()
+        .context("steps")?
+        .iter()
+        .filter_map(|s| s["resource"]["kind"].as_str())
+        .collect();
+    check_eq!(kinds.contains(&"CustomResourceDefinition"), true);
+    check_eq!(kinds.contains(&"ServiceAccount"), true);
+    env.wait_gone(ns, "cat-facts-operator.v1.0.0").await?;
+    wait_subscription(env, ns, "cats", "cats at the head", |s| {
+        s["status"]["installedCSV"] == "cat-facts-operator.v1.1.0"
+            && s["status"]["state"] == "AtLatestKnown"
+    })
+    .await?;
+    served.stop().await?;
+    Ok(())
+}
+
 /// v1 → v2 → v3 by `spec.replaces`: each older CSV is Replacing, then deleted once the newer
 /// one succeeded; Upgradeable=False in an override holds v3 in Pending until it is lifted.
 async fn replaces_chain(env: &Env, id: &str) -> Result<()> {
@@ -2488,6 +2573,188 @@ async fn bad_input(env: &Env, id: &str) -> Result<()> {
     Ok(())
 }
 
+/// PackageManifests (seed 001, "multi-arch" labels): a catalog whose default channel's head
+/// carries `operatorframework.io/arch.arm64` and `operatorframework.io/os.windows` is listed
+/// through the real API server (the aggregated `packages.operators.coreos.com/v1` that `olm run`
+/// serves, reached through a Service whose Endpoints are this machine), filtered by those labels,
+/// read by name, and shown as the Table kubectl asks for.
+async fn packagemanifests(env: &Env, id: &str) -> Result<()> {
+    let Some(node) = env.node_address else {
+        bail!("this machine has no address but loopback: an aggregated API cannot be reached");
+    };
+    let ns = id;
+    let system = olm_controller::run::DEFAULT_SYSTEM_NAMESPACE;
+    env.namespace(ns, json!({})).await?;
+    env.namespace(system, json!({})).await?;
+    env.apply(json!({"apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": "packageserver-service", "namespace": system},
+        "spec": {"ports": [{"name": "https", "port": 443, "targetPort": 5443}]}}))
+        .await?;
+    let endpoints =
+        Api::<k8s_openapi::api::core::v1::Endpoints>::namespaced(env.client.clone(), system);
+    endpoints
+        .patch(
+            "packageserver-service",
+            &PatchParams::apply(MANAGER).force(),
+            &Patch::Apply(json!({"apiVersion": "v1", "kind": "Endpoints",
+                "metadata": {"name": "packageserver-service", "namespace": system},
+                "subsets": [{"addresses": [{"ip": node.to_string()}],
+                    "ports": [{"name": "https", "port": 5443}]}]})),
+        )
+        .await?;
+    let bundle = |package: &str, version: &str, labels: Value| {
+        json!({"schema": "olm.bundle", "name": format!("{package}.v{version}"), "package": package,
+        "image": format!("example.com/{package}-bundle:v{version}"),
+        "properties": [
+            {"type": "olm.package", "value": {"packageName": package, "version": version}},
+            {"type": "olm.csv.metadata", "value": {"displayName": package,
+                "provider": {"name": "Example Inc", "url": "https://example.com"},
+                "labels": labels, "keywords": ["multi"]}},
+        ]})
+    };
+    let arch = json!({"operatorframework.io/arch.arm64": "supported",
+        "operatorframework.io/os.windows": "supported"});
+    let docs = [
+        json!({"schema": "olm.package", "name": "multiarch", "defaultChannel": "stable"}),
+        json!({"schema": "olm.channel", "package": "multiarch", "name": "stable", "entries": [
+            {"name": "multiarch.v1.0.0"},
+            {"name": "multiarch.v1.1.0", "replaces": "multiarch.v1.0.0"}]}),
+        json!({"schema": "olm.channel", "package": "multiarch", "name": "alpha", "entries": [
+            {"name": "multiarch.v1.0.0"}]}),
+        bundle("multiarch", "1.0.0", json!({})),
+        bundle("multiarch", "1.1.0", arch),
+        json!({"schema": "olm.package", "name": "plain", "defaultChannel": "stable"}),
+        json!({"schema": "olm.channel", "package": "plain", "name": "stable", "entries": [
+            {"name": "plain.v0.1.0"}]}),
+        bundle("plain", "0.1.0", json!({})),
+    ];
+    let fbc = docs
+        .iter()
+        .map(Value::to_string)
+        .collect::<Vec<_>>()
+        .join("\n");
+    let served = serve_fbc(&fbc).await?;
+    let mut source = address_source(ns, "arch-catalog", &served.address);
+    source["spec"]["displayName"] = json!("Arch Operators");
+    source["spec"]["publisher"] = json!("Example");
+    env.apply(source).await?;
+    let ar = resource(
+        "packages.operators.coreos.com",
+        "v1",
+        "PackageManifest",
+        "packagemanifests",
+    );
+    let api: Api<DynamicObject> = Api::namespaced_with(env.client.clone(), ns, &ar);
+    let names = |list: &[DynamicObject]| -> Vec<String> {
+        let mut n: Vec<String> = list
+            .iter()
+            .filter(|o| o.labels().get("catalog").map(String::as_str) == Some("arch-catalog"))
+            .map(ResourceExt::name_any)
+            .collect();
+        n.sort();
+        n
+    };
+    let listed = wait(
+        "the catalog's PackageManifests through the API server",
+        || async { Ok(api.list(&ListParams::default()).await.ok().map(|l| l.items)) },
+        |l| l.as_deref().is_some_and(|l| names(l).len() == 2),
+    )
+    .await?
+    .unwrap_or_default();
+    check_eq!(names(&listed), ["multiarch", "plain"]);
+    let multi = listed
+        .iter()
+        .find(|o| o.name_any() == "multiarch")
+        .context("no multiarch")?;
+    let labels = multi.labels();
+    check_eq!(
+        labels
+            .get("operatorframework.io/arch.arm64")
+            .map(String::as_str),
+        Some("supported")
+    );
+    check_eq!(
+        labels
+            .get("operatorframework.io/os.windows")
+            .map(String::as_str),
+        Some("supported")
+    );
+    check_eq!(
+        labels.get("operatorframework.io/os.linux"),
+        None,
+        "no default os label"
+    );
+    check_eq!(
+        labels.get("catalog-namespace").map(String::as_str),
+        Some(ns)
+    );
+    check_eq!(
+        labels.get("provider").map(String::as_str),
+        Some("Example Inc")
+    );
+    let windows = api
+        .list(&ListParams::default().labels("operatorframework.io/os.windows=supported"))
+        .await?;
+    check_eq!(names(&windows.items), ["multiarch"]);
+    let linux = api
+        .list(&ListParams::default().labels("operatorframework.io/os.linux=supported"))
+        .await?;
+    check_eq!(names(&linux.items), ["plain"]);
+    let by_field = api
+        .list(&ListParams::default().fields("metadata.name=plain"))
+        .await?;
+    check_eq!(names(&by_field.items), ["plain"]);
+    let got = serde_json::to_value(api.get("multiarch").await?)?;
+    let status = &got["status"];
+    check_eq!(status["catalogSource"], json!("arch-catalog"));
+    check_eq!(status["catalogSourceDisplayName"], json!("Arch Operators"));
+    check_eq!(status["catalogSourcePublisher"], json!("Example"));
+    check_eq!(status["defaultChannel"], json!("stable"));
+    check_eq!(
+        status["provider"],
+        json!({"name": "Example Inc", "url": "https://example.com"})
+    );
+    let channels: Vec<&str> = status["channels"]
+        .as_array()
+        .context("channels")?
+        .iter()
+        .filter_map(|c| c["name"].as_str())
+        .collect();
+    check_eq!(channels, ["alpha", "stable"]);
+    let stable = &status["channels"][1];
+    check_eq!(stable["currentCSV"], json!("multiarch.v1.1.0"));
+    check_eq!(stable["currentCSVDesc"]["version"], json!("1.1.0"));
+    check_eq!(stable["currentCSVDesc"]["keywords"], json!(["multi"]));
+    check_eq!(
+        stable["entries"],
+        json!([{"name": "multiarch.v1.1.0", "version": "1.1.0"},
+            {"name": "multiarch.v1.0.0", "version": "1.0.0"}])
+    );
+    // What `kubectl get packagemanifests` asks for.
+    let request = http::Request::get(format!(
+        "/apis/packages.operators.coreos.com/v1/namespaces/{ns}/packagemanifests?labelSelector=catalog%3Darch-catalog"
+    ))
+    .header(
+        http::header::ACCEPT,
+        "application/json;as=Table;v=v1;g=meta.k8s.io,application/json",
+    )
+    .body(Vec::new())?;
+    let table: Value = env.client.request(request).await?;
+    check_eq!(table["kind"], json!("Table"));
+    let columns: Vec<&str> = table["columnDefinitions"]
+        .as_array()
+        .context("columns")?
+        .iter()
+        .filter_map(|c| c["name"].as_str())
+        .collect();
+    check_eq!(columns, ["Name", "Catalog", "Age"]);
+    check_eq!(table["rows"][0]["cells"][0], json!("multiarch"));
+    check_eq!(table["rows"][0]["cells"][1], json!("Arch Operators"));
+    check_eq!(table["rows"].as_array().map(Vec::len), Some(2));
+    served.stop().await?;
+    Ok(())
+}
+
 /// A namespace deleted under a running operator: its CSV's finalizer is released and the
 /// namespace goes, with nothing left retrying.
 async fn namespace_deleted(env: &Env, id: &str) -> Result<()> {
@@ -2563,7 +2830,7 @@ async fn olm_v0_on_a_control_plane() -> Result<()> {
         node_address: plane.node_address(),
     };
 
-    let together: [(&str, Scenario); 22] = [
+    let together: [(&str, Scenario); 24] = [
         ("subscribe-and-upgrade", |e, id| {
             Box::pin(subscribe_and_upgrade(e, id))
         }),
@@ -2572,6 +2839,9 @@ async fn olm_v0_on_a_control_plane() -> Result<()> {
         }),
         ("subscribe-unsatisfiable", |e, id| {
             Box::pin(subscribe_unsatisfiable(e, id))
+        }),
+        ("subscribe-images", |e, id| {
+            Box::pin(subscribe_images(e, id))
         }),
         ("catalog-source-address", |e, id| {
             Box::pin(catalog_source_address(e, id))
@@ -2602,6 +2872,9 @@ async fn olm_v0_on_a_control_plane() -> Result<()> {
         ("permissions", |e, id| Box::pin(permissions(e, id))),
         ("replaces-chain", |e, id| Box::pin(replaces_chain(e, id))),
         ("bad-input", |e, id| Box::pin(bad_input(e, id))),
+        ("packagemanifests", |e, id| {
+            Box::pin(packagemanifests(e, id))
+        }),
     ];
     let filter = std::env::var("V0_SCENARIO").ok();
     let selected = |name: &str| filter.as_deref().is_none_or(|f| name.contains(f));

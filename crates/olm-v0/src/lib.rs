@@ -26,6 +26,7 @@ pub mod olmconfig;
 pub mod operator;
 pub mod operatorcondition;
 pub mod operatorgroup;
+pub mod packagemanifest;
 pub mod phase;
 pub mod rbac;
 pub mod requirements;

@@ -34,6 +34,11 @@ pub struct Package {
     pub name: String,
     /// Its default channel.
     pub default_channel: String,
+    /// Its deprecation message.
+    pub deprecation: Option<String>,
+    /// Its channels with their heads' CSVs and their entries, for PackageManifests; only heads
+    /// carry a CSV, to bound what a large catalog costs.
+    pub channels: Vec<olm_v0::packagemanifest::Channel>,
 }
 
 /// One registry's content.
@@ -65,6 +70,14 @@ impl Contents {
     /// Records what a fetch of `key` gave.
     pub fn set(&self, key: &str, content: Result<Content, String>) {
         lock(&self.map).insert(key.to_owned(), Arc::new(content));
+    }
+
+    /// Every fetched content, by `namespace/name`.
+    pub fn all(&self) -> Vec<(String, Fetched)> {
+        lock(&self.map)
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
     }
 
     /// Forgets `key` (its CatalogSource is gone).
@@ -126,11 +139,27 @@ async fn fetch_unbounded(
         packages.push(Package {
             name: package.name,
             default_channel: package.default_channel_name,
+            deprecation: package.deprecation.map(|d| d.message),
+            channels: package
+                .channels
+                .into_iter()
+                .map(|c| olm_v0::packagemanifest::Channel {
+                    name: c.name,
+                    head: c.csv_name,
+                    deprecation: c.deprecation.map(|d| d.message),
+                    ..Default::default()
+                })
+                .collect(),
         });
     }
-    let defaults: HashMap<&str, &str> = packages
+    let defaults: HashMap<String, String> = packages
         .iter()
-        .map(|p| (p.name.as_str(), p.default_channel.as_str()))
+        .map(|p| (p.name.clone(), p.default_channel.clone()))
+        .collect();
+    let positions: HashMap<String, usize> = packages
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.name.clone(), i))
         .collect();
     let mut content = Content::default();
     let mut bundles = client
@@ -156,9 +185,9 @@ async fn fetch_unbounded(
         }
         let default_channel = defaults
             .get(b.package_name.as_str())
-            .copied()
-            .unwrap_or_default()
-            .to_owned();
+            .cloned()
+            .unwrap_or_default();
+        keep_for_manifests(&mut packages, &positions, &b);
         if b.bundle_path.is_empty() && !b.object.is_empty() {
             content
                 .inline
@@ -168,8 +197,68 @@ async fn fetch_unbounded(
         let entry = from_registry(registry_bundle(b), source, &default_channel)?;
         content.entries.push(entry);
     }
+    head_csvs(&mut client, &mut packages).await;
     content.packages = packages;
     Ok(content)
+}
+
+/// The property that keeps a bundle out of a PackageManifest's entries (upstream skips it).
+const DEPRECATED_PROPERTY: &str = "olm.deprecated";
+
+/// Records `b` as an entry of its channel (unless deprecated by property), and its CSV when it
+/// is the channel's head.
+fn keep_for_manifests(
+    packages: &mut [Package],
+    positions: &HashMap<String, usize>,
+    b: &api::Bundle,
+) {
+    let Some(channel) = positions
+        .get(&b.package_name)
+        .and_then(|i| packages.get_mut(*i))
+        .and_then(|p| p.channels.iter_mut().find(|c| c.name == b.channel_name))
+    else {
+        return;
+    };
+    if channel.head == b.csv_name && !b.csv_json.is_empty() && channel.csv_json.is_none() {
+        channel.csv_json = Some(b.csv_json.clone());
+    }
+    if b.properties.iter().any(|p| p.r#type == DEPRECATED_PROPERTY) {
+        return;
+    }
+    channel.entries.push(olm_v0::packagemanifest::ChannelEntry {
+        name: b.csv_name.clone(),
+        version: b.version.clone(),
+        deprecation: b.deprecation.as_ref().map(|d| d.message.clone()),
+    });
+}
+
+/// Fetches the CSV of every channel head `ListBundles` left out (bundles with an image are listed
+/// without it), with `GetBundle` as upstream's packageserver does per channel; a channel whose
+/// head cannot be read keeps none, and its PackageManifest leaves it out.
+async fn head_csvs(
+    client: &mut RegistryClient<tonic::transport::Channel>,
+    packages: &mut [Package],
+) {
+    for p in packages.iter_mut() {
+        for c in p.channels.iter_mut().filter(|c| c.csv_json.is_none()) {
+            let request = api::GetBundleRequest {
+                pkg_name: p.name.clone(),
+                channel_name: c.name.clone(),
+                csv_name: c.head.clone(),
+            };
+            match client.get_bundle(request).await {
+                Ok(b) => {
+                    let b = b.into_inner();
+                    if !b.csv_json.is_empty() {
+                        c.csv_json = Some(b.csv_json);
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(package = %p.name, channel = %c.name, error = %status_text(&e), "error getting bundle, eliding channel");
+                }
+            }
+        }
+    }
 }
 
 /// A gRPC status as Go's `rpc error: code = … desc = …`.

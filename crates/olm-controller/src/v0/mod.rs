@@ -24,6 +24,7 @@ mod install;
 mod installplans;
 mod operatorgroup;
 mod operators;
+mod packageserver;
 mod queue;
 mod requirements;
 mod serving;
@@ -1056,6 +1057,11 @@ pub async fn run(
         stop.clone(),
     );
     let connections = connection::Connections::new(changed_tx);
+    tasks.spawn(packageserver::run(
+        shared.clone(),
+        index.clone(),
+        connections.contents.clone(),
+    ));
     let sources = catalogsource::run(
         shared.clone(),
         index.clone(),

@@ -1,0 +1,556 @@
+//! The PackageManifest API (`packages.operators.coreos.com/v1`, upstream's packageserver)
+//! served by `olm run` itself, as an aggregated API: what users browse to find operators
+//! (`kubectl get packagemanifests`, consoles).
+//!
+//! Flow, once the v0 caches are ready (only the leader runs it):
+//! 1. Bind `0.0.0.0:`[`PORT`] (upstream's packageserver port); if that fails, log and serve
+//!    nothing (the rest of olm goes on).
+//! 2. Issue a serving certificate for the Service [`SERVICE`] of the system namespace (the rules
+//!    of `olm_extension::certs`: 730 days), kept in memory: every start (and every new leader)
+//!    issues its own and writes its CA into the APIService.
+//! 3. Apply the APIService [`APISERVICE`] pointing at that Service (port 443) with the CA as
+//!    `caBundle`.
+//! 4. Serve discovery, `list` (all namespaces or one, with `labelSelector` and a
+//!    `metadata.name` `fieldSelector`), `get`, and the Table form kubectl asks for.
+//!
+//! Manifests are built by `olm_v0::packagemanifest` from what each CatalogSource's registry held
+//! when it last became ready ([`Contents`]), and cached per content and CatalogSource
+//! resourceVersion: a new fetch or an edited CatalogSource rebuilds that catalog's manifests at
+//! the next request. There is no periodic poll, so OLMConfig's `packageServerSyncInterval` is not
+//! read: a registry's content changes only with its pod or address, which makes the connection,
+//! hence the content, new.
+//!
+//! Who may ask: requests must come over TLS. When the cluster publishes a front-proxy CA
+//! (`requestheader-client-ca-file` of ConfigMap `kube-system/extension-apiserver-authentication`)
+//! the TLS handshake requires a client certificate it signed, i.e. the aggregator; otherwise
+//! (a control plane without `--requestheader-client-ca-file`) anyone reaching the port can read,
+//! which is logged at start. `requestheader-allowed-names` and the forwarded identity headers
+//! are not checked: the API server has already authorized the request before proxying it.
+//!
+//! Guarantees: answers are sorted by CatalogSource (namespace, name), then package; icons are never served (upstream
+//! serves them only through the `icon` subresource, which is not served here).
+//!
+//! Assumptions: a Service named [`SERVICE`] in the system namespace routes port 443 to this
+//! port on the leader (the install manifests' job; tests point Endpoints at this machine).
+//!
+//! Caveats: the certificate is not renewed while the process runs (a restart renews it); a
+//! `watch` is refused (upstream's storage has none either).
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+
+use axum::Router;
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use base64::Engine as _;
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::{Api, Patch, PatchParams};
+use kube::runtime::reflector::ObjectRef;
+use olm_extension::certs::{Policy, Subject};
+use olm_v0::packagemanifest::{self as pm, Catalog, IncludeObject};
+use olm_v0_api::v1alpha1::CatalogSource;
+use serde_json::{Value, json};
+
+use super::catalogs::{Contents, Fetched};
+use super::{FIELD_MANAGER, Index, lock};
+use crate::context::Shared;
+
+/// Where the API is served (upstream packageserver's secure port).
+pub const PORT: u16 = 5443;
+/// The Service the APIService points at (upstream's name for the packageserver's Service).
+pub const SERVICE: &str = "packageserver-service";
+/// The APIService.
+pub const APISERVICE: &str = "v1.packages.operators.coreos.com";
+/// The API group.
+pub const GROUP: &str = "packages.operators.coreos.com";
+/// The resource.
+pub const RESOURCE: &str = "packagemanifests";
+
+/// Manifests of one catalog, with what they were built from.
+struct Built {
+    content: Fetched,
+    resource_version: String,
+    manifests: Arc<Vec<Value>>,
+}
+
+#[derive(Clone)]
+struct Served {
+    index: Index,
+    contents: Contents,
+    global_namespace: String,
+    built: Arc<Mutex<HashMap<String, Built>>>,
+}
+
+/// Serves the PackageManifest API until the task is aborted; see the module documentation.
+pub async fn run(shared: Arc<Shared>, index: Index, contents: Contents) {
+    let namespace = shared.system_namespace.clone();
+    let listener = match tokio::net::TcpListener::bind((std::net::Ipv4Addr::UNSPECIFIED, PORT))
+        .await
+    {
+        Ok(l) => l,
+        Err(e) => {
+            tracing::warn!(port = PORT, error = %e, "packageserver: cannot listen; PackageManifests are not served");
+            return;
+        }
+    };
+    let subject = Subject {
+        service: SERVICE.to_owned(),
+        namespace: namespace.clone(),
+    };
+    let plan = olm_extension::certs::plan(&subject, jiff::Timestamp::now(), &Policy::default());
+    let issued = match crate::certs::issue(&plan) {
+        Ok(i) => i,
+        Err(e) => {
+            tracing::warn!(service = SERVICE, namespace = %namespace, error = %e, "packageserver: issuing the serving certificate failed");
+            return;
+        }
+    };
+    let front_proxy_ca = front_proxy_ca(&shared.client).await;
+    let tls = match tls_config(&issued.cert_pem, &issued.key_pem, front_proxy_ca.as_deref()) {
+        Ok(t) => t,
+        Err(e) => {
+            tracing::warn!(error = %e, "packageserver: TLS configuration failed");
+            return;
+        }
+    };
+    if let Err(e) = apply_apiservice(&shared.client, &namespace, issued.ca_pem.as_bytes()).await {
+        tracing::warn!(apiservice = APISERVICE, error = %e, "packageserver: applying the APIService failed");
+    }
+    let served = Served {
+        index,
+        contents,
+        global_namespace: namespace,
+        built: Arc::default(),
+    };
+    let (_stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    if let Err(e) = olm_catalogd::run::serve_with(
+        listener,
+        router(served),
+        Some(tls),
+        olm_catalogd::run::Limits::default(),
+        stop_rx,
+    )
+    .await
+    {
+        tracing::warn!(port = PORT, error = %e, "packageserver: serving failed");
+    }
+}
+
+/// The front-proxy CA (PEM) the API server publishes for extension API servers, if any.
+async fn front_proxy_ca(client: &kube::Client) -> Option<String> {
+    let maps: Api<ConfigMap> = Api::namespaced(client.clone(), "kube-system");
+    match maps.get_opt("extension-apiserver-authentication").await {
+        Ok(Some(m)) => m
+            .data
+            .and_then(|d| d.get("requestheader-client-ca-file").cloned())
+            .filter(|ca| !ca.trim().is_empty()),
+        Ok(None) => None,
+        Err(e) => {
+            tracing::warn!(configmap = "kube-system/extension-apiserver-authentication", error = %e, "packageserver: reading the front-proxy CA failed");
+            None
+        }
+    }
+}
+
+fn tls_config(
+    cert: &str,
+    key: &str,
+    front_proxy_ca: Option<&str>,
+) -> Result<Arc<rustls::ServerConfig>, String> {
+    use rustls::pki_types::CertificateDer;
+    use rustls::pki_types::pem::PemObject;
+    olm_image::install_crypto_provider();
+    let certified = olm_catalogd::tls::certified_key(cert.as_bytes(), key.as_bytes())?;
+    let clients = match front_proxy_ca {
+        Some(ca) => {
+            let mut roots = rustls::RootCertStore::empty();
+            for c in CertificateDer::pem_slice_iter(ca.as_bytes()) {
+                let c = c.map_err(|e| format!("front-proxy CA: {e}"))?;
+                roots.add(c).map_err(|e| format!("front-proxy CA: {e}"))?;
+            }
+            rustls::server::WebPkiClientVerifier::builder(Arc::new(roots))
+                .build()
+                .map_err(|e| format!("front-proxy CA: {e}"))?
+        }
+        None => {
+            tracing::warn!(
+                "packageserver: the cluster publishes no front-proxy CA; PackageManifests are served to any TLS client"
+            );
+            rustls::server::WebPkiClientVerifier::no_client_auth()
+        }
+    };
+    Ok(olm_catalogd::tls::server_config_for_clients(
+        Arc::new(rustls::sign::SingleCertAndKey::from(certified)),
+        clients,
+    ))
+}
+
+async fn apply_apiservice(
+    client: &kube::Client,
+    namespace: &str,
+    ca: &[u8],
+) -> Result<(), kube::Error> {
+    use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
+    let object = json!({
+        "apiVersion": "apiregistration.k8s.io/v1",
+        "kind": "APIService",
+        "metadata": {"name": APISERVICE},
+        "spec": {
+            "group": GROUP,
+            "version": "v1",
+            "groupPriorityMinimum": 2000,
+            "versionPriority": 15,
+            "service": {"name": SERVICE, "namespace": namespace, "port": 443},
+            "caBundle": base64::engine::general_purpose::STANDARD.encode(ca),
+        },
+    });
+    Api::<APIService>::all(client.clone())
+        .patch(
+            APISERVICE,
+            &PatchParams::apply(FIELD_MANAGER).force(),
+            &Patch::Apply(&object),
+        )
+        .await
+        .map(|_| ())
+}
+
+fn router(served: Served) -> Router {
+    let base = format!("/apis/{GROUP}/v1");
+    Router::new()
+        .route("/apis", get(|| async { json_response(group_list()) }))
+        .route(
+            &format!("/apis/{GROUP}"),
+            get(|| async { json_response(api_group()) }),
+        )
+        .route(&base, get(|| async { json_response(resource_list()) }))
+        .route(&format!("{base}/{RESOURCE}"), get(list_all))
+        .route(
+            &format!("{base}/namespaces/{{namespace}}/{RESOURCE}"),
+            get(list_namespace),
+        )
+        .route(
+            &format!("{base}/namespaces/{{namespace}}/{RESOURCE}/{{name}}"),
+            get(get_one),
+        )
+        .route("/healthz", get(|| async { "ok" }))
+        .route("/readyz", get(|| async { "ok" }))
+        .with_state(served)
+}
+
+fn group_version() -> Value {
+    json!({"groupVersion": format!("{GROUP}/v1"), "version": "v1"})
+}
+
+fn api_group() -> Value {
+    json!({"kind": "APIGroup", "apiVersion": "v1", "name": GROUP,
+        "versions": [group_version()], "preferredVersion": group_version()})
+}
+
+fn group_list() -> Value {
+    let mut g = api_group();
+    if let Value::Object(m) = &mut g {
+        m.remove("kind");
+        m.remove("apiVersion");
+    }
+    json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": [g]})
+}
+
+fn resource_list() -> Value {
+    json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": format!("{GROUP}/v1"),
+        "resources": [{"name": RESOURCE, "singularName": "packagemanifest", "namespaced": true,
+            "kind": pm::KIND, "verbs": ["get", "list"]}]})
+}
+
+/// `value` as a JSON response.
+fn json_response(value: Value) -> Response {
+    (
+        [(http::header::CONTENT_TYPE, "application/json")],
+        value.to_string(),
+    )
+        .into_response()
+}
+
+/// The query parameters of a request (the last of a repeated one wins).
+fn params(query: Option<&str>) -> HashMap<String, String> {
+    query
+        .unwrap_or_default()
+        .split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let (k, v) = p.split_once('=').unwrap_or((p, ""));
+            (percent_decode(k), percent_decode(v))
+        })
+        .collect()
+}
+
+/// `application/x-www-form-urlencoded` decoding; a bad escape is kept as written.
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < b.len() => {
+                let hex = s
+                    .get(i + 1..i + 3)
+                    .and_then(|h| u8::from_str_radix(h, 16).ok());
+                match hex {
+                    Some(v) => {
+                        out.push(v);
+                        i += 2;
+                    }
+                    None => out.push(b'%'),
+                }
+            }
+            c => out.push(c),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// A `meta/v1` Status error.
+fn status(code: StatusCode, reason: &str, message: String, name: Option<&str>) -> Response {
+    let mut body = json!({"kind": "Status", "apiVersion": "v1", "metadata": {},
+        "status": "Failure", "message": message, "reason": reason, "code": code.as_u16()});
+    if let Some(name) = name {
+        body["details"] = json!({"name": name, "group": GROUP, "kind": RESOURCE});
+    }
+    (code, json_response(body)).into_response()
+}
+
+fn wants_table(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(http::header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|t| {
+            let params: Vec<&str> = t.split(';').map(str::trim).collect();
+            params.contains(&"as=Table") && params.contains(&"g=meta.k8s.io")
+        })
+}
+
+fn include_object(params: &HashMap<String, String>) -> IncludeObject {
+    match params.get("includeObject").map(String::as_str) {
+        Some("None") => IncludeObject::None,
+        Some("Object") => IncludeObject::Object,
+        _ => IncludeObject::Metadata,
+    }
+}
+
+async fn list_all(
+    State(s): State<Served>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+) -> Response {
+    list(&s, None, &params(query.as_deref()), &headers)
+}
+
+async fn list_namespace(
+    State(s): State<Served>,
+    Path(namespace): Path<String>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+) -> Response {
+    list(&s, Some(&namespace), &params(query.as_deref()), &headers)
+}
+
+fn list(
+    s: &Served,
+    namespace: Option<&str>,
+    params: &HashMap<String, String>,
+    headers: &HeaderMap,
+) -> Response {
+    if params.get("watch").is_some_and(|w| w == "true" || w == "1") {
+        return status(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "MethodNotAllowed",
+            format!("watch is not supported on resources of kind \"{RESOURCE}.{GROUP}\""),
+            None,
+        );
+    }
+    let labels =
+        match olm_k8s::LabelSelector::parse(params.get("labelSelector").map_or("", String::as_str))
+        {
+            Ok(l) => l,
+            Err(e) => return status(StatusCode::BAD_REQUEST, "BadRequest", e.to_string(), None),
+        };
+    let name = match pm::field_selector_name(params.get("fieldSelector").map_or("", String::as_str))
+    {
+        Ok(n) => n,
+        Err(e) => return status(StatusCode::BAD_REQUEST, "BadRequest", e.to_string(), None),
+    };
+    let query = pm::Query {
+        namespace,
+        global_namespace: &s.global_namespace,
+        labels,
+        name: name.as_deref(),
+    };
+    let all = s.manifests();
+    let items = pm::visible(all.iter().flat_map(|m| m.iter()), &query);
+    if wants_table(headers) {
+        return json_response(pm::table(&items, now(), include_object(params))).into_response();
+    }
+    json_response(pm::list(items)).into_response()
+}
+
+async fn get_one(
+    State(s): State<Served>,
+    Path((namespace, name)): Path<(String, String)>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+) -> Response {
+    let params = params(query.as_deref());
+    let query = pm::Query {
+        namespace: Some(&namespace),
+        global_namespace: &s.global_namespace,
+        labels: olm_k8s::LabelSelector::default(),
+        name: Some(&name),
+    };
+    let all = s.manifests();
+    let Some(found) = pm::visible(all.iter().flat_map(|m| m.iter()), &query)
+        .into_iter()
+        .next()
+    else {
+        return status(
+            StatusCode::NOT_FOUND,
+            "NotFound",
+            format!("{RESOURCE}.{GROUP} \"{name}\" not found"),
+            Some(&name),
+        );
+    };
+    if wants_table(&headers) {
+        return json_response(pm::table(&[found], now(), include_object(&params))).into_response();
+    }
+    json_response(found).into_response()
+}
+
+fn now() -> i64 {
+    jiff::Timestamp::now().as_second()
+}
+
+impl Served {
+    /// Every catalog's manifests, sorted by catalog key (namespace/name) and within it by
+    /// package; rebuilt for a catalog whose content or CatalogSource changed since last built.
+    fn manifests(&self) -> Vec<Arc<Vec<Value>>> {
+        let mut contents = self.contents.all();
+        contents.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut built = lock(&self.built);
+        built.retain(|k, _| contents.iter().any(|(c, _)| c == k));
+        let mut out = Vec::new();
+        for (key, content) in contents {
+            let Some((namespace, name)) = key.split_once('/') else {
+                continue;
+            };
+            let Some(source) = self
+                .index
+                .catalogsources
+                .get(&ObjectRef::new(name).within(namespace))
+            else {
+                built.remove(&key);
+                continue;
+            };
+            let rv = source.metadata.resource_version.clone().unwrap_or_default();
+            if let Some(b) = built.get(&key)
+                && Arc::ptr_eq(&b.content, &content)
+                && b.resource_version == rv
+            {
+                out.push(b.manifests.clone());
+                continue;
+            }
+            let manifests = Arc::new(build(&key, &source, &content));
+            built.insert(
+                key,
+                Built {
+                    content,
+                    resource_version: rv,
+                    manifests: manifests.clone(),
+                },
+            );
+            out.push(manifests);
+        }
+        out
+    }
+}
+
+/// The manifests of one catalog, by package name; packages without one are logged.
+fn build(key: &str, source: &CatalogSource, content: &Fetched) -> Vec<Value> {
+    let Ok(content) = content.as_ref() else {
+        return Vec::new();
+    };
+    let created = source
+        .metadata
+        .creation_timestamp
+        .as_ref()
+        .and_then(|t| serde_json::to_value(t).ok())
+        .and_then(|v| v.as_str().map(str::to_owned));
+    let labels: BTreeMap<String, String> = source.metadata.labels.clone().unwrap_or_default();
+    let catalog = Catalog {
+        name: source.metadata.name.as_deref().unwrap_or_default(),
+        namespace: source.metadata.namespace.as_deref().unwrap_or_default(),
+        display_name: source.spec.display_name.as_deref().unwrap_or_default(),
+        publisher: source.spec.publisher.as_deref().unwrap_or_default(),
+        labels,
+        creation_timestamp: created.as_deref(),
+    };
+    let mut out = Vec::new();
+    for p in &content.packages {
+        let package = pm::Package {
+            name: &p.name,
+            default_channel: &p.default_channel,
+            deprecation: p.deprecation.as_deref(),
+            channels: &p.channels,
+        };
+        match pm::build(&catalog, package) {
+            Ok(m) => out.push(m),
+            Err(e) => {
+                tracing::warn!(catalogsource = %key, package = %p.name, error = %e, "eliding package: error converting to packagemanifest");
+            }
+        }
+    }
+    out.sort_by(|a, b| {
+        a["metadata"]["name"]
+            .as_str()
+            .cmp(&b["metadata"]["name"].as_str())
+    });
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kubectl_table_accept_header() {
+        let mut h = HeaderMap::new();
+        h.insert(
+            http::header::ACCEPT,
+            "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json"
+                .parse()
+                .unwrap(),
+        );
+        assert!(wants_table(&h));
+        h.insert(http::header::ACCEPT, "application/json".parse().unwrap());
+        assert!(!wants_table(&h));
+    }
+
+    #[test]
+    fn query_parameters() {
+        let p = params(Some(
+            "labelSelector=operatorframework.io%2Fos.windows%3Dsupported&fieldSelector=metadata.name%3Detcd&x=%zz&y=a+b",
+        ));
+        assert_eq!(
+            p["labelSelector"],
+            "operatorframework.io/os.windows=supported"
+        );
+        assert_eq!(p["fieldSelector"], "metadata.name=etcd");
+        assert_eq!(p["x"], "%zz");
+        assert_eq!(p["y"], "a b");
+        assert_eq!(percent_decode("%4"), "%4");
+        assert!(params(None).is_empty());
+    }
+}
