@@ -1963,6 +1963,91 @@ async fn subscribe_images(env: &Env, id: &str) -> Result<()> {
     Ok(())
 }
 
+/// UnsafeFailForward (seed 001): foo v1 is installed; the catalog offers v2, whose InstallPlan
+/// fails (its bundle holds a Pod, a kind plans may not create, so nothing of v2 is created);
+/// the Subscription is `UpgradeFailed`, not stuck; when the catalog gains v3 (replacing v1,
+/// skipping v2), a new plan installs it.
+async fn subscribe_fail_forward(env: &Env, id: &str) -> Result<()> {
+    use base64::Engine as _;
+    let ns = id;
+    let api_group = format!("{id}.example.com");
+    env.namespace(ns, json!({})).await?;
+    let mut og = group(ns, "og", json!({"targetNamespaces": [ns]}));
+    og["spec"]["upgradeStrategy"] = json!("TechPreviewUnsafeFailForward");
+    env.apply(og).await?;
+    let bundle =
+        |version: &str| inline_bundle("foo", version, &api_group, ("gadgets", "Gadget"), None);
+    let catalog = |entries: Value, bundles: Vec<Value>| {
+        let mut docs =
+            vec![json!({"schema": "olm.package", "name": "foo", "defaultChannel": "stable"})];
+        docs.extend(bundles);
+        docs.push(json!({"schema": "olm.channel", "package": "foo", "name": "stable", "entries": entries}));
+        docs.iter().map(|d| format!("{d}\n")).collect::<String>()
+    };
+    let served = serve_fbc(&catalog(
+        json!([{"name": "foo.v1.0.0"}]),
+        vec![bundle("1.0.0")],
+    ))
+    .await?;
+    env.apply(address_source(ns, "local", &served.address))
+        .await?;
+    env.apply(subscription(ns, "foo", "foo", "local", "Automatic"))
+        .await?;
+    env.wait_phase(ns, "foo.v1.0.0", "Succeeded", "InstallSucceeded")
+        .await?;
+
+    let mut broken = bundle("2.0.0");
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "stray"},
+        "spec": {"containers": [{"name": "c", "image": "example.com/c:v1"}]}});
+    let data = base64::engine::general_purpose::STANDARD.encode(pod.to_string());
+    broken["properties"]
+        .as_array_mut()
+        .context("properties")?
+        .push(json!({"type": "olm.bundle.object", "value": {"data": data}}));
+    let second = serve_fbc(&catalog(
+        json!([{"name": "foo.v1.0.0"}, {"name": "foo.v2.0.0", "replaces": "foo.v1.0.0"}]),
+        vec![bundle("1.0.0"), broken.clone()],
+    ))
+    .await?;
+    env.apply(address_source(ns, "local", &second.address))
+        .await?;
+    served.stop().await?;
+    wait_subscription(env, ns, "foo", "UpgradeFailed", |s| {
+        s["status"]["state"] == "UpgradeFailed" && s["status"]["currentCSV"] == "foo.v2.0.0"
+    })
+    .await?;
+    check_eq!(env.csvs(ns).get_opt("foo.v2.0.0").await?.is_none(), true);
+    let failed = installplans_api(env, ns)
+        .list(&ListParams::default())
+        .await?
+        .items
+        .into_iter()
+        .find(|p| p.data["status"]["phase"] == "Failed")
+        .context("the failed plan")?;
+    check_eq!(
+        failed.data["status"]["message"],
+        "the InstallPlan contains invalid data"
+    );
+
+    let third = serve_fbc(&catalog(
+        json!([{"name": "foo.v1.0.0"}, {"name": "foo.v2.0.0", "replaces": "foo.v1.0.0"},
+            {"name": "foo.v3.0.0", "replaces": "foo.v1.0.0", "skips": ["foo.v2.0.0"]}]),
+        vec![bundle("1.0.0"), broken, bundle("3.0.0")],
+    ))
+    .await?;
+    env.apply(address_source(ns, "local", &third.address))
+        .await?;
+    second.stop().await?;
+    env.wait_phase(ns, "foo.v3.0.0", "Succeeded", "InstallSucceeded")
+        .await?;
+    wait_subscription(env, ns, "foo", "foo at v3", |s| {
+        s["status"]["installedCSV"] == "foo.v3.0.0" && s["status"]["state"] == "AtLatestKnown"
+    })
+    .await?;
+    third.stop().await?;
+    Ok(())
+}
+
 /// v1 → v2 → v3 by `spec.replaces`: each older CSV is Replacing, then deleted once the newer
 /// one succeeded; Upgradeable=False in an override holds v3 in Pending until it is lifted.
 async fn replaces_chain(env: &Env, id: &str) -> Result<()> {
@@ -2830,7 +2915,7 @@ async fn olm_v0_on_a_control_plane() -> Result<()> {
         node_address: plane.node_address(),
     };
 
-    let together: [(&str, Scenario); 24] = [
+    let together: [(&str, Scenario); 25] = [
         ("subscribe-and-upgrade", |e, id| {
             Box::pin(subscribe_and_upgrade(e, id))
         }),
@@ -2842,6 +2927,9 @@ async fn olm_v0_on_a_control_plane() -> Result<()> {
         }),
         ("subscribe-images", |e, id| {
             Box::pin(subscribe_images(e, id))
+        }),
+        ("subscribe-fail-forward", |e, id| {
+            Box::pin(subscribe_fail_forward(e, id))
         }),
         ("catalog-source-address", |e, id| {
             Box::pin(catalog_source_address(e, id))

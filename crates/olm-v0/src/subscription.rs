@@ -303,6 +303,39 @@ pub fn dependency_subscription_name(
     format!("{package}-{channel}-{catalog}-{catalog_namespace}")
 }
 
+/// A CSV as the fail-forward rule reads it: name, `spec.replaces`, `status.phase`.
+#[derive(Debug, Clone, Default)]
+pub struct ChainLink {
+    /// Its name.
+    pub name: String,
+    /// The CSV it replaces.
+    pub replaces: String,
+    /// Its phase.
+    pub phase: String,
+}
+
+/// Whether the resolver leaves out the CSV `name` under fail-forward upgrades (seed 001,
+/// upstream's `isReplacementChainThatEndsInFailure`): it is `Replacing`, and following the CSVs
+/// that replace it, each `Replacing` and none seen twice, ends at one that `Failed`.
+pub fn left_out_by_fail_forward(name: &str, csvs: &[ChainLink]) -> bool {
+    let by_name = |n: &str| csvs.iter().find(|c| c.name == n);
+    let replacement = |n: &str| {
+        csvs.iter()
+            .find(|c| c.replaces == n && !c.replaces.is_empty())
+    };
+    let Some(mut current) = by_name(name) else {
+        return false;
+    };
+    let mut seen = std::collections::HashSet::new();
+    while let Some(next) = replacement(&current.name) {
+        if current.phase != "Replacing" || !seen.insert(current.name.as_str()) {
+            return false;
+        }
+        current = next;
+    }
+    current.name != name && current.phase == "Failed"
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -385,6 +418,37 @@ mod tests {
         );
         plan.phase = "Complete".into();
         assert_eq!(install_plan_conditions(Some(&plan)), (None, None));
+    }
+
+    /// After upstream's `fail_forward_test.go` (`TestIsReplacementChainThatEndsInFailure`).
+    #[test]
+    fn fail_forward_chains() {
+        let link = |name: &str, replaces: &str, phase: &str| ChainLink {
+            name: name.into(),
+            replaces: replaces.into(),
+            phase: phase.into(),
+        };
+        let failed = [
+            link("v1", "", "Replacing"),
+            link("v2", "v1", "Replacing"),
+            link("v3", "v2", "Failed"),
+        ];
+        assert!(left_out_by_fail_forward("v1", &failed));
+        assert!(left_out_by_fail_forward("v2", &failed));
+        assert!(
+            !left_out_by_fail_forward("v3", &failed),
+            "the failed CSV itself stays"
+        );
+        let succeeded = [link("v1", "", "Replacing"), link("v2", "v1", "Succeeded")];
+        assert!(!left_out_by_fail_forward("v1", &succeeded));
+        let broken = [link("v1", "", "Succeeded"), link("v2", "v1", "Failed")];
+        assert!(
+            !left_out_by_fail_forward("v1", &broken),
+            "v1 is not Replacing"
+        );
+        let cycle = [link("a", "b", "Replacing"), link("b", "a", "Replacing")];
+        assert!(!left_out_by_fail_forward("a", &cycle));
+        assert!(!left_out_by_fail_forward("missing", &failed));
     }
 
     #[test]

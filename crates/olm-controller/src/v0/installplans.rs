@@ -161,23 +161,32 @@ async fn execute(
         .collect::<Result<_, _>>()
         .map_err(|e| format!("InstallPlan {namespace}/{name}: {e}"))?;
     let mut error = None;
+    // A kind outside the supported list fails the plan before anything is created, so nothing
+    // is half installed.
     let mut unsupported = false;
     for step in &mut steps {
-        let result = match step.status {
-            StepStatus::Unknown | StepStatus::NotPresent => apply(ctx, namespace, name, step).await,
-            StepStatus::WaitingForApi => Ok(established(ctx, step)),
-            _ => continue,
-        };
-        match result {
-            Ok(s) => step.status = s,
-            Err(StepError::Unsupported) => {
-                step.status = StepStatus::UnsupportedResource;
-                unsupported = true;
-                break;
-            }
-            Err(StepError::Failed(e)) => {
-                error = Some(e);
-                break;
+        if matches!(step.status, StepStatus::Unknown | StepStatus::NotPresent)
+            && !supported(&step.resource.kind)
+        {
+            step.status = StepStatus::UnsupportedResource;
+            unsupported = true;
+        }
+    }
+    if !unsupported {
+        for step in &mut steps {
+            let result = match step.status {
+                StepStatus::Unknown | StepStatus::NotPresent => {
+                    apply(ctx, namespace, name, step).await
+                }
+                StepStatus::WaitingForApi => Ok(established(ctx, step)),
+                _ => continue,
+            };
+            match result {
+                Ok(s) => step.status = s,
+                Err(e) => {
+                    error = Some(e);
+                    break;
+                }
             }
         }
     }
@@ -239,9 +248,19 @@ async fn execute(
     Ok(None)
 }
 
-enum StepError {
-    Unsupported,
-    Failed(String),
+/// The kind to create for a step's kind (a bundle's Secrets are steps of kind `BundleSecret`).
+fn plain(kind: &str) -> &str {
+    if kind == olm_v0::steps::BUNDLE_SECRET_KIND {
+        "Secret"
+    } else {
+        kind
+    }
+}
+
+/// Whether a plan may create objects of a step's kind.
+fn supported(kind: &str) -> bool {
+    let kind = plain(kind);
+    CORE_KINDS.contains(&kind) || SUPPORTED_KINDS.contains(&kind)
 }
 
 /// Whether a created CRD is established and its names accepted.
@@ -263,29 +282,17 @@ fn established(ctx: &Ctx, step: &Step) -> StepStatus {
 }
 
 /// Creates (or, for RBAC and CRDs, updates) a step's object; its new status.
-async fn apply(
-    ctx: &Ctx,
-    namespace: &str,
-    plan: &str,
-    step: &Step,
-) -> Result<StepStatus, StepError> {
+async fn apply(ctx: &Ctx, namespace: &str, plan: &str, step: &Step) -> Result<StepStatus, String> {
     let kind = step.resource.kind.as_str();
-    let plain_kind = if kind == olm_v0::steps::BUNDLE_SECRET_KIND {
-        "Secret"
-    } else {
-        kind
-    };
-    if !CORE_KINDS.contains(&plain_kind) && !SUPPORTED_KINDS.contains(&plain_kind) {
-        return Err(StepError::Unsupported);
+    let plain_kind = plain(kind);
+    if !supported(kind) {
+        return Err(format!(
+            "the InstallPlan contains invalid data: kind {kind} is not supported"
+        ));
     }
-    let mut object = step
-        .resource
-        .object()
-        .map_err(|e| StepError::Failed(e.to_string()))?;
+    let mut object = step.resource.object().map_err(|e| e.to_string())?;
     let api_version = text(&object, "/apiVersion").to_owned();
-    let (resource, caps) = discover(ctx, &api_version, plain_kind)
-        .await
-        .map_err(StepError::Failed)?;
+    let (resource, caps) = discover(ctx, &api_version, plain_kind).await?;
     let namespaced = caps.scope == Scope::Namespaced;
     let client = ctx.shared.client.clone();
     let labels = object.pointer_mut("/metadata").map(|m| {
@@ -300,9 +307,7 @@ async fn apply(
     if namespaced {
         object["metadata"]["namespace"] = json!(namespace);
         if plain_kind != "ClusterServiceVersion" && plain_kind != "Subscription" {
-            own_by_csv(&client, namespace, &step.resolving, &mut object)
-                .await
-                .map_err(StepError::Failed)?;
+            own_by_csv(&client, namespace, &step.resolving, &mut object).await?;
         }
     } else if plain_kind != "CustomResourceDefinition" {
         for (k, v) in super::csv_owner_labels(namespace, &step.resolving) {
@@ -319,20 +324,18 @@ async fn apply(
         Api::all_with(client.clone(), &resource)
     };
     let dynamic: DynamicObject =
-        serde_json::from_value(object.clone()).map_err(|e| StepError::Failed(e.to_string()))?;
+        serde_json::from_value(object.clone()).map_err(|e| e.to_string())?;
     match api.create(&PostParams::default(), &dynamic).await {
         Ok(_) if plain_kind == "CustomResourceDefinition" => Ok(StepStatus::WaitingForApi),
         Ok(_) => Ok(StepStatus::Created),
         Err(kube::Error::Api(e)) if e.code == 409 => {
-            update_existing(&api, plain_kind, &step.resource.name, object)
-                .await
-                .map_err(StepError::Failed)?;
+            update_existing(&api, plain_kind, &step.resource.name, object).await?;
             Ok(StepStatus::Present)
         }
-        Err(e) => Err(StepError::Failed(format!(
+        Err(e) => Err(format!(
             "error creating {plain_kind} {}: {e}",
             step.resource.name
-        ))),
+        )),
     }
 }
 

@@ -261,12 +261,17 @@ async fn sync(ctx: &Ctx, namespace: &str) -> Result<Option<Duration>, Error> {
     let csv_names: HashSet<String> = csvs.iter().map(|c| c.name_any()).collect();
     let stamp = now();
     let catalogs = visible_catalogs(ctx, namespace);
+    // UnsafeFailForward upgrades: the namespace's one OperatorGroup opts in (upstream requires
+    // exactly one group; with none or several the default strategy holds here).
+    let groups = ctx.index.groups_in(namespace);
+    let fail_forward = matches!(groups.as_slice(), [g] if g.spec.upgrade_strategy
+        == Some(olm_v0_api::v1::UpgradeStrategy::TechPreviewUnsafeFailForward));
 
     // Status from what exists.
     let mut wrote = false;
     for sub in &mut subs {
         let old = sub.status.clone();
-        observe(sub, &csv_names, &views, &catalogs, &stamp);
+        observe(sub, &csv_names, &views, &catalogs, fail_forward, &stamp);
         if sub.status != old {
             write_status(ctx, namespace, sub, &old).await?;
             wrote = true;
@@ -308,7 +313,7 @@ async fn sync(ctx: &Ctx, namespace: &str) -> Result<Option<Duration>, Error> {
         })
         .collect();
     let views_by_sub: Vec<resolver::Subscription> = subs.iter().map(Sub::view).collect();
-    let existing = existing_entries(namespace, &csvs, &views_by_sub, &subs)?;
+    let existing = existing_entries(namespace, &csvs, &views_by_sub, &subs, fail_forward)?;
     let resolved = match resolver::resolve(namespace, &views_by_sub, &existing, &resolver_catalogs)
     {
         Ok(r) => r,
@@ -333,6 +338,28 @@ async fn sync(ctx: &Ctx, namespace: &str) -> Result<Option<Duration>, Error> {
         write_status(ctx, namespace, sub, &old).await?;
     }
     if new.is_empty() {
+        return Ok(None);
+    }
+    // Nothing new since the last plan: every new bundle is already its Subscription's current
+    // CSV (say a failed plan under fail-forward, waiting for the catalog to offer a fix) and
+    // every dependency's Subscription exists. Another plan would only fail the same way.
+    let existing_subs: HashSet<&str> = subs.iter().map(Sub::name).collect();
+    let unchanged = new.iter().all(|r| {
+        let entry = &r.entry;
+        match subs.iter().find(|s| serves(s, entry)) {
+            Some(s) => s.status_text("currentCSV") == entry.name,
+            None => existing_subs.contains(
+                decide::dependency_subscription_name(
+                    &entry.package,
+                    &entry.channel,
+                    &entry.catalog.name,
+                    &entry.catalog.namespace,
+                )
+                .as_str(),
+            ),
+        }
+    });
+    if unchanged {
         return Ok(None);
     }
     let mut steps: Vec<Step> = Vec::new();
@@ -461,6 +488,7 @@ fn observe(
     csvs: &HashSet<String>,
     plans: &[PlanView],
     catalogs: &[(SourceKey, i64, bool)],
+    fail_forward: bool,
     stamp: &str,
 ) {
     let generated_by = text(&sub.value, "/metadata/annotations/olm.generated-by").to_owned();
@@ -469,7 +497,12 @@ fn observe(
         && let Some(plan) = plans.iter().find(|p| p.name == generated_by)
     {
         sub.status["installPlanRef"] = json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "InstallPlan", "name": plan.name, "namespace": text(&sub.value, "/metadata/namespace")});
-        sub.status["state"] = json!(state::UPGRADE_PENDING);
+        let failed = fail_forward && plan.phase == "Failed";
+        sub.status["state"] = json!(if failed {
+            state::UPGRADE_FAILED
+        } else {
+            state::UPGRADE_PENDING
+        });
         let starting = sub.spec("startingCSV").to_owned();
         if !starting.is_empty() {
             sub.status["currentCSV"] = json!(starting);
@@ -483,7 +516,7 @@ fn observe(
         &current,
         csvs.contains(&current),
         plan.is_some_and(|p| p.phase == "Failed"),
-        false,
+        fail_forward,
     ) {
         if sub.status_text("state") != new_state {
             sub.status["state"] = json!(new_state);
@@ -592,11 +625,28 @@ fn existing_entries(
     csvs: &[Arc<olm_v0_api::v1alpha1::ClusterServiceVersion>],
     views: &[resolver::Subscription],
     subs: &[Sub],
+    fail_forward: bool,
 ) -> Result<Vec<Entry>, Error> {
+    let values: Vec<Value> = csvs
+        .iter()
+        .map(|c| serde_json::to_value(&**c).map_err(|e| Error(e.to_string())))
+        .collect::<Result<_, _>>()?;
+    let chain: Vec<decide::ChainLink> = values
+        .iter()
+        .map(|v| decide::ChainLink {
+            name: text(v, "/metadata/name").to_owned(),
+            replaces: text(v, "/spec/replaces").to_owned(),
+            phase: text(v, "/status/phase").to_owned(),
+        })
+        .collect();
     let mut out = Vec::with_capacity(csvs.len());
-    for csv in csvs {
-        let value = serde_json::to_value(&**csv).map_err(|e| Error(e.to_string()))?;
+    for (csv, value) in csvs.iter().zip(values) {
         let name = csv.name_any();
+        // Seed 001: Replacing CSVs whose chain ends in a Failed one are left out, so the
+        // failed upgrade can be replaced by a newer one.
+        if fail_forward && decide::left_out_by_fail_forward(&name, &chain) {
+            continue;
+        }
         let installed_by: Vec<(String, String)> = views
             .iter()
             .zip(subs)
