@@ -1441,7 +1441,7 @@ async fn catalog_source_address(env: &Env, id: &str) -> Result<()> {
 struct Served {
     address: String,
     stop: tokio::sync::oneshot::Sender<()>,
-    server: tokio::task::JoinHandle<std::result::Result<(), tonic::transport::Error>>,
+    server: tokio::task::JoinHandle<std::result::Result<(), olm_registry::server::ServeError>>,
 }
 
 impl Served {
@@ -1458,26 +1458,16 @@ async fn serve_fbc(fbc: &str) -> Result<Served> {
     std::fs::write(dir.path().join("catalog.json"), fbc)?;
     let catalog = olm_catalog::load::load_path(dir.path())?;
     let registry = std::sync::Arc::new(olm_registry::Registry::build(&catalog, String::new())?);
-    let metas = std::sync::Arc::new(olm_registry::metas::Metas::new(&registry.metas));
-    let (stopping, stop_watch) = tokio::sync::watch::channel(false);
-    let routes = olm_registry::server::routes(
-        olm_registry::server::Service::new(registry, metas),
-        stop_watch,
-    )?;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let address = listener.local_addr()?.to_string();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(
-        tonic::transport::Server::builder()
-            .add_routes(routes)
-            .serve_with_incoming_shutdown(
-                tokio_stream::wrappers::TcpListenerStream::new(listener),
-                async move {
-                    let _ = stopped.await;
-                    let _ = stopping.send(true);
-                },
-            ),
-    );
+    let server = tokio::spawn(olm_registry::server::serve(
+        registry,
+        listener,
+        async move {
+            let _ = stopped.await;
+        },
+    ));
     Ok(Served {
         address,
         stop,
@@ -2045,6 +2035,58 @@ async fn subscribe_fail_forward(env: &Env, id: &str) -> Result<()> {
     })
     .await?;
     third.stop().await?;
+    Ok(())
+}
+
+/// A CatalogSource whose image olm serves itself (no registry Pod: the test control plane has
+/// no kubelet): the catalog image is pulled from a real registry, served in process, and polled
+/// (`registryPoll`); pushing a new catalog to the same tag upgrades the Subscription.
+async fn catalog_in_process(env: &Env, id: &str) -> Result<()> {
+    let ns = id;
+    let api_group = format!("{id}.example.com");
+    env.namespace(ns, json!({})).await?;
+    env.apply(group(ns, "og", json!({"targetNamespaces": [ns]})))
+        .await?;
+    let registry =
+        olm_testenv::registry::Registry::start().map_err(|e| anyhow!("a local registry: {e}"))?;
+    let pusher = olm_image::Client::new(olm_image::ClientOptions::default());
+    let push = |fbc: String| {
+        let pusher = pusher.clone();
+        let reference = format!("{}/catalog:latest", registry.addr());
+        async move {
+            let dir = tempfile::tempdir()?;
+            std::fs::create_dir_all(dir.path().join("configs"))?;
+            std::fs::write(dir.path().join("configs/catalog.json"), fbc)?;
+            let image = olm_image::catalog_image(&dir.path().join("configs"))?;
+            let reference: olm_image::ImageRef = reference.parse()?;
+            pusher.push(&image, &reference).await?;
+            anyhow::Ok(())
+        }
+    };
+    push(foo_bar_catalog(&api_group, false)).await?;
+    env.apply(
+        json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
+        "metadata": {"name": "served", "namespace": ns,
+            "annotations": {"olm.operatorframework.io/serve-in-process": "true"}},
+        "spec": {"sourceType": "grpc", "image": format!("{}/catalog:latest", registry.addr()),
+            "updateStrategy": {"registryPoll": {"interval": "2s"}}}}),
+    )
+    .await?;
+    env.apply(subscription(ns, "foo", "foo", "served", "Automatic"))
+        .await?;
+    env.wait_phase(ns, "foo.v1.0.0", "Succeeded", "InstallSucceeded")
+        .await?;
+    let pods: Api<k8s_openapi::api::core::v1::Pod> = Api::namespaced(env.client.clone(), ns);
+    // No registry Pod.
+    let registry_pods = ListParams::default().labels("olm.catalogSource=served");
+    check_eq!(pods.list(&registry_pods).await?.items.len(), 0);
+    push(foo_bar_catalog(&api_group, true)).await?;
+    env.wait_phase(ns, "foo.v2.0.0", "Succeeded", "InstallSucceeded")
+        .await?;
+    wait_subscription(env, ns, "foo", "foo upgraded", |s| {
+        s["status"]["installedCSV"] == "foo.v2.0.0"
+    })
+    .await?;
     Ok(())
 }
 
@@ -2915,7 +2957,7 @@ async fn olm_v0_on_a_control_plane() -> Result<()> {
         node_address: plane.node_address(),
     };
 
-    let together: [(&str, Scenario); 25] = [
+    let together: [(&str, Scenario); 26] = [
         ("subscribe-and-upgrade", |e, id| {
             Box::pin(subscribe_and_upgrade(e, id))
         }),
@@ -2927,6 +2969,9 @@ async fn olm_v0_on_a_control_plane() -> Result<()> {
         }),
         ("subscribe-images", |e, id| {
             Box::pin(subscribe_images(e, id))
+        }),
+        ("catalog-in-process", |e, id| {
+            Box::pin(catalog_in_process(e, id))
         }),
         ("subscribe-fail-forward", |e, id| {
             Box::pin(subscribe_fail_forward(e, id))

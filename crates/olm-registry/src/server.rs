@@ -253,3 +253,40 @@ pub fn routes(
         .add_service(v1alpha);
     Ok(routes)
 }
+
+/// Serves `registry` on `listener` until `stop` resolves: every service of [`routes`], the
+/// health watches ended first so a graceful stop does not wait on their clients. What `olm
+/// catalog serve`, CatalogSources served in process and the tests all run.
+///
+/// # Errors
+///
+/// The reflection descriptor does not load (a build defect), or the server fails.
+pub async fn serve(
+    registry: Arc<Registry>,
+    listener: tokio::net::TcpListener,
+    stop: impl std::future::Future<Output = ()> + Send,
+) -> Result<(), ServeError> {
+    let metas = Arc::new(crate::metas::Metas::new(&registry.metas));
+    let (stopping, stop_watch) = tokio::sync::watch::channel(false);
+    let routes = routes(Service::new(registry, metas), stop_watch)?;
+    let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+    tonic::transport::Server::builder()
+        .add_routes(routes)
+        .serve_with_incoming_shutdown(incoming, async move {
+            stop.await;
+            let _ = stopping.send(true);
+        })
+        .await?;
+    Ok(())
+}
+
+/// Why [`serve`] stopped with an error.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The reflection descriptor does not load.
+    #[error("registry reflection: {0}")]
+    Reflection(#[from] tonic_reflection::server::Error),
+    /// The gRPC server failed.
+    #[error("serving: {0}")]
+    Transport(#[from] tonic::transport::Error),
+}

@@ -104,10 +104,6 @@ fn build(dir: &Path, digest: String) -> anyhow::Result<Registry> {
 }
 
 async fn listen(port: u16, registry: Arc<Registry>) -> anyhow::Result<()> {
-    let metas = Arc::new(olm_registry::metas::Metas::new(&registry.metas));
-    let service = olm_registry::server::Service::new(registry, metas);
-    let (stopping, stop_watch) = tokio::sync::watch::channel(false);
-    let routes = olm_registry::server::routes(service, stop_watch)?;
     let addr = SocketAddr::from(([0, 0, 0, 0], port));
     let listener = tokio::net::TcpListener::bind(addr)
         .await
@@ -116,16 +112,7 @@ async fn listen(port: u16, registry: Arc<Registry>) -> anyhow::Result<()> {
         "olm catalog serve: serving registry on {}",
         listener.local_addr()?
     );
-    let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
-    tonic::transport::Server::builder()
-        .add_routes(routes)
-        .serve_with_incoming_shutdown(incoming, async move {
-            shutdown().await;
-            // Health watches end, so the graceful stop does not wait on their clients.
-            let _ = stopping.send(true);
-        })
-        .await
-        .context("serving")?;
+    olm_registry::server::serve(registry, listener, shutdown()).await?;
     Ok(())
 }
 

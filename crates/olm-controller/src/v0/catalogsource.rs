@@ -10,6 +10,7 @@
 //! Not yet: ConfigMap sources, registry polling.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures::StreamExt;
 use futures::channel::mpsc;
@@ -31,6 +32,7 @@ use serde_json::{Value, json};
 use tracing::{info, warn};
 
 use super::connection::Connections;
+use super::inprocess::{InProcess, SERVE_IN_PROCESS_ANNOTATION};
 use super::{FIELD_MANAGER, Index};
 use crate::context::Shared;
 use crate::metrics::Outcome;
@@ -51,6 +53,8 @@ struct Ctx {
     failures: Failures,
     connections: Connections,
     wake: mpsc::Sender<ObjectRef<CatalogSource>>,
+    /// Catalogs served by olm itself.
+    in_process: Arc<InProcess>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -72,9 +76,14 @@ pub async fn run(
 ) {
     let client = shared.client.clone();
     let (wake, woken) = mpsc::channel(256);
-    // Deleted CatalogSources' connections are closed.
+    let in_process = Arc::new(InProcess::new(
+        shared.images.clone(),
+        &shared.cache_dir.join("v0-catalogs"),
+    ));
+    // Deleted CatalogSources' connections are closed and in-process registries stopped.
     let forget = {
         let connections = connections.clone();
+        let in_process = in_process.clone();
         let api = Api::<CatalogSource>::all(client.clone());
         tokio::spawn(async move {
             let events = watcher::watcher(api, watcher::Config::default()).default_backoff();
@@ -82,6 +91,7 @@ pub async fn run(
             while let Some(e) = events.next().await {
                 if let Ok(watcher::Event::Delete(s)) = e {
                     connections.forget(&key(&s));
+                    in_process.forget(&key(&s));
                 }
             }
         })
@@ -92,6 +102,7 @@ pub async fn run(
         failures: Failures::default(),
         connections: connections.clone(),
         wake,
+        in_process,
     });
     Controller::new(
         Api::<CatalogSource>::all(client.clone()),
@@ -132,10 +143,11 @@ async fn reconcile(source: Arc<CatalogSource>, ctx: Arc<Ctx>) -> Result<Action, 
     ctx.shared
         .metrics
         .observe(CATALOG_SOURCE_CONTROLLER, outcome, started.elapsed());
-    result.map(|()| Action::await_change())
+    result.map(|poll| poll.map_or_else(Action::await_change, Action::requeue))
 }
 
-async fn sync(source: &CatalogSource, ctx: &Ctx) -> Result<(), Error> {
+/// One pass; `Some(interval)` when the source's image is polled in process.
+async fn sync(source: &CatalogSource, ctx: &Ctx) -> Result<Option<Duration>, Error> {
     let value = serde_json::to_value(source).map_err(|e| Error(e.to_string()))?;
     let current = value.get("status").cloned().unwrap_or_else(|| json!({}));
     let mut status = current.clone();
@@ -147,7 +159,9 @@ async fn sync(source: &CatalogSource, ctx: &Ctx) -> Result<(), Error> {
         obj.remove("connectionState");
         obj.insert("reason".into(), json!(SPEC_INVALID_REASON));
         obj.insert("message".into(), json!(message));
-        return write_status(ctx, source, &current, status).await;
+        return write_status(ctx, source, &current, status)
+            .await
+            .map(|()| None);
     }
     if obj.get("reason").and_then(Value::as_str) == Some(SPEC_INVALID_REASON) {
         obj.remove("reason");
@@ -157,9 +171,36 @@ async fn sync(source: &CatalogSource, ctx: &Ctx) -> Result<(), Error> {
         .as_str()
         .is_some_and(|i| !i.is_empty());
     if value["spec"]["sourceType"] != "grpc" {
-        return write_status(ctx, source, &current, status).await;
+        return write_status(ctx, source, &current, status)
+            .await
+            .map(|()| None);
     }
-    let address = if has_image {
+    let in_process = has_image
+        && source
+            .annotations()
+            .get(SERVE_IN_PROCESS_ANNOTATION)
+            .is_some_and(|v| v == "true");
+    if !in_process {
+        ctx.in_process.forget(&key(source));
+    }
+    let address = if in_process {
+        let image = value["spec"]["image"].as_str().unwrap_or_default();
+        match ctx.in_process.ensure(&key(source), image).await {
+            Ok((address, _)) => {
+                if obj.get("reason").and_then(Value::as_str) == Some(REGISTRY_SERVER_REASON) {
+                    obj.remove("reason");
+                    obj.remove("message");
+                }
+                address
+            }
+            Err(e) => {
+                obj.insert("reason".into(), json!(REGISTRY_SERVER_REASON));
+                obj.insert("message".into(), json!(e.clone()));
+                write_status(ctx, source, &current, status).await?;
+                return Err(Error(e));
+            }
+        }
+    } else if has_image {
         registry_address(&value)
     } else {
         value["spec"]["address"]
@@ -175,8 +216,43 @@ async fn sync(source: &CatalogSource, ctx: &Ctx) -> Result<(), Error> {
             json!({"address": c.address, "lastObservedState": c.observed, "lastConnect": c.since}),
         );
     }
+    if in_process {
+        // The registry is olm's own: no Pod, Service or NetworkPolicy; the image is polled
+        // when the spec asks.
+        let poll = value
+            .pointer("/spec/updateStrategy/registryPoll/interval")
+            .and_then(Value::as_str)
+            .and_then(|i| olm_goenc::duration::parse_duration(i).ok())
+            .and_then(|d| u64::try_from(d.as_nanos()).ok())
+            .filter(|n| *n > 0)
+            .map(Duration::from_nanos);
+        // The poll time is written when a poll is due, not on every pass: the write itself
+        // wakes the next pass.
+        let now = jiff::Timestamp::now();
+        let last = obj
+            .get("latestImageRegistryPoll")
+            .and_then(Value::as_str)
+            .and_then(|t| t.parse::<jiff::Timestamp>().ok());
+        let mut next = poll;
+        if let Some(interval) = poll {
+            let since = last.map(|l| now.duration_since(l).unsigned_abs());
+            match since {
+                Some(since) if since < interval => next = Some(interval - since),
+                _ => {
+                    obj.insert(
+                        "latestImageRegistryPoll".into(),
+                        json!(super::now().0.to_string()),
+                    );
+                }
+            }
+        }
+        write_status(ctx, source, &current, status).await?;
+        return Ok(next);
+    }
     if !has_image {
-        return write_status(ctx, source, &current, status).await;
+        return write_status(ctx, source, &current, status)
+            .await
+            .map(|()| None);
     }
     match ensure_registry(ctx, source, &value).await {
         Ok(()) => {
@@ -193,7 +269,9 @@ async fn sync(source: &CatalogSource, ctx: &Ctx) -> Result<(), Error> {
                 "registryService".into(),
                 registry_service_status(&value, &created),
             );
-            write_status(ctx, source, &current, status).await
+            write_status(ctx, source, &current, status)
+                .await
+                .map(|()| None)
         }
         Err(e) => {
             obj.insert("reason".into(), json!(REGISTRY_SERVER_REASON));

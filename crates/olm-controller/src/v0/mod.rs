@@ -20,6 +20,7 @@ mod cleanup;
 mod connection;
 mod copies;
 mod csv;
+mod inprocess;
 mod install;
 mod installplans;
 mod operatorgroup;
