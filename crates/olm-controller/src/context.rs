@@ -28,4 +28,7 @@ pub struct Shared {
     pub cert_provider: Option<olm_bundle::CertProvider>,
     /// Field owner of server-side applies ([`FIELD_MANAGER`]).
     pub field_manager: &'static str,
+    /// The cluster's global pull secret (`namespace`, `name`), merged over the image client's
+    /// own credentials for bundle pulls (v1's and v0's alike).
+    pub global_pull_secret: Option<(String, String)>,
 }

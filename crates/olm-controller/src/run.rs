@@ -469,6 +469,12 @@ pub async fn serve(
             .metrics
             .register(crate::v0::CATALOG_SOURCE_CONTROLLER, 1);
         shared.metrics.register(crate::v0::COPY_CONTROLLER, 1);
+        shared
+            .metrics
+            .register(crate::v0::SUBSCRIPTION_CONTROLLER, 1);
+        shared
+            .metrics
+            .register(crate::v0::INSTALL_PLAN_CONTROLLER, 1);
         spawn_controller(
             &mut tasks,
             crate::v0::CSV_CONTROLLER,
@@ -748,6 +754,7 @@ async fn setup(options: &Options, kube_config: kube::Config) -> Result<Arc<Share
         images: olm_image::Client::new(options.images.clone()),
         cert_provider,
         field_manager: FIELD_MANAGER,
+        global_pull_secret: options.extension.global_pull_secret.clone(),
     }))
 }
 

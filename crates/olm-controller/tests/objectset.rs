@@ -551,6 +551,7 @@ async fn cluster_object_sets_on_a_real_control_plane() {
         images: olm_image::Client::new(olm_image::ClientOptions::default()),
         cert_provider: None,
         field_manager: FIELD_MANAGER,
+        global_pull_secret: None,
     });
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let controller = tokio::spawn(olm_controller::objectset::run(shared.clone(), async move {

@@ -1818,10 +1818,14 @@ async fn subscribe_unsatisfiable(env: &Env, id: &str) -> Result<()> {
         .await?;
     env.apply(subscription(ns, "foo", "foo", "local", "Automatic"))
         .await?;
+    // Until the registry is read the condition says ErrorPreventedResolution; then the solver's
+    // answer.
     let sub = wait_subscription(env, ns, "foo", "ResolutionFailed", |s| {
-        s["status"]["conditions"]
-            .as_array()
-            .is_some_and(|c| c.iter().any(|c| c["type"] == "ResolutionFailed"))
+        s["status"]["conditions"].as_array().is_some_and(|c| {
+            c.iter().any(|c| {
+                c["type"] == "ResolutionFailed" && c["reason"] == "ConstraintsNotSatisfiable"
+            })
+        })
     })
     .await?;
     let failed = sub["status"]["conditions"]
@@ -1864,6 +1868,51 @@ async fn subscribe_unsatisfiable(env: &Env, id: &str) -> Result<()> {
         })
     })
     .await?;
+
+    // A "registry" that answers every connection with garbage: unhealthy, nothing installed,
+    // and olm keeps going.
+    let garbage = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let garbage_address = garbage.local_addr()?.to_string();
+    let garbage_task = tokio::spawn(async move {
+        use tokio::io::AsyncWriteExt as _;
+        while let Ok((mut socket, _)) = garbage.accept().await {
+            let _ = socket
+                .write_all(b"HTTP/1.1 418 I'm a teapot\r\n\r\n\x00\xff garbage")
+                .await;
+        }
+    });
+    let third = format!("{id}-c");
+    env.namespace(&third, json!({})).await?;
+    env.apply(group(&third, "og", json!({"targetNamespaces": [&third]})))
+        .await?;
+    env.apply(address_source(&third, "junk", &garbage_address))
+        .await?;
+    env.apply(subscription(&third, "foo", "foo", "junk", "Automatic"))
+        .await?;
+    wait_subscription(
+        env,
+        &third,
+        "foo",
+        "CatalogSourcesUnhealthy for garbage",
+        |s| {
+            s["status"]["conditions"].as_array().is_some_and(|c| {
+                c.iter().any(|c| {
+                    c["type"] == "CatalogSourcesUnhealthy"
+                        && c["message"] == format!("targeted catalogsource {third}/junk unhealthy")
+                })
+            })
+        },
+    )
+    .await?;
+    check_eq!(
+        installplans_api(env, &third)
+            .list(&ListParams::default())
+            .await?
+            .items
+            .len(),
+        0
+    );
+    garbage_task.abort();
     served.stop().await?;
     Ok(())
 }

@@ -83,6 +83,16 @@ pub async fn run(
         statuses: Written::default(),
         created: std::sync::Mutex::default(),
     });
+    // v0 bundle pulls use the global pull secret as v1's do.
+    let pull_secret = shared.global_pull_secret.clone().map(|(namespace, name)| {
+        let ctx = ctx.clone();
+        tokio::spawn(async move {
+            let client = ctx.shared.client.clone();
+            ctx.bundles
+                .watch_pull_secret(client, &namespace, &name, std::future::pending::<()>())
+                .await;
+        })
+    });
     let catalog_namespaces = {
         let ctx = ctx.clone();
         changed.map(move |key: String| {
@@ -99,6 +109,9 @@ pub async fn run(
         async move { sync(&ctx, &namespace).await.map_err(|e| e.0) }
     })
     .await;
+    if let Some(task) = pull_secret {
+        task.abort();
+    }
 }
 
 /// The namespaces whose Subscriptions may use catalogs of `catalog_namespace`: that namespace,

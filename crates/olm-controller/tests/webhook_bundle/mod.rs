@@ -58,5 +58,6 @@ pub async fn shared_for(plane: &ControlPlane, cache: &Path) -> Shared {
         images: olm_image::Client::new(olm_image::ClientOptions::default()),
         cert_provider: Some(CertProvider::Builtin),
         field_manager: FIELD_MANAGER,
+        global_pull_secret: None,
     }
 }

@@ -358,3 +358,29 @@ fn dependency_prefers_higher_priority_catalogs() {
         "{from:?}"
     );
 }
+
+#[test]
+fn dependency_cycles_resolve_together() {
+    // a needs b's API and b needs a's: both come in one resolution, each once.
+    let a = with(
+        provides(bundle("a.v1.0.0", "a", "stable", ""), "a.io", "v1", "A"),
+        "olm.gvk.required",
+        r#"{"group":"b.io","version":"v1","kind":"B"}"#,
+    );
+    let b = with(
+        provides(bundle("b.v1.0.0", "b", "stable", ""), "b.io", "v1", "B"),
+        "olm.gvk.required",
+        r#"{"group":"a.io","version":"v1","kind":"A"}"#,
+    );
+    let got = resolve(
+        "ns",
+        &[sub("s", "a", "stable")],
+        &[],
+        &[catalog(vec![a, b])],
+    )
+    .unwrap();
+    assert_eq!(
+        names(&got),
+        vec!["a.v1.0.0 replaces=", "b.v1.0.0 replaces="]
+    );
+}
