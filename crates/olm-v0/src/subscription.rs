@@ -146,6 +146,19 @@ pub struct PlanView {
     pub installed: Option<(String, String)>,
     /// Its `creationTimestamp`, for ordering.
     pub created: String,
+    /// `spec.clusterServiceVersionNames`.
+    pub csvs: Vec<String>,
+}
+
+/// The plan already installing `names` (every one of them), if any that has not failed: a new
+/// plan for the same CSVs would only repeat it. Watch caches can show a plan before the CSVs
+/// it created, so a completed plan counts too; the caller decides how long to trust it.
+pub fn plan_covering<'a>(plans: &'a [PlanView], names: &[&str]) -> Option<&'a PlanView> {
+    plans
+        .iter()
+        .filter(|p| p.phase != "Failed")
+        .filter(|p| names.iter().all(|n| p.csvs.iter().any(|c| c == n)))
+        .max_by_key(|p| p.generation)
 }
 
 /// What a Subscription's state becomes given what exists (upstream's step 3): with a current CSV
@@ -421,6 +434,35 @@ mod tests {
     }
 
     /// After upstream's `fail_forward_test.go` (`TestIsReplacementChainThatEndsInFailure`).
+    #[test]
+    fn covering_plans() {
+        let plan = |name: &str, generation: i64, phase: &str, csvs: &[&str]| PlanView {
+            name: name.into(),
+            generation,
+            phase: phase.into(),
+            csvs: csvs.iter().map(|c| (*c).to_owned()).collect(),
+            ..PlanView::default()
+        };
+        let plans = [
+            plan("a", 1, "Complete", &["x.v1", "y.v1"]),
+            plan("b", 2, "Failed", &["x.v2"]),
+            plan("c", 3, "Installing", &["x.v2", "y.v1"]),
+        ];
+        assert_eq!(
+            plan_covering(&plans, &["x.v1"]).map(|p| p.name.as_str()),
+            Some("a")
+        );
+        assert_eq!(
+            plan_covering(&plans, &["x.v2"]).map(|p| p.name.as_str()),
+            Some("c")
+        );
+        assert!(plan_covering(&plans, &["x.v1", "z.v1"]).is_none());
+        assert!(
+            plan_covering(&plans[..2], &["x.v2"]).is_none(),
+            "a failed plan covers nothing"
+        );
+    }
+
     #[test]
     fn fail_forward_chains() {
         let link = |name: &str, replaces: &str, phase: &str| ChainLink {

@@ -45,6 +45,8 @@ use crate::written::Written;
 
 /// The name the Subscription controller's metrics and logs go by.
 pub const SUBSCRIPTION_CONTROLLER: &str = "subscription";
+/// How long a completed plan's CSVs are trusted to be on their way into the cache.
+const RECENT_PLAN: Duration = Duration::from_secs(30);
 /// The OperatorGroup annotation that keeps the global catalog namespace out of resolution.
 const EXCLUDE_GLOBAL_CATALOGS: &str =
     "olm.operatorframework.io/exclude-global-namespace-resolution";
@@ -222,6 +224,7 @@ fn plan_view(plan: &InstallPlan) -> PlanView {
         generation: plan.spec.generation.unwrap_or(0),
         phase: text(&value, "/status/phase").to_owned(),
         installed,
+        csvs: plan.spec.cluster_service_version_names.clone(),
         created: plan
             .creation_timestamp()
             .map(|t| t.0.to_string())
@@ -374,6 +377,22 @@ async fn sync(ctx: &Ctx, namespace: &str) -> Result<Option<Duration>, Error> {
     });
     if unchanged {
         return Ok(None);
+    }
+    // A plan for exactly these CSVs is under way (its progress wakes the next pass), or finished
+    // a moment ago and the CSV cache has not caught up: no second plan.
+    let names: Vec<&str> = new.iter().map(|r| r.entry.name.as_str()).collect();
+    if let Some(plan) = decide::plan_covering(&views, &names) {
+        if plan.phase != "Complete" {
+            return Ok(None);
+        }
+        let age = plan
+            .created
+            .parse::<jiff::Timestamp>()
+            .map(|t| jiff::Timestamp::now().duration_since(t).unsigned_abs())
+            .unwrap_or_default();
+        if age < RECENT_PLAN {
+            return Ok(Some(RECENT_PLAN - age));
+        }
     }
     let mut steps: Vec<Step> = Vec::new();
     let mut served: HashMap<usize, String> = HashMap::new();
@@ -773,6 +792,7 @@ async fn ensure_plan(
                 }
                 .to_owned(),
                 installed: None,
+                csvs: csv_names.to_vec(),
                 created: created
                     .creation_timestamp()
                     .map(|t| t.0.to_string())
