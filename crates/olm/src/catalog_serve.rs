@@ -104,6 +104,8 @@ fn build(dir: &Path, digest: String) -> anyhow::Result<Registry> {
 }
 
 async fn listen(port: u16, registry: Arc<Registry>) -> anyhow::Result<()> {
+    // Signals are caught from before the port answers.
+    let stop = shutdown();
     let addr = SocketAddr::from(([0, 0, 0, 0], port));
     let listener = tokio::net::TcpListener::bind(addr)
         .await
@@ -112,17 +114,22 @@ async fn listen(port: u16, registry: Arc<Registry>) -> anyhow::Result<()> {
         "olm catalog serve: serving registry on {}",
         listener.local_addr()?
     );
-    olm_registry::server::serve(registry, listener, shutdown()).await?;
+    olm_registry::server::serve(registry, listener, stop).await?;
     Ok(())
 }
 
-async fn shutdown() {
-    let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-        Ok(s) => s,
-        Err(_) => return std::future::pending().await,
-    };
-    tokio::select! {
-        _ = term.recv() => {}
-        _ = tokio::signal::ctrl_c() => {}
+/// Resolves on SIGTERM or Ctrl-C. The SIGTERM handler is installed when this is called, not
+/// when the future is first polled, so a signal that arrives as soon as the port answers (as
+/// Kubernetes may send it) is not lost to the default action.
+fn shutdown() -> impl std::future::Future<Output = ()> {
+    let term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate());
+    async move {
+        let Ok(mut term) = term else {
+            return std::future::pending().await;
+        };
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = tokio::signal::ctrl_c() => {}
+        }
     }
 }
