@@ -113,7 +113,8 @@ impl fmt::Display for ShapeError {
 
 impl std::error::Error for ShapeError {}
 
-fn describe(v: Option<&Value>) -> &'static str {
+/// How a JSON value is described in errors.
+pub(crate) fn describe(v: Option<&Value>) -> &'static str {
     match v {
         None => "nothing",
         Some(Value::Null) => "null",

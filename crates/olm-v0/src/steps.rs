@@ -298,7 +298,7 @@ impl Step {
                     source: ShapeError {
                         path: "optional".to_owned(),
                         expected: "a boolean",
-                        found: found(other),
+                        found: crate::inject::describe(other),
                     },
                 });
             }
@@ -340,7 +340,10 @@ impl StepResource {
         };
         let value: Value = serde_json::from_str(&self.manifest).map_err(|e| bad(e.to_string()))?;
         let Value::Object(mut object) = value else {
-            return Err(bad(format!("found {}", found(Some(&value)))));
+            return Err(bad(format!(
+                "found {}",
+                crate::inject::describe(Some(&value))
+            )));
         };
         let kind = if self.kind == BUNDLE_SECRET_KIND {
             SECRET_KIND
@@ -362,19 +365,6 @@ impl StepResource {
         }
         out.extend(object);
         Ok(Value::Object(out))
-    }
-}
-
-/// How a JSON value is described in errors.
-fn found(v: Option<&Value>) -> &'static str {
-    match v {
-        None => "nothing",
-        Some(Value::Null) => "null",
-        Some(Value::Bool(_)) => "a boolean",
-        Some(Value::Number(_)) => "a number",
-        Some(Value::String(_)) => "a string",
-        Some(Value::Array(_)) => "an array",
-        Some(Value::Object(_)) => "an object",
     }
 }
 
@@ -499,7 +489,7 @@ fn child<'a>(
             source: ShapeError {
                 path: key.to_owned(),
                 expected: "an object",
-                found: found(Some(other)),
+                found: crate::inject::describe(Some(other)),
             },
         }),
     }
@@ -646,7 +636,7 @@ impl PolicyRule {
                     other => Err(ShapeError {
                         path: format!("{path}.{key}[{i}]"),
                         expected: "a string",
-                        found: found(Some(other)),
+                        found: crate::inject::describe(Some(other)),
                     }),
                 })
                 .collect::<Result<Vec<_>, _>>()
