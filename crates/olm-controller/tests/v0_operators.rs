@@ -1383,6 +1383,142 @@ async fn catalog_source(env: &Env, id: &str) -> Result<()> {
     Ok(())
 }
 
+/// `registryPoll` on a registry Pod: every interval an update pod starts; the same digest
+/// discards it, a new digest promotes it and retires the serving Pod, a failed one is deleted
+/// and reported; an interval that does not parse gets upstream's message. No kubelet runs the
+/// Pods (their node selector matches no node): the test writes their status as one would.
+async fn catalog_poll(env: &Env, id: &str) -> Result<()> {
+    let ns = id;
+    env.namespace(ns, json!({})).await?;
+    let sources: Api<DynamicObject> = Api::namespaced_with(
+        env.client.clone(),
+        ns,
+        &resource(
+            "operators.coreos.com",
+            "v1alpha1",
+            "CatalogSource",
+            "catalogsources",
+        ),
+    );
+    let source = |name: &str, interval: &str| {
+        json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
+            "metadata": {"name": name, "namespace": ns},
+            "spec": {"sourceType": "grpc", "image": "quay.io/example/catalog:latest",
+                "grpcPodConfig": {"nodeSelector": {"olm-test": "no-such-node"}},
+                "updateStrategy": {"registryPoll": {"interval": interval}}}})
+    };
+    env.apply(source("polled", "3s")).await?;
+    let pods = Api::<k8s_openapi::api::core::v1::Pod>::namespaced(env.client.clone(), ns);
+    let list = |selector: &'static str| {
+        let pods = pods.clone();
+        async move {
+            Ok(pods
+                .list(&ListParams::default().labels(selector))
+                .await?
+                .items
+                .into_iter()
+                .filter(|p| p.metadata.deletion_timestamp.is_none())
+                .map(|p| p.name_any())
+                .collect::<Vec<_>>())
+        }
+    };
+    // What a kubelet reports for a running registry that pulled `digest`.
+    let run = |name: String, digest: &'static str, phase: &'static str| {
+        let pods = pods.clone();
+        async move {
+            let status = json!({"status": {"phase": phase,
+                "conditions": [{"type": "Ready", "status": if phase == "Running" { "True" } else { "False" }}],
+                "containerStatuses": [{"name": "registry-server", "image": "quay.io/example/catalog:latest",
+                    "imageID": format!("quay.io/example/catalog@sha256:{digest}"), "ready": phase == "Running",
+                    "restartCount": 0, "state": {"running": {}}}]}});
+            pods.patch_status(&name, &PatchParams::default(), &Patch::Merge(status))
+                .await?;
+            anyhow::Ok(())
+        }
+    };
+    let serving = "olm.catalogSource=polled";
+    let updating = "catalogsource.operators.coreos.com/update=polled";
+    let first = wait("the registry pod", || list(serving), |p| p.len() == 1).await?;
+    run(first[0].clone(), "aaaa", "Running").await?;
+    // The same digest: the update pod goes, the serving Pod stays.
+    let update = wait("an update pod", || list(updating), |p| p.len() == 1).await?;
+    let polled = sources.get("polled").await?;
+    check_eq!(
+        polled.data["status"]["latestImageRegistryPoll"].is_string(),
+        true
+    );
+    let labels = pods.get(&update[0]).await?.labels().clone();
+    check_eq!(
+        labels.get("olm.catalogSource").map(String::as_str),
+        Some(""),
+        "the Service must not route to an update pod"
+    );
+    run(update[0].clone(), "aaaa", "Running").await?;
+    wait(
+        "the same-digest update pod discarded",
+        || list(updating),
+        |p| !p.contains(&update[0]),
+    )
+    .await?;
+    check_eq!(list(serving).await?, first);
+    // A new digest: the next update pod is promoted and the old Pod retired.
+    let update = wait(
+        "the next update pod",
+        || list(updating),
+        |p| p.len() == 1 && !p.contains(&update[0]),
+    )
+    .await?;
+    run(update[0].clone(), "bbbb", "Running").await?;
+    wait(
+        "the promoted pod serving",
+        || list(serving),
+        |p| *p == update,
+    )
+    .await?;
+    // A failed update pod is deleted and reported.
+    let failing = wait(
+        "another update pod",
+        || list(updating),
+        |p| p.len() == 1 && !p.contains(&update[0]),
+    )
+    .await?;
+    run(failing[0].clone(), "cccc", "Failed").await?;
+    let reported = wait(
+        "RegistryServerError",
+        || async { Ok(sources.get("polled").await?) },
+        |s| s.data["status"]["reason"] == "RegistryServerError",
+    )
+    .await?;
+    check_eq!(
+        reported.data["status"]["message"],
+        format!(
+            "couldn't ensure registry server - error ensuring update pod for catalog source polled: update pod {} in a Failed state: deleted update pod",
+            failing[0]
+        )
+    );
+    wait(
+        "the failed update pod deleted",
+        || list(updating),
+        |p| !p.contains(&failing[0]),
+    )
+    .await?;
+    check_eq!(list(serving).await?, update);
+    sources.delete("polled", &DeleteParams::default()).await?;
+    // An interval Go cannot parse: the default, and upstream's message.
+    env.apply(source("unparsable", "ten minutes")).await?;
+    let bad = wait(
+        "InvalidIntervalError",
+        || async { Ok(sources.get("unparsable").await?) },
+        |s| s.data["status"]["reason"] == "InvalidIntervalError",
+    )
+    .await?;
+    check_eq!(
+        bad.data["status"]["message"],
+        "error parsing spec.updateStrategy.registryPoll.interval. Using the default value of 15m0s instead. Error: time: invalid duration \"ten minutes\""
+    );
+    Ok(())
+}
+
 /// A grpc CatalogSource with `spec.address`: olm dials it and `status.connectionState` follows
 /// the registry — `READY` while an `olm catalog serve` registry (run here in-process) answers,
 /// `TRANSIENT_FAILURE` once it stops.
@@ -3006,7 +3142,8 @@ async fn olm_v0_on_a_control_plane() -> Result<()> {
         node_address: plane.node_address(),
     };
 
-    let together: [(&str, Scenario); 26] = [
+    let together: [(&str, Scenario); 27] = [
+        ("catalog-poll", |e, id| Box::pin(catalog_poll(e, id))),
         ("subscribe-and-upgrade", |e, id| {
             Box::pin(subscribe_and_upgrade(e, id))
         }),

@@ -18,6 +18,7 @@
 mod condition;
 mod labels;
 mod name;
+pub mod patch;
 pub mod retry;
 mod selector;
 

@@ -29,6 +29,7 @@ pub mod operatorgroup;
 pub mod packagemanifest;
 pub mod phase;
 pub mod rbac;
+pub mod registrypoll;
 pub mod requirements;
 pub mod resolver;
 pub mod status;

@@ -7,7 +7,11 @@
 //! Every grpc source's registry (`spec.address`, or the Service) is dialled and watched
 //! ([`super::connection`]), and `status.connectionState` follows it.
 //!
-//! Not yet: ConfigMap sources, registry polling.
+//! `spec.updateStrategy.registryPoll` starts an update pod every interval and promotes it when
+//! its image digest differs from the serving Pod's ([`olm_v0::registrypoll`]); catalogs served
+//! in process re-resolve their tag instead.
+//!
+//! Not yet: ConfigMap sources.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -26,6 +30,10 @@ use olm_v0::catalogsource::{
     CATALOG_SOURCE_LABEL, POD_HASH_LABEL, PodInput, REGISTRY_SERVER_REASON, SPEC_INVALID_REASON,
     SecurityConfig, grpc_server_network_policy, registry_address, registry_pod, registry_service,
     registry_service_account, registry_service_status, validate,
+};
+use olm_v0::registrypoll::{
+    INVALID_INTERVAL_REASON, NOT_READY_REQUEUE, PodFacts, Poll, UPDATE_LABEL, UpdateStep,
+    promoted_labels, update_pod, update_step,
 };
 use olm_v0_api::v1alpha1::CatalogSource;
 use serde_json::{Value, json};
@@ -167,6 +175,35 @@ async fn sync(source: &CatalogSource, ctx: &Ctx) -> Result<Option<Duration>, Err
         obj.remove("reason");
         obj.remove("message");
     }
+    let poll = olm_v0::registrypoll::poll(&value);
+    match poll.as_ref().and_then(|p| p.parsing_error.as_ref()) {
+        Some(message) => {
+            obj.insert("reason".into(), json!(INVALID_INTERVAL_REASON));
+            obj.insert("message".into(), json!(message));
+        }
+        None if obj.get("reason").and_then(Value::as_str) == Some(INVALID_INTERVAL_REASON) => {
+            obj.remove("reason");
+            obj.remove("message");
+        }
+        None => {}
+    }
+    let now = super::now();
+    let times = PollTimes {
+        now: std::time::SystemTime::from(now.0),
+        last: obj
+            .get("latestImageRegistryPoll")
+            .and_then(Value::as_str)
+            .and_then(|t| t.parse::<jiff::Timestamp>().ok())
+            .map(std::time::SystemTime::from),
+        created: source
+            .metadata
+            .creation_timestamp
+            .as_ref()
+            .map_or(std::time::SystemTime::from(now.0), |t| {
+                std::time::SystemTime::from(t.0)
+            }),
+        stamp: now.0.to_string(),
+    };
     let has_image = value["spec"]["image"]
         .as_str()
         .is_some_and(|i| !i.is_empty());
@@ -217,35 +254,15 @@ async fn sync(source: &CatalogSource, ctx: &Ctx) -> Result<Option<Duration>, Err
         );
     }
     if in_process {
-        // The registry is olm's own: no Pod, Service or NetworkPolicy; the image is polled
-        // when the spec asks.
-        let poll = value
-            .pointer("/spec/updateStrategy/registryPoll/interval")
-            .and_then(Value::as_str)
-            .and_then(|i| olm_goenc::duration::parse_duration(i).ok())
-            .and_then(|d| u64::try_from(d.as_nanos()).ok())
-            .filter(|n| *n > 0)
-            .map(Duration::from_nanos);
-        // The poll time is written when a poll is due, not on every pass: the write itself
-        // wakes the next pass.
-        let now = jiff::Timestamp::now();
-        let last = obj
-            .get("latestImageRegistryPoll")
-            .and_then(Value::as_str)
-            .and_then(|t| t.parse::<jiff::Timestamp>().ok());
-        let mut next = poll;
-        if let Some(interval) = poll {
-            let since = last.map(|l| now.duration_since(l).unsigned_abs());
-            match since {
-                Some(since) if since < interval => next = Some(interval - since),
-                _ => {
-                    obj.insert(
-                        "latestImageRegistryPoll".into(),
-                        json!(super::now().0.to_string()),
-                    );
-                }
+        // The registry is olm's own: no Pod, Service or NetworkPolicy. `ensure` above resolved
+        // the tag already; the poll time is written when a poll is due, not on every pass (the
+        // write itself wakes the next pass).
+        let next = poll.map(|poll| {
+            if times.due(&poll) {
+                obj.insert("latestImageRegistryPoll".into(), json!(times.stamp));
             }
-        }
+            times.resync(&poll, obj)
+        });
         write_status(ctx, source, &current, status).await?;
         return Ok(next);
     }
@@ -255,8 +272,14 @@ async fn sync(source: &CatalogSource, ctx: &Ctx) -> Result<Option<Duration>, Err
             .map(|()| None);
     }
     match ensure_registry(ctx, source, &value).await {
-        Ok(()) => {
-            if obj.get("reason").and_then(Value::as_str) == Some(REGISTRY_SERVER_REASON) {
+        Ok(serving) => {
+            let failed_poll = obj
+                .get("message")
+                .and_then(Value::as_str)
+                .is_some_and(olm_v0::registrypoll::reports_failed_poll);
+            if obj.get("reason").and_then(Value::as_str) == Some(REGISTRY_SERVER_REASON)
+                && !failed_poll
+            {
                 obj.remove("reason");
                 obj.remove("message");
             }
@@ -269,9 +292,14 @@ async fn sync(source: &CatalogSource, ctx: &Ctx) -> Result<Option<Duration>, Err
                 "registryService".into(),
                 registry_service_status(&value, &created),
             );
-            write_status(ctx, source, &current, status)
-                .await
-                .map(|()| None)
+            let Some(poll) = poll else {
+                return write_status(ctx, source, &current, status)
+                    .await
+                    .map(|()| None);
+            };
+            let polled = poll_registry(ctx, source, &value, &poll, &serving, &times, obj).await;
+            write_status(ctx, source, &current, status).await?;
+            polled.map(Some)
         }
         Err(e) => {
             obj.insert("reason".into(), json!(REGISTRY_SERVER_REASON));
@@ -282,23 +310,139 @@ async fn sync(source: &CatalogSource, ctx: &Ctx) -> Result<Option<Duration>, Err
     }
 }
 
-/// Applies the ServiceAccount, Service and NetworkPolicy, and makes the registry Pod unless one
-/// with the current spec hash exists (deleting those with another).
-async fn ensure_registry(ctx: &Ctx, source: &CatalogSource, value: &Value) -> Result<(), Error> {
+/// When a polled source's last poll was and what the time is, as the shell read them.
+struct PollTimes {
+    now: std::time::SystemTime,
+    last: Option<std::time::SystemTime>,
+    created: std::time::SystemTime,
+    /// `now` as `status.latestImageRegistryPoll` is written.
+    stamp: String,
+}
+
+impl PollTimes {
+    fn due(&self, poll: &Poll) -> bool {
+        olm_v0::registrypoll::due(poll, self.last, self.created, self.now)
+    }
+
+    /// When to look again, counting from the poll time in `status` (just stamped or not).
+    fn resync(&self, poll: &Poll, status: &serde_json::Map<String, Value>) -> Duration {
+        let last = if status.get("latestImageRegistryPoll") == Some(&json!(self.stamp)) {
+            Some(self.now)
+        } else {
+            self.last
+        };
+        olm_v0::registrypoll::resync_after(poll, last, self.created, self.now)
+    }
+}
+
+/// One polling step for a source whose registry Pods exist (`serving`): start, wait for,
+/// promote or discard the update pod. Returns when to look again.
+async fn poll_registry(
+    ctx: &Ctx,
+    source: &CatalogSource,
+    value: &Value,
+    poll: &Poll,
+    serving: &[PodFacts],
+    times: &PollTimes,
+    status: &mut serde_json::Map<String, Value>,
+) -> Result<Duration, Error> {
     let namespace = source.namespace().unwrap_or_default();
     let name = source.name_any();
-    let client = &ctx.shared.client;
-    let params = PatchParams::apply(FIELD_MANAGER).force();
-    let sa = registry_service_account(value);
-    for object in [
-        &sa,
-        &registry_service(value),
-        &grpc_server_network_policy(value),
-    ] {
-        super::serving::apply(client, &namespace, object, &params)
-            .await
-            .map_err(Error)?;
+    let pods: Api<Pod> = Api::namespaced(ctx.shared.client.clone(), &namespace);
+    let updates: Vec<PodFacts> = pods
+        .list(&ListParams::default().labels(&format!("{UPDATE_LABEL}={name}")))
+        .await?
+        .items
+        .iter()
+        .filter(|p| p.metadata.deletion_timestamp.is_none())
+        .map(pod_facts)
+        .collect::<Result<_, _>>()?;
+    let step = update_step(&name, times.due(poll), serving, &updates);
+    let grace = |seconds| DeleteParams {
+        grace_period_seconds: Some(seconds),
+        ..DeleteParams::default()
+    };
+    if matches!(
+        step,
+        UpdateStep::Promote { .. } | UpdateStep::Discard { .. }
+    ) && status.get("reason").and_then(Value::as_str) == Some(REGISTRY_SERVER_REASON)
+    {
+        // This poll settles: the last one's failure is no longer news.
+        status.remove("reason");
+        status.remove("message");
     }
+    match step {
+        UpdateStep::Create => {
+            let pod = update_pod(desired_pod(ctx, value, &namespace, &name).await?, &name);
+            let typed: Pod = serde_json::from_value(pod).map_err(|e| Error(e.to_string()))?;
+            let created = pods.create(&post_params(), &typed).await?;
+            info!(catalogsource = %name, namespace = %namespace, pod = %created.name_any(), "catalog update poll: started an update pod");
+            status.insert("latestImageRegistryPoll".into(), json!(times.stamp));
+            return Ok(NOT_READY_REQUEUE);
+        }
+        UpdateStep::Wait { pod } => {
+            info!(catalogsource = %name, namespace = %namespace, pod = %pod, "catalog polling: update pod has not yet reported ready");
+            return Ok(NOT_READY_REQUEUE);
+        }
+        UpdateStep::Failed { pod, message } => {
+            delete_pod(&pods, &pod, &grace(1)).await?;
+            status.insert("reason".into(), json!(REGISTRY_SERVER_REASON));
+            status.insert("message".into(), json!(message));
+            return Err(Error(message));
+        }
+        UpdateStep::Promote { pod, retire } => {
+            pods.patch(
+                &pod,
+                &PatchParams::default(),
+                &kube::api::Patch::Merge(json!({"metadata": {"labels": promoted_labels(&name)}})),
+            )
+            .await?;
+            info!(catalogsource = %name, namespace = %namespace, pod = %pod, "catalog image changed: the update pod serves the catalog now");
+            for old in retire {
+                delete_pod(&pods, &old, &grace(1)).await?;
+            }
+        }
+        UpdateStep::Discard { pods: discarded } => {
+            for old in discarded {
+                delete_pod(&pods, &old, &grace(1)).await?;
+            }
+        }
+        UpdateStep::Idle => {}
+    }
+    Ok(times.resync(poll, status))
+}
+
+/// Deletes a Pod; one already gone is fine.
+async fn delete_pod(pods: &Api<Pod>, name: &str, params: &DeleteParams) -> Result<(), Error> {
+    match pods.delete(name, params).await {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn post_params() -> PostParams {
+    PostParams {
+        field_manager: Some(FIELD_MANAGER.to_owned()),
+        ..PostParams::default()
+    }
+}
+
+fn pod_facts(pod: &Pod) -> Result<PodFacts, Error> {
+    serde_json::to_value(pod)
+        .map(|v| PodFacts::of(&v))
+        .map_err(|e| Error(e.to_string()))
+}
+
+/// The registry Pod `source` should have now (its ServiceAccount's pull secrets and the
+/// namespace's default security profile included).
+async fn desired_pod(
+    ctx: &Ctx,
+    value: &Value,
+    namespace: &str,
+    name: &str,
+) -> Result<Value, Error> {
+    let sa = registry_service_account(value);
     let secrets: Vec<String> = sa["imagePullSecrets"]
         .as_array()
         .into_iter()
@@ -308,82 +452,105 @@ async fn ensure_registry(ctx: &Ctx, source: &CatalogSource, value: &Value) -> Re
     let namespace_labels = ctx
         .index
         .namespaces()
-        .get(&namespace)
+        .get(namespace)
         .cloned()
         .unwrap_or_default();
-    let pod = registry_pod(
+    Ok(registry_pod(
         value,
         &PodInput {
             opm_image: OPM_IMAGE,
             util_image: UTIL_IMAGE,
-            service_account: Some((&name, &secrets)),
+            service_account: Some((name, &secrets)),
             run_as_user: RUN_AS_USER,
             default_security: SecurityConfig::for_namespace(&namespace_labels),
         },
-    );
+    ))
+}
+
+/// Applies the ServiceAccount, Service and NetworkPolicy, and makes the registry Pod unless one
+/// with the current spec hash exists (deleting those with another, and force-deleting those
+/// about to be disrupted). Returns the serving Pods' facts.
+async fn ensure_registry(
+    ctx: &Ctx,
+    source: &CatalogSource,
+    value: &Value,
+) -> Result<Vec<PodFacts>, Error> {
+    let namespace = source.namespace().unwrap_or_default();
+    let name = source.name_any();
+    let client = &ctx.shared.client;
+    let params = PatchParams::apply(FIELD_MANAGER).force();
+    for object in [
+        &registry_service_account(value),
+        &registry_service(value),
+        &grpc_server_network_policy(value),
+    ] {
+        super::serving::apply(client, &namespace, object, &params)
+            .await
+            .map_err(Error)?;
+    }
+    let pod = desired_pod(ctx, value, &namespace, &name).await?;
     let hash = pod["metadata"]["labels"][POD_HASH_LABEL]
         .as_str()
         .unwrap_or_default()
         .to_owned();
     let pods: Api<Pod> = Api::namespaced(client.clone(), &namespace);
     let existing = pods
-        .list_metadata(&ListParams::default().labels(&format!("{CATALOG_SOURCE_LABEL}={name}")))
+        .list(&ListParams::default().labels(&format!("{CATALOG_SOURCE_LABEL}={name}")))
         .await?;
-    let mut current = false;
+    let mut serving = Vec::new();
     for p in &existing.items {
-        if p.labels().get(POD_HASH_LABEL) == Some(&hash) && p.metadata.deletion_timestamp.is_none()
-        {
-            current = true;
-        } else if p.metadata.deletion_timestamp.is_none() {
+        if p.metadata.deletion_timestamp.is_some() {
+            continue;
+        }
+        let facts = pod_facts(p)?;
+        if facts.disrupted {
+            info!(catalogsource = %name, namespace = %namespace, pod = %p.name_any(), "force deleting a registry pod about to be disrupted");
+            let now = DeleteParams {
+                grace_period_seconds: Some(0),
+                ..DeleteParams::default()
+            };
+            delete_pod(&pods, &p.name_any(), &now).await?;
+        } else if p.labels().get(POD_HASH_LABEL) == Some(&hash) {
+            serving.push(facts);
+        } else {
             info!(catalogsource = %name, namespace = %namespace, pod = %p.name_any(), "replacing an outdated registry pod");
-            match pods.delete(&p.name_any(), &DeleteParams::default()).await {
-                Ok(_) | Err(kube::Error::Api(_)) => {}
-                Err(e) => return Err(e.into()),
-            }
+            delete_pod(&pods, &p.name_any(), &DeleteParams::default()).await?;
         }
     }
-    if !current {
+    if serving.is_empty() {
         let typed: Pod = serde_json::from_value(pod).map_err(|e| Error(e.to_string()))?;
-        pods.create(
-            &PostParams {
-                field_manager: Some(FIELD_MANAGER.to_owned()),
-                ..PostParams::default()
-            },
-            &typed,
-        )
-        .await?;
+        pods.create(&post_params(), &typed).await?;
         info!(catalogsource = %name, namespace = %namespace, "created the registry pod");
     }
-    Ok(())
+    Ok(serving)
 }
 
-/// Writes `status` when it differs from `current`, at the resourceVersion read.
+/// Writes the fields of `status` that differ from `current` (a merge patch: a pass that read a
+/// stale copy neither conflicts nor loses what it decided).
 async fn write_status(
     ctx: &Ctx,
     source: &CatalogSource,
     current: &Value,
     status: Value,
 ) -> Result<(), Error> {
-    if *current == status {
+    let Some(patch) = olm_k8s::patch::merge_patch(current, &status) else {
         return Ok(());
-    }
+    };
     let api: Api<CatalogSource> = Api::namespaced(
         ctx.shared.client.clone(),
         &source.namespace().unwrap_or_default(),
     );
-    let mut body = serde_json::to_value(source).map_err(|e| Error(e.to_string()))?;
-    body["status"] = status;
-    if let Some(m) = body["metadata"].as_object_mut() {
-        m.remove("managedFields");
-    }
-    let typed: CatalogSource = serde_json::from_value(body).map_err(|e| Error(e.to_string()))?;
     match api
-        .replace_status(&source.name_any(), &PostParams::default(), &typed)
+        .patch_status(
+            &source.name_any(),
+            &PatchParams::default(),
+            &kube::api::Patch::Merge(json!({"status": patch})),
+        )
         .await
     {
         Ok(_) => Ok(()),
-        // Written from a stale copy: the newer one's event brings it here again.
-        Err(kube::Error::Api(s)) if s.code == 409 => Ok(()),
+        // Deleted meanwhile: nothing left to report on.
+        Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
         Err(e) => Err(e.into()),
     }
 }
