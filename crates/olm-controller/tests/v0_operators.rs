@@ -1824,6 +1824,92 @@ async fn subscribe_and_upgrade(env: &Env, id: &str) -> Result<()> {
     Ok(())
 }
 
+/// An OperatorGroup with `serviceAccountName`: its plans wait (InstallCheckFailed) until the
+/// account exists, then run as it — a step it may not do is retried with the API server's
+/// Forbidden, and completes once the account is granted it.
+async fn subscribe_scoped(env: &Env, id: &str) -> Result<()> {
+    let ns = id;
+    let api_group = format!("{id}.example.com");
+    env.namespace(ns, json!({})).await?;
+    env.apply(group(
+        ns,
+        "og",
+        json!({"targetNamespaces": [ns], "serviceAccountName": "installer"}),
+    ))
+    .await?;
+    let served = serve_fbc(&foo_bar_catalog(&api_group, false)).await?;
+    env.apply(address_source(ns, "local", &served.address))
+        .await?;
+    env.apply(subscription(ns, "bar", "bar", "local", "Automatic"))
+        .await?;
+    let plans = installplans_api(env, ns);
+    let installed = |p: &Value| -> Value {
+        p["status"]["conditions"]
+            .as_array()
+            .and_then(|c| c.iter().find(|c| c["type"] == "Installed"))
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
+    let first = || async {
+        let list = plans.list(&ListParams::default()).await?.items;
+        Ok(list
+            .first()
+            .map(serde_json::to_value)
+            .transpose()?
+            .unwrap_or(Value::Null))
+    };
+    let waiting = wait("InstallCheckFailed", first, |p| {
+        installed(p)["reason"] == "InstallCheckFailed"
+    })
+    .await?;
+    check_eq!(
+        installed(&waiting)["message"],
+        format!("please make sure the service account exists. sa=installer operatorgroup={ns}/og")
+    );
+    check_eq!(installed(&waiting)["status"], "False");
+    // The account may manage CSVs but not CRDs: the CSV is created, the CRD step is refused.
+    env.apply(json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "installer", "namespace": ns}})).await?;
+    env.apply(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "installer", "namespace": ns},
+        "rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}]})).await?;
+    env.apply(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": "installer", "namespace": ns},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "installer"},
+        "subjects": [{"kind": "ServiceAccount", "name": "installer", "namespace": ns}]})).await?;
+    let refused = wait("a Forbidden CRD step", first, |p| {
+        p["status"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("forbidden"))
+    })
+    .await?;
+    check_eq!(
+        refused["status"]["attenuatedServiceAccountRef"]["name"],
+        "installer"
+    );
+    check_eq!(refused["status"]["phase"], "Installing");
+    let message = refused["status"]["message"].as_str().unwrap_or_default();
+    let want = format!(
+        "retrying execution due to error: error creating CustomResourceDefinition widgets.{api_group}"
+    );
+    if !message.starts_with(&want)
+        || !message.contains(&format!("system:serviceaccount:{ns}:installer"))
+    {
+        bail!("message {message:?} does not start with {want:?} naming the account");
+    }
+    env.apply(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": format!("{id}-crds")},
+        "rules": [{"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"], "verbs": ["*"]}]})).await?;
+    env.apply(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": format!("{id}-crds")},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": format!("{id}-crds")},
+        "subjects": [{"kind": "ServiceAccount", "name": "installer", "namespace": ns}]})).await?;
+    let done = wait("the plan Complete", first, |p| {
+        p["status"]["phase"] == "Complete"
+    })
+    .await?;
+    check_eq!(installed(&done)["status"], "True");
+    env.wait_phase(ns, "bar.v1.0.0", "Succeeded", "InstallSucceeded")
+        .await?;
+    served.stop().await?;
+    Ok(())
+}
+
 /// A Manual Subscription's plan waits for approval, installs nothing until approved, then
 /// installs.
 async fn subscribe_manual(env: &Env, id: &str) -> Result<()> {
@@ -3142,7 +3228,10 @@ async fn olm_v0_on_a_control_plane() -> Result<()> {
         node_address: plane.node_address(),
     };
 
-    let together: [(&str, Scenario); 27] = [
+    let together: [(&str, Scenario); 28] = [
+        ("subscribe-scoped", |e, id| {
+            Box::pin(subscribe_scoped(e, id))
+        }),
         ("catalog-poll", |e, id| Box::pin(catalog_poll(e, id))),
         ("subscribe-and-upgrade", |e, id| {
             Box::pin(subscribe_and_upgrade(e, id))

@@ -6,6 +6,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use serde_json::Value;
+
 use crate::apis::ApiSet;
 use crate::rbac::{ROLE_SUFFIXES, aggregation_label, group_cluster_role_name};
 
@@ -33,6 +35,51 @@ pub const MANAGED_LABEL: &str = "olm.managed";
 /// The `OperatorGroupServiceAccount` condition's message.
 pub fn service_account_message(name: &str) -> String {
     format!("ServiceAccount {name} not found")
+}
+
+/// The ServiceAccount an InstallPlan in a namespace is executed as (upstream's
+/// `queryServiceAccountFromNamespace`, `pkg/lib/scoped/querier.go`): `groups` are the
+/// namespace's OperatorGroups as JSON. `Ok(None)` when the one managing group names no account;
+/// `Ok(Some(ref))` is its `status.serviceAccountRef`.
+///
+/// # Errors
+///
+/// Upstream's texts: no group managing the namespace (groups with no `status.namespaces` do
+/// not count), several, or an account named but not yet found.
+pub fn attenuated_service_account(groups: &[Value]) -> Result<Option<Value>, String> {
+    let managing: Vec<&Value> = groups
+        .iter()
+        .filter(|g| {
+            g.pointer("/status/namespaces")
+                .and_then(Value::as_array)
+                .is_some_and(|n| !n.is_empty())
+        })
+        .collect();
+    let group = match managing.as_slice() {
+        [] => return Err("no operator group found that is managing this namespace".to_owned()),
+        [one] => *one,
+        many => {
+            return Err(format!(
+                "more than one operator group(s) are managing this namespace count={}",
+                many.len()
+            ));
+        }
+    };
+    let Some(account) = group
+        .pointer("/spec/serviceAccountName")
+        .and_then(Value::as_str)
+        .filter(|a| !a.is_empty())
+    else {
+        return Ok(None);
+    };
+    match group.pointer("/status/serviceAccountRef") {
+        Some(r) if r.is_object() => Ok(Some(r.clone())),
+        _ => Err(format!(
+            "please make sure the service account exists. sa={account} operatorgroup={}/{}",
+            group["metadata"]["namespace"].as_str().unwrap_or_default(),
+            group["metadata"]["name"].as_str().unwrap_or_default()
+        )),
+    }
 }
 
 /// Whether `status.namespaces` must be rewritten for `targets` (upstream's `namespacesChanged`:
@@ -140,6 +187,66 @@ pub fn group_cluster_roles(namespace: &str, name: &str, apis: &ApiSet) -> Vec<Gr
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    /// Upstream's `TestUserDefinedServiceAccountQuerier` (`pkg/lib/scoped/querier_test.go`),
+    /// plus the account named but not yet found.
+    #[test]
+    fn attenuated_service_account_vectors() {
+        let og = |name: &str, status_namespaces: Value, sa: Option<&str>, sa_ref: Option<Value>| {
+            let mut g = json!({"metadata": {"name": name, "namespace": "ns"},
+                "spec": {"targetNamespaces": ["ns"]}, "status": {"namespaces": status_namespaces}});
+            if let Some(sa) = sa {
+                g["spec"]["serviceAccountName"] = json!(sa);
+            }
+            if let Some(r) = sa_ref {
+                g["status"]["serviceAccountRef"] = r;
+            }
+            g
+        };
+        let none = "no operator group found that is managing this namespace";
+        assert_eq!(
+            attenuated_service_account(&[]),
+            Err(none.to_owned()),
+            "NoOperatorGroup"
+        );
+        assert_eq!(
+            attenuated_service_account(&[og("og", json!([]), None, None)]),
+            Err(none.to_owned()),
+            "OperatorGroup/NamespaceNotInStatus"
+        );
+        assert_eq!(
+            attenuated_service_account(&[
+                og("a", json!(["ns"]), None, None),
+                og("b", json!(["ns"]), None, None)
+            ]),
+            Err("more than one operator group(s) are managing this namespace count=2".to_owned()),
+            "OperatorGroup/Multiple"
+        );
+        assert_eq!(
+            attenuated_service_account(&[og("og", json!(["ns"]), None, None)]),
+            Ok(None),
+            "OperatorGroup/NamespaceInStatus/NoSA"
+        );
+        let r = json!({"kind": "ServiceAccount", "namespace": "ns", "name": "installer"});
+        assert_eq!(
+            attenuated_service_account(&[og(
+                "og",
+                json!(["ns"]),
+                Some("installer"),
+                Some(r.clone())
+            )]),
+            Ok(Some(r)),
+            "OperatorGroup/NamespaceInStatus/ServiceAccountRef"
+        );
+        assert_eq!(
+            attenuated_service_account(&[og("og", json!(["ns"]), Some("installer"), None)]),
+            Err(
+                "please make sure the service account exists. sa=installer operatorgroup=ns/og"
+                    .to_owned()
+            )
+        );
+    }
 
     fn v(list: &[&str]) -> Vec<String> {
         list.iter().map(|s| (*s).to_owned()).collect()

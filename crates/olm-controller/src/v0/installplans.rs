@@ -26,6 +26,7 @@ use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
 use kube::discovery::{ApiCapabilities, ApiResource, Scope};
 use kube::runtime::reflector::ObjectRef;
 use kube::{Client, ResourceExt};
+use olm_v0::operatorgroup::attenuated_service_account;
 use olm_v0::steps::{Step, StepStatus};
 use olm_v0_api::v1alpha1::InstallPlan;
 use serde_json::{Value, json};
@@ -40,6 +41,8 @@ pub const INSTALL_PLAN_CONTROLLER: &str = "installplan";
 const RETRY_TIMEOUT: Duration = Duration::from_secs(60);
 /// How soon a plan waiting for CRDs or retrying is looked at again.
 const REQUEUE: Duration = Duration::from_secs(2);
+/// The `Installed` condition's reason while the plan's ServiceAccount cannot be determined.
+const INSTALL_CHECK_FAILED: &str = "InstallCheckFailed";
 /// Kinds an InstallPlan may create besides CSVs, CRDs, RBAC, ServiceAccounts, Secrets,
 /// Services, ConfigMaps and Subscriptions (upstream's `supportedresources.go`).
 const SUPPORTED_KINDS: &[&str] = &[
@@ -120,13 +123,92 @@ async fn sync(ctx: &Ctx, key: &str) -> Result<queue::Next, String> {
         return Ok(None);
     };
     let value = serde_json::to_value(&*plan).map_err(|e| e.to_string())?;
-    match text(&value, "/status/phase") {
+    let phase = text(&value, "/status/phase");
+    if !matches!(phase, "RequiresApproval" | "Installing") {
+        return Ok(None);
+    }
+    // Which ServiceAccount the plan runs as (its OperatorGroup's), before anything else.
+    let groups: Vec<Value> = ctx
+        .index
+        .groups_in(namespace)
+        .iter()
+        .map(|g| serde_json::to_value(&**g))
+        .collect::<Result<_, _>>()
+        .map_err(|e| e.to_string())?;
+    let installed = value
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .and_then(|c| c.iter().find(|c| c["type"] == "Installed"));
+    let check_failed = installed.is_some_and(|c| c["reason"] == INSTALL_CHECK_FAILED);
+    let now = super::now().0.to_string();
+    let account = match attenuated_service_account(&groups) {
+        Ok(account) => account,
+        Err(message) => {
+            if installed.is_none_or(|c| c["message"] != message.as_str()) {
+                let condition = installed_condition("False", INSTALL_CHECK_FAILED, &message, &now);
+                write(ctx, namespace, name, json!({"conditions": [condition]})).await?;
+            }
+            return Err(format!(
+                "attenuated service account query failed - {message}"
+            ));
+        }
+    };
+    if check_failed {
+        // Resolved: upstream's reset of the condition (status False, reason "Unknown").
+        let condition = installed_condition("False", "Unknown", "", &now);
+        write(ctx, namespace, name, json!({"conditions": [condition]})).await?;
+        return Ok(None);
+    }
+    if let Some(account) = account
+        && value.pointer("/status/attenuatedServiceAccountRef") != Some(&account)
+    {
+        write(
+            ctx,
+            namespace,
+            name,
+            json!({"attenuatedServiceAccountRef": account}),
+        )
+        .await?;
+        return Ok(None);
+    }
+    match phase {
         "RequiresApproval" if plan.spec.approved => {
             write(ctx, namespace, name, json!({"phase": "Installing"})).await?;
             Ok(None)
         }
         "Installing" => execute(ctx, namespace, name, &value).await,
         _ => Ok(None),
+    }
+}
+
+/// The `Installed` condition as upstream's `ConditionFailed`/`ConditionMet` write it.
+fn installed_condition(status: &str, reason: &str, message: &str, now: &str) -> Value {
+    let mut c = json!({
+        "type": "Installed",
+        "status": status,
+        "lastUpdateTime": now,
+        "lastTransitionTime": now,
+    });
+    if !reason.is_empty() {
+        c["reason"] = json!(reason);
+    }
+    if !message.is_empty() {
+        c["message"] = json!(message);
+    }
+    c
+}
+
+/// The client a plan's steps are created with: as the ServiceAccount in
+/// `status.attenuatedServiceAccountRef` when there is one, so it creates no more than that
+/// account may.
+fn plan_client(ctx: &Ctx, plan: &Value) -> Result<Client, String> {
+    let account = plan.pointer("/status/attenuatedServiceAccountRef");
+    match account.map(|a| (text(a, "/namespace"), text(a, "/name"))) {
+        Some((namespace, name)) if !name.is_empty() => {
+            crate::permissions::impersonating_client(&ctx.shared, namespace, name)
+                .map_err(|e| format!("a client for ServiceAccount {namespace}/{name}: {e}"))
+        }
+        _ => Ok(ctx.shared.client.clone()),
     }
 }
 
@@ -160,7 +242,8 @@ async fn execute(
         .map(Step::from_json)
         .collect::<Result<_, _>>()
         .map_err(|e| format!("InstallPlan {namespace}/{name}: {e}"))?;
-    let mut error = None;
+    let client = plan_client(ctx, plan)?;
+    let mut error: Option<StepError> = None;
     // A kind outside the supported list fails the plan before anything is created, so nothing
     // is half installed.
     let mut unsupported = false;
@@ -176,7 +259,7 @@ async fn execute(
         for step in &mut steps {
             let result = match step.status {
                 StepStatus::Unknown | StepStatus::NotPresent => {
-                    apply(ctx, namespace, name, step).await
+                    apply(ctx, &client, namespace, name, step).await
                 }
                 StepStatus::WaitingForApi => Ok(established(ctx, step)),
                 _ => continue,
@@ -202,32 +285,30 @@ async fn execute(
                 .unwrap_or_else(|_| jiff::Timestamp::now()),
         )
         .as_secs();
-    let failed = |message: String| {
-        json!([{
-            "type": "Installed",
-            "status": "False",
-            "reason": "InstallComponentFailed",
-            "message": message,
-            "lastUpdateTime": now,
-            "lastTransitionTime": now,
-        }])
+    let failed = |message: &str| {
+        json!([installed_condition(
+            "False",
+            "InstallComponentFailed",
+            message,
+            &now
+        )])
     };
     if unsupported {
         status["phase"] = json!("Failed");
         status["message"] = json!("the InstallPlan contains invalid data");
-        status["conditions"] = failed("the InstallPlan contains invalid data".to_owned());
+        status["conditions"] = failed("the InstallPlan contains invalid data");
         write(ctx, namespace, name, status).await?;
         return Ok(None);
     }
-    if let Some(e) = error {
-        if elapsed >= RETRY_TIMEOUT.as_secs() as i64 {
-            info!(namespace = %namespace, installplan = %name, error = %e, "InstallPlan failed");
+    if let Some(StepError { message, forbidden }) = error {
+        if elapsed >= RETRY_TIMEOUT.as_secs() as i64 && !forbidden {
+            info!(namespace = %namespace, installplan = %name, error = %message, "InstallPlan failed");
             status["phase"] = json!("Failed");
-            status["conditions"] = failed(e);
+            status["conditions"] = failed(&message);
             write(ctx, namespace, name, status).await?;
             return Ok(None);
         }
-        status["message"] = json!(format!("retrying execution due to error: {e}"));
+        status["message"] = json!(format!("retrying execution due to error: {message}"));
         write(ctx, namespace, name, status).await?;
         return Ok(Some(REQUEUE));
     }
@@ -237,15 +318,34 @@ async fn execute(
     }
     status["phase"] = json!("Complete");
     status["message"] = Value::Null;
-    status["conditions"] = json!([{
-        "type": "Installed",
-        "status": "True",
-        "lastUpdateTime": now,
-        "lastTransitionTime": now,
-    }]);
+    status["conditions"] = json!([installed_condition("True", "", "", &now)]);
     write(ctx, namespace, name, status).await?;
     info!(namespace = %namespace, installplan = %name, "InstallPlan complete");
     Ok(None)
+}
+
+/// Why a step failed. A Forbidden answer is retried past the retry timeout, as upstream does:
+/// the plan's ServiceAccount may be granted what it lacks.
+struct StepError {
+    message: String,
+    forbidden: bool,
+}
+
+impl From<String> for StepError {
+    fn from(message: String) -> Self {
+        StepError {
+            message,
+            forbidden: false,
+        }
+    }
+}
+
+/// `context: error`, remembering whether the API server said Forbidden.
+fn api_error(context: String, e: &kube::Error) -> StepError {
+    StepError {
+        message: format!("{context}: {e}"),
+        forbidden: matches!(e, kube::Error::Api(s) if s.code == 403),
+    }
 }
 
 /// The kind to create for a step's kind (a bundle's Secrets are steps of kind `BundleSecret`).
@@ -282,19 +382,24 @@ fn established(ctx: &Ctx, step: &Step) -> StepStatus {
 }
 
 /// Creates (or, for RBAC and CRDs, updates) a step's object; its new status.
-async fn apply(ctx: &Ctx, namespace: &str, plan: &str, step: &Step) -> Result<StepStatus, String> {
+async fn apply(
+    ctx: &Ctx,
+    client: &Client,
+    namespace: &str,
+    plan: &str,
+    step: &Step,
+) -> Result<StepStatus, StepError> {
     let kind = step.resource.kind.as_str();
     let plain_kind = plain(kind);
     if !supported(kind) {
-        return Err(format!(
-            "the InstallPlan contains invalid data: kind {kind} is not supported"
-        ));
+        return Err(
+            format!("the InstallPlan contains invalid data: kind {kind} is not supported").into(),
+        );
     }
     let mut object = step.resource.object().map_err(|e| e.to_string())?;
     let api_version = text(&object, "/apiVersion").to_owned();
     let (resource, caps) = discover(ctx, &api_version, plain_kind).await?;
     let namespaced = caps.scope == Scope::Namespaced;
-    let client = ctx.shared.client.clone();
     let labels = object.pointer_mut("/metadata").map(|m| {
         if !m.get("labels").is_some_and(Value::is_object) {
             m["labels"] = json!({});
@@ -307,7 +412,7 @@ async fn apply(ctx: &Ctx, namespace: &str, plan: &str, step: &Step) -> Result<St
     if namespaced {
         object["metadata"]["namespace"] = json!(namespace);
         if plain_kind != "ClusterServiceVersion" && plain_kind != "Subscription" {
-            own_by_csv(&client, namespace, &step.resolving, &mut object).await?;
+            own_by_csv(&ctx.shared.client, namespace, &step.resolving, &mut object).await?;
         }
     } else if plain_kind != "CustomResourceDefinition" {
         for (k, v) in super::csv_owner_labels(namespace, &step.resolving) {
@@ -332,9 +437,9 @@ async fn apply(ctx: &Ctx, namespace: &str, plan: &str, step: &Step) -> Result<St
             update_existing(&api, plain_kind, &step.resource.name, object).await?;
             Ok(StepStatus::Present)
         }
-        Err(e) => Err(format!(
-            "error creating {plain_kind} {}: {e}",
-            step.resource.name
+        Err(e) => Err(api_error(
+            format!("error creating {plain_kind} {}", step.resource.name),
+            &e,
         )),
     }
 }
@@ -346,7 +451,7 @@ async fn update_existing(
     kind: &str,
     name: &str,
     mut object: Value,
-) -> Result<(), String> {
+) -> Result<(), StepError> {
     if kind == "ServiceAccount" {
         return merge_service_account(api, name, object).await;
     }
@@ -359,7 +464,7 @@ async fn update_existing(
     let current = api
         .get(name)
         .await
-        .map_err(|e| format!("error getting {kind} {name}: {e}"))?;
+        .map_err(|e| api_error(format!("error getting {kind} {name}"), &e))?;
     if kind == "CustomResourceDefinition" {
         let current_value = serde_json::to_value(&current).map_err(|e| e.to_string())?;
         let stored: Vec<&str> = current_value
@@ -379,14 +484,15 @@ async fn update_existing(
         if let Some(lost) = stored.iter().find(|v| !served.contains(v)) {
             return Err(format!(
                 "risk of data loss updating \"{name}\": new CRD removes version {lost} that is listed as a stored version on the existing CRD"
-            ));
+            )
+            .into());
         }
     }
     object["metadata"]["resourceVersion"] = json!(current.resource_version());
     let dynamic: DynamicObject = serde_json::from_value(object).map_err(|e| e.to_string())?;
     api.replace(name, &PostParams::default(), &dynamic)
         .await
-        .map_err(|e| format!("error updating {kind} {name}: {e}"))?;
+        .map_err(|e| api_error(format!("error updating {kind} {name}"), &e))?;
     Ok(())
 }
 
@@ -397,11 +503,11 @@ async fn merge_service_account(
     api: &Api<DynamicObject>,
     name: &str,
     object: Value,
-) -> Result<(), String> {
+) -> Result<(), StepError> {
     let current = api
         .get(name)
         .await
-        .map_err(|e| format!("error getting ServiceAccount {name}: {e}"))?;
+        .map_err(|e| api_error(format!("error getting ServiceAccount {name}"), &e))?;
     let mut merged = serde_json::to_value(&current).map_err(|e| e.to_string())?;
     let before = merged.clone();
     for reference in object
@@ -438,7 +544,7 @@ async fn merge_service_account(
     let dynamic: DynamicObject = serde_json::from_value(merged).map_err(|e| e.to_string())?;
     api.replace(name, &PostParams::default(), &dynamic)
         .await
-        .map_err(|e| format!("error updating ServiceAccount {name}: {e}"))?;
+        .map_err(|e| api_error(format!("error updating ServiceAccount {name}"), &e))?;
     Ok(())
 }
 

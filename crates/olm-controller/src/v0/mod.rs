@@ -524,7 +524,8 @@ fn on_csv(index: &Index, change: Change<&ClusterServiceVersion>) -> Woken {
     }
 }
 
-/// A group changed: itself and the CSVs of its namespace (their annotations and membership).
+/// A group changed: itself, the CSVs of its namespace (their annotations and membership), and
+/// its namespace's InstallPlans (the ServiceAccount they run as).
 fn on_group(index: &Index, change: Change<&OperatorGroup>) -> Woken {
     let (g, deleted) = match change {
         Change::Applied(g) => (g, false),
@@ -532,7 +533,13 @@ fn on_group(index: &Index, change: Change<&OperatorGroup>) -> Woken {
     };
     let namespace = g.namespace().unwrap_or_default();
     let csvs = csv_refs(&index.csvs_in(&namespace));
+    let plans = index
+        .installplans_in(&namespace)
+        .iter()
+        .map(|p| format!("{namespace}/{}", p.name_any()))
+        .collect();
     Woken {
+        plans,
         csvs: csvs.clone(),
         copies: csvs,
         groups: group_refs(index, &namespace),
