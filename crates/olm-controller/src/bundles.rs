@@ -307,6 +307,17 @@ impl Bundles {
     /// The bundle in `image`, pulled into `owner`'s cache directory. See the module
     /// documentation for the flow.
     pub async fn fetch(&self, image: &str, owner: &str) -> Result<Arc<Bundle>, BundleFetchError> {
+        self.fetch_with(image, owner, None).await
+    }
+
+    /// [`Bundles::fetch`] with `extra` credentials over those in use (an OLM v0 CatalogSource's
+    /// `spec.secrets`, which upstream gives its unpack Pods as image pull secrets).
+    pub async fn fetch_with(
+        &self,
+        image: &str,
+        owner: &str,
+        extra: Option<&AuthConfig>,
+    ) -> Result<Arc<Bundle>, BundleFetchError> {
         if !olm_k8s::is_dns1123_subdomain(owner) {
             return Err(BundleFetchError::InvalidOwner {
                 owner: owner.to_owned(),
@@ -320,7 +331,15 @@ impl Bundles {
                     source,
                 })?;
         let after = self.options.timeout;
-        tokio::time::timeout(after, self.fetch_ref(image, &reference, owner))
+        let client = match extra {
+            None => self.client(),
+            Some(auth) => {
+                let mut options = self.client().options().clone();
+                options.auth = options.auth.merged(auth);
+                Client::new(options)
+            }
+        };
+        tokio::time::timeout(after, self.fetch_ref(client, image, &reference, owner))
             .await
             .unwrap_or_else(|_| {
                 Err(BundleFetchError::Timeout {
@@ -332,6 +351,7 @@ impl Bundles {
 
     async fn fetch_ref(
         &self,
+        client: Client,
         image: &str,
         reference: &ImageRef,
         owner: &str,
@@ -349,7 +369,6 @@ impl Bundles {
                 }
             }
         };
-        let client = self.client();
         let digest: Digest = match reference.digest().and_then(|d| d.parse().ok()) {
             Some(d) => d,
             None => client.resolve(reference).await.map_err(registry)?,
@@ -408,7 +427,33 @@ impl Bundles {
     }
 }
 
-/// The credentials of a global pull secret.
+/// The credentials of the pull secrets `names` in `namespace`, merged in order (later ones win
+/// for the same registry). As a kubelet does with a Pod's `imagePullSecrets`, a Secret that is
+/// missing or unusable is skipped with a warning; the pull then fails on the registry's answer.
+///
+/// Errors: the API server's, when a Secret cannot be read.
+pub async fn pull_secrets_auth(
+    client: &kube::Client,
+    namespace: &str,
+    names: &[String],
+) -> Result<AuthConfig, kube::Error> {
+    let api: kube::Api<Secret> = kube::Api::namespaced(client.clone(), namespace);
+    let mut auth = AuthConfig::anonymous();
+    for name in names {
+        match api.get_opt(name).await? {
+            None => tracing::warn!(namespace, secret = %name, "pull secret not found; skipped"),
+            Some(secret) => match pull_secret_auth(&secret, namespace, name) {
+                Ok(a) => auth = auth.merged(&a),
+                Err(e) => {
+                    tracing::warn!(namespace, secret = %name, error = %e, "pull secret unusable; skipped")
+                }
+            },
+        }
+    }
+    Ok(auth)
+}
+
+/// The credentials of a pull secret.
 fn pull_secret_auth(
     secret: &Secret,
     namespace: &str,

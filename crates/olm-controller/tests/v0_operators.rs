@@ -2140,17 +2140,42 @@ async fn subscribe_unsatisfiable(env: &Env, id: &str) -> Result<()> {
 }
 
 /// A catalog of bundle images (as real catalogs are): `olm` pulls each bundle from a real OCI
-/// registry itself (upstream runs an unpack Job), installs the Subscription's `startingCSV`,
-/// then upgrades along `replaces` to the channel head on its own.
+/// registry itself (upstream runs an unpack Job), with the credentials of the CatalogSource's
+/// `spec.secrets`, installs the Subscription's `startingCSV`, then upgrades along `replaces` to
+/// the channel head on its own.
 async fn subscribe_images(env: &Env, id: &str) -> Result<()> {
     use olm_bundle::properties::{ObjectsMode, to_olm_bundle};
     let ns = id;
     env.namespace(ns, json!({})).await?;
     env.apply(group(ns, "og", json!({"targetNamespaces": [ns]})))
         .await?;
+    // The registry wants a password, which only the CatalogSource's `spec.secrets` give.
+    let dir = tempfile::tempdir()?;
+    let htpasswd = dir.path().join("htpasswd");
+    std::fs::write(&htpasswd, format!("olm:{}\n", bcrypt::hash("s3cret", 4)?))?;
     let registry =
-        olm_testenv::registry::Registry::start().map_err(|e| anyhow!("a local registry: {e}"))?;
-    let pusher = olm_image::Client::new(olm_image::ClientOptions::default());
+        olm_testenv::registry::Registry::start_with(&olm_testenv::registry::RegistryOptions {
+            htpasswd: Some(htpasswd),
+            ..olm_testenv::registry::RegistryOptions::default()
+        })
+        .map_err(|e| anyhow!("a local registry: {e}"))?;
+    let config = {
+        use base64::Engine as _;
+        format!(
+            r#"{{"auths":{{"{}":{{"auth":"{}"}}}}}}"#,
+            registry.addr(),
+            base64::engine::general_purpose::STANDARD.encode("olm:s3cret")
+        )
+    };
+    let pusher = olm_image::Client::new(olm_image::ClientOptions {
+        auth: olm_image::AuthConfig::from_dockerconfigjson(config.as_bytes(), "test")?,
+        ..olm_image::ClientOptions::default()
+    });
+    env.apply(
+        json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "pull", "namespace": ns},
+        "type": "kubernetes.io/dockerconfigjson", "stringData": {".dockerconfigjson": config}}),
+    )
+    .await?;
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../../shared/data/bundles/cat-facts-operator");
     let mut docs = vec![
@@ -2178,11 +2203,35 @@ async fn subscribe_images(env: &Env, id: &str) -> Result<()> {
     docs.push(json!({"schema": "olm.channel", "package": "cat-facts-operator", "name": "stable", "entries": entries}));
     let fbc: String = docs.iter().map(|d| format!("{d}\n")).collect();
     let served = serve_fbc(&fbc).await?;
-    env.apply(address_source(ns, "images", &served.address))
-        .await?;
+    let mut source = address_source(ns, "images", &served.address);
+    env.apply(source.clone()).await?;
     let mut sub = subscription(ns, "cats", "cat-facts-operator", "images", "Automatic");
     sub["spec"]["startingCSV"] = json!("cat-facts-operator.v1.0.0");
     env.apply(sub).await?;
+    // Without the secret the pull is refused: the Subscription says so, once — a failure that
+    // persists must not rewrite the status (each write would wake another pass).
+    let refused = wait_subscription(env, ns, "cats", "BundleUnpackFailed", |s| {
+        s["status"]["conditions"].as_array().is_some_and(|c| {
+            c.iter().any(|c| {
+                c["type"] == "BundleUnpackFailed"
+                    && c["message"]
+                        .as_str()
+                        .is_some_and(|m| m.contains("Not authorized"))
+            })
+        })
+    })
+    .await?;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let later = subscriptions_api(env, ns).get("cats").await?;
+    check_eq!(
+        later.resource_version(),
+        refused["metadata"]["resourceVersion"]
+            .as_str()
+            .map(str::to_owned),
+        "a persistent unpack failure keeps rewriting the Subscription"
+    );
+    source["spec"]["secrets"] = json!(["pull"]);
+    env.apply(source).await?;
     env.wait_phase(
         ns,
         "cat-facts-operator.v1.1.0",

@@ -341,20 +341,16 @@ async fn sync(ctx: &Ctx, namespace: &str) -> Result<Option<Duration>, Error> {
         .iter()
         .filter(|r| !csv_names.contains(&r.entry.name))
         .collect();
+    // Unpack conditions stay until this pass knows whether unpacking works: clearing them
+    // first and setting them again would make two writes, each waking the next pass.
     for sub in &mut subs {
         let old = sub.status.clone();
-        for kind in [
-            condition::RESOLUTION_FAILED,
-            condition::BUNDLE_UNPACKING,
-            condition::BUNDLE_UNPACK_FAILED,
-        ] {
-            decide::remove_condition(sub.conditions(), kind);
-        }
+        decide::remove_condition(sub.conditions(), condition::RESOLUTION_FAILED);
         drop_empty_conditions(&mut sub.status);
         write_status(ctx, namespace, sub, &old).await?;
     }
     if new.is_empty() {
-        return Ok(None);
+        return unpacked(ctx, namespace, &mut subs, None).await;
     }
     // Nothing new since the last plan: every new bundle is already its Subscription's current
     // CSV (say a failed plan under fail-forward, waiting for the catalog to offer a fix) and
@@ -376,14 +372,14 @@ async fn sync(ctx: &Ctx, namespace: &str) -> Result<Option<Duration>, Error> {
         }
     });
     if unchanged {
-        return Ok(None);
+        return unpacked(ctx, namespace, &mut subs, None).await;
     }
     // A plan for exactly these CSVs is under way (its progress wakes the next pass), or finished
     // a moment ago and the CSV cache has not caught up: no second plan.
     let names: Vec<&str> = new.iter().map(|r| r.entry.name.as_str()).collect();
     if let Some(plan) = decide::plan_covering(&views, &names) {
         if plan.phase != "Complete" {
-            return Ok(None);
+            return unpacked(ctx, namespace, &mut subs, None).await;
         }
         let age = plan
             .created
@@ -391,7 +387,7 @@ async fn sync(ctx: &Ctx, namespace: &str) -> Result<Option<Duration>, Error> {
             .map(|t| jiff::Timestamp::now().duration_since(t).unsigned_abs())
             .unwrap_or_default();
         if age < RECENT_PLAN {
-            return Ok(Some(RECENT_PLAN - age));
+            return unpacked(ctx, namespace, &mut subs, Some(RECENT_PLAN - age)).await;
         }
     }
     let mut steps: Vec<Step> = Vec::new();
@@ -477,6 +473,7 @@ async fn sync(ctx: &Ctx, namespace: &str) -> Result<Option<Duration>, Error> {
         });
         sub.status["installPlanGeneration"] = json!(generation);
         sub.status["state"] = json!(state::UPGRADE_PENDING);
+        clear_unpack_conditions(sub);
         write_status(ctx, namespace, sub, &old).await?;
     }
     Ok(None)
@@ -720,9 +717,38 @@ async fn manifests(
             .collect();
     }
     let owner = format!("v0-{}", entry.package);
+    // The catalog's `spec.secrets` are pull secrets for its bundles, as upstream gives them to
+    // its unpack Pods.
+    let secrets: Vec<String> = ctx
+        .index
+        .catalogsources
+        .get(
+            &kube::runtime::reflector::ObjectRef::new(&entry.catalog.name)
+                .within(&entry.catalog.namespace),
+        )
+        .map(|s| s.spec.secrets.clone())
+        .unwrap_or_default();
+    let extra = if secrets.is_empty() {
+        None
+    } else {
+        Some(
+            crate::bundles::pull_secrets_auth(
+                &ctx.shared.client,
+                &entry.catalog.namespace,
+                &secrets,
+            )
+            .await
+            .map_err(|e| {
+                format!(
+                    "reading the pull secrets of CatalogSource {}/{}: {e}",
+                    entry.catalog.namespace, entry.catalog.name
+                )
+            })?,
+        )
+    };
     let bundle = ctx
         .bundles
-        .fetch(&entry.bundle_path, &owner)
+        .fetch_with(&entry.bundle_path, &owner, extra.as_ref())
         .await
         .map_err(|e| format!("unpacking {}: {e}", entry.bundle_path))?;
     let mut objects = vec![bundle.csv.raw.clone()];
@@ -900,6 +926,30 @@ async fn resolution_failed(
 }
 
 /// Every Subscription gets `BundleUnpackFailed`; retried with backoff.
+/// Removes the bundle unpack conditions: nothing is (or fails) unpacking.
+fn clear_unpack_conditions(sub: &mut Sub) {
+    for kind in [condition::BUNDLE_UNPACKING, condition::BUNDLE_UNPACK_FAILED] {
+        decide::remove_condition(sub.conditions(), kind);
+    }
+    drop_empty_conditions(&mut sub.status);
+}
+
+/// Ends a pass that needs no unpacking: earlier unpack conditions go; `next` is when to look
+/// again.
+async fn unpacked(
+    ctx: &Ctx,
+    namespace: &str,
+    subs: &mut [Sub],
+    next: Option<Duration>,
+) -> Result<Option<Duration>, Error> {
+    for sub in subs.iter_mut() {
+        let old = sub.status.clone();
+        clear_unpack_conditions(sub);
+        write_status(ctx, namespace, sub, &old).await?;
+    }
+    Ok(next)
+}
+
 async fn unpack_failed(
     ctx: &Ctx,
     namespace: &str,
