@@ -6,6 +6,9 @@
 //!
 //! Once the registry is ready its content is read ([`super::catalogs`]) and the resolver told;
 //! content that cannot be read counts as a failure, so it is read again after the backoff.
+//! While the registry stays up its content is read again every OLMConfig
+//! `packageServerSyncInterval` (12 hours by default), as upstream's packageserver resyncs: a
+//! registry behind a stable address may change what it serves without dropping connections.
 //!
 //! While up, the task holds the health watch open (olm's registries answer it), so a registry
 //! going away is seen at once; opm's registries only answer `Check`, so those are checked again
@@ -52,16 +55,20 @@ pub struct Connections {
     pub contents: Contents,
     /// Hears the `namespace/name` of every CatalogSource whose content changed.
     changed: mpsc::Sender<String>,
+    /// Where the resync interval is read.
+    index: super::Index,
 }
 
 impl Connections {
-    /// No connections yet; `changed` hears of every content change.
-    pub fn new(changed: mpsc::Sender<String>) -> Connections {
+    /// No connections yet; `changed` hears of every content change; the resync interval is
+    /// read from `index`'s OLMConfig.
+    pub fn new(changed: mpsc::Sender<String>, index: super::Index) -> Connections {
         Connections {
             probers: Arc::default(),
             states: Arc::default(),
             contents: Contents::default(),
             changed,
+            index,
         }
     }
 
@@ -97,6 +104,7 @@ impl Connections {
             states: self.states.clone(),
             contents: self.contents.clone(),
             changed: self.changed.clone(),
+            index: self.index.clone(),
         };
         let task = tokio::spawn(watch(probe, wake));
         probers.insert(
@@ -139,6 +147,7 @@ struct Probe {
     states: Arc<Mutex<HashMap<String, State>>>,
     contents: Contents,
     changed: mpsc::Sender<String>,
+    index: super::Index,
 }
 
 async fn watch(probe: Probe, mut wake: mpsc::Sender<ObjectRef<CatalogSource>>) {
@@ -149,6 +158,7 @@ async fn watch(probe: Probe, mut wake: mpsc::Sender<ObjectRef<CatalogSource>>) {
         states,
         contents,
         mut changed,
+        index,
     } = probe;
     let catalog = olm_v0::resolver::SourceKey::new(
         &source.name,
@@ -180,7 +190,7 @@ async fn watch(probe: Probe, mut wake: mpsc::Sender<ObjectRef<CatalogSource>>) {
         match connect(&address).await {
             Ok((channel, mut client)) => {
                 if check(&mut client).await {
-                    let content = catalogs::fetch(channel, &catalog).await;
+                    let content = catalogs::fetch(channel.clone(), &catalog).await;
                     let readable = content.is_ok();
                     if let Err(e) = &content {
                         tracing::warn!(catalogsource = %key, address = %address, error = %e, "registry content cannot be read");
@@ -192,7 +202,35 @@ async fn watch(probe: Probe, mut wake: mpsc::Sender<ObjectRef<CatalogSource>>) {
                         if set("READY") {
                             let _ = wake.send(source.clone()).await;
                         }
-                        hold(&mut client).await;
+                        // Up until the registry goes; its content read again meanwhile. The
+                        // interval is looked up every minute, so an OLMConfig edit applies soon.
+                        let mut fetched = tokio::time::Instant::now();
+                        loop {
+                            let due = fetched + index.catalog_sync_interval();
+                            let wake_at = due.min(tokio::time::Instant::now() + CONFIG_LOOK);
+                            tokio::select! {
+                                () = hold(&mut client) => break,
+                                () = tokio::time::sleep_until(wake_at) => {}
+                            }
+                            if tokio::time::Instant::now() < fetched + index.catalog_sync_interval()
+                            {
+                                continue;
+                            }
+                            fetched = tokio::time::Instant::now();
+                            match catalogs::fetch(channel.clone(), &catalog).await {
+                                Ok(content) => {
+                                    contents.set(&key, Ok(content));
+                                    let _ = changed.send(key.clone()).await;
+                                }
+                                Err(e) => {
+                                    tracing::warn!(catalogsource = %key, address = %address, error = %e, "registry content cannot be read again");
+                                    contents.set(&key, Err(e));
+                                    let _ = changed.send(key.clone()).await;
+                                    failures += 1;
+                                    break;
+                                }
+                            }
+                        }
                     } else {
                         failures += 1;
                     }
@@ -213,6 +251,8 @@ async fn watch(probe: Probe, mut wake: mpsc::Sender<ObjectRef<CatalogSource>>) {
 }
 
 const SERVING: i32 = 1;
+/// How often a connection looks at the resync interval again.
+const CONFIG_LOOK: Duration = Duration::from_secs(60);
 
 /// How often a registry without the health watch (opm's answers only `Check`) is checked again
 /// while it is up.

@@ -185,6 +185,23 @@ impl Index {
         }
     }
 
+    /// How often registries' content is read again while they stay up: `OLMConfig cluster`'s
+    /// `spec.features.packageServerSyncInterval`, 12 hours when unset or unusable.
+    pub fn catalog_sync_interval(&self) -> std::time::Duration {
+        let written = self
+            .configs
+            .get(&ObjectRef::new(olm_v0_api::v1::OLM_CONFIG_NAME))
+            .and_then(|c| {
+                c.spec
+                    .features
+                    .as_ref()
+                    .and_then(|f| f.package_server_sync_interval.clone())
+            });
+        olm_v0::olmconfig::package_server_sync_interval(written.as_deref())
+            .or_else(|| olm_v0::olmconfig::package_server_sync_interval(None))
+            .unwrap_or(std::time::Duration::from_secs(12 * 3600))
+    }
+
     /// `spec.features.disableCopiedCSVs` of `OLMConfig cluster`.
     pub fn copies_disabled(&self) -> Option<bool> {
         self.configs
@@ -1064,7 +1081,7 @@ pub async fn run(
         operator_rx,
         stop.clone(),
     );
-    let connections = connection::Connections::new(changed_tx);
+    let connections = connection::Connections::new(changed_tx, index.clone());
     tasks.spawn(packageserver::run(
         shared.clone(),
         index.clone(),

@@ -15,10 +15,9 @@
 //!
 //! Manifests are built by `olm_v0::packagemanifest` from what each CatalogSource's registry held
 //! when it last became ready ([`Contents`]), and cached per content and CatalogSource
-//! resourceVersion: a new fetch or an edited CatalogSource rebuilds that catalog's manifests at
-//! the next request. There is no periodic poll, so OLMConfig's `packageServerSyncInterval` is not
-//! read: a registry's content changes only with its pod or address, which makes the connection,
-//! hence the content, new.
+//! resourceVersion: a new fetch (a registry becoming ready, or the periodic re-read at OLMConfig's
+//! `packageServerSyncInterval`, see [`super::connection`]) or an edited CatalogSource rebuilds
+//! that catalog's manifests at the next request.
 //!
 //! Who may ask: requests must come over TLS. When the cluster publishes a front-proxy CA
 //! (`requestheader-client-ca-file` of ConfigMap `kube-system/extension-apiserver-authentication`)
