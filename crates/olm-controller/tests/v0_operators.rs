@@ -102,6 +102,13 @@ impl Env {
         Ok(())
     }
 
+    /// A namespace with one OperatorGroup `og` of `spec`.
+    async fn namespace_with_group(&self, name: &str, spec: Value) -> Result<()> {
+        self.namespace(name, json!({})).await?;
+        self.apply(group(name, "og", spec)).await?;
+        Ok(())
+    }
+
     fn csvs(&self, namespace: &str) -> Api<DynamicObject> {
         Api::namespaced_with(self.client.clone(), namespace, &csv_resource())
     }
@@ -354,8 +361,7 @@ async fn own_namespace(env: &Env, id: &str) -> Result<()> {
 /// message, and recovers when the group is fixed.
 async fn unsupported_group(env: &Env, id: &str) -> Result<()> {
     let ns = id;
-    env.namespace(ns, json!({})).await?;
-    env.apply(group(ns, "og", json!({}))).await?;
+    env.namespace_with_group(ns, json!({})).await?;
     env.apply(csv(ns, "own.v1.0.0", &["OwnNamespace"], None, json!({})))
         .await?;
     let o = env
@@ -427,13 +433,8 @@ async fn group_count(env: &Env, id: &str) -> Result<()> {
 /// A group selecting namespaces by label: none at first (`NoTargetNamespaces`), then one.
 async fn selector_group(env: &Env, id: &str) -> Result<()> {
     let ns = id;
-    env.namespace(ns, json!({})).await?;
-    env.apply(group(
-        ns,
-        "og",
-        json!({"selector": {"matchLabels": {"team": id}}}),
-    ))
-    .await?;
+    env.namespace_with_group(ns, json!({"selector": {"matchLabels": {"team": id}}}))
+        .await?;
     env.apply(csv(
         ns,
         "multi.v1.0.0",
@@ -485,8 +486,7 @@ async fn selector_group(env: &Env, id: &str) -> Result<()> {
 /// A ServiceAccount-bound operator: requirements not met until the account and its Role exist.
 async fn permissions(env: &Env, id: &str) -> Result<()> {
     let ns = id;
-    env.namespace(ns, json!({})).await?;
-    env.apply(group(ns, "og", json!({"targetNamespaces": [ns]})))
+    env.namespace_with_group(ns, json!({"targetNamespaces": [ns]}))
         .await?;
     let extra = json!({"install": {"permissions": [{
         "serviceAccountName": "runner",
@@ -544,12 +544,10 @@ async fn permissions(env: &Env, id: &str) -> Result<()> {
 /// and installed once RBAC lets it.
 async fn scoped_group(env: &Env, id: &str) -> Result<()> {
     let ns = id;
-    env.namespace(ns, json!({})).await?;
-    env.apply(group(
+    env.namespace_with_group(
         ns,
-        "og",
         json!({"targetNamespaces": [ns], "serviceAccountName": "installer"}),
-    ))
+    )
     .await?;
     let groups: Api<DynamicObject> =
         Api::namespaced_with(env.client.clone(), ns, &group_resource());
@@ -712,12 +710,10 @@ async fn intersecting_groups(env: &Env, id: &str) -> Result<()> {
 /// Replacing with upstream's message, then away).
 async fn fail_forward(env: &Env, id: &str) -> Result<()> {
     let ns = id;
-    env.namespace(ns, json!({})).await?;
-    env.apply(group(
+    env.namespace_with_group(
         ns,
-        "og",
         json!({"targetNamespaces": [ns], "upgradeStrategy": "TechPreviewUnsafeFailForward"}),
-    ))
+    )
     .await?;
     let mut broken = csv(ns, "ff.v1.0.0", &["OwnNamespace"], None, json!({}));
     broken["spec"]["install"]["strategy"] = json!("helm");
@@ -1036,8 +1032,7 @@ async fn apiservice(env: &Env, id: &str) -> Result<()> {
     let group_name = format!("{id}.example.com");
     let listener = std::net::TcpListener::bind((std::net::Ipv4Addr::UNSPECIFIED, 0))?;
     let port = listener.local_addr()?.port();
-    env.namespace(ns, json!({})).await?;
-    env.apply(group(ns, "og", json!({"targetNamespaces": [ns]})))
+    env.namespace_with_group(ns, json!({"targetNamespaces": [ns]}))
         .await?;
     let extra = json!({"apiservicedefinitions": {"owned": [{
         "group": group_name, "version": "v1alpha1", "kind": "Gizmo", "name": "gizmos",
@@ -1144,8 +1139,7 @@ fn expiring_certificate(hosts: &[String]) -> Result<(String, String, String)> {
 /// Deployment is rolled to it (its pod template's `olmcahash`), the webhook's `caBundle` with it.
 async fn cert_rotation(env: &Env, id: &str) -> Result<()> {
     let ns = id;
-    env.namespace(ns, json!({})).await?;
-    env.apply(group(ns, "og", json!({"targetNamespaces": [ns]})))
+    env.namespace_with_group(ns, json!({"targetNamespaces": [ns]}))
         .await?;
     let hook = webhook(
         &format!("vrotor.{id}.example.com"),
@@ -1247,16 +1241,7 @@ async fn catalog_source(env: &Env, id: &str) -> Result<()> {
         "metadata": {"name": format!("{id}-prio")}, "value": 1000}),
     )
     .await?;
-    let sources: Api<DynamicObject> = Api::namespaced_with(
-        env.client.clone(),
-        ns,
-        &resource(
-            "operators.coreos.com",
-            "v1alpha1",
-            "CatalogSource",
-            "catalogsources",
-        ),
-    );
+    let sources = catalogsources_api(env, ns);
     let source = |memory: &str| {
         json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
             "metadata": {"name": "community.catalog", "namespace": ns,
@@ -1332,7 +1317,7 @@ async fn catalog_source(env: &Env, id: &str) -> Result<()> {
         .await?;
     let status = wait(
         "status.registryService",
-        || async { Ok(sources.get("community.catalog").await?) },
+        || source_named(&sources, "community.catalog"),
         |s| s.data["status"]["registryService"].is_object(),
     )
     .await?;
@@ -1343,7 +1328,7 @@ async fn catalog_source(env: &Env, id: &str) -> Result<()> {
     check_eq!(status.data["status"]["registryService"]["port"], "50051");
     let dialled = wait(
         "status.connectionState",
-        || async { Ok(sources.get("community.catalog").await?) },
+        || source_named(&sources, "community.catalog"),
         |s| s.data["status"]["connectionState"]["address"].is_string(),
     )
     .await?;
@@ -1370,16 +1355,13 @@ async fn catalog_source(env: &Env, id: &str) -> Result<()> {
         "metadata": {"name": "nothing", "namespace": ns}, "spec": {"sourceType": "grpc"}}),
     )
     .await?;
-    let bad = wait(
+    source_reports(
+        &sources,
+        "nothing",
         "SpecInvalidError",
-        || async { Ok(sources.get("nothing").await?) },
-        |s| s.data["status"]["reason"] == "SpecInvalidError",
+        "image and address unset: at least one must be set for sourcetype: grpc",
     )
     .await?;
-    check_eq!(
-        bad.data["status"]["message"],
-        "image and address unset: at least one must be set for sourcetype: grpc"
-    );
     Ok(())
 }
 
@@ -1390,16 +1372,7 @@ async fn catalog_source(env: &Env, id: &str) -> Result<()> {
 async fn catalog_poll(env: &Env, id: &str) -> Result<()> {
     let ns = id;
     env.namespace(ns, json!({})).await?;
-    let sources: Api<DynamicObject> = Api::namespaced_with(
-        env.client.clone(),
-        ns,
-        &resource(
-            "operators.coreos.com",
-            "v1alpha1",
-            "CatalogSource",
-            "catalogsources",
-        ),
-    );
+    let sources = catalogsources_api(env, ns);
     let source = |name: &str, interval: &str| {
         json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
             "metadata": {"name": name, "namespace": ns},
@@ -1438,10 +1411,34 @@ async fn catalog_poll(env: &Env, id: &str) -> Result<()> {
     };
     let serving = "olm.catalogSource=polled";
     let updating = "catalogsource.operators.coreos.com/update=polled";
+    // The next update pod: one, none of `before`.
+    let next_update = |before: Vec<String>| {
+        let list = &list;
+        async move {
+            wait(
+                "the next update pod",
+                || list(updating),
+                |p| p.len() == 1 && !p.iter().any(|n| before.contains(n)),
+            )
+            .await
+        }
+    };
+    // Waits until `pod` is no update pod any more.
+    let settled = |pod: String| {
+        let list = &list;
+        async move {
+            wait(
+                "the update pod settled",
+                || list(updating),
+                |p| !p.contains(&pod),
+            )
+            .await
+        }
+    };
     let first = wait("the registry pod", || list(serving), |p| p.len() == 1).await?;
     run(first[0].clone(), "aaaa", "Running").await?;
     // The same digest: the update pod goes, the serving Pod stays.
-    let update = wait("an update pod", || list(updating), |p| p.len() == 1).await?;
+    let update = next_update(Vec::new()).await?;
     let polled = sources.get("polled").await?;
     check_eq!(
         polled.data["status"]["latestImageRegistryPoll"].is_string(),
@@ -1454,20 +1451,10 @@ async fn catalog_poll(env: &Env, id: &str) -> Result<()> {
         "the Service must not route to an update pod"
     );
     run(update[0].clone(), "aaaa", "Running").await?;
-    wait(
-        "the same-digest update pod discarded",
-        || list(updating),
-        |p| !p.contains(&update[0]),
-    )
-    .await?;
+    settled(update[0].clone()).await?;
     check_eq!(list(serving).await?, first);
     // A new digest: the next update pod is promoted and the old Pod retired.
-    let update = wait(
-        "the next update pod",
-        || list(updating),
-        |p| p.len() == 1 && !p.contains(&update[0]),
-    )
-    .await?;
+    let update = next_update(update).await?;
     run(update[0].clone(), "bbbb", "Running").await?;
     wait(
         "the promoted pod serving",
@@ -1476,47 +1463,46 @@ async fn catalog_poll(env: &Env, id: &str) -> Result<()> {
     )
     .await?;
     // A failed update pod is deleted and reported.
-    let failing = wait(
-        "another update pod",
-        || list(updating),
-        |p| p.len() == 1 && !p.contains(&update[0]),
-    )
-    .await?;
+    let failing = next_update(update.clone()).await?;
     run(failing[0].clone(), "cccc", "Failed").await?;
-    let reported = wait(
-        "RegistryServerError",
-        || async { Ok(sources.get("polled").await?) },
-        |s| s.data["status"]["reason"] == "RegistryServerError",
-    )
-    .await?;
-    check_eq!(
-        reported.data["status"]["message"],
-        format!(
-            "couldn't ensure registry server - error ensuring update pod for catalog source polled: update pod {} in a Failed state: deleted update pod",
-            failing[0]
-        )
+    let message = format!(
+        "couldn't ensure registry server - error ensuring update pod for catalog source polled: update pod {} in a Failed state: deleted update pod",
+        failing[0]
     );
-    wait(
-        "the failed update pod deleted",
-        || list(updating),
-        |p| !p.contains(&failing[0]),
-    )
-    .await?;
+    source_reports(&sources, "polled", "RegistryServerError", &message).await?;
+    settled(failing[0].clone()).await?;
     check_eq!(list(serving).await?, update);
     sources.delete("polled", &DeleteParams::default()).await?;
     // An interval Go cannot parse: the default, and upstream's message.
     env.apply(source("unparsable", "ten minutes")).await?;
-    let bad = wait(
-        "InvalidIntervalError",
-        || async { Ok(sources.get("unparsable").await?) },
-        |s| s.data["status"]["reason"] == "InvalidIntervalError",
+    source_reports(&sources, "unparsable", "InvalidIntervalError", "error parsing spec.updateStrategy.registryPoll.interval. Using the default value of 15m0s instead. Error: time: invalid duration \"ten minutes\"").await?;
+    Ok(())
+}
+
+fn catalogsources_api(env: &Env, ns: &str) -> Api<DynamicObject> {
+    v1alpha1_api(env, ns, "CatalogSource", "catalogsources")
+}
+
+/// Waits for the CatalogSource `name` to report `reason` and checks its message.
+async fn source_reports(
+    sources: &Api<DynamicObject>,
+    name: &str,
+    reason: &str,
+    message: &str,
+) -> Result<()> {
+    let reported = wait(
+        reason,
+        || source_named(sources, name),
+        |s| s.data["status"]["reason"] == reason,
     )
     .await?;
-    check_eq!(
-        bad.data["status"]["message"],
-        "error parsing spec.updateStrategy.registryPoll.interval. Using the default value of 15m0s instead. Error: time: invalid duration \"ten minutes\""
-    );
+    check_eq!(reported.data["status"]["message"], message);
     Ok(())
+}
+
+/// The CatalogSource `name`, for [`wait`].
+async fn source_named(sources: &Api<DynamicObject>, name: &str) -> Result<DynamicObject> {
+    Ok(sources.get(name).await?)
 }
 
 /// A grpc CatalogSource with `spec.address`: olm dials it and `status.connectionState` follows
@@ -1539,25 +1525,11 @@ async fn catalog_source_address(env: &Env, id: &str) -> Result<()> {
         "spec": {"sourceType": "grpc", "address": address}}),
     )
     .await?;
-    let sources: Api<DynamicObject> = Api::namespaced_with(
-        env.client.clone(),
-        ns,
-        &resource(
-            "operators.coreos.com",
-            "v1alpha1",
-            "CatalogSource",
-            "catalogsources",
-        ),
-    );
+    let sources = catalogsources_api(env, ns);
     let state = |want: &'static str| {
         move |s: &DynamicObject| s.data["status"]["connectionState"]["lastObservedState"] == want
     };
-    let ready = wait(
-        "READY",
-        || async { Ok(sources.get("local").await?) },
-        state("READY"),
-    )
-    .await?;
+    let ready = wait("READY", || source_named(&sources, "local"), state("READY")).await?;
     check_eq!(ready.data["status"]["connectionState"]["address"], address);
     check_eq!(
         ready.data["status"]["connectionState"]["lastConnect"].is_string(),
@@ -1566,7 +1538,7 @@ async fn catalog_source_address(env: &Env, id: &str) -> Result<()> {
     served.stop().await?;
     wait(
         "TRANSIENT_FAILURE",
-        || async { Ok(sources.get("local").await?) },
+        || source_named(&sources, "local"),
         state("TRANSIENT_FAILURE"),
     )
     .await?;
@@ -1695,30 +1667,21 @@ fn foo_bar_catalog(api_group: &str, upgraded: bool) -> String {
     docs.iter().map(|d| format!("{d}\n")).collect()
 }
 
-fn subscriptions_api(env: &Env, ns: &str) -> Api<DynamicObject> {
+/// The `operators.coreos.com/v1alpha1` resource `plural` in `ns`.
+fn v1alpha1_api(env: &Env, ns: &str, kind: &str, plural: &str) -> Api<DynamicObject> {
     Api::namespaced_with(
         env.client.clone(),
         ns,
-        &resource(
-            "operators.coreos.com",
-            "v1alpha1",
-            "Subscription",
-            "subscriptions",
-        ),
+        &resource("operators.coreos.com", "v1alpha1", kind, plural),
     )
 }
 
+fn subscriptions_api(env: &Env, ns: &str) -> Api<DynamicObject> {
+    v1alpha1_api(env, ns, "Subscription", "subscriptions")
+}
+
 fn installplans_api(env: &Env, ns: &str) -> Api<DynamicObject> {
-    Api::namespaced_with(
-        env.client.clone(),
-        ns,
-        &resource(
-            "operators.coreos.com",
-            "v1alpha1",
-            "InstallPlan",
-            "installplans",
-        ),
-    )
+    v1alpha1_api(env, ns, "InstallPlan", "installplans")
 }
 
 /// Waits until the Subscription `ns/name` satisfies `ok`.
@@ -1750,8 +1713,7 @@ async fn wait_subscription(
 async fn subscribe_and_upgrade(env: &Env, id: &str) -> Result<()> {
     let ns = id;
     let api_group = format!("{id}.example.com");
-    env.namespace(ns, json!({})).await?;
-    env.apply(group(ns, "og", json!({"targetNamespaces": [ns]})))
+    env.namespace_with_group(ns, json!({"targetNamespaces": [ns]}))
         .await?;
     let served = serve_fbc(&foo_bar_catalog(&api_group, false)).await?;
     env.apply(address_source(ns, "local", &served.address))
@@ -1830,12 +1792,10 @@ async fn subscribe_and_upgrade(env: &Env, id: &str) -> Result<()> {
 async fn subscribe_scoped(env: &Env, id: &str) -> Result<()> {
     let ns = id;
     let api_group = format!("{id}.example.com");
-    env.namespace(ns, json!({})).await?;
-    env.apply(group(
+    env.namespace_with_group(
         ns,
-        "og",
         json!({"targetNamespaces": [ns], "serviceAccountName": "installer"}),
-    ))
+    )
     .await?;
     let served = serve_fbc(&foo_bar_catalog(&api_group, false)).await?;
     env.apply(address_source(ns, "local", &served.address))
@@ -1915,8 +1875,7 @@ async fn subscribe_scoped(env: &Env, id: &str) -> Result<()> {
 async fn subscribe_manual(env: &Env, id: &str) -> Result<()> {
     let ns = id;
     let api_group = format!("{id}.example.com");
-    env.namespace(ns, json!({})).await?;
-    env.apply(group(ns, "og", json!({"targetNamespaces": [ns]})))
+    env.namespace_with_group(ns, json!({"targetNamespaces": [ns]}))
         .await?;
     let served = serve_fbc(&foo_bar_catalog(&api_group, false)).await?;
     env.apply(address_source(ns, "local", &served.address))
@@ -2024,8 +1983,7 @@ async fn subscribe_manual(env: &Env, id: &str) -> Result<()> {
 async fn subscribe_unsatisfiable(env: &Env, id: &str) -> Result<()> {
     let ns = id;
     let api_group = format!("{id}.example.com");
-    env.namespace(ns, json!({})).await?;
-    env.apply(group(ns, "og", json!({"targetNamespaces": [ns]})))
+    env.namespace_with_group(ns, json!({"targetNamespaces": [ns]}))
         .await?;
     let fbc = [
         json!({"schema": "olm.package", "name": "foo", "defaultChannel": "stable"}),
@@ -2146,8 +2104,7 @@ async fn subscribe_unsatisfiable(env: &Env, id: &str) -> Result<()> {
 async fn subscribe_images(env: &Env, id: &str) -> Result<()> {
     use olm_bundle::properties::{ObjectsMode, to_olm_bundle};
     let ns = id;
-    env.namespace(ns, json!({})).await?;
-    env.apply(group(ns, "og", json!({"targetNamespaces": [ns]})))
+    env.namespace_with_group(ns, json!({"targetNamespaces": [ns]}))
         .await?;
     // The registry wants a password, which only the CatalogSource's `spec.secrets` give.
     let dir = tempfile::tempdir()?;
@@ -2364,8 +2321,7 @@ async fn subscribe_fail_forward(env: &Env, id: &str) -> Result<()> {
 async fn catalog_in_process(env: &Env, id: &str) -> Result<()> {
     let ns = id;
     let api_group = format!("{id}.example.com");
-    env.namespace(ns, json!({})).await?;
-    env.apply(group(ns, "og", json!({"targetNamespaces": [ns]})))
+    env.namespace_with_group(ns, json!({"targetNamespaces": [ns]}))
         .await?;
     let registry =
         olm_testenv::registry::Registry::start().map_err(|e| anyhow!("a local registry: {e}"))?;
@@ -2414,8 +2370,7 @@ async fn catalog_in_process(env: &Env, id: &str) -> Result<()> {
 /// one succeeded; Upgradeable=False in an override holds v3 in Pending until it is lifted.
 async fn replaces_chain(env: &Env, id: &str) -> Result<()> {
     let ns = id;
-    env.namespace(ns, json!({})).await?;
-    env.apply(group(ns, "og", json!({"targetNamespaces": [ns]})))
+    env.namespace_with_group(ns, json!({"targetNamespaces": [ns]}))
         .await?;
     env.apply(csv(ns, "chain.v1.0.0", &["OwnNamespace"], None, json!({})))
         .await?;
@@ -2617,8 +2572,7 @@ fn webhook(name: &str, kind: &str, deployment: &str, groups: &[&str], resources:
 /// AllNamespaces-only fails its install.
 async fn webhooks(env: &Env, id: &str) -> Result<()> {
     let ns = id;
-    env.namespace(ns, json!({})).await?;
-    env.apply(group(ns, "og", json!({"targetNamespaces": [ns]})))
+    env.namespace_with_group(ns, json!({"targetNamespaces": [ns]}))
         .await?;
     let hook = webhook(
         &format!("vwidget.{id}.example.com"),
@@ -2976,8 +2930,7 @@ async fn real_bundles(env: &Env, _: &str) -> Result<()> {
 /// without a dot leaves it untouched; the controller goes on with the others.
 async fn bad_input(env: &Env, id: &str) -> Result<()> {
     let ns = id;
-    env.namespace(ns, json!({})).await?;
-    env.apply(group(ns, "og", json!({"targetNamespaces": [ns]})))
+    env.namespace_with_group(ns, json!({"targetNamespaces": [ns]}))
         .await?;
     let mut broken = csv(ns, "broken.v1.0.0", &["OwnNamespace"], None, json!({}));
     broken["spec"]["install"]["strategy"] = json!("helm");
@@ -3206,8 +3159,7 @@ async fn packagemanifests(env: &Env, id: &str) -> Result<()> {
 /// namespace goes, with nothing left retrying.
 async fn namespace_deleted(env: &Env, id: &str) -> Result<()> {
     let ns = id;
-    env.namespace(ns, json!({})).await?;
-    env.apply(group(ns, "og", json!({"targetNamespaces": [ns]})))
+    env.namespace_with_group(ns, json!({"targetNamespaces": [ns]}))
         .await?;
     env.apply(csv(ns, "doomed.v1.0.0", &["OwnNamespace"], None, json!({})))
         .await?;
