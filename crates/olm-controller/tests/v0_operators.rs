@@ -76,6 +76,7 @@ impl Env {
             "CatalogSource" => "catalogsources",
             "Subscription" => "subscriptions",
             "PriorityClass" => "priorityclasses",
+            "Gauge" => "gauges",
             other => bail!("no plural known for {other}"),
         };
         let ar = resource(group, version, &kind, plural);
@@ -1605,6 +1606,19 @@ fn inline_bundle(
     provides: (&str, &str),
     requires: Option<(&str, &str)>,
 ) -> Value {
+    let owned = crd(provides.0, api_group, provides.1);
+    inline_bundle_with(package, version, api_group, provides, requires, owned)
+}
+
+/// [`inline_bundle`] with `owned` as the CRD it ships.
+fn inline_bundle_with(
+    package: &str,
+    version: &str,
+    api_group: &str,
+    provides: (&str, &str),
+    requires: Option<(&str, &str)>,
+    owned: Value,
+) -> Value {
     use base64::Engine as _;
     let name = format!("{package}.v{version}");
     let mut object = csv(
@@ -1629,7 +1643,7 @@ fn inline_bundle(
             "name": format!("{plural}.{api_group}"), "version": "v1", "kind": kind}]);
         properties.push(json!({"type": "olm.gvk.required", "value": {"group": api_group, "version": "v1", "kind": kind}}));
     }
-    for o in [object, crd(provides.0, api_group, provides.1)] {
+    for o in [object, owned] {
         let data = base64::engine::general_purpose::STANDARD.encode(o.to_string());
         properties.push(json!({"type": "olm.bundle.object", "value": {"data": data}}));
     }
@@ -1868,6 +1882,136 @@ async fn subscribe_scoped(env: &Env, id: &str) -> Result<()> {
         .await?;
     served.stop().await?;
     Ok(())
+}
+
+/// A CRD upgrade whose schema the existing custom resources no longer satisfy is refused with
+/// upstream's message (the CRD is left as it was); when the new CRD converts with a webhook the
+/// upgrade goes on and a `CRDValidation` Warning is recorded on the plan. One namespace and API
+/// group each.
+async fn crd_upgrade_validation(env: &Env, id: &str) -> Result<()> {
+    let refused = crd_upgrade(env, id, false).await?;
+    let message = refused["status"]["message"].as_str().unwrap_or_default();
+    check_eq!(
+        message,
+        format!(
+            "retrying execution due to error: error validating existing CRs against new CRD's schema for \"gauges.{id}.example.com\": error validating {id}.example.com/v1, Kind=Gauge \"{id}/low\": updated validation is too restrictive: [].spec.level: Invalid value: 2: spec.level in body should be greater than or equal to 3"
+        )
+    );
+    let crds: Api<CustomResourceDefinition> = Api::all(env.client.clone());
+    let kept = serde_json::to_value(crds.get(&format!("gauges.{id}.example.com")).await?)?;
+    check_eq!(
+        kept["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+            ["level"]["minimum"]
+            .as_f64(),
+        Some(0.0)
+    );
+    let webhook = format!("{id}-webhook");
+    crd_upgrade(env, &webhook, true).await?;
+    let events =
+        Api::<k8s_openapi::api::events::v1::Event>::namespaced(env.client.clone(), &webhook);
+    let warned = wait(
+        "the CRDValidation event",
+        || async {
+            Ok(events
+                .list(&ListParams::default())
+                .await?
+                .items
+                .into_iter()
+                .find(|e| e.reason.as_deref() == Some("CRDValidation")))
+        },
+        Option::is_some,
+    )
+    .await?
+    .context("no event")?;
+    let note = warned.note.unwrap_or_default();
+    if !note.starts_with("Validation of existing CRs against the new CRD's schema failed, but a webhook conversion strategy was specified in the new CRD.") {
+        bail!("event note {note:?}");
+    }
+    let regarding = warned.regarding.and_then(|r| r.kind);
+    check_eq!(regarding.as_deref(), Some("InstallPlan"));
+    let updated = serde_json::to_value(crds.get(&format!("gauges.{webhook}.example.com")).await?)?;
+    check_eq!(updated["spec"]["conversion"]["strategy"], "Webhook");
+    Ok(())
+}
+
+/// In namespace `ns`: package `gauge` v1 (Gauges with any `spec.level`) installed and a Gauge
+/// of level 2 made; then the catalog offers v2, whose CRD wants levels of at least 3 (and
+/// converts with a webhook when `webhook`). Returns v2's plan once it retries because of that
+/// Gauge, or (with `webhook`) once it is Complete.
+async fn crd_upgrade(env: &Env, ns: &str, webhook: bool) -> Result<Value> {
+    let api_group = format!("{ns}.example.com");
+    env.namespace_with_group(ns, json!({"targetNamespaces": [ns]}))
+        .await?;
+    let gauge_crd = |min: i64, webhook: bool| {
+        let mut c = crd("gauges", &api_group, "Gauge");
+        c["spec"]["versions"][0]["schema"]["openAPIV3Schema"] = json!({"type": "object",
+            "properties": {"spec": {"type": "object", "properties": {"level": {"type": "integer", "minimum": min}}}}});
+        if webhook {
+            c["spec"]["conversion"] = json!({"strategy": "Webhook", "webhook": {
+                "conversionReviewVersions": ["v1"],
+                "clientConfig": {"service": {"name": "gauge-webhook", "namespace": ns, "path": "/convert"}}}});
+        }
+        c
+    };
+    let bundle = |version: &str, min: i64, webhook: bool| {
+        inline_bundle_with(
+            "gauge",
+            version,
+            &api_group,
+            ("gauges", "Gauge"),
+            None,
+            gauge_crd(min, webhook),
+        )
+    };
+    let catalog = |upgraded: bool| -> String {
+        let mut docs = vec![
+            json!({"schema": "olm.package", "name": "gauge", "defaultChannel": "stable"}),
+            bundle("1.0.0", 0, false),
+        ];
+        let mut entries = vec![json!({"name": "gauge.v1.0.0"})];
+        if upgraded {
+            docs.push(bundle("2.0.0", 3, webhook));
+            entries.push(json!({"name": "gauge.v2.0.0", "replaces": "gauge.v1.0.0"}));
+        }
+        docs.push(json!({"schema": "olm.channel", "package": "gauge", "name": "stable", "entries": entries}));
+        docs.iter().map(|d| format!("{d}\n")).collect()
+    };
+    let served = serve_fbc(&catalog(false)).await?;
+    env.apply(address_source(ns, "local", &served.address))
+        .await?;
+    env.apply(subscription(ns, "gauge", "gauge", "local", "Automatic"))
+        .await?;
+    env.wait_phase(ns, "gauge.v1.0.0", "Succeeded", "InstallSucceeded")
+        .await?;
+    env.apply(
+        json!({"apiVersion": format!("{api_group}/v1"), "kind": "Gauge",
+        "metadata": {"name": "low", "namespace": ns}, "spec": {"level": 2}}),
+    )
+    .await?;
+    let upgraded = serve_fbc(&catalog(true)).await?;
+    env.apply(address_source(ns, "local", &upgraded.address))
+        .await?;
+    served.stop().await?;
+    let plans = installplans_api(env, ns);
+    let upgrade = || async {
+        let list = plans.list(&ListParams::default()).await?.items;
+        Ok(list
+            .into_iter()
+            .find(|p| p.data["spec"]["clusterServiceVersionNames"] == json!(["gauge.v2.0.0"]))
+            .map_or(Value::Null, |p| p.data))
+    };
+    let plan = wait("gauge v2's plan", upgrade, |p| {
+        if webhook {
+            p["status"]["phase"] == "Complete"
+        } else {
+            p["status"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("too restrictive"))
+        }
+    })
+    .await?;
+    upgraded.stop().await?;
+    Ok(plan)
 }
 
 /// A Manual Subscription's plan waits for approval, installs nothing until approved, then
@@ -3229,7 +3373,10 @@ async fn olm_v0_on_a_control_plane() -> Result<()> {
         node_address: plane.node_address(),
     };
 
-    let together: [(&str, Scenario); 28] = [
+    let together: [(&str, Scenario); 29] = [
+        ("crd-upgrade-validation", |e, id| {
+            Box::pin(crd_upgrade_validation(e, id))
+        }),
         ("subscribe-scoped", |e, id| {
             Box::pin(subscribe_scoped(e, id))
         }),

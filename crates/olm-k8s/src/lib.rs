@@ -20,6 +20,7 @@ mod labels;
 mod name;
 pub mod patch;
 pub mod retry;
+pub mod schema;
 mod selector;
 
 pub use condition::{ConditionStatus, InvalidConditionStatus, REWORDING_PACE, pace_rewording};

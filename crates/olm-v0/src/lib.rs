@@ -16,6 +16,7 @@ pub mod catalogsource;
 pub mod certresources;
 pub mod conditiongen;
 pub mod copied;
+pub mod crdupgrade;
 pub mod deployment;
 pub mod groups;
 mod hash;

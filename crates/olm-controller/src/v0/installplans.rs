@@ -6,8 +6,10 @@
 //! Rules, as upstream's:
 //! * `RequiresApproval` waits for `spec.approved`; then `Installing`.
 //! * An object that exists is `Present`; RBAC objects are updated to the plan's version; a CRD
-//!   is updated only when no version stored on the cluster would disappear (upstream's
-//!   `SafeStorageVersionUpgrade`, in its words).
+//!   is updated only when its existing custom resources validate against the new schema
+//!   (`olm_v0::crdupgrade`; a webhook-converting CRD only warns) and no version stored on the
+//!   cluster would disappear (upstream's `SafeStorageVersionUpgrade`, in its words).
+//! * Steps are created as the OperatorGroup's ServiceAccount when it names one.
 //! * Objects owned by the CSV get an owner reference with the CSV's uid, looked up once the CSV
 //!   exists; cluster-scoped ones carry the CSV owner labels instead; everything gets
 //!   `olm.managed=true`.
@@ -22,7 +24,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use futures::channel::mpsc;
-use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
+use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams, PostParams};
 use kube::discovery::{ApiCapabilities, ApiResource, Scope};
 use kube::runtime::reflector::ObjectRef;
 use kube::{Client, ResourceExt};
@@ -434,7 +436,11 @@ async fn apply(
         Ok(_) if plain_kind == "CustomResourceDefinition" => Ok(StepStatus::WaitingForApi),
         Ok(_) => Ok(StepStatus::Created),
         Err(kube::Error::Api(e)) if e.code == 409 => {
-            update_existing(&api, plain_kind, &step.resource.name, object).await?;
+            if let Some(warning) =
+                update_existing(client, &api, plain_kind, &step.resource.name, object).await?
+            {
+                warn_on_plan(client, namespace, plan, &warning).await;
+            }
             Ok(StepStatus::Present)
         }
         Err(e) => Err(api_error(
@@ -444,29 +450,105 @@ async fn apply(
     }
 }
 
-/// An existing object: RBAC is brought to the plan's version; a CRD too when no stored version
-/// would be lost; anything else is left as it is.
+/// A Warning event on the plan (a CRD whose existing objects fail its new schema but which
+/// converts with a webhook); failing to record it is only logged.
+async fn warn_on_plan(client: &Client, namespace: &str, plan: &str, note: &str) {
+    use kube::runtime::events::{Event, EventType};
+    let reference = k8s_openapi::api::core::v1::ObjectReference {
+        api_version: Some("operators.coreos.com/v1alpha1".to_owned()),
+        kind: Some("InstallPlan".to_owned()),
+        name: Some(plan.to_owned()),
+        namespace: Some(namespace.to_owned()),
+        ..Default::default()
+    };
+    let event = Event {
+        type_: EventType::Warning,
+        reason: olm_v0::crdupgrade::CRD_VALIDATION_EVENT_REASON.to_owned(),
+        note: Some(olm_k8s::truncate_note(note)),
+        action: "Install".to_owned(),
+        secondary: None,
+    };
+    if let Err(e) = super::recorder(client).publish(&event, &reference).await {
+        tracing::warn!(namespace = %namespace, installplan = %plan, error = %e, "recording an event failed");
+    }
+}
+
+/// Checks every existing object of `old`'s served versions against `new`'s schemas, a page
+/// of 500 at a time (upstream lists with a pager too): the first failure, if any.
+async fn existing_objects_failure(
+    client: &Client,
+    old: &Value,
+    new: &Value,
+) -> Result<Option<String>, StepError> {
+    let group = text(new, "/spec/group");
+    let plural = text(new, "/spec/names/plural");
+    let kind = text(new, "/spec/names/kind");
+    for check in olm_v0::crdupgrade::validations(old, new) {
+        let resource = ApiResource {
+            group: group.to_owned(),
+            version: check.version.clone(),
+            api_version: format!("{group}/{}", check.version),
+            kind: kind.to_owned(),
+            plural: plural.to_owned(),
+        };
+        let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
+        let mut params = ListParams::default().limit(500);
+        loop {
+            let page = api.list(&params).await.map_err(|e| {
+                api_error(
+                    format!("error listing {plural}.{group}/{}", check.version),
+                    &e,
+                )
+            })?;
+            let objects: Vec<Value> = page
+                .items
+                .iter()
+                .map(serde_json::to_value)
+                .collect::<Result<_, _>>()
+                .map_err(|e| e.to_string())?;
+            if let Err(failure) = olm_v0::crdupgrade::check_existing(&check.schema, &objects) {
+                return Ok(Some(failure));
+            }
+            match page.metadata.continue_.filter(|c| !c.is_empty()) {
+                Some(token) => params = params.continue_token(&token),
+                None => break,
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// An existing object: RBAC is brought to the plan's version; a CRD too when its existing
+/// objects still validate (or it converts with a webhook: then the Warning to record is
+/// returned) and no stored version would be lost; anything else is left as it is.
 async fn update_existing(
+    client: &Client,
     api: &Api<DynamicObject>,
     kind: &str,
     name: &str,
     mut object: Value,
-) -> Result<(), StepError> {
+) -> Result<Option<String>, StepError> {
     if kind == "ServiceAccount" {
-        return merge_service_account(api, name, object).await;
+        return merge_service_account(api, name, object)
+            .await
+            .map(|()| None);
     }
     if !matches!(
         kind,
         "Role" | "RoleBinding" | "ClusterRole" | "ClusterRoleBinding" | "CustomResourceDefinition"
     ) {
-        return Ok(());
+        return Ok(None);
     }
+    let mut warning = None;
     let current = api
         .get(name)
         .await
         .map_err(|e| api_error(format!("error getting {kind} {name}"), &e))?;
     if kind == "CustomResourceDefinition" {
         let current_value = serde_json::to_value(&current).map_err(|e| e.to_string())?;
+        if let Some(failure) = existing_objects_failure(client, &current_value, &object).await? {
+            warning = Some(olm_v0::crdupgrade::on_failure(name, &object, &failure)?);
+        }
         let stored: Vec<&str> = current_value
             .pointer("/status/storedVersions")
             .and_then(Value::as_array)
@@ -493,7 +575,7 @@ async fn update_existing(
     api.replace(name, &PostParams::default(), &dynamic)
         .await
         .map_err(|e| api_error(format!("error updating {kind} {name}"), &e))?;
-    Ok(())
+    Ok(warning)
 }
 
 /// An existing ServiceAccount as upstream merges it: its secrets kept, owner references

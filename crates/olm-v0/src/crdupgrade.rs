@@ -1,0 +1,195 @@
+//! Whether an InstallPlan may replace a CRD that exists (OLM repo
+//! `pkg/controller/operators/catalog/step.go` and `operator.go` `validateV1CRDCompatibility`,
+//! `validateExistingCRs`): every custom resource stored under a version that both CRDs serve
+//! must still validate against the new CRD's schema for that version — otherwise the upgrade
+//! would leave objects the API server no longer accepts on update.
+//!
+//! The shell lists the custom resources (paged) and hands them here; the checks and the texts
+//! are upstream's. A new CRD with a `Webhook` conversion strategy only warns (its webhook may
+//! convert the objects once the operator runs).
+
+use serde_json::Value;
+
+/// A version whose existing objects must validate, with the new CRD's schema for it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Validation {
+    /// The version name (`v1alpha1`).
+    pub version: String,
+    /// The new CRD's `schema.openAPIV3Schema` for it (`null` when it has none).
+    pub schema: Value,
+}
+
+/// The versions served by both `old` and `new` (CRDs as JSON), with `new`'s schemas, in `new`'s
+/// order (upstream iterates a Go map; the order only decides which failure is reported first).
+pub fn validations(old: &Value, new: &Value) -> Vec<Validation> {
+    let served = |crd: &Value| -> Vec<(String, Value)> {
+        crd.pointer("/spec/versions")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter(|v| v["served"] == true)
+            .filter_map(|v| {
+                let name = v["name"].as_str()?;
+                let schema = v
+                    .pointer("/schema/openAPIV3Schema")
+                    .cloned()
+                    .unwrap_or(Value::Null);
+                Some((name.to_owned(), schema))
+            })
+            .collect()
+    };
+    let before: Vec<String> = served(old).into_iter().map(|(n, _)| n).collect();
+    let mut out: Vec<Validation> = Vec::new();
+    for (version, schema) in served(new) {
+        if before.contains(&version) && !out.iter().any(|v| v.version == version) {
+            out.push(Validation { version, schema });
+        }
+    }
+    out
+}
+
+/// Checks `objects` (custom resources as JSON) against `schema`: the first that fails, in
+/// upstream's words — `error validating <group>/<version>, Kind=<kind> "<ns>/<name>": updated
+/// validation is too restrictive: <errors>`.
+///
+/// # Errors
+///
+/// That text.
+pub fn check_existing(schema: &Value, objects: &[Value]) -> Result<(), String> {
+    if schema.is_null() {
+        return Ok(());
+    }
+    let mut validator = olm_k8s::schema::SchemaValidator::new(schema);
+    for object in objects {
+        let errors = validator.validate(object);
+        let Some(text) = olm_k8s::schema::aggregate(&errors) else {
+            continue;
+        };
+        let meta = &object["metadata"];
+        let name = meta["name"].as_str().unwrap_or_default();
+        let namespaced = match meta["namespace"].as_str().filter(|n| !n.is_empty()) {
+            Some(ns) => format!("{ns}/{name}"),
+            None => name.to_owned(),
+        };
+        return Err(format!(
+            "error validating {} {}: updated validation is too restrictive: {text}",
+            gvk_text(object),
+            olm_goenc::quote(&namespaced)
+        ));
+    }
+    Ok(())
+}
+
+/// apimachinery's `GroupVersionKind.String()` of an object: `group/version, Kind=kind`.
+fn gvk_text(object: &Value) -> String {
+    let api_version = object["apiVersion"].as_str().unwrap_or_default();
+    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+    let kind = object["kind"].as_str().unwrap_or_default();
+    format!("{group}/{version}, Kind={kind}")
+}
+
+/// What becomes of a failed check of the CRD `name` (`new` as JSON): an error that stops the
+/// step (`Err`), or — when `new` converts with a webhook — the Warning event's text (`Ok`),
+/// after which the update goes on.
+///
+/// # Errors
+///
+/// `error validating existing CRs against new CRD's schema for "<name>": <failure>`.
+pub fn on_failure(name: &str, new: &Value, failure: &str) -> Result<String, String> {
+    if new.pointer("/spec/conversion/strategy") != Some(&Value::from("Webhook")) {
+        return Err(format!(
+            "error validating existing CRs against new CRD's schema for {}: {failure}",
+            olm_goenc::quote(name)
+        ));
+    }
+    Ok(format!(
+        "Validation of existing CRs against the new CRD's schema failed, but a webhook conversion strategy was specified in the new CRD.\nThe new webhook will only start after the bundle is upgraded, so we must assume that it will successfully convert existing CRs to a format that would have passed validation.\n\nCRD: {}\nValidation Error: {failure}\n",
+        olm_goenc::quote(name)
+    ))
+}
+
+/// The reason of the Warning event [`on_failure`]'s text goes in.
+pub const CRD_VALIDATION_EVENT_REASON: &str = "CRDValidation";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn crd(versions: Value, conversion: Option<&str>) -> Value {
+        let mut c =
+            json!({"metadata": {"name": "testcrds.cluster.com"}, "spec": {"versions": versions}});
+        if let Some(s) = conversion {
+            c["spec"]["conversion"] = json!({"strategy": s});
+        }
+        c
+    }
+
+    fn scalar_schema(min: i64) -> Value {
+        json!({"type": "object", "properties": {"spec": {"type": "object",
+            "properties": {"scalar": {"type": "number", "minimum": min}}}}})
+    }
+
+    #[test]
+    fn only_versions_served_by_both_are_checked() {
+        let old = crd(
+            json!([{"name": "v1alpha1", "served": true}, {"name": "v1alpha2", "served": false},
+                   {"name": "v1", "served": true}]),
+            None,
+        );
+        let new = crd(
+            json!([{"name": "v1alpha1", "served": true, "schema": {"openAPIV3Schema": scalar_schema(3)}},
+                   {"name": "v1alpha2", "served": true}, {"name": "v1", "served": false},
+                   {"name": "v2", "served": true}]),
+            None,
+        );
+        let v = validations(&old, &new);
+        assert_eq!(v.len(), 1);
+        assert_eq!(v[0].version, "v1alpha1");
+        assert_eq!(v[0].schema, scalar_schema(3));
+    }
+
+    /// Upstream's `TestValidateV1CRDCompatibility` (`operator_test.go`): a CR with
+    /// `spec.scalar: 2` against a new minimum of 3.
+    #[test]
+    fn a_cr_the_new_schema_refuses_is_named_with_the_reason() {
+        let cr = json!({"apiVersion": "cluster.com/v1alpha1", "kind": "testcrd",
+            "metadata": {"name": "my-cr-1", "namespace": ""}, "spec": {"scalar": 2}});
+        assert_eq!(
+            check_existing(&scalar_schema(3), std::slice::from_ref(&cr)),
+            Err("error validating cluster.com/v1alpha1, Kind=testcrd \"my-cr-1\": updated validation is too restrictive: [].spec.scalar: Invalid value: 2: spec.scalar in body should be greater than or equal to 3".to_owned())
+        );
+        assert_eq!(
+            check_existing(&scalar_schema(2), std::slice::from_ref(&cr)),
+            Ok(())
+        );
+        let mut namespaced = cr;
+        namespaced["metadata"]["namespace"] = json!("ns");
+        assert!(
+            check_existing(&scalar_schema(3), &[namespaced])
+                .unwrap_err()
+                .contains("Kind=testcrd \"ns/my-cr-1\"")
+        );
+        assert_eq!(check_existing(&Value::Null, &[json!({"spec": {}})]), Ok(()));
+    }
+
+    #[test]
+    fn a_webhook_conversion_turns_the_failure_into_a_warning() {
+        let failure = "error validating x";
+        assert_eq!(
+            on_failure("testcrds.cluster.com", &crd(json!([]), None), failure),
+            Err("error validating existing CRs against new CRD's schema for \"testcrds.cluster.com\": error validating x".to_owned())
+        );
+        let warning = on_failure(
+            "testcrds.cluster.com",
+            &crd(json!([]), Some("Webhook")),
+            failure,
+        )
+        .unwrap();
+        assert!(warning.starts_with("Validation of existing CRs against the new CRD's schema failed, but a webhook conversion strategy was specified in the new CRD.\n"));
+        assert!(
+            warning
+                .ends_with("CRD: \"testcrds.cluster.com\"\nValidation Error: error validating x\n")
+        );
+    }
+}
