@@ -3159,7 +3159,8 @@ async fn packagemanifests(env: &Env, id: &str) -> Result<()> {
     let arch = json!({"operatorframework.io/arch.arm64": "supported",
         "operatorframework.io/os.windows": "supported"});
     let docs = [
-        json!({"schema": "olm.package", "name": "multiarch", "defaultChannel": "stable"}),
+        json!({"schema": "olm.package", "name": "multiarch", "defaultChannel": "stable",
+            "icon": {"base64data": "PHN2Zy8+", "mediatype": "image/svg+xml"}}),
         json!({"schema": "olm.channel", "package": "multiarch", "name": "stable", "entries": [
             {"name": "multiarch.v1.0.0"},
             {"name": "multiarch.v1.1.0", "replaces": "multiarch.v1.0.0"}]}),
@@ -3295,6 +3296,22 @@ async fn packagemanifests(env: &Env, id: &str) -> Result<()> {
     check_eq!(table["rows"][0]["cells"][0], json!("multiarch"));
     check_eq!(table["rows"][0]["cells"][1], json!("Arch Operators"));
     check_eq!(table["rows"].as_array().map(Vec::len), Some(2));
+    check_eq!(
+        stable["currentCSVDesc"].get("icon"),
+        None,
+        "icons are only served by the icon subresource"
+    );
+    // The icon subresource: the default channel head's icon, as an image.
+    let icon = env
+        .client
+        .request_text(
+            http::Request::get(format!(
+                "/apis/packages.operators.coreos.com/v1/namespaces/{ns}/packagemanifests/multiarch/icon"
+            ))
+            .body(Vec::new())?,
+        )
+        .await?;
+    check_eq!(icon, "<svg/>");
     served.stop().await?;
     Ok(())
 }

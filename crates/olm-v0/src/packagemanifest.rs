@@ -501,28 +501,7 @@ pub fn visible<'m>(
     query: &Query<'_>,
 ) -> Vec<Value> {
     let mut out = Vec::new();
-    for m in manifests {
-        let namespace = str_at(m, &["metadata", "namespace"]);
-        if let Some(ns) = query.namespace
-            && namespace != ns
-            && namespace != query.global_namespace
-        {
-            continue;
-        }
-        if query
-            .name
-            .is_some_and(|n| str_at(m, &["metadata", "name"]) != n)
-        {
-            continue;
-        }
-        let labels: BTreeMap<String, String> = m
-            .get("metadata")
-            .and_then(|md| md.get("labels"))
-            .and_then(|l| serde_json::from_value(l.clone()).ok())
-            .unwrap_or_default();
-        if !query.labels.matches(&labels) {
-            continue;
-        }
+    for m in manifests.into_iter().filter(|m| matches(m, query)) {
         let mut m = m.clone();
         if let Some(ns) = query.namespace {
             m["metadata"]["namespace"] = json!(ns);
@@ -537,6 +516,84 @@ pub fn visible<'m>(
         out.push(m);
     }
     out
+}
+
+/// Whether `query` selects `manifest` (as stored, before it is shown in the requested
+/// namespace).
+pub fn matches(manifest: &Value, query: &Query<'_>) -> bool {
+    let namespace = str_at(manifest, &["metadata", "namespace"]);
+    if let Some(ns) = query.namespace
+        && namespace != ns
+        && namespace != query.global_namespace
+    {
+        return false;
+    }
+    if query
+        .name
+        .is_some_and(|n| str_at(manifest, &["metadata", "name"]) != n)
+    {
+        return false;
+    }
+    let labels: BTreeMap<String, String> = manifest
+        .get("metadata")
+        .and_then(|md| md.get("labels"))
+        .and_then(|l| serde_json::from_value(l.clone()).ok())
+        .unwrap_or_default();
+    query.labels.matches(&labels)
+}
+
+/// What the `icon` subresource answers (upstream's `LogoStorage`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Icon {
+    /// The image.
+    pub data: Vec<u8>,
+    /// Its media type.
+    pub media_type: String,
+    /// `"<package>.<channel>.<csv>"` (quotes included), empty for the default icon.
+    pub etag: String,
+}
+
+/// The icon shown for a package whose default channel head has none: a plain operator glyph
+/// (upstream serves its own logo there).
+const DEFAULT_ICON: &str = r##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 64 64"><rect x="8" y="8" width="48" height="48" rx="10" fill="#4a6fa5"/><circle cx="32" cy="32" r="12" fill="none" stroke="#fff" stroke-width="5"/></svg>"##;
+
+/// The icon of `manifest`: the first icon of its default channel's head, base64-decoded (an
+/// undecodable one gives the bytes that did decode, as Go's streaming decoder does, here none),
+/// else [`DEFAULT_ICON`] as `image/svg+xml`.
+pub fn icon(manifest: &Value) -> Icon {
+    let default_channel = str_at(manifest, &["status", "defaultChannel"]);
+    let channel = manifest
+        .pointer("/status/channels")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .find(|c| c["name"] == default_channel);
+    if let Some(c) = channel
+        && let Some(first) = c
+            .pointer("/currentCSVDesc/icon")
+            .and_then(Value::as_array)
+            .and_then(|i| i.first())
+    {
+        use base64::Engine as _;
+        let data = first["base64data"].as_str().unwrap_or_default();
+        return Icon {
+            data: base64::engine::general_purpose::STANDARD
+                .decode(data.trim())
+                .unwrap_or_default(),
+            media_type: first["mediatype"].as_str().unwrap_or_default().to_owned(),
+            etag: format!(
+                "\"{}.{}.{}\"",
+                str_at(manifest, &["metadata", "name"]),
+                default_channel,
+                c["currentCSV"].as_str().unwrap_or_default()
+            ),
+        };
+    }
+    Icon {
+        data: DEFAULT_ICON.as_bytes().to_vec(),
+        media_type: "image/svg+xml".to_owned(),
+        etag: String::new(),
+    }
 }
 
 /// A list response.
@@ -700,6 +757,27 @@ mod tests {
     //! fields they look at.
 
     use super::*;
+
+    /// Upstream's `TestLogoStorageConnect` and `TestLogoStorageConnectDefaultIcon`
+    /// (`pkg/package-server/storage/subresources_test.go`).
+    #[test]
+    fn icons_come_from_the_default_channel_head() {
+        let manifest = |icon: Value| {
+            json!({"metadata": {"name": "pkg-a"}, "status": {"defaultChannel": "stable", "channels": [
+                {"name": "alpha", "currentCSV": "csv-b", "currentCSVDesc": {"icon": [{"base64data": "YWxwaGE=", "mediatype": "image/png"}]}},
+                {"name": "stable", "currentCSV": "csv-a", "currentCSVDesc": {"icon": icon}}]}})
+        };
+        let got = icon(&manifest(
+            json!([{"base64data": "aWNvbg==", "mediatype": "image/png"}]),
+        ));
+        assert_eq!(got.data, b"icon");
+        assert_eq!(got.media_type, "image/png");
+        assert_eq!(got.etag, "\"pkg-a.stable.csv-a\"");
+        let default = icon(&manifest(json!([])));
+        assert_eq!(default.media_type, "image/svg+xml");
+        assert!(default.data.starts_with(b"<svg"));
+        assert_eq!(default.etag, "");
+    }
 
     /// An etcd CSV as upstream's vectors use (`etcdCSVJSON`), shortened; `labels` are its
     /// metadata labels.

@@ -26,8 +26,8 @@
 //! which is logged at start. `requestheader-allowed-names` and the forwarded identity headers
 //! are not checked: the API server has already authorized the request before proxying it.
 //!
-//! Guarantees: answers are sorted by CatalogSource (namespace, name), then package; icons are never served (upstream
-//! serves them only through the `icon` subresource, which is not served here).
+//! Guarantees: answers are sorted by CatalogSource (namespace, name), then package; icons are
+//! stripped from them and served, as upstream does, only by the `icon` subresource.
 //!
 //! Assumptions: a Service named [`SERVICE`] in the system namespace routes port 443 to this
 //! port on the leader (the install manifests' job; tests point Endpoints at this machine).
@@ -233,6 +233,10 @@ fn router(served: Served) -> Router {
             &format!("{base}/namespaces/{{namespace}}/{RESOURCE}/{{name}}"),
             get(get_one),
         )
+        .route(
+            &format!("{base}/namespaces/{{namespace}}/{RESOURCE}/{{name}}/icon"),
+            get(get_icon),
+        )
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(|| async { "ok" }))
         .with_state(served)
@@ -259,7 +263,9 @@ fn group_list() -> Value {
 fn resource_list() -> Value {
     json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": format!("{GROUP}/v1"),
         "resources": [{"name": RESOURCE, "singularName": "packagemanifest", "namespaced": true,
-            "kind": pm::KIND, "verbs": ["get", "list"]}]})
+            "kind": pm::KIND, "verbs": ["get", "list"]},
+            {"name": format!("{RESOURCE}/icon"), "singularName": "", "namespaced": true,
+            "kind": pm::KIND, "verbs": ["get"]}]})
 }
 
 /// `value` as a JSON response.
@@ -426,6 +432,48 @@ async fn get_one(
         return json_response(pm::table(&[found], now(), include_object(&params))).into_response();
     }
     json_response(found).into_response()
+}
+
+/// The `icon` subresource: the package's icon as an image (upstream's `LogoStorage`). A
+/// request with `If-None-Match` and a `resourceVersion` parameter gets 304, as upstream answers.
+async fn get_icon(
+    State(s): State<Served>,
+    Path((namespace, name)): Path<(String, String)>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+) -> Response {
+    let params = params(query.as_deref());
+    if headers.contains_key(http::header::IF_NONE_MATCH) && params.contains_key("resourceVersion")
+    {
+        return StatusCode::NOT_MODIFIED.into_response();
+    }
+    let query = pm::Query {
+        namespace: Some(&namespace),
+        global_namespace: &s.global_namespace,
+        labels: olm_k8s::LabelSelector::default(),
+        name: Some(&name),
+    };
+    let all = s.manifests();
+    let Some(found) = all
+        .iter()
+        .flat_map(|m| m.iter())
+        .find(|m| pm::matches(m, &query))
+    else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    let icon = pm::icon(found);
+    let mut response = (
+        [
+            (http::header::CONTENT_TYPE, icon.media_type),
+            (http::header::CONTENT_LENGTH, icon.data.len().to_string()),
+        ],
+        icon.data,
+    )
+        .into_response();
+    if let Ok(etag) = http::HeaderValue::from_str(&icon.etag) {
+        response.headers_mut().insert(http::header::ETAG, etag);
+    }
+    response
 }
 
 fn now() -> i64 {
