@@ -443,8 +443,7 @@ async fn get_icon(
     headers: HeaderMap,
 ) -> Response {
     let params = params(query.as_deref());
-    if headers.contains_key(http::header::IF_NONE_MATCH) && params.contains_key("resourceVersion")
-    {
+    if headers.contains_key(http::header::IF_NONE_MATCH) && params.contains_key("resourceVersion") {
         return StatusCode::NOT_MODIFIED.into_response();
     }
     let query = pm::Query {
