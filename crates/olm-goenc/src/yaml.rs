@@ -19,11 +19,24 @@ pub fn to_yaml(v: &Value) -> String {
     out
 }
 
+/// [`to_yaml`] with mapping keys in the order they have in `v` (as go-yaml writes a
+/// `yaml.MapSlice`): for files people write, whose key order is theirs.
+pub fn to_yaml_ordered(v: &Value) -> String {
+    let mut out = String::new();
+    emit(v, &mut out, false);
+    out
+}
+
 /// [`to_yaml`] appended to `out`, for writers that reuse or pre-size their buffer.
 pub fn to_yaml_into(v: &Value, out: &mut String) {
+    emit(v, out, true);
+}
+
+fn emit(v: &Value, out: &mut String, sorted: bool) {
     let mut e = Emitter {
         out: std::mem::take(out),
         column: 0,
+        sorted,
     };
     match v {
         Value::Object(m) if !m.is_empty() => e.block_mapping(m, 0, false),
@@ -38,6 +51,8 @@ pub fn to_yaml_into(v: &Value, out: &mut String) {
 
 struct Emitter {
     out: String,
+    /// Mapping keys in go-yaml's order (else as given).
+    sorted: bool,
     /// Characters (not bytes) written on the current line, as libyaml counts them.
     column: usize,
 }
@@ -78,7 +93,9 @@ impl Emitter {
     /// sequence dash on the same line.
     fn block_mapping(&mut self, m: &Map<String, Value>, indent: usize, inline_first: bool) {
         let mut keys: Vec<&String> = m.keys().collect();
-        keys.sort_by(|a, b| key_order(a, b));
+        if self.sorted {
+            keys.sort_by(|a, b| key_order(a, b));
+        }
         for (i, k) in keys.into_iter().enumerate() {
             if !(i == 0 && inline_first) {
                 self.indent_to(indent);

@@ -63,6 +63,7 @@ use olm_goenc::quote;
 use olm_goenc::yamlread;
 
 mod basic;
+pub mod edit;
 mod renderer;
 mod semver;
 mod substitutes;

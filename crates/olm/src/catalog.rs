@@ -65,6 +65,13 @@ pub enum Command {
     /// --timeout is deleted again and the command fails with its Progressing reason and
     /// message (an image that cannot be pulled, a catalog that does not load).
     Add(crate::catalog_add::Args),
+    /// Edit a catalog or template as seed 001's Catalog Update Formulary does with yq: add a
+    /// bundle to a channel, add or change a `replaces` edge, remove a bundle, substitute one.
+    ///
+    /// The result is checked with opm's rules first; problems the edit introduces are printed
+    /// and refuse the write unless --force. --dry-run prints a diff instead.
+    #[command(subcommand)]
+    Edit(crate::catalog_edit::Command),
     /// Serve a file-based catalog over OLM v0's registry gRPC API, as `opm serve` does for
     /// CatalogSources: api.Registry, grpc.health.v1 and server reflection.
     Serve(crate::catalog_serve::Args),
@@ -132,6 +139,7 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
         Command::Graph(args) => crate::catalog_graph::run(args),
         Command::Template(args) => crate::catalog_template::run(args),
         Command::Add(args) => crate::catalog_add::run(args),
+        Command::Edit(cmd) => crate::catalog_edit::run(cmd),
         Command::Serve(args) => crate::catalog_serve::run(args),
         Command::Init {
             package,

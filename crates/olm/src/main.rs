@@ -4,6 +4,7 @@
 mod bundle;
 mod catalog;
 mod catalog_add;
+mod catalog_edit;
 mod catalog_graph;
 mod catalog_serve;
 mod catalog_template;

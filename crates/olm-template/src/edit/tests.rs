@@ -1,0 +1,388 @@
+//! The examples of seed 001's "Catalog Update Formulary": its `fbc.yaml`, `basic.yaml` and
+//! `semver.yaml`, each formula applied, and the result compared with the seed's output (where the
+//! seed's `yq` recipe has a side effect the formula does not describe, the difference is named).
+
+use super::*;
+
+const FBC: &str = "---
+defaultChannel: stable-v1.0
+name: testoperator
+schema: olm.package
+---
+entries:
+- name: testoperator.v1.0.0
+- name: testoperator.v1.0.1
+  skips:
+  - testoperator.v1.0.0
+name: candidate-v1.0
+package: testoperator
+schema: olm.channel
+---
+entries:
+- name: testoperator.v1.1.0
+  replaces: testoperator.v1.0.1
+  skips:
+  - testoperator.v1.0.0
+name: candidate-v1.1
+package: testoperator
+schema: olm.channel
+---
+entries:
+- name: testoperator.v1.0.1
+name: fast-v1.0
+package: testoperator
+schema: olm.channel
+---
+entries:
+- name: testoperator.v1.1.0
+  replaces: testoperator.v1.0.1
+name: fast-v1.1
+package: testoperator
+schema: olm.channel
+---
+entries:
+- name: testoperator.v1.0.1
+name: stable-v1.0
+package: testoperator
+schema: olm.channel
+";
+
+const BASIC: &str = "schema: olm.template.basic
+entries:
+- schema: olm.package
+  name: testoperator
+  defaultChannel: stable
+- schema: olm.channel
+  package: testoperator
+  name: stable
+  entries:
+  - name: testoperator.v0.1.0
+  - name: testoperator.v0.2.0
+    replaces: testoperator.v0.1.0
+- schema: olm.bundle
+  image: quay.io/organization/testoperator:v0.1.0
+- schema: olm.bundle
+  image: quay.io/organization/testoperator:v0.2.0
+";
+
+const SEMVER: &str = "schema: olm.semver
+generateMajorChannels: false
+generateMinorChannels: true
+candidate:
+  bundles:
+  - image: quay.io/organization/testoperator:v1.0.0
+  - image: quay.io/organization/testoperator:v1.0.1
+  - image: quay.io/organization/testoperator:v1.1.0
+fast:
+  bundles:
+  - image: quay.io/organization/testoperator:v1.0.1
+  - image: quay.io/organization/testoperator:v1.1.0
+stable:
+  bundles:
+  - image: quay.io/organization/testoperator:v1.0.1
+";
+
+fn edited(input: &str, edit: &Edit) -> (String, Findings) {
+    let before = parse(input).unwrap();
+    let mut after = before.clone();
+    apply(&mut after, edit).unwrap();
+    let findings = check(&before, &after);
+    (render(&after), findings)
+}
+
+fn add(channel: &str, name: &str, replaces: Option<&str>) -> Edit {
+    Edit::AddBundle {
+        channel: channel.into(),
+        name: name.into(),
+        image: None,
+        replaces: replaces.map(Into::into),
+        skips: Vec::new(),
+        skip_range: None,
+    }
+}
+
+#[test]
+fn files_are_written_back_as_they_were_read() {
+    assert_eq!(render(&parse(FBC).unwrap()), FBC);
+    assert_eq!(render(&parse(BASIC).unwrap()), BASIC);
+    assert_eq!(render(&parse(SEMVER).unwrap()), SEMVER);
+    assert_eq!(parse(BASIC).unwrap().kind, Kind::Basic);
+    assert_eq!(parse(SEMVER).unwrap().kind, Kind::Semver);
+    let json = "{\n    \"schema\": \"olm.package\",\n    \"name\": \"p\",\n    \"defaultChannel\": \"s\"\n}\n";
+    let doc = parse(json).unwrap();
+    assert!(doc.json);
+    assert_eq!(render(&doc), json);
+}
+
+/// "Adding a new bundle to an existing channel", FBC: the seed's output, and opm's error for the
+/// second channel head it warns about.
+#[test]
+fn adding_a_bundle_to_a_catalog_channel() {
+    let (out, findings) = edited(FBC, &add("candidate-v1.1", "testoperator.v1.1.1", None));
+    assert!(out.contains(
+        "entries:
+- name: testoperator.v1.1.0
+  replaces: testoperator.v1.0.1
+  skips:
+  - testoperator.v1.0.0
+- name: testoperator.v1.1.1
+name: candidate-v1.1
+"
+    ));
+    assert_eq!(findings.errors.len(), 1, "{findings:?}");
+    assert!(findings.errors[0].ends_with(
+        "invalid channel \"candidate-v1.1\" > multiple channel heads found in graph: testoperator.v1.1.0, testoperator.v1.1.1"
+    ), "{findings:?}");
+}
+
+#[test]
+fn adding_a_bundle_to_a_basic_template_channel() {
+    let (out, findings) = edited(
+        BASIC,
+        &add("stable", "testoperator.v0.2.1", Some("testoperator.v0.2.0")),
+    );
+    assert!(out.contains(
+        "  entries:
+  - name: testoperator.v0.1.0
+  - name: testoperator.v0.2.0
+    replaces: testoperator.v0.1.0
+  - name: testoperator.v0.2.1
+    replaces: testoperator.v0.2.0
+"
+    ));
+    assert_eq!(findings, Findings::default());
+}
+
+#[test]
+fn adding_a_bundle_image_to_a_semver_archetype() {
+    let edit = Edit::AddBundle {
+        channel: "Candidate".into(),
+        name: String::new(),
+        image: Some("quay.io/organization/testoperator:v1.1.1".into()),
+        replaces: None,
+        skips: Vec::new(),
+        skip_range: None,
+    };
+    let (out, _) = edited(SEMVER, &edit);
+    assert!(out.contains(
+        "candidate:
+  bundles:
+  - image: quay.io/organization/testoperator:v1.0.0
+  - image: quay.io/organization/testoperator:v1.0.1
+  - image: quay.io/organization/testoperator:v1.1.0
+  - image: quay.io/organization/testoperator:v1.1.1
+fast:"
+    ));
+}
+
+/// "Adding a new 'replaces' link between two existing bundles": the seed adds v1.1.1 replacing
+/// v1.1.0 (an entry with its edge); an edge between two entries already there is `AddReplaces`.
+#[test]
+fn adding_a_replaces_link() {
+    let (out, findings) = edited(
+        FBC,
+        &add(
+            "candidate-v1.1",
+            "testoperator.v1.1.1",
+            Some("testoperator.v1.1.0"),
+        ),
+    );
+    assert!(out.contains(
+        "- name: testoperator.v1.1.1
+  replaces: testoperator.v1.1.0
+name: candidate-v1.1"
+    ));
+    assert_eq!(findings, Findings::default(), "one head: v1.1.1");
+    let (out, findings) = edited(
+        BASIC,
+        &add("stable", "testoperator.v0.1.1", Some("testoperator.v0.1.0")),
+    );
+    assert!(out.contains(
+        "  - name: testoperator.v0.1.1
+    replaces: testoperator.v0.1.0
+"
+    ));
+    assert!(
+        findings.errors[0].ends_with(
+            "multiple channel heads found in graph: testoperator.v0.1.1, testoperator.v0.2.0"
+        ),
+        "{findings:?}"
+    );
+    // Between two entries that exist: v1.0.1 gains `replaces: v1.0.0` in candidate-v1.0.
+    let edit = Edit::AddReplaces {
+        channel: "candidate-v1.0".into(),
+        name: "testoperator.v1.0.1".into(),
+        replaces: "testoperator.v1.0.0".into(),
+    };
+    let (out, _) = edited(FBC, &edit);
+    assert!(out.contains(
+        "- name: testoperator.v1.0.1
+  replaces: testoperator.v1.0.0
+  skips:"
+    ));
+    let mut doc = parse(FBC).unwrap();
+    let again = Edit::AddReplaces {
+        channel: "candidate-v1.1".into(),
+        name: "testoperator.v1.1.0".into(),
+        replaces: "testoperator.v1.0.0".into(),
+    };
+    assert!(apply(&mut doc, &again).is_err(), "not in the channel");
+}
+
+/// "Removing a specific bundle version": the channel's only entry goes, leaving the explicitly
+/// empty list the seed warns about.
+#[test]
+fn removing_a_bundle() {
+    let edit = Edit::RemoveBundle {
+        channel: "candidate-v1.1".into(),
+        name: "testoperator.v1.1.0".into(),
+    };
+    let (out, findings) = edited(FBC, &edit);
+    assert!(out.contains("---\nentries: []\nname: candidate-v1.1\n"));
+    assert_eq!(
+        findings.warnings,
+        [
+            "channel \"candidate-v1.1\" has no entries left: an explicitly empty array will produce an error in opm validate"
+        ]
+    );
+    let edit = Edit::RemoveBundle {
+        channel: "stable".into(),
+        name: "testoperator.v0.2.0".into(),
+    };
+    let (out, _) = edited(BASIC, &edit);
+    assert!(out.contains(
+        "  name: stable
+  entries:
+  - name: testoperator.v0.1.0
+- schema: olm.bundle"
+    ));
+}
+
+/// "Substituting a bundle version in the upgrade graph": the seed's complete FBC output, and
+/// the basic template's edges following the new name.
+#[test]
+fn substituting_a_bundle() {
+    let edit = Edit::Substitute {
+        from: "testoperator.v1.1.0".into(),
+        to: "testoperator.v1.1.0-cve".into(),
+    };
+    let (out, findings) = edited(FBC, &edit);
+    assert_eq!(
+        out,
+        FBC.replace("testoperator.v1.1.0\n", "testoperator.v1.1.0-cve\n")
+    );
+    assert_eq!(findings, Findings::default());
+    let edit = Edit::Substitute {
+        from: "testoperator.v0.1.0".into(),
+        to: "testoperator.v0.1.0-CVE".into(),
+    };
+    let (out, _) = edited(BASIC, &edit);
+    assert!(out.contains(
+        "  - name: testoperator.v0.1.0-CVE
+  - name: testoperator.v0.2.0
+    replaces: testoperator.v0.1.0-CVE
+"
+    ));
+    let edit = Edit::Substitute {
+        from: "quay.io/organization/testoperator:v1.1.0".into(),
+        to: "quay.io/organization/testoperator:v1.1.0-cve".into(),
+    };
+    let (out, _) = edited(SEMVER, &edit);
+    assert_eq!(
+        out,
+        SEMVER.replace("testoperator:v1.1.0\n", "testoperator:v1.1.0-cve\n")
+    );
+}
+
+/// "Introducing a new replacement relationship": the edge of v1.1.0 (FBC) and v0.2.0 (basic)
+/// points elsewhere. The seed's `yq` also drops the channel's other entries and the `skips`
+/// (it assigns a new one-entry list); the formula only changes the edge.
+#[test]
+fn changing_a_replaces_target() {
+    let edit = Edit::ReplaceEdge {
+        channel: "candidate-v1.1".into(),
+        name: "testoperator.v1.1.0".into(),
+        replaces: "testoperator.v1.0.0".into(),
+    };
+    let (out, _) = edited(FBC, &edit);
+    assert!(out.contains(
+        "- name: testoperator.v1.1.0
+  replaces: testoperator.v1.0.0
+  skips:
+  - testoperator.v1.0.0
+name: candidate-v1.1"
+    ));
+    let edit = Edit::ReplaceEdge {
+        channel: "stable".into(),
+        name: "testoperator.v0.2.0".into(),
+        replaces: "testoperator.v0.1.5".into(),
+    };
+    let (out, findings) = edited(BASIC, &edit);
+    assert!(out.contains(
+        "  - name: testoperator.v0.2.0
+    replaces: testoperator.v0.1.5
+"
+    ));
+    assert!(
+        !findings.errors.is_empty(),
+        "v0.1.0 is left a second head: {findings:?}"
+    );
+    let mut doc = parse(FBC).unwrap();
+    let none = Edit::ReplaceEdge {
+        channel: "fast-v1.0".into(),
+        name: "testoperator.v1.0.1".into(),
+        replaces: "testoperator.v1.0.0".into(),
+    };
+    assert!(apply(&mut doc, &none).unwrap_err().contains("add-replaces"));
+}
+
+/// The semver template has no edges to edit (seed 001's note on three formulae).
+#[test]
+fn the_semver_template_refuses_graph_edits() {
+    let mut doc = parse(SEMVER).unwrap();
+    for edit in [
+        Edit::RemoveBundle {
+            channel: "candidate".into(),
+            name: "x".into(),
+        },
+        Edit::ReplaceEdge {
+            channel: "candidate".into(),
+            name: "x".into(),
+            replaces: "y".into(),
+        },
+        Edit::AddReplaces {
+            channel: "candidate".into(),
+            name: "x".into(),
+            replaces: "y".into(),
+        },
+    ] {
+        assert_eq!(apply(&mut doc, &edit), Err(SEMVER_IMPOSSIBLE.to_owned()));
+    }
+}
+
+#[test]
+fn bad_input_is_named() {
+    assert!(parse("a: [").is_err());
+    let mut doc = parse(FBC).unwrap();
+    assert_eq!(
+        apply(&mut doc, &add("nope", "x", None)),
+        Err("no channel \"nope\"".to_owned())
+    );
+    assert_eq!(
+        apply(&mut doc, &add("fast-v1.0", "testoperator.v1.0.1", None)),
+        Err("bundle \"testoperator.v1.0.1\" is already in channel \"fast-v1.0\"".to_owned())
+    );
+}
+
+/// Problems print as opm prints its validation tree.
+#[test]
+fn errors_print_as_opm_tree() {
+    let (_, findings) = edited(FBC, &add("candidate-v1.1", "testoperator.v1.1.1", None));
+    assert_eq!(
+        findings.error_report().unwrap(),
+        "invalid index:
+└── invalid package \"testoperator\":
+    └── invalid channel \"candidate-v1.1\":
+        └── multiple channel heads found in graph: testoperator.v1.1.0, testoperator.v1.1.1"
+    );
+}

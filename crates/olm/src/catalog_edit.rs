@@ -1,0 +1,298 @@
+//! `olm catalog edit`: seed 001's Catalog Update Formulary as commands on a file-based catalog
+//! (a file or a directory of them), a basic template or a semver template. Each edit is checked
+//! before anything is written (see `olm_template::edit`): problems it introduces refuse the write
+//! unless `--force`; `--dry-run` prints the change as a unified diff instead of writing it.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context as _, bail};
+use olm_template::edit::{self, Document, Edit, Kind};
+
+/// Edit a catalog or template: add, relink, remove or substitute bundles.
+#[derive(clap::Subcommand, Debug)]
+pub enum Command {
+    /// Add a bundle to a channel (a catalog or basic template entry; a semver template's
+    /// archetype gets the bundle image).
+    AddBundle {
+        #[command(flatten)]
+        common: Common,
+        /// The channel (semver template: Candidate, Fast or Stable).
+        #[arg(long)]
+        channel: String,
+        /// The bundle's name (not for a semver template).
+        #[arg(long, default_value = "")]
+        name: String,
+        /// The bundle image (semver template: required; basic template: also adds its
+        /// `olm.bundle` entry).
+        #[arg(long)]
+        image: Option<String>,
+        /// The bundle it replaces.
+        #[arg(long)]
+        replaces: Option<String>,
+        /// Bundles it skips (repeatable).
+        #[arg(long)]
+        skips: Vec<String>,
+        /// The versions it skips, e.g. '>=1.0.0 <1.1.0'.
+        #[arg(long)]
+        skip_range: Option<String>,
+    },
+    /// Add a `replaces` edge between two bundles of a channel.
+    AddReplaces {
+        #[command(flatten)]
+        common: Common,
+        /// The channel.
+        #[arg(long)]
+        channel: String,
+        /// The bundle that gains the edge (it replaces nothing yet).
+        #[arg(long)]
+        name: String,
+        /// The bundle it replaces.
+        #[arg(long)]
+        replaces: String,
+    },
+    /// Point a bundle's `replaces` edge at another bundle.
+    ReplaceEdge {
+        #[command(flatten)]
+        common: Common,
+        /// The channel.
+        #[arg(long)]
+        channel: String,
+        /// The bundle whose edge changes.
+        #[arg(long)]
+        name: String,
+        /// The bundle it replaces from now on.
+        #[arg(long)]
+        replaces: String,
+    },
+    /// Remove a bundle from a channel.
+    RemoveBundle {
+        #[command(flatten)]
+        common: Common,
+        /// The channel.
+        #[arg(long)]
+        channel: String,
+        /// The bundle.
+        #[arg(long)]
+        name: String,
+    },
+    /// Substitute a bundle everywhere in the graph (semver template: a bundle image).
+    Substitute {
+        #[command(flatten)]
+        common: Common,
+        /// The bundle name (or image) to replace.
+        #[arg(long)]
+        from: String,
+        /// What replaces it.
+        #[arg(long)]
+        to: String,
+    },
+}
+
+/// What every edit takes.
+#[derive(clap::Args, Debug)]
+pub struct Common {
+    /// The catalog file or directory, or the template file.
+    path: PathBuf,
+    /// Print the change as a diff; write nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Write even when the result does not validate.
+    #[arg(long)]
+    force: bool,
+}
+
+/// One file of the input.
+struct File {
+    path: PathBuf,
+    text: String,
+    doc: Document,
+}
+
+pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
+    let (common, edit) = match cmd {
+        Command::AddBundle {
+            common,
+            channel,
+            name,
+            image,
+            replaces,
+            skips,
+            skip_range,
+        } => (
+            common,
+            Edit::AddBundle {
+                channel,
+                name,
+                image,
+                replaces,
+                skips,
+                skip_range,
+            },
+        ),
+        Command::AddReplaces {
+            common,
+            channel,
+            name,
+            replaces,
+        } => (
+            common,
+            Edit::AddReplaces {
+                channel,
+                name,
+                replaces,
+            },
+        ),
+        Command::ReplaceEdge {
+            common,
+            channel,
+            name,
+            replaces,
+        } => (
+            common,
+            Edit::ReplaceEdge {
+                channel,
+                name,
+                replaces,
+            },
+        ),
+        Command::RemoveBundle {
+            common,
+            channel,
+            name,
+        } => (common, Edit::RemoveBundle { channel, name }),
+        Command::Substitute { common, from, to } => (common, Edit::Substitute { from, to }),
+    };
+    if let Edit::AddBundle { name, image, .. } = &edit
+        && name.is_empty()
+        && image.is_none()
+    {
+        bail!("add-bundle needs the bundle's --name (or, for a semver template, its --image)");
+    }
+    let files = read(&common.path)?;
+    let before = combined(&files);
+    let mut edited: Vec<(usize, Document)> = Vec::new();
+    let mut reasons = Vec::new();
+    for (i, f) in files.iter().enumerate() {
+        let mut doc = f.doc.clone();
+        match edit::apply(&mut doc, &edit) {
+            Ok(()) => edited.push((i, doc)),
+            Err(e) => reasons.push(e),
+        }
+    }
+    let substitute = matches!(edit, Edit::Substitute { .. });
+    if edited.is_empty() {
+        let reason = reasons.first().cloned().unwrap_or_default();
+        bail!("{}: {reason}", common.path.display());
+    }
+    if edited.len() > 1 && !substitute {
+        let paths: Vec<String> = edited
+            .iter()
+            .map(|(i, _)| files[*i].path.display().to_string())
+            .collect();
+        bail!(
+            "the edit applies to several files ({}): edit one of them",
+            paths.join(", ")
+        );
+    }
+    let mut after_files: Vec<Document> = files.iter().map(|f| f.doc.clone()).collect();
+    for (i, doc) in &edited {
+        after_files[*i] = doc.clone();
+    }
+    let after = combined_docs(&after_files, before.kind);
+    let findings = edit::check(&before, &after);
+    for w in &findings.warnings {
+        eprintln!("warning: {w}");
+    }
+    if let Some(report) = findings.error_report() {
+        eprintln!("{report}");
+    }
+    if common.dry_run {
+        for (i, doc) in &edited {
+            let f = &files[*i];
+            let new = edit::render(doc);
+            let name = f.path.display().to_string();
+            print!(
+                "{}",
+                similar::TextDiff::from_lines(&f.text, &new)
+                    .unified_diff()
+                    .header(&name, &name)
+            );
+        }
+        return Ok(exit(&findings));
+    }
+    if !findings.errors.is_empty() && !common.force {
+        eprintln!(
+            "{}: not written: the result does not validate (--force writes it anyway)",
+            common.path.display()
+        );
+        return Ok(ExitCode::FAILURE);
+    }
+    for (i, doc) in &edited {
+        let path = &files[*i].path;
+        write_atomically(path, &edit::render(doc))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn exit(findings: &edit::Findings) -> ExitCode {
+    if findings.errors.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+/// The file, or every catalog file under the directory.
+fn read(path: &Path) -> anyhow::Result<Vec<File>> {
+    let paths = if path.is_dir() {
+        olm_catalog::load::walk(path).with_context(|| format!("reading {}", path.display()))?
+    } else {
+        vec![path.to_path_buf()]
+    };
+    let mut files = Vec::new();
+    for p in paths {
+        let text =
+            std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?;
+        let doc = edit::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
+        if path.is_dir() && doc.kind != Kind::Fbc {
+            bail!(
+                "{}: a {} in a catalog directory; edit the template file itself",
+                p.display(),
+                doc.kind.describe()
+            );
+        }
+        files.push(File { path: p, text, doc });
+    }
+    if files.is_empty() {
+        bail!("{}: no catalog files", path.display());
+    }
+    Ok(files)
+}
+
+/// All files' documents as one (a directory is one catalog).
+fn combined(files: &[File]) -> Document {
+    let docs: Vec<Document> = files.iter().map(|f| f.doc.clone()).collect();
+    let kind = files.first().map_or(Kind::Fbc, |f| f.doc.kind);
+    combined_docs(&docs, kind)
+}
+
+fn combined_docs(docs: &[Document], kind: Kind) -> Document {
+    Document {
+        kind,
+        json: false,
+        docs: docs.iter().flat_map(|d| d.docs.iter().cloned()).collect(),
+    }
+}
+
+/// Writes through a temporary file renamed into place, so a failure leaves the old file whole.
+fn write_atomically(path: &Path, text: &str) -> anyhow::Result<()> {
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+    let mut tmp = tempfile::NamedTempFile::new_in(dir.unwrap_or(Path::new(".")))
+        .with_context(|| format!("writing next to {}", path.display()))?;
+    std::io::Write::write_all(&mut tmp, text.as_bytes())
+        .with_context(|| format!("writing {}", path.display()))?;
+    tmp.persist(path)
+        .with_context(|| format!("replacing {}", path.display()))?;
+    Ok(())
+}
