@@ -40,8 +40,9 @@ pub struct Finding {
     pub kind: &'static str,
     /// The field the finding is about, as upstream names it; may be empty.
     pub field: String,
-    /// The offending value, as upstream prints it; may be empty.
-    pub value: String,
+    /// The offending value, as upstream prints it; `None` when there is none (an empty value
+    /// is still printed: `Value : …`, as Go prints an empty non-nil one).
+    pub value: Option<String>,
     /// What is wrong.
     pub detail: String,
 }
@@ -53,15 +54,15 @@ impl std::fmt::Display for Finding {
             Level::Error => "Error",
             Level::Warning => "Warning",
         };
-        match (self.field.is_empty(), self.value.is_empty()) {
-            (false, false) => write!(
+        match (self.field.is_empty(), &self.value) {
+            (false, Some(v)) => write!(
                 f,
-                "{level}: Field {}, Value {}: {}",
-                self.field, self.value, self.detail
+                "{level}: Field {}, Value {v}: {}",
+                self.field, self.detail
             ),
-            (false, true) => write!(f, "{level}: Field {}: {}", self.field, self.detail),
-            (true, false) => write!(f, "{level}: Value {}: {}", self.value, self.detail),
-            (true, true) => write!(f, "{level}: {}", self.detail),
+            (false, None) => write!(f, "{level}: Field {}: {}", self.field, self.detail),
+            (true, Some(v)) => write!(f, "{level}: Value {v}: {}", self.detail),
+            (true, None) => write!(f, "{level}: {}", self.detail),
         }
     }
 }
@@ -71,7 +72,7 @@ fn err(kind: &'static str, field: &str, value: &str, detail: impl Into<String>) 
         level: Level::Error,
         kind,
         field: field.into(),
-        value: value.into(),
+        value: (!value.is_empty()).then(|| value.to_owned()),
         detail: detail.into(),
     }
 }
@@ -81,7 +82,7 @@ fn warn(kind: &'static str, field: &str, value: &str, detail: impl Into<String>)
         level: Level::Warning,
         kind,
         field: field.into(),
-        value: value.into(),
+        value: (!value.is_empty()).then(|| value.to_owned()),
         detail: detail.into(),
     }
 }

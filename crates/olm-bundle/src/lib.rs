@@ -24,6 +24,7 @@ pub mod csv;
 pub mod error;
 pub mod goyaml;
 pub mod naming;
+pub mod optional;
 pub mod properties;
 pub mod render;
 mod typed;

@@ -14,9 +14,23 @@ use crate::output::JsonOrYaml;
 pub enum Command {
     /// Check a bundle: what would stop OLM v1 from installing it, and operator-framework's
     /// authoring checks. Exit code 1 when there is an error.
+    ///
+    /// `--select-optional` adds operator-framework's optional validators, chosen by label as
+    /// `operator-sdk bundle validate` does (`suite=operatorframework`, `name=good-practices`, …;
+    /// `--list-optional` lists them).
     Validate {
         /// The bundle directory (manifests/ and metadata/).
-        dir: PathBuf,
+        #[arg(required_unless_present = "list_optional")]
+        dir: Option<PathBuf>,
+        /// A label selector over the optional validators.
+        #[arg(long)]
+        select_optional: Option<String>,
+        /// List the optional validators and exit.
+        #[arg(long)]
+        list_optional: bool,
+        /// Values for the optional validators, `k=v,…` (`k8s-version=1.25`).
+        #[arg(long, default_value = "")]
+        optional_values: String,
     },
     /// Render a bundle to the plain manifests OLM v1 applies, one document per object, in a
     /// stable order.
@@ -92,14 +106,38 @@ fn load(dir: &Path) -> anyhow::Result<Bundle> {
 
 pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
     match cmd {
-        Command::Validate { dir } => {
+        Command::Validate {
+            dir,
+            select_optional,
+            list_optional,
+            optional_values,
+        } => {
+            if list_optional {
+                print!("{}", olm_bundle::optional::list());
+                return Ok(ExitCode::SUCCESS);
+            }
+            let selected = match select_optional.as_deref() {
+                None => Vec::new(),
+                Some(s) => olm_bundle::optional::select(s).map_err(|e| anyhow!(e))?,
+            };
+            let mut values = std::collections::BTreeMap::new();
+            for pair in optional_values.split(',').filter(|p| !p.is_empty()) {
+                let Some((k, v)) = pair.split_once('=') else {
+                    return Err(anyhow!("--optional-values: {pair:?} is not key=value"));
+                };
+                values.insert(k.trim().to_owned(), v.trim().to_owned());
+            }
+            let Some(dir) = dir else {
+                return Err(anyhow!("a bundle directory is required"));
+            };
             let b = load(&dir)?;
             let mut failed = false;
             for msg in olm_bundle::validate_for_render(&b) {
                 eprintln!("Error: {msg}");
                 failed = true;
             }
-            for finding in apivalidate::validate_bundle(&b) {
+            let optional = olm_bundle::optional::run(&b, &selected, &values);
+            for finding in apivalidate::validate_bundle(&b).into_iter().chain(optional) {
                 failed |= finding.level == Level::Error;
                 eprintln!("{finding}");
             }

@@ -233,3 +233,31 @@ fn render_refuses_an_invalid_install_namespace() {
         run.stderr
     );
 }
+
+/// The optional suites on a real bundle: selected by label, listed, refused when nothing matches.
+#[test]
+fn optional_validators() {
+    let dir = format!("{}/bundles/argocd-operator/0.18.0", common::DATA);
+    let run = common::olm(&[
+        "bundle",
+        "validate",
+        &dir,
+        "--select-optional",
+        "name=good-practices",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stderr.contains(
+        "Warning: Value argocd-operator.v0.18.0: owned CRD \"imageupdaters.argocd-image-updater.argoproj.io\" has an empty description"
+    ), "{}", run.stderr);
+    let run = common::olm(&["bundle", "validate", "--list-optional"]);
+    assert_eq!(run.code, 0);
+    assert!(run.stdout.contains("alpha-deprecated-apis"));
+    let run = common::olm(&["bundle", "validate", &dir, "--select-optional", "name=none"]);
+    assert_ne!(run.code, 0);
+    assert!(
+        run.stderr
+            .contains("selector \"name=none\" does not match any validator labels"),
+        "{}",
+        run.stderr
+    );
+}
