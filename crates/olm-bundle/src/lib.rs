@@ -22,6 +22,7 @@ pub mod config;
 pub mod crddiff;
 pub mod csv;
 pub mod error;
+pub mod generate;
 pub mod goyaml;
 pub mod naming;
 pub mod optional;

@@ -32,6 +32,9 @@ pub enum Command {
         #[arg(long, default_value = "")]
         optional_values: String,
     },
+    /// Generate a bundle (CSV, other manifests, metadata, bundle.Dockerfile) from an
+    /// operator's manifests, as `operator-sdk generate bundle` does.
+    Generate(crate::bundle_generate::Args),
     /// Render a bundle to the plain manifests OLM v1 applies, one document per object, in a
     /// stable order.
     Render {
@@ -147,6 +150,7 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
                 ExitCode::SUCCESS
             })
         }
+        Command::Generate(args) => crate::bundle_generate::run(args),
         Command::Render {
             dir,
             install_namespace,

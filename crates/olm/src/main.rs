@@ -2,6 +2,7 @@
 //! the library crates, each subcommand module turns arguments into library calls and results into output.
 
 mod bundle;
+mod bundle_generate;
 mod catalog;
 mod catalog_add;
 mod catalog_edit;

@@ -1,0 +1,301 @@
+//! Generation on hand-made manifests (each rule of operator-sdk's collector), and on every
+//! published bundle of the data set taken apart into the manifests a project would hold: what
+//! the CSV derives from them must come back equal.
+
+use super::*;
+use crate::bundle::Bundle;
+
+fn opts() -> Options {
+    Options {
+        package: "demo".into(),
+        version: Some("0.1.0".into()),
+        channels: "alpha".into(),
+        default_channel: None,
+        extra_service_accounts: Vec::new(),
+        builder: "olm".into(),
+        created_at: "2026-01-01T00:00:00Z".into(),
+    }
+}
+
+fn manifests() -> Vec<Value> {
+    vec![
+        json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "demo-controller", "namespace": "system", "labels": {"control-plane": "manager"}},
+            "spec": {"selector": {"matchLabels": {"app": "demo"}}, "template": {"metadata": {"labels": {"app": "demo"}},
+                "spec": {"serviceAccountName": "demo-sa", "containers": [{"name": "manager", "image": "example.com/demo:v0.1.0",
+                    "env": [{"name": "WATCH_NAMESPACE", "value": ""}, {"name": "RELATED_IMAGE_AGENT_V2", "value": "example.com/agent:v2"}]}]}}}}),
+        json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "demo-sa", "namespace": "system"}}),
+        json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "other", "namespace": "system"}}),
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "leader", "namespace": "system"},
+            "rules": [{"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["*"]}]}),
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": "leader", "namespace": "system"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "leader"},
+            "subjects": [{"kind": "ServiceAccount", "name": "demo-sa", "namespace": "system"}]}),
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "manager"},
+            "rules": [{"apiGroups": ["example.com"], "resources": ["widgets"], "verbs": ["get", "list"]}]}),
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": "manager"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "manager"},
+            "subjects": [{"kind": "ServiceAccount", "name": "demo-sa", "namespace": "system"}, {"kind": "ServiceAccount", "name": "other", "namespace": "system"}]}),
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "viewer"},
+            "rules": [{"apiGroups": ["example.com"], "resources": ["widgets"], "verbs": ["get"]}]}),
+        json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": {"name": "widgets.example.com"},
+            "spec": {"group": "example.com", "names": {"kind": "Widget", "plural": "widgets"}, "scope": "Namespaced",
+                "versions": [{"name": "v1", "served": true, "storage": true}, {"name": "v1alpha1", "served": false, "storage": false}]}}),
+        json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "sample"}, "spec": {"size": 1}}),
+        json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "demo-webhook-service", "namespace": "system"},
+            "spec": {"selector": {"app": "demo"}, "ports": [{"port": 443, "targetPort": 9443}]}}),
+        json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration", "metadata": {"name": "v"},
+            "webhooks": [{"name": "vwidget.example.com", "admissionReviewVersions": ["v1"], "sideEffects": "None",
+                "clientConfig": {"service": {"name": "demo-webhook-service", "namespace": "system", "path": "/validate"}},
+                "rules": [{"apiGroups": ["example.com"], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["widgets"]}]}]}),
+        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "system"}}),
+    ]
+}
+
+#[test]
+fn the_csv_is_derived_from_the_manifests() {
+    let g = generate(&manifests(), None, &opts()).unwrap();
+    let csv = &g.csv;
+    assert_eq!(csv["metadata"]["name"], "demo.v0.1.0");
+    assert_eq!(csv["spec"]["version"], "0.1.0");
+    let deployment = &csv["spec"]["install"]["spec"]["deployments"][0];
+    assert_eq!(deployment["name"], "demo-controller");
+    assert_eq!(deployment["label"], json!({"control-plane": "manager"}));
+    assert_eq!(
+        deployment["spec"]["template"]["spec"]["containers"][0]["env"][0],
+        json!({"name": "WATCH_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.annotations['olm.targetNamespaces']"}}})
+    );
+    assert_eq!(
+        csv["spec"]["install"]["spec"]["permissions"],
+        json!([{"serviceAccountName": "demo-sa", "rules": [{"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["*"]}]}])
+    );
+    assert_eq!(
+        csv["spec"]["install"]["spec"]["clusterPermissions"][0]["serviceAccountName"],
+        "demo-sa"
+    );
+    assert_eq!(
+        csv["spec"]["customresourcedefinitions"]["owned"],
+        json!([{"name": "widgets.example.com", "version": "v1", "kind": "Widget"}])
+    );
+    assert_eq!(
+        csv["spec"]["webhookdefinitions"],
+        json!([{"type": "ValidatingAdmissionWebhook", "generateName": "vwidget.example.com",
+            "rules": [{"apiGroups": ["example.com"], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["widgets"]}],
+            "admissionReviewVersions": ["v1"], "sideEffects": "None", "containerPort": 443, "targetPort": 9443,
+            "webhookPath": "/validate", "deploymentName": "demo-controller"}])
+    );
+    assert_eq!(
+        csv["spec"]["relatedImages"],
+        json!([{"name": "agent-v2", "image": "example.com/agent:v2"}])
+    );
+    let examples: Value = serde_json::from_str(
+        csv["metadata"]["annotations"]["alm-examples"]
+            .as_str()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(examples[0]["kind"], "Widget");
+    // Beside the CSV: the CRD, the Service, the unbound ClusterRole, the binding that also names
+    // another account, and that account. Not the Deployment, the Namespace or the bound RBAC.
+    let files: Vec<&str> = g.objects.iter().map(|(f, _)| f.as_str()).collect();
+    assert_eq!(
+        files,
+        [
+            "example.com_widgets.yaml",
+            "demo-webhook-service_v1_service.yaml",
+            "viewer_rbac.authorization.k8s.io_v1_clusterrole.yaml",
+            "manager_rbac.authorization.k8s.io_v1_clusterrolebinding.yaml",
+            "other_v1_serviceaccount.yaml",
+        ]
+    );
+    assert!(
+        g.objects
+            .iter()
+            .all(|(_, o)| o["metadata"].get("namespace").is_none())
+    );
+}
+
+#[test]
+fn a_base_keeps_what_the_author_wrote_and_regeneration_is_stable() {
+    let mut base = generate(&manifests(), None, &opts()).unwrap().csv;
+    base["spec"]["description"] = json!("Hand-written.");
+    base["spec"]["customresourcedefinitions"]["owned"][0]["displayName"] = json!("Widget");
+    base["metadata"]["annotations"]["createdAt"] = json!("2025-05-05T00:00:00Z");
+    let once = generate(&manifests(), Some(base.clone()), &opts()).unwrap();
+    assert_eq!(once.csv["spec"]["description"], "Hand-written.");
+    assert_eq!(
+        once.csv["spec"]["customresourcedefinitions"]["owned"][0]["displayName"],
+        "Widget"
+    );
+    assert_eq!(
+        once.csv["metadata"]["annotations"]["createdAt"],
+        "2025-05-05T00:00:00Z"
+    );
+    let twice = generate(&manifests(), Some(once.csv.clone()), &opts()).unwrap();
+    assert_eq!(once, twice);
+}
+
+#[test]
+fn metadata_files_are_laid_out_as_operator_sdk_writes_them() {
+    let mut o = opts();
+    o.channels = "stable,fast".into();
+    o.default_channel = Some("stable".into());
+    let g = generate(&manifests(), None, &o).unwrap();
+    assert_eq!(
+        annotations_yaml(&g.annotations),
+        "annotations:
+  # Core bundle annotations.
+  operators.operatorframework.io.bundle.mediatype.v1: registry+v1
+  operators.operatorframework.io.bundle.manifests.v1: manifests/
+  operators.operatorframework.io.bundle.metadata.v1: metadata/
+  operators.operatorframework.io.bundle.package.v1: demo
+  operators.operatorframework.io.bundle.channels.v1: stable,fast
+  operators.operatorframework.io.bundle.channel.default.v1: stable
+  operators.operatorframework.io.metrics.builder: olm
+  operators.operatorframework.io.metrics.mediatype.v1: metrics+v1
+  operators.operatorframework.io.metrics.project_layout: unknown
+"
+    );
+    let d = dockerfile(&g.annotations, "bundle");
+    assert!(d.starts_with("FROM scratch\n\n# Core bundle labels.\nLABEL operators.operatorframework.io.bundle.mediatype.v1=registry+v1\n"));
+    assert!(d.ends_with("COPY bundle/manifests /manifests/\nCOPY bundle/metadata /metadata/\n"));
+}
+
+/// A published bundle taken apart: its deployments as Deployments, its (cluster) permissions as
+/// (Cluster)Roles bound to their accounts, its CRDs and other objects as shipped.
+fn taken_apart(b: &Bundle) -> Vec<Value> {
+    let spec = &b.csv.raw["spec"]["install"]["spec"];
+    let mut out = Vec::new();
+    for d in spec["deployments"].as_array().into_iter().flatten() {
+        let mut metadata = json!({"name": d["name"]});
+        if let Some(l) = d.get("label") {
+            metadata["labels"] = l.clone();
+        }
+        out.push(json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": metadata, "spec": d["spec"]}));
+    }
+    for (key, cluster) in [("permissions", false), ("clusterPermissions", true)] {
+        for (i, p) in spec[key].as_array().into_iter().flatten().enumerate() {
+            let role = format!("{key}-{i}");
+            let (rk, bk) = if cluster {
+                ("ClusterRole", "ClusterRoleBinding")
+            } else {
+                ("Role", "RoleBinding")
+            };
+            out.push(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": rk, "metadata": {"name": role}, "rules": p["rules"]}));
+            out.push(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": bk, "metadata": {"name": role},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": rk, "name": role},
+                "subjects": [{"kind": "ServiceAccount", "name": p["serviceAccountName"], "namespace": "system"}]}));
+        }
+    }
+    out.extend(b.crds.iter().map(|c| c.object.clone()));
+    // RBAC a bundle ships as files is left out: bound to a deployment's account it would be
+    // folded into the CSV, which the published CSV did not do.
+    out.extend(
+        b.others
+            .iter()
+            .filter(|c| !c.kind().ends_with("Role") && !c.kind().ends_with("RoleBinding"))
+            .map(|c| c.object.clone()),
+    );
+    out
+}
+
+fn sorted_by_account(v: &Value) -> Vec<Value> {
+    // Entries of one account are merged by generation; compare the rules each account ends with.
+    let mut by: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+    for p in v.as_array().into_iter().flatten() {
+        by.entry(
+            p["serviceAccountName"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
+        )
+        .or_default()
+        .extend(p["rules"].as_array().into_iter().flatten().cloned());
+    }
+    by.into_iter()
+        .filter(|(_, r)| !r.is_empty())
+        .map(|(sa, r)| json!({"sa": sa, "rules": r}))
+        .collect()
+}
+
+/// Every data bundle regenerated from its parts: deployments, permissions and owned CRDs equal
+/// the published CSV's (owned entries compared as the (name, version, kind) the CRDs serve).
+#[test]
+fn published_bundles_come_back() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/bundles");
+    let mut compared = 0;
+    for package in std::fs::read_dir(root).unwrap() {
+        for version in std::fs::read_dir(package.unwrap().path()).unwrap() {
+            let dir = version.unwrap().path();
+            let Ok(b) = Bundle::from_dir(&dir) else {
+                continue;
+            };
+            if b.csv.raw["spec"]["install"]["strategy"] != "deployment" {
+                continue;
+            }
+            let mut o = opts();
+            o.package = b.package_name.clone();
+            o.version = None;
+            // Accounts with permissions that no deployment runs as: the author names them.
+            o.extra_service_accounts = ["permissions", "clusterPermissions"]
+                .iter()
+                .flat_map(|k| {
+                    b.csv.raw["spec"]["install"]["spec"][*k]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                })
+                .filter_map(|p| p["serviceAccountName"].as_str().map(str::to_owned))
+                .collect();
+            let mut base = b.csv.raw.clone();
+            base["spec"]["install"]["spec"] = json!({});
+            let g = generate(&taken_apart(&b), Some(base), &o)
+                .unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+            let (want, got) = (
+                &b.csv.raw["spec"]["install"]["spec"],
+                &g.csv["spec"]["install"]["spec"],
+            );
+            let names = |v: &Value| {
+                v["deployments"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|d| d["name"].clone())
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(names(got), names(want), "{}: deployments", dir.display());
+            for key in ["permissions", "clusterPermissions"] {
+                assert_eq!(
+                    sorted_by_account(&got[key]),
+                    sorted_by_account(&want[key]),
+                    "{}: {key}",
+                    dir.display()
+                );
+            }
+            let served: BTreeSet<(String, String, String)> = b
+                .crds
+                .iter()
+                .flat_map(|c| {
+                    crd_versions(&c.object)
+                        .into_iter()
+                        .map(|(_, v, k)| (name(&c.object).to_owned(), v, k))
+                })
+                .collect();
+            let owned: BTreeSet<(String, String, String)> =
+                g.csv["spec"]["customresourcedefinitions"]["owned"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|o| {
+                        (
+                            o["name"].as_str().unwrap_or_default().to_owned(),
+                            o["version"].as_str().unwrap_or_default().to_owned(),
+                            o["kind"].as_str().unwrap_or_default().to_owned(),
+                        )
+                    })
+                    .collect();
+            assert_eq!(owned, served, "{}: owned CRDs", dir.display());
+            compared += 1;
+        }
+    }
+    assert!(compared >= 40, "only {compared} bundles compared");
+}
