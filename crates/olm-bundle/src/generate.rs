@@ -746,6 +746,43 @@ fn metadata_annotations(opts: &Options) -> Vec<(String, String)> {
     out
 }
 
+/// The CSV fields authors fill in by hand (the manually defined fields of the CSV guide) that
+/// are empty in `csv`, by JSON path.
+pub fn missing_fields(csv: &Value) -> Vec<&'static str> {
+    const FIELDS: &[(&str, &str)] = &[
+        (
+            "metadata.annotations.alm-examples",
+            "/metadata/annotations/alm-examples",
+        ),
+        (
+            "metadata.annotations.capabilities",
+            "/metadata/annotations/capabilities",
+        ),
+        ("spec.displayName", "/spec/displayName"),
+        ("spec.description", "/spec/description"),
+        ("spec.keywords", "/spec/keywords"),
+        ("spec.maintainers", "/spec/maintainers"),
+        ("spec.provider", "/spec/provider"),
+        ("spec.maturity", "/spec/maturity"),
+        ("spec.icon", "/spec/icon"),
+        ("spec.minKubeVersion", "/spec/minKubeVersion"),
+    ];
+    let empty = |v: Option<&Value>| match v {
+        None | Some(Value::Null) => true,
+        Some(Value::String(s)) => s.is_empty() || s == "[]",
+        Some(Value::Array(a)) => a.is_empty(),
+        Some(Value::Object(o)) => o
+            .values()
+            .all(|v| v.as_str().is_some_and(str::is_empty) || v.is_null()),
+        Some(_) => false,
+    };
+    FIELDS
+        .iter()
+        .filter(|(_, pointer)| empty(csv.pointer(pointer)))
+        .map(|(name, _)| *name)
+        .collect()
+}
+
 /// `metadata/annotations.yaml` as operator-sdk lays it out.
 pub fn annotations_yaml(annotations: &[(String, String)]) -> String {
     let mut out = String::from("annotations:\n  # Core bundle annotations.\n");

@@ -118,6 +118,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         &args.dockerfile,
         &dockerfile(&generated.annotations, dir.trim_end_matches('/')),
     )?;
+    for field in olm_bundle::generate::missing_fields(&generated.csv) {
+        eprintln!("warning: {field} is empty: set it in the base CSV");
+    }
     // The author's view of what is missing, as operator-sdk reports it after generating.
     let bundle = olm_bundle::Bundle::from_dir(&args.output_dir).map_err(|e| {
         anyhow!(

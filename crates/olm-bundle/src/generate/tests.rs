@@ -135,6 +135,23 @@ fn a_base_keeps_what_the_author_wrote_and_regeneration_is_stable() {
 }
 
 #[test]
+fn empty_hand_written_fields_are_named() {
+    let g = generate(&manifests(), None, &opts()).unwrap();
+    assert_eq!(
+        missing_fields(&g.csv),
+        [
+            "spec.description",
+            "spec.keywords",
+            "spec.maintainers",
+            "spec.provider",
+            "spec.maturity",
+            "spec.icon",
+            "spec.minKubeVersion"
+        ]
+    );
+}
+
+#[test]
 fn metadata_files_are_laid_out_as_operator_sdk_writes_them() {
     let mut o = opts();
     o.channels = "stable,fast".into();
