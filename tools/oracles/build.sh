@@ -7,6 +7,7 @@
 #   oc-render      operator-controller v1.11.0's registry+v1 renderer (render/)
 #   oc-crdupgrade  operator-controller v1.11.0's CRD upgrade-safety preflight (crdupgrade/)
 #   oc-apivalidate operator-framework/api v0.45.0's CSV and bundle validators (apivalidate/)
+#   oc-optional    operator-framework/api v0.45.0's optional validators, as operator-sdk runs them (optional/)
 #   opm            operator-registry v1.74.0's opm
 #   grpcurl        fullstorydev/grpcurl v1.9.3, a gRPC client that reads services by reflection (grpcurl/)
 #
@@ -24,7 +25,7 @@ key="$(cd "$here" && find operator-controller opm grpcurl -type f \( -name '*.go
     LC_ALL=C sort -z | xargs -0 sha256sum | cat - build.sh | sha256sum | cut -c1-16)"
 dest="$cache/oracles/$key"
 bin="$dest/bin"
-products=(oc-render oc-crdupgrade oc-apivalidate opm grpcurl)
+products=(oc-render oc-crdupgrade oc-apivalidate oc-optional opm grpcurl)
 
 complete() {
     local f
@@ -78,7 +79,8 @@ step() {
 build_oc() {
     (cd "$here/operator-controller" && go build -trimpath -ldflags "-s -w" -o "$work/oc-render" ./render &&
         go build -trimpath -ldflags "-s -w" -o "$work/oc-crdupgrade" ./crdupgrade &&
-        go build -trimpath -ldflags "-s -w" -o "$work/oc-apivalidate" ./apivalidate)
+        go build -trimpath -ldflags "-s -w" -o "$work/oc-apivalidate" ./apivalidate &&
+        go build -trimpath -ldflags "-s -w" -o "$work/oc-optional" ./optional)
 }
 
 # As upstream's Makefile builds it, minus the sqlite C code: the oracles only read file-based

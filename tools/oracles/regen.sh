@@ -6,6 +6,7 @@
 #   crates/olm-bundle/tests/golden/crd-upgrade-mutations.txt  the same preflight on one-change mutations
 #   crates/olm-bundle/tests/golden/crd-upgrade-upstream.txt   the same preflight on upstream's own test vectors
 #   crates/olm-bundle/tests/golden/api-validation.txt     operator-framework/api's authoring checks
+#   crates/olm-bundle/tests/data/optional/{data,edge}-bundles.txt  operator-framework/api's optional validators
 #   crates/olm-graph/tests/golden/render-graph/           opm alpha render-graph (README.md there)
 #   crates/olm-catalog/tests/golden/load-errors.txt       opm's load errors on a corpus of broken catalog files
 #   crates/olm-registry/tests/golden/community-v4.21.tsv  opm serve's registry gRPC answers, through grpcurl
@@ -63,6 +64,23 @@ mv "$golden/crd-upgrade-upstream.txt.tmp" "$golden/crd-upgrade-upstream.txt"
     "$bin/oc-apivalidate" -bundles "$data/bundles"
 } >"$golden/api-validation.txt.tmp"
 mv "$golden/api-validation.txt.tmp" "$golden/api-validation.txt"
+
+# The optional validators (operator-sdk's --select-optional), on the data bundles and on the
+# hand-made bundles that reach the paths no data bundle does.
+optional="$out/crates/olm-bundle/tests/data/optional"
+mkdir -p "$optional"
+optional_table() {
+    local from="$1" what="$2" file="$3"
+    {
+        echo "# Made by operator-framework/api v0.45.0's optional validators (tools/oracles/operator-controller/optional), not by olm, from $what."
+        echo "# Each case is '== <package>/<version> <validator> [<optional values>]', then its findings as operator-sdk prints them."
+        echo "# Channels are read from metadata/annotations.yaml; Go map order is sorted. $remake"
+        "$bin/oc-optional" -table "$from"
+    } >"$optional/$file.tmp"
+    mv "$optional/$file.tmp" "$optional/$file"
+}
+optional_table "$data/bundles" "every bundle in shared/data/bundles" data-bundles.txt
+optional_table "$repo/crates/olm-bundle/tests/data/optional/bundles" "the bundles in crates/olm-bundle/tests/data/optional/bundles" edge-bundles.txt
 
 # opm alpha render-graph: the graph test's fixture with each option, the whole data catalog, and
 # each package alone with OLM v0 semantics (on several packages at once, opm's linkStyle numbers

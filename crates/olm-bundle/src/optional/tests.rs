@@ -135,13 +135,13 @@ fn operatorhub_metadata() {
     assert_eq!(
         got,
         [
-            "Warning: The \"operatorhub\" validator is deprecated; for equivalent validation use \"operatorhub/v2\", \"standardcapabilities\" and \"standardcategories\" validators",
             "Error: Value : (demo.v0.0.1) csv.Spec.Provider.Name not specified",
             "Error: Value : (demo.v0.0.1) csv.Spec.Maintainers email someone is invalid: mail: missing '@' or angle-addr",
             "Error: Value : (demo.v0.0.1) csv.Spec.Links url docs is invalid: parse \"docs\": invalid URI for request",
-            "Error: Value : (demo.v0.0.1) csv.Spec.Icon image/bmp does not have a valid mediatype",
             "Error: Value : (demo.v0.0.1) csv.Metadata.Annotations.Capabilities \"Expert\" is not a valid capabilities level",
             "Error: Value : (demo.v0.0.1) csv.Metadata.Annotations[\"categories\"] value \" Fun\" is not in the set of standard categories",
+            "Error: Value : (demo.v0.0.1) csv.Spec.Icon image/bmp does not have a valid mediatype",
+            "Warning: Value : The \"operatorhub\" validator is deprecated; for equivalent validation use \"operatorhub/v2\", \"standardcapabilities\" and \"standardcategories\" validators",
         ]
     );
     let no_icon = GOOD.replace(
@@ -201,9 +201,10 @@ spec:
     assert!(got[0].starts_with("Warning: Value demo.v0.0.1: this bundle is using APIs which were deprecated and removed in v1.25."), "{got:?}");
     assert!(got[1].starts_with("Error: Value demo.v0.0.1: this bundle is using APIs which were deprecated and removed in v1.22."), "{got:?}");
     let bad = BTreeMap::from([("k8s-version".to_owned(), "one".to_owned())]);
+    // Upstream goes on with a zero version after an invalid one.
     assert_eq!(
-        texts(&run(&b, &selected, &bad)),
-        ["Error: Value demo.v0.0.1: invalid value informed via the k8s key option : one"]
+        texts(&run(&b, &selected, &bad))[2],
+        "Error: Value demo.v0.0.1: invalid value informed via the k8s key option : one"
     );
 }
 
@@ -246,4 +247,63 @@ spec:
             "Warning: Value demo-operator: csv.metadata.Name demo-operator is not following the recommended naming convention: <operator-name>.v<semver> e.g. memcached-operator.v0.0.1",
         ]
     );
+}
+
+#[test]
+fn request_uris_as_go_parses_them() {
+    let cases = [
+        ("https://example.com/docs", Ok(())),
+        ("/abs", Ok(())),
+        ("mailto:x@y", Ok(())),
+        ("*", Ok(())),
+        ("http://[::1]:80/", Ok(())),
+        ("ftp://h:1:2/", Ok(())),
+        ("docs", Err("invalid URI for request")),
+        ("", Err("empty url")),
+        (":x", Err("missing protocol scheme")),
+        (
+            "http://h\x7f/",
+            Err("net/url: invalid control character in URL"),
+        ),
+        (
+            "http://host:port/x",
+            Err("invalid port \":port\" after host"),
+        ),
+        ("http://h:1:2/", Err("invalid port \":1:2\" after host")),
+        ("https://example.com/%zz", Err("invalid URL escape \"%zz\"")),
+        ("http://h/%41%2", Err("invalid URL escape \"%2\"")),
+        ("http://%41.com/", Err("invalid URL escape \"%41\"")),
+        (
+            "http://a b.com/",
+            Err("invalid character \" \" in host name"),
+        ),
+        ("http://[1.2.3.4]/", Err("invalid IP-literal")),
+        ("http://x[::1]/", Err("invalid IP-literal")),
+        ("http://[::1/", Err("missing ']' in host")),
+        ("http://u ser@h/", Err("net/url: invalid userinfo")),
+        ("http://u%zz@h/", Err("invalid URL escape \"%zz\"")),
+    ];
+    for (url, want) in cases {
+        assert_eq!(
+            goparse::parse_request_uri(url),
+            want.map_err(str::to_owned),
+            "{url}"
+        );
+    }
+}
+
+#[test]
+fn csv_names_with_a_semver_suffix() {
+    for (name, want) in [
+        ("demo.v0.0.1", true),
+        ("demo.v1.2.3-rc.1+build", true),
+        ("demo1.2.3", true),
+        ("demo.v1.2.3.4", true),
+        ("demo.v1.0.0+build.1", false),
+        ("demo.v01.2.3", false),
+        ("demo-operator", false),
+        ("demo.v1.2", false),
+    ] {
+        assert_eq!(name_has_semver_suffix(name), want, "{name}");
+    }
 }
