@@ -523,7 +523,75 @@ fn webhook_definitions(c: &Collected<'_>) -> Vec<Value> {
             }
         }
     }
+    defs.extend(conversion_webhooks(c));
     defs.sort_by(|a, b| a["generateName"].as_str().cmp(&b["generateName"].as_str()));
+    defs
+}
+
+/// Conversion webhooks: per Service, the CRDs converting through it, one definition per
+/// (port, path), named `c<first labels of the CRD names>.kb.io` as operator-sdk names them.
+fn conversion_webhooks(c: &Collected<'_>) -> Vec<Value> {
+    let mut defs = Vec::new();
+    for service in &c.services {
+        let svc_name = name(service);
+        // (port, path) → (CRD names, review versions)
+        let mut groups: BTreeMap<(i64, String), (Vec<String>, Value)> = BTreeMap::new();
+        for crd in &c.crds {
+            let conversion = &crd["spec"]["conversion"];
+            let (client, versions) = if crd["apiVersion"] == "apiextensions.k8s.io/v1" {
+                (
+                    &conversion["webhook"]["clientConfig"],
+                    &conversion["webhook"]["conversionReviewVersions"],
+                )
+            } else {
+                (
+                    &conversion["webhookClientConfig"],
+                    &conversion["conversionReviewVersions"],
+                )
+            };
+            if client["service"]["name"] != svc_name {
+                continue;
+            }
+            let port = client["service"]["port"].as_i64().unwrap_or(443);
+            let path = client["service"]["path"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
+            let entry = groups
+                .entry((port, path))
+                .or_insert_with(|| (Vec::new(), versions.clone()));
+            entry.0.push(name(crd).to_owned());
+        }
+        for ((port, path), (mut crds, versions)) in groups {
+            crds.sort();
+            let labels: String = crds
+                .iter()
+                .map(|n| n.split('.').next().unwrap_or_default())
+                .collect();
+            let mut def = Map::new();
+            def.insert("type".into(), json!("ConversionWebhook"));
+            def.insert("generateName".into(), json!(format!("c{labels}.kb.io")));
+            def.insert("conversionCRDs".into(), json!(crds));
+            def.insert(
+                "admissionReviewVersions".into(),
+                if versions.is_array() {
+                    versions
+                } else {
+                    json!([])
+                },
+            );
+            def.insert("sideEffects".into(), json!("None"));
+            if !path.is_empty() {
+                def.insert("webhookPath".into(), json!(path));
+            }
+            webhook_ports(&mut def, Some(service), port);
+            def.insert(
+                "deploymentName".into(),
+                json!(deployment_for(c, Some(service), svc_name)),
+            );
+            defs.push(Value::Object(def));
+        }
+    }
     defs
 }
 

@@ -135,6 +135,38 @@ fn a_base_keeps_what_the_author_wrote_and_regeneration_is_stable() {
 }
 
 #[test]
+fn conversion_webhooks_are_defined_per_service_port_and_path() {
+    let mut input = manifests();
+    for plural in ["widgets", "gadgets"] {
+        input.push(json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": format!("{plural}.example.com")},
+            "spec": {"group": "example.com", "names": {"kind": plural, "plural": plural}, "scope": "Namespaced",
+                "versions": [{"name": "v1", "served": true, "storage": true}],
+                "conversion": {"strategy": "Webhook", "webhook": {"conversionReviewVersions": ["v1"],
+                    "clientConfig": {"service": {"name": "demo-webhook-service", "namespace": "system", "path": "/convert"}}}}}}));
+    }
+    input.retain(|o| {
+        !(o["kind"] == "CustomResourceDefinition" && o["spec"].get("conversion").is_none())
+    });
+    let g = generate(&input, None, &opts()).unwrap();
+    let conversion: Vec<&Value> = g.csv["spec"]["webhookdefinitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["type"] == "ConversionWebhook")
+        .collect();
+    assert_eq!(
+        conversion,
+        [
+            &json!({"type": "ConversionWebhook", "generateName": "cgadgetswidgets.kb.io",
+            "conversionCRDs": ["gadgets.example.com", "widgets.example.com"], "admissionReviewVersions": ["v1"],
+            "sideEffects": "None", "webhookPath": "/convert", "containerPort": 443, "targetPort": 9443,
+            "deploymentName": "demo-controller"})
+        ]
+    );
+}
+
+#[test]
 fn empty_hand_written_fields_are_named() {
     let g = generate(&manifests(), None, &opts()).unwrap();
     assert_eq!(
