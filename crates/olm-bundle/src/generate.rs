@@ -43,7 +43,13 @@ pub struct Generated {
     pub objects: Vec<(String, Value)>,
     /// `metadata/annotations.yaml`'s annotations, in file order.
     pub annotations: Vec<(String, String)>,
+    /// The scorecard configuration for `tests/scorecard/config.yaml`, if the manifests hold one.
+    pub scorecard: Option<Value>,
 }
+
+/// Where the scorecard configuration goes in a bundle.
+pub const SCORECARD_DIR: &str = "tests/scorecard/";
+const TEST_MEDIATYPE: &str = "operators.operatorframework.io.test.mediatype.v1";
 
 const DEFAULT_SA: &str = "default";
 
@@ -76,6 +82,7 @@ struct Collected<'a> {
     crds: Vec<&'a Value>,
     validating: Vec<&'a Value>,
     mutating: Vec<&'a Value>,
+    scorecard: Option<&'a Value>,
     others: Vec<&'a Value>,
 }
 
@@ -124,6 +131,11 @@ fn collect(input: &[Value]) -> Result<Collected<'_>, String> {
                 c.validating.push(v)
             }
             ("admissionregistration.k8s.io", "MutatingWebhookConfiguration") => c.mutating.push(v),
+            ("scorecard.operatorframework.io", "Configuration") => {
+                if c.scorecard.replace(v).is_some() {
+                    return Err("duplicate scorecard configurations in collector input".to_owned());
+                }
+            }
             _ => c.others.push(v),
         }
     }
@@ -267,7 +279,8 @@ pub fn generate(input: &[Value], base: Option<Value>, opts: &Options) -> Result<
     Ok(Generated {
         csv,
         objects,
-        annotations: metadata_annotations(opts),
+        annotations: metadata_annotations(opts, c.scorecard.is_some()),
+        scorecard: c.scorecard.cloned(),
     })
 }
 
@@ -770,7 +783,7 @@ fn manifest_objects(c: &Collected<'_>, accounts: &BTreeSet<String>) -> Vec<(Stri
 }
 
 /// `metadata/annotations.yaml`'s annotations (and `bundle.Dockerfile`'s labels).
-fn metadata_annotations(opts: &Options) -> Vec<(String, String)> {
+fn metadata_annotations(opts: &Options, scorecard: bool) -> Vec<(String, String)> {
     let mut out = vec![
         (
             "operators.operatorframework.io.bundle.mediatype.v1".to_owned(),
@@ -811,6 +824,13 @@ fn metadata_annotations(opts: &Options) -> Vec<(String, String)> {
         "operators.operatorframework.io.metrics.project_layout".to_owned(),
         "unknown".to_owned(),
     ));
+    if scorecard {
+        out.push((TEST_MEDIATYPE.to_owned(), "scorecard+v1".to_owned()));
+        out.push((
+            "operators.operatorframework.io.test.config.v1".to_owned(),
+            SCORECARD_DIR.to_owned(),
+        ));
+    }
     out
 }
 
@@ -855,6 +875,9 @@ pub fn missing_fields(csv: &Value) -> Vec<&'static str> {
 pub fn annotations_yaml(annotations: &[(String, String)]) -> String {
     let mut out = String::from("annotations:\n  # Core bundle annotations.\n");
     for (k, v) in annotations {
+        if k == TEST_MEDIATYPE {
+            out.push_str("\n  # Annotations for testing.\n");
+        }
         out.push_str(&format!("  {k}: {v}\n"));
     }
     out
@@ -863,12 +886,20 @@ pub fn annotations_yaml(annotations: &[(String, String)]) -> String {
 /// `bundle.Dockerfile` for a bundle under `dir` (relative to where it is built).
 pub fn dockerfile(annotations: &[(String, String)], dir: &str) -> String {
     let mut out = String::from("FROM scratch\n\n# Core bundle labels.\n");
+    let mut scorecard = false;
     for (k, v) in annotations {
+        if k == TEST_MEDIATYPE {
+            out.push_str("\n# Labels for testing.\n");
+            scorecard = true;
+        }
         out.push_str(&format!("LABEL {k}={v}\n"));
     }
     out.push_str(&format!(
         "\n# Copy files to locations specified by labels.\nCOPY {dir}/manifests /manifests/\nCOPY {dir}/metadata /metadata/\n"
     ));
+    if scorecard {
+        out.push_str(&format!("COPY {dir}/tests/scorecard /tests/scorecard/\n"));
+    }
     out
 }
 

@@ -113,6 +113,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         &metadata.join("annotations.yaml"),
         &annotations_yaml(&generated.annotations),
     )?;
+    if let Some(config) = &generated.scorecard {
+        let dir = args.output_dir.join(olm_bundle::generate::SCORECARD_DIR);
+        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        write(&dir.join("config.yaml"), &olm_goenc::yaml::to_yaml(config))?;
+    }
     let dir = args.output_dir.display().to_string();
     write(
         &args.dockerfile,

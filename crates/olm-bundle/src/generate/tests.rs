@@ -167,6 +167,28 @@ fn conversion_webhooks_are_defined_per_service_port_and_path() {
 }
 
 #[test]
+fn a_scorecard_configuration_goes_into_tests() {
+    let mut input = manifests();
+    let config = json!({"apiVersion": "scorecard.operatorframework.io/v1alpha3", "kind": "Configuration",
+        "metadata": {"name": "config"}, "stages": [{"parallel": true, "tests": []}]});
+    input.push(config.clone());
+    let g = generate(&input, None, &opts()).unwrap();
+    assert_eq!(g.scorecard, Some(config.clone()));
+    let yaml = annotations_yaml(&g.annotations);
+    assert!(yaml.ends_with(
+        "\n  # Annotations for testing.\n  operators.operatorframework.io.test.mediatype.v1: scorecard+v1\n  operators.operatorframework.io.test.config.v1: tests/scorecard/\n"
+    ));
+    let d = dockerfile(&g.annotations, "bundle");
+    assert!(d.contains("\n# Labels for testing.\nLABEL operators.operatorframework.io.test.mediatype.v1=scorecard+v1\n"));
+    assert!(d.ends_with("COPY bundle/tests/scorecard /tests/scorecard/\n"));
+    input.push(config);
+    assert_eq!(
+        generate(&input, None, &opts()).unwrap_err(),
+        "duplicate scorecard configurations in collector input"
+    );
+}
+
+#[test]
 fn empty_hand_written_fields_are_named() {
     let g = generate(&manifests(), None, &opts()).unwrap();
     assert_eq!(
