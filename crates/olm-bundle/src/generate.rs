@@ -201,18 +201,7 @@ pub fn generate(input: &[Value], base: Option<Value>, opts: &Options) -> Result<
     if csv["spec"]["install"]["strategy"] == "deployment" {
         csv["spec"]["install"]["spec"]["deployments"] =
             Value::Array(c.deployments.iter().map(|d| deployment_spec(d)).collect());
-        let accounts: BTreeSet<String> = c
-            .deployments
-            .iter()
-            .map(|d| {
-                d.pointer("/spec/template/spec/serviceAccountName")
-                    .and_then(Value::as_str)
-                    .filter(|s| !s.is_empty())
-                    .unwrap_or(DEFAULT_SA)
-                    .to_owned()
-            })
-            .chain(opts.extra_service_accounts.iter().cloned())
-            .collect();
+        let accounts = served_accounts(&c, opts);
         let spec = &mut csv["spec"]["install"]["spec"];
         set_or_remove(
             spec,
@@ -674,29 +663,6 @@ fn related_images(c: &Collected<'_>, base: Vec<Value>) -> Result<Vec<Value>, Str
     Ok(merged)
 }
 
-/// Kinds a registry+v1 bundle may carry besides CSVs and CRDs.
-const BUNDLE_KINDS: &[&str] = &[
-    "Secret",
-    "ClusterRole",
-    "ClusterRoleBinding",
-    "ConfigMap",
-    "ServiceAccount",
-    "Service",
-    "Role",
-    "RoleBinding",
-    "PrometheusRule",
-    "ServiceMonitor",
-    "PodDisruptionBudget",
-    "PriorityClass",
-    "VerticalPodAutoscaler",
-    "ConsoleYAMLSample",
-    "ConsoleQuickStart",
-    "ConsoleCLIDownload",
-    "ConsoleLink",
-    "ConsolePlugin",
-    "NetworkPolicy",
-];
-
 /// The objects written beside the CSV: CRDs, Services, supported other kinds, and RBAC that is
 /// not the CSV's; each without namespace, named as upstream names files.
 fn manifest_objects(c: &Collected<'_>, accounts: &BTreeSet<String>) -> Vec<(String, Value)> {
@@ -721,7 +687,7 @@ fn manifest_objects(c: &Collected<'_>, accounts: &BTreeSet<String>) -> Vec<(Stri
     list.extend(c.others.iter().copied().filter(|o| {
         let api = o["apiVersion"].as_str().unwrap_or_default();
         let (g, v) = api.split_once('/').unwrap_or(("", api));
-        BUNDLE_KINDS.contains(&kind(o))
+        crate::validate::supported_kind(kind(o)).is_some()
             && !crs.contains(&(g.to_owned(), v.to_owned(), kind(o).to_owned()))
     }));
     list.extend(

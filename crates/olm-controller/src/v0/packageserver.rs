@@ -410,12 +410,7 @@ async fn get_one(
     headers: HeaderMap,
 ) -> Response {
     let params = params(query.as_deref());
-    let query = pm::Query {
-        namespace: Some(&namespace),
-        global_namespace: &s.global_namespace,
-        labels: olm_k8s::LabelSelector::default(),
-        name: Some(&name),
-    };
+    let query = s.named(&namespace, &name);
     let all = s.manifests();
     let Some(found) = pm::visible(all.iter().flat_map(|m| m.iter()), &query)
         .into_iter()
@@ -446,12 +441,7 @@ async fn get_icon(
     if headers.contains_key(http::header::IF_NONE_MATCH) && params.contains_key("resourceVersion") {
         return StatusCode::NOT_MODIFIED.into_response();
     }
-    let query = pm::Query {
-        namespace: Some(&namespace),
-        global_namespace: &s.global_namespace,
-        labels: olm_k8s::LabelSelector::default(),
-        name: Some(&name),
-    };
+    let query = s.named(&namespace, &name);
     let all = s.manifests();
     let Some(found) = all
         .iter()
@@ -480,6 +470,16 @@ fn now() -> i64 {
 }
 
 impl Served {
+    /// The query for the manifest `name` as seen from `namespace`.
+    fn named<'q>(&'q self, namespace: &'q str, name: &'q str) -> pm::Query<'q> {
+        pm::Query {
+            namespace: Some(namespace),
+            global_namespace: &self.global_namespace,
+            labels: olm_k8s::LabelSelector::default(),
+            name: Some(name),
+        }
+    }
+
     /// Every catalog's manifests, sorted by catalog key (namespace/name) and within it by
     /// package; rebuilt for a catalog whose content or CatalogSource changed since last built.
     fn manifests(&self) -> Vec<Arc<Vec<Value>>> {
