@@ -37,33 +37,19 @@ pub enum Command {
         #[arg(long)]
         skip_range: Option<String>,
     },
-    /// Add a `replaces` edge between two bundles of a channel.
+    /// Add a `replaces` edge between two bundles of a channel (the first replaces nothing yet).
     AddReplaces {
         #[command(flatten)]
         common: Common,
-        /// The channel.
-        #[arg(long)]
-        channel: String,
-        /// The bundle that gains the edge (it replaces nothing yet).
-        #[arg(long)]
-        name: String,
-        /// The bundle it replaces.
-        #[arg(long)]
-        replaces: String,
+        #[command(flatten)]
+        edge: EdgeArgs,
     },
     /// Point a bundle's `replaces` edge at another bundle.
     ReplaceEdge {
         #[command(flatten)]
         common: Common,
-        /// The channel.
-        #[arg(long)]
-        channel: String,
-        /// The bundle whose edge changes.
-        #[arg(long)]
-        name: String,
-        /// The bundle it replaces from now on.
-        #[arg(long)]
-        replaces: String,
+        #[command(flatten)]
+        edge: EdgeArgs,
     },
     /// Remove a bundle from a channel.
     RemoveBundle {
@@ -87,6 +73,20 @@ pub enum Command {
         #[arg(long)]
         to: String,
     },
+}
+
+/// An edge of a channel: `name` replaces `replaces`.
+#[derive(clap::Args, Debug)]
+pub struct EdgeArgs {
+    /// The channel.
+    #[arg(long)]
+    channel: String,
+    /// The bundle whose edge it is.
+    #[arg(long)]
+    name: String,
+    /// The bundle it replaces.
+    #[arg(long)]
+    replaces: String,
 }
 
 /// What every edit takes.
@@ -130,30 +130,20 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
                 skip_range,
             },
         ),
-        Command::AddReplaces {
-            common,
-            channel,
-            name,
-            replaces,
-        } => (
+        Command::AddReplaces { common, edge } => (
             common,
             Edit::AddReplaces {
-                channel,
-                name,
-                replaces,
+                channel: edge.channel,
+                name: edge.name,
+                replaces: edge.replaces,
             },
         ),
-        Command::ReplaceEdge {
-            common,
-            channel,
-            name,
-            replaces,
-        } => (
+        Command::ReplaceEdge { common, edge } => (
             common,
             Edit::ReplaceEdge {
-                channel,
-                name,
-                replaces,
+                channel: edge.channel,
+                name: edge.name,
+                replaces: edge.replaces,
             },
         ),
         Command::RemoveBundle {
