@@ -6,8 +6,8 @@
 //!
 //! Reading and writing: a catalog file is read as YAML documents or a JSON stream and written
 //! back in the same form with opm's writer (YAML keys in go-yaml's order, `---` before each
-//! document; JSON indented by four spaces). A template keeps its key order; comments are not
-//! kept (the documents are edited as data, not as text).
+//! document; JSON indented by four spaces). A template keeps its key order, and its comments and
+//! blank lines are carried over from the text it was read from (see `comments`).
 //!
 //! Checking: the edited graph is validated with opm's rules (a template's channels through a
 //! stand-in catalog whose bundles are the channel entries), and only problems the edit
@@ -20,6 +20,8 @@ use std::collections::BTreeSet;
 use serde_json::{Map, Value, json};
 
 use crate::{is_blank_yaml, yaml_documents};
+
+mod comments;
 
 /// What a file holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,6 +54,8 @@ pub struct Document {
     pub json: bool,
     /// Its documents (one for a template).
     pub docs: Vec<Value>,
+    /// The text it was read from: a YAML template's comments are carried over from it.
+    pub source: String,
 }
 
 /// One formula.
@@ -152,7 +156,12 @@ pub fn parse(text: &str) -> Result<Document, String> {
             docs.len()
         ));
     }
-    Ok(Document { kind, json, docs })
+    Ok(Document {
+        kind,
+        json,
+        docs,
+        source: text.to_owned(),
+    })
 }
 
 /// Writes a file back in the form it was read in.
@@ -166,7 +175,10 @@ pub fn render(doc: &Document) -> String {
             out.push_str("---\n");
             olm_goenc::yaml::to_yaml_into(d, &mut out);
         } else {
-            out.push_str(&olm_goenc::yaml::to_yaml_ordered(d));
+            out.push_str(&comments::keep_comments(
+                &doc.source,
+                &olm_goenc::yaml::to_yaml_ordered(d),
+            ));
         }
     }
     out

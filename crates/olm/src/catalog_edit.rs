@@ -272,6 +272,7 @@ fn combined_docs(docs: &[Document], kind: Kind) -> Document {
         kind,
         json: false,
         docs: docs.iter().flat_map(|d| d.docs.iter().cloned()).collect(),
+        source: String::new(),
     }
 }
 

@@ -386,3 +386,49 @@ fn errors_print_as_opm_tree() {
         └── multiple channel heads found in graph: testoperator.v1.1.0, testoperator.v1.1.1"
     );
 }
+
+#[test]
+fn template_comments_survive_an_edit() {
+    let basic = "# Maintained by the release team.\n\
+                 schema: olm.template.basic\n\
+                 entries:\n\
+                 - schema: olm.package\n\
+                 \x20 name: testoperator\n\
+                 \x20 defaultChannel: stable # what users get\n\
+                 \n\
+                 # Channels\n\
+                 - schema: olm.channel\n\
+                 \x20 package: testoperator\n\
+                 \x20 name: stable\n\
+                 \x20 entries:\n\
+                 \x20 - name: testoperator.v0.1.0\n\
+                 \x20 # 0.2.0 fixes the upgrade from 0.1.0\n\
+                 \x20 - name: testoperator.v0.2.0\n\
+                 \x20   replaces: testoperator.v0.1.0\n";
+    let (out, _) = edited(
+        basic,
+        &add("stable", "testoperator.v0.3.0", Some("testoperator.v0.2.0")),
+    );
+    let expected =
+        format!("{basic}\x20 - name: testoperator.v0.3.0\n\x20   replaces: testoperator.v0.2.0\n");
+    assert_eq!(out, expected);
+
+    let semver = "schema: olm.semver\n\
+                  generateMajorChannels: false\n\
+                  generateMinorChannels: true\n\
+                  candidate:\n\
+                  \x20 bundles:\n\
+                  \x20 # the CVE release\n\
+                  \x20 - image: quay.io/organization/testoperator:v1.0.1  # bad\n\
+                  stable:\n\
+                  \x20 bundles:\n\
+                  \x20 - image: quay.io/organization/testoperator:v1.0.0\n";
+    let (out, _) = edited(
+        semver,
+        &Edit::Substitute {
+            from: "quay.io/organization/testoperator:v1.0.1".into(),
+            to: "quay.io/organization/testoperator:v1.0.1-CVE".into(),
+        },
+    );
+    assert_eq!(out, semver.replace(":v1.0.1 ", ":v1.0.1-CVE "), "{out}");
+}
