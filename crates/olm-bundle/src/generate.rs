@@ -15,6 +15,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value, json};
 
+mod pin;
+pub use pin::{pin_images, unpinned_images};
+
 /// What to generate.
 #[derive(Debug, Clone, Default)]
 pub struct Options {

@@ -7,6 +7,7 @@
 //! the CSV a previous run wrote to `<out>/manifests/` (so hand edits there survive), a CSV among
 //! the manifests. Regenerating from the same manifests gives the same bytes.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -48,6 +49,13 @@ pub struct Args {
     /// Where `bundle.Dockerfile` goes.
     #[arg(long, default_value = "bundle.Dockerfile")]
     dockerfile: PathBuf,
+    /// Pin the CSV's images (containers, `RELATED_IMAGE_*` variables, `relatedImages`, the
+    /// `containerImage` annotation) to the digests their registries give for their tags, and
+    /// list every container image in `relatedImages`, as a disconnected cluster needs.
+    #[arg(long)]
+    use_image_digests: bool,
+    #[command(flatten)]
+    registry: crate::image::RegistryArgs,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -99,7 +107,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .strftime("%Y-%m-%dT%H:%M:%SZ")
             .to_string(),
     };
-    let generated = generate(&input, base, &options).map_err(|e| anyhow!(e))?;
+    let mut generated = generate(&input, base, &options).map_err(|e| anyhow!(e))?;
+    if args.use_image_digests {
+        eprintln!("pinning image versions to digests instead of tags");
+        let client = crate::image::client(&args.registry)?;
+        let pinned = crate::runtime()?.block_on(digests(
+            &client,
+            olm_bundle::generate::unpinned_images(&generated.csv),
+        ))?;
+        olm_bundle::generate::pin_images(&mut generated.csv, &pinned);
+    }
     let manifests = args.output_dir.join("manifests");
     let metadata = args.output_dir.join("metadata");
     for d in [&manifests, &metadata] {
@@ -155,6 +172,31 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     eprintln!("Bundle generated in {}", args.output_dir.display());
     Ok(ExitCode::SUCCESS)
+}
+
+/// The digest reference of each image, looked up four at a time; the first image that cannot be
+/// resolved fails the run before anything is written.
+async fn digests(
+    client: &olm_image::Client,
+    images: BTreeSet<String>,
+) -> anyhow::Result<BTreeMap<String, String>> {
+    use futures::StreamExt as _;
+    let lookups = images.into_iter().map(|image| async move {
+        let reference: olm_image::ImageRef = image
+            .parse()
+            .with_context(|| format!("pinning {image}: not an image reference"))?;
+        let digest = client
+            .resolve(&reference)
+            .await
+            .with_context(|| format!("pinning {image}"))?;
+        anyhow::Ok((image, reference.with_digest(&digest).to_string()))
+    });
+    futures::stream::iter(lookups)
+        .buffered(4)
+        .collect::<Vec<_>>()
+        .await
+        .into_iter()
+        .collect()
 }
 
 fn read_csv(path: &Path) -> anyhow::Result<Value> {

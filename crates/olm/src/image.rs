@@ -8,7 +8,7 @@ use anyhow::Context as _;
 use olm_image::{AuthConfig, Client, ClientOptions, Filter, ImageRef, Protocol};
 
 /// Registry flags shared by every subcommand.
-#[derive(clap::Args)]
+#[derive(clap::Args, Debug)]
 pub struct RegistryArgs {
     /// Speak plain HTTP (no TLS) to the registry. Registries on localhost and 127.0.0.0/8
     /// always get plain HTTP.
@@ -86,7 +86,7 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
     runtime.block_on(run_async(cmd))
 }
 
-fn client(args: &RegistryArgs) -> anyhow::Result<Client> {
+pub(crate) fn client(args: &RegistryArgs) -> anyhow::Result<Client> {
     let auth = AuthConfig::load_default()?;
     let protocol = if args.plain_http {
         Protocol::PlainHttp

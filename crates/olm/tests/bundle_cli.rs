@@ -383,3 +383,113 @@ spec: {}
     let validate = olm(&["bundle", "validate", out.to_str().unwrap()]);
     assert_eq!(validate.code, 0, "{}", validate.stderr);
 }
+
+/// `olm bundle generate --use-image-digests` against a real registry: every tag in the CSV
+/// becomes the digest the registry gives, the operator image joins `relatedImages`, and an image
+/// the registry does not have fails the run before anything is written.
+#[test]
+fn generate_pins_images_to_digests() {
+    let registry = olm_testenv::registry::Registry::start()
+        .expect("docker-registry starts (scripts/setup.sh installs it)");
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = dir.path().join("catalog");
+    std::fs::create_dir_all(&catalog).unwrap();
+    std::fs::write(
+        catalog.join("c.json"),
+        r#"{"schema":"olm.package","name":"p"}"#,
+    )
+    .unwrap();
+    let addr = registry.addr();
+    let mut digests = Vec::new();
+    for image in ["demo:v0.1.0", "proxy:v2"] {
+        let reference = format!("{addr}/{image}");
+        let pushed = olm(&[
+            "image",
+            "push-catalog",
+            catalog.to_str().unwrap(),
+            &reference,
+        ]);
+        assert_eq!(pushed.code, 0, "{}", pushed.stderr);
+        let resolved = olm(&["image", "resolve", &reference]);
+        assert_eq!(resolved.code, 0, "{}", resolved.stderr);
+        digests.push(resolved.stdout.trim().to_owned());
+    }
+    let manifests = |proxy: &str| {
+        format!(
+            "apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: demo-controller-manager, namespace: demo-system}}
+spec:
+  selector: {{matchLabels: {{app: demo}}}}
+  template:
+    metadata: {{labels: {{app: demo}}}}
+    spec:
+      containers:
+      - name: manager
+        image: {addr}/demo:v0.1.0
+        env:
+        - name: RELATED_IMAGE_PROXY
+          value: {addr}/{proxy}
+"
+        )
+    };
+    let input = dir.path().join("config");
+    std::fs::create_dir_all(&input).unwrap();
+    let out = dir.path().join("bundle");
+    let generate = || {
+        olm(&[
+            "bundle",
+            "generate",
+            "--input-dir",
+            input.to_str().unwrap(),
+            "--package",
+            "demo",
+            "--version",
+            "0.1.0",
+            "--output-dir",
+            out.to_str().unwrap(),
+            "--dockerfile",
+            dir.path().join("bundle.Dockerfile").to_str().unwrap(),
+            "--use-image-digests",
+        ])
+    };
+    std::fs::write(input.join("manager.yaml"), manifests("missing:v1")).unwrap();
+    let failed = generate();
+    assert_ne!(failed.code, 0);
+    assert!(
+        failed
+            .stderr
+            .contains(&format!("pinning {addr}/missing:v1")),
+        "{}",
+        failed.stderr
+    );
+    assert!(!out.exists(), "nothing is written when pinning fails");
+
+    std::fs::write(input.join("manager.yaml"), manifests("proxy:v2")).unwrap();
+    let run = generate();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("pinning image versions to digests instead of tags"),
+        "{}",
+        run.stderr
+    );
+    let csv =
+        std::fs::read_to_string(out.join("manifests/demo.clusterserviceversion.yaml")).unwrap();
+    let demo = format!("{addr}/demo@{}", digests[0]);
+    let proxy = format!("{addr}/proxy@{}", digests[1]);
+    assert!(csv.contains(&format!("image: {demo}")), "{csv}");
+    assert!(csv.contains(&format!("value: {proxy}")), "{csv}");
+    assert!(
+        !csv.contains(":v0.1.0\n") && !csv.contains("proxy:v2"),
+        "{csv}"
+    );
+    assert!(
+        csv.contains(&format!("  - image: {proxy}\n    name: proxy")),
+        "{csv}"
+    );
+    assert!(
+        csv.contains(&format!("  - image: {demo}\n    name: manager")),
+        "{csv}"
+    );
+}
