@@ -257,15 +257,121 @@ fn taken_apart(b: &Bundle) -> Vec<Value> {
                 "subjects": [{"kind": "ServiceAccount", "name": p["serviceAccountName"], "namespace": "system"}]}));
         }
     }
-    out.extend(b.crds.iter().map(|c| c.object.clone()));
+    let defs = b.csv.raw["spec"]["webhookdefinitions"].as_array().cloned();
+    let defs = defs.unwrap_or_default();
+    let mut crds: Vec<Value> = b.crds.iter().map(|c| c.object.clone()).collect();
+    // Each webhook goes through a Service named after its deployment, without a selector, so the
+    // deployment comes back from the name; the Service has every port its webhooks use.
+    let mut services: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+    for def in &defs {
+        let service = format!(
+            "{}-service",
+            def["deploymentName"].as_str().unwrap_or_default()
+        );
+        let port = def["containerPort"].as_i64().unwrap_or(443);
+        let mut service_port = json!({"port": port});
+        if let Some(t) = def.get("targetPort") {
+            service_port["targetPort"] = t.clone();
+        }
+        let ports = services.entry(service.clone()).or_default();
+        if !ports.iter().any(|p| p["port"] == port) {
+            ports.push(service_port);
+        }
+        let mut reference = json!({"name": service, "namespace": "system", "port": port});
+        if let Some(path) = def.get("webhookPath") {
+            reference["path"] = path.clone();
+        }
+        let kind_ = def["type"].as_str().unwrap_or_default();
+        if kind_ == "ConversionWebhook" {
+            for crd in crds.iter_mut().filter(|c| {
+                def["conversionCRDs"]
+                    .as_array()
+                    .is_some_and(|names| names.iter().any(|n| *n == c["metadata"]["name"]))
+            }) {
+                crd["apiVersion"] = json!("apiextensions.k8s.io/v1");
+                crd["spec"]["conversion"] = json!({"strategy": "Webhook", "webhook": {
+                    "clientConfig": {"service": reference},
+                    "conversionReviewVersions": def["admissionReviewVersions"]}});
+            }
+            continue;
+        }
+        let mut webhook =
+            json!({"name": def["generateName"], "clientConfig": {"service": reference}});
+        for k in [
+            "rules",
+            "failurePolicy",
+            "matchPolicy",
+            "objectSelector",
+            "timeoutSeconds",
+            "reinvocationPolicy",
+            "admissionReviewVersions",
+            "sideEffects",
+        ] {
+            if let Some(v) = def.get(k) {
+                webhook[k] = v.clone();
+            }
+        }
+        let config = kind_.replace("AdmissionWebhook", "WebhookConfiguration");
+        out.push(
+            json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": config,
+            "metadata": {"name": def["generateName"]}, "webhooks": [webhook]}),
+        );
+    }
+    for (name_, ports) in &services {
+        out.push(json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": name_, "namespace": "system"},
+            "spec": {"ports": ports}}));
+    }
+    out.extend(crds);
     // RBAC a bundle ships as files is left out: bound to a deployment's account it would be
-    // folded into the CSV, which the published CSV did not do.
+    // folded into the CSV, which the published CSV did not do. So are shipped Services named
+    // like the webhooks' ones.
     out.extend(
         b.others
             .iter()
             .filter(|c| !c.kind().ends_with("Role") && !c.kind().ends_with("RoleBinding"))
+            .filter(|c| !(c.kind() == "Service" && services.contains_key(name(&c.object))))
             .map(|c| c.object.clone()),
     );
+    out
+}
+
+/// A CSV's webhook definitions as what a cluster gets from them: admission webhooks by name
+/// with their defaults applied, conversion webhooks per CRD (the generator names and groups
+/// them its own way, which only a base can change).
+fn webhooks_as_served(csv: &Value) -> BTreeMap<String, Value> {
+    let mut out = BTreeMap::new();
+    for def in csv["spec"]["webhookdefinitions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+    {
+        let mut d = def.clone();
+        let obj = d.as_object_mut().unwrap();
+        obj.entry("containerPort").or_insert(json!(443));
+        obj.entry("sideEffects").or_insert(json!("None"));
+        if obj
+            .get("admissionReviewVersions")
+            .is_none_or(|v| v.as_array().is_none_or(Vec::is_empty))
+        {
+            obj.insert("admissionReviewVersions".into(), json!(["v1beta1"]));
+        }
+        obj.retain(|_, v| !v.is_null());
+        if def["type"] == "ConversionWebhook" {
+            obj.remove("generateName");
+            let crds = obj.remove("conversionCRDs").unwrap_or_default();
+            for crd in crds.as_array().into_iter().flatten() {
+                out.insert(
+                    format!("conversion {}", crd.as_str().unwrap_or_default()),
+                    d.clone(),
+                );
+            }
+        } else {
+            out.insert(
+                def["generateName"].as_str().unwrap_or_default().to_owned(),
+                d,
+            );
+        }
+    }
     out
 }
 
@@ -288,12 +394,13 @@ fn sorted_by_account(v: &Value) -> Vec<Value> {
         .collect()
 }
 
-/// Every data bundle regenerated from its parts: deployments, permissions and owned CRDs equal
-/// the published CSV's (owned entries compared as the (name, version, kind) the CRDs serve).
+/// Every data bundle regenerated from its parts: deployments, permissions, owned CRDs and
+/// webhook definitions equal the published CSV's (owned entries compared as the (name, version,
+/// kind) the CRDs serve), and the related images it derives are published ones.
 #[test]
 fn published_bundles_come_back() {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/bundles");
-    let mut compared = 0;
+    let (mut compared, mut webhooks, mut related) = (0, 0, 0);
     for package in std::fs::read_dir(root).unwrap() {
         for version in std::fs::read_dir(package.unwrap().path()).unwrap() {
             let dir = version.unwrap().path();
@@ -319,6 +426,9 @@ fn published_bundles_come_back() {
                 .collect();
             let mut base = b.csv.raw.clone();
             base["spec"]["install"]["spec"] = json!({});
+            let spec = base["spec"].as_object_mut().unwrap();
+            spec.remove("webhookdefinitions");
+            spec.remove("relatedImages");
             let g = generate(&taken_apart(&b), Some(base), &o)
                 .unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
             let (want, got) = (
@@ -365,8 +475,45 @@ fn published_bundles_come_back() {
                     })
                     .collect();
             assert_eq!(owned, served, "{}: owned CRDs", dir.display());
+            assert_eq!(
+                webhooks_as_served(&g.csv),
+                webhooks_as_served(&b.csv.raw),
+                "{}: webhookdefinitions",
+                dir.display()
+            );
+            webhooks += b.csv.raw["spec"]["webhookdefinitions"]
+                .as_array()
+                .map_or(0, Vec::len);
+            // relatedImages: what the RELATED_IMAGE_* variables give must be published; what
+            // else the published list names can only come from a base.
+            let images = |csv: &Value| -> BTreeSet<String> {
+                csv["spec"]["relatedImages"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|r| r["image"].as_str().map(str::to_owned))
+                    .collect()
+            };
+            let (generated, published) = (images(&g.csv), images(&b.csv.raw));
+            // (Some CSVs were not made by a generator and publish no relatedImages at all.)
+            assert!(
+                published.is_empty() || generated.is_subset(&published),
+                "{}: relatedImages {:?} not published",
+                dir.display(),
+                generated.difference(&published).collect::<Vec<_>>()
+            );
+            related += if published.is_empty() {
+                0
+            } else {
+                generated.len()
+            };
             compared += 1;
         }
     }
     assert!(compared >= 40, "only {compared} bundles compared");
+    assert!(
+        webhooks >= 100,
+        "only {webhooks} webhook definitions compared"
+    );
+    assert!(related >= 60, "only {related} related images compared");
 }
