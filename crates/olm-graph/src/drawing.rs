@@ -106,6 +106,9 @@ pub struct Node {
     pub class: Option<NodeClass>,
     /// Edges drawn for this entry, in drawing order.
     pub edges: Vec<Edge>,
+    /// The (major, minor) stream of its version, which the SVG lays out as a column; None for
+    /// a name that is no bundle of the catalog.
+    pub stream: Option<(u64, u64)>,
 }
 
 /// One drawn channel.
@@ -411,6 +414,10 @@ fn draw_channel(
             name: ce.name.to_string(),
             class,
             edges,
+            stream: filter
+                .versions
+                .get(ce.name.as_str())
+                .map(|v| (v.major, v.minor)),
         });
     }
     ChannelDrawing {

@@ -125,9 +125,19 @@ fn dot_and_svg_draw_every_node_and_edge() {
     assert!(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""));
     assert_eq!(svg.matches("marker-end=").count(), drawing.edges().count());
     assert_eq!(
-        svg.matches("<rect x=").count() - 2,
+        svg.matches("<rect x=").count() - 1,
         4,
-        "4 bundle nodes besides the 2 channel bands"
+        "4 bundle nodes besides the legend's sample"
+    );
+    assert_eq!(
+        svg.matches(r#"<rect class="band""#).count(),
+        2,
+        "2 channel bands"
+    );
+    assert_eq!(svg.matches(r#"<g class="node "#).count(), 4);
+    assert!(
+        svg.contains(r#"data-from="foo.v0.1.0" data-to="foo.v0.2.0""#),
+        "{svg}"
     );
 }
 

@@ -1,0 +1,151 @@
+//! A catalog browser for people: server-rendered HTML pages of the catalogs a cluster serves (or
+//! one on disk) — catalogs, package search, packages with their channels, upgrade graph and
+//! "what would I get", and bundles with their APIs, configuration and a ClusterExtension to copy.
+//!
+//! Pure: [`respond`] turns a request path and query into a [`Response`] from indexed catalogs
+//! ([`CatalogView`]). The HTTP server, caching of indexed content and the cluster reads live in
+//! the shell (`olm-catalogd`, `olm catalog serve-ui`).
+//!
+//! Safety: catalogs are untrusted. Every catalog string is escaped ([`html::esc`]), Markdown is
+//! rendered without raw HTML or script links ([`html::markdown`]), icons are shown only as
+//! `data:image/…` URLs, and every response carries a strict Content-Security-Policy
+//! ([`html::CSP`]): no inline script or style, nothing loaded from elsewhere.
+//!
+//! Not for: writing anything (the browser is read-only), or resolving for a cluster (the
+//! resolver answers "what would I get" per catalog).
+
+pub mod html;
+mod model;
+mod pages;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+pub use model::{BundleView, CatalogMeta, CatalogView, ChannelView, PackageView};
+pub use pages::{MAX_RESULTS, SearchQuery, WouldGet};
+
+/// An answer: status, content type and body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Response {
+    /// HTTP status.
+    pub status: u16,
+    /// `Content-Type`.
+    pub content_type: &'static str,
+    /// The body.
+    pub body: String,
+}
+
+impl Response {
+    fn html(status: u16, body: String) -> Response {
+        Response {
+            status,
+            content_type: "text/html; charset=utf-8",
+            body,
+        }
+    }
+}
+
+const STYLE: &str = include_str!("../static/style.css");
+const SCRIPT: &str = include_str!("../static/browser.js");
+
+/// Answers a GET of `path` (under [`html::PREFIX`]) with query string `query` from `catalogs`.
+pub fn respond(catalogs: &[Arc<CatalogView>], path: &str, query: &str) -> Response {
+    let params = query_params(query);
+    let Some(rest) = path.strip_prefix(html::PREFIX) else {
+        return not_found("no such page");
+    };
+    let segments: Vec<String> = rest
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .map(percent_decode)
+        .collect();
+    let segs: Vec<&str> = segments.iter().map(String::as_str).collect();
+    match segs.as_slice() {
+        [] => Response::html(200, pages::catalogs(catalogs)),
+        ["static", "style.css"] => Response {
+            status: 200,
+            content_type: "text/css; charset=utf-8",
+            body: STYLE.to_owned(),
+        },
+        ["static", "browser.js"] => Response {
+            status: 200,
+            content_type: "text/javascript; charset=utf-8",
+            body: SCRIPT.to_owned(),
+        },
+        ["search"] => Response::html(
+            200,
+            pages::search(catalogs, &SearchQuery::from_params(&params)),
+        ),
+        ["catalogs", catalog, "packages", package, rest @ ..] => {
+            let Some(c) = catalogs.iter().find(|c| c.meta.name == *catalog) else {
+                return not_found(&format!("no catalog {catalog}"));
+            };
+            let Some(p) = c.package(package) else {
+                return not_found(&format!("no package {package} in catalog {catalog}"));
+            };
+            match rest {
+                [] => Response::html(
+                    200,
+                    pages::package(c, p, WouldGet::from_params(&params).as_ref()),
+                ),
+                ["bundles", bundle] => match p.bundle(bundle) {
+                    Some(b) => Response::html(200, pages::bundle(c, p, b)),
+                    None => not_found(&format!("no bundle {bundle} in package {package}")),
+                },
+                _ => not_found("no such page"),
+            }
+        }
+        _ => not_found("no such page"),
+    }
+}
+
+fn not_found(what: &str) -> Response {
+    Response::html(
+        404,
+        html::page(
+            "Not found",
+            &format!("<h1>Not found</h1><p>{}</p>", html::esc(what)),
+        ),
+    )
+}
+
+/// `a=1&b=x+y` as a map (form encoding: `+` is a space); the last value of a key wins.
+fn query_params(query: &str) -> BTreeMap<String, String> {
+    query
+        .split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let (k, v) = p.split_once('=').unwrap_or((p, ""));
+            (
+                percent_decode(&k.replace('+', " ")),
+                percent_decode(&v.replace('+', " ")),
+            )
+        })
+        .collect()
+}
+
+/// Percent-decoding; invalid escapes stay as written, invalid UTF-8 is replaced.
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        if bytes[i] == b'%'
+            && let (Some(h), Some(l)) = (
+                bytes.get(i + 1).copied().and_then(hex),
+                bytes.get(i + 2).copied().and_then(hex),
+            )
+        {
+            out.push((h * 16 + l) as u8);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests;

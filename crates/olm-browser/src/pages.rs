@@ -1,0 +1,732 @@
+//! The pages: catalogs, search, package (with its upgrade graph and "what would I get"), and
+//! bundle. Each is a pure function of the indexed catalogs and the request's parameters.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use olm_resolve::{
+    Availability, CatalogInput, Installed, LabelSelector, Request, UpgradeConstraintPolicy,
+    VersionRange,
+};
+
+use crate::html::{PREFIX, bundle_url, enc, esc, markdown, package_url, page};
+use crate::model::{BundleView, CatalogView, PackageView};
+
+/// Most search results listed on one page.
+pub const MAX_RESULTS: usize = 200;
+
+/// The catalogs page.
+pub fn catalogs(catalogs: &[Arc<CatalogView>]) -> String {
+    let mut b = String::from("<h1>Catalogs</h1>\n");
+    if catalogs.is_empty() {
+        b.push_str("<p>No catalog is served yet.</p>");
+        return page("Catalogs", &b);
+    }
+    b.push_str(
+        "<table class=\"catalogs\"><thead><tr><th scope=\"col\">Name</th><th scope=\"col\">Priority</th>\
+         <th scope=\"col\">Image</th><th scope=\"col\">Digest</th><th scope=\"col\">Last unpacked</th>\
+         <th scope=\"col\">State</th><th scope=\"col\">Packages</th><th scope=\"col\">Bundles</th></tr></thead><tbody>\n",
+    );
+    for c in catalogs {
+        let m = &c.meta;
+        let _ = writeln!(
+            b,
+            "<tr><td><a href=\"{PREFIX}/search?catalog={}\">{}</a></td><td>{}</td><td><code>{}</code></td>\
+             <td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            enc(&m.name),
+            esc(&m.name),
+            m.priority.map_or_else(String::new, |p| p.to_string()),
+            esc(&m.image),
+            esc(&m.digest),
+            esc(&m.last_unpacked),
+            esc(&m.state),
+            c.packages.len(),
+            c.bundle_count()
+        );
+    }
+    b.push_str("</tbody></table>");
+    page("Catalogs", &b)
+}
+
+/// What the search page was asked.
+#[derive(Debug, Default, Clone)]
+pub struct SearchQuery {
+    /// Free text: every word must appear in name, display name, provider, keywords,
+    /// categories, capability or summary.
+    pub text: String,
+    /// Only this catalog.
+    pub catalog: String,
+    /// Only this category.
+    pub category: String,
+    /// Only this capability level.
+    pub capability: String,
+    /// Only this provider.
+    pub provider: String,
+}
+
+impl SearchQuery {
+    /// Reads the query parameters.
+    pub fn from_params(params: &BTreeMap<String, String>) -> SearchQuery {
+        let get = |k: &str| params.get(k).cloned().unwrap_or_default();
+        SearchQuery {
+            text: get("q"),
+            catalog: get("catalog"),
+            category: get("category"),
+            capability: get("capability"),
+            provider: get("provider"),
+        }
+    }
+
+    fn matches(&self, catalog: &str, p: &PackageView, words: &[String]) -> bool {
+        (self.catalog.is_empty() || self.catalog == catalog)
+            && (self.category.is_empty()
+                || p.categories
+                    .iter()
+                    .any(|c| c.eq_ignore_ascii_case(&self.category)))
+            && (self.capability.is_empty() || p.capabilities.eq_ignore_ascii_case(&self.capability))
+            && (self.provider.is_empty() || p.provider.eq_ignore_ascii_case(&self.provider))
+            && words.iter().all(|w| p.haystack.contains(w.as_str()))
+    }
+}
+
+/// The search page: the form with its filters, then the packages that match.
+pub fn search(catalogs: &[Arc<CatalogView>], q: &SearchQuery) -> String {
+    let words: Vec<String> = q.text.split_whitespace().map(str::to_lowercase).collect();
+    let mut categories = BTreeSet::new();
+    let mut capabilities = BTreeSet::new();
+    let mut hits: Vec<(&CatalogView, &PackageView)> = Vec::new();
+    let mut total = 0usize;
+    for c in catalogs {
+        for p in &c.packages {
+            categories.extend(p.categories.iter().map(String::as_str));
+            if !p.capabilities.is_empty() {
+                capabilities.insert(p.capabilities.as_str());
+            }
+            if q.matches(&c.meta.name, p, &words) {
+                total += 1;
+                if hits.len() < MAX_RESULTS {
+                    hits.push((c, p));
+                }
+            }
+        }
+    }
+    let mut b = String::from("<h1>Search packages</h1>\n");
+    let _ = write!(
+        b,
+        "<form class=\"filters\" action=\"{PREFIX}/search\" method=\"get\">\
+         <label>Text <input name=\"q\" type=\"search\" value=\"{}\"></label>",
+        esc(&q.text)
+    );
+    select(
+        &mut b,
+        "Catalog",
+        "catalog",
+        catalogs.iter().map(|c| c.meta.name.as_str()),
+        &q.catalog,
+    );
+    select(
+        &mut b,
+        "Category",
+        "category",
+        categories.into_iter(),
+        &q.category,
+    );
+    select(
+        &mut b,
+        "Capability",
+        "capability",
+        capabilities.into_iter(),
+        &q.capability,
+    );
+    let _ = writeln!(
+        b,
+        "<label>Provider <input name=\"provider\" value=\"{}\"></label><button type=\"submit\">Search</button></form>",
+        esc(&q.provider)
+    );
+    let _ = writeln!(
+        b,
+        "<p class=\"count\" id=\"result-count\">{total} package{} found{}</p>",
+        if total == 1 { "" } else { "s" },
+        if total > hits.len() {
+            format!(", the first {} shown", hits.len())
+        } else {
+            String::new()
+        }
+    );
+    if !hits.is_empty() {
+        b.push_str(
+            "<table class=\"results\"><thead><tr><th scope=\"col\">Package</th><th scope=\"col\">Catalog</th>\
+             <th scope=\"col\">Provider</th><th scope=\"col\">Latest</th><th scope=\"col\">Capability</th>\
+             <th scope=\"col\">Summary</th></tr></thead><tbody>\n",
+        );
+        for (c, p) in hits {
+            let latest = p.head().map(|h| h.version.as_str()).unwrap_or_default();
+            let _ = writeln!(
+                b,
+                "<tr class=\"result\"><td><a href=\"{}\">{}</a><br><small>{}</small>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                package_url(&c.meta.name, &p.name),
+                esc(if p.display_name.is_empty() {
+                    &p.name
+                } else {
+                    &p.display_name
+                }),
+                esc(&p.name),
+                if p.deprecated.is_some() {
+                    " <span class=\"badge deprecated\">deprecated</span>"
+                } else {
+                    ""
+                },
+                esc(&c.meta.name),
+                esc(&p.provider),
+                esc(latest),
+                esc(&p.capabilities),
+                esc(&p.summary)
+            );
+        }
+        b.push_str("</tbody></table>");
+    }
+    page("Search", &b)
+}
+
+fn select<'a>(
+    b: &mut String,
+    label: &str,
+    name: &str,
+    options: impl Iterator<Item = &'a str>,
+    chosen: &str,
+) {
+    let _ = write!(
+        b,
+        "<label>{label} <select name=\"{name}\"><option value=\"\">any</option>"
+    );
+    for o in options {
+        let _ = write!(
+            b,
+            "<option value=\"{v}\"{}>{v}</option>",
+            if o == chosen { " selected" } else { "" },
+            v = esc(o)
+        );
+    }
+    b.push_str("</select></label>");
+}
+
+/// What the "what would I get" form asked.
+#[derive(Debug, Default, Clone)]
+pub struct WouldGet {
+    /// A channel, or every channel.
+    pub channel: String,
+    /// A version range (Masterminds syntax).
+    pub version: String,
+    /// The installed version, if any.
+    pub installed: String,
+}
+
+impl WouldGet {
+    /// Reads the query parameters; None when the form was not submitted.
+    pub fn from_params(params: &BTreeMap<String, String>) -> Option<WouldGet> {
+        params.contains_key("resolve").then(|| WouldGet {
+            channel: params.get("channel").cloned().unwrap_or_default(),
+            version: params.get("version").cloned().unwrap_or_default(),
+            installed: params.get("installed").cloned().unwrap_or_default(),
+        })
+    }
+}
+
+/// The package page.
+pub fn package(c: &CatalogView, p: &PackageView, ask: Option<&WouldGet>) -> String {
+    let mut b = String::new();
+    b.push_str("<div class=\"package-head\">");
+    if let Some((mediatype, data)) = &p.icon {
+        // Only image types reach a data: URL; anything else is not shown.
+        if mediatype.starts_with("image/") && !mediatype.contains(['"', '\'', '<', '>', ';', ',']) {
+            let _ = write!(
+                b,
+                "<img class=\"icon\" alt=\"\" width=\"64\" height=\"64\" src=\"data:{};base64,{}\">",
+                esc(mediatype),
+                esc(data)
+            );
+        }
+    }
+    let _ = writeln!(
+        b,
+        "<div><h1>{}</h1><p class=\"sub\"><code>{}</code> in catalog <a href=\"{PREFIX}/search?catalog={}\">{}</a>{}</p></div></div>",
+        esc(if p.display_name.is_empty() {
+            &p.name
+        } else {
+            &p.display_name
+        }),
+        esc(&p.name),
+        enc(&c.meta.name),
+        esc(&c.meta.name),
+        if p.provider.is_empty() {
+            String::new()
+        } else {
+            format!(" · provided by {}", esc(&p.provider))
+        }
+    );
+    if let Some(m) = &p.deprecated {
+        let _ = writeln!(
+            b,
+            "<p class=\"warning\" role=\"note\"><strong>Deprecated:</strong> {}</p>",
+            esc(m)
+        );
+    }
+    if !p.summary.is_empty() {
+        let _ = writeln!(b, "<p class=\"summary\">{}</p>", esc(&p.summary));
+    }
+    b.push_str("<dl class=\"facts\">");
+    fact(&mut b, "Default channel", &esc(&p.default_channel));
+    fact(&mut b, "Capability", &esc(&p.capabilities));
+    fact(&mut b, "Categories", &esc(&p.categories.join(", ")));
+    fact(&mut b, "Keywords", &esc(&p.keywords.join(", ")));
+    if !p.links.is_empty() {
+        let links: Vec<String> = p
+            .links
+            .iter()
+            .map(|(n, u)| link_or_text(u, if n.is_empty() { u } else { n }))
+            .collect();
+        fact(&mut b, "Links", &links.join(" · "));
+    }
+    if !p.maintainers.is_empty() {
+        let people: Vec<String> = p
+            .maintainers
+            .iter()
+            .map(|(n, e)| {
+                if e.is_empty() {
+                    esc(n)
+                } else {
+                    format!("{} &lt;{}&gt;", esc(n), esc(e))
+                }
+            })
+            .collect();
+        fact(&mut b, "Maintainers", &people.join(", "));
+    }
+    b.push_str("</dl>\n<h2 id=\"channels\">Channels</h2>\n");
+    b.push_str(
+        "<table class=\"channels\"><thead><tr><th scope=\"col\">Channel</th><th scope=\"col\">Head</th>\
+         <th scope=\"col\">Versions</th><th scope=\"col\">Deprecation</th></tr></thead><tbody>\n",
+    );
+    for ch in &p.channels {
+        let versions: Vec<String> = ch
+            .entries
+            .iter()
+            .map(|e| {
+                let v = p.bundle(e).map_or(e.as_str(), |b| b.version.as_str());
+                format!(
+                    "<a href=\"{}\">{}</a>",
+                    bundle_url(&c.meta.name, &p.name, e),
+                    esc(v)
+                )
+            })
+            .collect();
+        let head = ch.head.as_deref().map_or_else(
+            || "<em>no single head</em>".to_owned(),
+            |h| {
+                format!(
+                    "<a class=\"head\" href=\"{}\">{}</a>",
+                    bundle_url(&c.meta.name, &p.name, h),
+                    esc(h)
+                )
+            },
+        );
+        let _ = writeln!(
+            b,
+            "<tr data-channel=\"{}\"><th scope=\"row\">{}{}</th><td>{head}</td><td class=\"versions\">{}</td><td>{}</td></tr>",
+            esc(&ch.name),
+            esc(&ch.name),
+            if ch.name == p.default_channel {
+                " <span class=\"badge\">default</span>"
+            } else {
+                ""
+            },
+            versions.join(" "),
+            esc(p
+                .channel_deprecations
+                .get(&ch.name)
+                .map_or("", String::as_str))
+        );
+    }
+    b.push_str("</tbody></table>\n");
+    would_get(&mut b, c, p, ask);
+    b.push_str("<h2 id=\"graph\">Upgrade graph</h2>\n");
+    b.push_str(
+        "<div class=\"graph-tools\" hidden><button type=\"button\" data-zoom=\"in\">Zoom in</button>\
+         <button type=\"button\" data-zoom=\"out\">Zoom out</button><button type=\"button\" data-zoom=\"reset\">Reset</button>\
+         <span class=\"hint\">Drag to pan; hover or focus a bundle to highlight its upgrade paths.</span></div>\n",
+    );
+    b.push_str("<div class=\"graph\" id=\"graph-view\">");
+    b.push_str(&graph_svg(p));
+    b.push_str("</div>\n");
+    if !p.description.is_empty() {
+        b.push_str("<h2 id=\"description\">Description</h2>\n<div class=\"markdown\">");
+        b.push_str(&markdown(&p.description));
+        b.push_str("</div>\n");
+    }
+    page(&p.name, &b)
+}
+
+fn fact(b: &mut String, name: &str, html: &str) {
+    if !html.is_empty() {
+        let _ = write!(b, "<dt>{name}</dt><dd>{html}</dd>");
+    }
+}
+
+fn link_or_text(url: &str, text: &str) -> String {
+    let lower = url.to_ascii_lowercase();
+    if lower.starts_with("https://") || lower.starts_with("http://") {
+        format!(
+            "<a href=\"{}\" rel=\"noopener noreferrer\">{}</a>",
+            esc(url),
+            esc(text)
+        )
+    } else {
+        esc(text)
+    }
+}
+
+/// The package's upgrade graph, drawn by the same layout as `olm catalog graph --format svg`.
+fn graph_svg(p: &PackageView) -> String {
+    match olm_graph::Drawing::new(&p.content, &olm_graph::GraphOptions::default()) {
+        Ok(d) => olm_graph::svg::write(&d),
+        Err(e) => format!(
+            "<p class=\"warning\">The graph cannot be drawn: {}</p>",
+            esc(&e.to_string())
+        ),
+    }
+}
+
+/// The "what would I get" form and, when asked, the bundle `olm resolve` picks from this
+/// catalog, with its explanation.
+fn would_get(b: &mut String, c: &CatalogView, p: &PackageView, ask: Option<&WouldGet>) {
+    let ask_or_default = ask.cloned().unwrap_or_default();
+    let _ = write!(
+        b,
+        "<h2 id=\"would-get\">What would I get?</h2>\n<form class=\"resolve\" action=\"{}#would-get\" method=\"get\">\
+         <input type=\"hidden\" name=\"resolve\" value=\"1\">",
+        package_url(&c.meta.name, &p.name)
+    );
+    let _ = write!(
+        b,
+        "<label>Channel <select name=\"channel\"><option value=\"\">any</option>"
+    );
+    for ch in &p.channels {
+        let _ = write!(
+            b,
+            "<option value=\"{v}\"{}>{v}</option>",
+            if ch.name == ask_or_default.channel {
+                " selected"
+            } else {
+                ""
+            },
+            v = esc(&ch.name)
+        );
+    }
+    let _ = writeln!(
+        b,
+        "</select></label><label>Version range <input name=\"version\" placeholder=\"e.g. &gt;=1.2.0 &lt;2\" value=\"{}\"></label>\
+         <label>Installed version <input name=\"installed\" placeholder=\"none\" value=\"{}\"></label>\
+         <button type=\"submit\">Resolve</button></form>",
+        esc(&ask_or_default.version),
+        esc(&ask_or_default.installed)
+    );
+    let Some(ask) = ask else {
+        return;
+    };
+    match resolve(c, p, ask) {
+        Ok((bundle, trace)) => {
+            let _ = write!(
+                b,
+                "<div class=\"resolution\" id=\"resolution\" role=\"status\"><p>You would get <a id=\"resolved-bundle\" href=\"{}\">{}</a> (version {}).</p>",
+                bundle_url(&c.meta.name, &p.name, &bundle),
+                esc(&bundle),
+                esc(p.bundle(&bundle).map_or("", |b| b.version.as_str()))
+            );
+            explanation(b, &trace);
+            b.push_str("</div>\n");
+        }
+        Err((message, trace)) => {
+            let _ = write!(
+                b,
+                "<div class=\"resolution failed\" id=\"resolution\" role=\"status\"><p>No bundle: <span id=\"resolve-error\">{}</span></p>",
+                esc(&message)
+            );
+            explanation(b, &trace);
+            b.push_str("</div>\n");
+        }
+    }
+}
+
+fn explanation(b: &mut String, trace: &[String]) {
+    if trace.is_empty() {
+        return;
+    }
+    b.push_str("<details><summary>Why</summary><ol class=\"trace\">");
+    for line in trace {
+        let _ = write!(b, "<li>{}</li>", esc(line));
+    }
+    b.push_str("</ol></details>");
+}
+
+type Resolved = Result<(String, Vec<String>), (String, Vec<String>)>;
+
+fn resolve(c: &CatalogView, p: &PackageView, ask: &WouldGet) -> Resolved {
+    let version = match ask.version.trim() {
+        "" => None,
+        v => Some(VersionRange::parse(v).map_err(|e| (e.to_string(), Vec::new()))?),
+    };
+    let installed = match ask.installed.trim() {
+        "" => None,
+        v => {
+            let name = p
+                .bundles
+                .iter()
+                .find(|b| b.version == v || b.name == v)
+                .map(|b| b.name.clone())
+                .ok_or_else(|| {
+                    (
+                        format!("no bundle of version {v} in this package"),
+                        Vec::new(),
+                    )
+                })?;
+            let bv = p
+                .bundle(&name)
+                .map(|b| b.version.clone())
+                .unwrap_or_default();
+            Some(Installed {
+                name: name.as_str().into(),
+                version: bv,
+                release: None,
+            })
+        }
+    };
+    let request = Request {
+        package: p.name.as_str().into(),
+        channels: if ask.channel.is_empty() {
+            Vec::new()
+        } else {
+            vec![ask.channel.as_str().into()]
+        },
+        version,
+        selector: LabelSelector::default(),
+        policy: UpgradeConstraintPolicy::CatalogProvided,
+        installed,
+    };
+    let inputs = [CatalogInput {
+        name: c.meta.name.clone(),
+        labels: BTreeMap::new(),
+        priority: c.meta.priority.unwrap_or(0),
+        availability: Availability::Available,
+        content: Some(&c.index),
+    }];
+    let mut trace = Vec::new();
+    match olm_resolve::resolve(&inputs, &request, Some(&mut trace)) {
+        Ok(r) => Ok((r.bundle.as_str().to_owned(), trace)),
+        Err(f) => Err((f.error.to_string(), trace)),
+    }
+}
+
+/// The bundle page.
+pub fn bundle(c: &CatalogView, p: &PackageView, bv: &BundleView) -> String {
+    let mut b = String::new();
+    let _ = writeln!(
+        b,
+        "<p class=\"crumbs\"><a href=\"{}\">{}</a> ›</p><h1>{}</h1>",
+        package_url(&c.meta.name, &p.name),
+        esc(&p.name),
+        esc(&bv.name)
+    );
+    if let Some(m) = p.bundle_deprecations.get(&bv.name) {
+        let _ = writeln!(
+            b,
+            "<p class=\"warning\" role=\"note\"><strong>Deprecated:</strong> {}</p>",
+            esc(m)
+        );
+    }
+    b.push_str("<dl class=\"facts\">");
+    fact(&mut b, "Version", &esc(&bv.version));
+    fact(&mut b, "Release", &esc(&bv.release));
+    fact(&mut b, "Image", &format!("<code>{}</code>", esc(&bv.image)));
+    fact(&mut b, "Channels", &esc(&bv.channels.join(", ")));
+    fact(&mut b, "Minimum Kubernetes", &esc(&bv.min_kube_version));
+    for (key, name) in [
+        (
+            "operatorframework.io/suggested-namespace",
+            "Suggested namespace",
+        ),
+        (
+            "operators.openshift.io/infrastructure-features",
+            "Infrastructure features",
+        ),
+        (
+            "operators.openshift.io/valid-subscription",
+            "Valid subscription",
+        ),
+        (
+            "features.operators.openshift.io/disconnected",
+            "Disconnected",
+        ),
+        (
+            "features.operators.openshift.io/fips-compliant",
+            "FIPS compliant",
+        ),
+        ("features.operators.openshift.io/proxy-aware", "Proxy aware"),
+        ("containerImage", "Operator image"),
+        ("createdAt", "Created"),
+        ("repository", "Repository"),
+    ] {
+        if let Some(v) = bv.annotations.get(key) {
+            fact(&mut b, name, &esc(v));
+        }
+    }
+    b.push_str("</dl>\n");
+    list_section(&mut b, "Provided APIs", &bv.provided);
+    list_section(&mut b, "Required APIs and packages", &bv.required);
+    if !bv.install_modes.is_empty() {
+        b.push_str("<h2>Install modes</h2><ul class=\"modes\">");
+        for (mode, ok) in &bv.install_modes {
+            let _ = write!(
+                b,
+                "<li class=\"{}\">{} — {}</li>",
+                if *ok { "yes" } else { "no" },
+                esc(mode),
+                if *ok { "supported" } else { "not supported" }
+            );
+        }
+        b.push_str("</ul>\n");
+    }
+    b.push_str("<h2>Configuration</h2>\n");
+    config_schema(&mut b, bv);
+    if !bv.related_images.is_empty() {
+        b.push_str("<h2>Related images</h2><table><thead><tr><th scope=\"col\">Name</th><th scope=\"col\">Image</th></tr></thead><tbody>");
+        for (n, i) in &bv.related_images {
+            let _ = write!(
+                b,
+                "<tr><td>{}</td><td><code>{}</code></td></tr>",
+                esc(n),
+                esc(i)
+            );
+        }
+        b.push_str("</tbody></table>\n");
+    }
+    if let Some(examples) = bv.annotations.get("alm-examples") {
+        let hidden: BTreeSet<String> = bv
+            .annotations
+            .get("operators.operatorframework.io/internal-objects")
+            .and_then(|s| serde_json::from_str::<Vec<String>>(s).ok())
+            .unwrap_or_default()
+            .into_iter()
+            .collect();
+        let shown = match serde_json::from_str::<serde_json::Value>(examples) {
+            Ok(serde_json::Value::Array(items)) => {
+                let kept: Vec<serde_json::Value> = items
+                    .into_iter()
+                    .filter(|i| {
+                        let kind = i["kind"].as_str().unwrap_or_default();
+                        !hidden.iter().any(|h| {
+                            h.split('.')
+                                .next()
+                                .is_some_and(|p| p.eq_ignore_ascii_case(kind))
+                                || h == kind
+                        })
+                    })
+                    .collect();
+                serde_json::to_string_pretty(&kept).unwrap_or_default()
+            }
+            _ => examples.clone(),
+        };
+        let _ = writeln!(
+            b,
+            "<h2>Examples</h2><pre class=\"code\">{}</pre>",
+            esc(&shown)
+        );
+    }
+    let _ = writeln!(
+        b,
+        "<h2>Install it</h2><p>A ClusterExtension for this bundle (create the ServiceAccount and its permissions first):</p><pre class=\"code\" id=\"cluster-extension\">{}</pre>",
+        esc(&cluster_extension(c, p, bv))
+    );
+    b.push_str("<h2>Properties</h2><table class=\"properties\"><thead><tr><th scope=\"col\">Type</th><th scope=\"col\">Value</th></tr></thead><tbody>");
+    for (t, v) in &bv.properties {
+        let shown = if t == "olm.bundle.object" || v.len() > 2000 {
+            format!("({} bytes)", v.len())
+        } else {
+            v.clone()
+        };
+        let _ = write!(
+            b,
+            "<tr><td>{}</td><td><code>{}</code></td></tr>",
+            esc(t),
+            esc(&shown)
+        );
+    }
+    b.push_str("</tbody></table>\n");
+    page(&bv.name, &b)
+}
+
+fn list_section(b: &mut String, title: &str, items: &[String]) {
+    if items.is_empty() {
+        return;
+    }
+    let _ = write!(b, "<h2>{title}</h2><ul>");
+    for i in items {
+        let _ = write!(b, "<li><code>{}</code></li>", esc(i));
+    }
+    b.push_str("</ul>\n");
+}
+
+fn supports(bv: &BundleView, mode: &str) -> bool {
+    bv.install_modes.iter().any(|(m, ok)| m == mode && *ok)
+}
+
+/// The configuration a ClusterExtension may give this bundle, as OLM v1's registry+v1 schema
+/// derives it from the install modes.
+fn config_schema(b: &mut String, bv: &BundleView) {
+    let all = supports(bv, "AllNamespaces");
+    let own = supports(bv, "OwnNamespace");
+    let single = supports(bv, "SingleNamespace");
+    let watch = match (all, own || single) {
+        (_, false) => "<code>watchNamespace</code> is not accepted: the operator watches all namespaces.".to_owned(),
+        (true, true) => "<code>watchNamespace</code> is optional: leave it out to watch all namespaces, or name one namespace.".to_owned(),
+        (false, true) if own && !single => "<code>watchNamespace</code> is required and must be the install namespace.".to_owned(),
+        (false, true) if !own => "<code>watchNamespace</code> is required and must be another namespace than the install namespace.".to_owned(),
+        (false, true) => "<code>watchNamespace</code> is required: the install namespace or another one.".to_owned(),
+    };
+    let _ = writeln!(
+        b,
+        "<ul class=\"config\"><li>{watch}</li><li><code>deploymentConfig</code> (optional): environment, resources, tolerations, node selector, affinity, volumes and annotations for the operator's deployments.</li></ul>"
+    );
+}
+
+/// A ClusterExtension installing exactly this bundle from this catalog, as YAML (every string
+/// JSON-quoted, which YAML reads as is).
+fn cluster_extension(c: &CatalogView, p: &PackageView, bv: &BundleView) -> String {
+    let q = |s: &str| serde_json::to_string(s).unwrap_or_default();
+    let namespace = bv
+        .annotations
+        .get("operatorframework.io/suggested-namespace")
+        .cloned()
+        .unwrap_or_else(|| p.name.clone());
+    let mut y = format!(
+        "apiVersion: olm.operatorframework.io/v1\nkind: ClusterExtension\nmetadata:\n  name: {}\nspec:\n  namespace: {}\n  serviceAccount:\n    name: {}\n",
+        q(&p.name),
+        q(&namespace),
+        q(&format!("{}-installer", p.name))
+    );
+    let all = supports(bv, "AllNamespaces");
+    if !all && (supports(bv, "OwnNamespace") || supports(bv, "SingleNamespace")) {
+        let _ = write!(
+            y,
+            "  config:\n    configType: Inline\n    inline:\n      watchNamespace: {}\n",
+            q(&namespace)
+        );
+    }
+    let _ = write!(
+        y,
+        "  source:\n    sourceType: Catalog\n    catalog:\n      packageName: {}\n      version: {}\n      selector:\n        matchLabels:\n          olm.operatorframework.io/metadata.name: {}\n",
+        q(&p.name),
+        q(&bv.version),
+        q(&c.meta.name)
+    );
+    y
+}

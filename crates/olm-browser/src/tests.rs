@@ -1,0 +1,170 @@
+//! Pages for the real catalogs of the data set, and a hostile catalog whose every text field
+//! carries script.
+
+use super::*;
+
+fn community() -> Vec<Arc<CatalogView>> {
+    let dir = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/data/catalogs/community-v4.21"
+    );
+    let catalog = olm_catalog::load_path(std::path::Path::new(dir)).unwrap();
+    let meta = CatalogMeta {
+        name: "community".into(),
+        priority: Some(0),
+        image: "community-v4.21".into(),
+        state: "Local".into(),
+        ..CatalogMeta::default()
+    };
+    vec![Arc::new(CatalogView::new(meta, catalog))]
+}
+
+#[test]
+fn every_page_of_the_real_catalog_renders() {
+    let cats = community();
+    let home = respond(&cats, "/browse/", "");
+    assert_eq!(home.status, 200);
+    assert!(home.body.contains(">community</a>"), "{}", home.body);
+    let c = &cats[0];
+    assert!(c.packages.len() >= 30);
+    for p in &c.packages {
+        let page = respond(&cats, &html::package_url("community", &p.name), "");
+        assert_eq!(page.status, 200, "{}", p.name);
+        assert!(page.body.contains("<svg"), "{}: no graph", p.name);
+        for b in &p.bundles {
+            let page = respond(&cats, &html::bundle_url("community", &p.name, &b.name), "");
+            assert_eq!(page.status, 200, "{}", b.name);
+            assert!(page.body.contains("kind: ClusterExtension"));
+        }
+    }
+    assert_eq!(
+        respond(&cats, "/browse/catalogs/community/packages/nope", "").status,
+        404
+    );
+    assert_eq!(
+        respond(&cats, "/browse/catalogs/other/packages/x", "").status,
+        404
+    );
+}
+
+#[test]
+fn search_matches_words_and_filters() {
+    let cats = community();
+    let all = respond(&cats, "/browse/search", "");
+    let n = cats[0].packages.len();
+    assert!(
+        all.body.contains(&format!("{n} packages found")),
+        "{}",
+        all.body
+    );
+    let one = respond(&cats, "/browse/search", "q=cat-facts");
+    assert!(one.body.contains("1 package found"), "{}", one.body);
+    assert!(
+        one.body
+            .contains("/browse/catalogs/community/packages/cat-facts-operator")
+    );
+    let none = respond(&cats, "/browse/search", "q=cat-facts+zzzz");
+    assert!(none.body.contains("0 packages found"));
+}
+
+#[test]
+fn what_would_i_get_resolves_like_olm_resolve() {
+    let cats = community();
+    let p = cats[0].package("cat-facts-operator").unwrap();
+    let head = p.head().unwrap().name.clone();
+    let page = respond(
+        &cats,
+        "/browse/catalogs/community/packages/cat-facts-operator",
+        "resolve=1&channel=&version=&installed=",
+    );
+    assert!(
+        page.body.contains(&format!("id=\"resolved-bundle\" href=\"/browse/catalogs/community/packages/cat-facts-operator/bundles/{head}\"")),
+        "{}",
+        page.body
+    );
+    let bad = respond(
+        &cats,
+        "/browse/catalogs/community/packages/cat-facts-operator",
+        "resolve=1&version=%3E%3D99.0.0",
+    );
+    assert!(bad.body.contains("id=\"resolve-error\""), "{}", bad.body);
+}
+
+fn hostile() -> Vec<Arc<CatalogView>> {
+    let x = "<script>alert(1)</script>\"'><img src=x onerror=alert(2)>";
+    let mut lines = Vec::new();
+    let pkg = format!("evil{x}");
+    lines.push(serde_json::json!({"schema": "olm.package", "name": pkg, "defaultChannel": x,
+        "description": format!("# Hi\n{x}\n[link](javascript:alert(3))"),
+        "icon": {"base64data": "PHN2Zz48L3N2Zz4=", "mediatype": "image/svg+xml\"><script>alert(4)</script>"}}));
+    let mut entries = Vec::new();
+    for i in 0..3 {
+        let name = format!("{x}.v1.0.{i}");
+        let meta = serde_json::json!({"displayName": x, "provider": {"name": x}, "keywords": [x],
+            "annotations": {"description": x, "alm-examples": x, "categories": x},
+            "links": [{"name": x, "url": "javascript:alert(5)"}], "maintainers": [{"name": x, "email": x}],
+            "installModes": [{"type": x, "supported": true}]});
+        lines.push(serde_json::json!({"schema": "olm.bundle", "package": pkg, "name": name, "image": x,
+            "relatedImages": [{"name": x, "image": x}],
+            "properties": [{"type": "olm.package", "value": {"packageName": pkg, "version": format!("1.0.{i}")}},
+                {"type": "olm.csv.metadata", "value": meta},
+                {"type": x, "value": x}]}));
+        let mut entry = serde_json::json!({"name": name});
+        if i > 0 {
+            entry["replaces"] = serde_json::json!(format!("{x}.v1.0.{}", i - 1));
+        }
+        entries.push(entry);
+    }
+    lines.push(
+        serde_json::json!({"schema": "olm.channel", "package": pkg, "name": x, "entries": entries}),
+    );
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let catalog = olm_catalog::load::load_bytes(text.as_bytes(), "evil.json").unwrap();
+    let meta = CatalogMeta {
+        name: x.into(),
+        image: x.into(),
+        digest: x.into(),
+        ..CatalogMeta::default()
+    };
+    vec![Arc::new(CatalogView::new(meta, catalog))]
+}
+
+/// No catalog text becomes markup: every page of a catalog with script in every field has no
+/// element or attribute the catalog wrote.
+#[test]
+fn hostile_text_never_becomes_markup() {
+    let cats = hostile();
+    let c = &cats[0];
+    let p = &c.packages[0];
+    let mut pages = vec![
+        respond(&cats, "/browse/", ""),
+        respond(&cats, "/browse/search", "q=evil"),
+        respond(
+            &cats,
+            &html::package_url(&c.meta.name, &p.name),
+            "resolve=1&channel=x",
+        ),
+    ];
+    for b in &p.bundles {
+        pages.push(respond(
+            &cats,
+            &html::bundle_url(&c.meta.name, &p.name, &b.name),
+            "",
+        ));
+    }
+    for page in &pages {
+        assert_eq!(page.status, 200, "{}", page.body);
+        assert!(!page.body.contains("<script>"), "{}", page.body);
+        assert!(!page.body.contains("<img src=x"), "{}", page.body);
+        assert!(!page.body.contains("href=\"javascript:"), "{}", page.body);
+        assert!(!page.body.contains("onerror=alert(2)>"), "{}", page.body);
+        // The only scripts are the browser's own file.
+        assert_eq!(page.body.matches("<script").count(), 1, "{}", page.body);
+    }
+    // The icon's hostile media type is not shown at all.
+    assert!(
+        !pages[2].body.contains("data:image/svg"),
+        "{}",
+        pages[2].body
+    );
+}
