@@ -1,16 +1,23 @@
 //! operator-framework/api's optional validators as `operator-sdk bundle validate
 //! --select-optional` runs them (api v0.45.0 `pkg/validation/internal/{operatorhubv2,
-//! standardcapabilities, standardcategories, operatorhub, removed_apis, good_practices}.go`,
-//! operator-sdk `internal/cmd/operator-sdk/bundle/validate/optional.go`): OperatorHub metadata,
-//! capability levels, categories, APIs removed from Kubernetes, and good practices, selected by
-//! label (`suite=operatorframework`, `name=good-practices`, …). Findings print as upstream's
-//! (`tests/optional_golden.rs` holds every data bundle to upstream's own output).
+//! standardcapabilities, standardcategories, operatorhub, community, removed_apis,
+//! good_practices, multiarch}.go`, operator-sdk `internal/cmd/operator-sdk/bundle/validate/
+//! optional.go`): OperatorHub metadata, capability levels, categories, OpenShift limits for
+//! bundles with removed APIs, APIs removed from Kubernetes, good practices and the platforms of
+//! the images, selected by label (`suite=operatorframework`, `name=good-practices`, …). Findings
+//! print as upstream's (`tests/optional_golden.rs` holds every data bundle to upstream's own
+//! output).
+//!
+//! Two validators look beyond the bundle: `multiarch` needs each image's platforms and
+//! `community` the Dockerfile its `index-path` value names. The caller gathers those
+//! ([`Gathered`]) and [`run_gathered`] decides; [`run`] is for callers that gather nothing.
 //!
 //! As upstream: the removed-API checks read only the first document of each manifest file; link
 //! URLs are checked with a port of Go's `url.ParseRequestURI` and its error texts.
 //!
-//! Differences: `multiarch` (it inspects images' manifest lists) and the deprecated `community`
-//! validator are not built. The channel-naming warning of `good-practices` reads the channels
+//! Differences: `multiarch` reads a single-platform image's platform from its config, where
+//! upstream's `docker manifest inspect` finds none and calls the image unsupported everywhere
+//! (see [`multiarch`]). The channel-naming warning of `good-practices` reads the channels
 //! of `metadata/annotations.yaml` (operator-sdk loads only `manifests/`, so it never sees any).
 //! Where upstream lists in Go map order (the kinds of a removed-APIs message, the channels of
 //! the channel-naming warning) the list is sorted. A maintainer e-mail is rejected, with Go's
@@ -27,6 +34,9 @@ use serde_json::Value;
 
 use crate::apivalidate::{Finding, Level, MIN_KUBE_VERSION_WARNING};
 use crate::bundle::Bundle;
+
+pub mod community;
+pub mod multiarch;
 
 /// One optional validator: its name, labels and the description `--list-optional` prints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,16 +72,29 @@ pub const VALIDATORS: &[Validator] = &[
         description: "Deprecated OperatorHub.io metadata validation. ",
     },
     Validator {
+        name: "community",
+        in_suite: false,
+        description: "(stage: alpha) Community Operator bundle validation. See https://github.com/operator-framework/community-operators/blob/master/docs/packaging-required-fields.md",
+    },
+    Validator {
         name: "alpha-deprecated-apis",
         in_suite: true,
-        description: "(stage: alpha) Deprecated APIs bundle validation. This validator will check if the bundle uses APIs removed in Kubernetes versions.",
+        description: "(stage: alpha) Deprecated APIs bundle validation. This validator can help you out verify if your bundle contains manifests which uses deprecated APIs. More info: https://kubernetes.io/docs/reference/using-api/deprecation-guide/",
     },
     Validator {
         name: "good-practices",
         in_suite: true,
-        description: "Good Practices bundle validation. This validator checks that the bundle follows the recommended good practices.",
+        description: "Good Practices bundle validation. This validator validates the bundle against criteria and suggestions defined as good practices for bundles under the operator-framework solutions. More info: https://sdk.operatorframework.io/docs/best-practices/.",
+    },
+    Validator {
+        name: "multiarch",
+        in_suite: false,
+        description: "(Alpha) Multiple Architectures bundle validation. This validator validates the bundle against criteria defined to configure the support for multiple architectures. More info: https://olm.operatorframework.io/docs/advanced-tasks/ship-operator-supporting-multiarch/.",
     },
 ];
+
+/// What operator-sdk logs (as a warning) when the selector is exactly `name=community`.
+pub const COMMUNITY_DEPRECATED: &str = "The Optional(stage: alpha) Community Operator bundle validator is deprecated and will be removed in a future release. You can do these checks using the external validator: https://github.com/redhat-openshift-ecosystem/ocp-olm-catalog-validator/";
 
 impl Validator {
     fn labels(&self) -> BTreeMap<String, String> {
@@ -133,9 +156,31 @@ pub fn list() -> String {
         .collect()
 }
 
-/// Runs `selected` on `b` with `values` (`--optional-values`: `k8s-version`); each validator's
-/// warnings come before its errors, as operator-sdk prints a result.
+/// What the validators that look beyond the bundle were given by the caller.
+#[derive(Debug, Clone, Default)]
+pub struct Gathered {
+    /// For `multiarch`: each image of [`multiarch::images`], inspected. An image missing here
+    /// counts as one that could not be inspected.
+    pub platforms: BTreeMap<String, multiarch::Inspection>,
+    /// For `community`: the file the `index-path` value names ([`community::IndexFile::read`]).
+    /// With an `index-path` but no file here, the file counts as unreadable.
+    pub index_file: Option<community::IndexFile>,
+}
+
+/// Runs `selected` on `b` with `values` (`--optional-values`: `k8s-version`,
+/// `container-tools`, `index-path`) and nothing gathered: see [`run_gathered`].
 pub fn run(b: &Bundle, selected: &[Validator], values: &BTreeMap<String, String>) -> Vec<Finding> {
+    run_gathered(b, selected, values, &Gathered::default())
+}
+
+/// Runs `selected` on `b` with `values` and what the caller `gathered`; each validator's
+/// warnings come before its errors, as operator-sdk prints a result.
+pub fn run_gathered(
+    b: &Bundle,
+    selected: &[Validator],
+    values: &BTreeMap<String, String>,
+    gathered: &Gathered,
+) -> Vec<Finding> {
     let mut out = Vec::new();
     for v in selected {
         let mut found = match v.name {
@@ -143,8 +188,20 @@ pub fn run(b: &Bundle, selected: &[Validator], values: &BTreeMap<String, String>
             "capabilities" => capabilities(b),
             "categories" => categories(b),
             "operatorhub" => operatorhub(b, values, true),
+            "community" => {
+                let path = values
+                    .get(community::INDEX_PATH_KEY)
+                    .filter(|p| !p.is_empty());
+                let unread = path.map(|p| community::IndexFile {
+                    path: p.clone(),
+                    contents: Err(community::IndexFileError::Read(format!("{p} was not read"))),
+                });
+                let file = path.and(gathered.index_file.as_ref().or(unread.as_ref()));
+                community::validate(b, file)
+            }
             "alpha-deprecated-apis" => deprecated_apis(b, values),
             "good-practices" => good_practices(b),
+            "multiarch" => multiarch::validate(b, values, &gathered.platforms),
             _ => Vec::new(),
         };
         found.sort_by_key(|f| f.level != Level::Warning);
@@ -603,6 +660,15 @@ fn quote_ascii(s: &str) -> String {
 
 /// Upstream's removed-APIs message for `release` (`1.22`).
 fn removed_message(release: &str, found: &Found) -> String {
+    let listed = removed_list(found);
+    let anchor = release.replace('.', "-");
+    format!(
+        "this bundle is using APIs which were deprecated and removed in v{release}. More info: https://kubernetes.io/docs/reference/using-api/deprecation-guide/#v{anchor}. Migrate the API(s) for {listed}"
+    )
+}
+
+/// Upstream's list of removed APIs: `<Kind>: (["a" "b"])`, sorted by kind.
+fn removed_list(found: &Found) -> String {
     let entries: Vec<String> = found
         .iter()
         .map(|(k, names)| {
@@ -611,15 +677,11 @@ fn removed_message(release: &str, found: &Found) -> String {
         })
         .collect();
     // Upstream ends every entry with `,` unless there is only one.
-    let listed = if entries.len() == 1 {
+    if entries.len() == 1 {
         entries.concat()
     } else {
         entries.iter().map(|e| format!("{e},")).collect()
-    };
-    let anchor = release.replace('.', "-");
-    format!(
-        "this bundle is using APIs which were deprecated and removed in v{release}. More info: https://kubernetes.io/docs/reference/using-api/deprecation-guide/#v{anchor}. Migrate the API(s) for {listed}"
-    )
+    }
 }
 
 /// `alpha-deprecated-apis`: one finding per Kubernetes release whose removed APIs the bundle

@@ -7,6 +7,9 @@
 //!
 //! A case where olm knowingly differs is listed in `tests/data/optional/known.txt` with its
 //! reason; the test accepts it only while it still differs.
+//!
+//! `multiarch` is not here: upstream inspects images with docker or podman. Its cases are
+//! upstream's own test vectors, in `src/optional/tests.rs`.
 
 // Tests and benchmarks fail loudly on purpose.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -15,7 +18,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use olm_bundle::Bundle;
-use olm_bundle::optional::{run, select};
+use olm_bundle::optional::community::{IndexFile, IndexFileError};
+use olm_bundle::optional::{Gathered, run_gathered, select};
 
 fn here() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/optional")
@@ -78,6 +82,20 @@ fn known() -> BTreeMap<String, String> {
         .collect()
 }
 
+/// The file an `index-path` names, read from the bundle directory as the oracle reads it (from
+/// there as its working directory), its path and errors spelled as given.
+fn index_file(bundle: &Path, path: &str) -> IndexFile {
+    let full = bundle.join(path).display().to_string();
+    let mut file = IndexFile::read(&full);
+    file.path = path.to_owned();
+    file.contents = file.contents.map_err(|e| match e {
+        IndexFileError::Stat(t) => IndexFileError::Stat(t.replace(&full, path)),
+        IndexFileError::Read(t) => IndexFileError::Read(t.replace(&full, path)),
+        IndexFileError::Directory => IndexFileError::Directory,
+    });
+    file
+}
+
 fn check(table: &str, bundles: &Path) -> usize {
     let known = known();
     let mut loaded: BTreeMap<String, Bundle> = BTreeMap::new();
@@ -89,7 +107,14 @@ fn check(table: &str, bundles: &Path) -> usize {
             .entry(case.id.clone())
             .or_insert_with(|| Bundle::from_dir(bundles.join(&case.id)).unwrap());
         let selected = select(&format!("name={}", case.validator)).unwrap();
-        let got: Vec<String> = run(b, &selected, &case.values)
+        let gathered = Gathered {
+            index_file: case
+                .values
+                .get("index-path")
+                .map(|p| index_file(&bundles.join(&case.id), p)),
+            ..Gathered::default()
+        };
+        let got: Vec<String> = run_gathered(b, &selected, &case.values, &gathered)
             .iter()
             .map(|f| f.to_string().replace('\n', "\\n"))
             .collect();

@@ -892,6 +892,96 @@ fn http_header(value: &'static str) -> http::HeaderValue {
     http::HeaderValue::from_static(value)
 }
 
+/// Manifest media types a platform lookup accepts: indexes and single-image manifests, OCI and
+/// docker.
+const PLATFORM_MANIFEST_MEDIA_TYPES: &[&str] = &[
+    "application/vnd.oci.image.index.v1+json",
+    "application/vnd.docker.distribution.manifest.list.v2+json",
+    "application/vnd.oci.image.manifest.v1+json",
+    "application/vnd.docker.distribution.manifest.v2+json",
+];
+
+impl Client {
+    /// The platforms `reference` is built for, as `(os, architecture)` pairs.
+    ///
+    /// For an index (manifest list) these are its entries' platforms in the index's order,
+    /// leaving out entries whose os or architecture is empty or `unknown` (the attestations
+    /// build tools add beside the images). For a single-image manifest it is the one platform
+    /// its config names (none when the config names no os or architecture). Variants are not
+    /// told apart: `linux/arm/v7` is `(linux, arm)`.
+    ///
+    /// # Errors
+    /// [`ImageError::Registry`] naming the image when the registry cannot be reached, refuses,
+    /// stays silent past the client's limit, or answers with a manifest or config that is not
+    /// JSON.
+    pub async fn platforms(
+        &self,
+        reference: &ImageRef,
+    ) -> Result<Vec<(String, String)>, ImageError> {
+        const ACTION: &str = "reading the platforms of";
+        let oci = self.oci(reference)?;
+        let auth = self.auth(reference);
+        let (raw, _digest) = self
+            .answered(
+                reference,
+                ACTION,
+                oci.pull_manifest_raw(&reference.0, &auth, PLATFORM_MANIFEST_MEDIA_TYPES),
+            )
+            .await?
+            .map_err(|e| registry_error(reference, ACTION, &e))?;
+        let malformed = |what: &str, e: serde_json::Error| ImageError::Registry {
+            reference: reference.to_string(),
+            action: ACTION.into(),
+            message: format!("the {what} is not valid JSON: {e}"),
+        };
+        let manifest: serde_json::Value =
+            serde_json::from_slice(&raw).map_err(|e| malformed("manifest", e))?;
+        let text = |v: &serde_json::Value, key: &str| {
+            v.get(key)
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or_default()
+                .to_owned()
+        };
+        let known = |os: &str, arch: &str| {
+            !os.is_empty() && !arch.is_empty() && os != "unknown" && arch != "unknown"
+        };
+        if let Some(entries) = manifest.get("manifests").and_then(|m| m.as_array()) {
+            return Ok(entries
+                .iter()
+                .filter_map(|e| e.get("platform"))
+                .map(|p| (text(p, "os"), text(p, "architecture")))
+                .filter(|(os, arch)| known(os, arch))
+                .collect());
+        }
+        let config = manifest.get("config").cloned().unwrap_or_default();
+        let descriptor = OciDescriptor {
+            media_type: text(&config, "mediaType"),
+            digest: text(&config, "digest"),
+            size: config
+                .get("size")
+                .and_then(serde_json::Value::as_i64)
+                .unwrap_or_default(),
+            ..OciDescriptor::default()
+        };
+        let mut blob = Vec::new();
+        self.answered(
+            reference,
+            ACTION,
+            oci.pull_blob(&reference.0, &descriptor, &mut blob),
+        )
+        .await?
+        .map_err(|e| registry_error(reference, ACTION, &e))?;
+        let config: serde_json::Value =
+            serde_json::from_slice(&blob).map_err(|e| malformed("image config", e))?;
+        let (os, arch) = (text(&config, "os"), text(&config, "architecture"));
+        Ok(if os.is_empty() || arch.is_empty() {
+            Vec::new()
+        } else {
+            vec![(os, arch)]
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
 
@@ -989,5 +1079,89 @@ mod tests {
                 .is_empty()
         );
         assert!(labels_of(&r, b"nope").is_err());
+    }
+
+    /// A single-image manifest answers with its config's platform; an index with its entries'
+    /// platforms, attestation-like `unknown` entries left out; a missing image with an error
+    /// naming it. Against a real local registry.
+    #[test]
+    fn platforms_come_from_the_index_or_the_config() {
+        use oci_client::manifest::{ImageIndexEntry, OciImageIndex, Platform};
+        let registry = olm_testenv::registry::Registry::start().expect("a local registry");
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("catalog.json"), "{}").expect("write");
+        let image = crate::assemble::catalog_image(dir.path()).expect("image");
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let client = Client::new(ClientOptions::default());
+        let at = |path: &str| -> ImageRef {
+            format!("{}/{path}", registry.addr())
+                .parse()
+                .expect("reference")
+        };
+        let single = at("platforms/single:v1");
+        runtime
+            .block_on(client.push(&image, &single))
+            .expect("push");
+        let got = runtime
+            .block_on(client.platforms(&single))
+            .expect("platforms");
+        let config: serde_json::Value = serde_json::from_slice(image.config()).expect("config");
+        let arch = config["architecture"].as_str().expect("architecture");
+        assert_eq!(got, [("linux".to_owned(), arch.to_owned())]);
+
+        let entry = |os: &str, arch: &str| ImageIndexEntry {
+            media_type: OCI_MANIFEST_MEDIA_TYPE.to_owned(),
+            digest: image.digest().to_string(),
+            size: image.manifest().len() as i64,
+            platform: Some(Platform {
+                architecture: arch.into(),
+                os: os.into(),
+                os_version: None,
+                os_features: None,
+                variant: None,
+                features: None,
+            }),
+            annotations: None,
+            artifact_type: None,
+        };
+        let index = OciImageIndex {
+            schema_version: 2,
+            media_type: Some("application/vnd.oci.image.index.v1+json".to_owned()),
+            manifests: vec![
+                entry("linux", "arm64"),
+                entry("unknown", "unknown"),
+                entry("linux", "s390x"),
+            ],
+            artifact_type: None,
+            annotations: None,
+        };
+        // An index names manifests of its own repository.
+        runtime
+            .block_on(client.push(&image, &at("platforms/multi:image")))
+            .expect("push");
+        let multi = at("platforms/multi:v1");
+        let oci = client.oci(&multi).expect("oci client");
+        runtime
+            .block_on(oci.push_manifest_list(&multi.0, &RegistryAuth::Anonymous, index))
+            .expect("push index");
+        let got = runtime
+            .block_on(client.platforms(&multi))
+            .expect("platforms");
+        assert_eq!(
+            got,
+            [
+                ("linux".to_owned(), "arm64".to_owned()),
+                ("linux".to_owned(), "s390x".to_owned())
+            ]
+        );
+
+        let missing = at("platforms/missing:v1");
+        let err = runtime
+            .block_on(client.platforms(&missing))
+            .expect_err("no such image");
+        assert!(err.to_string().contains(&missing.to_string()), "{err}");
     }
 }

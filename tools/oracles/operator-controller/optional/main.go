@@ -1,5 +1,6 @@
 // Command oc-optional runs operator-framework/api's optional bundle validators (the ones
-// `operator-sdk bundle validate --select-optional` offers, minus multiarch and community) on
+// `operator-sdk bundle validate --select-optional` offers, minus multiarch, which inspects images
+// with docker or podman) on
 // bundle directories and prints each finding as operator-sdk prints it: `errors.Error.Error()`,
 // each result's warnings first, then its errors, one a line. olm-bundle's tests read a table
 // made by it, so they check olm's port without needing Go.
@@ -16,7 +17,12 @@
 // would have them (the table uses this).
 //
 // Output is normalised where upstream's order is Go map order (unless -raw): the entries of a
-// removed-APIs message and the channel list of the channel-naming warning are sorted.
+// removed-APIs message (wherever in a line they are listed) and the channel list of the
+// channel-naming warning are sorted.
+//
+// A case whose values hold index-path (the community validator's bundle.Dockerfile) runs with
+// the bundle directory as working directory, so a relative path is read from the bundle and
+// printed as given.
 package main
 
 import (
@@ -42,6 +48,7 @@ var validators = map[string]interfaces.Validator{
 	"capabilities":          validation.StandardCapabilitiesValidator,
 	"categories":            validation.StandardCategoriesValidator,
 	"operatorhub":           validation.OperatorHubValidator,
+	"community":             validation.CommunityOperatorValidator,
 	"alpha-deprecated-apis": validation.AlphaDeprecatedAPIsValidator,
 	"good-practices":        validation.GoodPracticesValidator,
 }
@@ -62,6 +69,8 @@ var cases = []struct {
 	{"alpha-deprecated-apis", "k8s-version=v1.26"},
 	{"alpha-deprecated-apis", "k8s-version=not-a-version"},
 	{"good-practices", ""},
+	{"community", ""},
+	{"community", "index-path=bundle.Dockerfile"},
 }
 
 func main() {
@@ -114,13 +123,33 @@ func writeTable(root string) error {
 				fmt.Fprintf(&b, " %s", c.values)
 			}
 			b.WriteString("\n")
-			for _, line := range run(bundle, c.validator, c.values, true) {
+			lines, err := runIn(dir, bundle, c.validator, c.values)
+			if err != nil {
+				return err
+			}
+			for _, line := range lines {
 				fmt.Fprintf(&b, "%s\n", line)
 			}
 		}
 	}
 	_, err = os.Stdout.WriteString(b.String())
 	return err
+}
+
+// runIn runs a table case; one with an index-path runs from the bundle directory.
+func runIn(dir string, bundle *manifests.Bundle, name, values string) ([]string, error) {
+	if !strings.Contains(values, "index-path=") {
+		return run(bundle, name, values, true), nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.Chdir(dir); err != nil {
+		return nil, err
+	}
+	lines := run(bundle, name, values, true)
+	return lines, os.Chdir(wd)
 }
 
 // load reads a bundle as operator-sdk does; with annotations, it also sets what a bundle loaded
@@ -190,7 +219,24 @@ var (
 	removedAPIs = regexp.MustCompile(`^(.*Migrate the API\(s\) for )(.*)$`)
 	apiKey      = regexp.MustCompile(`^([A-Za-z0-9]+): \(`)
 	channels    = regexp.MustCompile(`^(.*channel\(s\) )(\[.*\])( are not following .*)$`)
+	apiEntry    = `[A-Za-z0-9]+: \(\[[^\]]*\]\)`
+	apiEntries  = regexp.MustCompile(apiEntry + `(?:,` + apiEntry + `)*,?`)
+	oneAPIEntry = regexp.MustCompile(apiEntry)
 )
+
+// sortAPIEntries sorts each run of `<Kind>: (["a" "b"])` entries in line (the community
+// validator's messages list them mid-sentence), keeping upstream's commas.
+func sortAPIEntries(line string) string {
+	return apiEntries.ReplaceAllStringFunc(line, func(block string) string {
+		entries := oneAPIEntry.FindAllString(block, -1)
+		sort.Strings(entries)
+		out := strings.Join(entries, ",")
+		if strings.HasSuffix(block, ",") {
+			out += ","
+		}
+		return out
+	})
+}
 
 // quotedList reads a `%+q` list of strings, `["a" "b"]`, from the start of s: the strings and
 // the rest of s.
@@ -220,6 +266,7 @@ func quotedList(s string) ([]string, string, bool) {
 // there are several), and the channels of the channel-naming warning. A line it cannot read is
 // left as it is.
 func normaliseLine(line string) string {
+	line = sortAPIEntries(line)
 	if m := removedAPIs.FindStringSubmatch(line); m != nil {
 		var entries []string
 		rest := m[2]
@@ -241,6 +288,7 @@ func normaliseLine(line string) string {
 		}
 		return m[1] + strings.Join(entries, "")
 	}
+
 	if m := channels.FindStringSubmatch(line); m != nil {
 		names, after, ok := quotedList(m[2])
 		if !ok || after != "" {
