@@ -427,7 +427,10 @@ pub async fn run(
         storage: storage.clone(),
         metrics: metrics.clone(),
         metas: options.metas,
-    });
+    })
+    .merge(crate::browser::router(Arc::new(
+        crate::browser::Stored::new(storage.clone()),
+    )));
     let mut tasks = tokio::task::JoinSet::new();
     if let Some(addr) = options.webhook_addr {
         let tls = tls.clone().ok_or(RunError::WebhookWithoutTls)?;

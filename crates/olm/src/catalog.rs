@@ -75,6 +75,10 @@ pub enum Command {
     /// Serve a file-based catalog over OLM v0's registry gRPC API, as `opm serve` does for
     /// CatalogSources: api.Registry, grpc.health.v1 and server reflection.
     Serve(crate::catalog_serve::Args),
+    /// Browse catalogs on disk or in images in a web browser: packages, channels, upgrade
+    /// graphs, bundles and what a ClusterExtension would get (the pages catalogd serves at
+    /// /browse/).
+    ServeUi(crate::catalog_serve_ui::Args),
     /// Print a new olm.package blob.
     Init {
         /// The package name.
@@ -141,6 +145,7 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
         Command::Add(args) => crate::catalog_add::run(args),
         Command::Edit(cmd) => crate::catalog_edit::run(cmd),
         Command::Serve(args) => crate::catalog_serve::run(args),
+        Command::ServeUi(args) => crate::catalog_serve_ui::run(args),
         Command::Init {
             package,
             default_channel,

@@ -121,7 +121,7 @@ async fn listen(port: u16, registry: Arc<Registry>) -> anyhow::Result<()> {
 /// Resolves on SIGTERM or Ctrl-C. The SIGTERM handler is installed when this is called, not
 /// when the future is first polled, so a signal that arrives as soon as the port answers (as
 /// Kubernetes may send it) is not lost to the default action.
-fn shutdown() -> impl std::future::Future<Output = ()> {
+pub(crate) fn shutdown() -> impl std::future::Future<Output = ()> {
     let term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate());
     async move {
         let Ok(mut term) = term else {

@@ -8,6 +8,7 @@ mod catalog_add;
 mod catalog_edit;
 mod catalog_graph;
 mod catalog_serve;
+mod catalog_serve_ui;
 mod catalog_template;
 mod catalogd;
 mod client;
