@@ -17,7 +17,9 @@ pub enum Command {
     ///
     /// `--select-optional` adds operator-framework's optional validators, chosen by label as
     /// `operator-sdk bundle validate` does (`suite=operatorframework`, `name=good-practices`, …;
-    /// `--list-optional` lists them).
+    /// `--list-optional` lists them). `name=multiarch` reads the platforms of every image the
+    /// CSV names from their registries (credentials as for `olm image`); no other validator
+    /// goes to the network.
     Validate {
         /// The bundle directory (manifests/ and metadata/).
         #[arg(required_unless_present = "list_optional")]
@@ -28,9 +30,13 @@ pub enum Command {
         /// List the optional validators and exit.
         #[arg(long)]
         list_optional: bool,
-        /// Values for the optional validators, `k=v,…` (`k8s-version=1.25`).
+        /// Values for the optional validators, `k=v,…`: `k8s-version=1.25`,
+        /// `index-path=bundle.Dockerfile` (community), `container-tools=docker` (multiarch:
+        /// checked, but images are read from their registries whatever the tool).
         #[arg(long, default_value = "")]
         optional_values: String,
+        #[command(flatten)]
+        registry: crate::image::RegistryArgs,
     },
     /// Generate a bundle (CSV, other manifests, metadata, bundle.Dockerfile) from an
     /// operator's manifests, as `operator-sdk generate bundle` does.
@@ -114,6 +120,7 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
             select_optional,
             list_optional,
             optional_values,
+            registry,
         } => {
             if list_optional {
                 print!("{}", olm_bundle::optional::list());
@@ -123,6 +130,9 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
                 None => Vec::new(),
                 Some(s) => olm_bundle::optional::select(s).map_err(|e| anyhow!(e))?,
             };
+            if select_optional.as_deref() == Some("name=community") {
+                eprintln!("warning: {}", olm_bundle::optional::COMMUNITY_DEPRECATED);
+            }
             let mut values = std::collections::BTreeMap::new();
             for pair in optional_values.split(',').filter(|p| !p.is_empty()) {
                 let Some((k, v)) = pair.split_once('=') else {
@@ -139,7 +149,8 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
                 eprintln!("Error: {msg}");
                 failed = true;
             }
-            let optional = olm_bundle::optional::run(&b, &selected, &values);
+            let gathered = gather(&b, &selected, &values, &registry)?;
+            let optional = olm_bundle::optional::run_gathered(&b, &selected, &values, &gathered);
             for finding in apivalidate::validate_bundle(&b).into_iter().chain(optional) {
                 failed |= finding.level == Level::Error;
                 eprintln!("{finding}");
@@ -200,6 +211,69 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// What the selected optional validators need from outside the bundle: the Dockerfile
+/// `index-path` names (community) and the platforms of the CSV's images (multiarch, only when
+/// selected and its `container-tools` value is one upstream accepts).
+fn gather(
+    b: &Bundle,
+    selected: &[olm_bundle::optional::Validator],
+    values: &std::collections::BTreeMap<String, String>,
+    registry: &crate::image::RegistryArgs,
+) -> anyhow::Result<olm_bundle::optional::Gathered> {
+    use olm_bundle::optional::{Gathered, community, multiarch};
+    let picked = |name: &str| selected.iter().any(|v| v.name == name);
+    let mut gathered = Gathered::default();
+    if picked("community") {
+        gathered.index_file = values
+            .get(community::INDEX_PATH_KEY)
+            .filter(|p| !p.is_empty())
+            .map(|p| community::IndexFile::read(p));
+    }
+    if picked("multiarch") && multiarch::container_tool_error(values).is_none() {
+        let client = crate::image::client(registry)?;
+        let images = multiarch::images(b);
+        gathered.platforms = crate::runtime()?.block_on(inspect_images(&client, images));
+    }
+    Ok(gathered)
+}
+
+/// Each image's platforms, a few registries at a time. A failed inspection is tried once more,
+/// as upstream does; each attempt is bounded by the client's silence limit.
+async fn inspect_images(
+    client: &olm_image::Client,
+    images: Vec<String>,
+) -> std::collections::BTreeMap<String, olm_bundle::optional::multiarch::Inspection> {
+    use futures::StreamExt as _;
+    use olm_bundle::optional::multiarch::{Inspection, Platform};
+    let inspect = |image: String| async move {
+        let once = || async {
+            let reference = image
+                .parse::<olm_image::ImageRef>()
+                .map_err(|e| e.to_string())?;
+            client
+                .platforms(&reference)
+                .await
+                .map(|found| {
+                    found
+                        .into_iter()
+                        .map(|(os, arch)| Platform::new(os, arch))
+                        .collect()
+                })
+                .map_err(|e| e.to_string())
+        };
+        let mut got: Inspection = once().await;
+        if got.is_err() {
+            got = once().await;
+        }
+        (image, got)
+    };
+    futures::stream::iter(images)
+        .map(inspect)
+        .buffered(4)
+        .collect()
+        .await
 }
 
 /// What to pass to get past a render refusal; printed after upstream's message, unchanged.

@@ -493,3 +493,124 @@ spec:
         "{csv}"
     );
 }
+
+/// `--select-optional name=multiarch` reads the platforms of the CSV's images from a real
+/// registry: an image built for this machine's platform only misses the architecture the CSV
+/// labels promise (upstream's error), and an image the registry does not have is reported with
+/// upstream's warning instead of stopping the run.
+#[test]
+fn multiarch_reads_image_platforms_from_the_registry() {
+    let registry = olm_testenv::registry::Registry::start()
+        .expect("docker-registry starts (scripts/setup.sh installs it)");
+    let addr = registry.addr();
+    let catalog = tempfile::tempdir().unwrap();
+    std::fs::write(
+        catalog.path().join("catalog.json"),
+        r#"{"schema":"olm.package","name":"demo"}"#,
+    )
+    .unwrap();
+    let image = format!("{addr}/demo/operator:v1");
+    let pushed = olm(&[
+        "image",
+        "push-catalog",
+        catalog.path().to_str().unwrap(),
+        &image,
+    ]);
+    assert_eq!(pushed.code, 0, "{}", pushed.stderr);
+    let absent = format!("{addr}/demo/absent:v1");
+    // An architecture the pushed image (built for this machine) does not have.
+    let arch = if cfg!(target_arch = "s390x") {
+        "ppc64le"
+    } else {
+        "s390x"
+    };
+    let bundle = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(bundle.path().join("manifests")).unwrap();
+    std::fs::create_dir_all(bundle.path().join("metadata")).unwrap();
+    std::fs::write(
+        bundle.path().join("metadata/annotations.yaml"),
+        "annotations:
+  operators.operatorframework.io.bundle.mediatype.v1: registry+v1
+  operators.operatorframework.io.bundle.manifests.v1: manifests/
+  operators.operatorframework.io.bundle.metadata.v1: metadata/
+  operators.operatorframework.io.bundle.package.v1: demo
+  operators.operatorframework.io.bundle.channels.v1: stable
+",
+    )
+    .unwrap();
+    std::fs::write(
+        bundle
+            .path()
+            .join("manifests/demo.clusterserviceversion.yaml"),
+        format!(
+            "apiVersion: operators.coreos.com/v1alpha1
+kind: ClusterServiceVersion
+metadata:
+  name: demo.v0.0.1
+  labels:
+    operatorframework.io/arch.{arch}: supported
+spec:
+  displayName: Demo
+  version: 0.0.1
+  installModes:
+  - type: AllNamespaces
+    supported: true
+  install:
+    strategy: deployment
+    spec:
+      deployments:
+      - name: demo
+        spec:
+          selector: {{matchLabels: {{app: demo}}}}
+          template:
+            metadata: {{labels: {{app: demo}}}}
+            spec:
+              containers:
+              - name: manager
+                image: {image}
+  relatedImages:
+  - name: absent
+    image: {absent}
+"
+        ),
+    )
+    .unwrap();
+    let dir = bundle.path().to_str().unwrap();
+    let run = olm(&[
+        "bundle",
+        "validate",
+        dir,
+        "--select-optional",
+        "name=multiarch",
+    ]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let want = format!(
+        "Error: Value demo.v0.0.1: not all images specified are providing the support described via the CSV labels. Note that (OS.architecture): (linux.{arch}) was not found for the image(s) [{image}]\n"
+    );
+    assert!(run.stderr.contains(&want), "{}", run.stderr);
+    let warning = format!("Warning: Value demo.v0.0.1: unable to inspect the image ({absent}) : ");
+    let line = run
+        .stderr
+        .lines()
+        .find(|l| l.starts_with(&warning))
+        .unwrap_or_else(|| panic!("{}", run.stderr));
+    assert!(line.contains("demo/absent"), "{line}");
+
+    // An unknown container tool is refused as upstream refuses it, and nothing is inspected.
+    let run = olm(&[
+        "bundle",
+        "validate",
+        dir,
+        "--select-optional",
+        "name=multiarch",
+        "--optional-values",
+        "container-tools=buildah",
+    ]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("Error: Value demo.v0.0.1: invalid value (container-tools) for (buildah). One of: [docker, podman, none] (If not set, the default value is docker)"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("unable to inspect"), "{}", run.stderr);
+}

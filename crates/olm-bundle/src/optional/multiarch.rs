@@ -8,6 +8,11 @@
 //! `unable to inspect the image (<image>) : <why>` and counts as supporting everything, as
 //! upstream's `error/error` platform does.
 //!
+//! Upstream lists platforms with `docker manifest inspect`, which gives none for an image that
+//! is not an index: every single-platform image is then reported as lacking every platform. The
+//! caller here is expected to hand in such an image's own platform (olm's registry client reads
+//! it from the image config), so a single-platform image is judged by what it is built for.
+//!
 //! The images are sorted where upstream walks Go maps (the manager, other and related images,
 //! the missing-platform errors): its output order changes from run to run, ours does not.
 //! Within one image's findings the order is upstream's.
