@@ -23,11 +23,21 @@ use serde_json::{Number, Value};
 
 /// Builds canonical text from a stream of structure events (open, key, scalar, close) that a
 /// reader guarantees to be balanced.
+/// Whether a top-level value is copied for the loader, which reads only `schema`, `package` and
+/// `name` from them: those whatever their length (a long name is still a name), other values
+/// only when short, so that big descriptions are not copied twice.
+pub(crate) fn top_value_kept(key: &str, value: &str) -> bool {
+    value.len() <= 4096
+        || ["schema", "package", "name"]
+            .iter()
+            .any(|n| key.eq_ignore_ascii_case(n))
+}
+
 pub(crate) struct Writer<'k> {
     out: String,
     stack: Vec<Frame>,
-    /// Receives each top-level key with the canonical text of its value (empty when longer than
-    /// 4096 bytes: only short values, `schema`/`package`/`name`, are looked at).
+    /// Receives each top-level key with the canonical text of its value (empty when
+    /// [`top_value_kept`] says it is not worth a copy).
     top_keys: Option<&'k mut Vec<(String, String)>>,
 }
 
@@ -164,8 +174,7 @@ impl<'k> Writer<'k> {
                     for (k, s, e) in spans {
                         let kv = &self.out[s..e];
                         let v = &kv[json_key_len(kv) + 1..];
-                        // Only short values are interesting (schema/package/name).
-                        let v = if v.len() <= 4096 {
+                        let v = if top_value_kept(&k, v) {
                             v.to_owned()
                         } else {
                             String::new()

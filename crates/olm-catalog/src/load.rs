@@ -321,14 +321,12 @@ fn top_keys(line: &str) -> Result<Vec<(String, String)>, serde_json::Error> {
         .0
         .into_iter()
         .map(|(k, v)| {
-            (
-                k.0.into_owned(),
-                if v.get().len() <= 4096 {
-                    v.get().to_owned()
-                } else {
-                    String::new()
-                },
-            )
+            let value = if canonical::top_value_kept(&k.0, v.get()) {
+                v.get().to_owned()
+            } else {
+                String::new()
+            };
+            (k.0.into_owned(), value)
         })
         .collect())
 }
@@ -854,11 +852,13 @@ fn load_yaml_stream(text: &str, name: &str, opts: &LoadOptions) -> Result<Vec<Bl
             match decoded {
                 yamlread::Canonical::Empty => null(),
                 yamlread::Canonical::Text(canon, spans) => {
-                    // Only short values are looked at (schema, package, name).
                     let keys = spans
                         .into_iter()
                         .map(|(k, r)| {
-                            let v = canon.get(r).filter(|v| v.len() <= 4096).unwrap_or("");
+                            let v = canon
+                                .get(r)
+                                .filter(|v| canonical::top_value_kept(&k, v))
+                                .unwrap_or("");
                             (k, v.to_owned())
                         })
                         .collect();
@@ -1067,6 +1067,25 @@ fn canonical_base64(s: &str) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A name longer than any description worth copying is still read as a name, in JSON and
+    /// in YAML.
+    #[test]
+    fn long_names_load() {
+        let long = format!("{}\\\"<x>", "n".repeat(5000));
+        let j = format!(
+            "{{\"schema\":\"olm.channel\",\"package\":\"{long}\",\"name\":\"{long}\",\"entries\":[]}}\n"
+        );
+        let c = load_bytes(j.as_bytes(), "a.json").unwrap();
+        let Blob::Channel(ch) = &c.blobs[0] else {
+            panic!("not a channel")
+        };
+        assert_eq!(ch.name.as_str().len(), 5000 + "\"<x>".len());
+        assert_eq!(ch.package.as_str(), ch.name.as_str());
+        let y = format!("schema: olm.package\nname: {}\n", "p".repeat(5000));
+        let c = load_bytes(y.as_bytes(), "a.yaml").unwrap();
+        assert_eq!(c.blobs[0].package().len(), 5000);
+    }
 
     #[test]
     fn yaml_and_json_streams() {
