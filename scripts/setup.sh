@@ -1,17 +1,23 @@
 #!/usr/bin/env bash
 # Installs everything olm's tests and `olm dev` need on a fresh Debian machine, and does nothing
-# that is already done: the OCI registry from Debian, the Rust lint components, and the
+# that is already done: the OCI registry and chromium (with chromedriver) from Debian, the Rust
+# lint components, and the
 # Go-built local control plane with kubectl (.ci/setup-controlplane.sh; cached under ~/.cache/olm),
 # and cargo-fuzz with a nightly toolchain for scripts/fuzz.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! command -v docker-registry >/dev/null 2>&1; then
+# Debian packages: the OCI registry, and the browser the catalog browser's tests drive.
+missing=()
+command -v docker-registry >/dev/null 2>&1 || missing+=(docker-registry)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
+if [[ ${#missing[@]} -gt 0 ]]; then
     sudo_cmd=()
     [[ $(id -u) -eq 0 ]] || sudo_cmd=(sudo)
-    echo "setup: installing the Debian package docker-registry"
+    echo "setup: installing the Debian packages ${missing[*]}"
     "${sudo_cmd[@]}" apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq docker-registry
+    DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq "${missing[@]}"
 fi
 
 if command -v rustup >/dev/null 2>&1; then

@@ -35,6 +35,18 @@ pub fn esc_into(s: &str, out: &mut String) {
     }
 }
 
+/// `s` escaped for display, shortened to `max` characters (with `…`) so that a hostile or
+/// careless name cannot stretch a table; callers put the whole name in a `title`.
+pub fn short(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        esc(s)
+    } else {
+        let mut cut: String = s.chars().take(max.saturating_sub(1)).collect();
+        cut.push('…');
+        esc(&cut)
+    }
+}
+
 /// `s` as one URL path segment or query value: everything but unreserved characters
 /// percent-encoded.
 pub fn enc(s: &str) -> String {

@@ -10,7 +10,7 @@ use olm_resolve::{
     VersionRange,
 };
 
-use crate::html::{PREFIX, bundle_url, enc, esc, markdown, package_url, page};
+use crate::html::{PREFIX, bundle_url, enc, esc, markdown, package_url, page, short};
 use crate::model::{BundleView, CatalogView, PackageView};
 
 /// Most search results listed on one page.
@@ -166,12 +166,15 @@ pub fn search(catalogs: &[Arc<CatalogView>], q: &SearchQuery) -> String {
                 b,
                 "<tr class=\"result\"><td><a href=\"{}\">{}</a><br><small>{}</small>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
                 package_url(&c.meta.name, &p.name),
-                esc(if p.display_name.is_empty() {
-                    &p.name
-                } else {
-                    &p.display_name
-                }),
-                esc(&p.name),
+                short(
+                    if p.display_name.is_empty() {
+                        &p.name
+                    } else {
+                        &p.display_name
+                    },
+                    80
+                ),
+                short(&p.name, 80),
                 if p.deprecated.is_some() {
                     " <span class=\"badge deprecated\">deprecated</span>"
                 } else {
@@ -324,17 +327,18 @@ pub fn package(c: &CatalogView, p: &PackageView, ask: Option<&WouldGet>) -> Stri
             || "<em>no single head</em>".to_owned(),
             |h| {
                 format!(
-                    "<a class=\"head\" href=\"{}\">{}</a>",
+                    "<a class=\"head\" href=\"{}\" title=\"{}\">{}</a>",
                     bundle_url(&c.meta.name, &p.name, h),
-                    esc(h)
+                    esc(h),
+                    short(h, 60)
                 )
             },
         );
         let _ = writeln!(
             b,
-            "<tr data-channel=\"{}\"><th scope=\"row\">{}{}</th><td>{head}</td><td class=\"versions\">{}</td><td>{}</td></tr>",
+            "<tr data-channel=\"{0}\"><th scope=\"row\" title=\"{0}\">{1}{2}</th><td>{head}</td><td class=\"versions\">{3}</td><td>{4}</td></tr>",
             esc(&ch.name),
-            esc(&ch.name),
+            short(&ch.name, 40),
             if ch.name == p.default_channel {
                 " <span class=\"badge\">default</span>"
             } else {
@@ -352,7 +356,8 @@ pub fn package(c: &CatalogView, p: &PackageView, ask: Option<&WouldGet>) -> Stri
     b.push_str("<h2 id=\"graph\">Upgrade graph</h2>\n");
     b.push_str(
         "<div class=\"graph-tools\" hidden><button type=\"button\" data-zoom=\"in\">Zoom in</button>\
-         <button type=\"button\" data-zoom=\"out\">Zoom out</button><button type=\"button\" data-zoom=\"reset\">Reset</button>\
+         <button type=\"button\" data-zoom=\"out\">Zoom out</button><button type=\"button\" data-zoom=\"fit\">Fit</button>\
+         <button type=\"button\" data-zoom=\"reset\">Reset</button>\
          <span class=\"hint\">Drag to pan; hover or focus a bundle to highlight its upgrade paths.</span></div>\n",
     );
     b.push_str("<div class=\"graph\" id=\"graph-view\">");
@@ -413,13 +418,14 @@ fn would_get(b: &mut String, c: &CatalogView, p: &PackageView, ask: Option<&Woul
     for ch in &p.channels {
         let _ = write!(
             b,
-            "<option value=\"{v}\"{}>{v}</option>",
+            "<option value=\"{}\"{}>{}</option>",
+            esc(&ch.name),
             if ch.name == ask_or_default.channel {
                 " selected"
             } else {
                 ""
             },
-            v = esc(&ch.name)
+            short(&ch.name, 60)
         );
     }
     let _ = writeln!(

@@ -25,14 +25,20 @@
       box.x = cx - (cx - box.x) * f; box.y = cy - (cy - box.y) * f;
       box.w *= f; box.h *= f; apply();
     }
-    // Start readable: a big graph opens at its top-left corner at natural size.
-    var scale = view.clientWidth / w;
-    if (scale < 1) { box.w = view.clientWidth; box.h = Math.min(h, window.innerHeight * 0.75); apply(); }
+    // Start readable: the graph opens at its top-left corner at natural size (one SVG unit per
+    // pixel); "Fit" shows all of it, "Reset" comes back.
+    function natural() {
+      var r = svg.getBoundingClientRect();
+      box = { x: 0, y: 0, w: r.width || view.clientWidth, h: r.height || Math.min(h, window.innerHeight * 0.75) };
+      apply();
+    }
+    natural();
     document.querySelectorAll("[data-zoom]").forEach(function (b) {
       b.addEventListener("click", function () {
         var z = b.getAttribute("data-zoom");
         if (z === "in") zoom(0.8); else if (z === "out") zoom(1.25);
-        else { box = { x: 0, y: 0, w: w, h: h }; apply(); }
+        else if (z === "fit") { box = { x: 0, y: 0, w: w, h: h }; apply(); }
+        else natural();
       });
     });
     view.addEventListener("wheel", function (e) {

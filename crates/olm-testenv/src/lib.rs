@@ -10,6 +10,7 @@
 //! (tests that need a cluster use this, never a hand-written imitation).
 
 mod binaries;
+pub mod browser;
 mod controlplane;
 mod crd;
 mod fsutil;
