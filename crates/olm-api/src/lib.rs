@@ -14,6 +14,7 @@ pub mod catalog;
 pub mod extension;
 pub mod objectset;
 pub mod schema;
+pub mod selector;
 
 pub use catalog::{
     AvailabilityMode, CatalogReason, CatalogSource, CatalogUrls, ClusterCatalog,

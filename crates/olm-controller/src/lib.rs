@@ -20,7 +20,6 @@ pub mod objectset;
 pub mod permissions;
 pub mod profiling;
 pub mod run;
-pub mod selector;
 pub mod serving_tls;
 pub mod v0;
 pub mod written;

@@ -16,5 +16,6 @@ pub mod pack;
 pub mod permissions;
 pub mod phase;
 pub mod probe;
+pub mod request;
 pub mod revision;
 pub mod status;

@@ -1,25 +1,18 @@
 //! Gathering what a reconcile decides on: the extension's revisions from the watch cache, and
 //! the resolution from the catalogs' content.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use kube::ResourceExt;
 use kube::runtime::reflector::Store;
-use olm_api::{
-    BundleMetadata, ClusterCatalog, ClusterExtension, ClusterObjectSet, LifecycleState,
-    UpgradeConstraintPolicy,
-};
-use olm_catalog::{ChannelName, PackageName};
+use olm_api::{BundleMetadata, ClusterCatalog, ClusterExtension, ClusterObjectSet, LifecycleState};
+use olm_extension::request::{catalog_input, labels_of, request_of, selector_of};
 use olm_extension::status::{RevisionState, Step, Stop, StopKind};
 use olm_k8s::{
     BUNDLE_NAME_KEY, BUNDLE_REFERENCE_KEY, BUNDLE_RELEASE_KEY, BUNDLE_VERSION_KEY,
     OWNER_NAME_LABEL, status_of,
 };
-use olm_resolve::{
-    Availability, CatalogInput, ContentIndex, Deprecations, Installed, LabelSelector, Request,
-    VersionRange,
-};
+use olm_resolve::{CatalogInput, Deprecations, Installed};
 
 use super::Ctx;
 
@@ -261,24 +254,6 @@ fn catalogs_exist(ext: &ClusterExtension, store: &Store<ClusterCatalog>) -> bool
         .any(|c| selector.matches(&labels_of(c)))
 }
 
-fn labels_of(c: &ClusterCatalog) -> BTreeMap<String, String> {
-    c.labels().clone()
-}
-
-/// The extension's catalog selector in `olm-resolve`'s terms.
-pub fn selector_of(ext: &ClusterExtension) -> Result<LabelSelector, String> {
-    let Some(sel) = ext
-        .spec
-        .source
-        .catalog
-        .as_ref()
-        .and_then(|c| c.selector.as_ref())
-    else {
-        return Ok(LabelSelector::default());
-    };
-    crate::selector::from_api(sel)
-}
-
 type Failure = (String, Option<Box<Deprecations>>);
 
 /// Resolves the extension's package against the selected catalogs' content.
@@ -322,62 +297,5 @@ async fn resolve(
             r.deprecations,
         )),
         Err(f) => Err((f.error.to_string(), f.deprecations)),
-    }
-}
-
-/// What the resolver asks for on behalf of `ext`, with `installed` as the installed bundle.
-///
-/// Errors: no catalog source, an invalid selector or version range, worded as the extension's
-/// status words them.
-pub fn request_of(ext: &ClusterExtension, installed: Option<Installed>) -> Result<Request, String> {
-    let Some(filter) = ext.spec.source.catalog.as_ref() else {
-        return Err("catalog source is required".to_string());
-    };
-    let package = PackageName::new(filter.package_name.clone());
-    let selector =
-        selector_of(ext).map_err(|e| olm_resolve::ResolveError::InvalidSelector(e).to_string())?;
-    let version = match filter.version.as_deref().filter(|v| !v.is_empty()) {
-        Some(v) => Some(VersionRange::parse(v).map_err(|e| e.to_string())?),
-        None => None,
-    };
-    Ok(Request {
-        package,
-        channels: filter
-            .channels
-            .iter()
-            .map(|c| ChannelName::new(c.clone()))
-            .collect(),
-        version,
-        selector,
-        policy: match filter.upgrade_constraint_policy {
-            UpgradeConstraintPolicy::CatalogProvided => {
-                olm_resolve::UpgradeConstraintPolicy::CatalogProvided
-            }
-            UpgradeConstraintPolicy::SelfCertified => {
-                olm_resolve::UpgradeConstraintPolicy::SelfCertified
-            }
-        },
-        installed,
-    })
-}
-
-/// A ClusterCatalog as the resolver sees it, with `content` when it could be read.
-pub fn catalog_input<'a>(
-    c: &ClusterCatalog,
-    content: Option<&'a ContentIndex>,
-) -> CatalogInput<'a> {
-    CatalogInput {
-        name: c.name_any(),
-        labels: labels_of(c),
-        priority: c.spec.priority,
-        availability: availability_of(c),
-        content,
-    }
-}
-
-fn availability_of(c: &ClusterCatalog) -> Availability {
-    match c.spec.availability_mode {
-        olm_api::AvailabilityMode::Unavailable => Availability::Unavailable,
-        olm_api::AvailabilityMode::Available => Availability::Available,
     }
 }

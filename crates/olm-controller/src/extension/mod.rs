@@ -35,7 +35,6 @@
 
 mod apply;
 mod gather;
-pub use gather::{catalog_input, request_of};
 mod triggers;
 
 use std::sync::Arc;

@@ -18,8 +18,8 @@ use olm_catalog::PackageName;
 use olm_k8s::{ConditionStatus, status_of};
 use tracing::{debug, warn};
 
-use super::gather::selector_of;
 use crate::catalog::Catalogs;
+use olm_extension::request::selector_of;
 
 /// What about a catalog matters to resolution, besides its content.
 #[derive(Debug, Clone, PartialEq)]

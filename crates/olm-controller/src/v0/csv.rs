@@ -230,7 +230,7 @@ fn selects_nothing(index: &Index, g: &OperatorGroup) -> bool {
         .spec
         .selector
         .as_ref()
-        .map(crate::selector::from_api)
+        .map(olm_api::selector::from_api)
         .transpose()
     else {
         return false;

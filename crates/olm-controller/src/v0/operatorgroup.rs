@@ -198,7 +198,7 @@ async fn reconcile_one(g: &OperatorGroup, ctx: &Ctx) -> Result<(), Error> {
         .spec
         .selector
         .as_ref()
-        .map(crate::selector::from_api)
+        .map(olm_api::selector::from_api)
         .transpose()
         .map_err(Error::Invalid)?;
     let namespaces = index.namespaces();

@@ -204,7 +204,7 @@ async fn preview(
     installed: Option<Installed>,
     loaded: &mut BTreeMap<(String, String), (olm_catalog::Catalog, ContentIndex)>,
 ) -> anyhow::Result<Preview> {
-    let request = olm_controller::extension::request_of(ext, installed).map_err(|e| anyhow!(e))?;
+    let request = olm_extension::request::request_of(ext, installed).map_err(|e| anyhow!(e))?;
     let package = request.package.as_str().to_owned();
     for cat in catalogs {
         let key = (cat.name_any(), package.clone());
@@ -218,7 +218,7 @@ async fn preview(
         .iter()
         .map(|c| {
             let index = loaded.get(&(c.name_any(), package.clone())).map(|(_, i)| i);
-            olm_controller::extension::catalog_input(c, index)
+            olm_extension::request::catalog_input(c, index)
         })
         .collect();
     let r = olm_resolve::resolve(&inputs, &request, None).map_err(|f| anyhow!("{}", f.error))?;
