@@ -53,20 +53,20 @@ fn index_synthetic_50k(bencher: divan::Bencher) {
 #[divan::bench]
 fn search_synthetic_50k(bencher: divan::Bencher) {
     let cats = synthetic();
-    bencher.bench(|| respond(&cats, "/browse/search", "q=operator+0042"));
+    bencher.bench(|| respond(&cats, None, "/browse/search", "q=operator+0042"));
 }
 
 #[divan::bench]
 fn catalogs_synthetic_50k(bencher: divan::Bencher) {
     let cats = synthetic();
-    bencher.bench(|| respond(&cats, "/browse/", ""));
+    bencher.bench(|| respond(&cats, None, "/browse/", ""));
 }
 
 #[divan::bench]
 fn package_synthetic_50k(bencher: divan::Bencher) {
     let cats = synthetic();
     let url = html::package_url("synthetic", "synthetic-operator-0250");
-    bencher.bench(|| respond(&cats, &url, "resolve=1"));
+    bencher.bench(|| respond(&cats, None, &url, "resolve=1"));
 }
 
 #[divan::bench]
@@ -74,7 +74,7 @@ fn bundle_synthetic_50k(bencher: divan::Bencher) {
     let cats = synthetic();
     let p = cats[0].package("synthetic-operator-0250").expect("package");
     let url = html::bundle_url("synthetic", &p.name, &p.bundles[0].name);
-    bencher.bench(|| respond(&cats, &url, ""));
+    bencher.bench(|| respond(&cats, None, &url, ""));
 }
 
 /// The package of the data catalogs with the most bundles, graph included.
@@ -87,5 +87,5 @@ fn largest_data_package(bencher: divan::Bencher) {
         .max_by_key(|p| p.bundles.len())
         .expect("packages");
     let url = html::package_url("community", &p.name);
-    bencher.bench(|| respond(&cats, &url, ""));
+    bencher.bench(|| respond(&cats, None, &url, ""));
 }

@@ -14,6 +14,7 @@
 //! Not for: writing anything (the browser is read-only), or resolving for a cluster (the
 //! resolver answers "what would I get" per catalog).
 
+mod cluster;
 pub mod html;
 mod model;
 mod pages;
@@ -21,6 +22,7 @@ mod pages;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+pub use cluster::{ClusterView, ConditionView, ExtensionView, Upgrade, upgrade};
 pub use model::{BundleView, CatalogMeta, CatalogView, ChannelView, PackageView};
 pub use pages::{MAX_RESULTS, SearchQuery, WouldGet};
 
@@ -48,8 +50,14 @@ impl Response {
 const STYLE: &str = include_str!("../static/style.css");
 const SCRIPT: &str = include_str!("../static/browser.js");
 
-/// Answers a GET of `path` (under [`html::PREFIX`]) with query string `query` from `catalogs`.
-pub fn respond(catalogs: &[Arc<CatalogView>], path: &str, query: &str) -> Response {
+/// Answers a GET of `path` (under [`html::PREFIX`]) with query string `query` from `catalogs`
+/// and, when the browser runs on a cluster, what it holds.
+pub fn respond(
+    catalogs: &[Arc<CatalogView>],
+    cluster: Option<&ClusterView>,
+    path: &str,
+    query: &str,
+) -> Response {
     let params = query_params(query);
     let Some(rest) = path.strip_prefix(html::PREFIX) else {
         return not_found("no such page");
@@ -61,7 +69,7 @@ pub fn respond(catalogs: &[Arc<CatalogView>], path: &str, query: &str) -> Respon
         .collect();
     let segs: Vec<&str> = segments.iter().map(String::as_str).collect();
     match segs.as_slice() {
-        [] => Response::html(200, pages::catalogs(catalogs)),
+        [] => Response::html(200, pages::catalogs(catalogs, cluster.is_some())),
         ["static", "style.css"] => Response {
             status: 200,
             content_type: "text/css; charset=utf-8",
@@ -71,6 +79,10 @@ pub fn respond(catalogs: &[Arc<CatalogView>], path: &str, query: &str) -> Respon
             status: 200,
             content_type: "text/javascript; charset=utf-8",
             body: SCRIPT.to_owned(),
+        },
+        ["cluster"] => match cluster {
+            Some(view) => Response::html(200, cluster::cluster(catalogs, view)),
+            None => not_found("this browser is not running on a cluster"),
         },
         ["search"] => Response::html(
             200,

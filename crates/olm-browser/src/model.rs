@@ -4,6 +4,7 @@
 //! package for search.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use olm_catalog::Catalog;
 use olm_catalog::property::TypedProperty;
@@ -26,6 +27,10 @@ pub struct CatalogMeta {
     pub last_unpacked: String,
     /// How it is served (`Serving`, `Local`).
     pub state: String,
+    /// Its labels, which extensions' catalog selectors match.
+    pub labels: BTreeMap<String, String>,
+    /// `spec.availabilityMode`.
+    pub availability: olm_resolve::Availability,
 }
 
 /// One catalog, indexed for the pages.
@@ -33,10 +38,10 @@ pub struct CatalogMeta {
 pub struct CatalogView {
     /// Its metadata.
     pub meta: CatalogMeta,
-    /// Its packages by name.
-    pub packages: Vec<PackageView>,
+    /// Its packages by name (shared by views of the same content).
+    pub packages: Arc<Vec<PackageView>>,
     /// The resolver's index of the same content, for "what would I get".
-    pub index: ContentIndex,
+    pub index: Arc<ContentIndex>,
 }
 
 /// A package as the pages show it.
@@ -242,8 +247,18 @@ impl CatalogView {
             .collect();
         CatalogView {
             meta,
-            packages,
-            index,
+            packages: Arc::new(packages),
+            index: Arc::new(index),
+        }
+    }
+
+    /// The same content under other metadata (a catalog's priority or labels changed), without
+    /// indexing it again.
+    pub fn with_meta(&self, meta: CatalogMeta) -> CatalogView {
+        CatalogView {
+            meta,
+            packages: self.packages.clone(),
+            index: self.index.clone(),
         }
     }
 

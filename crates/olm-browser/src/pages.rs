@@ -17,8 +17,14 @@ use crate::model::{BundleView, CatalogView, PackageView};
 pub const MAX_RESULTS: usize = 200;
 
 /// The catalogs page.
-pub fn catalogs(catalogs: &[Arc<CatalogView>]) -> String {
+pub fn catalogs(catalogs: &[Arc<CatalogView>], on_cluster: bool) -> String {
     let mut b = String::from("<h1>Catalogs</h1>\n");
+    if on_cluster {
+        let _ = writeln!(
+            b,
+            "<p><a href=\"{PREFIX}/cluster\">What is installed on this cluster</a>, and what it would upgrade to.</p>"
+        );
+    }
     if catalogs.is_empty() {
         b.push_str("<p>No catalog is served yet.</p>");
         return page("Catalogs", &b);
@@ -98,7 +104,7 @@ pub fn search(catalogs: &[Arc<CatalogView>], q: &SearchQuery) -> String {
     let mut hits: Vec<(&CatalogView, &PackageView)> = Vec::new();
     let mut total = 0usize;
     for c in catalogs {
-        for p in &c.packages {
+        for p in c.packages.iter() {
             categories.extend(p.categories.iter().map(String::as_str));
             if !p.capabilities.is_empty() {
                 capabilities.insert(p.capabilities.as_str());

@@ -22,27 +22,32 @@ fn community() -> Vec<Arc<CatalogView>> {
 #[test]
 fn every_page_of_the_real_catalog_renders() {
     let cats = community();
-    let home = respond(&cats, "/browse/", "");
+    let home = respond(&cats, None, "/browse/", "");
     assert_eq!(home.status, 200);
     assert!(home.body.contains(">community</a>"), "{}", home.body);
     let c = &cats[0];
     assert!(c.packages.len() >= 30);
-    for p in &c.packages {
-        let page = respond(&cats, &html::package_url("community", &p.name), "");
+    for p in c.packages.iter() {
+        let page = respond(&cats, None, &html::package_url("community", &p.name), "");
         assert_eq!(page.status, 200, "{}", p.name);
         assert!(page.body.contains("<svg"), "{}: no graph", p.name);
         for b in &p.bundles {
-            let page = respond(&cats, &html::bundle_url("community", &p.name, &b.name), "");
+            let page = respond(
+                &cats,
+                None,
+                &html::bundle_url("community", &p.name, &b.name),
+                "",
+            );
             assert_eq!(page.status, 200, "{}", b.name);
             assert!(page.body.contains("kind: ClusterExtension"));
         }
     }
     assert_eq!(
-        respond(&cats, "/browse/catalogs/community/packages/nope", "").status,
+        respond(&cats, None, "/browse/catalogs/community/packages/nope", "").status,
         404
     );
     assert_eq!(
-        respond(&cats, "/browse/catalogs/other/packages/x", "").status,
+        respond(&cats, None, "/browse/catalogs/other/packages/x", "").status,
         404
     );
 }
@@ -50,20 +55,20 @@ fn every_page_of_the_real_catalog_renders() {
 #[test]
 fn search_matches_words_and_filters() {
     let cats = community();
-    let all = respond(&cats, "/browse/search", "");
+    let all = respond(&cats, None, "/browse/search", "");
     let n = cats[0].packages.len();
     assert!(
         all.body.contains(&format!("{n} packages found")),
         "{}",
         all.body
     );
-    let one = respond(&cats, "/browse/search", "q=cat-facts");
+    let one = respond(&cats, None, "/browse/search", "q=cat-facts");
     assert!(one.body.contains("1 package found"), "{}", one.body);
     assert!(
         one.body
             .contains("/browse/catalogs/community/packages/cat-facts-operator")
     );
-    let none = respond(&cats, "/browse/search", "q=cat-facts+zzzz");
+    let none = respond(&cats, None, "/browse/search", "q=cat-facts+zzzz");
     assert!(none.body.contains("0 packages found"));
 }
 
@@ -74,6 +79,7 @@ fn what_would_i_get_resolves_like_olm_resolve() {
     let head = p.head().unwrap().name.clone();
     let page = respond(
         &cats,
+        None,
         "/browse/catalogs/community/packages/cat-facts-operator",
         "resolve=1&channel=&version=&installed=",
     );
@@ -84,6 +90,7 @@ fn what_would_i_get_resolves_like_olm_resolve() {
     );
     let bad = respond(
         &cats,
+        None,
         "/browse/catalogs/community/packages/cat-facts-operator",
         "resolve=1&version=%3E%3D99.0.0",
     );
@@ -137,10 +144,11 @@ fn hostile_text_never_becomes_markup() {
     let c = &cats[0];
     let p = &c.packages[0];
     let mut pages = vec![
-        respond(&cats, "/browse/", ""),
-        respond(&cats, "/browse/search", "q=evil"),
+        respond(&cats, None, "/browse/", ""),
+        respond(&cats, None, "/browse/search", "q=evil"),
         respond(
             &cats,
+            None,
             &html::package_url(&c.meta.name, &p.name),
             "resolve=1&channel=x",
         ),
@@ -148,6 +156,7 @@ fn hostile_text_never_becomes_markup() {
     for b in &p.bundles {
         pages.push(respond(
             &cats,
+            None,
             &html::bundle_url(&c.meta.name, &p.name, &b.name),
             "",
         ));
@@ -166,5 +175,86 @@ fn hostile_text_never_becomes_markup() {
         !pages[2].body.contains("data:image/svg"),
         "{}",
         pages[2].body
+    );
+}
+
+fn extension(
+    installed: Option<&str>,
+    request: Result<olm_resolve::Request, String>,
+) -> ExtensionView {
+    ExtensionView {
+        name: "<b>ext</b>".into(),
+        namespace: "ns".into(),
+        package: "infinispan".into(),
+        installed: installed.map(|b| (b.to_owned(), String::new())),
+        conditions: vec![ConditionView {
+            type_: "Installed".into(),
+            status: "True".into(),
+            reason: "Succeeded".into(),
+            message: "<script>".into(),
+        }],
+        request,
+    }
+}
+
+fn request(installed: Option<(&str, &str)>) -> olm_resolve::Request {
+    olm_resolve::Request {
+        package: "infinispan".into(),
+        channels: vec!["stable".into()],
+        installed: installed.map(|(n, v)| olm_resolve::Installed {
+            name: n.into(),
+            version: v.into(),
+            release: None,
+        }),
+        ..olm_resolve::Request::default()
+    }
+}
+
+/// The cluster page asks the resolver what the controller would: an installed head is up to
+/// date, an older bundle has an upgrade, a bad request says why.
+#[test]
+fn the_cluster_page_shows_upgrades() {
+    let cats = community();
+    let head = cats[0]
+        .package("infinispan")
+        .and_then(|p| p.channels.iter().find(|c| c.name == "stable"))
+        .and_then(|c| c.head.clone())
+        .unwrap();
+    let up_to_date = extension(Some(&head), Ok(request(Some((&head, "2.5.14")))));
+    assert_eq!(upgrade(&cats, &up_to_date), Upgrade::UpToDate);
+    let old = "infinispan-operator.v2.4.17";
+    let behind = extension(Some(old), Ok(request(Some((old, "2.4.17")))));
+    let Upgrade::Available {
+        bundle, catalog, ..
+    } = upgrade(&cats, &behind)
+    else {
+        panic!("no upgrade from {old}")
+    };
+    assert_eq!(catalog, "community");
+    assert_ne!(bundle, old);
+    let broken = extension(None, Err("catalog source is required".into()));
+    assert_eq!(
+        upgrade(&cats, &broken),
+        Upgrade::Unresolvable("catalog source is required".into())
+    );
+    let view = ClusterView {
+        extensions: vec![up_to_date, behind, broken],
+        problems: vec!["cannot list ClusterExtensions: forbidden".into()],
+    };
+    let page = respond(&cats, Some(&view), "/browse/cluster", "");
+    assert_eq!(page.status, 200);
+    assert!(page.body.contains("up to date"), "{}", page.body);
+    assert!(page.body.contains(&format!("class=\"upgrade\" href=\"/browse/catalogs/community/packages/infinispan/bundles/{bundle}\"")), "{}", page.body);
+    assert!(page.body.contains("catalog source is required"));
+    assert!(
+        page.body
+            .contains("cannot list ClusterExtensions: forbidden")
+    );
+    assert!(!page.body.contains("<b>ext</b>") && !page.body.contains("<script>"));
+    assert_eq!(respond(&cats, None, "/browse/cluster", "").status, 404);
+    assert!(
+        respond(&cats, Some(&view), "/browse/", "")
+            .body
+            .contains("/browse/cluster")
     );
 }

@@ -1,16 +1,25 @@
 //! The catalog browser's HTTP shell: `/browse/…` answered by `olm_browser::respond` from the
 //! catalogs a [`Views`] provides, with the browser's security headers. Reading and indexing a
-//! catalog happens off the async threads, once per content digest.
+//! catalog happens off the async threads, once per content digest. On a cluster,
+//! [`ClusterWatch`] keeps ClusterCatalogs (priority, labels, availability, serving state) and
+//! ClusterExtensions (the cluster page) in watch caches; a page reads only those caches.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
+
+use futures::StreamExt as _;
+use kube::ResourceExt as _;
+use kube::api::Api;
+use kube::runtime::reflector::{self, Store};
+use kube::runtime::{WatchStreamExt as _, watcher};
+use olm_api::{ClusterCatalog, ClusterExtension};
 
 use axum::Router;
 use axum::extract::{RawQuery, Request, State};
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::any;
-use olm_browser::{CatalogMeta, CatalogView};
+use olm_browser::{CatalogMeta, CatalogView, ClusterView, ConditionView, ExtensionView};
 
 use crate::storage::Storage;
 
@@ -19,6 +28,11 @@ pub trait Views: Send + Sync + 'static {
     /// The catalogs to show, in name order. May read and index content (called off the async
     /// threads).
     fn views(&self) -> Vec<Arc<CatalogView>>;
+
+    /// What the cluster holds, when the browser runs on one.
+    fn cluster(&self) -> Option<ClusterView> {
+        None
+    }
 }
 
 /// A fixed set of catalogs (`olm catalog serve-ui`).
@@ -30,19 +44,134 @@ impl Views for Fixed {
     }
 }
 
+/// Watch caches of the ClusterCatalogs and ClusterExtensions, and why a watch fails, if one
+/// does (a missing permission, say): the page says so rather than showing less in silence.
+#[derive(Clone)]
+pub struct ClusterWatch {
+    catalogs: Store<ClusterCatalog>,
+    extensions: Store<ClusterExtension>,
+    problems: Arc<Mutex<BTreeMap<&'static str, String>>>,
+}
+
+impl ClusterWatch {
+    /// The caches, and the future that keeps them filled (run it until shutdown).
+    pub fn start(client: kube::Client) -> (ClusterWatch, impl Future<Output = ()> + Send) {
+        let (catalogs, catalog_writer) = reflector::store();
+        let (extensions, extension_writer) = reflector::store();
+        let problems: Arc<Mutex<BTreeMap<&'static str, String>>> = Arc::default();
+        let catalog_events = reflector::reflector(
+            catalog_writer,
+            watcher(
+                Api::<ClusterCatalog>::all(client.clone()),
+                watcher::Config::default(),
+            ),
+        )
+        .default_backoff();
+        let extension_events = reflector::reflector(
+            extension_writer,
+            watcher(
+                Api::<ClusterExtension>::all(client),
+                watcher::Config::default(),
+            ),
+        )
+        .default_backoff();
+        let (p1, p2) = (problems.clone(), problems.clone());
+        let run = async move {
+            futures::join!(
+                drain(catalog_events, "ClusterCatalogs", p1),
+                drain(extension_events, "ClusterExtensions", p2)
+            );
+        };
+        (
+            ClusterWatch {
+                catalogs,
+                extensions,
+                problems,
+            },
+            run,
+        )
+    }
+}
+
+/// Runs a watch, remembering its last failure until it succeeds again.
+async fn drain<T>(
+    events: impl futures::Stream<Item = Result<T, watcher::Error>>,
+    kind: &'static str,
+    problems: Arc<Mutex<BTreeMap<&'static str, String>>>,
+) {
+    events
+        .for_each(|event| {
+            // A poisoned lock only means another task panicked while writing; the map is whole.
+            let mut problems = problems.lock().unwrap_or_else(|e| e.into_inner());
+            match event {
+                Ok(_) => {
+                    problems.remove(kind);
+                }
+                Err(e) => {
+                    tracing::warn!(kind, error = %e, "catalog browser: watch failed");
+                    problems.insert(kind, format!("cannot watch {kind}: {e}"));
+                }
+            }
+            std::future::ready(())
+        })
+        .await;
+}
+
 /// The catalogs the server stores, each indexed once per content digest.
 pub struct Stored {
     storage: Arc<Storage>,
     indexed: Mutex<HashMap<String, (String, Arc<CatalogView>)>>,
+    cluster: Option<ClusterWatch>,
 }
 
 impl Stored {
-    /// Views of what `storage` serves.
-    pub fn new(storage: Arc<Storage>) -> Stored {
+    /// Views of what `storage` serves, with the catalogs' metadata and the cluster page from
+    /// `cluster` when given.
+    pub fn new(storage: Arc<Storage>, cluster: Option<ClusterWatch>) -> Stored {
         Stored {
             storage,
             indexed: Mutex::new(HashMap::new()),
+            cluster,
         }
+    }
+
+    /// The metadata of catalog `name` stored from `record`, with what its ClusterCatalog says.
+    fn meta(&self, name: &str, record: &crate::storage::Record) -> CatalogMeta {
+        let mut meta = CatalogMeta {
+            name: name.to_owned(),
+            image: record.resolved_ref.clone(),
+            digest: record.digest.clone(),
+            last_unpacked: record.unpacked_at.to_string(),
+            state: "Serving".into(),
+            ..CatalogMeta::default()
+        };
+        let Some(watch) = &self.cluster else {
+            return meta;
+        };
+        let Some(c) = watch
+            .catalogs
+            .state()
+            .into_iter()
+            .find(|c| c.name_any() == name)
+        else {
+            meta.state = "Stored (no ClusterCatalog)".into();
+            return meta;
+        };
+        let input = olm_extension::request::catalog_input(&c, None);
+        meta.priority = Some(input.priority);
+        meta.labels = input.labels;
+        meta.availability = input.availability;
+        let serving = c.status.as_ref().and_then(|s| {
+            s.conditions
+                .iter()
+                .find(|x| x.type_ == olm_api::catalog::TYPE_SERVING)
+        });
+        meta.state = match serving {
+            Some(x) if x.status == "True" => "Serving".into(),
+            Some(x) => format!("Not serving ({})", x.reason),
+            None => "Unknown".into(),
+        };
+        meta
     }
 }
 
@@ -57,10 +186,11 @@ impl Views for Stored {
             let Some(entry) = self.storage.get(&name) else {
                 continue;
             };
+            let meta = self.meta(&name, &entry.record);
             if let Some((digest, view)) = indexed.get(&name)
                 && *digest == entry.record.digest
             {
-                out.push(view.clone());
+                out.push(Arc::new(view.with_meta(meta)));
                 continue;
             }
             let loaded = std::fs::File::open(&entry.path)
@@ -76,19 +206,71 @@ impl Views for Stored {
                     continue;
                 }
             };
-            let meta = CatalogMeta {
-                name: name.clone(),
-                priority: None,
-                image: entry.record.resolved_ref.clone(),
-                digest: entry.record.digest.clone(),
-                last_unpacked: entry.record.unpacked_at.to_string(),
-                state: "Serving".into(),
-            };
             let view = Arc::new(CatalogView::new(meta, catalog));
             indexed.insert(name, (entry.record.digest.clone(), view.clone()));
             out.push(view);
         }
         out
+    }
+
+    fn cluster(&self) -> Option<ClusterView> {
+        let watch = self.cluster.as_ref()?;
+        let mut extensions: Vec<ExtensionView> = watch
+            .extensions
+            .state()
+            .iter()
+            .map(|e| extension_view(e))
+            .collect();
+        extensions.sort_by(|a, b| a.name.cmp(&b.name));
+        let problems = watch
+            .problems
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .cloned()
+            .collect();
+        Some(ClusterView {
+            extensions,
+            problems,
+        })
+    }
+}
+
+/// A ClusterExtension as the cluster page shows it, with the request the controller would make.
+fn extension_view(e: &ClusterExtension) -> ExtensionView {
+    let bundle = e
+        .status
+        .as_ref()
+        .and_then(|s| s.install.as_ref())
+        .map(|i| i.bundle.clone());
+    let installed = bundle.as_ref().map(|b| olm_resolve::Installed {
+        name: b.name.as_str().into(),
+        version: b.version.clone(),
+        release: b.release.clone(),
+    });
+    ExtensionView {
+        name: e.name_any(),
+        namespace: e.spec.namespace.clone(),
+        package: e
+            .spec
+            .source
+            .catalog
+            .as_ref()
+            .map(|c| c.package_name.clone())
+            .unwrap_or_default(),
+        installed: bundle.map(|b| (b.name, b.version)),
+        conditions: e
+            .status
+            .iter()
+            .flat_map(|s| s.conditions.iter())
+            .map(|c| ConditionView {
+                type_: c.type_.clone(),
+                status: c.status.clone(),
+                reason: c.reason.clone(),
+                message: c.message.clone(),
+            })
+            .collect(),
+        request: olm_extension::request::request_of(e, installed),
     }
 }
 
@@ -126,7 +308,8 @@ async fn page(
     let query = query.unwrap_or_default();
     let answer = tokio::task::spawn_blocking(move || {
         let catalogs = views.views();
-        olm_browser::respond(&catalogs, &path, &query)
+        let cluster = views.cluster();
+        olm_browser::respond(&catalogs, cluster.as_ref(), &path, &query)
     })
     .await;
     let answer = match answer {

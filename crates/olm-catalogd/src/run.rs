@@ -423,15 +423,24 @@ pub async fn run(
         .unwrap_or_else(|| catalogs_addr.to_string());
     let (stop_tx, stop_rx) = watch::channel(false);
 
+    let (cluster_watch, cluster_watching) = crate::browser::ClusterWatch::start(client.clone());
     let router = server::router(AppState {
         storage: storage.clone(),
         metrics: metrics.clone(),
         metas: options.metas,
     })
     .merge(crate::browser::router(Arc::new(
-        crate::browser::Stored::new(storage.clone()),
+        crate::browser::Stored::new(storage.clone(), Some(cluster_watch)),
     )));
     let mut tasks = tokio::task::JoinSet::new();
+    let mut watch_stop = stop_rx.clone();
+    tasks.spawn(async move {
+        tokio::select! {
+            () = cluster_watching => {}
+            () = stopped(&mut watch_stop) => {}
+        }
+        Ok(())
+    });
     if let Some(addr) = options.webhook_addr {
         let tls = tls.clone().ok_or(RunError::WebhookWithoutTls)?;
         let listener = TcpListener::bind(addr).await?;

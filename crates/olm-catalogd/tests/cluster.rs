@@ -756,3 +756,88 @@ async fn webhook_body(plane: &ControlPlane) -> anyhow::Result<()> {
     catalogd.stop().await;
     Ok(())
 }
+
+#[tokio::test]
+async fn the_browser_shows_served_catalogs_and_installed_extensions() {
+    let plane = start_plane().await;
+    if let Err(e) = browser_body(&plane).await {
+        panic!("{e:#}");
+    }
+}
+
+/// The catalog browser on a cluster: the catalogs page shows what the ClusterCatalog says
+/// (priority, serving state), and the cluster page lists ClusterExtensions with the upgrade the
+/// resolver would pick from the served content.
+async fn browser_body(plane: &ControlPlane) -> anyhow::Result<()> {
+    let client = plane.client();
+    install_crds(&client).await?;
+    let crd: CustomResourceDefinition =
+        serde_json::from_value(olm_api::cluster_extension_crd().value)?;
+    olm_testenv::install_crds(&client, &[crd], TIMEOUT).await?;
+    let registry = start_registry();
+    let dir = tempfile::tempdir()?;
+    std::fs::write(
+        dir.path().join("catalog.json"),
+        r#"{"schema":"olm.package","name":"demo","defaultChannel":"stable"}
+{"schema":"olm.channel","package":"demo","name":"stable","entries":[{"name":"demo.v0.1.0"},{"name":"demo.v0.2.0","replaces":"demo.v0.1.0"}]}
+{"schema":"olm.bundle","package":"demo","name":"demo.v0.1.0","image":"example.com/demo:v0.1.0","properties":[{"type":"olm.package","value":{"packageName":"demo","version":"0.1.0"}}]}
+{"schema":"olm.bundle","package":"demo","name":"demo.v0.2.0","image":"example.com/demo:v0.2.0","properties":[{"type":"olm.package","value":{"packageName":"demo","version":"0.2.0"}}]}
+"#,
+    )?;
+    push(&registry, dir.path(), "catalogs/demo:v1").await?;
+    let cache = tempfile::tempdir()?;
+    let catalogd = start_catalogd(&client, cache.path()).await;
+    let catalogs: Api<ClusterCatalog> = Api::all(client.clone());
+    let mut cat = catalog(
+        "demo-catalog",
+        json!({"ref": format!("{}/catalogs/demo:v1", registry.addr())}),
+    )?;
+    cat.spec.priority = 7;
+    catalogs.create(&PostParams::default(), &cat).await?;
+    wait_condition(&catalogs, "demo-catalog", "Serving", "True", "Available").await?;
+
+    let (code, body) = catalogd.get("/browse/").await?;
+    let page = String::from_utf8(body)?;
+    assert_eq!(code, 200, "{page}");
+    assert!(page.contains(">demo-catalog</a></td><td>7</td>"), "{page}");
+    assert!(page.contains("<td>Serving</td>"), "{page}");
+
+    let extensions: Api<olm_api::ClusterExtension> = Api::all(client.clone());
+    let ext: olm_api::ClusterExtension = serde_json::from_value(json!({
+        "apiVersion": "olm.operatorframework.io/v1",
+        "kind": "ClusterExtension",
+        "metadata": {"name": "demo"},
+        "spec": {"namespace": "demo", "serviceAccount": {"name": "installer"},
+            "source": {"sourceType": "Catalog", "catalog": {"packageName": "demo"}}},
+    }))?;
+    extensions.create(&PostParams::default(), &ext).await?;
+    // What the controller would write once v0.1.0 is installed.
+    extensions
+        .patch_status(
+            "demo",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {
+                "conditions": [{"type": "Installed", "status": "True", "reason": "Succeeded",
+                    "message": "Installed bundle demo.v0.1.0 successfully", "lastTransitionTime": "2026-01-01T00:00:00Z"}],
+                "install": {"bundle": {"name": "demo.v0.1.0", "version": "0.1.0"}}}})),
+        )
+        .await?;
+    let page = eventually("the cluster page shows the upgrade", || async {
+        let (code, body) = catalogd.get("/browse/cluster").await?;
+        let page = String::from_utf8(body)?;
+        Ok((code == 200 && page.contains("class=\"upgrade\"")).then_some(page))
+    })
+    .await?;
+    assert!(page.contains("data-extension=\"demo\""), "{page}");
+    assert!(
+        page.contains("href=\"/browse/catalogs/demo-catalog/packages/demo/bundles/demo.v0.1.0\">demo.v0.1.0</a> (0.1.0)"),
+        "{page}"
+    );
+    assert!(
+        page.contains("href=\"/browse/catalogs/demo-catalog/packages/demo/bundles/demo.v0.2.0\">demo.v0.2.0</a> (0.2.0) from demo-catalog"),
+        "{page}"
+    );
+    assert!(page.contains("<strong>Installed</strong>=True"), "{page}");
+    catalogd.stop().await;
+    Ok(())
+}

@@ -44,6 +44,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             digest: String::new(),
             last_unpacked: String::new(),
             state: "Local".into(),
+            ..CatalogMeta::default()
         };
         views.push(Arc::new(CatalogView::new(meta, catalog)));
     }
