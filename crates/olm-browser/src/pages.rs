@@ -10,6 +10,9 @@ use olm_resolve::{
     VersionRange,
 };
 
+use olm_bundle::config::{NamespaceFormat, WatchNamespaceRule};
+use olm_bundle::csv::ClusterServiceVersion;
+
 use crate::html::{PREFIX, bundle_url, enc, esc, markdown, package_url, page, short};
 use crate::model::{BundleView, CatalogView, PackageView};
 
@@ -687,27 +690,78 @@ fn list_section(b: &mut String, title: &str, items: &[String]) {
     b.push_str("</ul>\n");
 }
 
-fn supports(bv: &BundleView, mode: &str) -> bool {
-    bv.install_modes.iter().any(|(m, ok)| m == mode && *ok)
+/// How `watchNamespace` is constrained for this bundle: OLM v1's registry+v1 rule, from the
+/// install modes its CSV metadata lists.
+fn watch_rule(bv: &BundleView) -> WatchNamespaceRule {
+    csv_of(bv).map_or(WatchNamespaceRule::Absent, |csv| {
+        olm_bundle::config::watch_namespace_rule(&csv)
+    })
 }
 
-/// The configuration a ClusterExtension may give this bundle, as OLM v1's registry+v1 schema
-/// derives it from the install modes.
+/// A CSV carrying only the bundle's install modes: all the configuration rules read.
+fn csv_of(bv: &BundleView) -> Option<ClusterServiceVersion> {
+    let modes: Vec<serde_json::Value> = bv
+        .install_modes
+        .iter()
+        .map(|(t, ok)| serde_json::json!({"type": t, "supported": ok}))
+        .collect();
+    ClusterServiceVersion::from_value(serde_json::json!({
+        "apiVersion": "operators.coreos.com/v1alpha1",
+        "kind": "ClusterServiceVersion",
+        "metadata": {"name": bv.name},
+        "spec": {"installModes": modes},
+    }))
+    .ok()
+}
+
+/// The configuration a ClusterExtension may give this bundle, in words and as the JSON schema
+/// OLM v1 validates it with.
 fn config_schema(b: &mut String, bv: &BundleView) {
-    let all = supports(bv, "AllNamespaces");
-    let own = supports(bv, "OwnNamespace");
-    let single = supports(bv, "SingleNamespace");
-    let watch = match (all, own || single) {
-        (_, false) => "<code>watchNamespace</code> is not accepted: the operator watches all namespaces.".to_owned(),
-        (true, true) => "<code>watchNamespace</code> is optional: leave it out to watch all namespaces, or name one namespace.".to_owned(),
-        (false, true) if own && !single => "<code>watchNamespace</code> is required and must be the install namespace.".to_owned(),
-        (false, true) if !own => "<code>watchNamespace</code> is required and must be another namespace than the install namespace.".to_owned(),
-        (false, true) => "<code>watchNamespace</code> is required: the install namespace or another one.".to_owned(),
+    let watch = match watch_rule(bv) {
+        WatchNamespaceRule::Absent => {
+            "<code>watchNamespace</code> is not accepted: the operator watches all namespaces."
+        }
+        WatchNamespaceRule::Present {
+            required: false,
+            format,
+        } => match format {
+            Some(NamespaceFormat::OwnNamespaceInstallMode) => {
+                "<code>watchNamespace</code> is optional: leave it out to watch all namespaces, or give the install namespace."
+            }
+            Some(NamespaceFormat::SingleNamespaceInstallMode) => {
+                "<code>watchNamespace</code> is optional: leave it out to watch all namespaces, or name a namespace other than the install namespace."
+            }
+            None => {
+                "<code>watchNamespace</code> is optional: leave it out to watch all namespaces, or name one namespace."
+            }
+        },
+        WatchNamespaceRule::Present {
+            required: true,
+            format,
+        } => match format {
+            Some(NamespaceFormat::OwnNamespaceInstallMode) => {
+                "<code>watchNamespace</code> is required and must be the install namespace."
+            }
+            Some(NamespaceFormat::SingleNamespaceInstallMode) => {
+                "<code>watchNamespace</code> is required and must be a namespace other than the install namespace."
+            }
+            None => {
+                "<code>watchNamespace</code> is required: the install namespace or another one."
+            }
+        },
     };
     let _ = writeln!(
         b,
         "<ul class=\"config\"><li>{watch}</li><li><code>deploymentConfig</code> (optional): environment, resources, tolerations, node selector, affinity, volumes and annotations for the operator's deployments.</li></ul>"
     );
+    if let Some(csv) = csv_of(bv) {
+        let schema = olm_bundle::config::config_schema(&csv);
+        let _ = writeln!(
+            b,
+            "<details><summary>JSON schema</summary><pre class=\"code\" id=\"config-schema\">{}</pre></details>",
+            esc(&serde_json::to_string_pretty(&schema).unwrap_or_default())
+        );
+    }
 }
 
 /// A ClusterExtension installing exactly this bundle from this catalog, as YAML (every string
@@ -725,12 +779,23 @@ fn cluster_extension(c: &CatalogView, p: &PackageView, bv: &BundleView) -> Strin
         q(&namespace),
         q(&format!("{}-installer", p.name))
     );
-    let all = supports(bv, "AllNamespaces");
-    if !all && (supports(bv, "OwnNamespace") || supports(bv, "SingleNamespace")) {
+    if let WatchNamespaceRule::Present {
+        required: true,
+        format,
+    } = watch_rule(bv)
+    {
+        let watched = match format {
+            Some(NamespaceFormat::SingleNamespaceInstallMode) => {
+                format!(
+                    "{} # a namespace other than spec.namespace",
+                    q(&format!("{namespace}-watched"))
+                )
+            }
+            _ => q(&namespace),
+        };
         let _ = write!(
             y,
-            "  config:\n    configType: Inline\n    inline:\n      watchNamespace: {}\n",
-            q(&namespace)
+            "  config:\n    configType: Inline\n    inline:\n      watchNamespace: {watched}\n"
         );
     }
     let _ = write!(

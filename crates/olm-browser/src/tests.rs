@@ -258,3 +258,67 @@ fn the_cluster_page_shows_upgrades() {
             .contains("/browse/cluster")
     );
 }
+
+fn with_modes(modes: &[(&str, bool)]) -> Vec<Arc<CatalogView>> {
+    let modes: Vec<serde_json::Value> = modes
+        .iter()
+        .map(|(t, ok)| serde_json::json!({"type": t, "supported": ok}))
+        .collect();
+    let text = format!(
+        "{}\n{}\n{}\n",
+        serde_json::json!({"schema": "olm.package", "name": "p", "defaultChannel": "c"}),
+        serde_json::json!({"schema": "olm.channel", "package": "p", "name": "c", "entries": [{"name": "p.v1.0.0"}]}),
+        serde_json::json!({"schema": "olm.bundle", "package": "p", "name": "p.v1.0.0", "image": "example.com/p:1",
+            "properties": [{"type": "olm.package", "value": {"packageName": "p", "version": "1.0.0"}},
+                {"type": "olm.csv.metadata", "value": {"installModes": modes}}]})
+    );
+    let catalog = olm_catalog::load::load_bytes(text.as_bytes(), "c.json").unwrap();
+    let meta = CatalogMeta {
+        name: "c".into(),
+        ..CatalogMeta::default()
+    };
+    vec![Arc::new(CatalogView::new(meta, catalog))]
+}
+
+/// The bundle page states the configuration as OLM v1's registry+v1 rules derive it from the
+/// install modes, shows the schema, and fills `watchNamespace` into the ClusterExtension when
+/// it is required.
+#[test]
+fn configuration_follows_the_install_modes() {
+    let url = html::bundle_url("c", "p", "p.v1.0.0");
+    let own = respond(&with_modes(&[("OwnNamespace", true)]), None, &url, "").body;
+    assert!(
+        own.contains("is required and must be the install namespace"),
+        "{own}"
+    );
+    assert!(
+        own.contains("&quot;format&quot;: &quot;ownNamespaceInstallMode&quot;"),
+        "{own}"
+    );
+    assert!(own.contains("watchNamespace: &quot;p&quot;"), "{own}");
+    let single = respond(&with_modes(&[("SingleNamespace", true)]), None, &url, "").body;
+    assert!(
+        single.contains(
+            "watchNamespace: &quot;p-watched&quot; # a namespace other than spec.namespace"
+        ),
+        "{single}"
+    );
+    let all = respond(
+        &with_modes(&[("AllNamespaces", true), ("OwnNamespace", false)]),
+        None,
+        &url,
+        "",
+    )
+    .body;
+    assert!(all.contains("is not accepted"), "{all}");
+    assert!(!all.contains("watchNamespace: "), "{all}");
+    let both = respond(
+        &with_modes(&[("AllNamespaces", true), ("SingleNamespace", true)]),
+        None,
+        &url,
+        "",
+    )
+    .body;
+    assert!(both.contains("is optional"), "{both}");
+    assert!(both.contains("id=\"config-schema\""), "{both}");
+}
