@@ -838,6 +838,25 @@ async fn browser_body(plane: &ControlPlane) -> anyhow::Result<()> {
         "{page}"
     );
     assert!(page.contains("<strong>Installed</strong>=True"), "{page}");
+
+    // The same page in chromium, for the docs' screenshot.
+    let url = format!("http://{}/browse/cluster", catalogd.addr);
+    let shots = std::env::var_os("OLM_SCREENSHOTS").map_or_else(
+        || PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("browser"),
+        PathBuf::from,
+    );
+    let upgrade = tokio::task::spawn_blocking(move || -> anyhow::Result<serde_json::Value> {
+        let mut b = olm_testenv::browser::Browser::start(1400, 500)?;
+        b.goto(&url)?;
+        std::fs::create_dir_all(&shots)?;
+        b.screenshot(&shots.join("cluster.png"))?;
+        Ok(b.eval(
+            "return document.querySelector('a.upgrade').textContent",
+            &[],
+        )?)
+    })
+    .await??;
+    assert_eq!(upgrade, json!("demo.v0.2.0"));
     catalogd.stop().await;
     Ok(())
 }
