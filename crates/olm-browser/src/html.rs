@@ -111,56 +111,41 @@ pub fn markdown(text: &str) -> String {
     let mut options = Options::empty();
     options.insert(Options::ENABLE_TABLES);
     options.insert(Options::ENABLE_STRIKETHROUGH);
-    let mut dropped_links = 0usize;
+    // Per open link or image: whether it was kept (its end is written only then).
+    let mut kept: Vec<bool> = Vec::new();
     let mut events: Vec<Event<'_>> = Vec::new();
     for event in Parser::new_ext(text, options) {
         match event {
             Event::Html(s) | Event::InlineHtml(s) => events.push(Event::Text(s)),
-            Event::Start(Tag::Link {
-                link_type,
-                dest_url,
-                title,
-                id,
-            }) => {
-                if safe_url(&dest_url) {
+            Event::Start(tag @ (Tag::Link { .. } | Tag::Image { .. })) => {
+                let (dest_url, title, id, link_type) = match tag {
+                    Tag::Link {
+                        link_type,
+                        dest_url,
+                        title,
+                        id,
+                    } => (dest_url, title, id, link_type),
+                    Tag::Image {
+                        dest_url,
+                        title,
+                        id,
+                        ..
+                    } => (dest_url, title, id, LinkType::Inline),
+                    _ => continue,
+                };
+                let keep = safe_url(&dest_url);
+                kept.push(keep);
+                if keep {
                     events.push(Event::Start(Tag::Link {
                         link_type,
                         dest_url,
                         title,
                         id,
                     }));
-                } else {
-                    dropped_links += 1;
                 }
             }
-            Event::End(TagEnd::Link) => {
-                if dropped_links > 0 {
-                    dropped_links -= 1;
-                } else {
-                    events.push(Event::End(TagEnd::Link));
-                }
-            }
-            Event::Start(Tag::Image {
-                dest_url,
-                title,
-                id,
-                ..
-            }) => {
-                if safe_url(&dest_url) {
-                    events.push(Event::Start(Tag::Link {
-                        link_type: LinkType::Inline,
-                        dest_url,
-                        title,
-                        id,
-                    }));
-                } else {
-                    dropped_links += 1;
-                }
-            }
-            Event::End(TagEnd::Image) => {
-                if dropped_links > 0 {
-                    dropped_links -= 1;
-                } else {
+            Event::End(TagEnd::Link | TagEnd::Image) => {
+                if kept.pop().unwrap_or(false) {
                     events.push(Event::End(TagEnd::Link));
                 }
             }
@@ -217,5 +202,19 @@ mod tests {
             !html.contains("<script") && !html.contains("<img"),
             "{html}"
         );
+        // Nested: every kept opening has its closing, nothing unsafe survives.
+        for nested in [
+            "[![i](https://example.com/i.png)](javascript:x)",
+            "[![i](javascript:y)](https://example.com)",
+            "[a [b](javascript:z) c](https://example.com)",
+        ] {
+            let html = markdown(nested);
+            assert_eq!(
+                html.matches("<a ").count(),
+                html.matches("</a>").count(),
+                "{html}"
+            );
+            assert!(!html.contains("javascript:"), "{html}");
+        }
     }
 }

@@ -62,11 +62,14 @@ pub fn respond(
     let Some(rest) = path.strip_prefix(html::PREFIX) else {
         return not_found("no such page");
     };
-    let segments: Vec<String> = rest
+    let Ok(segments) = rest
         .split('/')
         .filter(|s| !s.is_empty())
-        .map(percent_decode)
-        .collect();
+        .map(olm_goenc::url::path_unescape)
+        .collect::<Result<Vec<String>, _>>()
+    else {
+        return not_found("no such page");
+    };
     let segs: Vec<&str> = segments.iter().map(String::as_str).collect();
     match segs.as_slice() {
         [] => Response::html(200, pages::catalogs(catalogs, cluster.is_some())),
@@ -121,42 +124,10 @@ fn not_found(what: &str) -> Response {
     )
 }
 
-/// `a=1&b=x+y` as a map (form encoding: `+` is a space); the last value of a key wins.
+/// The query parameters, as Go's `URL.Query()` reads them (pairs that do not decode are left
+/// out; the last of a repeated one wins).
 fn query_params(query: &str) -> BTreeMap<String, String> {
-    query
-        .split('&')
-        .filter(|p| !p.is_empty())
-        .map(|p| {
-            let (k, v) = p.split_once('=').unwrap_or((p, ""));
-            (
-                percent_decode(&k.replace('+', " ")),
-                percent_decode(&v.replace('+', " ")),
-            )
-        })
-        .collect()
-}
-
-/// Percent-decoding; invalid escapes stay as written, invalid UTF-8 is replaced.
-fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = |b: u8| (b as char).to_digit(16);
-        if bytes[i] == b'%'
-            && let (Some(h), Some(l)) = (
-                bytes.get(i + 1).copied().and_then(hex),
-                bytes.get(i + 2).copied().and_then(hex),
-            )
-        {
-            out.push((h * 16 + l) as u8);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    olm_goenc::url::parse_query(query).0.into_iter().collect()
 }
 
 #[cfg(test)]

@@ -388,38 +388,6 @@ fn parse_range(value: &str, size: u64) -> Result<RangeSpec, &'static str> {
     }
 }
 
-/// Splits a raw query string into decoded pairs, as Go's `url.ParseQuery`.
-fn query_pairs(raw: &str) -> Result<Vec<(String, String)>, ()> {
-    let decode = |s: &str| -> Result<String, ()> {
-        let bytes = s.as_bytes();
-        let mut out = Vec::with_capacity(bytes.len());
-        let mut i = 0;
-        while i < bytes.len() {
-            match bytes[i] {
-                b'+' => out.push(b' '),
-                b'%' => {
-                    let hex = bytes.get(i + 1..i + 3).ok_or(())?;
-                    let hex = std::str::from_utf8(hex).map_err(|_| ())?;
-                    out.push(u8::from_str_radix(hex, 16).map_err(|_| ())?);
-                    i += 2;
-                }
-                b => out.push(b),
-            }
-            i += 1;
-        }
-        String::from_utf8(out).map_err(|_| ())
-    };
-    let mut pairs = Vec::new();
-    for part in raw.split('&') {
-        if part.is_empty() {
-            continue;
-        }
-        let (k, v) = part.split_once('=').unwrap_or((part, ""));
-        pairs.push((decode(k)?, decode(v)?));
-    }
-    Ok(pairs)
-}
-
 async fn metas(
     State(state): State<AppState>,
     Path(catalog): Path<String>,
@@ -440,7 +408,8 @@ async fn metas(
         )
     };
     // Go drops undecodable pairs from `Query()`; an unknown key is what gets a 400 there.
-    let pairs = query_pairs(raw.as_deref().unwrap_or("")).unwrap_or_default();
+    // As Go's `URL.Query()`: the pairs that decode.
+    let (pairs, _) = olm_goenc::url::parse_query(raw.as_deref().unwrap_or(""));
     let (mut schema, mut package, mut name) = (None, None, None);
     for (k, v) in pairs {
         let slot = match k.as_str() {
@@ -682,19 +651,6 @@ mod tests {
                  start and end with an alphanumeric character (e.g. 'example.com', regex used for \
                  validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
             )
-        );
-    }
-
-    #[test]
-    fn queries_decode_like_go() {
-        assert_eq!(
-            query_pairs("schema=olm.bundle&package=a%2Db&name=x+y&flag").expect("ok"),
-            vec![
-                ("schema".into(), "olm.bundle".into()),
-                ("package".into(), "a-b".into()),
-                ("name".into(), "x y".into()),
-                ("flag".into(), "".into()),
-            ]
         );
     }
 

@@ -12,6 +12,7 @@ mod isprint;
 pub mod json;
 pub mod json_syntax;
 mod swar;
+pub mod url;
 mod verbs;
 pub mod yaml;
 pub mod yamlread;
