@@ -89,3 +89,20 @@ fn largest_data_package(bencher: divan::Bencher) {
     let url = html::package_url("community", &p.name);
     bencher.bench(|| respond(&cats, None, &url, ""));
 }
+
+/// One channel of 10,000 bundles: the package page with its whole graph.
+#[divan::bench(sample_count = 10)]
+fn package_10k_channel(bencher: divan::Bencher) {
+    let catalog = olm_synthetic::catalog(&olm_synthetic::Spec {
+        packages: 1,
+        bundles_per_package: 10_000,
+        description_bytes: 100,
+    });
+    let meta = CatalogMeta {
+        name: "long".into(),
+        ..CatalogMeta::default()
+    };
+    let cats = vec![Arc::new(CatalogView::new(meta, catalog))];
+    let url = html::package_url("long", "synthetic-operator-0000");
+    bencher.bench(|| respond(&cats, None, &url, ""));
+}

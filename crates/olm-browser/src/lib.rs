@@ -24,7 +24,7 @@ use std::sync::Arc;
 
 pub use cluster::{ClusterView, ConditionView, ExtensionView, Upgrade, upgrade};
 pub use model::{BundleView, CatalogMeta, CatalogView, ChannelView, PackageView};
-pub use pages::{MAX_RESULTS, SearchQuery, WouldGet};
+pub use pages::{MAX_RESULTS, MAX_SKIP_RANGE_EDGES, SearchQuery, WouldGet};
 
 /// An answer: status, content type and body.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -19,6 +19,10 @@ use crate::model::{BundleView, CatalogView, PackageView};
 /// Most search results listed on one page.
 pub const MAX_RESULTS: usize = 200;
 
+/// Most `skipRange` edges a package's graph draws: a wide range on many entries would otherwise
+/// draw millions of edges, unreadable and seconds in the making.
+pub const MAX_SKIP_RANGE_EDGES: usize = 2_000;
+
 /// The catalogs page.
 pub fn catalogs(catalogs: &[Arc<CatalogView>], on_cluster: bool) -> String {
     let mut b = String::from("<h1>Catalogs</h1>\n");
@@ -401,8 +405,19 @@ fn link_or_text(url: &str, text: &str) -> String {
 
 /// The package's upgrade graph, drawn by the same layout as `olm catalog graph --format svg`.
 fn graph_svg(p: &PackageView) -> String {
-    match olm_graph::Drawing::new(&p.content, &olm_graph::GraphOptions::default()) {
-        Ok(d) => olm_graph::svg::write(&d),
+    let opts = olm_graph::GraphOptions {
+        max_skip_range_edges: Some(MAX_SKIP_RANGE_EDGES),
+        ..Default::default()
+    };
+    match olm_graph::Drawing::new(&p.content, &opts) {
+        Ok(d) => {
+            let mut out = String::new();
+            for w in &d.warnings {
+                let _ = writeln!(out, "<p class=\"warning\" role=\"note\">{}</p>", esc(w));
+            }
+            out.push_str(&olm_graph::svg::write(&d));
+            out
+        }
         Err(e) => format!(
             "<p class=\"warning\">The graph cannot be drawn: {}</p>",
             esc(&e.to_string())

@@ -322,3 +322,35 @@ fn configuration_follows_the_install_modes() {
     assert!(both.contains("is optional"), "{both}");
     assert!(both.contains("id=\"config-schema\""), "{both}");
 }
+
+/// A package whose skipRanges would draw thousands of edges gets a bounded graph and says so.
+#[test]
+fn wide_skip_ranges_are_bounded_and_named() {
+    let catalog = olm_synthetic::catalog(&olm_synthetic::Spec {
+        packages: 1,
+        bundles_per_package: 300,
+        description_bytes: 10,
+    });
+    let meta = CatalogMeta {
+        name: "s".into(),
+        ..CatalogMeta::default()
+    };
+    let cats = vec![Arc::new(CatalogView::new(meta, catalog))];
+    let page = respond(
+        &cats,
+        None,
+        &html::package_url("s", "synthetic-operator-0000"),
+        "",
+    )
+    .body;
+    assert_eq!(
+        page.matches("class=\"edge skiprange\"").count(),
+        MAX_SKIP_RANGE_EDGES
+    );
+    assert!(
+        page.contains(&format!(
+            "are not drawn: more than {MAX_SKIP_RANGE_EDGES} in all"
+        )),
+        "{page}"
+    );
+}

@@ -18,6 +18,11 @@ pub struct GraphOptions {
     pub minimum_edge: Option<BundleName>,
     /// Mark which bundles OLM v0 would skip over (`--draw-v0-semantics`).
     pub v0_semantics: bool,
+    /// Draw at most this many `skipRange` edges in all (None: all of them). A range such as
+    /// `>=0.0.0 <x` on every tenth of 10,000 entries means millions of edges, which nobody can
+    /// read and which take seconds and gigabytes to draw; past the limit the remaining entries'
+    /// ranges are not evaluated, and a warning says how many were left out.
+    pub max_skip_range_edges: Option<usize>,
 }
 
 /// Why a graph cannot be drawn; the texts are opm's, names quoted as Go's `%q` quotes them.
@@ -306,6 +311,7 @@ impl Drawing {
         let mut packages: BTreeMap<String, PackageDrawing> = BTreeMap::new();
         let mut warnings = Vec::new();
         let mut next_id = 0usize;
+        let mut range_budget = opts.max_skip_range_edges;
         for c in channels {
             let Some(entries) = filter.channel(c) else {
                 continue;
@@ -316,6 +322,7 @@ impl Drawing {
                 &filter,
                 &deprecations,
                 &mut next_id,
+                &mut range_budget,
                 &mut warnings,
             );
             packages
@@ -350,8 +357,10 @@ fn draw_channel(
     filter: &Filter<'_>,
     deprecations: &Deprecations,
     next_id: &mut usize,
+    range_budget: &mut Option<usize>,
     warnings: &mut Vec<String>,
 ) -> ChannelDrawing {
+    let mut ranges_left_out = 0usize;
     let mut sorted: Vec<&ChannelEntry> = entries.iter().collect();
     sorted.sort_by_key(|e| std::cmp::Reverse(filter.version(&e.name)));
 
@@ -389,9 +398,17 @@ fn draw_channel(
         let into_skipped = v0 && skipped.contains(ce.name.as_str());
         if !ce.skip_range.is_empty() {
             match blang::Range::parse(&ce.skip_range) {
+                Ok(_) if *range_budget == Some(0) => ranges_left_out += 1,
                 Ok(range) => {
                     for other in entries {
                         if range.matches(&filter.version(&other.name)) {
+                            if let Some(left) = range_budget.as_mut() {
+                                if *left == 0 {
+                                    ranges_left_out += 1;
+                                    break;
+                                }
+                                *left -= 1;
+                            }
                             push(
                                 &other.name,
                                 EdgeKind::SkipRange(ce.skip_range.clone()),
@@ -419,6 +436,14 @@ fn draw_channel(
                 .get(ce.name.as_str())
                 .map(|v| (v.major, v.minor)),
         });
+    }
+    if ranges_left_out > 0 {
+        warnings.push(format!(
+            "the skipRange edges of {ranges_left_out} entries of channel {} of package {} are not drawn: more than {} in all",
+            quote(&c.name),
+            quote(&c.package),
+            filter.opts.max_skip_range_edges.unwrap_or_default()
+        ));
     }
     ChannelDrawing {
         name: c.name.to_string(),

@@ -211,3 +211,42 @@ fn real_catalog_mermaid_matches_opm() {
         failures.join("\n")
     );
 }
+
+/// A budget of skipRange edges stops drawing (and evaluating) ranges once spent, and says how
+/// many entries were left out; without one every edge is drawn.
+#[test]
+fn skip_range_edges_can_be_bounded() {
+    let catalog = olm_synthetic::catalog(&olm_synthetic::Spec {
+        packages: 1,
+        bundles_per_package: 200,
+        description_bytes: 10,
+    });
+    let ranges = |d: &Drawing| {
+        d.edges()
+            .filter(|e| matches!(e.kind, graph::EdgeKind::SkipRange(_)))
+            .count()
+    };
+    let all = Drawing::new(&catalog, &GraphOptions::default()).unwrap();
+    assert!(ranges(&all) > 1_000, "{}", ranges(&all));
+    assert!(all.warnings.is_empty());
+    let bounded = Drawing::new(
+        &catalog,
+        &GraphOptions {
+            max_skip_range_edges: Some(100),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(ranges(&bounded), 100);
+    assert_eq!(bounded.warnings.len(), 1);
+    assert!(
+        bounded.warnings[0].contains("are not drawn: more than 100 in all"),
+        "{:?}",
+        bounded.warnings
+    );
+    // Everything else is drawn as before.
+    assert_eq!(
+        bounded.edges().count() - ranges(&bounded),
+        all.edges().count() - ranges(&all)
+    );
+}

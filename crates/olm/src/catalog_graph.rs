@@ -65,6 +65,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         package: args.package,
         minimum_edge: args.minimum_edge,
         v0_semantics: args.draw_v0_semantics,
+        // Every edge, as opm draws them.
+        max_skip_range_edges: None,
     };
     let drawing = Drawing::new(&cat, &opts)?;
     for w in &drawing.warnings {
