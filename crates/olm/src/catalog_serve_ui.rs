@@ -62,8 +62,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .await
             .with_context(|| format!("listening on {}", args.listen))?;
         eprintln!(
-            "olm catalog serve-ui: {packages} packages of {} catalogs indexed in {} ms; browse http://{}/browse/",
+            "olm catalog serve-ui: {packages} packages of {} catalog{} indexed in {} ms; browse http://{}/browse/",
             views.len(),
+            if views.len() == 1 { "" } else { "s" },
             started.elapsed().as_millis(),
             listener.local_addr()?
         );
