@@ -293,29 +293,12 @@ impl PackageView {
     }
 }
 
-/// The CSV metadata of a bundle: its `olm.csv.metadata`, else the CSV among its
-/// `olm.bundle.object` properties (reduced to the same fields).
+/// The CSV metadata of a bundle: its `olm.csv.metadata`, else built from the CSV among its
+/// `olm.bundle.object` properties as the migration builds it.
 fn csv_metadata(b: &olm_catalog::model::Bundle) -> Option<Value> {
-    if let Some(m) = b.csv_metadata() {
-        return Some(m);
-    }
-    b.properties.iter().find_map(|p| match p.parse() {
-        Ok(TypedProperty::BundleObject(o)) => {
-            let bytes = o.decode().ok()?;
-            let v: Value = serde_json::from_slice(&bytes).ok()?;
-            if v["kind"] != "ClusterServiceVersion" {
-                return None;
-            }
-            let mut m = v["spec"].clone();
-            if let Some(a) = v["metadata"].get("annotations") {
-                m["annotations"] = a.clone();
-            }
-            if let Some(l) = v["metadata"].get("labels") {
-                m["labels"] = l.clone();
-            }
-            Some(m)
-        }
-        _ => None,
+    b.csv_metadata().or_else(|| {
+        let csv = b.csv_object().ok().flatten()?;
+        Some(olm_catalog::property::CsvMetadata::from_csv(&csv))
     })
 }
 

@@ -354,3 +354,26 @@ fn wide_skip_ranges_are_bounded_and_named() {
         "{page}"
     );
 }
+
+/// An unmigrated bundle, whose CSV is a YAML `olm.bundle.object`, still gives the package its
+/// metadata.
+#[test]
+fn metadata_comes_from_bundle_objects_too() {
+    use base64::Engine as _;
+    let csv = "apiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion\nmetadata:\n  name: p.v1.0.0\n  annotations:\n    capabilities: Seamless Upgrades\nspec:\n  displayName: The P Operator\n  provider:\n    name: P Inc\n";
+    let data = base64::engine::general_purpose::STANDARD.encode(csv);
+    let text = format!(
+        "{}\n{}\n{}\n",
+        serde_json::json!({"schema": "olm.package", "name": "p", "defaultChannel": "c"}),
+        serde_json::json!({"schema": "olm.channel", "package": "p", "name": "c", "entries": [{"name": "p.v1.0.0"}]}),
+        serde_json::json!({"schema": "olm.bundle", "package": "p", "name": "p.v1.0.0", "image": "example.com/p:1",
+            "properties": [{"type": "olm.package", "value": {"packageName": "p", "version": "1.0.0"}},
+                {"type": "olm.bundle.object", "value": {"data": data}}]})
+    );
+    let catalog = olm_catalog::load::load_bytes(text.as_bytes(), "c.json").unwrap();
+    let view = CatalogView::new(CatalogMeta::default(), catalog);
+    let p = view.package("p").unwrap();
+    assert_eq!(p.display_name, "The P Operator");
+    assert_eq!(p.provider, "P Inc");
+    assert_eq!(p.capabilities, "Seamless Upgrades");
+}

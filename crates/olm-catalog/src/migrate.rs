@@ -6,12 +6,9 @@
 //! alone). Asking for a level runs every migration up to and including it.
 
 use olm_goenc::quote;
-use serde_json::Value;
 
 use crate::model::Catalog;
-use crate::property::{
-    BundleObject, CsvMetadata, TYPE_BUNDLE_OBJECT, TYPE_CSV_METADATA, TypedProperty,
-};
+use crate::property::{CsvMetadata, TYPE_BUNDLE_OBJECT, TYPE_CSV_METADATA};
 
 /// The known migration levels in order.
 pub const LEVELS: &[(&str, &str)] = &[
@@ -60,29 +57,11 @@ fn bundle_object_to_csv_metadata(cat: &mut Catalog) -> Result<(), MigrateError> 
         if b.image.is_empty() || b.properties.iter().any(|p| p.type_ == TYPE_CSV_METADATA) {
             continue;
         }
-        let mut csv = None;
-        for p in &b.properties {
-            if p.type_ != TYPE_BUNDLE_OBJECT {
-                continue;
-            }
-            let err = |message: String| MigrateError::Bundle {
-                package: b.package.to_string(),
-                bundle: b.name.to_string(),
-                message,
-            };
-            let obj: BundleObject = match p.parse() {
-                Ok(TypedProperty::BundleObject(o)) => o,
-                Ok(_) => continue,
-                Err(e) => return Err(err(e)),
-            };
-            let data = obj.decode().map_err(&err)?;
-            let text = String::from_utf8(data).map_err(|e| err(e.to_string()))?;
-            let v: Value = olm_goenc::yamlread::from_str(&text).map_err(|e| err(e.to_string()))?;
-            if v.get("kind").and_then(Value::as_str) == Some("ClusterServiceVersion") {
-                csv = Some(v);
-                break;
-            }
-        }
+        let csv = b.csv_object().map_err(|message| MigrateError::Bundle {
+            package: b.package.to_string(),
+            bundle: b.name.to_string(),
+            message,
+        })?;
         let Some(csv) = csv else { continue };
         b.properties.retain(|p| p.type_ != TYPE_BUNDLE_OBJECT);
         b.properties.push(CsvMetadata::property(&csv));

@@ -474,6 +474,35 @@ impl Bundle {
             .map(str::to_owned)
     }
 
+    /// The ClusterServiceVersion among the bundle's `olm.bundle.object` properties (YAML or
+    /// JSON), if one is there: what the `bundle-object-to-csv-metadata` migration turns into
+    /// `olm.csv.metadata`, and where readers of unmigrated catalogs find the metadata.
+    ///
+    /// # Errors
+    ///
+    /// An object property that does not decode, with the reason.
+    pub fn csv_object(&self) -> Result<Option<serde_json::Value>, String> {
+        use crate::property::{TYPE_BUNDLE_OBJECT, TypedProperty};
+        for p in self
+            .properties
+            .iter()
+            .filter(|p| p.type_ == TYPE_BUNDLE_OBJECT)
+        {
+            let obj = match p.parse() {
+                Ok(TypedProperty::BundleObject(o)) => o,
+                Ok(_) => continue,
+                Err(e) => return Err(e),
+            };
+            let text = String::from_utf8(obj.decode()?).map_err(|e| e.to_string())?;
+            let v: serde_json::Value =
+                olm_goenc::yamlread::from_str(&text).map_err(|e| e.to_string())?;
+            if v.get("kind").and_then(serde_json::Value::as_str) == Some("ClusterServiceVersion") {
+                return Ok(Some(v));
+            }
+        }
+        Ok(None)
+    }
+
     /// The value of the first `olm.csv.metadata` property that reads as JSON.
     pub fn csv_metadata(&self) -> Option<serde_json::Value> {
         self.properties.iter().find_map(|p| match p.parse() {
