@@ -16,6 +16,8 @@ use olm_bundle::apivalidate::{self, Level};
 use olm_bundle::generate::{Options, annotations_yaml, dockerfile, generate};
 use serde_json::Value;
 
+use crate::output::write_atomically;
+
 /// Generate a bundle from manifests.
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -122,21 +124,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     for d in [&manifests, &metadata] {
         std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
     }
-    write(&csv_file, &olm_goenc::yaml::to_yaml(&generated.csv))?;
+    write_atomically(&csv_file, &olm_goenc::yaml::to_yaml(&generated.csv))?;
     for (name, object) in &generated.objects {
-        write(&manifests.join(name), &olm_goenc::yaml::to_yaml(object))?;
+        write_atomically(&manifests.join(name), &olm_goenc::yaml::to_yaml(object))?;
     }
-    write(
+    write_atomically(
         &metadata.join("annotations.yaml"),
         &annotations_yaml(&generated.annotations),
     )?;
     if let Some(config) = &generated.scorecard {
         let dir = args.output_dir.join(olm_bundle::generate::SCORECARD_DIR);
         std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-        write(&dir.join("config.yaml"), &olm_goenc::yaml::to_yaml(config))?;
+        write_atomically(&dir.join("config.yaml"), &olm_goenc::yaml::to_yaml(config))?;
     }
     let dir = args.output_dir.display().to_string();
-    write(
+    write_atomically(
         &args.dockerfile,
         &dockerfile(&generated.annotations, dir.trim_end_matches('/')),
     )?;
@@ -250,19 +252,4 @@ fn kustomize(dir: &Path) -> anyhow::Result<String> {
         );
     }
     String::from_utf8(out.stdout).context("kubectl kustomize printed something that is not UTF-8")
-}
-
-/// Writes a file whole (through a temporary file renamed into place).
-fn write(path: &Path, text: &str) -> anyhow::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)
-        .with_context(|| format!("writing {}", path.display()))?;
-    std::io::Write::write_all(&mut tmp, text.as_bytes())
-        .with_context(|| format!("writing {}", path.display()))?;
-    tmp.persist(path)
-        .with_context(|| format!("writing {}", path.display()))?;
-    Ok(())
 }

@@ -220,7 +220,7 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
     }
     for (i, doc) in &edited {
         let path = &files[*i].path;
-        write_atomically(path, &edit::render(doc))?;
+        crate::output::write_atomically(path, &edit::render(doc))?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -274,16 +274,4 @@ fn combined_docs(docs: &[Document], kind: Kind) -> Document {
         docs: docs.iter().flat_map(|d| d.docs.iter().cloned()).collect(),
         source: String::new(),
     }
-}
-
-/// Writes through a temporary file renamed into place, so a failure leaves the old file whole.
-fn write_atomically(path: &Path, text: &str) -> anyhow::Result<()> {
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
-    let mut tmp = tempfile::NamedTempFile::new_in(dir.unwrap_or(Path::new(".")))
-        .with_context(|| format!("writing next to {}", path.display()))?;
-    std::io::Write::write_all(&mut tmp, text.as_bytes())
-        .with_context(|| format!("writing {}", path.display()))?;
-    tmp.persist(path)
-        .with_context(|| format!("replacing {}", path.display()))?;
-    Ok(())
 }

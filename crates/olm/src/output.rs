@@ -1,7 +1,24 @@
-//! Writing results to stdout. A reader that stops early (`olm … | head`) closes the pipe; that is
-//! the reader's choice, not an error, so it ends the command quietly like other Unix tools.
+//! Writing results to stdout and to files. A reader that stops early (`olm … | head`) closes the
+//! pipe; that is the reader's choice, not an error, so it ends the command quietly like other
+//! Unix tools. Files are replaced whole, never left half-written.
 
 use std::io::{self, Write};
+use std::path::Path;
+
+use anyhow::Context as _;
+
+/// Writes `text` to `path` through a temporary file beside it, renamed into place, so a failure
+/// leaves the old file whole.
+pub fn write_atomically(path: &Path, text: &str) -> anyhow::Result<()> {
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+    let mut tmp = tempfile::NamedTempFile::new_in(dir.unwrap_or(Path::new(".")))
+        .with_context(|| format!("writing next to {}", path.display()))?;
+    tmp.write_all(text.as_bytes())
+        .with_context(|| format!("writing {}", path.display()))?;
+    tmp.persist(path)
+        .with_context(|| format!("replacing {}", path.display()))?;
+    Ok(())
+}
 
 /// Treats a broken pipe as success.
 pub fn ignore_broken_pipe(r: io::Result<()>) -> io::Result<()> {
