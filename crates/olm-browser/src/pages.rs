@@ -673,7 +673,18 @@ pub fn bundle(c: &CatalogView, p: &PackageView, bv: &BundleView) -> String {
     }
     let _ = writeln!(
         b,
-        "<h2>Install it</h2><p>A ClusterExtension for this bundle (create the ServiceAccount and its permissions first):</p><pre class=\"code\" id=\"cluster-extension\">{}</pre>",
+        "<h2>Install it</h2><p>A ClusterExtension for this bundle (create the ServiceAccount and its permissions first{}):</p><pre class=\"code\" id=\"cluster-extension\">{}</pre>",
+        if matches!(
+            watch_rule(bv),
+            WatchNamespaceRule::Present {
+                required: true,
+                format: Some(NamespaceFormat::SingleNamespaceInstallMode)
+            }
+        ) {
+            "; the operator must watch a namespace other than its own: change <code>watchNamespace</code>"
+        } else {
+            ""
+        },
         esc(&cluster_extension(c, p, bv))
     );
     b.push_str("<h2>Properties</h2><table class=\"properties\"><thead><tr><th scope=\"col\">Type</th><th scope=\"col\">Value</th></tr></thead><tbody>");
@@ -779,46 +790,40 @@ fn config_schema(b: &mut String, bv: &BundleView) {
     }
 }
 
-/// A ClusterExtension installing exactly this bundle from this catalog, as YAML (every string
-/// JSON-quoted, which YAML reads as is).
+/// A ClusterExtension installing exactly this bundle from this catalog, as YAML. When the
+/// bundle only supports SingleNamespace, the namespace it watches must differ from the install
+/// namespace: `<namespace>-watched` stands in for it (the page says so).
 fn cluster_extension(c: &CatalogView, p: &PackageView, bv: &BundleView) -> String {
-    let q = |s: &str| serde_json::to_string(s).unwrap_or_default();
     let namespace = bv
         .annotations
         .get("operatorframework.io/suggested-namespace")
         .cloned()
         .unwrap_or_else(|| p.name.clone());
-    let mut y = format!(
-        "apiVersion: olm.operatorframework.io/v1\nkind: ClusterExtension\nmetadata:\n  name: {}\nspec:\n  namespace: {}\n  serviceAccount:\n    name: {}\n",
-        q(&p.name),
-        q(&namespace),
-        q(&format!("{}-installer", p.name))
-    );
+    let mut spec = serde_json::json!({
+        "namespace": namespace,
+        "serviceAccount": {"name": format!("{}-installer", p.name)},
+    });
     if let WatchNamespaceRule::Present {
         required: true,
         format,
     } = watch_rule(bv)
     {
         let watched = match format {
-            Some(NamespaceFormat::SingleNamespaceInstallMode) => {
-                format!(
-                    "{} # a namespace other than spec.namespace",
-                    q(&format!("{namespace}-watched"))
-                )
-            }
-            _ => q(&namespace),
+            Some(NamespaceFormat::SingleNamespaceInstallMode) => format!("{namespace}-watched"),
+            _ => namespace.clone(),
         };
-        let _ = write!(
-            y,
-            "  config:\n    configType: Inline\n    inline:\n      watchNamespace: {watched}\n"
-        );
+        spec["config"] =
+            serde_json::json!({"configType": "Inline", "inline": {"watchNamespace": watched}});
     }
-    let _ = write!(
-        y,
-        "  source:\n    sourceType: Catalog\n    catalog:\n      packageName: {}\n      version: {}\n      selector:\n        matchLabels:\n          olm.operatorframework.io/metadata.name: {}\n",
-        q(&p.name),
-        q(&bv.version),
-        q(&c.meta.name)
-    );
-    y
+    spec["source"] = serde_json::json!({"sourceType": "Catalog", "catalog": {
+        "packageName": p.name,
+        "version": bv.version,
+        "selector": {"matchLabels": {"olm.operatorframework.io/metadata.name": c.meta.name}},
+    }});
+    olm_goenc::yaml::to_yaml_ordered(&serde_json::json!({
+        "apiVersion": "olm.operatorframework.io/v1",
+        "kind": "ClusterExtension",
+        "metadata": {"name": p.name},
+        "spec": spec,
+    }))
 }

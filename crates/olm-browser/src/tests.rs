@@ -295,12 +295,15 @@ fn configuration_follows_the_install_modes() {
         own.contains("&quot;format&quot;: &quot;ownNamespaceInstallMode&quot;"),
         "{own}"
     );
-    assert!(own.contains("watchNamespace: &quot;p&quot;"), "{own}");
+    assert!(
+        own.contains("    inline:\n      watchNamespace: p\n"),
+        "{own}"
+    );
     let single = respond(&with_modes(&[("SingleNamespace", true)]), None, &url, "").body;
     assert!(
-        single.contains(
-            "watchNamespace: &quot;p-watched&quot; # a namespace other than spec.namespace"
-        ),
+        single.contains("watchNamespace: p-watched\n")
+            && single
+                .contains("a namespace other than its own: change <code>watchNamespace</code>"),
         "{single}"
     );
     let all = respond(
