@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use futures::StreamExt as _;
 use kube::ResourceExt as _;
 use kube::api::Api;
-use kube::runtime::reflector::{self, Store};
+use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt as _, watcher};
 use olm_api::{ClusterCatalog, ClusterExtension};
 
@@ -148,12 +148,7 @@ impl Stored {
         let Some(watch) = &self.cluster else {
             return meta;
         };
-        let Some(c) = watch
-            .catalogs
-            .state()
-            .into_iter()
-            .find(|c| c.name_any() == name)
-        else {
+        let Some(c) = watch.catalogs.get(&ObjectRef::new(name)) else {
             meta.state = "Stored (no ClusterCatalog)".into();
             return meta;
         };

@@ -54,7 +54,8 @@ pub struct Document {
     pub json: bool,
     /// Its documents (one for a template).
     pub docs: Vec<Value>,
-    /// The text it was read from: a YAML template's comments are carried over from it.
+    /// The text a YAML template was read from, whose comments are carried over (empty for
+    /// catalogs and JSON files).
     pub source: String,
 }
 
@@ -160,7 +161,12 @@ pub fn parse(text: &str) -> Result<Document, String> {
         kind,
         json,
         docs,
-        source: text.to_owned(),
+        // Only a YAML template's comments are carried over; a catalog keeps no second copy.
+        source: if kind != Kind::Fbc && !json {
+            text.to_owned()
+        } else {
+            String::new()
+        },
     })
 }
 
