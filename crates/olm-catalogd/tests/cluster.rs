@@ -822,10 +822,11 @@ async fn browser_body(plane: &ControlPlane) -> anyhow::Result<()> {
                 "install": {"bundle": {"name": "demo.v0.1.0", "version": "0.1.0"}}}})),
         )
         .await?;
-    let page = eventually("the cluster page shows the upgrade", || async {
+    // Until the watch cache has the status, the extension shows as not installed.
+    let page = eventually("the cluster page shows the installed bundle", || async {
         let (code, body) = catalogd.get("/browse/cluster").await?;
         let page = String::from_utf8(body)?;
-        Ok((code == 200 && page.contains("class=\"upgrade\"")).then_some(page))
+        Ok((code == 200 && page.contains("demo.v0.1.0</a> (0.1.0)")).then_some(page))
     })
     .await?;
     assert!(page.contains("data-extension=\"demo\""), "{page}");
