@@ -97,6 +97,13 @@ impl Browser {
                 message: format!("no session id in {answer}"),
             });
         }
+        // A headless window need not hold the system's focus (it does not on a busy or
+        // display-less machine), and then `focus()` moves the active element without firing
+        // focus events. Pages are tested as a user sees them: focused.
+        browser.cdp(
+            "Emulation.setFocusEmulationEnabled",
+            json!({"enabled": true}),
+        )?;
         Ok(browser)
     }
 
@@ -165,11 +172,18 @@ impl Browser {
     /// Emulates `prefers-color-scheme: dark` (or light).
     pub fn dark(&mut self, dark: bool) -> Result<(), BrowserError> {
         let scheme = if dark { "dark" } else { "light" };
+        self.cdp(
+            "Emulation.setEmulatedMedia",
+            json!({"features": [{"name": "prefers-color-scheme", "value": scheme}]}),
+        )
+    }
+
+    /// One DevTools protocol command through chromedriver.
+    fn cdp(&mut self, cmd: &str, params: Value) -> Result<(), BrowserError> {
         self.session_call(
             "POST",
             "/goog/cdp/execute",
-            &json!({"cmd": "Emulation.setEmulatedMedia",
-                "params": {"features": [{"name": "prefers-color-scheme", "value": scheme}]}}),
+            &json!({"cmd": cmd, "params": params}),
         )
         .map(drop)
     }
