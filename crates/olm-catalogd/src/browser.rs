@@ -44,29 +44,52 @@ impl Views for Fixed {
     }
 }
 
-/// Watch caches of the ClusterCatalogs and ClusterExtensions, and why a watch fails, if one
-/// does (a missing permission, say): the page says so rather than showing less in silence.
+/// Why a watch the browser reads fails, by kind, until it succeeds again (a missing permission,
+/// say): the page says so rather than showing less in silence.
+#[derive(Clone, Default)]
+pub struct Problems(Arc<Mutex<BTreeMap<&'static str, String>>>);
+
+impl Problems {
+    /// Notes one event of the watch of `kind`: a failure is remembered, a success forgets it.
+    pub fn note<T>(&self, kind: &'static str, event: &Result<T, watcher::Error>) {
+        // A poisoned lock only means another task panicked while writing; the map is whole.
+        let mut problems = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        match event {
+            Ok(_) => {
+                problems.remove(kind);
+            }
+            Err(e) => {
+                tracing::warn!(kind, error = %e, "catalog browser: watch failed");
+                problems.insert(kind, format!("cannot watch {kind}: {e}"));
+            }
+        }
+    }
+
+    fn all(&self) -> Vec<String> {
+        let problems = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        problems.values().cloned().collect()
+    }
+}
+
+/// Watch caches of the ClusterCatalogs (priority, labels, availability, serving state) and the
+/// ClusterExtensions (the cluster page), with why a watch fails.
 #[derive(Clone)]
 pub struct ClusterWatch {
     catalogs: Store<ClusterCatalog>,
     extensions: Store<ClusterExtension>,
-    problems: Arc<Mutex<BTreeMap<&'static str, String>>>,
+    problems: Problems,
 }
 
 impl ClusterWatch {
-    /// The caches, and the future that keeps them filled (run it until shutdown).
-    pub fn start(client: kube::Client) -> (ClusterWatch, impl Future<Output = ()> + Send) {
-        let (catalogs, catalog_writer) = reflector::store();
+    /// The caches: `catalogs` is the ClusterCatalog controller's (whose watch reports to
+    /// `problems` under `ClusterCatalogs`); the ClusterExtensions get a watch of their own, kept
+    /// filled by the future returned (run it until shutdown).
+    pub fn start(
+        client: kube::Client,
+        catalogs: Store<ClusterCatalog>,
+        problems: Problems,
+    ) -> (ClusterWatch, impl Future<Output = ()> + Send) {
         let (extensions, extension_writer) = reflector::store();
-        let problems: Arc<Mutex<BTreeMap<&'static str, String>>> = Arc::default();
-        let catalog_events = reflector::reflector(
-            catalog_writer,
-            watcher(
-                Api::<ClusterCatalog>::all(client.clone()),
-                watcher::Config::default(),
-            ),
-        )
-        .default_backoff();
         let extension_events = reflector::reflector(
             extension_writer,
             watcher(
@@ -75,13 +98,11 @@ impl ClusterWatch {
             ),
         )
         .default_backoff();
-        let (p1, p2) = (problems.clone(), problems.clone());
-        let run = async move {
-            futures::join!(
-                drain(catalog_events, "ClusterCatalogs", p1),
-                drain(extension_events, "ClusterExtensions", p2)
-            );
-        };
+        let noted = problems.clone();
+        let run = extension_events.for_each(move |event| {
+            noted.note(EXTENSIONS, &event);
+            std::future::ready(())
+        });
         (
             ClusterWatch {
                 catalogs,
@@ -93,34 +114,18 @@ impl ClusterWatch {
     }
 }
 
-/// Runs a watch, remembering its last failure until it succeeds again.
-async fn drain<T>(
-    events: impl futures::Stream<Item = Result<T, watcher::Error>>,
-    kind: &'static str,
-    problems: Arc<Mutex<BTreeMap<&'static str, String>>>,
-) {
-    events
-        .for_each(|event| {
-            // A poisoned lock only means another task panicked while writing; the map is whole.
-            let mut problems = problems.lock().unwrap_or_else(|e| e.into_inner());
-            match event {
-                Ok(_) => {
-                    problems.remove(kind);
-                }
-                Err(e) => {
-                    tracing::warn!(kind, error = %e, "catalog browser: watch failed");
-                    problems.insert(kind, format!("cannot watch {kind}: {e}"));
-                }
-            }
-            std::future::ready(())
-        })
-        .await;
-}
+/// The kind names [`Problems`] are kept under.
+pub const CATALOGS: &str = "ClusterCatalogs";
+const EXTENSIONS: &str = "ClusterExtensions";
+
+/// A catalog's index for one content digest; filled by the first request that needs it, while
+/// later requests for the same content wait for it (and requests for other catalogs do not).
+type Slot = Arc<Mutex<Option<Arc<CatalogView>>>>;
 
 /// The catalogs the server stores, each indexed once per content digest.
 pub struct Stored {
     storage: Arc<Storage>,
-    indexed: Mutex<HashMap<String, (String, Arc<CatalogView>)>>,
+    indexed: Mutex<HashMap<String, (String, Slot)>>,
     cluster: Option<ClusterWatch>,
 }
 
@@ -172,38 +177,48 @@ impl Stored {
 
 impl Views for Stored {
     fn views(&self) -> Vec<Arc<CatalogView>> {
-        let mut out = Vec::new();
         let names = self.storage.names();
-        // A poisoned lock only means another request panicked while inserting; the map is whole.
-        let mut indexed = self.indexed.lock().unwrap_or_else(|e| e.into_inner());
-        indexed.retain(|name, _| names.contains(name));
-        for name in names {
-            let Some(entry) = self.storage.get(&name) else {
-                continue;
-            };
+        let mut wanted = Vec::with_capacity(names.len());
+        {
+            // A poisoned lock only means another request panicked while inserting; the map is
+            // whole. Held only to find or add the slots, never while reading a catalog.
+            let mut indexed = self.indexed.lock().unwrap_or_else(|e| e.into_inner());
+            indexed.retain(|name, _| names.contains(name));
+            for name in names {
+                let Some(entry) = self.storage.get(&name) else {
+                    continue;
+                };
+                let slot = match indexed.get(&name) {
+                    Some((digest, slot)) if *digest == entry.record.digest => slot.clone(),
+                    _ => {
+                        let slot = Slot::default();
+                        indexed.insert(name.clone(), (entry.record.digest.clone(), slot.clone()));
+                        slot
+                    }
+                };
+                wanted.push((name, entry, slot));
+            }
+        }
+        let mut out = Vec::with_capacity(wanted.len());
+        for (name, entry, slot) in wanted {
             let meta = self.meta(&name, &entry.record);
-            if let Some((digest, view)) = indexed.get(&name)
-                && *digest == entry.record.digest
-            {
+            let mut slot = slot.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(view) = slot.as_ref() {
                 out.push(Arc::new(view.with_meta(meta)));
                 continue;
             }
-            let loaded = std::fs::File::open(&entry.path)
-                .map_err(|e| e.to_string())
-                .and_then(|f| {
-                    olm_catalog::load::load_jsonl(std::io::BufReader::new(f), &name)
-                        .map_err(|e| e.to_string())
-                });
-            let catalog = match loaded {
-                Ok(c) => c,
+            // A catalog that cannot be read is left out of this answer and tried again on
+            // the next one.
+            match read(&entry.path, &name) {
+                Ok(catalog) => {
+                    let view = Arc::new(CatalogView::new(meta, catalog));
+                    *slot = Some(view.clone());
+                    out.push(view);
+                }
                 Err(e) => {
                     tracing::error!(catalog = %name, error = %e, "reading stored catalog for the browser");
-                    continue;
                 }
-            };
-            let view = Arc::new(CatalogView::new(meta, catalog));
-            indexed.insert(name, (entry.record.digest.clone(), view.clone()));
-            out.push(view);
+            }
         }
         out
     }
@@ -217,18 +232,18 @@ impl Views for Stored {
             .map(|e| extension_view(e))
             .collect();
         extensions.sort_by(|a, b| a.name.cmp(&b.name));
-        let problems = watch
-            .problems
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .values()
-            .cloned()
-            .collect();
+        let problems = watch.problems.all();
         Some(ClusterView {
             extensions,
             problems,
         })
     }
+}
+
+/// Reads a stored catalog (`name`'s JSON lines at `path`).
+fn read(path: &std::path::Path, name: &str) -> Result<olm_catalog::model::Catalog, String> {
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    olm_catalog::load::load_jsonl(std::io::BufReader::new(file), name).map_err(|e| e.to_string())
 }
 
 /// A ClusterExtension as the cluster page shows it, with the request the controller would make.

@@ -21,10 +21,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
+use futures::{Stream, StreamExt};
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use kube::runtime::controller::{Action, Controller};
-use kube::runtime::watcher;
+use kube::runtime::reflector::{self, Store};
+use kube::runtime::{WatchStreamExt as _, watcher};
 use kube::{Client, ResourceExt};
 use olm_api::{ClusterCatalog, ClusterCatalogStatus};
 use olm_image::{Filter, ImageRef};
@@ -84,12 +85,31 @@ pub enum Error {
     Retrying(String),
 }
 
-/// Runs the controller until `shutdown` resolves.
+/// The ClusterCatalog watch: its cache, and the stream of its events that fills the cache as it
+/// is polled. One watch serves the controller (which polls it) and the catalog browser (which
+/// reads the cache).
+pub fn watch(
+    client: Client,
+) -> (
+    Store<ClusterCatalog>,
+    impl Stream<Item = Result<watcher::Event<ClusterCatalog>, watcher::Error>> + Send + 'static,
+) {
+    let (store, writer) = reflector::store();
+    let events = reflector::reflector(
+        writer,
+        watcher(Api::all(client), watcher::Config::default()),
+    )
+    .default_backoff();
+    (store, events)
+}
+
+/// Runs the controller on the cache and events of [`watch`] until `shutdown` resolves.
 pub async fn run(
     ctx: Arc<Context>,
+    store: Store<ClusterCatalog>,
+    events: impl Stream<Item = Result<watcher::Event<ClusterCatalog>, watcher::Error>> + Send + 'static,
     shutdown: impl std::future::Future<Output = ()> + Send + Sync + 'static,
 ) {
-    let api: Api<ClusterCatalog> = Api::all(ctx.client.clone());
     collect_garbage(&ctx).await;
     // A replica that starts leading writes every catalog's status at once (its own view of
     // the content it serves), rather than at each catalog's next poll.
@@ -102,7 +122,7 @@ pub async fn run(
             }
         }
     });
-    Controller::new(api, watcher::Config::default())
+    Controller::for_stream(events.applied_objects(), store)
         .reconcile_all_on(became_leader)
         .graceful_shutdown_on(shutdown)
         .run(reconcile, error_policy, ctx)

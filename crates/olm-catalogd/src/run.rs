@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
+use futures::StreamExt as _;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::service::TowerToHyperService;
 use olm_k8s::retry::Failures;
@@ -423,7 +424,15 @@ pub async fn run(
         .unwrap_or_else(|| catalogs_addr.to_string());
     let (stop_tx, stop_rx) = watch::channel(false);
 
-    let (cluster_watch, cluster_watching) = crate::browser::ClusterWatch::start(client.clone());
+    // One ClusterCatalog watch: the controller polls it, the browser reads its cache and
+    // learns from it when it fails.
+    let (catalog_store, catalog_events) = controller::watch(client.clone());
+    let problems = crate::browser::Problems::default();
+    let noted = problems.clone();
+    let catalog_events =
+        catalog_events.inspect(move |event| noted.note(crate::browser::CATALOGS, event));
+    let (cluster_watch, cluster_watching) =
+        crate::browser::ClusterWatch::start(client.clone(), catalog_store.clone(), problems);
     let router = server::router(AppState {
         storage: storage.clone(),
         metrics: metrics.clone(),
@@ -496,7 +505,7 @@ pub async fn run(
     });
     let mut controller_deadline = stop_rx.clone();
     tasks.spawn(async move {
-        let controller = controller::run(ctx, async move {
+        let controller = controller::run(ctx, catalog_store, catalog_events, async move {
             stopped(&mut controller_stop).await;
         });
         // The controller stops once its reconciles in progress are done; but while its watch

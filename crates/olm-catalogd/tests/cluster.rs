@@ -859,5 +859,53 @@ async fn browser_body(plane: &ControlPlane) -> anyhow::Result<()> {
     .await??;
     assert_eq!(upgrade, json!("demo.v0.2.0"));
     catalogd.stop().await;
+
+    // A catalog server allowed ClusterCatalogs but not ClusterExtensions still serves the
+    // catalogs page from the controller's cache, and the cluster page says why it is empty.
+    let role: k8s_openapi::api::rbac::v1::ClusterRole = serde_json::from_value(json!({
+        "metadata": {"name": "catalogs-only"},
+        "rules": [{"apiGroups": ["olm.operatorframework.io"],
+            "resources": ["clustercatalogs", "clustercatalogs/status", "clustercatalogs/finalizers"],
+            "verbs": ["*"]}],
+    }))?;
+    Api::<k8s_openapi::api::rbac::v1::ClusterRole>::all(client.clone())
+        .create(&PostParams::default(), &role)
+        .await?;
+    let binding: k8s_openapi::api::rbac::v1::ClusterRoleBinding = serde_json::from_value(json!({
+        "metadata": {"name": "catalogs-only"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "catalogs-only"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "catalogs-only"}],
+    }))?;
+    Api::<k8s_openapi::api::rbac::v1::ClusterRoleBinding>::all(client.clone())
+        .create(&PostParams::default(), &binding)
+        .await?;
+    let mut config = kube::Config::from_custom_kubeconfig(
+        kube::config::Kubeconfig::read_from(plane.kubeconfig_path())?,
+        &Default::default(),
+    )
+    .await?;
+    config.auth_info.impersonate = Some("catalogs-only".into());
+    let restricted = Client::try_from(config)?;
+    let cache = tempfile::tempdir()?;
+    let catalogd = start_catalogd(&restricted, cache.path()).await;
+    let page = eventually(
+        "the cluster page says the extensions cannot be watched",
+        || async {
+            let (code, body) = catalogd.get("/browse/cluster").await?;
+            let page = String::from_utf8(body)?;
+            Ok((code == 200 && page.contains("cannot watch ClusterExtensions:")).then_some(page))
+        },
+    )
+    .await?;
+    assert!(page.contains("forbidden"), "{page}");
+    assert!(!page.contains("cannot watch ClusterCatalogs"), "{page}");
+    let page = eventually("the catalogs page shows the ClusterCatalog", || async {
+        let (code, body) = catalogd.get("/browse/").await?;
+        let page = String::from_utf8(body)?;
+        Ok((code == 200 && page.contains(">demo-catalog</a></td><td>7</td>")).then_some(page))
+    })
+    .await?;
+    assert!(page.contains("<td>Serving</td>"), "{page}");
+    catalogd.stop().await;
     Ok(())
 }
