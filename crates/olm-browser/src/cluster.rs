@@ -73,16 +73,7 @@ pub fn upgrade(catalogs: &[Arc<CatalogView>], ext: &ExtensionView) -> Upgrade {
         Ok(r) => r,
         Err(e) => return Upgrade::Unresolvable(e.clone()),
     };
-    let inputs: Vec<CatalogInput<'_>> = catalogs
-        .iter()
-        .map(|c| CatalogInput {
-            name: c.meta.name.clone(),
-            labels: c.meta.labels.clone(),
-            priority: c.meta.priority.unwrap_or(0),
-            availability: c.meta.availability,
-            content: Some(&c.index),
-        })
-        .collect();
+    let inputs: Vec<CatalogInput<'_>> = catalogs.iter().map(|c| c.input()).collect();
     match olm_resolve::resolve(&inputs, request, None) {
         Ok(r)
             if ext

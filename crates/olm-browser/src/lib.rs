@@ -11,8 +11,7 @@
 //! `data:image/…` URLs, and every response carries a strict Content-Security-Policy
 //! ([`html::CSP`]): no inline script or style, nothing loaded from elsewhere.
 //!
-//! Not for: writing anything (the browser is read-only), or resolving for a cluster (the
-//! resolver answers "what would I get" per catalog).
+//! Not for: writing anything (the browser is read-only).
 
 mod cluster;
 pub mod html;
@@ -101,7 +100,7 @@ pub fn respond(
             match rest {
                 [] => Response::html(
                     200,
-                    pages::package(c, p, WouldGet::from_params(&params).as_ref()),
+                    pages::package(catalogs, c, p, WouldGet::from_params(&params).as_ref()),
                 ),
                 ["bundles", bundle] => match p.bundle(bundle) {
                     Some(b) => Response::html(200, pages::bundle(c, p, b)),

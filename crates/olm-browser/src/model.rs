@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use olm_catalog::Catalog;
 use olm_catalog::property::TypedProperty;
-use olm_resolve::ContentIndex;
+use olm_resolve::{CatalogInput, ContentIndex};
 use olm_version::VersionRelease;
 use serde_json::Value;
 
@@ -259,6 +259,18 @@ impl CatalogView {
             meta,
             packages: self.packages.clone(),
             index: self.index.clone(),
+        }
+    }
+
+    /// This catalog as the resolver sees it: its priority, labels and availability with its
+    /// content, as the ClusterExtension controller passes it.
+    pub fn input(&self) -> CatalogInput<'_> {
+        CatalogInput {
+            name: self.meta.name.clone(),
+            labels: self.meta.labels.clone(),
+            priority: self.meta.priority.unwrap_or(0),
+            availability: self.meta.availability,
+            content: Some(&self.index),
         }
     }
 

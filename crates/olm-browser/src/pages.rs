@@ -6,8 +6,7 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 use olm_resolve::{
-    Availability, CatalogInput, Installed, LabelSelector, Request, UpgradeConstraintPolicy,
-    VersionRange,
+    CatalogInput, Installed, LabelSelector, Request, UpgradeConstraintPolicy, VersionRange,
 };
 
 use olm_bundle::config::{NamespaceFormat, WatchNamespaceRule};
@@ -236,6 +235,9 @@ pub struct WouldGet {
     pub version: String,
     /// The installed version, if any.
     pub installed: String,
+    /// Whether every catalog is asked (as for a ClusterExtension without a catalog selector),
+    /// rather than only the page's.
+    pub everywhere: bool,
 }
 
 impl WouldGet {
@@ -245,12 +247,19 @@ impl WouldGet {
             channel: params.get("channel").cloned().unwrap_or_default(),
             version: params.get("version").cloned().unwrap_or_default(),
             installed: params.get("installed").cloned().unwrap_or_default(),
+            everywhere: params.get("from").is_some_and(|f| f == "all"),
         })
     }
 }
 
 /// The package page.
-pub fn package(c: &CatalogView, p: &PackageView, ask: Option<&WouldGet>) -> String {
+/// The package page of `p` in `c`, one of `catalogs` (which "what would I get" may ask).
+pub fn package(
+    catalogs: &[Arc<CatalogView>],
+    c: &CatalogView,
+    p: &PackageView,
+    ask: Option<&WouldGet>,
+) -> String {
     let mut b = String::new();
     b.push_str("<div class=\"package-head\">");
     if let Some((mediatype, data)) = &p.icon {
@@ -365,7 +374,7 @@ pub fn package(c: &CatalogView, p: &PackageView, ask: Option<&WouldGet>) -> Stri
         );
     }
     b.push_str("</tbody></table>\n");
-    would_get(&mut b, c, p, ask);
+    would_get(&mut b, catalogs, c, p, ask);
     b.push_str("<h2 id=\"graph\">Upgrade graph</h2>\n");
     b.push_str(
         "<div class=\"graph-tools\" hidden><button type=\"button\" data-zoom=\"in\">Zoom in</button>\
@@ -426,8 +435,14 @@ fn graph_svg(p: &PackageView) -> String {
 }
 
 /// The "what would I get" form and, when asked, the bundle `olm resolve` picks from this
-/// catalog, with its explanation.
-fn would_get(b: &mut String, c: &CatalogView, p: &PackageView, ask: Option<&WouldGet>) {
+/// catalog (or from every catalog, with their priorities), with its explanation.
+fn would_get(
+    b: &mut String,
+    catalogs: &[Arc<CatalogView>],
+    c: &CatalogView,
+    p: &PackageView,
+    ask: Option<&WouldGet>,
+) {
     let ask_or_default = ask.cloned().unwrap_or_default();
     let _ = write!(
         b,
@@ -455,22 +470,48 @@ fn would_get(b: &mut String, c: &CatalogView, p: &PackageView, ask: Option<&Woul
     let _ = writeln!(
         b,
         "</select></label><label>Version range <input name=\"version\" placeholder=\"e.g. &gt;=1.2.0 &lt;2\" value=\"{}\"></label>\
-         <label>Installed version <input name=\"installed\" placeholder=\"none\" value=\"{}\"></label>\
-         <button type=\"submit\">Resolve</button></form>",
+         <label>Installed version <input name=\"installed\" placeholder=\"none\" value=\"{}\"></label>",
         esc(&ask_or_default.version),
         esc(&ask_or_default.installed)
     );
+    // With one catalog, "every catalog" is this one.
+    if catalogs.len() > 1 {
+        let _ = write!(
+            b,
+            "<label>From <select name=\"from\"><option value=\"\">this catalog</option>\
+             <option value=\"all\"{}>every catalog, by priority (no catalog selector)</option></select></label>",
+            if ask_or_default.everywhere {
+                " selected"
+            } else {
+                ""
+            }
+        );
+    }
+    b.push_str("<button type=\"submit\">Resolve</button></form>\n");
     let Some(ask) = ask else {
         return;
     };
-    match resolve(c, p, ask) {
-        Ok((bundle, trace)) => {
+    let inputs: Vec<CatalogInput<'_>> = if ask.everywhere {
+        catalogs.iter().map(|c| c.input()).collect()
+    } else {
+        vec![c.input()]
+    };
+    match resolve(&inputs, p, ask) {
+        Ok((found, trace)) => {
+            let from = if ask.everywhere {
+                format!(
+                    " from catalog <span id=\"resolved-catalog\">{}</span>",
+                    esc(&found.catalog)
+                )
+            } else {
+                String::new()
+            };
             let _ = write!(
                 b,
-                "<div class=\"resolution\" id=\"resolution\" role=\"status\"><p>You would get <a id=\"resolved-bundle\" href=\"{}\">{}</a> (version {}).</p>",
-                bundle_url(&c.meta.name, &p.name, &bundle),
-                esc(&bundle),
-                esc(p.bundle(&bundle).map_or("", |b| b.version.as_str()))
+                "<div class=\"resolution\" id=\"resolution\" role=\"status\"><p>You would get <a id=\"resolved-bundle\" href=\"{}\">{}</a> (version {}){from}.</p>",
+                bundle_url(&found.catalog, &p.name, found.bundle.as_str()),
+                esc(found.bundle.as_str()),
+                esc(&found.version.legacy_version_string())
             );
             explanation(b, &trace);
             b.push_str("</div>\n");
@@ -498,9 +539,10 @@ fn explanation(b: &mut String, trace: &[String]) {
     b.push_str("</ol></details>");
 }
 
-type Resolved = Result<(String, Vec<String>), (String, Vec<String>)>;
+type Resolved = Result<(olm_resolve::Resolution, Vec<String>), (String, Vec<String>)>;
 
-fn resolve(c: &CatalogView, p: &PackageView, ask: &WouldGet) -> Resolved {
+/// Resolves `ask` for package `p` (whose bundles name the installed version) from `inputs`.
+fn resolve(inputs: &[CatalogInput<'_>], p: &PackageView, ask: &WouldGet) -> Resolved {
     let version = match ask.version.trim() {
         "" => None,
         v => Some(VersionRange::parse(v).map_err(|e| (e.to_string(), Vec::new()))?),
@@ -542,16 +584,9 @@ fn resolve(c: &CatalogView, p: &PackageView, ask: &WouldGet) -> Resolved {
         policy: UpgradeConstraintPolicy::CatalogProvided,
         installed,
     };
-    let inputs = [CatalogInput {
-        name: c.meta.name.clone(),
-        labels: BTreeMap::new(),
-        priority: c.meta.priority.unwrap_or(0),
-        availability: Availability::Available,
-        content: Some(&c.index),
-    }];
     let mut trace = Vec::new();
-    match olm_resolve::resolve(&inputs, &request, Some(&mut trace)) {
-        Ok(r) => Ok((r.bundle.as_str().to_owned(), trace)),
+    match olm_resolve::resolve(inputs, &request, Some(&mut trace)) {
+        Ok(r) => Ok((r, trace)),
         Err(f) => Err((f.error.to_string(), trace)),
     }
 }

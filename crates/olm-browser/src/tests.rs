@@ -97,6 +97,73 @@ fn what_would_i_get_resolves_like_olm_resolve() {
     assert!(bad.body.contains("id=\"resolve-error\""), "{}", bad.body);
 }
 
+/// A catalog `name` of priority `priority` whose package `demo` has bundles of `versions` in one
+/// channel, each replacing the one before.
+fn demo_catalog(name: &str, priority: i32, versions: &[&str]) -> Arc<CatalogView> {
+    let mut lines = vec![
+        serde_json::json!({"schema": "olm.package", "name": "demo", "defaultChannel": "stable"}),
+    ];
+    let entries: Vec<serde_json::Value> = versions
+        .iter()
+        .enumerate()
+        .map(|(i, v)| match i {
+            0 => serde_json::json!({"name": format!("demo.v{v}")}),
+            _ => serde_json::json!({"name": format!("demo.v{v}"), "replaces": format!("demo.v{}", versions[i - 1])}),
+        })
+        .collect();
+    lines.push(serde_json::json!({"schema": "olm.channel", "package": "demo", "name": "stable", "entries": entries}));
+    for v in versions {
+        lines.push(serde_json::json!({"schema": "olm.bundle", "package": "demo", "name": format!("demo.v{v}"),
+            "image": format!("example.com/demo:{v}"),
+            "properties": [{"type": "olm.package", "value": {"packageName": "demo", "version": v}}]}));
+    }
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let catalog = olm_catalog::load::load_bytes(text.as_bytes(), "c.json").unwrap();
+    let meta = CatalogMeta {
+        name: name.into(),
+        priority: Some(priority),
+        ..CatalogMeta::default()
+    };
+    Arc::new(CatalogView::new(meta, catalog))
+}
+
+/// "What would I get" asks the page's catalog, or every catalog by priority as a
+/// ClusterExtension without a selector does; an unavailable catalog offers nothing.
+#[test]
+fn what_would_i_get_asks_one_catalog_or_all_by_priority() {
+    let cats = vec![
+        demo_catalog("low", 0, &["1.0.0", "1.1.0"]),
+        demo_catalog("high", 5, &["1.0.0"]),
+    ];
+    let url = "/browse/catalogs/low/packages/demo";
+    let page = respond(&cats, None, url, "").body;
+    assert!(page.contains("<select name=\"from\">"), "{page}");
+    let here = respond(&cats, None, url, "resolve=1").body;
+    assert!(
+        here.contains("id=\"resolved-bundle\" href=\"/browse/catalogs/low/packages/demo/bundles/demo.v1.1.0\">demo.v1.1.0</a> (version 1.1.0)."),
+        "{here}"
+    );
+    let all = respond(&cats, None, url, "resolve=1&from=all").body;
+    assert!(
+        all.contains("id=\"resolved-bundle\" href=\"/browse/catalogs/high/packages/demo/bundles/demo.v1.0.0\">demo.v1.0.0</a> (version 1.0.0) from catalog <span id=\"resolved-catalog\">high</span>."),
+        "{all}"
+    );
+    assert!(all.contains("<option value=\"all\" selected>"), "{all}");
+    assert!(
+        all.contains("priority 5: catalog &quot;high&quot; has package &quot;demo&quot;; selected"),
+        "{all}"
+    );
+
+    let unavailable = vec![Arc::new(cats[0].with_meta(CatalogMeta {
+        availability: olm_resolve::Availability::Unavailable,
+        ..cats[0].meta.clone()
+    }))];
+    let none = respond(&unavailable, None, url, "resolve=1").body;
+    assert!(none.contains("id=\"resolve-error\""), "{none}");
+    // One catalog: no choice to offer.
+    assert!(!none.contains("<select name=\"from\">"), "{none}");
+}
+
 fn hostile() -> Vec<Arc<CatalogView>> {
     let x = "<script>alert(1)</script>\"'><img src=x onerror=alert(2)>";
     let mut lines = Vec::new();
