@@ -65,7 +65,7 @@ pub enum Command {
     /// --timeout is deleted again and the command fails with its Progressing reason and
     /// message (an image that cannot be pulled, a catalog that does not load).
     Add(crate::catalog_add::Args),
-    /// Edit a catalog or template as seed 001's Catalog Update Formulary does with yq: add a
+    /// Edit a catalog or template as the Catalog Update Formulary's yq recipes do: add a
     /// bundle to a channel, add or change a `replaces` edge, remove a bundle, substitute one.
     ///
     /// The result is checked with opm's rules first; problems the edit introduces are printed

@@ -3,20 +3,40 @@
 //! Unix tools. Files are replaced whole, never left half-written.
 
 use std::io::{self, Write};
+use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;
 
 use anyhow::Context as _;
 
 /// Writes `text` to `path` through a temporary file beside it, renamed into place, so a failure
-/// leaves the old file whole.
+/// leaves the old file whole. A file replaced keeps its permissions, and a symbolic link is
+/// followed (the file it names is replaced, the link stays); a new file gets the permissions the
+/// umask allows, as `>` would give it.
 pub fn write_atomically(path: &Path, text: &str) -> anyhow::Result<()> {
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
-    let mut tmp = tempfile::NamedTempFile::new_in(dir.unwrap_or(Path::new(".")))
-        .with_context(|| format!("writing next to {}", path.display()))?;
+    let (target, old) = match std::fs::canonicalize(path) {
+        Ok(target) => {
+            let old = std::fs::metadata(&target)
+                .with_context(|| format!("reading {}", path.display()))?;
+            (target, Some(old.permissions()))
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => (path.to_path_buf(), None),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+    };
+    let dir = target.parent().filter(|d| !d.as_os_str().is_empty());
+    let mut tmp = tempfile::Builder::new()
+        // Masked by the umask at creation, as any new file is.
+        .permissions(std::fs::Permissions::from_mode(0o666))
+        .tempfile_in(dir.unwrap_or(Path::new(".")))
+        .with_context(|| format!("writing next to {}", target.display()))?;
+    if let Some(mode) = old {
+        tmp.as_file()
+            .set_permissions(mode)
+            .with_context(|| format!("keeping the permissions of {}", target.display()))?;
+    }
     tmp.write_all(text.as_bytes())
-        .with_context(|| format!("writing {}", path.display()))?;
-    tmp.persist(path)
-        .with_context(|| format!("replacing {}", path.display()))?;
+        .with_context(|| format!("writing {}", target.display()))?;
+    tmp.persist(&target)
+        .with_context(|| format!("replacing {}", target.display()))?;
     Ok(())
 }
 
@@ -111,5 +131,48 @@ impl From<CatalogFormat> for olm_catalog::write::Format {
             CatalogFormat::Yaml => olm_catalog::write::Format::Yaml,
             CatalogFormat::Jsonl => olm_catalog::write::Format::Jsonl,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::os::unix::fs::PermissionsExt as _;
+
+    use super::write_atomically;
+
+    fn mode(path: &std::path::Path) -> u32 {
+        std::fs::metadata(path).unwrap().permissions().mode() & 0o7777
+    }
+
+    #[test]
+    fn a_replaced_file_keeps_its_mode_and_a_new_one_follows_the_umask() {
+        let dir = tempfile::tempdir().unwrap();
+        let old = dir.path().join("old.yaml");
+        std::fs::write(&old, "a\n").unwrap();
+        std::fs::set_permissions(&old, std::fs::Permissions::from_mode(0o640)).unwrap();
+        write_atomically(&old, "b\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&old).unwrap(), "b\n");
+        assert_eq!(mode(&old), 0o640);
+
+        // `File::create` asks for 0666 and gets what the umask leaves, as a shell's `>` does.
+        let plain = dir.path().join("plain");
+        std::fs::File::create(&plain).unwrap();
+        let new = dir.path().join("new.yaml");
+        write_atomically(&new, "c\n").unwrap();
+        assert_eq!(mode(&new), mode(&plain));
+    }
+
+    #[test]
+    fn a_symbolic_link_is_followed_and_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("target.yaml");
+        std::fs::write(&target, "a\n").unwrap();
+        let link = dir.path().join("link.yaml");
+        std::os::unix::fs::symlink("target.yaml", &link).unwrap();
+        write_atomically(&link, "b\n").unwrap();
+        assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "b\n");
     }
 }
