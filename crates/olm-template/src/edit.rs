@@ -98,12 +98,15 @@ pub enum Edit {
         /// The bundle it replaces from now on.
         replaces: String,
     },
-    /// Remove the entry `name` from the channel.
+    /// Remove the entry `name` from the channel, and from a basic template the `olm.bundle`
+    /// entry of `image` when given.
     RemoveBundle {
         /// The channel.
         channel: String,
         /// The bundle.
         name: String,
+        /// The bundle's image (basic template only).
+        image: Option<String>,
     },
     /// Substitute a bundle everywhere in the graph: entry names, `replaces` and `skips` (for the
     /// semver template: bundle images).
@@ -120,6 +123,29 @@ const SEMVER_IMPOSSIBLE: &str = "This operation is not possible for the semver t
 
 /// The semver template's channel archetypes, as its keys spell them.
 const ARCHETYPES: [&str; 3] = ["candidate", "fast", "stable"];
+
+/// The key of `map` that Go's `encoding/json` would decode into a field tagged `key`: `key`
+/// itself, else the first key equal to it without regard to case. Templates are read that way
+/// (`Schema: olm.semver`, `Stable:`, `Bundles:` and `Image:` are what some authors write), so
+/// edits find what rendering finds.
+fn field<'m>(map: &'m Map<String, Value>, key: &str) -> Option<&'m String> {
+    map.get_key_value(key)
+        .map(|(k, _)| k)
+        .or_else(|| map.keys().find(|k| k.eq_ignore_ascii_case(key)))
+}
+
+/// The value of [`field`].
+fn get<'v>(value: &'v Value, key: &str) -> Option<&'v Value> {
+    let map = value.as_object()?;
+    map.get(field(map, key)?)
+}
+
+/// The value of [`field`], to change.
+fn get_mut<'v>(value: &'v mut Value, key: &str) -> Option<&'v mut Value> {
+    let map = value.as_object_mut()?;
+    let key = field(map, key)?.clone();
+    map.get_mut(&key)
+}
 
 /// Reads a file: a JSON stream when its first non-space byte is `{`, else YAML documents.
 ///
@@ -144,7 +170,12 @@ pub fn parse(text: &str) -> Result<Document, String> {
             })
             .collect::<Result<_, _>>()?
     };
-    let schema = |d: &Value| d["schema"].as_str().unwrap_or_default().to_owned();
+    let schema = |d: &Value| {
+        get(d, "schema")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
     let kind = match docs.first().map(schema).as_deref() {
         Some("olm.template.basic") => Kind::Basic,
         Some("olm.semver") => Kind::Semver,
@@ -197,7 +228,7 @@ fn channels(doc: &mut Document) -> Vec<&mut Map<String, Value>> {
         Kind::Basic => doc
             .docs
             .iter_mut()
-            .filter_map(|d| d.get_mut("entries").and_then(Value::as_array_mut))
+            .filter_map(|d| get_mut(d, "entries").and_then(Value::as_array_mut))
             .flatten()
             .collect(),
         Kind::Semver => Vec::new(),
@@ -209,18 +240,35 @@ fn channels(doc: &mut Document) -> Vec<&mut Map<String, Value>> {
         .collect()
 }
 
-/// The one channel named `name`.
-fn channel<'d>(doc: &'d mut Document, name: &str) -> Result<&'d mut Map<String, Value>, String> {
-    let mut found: Vec<&mut Map<String, Value>> = channels(doc)
+/// The channels of `doc`, of `package` only when given.
+fn channels_of<'d>(
+    doc: &'d mut Document,
+    package: Option<&str>,
+) -> Vec<&'d mut Map<String, Value>> {
+    channels(doc)
+        .into_iter()
+        .filter(|c| package.is_none_or(|p| c.get("package").and_then(Value::as_str) == Some(p)))
+        .collect()
+}
+
+/// The one channel named `name` (of `package`, when given).
+fn channel<'d>(
+    doc: &'d mut Document,
+    package: Option<&str>,
+    name: &str,
+) -> Result<&'d mut Map<String, Value>, String> {
+    let q = olm_goenc::quote;
+    let mut found: Vec<&mut Map<String, Value>> = channels_of(doc, package)
         .into_iter()
         .filter(|c| c.get("name").and_then(Value::as_str) == Some(name))
         .collect();
-    match found.len() {
-        0 => Err(format!("no channel {}", olm_goenc::quote(name))),
-        1 => Ok(found.remove(0)),
-        n => Err(format!(
-            "{n} packages have a channel {}: edit a file with one package",
-            olm_goenc::quote(name)
+    match (found.len(), package) {
+        (0, Some(p)) => Err(format!("no channel {} in package {}", q(name), q(p))),
+        (0, None) => Err(format!("no channel {}", q(name))),
+        (1, _) => Ok(found.remove(0)),
+        (n, _) => Err(format!(
+            "{n} packages have a channel {}: name the package with --package",
+            q(name)
         )),
     }
 }
@@ -248,13 +296,14 @@ fn entry_named<'e>(entries: &'e mut [Value], name: &str) -> Option<&'e mut Value
     entries.iter_mut().find(|e| e["name"] == name)
 }
 
-/// Applies `edit` to `doc`.
+/// Applies `edit` to `doc`, to the channels of `package` only when given (a catalog of several
+/// packages may have a channel of the same name in each).
 ///
 /// # Errors
 ///
 /// Why it cannot be done: the semver template's note, a missing channel or bundle, an entry that
 /// exists already, an edge that is (or is not yet) there.
-pub fn apply(doc: &mut Document, edit: &Edit) -> Result<(), String> {
+pub fn apply(doc: &mut Document, edit: &Edit, package: Option<&str>) -> Result<(), String> {
     let q = olm_goenc::quote;
     if doc.kind == Kind::Semver {
         return apply_semver(doc, edit);
@@ -269,7 +318,7 @@ pub fn apply(doc: &mut Document, edit: &Edit) -> Result<(), String> {
             skip_range,
         } => {
             let kind = doc.kind;
-            let list = entries(channel(doc, c)?)?;
+            let list = entries(channel(doc, package, c)?)?;
             if entry_named(list, name).is_some() {
                 return Err(format!("bundle {} is already in channel {}", q(name), q(c)));
             }
@@ -306,7 +355,7 @@ pub fn apply(doc: &mut Document, edit: &Edit) -> Result<(), String> {
             replaces,
         } => {
             let adding = matches!(edit, Edit::AddReplaces { .. });
-            let list = entries(channel(doc, c)?)?;
+            let list = entries(channel(doc, package, c)?)?;
             if adding && entry_named(list, replaces).is_none() {
                 return Err(format!("bundle {} is not in channel {}", q(replaces), q(c)));
             }
@@ -332,18 +381,36 @@ pub fn apply(doc: &mut Document, edit: &Edit) -> Result<(), String> {
             entry["replaces"] = json!(replaces);
             Ok(())
         }
-        Edit::RemoveBundle { channel: c, name } => {
-            let list = entries(channel(doc, c)?)?;
+        Edit::RemoveBundle {
+            channel: c,
+            name,
+            image,
+        } => {
+            let kind = doc.kind;
+            let list = entries(channel(doc, package, c)?)?;
             let before = list.len();
             list.retain(|e| e["name"] != name.as_str());
             if list.len() == before {
                 return Err(format!("bundle {} is not in channel {}", q(name), q(c)));
             }
+            if let Some(image) = image {
+                if kind != Kind::Basic {
+                    return Err(
+                        "--image names a basic template's olm.bundle entry; a file-based catalog's bundles are removed with their channel entries' blobs".to_owned(),
+                    );
+                }
+                let list = basic_entries(doc).ok_or("the basic template has no entries")?;
+                let before = list.len();
+                list.retain(|e| !(e["schema"] == "olm.bundle" && e["image"] == image.as_str()));
+                if list.len() == before {
+                    return Err(format!("no olm.bundle entry with image {}", q(image)));
+                }
+            }
             Ok(())
         }
         Edit::Substitute { from, to } => {
             let mut count = 0usize;
-            for c in channels(doc) {
+            for c in channels_of(doc, package) {
                 let Ok(list) = entries(c) else { continue };
                 for e in list.iter_mut() {
                     for key in ["name", "replaces"] {
@@ -368,14 +435,17 @@ pub fn apply(doc: &mut Document, edit: &Edit) -> Result<(), String> {
     }
 }
 
+/// A basic template's entries.
+fn basic_entries(doc: &mut Document) -> Option<&mut Vec<Value>> {
+    doc.docs
+        .first_mut()
+        .and_then(|d| get_mut(d, "entries"))
+        .and_then(Value::as_array_mut)
+}
+
 /// A basic template's `olm.bundle` entry for `image`, unless there is one.
 fn add_basic_bundle(doc: &mut Document, image: &str) {
-    let Some(list) = doc
-        .docs
-        .first_mut()
-        .and_then(|d| d.get_mut("entries"))
-        .and_then(Value::as_array_mut)
-    else {
+    let Some(list) = basic_entries(doc) else {
         return;
     };
     if !list
@@ -392,7 +462,19 @@ fn apply_semver(doc: &mut Document, edit: &Edit) -> Result<(), String> {
         return Err("the semver template is not an object".to_owned());
     };
     match edit {
-        Edit::AddBundle { channel, image, .. } => {
+        Edit::AddBundle {
+            channel,
+            name,
+            image,
+            replaces,
+            skips,
+            skip_range,
+        } => {
+            if !name.is_empty() || replaces.is_some() || !skips.is_empty() || skip_range.is_some() {
+                return Err(format!(
+                    "a semver template takes only the bundle's image: --name, --replaces, --skips and --skip-range are not for it. {SEMVER_IMPOSSIBLE}"
+                ));
+            }
             let Some(image) = image else {
                 return Err(
                     "a semver template lists bundle images: give the bundle's --image".to_owned(),
@@ -414,38 +496,61 @@ fn apply_semver(doc: &mut Document, edit: &Edit) -> Result<(), String> {
                 .cloned()
                 .unwrap_or_else(|| (*key).to_owned());
             let archetype = template.entry(existing).or_insert_with(|| json!({}));
-            if !archetype.is_object() {
+            if archetype.is_null() {
                 *archetype = json!({});
             }
-            let bundles = archetype
-                .as_object_mut()
-                .map(|a| a.entry("bundles").or_insert_with(|| json!([])));
-            let Some(Value::Array(bundles)) = bundles else {
+            let Some(archetype) = archetype.as_object_mut() else {
+                return Err(format!("the {key} archetype is not a mapping"));
+            };
+            let slot = field(archetype, "bundles")
+                .cloned()
+                .unwrap_or_else(|| "bundles".to_owned());
+            let bundles = archetype.entry(slot).or_insert_with(|| json!([]));
+            if bundles.is_null() {
+                *bundles = json!([]);
+            }
+            let Value::Array(bundles) = bundles else {
                 return Err(format!("the {key} archetype's bundles are not a list"));
             };
-            if bundles.iter().any(|b| b["image"] == image.as_str()) {
+            if bundles.iter().any(|b| image_of(b) == Some(image.as_str())) {
                 return Err(format!(
                     "image {} is already in the {key} archetype",
                     q(image)
                 ));
             }
-            bundles.push(json!({"image": image}));
+            // Spelled as the archetype's other bundles spell it.
+            let key = bundles
+                .iter()
+                .find_map(|b| b.as_object().and_then(|b| field(b, "image")).cloned())
+                .unwrap_or_else(|| "image".to_owned());
+            let mut bundle = Map::new();
+            bundle.insert(key, json!(image));
+            bundles.push(Value::Object(bundle));
             Ok(())
         }
         Edit::Substitute { from, to } => {
             let mut count = 0usize;
             for key in ARCHETYPES {
-                let Some(bundles) = template
-                    .iter_mut()
-                    .find(|(k, _)| k.eq_ignore_ascii_case(key))
-                    .and_then(|(_, a)| a.get_mut("bundles"))
+                let Some(bundles) = field(template, key)
+                    .cloned()
+                    .and_then(|k| template.get_mut(&k))
+                    .and_then(|a| get_mut(a, "bundles"))
                     .and_then(Value::as_array_mut)
                 else {
                     continue;
                 };
-                for b in bundles.iter_mut().filter(|b| b["image"] == from.as_str()) {
-                    b["image"] = json!(to);
-                    count += 1;
+                if bundles.iter().any(|b| image_of(b) == Some(from.as_str()))
+                    && bundles.iter().any(|b| image_of(b) == Some(to.as_str()))
+                {
+                    return Err(format!("image {} is already in the {key} archetype", q(to)));
+                }
+                for b in bundles.iter_mut() {
+                    if image_of(b) == Some(from.as_str())
+                        && let Some(slot) = get_mut(b, "image")
+                    {
+                        *slot = json!(to);
+                        count += 1;
+                    }
                 }
             }
             if count == 0 {
@@ -455,6 +560,11 @@ fn apply_semver(doc: &mut Document, edit: &Edit) -> Result<(), String> {
         }
         _ => Err(SEMVER_IMPOSSIBLE.to_owned()),
     }
+}
+
+/// A semver template bundle's image.
+fn image_of(bundle: &Value) -> Option<&str> {
+    get(bundle, "image").and_then(Value::as_str)
 }
 
 /// What checking an edit found.
@@ -519,6 +629,9 @@ pub fn check(before: &Document, after: &Document) -> Findings {
             findings.errors.push(p);
         }
     }
+    if before.kind == Kind::Basic {
+        orphans(before, after, &mut findings.warnings);
+    }
     let mut after = after.clone();
     for c in channels(&mut after) {
         let empty = c
@@ -531,6 +644,42 @@ pub fn check(before: &Document, after: &Document) -> Findings {
         }
     }
     findings
+}
+
+/// Warns of bundles a basic template's channels no longer list while its `olm.bundle` entries
+/// stay as they were: rendered, such a bundle is in no channel, which opm validate refuses. The
+/// template cannot tell which entry is the bundle's (entries name images, not bundles), so the
+/// edit cannot drop it by itself.
+fn orphans(before: &Document, after: &Document, warnings: &mut Vec<String>) {
+    let listed = |d: &Document| -> BTreeSet<String> {
+        let mut d = d.clone();
+        channels(&mut d)
+            .iter()
+            .filter_map(|c| c.get("entries").and_then(Value::as_array))
+            .flatten()
+            .filter_map(|e| e["name"].as_str().map(str::to_owned))
+            .collect()
+    };
+    let bundle_entries = |d: &Document| {
+        d.docs
+            .iter()
+            .filter_map(|t| get(t, "entries").and_then(Value::as_array))
+            .flatten()
+            .filter(|e| e["schema"] == "olm.bundle")
+            .count()
+    };
+    let kept = bundle_entries(after);
+    if kept == 0 || kept < bundle_entries(before) {
+        return;
+    }
+    let now = listed(after);
+    for name in listed(before).difference(&now) {
+        warnings.push(format!(
+            "bundle {} is in no channel now, but its olm.bundle entry still renders it: opm validate fails with `bundle {} not found in any channel entries` unless that entry goes too (remove-bundle --image IMAGE)",
+            olm_goenc::quote(name),
+            olm_goenc::quote(name)
+        ));
+    }
 }
 
 /// Every validation problem of `doc` as one line each (the tree's path joined with ` > `).
@@ -546,7 +695,7 @@ fn problems(doc: &Document) -> BTreeSet<String> {
         Kind::Basic => stand_in(
             doc.docs
                 .iter()
-                .filter_map(|d| d.get("entries").and_then(Value::as_array))
+                .filter_map(|d| get(d, "entries").and_then(Value::as_array))
                 .flatten(),
         ),
         Kind::Semver => return BTreeSet::new(),

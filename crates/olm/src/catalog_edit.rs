@@ -1,4 +1,4 @@
-//! `olm catalog edit`: seed 001's Catalog Update Formulary as commands on a file-based catalog
+//! `olm catalog edit`: the Catalog Update Formulary as commands on a file-based catalog
 //! (a file or a directory of them), a basic template or a semver template. Each edit is checked
 //! before anything is written (see `olm_template::edit`): problems it introduces refuse the write
 //! unless `--force`; `--dry-run` prints the change as a unified diff instead of writing it.
@@ -61,6 +61,10 @@ pub enum Command {
         /// The bundle.
         #[arg(long)]
         name: String,
+        /// Basic template: also remove the `olm.bundle` entry of this image (a bundle no
+        /// channel lists must not be rendered).
+        #[arg(long)]
+        image: Option<String>,
     },
     /// Substitute a bundle everywhere in the graph (semver template: a bundle image).
     Substitute {
@@ -94,6 +98,9 @@ pub struct EdgeArgs {
 pub struct Common {
     /// The catalog file or directory, or the template file.
     path: PathBuf,
+    /// Edit only this package's channels (for catalogs of several packages).
+    #[arg(long)]
+    package: Option<String>,
     /// Print the change as a diff; write nothing.
     #[arg(long)]
     dry_run: bool,
@@ -150,7 +157,15 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
             common,
             channel,
             name,
-        } => (common, Edit::RemoveBundle { channel, name }),
+            image,
+        } => (
+            common,
+            Edit::RemoveBundle {
+                channel,
+                name,
+                image,
+            },
+        ),
         Command::Substitute { common, from, to } => (common, Edit::Substitute { from, to }),
     };
     if let Edit::AddBundle { name, image, .. } = &edit
@@ -165,7 +180,7 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
     let mut reasons = Vec::new();
     for (i, f) in files.iter().enumerate() {
         let mut doc = f.doc.clone();
-        match edit::apply(&mut doc, &edit) {
+        match edit::apply(&mut doc, &edit, common.package.as_deref()) {
             Ok(()) => edited.push((i, doc)),
             Err(e) => reasons.push(e),
         }
@@ -181,7 +196,7 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
             .map(|(i, _)| files[*i].path.display().to_string())
             .collect();
         bail!(
-            "the edit applies to several files ({}): edit one of them",
+            "the edit applies to several files ({}): name the package with --package, or edit one of the files",
             paths.join(", ")
         );
     }

@@ -141,3 +141,98 @@ fn templates_keep_their_form_and_semver_refuses_graph_edits() {
         run.stderr
     );
 }
+
+/// A catalog directory of many packages: `--package` picks the channel among the packages'
+/// channels of the same name.
+#[test]
+fn a_package_picks_the_file_in_a_catalog_directory() {
+    let dir = format!("{DATA}/catalogs/community-v4.21");
+    let args = [
+        "catalog",
+        "edit",
+        "add-bundle",
+        &dir,
+        "--channel",
+        "stable",
+        "--name",
+        "cat-facts-operator.v1.2.0",
+        "--replaces",
+        "cat-facts-operator.v1.1.2",
+        "--dry-run",
+    ];
+    let run = olm(&args);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("name the package with --package, or edit one of the files"),
+        "{}",
+        run.stderr
+    );
+    let mut picked = args.to_vec();
+    picked.extend(["--package", "cat-facts-operator"]);
+    let run = olm(&picked);
+    assert!(
+        run.stdout
+            .starts_with(&format!("--- {dir}/cat-facts-operator/catalog.yaml\n")),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains(
+            "+- name: cat-facts-operator.v1.2.0\n+  replaces: cat-facts-operator.v1.1.2\n"
+        ),
+        "{}",
+        run.stdout
+    );
+    // A full catalog needs the entry's bundle: opm's words, and (dry run) nothing written.
+    assert_eq!(run.code, 1, "{}", run.stderr);
+}
+
+/// A real semver template written with capitalised keys, as Go reads it; the file keeps its
+/// mode.
+#[test]
+fn a_capitalised_semver_template_is_edited_in_its_own_spelling() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().expect("tmp");
+    let path = dir.path().join("semver.yaml");
+    std::fs::copy(
+        format!("{DATA}/templates/dotvirt-operator/semver.yaml"),
+        &path,
+    )
+    .expect("copy");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    let image = "quay.io/community-operator-pipeline-prod/dotvirt-operator:0.0.33";
+    let file = path.display().to_string();
+    let run = olm(&[
+        "catalog",
+        "edit",
+        "add-bundle",
+        &file,
+        "--channel",
+        "Stable",
+        "--image",
+        image,
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let text = std::fs::read_to_string(&path).expect("read");
+    assert!(text.ends_with(&format!("  - Image: {image}\n")), "{text}");
+    assert!(text.starts_with("---\nSchema: olm.semver\n"), "{text}");
+    let mode = std::fs::metadata(&path).expect("stat").permissions().mode();
+    assert_eq!(mode & 0o777, 0o644);
+    let run = olm(&[
+        "catalog",
+        "edit",
+        "remove-bundle",
+        &file,
+        "--channel",
+        "Stable",
+        "--name",
+        "x",
+    ]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("not possible for the semver template"),
+        "{}",
+        run.stderr
+    );
+}

@@ -85,7 +85,7 @@ stable:
 fn edited(input: &str, edit: &Edit) -> (String, Findings) {
     let before = parse(input).unwrap();
     let mut after = before.clone();
-    apply(&mut after, edit).unwrap();
+    apply(&mut after, edit, None).unwrap();
     let findings = check(&before, &after);
     (render(&after), findings)
 }
@@ -226,7 +226,7 @@ name: candidate-v1.1"
         name: "testoperator.v1.1.0".into(),
         replaces: "testoperator.v1.0.0".into(),
     };
-    assert!(apply(&mut doc, &again).is_err(), "not in the channel");
+    assert!(apply(&mut doc, &again, None).is_err(), "not in the channel");
 }
 
 /// "Removing a specific bundle version": the channel's only entry goes, leaving the explicitly
@@ -236,6 +236,7 @@ fn removing_a_bundle() {
     let edit = Edit::RemoveBundle {
         channel: "candidate-v1.1".into(),
         name: "testoperator.v1.1.0".into(),
+        image: None,
     };
     let (out, findings) = edited(FBC, &edit);
     assert!(out.contains("---\nentries: []\nname: candidate-v1.1\n"));
@@ -248,6 +249,7 @@ fn removing_a_bundle() {
     let edit = Edit::RemoveBundle {
         channel: "stable".into(),
         name: "testoperator.v0.2.0".into(),
+        image: None,
     };
     let (out, _) = edited(BASIC, &edit);
     assert!(out.contains(
@@ -256,6 +258,156 @@ fn removing_a_bundle() {
   - name: testoperator.v0.1.0
 - schema: olm.bundle"
     ));
+}
+
+/// A basic template bundle no channel lists any more is named, since its `olm.bundle` entry
+/// still renders it; `--image` takes the entry away as well.
+#[test]
+fn removing_a_basic_bundle_names_its_leftover_entry() {
+    let edit = Edit::RemoveBundle {
+        channel: "stable".into(),
+        name: "testoperator.v0.2.0".into(),
+        image: None,
+    };
+    let (_, findings) = edited(BASIC, &edit);
+    assert_eq!(
+        findings.warnings,
+        [
+            "bundle \"testoperator.v0.2.0\" is in no channel now, but its olm.bundle entry still renders it: opm validate fails with `bundle \"testoperator.v0.2.0\" not found in any channel entries` unless that entry goes too (remove-bundle --image IMAGE)"
+        ]
+    );
+    let edit = Edit::RemoveBundle {
+        channel: "stable".into(),
+        name: "testoperator.v0.2.0".into(),
+        image: Some("quay.io/organization/testoperator:v0.2.0".into()),
+    };
+    let (out, findings) = edited(BASIC, &edit);
+    assert!(findings.warnings.is_empty(), "{findings:?}");
+    assert!(!out.contains("testoperator:v0.2.0"), "{out}");
+    assert!(
+        out.contains("image: quay.io/organization/testoperator:v0.1.0"),
+        "{out}"
+    );
+    let mut doc = parse(BASIC).unwrap();
+    let wrong = Edit::RemoveBundle {
+        channel: "stable".into(),
+        name: "testoperator.v0.2.0".into(),
+        image: Some("quay.io/organization/testoperator:v9".into()),
+    };
+    assert_eq!(
+        apply(&mut doc, &wrong, None),
+        Err("no olm.bundle entry with image \"quay.io/organization/testoperator:v9\"".to_owned())
+    );
+    let mut fbc = parse(FBC).unwrap();
+    let edit = Edit::RemoveBundle {
+        channel: "candidate-v1.1".into(),
+        name: "testoperator.v1.1.0".into(),
+        image: Some("x".into()),
+    };
+    assert!(
+        apply(&mut fbc, &edit, None)
+            .unwrap_err()
+            .contains("basic template")
+    );
+}
+
+/// Templates are read as Go reads them, keys matched without regard to case: a semver
+/// template written `Schema:`, `Stable:`, `Bundles:`, `Image:` is one.
+#[test]
+fn capitalised_template_keys_are_read_as_go_reads_them() {
+    let text = "Schema: olm.semver\nStable:\n  Bundles:\n  - Image: example.com/op:v1.0.0\n";
+    let (out, _) = edited(
+        text,
+        &Edit::AddBundle {
+            channel: "stable".into(),
+            name: String::new(),
+            image: Some("example.com/op:v1.1.0".into()),
+            replaces: None,
+            skips: Vec::new(),
+            skip_range: None,
+        },
+    );
+    assert_eq!(
+        out,
+        "Schema: olm.semver\nStable:\n  Bundles:\n  - Image: example.com/op:v1.0.0\n  - Image: example.com/op:v1.1.0\n"
+    );
+    let (out, _) = edited(
+        text,
+        &Edit::Substitute {
+            from: "example.com/op:v1.0.0".into(),
+            to: "example.com/op:v1.0.0-1".into(),
+        },
+    );
+    assert!(
+        out.contains("  - Image: example.com/op:v1.0.0-1\n"),
+        "{out}"
+    );
+    let mut doc = parse(text).unwrap();
+    let remove = Edit::RemoveBundle {
+        channel: "stable".into(),
+        name: "x".into(),
+        image: None,
+    };
+    assert_eq!(
+        apply(&mut doc, &remove, None),
+        Err(SEMVER_IMPOSSIBLE.to_owned())
+    );
+}
+
+/// The semver template's graph comes from versions: edges are refused, and a substitute that
+/// would list an image twice in an archetype is refused as adding it twice is.
+#[test]
+fn the_semver_template_takes_images_only_and_once() {
+    let mut doc = parse(SEMVER).unwrap();
+    let with_edge = Edit::AddBundle {
+        channel: "candidate".into(),
+        name: String::new(),
+        image: Some("quay.io/organization/testoperator:v1.2.0".into()),
+        replaces: Some("testoperator.v1.1.0".into()),
+        skips: Vec::new(),
+        skip_range: None,
+    };
+    assert!(
+        apply(&mut doc, &with_edge, None)
+            .unwrap_err()
+            .contains("--name, --replaces, --skips and --skip-range are not for it")
+    );
+    let twice = Edit::Substitute {
+        from: "quay.io/organization/testoperator:v1.0.0".into(),
+        to: "quay.io/organization/testoperator:v1.0.1".into(),
+    };
+    assert_eq!(
+        apply(&mut doc, &twice, None),
+        Err("image \"quay.io/organization/testoperator:v1.0.1\" is already in the candidate archetype".to_owned())
+    );
+}
+
+/// In a catalog of several packages, `--package` picks the channel.
+#[test]
+fn a_package_picks_among_channels_of_the_same_name() {
+    let two = format!(
+        "{FBC}---\nschema: olm.package\nname: other\ndefaultChannel: stable\n---\nschema: olm.channel\npackage: other\nname: stable-v1.0\nentries:\n- name: other.v1.0.0\n"
+    );
+    let mut doc = parse(&two).unwrap();
+    let edit = add("stable-v1.0", "x.v9.0.0", None);
+    assert_eq!(
+        apply(&mut doc.clone(), &edit, None),
+        Err(
+            "2 packages have a channel \"stable-v1.0\": name the package with --package".to_owned()
+        )
+    );
+    apply(&mut doc, &edit, Some("other")).unwrap();
+    let text = render(&doc);
+    assert!(
+        text.contains(
+            "entries:\n- name: other.v1.0.0\n- name: x.v9.0.0\nname: stable-v1.0\npackage: other\n"
+        ),
+        "{text}"
+    );
+    assert_eq!(
+        apply(&mut doc, &edit, Some("nope")),
+        Err("no channel \"stable-v1.0\" in package \"nope\"".to_owned())
+    );
 }
 
 /// "Substituting a bundle version in the upgrade graph": the seed's complete FBC output, and
@@ -333,7 +485,11 @@ name: candidate-v1.1"
         name: "testoperator.v1.0.1".into(),
         replaces: "testoperator.v1.0.0".into(),
     };
-    assert!(apply(&mut doc, &none).unwrap_err().contains("add-replaces"));
+    assert!(
+        apply(&mut doc, &none, None)
+            .unwrap_err()
+            .contains("add-replaces")
+    );
 }
 
 /// The semver template has no edges to edit (seed 001's note on three formulae).
@@ -344,6 +500,7 @@ fn the_semver_template_refuses_graph_edits() {
         Edit::RemoveBundle {
             channel: "candidate".into(),
             name: "x".into(),
+            image: None,
         },
         Edit::ReplaceEdge {
             channel: "candidate".into(),
@@ -356,7 +513,10 @@ fn the_semver_template_refuses_graph_edits() {
             replaces: "y".into(),
         },
     ] {
-        assert_eq!(apply(&mut doc, &edit), Err(SEMVER_IMPOSSIBLE.to_owned()));
+        assert_eq!(
+            apply(&mut doc, &edit, None),
+            Err(SEMVER_IMPOSSIBLE.to_owned())
+        );
     }
 }
 
@@ -365,11 +525,15 @@ fn bad_input_is_named() {
     assert!(parse("a: [").is_err());
     let mut doc = parse(FBC).unwrap();
     assert_eq!(
-        apply(&mut doc, &add("nope", "x", None)),
+        apply(&mut doc, &add("nope", "x", None), None),
         Err("no channel \"nope\"".to_owned())
     );
     assert_eq!(
-        apply(&mut doc, &add("fast-v1.0", "testoperator.v1.0.1", None)),
+        apply(
+            &mut doc,
+            &add("fast-v1.0", "testoperator.v1.0.1", None),
+            None
+        ),
         Err("bundle \"testoperator.v1.0.1\" is already in channel \"fast-v1.0\"".to_owned())
     );
 }
