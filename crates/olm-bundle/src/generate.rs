@@ -175,12 +175,38 @@ fn crd_versions(crd: &Value) -> Vec<(String, String, String)> {
     out
 }
 
+/// Refuses channel options a catalog could not take: an empty channel name (opm refuses an
+/// empty channels annotation: `Expecting annotation … to have non-empty value`), and a default
+/// channel the bundle is not in, which would make the package's default channel one that does
+/// not exist.
+fn check_channels(opts: &Options) -> Result<(), String> {
+    let channels: Vec<&str> = opts.channels.split(',').collect();
+    if channels.iter().any(|c| c.trim().is_empty()) {
+        return Err(format!(
+            "invalid channels {}: every channel needs a name",
+            olm_goenc::quote(&opts.channels)
+        ));
+    }
+    if let Some(d) = opts.default_channel.as_ref().filter(|d| !d.is_empty())
+        && !channels.contains(&d.as_str())
+    {
+        return Err(format!(
+            "the default channel {} is not one of the channels {}",
+            olm_goenc::quote(d),
+            olm_goenc::quote(&opts.channels)
+        ));
+    }
+    Ok(())
+}
+
 /// Generates the bundle from `input` (the manifests) and `base` (the CSV to start from).
 ///
 /// # Errors
 ///
-/// A CRD of an unknown API version, or a `RELATED_IMAGE_*` variable taken from elsewhere.
+/// Channels a catalog could not take, a CRD of an unknown API version, or a `RELATED_IMAGE_*`
+/// variable taken from elsewhere.
 pub fn generate(input: &[Value], base: Option<Value>, opts: &Options) -> Result<Generated, String> {
+    check_channels(opts)?;
     let c = collect(input)?;
     let prefix = format!("{}.", opts.package);
     let mut csv = base

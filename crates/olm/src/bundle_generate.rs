@@ -119,39 +119,43 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         ))?;
         olm_bundle::generate::pin_images(&mut generated.csv, &pinned);
     }
-    let manifests = args.output_dir.join("manifests");
-    let metadata = args.output_dir.join("metadata");
-    for d in [&manifests, &metadata] {
-        std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
-    }
-    write_atomically(&csv_file, &olm_goenc::yaml::to_yaml(&generated.csv))?;
+    let csv_name = format!("{}.clusterserviceversion.yaml", args.package.to_lowercase());
+    // Every file, relative to the output directory, made before anything is written.
+    let mut files: Vec<(String, String)> = vec![(
+        format!("manifests/{csv_name}"),
+        olm_goenc::yaml::to_yaml(&generated.csv),
+    )];
     for (name, object) in &generated.objects {
-        write_atomically(&manifests.join(name), &olm_goenc::yaml::to_yaml(object))?;
+        files.push((
+            format!("manifests/{name}"),
+            olm_goenc::yaml::to_yaml(object),
+        ));
     }
-    write_atomically(
-        &metadata.join("annotations.yaml"),
-        &annotations_yaml(&generated.annotations),
-    )?;
+    files.push((
+        "metadata/annotations.yaml".to_owned(),
+        annotations_yaml(&generated.annotations),
+    ));
     if let Some(config) = &generated.scorecard {
-        let dir = args.output_dir.join(olm_bundle::generate::SCORECARD_DIR);
-        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-        write_atomically(&dir.join("config.yaml"), &olm_goenc::yaml::to_yaml(config))?;
+        files.push((
+            format!("{}/config.yaml", olm_bundle::generate::SCORECARD_DIR),
+            olm_goenc::yaml::to_yaml(config),
+        ));
     }
-    let dir = args.output_dir.display().to_string();
-    write_atomically(
-        &args.dockerfile,
-        &dockerfile(&generated.annotations, dir.trim_end_matches('/')),
-    )?;
     for field in olm_bundle::generate::missing_fields(&generated.csv) {
         eprintln!("warning: {field} is empty: set it in the base CSV");
     }
-    // The author's view of what is missing, as operator-sdk reports it after generating.
-    let bundle = olm_bundle::Bundle::from_dir(&args.output_dir).map_err(|e| {
-        anyhow!(
-            "reading the generated bundle {}: {e}",
-            args.output_dir.display()
-        )
-    })?;
+    // The author's view of what is missing, as operator-sdk reports it; an invalid CSV is not
+    // written.
+    let bundle = olm_bundle::Bundle::from_files(
+        files
+            .iter()
+            .map(|(path, text)| olm_bundle::BundleFile {
+                path: path.clone(),
+                contents: text.as_bytes().to_vec(),
+            })
+            .collect(),
+    )
+    .map_err(|e| anyhow!("reading the generated bundle: {e}"))?;
     let mut failed = false;
     for f in apivalidate::validate_csv(&bundle) {
         failed |= f.level == Level::Error;
@@ -167,11 +171,23 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     if failed {
         eprintln!(
-            "invalid generated ClusterServiceVersion: {}",
-            csv_file.display()
+            "invalid generated ClusterServiceVersion: {} not written",
+            args.output_dir.display()
         );
         return Ok(ExitCode::FAILURE);
     }
+    for (path, text) in &files {
+        let path = args.output_dir.join(path);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        }
+        write_atomically(&path, text)?;
+    }
+    let dir = args.output_dir.display().to_string();
+    write_atomically(
+        &args.dockerfile,
+        &dockerfile(&generated.annotations, dir.trim_end_matches('/')),
+    )?;
     eprintln!("Bundle generated in {}", args.output_dir.display());
     Ok(ExitCode::SUCCESS)
 }

@@ -384,6 +384,88 @@ spec: {}
     assert_eq!(validate.code, 0, "{}", validate.stderr);
 }
 
+/// What a catalog could not take is refused before anything is written: a default channel
+/// outside the channels, an empty channel name, a package name the CSV cannot carry.
+#[test]
+fn generate_refuses_before_writing() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("config");
+    std::fs::create_dir_all(&input).unwrap();
+    std::fs::write(
+        input.join("manager.yaml"),
+        "apiVersion: apps/v1
+kind: Deployment
+metadata: {name: demo-controller-manager, namespace: demo-system}
+spec:
+  selector: {matchLabels: {app: demo}}
+  template:
+    metadata: {labels: {app: demo}}
+    spec:
+      containers:
+      - {name: manager, image: example.com/demo:v0.1.0}
+",
+    )
+    .unwrap();
+    let out = dir.path().join("bundle");
+    let dockerfile = dir.path().join("bundle.Dockerfile");
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "bundle",
+            "generate",
+            "--input-dir",
+            input.to_str().unwrap(),
+            "--version",
+            "0.1.0",
+            "--output-dir",
+            out.to_str().unwrap(),
+            "--dockerfile",
+            dockerfile.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        olm(&args)
+    };
+    let cases: [(&[&str], &str); 3] = [
+        (
+            &[
+                "--package",
+                "demo",
+                "--channels",
+                "stable,fast",
+                "--default-channel",
+                "beta",
+            ],
+            "the default channel \"beta\" is not one of the channels \"stable,fast\"",
+        ),
+        (
+            &["--package", "demo", "--channels", ""],
+            "every channel needs a name",
+        ),
+        (
+            &["--package", "Bad_Pkg!"],
+            "invalid generated ClusterServiceVersion",
+        ),
+    ];
+    for (args, message) in cases {
+        let r = run(args);
+        assert_eq!(r.code, 1, "{args:?}: {}", r.stderr);
+        assert!(r.stderr.contains(message), "{args:?}: {}", r.stderr);
+        assert!(!out.exists() && !dockerfile.exists(), "{args:?}: written");
+    }
+    let r = run(&[
+        "--package",
+        "demo",
+        "--channels",
+        "stable,fast",
+        "--default-channel",
+        "fast",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        out.join("manifests/demo.clusterserviceversion.yaml")
+            .is_file()
+    );
+}
+
 /// `olm bundle generate --use-image-digests` against a real registry: every tag in the CSV
 /// becomes the digest the registry gives, the operator image joins `relatedImages`, and an image
 /// the registry does not have fails the run before anything is written.

@@ -517,3 +517,31 @@ fn published_bundles_come_back() {
     );
     assert!(related >= 60, "only {related} related images compared");
 }
+
+/// Channels a catalog could not take are refused before anything is generated.
+#[test]
+fn channels_a_catalog_cannot_take_are_refused() {
+    for channels in ["", "stable,,fast", "stable, "] {
+        let o = Options {
+            channels: channels.into(),
+            ..opts()
+        };
+        let e = generate(&manifests(), None, &o).unwrap_err();
+        assert!(e.contains("every channel needs a name"), "{channels}: {e}");
+    }
+    let o = Options {
+        channels: "stable,fast".into(),
+        default_channel: Some("beta".into()),
+        ..opts()
+    };
+    assert_eq!(
+        generate(&manifests(), None, &o).unwrap_err(),
+        "the default channel \"beta\" is not one of the channels \"stable,fast\""
+    );
+    let o = Options {
+        channels: "stable,fast".into(),
+        default_channel: Some("fast".into()),
+        ..opts()
+    };
+    assert!(generate(&manifests(), None, &o).is_ok());
+}
