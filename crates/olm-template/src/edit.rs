@@ -357,6 +357,14 @@ pub fn apply(doc: &mut Document, edit: &Edit, package: Option<&str>) -> Result<(
             let adding = matches!(edit, Edit::AddReplaces { .. });
             let list = entries(channel(doc, package, c)?)?;
             if adding && entry_named(list, replaces).is_none() {
+                if entry_named(list, name).is_none() {
+                    return Err(format!(
+                        "bundles {} and {} are not in channel {}",
+                        q(name),
+                        q(replaces),
+                        q(c)
+                    ));
+                }
                 return Err(format!("bundle {} is not in channel {}", q(replaces), q(c)));
             }
             let entry = entry_named(list, name)

@@ -227,6 +227,15 @@ name: candidate-v1.1"
         replaces: "testoperator.v1.0.0".into(),
     };
     assert!(apply(&mut doc, &again, None).is_err(), "not in the channel");
+    let neither = Edit::AddReplaces {
+        channel: "candidate-v1.1".into(),
+        name: "x".into(),
+        replaces: "y".into(),
+    };
+    assert_eq!(
+        apply(&mut doc, &neither, None),
+        Err("bundles \"x\" and \"y\" are not in channel \"candidate-v1.1\"".to_owned())
+    );
 }
 
 /// "Removing a specific bundle version": the channel's only entry goes, leaving the explicitly
@@ -379,6 +388,19 @@ fn the_semver_template_takes_images_only_and_once() {
     assert_eq!(
         apply(&mut doc, &twice, None),
         Err("image \"quay.io/organization/testoperator:v1.0.1\" is already in the candidate archetype".to_owned())
+    );
+    let mut malformed = parse("schema: olm.semver\ncandidate: 5\n").unwrap();
+    let add = Edit::AddBundle {
+        channel: "candidate".into(),
+        name: String::new(),
+        image: Some("example.com/op:v1".into()),
+        replaces: None,
+        skips: Vec::new(),
+        skip_range: None,
+    };
+    assert_eq!(
+        apply(&mut malformed, &add, None),
+        Err("the candidate archetype is not a mapping".to_owned())
     );
 }
 
