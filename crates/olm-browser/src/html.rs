@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use pulldown_cmark::{CowStr, Event, LinkType, Options, Parser, Tag, TagEnd};
+use pulldown_cmark::{CowStr, Event, HeadingLevel, LinkType, Options, Parser, Tag, TagEnd};
 
 /// Where every page lives.
 pub const PREFIX: &str = "/browse";
@@ -30,6 +30,8 @@ pub fn esc_into(s: &str, out: &mut String) {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
+            // A NUL is no character a page can hold (HTML parsers drop or replace it).
+            '\0' => out.push('\u{FFFD}'),
             _ => out.push(c),
         }
     }
@@ -144,6 +146,21 @@ pub fn markdown(text: &str) -> String {
                     }));
                 }
             }
+            // The page's own headings come first: a description's start two levels below.
+            Event::Start(Tag::Heading {
+                level,
+                id,
+                classes,
+                attrs,
+            }) => events.push(Event::Start(Tag::Heading {
+                level: demoted(level),
+                id,
+                classes,
+                attrs,
+            })),
+            Event::End(TagEnd::Heading(level)) => {
+                events.push(Event::End(TagEnd::Heading(demoted(level))));
+            }
             Event::End(TagEnd::Link | TagEnd::Image) => {
                 if kept.pop().unwrap_or(false) {
                     events.push(Event::End(TagEnd::Link));
@@ -155,6 +172,17 @@ pub fn markdown(text: &str) -> String {
     let mut out = String::with_capacity(text.len() * 5 / 4);
     pulldown_cmark::html::push_html(&mut out, events.into_iter());
     out
+}
+
+/// A description's heading level under the page's `<h1>` and `<h2>`: two levels down, at most
+/// `<h6>`.
+fn demoted(level: HeadingLevel) -> HeadingLevel {
+    match level {
+        HeadingLevel::H1 => HeadingLevel::H3,
+        HeadingLevel::H2 => HeadingLevel::H4,
+        HeadingLevel::H3 => HeadingLevel::H5,
+        _ => HeadingLevel::H6,
+    }
 }
 
 fn safe_url(url: &CowStr<'_>) -> bool {
@@ -175,6 +203,7 @@ mod tests {
             "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;y&#39;"
         );
         assert_eq!(enc("a b/c?d=é"), "a%20b%2Fc%3Fd%3D%C3%A9");
+        assert_eq!(esc("a\0b"), "a\u{FFFD}b");
     }
 
     #[test]
@@ -183,7 +212,12 @@ mod tests {
             "# Title\n\n<script>alert(1)</script>\n\nText <img src=x onerror=alert(1)> \
              [ok](https://example.com) [bad](javascript:alert(1)) ![i](data:image/svg+xml,x)\n",
         );
-        assert!(html.contains("<h1>Title</h1>"), "{html}");
+        assert!(html.contains("<h3>Title</h3>"), "{html}");
+        let levels = markdown("# a\n## b\n### c\n#### d\n###### e\n");
+        assert_eq!(
+            levels,
+            "<h3>a</h3>\n<h4>b</h4>\n<h5>c</h5>\n<h6>d</h6>\n<h6>e</h6>\n"
+        );
         assert!(
             html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"),
             "{html}"

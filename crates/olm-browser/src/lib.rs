@@ -90,6 +90,17 @@ pub fn respond(
             200,
             pages::search(catalogs, &SearchQuery::from_params(&params)),
         ),
+        // A catalog's packages: its search page.
+        ["catalogs", catalog] => {
+            if !catalogs.iter().any(|c| c.meta.name == *catalog) {
+                return not_found(&format!("no catalog {catalog}"));
+            }
+            let q = SearchQuery {
+                catalog: (*catalog).to_owned(),
+                ..SearchQuery::default()
+            };
+            Response::html(200, pages::search(catalogs, &q))
+        }
         ["catalogs", catalog, "packages", package, rest @ ..] => {
             let Some(c) = catalogs.iter().find(|c| c.meta.name == *catalog) else {
                 return not_found(&format!("no catalog {catalog}"));

@@ -97,9 +97,19 @@ impl SearchQuery {
                     .iter()
                     .any(|c| c.eq_ignore_ascii_case(&self.category)))
             && (self.capability.is_empty() || p.capabilities.eq_ignore_ascii_case(&self.capability))
-            && (self.provider.is_empty() || p.provider.eq_ignore_ascii_case(&self.provider))
+            && provider_matches(&p.provider, &self.provider)
             && words.iter().all(|w| p.haystack.contains(w.as_str()))
     }
+}
+
+/// Whether `provider` holds every word of `filter`, without regard to case (`red hat` finds
+/// "Red Hat, Inc." and "Red Hat HPC Community").
+fn provider_matches(provider: &str, filter: &str) -> bool {
+    let provider = provider.to_lowercase();
+    filter
+        .to_lowercase()
+        .split_whitespace()
+        .all(|w| provider.contains(w))
 }
 
 /// The search page: the form with its filters, then the packages that match.
@@ -176,8 +186,13 @@ pub fn search(catalogs: &[Arc<CatalogView>], q: &SearchQuery) -> String {
             let latest = p.head().map(|h| h.version.as_str()).unwrap_or_default();
             let _ = writeln!(
                 b,
-                "<tr class=\"result\"><td><a href=\"{}\">{}</a><br><small>{}</small>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                "<tr class=\"result\"><td><a href=\"{}\" title=\"{}\">{}</a><br><small title=\"{}\">{}</small>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
                 package_url(&c.meta.name, &p.name),
+                esc(if p.display_name.is_empty() {
+                    &p.name
+                } else {
+                    &p.display_name
+                }),
                 short(
                     if p.display_name.is_empty() {
                         &p.name
@@ -186,6 +201,7 @@ pub fn search(catalogs: &[Arc<CatalogView>], q: &SearchQuery) -> String {
                     },
                     80
                 ),
+                esc(&p.name),
                 short(&p.name, 80),
                 if p.deprecated.is_some() {
                     " <span class=\"badge deprecated\">deprecated</span>"
@@ -338,11 +354,19 @@ pub fn package(
             .iter()
             .map(|e| {
                 let v = p.bundle(e).map_or(e.as_str(), |b| b.version.as_str());
-                format!(
-                    "<a href=\"{}\">{}</a>",
-                    bundle_url(&c.meta.name, &p.name, e),
-                    esc(v)
-                )
+                match p.bundle_deprecations.get(e) {
+                    Some(message) => format!(
+                        "<a class=\"deprecated\" href=\"{}\" title=\"deprecated: {}\">{} <span class=\"badge deprecated\">deprecated</span></a>",
+                        bundle_url(&c.meta.name, &p.name, e),
+                        esc(message),
+                        esc(v)
+                    ),
+                    None => format!(
+                        "<a href=\"{}\">{}</a>",
+                        bundle_url(&c.meta.name, &p.name, e),
+                        esc(v)
+                    ),
+                }
             })
             .collect();
         let head = ch.head.as_deref().map_or_else(
@@ -545,32 +569,32 @@ type Resolved = Result<(olm_resolve::Resolution, Vec<String>), (String, Vec<Stri
 fn resolve(inputs: &[CatalogInput<'_>], p: &PackageView, ask: &WouldGet) -> Resolved {
     let version = match ask.version.trim() {
         "" => None,
-        v => Some(VersionRange::parse(v).map_err(|e| (e.to_string(), Vec::new()))?),
+        v => {
+            // What the API server would say of it in spec.source.catalog.version.
+            use olm_version::crd::{INVALID_VERSION_RANGE_MESSAGE, MAX_VERSION_RANGE_LEN};
+            if v.chars().count() > MAX_VERSION_RANGE_LEN {
+                return Err((
+                    format!(
+                        "spec.source.catalog.version: Too long: may not be more than {MAX_VERSION_RANGE_LEN} bytes"
+                    ),
+                    Vec::new(),
+                ));
+            }
+            if !olm_version::crd::is_valid_version_range(v) {
+                return Err((
+                    format!(
+                        "spec.source.catalog.version: Invalid value: {}: {INVALID_VERSION_RANGE_MESSAGE}",
+                        olm_goenc::quote(v)
+                    ),
+                    Vec::new(),
+                ));
+            }
+            Some(VersionRange::parse(v).map_err(|e| (e.to_string(), Vec::new()))?)
+        }
     };
     let installed = match ask.installed.trim() {
         "" => None,
-        v => {
-            let name = p
-                .bundles
-                .iter()
-                .find(|b| b.version == v || b.name == v)
-                .map(|b| b.name.clone())
-                .ok_or_else(|| {
-                    (
-                        format!("no bundle of version {v} in this package"),
-                        Vec::new(),
-                    )
-                })?;
-            let bv = p
-                .bundle(&name)
-                .map(|b| b.version.clone())
-                .unwrap_or_default();
-            Some(Installed {
-                name: name.as_str().into(),
-                version: bv,
-                release: None,
-            })
-        }
+        v => Some(installed_of(p, v).map_err(|e| (e, Vec::new()))?),
     };
     let request = Request {
         package: p.name.as_str().into(),
@@ -589,6 +613,31 @@ fn resolve(inputs: &[CatalogInput<'_>], p: &PackageView, ask: &WouldGet) -> Reso
         Ok(r) => Ok((r, trace)),
         Err(f) => Err((f.error.to_string(), trace)),
     }
+}
+
+/// The installed bundle the form names: a bundle of the package by name or version (`v2.4.3`
+/// as `2.4.3`), else a bundle of that version the catalog does not have, which the resolver
+/// then answers for as it does for an extension that installed it.
+fn installed_of(p: &PackageView, given: &str) -> Result<Installed, String> {
+    let version = given.strip_prefix('v').unwrap_or(given);
+    if let Some(b) = p
+        .bundles
+        .iter()
+        .find(|b| b.name == given || b.version == given || b.version == version)
+    {
+        return Ok(Installed {
+            name: b.name.as_str().into(),
+            version: b.version.clone(),
+            release: None,
+        });
+    }
+    olm_version::blang::Version::parse(version)
+        .map_err(|e| format!("installed version {}: {e}", olm_goenc::quote(given)))?;
+    Ok(Installed {
+        name: format!("{}.v{version}", p.name).as_str().into(),
+        version: version.to_owned(),
+        release: None,
+    })
 }
 
 /// The bundle page.

@@ -68,8 +68,34 @@ fn search_matches_words_and_filters() {
         one.body
             .contains("/browse/catalogs/community/packages/cat-facts-operator")
     );
+    let by_catalog = respond(&cats, None, "/browse/catalogs/community", "");
+    assert!(
+        by_catalog.body.contains(&format!("{n} packages found")),
+        "{}",
+        by_catalog.body
+    );
+    assert_eq!(
+        respond(&cats, None, "/browse/catalogs/nope", "").status,
+        404
+    );
     let none = respond(&cats, None, "/browse/search", "q=cat-facts+zzzz");
     assert!(none.body.contains("0 packages found"));
+    // The provider filter takes words, as the search box does.
+    let count = |query: &str| {
+        respond(&cats, None, "/browse/search", query)
+            .body
+            .matches("<tr class=\"result\">")
+            .count()
+    };
+    let red_hat = cats[0]
+        .packages
+        .iter()
+        .filter(|p| p.provider.to_lowercase().contains("red hat"))
+        .count();
+    assert!(red_hat > 1);
+    assert_eq!(count("provider=red+hat"), red_hat);
+    assert_eq!(count("provider=HAT+red"), red_hat);
+    assert_eq!(count("provider=zzzz"), 0);
 }
 
 #[test]
@@ -125,6 +151,56 @@ fn demo_catalog(name: &str, priority: i32, versions: &[&str]) -> Arc<CatalogView
         ..CatalogMeta::default()
     };
     Arc::new(CatalogView::new(meta, catalog))
+}
+
+/// A deprecated bundle is marked where its version is listed, with the message on hover.
+#[test]
+fn deprecated_bundles_are_marked_in_their_channel() {
+    let text = format!(
+        "{}\n{}\n{}\n{}\n",
+        serde_json::json!({"schema": "olm.package", "name": "p", "defaultChannel": "c"}),
+        serde_json::json!({"schema": "olm.channel", "package": "p", "name": "c", "entries": [{"name": "p.v1.0.0"}]}),
+        serde_json::json!({"schema": "olm.bundle", "package": "p", "name": "p.v1.0.0", "image": "example.com/p:1",
+            "properties": [{"type": "olm.package", "value": {"packageName": "p", "version": "1.0.0"}}]}),
+        serde_json::json!({"schema": "olm.deprecations", "package": "p", "entries": [
+            {"reference": {"schema": "olm.bundle", "name": "p.v1.0.0"}, "message": "use 2 <now>"}]})
+    );
+    let catalog = olm_catalog::load::load_bytes(text.as_bytes(), "c.json").unwrap();
+    let meta = CatalogMeta {
+        name: "c".into(),
+        ..CatalogMeta::default()
+    };
+    let cats = vec![Arc::new(CatalogView::new(meta, catalog))];
+    let page = respond(&cats, None, "/browse/catalogs/c/packages/p", "").body;
+    assert!(
+        page.contains("<a class=\"deprecated\" href=\"/browse/catalogs/c/packages/p/bundles/p.v1.0.0\" title=\"deprecated: use 2 &lt;now&gt;\">1.0.0 <span class=\"badge deprecated\">deprecated</span></a>"),
+        "{page}"
+    );
+}
+
+/// The form speaks as the CLI and the API server do: an invalid range in the API server's
+/// words; an installed version the catalog lacks answered by the resolver; `v` accepted.
+#[test]
+fn what_would_i_get_speaks_as_the_cli() {
+    let cats = vec![demo_catalog("c", 0, &["1.0.0", "1.1.0"])];
+    let url = "/browse/catalogs/c/packages/demo";
+    let bad = respond(&cats, None, url, "resolve=1&version=%3E%3D1.0+%3C").body;
+    assert!(
+        bad.contains("spec.source.catalog.version: Invalid value: &quot;&gt;=1.0 &lt;&quot;: invalid version expression"),
+        "{bad}"
+    );
+    let v = respond(&cats, None, url, "resolve=1&installed=v1.0.0").body;
+    assert!(v.contains("demo.v1.1.0</a> (version 1.1.0)."), "{v}");
+    let unknown = respond(&cats, None, url, "resolve=1&installed=9.9.9").body;
+    assert!(
+        unknown.contains("error upgrading from currently installed version &quot;9.9.9&quot;"),
+        "{unknown}"
+    );
+    let junk = respond(&cats, None, url, "resolve=1&installed=nope").body;
+    assert!(
+        junk.contains("installed version &quot;nope&quot;"),
+        "{junk}"
+    );
 }
 
 /// "What would I get" asks the page's catalog, or every catalog by priority as a
