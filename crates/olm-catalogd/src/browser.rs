@@ -284,21 +284,59 @@ fn extension_view(e: &ClusterExtension) -> ExtensionView {
     }
 }
 
-/// The browser's routes: `/browse` and everything under it.
+/// The browser's routes: `/browse` and everything under it, every answer with [`secure`]'s
+/// headers.
 pub fn router(views: Arc<dyn Views>) -> Router {
     Router::new()
         .route("/browse", any(redirect))
         .route("/browse/", any(page))
         .route("/browse/{*rest}", any(page))
         .with_state(views)
+        .layer(axum::middleware::map_response(secure))
 }
 
-async fn redirect() -> Response {
+/// `/browse` and, for `olm catalog serve-ui`, every other path: to the catalogs page. The
+/// browser is read-only, so only `GET` and `HEAD` are sent on.
+pub async fn redirect(method: Method) -> Response {
+    if method != Method::GET && method != Method::HEAD {
+        return read_only();
+    }
     (
         StatusCode::MOVED_PERMANENTLY,
         [(header::LOCATION, "/browse/")],
     )
         .into_response()
+}
+
+fn read_only() -> Response {
+    (
+        StatusCode::METHOD_NOT_ALLOWED,
+        [(header::ALLOW, "GET, HEAD")],
+        "the catalog browser is read-only\n",
+    )
+        .into_response()
+}
+
+/// The browser's security headers, on every answer (pages, errors, redirects): the strict
+/// Content-Security-Policy, no MIME sniffing, no referrer, no framing, and no caching without
+/// asking again.
+pub async fn secure(mut response: Response) -> Response {
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(olm_browser::html::CSP),
+    );
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
 }
 
 async fn page(
@@ -307,12 +345,7 @@ async fn page(
     request: Request,
 ) -> Response {
     if request.method() != Method::GET && request.method() != Method::HEAD {
-        return (
-            StatusCode::METHOD_NOT_ALLOWED,
-            [(header::ALLOW, "GET, HEAD")],
-            "the catalog browser is read-only\n",
-        )
-            .into_response();
+        return read_only();
     }
     let path = request.uri().path().to_owned();
     let query = query.unwrap_or_default();
@@ -336,19 +369,5 @@ async fn page(
         header::CONTENT_TYPE,
         HeaderValue::from_static(answer.content_type),
     );
-    headers.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(olm_browser::html::CSP),
-    );
-    headers.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    headers.insert(
-        header::REFERRER_POLICY,
-        HeaderValue::from_static("no-referrer"),
-    );
-    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     response
 }

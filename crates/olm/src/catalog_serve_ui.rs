@@ -4,7 +4,7 @@
 use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use olm_browser::{CatalogMeta, CatalogView};
@@ -12,41 +12,67 @@ use olm_browser::{CatalogMeta, CatalogView};
 /// `olm catalog serve-ui`'s arguments.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Catalogs: a directory, file or image each, optionally named `NAME=REF` (default: the
-    /// directory's or repository's last path element).
-    #[arg(value_name = "DIR|IMAGE", required = true)]
+    /// Catalogs: a directory, file or image each, optionally named and placed as a
+    /// ClusterCatalog would be: `[NAME=]REF[,priority=N][,label=K=V]…[,unavailable]` (the name
+    /// defaults to the directory's or repository's last path element). Priority and labels
+    /// count in "What would I get?" across catalogs.
+    #[arg(value_name = "[NAME=]DIR|IMAGE", required = true)]
     pub refs: Vec<String>,
-    /// The address to listen on.
-    #[arg(long, default_value = "127.0.0.1:8080")]
+    /// The address to listen on: IP:PORT, HOST:PORT, :PORT (every interface) or PORT (loopback).
+    #[arg(long, default_value = "127.0.0.1:8080", value_parser = parse_listen)]
     pub listen: SocketAddr,
 }
+
+/// How long requests in flight may finish after SIGTERM or Ctrl-C.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
 /// Loads and indexes every catalog, then serves the browser until SIGTERM or SIGINT.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
     let mut views: Vec<Arc<CatalogView>> = Vec::new();
     for r in &args.refs {
-        let (name, reference) = match r.split_once('=') {
-            Some((n, rest)) if !n.contains('/') && !n.is_empty() => (n.to_owned(), rest),
-            _ => (default_name(r), r.as_str()),
+        let head = r.split(',').next().unwrap_or_default();
+        let named = matches!(head.split_once('='), Some((n, _)) if !n.contains('/'));
+        let spec = if named {
+            crate::resolve::parse_spec(r, "catalog")?
+        } else {
+            crate::resolve::parse_spec(&format!("{}={r}", default_name(head)), "catalog")?
         };
+        if !spec.served {
+            anyhow::bail!(
+                "catalog {}: unserved has no meaning here: leave the catalog out",
+                olm_goenc::quote(r)
+            );
+        }
         let opts = olm_catalog::load::LoadOptions {
             keep_raw: false,
             validate_only: false,
         };
-        let catalog =
-            crate::sources::load_catalog(reference, crate::sources::Registry::default(), &opts)
-                .with_context(|| format!("loading {reference}"))?;
+        let catalog = crate::sources::load_catalog(
+            &spec.reference,
+            crate::sources::Registry::default(),
+            &opts,
+        )
+        .with_context(|| format!("loading {}", spec.reference))?;
         let meta = CatalogMeta {
-            name,
-            priority: None,
-            image: reference.to_owned(),
+            name: spec.name,
+            priority: Some(spec.priority),
+            image: spec.reference.clone(),
             digest: String::new(),
             last_unpacked: String::new(),
             state: "Local".into(),
-            ..CatalogMeta::default()
+            labels: spec.labels,
+            availability: spec.availability,
         };
-        views.push(Arc::new(CatalogView::new(meta, catalog)));
+        let view = CatalogView::new(meta, catalog);
+        if view.packages.is_empty() {
+            eprintln!(
+                "warning: catalog {} ({}) has no packages",
+                olm_goenc::quote(&view.meta.name),
+                spec.reference
+            );
+        }
+        views.push(Arc::new(view));
     }
     views.sort_by(|a, b| a.meta.name.cmp(&b.meta.name));
     if let Some(w) = views.windows(2).find(|w| w[0].meta.name == w[1].meta.name) {
@@ -69,18 +95,46 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             listener.local_addr()?
         );
         let router = olm_catalogd::browser::router(Arc::new(olm_catalogd::browser::Fixed(views)))
-            .fallback(|| async {
-                (
-                    axum::http::StatusCode::TEMPORARY_REDIRECT,
-                    [(axum::http::header::LOCATION, "/browse/")],
-                )
-            });
-        axum::serve(listener, router)
-            .with_graceful_shutdown(crate::catalog_serve::shutdown())
-            .await
-            .context("serving the catalog browser")
+            .fallback(olm_catalogd::browser::redirect)
+            .layer(axum::middleware::map_response(olm_catalogd::browser::secure));
+        // The catalog server's listener: bounded time to send a request, bounded connections.
+        let (stop_tx, stop) = tokio::sync::watch::channel(false);
+        let mut serving = tokio::spawn(olm_catalogd::run::serve(listener, router, None, stop));
+        tokio::select! {
+            done = &mut serving => return done.context("serving the catalog browser")?.context("serving the catalog browser"),
+            () = crate::catalog_serve::shutdown() => {}
+        }
+        let _ = stop_tx.send(true);
+        // Requests in flight get a moment; a client that never finishes its request does not
+        // hold the command.
+        match tokio::time::timeout(SHUTDOWN_GRACE, &mut serving).await {
+            Ok(done) => done.context("serving the catalog browser")?.context("serving the catalog browser"),
+            Err(_) => {
+                serving.abort();
+                Ok(())
+            }
+        }
     })?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--listen`: IP:PORT, HOST:PORT (its first address), :PORT (every interface, as Go reads it) or
+/// PORT (loopback).
+fn parse_listen(s: &str) -> Result<SocketAddr, String> {
+    if let Ok(addr) = s.parse::<SocketAddr>() {
+        return Ok(addr);
+    }
+    if let Ok(port) = s.parse::<u16>() {
+        return Ok(SocketAddr::from(([127, 0, 0, 1], port)));
+    }
+    if let Some(port) = s.strip_prefix(':').and_then(|p| p.parse::<u16>().ok()) {
+        return Ok(SocketAddr::from(([0, 0, 0, 0], port)));
+    }
+    use std::net::ToSocketAddrs as _;
+    s.to_socket_addrs()
+        .map_err(|e| format!("{e}: expected IP:PORT, HOST:PORT, :PORT or PORT"))?
+        .next()
+        .ok_or_else(|| format!("{s} has no address"))
 }
 
 /// A catalog's name from its reference: the last path element, without a tag or digest.
@@ -93,5 +147,25 @@ fn default_name(reference: &str) -> String {
         "catalog".to_owned()
     } else {
         last.to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_listen;
+
+    #[test]
+    fn listen_takes_the_forms_people_write() {
+        let ok = |s: &str| parse_listen(s).map(|a| a.to_string());
+        assert_eq!(ok("127.0.0.1:8080").as_deref(), Ok("127.0.0.1:8080"));
+        assert_eq!(ok("[::1]:8080").as_deref(), Ok("[::1]:8080"));
+        assert_eq!(ok("8080").as_deref(), Ok("127.0.0.1:8080"));
+        assert_eq!(ok(":8080").as_deref(), Ok("0.0.0.0:8080"));
+        assert!(parse_listen("localhost:8080").is_ok_and(|a| a.ip().is_loopback()));
+        assert!(
+            parse_listen("nope")
+                .unwrap_err()
+                .contains("expected IP:PORT, HOST:PORT, :PORT or PORT")
+        );
     }
 }

@@ -64,28 +64,34 @@ enum Output {
     Yaml,
 }
 
-struct CatalogSpec {
-    name: String,
-    reference: String,
-    priority: i32,
-    labels: BTreeMap<String, String>,
-    availability: Availability,
-    served: bool,
+/// A catalog as a ClusterCatalog would offer it, from `NAME=REF[,priority=N][,label=K=V]…
+/// [,unavailable][,unserved]` (shared by `olm resolve --catalog` and `olm catalog serve-ui`).
+pub(crate) struct CatalogSpec {
+    pub(crate) name: String,
+    pub(crate) reference: String,
+    pub(crate) priority: i32,
+    pub(crate) labels: BTreeMap<String, String>,
+    pub(crate) availability: Availability,
+    pub(crate) served: bool,
 }
 
-fn parse_spec(s: &str) -> anyhow::Result<CatalogSpec> {
+/// Reads a [`CatalogSpec`]; `what` names the argument in messages (`--catalog`).
+pub(crate) fn parse_spec(s: &str, what: &str) -> anyhow::Result<CatalogSpec> {
     let mut parts = s.split(',');
     let head = parts.next().unwrap_or_default();
     let Some((name, reference)) = head.split_once('=') else {
-        bail!("--catalog {}: expected NAME=REF", quote(s));
+        bail!("{what} {}: expected NAME=REF", quote(s));
     };
     // A ClusterCatalog's name, as the API server checks it.
     if let Some(e) = olm_k8s::dns1123_subdomain_errors(name).first() {
         bail!(
-            "--catalog {}: metadata.name: Invalid value: {}: {e}",
+            "{what} {}: metadata.name: Invalid value: {}: {e}",
             quote(s),
             quote(name)
         );
+    }
+    if reference.is_empty() {
+        bail!("{what} {}: no catalog after NAME=", quote(s));
     }
     let mut spec = CatalogSpec {
         name: name.to_owned(),
@@ -100,7 +106,7 @@ fn parse_spec(s: &str) -> anyhow::Result<CatalogSpec> {
             Some(("priority", n)) => {
                 spec.priority = n.parse().with_context(|| {
                     format!(
-                        "--catalog {}: priority {} is not a 32-bit integer",
+                        "{what} {}: priority {} is not a 32-bit integer",
                         quote(s),
                         quote(n)
                     )
@@ -108,13 +114,13 @@ fn parse_spec(s: &str) -> anyhow::Result<CatalogSpec> {
             }
             Some(("label", kv)) => {
                 let Some((k, v)) = kv.split_once('=') else {
-                    bail!("--catalog {}: expected label=KEY=VALUE", quote(s))
+                    bail!("{what} {}: expected label=KEY=VALUE", quote(s))
                 };
                 spec.labels.insert(k.to_owned(), v.to_owned());
             }
             None if opt == "unavailable" => spec.availability = Availability::Unavailable,
             None if opt == "unserved" => spec.served = false,
-            _ => bail!("--catalog {}: unknown option {}", quote(s), quote(opt)),
+            _ => bail!("{what} {}: unknown option {}", quote(s), quote(opt)),
         }
     }
     Ok(spec)
@@ -142,7 +148,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let specs = args
         .catalogs
         .iter()
-        .map(|s| parse_spec(s))
+        .map(|s| parse_spec(s, "--catalog"))
         .collect::<anyhow::Result<Vec<_>>>()?;
     let indexes = specs
         .iter()

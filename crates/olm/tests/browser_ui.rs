@@ -336,3 +336,108 @@ fn pages_render_resolve_and_draw_in_chromium() {
         assert_eq!(ok, json!(true), "{page}");
     }
 }
+
+/// One raw HTTP/1.1 request; the whole answer as text.
+fn http(base: &str, method: &str, path: &str) -> String {
+    use std::io::{Read as _, Write as _};
+    let addr = base.trim_start_matches("http://");
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    write!(
+        stream,
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    answer
+}
+
+/// Every answer carries the security headers, writes are refused everywhere, and a catalog's
+/// priority and labels are given as a ClusterCatalog's would be.
+#[test]
+fn serve_ui_answers_safely_and_takes_catalog_specs() {
+    let catalog = format!("{DATA}/catalogs/community-v4.21");
+    let server = Server::start(&[
+        format!("low={catalog}"),
+        format!("high={catalog},priority=5,label=team=a"),
+    ]);
+    for (method, path, status) in [
+        ("GET", "/browse/", "200 OK"),
+        ("GET", "/browse", "301 Moved Permanently"),
+        ("GET", "/favicon.ico", "301 Moved Permanently"),
+        ("POST", "/", "405 Method Not Allowed"),
+        ("POST", "/browse/", "405 Method Not Allowed"),
+        ("GET", "/browse/nope", "404 Not Found"),
+    ] {
+        let answer = http(&server.base, method, path);
+        assert!(
+            answer.starts_with(&format!("HTTP/1.1 {status}\r\n")),
+            "{method} {path}: {answer}"
+        );
+        let head = answer.to_lowercase();
+        for header in [
+            "content-security-policy: default-src 'none'",
+            "x-content-type-options: nosniff",
+            "x-frame-options: deny",
+        ] {
+            assert!(head.contains(header), "{method} {path}: {answer}");
+        }
+    }
+    let page = http(&server.base, "GET", "/browse/");
+    assert!(page.contains(">high</a></td><td>5</td>"), "{page}");
+    assert!(page.contains(">low</a></td><td>0</td>"), "{page}");
+    // Every catalog, by priority: the higher one wins the tie the same content would be.
+    let all = http(
+        &server.base,
+        "GET",
+        "/browse/catalogs/low/packages/infinispan?resolve=1&from=all",
+    );
+    assert!(all.contains("id=\"resolved-catalog\">high</span>"), "{all}");
+}
+
+/// A client that never finishes its request neither holds the connection for long nor keeps
+/// the command from stopping.
+#[test]
+fn serve_ui_stops_with_a_half_sent_request_open() {
+    use std::io::{Read as _, Write as _};
+    let server = Server::start(&[format!("{DATA}/catalogs/community-v4.21")]);
+    let addr = server.base.trim_start_matches("http://").to_owned();
+    let mut stalled = TcpStream::connect(&addr).unwrap();
+    stalled
+        .write_all(b"GET /browse/ HTTP/1.1\r\nHost: x\r\n")
+        .unwrap();
+    stalled
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let started = Instant::now();
+    let mut rest = Vec::new();
+    let _ = stalled.read_to_end(&mut rest);
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "the stalled request was held {:?}",
+        started.elapsed()
+    );
+
+    let mut again = TcpStream::connect(&addr).unwrap();
+    again.write_all(b"GET /browse/ HTTP/1.1\r\n").unwrap();
+    let mut server = server;
+    let pid = server.child.id().to_string();
+    let term = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+    assert!(term.success());
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = server.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "serve-ui did not stop on SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "{status}");
+    drop(again);
+}
