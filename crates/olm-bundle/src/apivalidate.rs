@@ -98,6 +98,66 @@ pub fn validate_bundle(b: &Bundle) -> Vec<Finding> {
     out
 }
 
+/// operator-registry's bundle format check of `metadata/annotations.yaml` (`ValidateBundleFormat`,
+/// which `operator-sdk bundle validate` runs first), as one error naming `dir`:
+/// `error validating format in <dir>: Bundle validation errors: <e1>,<e2>,…`. A missing key
+/// (the default channel may be absent), a media type other than the bundle's (`registry+v1`, as
+/// it has a ClusterServiceVersion), and empty channels or an empty default channel are refused.
+/// Upstream lists the problems in Go's random map order; here they come in the order of the
+/// keys as written below. (Its manifests and metadata directory checks compare constants with
+/// themselves and never fire, so neither does this.)
+pub fn validate_format(b: &Bundle, dir: &str) -> Option<Finding> {
+    use crate::bundle::{
+        CHANNELS_ANNOTATION, DEFAULT_CHANNEL_ANNOTATION, MANIFESTS_ANNOTATION,
+        MEDIATYPE_ANNOTATION, METADATA_ANNOTATION, PACKAGE_ANNOTATION, REGISTRY_V1,
+    };
+    let mut problems = Vec::new();
+    for key in [
+        MEDIATYPE_ANNOTATION,
+        MANIFESTS_ANNOTATION,
+        METADATA_ANNOTATION,
+        PACKAGE_ANNOTATION,
+        CHANNELS_ANNOTATION,
+        DEFAULT_CHANNEL_ANNOTATION,
+    ] {
+        let value = b.annotations.get(key);
+        if value.is_none() && key != DEFAULT_CHANNEL_ANNOTATION {
+            problems.push(format!("Missing annotation {}", quote(key)));
+        }
+        let value = value.map(String::as_str);
+        match key {
+            MEDIATYPE_ANNOTATION if value != Some(REGISTRY_V1) => problems.push(format!(
+                "Expecting annotation {} to have value {} instead of {}",
+                quote(key),
+                quote(REGISTRY_V1),
+                quote(value.unwrap_or_default())
+            )),
+            CHANNELS_ANNOTATION if value.is_none_or(str::is_empty) => {
+                problems.push(format!(
+                    "Expecting annotation {} to have non-empty value",
+                    quote(key)
+                ));
+            }
+            DEFAULT_CHANNEL_ANNOTATION if value == Some("") => problems.push(format!(
+                "Expecting annotation {} to have non-empty value",
+                quote(key)
+            )),
+            _ => {}
+        }
+    }
+    (!problems.is_empty()).then(|| {
+        err(
+            "ValidationFailed",
+            "",
+            "",
+            format!(
+                "error validating format in {dir}: Bundle validation errors: {}",
+                problems.join(",")
+            ),
+        )
+    })
+}
+
 /// True when any finding is an error.
 pub fn has_errors(findings: &[Finding]) -> bool {
     findings.iter().any(|f| f.level == Level::Error)

@@ -26,6 +26,12 @@ pub const DEFAULT_CHANNEL_ANNOTATION: &str =
     "operators.operatorframework.io.bundle.channel.default.v1";
 /// Annotation declaring the bundle format.
 pub const MEDIATYPE_ANNOTATION: &str = "operators.operatorframework.io.bundle.mediatype.v1";
+/// Annotation naming the manifests directory (`manifests/`).
+pub const MANIFESTS_ANNOTATION: &str = "operators.operatorframework.io.bundle.manifests.v1";
+/// Annotation naming the metadata directory (`metadata/`).
+pub const METADATA_ANNOTATION: &str = "operators.operatorframework.io.bundle.metadata.v1";
+/// The media type of a bundle with a ClusterServiceVersion.
+pub const REGISTRY_V1: &str = "registry+v1";
 /// CSV annotation carrying extra properties as a JSON list.
 pub use olm_k8s::OLM_PROPERTIES_ANNOTATION as PROPERTIES_ANNOTATION;
 

@@ -15,6 +15,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value, json};
 
+use crate::bundle;
+
 mod pin;
 pub use pin::{pin_images, unpinned_images};
 
@@ -781,31 +783,25 @@ fn manifest_objects(c: &Collected<'_>, accounts: &BTreeSet<String>) -> Vec<(Stri
 fn metadata_annotations(opts: &Options, scorecard: bool) -> Vec<(String, String)> {
     let mut out = vec![
         (
-            "operators.operatorframework.io.bundle.mediatype.v1".to_owned(),
-            "registry+v1".to_owned(),
+            bundle::MEDIATYPE_ANNOTATION.to_owned(),
+            bundle::REGISTRY_V1.to_owned(),
         ),
         (
-            "operators.operatorframework.io.bundle.manifests.v1".to_owned(),
+            bundle::MANIFESTS_ANNOTATION.to_owned(),
             "manifests/".to_owned(),
         ),
         (
-            "operators.operatorframework.io.bundle.metadata.v1".to_owned(),
+            bundle::METADATA_ANNOTATION.to_owned(),
             "metadata/".to_owned(),
         ),
+        (bundle::PACKAGE_ANNOTATION.to_owned(), opts.package.clone()),
         (
-            "operators.operatorframework.io.bundle.package.v1".to_owned(),
-            opts.package.clone(),
-        ),
-        (
-            "operators.operatorframework.io.bundle.channels.v1".to_owned(),
+            bundle::CHANNELS_ANNOTATION.to_owned(),
             opts.channels.clone(),
         ),
     ];
     if let Some(d) = opts.default_channel.as_ref().filter(|d| !d.is_empty()) {
-        out.push((
-            "operators.operatorframework.io.bundle.channel.default.v1".to_owned(),
-            d.clone(),
-        ));
+        out.push((bundle::DEFAULT_CHANNEL_ANNOTATION.to_owned(), d.clone()));
     }
     out.push((
         "operators.operatorframework.io.metrics.builder".to_owned(),

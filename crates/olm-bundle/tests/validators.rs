@@ -553,3 +553,67 @@ fn deployment_config_nested_types_are_checked() {
         Ok(None)
     );
 }
+
+/// operator-registry's format check of the annotations (`validateAnnotations` in
+/// pkg/lib/bundle/validate.go, v1.74.0), with its messages, as one error.
+#[test]
+fn annotation_format_follows_operator_registry() {
+    let bundle = |annotations: &str| {
+        Bundle::from_files(vec![
+            BundleFile {
+                path: "metadata/annotations.yaml".into(),
+                contents: format!("annotations:\n{annotations}").into_bytes(),
+            },
+            BundleFile {
+                path: "manifests/csv.json".into(),
+                contents: json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
+                    "metadata": {"name": "test.v1.0.0"}, "spec": {}})
+                .to_string()
+                .into_bytes(),
+            },
+        ])
+        .unwrap()
+    };
+    let good = "  operators.operatorframework.io.bundle.mediatype.v1: registry+v1
+  operators.operatorframework.io.bundle.manifests.v1: manifests/
+  operators.operatorframework.io.bundle.metadata.v1: metadata/
+  operators.operatorframework.io.bundle.package.v1: test
+  operators.operatorframework.io.bundle.channels.v1: stable
+";
+    assert_eq!(
+        olm_bundle::apivalidate::validate_format(&bundle(good), "b"),
+        None
+    );
+    let with_default =
+        format!("{good}  operators.operatorframework.io.bundle.channel.default.v1: stable\n");
+    assert_eq!(
+        olm_bundle::apivalidate::validate_format(&bundle(&with_default), "b"),
+        None
+    );
+
+    let broken = "  operators.operatorframework.io.bundle.mediatype.v1: plain
+  operators.operatorframework.io.bundle.metadata.v1: metadata/
+  operators.operatorframework.io.bundle.package.v1: test
+  operators.operatorframework.io.bundle.channels.v1: \"\"
+  operators.operatorframework.io.bundle.channel.default.v1: \"\"
+";
+    let finding = olm_bundle::apivalidate::validate_format(&bundle(broken), "./bundle").unwrap();
+    assert_eq!(
+        finding.to_string(),
+        "Error: error validating format in ./bundle: Bundle validation errors: \
+         Expecting annotation \"operators.operatorframework.io.bundle.mediatype.v1\" to have value \"registry+v1\" instead of \"plain\",\
+         Missing annotation \"operators.operatorframework.io.bundle.manifests.v1\",\
+         Expecting annotation \"operators.operatorframework.io.bundle.channels.v1\" to have non-empty value,\
+         Expecting annotation \"operators.operatorframework.io.bundle.channel.default.v1\" to have non-empty value"
+    );
+    let missing = olm_bundle::apivalidate::validate_format(&bundle("  x: y\n"), "b").unwrap();
+    assert!(
+        missing.detail.contains(
+            "Missing annotation \"operators.operatorframework.io.bundle.channels.v1\",Expecting annotation \"operators.operatorframework.io.bundle.channels.v1\" to have non-empty value"
+        ),
+        "{missing}"
+    );
+    assert!(!missing.detail.contains(
+        "Missing annotation \"operators.operatorframework.io.bundle.channel.default.v1\""
+    ));
+}

@@ -145,6 +145,11 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
             };
             let b = load(&dir)?;
             let mut failed = false;
+            // operator-sdk checks the bundle's format first.
+            if let Some(finding) = apivalidate::validate_format(&b, &dir.display().to_string()) {
+                eprintln!("{finding}");
+                failed = true;
+            }
             for msg in olm_bundle::validate_for_render(&b) {
                 eprintln!("Error: {msg}");
                 failed = true;

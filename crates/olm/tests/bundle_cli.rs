@@ -696,3 +696,38 @@ spec:
     );
     assert!(!run.stderr.contains("unable to inspect"), "{}", run.stderr);
 }
+
+/// The bundle's format is checked first, as operator-sdk does: an empty channels annotation is
+/// operator-registry's error.
+#[test]
+fn validate_checks_the_annotations_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = std::path::Path::new(common::DATA).join("bundles/gitlab-operator-kubernetes/3.3.0");
+    for sub in ["manifests", "metadata"] {
+        std::fs::create_dir_all(dir.path().join(sub)).unwrap();
+        for entry in std::fs::read_dir(src.join(sub)).unwrap() {
+            let entry = entry.unwrap();
+            std::fs::copy(entry.path(), dir.path().join(sub).join(entry.file_name())).unwrap();
+        }
+    }
+    let annotations = dir.path().join("metadata/annotations.yaml");
+    let text = std::fs::read_to_string(&annotations).unwrap();
+    std::fs::write(
+        &annotations,
+        text.replace(
+            "bundle.channels.v1: stable,unstable",
+            "bundle.channels.v1: \"\"",
+        ),
+    )
+    .unwrap();
+    let path = dir.path().display().to_string();
+    let run = olm(&["bundle", "validate", &path]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(&format!(
+            "Error: error validating format in {path}: Bundle validation errors: Expecting annotation \"operators.operatorframework.io.bundle.channels.v1\" to have non-empty value"
+        )),
+        "{}",
+        run.stderr
+    );
+}
