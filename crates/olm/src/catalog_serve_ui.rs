@@ -137,22 +137,48 @@ fn parse_listen(s: &str) -> Result<SocketAddr, String> {
         .ok_or_else(|| format!("{s} has no address"))
 }
 
-/// A catalog's name from its reference: the last path element, without a tag or digest.
+/// A catalog's name from its reference: the last path element, without a tag or digest, made a
+/// ClusterCatalog name (lower case; characters a name cannot hold become `-`).
 fn default_name(reference: &str) -> String {
     let trimmed = reference.trim_end_matches('/');
     let last = trimmed.rsplit('/').next().unwrap_or(trimmed);
     let last = last.split('@').next().unwrap_or(last);
     let last = last.split(':').next().unwrap_or(last);
-    if last.is_empty() {
+    let name: String = last
+        .to_lowercase()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let name = name.trim_matches(|c: char| !c.is_ascii_alphanumeric());
+    if name.is_empty() {
         "catalog".to_owned()
     } else {
-        last.to_owned()
+        name.chars().take(253).collect()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::parse_listen;
+
+    #[test]
+    fn default_names_are_cluster_catalog_names() {
+        use super::default_name;
+        assert_eq!(
+            default_name("../catalogs/community-v4.21/"),
+            "community-v4.21"
+        );
+        assert_eq!(default_name("quay.io/org/My_Catalog:v4.21"), "my-catalog");
+        assert_eq!(default_name("localhost:5000/cat@sha256:abc"), "cat");
+        assert_eq!(default_name("/tmp/_x_/"), "x");
+        assert_eq!(default_name("/"), "catalog");
+    }
 
     #[test]
     fn listen_takes_the_forms_people_write() {
