@@ -88,7 +88,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .await
             .with_context(|| format!("listening on {}", args.listen))?;
         eprintln!(
-            "olm catalog serve-ui: {packages} packages of {} catalog{} indexed in {} ms; browse http://{}/browse/",
+            "olm catalog serve-ui: {packages} package{} of {} catalog{} indexed in {} ms; browse http://{}/browse/",
+            if packages == 1 { "" } else { "s" },
             views.len(),
             if views.len() == 1 { "" } else { "s" },
             started.elapsed().as_millis(),
