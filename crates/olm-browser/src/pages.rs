@@ -75,6 +75,8 @@ pub struct SearchQuery {
     pub capability: String,
     /// Only this provider.
     pub provider: String,
+    /// Which page of [`MAX_RESULTS`] results, from 1.
+    pub page: usize,
 }
 
 impl SearchQuery {
@@ -87,7 +89,31 @@ impl SearchQuery {
             category: get("category"),
             capability: get("capability"),
             provider: get("provider"),
+            page: params
+                .get("page")
+                .and_then(|p| p.parse().ok())
+                .filter(|p| *p > 0)
+                .unwrap_or(1),
         }
+    }
+
+    /// This query's URL for page `page`.
+    fn url(&self, page: usize) -> String {
+        let mut url = format!("{PREFIX}/search?q={}", enc(&self.text));
+        for (key, value) in [
+            ("catalog", &self.catalog),
+            ("category", &self.category),
+            ("capability", &self.capability),
+            ("provider", &self.provider),
+        ] {
+            if !value.is_empty() {
+                let _ = write!(url, "&{key}={}", enc(value));
+            }
+        }
+        if page > 1 {
+            let _ = write!(url, "&page={page}");
+        }
+        url
     }
 
     fn matches(&self, catalog: &str, p: &PackageView, words: &[String]) -> bool {
@@ -119,6 +145,9 @@ pub fn search(catalogs: &[Arc<CatalogView>], q: &SearchQuery) -> String {
     let mut capabilities = BTreeSet::new();
     let mut hits: Vec<(&CatalogView, &PackageView)> = Vec::new();
     let mut total = 0usize;
+    // Page 0 (a query built in code) is the first.
+    let current = q.page.max(1);
+    let skip = (current - 1).saturating_mul(MAX_RESULTS);
     for c in catalogs {
         for p in c.packages.iter() {
             categories.extend(p.categories.iter().map(String::as_str));
@@ -127,7 +156,7 @@ pub fn search(catalogs: &[Arc<CatalogView>], q: &SearchQuery) -> String {
             }
             if q.matches(&c.meta.name, p, &words) {
                 total += 1;
-                if hits.len() < MAX_RESULTS {
+                if total > skip && hits.len() < MAX_RESULTS {
                     hits.push((c, p));
                 }
             }
@@ -170,12 +199,42 @@ pub fn search(catalogs: &[Arc<CatalogView>], q: &SearchQuery) -> String {
         b,
         "<p class=\"count\" id=\"result-count\">{total} package{} found{}</p>",
         if total == 1 { "" } else { "s" },
-        if total > hits.len() {
-            format!(", the first {} shown", hits.len())
+        if hits.is_empty() && total > 0 {
+            format!(", none on page {current}")
+        } else if total > hits.len() {
+            format!(
+                ", {}–{} shown",
+                skip.saturating_add(1),
+                skip.saturating_add(hits.len())
+            )
         } else {
             String::new()
         }
     );
+    let pages = total.div_ceil(MAX_RESULTS).max(1);
+    let pager = if pages > 1 {
+        let mut nav = String::from("<nav class=\"pager\" aria-label=\"Result pages\">");
+        if current > 1 {
+            let _ = write!(
+                nav,
+                "<a rel=\"prev\" href=\"{}\">← Previous</a> ",
+                esc(&q.url(current.min(pages + 1) - 1))
+            );
+        }
+        let _ = write!(nav, "<span>page {} of {pages}</span>", current);
+        if current < pages {
+            let _ = write!(
+                nav,
+                " <a rel=\"next\" href=\"{}\">Next →</a>",
+                esc(&q.url(current + 1))
+            );
+        }
+        nav.push_str("</nav>\n");
+        nav
+    } else {
+        String::new()
+    };
+    b.push_str(&pager);
     if !hits.is_empty() {
         b.push_str(
             "<table class=\"results\"><thead><tr><th scope=\"col\">Package</th><th scope=\"col\">Catalog</th>\
@@ -217,6 +276,7 @@ pub fn search(catalogs: &[Arc<CatalogView>], q: &SearchQuery) -> String {
         }
         b.push_str("</tbody></table>");
     }
+    b.push_str(&pager);
     page("Search", &b)
 }
 

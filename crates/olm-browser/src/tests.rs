@@ -153,6 +153,55 @@ fn demo_catalog(name: &str, priority: i32, versions: &[&str]) -> Arc<CatalogView
     Arc::new(CatalogView::new(meta, catalog))
 }
 
+/// Results past the first page are reached page by page, the filters kept.
+#[test]
+fn search_results_come_in_pages() {
+    let mut text = String::new();
+    for i in 0..450 {
+        text.push_str(&format!(
+            "{}\n",
+            serde_json::json!({"schema": "olm.package", "name": format!("pkg{i:03}")})
+        ));
+    }
+    let catalog = olm_catalog::load::load_bytes(text.as_bytes(), "c.json").unwrap();
+    let meta = CatalogMeta {
+        name: "c".into(),
+        ..CatalogMeta::default()
+    };
+    let cats = vec![Arc::new(CatalogView::new(meta, catalog))];
+    let first = respond(&cats, None, "/browse/search", "q=pkg&catalog=c").body;
+    assert!(first.contains("450 packages found, 1–200 shown"), "{first}");
+    assert!(first.contains("<span>page 1 of 3</span> <a rel=\"next\" href=\"/browse/search?q=pkg&amp;catalog=c&amp;page=2\">"), "{first}");
+    assert!(!first.contains("rel=\"prev\""));
+    let last = respond(&cats, None, "/browse/search", "q=pkg&catalog=c&page=3").body;
+    assert!(last.contains("450 packages found, 401–450 shown"), "{last}");
+    assert!(
+        last.contains("/browse/catalogs/c/packages/pkg449"),
+        "{last}"
+    );
+    assert!(
+        !last.contains("/browse/catalogs/c/packages/pkg399\""),
+        "{last}"
+    );
+    assert!(
+        last.contains("rel=\"prev\" href=\"/browse/search?q=pkg&amp;catalog=c&amp;page=2\""),
+        "{last}"
+    );
+    assert!(!last.contains("rel=\"next\""));
+    // Past the end: nothing listed, a way back.
+    let beyond = respond(&cats, None, "/browse/search", "page=99").body;
+    assert!(
+        beyond.contains("rel=\"prev\" href=\"/browse/search?q=&amp;page=3\""),
+        "{beyond}"
+    );
+    assert!(
+        beyond.contains("450 packages found, none on page 99"),
+        "{beyond}"
+    );
+    let junk = respond(&cats, None, "/browse/search", "page=0").body;
+    assert!(junk.contains("1–200 shown"), "{junk}");
+}
+
 /// A deprecated bundle is marked where its version is listed, with the message on hover.
 #[test]
 fn deprecated_bundles_are_marked_in_their_channel() {
