@@ -131,6 +131,9 @@ impl SearchQuery {
 /// Whether `provider` holds every word of `filter`, without regard to case (`red hat` finds
 /// "Red Hat, Inc." and "Red Hat HPC Community").
 fn provider_matches(provider: &str, filter: &str) -> bool {
+    if filter.trim().is_empty() {
+        return true;
+    }
     let provider = provider.to_lowercase();
     filter
         .to_lowercase()
