@@ -105,7 +105,8 @@ pub fn validate_bundle(b: &Bundle) -> Vec<Finding> {
 /// it has a ClusterServiceVersion), and empty channels or an empty default channel are refused.
 /// Upstream lists the problems in Go's random map order; here they come in the order of the
 /// keys as written below. (Its manifests and metadata directory checks compare constants with
-/// themselves and never fire, so neither does this.)
+/// themselves and never fire, so neither does this.) Then each entry of the metadata's
+/// `dependencies` is checked as [`dependency_problems`] says.
 pub fn validate_format(b: &Bundle, dir: &str) -> Option<Finding> {
     use crate::bundle::{
         CHANNELS_ANNOTATION, DEFAULT_CHANNEL_ANNOTATION, MANIFESTS_ANNOTATION,
@@ -145,6 +146,9 @@ pub fn validate_format(b: &Bundle, dir: &str) -> Option<Finding> {
             _ => {}
         }
     }
+    for d in &b.dependencies {
+        problems.extend(dependency_problems(d));
+    }
     (!problems.is_empty()).then(|| {
         err(
             "ValidationFailed",
@@ -156,6 +160,92 @@ pub fn validate_format(b: &Bundle, dir: &str) -> Option<Finding> {
             ),
         )
     })
+}
+
+/// operator-registry's check of one `dependencies` entry (`validateDependencies`): the value
+/// decoded as its type's Go struct (a value that does not decode, or a type it does not know:
+/// `couldn't parse dependency of type T`), then that type's own rules, in its words. Of an
+/// `olm.constraint`, the CEL expression's presence is checked, not its syntax (that needs a CEL
+/// environment).
+pub fn dependency_problems(entry: &Value) -> Vec<String> {
+    let kind = entry
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let unparsable = || vec![format!("couldn't parse dependency of type {kind}")];
+    // Go decodes `null` into the zero struct; a missing value does not decode.
+    let value = match entry.get("value") {
+        None => return unparsable(),
+        Some(Value::Null) => &Value::Object(serde_json::Map::new()),
+        Some(v @ Value::Object(_)) => v,
+        Some(_) => return unparsable(),
+    };
+    // A string field, matched as encoding/json matches (exactly, else without regard to case):
+    // absent or null is empty; any other JSON type does not decode.
+    let field = |key: &str| -> Option<String> {
+        let found = value.get(key).or_else(|| {
+            value.as_object().and_then(|m| {
+                m.iter()
+                    .find(|(k, _)| k.eq_ignore_ascii_case(key))
+                    .map(|(_, v)| v)
+            })
+        });
+        match found {
+            None | Some(Value::Null) => Some(String::new()),
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(_) => None,
+        }
+    };
+    let mut out = Vec::new();
+    match kind {
+        "olm.gvk" => {
+            let (Some(group), Some(version), Some(kind_)) =
+                (field("group"), field("version"), field("kind"))
+            else {
+                return unparsable();
+            };
+            for (v, what) in [(group, "Group"), (version, "Version"), (kind_, "Kind")] {
+                if v.is_empty() {
+                    out.push(format!("API {what} is empty"));
+                }
+            }
+        }
+        "olm.package" => {
+            let (Some(name), Some(version)) = (field("packageName"), field("version")) else {
+                return unparsable();
+            };
+            if name.is_empty() {
+                out.push("Package name is empty".to_owned());
+            }
+            if version.is_empty() {
+                out.push("Package version is empty".to_owned());
+            } else if olm_version::blang::Range::parse(&version).is_err() {
+                out.push("Invalid semver format version".to_owned());
+            }
+        }
+        "olm.label" => {
+            let Some(label) = field("label") else {
+                return unparsable();
+            };
+            if label.is_empty() {
+                out.push("Label information is missing".to_owned());
+            }
+        }
+        "olm.constraint" => match value.get("cel") {
+            None | Some(Value::Null) => out.push("The CEL field is missing".to_owned()),
+            Some(Value::Object(cel)) => match cel.get("rule") {
+                None | Some(Value::Null) => out.push("The CEL expression is missing".to_owned()),
+                Some(Value::String(rule)) if rule.is_empty() => {
+                    out.push("The CEL expression is missing".to_owned());
+                }
+                Some(Value::String(_)) => {}
+                Some(_) => return unparsable(),
+            },
+            Some(_) => return unparsable(),
+        },
+        _ => return unparsable(),
+    }
+    out
 }
 
 /// True when any finding is an error.

@@ -617,3 +617,75 @@ fn annotation_format_follows_operator_registry() {
         "Missing annotation \"operators.operatorframework.io.bundle.channel.default.v1\""
     ));
 }
+
+/// operator-registry's dependency checks (`validateDependencies` and the types' `Validate` in
+/// pkg/registry/types.go, v1.74.0), entry by entry.
+#[test]
+fn dependencies_follow_operator_registry() {
+    use olm_bundle::apivalidate::dependency_problems;
+    let cases = [
+        (
+            json!({"type": "olm.gvk", "value": {"group": "g", "version": "v1", "kind": "K"}}),
+            vec![],
+        ),
+        (
+            json!({"type": "olm.gvk", "value": {"group": "g"}}),
+            vec!["API Version is empty", "API Kind is empty"],
+        ),
+        (
+            json!({"type": "olm.gvk", "value": null}),
+            vec![
+                "API Group is empty",
+                "API Version is empty",
+                "API Kind is empty",
+            ],
+        ),
+        (
+            json!({"type": "olm.gvk", "value": {"group": 5}}),
+            vec!["couldn't parse dependency of type olm.gvk"],
+        ),
+        (
+            json!({"type": "olm.package", "value": {"packageName": "etcd", "version": ">=0.9.0 <1.0.0"}}),
+            vec![],
+        ),
+        (
+            json!({"type": "olm.package", "value": {"PackageName": "etcd", "version": "1.x.y"}}),
+            vec!["Invalid semver format version"],
+        ),
+        (
+            json!({"type": "olm.package", "value": {}}),
+            vec!["Package name is empty", "Package version is empty"],
+        ),
+        (
+            json!({"type": "olm.label", "value": {"label": ""}}),
+            vec!["Label information is missing"],
+        ),
+        (
+            json!({"type": "olm.label", "value": {"label": "x"}}),
+            vec![],
+        ),
+        (
+            json!({"type": "olm.constraint", "value": {"failureMessage": "m"}}),
+            vec!["The CEL field is missing"],
+        ),
+        (
+            json!({"type": "olm.constraint", "value": {"cel": {"rule": ""}}}),
+            vec!["The CEL expression is missing"],
+        ),
+        (
+            json!({"type": "olm.constraint", "value": {"cel": {"rule": "true"}}}),
+            vec![],
+        ),
+        (
+            json!({"type": "olm.other", "value": {}}),
+            vec!["couldn't parse dependency of type olm.other"],
+        ),
+        (
+            json!({"type": "olm.gvk"}),
+            vec!["couldn't parse dependency of type olm.gvk"],
+        ),
+    ];
+    for (entry, expected) in cases {
+        assert_eq!(dependency_problems(&entry), expected, "{entry}");
+    }
+}
