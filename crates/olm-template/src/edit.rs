@@ -497,12 +497,26 @@ fn apply_semver(doc: &mut Document, edit: &Edit) -> Result<(), String> {
                         q(channel)
                     )
                 })?;
-            // The template's own spelling of the key, if it has one.
+            // The template's own spelling of the key, if it has one; a new one capitalised as
+            // the template's other keys are (`Schema:`, `Candidate:`).
+            let capitalised = template
+                .keys()
+                .any(|k| k.starts_with(|c: char| c.is_ascii_uppercase()));
+            let spell = |word: &str| {
+                if capitalised {
+                    let mut chars = word.chars();
+                    chars.next().map_or_else(String::new, |c| {
+                        c.to_ascii_uppercase().to_string() + chars.as_str()
+                    })
+                } else {
+                    word.to_owned()
+                }
+            };
             let existing = template
                 .keys()
                 .find(|k| k.eq_ignore_ascii_case(key))
                 .cloned()
-                .unwrap_or_else(|| (*key).to_owned());
+                .unwrap_or_else(|| spell(key));
             let archetype = template.entry(existing).or_insert_with(|| json!({}));
             if archetype.is_null() {
                 *archetype = json!({});
@@ -512,7 +526,7 @@ fn apply_semver(doc: &mut Document, edit: &Edit) -> Result<(), String> {
             };
             let slot = field(archetype, "bundles")
                 .cloned()
-                .unwrap_or_else(|| "bundles".to_owned());
+                .unwrap_or_else(|| spell("bundles"));
             let bundles = archetype.entry(slot).or_insert_with(|| json!([]));
             if bundles.is_null() {
                 *bundles = json!([]);
@@ -530,7 +544,7 @@ fn apply_semver(doc: &mut Document, edit: &Edit) -> Result<(), String> {
             let key = bundles
                 .iter()
                 .find_map(|b| b.as_object().and_then(|b| field(b, "image")).cloned())
-                .unwrap_or_else(|| "image".to_owned());
+                .unwrap_or_else(|| spell("image"));
             let mut bundle = Map::new();
             bundle.insert(key, json!(image));
             bundles.push(Value::Object(bundle));

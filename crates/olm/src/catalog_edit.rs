@@ -21,7 +21,7 @@ pub enum Command {
         #[arg(long)]
         channel: String,
         /// The bundle's name (not for a semver template).
-        #[arg(long, default_value = "")]
+        #[arg(long, default_value = "", hide_default_value = true)]
         name: String,
         /// The bundle image (semver template: required; basic template: also adds its
         /// `olm.bundle` entry).

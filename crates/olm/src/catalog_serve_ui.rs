@@ -60,7 +60,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             image: spec.reference.clone(),
             digest: String::new(),
             last_unpacked: String::new(),
-            state: "Local".into(),
+            state: match spec.availability {
+                olm_resolve::Availability::Available => "Local".into(),
+                olm_resolve::Availability::Unavailable => "Local (unavailable)".into(),
+            },
             labels: spec.labels,
             availability: spec.availability,
         };

@@ -351,6 +351,22 @@ fn capitalised_template_keys_are_read_as_go_reads_them() {
         out.contains("  - Image: example.com/op:v1.0.0-1\n"),
         "{out}"
     );
+    // A new archetype in a capitalised template is capitalised too.
+    let (out, _) = edited(
+        text,
+        &Edit::AddBundle {
+            channel: "candidate".into(),
+            name: String::new(),
+            image: Some("example.com/op:v2.0.0".into()),
+            replaces: None,
+            skips: Vec::new(),
+            skip_range: None,
+        },
+    );
+    assert!(
+        out.ends_with("Candidate:\n  Bundles:\n  - Image: example.com/op:v2.0.0\n"),
+        "{out}"
+    );
     let mut doc = parse(text).unwrap();
     let remove = Edit::RemoveBundle {
         channel: "stable".into(),
