@@ -576,6 +576,49 @@ fn bad_input_is_named() {
     );
 }
 
+/// A channel that already had several heads: an edit that leaves fewer, or as many under
+/// other names, is not refused for them; one that adds a head is.
+#[test]
+fn an_already_broken_channel_may_be_mended_in_steps() {
+    let three = "---
+schema: olm.package
+name: op
+defaultChannel: stable
+---
+schema: olm.channel
+package: op
+name: stable
+entries:
+- name: op.v0.9.0
+- name: op.v1.1.0
+- name: op.v1.2.0
+";
+    let (_, fewer) = edited(
+        three,
+        &Edit::AddReplaces {
+            channel: "stable".into(),
+            name: "op.v1.2.0".into(),
+            replaces: "op.v1.1.0".into(),
+        },
+    );
+    assert!(fewer.errors.is_empty(), "{fewer:?}");
+    let (_, renamed) = edited(
+        three,
+        &Edit::Substitute {
+            from: "op.v1.2.0".into(),
+            to: "op.v1.2.1".into(),
+        },
+    );
+    assert!(renamed.errors.is_empty(), "{renamed:?}");
+    let (_, more) = edited(three, &add("stable", "op.v2.0.0", None));
+    assert_eq!(
+        more.errors,
+        [
+            "invalid index > invalid package \"op\" > invalid channel \"stable\" > multiple channel heads found in graph: op.v0.9.0, op.v1.1.0, op.v1.2.0, op.v2.0.0"
+        ]
+    );
+}
+
 /// Problems print as opm prints its validation tree.
 #[test]
 fn errors_print_as_opm_tree() {
