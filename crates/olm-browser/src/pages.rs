@@ -634,24 +634,7 @@ fn resolve(inputs: &[CatalogInput<'_>], p: &PackageView, ask: &WouldGet) -> Reso
         "" => None,
         v => {
             // What the API server would say of it in spec.source.catalog.version.
-            use olm_version::crd::{INVALID_VERSION_RANGE_MESSAGE, MAX_VERSION_RANGE_LEN};
-            if v.chars().count() > MAX_VERSION_RANGE_LEN {
-                return Err((
-                    format!(
-                        "spec.source.catalog.version: Too long: may not be more than {MAX_VERSION_RANGE_LEN} bytes"
-                    ),
-                    Vec::new(),
-                ));
-            }
-            if !olm_version::crd::is_valid_version_range(v) {
-                return Err((
-                    format!(
-                        "spec.source.catalog.version: Invalid value: {}: {INVALID_VERSION_RANGE_MESSAGE}",
-                        olm_goenc::quote(v)
-                    ),
-                    Vec::new(),
-                ));
-            }
+            olm_version::crd::check_version_range(v).map_err(|e| (e, Vec::new()))?;
             Some(VersionRange::parse(v).map_err(|e| (e.to_string(), Vec::new()))?)
         }
     };

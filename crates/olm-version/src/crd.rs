@@ -45,6 +45,28 @@ pub fn is_valid_version_range(s: &str) -> bool {
     s.is_empty() || (s.chars().count() <= MAX_VERSION_RANGE_LEN && PATTERN.is_match(s))
 }
 
+/// The API server's admission of `spec.source.catalog.version`, with its words: its length limit
+/// (an over-long value is not echoed back), then the CRD's pattern.
+///
+/// # Errors
+///
+/// `spec.source.catalog.version: Too long: …` or `spec.source.catalog.version: Invalid value:
+/// "…": invalid version expression`.
+pub fn check_version_range(s: &str) -> Result<(), String> {
+    if s.chars().count() > MAX_VERSION_RANGE_LEN {
+        return Err(format!(
+            "spec.source.catalog.version: Too long: may not be more than {MAX_VERSION_RANGE_LEN} bytes"
+        ));
+    }
+    if !is_valid_version_range(s) {
+        return Err(format!(
+            "spec.source.catalog.version: Invalid value: {}: {INVALID_VERSION_RANGE_MESSAGE}",
+            crate::go::quote(s)
+        ));
+    }
+    Ok(())
+}
+
 /// A version range as a message echoes it: whole when it is no longer than the API admits, else
 /// its first [`MAX_VERSION_RANGE_LEN`] characters and `…`. Upstream echoes a range whole, but
 /// never one past the limit (the API server refuses that first), so messages about admissible

@@ -126,22 +126,9 @@ pub(crate) fn parse_spec(s: &str, what: &str) -> anyhow::Result<CatalogSpec> {
     Ok(spec)
 }
 
-/// The API server's admission of `spec.source.catalog.version` (its length limit, then the
-/// CRD's pattern), with its words; an over-long value is not echoed back.
+/// The API server's admission of `spec.source.catalog.version`, with its words.
 fn check_version(version: &str) -> anyhow::Result<()> {
-    use olm_version::crd::{INVALID_VERSION_RANGE_MESSAGE, MAX_VERSION_RANGE_LEN};
-    if version.chars().count() > MAX_VERSION_RANGE_LEN {
-        bail!(
-            "--version: spec.source.catalog.version: Too long: may not be more than {MAX_VERSION_RANGE_LEN} bytes"
-        );
-    }
-    if !olm_version::crd::is_valid_version_range(version) {
-        bail!(
-            "--version: spec.source.catalog.version: Invalid value: {}: {INVALID_VERSION_RANGE_MESSAGE}",
-            quote(version)
-        );
-    }
-    Ok(())
+    olm_version::crd::check_version_range(version).map_err(|e| anyhow::anyhow!("--version: {e}"))
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
