@@ -180,17 +180,13 @@ pub fn dependency_problems(entry: &Value) -> Vec<String> {
         Some(v @ Value::Object(_)) => v,
         Some(_) => return unparsable(),
     };
-    // A string field, matched as encoding/json matches (exactly, else without regard to case):
-    // absent or null is empty; any other JSON type does not decode.
+    // A string field, matched as encoding/json matches keys: absent or null is empty; any other
+    // JSON type does not decode.
     let field = |key: &str| -> Option<String> {
-        let found = value.get(key).or_else(|| {
-            value.as_object().and_then(|m| {
-                m.iter()
-                    .find(|(k, _)| k.eq_ignore_ascii_case(key))
-                    .map(|(_, v)| v)
-            })
-        });
-        match found {
+        match value
+            .as_object()
+            .and_then(|m| olm_goenc::json::field(m, key))
+        {
             None | Some(Value::Null) => Some(String::new()),
             Some(Value::String(s)) => Some(s.clone()),
             Some(_) => None,

@@ -458,8 +458,29 @@ impl UnmarshalTypeError {
     }
 }
 
+/// The key of `m` whose value Go's `encoding/json` stores in a struct field named `name`: the
+/// last key equal to it ignoring ASCII case (later keys overwrite earlier ones).
+pub fn field_key<'a>(m: &'a Map<String, Value>, name: &str) -> Option<&'a String> {
+    m.keys().rfind(|k| k.eq_ignore_ascii_case(name))
+}
+
+/// The value of [`field_key`].
+pub fn field<'a>(m: &'a Map<String, Value>, name: &str) -> Option<&'a Value> {
+    m.get(field_key(m, name)?)
+}
+
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn the_last_case_insensitive_key_wins() {
+        let v: Value =
+            serde_json::from_str(r#"{"Schema":"a","schema":"b","SCHEMA":"c","x":"d"}"#).unwrap();
+        let m = v.as_object().unwrap();
+        assert_eq!(field(m, "schema"), Some(&Value::String("c".into())));
+        assert_eq!(field_key(m, "schema").map(String::as_str), Some("SCHEMA"));
+        assert_eq!(field(m, "y"), None);
+    }
     use super::*;
     use serde_json::json;
 

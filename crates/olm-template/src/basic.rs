@@ -8,7 +8,7 @@
 use olm_goenc::json::{Kind, UnmarshalTypeError};
 use serde_json::Value;
 
-use crate::{BundleRenderer, TemplateError, TemplateKind, first_document, go_field, load_entries};
+use crate::{BundleRenderer, TemplateError, TemplateKind, first_document, load_entries};
 use olm_catalog::model::{Blob, Catalog};
 use olm_goenc::quote;
 
@@ -27,7 +27,7 @@ pub(crate) fn parse(input: &[u8], schema: &str) -> Result<Vec<Value>, String> {
             UnmarshalTypeError::value(Kind::of(&doc), "basic.BasicTemplate")
         ));
     };
-    let found = match go_field(&m, "schema") {
+    let found = match olm_goenc::json::field(&m, "schema") {
         None | Some(Value::Null) => "",
         Some(Value::String(s)) => s.as_str(),
         Some(other) => {
@@ -37,7 +37,7 @@ pub(crate) fn parse(input: &[u8], schema: &str) -> Result<Vec<Value>, String> {
             ));
         }
     };
-    let entries = match go_field(&m, "entries") {
+    let entries = match olm_goenc::json::field(&m, "entries") {
         None | Some(Value::Null) => Vec::new(),
         Some(Value::Array(a)) => a.clone(),
         Some(other) => {

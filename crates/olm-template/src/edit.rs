@@ -17,6 +17,7 @@
 
 use std::collections::BTreeSet;
 
+use olm_goenc::json::{field, field_key};
 use serde_json::{Map, Value, json};
 
 use crate::{is_blank_yaml, yaml_documents};
@@ -124,26 +125,19 @@ const SEMVER_IMPOSSIBLE: &str = "This operation is not possible for the semver t
 /// The semver template's channel archetypes, as its keys spell them.
 const ARCHETYPES: [&str; 3] = ["candidate", "fast", "stable"];
 
-/// The key of `map` that Go's `encoding/json` would decode into a field tagged `key`: `key`
-/// itself, else the first key equal to it without regard to case. Templates are read that way
-/// (`Schema: olm.semver`, `Stable:`, `Bundles:` and `Image:` are what some authors write), so
-/// edits find what rendering finds.
-fn field<'m>(map: &'m Map<String, Value>, key: &str) -> Option<&'m String> {
-    map.get_key_value(key)
-        .map(|(k, _)| k)
-        .or_else(|| map.keys().find(|k| k.eq_ignore_ascii_case(key)))
-}
+// Templates are read as Go's `encoding/json` reads them, keys matched without regard to case
+// (`Schema: olm.semver`, `Stable:`, `Bundles:` and `Image:` are what some authors write), so
+// edits find what rendering finds.
 
-/// The value of [`field`].
+/// The value of key `key` of an object, as Go decodes it.
 fn get<'v>(value: &'v Value, key: &str) -> Option<&'v Value> {
-    let map = value.as_object()?;
-    map.get(field(map, key)?)
+    field(value.as_object()?, key)
 }
 
-/// The value of [`field`], to change.
+/// The value of key `key` of an object, as Go decodes it, to change.
 fn get_mut<'v>(value: &'v mut Value, key: &str) -> Option<&'v mut Value> {
     let map = value.as_object_mut()?;
-    let key = field(map, key)?.clone();
+    let key = field_key(map, key)?.clone();
     map.get_mut(&key)
 }
 
@@ -524,7 +518,7 @@ fn apply_semver(doc: &mut Document, edit: &Edit) -> Result<(), String> {
             let Some(archetype) = archetype.as_object_mut() else {
                 return Err(format!("the {key} archetype is not a mapping"));
             };
-            let slot = field(archetype, "bundles")
+            let slot = field_key(archetype, "bundles")
                 .cloned()
                 .unwrap_or_else(|| spell("bundles"));
             let bundles = archetype.entry(slot).or_insert_with(|| json!([]));
@@ -543,7 +537,7 @@ fn apply_semver(doc: &mut Document, edit: &Edit) -> Result<(), String> {
             // Spelled as the archetype's other bundles spell it.
             let key = bundles
                 .iter()
-                .find_map(|b| b.as_object().and_then(|b| field(b, "image")).cloned())
+                .find_map(|b| b.as_object().and_then(|b| field_key(b, "image")).cloned())
                 .unwrap_or_else(|| spell("image"));
             let mut bundle = Map::new();
             bundle.insert(key, json!(image));
@@ -553,7 +547,7 @@ fn apply_semver(doc: &mut Document, edit: &Edit) -> Result<(), String> {
         Edit::Substitute { from, to } => {
             let mut count = 0usize;
             for key in ARCHETYPES {
-                let Some(bundles) = field(template, key)
+                let Some(bundles) = field_key(template, key)
                     .cloned()
                     .and_then(|k| template.get_mut(&k))
                     .and_then(|a| get_mut(a, "bundles"))

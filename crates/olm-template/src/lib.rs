@@ -56,7 +56,7 @@
 //!   use it); we render it once.
 
 use olm_goenc::json::{Kind, UnmarshalTypeError};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use olm_catalog::model::Catalog;
 use olm_goenc::quote;
@@ -182,7 +182,7 @@ pub struct RenderOptions {
 pub fn detect_kind(input: &[u8]) -> Result<TemplateKind, TemplateError> {
     let doc = first_document(input).map_err(TemplateError::Decode)?;
     let schema = match &doc {
-        Value::Object(m) => match go_field(m, "schema") {
+        Value::Object(m) => match olm_goenc::json::field(m, "schema") {
             None | Some(Value::Null) => String::new(),
             Some(Value::String(s)) => s.clone(),
             Some(other) => {
@@ -283,15 +283,6 @@ fn is_blank_yaml(doc: &str) -> bool {
         let t = l.trim();
         t.is_empty() || t.starts_with('#')
     })
-}
-
-/// The value Go's `encoding/json` would store in a struct field named `name`: the last key equal to
-/// it ignoring ASCII case (later keys overwrite earlier ones).
-pub(crate) fn go_field<'a>(m: &'a Map<String, Value>, name: &str) -> Option<&'a Value> {
-    m.iter()
-        .filter(|(k, _)| k.eq_ignore_ascii_case(name))
-        .map(|(_, v)| v)
-        .next_back()
 }
 
 /// Parses the blobs of a template's `entries` list with the catalog loader, so they get exactly the
@@ -422,15 +413,6 @@ mod tests {
                 "enabled": true,
                 "true": 1,
             }))
-        );
-    }
-
-    #[test]
-    fn go_field_last_case_insensitive_key_wins() {
-        let v: Value = serde_json::from_str(r#"{"Schema":"a","schema":"b","SCHEMA":"c"}"#).unwrap();
-        assert_eq!(
-            go_field(v.as_object().unwrap(), "schema"),
-            Some(&Value::String("c".into()))
         );
     }
 }

@@ -23,7 +23,7 @@ use olm_version::blang::Version;
 use olm_version::{Release, VersionRelease};
 use serde_json::Value;
 
-use crate::{BundleRenderer, TemplateError, TemplateKind, first_document, go_field, load_entries};
+use crate::{BundleRenderer, TemplateError, TemplateKind, first_document, load_entries};
 use olm_catalog::model::{Blob, Bundle, Catalog};
 use olm_catalog::property::{
     BundleObject, PackageProperty, TYPE_BUNDLE_OBJECT, TYPE_CSV_METADATA, TYPE_PACKAGE,
@@ -57,18 +57,18 @@ fn parse(input: &[u8]) -> Result<(Vec<Value>, Vec<Substitution>), String> {
             UnmarshalTypeError::field(Kind::of(v), "SubstitutesTemplateData", field, ty)
         )
     };
-    let schema = match go_field(&m, "schema") {
+    let schema = match olm_goenc::json::field(&m, "schema") {
         None | Some(Value::Null) => "",
         Some(Value::String(s)) => s.as_str(),
         Some(other) => return Err(field_err(other, "schema", "string")),
     };
-    let entries = match go_field(&m, "entries") {
+    let entries = match olm_goenc::json::field(&m, "entries") {
         None | Some(Value::Null) => Vec::new(),
         Some(Value::Array(a)) => a.clone(),
         Some(other) => return Err(field_err(other, "entries", "[]*declcfg.Meta")),
     };
     let mut subs = Vec::new();
-    match go_field(&m, "substitutions") {
+    match olm_goenc::json::field(&m, "substitutions") {
         None | Some(Value::Null) => {}
         Some(Value::Array(a)) => {
             for item in a {
@@ -77,7 +77,7 @@ fn parse(input: &[u8]) -> Result<(Vec<Value>, Vec<Substitution>), String> {
                     Value::Null => {}
                     Value::Object(o) => {
                         for (field, out) in [("name", &mut s.name), ("base", &mut s.base)] {
-                            match go_field(o, field) {
+                            match olm_goenc::json::field(o, field) {
                                 None | Some(Value::Null) => {}
                                 Some(Value::String(v)) => *out = v.clone(),
                                 Some(other) => {
