@@ -144,13 +144,27 @@ fn demo_catalog(name: &str, priority: i32, versions: &[&str]) -> Arc<CatalogView
             "properties": [{"type": "olm.package", "value": {"packageName": "demo", "version": v}}]}));
     }
     let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
-    let catalog = olm_catalog::load::load_bytes(text.as_bytes(), "c.json").unwrap();
     let meta = CatalogMeta {
         name: name.into(),
         priority: Some(priority),
         ..CatalogMeta::default()
     };
+    view_of(meta, &text)
+}
+
+/// A catalog of JSON lines `text` with `meta`, indexed for the pages.
+fn view_of(meta: CatalogMeta, text: &str) -> Arc<CatalogView> {
+    let catalog = olm_catalog::load::load_bytes(text.as_bytes(), "c.json").unwrap();
     Arc::new(CatalogView::new(meta, catalog))
+}
+
+/// The catalog "c" of JSON lines `text`.
+fn catalog_c(text: &str) -> Vec<Arc<CatalogView>> {
+    let meta = CatalogMeta {
+        name: "c".into(),
+        ..CatalogMeta::default()
+    };
+    vec![view_of(meta, text)]
 }
 
 /// Results past the first page are reached page by page, the filters kept.
@@ -163,12 +177,7 @@ fn search_results_come_in_pages() {
             serde_json::json!({"schema": "olm.package", "name": format!("pkg{i:03}")})
         ));
     }
-    let catalog = olm_catalog::load::load_bytes(text.as_bytes(), "c.json").unwrap();
-    let meta = CatalogMeta {
-        name: "c".into(),
-        ..CatalogMeta::default()
-    };
-    let cats = vec![Arc::new(CatalogView::new(meta, catalog))];
+    let cats = catalog_c(&text);
     let first = respond(&cats, None, "/browse/search", "q=pkg&catalog=c").body;
     assert!(first.contains("450 packages found, 1–200 shown"), "{first}");
     assert!(first.contains("<span>page 1 of 3</span> <a rel=\"next\" href=\"/browse/search?q=pkg&amp;catalog=c&amp;page=2\">"), "{first}");
@@ -214,12 +223,7 @@ fn deprecated_bundles_are_marked_in_their_channel() {
         serde_json::json!({"schema": "olm.deprecations", "package": "p", "entries": [
             {"reference": {"schema": "olm.bundle", "name": "p.v1.0.0"}, "message": "use 2 <now>"}]})
     );
-    let catalog = olm_catalog::load::load_bytes(text.as_bytes(), "c.json").unwrap();
-    let meta = CatalogMeta {
-        name: "c".into(),
-        ..CatalogMeta::default()
-    };
-    let cats = vec![Arc::new(CatalogView::new(meta, catalog))];
+    let cats = catalog_c(&text);
     let page = respond(&cats, None, "/browse/catalogs/c/packages/p", "").body;
     assert!(
         page.contains("<a class=\"deprecated\" href=\"/browse/catalogs/c/packages/p/bundles/p.v1.0.0\" title=\"deprecated: use 2 &lt;now&gt;\">1.0.0 <span class=\"badge deprecated\">deprecated</span></a>"),
@@ -318,14 +322,13 @@ fn hostile() -> Vec<Arc<CatalogView>> {
         serde_json::json!({"schema": "olm.channel", "package": pkg, "name": x, "entries": entries}),
     );
     let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
-    let catalog = olm_catalog::load::load_bytes(text.as_bytes(), "evil.json").unwrap();
     let meta = CatalogMeta {
         name: x.into(),
         image: x.into(),
         digest: x.into(),
         ..CatalogMeta::default()
     };
-    vec![Arc::new(CatalogView::new(meta, catalog))]
+    vec![view_of(meta, &text)]
 }
 
 /// No catalog text becomes markup: every page of a catalog with script in every field has no
@@ -464,12 +467,7 @@ fn with_modes(modes: &[(&str, bool)]) -> Vec<Arc<CatalogView>> {
             "properties": [{"type": "olm.package", "value": {"packageName": "p", "version": "1.0.0"}},
                 {"type": "olm.csv.metadata", "value": {"installModes": modes}}]})
     );
-    let catalog = olm_catalog::load::load_bytes(text.as_bytes(), "c.json").unwrap();
-    let meta = CatalogMeta {
-        name: "c".into(),
-        ..CatalogMeta::default()
-    };
-    vec![Arc::new(CatalogView::new(meta, catalog))]
+    catalog_c(&text)
 }
 
 /// The bundle page states the configuration as OLM v1's registry+v1 rules derive it from the
