@@ -28,6 +28,7 @@ pub mod operator;
 pub mod operatorcondition;
 pub mod operatorgroup;
 pub mod packagemanifest;
+pub mod packageserver;
 pub mod phase;
 pub mod rbac;
 pub mod registrypoll;
