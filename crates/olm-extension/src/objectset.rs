@@ -20,9 +20,9 @@ use olm_api::{
     ClusterObjectSet, ClusterObjectSetStatus, CollisionProtection, LifecycleState, ObservedPhase,
 };
 use olm_k8s::{
-    BUNDLE_VERSION_KEY, CLUSTER_EXTENSION_KIND, ConditionStatus, ConditionUpdate, OWNER_KIND_LABEL,
-    OWNER_NAME_LABEL, TEARDOWN_FINALIZER, find_status_condition, pace_rewording, reworded_only,
-    set_status_condition, status_of,
+    BUNDLE_VERSION_KEY, CLUSTER_EXTENSION_KIND, ConditionStatus, ConditionUpdate, Holder,
+    OWNER_KIND_LABEL, OWNER_NAME_LABEL, TEARDOWN_FINALIZER, find_status_condition, pace_rewording,
+    reworded_only, set_status_condition, status_of,
 };
 use serde_json::{Map, Value, json};
 
@@ -145,14 +145,16 @@ impl ObjectRef {
 }
 
 impl fmt::Display for ObjectRef {
-    /// `Kind.group/version namespace/name`, as upstream's messages name objects.
+    /// `Kind.group/version namespace/name`, as upstream's messages name objects; a
+    /// cluster-scoped object is `Kind.group/version name` (upstream prints `/name`).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{}.{} {}/{}",
+            "{}.{} {}{}{}",
             self.gvk.kind,
             self.gvk.api_version(),
             self.namespace,
+            if self.namespace.is_empty() { "" } else { "/" },
             self.name
         )
     }
@@ -343,6 +345,10 @@ pub struct Input<'a> {
     pub observed: &'a BTreeMap<ObjectRef, Map<String, Value>>,
     /// Every ClusterObjectSet carrying the same owner-name label (self included or not).
     pub siblings: &'a [ClusterObjectSet],
+    /// The OLM v0 ClusterServiceVersions (`namespace`, `name`) that own each CRD, by CRD name:
+    /// OLM v0 marks the CRDs it creates only with `olm.managed`, so a collision with one is
+    /// named from these. Empty when OLM v0 is not served or no observed CRD is OLM v0's.
+    pub v0_crd_owners: &'a BTreeMap<String, Vec<(String, String)>>,
     /// The time, for condition transitions and the deadline.
     pub now: Timestamp,
 }
@@ -441,8 +447,8 @@ pub enum Handling {
     Idle,
     /// A newer sibling revision controls it.
     Progressed,
-    /// Someone else's; left alone. The controller owner reference, if any.
-    Collision(Option<Value>),
+    /// Someone else's; left alone. Who holds it.
+    Collision(Holder),
 }
 
 impl Handling {
@@ -474,52 +480,20 @@ impl ObjectReport {
         !matches!(self.handling, Handling::Collision(_)) && self.probe.passed()
     }
 
-    /// boxcutter's object report, as upstream lists colliding objects in `Progressing`:
-    /// the object, the action, the progress probe with its messages, and the conflicting
-    /// owner (Go's `OwnerReference.String()`).
+    /// A colliding object as a sentence: the object, who holds it and what to do. Upstream
+    /// prints boxcutter's report here (action, probes and Go's `OwnerReference.String()`,
+    /// `Conflicting Owner: nil` for an object nobody controls), which names neither the
+    /// extension nor OLM v0's owner; this names both.
     pub fn report(&self) -> String {
-        let mut out = format!(
-            "Object {}\nAction: {}\nProbes:\n- Progress: {}\n",
-            self.target,
-            olm_goenc::quote(self.handling.action()),
-            match self.probe.status {
-                ProbeStatus::True => "Succeeded",
-                ProbeStatus::False => "Failed",
-                ProbeStatus::Unknown => "Unknown",
-            }
-        );
-        for m in &self.probe.messages {
-            out.push_str(&format!("  - {m}\n"));
+        match &self.handling {
+            Handling::Collision(holder) => format!(
+                "Object {} already exists and belongs to {holder}: {}.",
+                self.target,
+                holder.remedy()
+            ),
+            other => format!("Object {}: {}.", self.target, other.action()),
         }
-        if let Handling::Collision(owner) = &self.handling {
-            out.push_str(&format!(
-                "Conflicting Owner: {}\n",
-                owner_ref_string(owner.as_ref())
-            ));
-        }
-        out
     }
-}
-
-/// Go's generated `(*OwnerReference).String()`.
-fn owner_ref_string(r: Option<&Value>) -> String {
-    let Some(r) = r else {
-        return "nil".to_string();
-    };
-    let s = |k: &str| r.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-    let b = |k: &str| match r.get(k).and_then(Value::as_bool) {
-        Some(v) => format!("*{v}"),
-        None => "nil".to_string(),
-    };
-    format!(
-        "&OwnerReference{{Kind:{},Name:{},UID:{},APIVersion:{},Controller:{},BlockOwnerDeletion:{},}}",
-        s("kind"),
-        s("name"),
-        s("uid"),
-        s("apiVersion"),
-        b("controller"),
-        b("blockOwnerDeletion")
-    )
 }
 
 /// The outcome for one reconciled phase.
@@ -944,6 +918,7 @@ pub fn decide(input: Input<'_>) -> Decision {
                 &owner,
                 protection,
                 &cos.spec.progression_probes,
+                input.v0_crd_owners,
             );
             if let Some(w) = outcome.1 {
                 decision.writes.push(w);
@@ -962,7 +937,7 @@ pub fn decide(input: Input<'_>) -> Decision {
         if !collisions.is_empty() {
             let message = format!(
                 "revision object collisions in phase {index}\n{}",
-                collisions.join("\n\n")
+                collisions.join("\n")
             );
             st.retrying(&message);
             decision.status = changed(cos, st.status);
@@ -1365,6 +1340,7 @@ fn reconcile_object(
     owner: &Owner<'_>,
     protection: CollisionProtection,
     probes: &[olm_api::ProgressionProbe],
+    v0_crd_owners: &BTreeMap<String, Vec<(String, String)>>,
 ) -> (ObjectReport, Option<Write>) {
     let probe_of = |o: &Map<String, Value>| {
         probe::evaluate(probes, o).unwrap_or_else(|e| ProbeResult {
@@ -1399,7 +1375,20 @@ fn reconcile_object(
             }),
         )
     };
-    let collision = |ctrl: Option<Value>| (report(Handling::Collision(ctrl), actual), None);
+    let holder = match olm_k8s::holder(actual) {
+        Holder::V0Managed { .. } if target.gvk.kind == "CustomResourceDefinition" => {
+            Holder::V0Managed {
+                csvs: v0_crd_owners.get(&target.name).cloned().unwrap_or_default(),
+            }
+        }
+        other => other,
+    };
+    let collision = || (report(Handling::Collision(holder.clone()), actual), None);
+    // OLM v0's objects are never adopted, whatever the collision protection: its controllers
+    // would keep writing them, and its operator runs on them.
+    if holder.is_v0() {
+        return collision();
+    }
     let ctrl = controller_ref(actual);
     let ctrl_uid = ctrl
         .as_ref()
@@ -1413,7 +1402,7 @@ fn reconcile_object(
             if protection == CollisionProtection::Prevent
                 || annotation(actual, REVISION_ANNOTATION).is_some()
             {
-                collision(None)
+                collision()
             } else {
                 adopt(actual)
             }
@@ -1439,14 +1428,14 @@ fn reconcile_object(
             match theirs.cmp(&owner.revision) {
                 std::cmp::Ordering::Greater => (report(Handling::Progressed, actual), None),
                 std::cmp::Ordering::Less => adopt(actual),
-                std::cmp::Ordering::Equal => collision(ctrl),
+                std::cmp::Ordering::Equal => collision(),
             }
         }
         Some(_) => {
             if protection == CollisionProtection::None {
                 adopt(actual)
             } else {
-                collision(ctrl)
+                collision()
             }
         }
     }

@@ -102,3 +102,16 @@ pub const CA_HASH_ANNOTATION: &str = "olm.operatorframework.io/ca-hash";
 
 /// Label on a Secret the built-in certificate provider issued: the Service it serves.
 pub const SERVING_CERT_FOR_LABEL: &str = "olm.operatorframework.io/serving-cert-for";
+
+/// OLM v0's owner label: the owning object's name (ClusterServiceVersion, OperatorGroup) on
+/// objects an owner reference cannot point from (cluster-scoped, or another namespace).
+pub const V0_OWNER_LABEL: &str = "olm.owner";
+
+/// OLM v0's owner label: the owning object's namespace.
+pub const V0_OWNER_NAMESPACE_LABEL: &str = "olm.owner.namespace";
+
+/// OLM v0's owner label: the owning object's kind.
+pub const V0_OWNER_KIND_LABEL: &str = "olm.owner.kind";
+
+/// Label OLM v0 puts on every object it creates (`true`).
+pub const V0_MANAGED_LABEL: &str = "olm.managed";

@@ -18,6 +18,7 @@
 mod condition;
 mod labels;
 mod name;
+mod ownership;
 pub mod patch;
 pub mod retry;
 pub mod schema;
@@ -37,4 +38,5 @@ pub use name::{
     is_dns1123_label, is_dns1123_subdomain, label_value_errors, matches_dns1123_label_pattern,
     truncate_note,
 };
+pub use ownership::{Holder, holder};
 pub use selector::{LabelSelector, Operator, Requirement, SelectorError};

@@ -23,14 +23,10 @@ pub const MULTIPLE_GROUPS_MESSAGE: &str = "Multiple OperatorGroup found in the s
 pub const SERVICE_ACCOUNT_CONDITION: &str = "OperatorGroupServiceAccount";
 /// Its reason.
 pub const SERVICE_ACCOUNT_REASON: &str = "ServiceAccountNotFound";
-/// Owner label: the owner's name.
-pub const OWNER_LABEL: &str = "olm.owner";
-/// Owner label: the owner's namespace.
-pub const OWNER_NAMESPACE_LABEL: &str = "olm.owner.namespace";
-/// Owner label: the owner's kind.
-pub const OWNER_KIND_LABEL: &str = "olm.owner.kind";
-/// Label on every object olm-operator creates.
-pub const MANAGED_LABEL: &str = "olm.managed";
+pub use olm_k8s::{
+    V0_MANAGED_LABEL as MANAGED_LABEL, V0_OWNER_KIND_LABEL as OWNER_KIND_LABEL,
+    V0_OWNER_LABEL as OWNER_LABEL, V0_OWNER_NAMESPACE_LABEL as OWNER_NAMESPACE_LABEL,
+};
 
 /// The `OperatorGroupServiceAccount` condition's message.
 pub fn service_account_message(name: &str) -> String {

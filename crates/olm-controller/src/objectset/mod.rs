@@ -36,6 +36,7 @@
 //! through managed fields, so a field the API server normalises (a quantity written `1000m`)
 //! is applied again, as a no-op, on each event of that object.
 
+mod v0owners;
 pub mod watches;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -286,6 +287,7 @@ async fn reconcile_one(cos: &ClusterObjectSet, ctx: &Ctx) -> Result<Option<Durat
     let mut written: BTreeSet<Target> = BTreeSet::new();
     loop {
         round += 1;
+        let v0_crd_owners = v0owners::crd_owners(&ctx.shared.client, &observed).await;
         decision = objectset::decide(Input {
             cos,
             resolved: gathered
@@ -296,6 +298,7 @@ async fn reconcile_one(cos: &ClusterObjectSet, ctx: &Ctx) -> Result<Option<Durat
             mutable_secrets: &gathered.mutable,
             observed: &observed,
             siblings: &siblings,
+            v0_crd_owners: &v0_crd_owners,
             now,
         });
         if decision.finalizer == Finalizer::Add && !finalizer_added {

@@ -17,6 +17,11 @@
 //!   "retrying execution due to error: …"), then the plan is `Failed` with
 //!   `Installed=False/InstallComponentFailed`.
 //! * Kinds outside upstream's supported list fail the plan (`UnsupportedResource`).
+//! * An object OLM v1 holds (a ClusterExtension's revision controls it) is never created over,
+//!   updated or merged into: before the first step is created, every pending step's object is
+//!   looked up, and if any belongs to a ClusterExtension the plan fails at once, having created
+//!   nothing, with a message naming each object, its extension and what to do (an addition of
+//!   this implementation: upstream OLM v0 knows nothing of OLM v1 and overwrote such CRDs).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -126,6 +131,21 @@ async fn sync(ctx: &Ctx, key: &str) -> Result<queue::Next, String> {
     };
     let value = serde_json::to_value(&*plan).map_err(|e| e.to_string())?;
     let phase = text(&value, "/status/phase");
+    // A plan a user created (seed 004) moves through planning as upstream's does; a
+    // Subscription's plan gets its phase and steps from the Subscription controller.
+    let by_subscription = plan
+        .owner_references()
+        .iter()
+        .any(|o| o.kind == "Subscription");
+    let manual = text(&value, "/spec/approval") == "Manual";
+    if !by_subscription
+        && let Some(next) =
+            olm_v0::subscription::hand_made_plan_phase(phase, manual, plan.spec.approved)
+    {
+        info!(namespace = %namespace, installplan = %name, phase = next, "InstallPlan made by hand");
+        write(ctx, namespace, name, json!({"phase": next})).await?;
+        return Ok(None);
+    }
     if !matches!(phase, "RequiresApproval" | "Installing") {
         return Ok(None);
     }
@@ -257,7 +277,15 @@ async fn execute(
             unsupported = true;
         }
     }
-    if !unsupported {
+    let refused = if unsupported {
+        None
+    } else {
+        // A failed read is retried like a failed step.
+        held_by_olm_v1(ctx, namespace, &steps)
+            .await
+            .map_err(|e| e.message)?
+    };
+    if refused.is_none() && !unsupported {
         for step in &mut steps {
             let result = match step.status {
                 StepStatus::Unknown | StepStatus::NotPresent => {
@@ -302,7 +330,23 @@ async fn execute(
         write(ctx, namespace, name, status).await?;
         return Ok(None);
     }
-    if let Some(StepError { message, forbidden }) = error {
+    if let Some(message) = refused.or_else(|| {
+        error
+            .as_ref()
+            .filter(|e| e.refused)
+            .map(|e| e.message.clone())
+    }) {
+        info!(namespace = %namespace, installplan = %name, error = %message, "InstallPlan refused: OLM v1 holds its objects");
+        status["phase"] = json!("Failed");
+        status["message"] = json!(message);
+        status["conditions"] = failed(&message);
+        write(ctx, namespace, name, status).await?;
+        return Ok(None);
+    }
+    if let Some(StepError {
+        message, forbidden, ..
+    }) = error
+    {
         if elapsed >= RETRY_TIMEOUT.as_secs() as i64 && !forbidden {
             info!(namespace = %namespace, installplan = %name, error = %message, "InstallPlan failed");
             status["phase"] = json!("Failed");
@@ -327,10 +371,12 @@ async fn execute(
 }
 
 /// Why a step failed. A Forbidden answer is retried past the retry timeout, as upstream does:
-/// the plan's ServiceAccount may be granted what it lacks.
+/// the plan's ServiceAccount may be granted what it lacks. An object OLM v1 holds fails the
+/// plan at once (`refused`): retrying would not change whose it is.
 struct StepError {
     message: String,
     forbidden: bool,
+    refused: bool,
 }
 
 impl From<String> for StepError {
@@ -338,6 +384,7 @@ impl From<String> for StepError {
         StepError {
             message,
             forbidden: false,
+            refused: false,
         }
     }
 }
@@ -347,7 +394,63 @@ fn api_error(context: String, e: &kube::Error) -> StepError {
     StepError {
         message: format!("{context}: {e}"),
         forbidden: matches!(e, kube::Error::Api(s) if s.code == 403),
+        refused: false,
     }
+}
+
+/// Why OLM v0 leaves `object` alone, when an OLM v1 revision holds it.
+fn v1_holds(kind: &str, name: &str, object: &Value) -> Option<String> {
+    let holder = object.as_object().map(olm_k8s::holder)?;
+    matches!(holder, olm_k8s::Holder::Extension { .. }).then(|| {
+        format!(
+            "{kind} \"{name}\" belongs to {holder}; OLM v0 does not take over objects OLM v1 manages: {}",
+            holder.remedy()
+        )
+    })
+}
+
+/// Every pending step's object that exists and that OLM v1 holds, as one message (`None`
+/// when there is none). CRDs come from the cache; other objects are read once each, as the
+/// controller (the plan's ServiceAccount may not be allowed to read).
+async fn held_by_olm_v1(
+    ctx: &Ctx,
+    namespace: &str,
+    steps: &[Step],
+) -> Result<Option<String>, StepError> {
+    let mut held = Vec::new();
+    for step in steps
+        .iter()
+        .filter(|s| matches!(s.status, StepStatus::Unknown | StepStatus::NotPresent))
+    {
+        let kind = plain(&step.resource.kind);
+        let name = &step.resource.name;
+        let current = if kind == "CustomResourceDefinition" {
+            ctx.index
+                .crds
+                .get(&ObjectRef::new(name))
+                .map(|crd| serde_json::to_value(&*crd))
+                .transpose()
+                .map_err(|e| e.to_string())?
+        } else {
+            let object = step.resource.object().map_err(|e| e.to_string())?;
+            let (resource, caps) = discover(ctx, text(&object, "/apiVersion"), kind).await?;
+            let api: Api<DynamicObject> = if caps.scope == Scope::Namespaced {
+                Api::namespaced_with(ctx.shared.client.clone(), namespace, &resource)
+            } else {
+                Api::all_with(ctx.shared.client.clone(), &resource)
+            };
+            api.get_opt(name)
+                .await
+                .map_err(|e| api_error(format!("error getting {kind} {name}"), &e))?
+                .map(|o| serde_json::to_value(&o))
+                .transpose()
+                .map_err(|e| e.to_string())?
+        };
+        if let Some(why) = current.and_then(|c| v1_holds(kind, name, &c)) {
+            held.push(why);
+        }
+    }
+    Ok((!held.is_empty()).then(|| held.join("; ")))
 }
 
 /// The kind to create for a step's kind (a bundle's Secrets are steps of kind `BundleSecret`).
@@ -473,6 +576,20 @@ async fn warn_on_plan(client: &Client, namespace: &str, plan: &str, note: &str) 
     }
 }
 
+/// An object found existing while a step creates it (after the plan's check: OLM v1 took it
+/// meanwhile) is left alone as well.
+fn refuse_if_v1_holds(kind: &str, name: &str, current: &DynamicObject) -> Result<(), StepError> {
+    let value = serde_json::to_value(current).map_err(|e| e.to_string())?;
+    match v1_holds(kind, name, &value) {
+        Some(message) => Err(StepError {
+            message,
+            forbidden: false,
+            refused: true,
+        }),
+        None => Ok(()),
+    }
+}
+
 /// Checks every existing object of `old`'s served versions against `new`'s schemas, a page
 /// of 500 at a time (upstream lists with a pager too): the first failure, if any.
 async fn existing_objects_failure(
@@ -544,6 +661,7 @@ async fn update_existing(
         .get(name)
         .await
         .map_err(|e| api_error(format!("error getting {kind} {name}"), &e))?;
+    refuse_if_v1_holds(kind, name, &current)?;
     if kind == "CustomResourceDefinition" {
         let current_value = serde_json::to_value(&current).map_err(|e| e.to_string())?;
         if let Some(failure) = existing_objects_failure(client, &current_value, &object).await? {
@@ -590,6 +708,7 @@ async fn merge_service_account(
         .get(name)
         .await
         .map_err(|e| api_error(format!("error getting ServiceAccount {name}"), &e))?;
+    refuse_if_v1_holds("ServiceAccount", name, &current)?;
     let mut merged = serde_json::to_value(&current).map_err(|e| e.to_string())?;
     let before = merged.clone();
     for reference in object
