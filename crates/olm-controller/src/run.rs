@@ -174,6 +174,8 @@ pub struct Options {
     /// `/debug/pprof/` over HTTPS (the certificate of secure metrics) for clients with a
     /// certificate of its CA; off when `None`.
     pub pprof: Option<crate::profiling::Config>,
+    /// Where OLM v0's PackageManifest API listens and whether `olm` routes its Service itself.
+    pub packageserver: crate::v0::packageserver::Options,
 }
 
 impl Default for Options {
@@ -193,6 +195,7 @@ impl Default for Options {
             extension: crate::extension::Options::default(),
             serving_tls: None,
             pprof: None,
+            packageserver: crate::v0::packageserver::Options::default(),
         }
     }
 }
@@ -462,7 +465,18 @@ pub async fn serve(
             crate::objectset::run,
         );
     }
+    if !options.which.v0() {
+        // Nothing here serves PackageManifests: a registration an earlier `olm run` left would
+        // make every namespace deletion of the cluster hang.
+        if crate::v0::packageserver::withdraw(&shared.client, &shared.system_namespace).await {
+            info!(
+                apiservice = crate::v0::packageserver::APISERVICE,
+                "removed the PackageManifest APIService: OLM v0 does not run"
+            );
+        }
+    }
     if options.which.v0() {
+        let packageserver = options.packageserver;
         shared.metrics.register(crate::v0::GROUP_CONTROLLER, 1);
         shared.metrics.register(crate::v0::OPERATOR_CONTROLLER, 1);
         shared
@@ -479,7 +493,7 @@ pub async fn serve(
             &mut tasks,
             crate::v0::CSV_CONTROLLER,
             (shared.clone(), &leading, stop.clone()),
-            crate::v0::run,
+            move |shared, stop| crate::v0::run(shared, packageserver, stop),
         );
     }
     if options.which.v1() && shared.cert_provider == Some(olm_bundle::CertProvider::Builtin) {

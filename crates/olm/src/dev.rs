@@ -7,12 +7,22 @@
 //! second, and stops everything on SIGTERM (sent by `olm dev down`). Component processes die with
 //! the supervisor even if it is killed, so no orphaned apiserver outlives it.
 //!
-//! Once the control plane is up, the supervisor runs `olm run` (`olm_controller::run`: the OLM
-//! v1 CRDs, the catalog server and the installer's controllers) as a task of its own, with the
-//! catalog server on a loopback port that it also writes into each ClusterCatalog's
-//! `status.urls.base`, so catalog URLs work from the host as they are. Meanwhile it applies the
-//! OLM v0 CRDs (`operators.coreos.com`), which no controller serves yet. The environment counts as
-//! ready once `olm run` answers `/readyz` and the v0 CRDs are established.
+//! Once the control plane is up, the supervisor runs `olm run` (`olm_controller::run`, OLM v1
+//! and OLM v0: the CRDs of both, the catalog server, the installer's and OLM v0's controllers) as
+//! a task of its own, with the catalog server on a loopback port that it also writes into each
+//! ClusterCatalog's `status.urls.base`, so catalog URLs work from the host as they are.
+//!
+//! PackageManifests (`packages.operators.coreos.com/v1`) are an aggregated API: the API server
+//! proxies them to `olm run`'s packageserver. The aggregator connects to the endpoints of the
+//! Service the APIService names (`--enable-aggregator-routing`), and an endpoint may not be a
+//! loopback address, so the packageserver listens on a free port of this machine's own address
+//! (the fake node's) and routes `packageserver-service` there itself (a Service without
+//! selector, and its Endpoints). A machine with no address but loopback cannot be reached that
+//! way: the API is then not registered at all, since an APIService nobody can reach would stop
+//! every namespace deletion in the cluster.
+//!
+//! The environment counts as ready once `olm run` answers `/readyz`, the v0 CRDs are established
+//! and, where it can be served, the PackageManifest API is available.
 //!
 //! Everything lives in `~/.cache/olm/dev/` (or `$OLM_CACHE_DIR/dev`): `state.json`, a stable
 //! `kubeconfig` path, `supervisor.log`, the control plane's work folder, the registry storage,
@@ -44,6 +54,10 @@ const READY_TIMEOUT: Duration = Duration::from_secs(90);
 /// How long the OLM v0 CRDs get to be served (the ClusterServiceVersion CRD, with a whole pod
 /// template in its schema, takes the longest).
 const V0_CRD_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How long the PackageManifest API gets to become available once `olm run` is ready (its
+/// packageserver starts when OLM v0's caches are filled).
+const PACKAGES_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// How long `olm run` gets to finish its requests and reconciles and stop on `olm dev down`.
 const RUN_STOP_TIMEOUT: Duration = Duration::from_secs(10);
@@ -376,9 +390,16 @@ async fn supervise_async(paths: &Paths) -> anyhow::Result<ExitCode> {
     .context("reading the control plane's kubeconfig")?;
     let client =
         kube::Client::try_from(kube_config.clone()).context("a client for the control plane")?;
-    let mut olm = OlmRun::start(kube_config, paths.dir.clone()).await?;
+    let mut olm = OlmRun::start(kube_config, paths.dir.clone(), plane.node_address()).await?;
+    let served = plane.node_address().is_some();
     tokio::select! {
-        ready = async { tokio::try_join!(olm.ready(), install_v0_crds(&client)) } => {
+        ready = async {
+            tokio::try_join!(olm.ready(), install_v0_crds(&client))?;
+            if served {
+                packages_available(&client).await?;
+            }
+            anyhow::Ok(())
+        } => {
             ready?;
         }
         _ = term.recv() => {
@@ -439,13 +460,62 @@ async fn supervise_async(paths: &Paths) -> anyhow::Result<ExitCode> {
 }
 
 /// Applies the OLM v0 CRDs (`config/crd/v0/`, built into the binary) and waits until they are
-/// served. `olm run` does not install them: no v0 controller runs yet, but the kinds can be
-/// created and read by hand.
+/// served (`olm run` applies them too; this wait is what makes `up` return only once they are).
 async fn install_v0_crds(client: &kube::Client) -> anyhow::Result<()> {
     let crds = olm_v0_api::manifests()?;
     olm_testenv::install_crds(client, &crds, V0_CRD_TIMEOUT)
         .await
         .context("installing the OLM v0 CRDs")
+}
+
+/// Waits until the APIService of PackageManifests says `Available=True`: `kubectl get
+/// packagemanifests` then works, and namespace deletions do not wait on it.
+async fn packages_available(client: &kube::Client) -> anyhow::Result<()> {
+    use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
+    let name = olm_controller::v0::packageserver::APISERVICE;
+    let api: kube::Api<APIService> = kube::Api::all(client.clone());
+    let available = |a: Option<&APIService>| {
+        a.and_then(|a| a.status.as_ref())
+            .and_then(|s| s.conditions.as_ref())
+            .is_some_and(|cs| {
+                cs.iter()
+                    .any(|c| c.type_ == "Available" && c.status == "True")
+            })
+    };
+    let waited = tokio::time::timeout(
+        PACKAGES_TIMEOUT,
+        kube::runtime::wait::await_condition(api.clone(), name, available),
+    )
+    .await;
+    match waited {
+        Ok(done) => done
+            .map(|_| ())
+            .context("watching the PackageManifest APIService"),
+        Err(_) => {
+            let status = api
+                .get_opt(name)
+                .await
+                .ok()
+                .flatten()
+                .and_then(|a| a.status)
+                .and_then(|s| s.conditions)
+                .and_then(|cs| cs.into_iter().find(|c| c.type_ == "Available"))
+                .map_or_else(
+                    || "not registered".to_owned(),
+                    |c| {
+                        format!(
+                            "Available={} {}: {}",
+                            c.status,
+                            c.reason.unwrap_or_default(),
+                            c.message.unwrap_or_default()
+                        )
+                    },
+                );
+            bail!(
+                "the PackageManifest API ({name}) is not available after {PACKAGES_TIMEOUT:?}: {status}"
+            )
+        }
+    }
 }
 
 /// Why `olm run` stopped while the environment was running (or starting).
@@ -473,15 +543,34 @@ impl OlmRun {
     /// host. No admission webhook (the API server only calls webhooks over HTTPS, and a dev
     /// certificate would have to be trusted by it); the controller labels each catalog itself
     /// instead.
-    async fn start(kube_config: kube::Config, cache_path: PathBuf) -> anyhow::Result<OlmRun> {
+    ///
+    /// The packageserver listens on a free port of `node_address` (this machine's own, which
+    /// the API server may use as an endpoint) and routes its Service there; without one it
+    /// listens on loopback, where nothing routes to it, and the API is not registered.
+    async fn start(
+        kube_config: kube::Config,
+        cache_path: PathBuf,
+        node_address: Option<std::net::Ipv4Addr>,
+    ) -> anyhow::Result<OlmRun> {
         olm_image::install_crypto_provider();
         let loopback = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
+        let packageserver = match node_address {
+            Some(address) => olm_controller::v0::packageserver::Options {
+                addr: std::net::SocketAddr::from((address, 0)),
+                advertise: Some(address.into()),
+            },
+            None => olm_controller::v0::packageserver::Options {
+                addr: loopback,
+                advertise: None,
+            },
+        };
         let mut options = olm_controller::run::Options {
             cache_path: cache_path.clone(),
             catalogs_addr: loopback,
             health_probe_addr: Some(loopback),
             metrics_addr: Some(loopback),
             images: crate::catalogd::image_options(None)?,
+            packageserver,
             ..olm_controller::run::Options::default()
         };
         let listeners = olm_controller::run::Listeners::bind(&options).await?;

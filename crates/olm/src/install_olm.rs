@@ -8,8 +8,13 @@
 //! configuration holds the CA of the certificate `olm run` issued itself. On timeout it says
 //! which of these is still missing.
 //!
-//! Uninstall: deletes the webhook configuration, the cluster-wide RBAC and the namespace (which
-//! takes the Deployment, its Secrets and Lease with it). CRDs — and with them every
+//! The manifests install OLM v1 only: the Deployment runs `olm run --olm=v1`, so no
+//! PackageManifest APIService is registered (one that nothing serves would stop every
+//! namespace deletion in the cluster), and one an earlier `olm run` left is removed at start.
+//!
+//! Uninstall: deletes the PackageManifest APIService if it names OLM's namespace (left by an
+//! `olm run` with OLM v0), the webhook configuration, the cluster-wide RBAC and the namespace
+//! (which takes the Deployment, its Secrets and Lease with it). CRDs — and with them every
 //! ClusterCatalog and ClusterExtension — stay unless `--delete-crds`; what an extension
 //! installed stays either way, and the command says so.
 
@@ -297,6 +302,19 @@ pub fn uninstall(args: UninstallArgs) -> anyhow::Result<ExitCode> {
 async fn uninstall_on(args: UninstallArgs) -> anyhow::Result<ExitCode> {
     let client = crate::client::connect(args.kubeconfig.as_ref()).await?;
     let docs = manifests("olm")?;
+    // First: while it names a Service of the namespace about to go, the namespace could not be
+    // deleted (nor could any other).
+    if let Some(ns) = docs
+        .iter()
+        .find(|d| kind(d) == "Namespace")
+        .map(|d| name(d).to_owned())
+        && olm_controller::v0::packageserver::withdraw(&client, &ns).await
+    {
+        eprintln!(
+            "apiservices/{} deleted",
+            olm_controller::v0::packageserver::APISERVICE
+        );
+    }
     let mut kept = Vec::new();
     // Reverse order: the Namespace and the CRDs last. Namespaced objects go with the namespace.
     for doc in docs.iter().rev() {
@@ -360,6 +378,37 @@ mod tests {
             if let Some(ns) = namespace(doc) {
                 assert_eq!(ns, "olmv1-system", "{} {}", kind(doc), name(doc));
             }
+        }
+    }
+
+    /// The choice the manifests make: OLM v1 only, said in the Deployment's arguments, and
+    /// nothing of OLM v0 that would need OLM v0 running (an APIService, its CRDs or kinds).
+    #[test]
+    fn the_manifests_run_olm_v1_only() {
+        let docs = manifests("olm").expect("manifests");
+        let d = docs
+            .iter()
+            .find(|d| kind(d) == "Deployment")
+            .expect("deployment");
+        let args = &d["spec"]["template"]["spec"]["containers"][0]["args"];
+        assert_eq!(args[0], "run");
+        assert!(
+            args.as_array()
+                .expect("args")
+                .iter()
+                .any(|a| a == "--olm=v1"),
+            "{args}"
+        );
+        for doc in &docs {
+            assert_ne!(kind(doc), "APIService", "{}", name(doc));
+            let api_version = doc["apiVersion"].as_str().unwrap_or_default();
+            assert!(
+                !api_version.starts_with("operators.coreos.com/")
+                    && !name(doc).ends_with(".operators.coreos.com"),
+                "{} {}",
+                kind(doc),
+                name(doc)
+            );
         }
     }
 

@@ -106,6 +106,40 @@ pub struct Args {
     /// Boxed: the flags of `olm run` stay near the size of the other commands' (`Cli`).
     #[command(flatten)]
     profiling: Box<ProfilingArgs>,
+    /// Boxed, as `profiling`.
+    #[command(flatten)]
+    packageserver: Box<PackageServerArgs>,
+}
+
+/// Where OLM v0's PackageManifest API listens, and how the API server reaches it.
+#[derive(clap::Args, Debug)]
+struct PackageServerArgs {
+    /// Address of the PackageManifest API (OLM v0's packageserver, HTTPS).
+    #[arg(long, default_value = ":5443")]
+    packageserver_bind_address: String,
+    /// Route Service packageserver-service of the system namespace to this address and the
+    /// bound port (a Service without selector, and its Endpoints), for an olm the API server
+    /// reaches at this address (e.g. olm run outside the cluster). Not a loopback address.
+    /// Without it, the PackageManifest API is registered only while someone else's Service of
+    /// that name exists.
+    #[arg(long)]
+    packageserver_advertise_address: Option<std::net::IpAddr>,
+}
+
+impl PackageServerArgs {
+    fn options(&self) -> anyhow::Result<olm_controller::v0::packageserver::Options> {
+        if let Some(address) = self.packageserver_advertise_address
+            && address.is_loopback()
+        {
+            anyhow::bail!(
+                "--packageserver-advertise-address {address}: the API server does not accept a loopback address as a Service endpoint"
+            );
+        }
+        Ok(olm_controller::v0::packageserver::Options {
+            addr: listen_addr(&self.packageserver_bind_address)?,
+            advertise: self.packageserver_advertise_address,
+        })
+    }
 }
 
 /// `/debug/pprof/` and who may read it.
@@ -170,6 +204,7 @@ async fn serve(args: Args) -> anyhow::Result<()> {
     let stop = stop_signal()?;
     olm_image::install_crypto_provider();
     let pprof = args.profiling.config()?;
+    let packageserver = args.packageserver.options()?;
     let config = kube_config(args.kubeconfig.as_ref()).await?;
     let tls = tls_flags(args.tls_cert, args.tls_key)?;
     let serving_tls = match args.tls_secret {
@@ -227,6 +262,7 @@ async fn serve(args: Args) -> anyhow::Result<()> {
         leader_election: args.leader_elect.then_some(timings),
         serving_tls,
         pprof,
+        packageserver,
     };
     olm_controller::run::run(options, config, stop).await?;
     Ok(())

@@ -6,6 +6,11 @@
 //! a second replica reuses the first one's certificate. `olm uninstall-olm` removes it again,
 //! leaving the CRDs.
 //!
+//! The manifests run OLM v1 only (`--olm=v1`): a PackageManifest APIService an earlier `olm run`
+//! left behind (nothing serves it: every namespace deletion would hang) is removed by `olm run`
+//! at start and by `olm uninstall-olm`; a namespace created and deleted with the manifests
+//! applied is gone within 30 s, and so is OLM's own namespace after the uninstall.
+//!
 //! Needs kubectl (with its built-in kustomize), curl and the control plane binaries
 //! (`tools/controlplane/build.sh`).
 
@@ -65,6 +70,38 @@ fn wait_for(what: &str, timeout: Duration, mut ok: impl FnMut() -> bool) {
         assert!(Instant::now() < deadline, "timed out waiting for {what}");
         std::thread::sleep(Duration::from_millis(200));
     }
+}
+
+/// The PackageManifest APIService as an `olm run` with OLM v0 registered it, left behind with
+/// nothing serving it (no Service even).
+const STALE_APISERVICE: &str = r#"{"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+  "metadata": {"name": "v1.packages.operators.coreos.com"},
+  "spec": {"group": "packages.operators.coreos.com", "version": "v1",
+    "groupPriorityMinimum": 2000, "versionPriority": 15, "insecureSkipTLSVerify": true,
+    "service": {"name": "packageserver-service", "namespace": "olmv1-system", "port": 443}}}"#;
+
+/// Whether `kubectl get ARGS` finds the object.
+fn exists(kubeconfig: &Path, args: &[&str]) -> bool {
+    Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .arg("get")
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// How long namespace deletion takes: waits (at most 30 s) until `name` is gone.
+fn namespace_gone_within_30s(kubeconfig: &Path, name: &str) -> Duration {
+    let started = Instant::now();
+    wait_for(
+        &format!("namespace {name} to be deleted"),
+        Duration::from_secs(30),
+        || !exists(kubeconfig, &["namespace", name]),
+    );
+    started.elapsed()
 }
 
 fn jsonpath(kubeconfig: &Path, args: &[&str], path: &str) -> String {
@@ -134,7 +171,9 @@ async fn install_olm_applies_the_manifests_and_waits_until_ready() {
         let dir = tmp.path().join(dir);
         std::fs::create_dir_all(&dir).unwrap();
         let webhook_port = free_addr().port().to_string();
+        // As the Deployment runs it.
         let flags = [
+            "--olm=v1",
             "--tls-secret=olm-serving-cert",
             "--external-address=catalogd-service.olmv1-system.svc",
             "--leader-elect",
@@ -143,7 +182,13 @@ async fn install_olm_applies_the_manifests_and_waits_until_ready() {
         ];
         OlmRun::start_with(&sa_kubeconfig, &dir, &flags)
     };
+    kubectl(admin, &["apply", "-f", "-"], Some(STALE_APISERVICE));
     let first = replica("a");
+    wait_for(
+        "olm run --olm=v1 to remove the stale APIService",
+        Duration::from_secs(30),
+        || !exists(admin, &["apiservice", "v1.packages.operators.coreos.com"]),
+    );
 
     let status = loop {
         if let Some(status) = install.try_wait().unwrap() {
@@ -287,8 +332,20 @@ async fn install_olm_applies_the_manifests_and_waits_until_ready() {
         .unwrap();
     assert!(again.status.success(), "{again:?}");
 
+    // With the manifests applied, namespaces come and go.
+    kubectl(admin, &["create", "namespace", "olm-install-probe"], None);
+    kubectl(
+        admin,
+        &["delete", "namespace", "olm-install-probe", "--wait=false"],
+        None,
+    );
+    let took = namespace_gone_within_30s(admin, "olm-install-probe");
+    eprintln!("a namespace was deleted in {took:?} with the manifests applied");
+
     let (_, _, _) = second.stop(rustix::process::Signal::TERM);
     let (_, _, _) = first.stop(rustix::process::Signal::TERM);
+    // Uninstalling removes a stale registration too: OLM's namespace could not go otherwise.
+    kubectl(admin, &["apply", "-f", "-"], Some(STALE_APISERVICE));
     let removed = Command::new(env!("CARGO_BIN_EXE_olm"))
         .arg("uninstall-olm")
         .arg("--kubeconfig")
@@ -297,6 +354,11 @@ async fn install_olm_applies_the_manifests_and_waits_until_ready() {
         .unwrap();
     let out = String::from_utf8_lossy(&removed.stdout);
     assert!(removed.status.success(), "{removed:?}");
+    assert!(
+        String::from_utf8_lossy(&removed.stderr)
+            .contains("apiservices/v1.packages.operators.coreos.com deleted"),
+        "{removed:?}"
+    );
     assert!(
         out.contains("left in place: CRD clusterobjectsets.olm.operatorframework.io"),
         "{out}"
@@ -312,20 +374,8 @@ async fn install_olm_applies_the_manifests_and_waits_until_ready() {
         None,
     );
     assert!(!webhooks.contains("catalogd"), "{webhooks}");
-    let ns = Command::new("kubectl")
-        .arg("--kubeconfig")
-        .arg(admin)
-        .args([
-            "get",
-            "namespace",
-            "olmv1-system",
-            "-o",
-            "jsonpath={.status.phase}",
-        ])
-        .output()
-        .unwrap();
-    let phase = String::from_utf8_lossy(&ns.stdout);
-    assert!(!ns.status.success() || phase == "Terminating", "{phase}");
+    let took = namespace_gone_within_30s(admin, "olmv1-system");
+    eprintln!("olmv1-system was deleted in {took:?} after uninstall-olm");
 
     // Asked to, it takes the CRDs too; what is already gone is skipped.
     let removed = Command::new(env!("CARGO_BIN_EXE_olm"))

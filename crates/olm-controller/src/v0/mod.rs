@@ -25,7 +25,7 @@ mod install;
 mod installplans;
 mod operatorgroup;
 mod operators;
-mod packageserver;
+pub mod packageserver;
 mod queue;
 mod requirements;
 mod serving;
@@ -818,9 +818,11 @@ fn strip_crd(crd: &mut CustomResourceDefinition) {
     });
 }
 
-/// Runs the OperatorGroup and CSV controllers until `stop` resolves.
+/// Runs the OperatorGroup and CSV controllers, and the PackageManifest API as `packageserver`
+/// says, until `stop` resolves.
 pub async fn run(
     shared: Arc<Shared>,
+    packageserver: packageserver::Options,
     stop: impl std::future::Future<Output = ()> + Send + 'static,
 ) {
     let client = shared.client.clone();
@@ -1082,11 +1084,14 @@ pub async fn run(
         stop.clone(),
     );
     let connections = connection::Connections::new(changed_tx, index.clone());
-    tasks.spawn(packageserver::run(
+    // Not one of `tasks`: on `stop` it takes its APIService away before it ends.
+    let packages = packageserver::run(
         shared.clone(),
         index.clone(),
         connections.contents.clone(),
-    ));
+        packageserver,
+        stop.clone(),
+    );
     let sources = catalogsource::run(
         shared.clone(),
         index.clone(),
@@ -1105,7 +1110,7 @@ pub async fn run(
     let csvs = csv::run(shared, index, csv_rx, stop);
     let running = futures::future::join(
         futures::future::join5(groups, csvs, copies, everything, owners),
-        futures::future::join3(sources, subscriptions, plans),
+        futures::future::join4(sources, subscriptions, plans, packages),
     );
     // The tidying task only ends when every watch has; the controllers end on `stop`.
     tokio::select! {

@@ -3,15 +3,24 @@
 //! (`kubectl get packagemanifests`, consoles).
 //!
 //! Flow, once the v0 caches are ready (only the leader runs it):
-//! 1. Bind `0.0.0.0:`[`PORT`] (upstream's packageserver port); if that fails, log and serve
-//!    nothing (the rest of olm goes on).
-//! 2. Issue a serving certificate for the Service [`SERVICE`] of the system namespace (the rules
-//!    of `olm_extension::certs`: 730 days), kept in memory: every start (and every new leader)
-//!    issues its own and writes its CA into the APIService.
-//! 3. Apply the APIService [`APISERVICE`] pointing at that Service (port 443) with the CA as
-//!    `caBundle`.
+//! 1. Bind [`Options::addr`] (upstream's port, 5443, on every interface by default) and issue a
+//!    serving certificate for the Service [`SERVICE`] of the system namespace (the rules of
+//!    `olm_extension::certs`: 730 days), kept in memory: every start (and every new leader)
+//!    issues its own. If either fails, PackageManifests are not served, and a registration of
+//!    ours that an earlier process left is removed.
+//! 2. With [`Options::advertise`] (`olm dev`: this machine's address), route the Service to this
+//!    process: a Service without selector and Endpoints at that address and the bound port.
+//!    Without it, the Service is someone else's to route (a test's Endpoints, an operator's own
+//!    Service), or nobody's.
+//! 3. Register the APIService [`APISERVICE`] (with this process's CA as `caBundle`) only while
+//!    the Service exists, and take it away when the Service goes — as
+//!    `olm_v0::packageserver::decide` says, looked at again on every change of the Service and
+//!    every [`RESYNC`]. An APIService the aggregator cannot reach would stop every namespace
+//!    deletion in the cluster, so none is left behind.
 //! 4. Serve discovery, `list` (all namespaces or one, with `labelSelector` and a
 //!    `metadata.name` `fieldSelector`), `get`, and the Table form kubectl asks for.
+//! 5. On shutdown: unregister (unless a newer leader already registered its own CA), remove the
+//!    route made in step 2, then stop serving.
 //!
 //! Manifests are built by `olm_v0::packagemanifest` from what each CatalogSource's registry held
 //! when it last became ready ([`Contents`]), and cached per content and CatalogSource
@@ -27,16 +36,20 @@
 //! are not checked: the API server has already authorized the request before proxying it.
 //!
 //! Guarantees: answers are sorted by CatalogSource (namespace, name), then package; icons are
-//! stripped from them and served, as upstream does, only by the `icon` subresource.
+//! stripped from them and served, as upstream does, only by the `icon` subresource. An
+//! APIService naming another namespace's Service (upstream's packageserver) is never touched.
 //!
-//! Assumptions: a Service named [`SERVICE`] in the system namespace routes port 443 to this
-//! port on the leader (the install manifests' job; tests point Endpoints at this machine).
+//! Assumptions: a Service named [`SERVICE`] in the system namespace that `olm` did not make
+//! routes port 443 to this port on the leader.
 //!
 //! Caveats: the certificate is not renewed while the process runs (a restart renews it); a
-//! `watch` is refused (upstream's storage has none either).
+//! `watch` is refused (upstream's storage has none either). A process killed without a
+//! shutdown leaves its registration until the next leader replaces it.
 
 use std::collections::{BTreeMap, HashMap};
+use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use axum::Router;
 use axum::extract::{Path, RawQuery, State};
@@ -44,11 +57,17 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use base64::Engine as _;
-use k8s_openapi::api::core::v1::ConfigMap;
-use kube::api::{Api, Patch, PatchParams};
+use futures::{FutureExt as _, StreamExt};
+use k8s_openapi::api::core::v1::{ConfigMap, Endpoints, Service};
+use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
+use kube::api::{Api, DeleteParams, Patch, PatchParams, Preconditions};
+use kube::runtime::WatchStreamExt;
 use kube::runtime::reflector::ObjectRef;
+use kube::runtime::watcher;
 use olm_extension::certs::{Policy, Subject};
 use olm_v0::packagemanifest::{self as pm, Catalog, IncludeObject};
+use olm_v0::packageserver::{self as ps, Action, GROUP, Observed, RESOURCE, Serving};
+pub use olm_v0::packageserver::{APISERVICE, SERVICE};
 use olm_v0_api::v1alpha1::CatalogSource;
 use serde_json::{Value, json};
 
@@ -56,16 +75,29 @@ use super::catalogs::{Contents, Fetched};
 use super::{FIELD_MANAGER, Index, lock};
 use crate::context::Shared;
 
-/// Where the API is served (upstream packageserver's secure port).
-pub const PORT: u16 = 5443;
-/// The Service the APIService points at (upstream's name for the packageserver's Service).
-pub const SERVICE: &str = "packageserver-service";
-/// The APIService.
-pub const APISERVICE: &str = "v1.packages.operators.coreos.com";
-/// The API group.
-pub const GROUP: &str = "packages.operators.coreos.com";
-/// The resource.
-pub const RESOURCE: &str = "packagemanifests";
+/// How often the registration is looked at besides on changes of the Service (someone may
+/// delete or edit the APIService).
+pub const RESYNC: Duration = Duration::from_secs(30);
+
+/// Where the packageserver listens and how the API server reaches it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Options {
+    /// Where it listens; port 0 takes any free port.
+    pub addr: SocketAddr,
+    /// The address the API server reaches this process at, when `olm` routes [`SERVICE`] to
+    /// itself (a Service without selector, and Endpoints at this address and the bound port).
+    /// `None`: the Service is someone else's to route; without one the API is not registered.
+    pub advertise: Option<IpAddr>,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            addr: SocketAddr::from(([0, 0, 0, 0], ps::DEFAULT_PORT)),
+            advertise: None,
+        }
+    }
+}
 
 /// Manifests of one catalog, with what they were built from.
 struct Built {
@@ -82,59 +114,295 @@ struct Served {
     built: Arc<Mutex<HashMap<String, Built>>>,
 }
 
-/// Serves the PackageManifest API until the task is aborted; see the module documentation.
-pub async fn run(shared: Arc<Shared>, index: Index, contents: Contents) {
+/// Serves the PackageManifest API until `stop` resolves; see the module documentation.
+pub async fn run(
+    shared: Arc<Shared>,
+    index: Index,
+    contents: Contents,
+    options: Options,
+    stop: impl std::future::Future<Output = ()> + Send,
+) {
+    let client = shared.client.clone();
     let namespace = shared.system_namespace.clone();
-    let listener = match tokio::net::TcpListener::bind((std::net::Ipv4Addr::UNSPECIFIED, PORT))
-        .await
+    let Some((listener, tls, ca_bundle)) = prepare(&shared, options).await else {
+        withdraw(&client, &namespace).await;
+        return;
+    };
+    let port = listener
+        .local_addr()
+        .map_or(options.addr.port(), |a| a.port());
+    let route = options.advertise.map(|address| (address, port));
+    if let Some((address, port)) = route
+        && let Err(e) = apply_route(&client, &namespace, address, port).await
     {
+        tracing::warn!(service = SERVICE, error = %e, "packageserver: routing the Service to this process failed");
+    }
+    let served = Served {
+        index,
+        contents,
+        global_namespace: namespace.clone(),
+        built: Arc::default(),
+    };
+    let (stop_server, server_stop) = tokio::sync::watch::channel(false);
+    let server = olm_catalogd::run::serve_with(
+        listener,
+        router(served),
+        Some(tls),
+        olm_catalogd::run::Limits::default(),
+        server_stop,
+    );
+    tokio::pin!(server);
+    let registrar = keep_registered(&client, &namespace, &ca_bundle, stop);
+    tokio::select! {
+        served = &mut server => {
+            if let Err(e) = served {
+                tracing::warn!(port, error = %e, "packageserver: serving failed");
+            }
+            reconcile(&client, &namespace, Some(&ca_bundle), Serving::Stopping).await;
+        }
+        () = registrar => {
+            reconcile(&client, &namespace, Some(&ca_bundle), Serving::Stopping).await;
+            if let Some(route) = route {
+                remove_route(&client, &namespace, Some(route)).await;
+            }
+            let _ = stop_server.send(true);
+            if let Err(e) = server.await {
+                tracing::warn!(port, error = %e, "packageserver: serving failed");
+            }
+        }
+    }
+}
+
+/// The listener, its TLS and the CA to register (base64), or `None` (logged) when the API
+/// cannot be served.
+async fn prepare(
+    shared: &Shared,
+    options: Options,
+) -> Option<(tokio::net::TcpListener, Arc<rustls::ServerConfig>, String)> {
+    let listener = match tokio::net::TcpListener::bind(options.addr).await {
         Ok(l) => l,
         Err(e) => {
-            tracing::warn!(port = PORT, error = %e, "packageserver: cannot listen; PackageManifests are not served");
-            return;
+            tracing::warn!(addr = %options.addr, error = %e, "packageserver: cannot listen; PackageManifests are not served");
+            return None;
         }
     };
     let subject = Subject {
         service: SERVICE.to_owned(),
-        namespace: namespace.clone(),
+        namespace: shared.system_namespace.clone(),
     };
     let plan = olm_extension::certs::plan(&subject, jiff::Timestamp::now(), &Policy::default());
     let issued = match crate::certs::issue(&plan) {
         Ok(i) => i,
         Err(e) => {
-            tracing::warn!(service = SERVICE, namespace = %namespace, error = %e, "packageserver: issuing the serving certificate failed");
-            return;
+            tracing::warn!(service = SERVICE, namespace = %shared.system_namespace, error = %e, "packageserver: issuing the serving certificate failed; PackageManifests are not served");
+            return None;
         }
     };
     let front_proxy_ca = front_proxy_ca(&shared.client).await;
     let tls = match tls_config(&issued.cert_pem, &issued.key_pem, front_proxy_ca.as_deref()) {
         Ok(t) => t,
         Err(e) => {
-            tracing::warn!(error = %e, "packageserver: TLS configuration failed");
-            return;
+            tracing::warn!(error = %e, "packageserver: TLS configuration failed; PackageManifests are not served");
+            return None;
         }
     };
-    if let Err(e) = apply_apiservice(&shared.client, &namespace, issued.ca_pem.as_bytes()).await {
-        tracing::warn!(apiservice = APISERVICE, error = %e, "packageserver: applying the APIService failed");
+    let ca_bundle = base64::engine::general_purpose::STANDARD.encode(issued.ca_pem.as_bytes());
+    Some((listener, tls, ca_bundle))
+}
+
+/// Keeps the registration as [`ps::decide`] says while this process serves, on every change of
+/// the Service and every [`RESYNC`], until `stop` resolves.
+async fn keep_registered(
+    client: &kube::Client,
+    namespace: &str,
+    ca_bundle: &str,
+    stop: impl std::future::Future<Output = ()>,
+) {
+    let services: Api<Service> = Api::namespaced(client.clone(), namespace);
+    let by_name = watcher::Config::default().fields(&format!("metadata.name={SERVICE}"));
+    let mut changes = watcher::watcher(services, by_name)
+        .default_backoff()
+        .boxed();
+    let mut resync = tokio::time::interval(RESYNC);
+    tokio::pin!(stop);
+    let mut foreign_reported = false;
+    loop {
+        let action = reconcile(client, namespace, Some(ca_bundle), Serving::Yes).await;
+        // Said once, not every resync: it stays true until someone removes the other one.
+        if action == Some(Action::Foreign) && !foreign_reported {
+            tracing::warn!(
+                apiservice = APISERVICE,
+                "packageserver: the APIService names another packageserver's Service; it is left alone and PackageManifests are not served by olm"
+            );
+        }
+        foreign_reported = action == Some(Action::Foreign);
+        tokio::select! {
+            () = &mut stop => return,
+            _ = resync.tick() => {}
+            change = changes.next() => {
+                if change.is_none() {
+                    // The watch ended (it does not on its own): keep to the resync.
+                    changes = futures::stream::pending().boxed();
+                }
+                // A watch delivers a burst (a list is several events): one look covers it.
+                while changes.next().now_or_never().flatten().is_some() {}
+            }
+        }
     }
-    let served = Served {
-        index,
-        contents,
-        global_namespace: namespace,
-        built: Arc::default(),
+}
+
+/// Looks at the Service and the APIService and does what [`ps::decide`] says; returns the
+/// action, or `None` when the API server could not be read (logged; the next look retries).
+async fn reconcile(
+    client: &kube::Client,
+    namespace: &str,
+    ca_bundle: Option<&str>,
+    serving: Serving,
+) -> Option<Action> {
+    let services: Api<Service> = Api::namespaced(client.clone(), namespace);
+    let apiservices: Api<APIService> = Api::all(client.clone());
+    let routed = match services.get_opt(SERVICE).await {
+        Ok(s) => s.is_some(),
+        Err(e) => {
+            tracing::warn!(service = SERVICE, error = %e, "packageserver: reading the Service failed");
+            return None;
+        }
     };
-    let (_stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    if let Err(e) = olm_catalogd::run::serve_with(
-        listener,
-        router(served),
-        Some(tls),
-        olm_catalogd::run::Limits::default(),
-        stop_rx,
-    )
-    .await
-    {
-        tracing::warn!(port = PORT, error = %e, "packageserver: serving failed");
+    let existing = match apiservices.get_opt(APISERVICE).await {
+        Ok(a) => a,
+        Err(e) => {
+            tracing::warn!(apiservice = APISERVICE, error = %e, "packageserver: reading the APIService failed");
+            return None;
+        }
+    };
+    let registered = existing
+        .as_ref()
+        .and_then(|a| serde_json::to_value(a).ok())
+        .map(|a| ps::registered(&a, namespace, ca_bundle));
+    let action = ps::decide(Observed {
+        serving,
+        routed,
+        registered,
+    });
+    match (action, ca_bundle) {
+        (Action::Register, Some(ca)) => {
+            let object = ps::apiservice(namespace, ca);
+            match apiservices
+                .patch(
+                    APISERVICE,
+                    &PatchParams::apply(FIELD_MANAGER).force(),
+                    &Patch::Apply(&object),
+                )
+                .await
+            {
+                Ok(_) => {
+                    tracing::info!(
+                        apiservice = APISERVICE,
+                        service = SERVICE,
+                        namespace,
+                        "packageserver: registered"
+                    );
+                }
+                Err(e) => {
+                    tracing::warn!(apiservice = APISERVICE, error = %e, "packageserver: applying the APIService failed");
+                }
+            }
+        }
+        (Action::Unregister, _) => {
+            // Only the object looked at: never one a newer leader wrote in between.
+            let preconditions = Preconditions {
+                resource_version: existing.and_then(|a| a.metadata.resource_version),
+                uid: None,
+            };
+            let params = DeleteParams {
+                preconditions: Some(preconditions),
+                ..DeleteParams::default()
+            };
+            match apiservices.delete(APISERVICE, &params).await {
+                Ok(_) => {
+                    tracing::info!(
+                        apiservice = APISERVICE,
+                        routed,
+                        "packageserver: unregistered"
+                    );
+                }
+                Err(kube::Error::Api(s)) if s.code == 404 || s.code == 409 => {}
+                Err(e) => {
+                    tracing::warn!(apiservice = APISERVICE, error = %e, "packageserver: deleting the APIService failed");
+                }
+            }
+        }
+        (Action::Register | Action::Foreign | Action::Nothing, _) => {}
     }
+    Some(action)
+}
+
+/// Removes what a process that does not serve the PackageManifest API must not leave behind:
+/// the APIService naming [`SERVICE`] of `namespace`, and a route `olm` made to itself. For
+/// `olm run --olm v1` and `olm uninstall-olm`. Returns whether there was an APIService to
+/// remove.
+pub async fn withdraw(client: &kube::Client, namespace: &str) -> bool {
+    let action = reconcile(client, namespace, None, Serving::No).await;
+    remove_route(client, namespace, None).await;
+    action == Some(Action::Unregister)
+}
+
+/// Applies the Service without selector and its Endpoints at `address:port`.
+async fn apply_route(
+    client: &kube::Client,
+    namespace: &str,
+    address: IpAddr,
+    port: u16,
+) -> Result<(), kube::Error> {
+    let params = PatchParams::apply(FIELD_MANAGER).force();
+    Api::<Service>::namespaced(client.clone(), namespace)
+        .patch(SERVICE, &params, &Patch::Apply(ps::service(namespace)))
+        .await?;
+    Api::<Endpoints>::namespaced(client.clone(), namespace)
+        .patch(
+            SERVICE,
+            &params,
+            &Patch::Apply(ps::endpoints(namespace, address, port)),
+        )
+        .await?;
+    tracing::info!(service = SERVICE, namespace, %address, port, "packageserver: the Service routes to this process");
+    Ok(())
+}
+
+/// Deletes the Service and Endpoints `olm` made ([`ps::ROUTE_LABEL`]); with `only_to`, only
+/// while they still point at that address (another process may route to itself since).
+async fn remove_route(client: &kube::Client, namespace: &str, only_to: Option<(IpAddr, u16)>) {
+    let endpoints: Api<Endpoints> = Api::namespaced(client.clone(), namespace);
+    let services: Api<Service> = Api::namespaced(client.clone(), namespace);
+    let Ok(Some(current)) = endpoints.get_opt(SERVICE).await else {
+        return;
+    };
+    let made_by_olm = |labels: Option<&BTreeMap<String, String>>| {
+        labels.is_some_and(|l| l.contains_key(ps::ROUTE_LABEL))
+    };
+    if !made_by_olm(current.metadata.labels.as_ref()) {
+        return;
+    }
+    if let Some((address, port)) = only_to {
+        let subset = current.subsets.as_ref().and_then(|s| s.first());
+        let ip = subset
+            .and_then(|s| s.addresses.as_ref())
+            .and_then(|a| a.first())
+            .map(|a| a.ip.clone());
+        let to = subset
+            .and_then(|s| s.ports.as_ref())
+            .and_then(|p| p.first())
+            .map(|p| p.port);
+        if ip != Some(address.to_string()) || to != Some(i32::from(port)) {
+            return;
+        }
+    }
+    if let Ok(Some(service)) = services.get_opt(SERVICE).await
+        && made_by_olm(service.metadata.labels.as_ref())
+    {
+        let _ = services.delete(SERVICE, &DeleteParams::default()).await;
+    }
+    let _ = endpoints.delete(SERVICE, &DeleteParams::default()).await;
 }
 
 /// The front-proxy CA (PEM) the API server publishes for extension API servers, if any.
@@ -184,35 +452,6 @@ fn tls_config(
         Arc::new(rustls::sign::SingleCertAndKey::from(certified)),
         clients,
     ))
-}
-
-async fn apply_apiservice(
-    client: &kube::Client,
-    namespace: &str,
-    ca: &[u8],
-) -> Result<(), kube::Error> {
-    use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
-    let object = json!({
-        "apiVersion": "apiregistration.k8s.io/v1",
-        "kind": "APIService",
-        "metadata": {"name": APISERVICE},
-        "spec": {
-            "group": GROUP,
-            "version": "v1",
-            "groupPriorityMinimum": 2000,
-            "versionPriority": 15,
-            "service": {"name": SERVICE, "namespace": namespace, "port": 443},
-            "caBundle": base64::engine::general_purpose::STANDARD.encode(ca),
-        },
-    });
-    Api::<APIService>::all(client.clone())
-        .patch(
-            APISERVICE,
-            &PatchParams::apply(FIELD_MANAGER).force(),
-            &Patch::Apply(&object),
-        )
-        .await
-        .map(|_| ())
 }
 
 fn router(served: Served) -> Router {

@@ -314,6 +314,7 @@ async fn spawn_olm(
         leader_election: None,
         serving_tls: None,
         pprof: None,
+        packageserver: olm_controller::v0::packageserver::Options::default(),
     };
     let listeners = olm_controller::run::Listeners::bind(&options).await?;
     *env.catalogs_port.lock().unwrap() = Some(listeners.catalogs.local_addr()?.port());

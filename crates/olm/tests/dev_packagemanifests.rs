@@ -1,0 +1,196 @@
+//! `olm dev up` leaves a healthy cluster: the PackageManifest API it registers is served
+//! (`kubectl get packagemanifests -A` lists the packages of every CatalogSource, through the real
+//! API server and the aggregator), and namespaces are deleted — an APIService nobody serves
+//! would keep every one of them `Terminating` (`NamespaceDeletionDiscoveryFailure`). Uses its
+//! own state folder so it never touches a developer's running environment.
+//!
+//! Needs kubectl and the control plane binaries (`tools/controlplane/build.sh`), and an address
+//! of this machine besides loopback (the aggregator may not use a loopback endpoint).
+
+// Tests and benchmarks fail loudly on purpose.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn olm(state: &Path, args: &[&str]) -> Output {
+    let bin = olm_testenv::bin_dir().expect("control plane bin folder");
+    Command::new(env!("CARGO_BIN_EXE_olm"))
+        .args(args)
+        .env("OLM_CACHE_DIR", state)
+        .env("OLM_CONTROLPLANE_BIN", bin)
+        .output()
+        .expect("olm runs")
+}
+
+fn kubectl(kubeconfig: &str, args: &[&str], stdin: Option<&str>) -> Output {
+    use std::io::Write;
+    let mut child = Command::new("kubectl")
+        .args(["--kubeconfig", kubeconfig])
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("kubectl runs");
+    let mut input = child.stdin.take().expect("stdin");
+    if let Some(text) = stdin {
+        input.write_all(text.as_bytes()).expect("write stdin");
+    }
+    drop(input);
+    child.wait_with_output().expect("kubectl finishes")
+}
+
+fn kubectl_ok(kubeconfig: &str, args: &[&str], stdin: Option<&str>) -> String {
+    let out = kubectl(kubeconfig, args, stdin);
+    assert!(out.status.success(), "kubectl {args:?}: {out:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Stops the environment and the registry server even when an assertion fails half-way.
+struct Cleanup<'a> {
+    state: &'a Path,
+    serve: Option<Child>,
+}
+
+impl Drop for Cleanup<'_> {
+    fn drop(&mut self) {
+        if let Some(mut serve) = self.serve.take() {
+            let _ = serve.kill();
+            let _ = serve.wait();
+        }
+        let _ = olm(self.state, &["dev", "down"]);
+    }
+}
+
+/// A file-based catalog of one package, `plain`, with one bundle.
+const CATALOG: &str = r#"{"schema": "olm.package", "name": "plain", "defaultChannel": "stable"}
+{"schema": "olm.channel", "package": "plain", "name": "stable", "entries": [{"name": "plain.v0.1.0"}]}
+{"schema": "olm.bundle", "name": "plain.v0.1.0", "package": "plain", "image": "example.com/plain-bundle:v0.1.0", "properties": [{"type": "olm.package", "value": {"packageName": "plain", "version": "0.1.0"}}, {"type": "olm.csv.metadata", "value": {"displayName": "Plain", "provider": {"name": "Example Inc"}}}]}
+"#;
+
+fn catalog_source(namespace: &str, name: &str, address: &str) -> String {
+    serde_json::json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"sourceType": "grpc", "address": address, "displayName": name}})
+    .to_string()
+}
+
+fn wait_for(what: &str, timeout: Duration, mut ok: impl FnMut() -> bool) -> Duration {
+    let started = Instant::now();
+    while !ok() {
+        assert!(started.elapsed() < timeout, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    started.elapsed()
+}
+
+#[test]
+fn packagemanifests_are_served_and_namespaces_are_deleted() {
+    let state = tempfile::tempdir().expect("temp dir");
+    let up = olm(state.path(), &["dev", "up"]);
+    let mut cleanup = Cleanup {
+        state: state.path(),
+        serve: None,
+    };
+    assert!(up.status.success(), "olm dev up failed: {up:?}");
+    let kubeconfig = String::from_utf8_lossy(&olm(state.path(), &["dev", "kubeconfig"]).stdout)
+        .trim()
+        .to_owned();
+    let kc = kubeconfig.as_str();
+
+    // `up` returns once the API is available.
+    let available = kubectl_ok(
+        kc,
+        &[
+            "get",
+            "apiservice",
+            "v1.packages.operators.coreos.com",
+            "-o",
+            "jsonpath={.status.conditions[?(@.type==\"Available\")].status}",
+        ],
+        None,
+    );
+    assert_eq!(available, "True");
+
+    // A registry serving the catalog, as a CatalogSource's address (olm run dials it from this
+    // machine).
+    let dir = state.path().join("catalog");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    std::fs::write(dir.join("catalog.json"), CATALOG).expect("write catalog");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("free port")
+        .port();
+    let serve = Command::new(env!("CARGO_BIN_EXE_olm"))
+        .args(["catalog", "serve"])
+        .arg(&dir)
+        .args(["-p", &port.to_string()])
+        .args(["--termination-log", "/dev/null"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("olm catalog serve starts");
+    cleanup.serve = Some(serve);
+    let address = format!("127.0.0.1:{port}");
+
+    // One catalog in OLM's namespace (global: seen from every namespace), one in a team's.
+    kubectl_ok(kc, &["create", "namespace", "team-a"], None);
+    kubectl_ok(
+        kc,
+        &["apply", "-f", "-"],
+        Some(&catalog_source("olmv1-system", "global-catalog", &address)),
+    );
+    kubectl_ok(
+        kc,
+        &["apply", "-f", "-"],
+        Some(&catalog_source("team-a", "team-catalog", &address)),
+    );
+    let rows = "jsonpath={range .items[*]}{.metadata.namespace}/{.metadata.name}/{.status.catalogSource}{\"\\n\"}{end}";
+    let mut listed = String::new();
+    let took = wait_for(
+        "both catalogs' packages through the API server",
+        Duration::from_secs(90),
+        || {
+            let out = kubectl(kc, &["get", "packagemanifests", "-A", "-o", rows], None);
+            listed = String::from_utf8_lossy(&out.stdout).into_owned();
+            listed.contains("olmv1-system/plain/global-catalog")
+                && listed.contains("team-a/plain/team-catalog")
+        },
+    );
+    eprintln!("PackageManifests listed after {took:?}:\n{listed}");
+    // The table kubectl prints by default, as users see it.
+    let table = kubectl_ok(kc, &["get", "packagemanifests", "-n", "team-a"], None);
+    assert!(table.starts_with("NAME"), "{table}");
+    assert!(table.contains("plain"), "{table}");
+
+    // Namespace deletion completes: discovery of every group, packages included, works.
+    kubectl_ok(kc, &["create", "namespace", "short-lived"], None);
+    kubectl_ok(
+        kc,
+        &["delete", "namespace", "short-lived", "--wait=false"],
+        None,
+    );
+    let took = wait_for(
+        "namespace short-lived to be deleted",
+        Duration::from_secs(30),
+        || {
+            !kubectl(kc, &["get", "namespace", "short-lived"], None)
+                .status
+                .success()
+        },
+    );
+    eprintln!("a namespace was deleted in {took:?}");
+    kubectl_ok(kc, &["delete", "namespace", "team-a", "--wait=false"], None);
+    let took = wait_for(
+        "namespace team-a (with its CatalogSource) to be deleted",
+        Duration::from_secs(30),
+        || {
+            !kubectl(kc, &["get", "namespace", "team-a"], None)
+                .status
+                .success()
+        },
+    );
+    eprintln!("a namespace with a CatalogSource was deleted in {took:?}");
+}
