@@ -29,6 +29,15 @@ pub fn disabled_message(namespace: &str, name: &str) -> String {
     format!("CSV copying disabled for {namespace}/{name}")
 }
 
+/// The field selector of the disabled-copies events of the CSV `namespace/name`, which go once
+/// copies are enabled again (seed 001; upstream's `deleteCSVCopyingDisabledEvent` in
+/// `pkg/controller/operators/olm/operator.go`, an Events `DeleteCollection` with these fields).
+pub fn disabled_events_selector(namespace: &str, name: &str) -> String {
+    format!(
+        "involvedObject.kind=ClusterServiceVersion,involvedObject.name={name},involvedObject.namespace={namespace},reason={DISABLED_EVENT_REASON}"
+    )
+}
+
 /// A copy's labels and annotations from its parent's: labels without Operator component labels
 /// plus `olm.copiedFrom: <source namespace>`; annotations without `olm.targetNamespaces` and
 /// kubectl's last-applied configuration.
@@ -207,6 +216,10 @@ mod tests {
         assert!(copies_disabled(Some(true), &NamespaceSet::new(&[""])));
         assert!(!copies_disabled(Some(true), &NamespaceSet::new(&["a"])));
         assert!(!copies_disabled(None, &NamespaceSet::new(&[""])));
+        assert_eq!(
+            disabled_events_selector("ops", "etcd.v1"),
+            "involvedObject.kind=ClusterServiceVersion,involvedObject.name=etcd.v1,involvedObject.namespace=ops,reason=DisabledCopiedCSVs"
+        );
         assert_eq!(
             disabled_message("ops", "etcd.v1"),
             "CSV copying disabled for ops/etcd.v1"

@@ -178,6 +178,47 @@ pub fn package_operator_name(package: &str, namespace: &str) -> String {
     }
 }
 
+/// What a Subscription hands its Operator's label to (upstream's adoption controller,
+/// `ReconcileSubscription`): itself, its installed CSV and its InstallPlan, each only when it
+/// lacks the label. The CSV hands it on to what it owns in turn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SubscriptionAdoption {
+    /// `operators.coreos.com/<package>.<namespace>`.
+    pub label_key: String,
+    /// The Subscription lacks the label.
+    pub subscription: bool,
+    /// The installed CSV to label, when it exists and lacks it.
+    pub csv: Option<String>,
+    /// The InstallPlan to label, when it exists and lacks it.
+    pub install_plan: Option<String>,
+}
+
+/// [`SubscriptionAdoption`] for a Subscription to `package` in `namespace` with `labels`; its
+/// installed CSV and InstallPlan each as `(name, labels)` when they exist.
+///
+/// # Errors
+///
+/// A package name that gives no label key (see [`component_label_key`]).
+pub fn subscription_adoption(
+    package: &str,
+    namespace: &str,
+    labels: &BTreeMap<String, String>,
+    csv: Option<(&str, &BTreeMap<String, String>)>,
+    install_plan: Option<(&str, &BTreeMap<String, String>)>,
+) -> Result<SubscriptionAdoption, LabelKeyError> {
+    let label_key = component_label_key(&package_operator_name(package, namespace))?;
+    let lacking = |o: Option<(&str, &BTreeMap<String, String>)>| {
+        o.filter(|(_, l)| !l.contains_key(&label_key))
+            .map(|(n, _)| n.to_owned())
+    };
+    Ok(SubscriptionAdoption {
+        subscription: !labels.contains_key(&label_key),
+        csv: lacking(csv),
+        install_plan: lacking(install_plan),
+        label_key,
+    })
+}
+
 /// One component as the status lists it.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct ComponentRef {
@@ -311,6 +352,38 @@ mod tests {
         assert_eq!(operator_names(&labels), ["cod", "lobster"]);
         assert_eq!(package_operator_name("etcd", "ops"), "etcd.ops");
         assert_eq!(package_operator_name("etcd", ""), "etcd");
+    }
+
+    /// Upstream's `adoption_controller.go`: a Subscription labels itself, its installed CSV and
+    /// its InstallPlan `operators.coreos.com/<package>.<namespace>`.
+    #[test]
+    fn subscriptions_adopt_what_they_installed() {
+        let none = BTreeMap::new();
+        let held = BTreeMap::from([("operators.coreos.com/etcd.ops".to_owned(), String::new())]);
+        let a = subscription_adoption(
+            "etcd",
+            "ops",
+            &none,
+            Some(("etcd.v1", &none)),
+            Some(("install-abc", &held)),
+        )
+        .unwrap();
+        assert_eq!(
+            a,
+            SubscriptionAdoption {
+                label_key: "operators.coreos.com/etcd.ops".into(),
+                subscription: true,
+                csv: Some("etcd.v1".into()),
+                install_plan: None,
+            }
+        );
+        let done =
+            subscription_adoption("etcd", "ops", &held, Some(("etcd.v1", &held)), None).unwrap();
+        assert!(!done.subscription && done.csv.is_none() && done.install_plan.is_none());
+        assert_eq!(
+            subscription_adoption("", "", &none, None, None),
+            Err(LabelKeyError::Empty)
+        );
     }
 
     /// Upstream's `TestAddComponents` "Empty/ComponentsAdded": a Namespace, a Pod and a CSV

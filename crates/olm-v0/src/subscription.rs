@@ -161,26 +161,91 @@ pub fn plan_covering<'a>(plans: &'a [PlanView], names: &[&str]) -> Option<&'a Pl
         .max_by_key(|p| p.generation)
 }
 
+/// The next phase of an InstallPlan no Subscription made — one a user created (seed 004) — as
+/// upstream's `transitionInstallPlanState` moves it: none → `Planning` → `RequiresApproval`
+/// (`Manual` and not yet approved) or `Installing`; then it runs the steps in its status, if
+/// any, like any plan. `None` for the phases past planning. Upstream no longer plans the CSVs
+/// such a plan names, and neither does olm: without steps it completes having installed
+/// nothing.
+pub fn hand_made_plan_phase(phase: &str, manual: bool, approved: bool) -> Option<&'static str> {
+    match phase {
+        "" => Some("Planning"),
+        "Planning" if manual && !approved => Some("RequiresApproval"),
+        "Planning" => Some("Installing"),
+        _ => None,
+    }
+}
+
+/// Where a Subscription's InstallPlan is, as [`observed_state`] reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlanProgress {
+    /// No plan is referenced, or it completed, or it is gone without having failed.
+    Done,
+    /// The plan waits for approval or is installing.
+    Running,
+    /// The plan failed (or a failed plan was deleted).
+    Failed,
+}
+
 /// What a Subscription's state becomes given what exists (upstream's step 3): with a current CSV
 /// that exists, `AtLatestKnown` and installed; missing, `UpgradePending` (or `UpgradeFailed`
-/// when fail-forward upgrades are on and its plan failed). Returns `(state, installedCSV)`;
-/// `None` when the Subscription has no current CSV.
+/// when fail-forward upgrades are on and its plan failed). `current_phase` is the current CSV's
+/// phase, `None` when it does not exist. Returns `(state, installedCSV)`; `None` when the
+/// Subscription has no current CSV.
+///
+/// A plan creates its CSV first and can fail on a later step. Upstream calls the CSV installed
+/// as soon as it exists, and when the plan then fails the next resolution finds the CSV it was
+/// to replace unclaimed and the upgrade stuck; here the CSV counts as installed once its plan
+/// is done, or once the CSV has `Succeeded`, so the Subscription keeps the CSV it had and a
+/// failed upgrade can be retried or replaced.
 pub fn observed_state(
     current_csv: &str,
-    csv_exists: bool,
-    plan_failed: bool,
+    current_phase: Option<&str>,
+    plan: PlanProgress,
     fail_forward: bool,
 ) -> Option<(&'static str, bool)> {
     if current_csv.is_empty() {
         return None;
     }
-    Some(if csv_exists {
-        (state::AT_LATEST_KNOWN, true)
-    } else if fail_forward && plan_failed {
-        (state::UPGRADE_FAILED, false)
-    } else {
-        (state::UPGRADE_PENDING, false)
+    Some(match (current_phase, plan) {
+        (Some(_), PlanProgress::Done) | (Some("Succeeded"), _) => (state::AT_LATEST_KNOWN, true),
+        (_, PlanProgress::Failed) if fail_forward => (state::UPGRADE_FAILED, false),
+        _ => (state::UPGRADE_PENDING, false),
     })
+}
+
+/// What becomes of a Subscription whose `installPlanRef` names a plan that is gone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PlanGone {
+    /// The plan had installed the current CSV (say the five-plan rule collected it):
+    /// `InstallPlanMissing`, nothing else changes.
+    Missing,
+    /// The plan went before it installed the current CSV — still installing, or failed and
+    /// deleted by the user to retry (seed 001): the reference and state go, the current CSV
+    /// falls back to the installed one, and the namespace is resolved again. `leftover` is a
+    /// CSV the plan created that never succeeded: it is deleted, or the new resolution would
+    /// find it unclaimed and the CSV it was to replace stuck `Replacing`.
+    Retry {
+        /// The plan's CSV to delete.
+        leftover: Option<String>,
+    },
+}
+
+/// [`PlanGone`] for a Subscription in `state` (after [`observed_state`]) whose plan is gone;
+/// `current_phase` is the current CSV's phase, `None` when it does not exist.
+pub fn plan_gone(
+    state: &str,
+    current_csv: &str,
+    current_phase: Option<&str>,
+    installed_csv: &str,
+) -> PlanGone {
+    if state != state::UPGRADE_PENDING && state != state::UPGRADE_FAILED {
+        return PlanGone::Missing;
+    }
+    let leftover = (current_csv != installed_csv
+        && current_phase.is_some_and(|p| p != "Succeeded"))
+    .then(|| current_csv.to_owned());
+    PlanGone::Retry { leftover }
 }
 
 /// The generation of the next InstallPlan: one past the highest of the existing plans' and the
@@ -316,7 +381,7 @@ pub fn dependency_subscription_name(
     format!("{package}-{channel}-{catalog}-{catalog_namespace}")
 }
 
-/// A CSV as the fail-forward rule reads it: name, `spec.replaces`, `status.phase`.
+/// A CSV as the resolution's set-aside rules read it: name, `spec.replaces`, `status.phase`.
 #[derive(Debug, Clone, Default)]
 pub struct ChainLink {
     /// Its name.
@@ -327,10 +392,76 @@ pub struct ChainLink {
     pub phase: String,
 }
 
+/// A Subscription as the set-aside rules read it.
+#[derive(Debug, Clone, Default)]
+pub struct Claim {
+    /// `status.installedCSV`.
+    pub installed_csv: String,
+    /// `status.currentCSV`.
+    pub current_csv: String,
+    /// Its InstallPlan failed (or a failed plan was deleted).
+    pub plan_failed: bool,
+}
+
+/// Why an existing CSV is not handed to the resolver. Upstream hands every CSV no Subscription
+/// has installed to the resolver as one that must stay ("clusterserviceversion X exists and is
+/// not referenced by a subscription"), which conflicts with the upgrade under way.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SetAside {
+    /// A Subscription's installed CSV replaces it, directly or along a chain: it is on its way
+    /// out as the upgrade goes on, whether the new CSV is installing or held by
+    /// `Upgradeable=False`.
+    Upgraded,
+    /// Fail-forward upgrades: it is `Replacing` along a chain ending in a `Failed` CSV (seed 001,
+    /// upstream's `isReplacementChainThatEndsInFailure`).
+    FailForward,
+    /// A Subscription's current CSV, created by its plan before the plan failed, that never
+    /// succeeded: the upgrade to retry or to replace. Deleted when that happens.
+    FailedPlan,
+}
+
+/// The existing CSVs the resolver does not see, each with why: see [`SetAside`].
+pub fn set_aside(
+    csvs: &[ChainLink],
+    subs: &[Claim],
+    fail_forward: bool,
+) -> std::collections::BTreeMap<String, SetAside> {
+    let by_name = |n: &str| csvs.iter().find(|c| c.name == n && !n.is_empty());
+    let mut out = std::collections::BTreeMap::new();
+    for sub in subs {
+        if sub.plan_failed
+            && sub.current_csv != sub.installed_csv
+            && by_name(&sub.current_csv).is_some_and(|c| c.phase != "Succeeded")
+        {
+            out.insert(sub.current_csv.clone(), SetAside::FailedPlan);
+        }
+        let Some(installed) = by_name(&sub.installed_csv) else {
+            continue;
+        };
+        let mut seen = std::collections::HashSet::from([installed.name.as_str()]);
+        let mut older = by_name(&installed.replaces);
+        while let Some(c) = older {
+            if !seen.insert(c.name.as_str()) {
+                break;
+            }
+            out.entry(c.name.clone()).or_insert(SetAside::Upgraded);
+            older = by_name(&c.replaces);
+        }
+    }
+    if fail_forward {
+        for c in csvs {
+            if !out.contains_key(&c.name) && left_out_by_fail_forward(&c.name, csvs) {
+                out.insert(c.name.clone(), SetAside::FailForward);
+            }
+        }
+    }
+    out
+}
+
 /// Whether the resolver leaves out the CSV `name` under fail-forward upgrades (seed 001,
 /// upstream's `isReplacementChainThatEndsInFailure`): it is `Replacing`, and following the CSVs
 /// that replace it, each `Replacing` and none seen twice, ends at one that `Failed`.
-pub fn left_out_by_fail_forward(name: &str, csvs: &[ChainLink]) -> bool {
+fn left_out_by_fail_forward(name: &str, csvs: &[ChainLink]) -> bool {
     let by_name = |n: &str| csvs.iter().find(|c| c.name == n);
     let replacement = |n: &str| {
         csvs.iter()
@@ -378,18 +509,99 @@ mod tests {
 
     #[test]
     fn states_follow_what_exists() {
-        assert_eq!(observed_state("", false, false, false), None);
+        use PlanProgress::{Done, Failed, Running};
+        assert_eq!(observed_state("", None, Done, false), None);
         assert_eq!(
-            observed_state("a.v1", true, false, false),
+            observed_state("a.v1", Some("Pending"), Done, false),
             Some((state::AT_LATEST_KNOWN, true))
         );
         assert_eq!(
-            observed_state("a.v1", false, true, false),
+            observed_state("a.v1", None, Running, false),
             Some((state::UPGRADE_PENDING, false))
         );
         assert_eq!(
-            observed_state("a.v1", false, true, true),
+            observed_state("a.v1", None, Failed, false),
+            Some((state::UPGRADE_PENDING, false))
+        );
+        assert_eq!(
+            observed_state("a.v1", None, Failed, true),
             Some((state::UPGRADE_FAILED, false))
+        );
+        assert_eq!(
+            observed_state("a.v1", None, Done, true),
+            Some((state::UPGRADE_PENDING, false))
+        );
+    }
+
+    /// A plan that created its CSV and then failed on a later step (seed 001, "When an
+    /// InstallPlan failed"): the CSV is not installed while the plan runs, nor after it failed,
+    /// unless it succeeded.
+    #[test]
+    fn a_failed_plan_installs_nothing_that_did_not_succeed() {
+        use PlanProgress::{Failed, Running};
+        assert_eq!(
+            observed_state("a.v2", Some("Pending"), Running, false),
+            Some((state::UPGRADE_PENDING, false))
+        );
+        assert_eq!(
+            observed_state("a.v2", Some("Pending"), Failed, false),
+            Some((state::UPGRADE_PENDING, false))
+        );
+        assert_eq!(
+            observed_state("a.v2", Some("Pending"), Failed, true),
+            Some((state::UPGRADE_FAILED, false))
+        );
+        assert_eq!(
+            observed_state("a.v2", Some("Succeeded"), Failed, true),
+            Some((state::AT_LATEST_KNOWN, true))
+        );
+    }
+
+    /// Upstream's `transitionInstallPlanState` (`pkg/controller/operators/catalog/operator.go`)
+    /// for a plan created by hand.
+    #[test]
+    fn hand_made_plans_move_through_planning() {
+        assert_eq!(hand_made_plan_phase("", false, false), Some("Planning"));
+        assert_eq!(
+            hand_made_plan_phase("Planning", true, false),
+            Some("RequiresApproval")
+        );
+        assert_eq!(
+            hand_made_plan_phase("Planning", true, true),
+            Some("Installing")
+        );
+        assert_eq!(
+            hand_made_plan_phase("Planning", false, false),
+            Some("Installing")
+        );
+        assert_eq!(hand_made_plan_phase("Installing", false, true), None);
+        assert_eq!(hand_made_plan_phase("RequiresApproval", true, false), None);
+    }
+
+    #[test]
+    fn a_gone_plan() {
+        assert_eq!(
+            plan_gone(state::AT_LATEST_KNOWN, "a.v2", Some("Succeeded"), "a.v2"),
+            PlanGone::Missing,
+            "collected after it installed its CSV"
+        );
+        assert_eq!(
+            plan_gone(state::UPGRADE_PENDING, "a.v2", Some("Pending"), "a.v1"),
+            PlanGone::Retry {
+                leftover: Some("a.v2".into())
+            },
+            "the failed plan deleted to retry: its CSV goes"
+        );
+        assert_eq!(
+            plan_gone(state::UPGRADE_FAILED, "a.v2", None, "a.v1"),
+            PlanGone::Retry { leftover: None }
+        );
+        assert_eq!(
+            plan_gone(state::UPGRADE_PENDING, "a.v1", Some("Pending"), ""),
+            PlanGone::Retry {
+                leftover: Some("a.v1".into())
+            },
+            "a first install's plan"
         );
     }
 
@@ -433,7 +645,6 @@ mod tests {
         assert_eq!(install_plan_conditions(Some(&plan)), (None, None));
     }
 
-    /// After upstream's `fail_forward_test.go` (`TestIsReplacementChainThatEndsInFailure`).
     #[test]
     fn covering_plans() {
         let plan = |name: &str, generation: i64, phase: &str, csvs: &[&str]| PlanView {
@@ -463,13 +674,9 @@ mod tests {
         );
     }
 
+    /// After upstream's `fail_forward_test.go` (`TestIsReplacementChainThatEndsInFailure`).
     #[test]
     fn fail_forward_chains() {
-        let link = |name: &str, replaces: &str, phase: &str| ChainLink {
-            name: name.into(),
-            replaces: replaces.into(),
-            phase: phase.into(),
-        };
         let failed = [
             link("v1", "", "Replacing"),
             link("v2", "v1", "Replacing"),
@@ -491,6 +698,91 @@ mod tests {
         let cycle = [link("a", "b", "Replacing"), link("b", "a", "Replacing")];
         assert!(!left_out_by_fail_forward("a", &cycle));
         assert!(!left_out_by_fail_forward("missing", &failed));
+    }
+
+    fn link(name: &str, replaces: &str, phase: &str) -> ChainLink {
+        ChainLink {
+            name: name.into(),
+            replaces: replaces.into(),
+            phase: phase.into(),
+        }
+    }
+
+    fn claim(installed: &str, current: &str, plan_failed: bool) -> Claim {
+        Claim {
+            installed_csv: installed.into(),
+            current_csv: current.into(),
+            plan_failed,
+        }
+    }
+
+    /// An upgrade under way (or held by `Upgradeable=False`) is not a resolution conflict: the
+    /// CSVs the installed one replaces are set aside, in either upgrade strategy.
+    #[test]
+    fn upgrades_under_way_are_set_aside() {
+        let csvs = [
+            link("a.v1", "", "Replacing"),
+            link("a.v2", "a.v1", "Pending"),
+            link("b.v1", "", "Succeeded"),
+        ];
+        let subs = [claim("a.v2", "a.v2", false), claim("", "", false)];
+        for ff in [false, true] {
+            let aside = set_aside(&csvs, &subs, ff);
+            assert_eq!(
+                aside.into_iter().collect::<Vec<_>>(),
+                vec![("a.v1".to_owned(), SetAside::Upgraded)],
+                "b.v1 is installed by hand and stays"
+            );
+        }
+        // A chain: v1 and v2 both make way for v3.
+        let chain = [
+            link("a.v1", "", "Replacing"),
+            link("a.v2", "a.v1", "Replacing"),
+            link("a.v3", "a.v2", "Succeeded"),
+        ];
+        let aside = set_aside(&chain, &[claim("a.v3", "a.v3", false)], true);
+        assert_eq!(aside.len(), 2);
+        let cycle = [link("a", "b", "Replacing"), link("b", "a", "Replacing")];
+        assert_eq!(
+            set_aside(&cycle, &[claim("a", "a", false)], false).len(),
+            1,
+            "a cycle ends"
+        );
+    }
+
+    /// Seed 001, "When one or more CSVs have failed": v1 Replacing, v2 Failed and installed.
+    #[test]
+    fn failed_csvs_fail_forward() {
+        let csvs = [
+            link("a.v1", "", "Replacing"),
+            link("a.v2", "a.v1", "Failed"),
+        ];
+        let aside = set_aside(&csvs, &[], true);
+        assert_eq!(aside.get("a.v1"), Some(&SetAside::FailForward));
+        assert!(set_aside(&csvs, &[], false).is_empty());
+    }
+
+    /// Seed 001, "When an InstallPlan failed": the plan created v2 and failed; v1 stays the
+    /// installed CSV, v2 is set aside so a v3 replacing v1 can be planned.
+    #[test]
+    fn failed_plans_set_their_csv_aside() {
+        let csvs = [
+            link("a.v1", "", "Replacing"),
+            link("a.v2", "a.v1", "Pending"),
+        ];
+        let aside = set_aside(&csvs, &[claim("a.v1", "a.v2", true)], false);
+        assert_eq!(
+            aside.into_iter().collect::<Vec<_>>(),
+            vec![("a.v2".to_owned(), SetAside::FailedPlan)]
+        );
+        let succeeded = [
+            link("a.v1", "", "Replacing"),
+            link("a.v2", "a.v1", "Succeeded"),
+        ];
+        assert!(
+            !set_aside(&succeeded, &[claim("a.v1", "a.v2", true)], false).contains_key("a.v2"),
+            "a CSV that succeeded despite its plan is kept"
+        );
     }
 
     #[test]
