@@ -3,12 +3,14 @@
 //! hand, as an InstallPlan would, and `olm run --olm v0` in this process doing the rest.
 //!
 //! Each scenario works in namespaces of its own (its name is their prefix) and they run at
-//! once; the one that turns copied CSVs off cluster-wide runs alone at the end.
+//! once; the one that turns copied CSVs off cluster-wide runs alone at the end. After each one
+//! passes, its objects must settle: ten seconds without a write (`settle`), or it fails.
 //!
 //! Needs the control plane binaries (`tools/controlplane/build.sh`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod settle;
 mod v0fixtures;
 
 use std::future::Future;
@@ -2593,7 +2595,7 @@ async fn replaces_chain(env: &Env, id: &str) -> Result<()> {
         .await?;
     check_eq!(
         o["status"]["message"],
-        "operator is not upgradeable: the operator is not upgradeable: migrating data"
+        "operator is not upgradeable: The operator is not upgradeable: migrating data"
     );
     let release = json!({"spec": {"overrides": [{"type": "Upgradeable", "status": "True", "reason": "Done", "message": "go"}]}});
     conditions
@@ -2822,19 +2824,19 @@ async fn webhooks(env: &Env, id: &str) -> Result<()> {
             "all",
             vec!["*"],
             vec!["pods"],
-            "webhook rules cannot include all groups",
+            "Webhook rules cannot include all groups",
         ),
         (
             "olm",
             vec!["operators.coreos.com"],
             vec!["subscriptions"],
-            "webhook rules cannot include the OLM group",
+            "Webhook rules cannot include the OLM group",
         ),
         (
             "hooks",
             vec!["admissionregistration.k8s.io"],
             vec!["validatingwebhookconfigurations"],
-            "webhook rules cannot include MutatingWebhookConfiguration or ValidatingWebhookConfiguration resources",
+            "Webhook rules cannot include MutatingWebhookConfiguration or ValidatingWebhookConfiguration resources",
         ),
     ] {
         let bad = webhook(
@@ -3337,6 +3339,192 @@ async fn namespace_deleted(env: &Env, id: &str) -> Result<()> {
     Ok(())
 }
 
+/// CSVs failed on what no repair fixes — webhook rules OLM refuses, an install strategy it does
+/// not know — stay `Failed` with that reason, the history showing one failure and no trip
+/// through `Pending` (`NeedsCertRotation` "owned APIServices need cert refresh", `NeedsReinstall`
+/// "calculated deployment install is bad"), one `Warning` Event each, and no write after.
+async fn terminal_failures(env: &Env, id: &str) -> Result<()> {
+    let ns = id;
+    env.namespace_with_group(ns, json!({"targetNamespaces": [ns]}))
+        .await?;
+    let refused = webhook(
+        &format!("all.{id}.example.com"),
+        "ValidatingAdmissionWebhook",
+        "refused",
+        &["*"],
+        &["pods"],
+    );
+    env.apply(csv(
+        ns,
+        "refused.v1.0.0",
+        &["OwnNamespace"],
+        None,
+        json!({"webhookdefinitions": [refused]}),
+    ))
+    .await?;
+    let mut helm = csv(ns, "helm.v1.0.0", &["OwnNamespace"], None, json!({}));
+    helm["spec"]["install"]["strategy"] = json!("helm");
+    env.apply(helm).await?;
+    let cases = [
+        (
+            "refused.v1.0.0",
+            "InvalidWebhookDescription",
+            "Webhook rules cannot include all groups",
+        ),
+        (
+            "helm.v1.0.0",
+            "InvalidInstallStrategy",
+            "install strategy invalid: unrecognized install strategy",
+        ),
+    ];
+    for (name, reason, message) in cases {
+        let o = env.wait_phase(ns, name, "Failed", reason).await?;
+        check_eq!(o["status"]["message"], message, "{name}");
+    }
+    scenario_settles(env, id).await?;
+    let events: Api<k8s_openapi::api::core::v1::Event> = Api::namespaced(env.client.clone(), ns);
+    for (name, reason, message) in cases {
+        let o = serde_json::to_value(env.csvs(ns).get(name).await?)?;
+        check_eq!(o["status"]["phase"], "Failed", "{name} settled elsewhere");
+        check_eq!(o["status"]["message"], message, "{name}");
+        let history: Vec<(String, String)> = o["status"]["conditions"]
+            .as_array()
+            .unwrap_or(&Vec::new())
+            .iter()
+            .map(|c| {
+                (
+                    c["phase"].as_str().unwrap_or_default().to_owned(),
+                    c["reason"].as_str().unwrap_or_default().to_owned(),
+                )
+            })
+            .collect();
+        let failures = history.iter().filter(|(p, _)| p == "Failed").count();
+        check_eq!(failures, 1, "{name}: history {history:?}");
+        check_eq!(
+            history.last().map(|(_, r)| r.as_str()),
+            Some(reason),
+            "{name}: history {history:?}"
+        );
+        let list = events
+            .list(&ListParams::default().fields(&format!("involvedObject.name={name}")))
+            .await?;
+        let recorded: i32 = list
+            .items
+            .iter()
+            .filter(|e| e.reason.as_deref() == Some(reason))
+            .map(|e| e.count.unwrap_or(1).max(1))
+            .sum();
+        check_eq!(recorded, 1, "{name}: {reason} Events");
+    }
+    Ok(())
+}
+
+/// The namespaces a scenario works in: its id, or its id and a suffix (the real bundles' are
+/// `rb-<package>`).
+fn scenario_namespace(id: &str, ns: &str) -> bool {
+    let prefix = if id == "real-bundles" { "rb" } else { id };
+    ns == prefix
+        || ns
+            .strip_prefix(prefix)
+            .is_some_and(|rest| rest.starts_with('-'))
+}
+
+/// The scenario's objects settle (`settle::assert_settles`): its namespaces, what OLM v0 and
+/// Kubernetes keep in them (Events included: one per transition, none per pass), and the CRDs
+/// and ClusterRoles named after it.
+async fn scenario_settles(env: &Env, id: &str) -> Result<()> {
+    use settle::{cluster_named, namespaced, resource as r};
+    let owned = id.to_owned();
+    let mine = move |ns: &str| scenario_namespace(&owned, ns);
+    let kinds = [
+        r(
+            "operators.coreos.com",
+            "v1alpha1",
+            "ClusterServiceVersion",
+            "clusterserviceversions",
+        ),
+        r(
+            "operators.coreos.com",
+            "v1alpha1",
+            "Subscription",
+            "subscriptions",
+        ),
+        r(
+            "operators.coreos.com",
+            "v1alpha1",
+            "InstallPlan",
+            "installplans",
+        ),
+        r(
+            "operators.coreos.com",
+            "v1alpha1",
+            "CatalogSource",
+            "catalogsources",
+        ),
+        r(
+            "operators.coreos.com",
+            "v1",
+            "OperatorGroup",
+            "operatorgroups",
+        ),
+        r(
+            "operators.coreos.com",
+            "v2",
+            "OperatorCondition",
+            "operatorconditions",
+        ),
+        r("apps", "v1", "Deployment", "deployments"),
+        r("", "v1", "Secret", "secrets"),
+        r("", "v1", "ConfigMap", "configmaps"),
+        r("", "v1", "Service", "services"),
+        r("", "v1", "ServiceAccount", "serviceaccounts"),
+        r("rbac.authorization.k8s.io", "v1", "Role", "roles"),
+        r(
+            "rbac.authorization.k8s.io",
+            "v1",
+            "RoleBinding",
+            "rolebindings",
+        ),
+        r("", "v1", "Event", "events"),
+    ];
+    let mut watched: Vec<settle::Watched> = kinds
+        .into_iter()
+        .map(|k| namespaced(k, mine.clone()))
+        .collect();
+    let mine_too = mine.clone();
+    watched.push(cluster_named(
+        r("", "v1", "Namespace", "namespaces"),
+        move |n| mine_too(n),
+    ));
+    let named = format!(".{id}.example.com");
+    for k in [
+        r(
+            "apiextensions.k8s.io",
+            "v1",
+            "CustomResourceDefinition",
+            "customresourcedefinitions",
+        ),
+        r(
+            "rbac.authorization.k8s.io",
+            "v1",
+            "ClusterRole",
+            "clusterroles",
+        ),
+    ] {
+        let named = named.clone();
+        watched.push(cluster_named(k, move |n| n.contains(&named)));
+    }
+    let before = settle::assert_settles(&env.client, &watched)
+        .await
+        .with_context(|| format!("{id}: hot loop"))?;
+    let writes: usize = before.values().map(Vec::len).sum();
+    eprintln!(
+        "settled: {id} ({writes} writes to {} objects before 10 s without one)",
+        before.len()
+    );
+    Ok(())
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn olm_v0_on_a_control_plane() -> Result<()> {
     let _ = tracing_subscriber::fmt()
@@ -3390,7 +3578,10 @@ async fn olm_v0_on_a_control_plane() -> Result<()> {
         node_address: plane.node_address(),
     };
 
-    let together: [(&str, Scenario); 29] = [
+    let together: [(&str, Scenario); 30] = [
+        ("terminal-failures", |e, id| {
+            Box::pin(terminal_failures(e, id))
+        }),
         ("crd-upgrade-validation", |e, id| {
             Box::pin(crd_upgrade_validation(e, id))
         }),
@@ -3451,13 +3642,17 @@ async fn olm_v0_on_a_control_plane() -> Result<()> {
     ];
     let filter = std::env::var("V0_SCENARIO").ok();
     let selected = |name: &str| filter.as_deref().is_none_or(|f| name.contains(f));
-    let results = futures::future::join_all(
-        together
-            .iter()
-            .filter(|(name, _)| selected(name))
-            .map(|(name, run)| async { (*name, run(&env, name).await) }),
-    )
-    .await;
+    let results =
+        futures::future::join_all(together.iter().filter(|(name, _)| selected(name)).map(
+            |(name, run)| async {
+                let result = match run(&env, name).await {
+                    Ok(()) => scenario_settles(&env, name).await,
+                    failed => failed,
+                };
+                (*name, result)
+            },
+        ))
+        .await;
     let mut failed = Vec::new();
     for (name, r) in results {
         match r {
@@ -3469,7 +3664,11 @@ async fn olm_v0_on_a_control_plane() -> Result<()> {
         }
     }
     if selected("real-bundles") {
-        match real_bundles(&env, "real-bundles").await {
+        let result = match real_bundles(&env, "real-bundles").await {
+            Ok(()) => scenario_settles(&env, "real-bundles").await,
+            failed => failed,
+        };
+        match result {
             Ok(()) => eprintln!("ok: real-bundles"),
             Err(e) => {
                 eprintln!("FAILED: real-bundles: {e:#}");
@@ -3478,7 +3677,11 @@ async fn olm_v0_on_a_control_plane() -> Result<()> {
         }
     }
     if selected("copies") {
-        match copies(&env, "copies").await {
+        let result = match copies(&env, "copies").await {
+            Ok(()) => scenario_settles(&env, "copies").await,
+            failed => failed,
+        };
+        match result {
             Ok(()) => eprintln!("ok: copies"),
             Err(e) => {
                 eprintln!("FAILED: copies: {e:#}");

@@ -30,11 +30,12 @@ pub struct OperatorCondition {
     pub conditions: Vec<Condition>,
 }
 
-/// `Ok` when the replaced CSV may be replaced; else upstream's message, which the new CSV
-/// shows as `operator is not upgradeable: <message>`:
+/// `Ok` when the replaced CSV may be replaced; else upstream's message, capitalised as
+/// upstream writes it, which the new CSV shows after upstream's own
+/// `operator is not upgradeable: `:
 /// no OperatorCondition → yes; an `Upgradeable` override → its status decides
-/// (`the operator is not upgradeable: <message>`); an `Upgradeable` status condition of an
-/// older generation → no (`the operatorcondition status "Upgradeable"="<status>" is outdated`);
+/// (`The operator is not upgradeable: <message>`); an `Upgradeable` status condition of an
+/// older generation → no (`The operatorcondition status "Upgradeable"="<status>" is outdated`);
 /// `False` → no; else yes.
 pub fn upgradeable(condition: Option<&OperatorCondition>) -> Result<(), String> {
     let Some(c) = condition else {
@@ -44,19 +45,19 @@ pub fn upgradeable(condition: Option<&OperatorCondition>) -> Result<(), String> 
         return if o.status == "True" {
             Ok(())
         } else {
-            Err(format!("the operator is not upgradeable: {}", o.message))
+            Err(format!("The operator is not upgradeable: {}", o.message))
         };
     }
     if let Some(s) = c.conditions.iter().find(|s| s.type_ == UPGRADEABLE) {
         if s.observed_generation != c.generation {
             return Err(format!(
-                "the operatorcondition status {}={} is outdated",
+                "The operatorcondition status {}={} is outdated",
                 olm_goenc::quote(&s.type_),
                 olm_goenc::quote(&s.status)
             ));
         }
         if s.status == "False" {
-            return Err(format!("the operator is not upgradeable: {}", s.message));
+            return Err(format!("The operator is not upgradeable: {}", s.message));
         }
     }
     Ok(())
@@ -123,7 +124,10 @@ mod tests {
         }
     }
 
-    /// The cases of olmv0.md §2.13 (upstream `isOperatorUpgradeable`).
+    /// The cases of olmv0.md §2.13, in upstream's words byte for byte (OLM repo
+    /// `pkg/controller/operators/olm/operatorconditions.go` `isOperatorUpgradeable`:
+    /// `fmt.Errorf("The operatorcondition status %q=%q is outdated", …)`, `fmt.Errorf("The
+    /// operator is not upgradeable: %s", …)`).
     #[test]
     fn the_gate() {
         assert_eq!(upgradeable(None), Ok(()));
@@ -135,19 +139,19 @@ mod tests {
         c.conditions = vec![cond("False", "migrating data", 2)];
         assert_eq!(
             upgradeable(Some(&c)),
-            Err("the operator is not upgradeable: migrating data".into())
+            Err("The operator is not upgradeable: migrating data".into())
         );
         c.conditions = vec![cond("True", "", 1)];
         assert_eq!(
             upgradeable(Some(&c)),
-            Err("the operatorcondition status \"Upgradeable\"=\"True\" is outdated".into())
+            Err("The operatorcondition status \"Upgradeable\"=\"True\" is outdated".into())
         );
         c.overrides = vec![cond("True", "approved by admin", 0)];
         assert_eq!(upgradeable(Some(&c)), Ok(()));
         c.overrides = vec![cond("False", "frozen", 0)];
         assert_eq!(
             upgradeable(Some(&c)),
-            Err("the operator is not upgradeable: frozen".into())
+            Err("The operator is not upgradeable: frozen".into())
         );
     }
 

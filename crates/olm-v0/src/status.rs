@@ -123,6 +123,21 @@ impl CsvStatus {
         Some(self.set_phase_with_event(phase, reason, message, now))
     }
 
+    /// Whether the CSV ever reached `Installing` (its phase or a history entry is `Installing`
+    /// or `Succeeded`): only then can its install need repair. The history keeps the last
+    /// [`CONDITIONS_LIMIT`] changes, so a CSV that installed longer ago than that counts as
+    /// never installed and is checked afresh from `Pending` instead of repaired — which ends
+    /// in the same install.
+    pub fn installed_once(&self) -> bool {
+        let installed = |phase: &str| {
+            matches!(
+                Phase::parse(phase),
+                Some(Phase::Installing | Phase::Succeeded)
+            )
+        };
+        installed(&self.phase) || self.conditions.iter().any(|c| installed(&c.phase))
+    }
+
     /// Whether any history entry says the CSV was replaced or is being replaced (upstream's
     /// `IsObsolete`).
     pub fn is_obsolete(&self) -> bool {

@@ -3,11 +3,24 @@
 //! CSV's phase and what the shell observed, the next status and what to do.
 //!
 //! The shell gathers only the facts the current phase reads (each field says which): the
-//! decision never talks to the cluster, and the install itself is the shell's — for
-//! `InstallReady` the decision first answers [`Step::Install`], and the shell calls again with
-//! the install's outcome.
+//! decision never talks to the cluster or reads a clock (durations are handed in), and the
+//! install itself is the shell's — for `InstallReady` the decision first answers
+//! [`Step::Install`], and the shell calls again with the install's outcome.
+//!
+//! Status settles. A [`Step::Set`] to the status the CSV already has is no change: nothing is
+//! written and no Event recorded, so a CSV that stays where it is costs no write however often
+//! it is looked at. A CSV fails for good (until the CSV or the cluster changes) on what no
+//! repair can fix — an install strategy that cannot be read, webhook rules OLM refuses, a CRD
+//! another operator owns — and a `Failed` CSV keeps checking exactly that before anything
+//! else: upstream instead sends such a CSV back to `Pending` through its certificate or
+//! reinstall checks, where the same problem fails it again, alternating `Failed` and `Pending`
+//! (with a status write and an Event each) many times a second and showing the real error only
+//! part of the time. The certificate and reinstall repairs apply only to a CSV that installed
+//! once; one that never did is checked afresh from `Pending`.
 
 use std::time::Duration;
+
+use olm_k8s::retry::Backoff;
 
 use crate::phase::{Phase, Reason};
 
@@ -76,11 +89,19 @@ pub struct Facts {
     pub replaces_existing: bool,
     /// Requirements and permissions: `Ok(met)` or the strategy error (Pending, Succeeded, Failed).
     pub requirements: Option<Result<bool, String>>,
-    /// `InvalidWebhookDescription`'s message when a webhook is repeated or not allowed (Pending).
+    /// `InvalidWebhookDescription`'s message when a webhook is repeated or not allowed
+    /// (Pending, Failed).
     pub webhook_problem: Option<String>,
-    /// `OwnerConflict`'s message when another CSV owns a CRD or APIService (Pending): upstream's
-    /// `conflicting CRD owner in namespace` or `unable to adopt APIService`.
+    /// `OwnerConflict`'s message when another CSV owns a CRD or APIService (Pending, Failed):
+    /// upstream's `conflicting CRD owner in namespace` or `unable to adopt APIService`.
     pub owner_conflict: Option<String>,
+    /// The CSV never reached `Installing`: nothing of its install strategy is known to be on
+    /// the cluster, so there is nothing to repair or re-certify (Failed). Upstream keeps no
+    /// such fact; the default (`false`) decides as upstream does.
+    pub never_installed: bool,
+    /// Installs that failed in a row, and the time since the last one (Failed with
+    /// `InstallComponentFailed`).
+    pub install_failures: Option<(u32, Duration)>,
     /// The install's outcome, once the shell ran it (InstallReady): `Err((message,
     /// unrecoverable))`.
     pub install_outcome: Option<Result<(), (String, bool)>>,
@@ -99,8 +120,10 @@ pub struct Facts {
 /// What to do.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Step {
-    /// Set phase, reason and message (with an Event; `if_changed`: only when they differ, as
-    /// upstream's `SetPhaseWithEventIfChanged`); `retry`: also come back with a backoff.
+    /// Set phase, reason and message, with an Event — when they differ from the CSV's, as
+    /// upstream's `SetPhaseWithEventIfChanged`: one write and one Event per change, none per
+    /// pass (upstream's `SetPhaseWithEvent` also rewrites an unchanged status, bumping its
+    /// update time). `retry`: also come back with a backoff.
     Set {
         /// New phase.
         phase: Phase,
@@ -108,8 +131,6 @@ pub enum Step {
         reason: Reason,
         /// New message.
         message: String,
-        /// Only when phase, reason or message differ.
-        if_changed: bool,
         /// Come back with a backoff.
         retry: bool,
     },
@@ -130,17 +151,6 @@ fn set(phase: Phase, reason: Reason, message: impl Into<String>) -> Step {
         phase,
         reason,
         message: message.into(),
-        if_changed: false,
-        retry: false,
-    }
-}
-
-fn set_if_changed(phase: Phase, reason: Reason, message: impl Into<String>) -> Step {
-    Step::Set {
-        phase,
-        reason,
-        message: message.into(),
-        if_changed: true,
         retry: false,
     }
 }
@@ -157,27 +167,7 @@ pub fn next(f: &Facts) -> Step {
             "requirements not yet checked",
         ),
         Phase::Pending => pending(f),
-        Phase::InstallReady => match &f.install_outcome {
-            None => Step::Install,
-            Some(Ok(())) => set(
-                Phase::Installing,
-                Reason::InstallSucceeded,
-                "waiting for install components to report healthy",
-            ),
-            // The failure is also a sync error: a recoverable one is tried again with a
-            // backoff (an unrecoverable one is then skipped by its reason).
-            Some(Err((message, unrecoverable))) => Step::Set {
-                phase: Phase::Failed,
-                reason: if *unrecoverable {
-                    Reason::InstallComponentFailedNoRetry
-                } else {
-                    Reason::InstallComponentFailed
-                },
-                message: format!("install strategy failed: {message}"),
-                if_changed: false,
-                retry: true,
-            },
-        },
+        Phase::InstallReady => install(f),
         Phase::Installing => installing(f),
         Phase::Succeeded => succeeded(f),
         Phase::Failed => failed(f),
@@ -187,13 +177,37 @@ pub fn next(f: &Facts) -> Step {
     }
 }
 
+/// The install, then its outcome: `Installing`, or `Failed` — also a sync error, so a
+/// recoverable failure is tried again with a backoff (an unrecoverable one is then skipped by
+/// its reason).
+fn install(f: &Facts) -> Step {
+    match &f.install_outcome {
+        None => Step::Install,
+        Some(Ok(())) => set(
+            Phase::Installing,
+            Reason::InstallSucceeded,
+            "waiting for install components to report healthy",
+        ),
+        Some(Err((message, unrecoverable))) => Step::Set {
+            phase: Phase::Failed,
+            reason: if *unrecoverable {
+                Reason::InstallComponentFailedNoRetry
+            } else {
+                Reason::InstallComponentFailed
+            },
+            message: format!("install strategy failed: {message}"),
+            retry: true,
+        },
+    }
+}
+
 fn pending(f: &Facts) -> Step {
     if let Some(Replaced {
         upgradeable: Err(why),
         ..
     }) = &f.replaced
     {
-        return set_if_changed(
+        return set(
             Phase::Pending,
             Reason::OperatorConditionNotUpgradeable,
             format!("operator is not upgradeable: {why}"),
@@ -212,14 +226,13 @@ fn pending(f: &Facts) -> Step {
                 phase: Phase::Pending,
                 reason: Reason::RequirementsNotMet,
                 message: "one or more requirements couldn't be found".into(),
-                if_changed: true,
                 retry: true,
             };
         }
         Some(Ok(true)) => {}
     }
     if let Some(message) = &f.webhook_problem {
-        return set_if_changed(
+        return set(
             Phase::Failed,
             Reason::InvalidWebhookDescription,
             message.clone(),
@@ -231,7 +244,6 @@ fn pending(f: &Facts) -> Step {
             phase: Phase::Failed,
             reason: Reason::OwnerConflict,
             message: message.clone(),
-            if_changed: false,
             retry: true,
         };
     }
@@ -256,20 +268,19 @@ fn install_status(status: &InstallStatus, phase: Phase, reason: Reason) -> Step 
         phase,
         reason,
         message: message.to_owned(),
-        if_changed: true,
         retry: false,
     };
     let apiservices_ok = matches!(status.apiservices, Ok(true));
     let webhooks_ok = matches!(status.webhooks, Ok(true));
     if status.strategy.is_none() && apiservices_ok && webhooks_ok {
-        return set_if_changed(
+        return set(
             Phase::Succeeded,
             Reason::InstallSucceeded,
             "install strategy completed with no errors",
         );
     }
     if let Some(StrategyProblem::Unrecoverable(e)) = &status.strategy {
-        return set_if_changed(
+        return set(
             Phase::Failed,
             Reason::InstallCheckFailed,
             format!("install failed: {e}"),
@@ -278,7 +289,7 @@ fn install_status(status: &InstallStatus, phase: Phase, reason: Reason) -> Step 
     match &status.apiservices {
         Err((_, true)) => return Step::RequeueAfter(DISRUPTION_REQUEUE),
         Err((e, false)) => {
-            return set_if_changed(
+            return set(
                 Phase::Failed,
                 Reason::ApiServiceInstallFailed,
                 format!("APIService install failed: {e}"),
@@ -293,7 +304,6 @@ fn install_status(status: &InstallStatus, phase: Phase, reason: Reason) -> Step 
                 phase: Phase::InstallReady,
                 reason,
                 message: format!("Webhook install failed: {e}"),
-                if_changed: true,
                 retry: false,
             };
         }
@@ -305,7 +315,6 @@ fn install_status(status: &InstallStatus, phase: Phase, reason: Reason) -> Step 
             phase: Phase::InstallReady,
             reason,
             message: format!("installing: {e}"),
-            if_changed: true,
             retry: false,
         },
         Some(StrategyProblem::Waiting(e)) => waiting(&format!("installing: {e}")),
@@ -390,6 +399,11 @@ fn succeeded(f: &Facts) -> Step {
     }
 }
 
+/// A `Failed` CSV: fail forward when allowed; heal what the membership checks fixed; wait out
+/// a failed install's backoff; stay `Failed` while a problem no repair fixes remains (the
+/// status unchanged, so nothing is written); try a failed install again; else back to
+/// `Pending` — checked afresh when it never installed, repaired (certificates, reinstall) when
+/// it did.
 fn failed(f: &Facts) -> Step {
     if f.fail_forward
         && let Some((name, _)) = &f.replacement
@@ -429,11 +443,21 @@ fn failed(f: &Facts) -> Step {
         }
         _ => {}
     }
-    // A strategy error that persists is reported once and then waited on. Upstream instead
-    // moves such a CSV to Pending ("requirements not met"), where the same error fails it
-    // again: it flaps between the two on every sync.
+    // A failed install is tried again only after a backoff step (1 s doubling to 30 s): its own
+    // status writes would otherwise run Failed → Pending → InstallReady as fast as the API
+    // server answers.
+    if f.reason == Some(Reason::InstallComponentFailed)
+        && let Some((attempts, since)) = f.install_failures
+    {
+        let wait = Backoff::DEFAULT.delay(attempts);
+        if since < wait {
+            return Step::RequeueAfter(wait - since);
+        }
+    }
+    // What no repair fixes keeps the CSV Failed, with the error that says why. Upstream sets
+    // InvalidInstallStrategy once and then goes on to the repairs below.
     match &f.requirements {
-        Some(Err(e)) if f.reason != Some(Reason::InvalidInstallStrategy) => {
+        Some(Err(e)) => {
             return set(
                 Phase::Failed,
                 Reason::InvalidInstallStrategy,
@@ -448,6 +472,35 @@ fn failed(f: &Facts) -> Step {
             );
         }
         _ => {}
+    }
+    if let Some(message) = &f.webhook_problem {
+        return set(
+            Phase::Failed,
+            Reason::InvalidWebhookDescription,
+            message.clone(),
+        );
+    }
+    if let Some(message) = &f.owner_conflict {
+        // As in Pending, a sync error: looked at again until the other owner is gone.
+        return Step::Set {
+            phase: Phase::Failed,
+            reason: Reason::OwnerConflict,
+            message: message.clone(),
+            retry: true,
+        };
+    }
+    // A failed install is tried again from Failed, its requirements checked above: while it
+    // fails the same way its status stays as it is (upstream passes through Pending and
+    // InstallReady each time, three writes and three Events per attempt).
+    if f.reason == Some(Reason::InstallComponentFailed) {
+        return install(f);
+    }
+    if f.never_installed {
+        return set(
+            Phase::Pending,
+            Reason::RequirementsUnknown,
+            "requirements not yet checked",
+        );
     }
     if let Some((message, actionable)) = &f.apiservice_resources {
         return if *actionable {

@@ -36,20 +36,21 @@ fn is_webhook_configuration(resource: &str) -> bool {
     )
 }
 
-/// Upstream's rule guard, in its order and words.
+/// Upstream's rule guard, in its order and words (capitalised as upstream writes them; its e2e
+/// suite compares the CSV's message with them).
 pub fn valid_rules(rules: &[Rule]) -> Result<(), String> {
     for rule in rules {
         let has = |g: &str| rule.api_groups.iter().any(|x| x == g);
         if has("*") {
-            return Err("webhook rules cannot include all groups".into());
+            return Err("Webhook rules cannot include all groups".into());
         }
         if has("operators.coreos.com") {
-            return Err("webhook rules cannot include the OLM group".into());
+            return Err("Webhook rules cannot include the OLM group".into());
         }
         if has("admissionregistration.k8s.io")
             && rule.resources.iter().any(|r| is_webhook_configuration(r))
         {
-            return Err("webhook rules cannot include MutatingWebhookConfiguration or ValidatingWebhookConfiguration resources".into());
+            return Err("Webhook rules cannot include MutatingWebhookConfiguration or ValidatingWebhookConfiguration resources".into());
         }
     }
     Ok(())
@@ -82,19 +83,22 @@ mod tests {
         }
     }
 
+    /// The guards' words, byte for byte: OLM repo `pkg/controller/install/webhook.go`
+    /// `ValidWebhookRules`, whose first message `test/e2e/webhook_e2e_test.go` checks on the
+    /// failed CSV (`Equal("Webhook rules cannot include all groups")`).
     #[test]
     fn guards() {
         assert_eq!(valid_rules(&[rule(&["apps"], &["deployments"])]), Ok(()));
         assert_eq!(
             valid_rules(&[rule(&["*"], &["deployments"])]),
-            Err("webhook rules cannot include all groups".into())
+            Err("Webhook rules cannot include all groups".into())
         );
         assert_eq!(
             valid_rules(&[rule(&["", "operators.coreos.com"], &["*"])]),
-            Err("webhook rules cannot include the OLM group".into())
+            Err("Webhook rules cannot include the OLM group".into())
         );
         let refused = Err(
-            "webhook rules cannot include MutatingWebhookConfiguration or ValidatingWebhookConfiguration resources"
+            "Webhook rules cannot include MutatingWebhookConfiguration or ValidatingWebhookConfiguration resources"
                 .to_owned(),
         );
         for r in [

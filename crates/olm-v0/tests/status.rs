@@ -181,6 +181,33 @@ fn history_events_and_times() {
     assert!(CsvStatus::default().is_uncopiable());
 }
 
+/// Only a CSV that reached Installing counts as installed; a history of failures before the
+/// install does not.
+#[test]
+fn installed_once() {
+    let mut st = CsvStatus::default();
+    assert!(!st.installed_once());
+    for (phase, reason) in [
+        (Phase::Pending, Reason::RequirementsUnknown),
+        (Phase::Failed, Reason::InvalidWebhookDescription),
+        (Phase::InstallReady, Reason::AllRequirementsMet),
+        (Phase::Failed, Reason::InstallComponentFailed),
+    ] {
+        st.set_phase(phase, reason, "m", NOW);
+        assert!(!st.installed_once(), "{phase}/{reason}");
+    }
+    st.set_phase(Phase::Installing, Reason::InstallSucceeded, "m", NOW);
+    assert!(st.installed_once());
+    st.set_phase(Phase::Failed, Reason::InstallCheckFailed, "m", NOW);
+    assert!(st.installed_once());
+    // Only the phase is known (a status without history): the phase decides.
+    let bare = CsvStatus {
+        phase: "Succeeded".into(),
+        ..CsvStatus::default()
+    };
+    assert!(bare.installed_once());
+}
+
 /// `TestIsCopied`.
 #[test]
 fn copied() {

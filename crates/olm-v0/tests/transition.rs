@@ -6,6 +6,7 @@
 
 use std::time::Duration;
 
+use olm_v0::status::CsvStatus;
 use olm_v0::transition::{Facts, InstallStatus, Replaced, Step, StrategyProblem, next};
 use olm_v0::{Phase, Reason};
 
@@ -58,14 +59,7 @@ fn none_and_pending() {
             "one or more requirements couldn't be found"
         )
     );
-    assert!(matches!(
-        step,
-        Step::Set {
-            retry: true,
-            if_changed: true,
-            ..
-        }
-    ));
+    assert!(matches!(step, Step::Set { retry: true, .. }));
     f.requirements = Some(Err("bad rule".into()));
     assert_eq!(
         set_of(&next(&f)),
@@ -113,6 +107,28 @@ fn replacement_chain_in_pending() {
             Reason::OperatorConditionNotUpgradeable,
             "operator is not upgradeable: The operator is not upgradeable"
         )
+    );
+    // An Upgradeable condition the operator has not reported for the current generation:
+    // upstream's words with upstream's prefix and nothing more (OLM repo
+    // `pkg/controller/operators/olm/operatorconditions.go` `isOperatorUpgradeable`, and
+    // `operator.go` `transitionCSVState`: `fmt.Sprintf("operator is not upgradeable: %s", condErr)`).
+    let stale = olm_v0::operatorcondition::OperatorCondition {
+        generation: 2,
+        conditions: vec![olm_v0::operatorcondition::Condition {
+            type_: "Upgradeable".into(),
+            status: "False".into(),
+            message: "migrating".into(),
+            observed_generation: 1,
+        }],
+        ..Default::default()
+    };
+    f.replaced = Some(Replaced {
+        phase: Phase::Succeeded,
+        upgradeable: olm_v0::operatorcondition::upgradeable(Some(&stale)),
+    });
+    assert_eq!(
+        set_of(&next(&f)).2,
+        r#"operator is not upgradeable: The operatorcondition status "Upgradeable"="False" is outdated"#
     );
     // Upgradeable, but the predecessor is not Replacing yet: wait for it.
     f.replaced = Some(Replaced {
@@ -343,13 +359,6 @@ fn failed_heals_or_fails_forward() {
             "installing: waiting"
         )
     );
-    // Invalid strategy is reported once.
-    let again = Facts {
-        reason: Some(Reason::InvalidInstallStrategy),
-        requirements: Some(Err("bad".into())),
-        ..at(Phase::Failed)
-    };
-    assert_eq!(next(&again), Step::Wait);
     // Fail forward: a Failed CSV with a replacement moves on.
     f.fail_forward = true;
     f.replacement = Some(("v2".into(), Phase::Pending));
@@ -385,4 +394,239 @@ fn replacing_and_deleting() {
     f.replaces_existing = true;
     assert_eq!(next(&f), Step::Wait);
     assert_eq!(next(&at(Phase::Deleting)), Step::Delete);
+}
+
+/// The status a CSV settles in: applying the step changes nothing, so the shell writes nothing
+/// and records no Event.
+fn settled(status: &mut CsvStatus, f: &Facts) -> bool {
+    let step = next(f);
+    let (phase, reason, message) = set_of(&step);
+    status
+        .set_phase_if_changed(phase, reason, message, "later")
+        .is_none()
+}
+
+/// Runs the machine from `start` on `facts` (the phase and reason taken from the status each
+/// pass) until a pass changes nothing, and returns the status; panics after 20 passes — a CSV
+/// that never settles.
+fn run_until_settled(facts: &Facts) -> CsvStatus {
+    let mut status = CsvStatus::default();
+    for _ in 0..20 {
+        let f = Facts {
+            phase: Phase::parse(&status.phase),
+            reason: Reason::parse(&status.reason),
+            never_installed: !status.installed_once(),
+            ..facts.clone()
+        };
+        match next(&f) {
+            Step::Set {
+                phase,
+                reason,
+                message,
+                ..
+            } => {
+                if status
+                    .set_phase_if_changed(phase, reason, &message, "now")
+                    .is_none()
+                {
+                    return status;
+                }
+            }
+            Step::Install => panic!("installs: {status:?}"),
+            _ => return status,
+        }
+    }
+    panic!("never settles: {:#?}", status.conditions);
+}
+
+/// A CSV whose webhook rules OLM refuses, or whose install strategy it cannot read, stays
+/// Failed with that reason: no pass through Pending (upstream's certificate check finds the
+/// never-issued certificate due, its reinstall check the never-built Deployment bad, and each
+/// sends it back to Pending where it fails again).
+#[test]
+fn terminal_failures_settle() {
+    // What the shell sees of a CSV that never installed: certificates missing (so "due"), the
+    // Deployment not buildable without them.
+    let never_built = Facts {
+        cert_rotation_due: true,
+        deployment_unbuildable: true,
+        ..Facts::default()
+    };
+    let refused = Facts {
+        requirements: Some(Ok(true)),
+        webhook_problem: Some("Webhook rules cannot include all groups".into()),
+        ..never_built.clone()
+    };
+    let status = run_until_settled(&refused);
+    assert_eq!(
+        (
+            status.phase.as_str(),
+            status.reason.as_str(),
+            status.message.as_str()
+        ),
+        (
+            "Failed",
+            "InvalidWebhookDescription",
+            "Webhook rules cannot include all groups"
+        )
+    );
+    let history: Vec<&str> = status.conditions.iter().map(|c| c.phase.as_str()).collect();
+    assert_eq!(history, ["Pending", "Failed"]);
+
+    let unknown_strategy = Facts {
+        requirements: Some(Err("unrecognized install strategy".into())),
+        ..never_built.clone()
+    };
+    let status = run_until_settled(&unknown_strategy);
+    assert_eq!(
+        (
+            status.phase.as_str(),
+            status.reason.as_str(),
+            status.message.as_str()
+        ),
+        (
+            "Failed",
+            "InvalidInstallStrategy",
+            "install strategy invalid: unrecognized install strategy"
+        )
+    );
+
+    // Settled however often it is looked at, and for a CSV that did install once too.
+    for installed in [false, true] {
+        let mut status = run_until_settled(&refused);
+        let f = Facts {
+            phase: Some(Phase::Failed),
+            reason: Some(Reason::InvalidWebhookDescription),
+            never_installed: !installed,
+            ..refused.clone()
+        };
+        assert!(settled(&mut status, &f));
+        let mut status = run_until_settled(&unknown_strategy);
+        let f = Facts {
+            phase: Some(Phase::Failed),
+            reason: Some(Reason::InvalidInstallStrategy),
+            never_installed: !installed,
+            ..unknown_strategy.clone()
+        };
+        assert!(settled(&mut status, &f));
+    }
+
+    // Another operator's CRD: Failed, retried until it is gone, never Pending meanwhile.
+    let conflict = Facts {
+        phase: Some(Phase::Failed),
+        reason: Some(Reason::OwnerConflict),
+        requirements: Some(Ok(true)),
+        owner_conflict: Some("conflicting CRD owner in namespace".into()),
+        never_installed: true,
+        ..never_built.clone()
+    };
+    assert_eq!(
+        next(&conflict),
+        Step::Set {
+            phase: Phase::Failed,
+            reason: Reason::OwnerConflict,
+            message: "conflicting CRD owner in namespace".into(),
+            retry: true,
+        }
+    );
+}
+
+/// Once its input changes, a CSV that failed before it ever installed is checked afresh from
+/// Pending — not "repaired" with certificates or a reinstall it never had.
+#[test]
+fn never_installed_is_checked_afresh() {
+    for reason in [
+        Reason::InvalidWebhookDescription,
+        Reason::InvalidInstallStrategy,
+        Reason::OwnerConflict,
+    ] {
+        let f = Facts {
+            reason: Some(reason),
+            requirements: Some(Ok(true)),
+            never_installed: true,
+            cert_rotation_due: true,
+            deployment_unbuildable: true,
+            ..at(Phase::Failed)
+        };
+        assert_eq!(
+            set_of(&next(&f)),
+            (
+                Phase::Pending,
+                Reason::RequirementsUnknown,
+                "requirements not yet checked"
+            ),
+            "{reason}"
+        );
+        // One that installed once is repaired, as upstream does.
+        let installed = Facts {
+            never_installed: false,
+            ..f
+        };
+        assert_eq!(set_of(&next(&installed)).1, Reason::NeedsCertRotation);
+    }
+}
+
+/// A failed install waits one backoff step (1 s doubling to 30 s) before it is tried again.
+#[test]
+fn failed_install_backs_off() {
+    let f = |attempts, since| Facts {
+        reason: Some(Reason::InstallComponentFailed),
+        requirements: Some(Ok(true)),
+        never_installed: true,
+        install_failures: Some((attempts, Duration::from_millis(since))),
+        ..at(Phase::Failed)
+    };
+    assert_eq!(
+        next(&f(1, 400)),
+        Step::RequeueAfter(Duration::from_millis(600))
+    );
+    assert_eq!(next(&f(3, 0)), Step::RequeueAfter(Duration::from_secs(4)));
+    assert_eq!(
+        next(&f(9, 1_000)),
+        Step::RequeueAfter(Duration::from_secs(29))
+    );
+    // The step waited out: installed again, from Failed.
+    assert_eq!(next(&f(3, 4_000)), Step::Install);
+    // No failure recorded by this process (it restarted): tried again at once.
+    let fresh = Facts {
+        install_failures: None,
+        ..f(1, 0)
+    };
+    assert_eq!(next(&fresh), Step::Install);
+    // Failing the same way again changes nothing (no write, no Event) and backs off further;
+    // succeeding moves on.
+    let mut status = CsvStatus::default();
+    status.set_phase(
+        Phase::Failed,
+        Reason::InstallComponentFailed,
+        "install strategy failed: no deployment named ghost in the install strategy",
+        "t",
+    );
+    let again = Facts {
+        install_outcome: Some(Err((
+            "no deployment named ghost in the install strategy".into(),
+            false,
+        ))),
+        ..fresh.clone()
+    };
+    assert!(matches!(next(&again), Step::Set { retry: true, .. }));
+    assert!(settled(&mut status, &again));
+    let done = Facts {
+        install_outcome: Some(Ok(())),
+        ..fresh
+    };
+    assert_eq!(
+        set_of(&next(&done)),
+        (
+            Phase::Installing,
+            Reason::InstallSucceeded,
+            "waiting for install components to report healthy"
+        )
+    );
+    // Requirements that went missing meanwhile send it to Pending first.
+    let unmet = Facts {
+        requirements: Some(Ok(false)),
+        ..f(3, 4_000)
+    };
+    assert_eq!(set_of(&next(&unmet)).0, Phase::Pending);
 }

@@ -14,15 +14,19 @@
 //! 3. The phase machine (`olm_v0::transition::next`) on the facts its phase reads: requirements
 //!    and permissions, the CSV it replaces and the one replacing it, the Deployments. For
 //!    `InstallReady` the Deployments are applied and the machine asked again with the outcome.
-//!    The step's status is written (only when it differs, with the resourceVersion read, so a
-//!    reconcile on a stale copy writes nothing), with an Event.
+//!    The step's status is written only when phase, reason, message or requirement statuses
+//!    differ (with the resourceVersion read, so a reconcile on a stale copy writes nothing),
+//!    with one Event per change. The machine decides the failed install's backoff too, from
+//!    the failures this process counted and the time since the last, which the shell reads.
 //! 4. Its OperatorCondition with the Role that lets its ServiceAccounts update it. Its copies
 //!    are kept by their own controller ([`super::copies`]), so that hundreds of copy writes
 //!    never hold up a CSV's own progress.
 //!
-//! Guarantees: a status is only written when phase, reason, message or requirement statuses
-//! change; nothing is written at steady state. Errors: API failures and the decisions' retries
-//! come back with a per-CSV exponential backoff; each is logged with the CSV's name.
+//! Guarantees: a status is only written, and an Event recorded, when phase, reason, message or
+//! requirement statuses change; nothing is written at steady state — a CSV failed on what no
+//! repair fixes (refused webhook rules, an unreadable install strategy) included. Errors: API
+//! failures and the decisions' retries come back with a per-CSV exponential backoff; each is
+//! logged with the CSV's name.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -449,23 +453,17 @@ async fn reconcile_one(csv: &ClusterServiceVersion, ctx: &Ctx) -> Result<Option<
         return Ok(None);
     }
 
-    // 3. The phase machine. A failed install would go Failed → Pending → InstallReady on its
-    // own writes, each waking the CSV at once: it stays Failed for a backoff step first.
-    if phase == Some(Phase::Failed) && reason == Some(Reason::InstallComponentFailed) {
-        let last = lock(&ctx.install_failures).get(&key(csv)).copied();
-        if let Some((attempts, at)) = last {
-            let wait = Backoff::DEFAULT.delay(attempts.saturating_sub(1));
-            if at.elapsed() < wait {
-                return Ok(Some(wait - at.elapsed()));
-            }
-        }
-    }
+    // 3. The phase machine.
     let fail_forward =
         group.spec.upgrade_strategy == Some(UpgradeStrategy::TechPreviewUnsafeFailForward);
     let mut facts = Facts {
         phase,
         reason,
         fail_forward,
+        never_installed: !status.installed_once(),
+        install_failures: lock(&ctx.install_failures)
+            .get(&key(csv))
+            .map(|(attempts, at)| (*attempts, at.elapsed())),
         ..Facts::default()
     };
     if let Some(since) = status
@@ -510,14 +508,18 @@ async fn reconcile_one(csv: &ClusterServiceVersion, ctx: &Ctx) -> Result<Option<
             }
         });
     }
-    if phase == Some(Phase::Pending) {
+    if matches!(phase, Some(Phase::Pending | Phase::Failed)) {
         facts.webhook_problem = olm_v0::webhook::webhook_problem(&webhook_definitions(csv));
         facts.owner_conflict = owner_conflict(index, csv);
     }
-    if matches!(
-        phase,
-        Some(Phase::Installing | Phase::Succeeded | Phase::Failed)
-    ) {
+    // A Failed CSV that never installed has nothing to re-certify or repair: the machine does
+    // not read these facts for it.
+    let installed_phase = match phase {
+        Some(Phase::Installing | Phase::Succeeded) => true,
+        Some(Phase::Failed) => !facts.never_installed,
+        _ => false,
+    };
+    if installed_phase {
         let (certs, due, served) = if serving::needed(csv) {
             let (certs, due) = serving::read(client, csv, now).await?;
             let owner = olm_v0::strategy::CsvOwner::from_csv(&install::csv_json(csv))
@@ -582,14 +584,9 @@ async fn reconcile_one(csv: &ClusterServiceVersion, ctx: &Ctx) -> Result<Option<
             phase,
             reason,
             message,
-            if_changed,
             retry: again,
         } => {
-            event = if if_changed {
-                status.set_phase_if_changed(phase, reason, &message, &now_text)
-            } else {
-                Some(status.set_phase_with_event(phase, reason, &message, &now_text))
-            };
+            event = status.set_phase_if_changed(phase, reason, &message, &now_text);
             if again {
                 retry = Some(message);
             }
