@@ -229,6 +229,10 @@ pub mod condition_type {
     pub const BUNDLE_DEPRECATED: &str = "BundleDeprecated";
     /// Mirrored from revisions when objects are applied as ClusterObjectSets.
     pub const AVAILABLE: &str = "Available";
+    /// olm's own: the last resolution went on without selected catalogs that serve nothing
+    /// (still unpacking, or failed), which it names. Present only while some are skipped;
+    /// upstream fails the resolution instead and has no such condition.
+    pub const CATALOGS_SKIPPED: &str = "CatalogsSkipped";
 }
 
 /// Reasons of a ClusterExtension's conditions.
@@ -256,6 +260,8 @@ pub enum ExtensionReason {
     RollingOut,
     /// A revision did not finish within `progressDeadlineMinutes`.
     ProgressDeadlineExceeded,
+    /// `CatalogsSkipped`: a selected catalog serves no content.
+    NotServing,
 }
 
 impl ExtensionReason {
@@ -273,6 +279,7 @@ impl ExtensionReason {
             ExtensionReason::Absent => "Absent",
             ExtensionReason::RollingOut => "RollingOut",
             ExtensionReason::ProgressDeadlineExceeded => "ProgressDeadlineExceeded",
+            ExtensionReason::NotServing => "NotServing",
         }
     }
 }

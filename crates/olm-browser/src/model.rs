@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use olm_catalog::Catalog;
 use olm_catalog::property::TypedProperty;
-use olm_resolve::{CatalogInput, ContentIndex};
+use olm_resolve::{CatalogInput, Content, ContentIndex};
 use olm_version::VersionRelease;
 use serde_json::Value;
 
@@ -271,7 +271,7 @@ impl CatalogView {
             labels: self.meta.labels.clone(),
             priority: self.meta.priority.unwrap_or(0),
             availability: self.meta.availability,
-            content: Some(&self.index),
+            content: Content::Served(&self.index),
         }
     }
 

@@ -47,9 +47,9 @@ use futures::future::{BoxFuture, FutureExt, Shared};
 use futures::{StreamExt, TryFutureExt};
 use olm_api::{AvailabilityMode, ClusterCatalog};
 use olm_catalog::PackageName;
+use olm_extension::request::{NotServing, served};
 use olm_goenc::quote;
 use olm_image::chain;
-use olm_k8s::ConditionStatus;
 use olm_resolve::{ContentIndex, LabelSelector};
 use sha2::Digest as _;
 
@@ -111,21 +111,12 @@ pub enum CatalogError {
         /// The ClusterCatalog.
         catalog: String,
     },
-    /// `status.resolvedSource` is missing.
+    /// `status.resolvedSource` is missing, or names no image.
     #[error(
         "error: catalog {} has a nil status.resolvedSource value",
         quote(catalog)
     )]
     NoResolvedSource {
-        /// The ClusterCatalog.
-        catalog: String,
-    },
-    /// `status.resolvedSource.image.ref` is empty (upstream's type lets the image be nil).
-    #[error(
-        "error: catalog {} has a nil status.resolvedSource.image value",
-        quote(catalog)
-    )]
-    NoResolvedImage {
         /// The ClusterCatalog.
         catalog: String,
     },
@@ -313,31 +304,30 @@ impl std::fmt::Debug for Catalogs {
     }
 }
 
-/// Name, resolved reference and base URL of a catalog that can be read, or why not.
+/// Name, resolved reference and base URL of a catalog that can be read, or why not: the shared
+/// rule ([`olm_extension::request::served`]) in the words of upstream's catalog client.
 fn validate(catalog: &ClusterCatalog) -> Result<(String, String, String), CatalogError> {
     let name = catalog.metadata.name.clone().unwrap_or_default();
-    let status = catalog.status.as_ref();
-    let conditions = status.map(|s| s.conditions.as_slice()).unwrap_or_default();
-    if olm_k8s::status_of(conditions, olm_api::catalog::TYPE_SERVING) != Some(ConditionStatus::True)
-    {
-        return Err(CatalogError::NotServing { catalog: name });
-    }
-    let Some(resolved) = status.and_then(|s| s.resolved_source.as_ref()) else {
-        return Err(CatalogError::NoResolvedSource { catalog: name });
+    let served = match served(catalog) {
+        Ok(s) => s,
+        Err(NotServing::Unavailable | NotServing::NoContent(_)) => {
+            return Err(CatalogError::NotServing { catalog: name });
+        }
+        Err(NotServing::NoResolvedSource) => {
+            return Err(CatalogError::NoResolvedSource { catalog: name });
+        }
+        Err(NotServing::NoUrls) => return Err(CatalogError::NoUrls { catalog: name }),
     };
-    if resolved.image.ref_.is_empty() {
-        return Err(CatalogError::NoResolvedImage { catalog: name });
-    }
-    let Some(urls) = status.and_then(|s| s.urls.as_ref()) else {
-        return Err(CatalogError::NoUrls { catalog: name });
-    };
-    let base = urls.base.trim_end_matches('/');
+    let base = served.base.trim_end_matches('/');
     if !(base.starts_with("http://") || base.starts_with("https://")) {
         return Err(CatalogError::BadUrl {
-            message: format!("{} is not an absolute http or https URL", quote(&urls.base)),
+            message: format!(
+                "{} is not an absolute http or https URL",
+                quote(served.base)
+            ),
         });
     }
-    Ok((name, resolved.image.ref_.clone(), base.to_owned()))
+    Ok((name, served.reference.to_owned(), base.to_owned()))
 }
 
 /// The resolved reference in a catalog's status, whatever its conditions.
@@ -540,13 +530,16 @@ impl Catalogs {
         self.inner.lock().remove(catalog_name);
     }
 
-    /// The index of `package` in every catalog resolution may select: catalogs that are not
-    /// `Unavailable` and match `selector`, by catalog name. Resolution then sees unselected
-    /// catalogs without content, which it never looks at.
+    /// The index of `package` in every catalog resolution may select and that serves content:
+    /// catalogs that are not `Unavailable`, match `selector` and serve by the shared rule
+    /// ([`olm_extension::request::served`]), by catalog name. Resolution then sees the other
+    /// catalogs without content: a selected one that serves nothing is skipped and named, as
+    /// the client skips it.
     ///
-    /// Errors: the failure of the first catalog by name, wrapped as upstream's resolver wraps it;
-    /// one catalog that cannot be read fails the resolution (upstream: reconciles stay
-    /// deterministic and wait for every selected catalog).
+    /// Errors: the failure of the first catalog by name that serves but whose content could not
+    /// be read, wrapped as upstream's resolver wraps it. Unlike a catalog that serves nothing,
+    /// such a catalog says it has content, so resolving without it could give another answer
+    /// than it will a moment later: the resolution waits for it (as upstream's does).
     pub async fn walk(
         &self,
         catalogs: &[ClusterCatalog],
@@ -557,6 +550,7 @@ impl Catalogs {
             .iter()
             .filter(|c| c.spec.availability_mode != AvailabilityMode::Unavailable)
             .filter(|c| selector.matches(c.metadata.labels.as_ref().unwrap_or(&BTreeMap::new())))
+            .filter(|c| served(c).is_ok())
             .collect();
         selected.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
         let fetches = selected.iter().map(|c| {

@@ -8,6 +8,7 @@
 //! What it is not for: deciding anything itself — status texts, revisions, phases, probes and
 //! collisions are `olm-extension`'s; resolution is `olm-resolve`'s; rendering `olm-bundle`'s.
 
+pub mod api_error;
 pub mod bundles;
 pub mod catalog;
 pub mod certs;

@@ -35,8 +35,9 @@ pub enum PreflightError {
     /// The ServiceAccount lacks permissions; the message lists every one.
     #[error("{0}")]
     Denied(#[from] PreAuthorizationFailed),
-    /// Reading the ServiceAccount or RBAC failed.
-    #[error("{0}")]
+    /// Reading the ServiceAccount or RBAC failed: the API server's message only, as this
+    /// becomes a ClusterExtension status message.
+    #[error("{}", crate::api_error::message(.0))]
     Kube(#[from] kube::Error),
 }
 

@@ -528,11 +528,13 @@ async fn a_new_digest_reports_only_changed_packages() {
     assert!(c.changed_packages(&cat3).await.is_empty(), "nothing known");
 }
 
-/// Upstream `resolve/catalog_test.go`: one failing catalog fails the walk, wrapped as
-/// `error walking catalogs: error getting package %q from catalog %q: …`; unselected and
-/// unavailable catalogs are not read.
+/// Upstream `resolve/catalog_test.go`: a catalog whose content cannot be read fails the walk,
+/// wrapped as `error walking catalogs: error getting package %q from catalog %q: …`.
+/// Unselected and unavailable catalogs are not read, and neither is one that serves nothing:
+/// upstream fails the walk with `catalog "walk-b" is not being served`, olm leaves it out so
+/// that resolution skips it and names it (as the client does).
 #[tokio::test]
-async fn walking_catalogs_wraps_the_first_failure() {
+async fn walking_catalogs_skips_what_serves_nothing_and_wraps_a_read_failure() {
     let s = server();
     let r = store_small("walk-a", "b1", &[("foo", "1.0.0")]);
     let c = client();
@@ -545,21 +547,29 @@ async fn walking_catalogs_wraps_the_first_failure() {
         "http://127.0.0.1:9/catalogs/walk-c",
     );
     off.spec.availability_mode = olm_api::AvailabilityMode::Unavailable;
+    // Serving, by its status, from an address where nothing listens.
+    let broken = catalog(
+        "walk-d",
+        "r@sha256:00",
+        "http://127.0.0.1:9/catalogs/walk-d",
+    );
 
     let selector = olm_resolve::LabelSelector::default();
     let got = c
-        .walk(&[a.clone(), off.clone()], &selector, &pkg("foo"))
+        .walk(&[b.clone(), a.clone(), off.clone()], &selector, &pkg("foo"))
         .await
         .expect("walk");
     assert_eq!(got.keys().collect::<Vec<_>>(), vec!["walk-a"]);
 
     let e = c
-        .walk(&[b.clone(), a.clone(), off], &selector, &pkg("foo"))
+        .walk(&[b, a, off, broken], &selector, &pkg("foo"))
         .await
-        .expect_err("b is not served");
-    assert_eq!(
-        e.to_string(),
-        r#"error walking catalogs: error getting package "foo" from catalog "walk-b": catalog "walk-b" is not being served"#
+        .expect_err("walk-d cannot be read");
+    assert!(
+        e.to_string().starts_with(
+            r#"error walking catalogs: error getting package "foo" from catalog "walk-d": error retrieving cache for catalog "walk-d": error performing request: "#
+        ),
+        "{e}"
     );
 }
 

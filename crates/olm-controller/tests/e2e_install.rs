@@ -1053,6 +1053,9 @@ async fn service_account_with_permissions_installs(ctx: Arc<Ctx>) -> Result<()> 
     r
 }
 
+/// The only selected catalog serves nothing (its image was never pushed). Upstream fails with
+/// `catalog "<c>" is not being served`; olm skips it and says the package is not in the
+/// serving catalogs and which catalog was skipped, so the user knows to wait for it.
 async fn catalog_not_serving(ctx: Arc<Ctx>) -> Result<()> {
     ctx.namespace().await?;
     let image = format!("{}/e2e/never-pushed-{}:v1", ctx.env.reg, ctx.id);
@@ -1061,7 +1064,10 @@ async fn catalog_not_serving(ctx: Arc<Ctx>) -> Result<()> {
         .await?;
     let name = ext(&ctx);
     ctx.apply_ext(&name, &ctx.ext_spec("test")).await?;
-    let msg = format!("catalog \"{cname}\" is not being served");
+    let msg = format!(
+        "package \"{}\" was not found in the serving catalogs; catalog \"{cname}\" was skipped (not serving: ",
+        ctx.pkg("test")
+    );
     let ce = ctx
         .wait_cond(
             &name,

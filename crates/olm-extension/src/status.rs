@@ -50,6 +50,12 @@
 //!    speaks of the old bundle, and once the new revision has rolled out (in the
 //!    ClusterObjectSet's own controller, whose status change triggers the next reconcile) that
 //!    revision is the installed one and the conditions are recomputed against it.
+//!
+//!    **Skipped catalogs** (olm's own; upstream fails resolution instead): after
+//!    [`Resolution::Resolved`] or [`Resolution::Failed`] that skipped selected catalogs serving
+//!    nothing, `CatalogsSkipped` True/`NotServing` with `catalog "x" was skipped (not serving:
+//!    …)` for each, joined by `"; "`; after one that skipped none, and in fallback, the
+//!    condition is removed. Untouched when catalogs were not consulted.
 //! 7. **Fallback** (no matching catalog exists; the installed bundle is kept): `Installed` from
 //!    the revisions (see step 10), then the pipeline goes on.
 //! 8. **Resolution failed** ([`Resolution::Failed`], or [`Step::Resolve`]): `Progressing` from
@@ -83,10 +89,10 @@
 //! - Pure and deterministic: no clock, no I/O; the same input gives the same status.
 //! - Every condition message is at most 32768 bytes ([`message::truncate`]).
 //! - Condition order is fixed: `Installed`, `Progressing`, `Available`, `Deprecated`,
-//!   `PackageDeprecated`, `ChannelDeprecated`, `BundleDeprecated`, then any other types the
-//!   previous status carried, in their previous order. (Upstream keeps the order in which types
-//!   were first added; the list is a map keyed by type, so only a status diff sees the
-//!   difference.)
+//!   `PackageDeprecated`, `ChannelDeprecated`, `BundleDeprecated`, `CatalogsSkipped`, then any
+//!   other types the previous status carried, in their previous order. (Upstream keeps the
+//!   order in which types were first added; the list is a map keyed by type, so only a status
+//!   diff sees the difference.)
 //! - `lastTransitionTime` moves only when a condition's status does. Mirrored revision
 //!   conditions take the revision's own `lastTransitionTime` when they change status, as
 //!   upstream's copy does, so the extension reports when the rollout actually changed.
@@ -126,7 +132,7 @@ use olm_k8s::{
     BUNDLE_NAME_KEY, BUNDLE_REFERENCE_KEY, BUNDLE_RELEASE_KEY, BUNDLE_VERSION_KEY, ConditionStatus,
     ConditionUpdate, find_status_condition, set_status_condition, status_of,
 };
-use olm_resolve::Deprecations;
+use olm_resolve::{Deprecations, Skipped};
 
 use crate::message;
 
@@ -183,6 +189,8 @@ pub enum Resolution<'a> {
         deprecations: &'a Deprecations,
         /// `spec.source.catalog.channels`.
         channels: &'a [String],
+        /// Selected catalogs resolution went on without because they serve nothing.
+        skipped: &'a [Skipped],
     },
     /// Resolution failed and no ClusterCatalog matching the selector exists: the installed
     /// bundle is kept and applied again.
@@ -200,6 +208,9 @@ pub enum Resolution<'a> {
         deprecations: Option<&'a Deprecations>,
         /// `spec.source.catalog.channels`.
         channels: &'a [String],
+        /// Selected catalogs resolution went on without because they serve nothing (the
+        /// message names them too).
+        skipped: &'a [Skipped],
     },
 }
 
@@ -324,7 +335,7 @@ const CATALOG_DATA_UNAVAILABLE: &str = "deprecation status unknown: catalog data
 const NO_BUNDLE_INSTALLED_YET: &str = "no bundle installed yet";
 
 /// The fixed order of the conditions `compute` writes.
-const ORDER: [&str; 7] = [
+const ORDER: [&str; 8] = [
     ty::INSTALLED,
     ty::PROGRESSING,
     ty::AVAILABLE,
@@ -332,6 +343,7 @@ const ORDER: [&str; 7] = [
     ty::PACKAGE_DEPRECATED,
     ty::CHANNEL_DEPRECATED,
     ty::BUNDLE_DEPRECATED,
+    ty::CATALOGS_SKIPPED,
 ];
 
 /// Computes the status to write; see the [module documentation](self) for the rules.
@@ -373,6 +385,7 @@ pub fn compute(input: &Input<'_>) -> ClusterExtensionStatus {
             let installed = installed(revisions);
             let rolling = rolling_out(revisions);
             w.deprecation(&input.resolution, installed);
+            w.catalogs_skipped(&input.resolution);
             if let Resolution::Fallback { .. } = input.resolution {
                 w.installed_from(installed, &rolling);
             }
@@ -712,6 +725,34 @@ impl Writer {
             );
         }
         self.installed_from(installed, rolling);
+    }
+
+    /// `CatalogsSkipped` from what the last resolution skipped: True/`NotServing` naming each
+    /// skipped catalog and why, removed when it skipped none (so a cluster whose catalogs all
+    /// serve carries upstream's conditions only); left alone when catalogs were not consulted.
+    fn catalogs_skipped(&mut self, resolution: &Resolution<'_>) {
+        let skipped = match resolution {
+            Resolution::NotReached | Resolution::SkippedRollingOut => return,
+            Resolution::Fallback { .. } => &[][..],
+            Resolution::Resolved { skipped, .. } | Resolution::Failed { skipped, .. } => *skipped,
+        };
+        if skipped.is_empty() {
+            self.status
+                .conditions
+                .retain(|c| c.type_ != ty::CATALOGS_SKIPPED);
+            return;
+        }
+        let text = skipped
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("; ");
+        self.set(
+            ty::CATALOGS_SKIPPED,
+            ConditionStatus::True,
+            ExtensionReason::NotServing,
+            &text,
+        );
     }
 
     fn finish(mut self) -> ClusterExtensionStatus {

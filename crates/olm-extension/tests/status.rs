@@ -13,7 +13,7 @@ use olm_extension::message::TRUNCATION_SUFFIX;
 use olm_extension::status::{
     Input, Resolution, RevisionState, Step, Stop, StopKind, compute, installed, rolling_out,
 };
-use olm_resolve::Deprecations;
+use olm_resolve::{Deprecations, Skipped};
 
 const GEN: i64 = 3;
 const NOW: i64 = 1_000;
@@ -134,6 +134,7 @@ fn resolved<'a>(
         image: "registry.example/resolved",
         deprecations,
         channels,
+        skipped: &[],
     }
 }
 
@@ -150,6 +151,7 @@ fn failed<'a>(message: &str, deprecations: Option<&'a Deprecations>) -> Resoluti
         message: message.into(),
         deprecations,
         channels: &[],
+        skipped: &[],
     }
 }
 
@@ -564,6 +566,7 @@ fn resolution_fails_with_deprecation_data() {
             message: "no package \"deprecated-abc\" found".into(),
             deprecations: Some(&d),
             channels: &[],
+            skipped: &[],
         },
         None,
     );
@@ -698,6 +701,7 @@ fn resolution_fails_without_catalog_deprecation_data() {
             message: "no bundles found for package \"missing\"".into(),
             deprecations: None,
             channels: &[],
+            skipped: &[],
         },
         None,
     );
@@ -1245,6 +1249,7 @@ fn set_deprecation_status() {
                     message: "x".into(),
                     deprecations: Some(d),
                     channels: &case.channels,
+                    skipped: &[],
                 },
                 None,
             );
@@ -1883,6 +1888,7 @@ fn deprecation_rules_beyond_upstreams_vectors() {
                 image: "img",
                 deprecations: d,
                 channels,
+                skipped: &[],
             },
             None,
         )
@@ -2253,4 +2259,103 @@ fn a_revision_without_status_yet_is_rolling_out() {
     );
     assert_eq!(srm(&after, "Installed").0, "True");
     invariants(&after);
+}
+
+/// olm's own `CatalogsSkipped` (upstream fails the resolution while a selected catalog is not
+/// served): set while a resolution skipped catalogs serving nothing, naming each and why;
+/// removed once one skips none or falls back; kept while catalogs are not consulted.
+#[test]
+fn skipped_catalogs_are_named_until_they_serve() {
+    let revisions = [rev(
+        "ext-1",
+        1,
+        "pkg.v1",
+        "1.0.0",
+        true,
+        rolled_out("1.0.0"),
+    )];
+    let d = Deprecations::default();
+    let skipped = [
+        Skipped {
+            catalog: "community".into(),
+            reason: "source catalog content: manifest unknown".into(),
+        },
+        Skipped {
+            catalog: "new".into(),
+            reason: "nothing unpacked yet".into(),
+        },
+    ];
+    let named = "catalog \"community\" was skipped (not serving: source catalog content: manifest unknown); catalog \"new\" was skipped (not serving: nothing unpacked yet)";
+    fn with<'a>(d: &'a Deprecations, skipped: &'a [Skipped]) -> Resolution<'a> {
+        Resolution::Resolved {
+            bundle: bundle("pkg.v1", "1.0.0"),
+            image: "img",
+            deprecations: d,
+            channels: &[],
+            skipped,
+        }
+    }
+
+    let first = run(Ok(&revisions), with(&d, &skipped), None);
+    assert_eq!(
+        srm(&first, "CatalogsSkipped"),
+        ("True", "NotServing", named)
+    );
+    assert_eq!(
+        get(&first, "CatalogsSkipped").observed_generation,
+        Some(GEN)
+    );
+    assert_eq!(
+        types(&first).last(),
+        Some(&"CatalogsSkipped"),
+        "after upstream's"
+    );
+    assert_eq!(
+        srm(&first, "Installed").0,
+        "True",
+        "a skipped catalog does not hold back what the others resolve"
+    );
+
+    // Catalogs not consulted: the condition stays as it was.
+    let rolling_on = run_from(
+        Some(&first),
+        Ok(&revisions),
+        Resolution::SkippedRollingOut,
+        None,
+    );
+    assert_eq!(srm(&rolling_on, "CatalogsSkipped").2, named);
+
+    // A failed resolution names them too (its message says the same for Progressing).
+    let failed = run(
+        Ok(&revisions),
+        Resolution::Failed {
+            message: format!("package \"pkg\" was not found in the serving catalogs; {named}"),
+            deprecations: None,
+            channels: &[],
+            skipped: &skipped,
+        },
+        None,
+    );
+    assert_eq!(
+        srm(&failed, "CatalogsSkipped"),
+        ("True", "NotServing", named)
+    );
+    assert_eq!(
+        srm(&failed, "Progressing"),
+        (
+            "True",
+            "Retrying",
+            format!("package \"pkg\" was not found in the serving catalogs; {named}").as_str()
+        )
+    );
+
+    // Once every catalog serves, or in fallback, the condition goes.
+    for (what, resolution) in [("resolved", with(&d, &[])), ("fallback", fallback())] {
+        let after = run_from(Some(&first), Ok(&revisions), resolution, None);
+        assert!(
+            !types(&after).contains(&"CatalogsSkipped"),
+            "{what}: {:?}",
+            types(&after)
+        );
+    }
 }

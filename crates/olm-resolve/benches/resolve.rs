@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use divan::{Bencher, black_box};
 use olm_resolve::{
-    Availability, CatalogInput, ContentIndex, Installed, Request, VersionRange, resolve,
+    Availability, CatalogInput, Content, ContentIndex, Installed, Request, VersionRange, resolve,
 };
 
 const PACKAGES: usize = 500;
@@ -88,7 +88,7 @@ impl Fixture {
                 labels: BTreeMap::new(),
                 priority: i as i32,
                 availability: Availability::Available,
-                content: Some(idx),
+                content: Content::Served(idx),
             })
             .collect()
     }

@@ -44,11 +44,12 @@ pub enum ResolveError {
         /// The catalogs that have the package at that priority.
         catalogs: Vec<String>,
     },
-    /// A selected catalog has no content to resolve from yet.
-    #[error("catalog {} is not being served", quote(catalog))]
-    NotServing {
-        /// The catalog's name.
-        catalog: String,
+    /// No serving catalog has the package while some selected catalog was skipped for serving
+    /// nothing: the package may be in that one ([`crate::Failure::message`] names it).
+    #[error("package {} was not found in the serving catalogs", quote(package))]
+    NotInServingCatalogs {
+        /// The requested package.
+        package: PackageName,
     },
     /// The package is found but no bundle of it matches the channels, the version range and (on
     /// an upgrade) the upgrade edges from the installed bundle.
@@ -157,10 +158,13 @@ mod tests {
     /// control character or DEL reads `\x01`/`\x7f`, not Rust's `\u{1}`.
     #[test]
     fn names_are_quoted_like_go() {
-        let e = ResolveError::NotServing {
-            catalog: "c\x01\x7f".into(),
+        let e = ResolveError::NotInServingCatalogs {
+            package: "c\x01\x7f".into(),
         };
-        assert_eq!(e.to_string(), r#"catalog "c\x01\x7f" is not being served"#);
+        assert_eq!(
+            e.to_string(),
+            r#"package "c\x01\x7f" was not found in the serving catalogs"#
+        );
         let e = ResolveError::NoBundles {
             package: "p\u{feff}".into(),
             version: Some("1.0.0".into()),

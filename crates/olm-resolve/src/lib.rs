@@ -17,6 +17,6 @@ pub use index::{
 pub use olm_k8s::METADATA_NAME_LABEL;
 pub use olm_k8s::{LabelSelector, Operator, Requirement, SelectorError};
 pub use resolve::{
-    Availability, CatalogInput, Failure, Installed, Request, Resolution, UpgradeConstraintPolicy,
-    VersionRange, resolve,
+    Availability, CatalogInput, Content, Failure, Installed, Request, Resolution, Skipped,
+    UpgradeConstraintPolicy, VersionRange, resolve,
 };

@@ -2,13 +2,18 @@
 //! ClusterExtension gets.
 //!
 //! 1. Catalogs that are unavailable do not exist; the selector picks among the rest.
-//! 2. Catalogs are grouped by priority, highest first. The first group in which any catalog
+//! 2. A selected catalog that serves no content is skipped: the others decide without it, and
+//!    the result names it ([`Skipped`]) when its priority is at least that of the catalog that
+//!    decided — only such a catalog could have changed the answer. When no serving catalog has
+//!    the package and a catalog was skipped, the package is reported as not found in the serving
+//!    catalogs, so that the person reading it knows to wait for the skipped one.
+//! 3. Catalogs are grouped by priority, highest first. The first group in which any catalog
 //!    contains the package decides: one such catalog is selected; several fail as ambiguous,
 //!    whatever their bundles. No fall-through to a lower group once a catalog was selected.
-//! 3. The selected catalog's bundles are filtered by channels, version range and, with an
+//! 4. The selected catalog's bundles are filtered by channels, version range and, with an
 //!    installed bundle and the `CatalogProvided` policy, by upgrade edges (successors).
-//! 4. Preference: not deprecated, then highest version, then highest release, then name.
-//! 5. The winner must not declare dependencies.
+//! 5. Preference: not deprecated, then highest version, then highest release, then name.
+//! 6. The winner must not declare dependencies.
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
@@ -42,8 +47,38 @@ pub struct CatalogInput<'a> {
     pub priority: i32,
     /// `spec.availabilityMode`.
     pub availability: Availability,
-    /// The indexed content, or None while the catalog is not being served.
-    pub content: Option<&'a ContentIndex>,
+    /// What the catalog serves.
+    pub content: Content<'a>,
+}
+
+/// What resolution can read of a catalog.
+#[derive(Debug, Clone)]
+pub enum Content<'a> {
+    /// The catalog serves this content.
+    Served(&'a ContentIndex),
+    /// The catalog serves nothing now (never unpacked, or its unpack failed); the words say why,
+    /// for the status of the extensions that skip it.
+    NotServing(String),
+}
+
+/// A selected catalog resolution went on without, because it serves nothing now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    /// The catalog's name.
+    pub catalog: String,
+    /// Why it serves nothing ([`Content::NotServing`]).
+    pub reason: String,
+}
+
+impl std::fmt::Display for Skipped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "catalog {} was skipped (not serving: {})",
+            quote(&self.catalog),
+            self.reason
+        )
+    }
 }
 
 /// `spec.source.catalog.upgradeConstraintPolicy`.
@@ -146,6 +181,9 @@ pub struct Resolution {
     pub version: VersionRelease,
     /// Deprecations of the package in the selected catalog.
     pub deprecations: Deprecations,
+    /// Catalogs skipped because they serve nothing, of a priority at least the selected
+    /// catalog's (those that could have changed the answer); by name.
+    pub skipped: Vec<Skipped>,
 }
 
 /// A resolution failure, with the deprecations of the selected catalog when one was selected
@@ -156,6 +194,24 @@ pub struct Failure {
     pub error: ResolveError,
     /// The package's deprecations in the selected catalog; None when no catalog was selected.
     pub deprecations: Option<Box<Deprecations>>,
+    /// Catalogs skipped because they serve nothing and that could have changed the answer
+    /// (every skipped one when no catalog was selected); by name. A boxed slice keeps the
+    /// error value small.
+    pub skipped: Box<[Skipped]>,
+}
+
+impl Failure {
+    /// What status and the client print: the error, then each skipped catalog
+    /// (`; catalog "x" was skipped (not serving: …)`), so that a failure a catalog still
+    /// unpacking may explain says so.
+    pub fn message(&self) -> String {
+        let mut s = self.error.to_string();
+        for k in &self.skipped {
+            s.push_str("; ");
+            s.push_str(&k.to_string());
+        }
+        s
+    }
 }
 
 impl From<ResolveError> for Failure {
@@ -163,6 +219,7 @@ impl From<ResolveError> for Failure {
         Failure {
             error,
             deprecations: None,
+            skipped: Box::default(),
         }
     }
 }
@@ -182,7 +239,9 @@ pub fn resolve(
     req.selector
         .validate()
         .map_err(|e| ResolveError::InvalidSelector(e.to_string()))?;
-    let mut selected: Vec<&CatalogInput<'_>> = Vec::new();
+    let mut selected: Vec<(&CatalogInput<'_>, &ContentIndex)> = Vec::new();
+    let mut skipped: Vec<(i32, Skipped)> = Vec::new();
+    let mut any_selected = false;
     for c in catalogs {
         if c.availability == Availability::Unavailable {
             note(format!(
@@ -195,27 +254,77 @@ pub fn resolve(
                 quote(&c.name)
             ));
         } else {
-            selected.push(c);
+            any_selected = true;
+            match &c.content {
+                Content::Served(content) => selected.push((c, content)),
+                Content::NotServing(reason) => {
+                    note(format!(
+                        "catalog {}: not serving ({reason}), skipped",
+                        quote(&c.name)
+                    ));
+                    skipped.push((
+                        c.priority,
+                        Skipped {
+                            catalog: c.name.clone(),
+                            reason: reason.clone(),
+                        },
+                    ));
+                }
+            }
         }
     }
-    if selected.is_empty() {
+    if !any_selected {
         return Err(ResolveError::NoCatalogSelected {
             package: req.package.clone(),
             selector: !req.selector.is_empty(),
         }
         .into());
     }
-    selected.sort_by(|a, b| {
+    skipped.sort_by(|a, b| a.1.catalog.cmp(&b.1.catalog));
+    // Only a skipped catalog of at least the deciding priority could have changed the answer.
+    let skipped_from = |priority: Option<i32>| -> Vec<Skipped> {
+        skipped
+            .iter()
+            .filter(|(p, _)| priority.is_none_or(|d| *p >= d))
+            .map(|(_, k)| k.clone())
+            .collect()
+    };
+    selected.sort_by(|(a, _), (b, _)| {
         b.priority
             .cmp(&a.priority)
             .then_with(|| a.name.cmp(&b.name))
     });
 
-    let (catalog, package) = select_catalog(&selected, req, &mut note)?;
+    let (catalog, package) = match select_catalog(&selected, req, &mut note) {
+        Ok(found) => found,
+        Err(Decided::Ambiguous(error, priority)) => {
+            return Err(Failure {
+                error,
+                deprecations: None,
+                skipped: skipped_from(Some(priority)).into(),
+            });
+        }
+        Err(Decided::Nowhere) => {
+            let error = if skipped.is_empty() {
+                no_bundles(req)
+            } else {
+                ResolveError::NotInServingCatalogs {
+                    package: req.package.clone(),
+                }
+            };
+            return Err(Failure {
+                error,
+                deprecations: None,
+                skipped: skipped_from(None).into(),
+            });
+        }
+    };
+    let skipped = skipped_from(Some(catalog.priority));
     let deprecations = package.deprecations.clone();
     let fail = |error: ResolveError| Failure {
         error,
         deprecations: Some(Box::new(deprecations.clone())),
+        skipped: skipped.clone().into(),
     };
 
     let successors = match &req.installed {
@@ -295,26 +404,31 @@ pub fn resolve(
         image: winner.image.clone(),
         version,
         deprecations,
+        skipped,
     })
 }
 
-/// Walks priority groups from the highest; the first group where some catalog has the package decides.
+/// Why no catalog was selected in [`select_catalog`].
+enum Decided {
+    /// Several catalogs of this priority have the package.
+    Ambiguous(ResolveError, i32),
+    /// No serving catalog has the package.
+    Nowhere,
+}
+
+/// Walks priority groups of the serving catalogs from the highest; the first group where some
+/// catalog has the package decides.
 fn select_catalog<'c, 'a>(
-    selected: &[&'c CatalogInput<'a>],
+    selected: &[(&'c CatalogInput<'a>, &'a ContentIndex)],
     req: &Request,
     note: &mut impl FnMut(String),
-) -> Result<(&'c CatalogInput<'a>, &'a PackageIndex), Failure> {
-    for group in selected.chunk_by(|a, b| a.priority == b.priority) {
-        let priority = group[0].priority;
-        let mut holders = Vec::new();
-        for c in group {
-            let content = c.content.ok_or_else(|| ResolveError::NotServing {
-                catalog: c.name.clone(),
-            })?;
-            if let Some(p) = content.packages.get(&req.package) {
-                holders.push((*c, p));
-            }
-        }
+) -> Result<(&'c CatalogInput<'a>, &'a PackageIndex), Decided> {
+    for group in selected.chunk_by(|(a, _), (b, _)| a.priority == b.priority) {
+        let priority = group[0].0.priority;
+        let holders: Vec<_> = group
+            .iter()
+            .filter_map(|(c, content)| content.packages.get(&req.package).map(|p| (*c, p)))
+            .collect();
         match holders.as_slice() {
             [] => note(format!(
                 "priority {priority}: no catalog has package {}",
@@ -329,16 +443,18 @@ fn select_catalog<'c, 'a>(
                 return Ok((*c, *p));
             }
             many => {
-                return Err(ResolveError::Ambiguous {
-                    package: req.package.clone(),
+                return Err(Decided::Ambiguous(
+                    ResolveError::Ambiguous {
+                        package: req.package.clone(),
+                        priority,
+                        catalogs: many.iter().map(|(c, _)| c.name.clone()).collect(),
+                    },
                     priority,
-                    catalogs: many.iter().map(|(c, _)| c.name.clone()).collect(),
-                }
-                .into());
+                ));
             }
         }
     }
-    Err(no_bundles(req).into())
+    Err(Decided::Nowhere)
 }
 
 /// The no-bundle error for `req`, worded as upstream composes it.

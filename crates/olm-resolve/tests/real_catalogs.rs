@@ -10,7 +10,9 @@ use std::path::Path;
 
 use olm_catalog::model::Catalog;
 use olm_catalog::property::TypedProperty;
-use olm_resolve::{Availability, CatalogInput, ContentIndex, Request, ResolveError, resolve};
+use olm_resolve::{
+    Availability, CatalogInput, Content, ContentIndex, Request, ResolveError, resolve,
+};
 use olm_version::VersionRelease;
 
 fn load() -> Catalog {
@@ -42,7 +44,7 @@ fn every_package_and_channel_resolves_to_its_highest_version() {
         labels: BTreeMap::new(),
         priority: 0,
         availability: Availability::Available,
-        content: Some(&index),
+        content: Content::Served(&index),
     }];
     let deprecated: Vec<String> = cat
         .deprecations()

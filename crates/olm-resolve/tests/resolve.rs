@@ -6,8 +6,8 @@
 use std::collections::BTreeMap;
 
 use olm_resolve::{
-    Availability, CatalogInput, ContentIndex, Installed, LabelSelector, METADATA_NAME_LABEL,
-    Request, UpgradeConstraintPolicy, VersionRange, resolve,
+    Availability, CatalogInput, Content, ContentIndex, Installed, LabelSelector,
+    METADATA_NAME_LABEL, Request, Skipped, UpgradeConstraintPolicy, VersionRange, resolve,
 };
 
 /// Builds a catalog of package `pkg`: `versions` are bundle versions (`1.0.0`, `1.0.0+2`), all in
@@ -41,7 +41,7 @@ fn input<'a>(name: &str, priority: i32, content: &'a ContentIndex) -> CatalogInp
         labels,
         priority,
         availability: Availability::Available,
-        content: Some(content),
+        content: Content::Served(content),
     }
 }
 
@@ -160,14 +160,104 @@ fn same_priority_is_ambiguous_even_if_one_has_no_match() {
     );
 }
 
+/// A catalog that serves nothing (still unpacking, or its unpack failed) under `name`.
+fn unpacking<'a>(name: &str, priority: i32) -> CatalogInput<'a> {
+    let mut labels = BTreeMap::new();
+    labels.insert(METADATA_NAME_LABEL.to_owned(), name.to_owned());
+    CatalogInput {
+        name: name.into(),
+        labels,
+        priority,
+        availability: Availability::Available,
+        content: Content::NotServing("source catalog content: not found".into()),
+    }
+}
+
+fn skipped(name: &str) -> Skipped {
+    Skipped {
+        catalog: name.into(),
+        reason: "source catalog content: not found".into(),
+    }
+}
+
+/// Which catalogs a resolution skips and what it says, for each placement of a catalog that
+/// serves nothing. Upstream fails every resolution while any selected catalog is not served
+/// (`error walking catalogs: … catalog "b" is not being served`); olm resolves from the
+/// catalogs that serve and names the skipped ones that could have changed the answer.
 #[test]
-fn not_served_catalog_in_the_deciding_group() {
+fn a_catalog_serving_nothing_is_skipped_and_named() {
     let a = catalog("foo", &["1.0.0"], "");
-    let mut b = input("b", 0, &a);
-    b.content = None;
+    let other = catalog("bar", &["9.0.0"], "");
+    // (catalogs, request range) -> Ok((catalog, bundle, skipped)) or Err(message, skipped)
+    type Want = Result<(&'static str, &'static str, Vec<Skipped>), (String, Vec<Skipped>)>;
+    let cases: Vec<(&str, Vec<CatalogInput<'_>>, Option<&str>, Want)> = vec![
+        (
+            "same priority: resolved from the serving one, the other named",
+            vec![input("a", 0, &a), unpacking("b", 0)],
+            None,
+            Ok(("a", "foo.v1.0.0", vec![skipped("b")])),
+        ),
+        (
+            "higher priority skipped: it could have decided, so it is named",
+            vec![input("a", 0, &a), unpacking("b", 5)],
+            None,
+            Ok(("a", "foo.v1.0.0", vec![skipped("b")])),
+        ),
+        (
+            "lower priority skipped: it could not have changed the answer",
+            vec![input("a", 0, &a), unpacking("b", -1)],
+            None,
+            Ok(("a", "foo.v1.0.0", vec![])),
+        ),
+        (
+            "the only catalog serving nothing",
+            vec![unpacking("b", 0)],
+            None,
+            Err((
+                "package \"foo\" was not found in the serving catalogs; catalog \"b\" was skipped (not serving: source catalog content: not found)".into(),
+                vec![skipped("b")],
+            )),
+        ),
+        (
+            "the package is in no serving catalog: every skipped one is named, whatever its priority",
+            vec![input("o", 9, &other), unpacking("c", -3), unpacking("b", 0)],
+            None,
+            Err((
+                "package \"foo\" was not found in the serving catalogs; catalog \"b\" was skipped (not serving: source catalog content: not found); catalog \"c\" was skipped (not serving: source catalog content: not found)".into(),
+                vec![skipped("b"), skipped("c")],
+            )),
+        ),
+        (
+            "found but no bundle matches: upstream's words, then the skipped catalog",
+            vec![input("a", 0, &a), unpacking("b", 0)],
+            Some("2.0.0"),
+            Err((
+                "no bundles found for package \"foo\" matching version \"2.0.0\"; catalog \"b\" was skipped (not serving: source catalog content: not found)".into(),
+                vec![skipped("b")],
+            )),
+        ),
+    ];
+    for (what, cats, version, want) in cases {
+        let mut r = req("foo");
+        r.version = version.map(|v| VersionRange::parse(v).unwrap());
+        let got = match resolve(&cats, &r, None) {
+            Ok(res) => Ok((res.catalog, res.bundle.into_string(), res.skipped)),
+            Err(f) => Err((f.message(), f.skipped.into_vec())),
+        };
+        let want = want.map(|(c, b, k)| (c.to_owned(), b.to_owned(), k));
+        assert_eq!(got, want, "{what}");
+    }
+}
+
+/// Nothing serving and nothing selected are different answers: with every catalog unavailable
+/// or unselected, upstream's "no available ClusterCatalog" stays.
+#[test]
+fn no_catalog_selected_is_not_a_skip() {
+    let mut b = unpacking("b", 0);
+    b.availability = Availability::Unavailable;
     assert_eq!(
-        err(&[input("a", 0, &a), b], &req("foo")),
-        "catalog \"b\" is not being served"
+        err(&[b], &req("foo")),
+        "no available ClusterCatalog exists; cannot resolve package \"foo\""
     );
 }
 

@@ -8,8 +8,8 @@ use anyhow::{Context, bail};
 use olm_catalog::{ChannelName, PackageName};
 use olm_goenc::quote;
 use olm_resolve::{
-    Availability, CatalogInput, ContentIndex, Installed, LabelSelector, METADATA_NAME_LABEL,
-    Request, Resolution, UpgradeConstraintPolicy, VersionRange,
+    Availability, CatalogInput, Content, ContentIndex, Installed, LabelSelector,
+    METADATA_NAME_LABEL, Request, Resolution, UpgradeConstraintPolicy, VersionRange,
 };
 
 #[derive(clap::Args)]
@@ -167,7 +167,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             labels: s.labels.clone(),
             priority: s.priority,
             availability: s.availability,
-            content: s.served.then_some(idx),
+            content: if s.served {
+                Content::Served(idx)
+            } else {
+                Content::NotServing("marked unserved".to_owned())
+            },
         })
         .collect();
     let installed = match &args.installed {
@@ -206,11 +210,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     match outcome {
         Ok(res) => {
+            for skipped in &res.skipped {
+                eprintln!("note: {skipped}");
+            }
             crate::output::stdout(render(&res, args.output).as_bytes())?;
             Ok(ExitCode::SUCCESS)
         }
         Err(failure) => {
-            eprintln!("Error: {}", failure.error);
+            eprintln!("Error: {}", failure.message());
             Ok(ExitCode::FAILURE)
         }
     }

@@ -19,6 +19,7 @@ use tracing::{debug, info};
 
 use super::Ctx;
 use super::gather::Target;
+use crate::api_error::message;
 
 fn retrying(message: impl Into<String>) -> Stop {
     Stop {
@@ -83,7 +84,7 @@ pub async fn apply(
             let full = api
                 .get(&name)
                 .await
-                .map_err(|e| retrying(format!("reading revision {name}: {e}")))?;
+                .map_err(|e| retrying(format!("reading revision {name}: {}", message(&e))))?;
             patch_in_place(ctx, &revision::in_place(&desired, &full)).await?;
             return Ok(None);
         }
@@ -110,7 +111,7 @@ async fn patch_in_place(ctx: &Ctx, revision: &ClusterObjectSet) -> Result<(), St
     let params = PatchParams::apply(ctx.shared.field_manager).force();
     api.patch(&name, &params, &Patch::Apply(revision))
         .await
-        .map_err(|e| retrying(format!("patching revision {name}: {e}")))?;
+        .map_err(|e| retrying(format!("patching revision {name}: {}", message(&e))))?;
     Ok(())
 }
 
@@ -151,7 +152,10 @@ async fn namespace_exists(ctx: &Ctx, namespace: &str) -> Result<(), Stop> {
             "namespaces {} not found",
             olm_goenc::quote(namespace)
         ))),
-        Err(e) => Err(retrying(format!("checking namespace {namespace}: {e}"))),
+        Err(e) => Err(retrying(format!(
+            "checking namespace {namespace}: {}",
+            message(&e)
+        ))),
     }
 }
 
@@ -176,7 +180,7 @@ async fn crd_upgrade_safety(ctx: &Ctx, objects: &[Value]) -> Result<(), Stop> {
         let existing = api
             .get_opt(name)
             .await
-            .map_err(|e| retrying(format!("getting CRD {name}: {e}")))?;
+            .map_err(|e| retrying(format!("getting CRD {name}: {}", message(&e))))?;
         let Some(existing) = existing else { continue };
         let old = serde_json::to_value(&existing).unwrap_or(Value::Null);
         let report = olm_bundle::crddiff::check_upgrade(&old, crd);
@@ -206,7 +210,12 @@ async fn write_revision(
         match cos_api.delete(&name, &DeleteParams::default()).await {
             Ok(_) => {}
             Err(e) if api_code(&e) == Some(404) => {}
-            Err(e) => return Err(retrying(format!("deleting archived revision {name}: {e}"))),
+            Err(e) => {
+                return Err(retrying(format!(
+                    "deleting archived revision {name}: {}",
+                    message(&e)
+                )));
+            }
         }
     }
     let packed = olm_extension::pack::externalize(desired, &ctx.shared.system_namespace)
@@ -222,8 +231,9 @@ async fn write_revision(
             Err(e) if api_code(&e) == Some(409) => {}
             Err(e) => {
                 return Err(retrying(format!(
-                    "creating Secret {}: {e}",
-                    secret.name_any()
+                    "creating Secret {}: {}",
+                    secret.name_any(),
+                    message(&e)
                 )));
             }
         }
@@ -236,9 +246,14 @@ async fn write_revision(
             cos_api
                 .get(&name)
                 .await
-                .map_err(|e| retrying(format!("reading revision {name}: {e}")))?
+                .map_err(|e| retrying(format!("reading revision {name}: {}", message(&e))))?
         }
-        Err(e) => return Err(retrying(format!("creating revision {name}: {e}"))),
+        Err(e) => {
+            return Err(retrying(format!(
+                "creating revision {name}: {}",
+                message(&e)
+            )));
+        }
     };
     info!(revision = %name, "created revision");
     if !packed.secrets.is_empty() {
@@ -255,7 +270,13 @@ async fn write_revision(
                     &Patch::Merge(&patch),
                 )
                 .await
-                .map_err(|e| retrying(format!("owning Secret {}: {e}", secret.name_any())))?;
+                .map_err(|e| {
+                    retrying(format!(
+                        "owning Secret {}: {}",
+                        secret.name_any(),
+                        message(&e)
+                    ))
+                })?;
         }
     }
     let reference = kube::runtime::reflector::ObjectRef::from_obj(&created);

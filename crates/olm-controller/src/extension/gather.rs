@@ -12,7 +12,7 @@ use olm_k8s::{
     BUNDLE_NAME_KEY, BUNDLE_REFERENCE_KEY, BUNDLE_RELEASE_KEY, BUNDLE_VERSION_KEY,
     OWNER_NAME_LABEL, status_of,
 };
-use olm_resolve::{CatalogInput, Deprecations, Installed};
+use olm_resolve::{CatalogInput, Deprecations, Installed, Skipped};
 
 use super::Ctx;
 
@@ -35,21 +35,33 @@ pub enum Resolved {
     /// No matching catalog exists any more; the installed bundle stays the target.
     Fallback,
     /// A bundle was chosen.
-    Bundle {
-        /// The chosen bundle.
-        bundle: BundleMetadata,
-        /// Its image.
-        image: String,
-        /// The package's deprecations in the catalog it came from.
-        deprecations: Deprecations,
-    },
+    Bundle(Chosen),
     /// No bundle was chosen.
-    Failed {
-        /// The resolver's message.
-        message: String,
-        /// The package's deprecations, when a catalog was selected.
-        deprecations: Option<Box<Deprecations>>,
-    },
+    Failed(Failure),
+}
+
+/// The bundle resolution chose.
+#[derive(Debug, Clone)]
+pub struct Chosen {
+    /// The chosen bundle.
+    pub bundle: BundleMetadata,
+    /// Its image.
+    pub image: String,
+    /// The package's deprecations in the catalog it came from.
+    pub deprecations: Deprecations,
+    /// Selected catalogs resolution went on without because they serve nothing.
+    pub skipped: Vec<Skipped>,
+}
+
+/// Why resolution chose no bundle.
+#[derive(Debug, Clone)]
+pub struct Failure {
+    /// The resolver's message, naming the skipped catalogs.
+    pub message: String,
+    /// The package's deprecations, when a catalog was selected.
+    pub deprecations: Option<Box<Deprecations>>,
+    /// Selected catalogs resolution went on without because they serve nothing.
+    pub skipped: Vec<Skipped>,
 }
 
 /// The outcome of the resolve step.
@@ -132,7 +144,10 @@ pub async fn validate(ext: &ClusterExtension, ctx: &Ctx) -> Option<String> {
             }
             .to_string(),
         ),
-        Err(e) => Some(format!("error getting service account: {e}")),
+        Err(e) => Some(format!(
+            "error getting service account: {}",
+            crate::api_error::message(&e)
+        )),
     }
 }
 
@@ -177,32 +192,25 @@ pub async fn resolve_step(
     }
     let installed = installed(states);
     let failure = match resolve(ext, ctx, installed).await {
-        Ok((bundle, image, deprecations)) => {
+        Ok(chosen) => {
             return ResolveStep {
                 target: Some(Target {
                     package,
-                    bundle: bundle.clone(),
-                    image: image.clone(),
+                    bundle: chosen.bundle.clone(),
+                    image: chosen.image.clone(),
                 }),
-                resolution: Resolved::Bundle {
-                    bundle,
-                    image,
-                    deprecations,
-                },
+                resolution: Resolved::Bundle(chosen),
                 stop: None,
             };
         }
         Err(f) => f,
     };
-    let failed = Resolved::Failed {
-        message: failure.0.clone(),
-        deprecations: failure.1,
-    };
     let stop = Some(Stop {
         step: Step::Resolve,
-        message: failure.0,
+        message: failure.message.clone(),
         kind: StopKind::Retrying,
     });
+    let failed = Resolved::Failed(failure);
     let Some(installed) = installed else {
         return ResolveStep {
             resolution: failed,
@@ -254,20 +262,24 @@ fn catalogs_exist(ext: &ClusterExtension, store: &Store<ClusterCatalog>) -> bool
         .any(|c| selector.matches(&labels_of(c)))
 }
 
-type Failure = (String, Option<Box<Deprecations>>);
-
-/// Resolves the extension's package against the selected catalogs' content.
+/// Resolves the extension's package against the selected catalogs' content. Selected catalogs
+/// that serve nothing are not read; the resolver skips and names them.
 async fn resolve(
     ext: &ClusterExtension,
     ctx: &Ctx,
     installed: Option<&RevisionState>,
-) -> Result<(BundleMetadata, String, Deprecations), Failure> {
+) -> Result<Chosen, Failure> {
+    let failed = |message: String| Failure {
+        message,
+        deprecations: None,
+        skipped: Vec::new(),
+    };
     let installed = installed.map(|i| Installed {
         name: olm_catalog::BundleName::new(i.bundle.name.clone()),
         version: i.bundle.version.clone(),
         release: i.bundle.release.clone(),
     });
-    let request = request_of(ext, installed).map_err(|e| (e, None))?;
+    let request = request_of(ext, installed).map_err(failed)?;
     let (package, selector) = (request.package.clone(), request.selector.clone());
 
     let mut catalogs: Vec<ClusterCatalog> = ctx
@@ -281,21 +293,26 @@ async fn resolve(
         .catalogs
         .walk(&catalogs, &selector, &package)
         .await
-        .map_err(|e| (e.to_string(), None))?;
+        .map_err(|e| failed(e.to_string()))?;
     let inputs: Vec<CatalogInput<'_>> = catalogs
         .iter()
         .map(|c| catalog_input(c, contents.get(&c.name_any()).map(|i| i.as_ref())))
         .collect();
     match olm_resolve::resolve(&inputs, &request, None) {
-        Ok(r) => Ok((
-            BundleMetadata {
+        Ok(r) => Ok(Chosen {
+            bundle: BundleMetadata {
                 name: r.bundle.to_string(),
                 version: r.version.legacy_version_string(),
                 release: None,
             },
-            r.image,
-            r.deprecations,
-        )),
-        Err(f) => Err((f.error.to_string(), f.deprecations)),
+            image: r.image,
+            deprecations: r.deprecations,
+            skipped: r.skipped,
+        }),
+        Err(f) => Err(Failure {
+            message: f.message(),
+            deprecations: f.deprecations,
+            skipped: f.skipped.into_vec(),
+        }),
     }
 }

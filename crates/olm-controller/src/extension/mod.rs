@@ -12,9 +12,11 @@
 //!    listed): archived ones are history, a `Succeeded` one is what is installed, the others are
 //!    rolling out.
 //! 3. **Resolve.** While a revision rolls out, its bundle stays the target and catalogs are not
-//!    consulted. Otherwise the package's content is read from each selected catalog
-//!    ([`crate::catalog`], cached by the catalog's resolved digest) and `olm-resolve` picks the
-//!    bundle. A failure with a bundle installed and no matching catalog left falls back to the
+//!    consulted. Otherwise the package's content is read from each selected catalog that
+//!    serves ([`crate::catalog`], cached by the catalog's resolved digest) and `olm-resolve`
+//!    picks the bundle. A selected catalog that serves nothing (still unpacking, or failed) is
+//!    skipped, by the rule the client uses too ([`olm_extension::request::served`]); the status
+//!    names it (`CatalogsSkipped`) instead of the resolution failing for every extension. A failure with a bundle installed and no matching catalog left falls back to the
 //!    installed bundle so that its objects keep being maintained.
 //! 4. **Unpack.** The bundle image is pulled once per digest ([`crate::bundles`]); a failed pull
 //!    of the bundle already installed continues with what is installed.
@@ -388,33 +390,24 @@ async fn reconcile_one(ext: &ClusterExtension, ctx: &Ctx) -> Result<Action, Erro
         }
     }
 
-    let deprecations_holder;
     let resolution = match &step.resolution {
         gather::Resolved::RollingOut => Resolution::SkippedRollingOut,
         gather::Resolved::Fallback => Resolution::Fallback {
             deprecations: None,
             channels: &channels,
         },
-        gather::Resolved::Bundle {
-            bundle,
-            image,
-            deprecations,
-        } => {
-            deprecations_holder = deprecations.clone();
-            Resolution::Resolved {
-                bundle: bundle.clone(),
-                image,
-                deprecations: &deprecations_holder,
-                channels: &channels,
-            }
-        }
-        gather::Resolved::Failed {
-            message,
-            deprecations,
-        } => Resolution::Failed {
-            message: message.clone(),
-            deprecations: deprecations.as_deref(),
+        gather::Resolved::Bundle(chosen) => Resolution::Resolved {
+            bundle: chosen.bundle.clone(),
+            image: &chosen.image,
+            deprecations: &chosen.deprecations,
             channels: &channels,
+            skipped: &chosen.skipped,
+        },
+        gather::Resolved::Failed(failure) => Resolution::Failed {
+            message: failure.message.clone(),
+            deprecations: failure.deprecations.as_deref(),
+            channels: &channels,
+            skipped: &failure.skipped,
         },
     };
     match stop {

@@ -48,24 +48,6 @@ pub fn route(base: &str, suffix: &str) -> Result<Route, String> {
     }
 }
 
-/// The catalogs that serve content now (available, `Serving=True`, with a base URL), by name.
-pub fn serving(catalogs: Vec<ClusterCatalog>) -> Vec<ClusterCatalog> {
-    let mut out: Vec<ClusterCatalog> = catalogs
-        .into_iter()
-        .filter(|c| c.spec.availability_mode == olm_api::AvailabilityMode::Available)
-        .filter(|c| {
-            c.status.as_ref().is_some_and(|s| {
-                s.urls.is_some()
-                    && s.conditions
-                        .iter()
-                        .any(|c| c.type_ == "Serving" && c.status == "True")
-            })
-        })
-        .collect();
-    out.sort_by_key(|c| c.name_any());
-    out
-}
-
 /// Reads `suffix` of the catalog's API.
 async fn get(client: &kube::Client, cat: &ClusterCatalog, suffix: &str) -> anyhow::Result<Vec<u8>> {
     let name = cat.name_any();

@@ -16,11 +16,11 @@ use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
 use olm_api::{ClusterCatalog, ClusterExtension, ClusterObjectSet};
 use olm_goenc::quote;
-use olm_resolve::{ContentIndex, Installed};
+use olm_resolve::{ContentIndex, Installed, Skipped};
 use serde_json::{Value, json};
 
 use super::view::{self, Progress};
-use super::{Conn, content, print_as, rbac, serving_catalogs};
+use super::{Conn, content, list_catalogs, print_as, rbac, readable};
 use crate::catalogd::parse_duration;
 use crate::output::JsonOrYaml;
 
@@ -194,9 +194,13 @@ struct Preview {
     image: String,
     catalog: String,
     suggested_namespace: Option<String>,
+    /// Selected catalogs resolution went on without because they serve nothing.
+    skipped: Vec<Skipped>,
 }
 
-/// Resolves `ext` against the serving catalogs' content of its package, as the controller will.
+/// Resolves `ext` against the catalogs' content of its package, as the controller will: the
+/// content of each selected catalog that serves is read, the others are skipped by the same
+/// rule ([`olm_extension::request::served`]) and named as the controller's status names them.
 async fn preview(
     client: &kube::Client,
     catalogs: &[ClusterCatalog],
@@ -207,8 +211,12 @@ async fn preview(
     let request = olm_extension::request::request_of(ext, installed).map_err(|e| anyhow!(e))?;
     let package = request.package.as_str().to_owned();
     for cat in catalogs {
+        let read = olm_extension::request::served(cat).is_ok()
+            && request
+                .selector
+                .matches(&olm_extension::request::labels_of(cat));
         let key = (cat.name_any(), package.clone());
-        if let std::collections::btree_map::Entry::Vacant(slot) = loaded.entry(key) {
+        if read && let std::collections::btree_map::Entry::Vacant(slot) = loaded.entry(key) {
             let content = content::content(client, cat, Some(&package)).await?;
             let index = ContentIndex::new(&content);
             slot.insert((content, index));
@@ -221,7 +229,7 @@ async fn preview(
             olm_extension::request::catalog_input(c, index)
         })
         .collect();
-    let r = olm_resolve::resolve(&inputs, &request, None).map_err(|f| anyhow!("{}", f.error))?;
+    let r = olm_resolve::resolve(&inputs, &request, None).map_err(|f| anyhow!(f.message()))?;
     let suggested_namespace = loaded
         .get(&(r.catalog.clone(), package))
         .and_then(|(cat, _)| cat.bundles().find(|b| b.name == r.bundle))
@@ -241,6 +249,7 @@ async fn preview(
         image: r.image,
         catalog: r.catalog,
         suggested_namespace,
+        skipped: r.skipped,
     })
 }
 
@@ -424,7 +433,9 @@ fn report(name: &str, verb: &str, progress: Progress) -> anyhow::Result<ExitCode
 }
 
 pub fn install(args: InstallArgs) -> anyhow::Result<ExitCode> {
-    crate::runtime()?.block_on(install_on(args))
+    crate::runtime()?
+        .block_on(install_on(args))
+        .map_err(readable)
 }
 
 async fn install_on(args: InstallArgs) -> anyhow::Result<ExitCode> {
@@ -434,7 +445,7 @@ async fn install_on(args: InstallArgs) -> anyhow::Result<ExitCode> {
         bail!("invalid extension name {}: {e}", quote(&name));
     }
     let config = args.config.as_deref().map(read_config).transpose()?;
-    let catalogs = serving_catalogs(&client, None).await?;
+    let catalogs = list_catalogs(&client, None).await?;
     // What the catalogs offer now: the namespace default and the RBAC come from that bundle.
     let draft: ClusterExtension = serde_json::from_value(extension_object(
         &name,
@@ -465,6 +476,9 @@ async fn install_on(args: InstallArgs) -> anyhow::Result<ExitCode> {
         quote(&found.catalog),
         quote(&namespace)
     );
+    for s in &found.skipped {
+        eprintln!("note: {s}");
+    }
     if args.create_namespace || args.create_service_account {
         let namespaces: Api<Namespace> = Api::all(client.clone());
         if namespaces.get_metadata_opt(&namespace).await?.is_none() {
@@ -525,7 +539,9 @@ async fn install_on(args: InstallArgs) -> anyhow::Result<ExitCode> {
 }
 
 pub fn upgrade(args: UpgradeArgs) -> anyhow::Result<ExitCode> {
-    crate::runtime()?.block_on(upgrade_on(args))
+    crate::runtime()?
+        .block_on(upgrade_on(args))
+        .map_err(readable)
 }
 
 /// The merge patch of `olm upgrade`, or `None` when no flag asks for a change.
@@ -585,7 +601,9 @@ async fn upgrade_on(args: UpgradeArgs) -> anyhow::Result<ExitCode> {
 }
 
 pub fn uninstall(args: UninstallArgs) -> anyhow::Result<ExitCode> {
-    crate::runtime()?.block_on(uninstall_on(args))
+    crate::runtime()?
+        .block_on(uninstall_on(args))
+        .map_err(readable)
 }
 
 fn installer_selector(ext: &str) -> ListParams {
@@ -683,7 +701,7 @@ async fn uninstall_on(args: UninstallArgs) -> anyhow::Result<ExitCode> {
 }
 
 pub fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
-    crate::runtime()?.block_on(list_on(args))
+    crate::runtime()?.block_on(list_on(args)).map_err(readable)
 }
 
 async fn list_on(args: ListArgs) -> anyhow::Result<ExitCode> {
@@ -716,7 +734,7 @@ async fn list_on(args: ListArgs) -> anyhow::Result<ExitCode> {
 /// one. Catalogs that cannot be read are reported once and skipped.
 async fn upgrades(client: &kube::Client, exts: &[ClusterExtension]) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
-    let catalogs = match serving_catalogs(client, None).await {
+    let catalogs = match list_catalogs(client, None).await {
         Ok(c) => c,
         Err(e) => {
             eprintln!("upgrades unknown: {e:#}");
@@ -755,7 +773,9 @@ async fn upgrades(client: &kube::Client, exts: &[ClusterExtension]) -> BTreeMap<
 }
 
 pub fn describe(args: DescribeArgs) -> anyhow::Result<ExitCode> {
-    crate::runtime()?.block_on(describe_on(args))
+    crate::runtime()?
+        .block_on(describe_on(args))
+        .map_err(readable)
 }
 
 async fn describe_on(args: DescribeArgs) -> anyhow::Result<ExitCode> {

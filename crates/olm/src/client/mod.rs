@@ -18,7 +18,9 @@ use anyhow::{Context, anyhow, bail};
 use kube::ResourceExt;
 use kube::api::{Api, ListParams};
 use olm_api::ClusterCatalog;
+use olm_extension::request::{NotServing, served};
 use olm_goenc::quote;
+use olm_resolve::Skipped;
 use serde::Serialize;
 
 use crate::output::JsonOrYaml;
@@ -84,44 +86,103 @@ fn strip_managed_fields(v: &mut serde_json::Value) {
     }
 }
 
-/// The ClusterCatalogs that serve content, only `only` when given.
-async fn serving_catalogs(
+/// Every ClusterCatalog, by name; only `only` when given.
+async fn list_catalogs(
     client: &kube::Client,
     only: Option<&str>,
 ) -> anyhow::Result<Vec<ClusterCatalog>> {
     let api: Api<ClusterCatalog> = Api::all(client.clone());
-    let all = api
+    let mut all = api
         .list(&ListParams::default())
         .await
         .context("listing ClusterCatalogs")?
         .items;
-    let all = match only {
-        Some(name) => {
-            let one: Vec<_> = all.into_iter().filter(|c| c.name_any() == name).collect();
-            if one.is_empty() {
-                bail!("ClusterCatalog {} not found", quote(name));
-            }
-            one
+    if let Some(name) = only {
+        all.retain(|c| c.name_any() == name);
+        if all.is_empty() {
+            bail!("ClusterCatalog {} not found", quote(name));
         }
-        None => all,
-    };
-    let serving = content::serving(all);
-    if serving.is_empty() {
-        bail!(match only {
-            Some(name) => format!("catalog {} is not serving", quote(name)),
-            None => "no serving catalogs found (add one with `olm catalog add NAME IMAGE`)".into(),
-        });
     }
-    Ok(serving)
+    all.sort_by_key(|c| c.name_any());
+    Ok(all)
+}
+
+/// The catalogs that serve content, and each other available one with why it serves nothing,
+/// by the rule the extension controller uses too ([`served`]), so that the client reads and
+/// skips the catalogs the controller reads and skips. Unavailable catalogs are in neither:
+/// they are off on purpose.
+fn split_serving(all: Vec<ClusterCatalog>) -> (Vec<ClusterCatalog>, Vec<Skipped>) {
+    let mut skipped = Vec::new();
+    let serving = all
+        .into_iter()
+        .filter(|c| match served(c) {
+            Ok(_) => true,
+            Err(NotServing::Unavailable) => false,
+            Err(why) => {
+                skipped.push(Skipped {
+                    catalog: c.name_any(),
+                    reason: why.to_string(),
+                });
+                false
+            }
+        })
+        .collect();
+    (serving, skipped)
+}
+
+/// The error of a search that found no catalog serving.
+fn none_serving(only: Option<&str>, skipped: &[Skipped]) -> String {
+    match (only, skipped) {
+        (Some(name), [why]) => format!("catalog {} is not serving: {}", quote(name), why.reason),
+        (Some(name), _) => format!("catalog {} is not serving", quote(name)),
+        (None, []) => {
+            "no serving catalogs found (add one with `olm catalog add NAME IMAGE`)".into()
+        }
+        (None, skipped) => format!(
+            "no serving catalogs found; {}",
+            skipped
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
+    }
+}
+
+/// The error as a person reads it: each context, then the cause. A failed Kubernetes request
+/// ends the chain with the API server's message ([`olm_controller::api_error::message`]), never
+/// kube-rs's `ApiError: … (Status { … })`.
+fn readable(e: anyhow::Error) -> anyhow::Error {
+    if !e.chain().any(|c| c.downcast_ref::<kube::Error>().is_some()) {
+        return e;
+    }
+    let mut parts = Vec::new();
+    for cause in e.chain() {
+        if let Some(k) = cause.downcast_ref::<kube::Error>() {
+            parts.push(olm_controller::api_error::message(k));
+            break;
+        }
+        parts.push(cause.to_string());
+    }
+    anyhow!(parts.join(": "))
 }
 
 pub fn search(args: SearchArgs) -> anyhow::Result<ExitCode> {
-    crate::runtime()?.block_on(search_on(args))
+    crate::runtime()?
+        .block_on(search_on(args))
+        .map_err(readable)
 }
 
 async fn search_on(args: SearchArgs) -> anyhow::Result<ExitCode> {
     let client = args.conn.client().await?;
-    let catalogs = serving_catalogs(&client, args.catalog.as_deref()).await?;
+    let all = list_catalogs(&client, args.catalog.as_deref()).await?;
+    let (catalogs, skipped) = split_serving(all);
+    if catalogs.is_empty() {
+        bail!(none_serving(args.catalog.as_deref(), &skipped));
+    }
+    for s in &skipped {
+        eprintln!("note: {s}");
+    }
     let mut found = Vec::new();
     for cat in &catalogs {
         let name = cat.name_any();
@@ -154,4 +215,78 @@ async fn search_on(args: SearchArgs) -> anyhow::Result<ExitCode> {
         crate::output::print_table(&view::package_rows(&found))?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A failed request reads as Go's client prints it: context, then the API server's message,
+    /// not kube-rs's `ApiError: …: Forbidden (Status { status: Some(Failure), code: 403, … })`.
+    #[test]
+    fn api_errors_read_as_the_server_wrote_them() {
+        let text = "clusterextensions.olm.operatorframework.io is forbidden: User \"dev\" cannot create resource \"clusterextensions\"";
+        let mut status = kube::core::Status::failure(text, "Forbidden");
+        status.code = 403;
+        let e = anyhow::Error::from(kube::Error::Api(status.boxed()))
+            .context("creating ClusterExtension \"argocd\"");
+        assert!(
+            format!("{e:#}").contains("Status {"),
+            "kube-rs's form: {e:#}"
+        );
+        let e = readable(e);
+        assert_eq!(
+            format!("{e:#}"),
+            format!("creating ClusterExtension \"argocd\": {text}")
+        );
+        // Other errors are left as they are.
+        let e = readable(anyhow!("no serving catalogs found"));
+        assert_eq!(format!("{e:#}"), "no serving catalogs found");
+    }
+
+    fn catalog(name: &str, mode: &str, status: serde_json::Value) -> ClusterCatalog {
+        serde_json::from_value(json!({
+            "apiVersion": "olm.operatorframework.io/v1", "kind": "ClusterCatalog",
+            "metadata": {"name": name},
+            "spec": {"source": {"type": "Image", "image": {"ref": "r.example/c:v1"}},
+                     "availabilityMode": mode},
+            "status": status}))
+        .unwrap()
+    }
+
+    /// The client reads the catalogs the controller reads and names the others with the words
+    /// of the controller's `CatalogsSkipped`; a catalog switched off is neither.
+    #[test]
+    fn search_skips_what_serves_nothing_and_says_why() {
+        let serving = json!({"conditions": [{"type": "Serving", "status": "True",
+                "reason": "Available", "message": "", "lastTransitionTime": "2026-01-01T00:00:00Z"}],
+            "resolvedSource": {"type": "Image", "image": {"ref": "r.example/c@sha256:0123456789abcdef0123456789abcdef"}},
+            "urls": {"base": "https://catalogd.olmv1-system.svc/catalogs/a"}});
+        let failing = json!({"conditions": [{"type": "Progressing", "status": "True",
+            "reason": "Retrying", "message": "source catalog content: manifest unknown",
+            "lastTransitionTime": "2026-01-01T00:00:00Z"}]});
+        let (read, skipped) = split_serving(vec![
+            catalog("a", "Available", serving.clone()),
+            catalog("b", "Available", failing),
+            catalog("off", "Unavailable", serving),
+        ]);
+        assert_eq!(read.iter().map(|c| c.name_any()).collect::<Vec<_>>(), ["a"]);
+        assert_eq!(
+            skipped.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            ["catalog \"b\" was skipped (not serving: source catalog content: manifest unknown)"]
+        );
+        assert_eq!(
+            none_serving(None, &skipped),
+            "no serving catalogs found; catalog \"b\" was skipped (not serving: source catalog content: manifest unknown)"
+        );
+        assert_eq!(
+            none_serving(Some("b"), &skipped),
+            "catalog \"b\" is not serving: source catalog content: manifest unknown"
+        );
+        assert_eq!(
+            none_serving(None, &[]),
+            "no serving catalogs found (add one with `olm catalog add NAME IMAGE`)"
+        );
+    }
 }
