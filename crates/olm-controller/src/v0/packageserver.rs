@@ -131,6 +131,7 @@ pub async fn run(
     let port = listener
         .local_addr()
         .map_or(options.addr.port(), |a| a.port());
+    tracing::info!(addr = %options.addr, port, "packageserver: serving PackageManifests");
     let route = options.advertise.map(|address| (address, port));
     if let Some((address, port)) = route
         && let Err(e) = apply_route(&client, &namespace, address, port).await
