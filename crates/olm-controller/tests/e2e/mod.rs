@@ -21,6 +21,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, dead_code)]
 
 pub mod fixtures;
+#[path = "../settle/mod.rs"]
+pub mod settle;
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -865,6 +867,73 @@ impl Ctx {
         }
     }
 
+    /// The scenario's objects settle (`settle::assert_settles`): its ClusterExtensions, their
+    /// revisions (`<extension>-<n>`), its ClusterCatalogs, the CRDs of its bundles, and what
+    /// the installs put in its namespaces (Events included).
+    pub async fn settles(&self) -> Result<()> {
+        use settle::{cluster_named, namespaced, resource as r};
+        let exts = self.created_exts.lock().unwrap().clone();
+        let cats = self.created_cats.lock().unwrap().clone();
+        let nss = self.created_nss.lock().unwrap().clone();
+        let group = "olm.operatorframework.io";
+        let revisions = exts.clone();
+        let crd_suffix = format!(".e2e-{}.e2e.olm.test", self.id);
+        let mut watched = vec![
+            cluster_named(
+                r(group, "v1", "ClusterExtension", "clusterextensions"),
+                move |n| exts.iter().any(|e| e == n),
+            ),
+            cluster_named(
+                r(group, "v1", "ClusterObjectSet", "clusterobjectsets"),
+                move |n| {
+                    revisions.iter().any(|e| {
+                        n.strip_prefix(e.as_str())
+                            .and_then(|rest| rest.strip_prefix('-'))
+                            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+                    })
+                },
+            ),
+            cluster_named(
+                r(group, "v1", "ClusterCatalog", "clustercatalogs"),
+                move |n| cats.iter().any(|c| c == n),
+            ),
+            cluster_named(
+                r(
+                    "apiextensions.k8s.io",
+                    "v1",
+                    "CustomResourceDefinition",
+                    "customresourcedefinitions",
+                ),
+                move |n| n.ends_with(&crd_suffix),
+            ),
+        ];
+        for k in [
+            r("apps", "v1", "Deployment", "deployments"),
+            r("", "v1", "Secret", "secrets"),
+            r("", "v1", "ConfigMap", "configmaps"),
+            r("", "v1", "Service", "services"),
+            r("", "v1", "ServiceAccount", "serviceaccounts"),
+            r("rbac.authorization.k8s.io", "v1", "Role", "roles"),
+            r(
+                "rbac.authorization.k8s.io",
+                "v1",
+                "RoleBinding",
+                "rolebindings",
+            ),
+            r("", "v1", "Event", "events"),
+        ] {
+            let nss = nss.clone();
+            watched.push(namespaced(k, move |ns| nss.iter().any(|n| n == ns)));
+        }
+        let before = settle::assert_settles(&self.client, &watched).await?;
+        let writes: usize = before.values().map(Vec::len).sum();
+        self.note(format!(
+            "settled: {writes} writes to {} objects before 10 s without one",
+            before.len()
+        ));
+        Ok(())
+    }
+
     /// Deletes what the scenario created (extensions first, so uninstall runs while the
     /// namespace still exists).
     pub async fn cleanup(&self) {
@@ -1187,7 +1256,8 @@ async fn run_one(env: &Arc<Env>, s: &Scenario) -> ScenarioResult {
     let ctx = Arc::new(Ctx::new(env.clone(), s.id));
     let body = (s.body)(ctx.clone());
     let r = match tokio::time::timeout(Duration::from_secs(600), tokio::spawn(body)).await {
-        Ok(Ok(Ok(()))) => Ok(()),
+        // A scenario passes only once what it touched stops being written.
+        Ok(Ok(Ok(()))) => ctx.settles().await.map_err(|e| format!("hot loop: {e:#}")),
         Ok(Ok(Err(e))) => Err(format!("{e:#}")),
         Ok(Err(join)) => Err(format!("panicked: {join}")),
         Err(_) => Err("scenario timed out after 600s".to_string()),
