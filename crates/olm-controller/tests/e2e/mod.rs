@@ -89,11 +89,19 @@ pub struct Env {
     work: tempfile::TempDir,
     /// Bundle images already pushed, by content digest → reference.
     pushed: Mutex<BTreeMap<String, String>>,
+    /// Which OLM runs.
+    which: olm_controller::run::Which,
 }
 
 impl Env {
     /// Starts control plane, registry and `olm`; installs OLM's CRDs and system namespace.
     pub async fn start() -> Result<Arc<Env>> {
+        Env::start_with(olm_controller::run::Which::V1).await
+    }
+
+    /// [`Env::start`] with `which` OLM running (`--olm`); with OLM v0, its CRDs are served
+    /// before this returns.
+    pub async fn start_with(which: olm_controller::run::Which) -> Result<Arc<Env>> {
         let plane = ControlPlane::start()
             .await
             .map_err(|e| anyhow!("starting the local control plane failed: {e}"))?;
@@ -118,8 +126,18 @@ impl Env {
             cache: tempfile::tempdir()?,
             work: tempfile::tempdir()?,
             pushed: Mutex::new(BTreeMap::new()),
+            which,
         });
         env.start_olm().await?;
+        if which.v0() {
+            let crds: Api<CustomResourceDefinition> = Api::all(env.client());
+            eventually(WAIT, || {
+                let crds = crds.clone();
+                async move { Ok(crds.get_opt("installplans.operators.coreos.com").await?) }
+            })
+            .await
+            .context("OLM v0's CRDs were never served")?;
+        }
         Ok(env)
     }
 
@@ -299,7 +317,7 @@ async fn spawn_olm(
     let loopback: std::net::SocketAddr = "127.0.0.1:0".parse()?;
     let catalogs_port = env.catalogs_port.lock().unwrap().unwrap_or(0);
     let options = olm_controller::run::Options {
-        which: olm_controller::run::Which::V1,
+        which: env.which,
         system_namespace: SYSTEM_NAMESPACE.to_string(),
         cache_path: env.cache.path().to_path_buf(),
         catalogs_addr: std::net::SocketAddr::from(([127, 0, 0, 1], catalogs_port)),
@@ -376,6 +394,14 @@ async fn spawn_olm_binary(
         .args(["--catalogs-server-addr", &catalogs])
         .args(["--external-address", &catalogs])
         .args(["--webhook-server-port", "0"])
+        .args([
+            "--olm",
+            match env.which {
+                olm_controller::run::Which::V0 => "v0",
+                olm_controller::run::Which::V1 => "v1",
+                olm_controller::run::Which::Both => "both",
+            },
+        ])
         .stdout(log.try_clone()?)
         .stderr(log)
         .kill_on_drop(true);
@@ -1115,6 +1141,11 @@ pub struct Scenario {
 /// Runs the scenarios selected by the command line on one shared environment and exits with
 /// the libtest convention (101 on failure).
 pub fn main(scenarios: Vec<Scenario>) {
+    main_with(scenarios, olm_controller::run::Which::V1);
+}
+
+/// [`main`] with `which` OLM running.
+pub fn main_with(scenarios: Vec<Scenario>, which: olm_controller::run::Which) {
     // RUST_LOG=olm_controller=debug shows what the controllers did, on stderr.
     if std::env::var_os("RUST_LOG").is_some() {
         let _ = tracing_subscriber::fmt()
@@ -1153,7 +1184,7 @@ pub fn main(scenarios: Vec<Scenario>) {
         .enable_all()
         .build()
         .expect("runtime");
-    let failed = runtime.block_on(run_all(selected));
+    let failed = runtime.block_on(run_all(selected, which));
     runtime.shutdown_timeout(Duration::from_secs(5));
     if failed > 0 {
         std::process::exit(101);
@@ -1163,10 +1194,10 @@ pub fn main(scenarios: Vec<Scenario>) {
 /// Name, time taken, outcome, notes.
 type ScenarioResult = (String, Duration, Result<(), String>, Vec<String>);
 
-async fn run_all(selected: Vec<Scenario>) -> usize {
+async fn run_all(selected: Vec<Scenario>, which: olm_controller::run::Which) -> usize {
     let started = Instant::now();
     println!("running {} scenarios", selected.len());
-    let env = match Env::start().await {
+    let env = match Env::start_with(which).await {
         Ok(e) => e,
         Err(e) => {
             println!("environment failed to start: {e:#}");
