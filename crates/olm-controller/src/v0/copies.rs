@@ -52,6 +52,9 @@ struct Ctx {
     recorder: Recorder,
     /// Parents (by `namespace/name`) whose disabled-copies Event was recorded.
     disabled_events: Mutex<HashSet<String>>,
+    /// AllNamespaces parents (by `namespace/name`) whose disabled-copies Events are known to be
+    /// gone: deleted once copies are enabled, or not looked for again in this process.
+    events_cleared: Mutex<HashSet<String>>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -72,6 +75,7 @@ pub async fn run(
         failures: Failures::default(),
         recorder,
         disabled_events: Mutex::default(),
+        events_cleared: Mutex::default(),
     });
     Controller::for_stream(nothing(), index.csvs.clone())
         .reconcile_on(wake)
@@ -127,6 +131,8 @@ async fn reconcile(csv: Arc<ClusterServiceVersion>, ctx: Arc<Ctx>) -> Result<Act
         || olm_v0::phase::Reason::parse(reason).is_some_and(olm_v0::phase::Reason::is_uncopiable)
         || csv.meta().deletion_timestamp.is_some();
     let groups = ctx.index.groups_in(&namespace);
+    // A failure to delete disabled-copies events is retried like a failed copy write.
+    let mut events_failed = 0;
     let wanted = match (uncopiable, groups.as_slice()) {
         (false, [group]) => {
             let targets = group
@@ -136,10 +142,13 @@ async fn reconcile(csv: Arc<ClusterServiceVersion>, ctx: Arc<Ctx>) -> Result<Act
                 .unwrap_or_default();
             let set = NamespaceSet::new(&targets);
             if olm_v0::copied::copies_disabled(ctx.index.copies_disabled(), &set) {
+                lock(&ctx.events_cleared).remove(&key(&csv));
                 disabled_event(&ctx, &csv).await;
                 Vec::new()
             } else {
-                lock(&ctx.disabled_events).remove(&key(&csv));
+                if set.is_all_namespaces() && !delete_disabled_events(&ctx, &csv).await {
+                    events_failed = 1;
+                }
                 let names: Vec<String> = ctx.index.namespaces().into_keys().collect();
                 let group_namespace = group.namespace().unwrap_or_default();
                 olm_v0::copied::copy_plan(&group_namespace, &set, &names).0
@@ -148,6 +157,7 @@ async fn reconcile(csv: Arc<ClusterServiceVersion>, ctx: Arc<Ctx>) -> Result<Act
         _ => Vec::new(),
     };
     let mut synced = sync(&ctx.shared.client, &ctx.index, &csv, &wanted).await;
+    synced.failed += events_failed;
     if let [group] = groups.as_slice()
         && !wanted.is_empty()
     {
@@ -270,6 +280,33 @@ async fn report(ctx: &Ctx) -> Result<(), kube::Error> {
         Err(kube::Error::Api(s)) if s.code == 409 => Ok(()),
         Err(e) => Err(e),
     }
+}
+
+/// Deletes the disabled-copies events of an AllNamespaces CSV whose copies are enabled (seed
+/// 001: turning `disableCopiedCSVs` off deletes them, as upstream does), once per process and
+/// after each time they were recorded: events recorded before olm restarted go too. Returns
+/// whether they are gone.
+async fn delete_disabled_events(ctx: &Ctx, csv: &ClusterServiceVersion) -> bool {
+    if lock(&ctx.events_cleared).contains(&key(csv)) {
+        return true;
+    }
+    let namespace = csv.namespace().unwrap_or_default();
+    let api: Api<k8s_openapi::api::core::v1::Event> =
+        Api::namespaced(ctx.shared.client.clone(), &namespace);
+    let selector = olm_v0::copied::disabled_events_selector(&namespace, &csv.name_any());
+    if let Err(e) = api
+        .delete_collection(
+            &DeleteParams::default(),
+            &kube::api::ListParams::default().fields(&selector),
+        )
+        .await
+    {
+        warn!(csv = %csv.name_any(), namespace = %namespace, error = %e, "deleting the disabled-copies events failed");
+        return false;
+    }
+    lock(&ctx.disabled_events).remove(&key(csv));
+    lock(&ctx.events_cleared).insert(key(csv));
+    true
 }
 
 /// The Warning event on a CSV whose copies are disabled, once per process.

@@ -143,7 +143,12 @@ async fn sync(ctx: &Ctx, key: &str) -> Result<queue::Next, String> {
             olm_v0::subscription::hand_made_plan_phase(phase, manual, plan.spec.approved)
     {
         info!(namespace = %namespace, installplan = %name, phase = next, "InstallPlan made by hand");
-        write(ctx, namespace, name, json!({"phase": next})).await?;
+        let mut status = json!({"phase": next});
+        // The status schema requires the list, which a plan made by hand lacks.
+        if value.pointer("/status/catalogSources").is_none() {
+            status["catalogSources"] = json!([]);
+        }
+        write(ctx, namespace, name, status).await?;
         return Ok(None);
     }
     if !matches!(phase, "RequiresApproval" | "Installing") {
@@ -244,7 +249,12 @@ async fn write(ctx: &Ctx, namespace: &str, name: &str, status: Value) -> Result<
         )
         .await
         .map(|_| ())
-        .map_err(|e| format!("writing InstallPlan {namespace}/{name} status: {e}"))
+        .map_err(|e| {
+            format!(
+                "writing InstallPlan {namespace}/{name} status: {}",
+                crate::api_error::message(&e)
+            )
+        })
 }
 
 /// One execution pass over an `Installing` plan.
@@ -392,7 +402,7 @@ impl From<String> for StepError {
 /// `context: error`, remembering whether the API server said Forbidden.
 fn api_error(context: String, e: &kube::Error) -> StepError {
     StepError {
-        message: format!("{context}: {e}"),
+        message: format!("{context}: {}", crate::api_error::message(e)),
         forbidden: matches!(e, kube::Error::Api(s) if s.code == 403),
         refused: false,
     }
@@ -759,10 +769,12 @@ async fn own_by_csv(
 ) -> Result<(), String> {
     let api =
         Api::<olm_v0_api::v1alpha1::ClusterServiceVersion>::namespaced(client.clone(), namespace);
-    let owner = api
-        .get(csv)
-        .await
-        .map_err(|e| format!("error getting the owning CSV {namespace}/{csv}: {e}"))?;
+    let owner = api.get(csv).await.map_err(|e| {
+        format!(
+            "error getting the owning CSV {namespace}/{csv}: {}",
+            crate::api_error::message(&e)
+        )
+    })?;
     let uid = owner.uid().unwrap_or_default();
     let reference = json!({
         "apiVersion": "operators.coreos.com/v1alpha1",
@@ -810,7 +822,12 @@ async fn discover(
     let gvk = kube::api::GroupVersionKind::gvk(group, version, kind);
     let found = kube::discovery::pinned_kind(&ctx.shared.client, &gvk)
         .await
-        .map_err(|e| format!("the API server does not serve {kind} in {api_version}: {e}"))?;
+        .map_err(|e| {
+            format!(
+                "the API server does not serve {kind} in {api_version}: {}",
+                crate::api_error::message(&e)
+            )
+        })?;
     lock(&ctx.resources).insert(key, found.clone());
     Ok(found)
 }

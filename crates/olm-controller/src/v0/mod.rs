@@ -32,7 +32,7 @@ mod serving;
 mod subscriptions;
 mod tenant;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
 use futures::channel::mpsc;
@@ -504,8 +504,9 @@ fn csv_refs(csvs: &[Arc<ClusterServiceVersion>]) -> Vec<ObjectRef<ClusterService
     csvs.iter().map(|c| ObjectRef::from_obj(&**c)).collect()
 }
 
-/// A CSV changed: itself, the CSVs of its namespace that replace it or that it replaces (one
-/// waits on the other's phase), and the groups of its namespace (their provided APIs).
+/// A CSV changed: itself, the CSVs of its namespace that replace it, every CSV it replaces
+/// along the chain (one waits on the other's phase, and the oldest of a chain is the one that
+/// goes once the newest succeeded), and the groups of its namespace (their provided APIs).
 fn on_csv(index: &Index, change: Change<&ClusterServiceVersion>) -> Woken {
     let (c, deleted) = match change {
         Change::Applied(c) => (c, false),
@@ -515,12 +516,20 @@ fn on_csv(index: &Index, change: Change<&ClusterServiceVersion>) -> Woken {
     let name = c.name_any();
     let resolve = vec![namespace.clone()];
     let mut csvs = vec![csv_ref(&namespace, &name)];
-    for other in index.csvs_in(&namespace) {
-        let replaces_it = other.spec.replaces.as_deref() == Some(name.as_str());
-        let replaced_by_it = c.spec.replaces.as_deref() == Some(other.name_any().as_str());
-        if (replaces_it || replaced_by_it) && other.name_any() != name {
-            csvs.push(ObjectRef::from_obj(&*other));
+    let all = index.csvs_in(&namespace);
+    for other in &all {
+        if other.spec.replaces.as_deref() == Some(name.as_str()) && other.name_any() != name {
+            csvs.push(ObjectRef::from_obj(&**other));
         }
+    }
+    let mut seen = HashSet::from([name.clone()]);
+    let mut older = c.spec.replaces.clone();
+    while let Some(o) = older.filter(|o| seen.insert(o.clone())) {
+        let Some(found) = all.iter().find(|x| x.name_any() == o) else {
+            break;
+        };
+        csvs.push(ObjectRef::from_obj(&**found));
+        older = found.spec.replaces.clone();
     }
     Woken {
         csvs,
@@ -570,9 +579,13 @@ fn on_group(index: &Index, change: Change<&OperatorGroup>) -> Woken {
     }
 }
 
-/// A Subscription changed: its namespace is resolved again, and the CSV it installed looked at.
+/// A Subscription changed: its namespace is resolved again, the CSV it installed looked at, and
+/// what it installed adopted by its Operator.
 fn on_subscription(_: &Index, change: Change<&Subscription>) -> Woken {
-    let (Change::Applied(s) | Change::Deleted(s)) = change;
+    let (s, deleted) = match change {
+        Change::Applied(s) => (s, false),
+        Change::Deleted(s) => (s, true),
+    };
     let namespace = s.namespace().unwrap_or_default();
     // The CSV it installed: its Deployments carry the Subscription's config.
     let installed = s
@@ -584,6 +597,7 @@ fn on_subscription(_: &Index, change: Change<&Subscription>) -> Woken {
     Woken {
         csvs: installed.into_iter().collect(),
         namespaces: vec![namespace],
+        operators: operators::on_subscription(s, deleted),
         ..Woken::default()
     }
 }

@@ -58,6 +58,9 @@ pub enum Work {
     Operator(String),
     /// Hand the CSV `namespace/name`'s operator labels on to what it owns.
     Adopt(String, String),
+    /// Label the Subscription `namespace/name`, its installed CSV and its InstallPlan with its
+    /// package's Operator.
+    AdoptSubscription(String, String),
 }
 
 /// A CSV an object belongs to: by owner reference (with the CSV's uid, in the object's
@@ -375,6 +378,18 @@ fn providers(index: &Index, name: &str) -> Vec<Work> {
         .collect()
 }
 
+/// The work a Subscription's change makes: adoption of what it installed, the CSV included
+/// once `status.installedCSV` names it.
+pub fn on_subscription(subscription: &Subscription, deleted: bool) -> Vec<Work> {
+    if deleted {
+        return Vec::new();
+    }
+    vec![Work::AdoptSubscription(
+        subscription.namespace().unwrap_or_default(),
+        subscription.name_any(),
+    )]
+}
+
 /// The work a CSV's change makes, recorded in the index like any other component.
 pub fn on_csv(index: &Index, csv: &ClusterServiceVersion, deleted: bool) -> Vec<Work> {
     index.components.record(csv_kind(), csv.meta(), deleted)
@@ -466,9 +481,15 @@ pub async fn run(
     let worker = async {
         index.components.wait_until_ready().await;
         let _ = operators.wait_until_ready().await;
-        // Every labelled CSV once: its adoption may have been missed while olm was away.
+        // Every labelled CSV and every Subscription once: their adoption may have been missed
+        // while olm was away.
         for c in index.csvs.state() {
             for w in on_csv(&index, &c, false) {
+                work_off(&ctx, w).await;
+            }
+        }
+        for s in index.subscriptions.state() {
+            for w in on_subscription(&s, false) {
                 work_off(&ctx, w).await;
             }
         }
@@ -507,6 +528,10 @@ async fn work_off(ctx: &Arc<Ctx>, w: Work) {
     let (key, result) = match &w {
         Work::Operator(name) => (name.clone(), reconcile_operator(ctx, name).await),
         Work::Adopt(ns, name) => (format!("{ns}/{name}"), adopt(ctx, ns, name).await),
+        Work::AdoptSubscription(ns, name) => (
+            format!("subscription {ns}/{name}"),
+            adopt_subscription(ctx, ns, name).await,
+        ),
     };
     let outcome = match result {
         Ok(()) => {
@@ -678,4 +703,78 @@ async fn adopt(ctx: &Ctx, namespace: &str, name: &str) -> Result<(), Error> {
     } else {
         Err(Error(format!("could not label {}", failed.join(", "))))
     }
+}
+
+/// Labels the Subscription `namespace/name`, its installed CSV and its InstallPlan with the
+/// component label of its package's Operator (`operators.coreos.com/<package>.<namespace>`,
+/// upstream's adoption controller), as merge patches of that label alone. The CSV's label then
+/// reaches what it owns through [`adopt`].
+async fn adopt_subscription(ctx: &Ctx, namespace: &str, name: &str) -> Result<(), Error> {
+    let Some(sub) = ctx
+        .index
+        .subscriptions
+        .get(&ObjectRef::new(name).within(namespace))
+    else {
+        return Ok(());
+    };
+    let status = sub.status.as_ref();
+    let csv = status
+        .and_then(|s| s.installed_csv.as_deref())
+        .filter(|n| !n.is_empty())
+        .and_then(|n| ctx.index.csv(namespace, n));
+    let plan_name = status
+        .and_then(|s| s.install_plan_ref.as_ref())
+        .and_then(|r| r.name.clone())
+        .unwrap_or_default();
+    let plan = ctx
+        .index
+        .installplans
+        .get(&ObjectRef::new(&plan_name).within(namespace));
+    let csv_name = csv.as_ref().map(|c| c.name_any());
+    let plan_name = plan.as_ref().map(|p| p.name_any());
+    let adoption = match olm_v0::operator::subscription_adoption(
+        &sub.spec.package,
+        namespace,
+        sub.labels(),
+        csv_name.as_deref().zip(csv.as_ref().map(|c| c.labels())),
+        plan_name.as_deref().zip(plan.as_ref().map(|p| p.labels())),
+    ) {
+        Ok(a) => a,
+        Err(e) => {
+            warn!(subscription = %name, namespace = %namespace, error = %e, "no Operator for this Subscription");
+            return Ok(());
+        }
+    };
+    let patch = json!({"metadata": {"labels": {adoption.label_key.clone(): ""}}});
+    let params = PatchParams::default();
+    let merge = Patch::Merge(&patch);
+    let gone = |r: Result<(), kube::Error>| match r {
+        Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
+        r => r,
+    };
+    if adoption.subscription {
+        gone(
+            Api::<Subscription>::namespaced(ctx.shared.client.clone(), namespace)
+                .patch(name, &params, &merge)
+                .await
+                .map(drop),
+        )?;
+    }
+    if let Some(csv) = &adoption.csv {
+        gone(
+            Api::<ClusterServiceVersion>::namespaced(ctx.shared.client.clone(), namespace)
+                .patch(csv, &params, &merge)
+                .await
+                .map(drop),
+        )?;
+    }
+    if let Some(plan) = &adoption.install_plan {
+        gone(
+            Api::<InstallPlan>::namespaced(ctx.shared.client.clone(), namespace)
+                .patch(plan, &params, &merge)
+                .await
+                .map(drop),
+        )?;
+    }
+    Ok(())
 }

@@ -19,7 +19,7 @@
 //! Passes are woken by Subscription, InstallPlan, CSV and OperatorGroup changes in the
 //! namespace, and by any catalog's content changing; there is no periodic resync.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -61,6 +61,8 @@ struct Ctx {
     statuses: Written<Value>,
     /// InstallPlans created whose watch event may not have arrived, by namespace.
     created: std::sync::Mutex<HashMap<String, Vec<PlanView>>>,
+    /// CSVs of failed plans deleted (`namespace/name`) whose deletion the cache may not show yet.
+    deleted: std::sync::Mutex<HashSet<String>>,
 }
 
 /// Runs the controller until `stop` resolves: `woken` names namespaces to look at, `changed`
@@ -84,6 +86,7 @@ pub async fn run(
         bundles,
         statuses: Written::default(),
         created: std::sync::Mutex::default(),
+        deleted: std::sync::Mutex::default(),
     });
     // v0 bundle pulls use the global pull secret as v1's do.
     let pull_secret = shared.global_pull_secret.clone().map(|(namespace, name)| {
@@ -274,7 +277,17 @@ async fn sync(ctx: &Ctx, namespace: &str) -> Result<Option<Duration>, Error> {
         return Ok(None);
     }
     let csvs = ctx.index.csvs_in(namespace);
-    let csv_names: HashSet<String> = csvs.iter().map(|c| c.name_any()).collect();
+    // Each CSV's phase ("" before it has one), by name.
+    let csv_phases: HashMap<String, String> = csvs
+        .iter()
+        .map(|c| {
+            let phase = serde_json::to_value(c.status.as_ref().map(|s| &s.phase))
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_default();
+            (c.name_any(), phase)
+        })
+        .collect();
     let stamp = now();
     let catalogs = visible_catalogs(ctx, namespace);
     // UnsafeFailForward upgrades: the namespace's one OperatorGroup opts in (upstream requires
@@ -287,7 +300,10 @@ async fn sync(ctx: &Ctx, namespace: &str) -> Result<Option<Duration>, Error> {
     let mut wrote = false;
     for sub in &mut subs {
         let old = sub.status.clone();
-        observe(sub, &csv_names, &views, &catalogs, fail_forward, &stamp);
+        let leftover = observe(sub, &csv_phases, &views, &catalogs, fail_forward, &stamp);
+        if let Some(csv) = leftover {
+            delete_leftover(ctx, namespace, &csv).await?;
+        }
         if sub.status != old {
             write_status(ctx, namespace, sub, &old).await?;
             wrote = true;
@@ -329,7 +345,23 @@ async fn sync(ctx: &Ctx, namespace: &str) -> Result<Option<Duration>, Error> {
         })
         .collect();
     let views_by_sub: Vec<resolver::Subscription> = subs.iter().map(Sub::view).collect();
-    let existing = existing_entries(namespace, &csvs, &views_by_sub, &subs, fail_forward)?;
+    let claims: Vec<decide::Claim> = subs
+        .iter()
+        .map(|s| decide::Claim {
+            installed_csv: s.status_text("installedCSV").to_owned(),
+            current_csv: s.status_text("currentCSV").to_owned(),
+            plan_failed: plan_failed(s, &views),
+        })
+        .collect();
+    let (existing, aside) = existing_entries(
+        ctx,
+        namespace,
+        &csvs,
+        &views_by_sub,
+        &subs,
+        &claims,
+        fail_forward,
+    )?;
     let resolved = match resolver::resolve(namespace, &views_by_sub, &existing, &resolver_catalogs)
     {
         Ok(r) => r,
@@ -339,7 +371,7 @@ async fn sync(ctx: &Ctx, namespace: &str) -> Result<Option<Duration>, Error> {
     // What is new, and which Subscription each new bundle serves.
     let new: Vec<&Resolved> = resolved
         .iter()
-        .filter(|r| !csv_names.contains(&r.entry.name))
+        .filter(|r| !csv_phases.contains_key(&r.entry.name))
         .collect();
     // Unpack conditions stay until this pass knows whether unpacking works: clearing them
     // first and setting them again would make two writes, each waking the next pass.
@@ -426,6 +458,14 @@ async fn sync(ctx: &Ctx, namespace: &str) -> Result<Option<Duration>, Error> {
         steps.extend(bundle);
     }
     let steps = order_steps(steps);
+    // The CSVs that failed plans created and that these bundles now take the place of: the CSV
+    // they replace could not make way for them otherwise.
+    for i in served.keys() {
+        let current = subs[*i].status_text("currentCSV");
+        if aside.get(current) == Some(&decide::SetAside::FailedPlan) {
+            delete_leftover(ctx, namespace, current).await?;
+        }
+    }
     let generations: Vec<i64> = subs
         .iter()
         .filter_map(|s| {
@@ -510,16 +550,39 @@ fn visible_catalogs(ctx: &Ctx, namespace: &str) -> Vec<(SourceKey, i64, bool)> {
     out
 }
 
+/// Whether the Subscription's plan failed: it says so, or it is gone and the Subscription still
+/// carries its `InstallPlanFailed` (the user deleted the failed plan to retry).
+fn plan_failed(sub: &Sub, plans: &[PlanView]) -> bool {
+    let name = text(&sub.status, "/installPlanRef/name");
+    if name.is_empty() {
+        return false;
+    }
+    match plans.iter().find(|p| p.name == name) {
+        Some(p) => p.phase == "Failed",
+        None => sub
+            .status
+            .get("conditions")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .any(|c| {
+                text(c, "/type") == condition::INSTALL_PLAN_FAILED && text(c, "/status") == "True"
+            }),
+    }
+}
+
 /// A Subscription's status from what exists: state and installed CSV, adoption of the plan that
-/// created it, its plan's conditions, and its catalogs' health.
+/// created it, its plan's conditions, and its catalogs' health. Returns a CSV to delete: one a
+/// failed plan created, once that plan is deleted to retry (see [`decide::PlanGone`]).
 fn observe(
     sub: &mut Sub,
-    csvs: &HashSet<String>,
+    csvs: &HashMap<String, String>,
     plans: &[PlanView],
     catalogs: &[(SourceKey, i64, bool)],
     fail_forward: bool,
     stamp: &str,
-) {
+) -> Option<String> {
+    let mut leftover = None;
     let generated_by = text(&sub.value, "/metadata/annotations/olm.generated-by").to_owned();
     if sub.status.get("installPlanRef").is_none()
         && !generated_by.is_empty()
@@ -541,12 +604,17 @@ fn observe(
     let plan_name = text(&sub.status, "/installPlanRef/name").to_owned();
     let plan = plans.iter().find(|p| p.name == plan_name);
     let current = sub.status_text("currentCSV").to_owned();
-    if let Some((new_state, installed)) = decide::observed_state(
-        &current,
-        csvs.contains(&current),
-        plan.is_some_and(|p| p.phase == "Failed"),
-        fail_forward,
-    ) {
+    let current_phase = csvs.get(&current).map(String::as_str);
+    let progress = if plan_failed(sub, plans) {
+        decide::PlanProgress::Failed
+    } else if plan.is_some_and(|p| p.phase != "Complete") {
+        decide::PlanProgress::Running
+    } else {
+        decide::PlanProgress::Done
+    };
+    if let Some((new_state, installed)) =
+        decide::observed_state(&current, current_phase, progress, fail_forward)
+    {
         if sub.status_text("state") != new_state {
             sub.status["state"] = json!(new_state);
         }
@@ -555,20 +623,34 @@ fn observe(
         }
     }
     if !plan_name.is_empty() && plan.is_none() {
-        if sub.status_text("state") == state::UPGRADE_PENDING {
-            // The plan is gone before it installed anything: resolve again.
-            for key in ["installPlanRef", "installplan", "currentCSV", "state"] {
-                if let Some(map) = sub.status.as_object_mut() {
-                    map.remove(key);
+        let installed = sub.status_text("installedCSV").to_owned();
+        match decide::plan_gone(
+            sub.status_text("state"),
+            &current,
+            current_phase,
+            &installed,
+        ) {
+            decide::PlanGone::Retry { leftover: csv } => {
+                leftover = csv;
+                for key in ["installPlanRef", "installplan", "currentCSV", "state"] {
+                    if let Some(map) = sub.status.as_object_mut() {
+                        map.remove(key);
+                    }
+                }
+                // The Subscription is back where it was before the plan: its installed CSV.
+                if !installed.is_empty() && csvs.contains_key(&installed) {
+                    sub.status["currentCSV"] = json!(installed);
+                    sub.status["state"] = json!(state::AT_LATEST_KNOWN);
                 }
             }
-        } else {
-            let missing = Condition::holds(
-                condition::INSTALL_PLAN_MISSING,
-                reason::REFERENCED_INSTALL_PLAN_NOT_FOUND,
-                "",
-            );
-            decide::set_condition(sub.conditions(), &missing, stamp);
+            decide::PlanGone::Missing => {
+                let missing = Condition::holds(
+                    condition::INSTALL_PLAN_MISSING,
+                    reason::REFERENCED_INSTALL_PLAN_NOT_FOUND,
+                    "",
+                );
+                decide::set_condition(sub.conditions(), &missing, stamp);
+            }
         }
     } else {
         decide::remove_condition(sub.conditions(), condition::INSTALL_PLAN_MISSING);
@@ -626,6 +708,25 @@ fn observe(
         sub.status["catalogHealth"] = Value::Array(stamped);
     }
     drop_empty_conditions(&mut sub.status);
+    leftover
+}
+
+/// Deletes a CSV a failed plan created (see [`decide::SetAside::FailedPlan`]) and remembers it,
+/// so that resolution leaves it out until the cache has seen it go.
+async fn delete_leftover(ctx: &Ctx, namespace: &str, name: &str) -> Result<(), Error> {
+    let api = Api::<olm_v0_api::v1alpha1::ClusterServiceVersion>::namespaced(
+        ctx.shared.client.clone(),
+        namespace,
+    );
+    match api.delete(name, &DeleteParams::background()).await {
+        Ok(_) => {
+            info!(namespace = %namespace, csv = %name, "deleted the CSV of a failed InstallPlan");
+        }
+        Err(kube::Error::Api(e)) if e.code == 404 => {}
+        Err(e) => return Err(e.into()),
+    }
+    super::lock(&ctx.deleted).insert(format!("{namespace}/{name}"));
+    Ok(())
 }
 
 /// An empty condition list is left out, as upstream's `omitempty` does.
@@ -648,14 +749,18 @@ fn serves(sub: &Sub, entry: &Entry) -> bool {
         && (sub.spec("channel").is_empty() || sub.spec("channel") == entry.channel)
 }
 
-/// The namespace's CSVs as resolver entries (copies left out).
+/// The namespace's CSVs as resolver entries (copies left out), and those set aside (see
+/// [`decide::set_aside`]); CSVs being deleted are left out too.
+#[allow(clippy::too_many_arguments)]
 fn existing_entries(
+    ctx: &Ctx,
     namespace: &str,
     csvs: &[Arc<olm_v0_api::v1alpha1::ClusterServiceVersion>],
     views: &[resolver::Subscription],
     subs: &[Sub],
+    claims: &[decide::Claim],
     fail_forward: bool,
-) -> Result<Vec<Entry>, Error> {
+) -> Result<(Vec<Entry>, BTreeMap<String, decide::SetAside>), Error> {
     let values: Vec<Value> = csvs
         .iter()
         .map(|c| serde_json::to_value(&**c).map_err(|e| Error(e.to_string())))
@@ -668,12 +773,24 @@ fn existing_entries(
             phase: text(v, "/status/phase").to_owned(),
         })
         .collect();
+    let aside = decide::set_aside(&chain, claims, fail_forward);
+    let deleted = {
+        let mut deleted = super::lock(&ctx.deleted);
+        // Forgotten once the cache has seen them go.
+        deleted.retain(|key| {
+            key.strip_prefix(namespace)
+                .and_then(|k| k.strip_prefix('/'))
+                .is_none_or(|name| csvs.iter().any(|c| c.name_any() == name))
+        });
+        deleted.clone()
+    };
     let mut out = Vec::with_capacity(csvs.len());
     for (csv, value) in csvs.iter().zip(values) {
         let name = csv.name_any();
-        // Seed 001: Replacing CSVs whose chain ends in a Failed one are left out, so the
-        // failed upgrade can be replaced by a newer one.
-        if fail_forward && decide::left_out_by_fail_forward(&name, &chain) {
+        if aside.contains_key(&name)
+            || csv.metadata.deletion_timestamp.is_some()
+            || deleted.contains(&format!("{namespace}/{name}"))
+        {
             continue;
         }
         let installed_by: Vec<(String, String)> = views
@@ -684,7 +801,7 @@ fn existing_entries(
             .collect();
         out.push(resolver::entry::from_csv(&value, namespace, &installed_by).map_err(Error)?);
     }
-    Ok(out)
+    Ok((out, aside))
 }
 
 /// A bundle's manifests: inline from its registry, or from its image.
