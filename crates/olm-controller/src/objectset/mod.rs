@@ -404,7 +404,10 @@ async fn gather(cos: &ClusterObjectSet, ctx: &Ctx) -> Gathered {
                 }
                 Ok(s)
             }
-            Err(e) => Err(format!("getting Secret {ns}/{secret}: {}", api_message(&e))),
+            Err(e) => Err(format!(
+                "getting Secret {ns}/{secret}: {}",
+                crate::api_error::message(&e)
+            )),
         };
         secrets.insert((ns, secret), got);
     }
@@ -453,14 +456,6 @@ async fn gather(cos: &ClusterObjectSet, ctx: &Ctx) -> Gathered {
 /// Whether the Secret cache has listed once (waiting briefly the first time).
 async fn secrets_ready(ctx: &Ctx) -> bool {
     watches::synced(&ctx.secrets, Duration::from_secs(5)).await
-}
-
-/// The API server's own message for an API error (what Go's client prints), else the error.
-fn api_message(e: &kube::Error) -> String {
-    match e {
-        kube::Error::Api(s) => s.message.clone(),
-        other => other.to_string(),
-    }
 }
 
 /// The client objects are written with: the revision's ServiceAccount, impersonated, or the
@@ -612,10 +607,16 @@ async fn write_one(write: &Write, ctx: &Ctx, client: &Client) -> Result<Wrote, S
                         .await
                         .map(Wrote::Exists)
                         .map_err(|e| {
-                            format!("getting object after create collision: {}", api_message(&e))
+                            format!(
+                                "getting object after create collision: {}",
+                                crate::api_error::message(&e)
+                            )
                         })
                 }
-                Err(e) => Err(format!("creating resource: {}", api_message(&e))),
+                Err(e) => Err(format!(
+                    "creating resource: {}",
+                    crate::api_error::message(&e)
+                )),
                 Ok(o) => Ok(Wrote::Answer(o)),
             }
         }
@@ -628,7 +629,7 @@ async fn write_one(write: &Write, ctx: &Ctx, client: &Client) -> Result<Wrote, S
             )
             .await
             .map(Wrote::Answer)
-            .map_err(|e| format!("patching: {}", api_message(&e)))
+            .map_err(|e| format!("patching: {}", crate::api_error::message(&e)))
         }
         Write::Delete {
             uid,
@@ -646,7 +647,10 @@ async fn write_one(write: &Write, ctx: &Ctx, client: &Client) -> Result<Wrote, S
             match api.delete(&target.name, &dp).await {
                 Ok(_) => Ok(Wrote::Done),
                 Err(kube::Error::Api(e)) if e.code == 404 => Ok(Wrote::Done),
-                Err(e) => Err(format!("deleting object: {}", api_message(&e))),
+                Err(e) => Err(format!(
+                    "deleting object: {}",
+                    crate::api_error::message(&e)
+                )),
             }
         }
         Write::ReleaseOwnership { patch, .. } => {
@@ -663,7 +667,10 @@ async fn write_one(write: &Write, ctx: &Ctx, client: &Client) -> Result<Wrote, S
                     Ok(Wrote::Done)
                 }
                 Err(kube::Error::Api(e)) if e.code == 404 => Ok(Wrote::Done),
-                Err(e) => Err(format!("releasing object: {}", api_message(&e))),
+                Err(e) => Err(format!(
+                    "releasing object: {}",
+                    crate::api_error::message(&e)
+                )),
             }
         }
     }
