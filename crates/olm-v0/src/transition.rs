@@ -155,6 +155,18 @@ fn set(phase: Phase, reason: Reason, message: impl Into<String>) -> Step {
     }
 }
 
+/// The message of a CSV whose requirements are met and that waits for the CSV it replaces to
+/// make way (an addition: upstream waits without a word, keeping the earlier reason).
+pub fn waiting_message(predecessor: Phase) -> String {
+    let phase = match predecessor.as_str() {
+        "" => "has no phase yet".to_owned(),
+        p => format!("is {p}"),
+    };
+    format!(
+        "all requirements found, waiting for the CSV it replaces to be marked Replacing (it {phase})"
+    )
+}
+
 /// The next step for a CSV that passed the membership checks.
 pub fn next(f: &Facts) -> Step {
     if f.reason == Some(Reason::InstallComponentFailedNoRetry) {
@@ -247,12 +259,20 @@ fn pending(f: &Facts) -> Step {
             retry: true,
         };
     }
-    // Part of a replacement chain: the predecessor must have been marked Replacing first.
-    if f.replaced
-        .as_ref()
-        .is_some_and(|r| r.phase != Phase::Replacing)
-    {
-        return Step::Wait;
+    // Part of a replacement chain: the predecessor must have been marked Replacing first. One
+    // that succeeded is marked on its next pass; any other phase may last (a Failed predecessor
+    // without fail-forward upgrades waits for someone to act), and the CSV says what it waits
+    // for rather than keep an earlier reason such as RequirementsNotMet.
+    match f.replaced.as_ref().map(|r| r.phase) {
+        Some(Phase::Replacing) | None => {}
+        Some(Phase::Succeeded) => return Step::Wait,
+        Some(phase) => {
+            return set(
+                Phase::Pending,
+                Reason::AllRequirementsMet,
+                waiting_message(phase),
+            );
+        }
     }
     set(
         Phase::InstallReady,
