@@ -160,6 +160,9 @@ pub async fn run(
                 tracing::warn!(port, error = %e, "packageserver: serving failed");
             }
             reconcile(&client, &namespace, Some(&ca_bundle), Serving::Stopping).await;
+            if let Some(route) = route {
+                remove_route(&client, &namespace, Some(route)).await;
+            }
         }
         () = registrar => {
             reconcile(&client, &namespace, Some(&ca_bundle), Serving::Stopping).await;
@@ -224,7 +227,8 @@ async fn keep_registered(
     let mut changes = watcher::watcher(services, by_name)
         .default_backoff()
         .boxed();
-    let mut resync = tokio::time::interval(RESYNC);
+    // Not at once: the loop looks before its first wait.
+    let mut resync = tokio::time::interval_at(tokio::time::Instant::now() + RESYNC, RESYNC);
     tokio::pin!(stop);
     let mut foreign_reported = false;
     loop {
@@ -236,7 +240,9 @@ async fn keep_registered(
                 "packageserver: the APIService names another packageserver's Service; it is left alone and PackageManifests are not served by olm"
             );
         }
-        foreign_reported = action == Some(Action::Foreign);
+        if let Some(action) = action {
+            foreign_reported = action == Action::Foreign;
+        }
         tokio::select! {
             () = &mut stop => return,
             _ = resync.tick() => {}
