@@ -12,11 +12,12 @@
 //! it is looked at. A CSV fails for good (until the CSV or the cluster changes) on what no
 //! repair can fix — an install strategy that cannot be read, webhook rules OLM refuses, a CRD
 //! another operator owns — and a `Failed` CSV keeps checking exactly that before anything
-//! else: upstream instead sends such a CSV back to `Pending` through its certificate or
-//! reinstall checks, where the same problem fails it again, alternating `Failed` and `Pending`
-//! (with a status write and an Event each) many times a second and showing the real error only
-//! part of the time. The certificate and reinstall repairs apply only to a CSV that installed
-//! once; one that never did is checked afresh from `Pending`.
+//! else. The certificate and reinstall repairs apply only to a CSV that installed once: for one
+//! that never did they find the certificate it was never issued due and the Deployment it never
+//! built bad, send it back to `Pending`, where the same problem fails it again — `Failed` and
+//! `Pending` alternating many times a second, a status write and an Event each, the real error
+//! shown only part of the time (upstream does this for refused webhook rules, through its
+//! reinstall check). One that never installed is checked afresh from `Pending` instead.
 
 use std::time::Duration;
 
