@@ -38,5 +38,5 @@ pub use name::{
     is_dns1123_label, is_dns1123_subdomain, label_value_errors, matches_dns1123_label_pattern,
     truncate_note,
 };
-pub use ownership::{Holder, holder};
+pub use ownership::{Holder, holder, v0_refusal};
 pub use selector::{LabelSelector, Operator, Requirement, SelectorError};

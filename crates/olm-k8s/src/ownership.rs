@@ -210,6 +210,18 @@ pub fn holder(object: &Map<String, Value>) -> Holder {
     Holder::Nobody
 }
 
+/// Why OLM v0 leaves `object` (a `kind` named `name`) alone: `Some` when an OLM v1 revision
+/// holds it, as the one sentence every OLM v0 writer reports.
+pub fn v0_refusal(kind: &str, name: &str, object: &Map<String, Value>) -> Option<String> {
+    match holder(object) {
+        holder @ Holder::Extension { .. } => Some(format!(
+            "{kind} \"{name}\" belongs to {holder}; OLM v0 does not take over objects OLM v1 manages: {}",
+            holder.remedy()
+        )),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -287,6 +299,33 @@ mod tests {
         for (why, object, want) in cases {
             assert_eq!(of(object), want, "{why}");
         }
+    }
+
+    #[test]
+    fn olm_v0_refuses_only_what_olm_v1_holds() {
+        let held = json!({"metadata": {
+            "labels": {"olm.operatorframework.io/owner-kind": "ClusterExtension", "olm.operatorframework.io/owner-name": "nats"},
+            "ownerReferences": [{"apiVersion": "olm.operatorframework.io/v1", "kind": "ClusterObjectSet", "name": "nats-1", "uid": "2", "controller": true}]}});
+        assert_eq!(
+            v0_refusal(
+                "CustomResourceDefinition",
+                "natsclusters.nats.io",
+                held.as_object().unwrap_or(&Map::new())
+            )
+            .as_deref(),
+            Some(
+                "CustomResourceDefinition \"natsclusters.nats.io\" belongs to ClusterExtension \"nats\" (OLM v1, revision \"nats-1\"); OLM v0 does not take over objects OLM v1 manages: uninstall the ClusterExtension \"nats\" first"
+            )
+        );
+        let own = json!({"metadata": {"labels": {"olm.managed": "true"}}});
+        assert_eq!(
+            v0_refusal(
+                "CustomResourceDefinition",
+                "x",
+                own.as_object().unwrap_or(&Map::new())
+            ),
+            None
+        );
     }
 
     #[test]

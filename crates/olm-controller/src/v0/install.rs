@@ -94,6 +94,7 @@ pub async fn install(
     for entry in &entries {
         let built =
             deployment_for_spec(&owner, entry, overrides).map_err(|e| (e.to_string(), true))?;
+        refuse_if_v1_holds(&api, &entry.name).await?;
         match api
             .patch(&entry.name, &params, &Patch::Apply(&built.deployment))
             .await
@@ -128,6 +129,23 @@ pub async fn install(
             .map_err(|e| (e, false))?;
     }
     Ok(())
+}
+
+/// A Deployment a ClusterExtension's revision controls is never applied over: the forced apply
+/// would take its fields from OLM v1, and the two would fight over it. Unrecoverable until the
+/// extension is uninstalled (or the CSV changes). A read that fails (the group's ServiceAccount
+/// may not read Deployments) leaves the apply to say what is wrong.
+async fn refuse_if_v1_holds(api: &Api<Deployment>, name: &str) -> Result<(), (String, bool)> {
+    let Ok(Some(current)) = api.get_opt(name).await else {
+        return Ok(());
+    };
+    let Ok(Value::Object(current)) = serde_json::to_value(&current) else {
+        return Ok(());
+    };
+    match olm_k8s::v0_refusal("Deployment", name, &current) {
+        Some(message) => Err((message, true)),
+        None => Ok(()),
+    }
 }
 
 /// The cached Deployments of `namespace` OLM made for CSVs, as JSON.

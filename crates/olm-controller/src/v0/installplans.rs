@@ -408,17 +408,6 @@ fn api_error(context: String, e: &kube::Error) -> StepError {
     }
 }
 
-/// Why OLM v0 leaves `object` alone, when an OLM v1 revision holds it.
-fn v1_holds(kind: &str, name: &str, object: &Value) -> Option<String> {
-    let holder = object.as_object().map(olm_k8s::holder)?;
-    matches!(holder, olm_k8s::Holder::Extension { .. }).then(|| {
-        format!(
-            "{kind} \"{name}\" belongs to {holder}; OLM v0 does not take over objects OLM v1 manages: {}",
-            holder.remedy()
-        )
-    })
-}
-
 /// Every pending step's object that exists and that OLM v1 holds, as one message (`None`
 /// when there is none). CRDs come from the cache; other objects are read once each, as the
 /// controller (the plan's ServiceAccount may not be allowed to read).
@@ -456,7 +445,10 @@ async fn held_by_olm_v1(
                 .transpose()
                 .map_err(|e| e.to_string())?
         };
-        if let Some(why) = current.and_then(|c| v1_holds(kind, name, &c)) {
+        if let Some(why) = current.and_then(|c| {
+            c.as_object()
+                .and_then(|c| olm_k8s::v0_refusal(kind, name, c))
+        }) {
             held.push(why);
         }
     }
@@ -590,7 +582,10 @@ async fn warn_on_plan(client: &Client, namespace: &str, plan: &str, note: &str) 
 /// meanwhile) is left alone as well.
 fn refuse_if_v1_holds(kind: &str, name: &str, current: &DynamicObject) -> Result<(), StepError> {
     let value = serde_json::to_value(current).map_err(|e| e.to_string())?;
-    match v1_holds(kind, name, &value) {
+    match value
+        .as_object()
+        .and_then(|v| olm_k8s::v0_refusal(kind, name, v))
+    {
         Some(message) => Err(StepError {
             message,
             forbidden: false,
