@@ -44,6 +44,7 @@ fn main() {
         scenario!(service_account_missing, "nosa"),
         scenario!(service_account_with_permissions_installs, "sa"),
         scenario!(catalog_not_serving, "nosrv"),
+        scenario!(a_catalog_that_serves_nothing_is_skipped, "skip"),
         scenario!(two_extensions_wanting_the_same_crd, "samecrd"),
     ]);
 }
@@ -1083,6 +1084,98 @@ async fn catalog_not_serving(ctx: Arc<Ctx>) -> Result<()> {
     ));
     ctx.wait_cond(&name, "Installed", "False", "Failed", Msg::Any)
         .await?;
+    Ok(())
+}
+
+/// Two users, one cluster: one user's ClusterCatalog cannot be unpacked (its image is not in
+/// the registry) while another installs from a catalog that serves. Upstream fails every
+/// resolution that selects the failing catalog (`error walking catalogs: … catalog "<c>" is not
+/// being served`), so neither an extension whose selector picks both catalogs nor one without
+/// a selector installs. olm installs both from the serving catalog, names the skipped catalog
+/// in `CatalogsSkipped` (the client's `olm install` skips it by the same rule), and drops the
+/// condition once that catalog serves.
+async fn a_catalog_that_serves_nothing_is_skipped(ctx: Arc<Ctx>) -> Result<()> {
+    ctx.namespace().await?;
+    // Pushed only at the end, so that the catalog fails to unpack until then.
+    let later = format!("{}/e2e/unpacking-{}:v1", ctx.env.reg, ctx.id);
+    let unpacking = ctx
+        .apply_catalog("unpacking", &later, &Default::default())
+        .await?;
+    ctx.catalog(
+        "test",
+        &[
+            package("test")
+                .bundle("1.2.0", Contents::crd_only())
+                .channel("beta", vec![entry("1.2.0")]),
+            package("open")
+                .bundle(
+                    "1.0.0",
+                    Contents {
+                        name_id: Some(format!("{}o", ctx.id)),
+                        ..Contents::crd_only()
+                    },
+                )
+                .channel("beta", vec![entry("1.0.0")]),
+        ],
+    )
+    .await?;
+    // The catalog's own account of its failing unpack, whenever the extension resolved.
+    let skipped =
+        format!("catalog \"{unpacking}\" was skipped (not serving: source catalog content: ");
+
+    // Its selector picks both of this scenario's catalogs.
+    let selecting = ext(&ctx);
+    ctx.apply_ext(&selecting, &ctx.ext_spec("test")).await?;
+    // No selector: every catalog of the cluster.
+    let open = format!("{selecting}-open");
+    let mut spec = ctx.ext_spec("open");
+    if let Some(c) = spec
+        .pointer_mut("/source/catalog")
+        .and_then(|c| c.as_object_mut())
+    {
+        c.remove("selector");
+    }
+    ctx.apply_ext(&open, &spec).await?;
+    for (name, base, version) in [(&selecting, "test", "1.2.0"), (&open, "open", "1.0.0")] {
+        ctx.wait_installed(name, base, version).await?;
+        let ce = ctx
+            .wait_cond(
+                name,
+                "CatalogsSkipped",
+                "True",
+                "NotServing",
+                Msg::Contains(&skipped),
+            )
+            .await?;
+        ctx.note(format!(
+            "{name}: {:?}",
+            cond(&ce, "CatalogsSkipped").map(|c| &c.message)
+        ));
+    }
+
+    // The catalog serves at last: nothing is skipped any more.
+    ctx.build_catalog(
+        "unpacking",
+        "v1",
+        &[package("other")
+            .bundle(
+                "1.0.0",
+                Contents {
+                    name_id: Some(format!("{}u", ctx.id)),
+                    ..Contents::crd_only()
+                },
+            )
+            .channel("beta", vec![entry("1.0.0")])],
+    )
+    .await?;
+    ctx.wait_serving(&unpacking).await?;
+    e2e::eventually(WAIT, || async {
+        let ce = ctx.get_ext(&selecting).await?;
+        Ok(cond(&ce, "CatalogsSkipped").is_none().then_some(()))
+    })
+    .await
+    .context("CatalogsSkipped stays after the catalog serves")?;
+    ctx.wait_installed(&selecting, "test", "1.2.0").await?;
     Ok(())
 }
 

@@ -747,6 +747,9 @@ impl Writer {
             .map(ToString::to_string)
             .collect::<Vec<_>>()
             .join("; ");
+        // A catalog's pull error may name ephemeral socket addresses; a retry failing the same
+        // way must not rewrite the status.
+        let text = message::sanitize_network_error(&text);
         self.set(
             ty::CATALOGS_SKIPPED,
             ConditionStatus::True,

@@ -4,7 +4,9 @@
 //! catalog that was already served re-resolves only the extensions whose package content
 //! changed in it ([`Catalogs::changed_packages`]); a catalog appearing, going away, starting or
 //! stopping to serve, or changing labels, priority or availability re-resolves the extensions
-//! whose selector matches it (before or after), since any of their resolutions may change.
+//! whose selector matches it (before or after), since any of their resolutions may change. So
+//! does a catalog that serves nothing giving a new reason (its first unpack failing after it
+//! had no status), so that the extensions naming it as skipped say why it is skipped now.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
@@ -15,11 +17,11 @@ use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher::Event;
 use olm_api::{ClusterCatalog, ClusterExtension};
 use olm_catalog::PackageName;
-use olm_k8s::{ConditionStatus, status_of};
 use tracing::{debug, warn};
 
 use crate::catalog::Catalogs;
-use olm_extension::request::selector_of;
+use olm_extension::message::sanitize_network_error;
+use olm_extension::request::{selector_of, served};
 
 /// What about a catalog matters to resolution, besides its content.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,7 +29,9 @@ struct Seen {
     labels: BTreeMap<String, String>,
     priority: i32,
     available: bool,
-    serving: bool,
+    /// Serving by the shared rule, or why not (network addresses taken out, so that a retry
+    /// failing the same way is no change).
+    serving: Result<(), String>,
     digest: Option<String>,
 }
 
@@ -37,9 +41,9 @@ fn seen(c: &ClusterCatalog) -> Seen {
         labels: c.labels().clone(),
         priority: c.spec.priority,
         available: c.spec.availability_mode == olm_api::AvailabilityMode::Available,
-        serving: status.is_some_and(|s| {
-            status_of(&s.conditions, olm_api::catalog::TYPE_SERVING) == Some(ConditionStatus::True)
-        }),
+        serving: served(c)
+            .map(|_| ())
+            .map_err(|why| sanitize_network_error(&why.to_string()).into_owned()),
         digest: status
             .and_then(|s| s.resolved_source.as_ref())
             .map(|r| r.image.ref_.clone()),
@@ -84,8 +88,8 @@ pub async fn catalog_changes(
                     if b.labels == seen(c).labels
                         && b.priority == seen(c).priority
                         && b.available == seen(c).available
-                        && b.serving
-                        && seen(c).serving =>
+                        && b.serving.is_ok()
+                        && seen(c).serving.is_ok() =>
                 {
                     let packages: BTreeSet<PackageName> =
                         catalogs.changed_packages(c).await.into_iter().collect();
