@@ -141,7 +141,12 @@ pub async fn assert_settles(client: &Client, watched: &[Watched]) -> Result<Writ
         if started.elapsed() + QUIET > SETTLE_WITHIN {
             let lines: Vec<String> = writes
                 .iter()
-                .map(|(k, v)| format!("  {k}: {} writes ({})", v.len(), v.join(", ")))
+                .map(|(k, v)| {
+                    // The first few say what kind of write it is; the count says how hot.
+                    let shown: Vec<&str> = v.iter().take(5).map(String::as_str).collect();
+                    let more = if v.len() > shown.len() { ", …" } else { "" };
+                    format!("  {k}: {} writes ({}{more})", v.len(), shown.join(", "))
+                })
                 .collect();
             bail!(
                 "not settled: no {QUIET:?} without a write within {SETTLE_WITHIN:?}; in the last {QUIET:?}:\n{}",
