@@ -13,6 +13,7 @@
 mod e2e;
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, ensure};
 use e2e::{CatalogOpts, Contents, Ctx, Msg, WAIT, cond, entry, eventually, package};
@@ -24,6 +25,7 @@ fn main() {
         vec![
             scenario!(olm_v0_leaves_an_extensions_objects_alone, "v1first"),
             scenario!(olm_v1_leaves_an_operators_objects_alone, "v0first"),
+            scenario!(namespaces_come_and_go_while_both_run, "nschurn"),
         ],
         olm_controller::run::Which::Both,
     );
@@ -304,5 +306,60 @@ async fn olm_v1_leaves_an_operators_objects_alone(ctx: Arc<Ctx>) -> Result<()> {
     );
     let phase = csvs.get(&csv).await?.data["status"]["phase"].clone();
     ensure!(phase == "Succeeded", "the CSV went {phase}");
+    Ok(())
+}
+
+/// Many users' namespaces come and go while both OLMs run and an OLM v0 operator watches all
+/// namespaces (so each new namespace gets a copy of its CSV): every namespace is gone within
+/// 30 s of its deletion, none stuck on discovery or on an OLM finalizer.
+async fn namespaces_come_and_go_while_both_run(ctx: Arc<Ctx>) -> Result<()> {
+    const COUNT: usize = 12;
+    const LIMIT: Duration = Duration::from_secs(30);
+    ctx.namespace().await?;
+    let image = catalog(&ctx).await?;
+    let ns = subscribe_v0(&ctx, &image).await?;
+    let csv = format!("{}.v1.0.0", ctx.pkg("shared"));
+    let csvs = |ns: &str| {
+        ctx.dynamic(
+            "operators.coreos.com/v1alpha1",
+            "ClusterServiceVersion",
+            "clusterserviceversions",
+            Some(ns),
+        )
+    };
+    wait_for(&csvs(&ns), "the CSV Succeeded", |c| {
+        c["metadata"]["name"] == csv.as_str() && c["status"]["phase"] == "Succeeded"
+    })
+    .await?;
+    let names: Vec<String> = (0..COUNT).map(|i| format!("e2e-{}-{i}", ctx.id)).collect();
+    let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(ctx.client.clone());
+    for name in &names {
+        e2e::ensure_namespace(&ctx.client, name).await?;
+    }
+    // Each namespace has the operator's copy before it goes: deleting it then exercises
+    // everything OLM put there.
+    for name in &names {
+        wait_for(&csvs(name), &format!("the copied CSV in {name}"), |c| {
+            c["metadata"]["name"] == csv.as_str()
+        })
+        .await?;
+    }
+    let started = Instant::now();
+    for name in &names {
+        namespaces.delete(name, &Default::default()).await?;
+    }
+    let mut slowest = Duration::ZERO;
+    for name in &names {
+        eventually(LIMIT, || async {
+            Ok(namespaces.get_opt(name).await?.is_none().then_some(()))
+        })
+        .await
+        .with_context(|| format!("namespace {name} still there {LIMIT:?} after its deletion"))?;
+        slowest = slowest.max(started.elapsed());
+    }
+    ctx.note(format!(
+        "{COUNT} namespaces with copied CSVs deleted; the last was gone {slowest:.1?} after the deletions began"
+    ));
+    ensure!(slowest <= LIMIT, "namespaces took {slowest:?} to go");
     Ok(())
 }

@@ -895,7 +895,8 @@ impl Ctx {
 
     /// The scenario's objects settle (`settle::assert_settles`): its ClusterExtensions, their
     /// revisions (`<extension>-<n>`), its ClusterCatalogs, the CRDs of its bundles, and what
-    /// the installs put in its namespaces (Events included).
+    /// the installs put in its namespaces (Events included) — with OLM v0 running, its objects
+    /// in those namespaces too.
     pub async fn settles(&self) -> Result<()> {
         use settle::{cluster_named, namespaced, resource as r};
         let exts = self.created_exts.lock().unwrap().clone();
@@ -950,6 +951,24 @@ impl Ctx {
         ] {
             let nss = nss.clone();
             watched.push(namespaced(k, move |ns| nss.iter().any(|n| n == ns)));
+        }
+        if self.env.which.v0() {
+            let v0 = "operators.coreos.com";
+            for k in [
+                r(
+                    v0,
+                    "v1alpha1",
+                    "ClusterServiceVersion",
+                    "clusterserviceversions",
+                ),
+                r(v0, "v1alpha1", "Subscription", "subscriptions"),
+                r(v0, "v1alpha1", "InstallPlan", "installplans"),
+                r(v0, "v1alpha1", "CatalogSource", "catalogsources"),
+                r(v0, "v1", "OperatorGroup", "operatorgroups"),
+            ] {
+                let nss = nss.clone();
+                watched.push(namespaced(k, move |ns| nss.iter().any(|n| n == ns)));
+            }
         }
         let before = settle::assert_settles(&self.client, &watched).await?;
         let writes: usize = before.values().map(Vec::len).sum();
