@@ -317,6 +317,32 @@ mod tests {
         assert_eq!(cli.args.profiling.pprof_bind_address, "0");
     }
 
+    /// The packageserver listens on upstream's port and routes nothing by default; it never
+    /// routes to a loopback address, which the API server refuses as an endpoint.
+    #[test]
+    fn the_packageserver_routes_only_to_a_reachable_address() {
+        let args = |bind: &str, advertise: Option<&str>| PackageServerArgs {
+            packageserver_bind_address: bind.to_owned(),
+            packageserver_advertise_address: advertise.map(|a| a.parse().expect("address")),
+        };
+        let default = args(":5443", None).options().expect("default");
+        assert_eq!(
+            default,
+            olm_controller::v0::packageserver::Options::default()
+        );
+        let routed = args("192.0.2.7:0", Some("192.0.2.7"))
+            .options()
+            .expect("routed");
+        assert_eq!(routed.advertise, Some("192.0.2.7".parse().expect("ip")));
+        let err = args(":5443", Some("127.0.0.1"))
+            .options()
+            .expect_err("loopback");
+        assert_eq!(
+            err.to_string(),
+            "--packageserver-advertise-address 127.0.0.1: the API server does not accept a loopback address as a Service endpoint"
+        );
+    }
+
     /// Profiles are off by default, and never served without a client CA to check clients with.
     #[test]
     fn profiles_need_a_client_ca() {
