@@ -88,7 +88,7 @@ fn serving(cat: &ClusterCatalog) -> Result<(), String> {
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let runtime = crate::runtime()?;
-    runtime.block_on(add(args))
+    runtime.block_on(add(args)).map_err(crate::client::readable)
 }
 
 async fn add(args: Args) -> anyhow::Result<ExitCode> {
@@ -100,7 +100,7 @@ async fn add(args: Args) -> anyhow::Result<ExitCode> {
     let api: Api<ClusterCatalog> = Api::all(client);
     api.create(&PostParams::default(), &cat)
         .await
-        .map_err(|e| failed(e.to_string()))?;
+        .map_err(|e| failed(olm_controller::api_error::message(&e)))?;
     if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
         eprintln!(
             "waiting for ClusterCatalog {} to become healthy...",
@@ -137,7 +137,10 @@ async fn add(args: Args) -> anyhow::Result<ExitCode> {
     .await;
     match deleted {
         Ok(Ok(_)) => {}
-        Ok(Err(e)) => eprintln!("cleaning up failed catalog: {e}"),
+        Ok(Err(e)) => eprintln!(
+            "cleaning up failed catalog: {}",
+            olm_controller::api_error::message(&e)
+        ),
         Err(_) => eprintln!(
             "cleaning up failed catalog: timed out after {:?}",
             args.cleanup_timeout

@@ -1,5 +1,6 @@
 //! `olm catalog add` against a real control plane, registry and `olm run`: a catalog that
-//! serves is reported created; one whose image cannot be pulled fails with its reason and is
+//! serves is reported created, a second one of the same name refused with the API server's
+//! words; one whose image cannot be pulled fails with its reason and is
 //! deleted again; a poll interval on a digest-pinned image is refused before anything is sent.
 //!
 //! Needs the control plane binaries (`tools/controlplane/build.sh`) and Debian's
@@ -57,6 +58,21 @@ async fn catalog_add_waits_until_serving_and_cleans_up_failures() {
     ]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(out, "catalog \"good\" created\n");
+
+    // A refusal reads as the API server wrote it, as Go's client prints it.
+    let (code, _, err) = olm(&[
+        "catalog",
+        "add",
+        "good",
+        &image,
+        "--kubeconfig",
+        &kubeconfig,
+    ]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        err,
+        "Error: failed to create catalog \"good\": clustercatalogs.olm.operatorframework.io \"good\" already exists\n"
+    );
     let catalogs: Api<olm_api::ClusterCatalog> = Api::all(plane.client());
     let good = catalogs.get("good").await.unwrap();
     assert_eq!(good.spec.priority, 5);

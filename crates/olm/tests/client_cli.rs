@@ -53,9 +53,22 @@ async fn search_install_list_describe_upgrade_uninstall() {
         &["catalog", "add", "examples", &image, "--kubeconfig", &kc],
         None,
     );
+    // Another user's catalog that never unpacks (its image is not in the registry). The client
+    // skips it by the rule the controller applies, says so, and serves everyone else.
+    let missing = format!("{}/catalogs/never-pushed:v1", registry.addr());
+    kubectl(
+        plane.kubeconfig_path(),
+        &["apply", "-f", "-"],
+        Some(&format!(
+            "apiVersion: olm.operatorframework.io/v1\nkind: ClusterCatalog\nmetadata:\n  name: unpacking\nspec:\n  source:\n    type: Image\n    image:\n      ref: {missing}\n"
+        )),
+    );
+    let skipped = "note: catalog \"unpacking\" was skipped (not serving: ";
 
     // Search: every package, then one package's channels and versions.
-    let all = olm_ok(&["search", "--kubeconfig", &kc], None);
+    let (code, all, err) = olm(&["search", "--kubeconfig", &kc]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains(skipped), "{err}");
     assert_eq!(
         row(&all, "example-operator"),
         ["example-operator", "examples", "stable", "0.2.0"],
@@ -105,6 +118,23 @@ async fn search_install_list_describe_upgrade_uninstall() {
     assert_eq!(
         out,
         "extension \"example-operator\" installed: bundle example-operator.v0.1.0 (version 0.1.0)\n"
+    );
+    // The catalog still unpacking is named by the client and by the extension's status alike.
+    assert!(err.contains(skipped), "{err}");
+    let condition = kubectl(
+        plane.kubeconfig_path(),
+        &[
+            "get",
+            "clusterextension",
+            "example-operator",
+            "-o",
+            r#"jsonpath={.status.conditions[?(@.type=="CatalogsSkipped")].message}"#,
+        ],
+        None,
+    );
+    assert!(
+        condition.starts_with("catalog \"unpacking\" was skipped (not serving: "),
+        "{condition}"
     );
     assert!(
         err.contains("namespace \"example-system\" created"),

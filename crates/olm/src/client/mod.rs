@@ -152,7 +152,7 @@ fn none_serving(only: Option<&str>, skipped: &[Skipped]) -> String {
 /// The error as a person reads it: each context, then the cause. A failed Kubernetes request
 /// ends the chain with the API server's message ([`olm_controller::api_error::message`]), never
 /// kube-rs's `ApiError: … (Status { … })`.
-fn readable(e: anyhow::Error) -> anyhow::Error {
+pub(crate) fn readable(e: anyhow::Error) -> anyhow::Error {
     if !e.chain().any(|c| c.downcast_ref::<kube::Error>().is_some()) {
         return e;
     }
