@@ -107,7 +107,11 @@ pub async fn install(
             }
             Err(e) => {
                 return Err((
-                    format!("error creating deployment {}: {e}", entry.name),
+                    format!(
+                        "error creating deployment {}: {}",
+                        entry.name,
+                        crate::api_error::message(&e)
+                    ),
                     false,
                 ));
             }
@@ -120,7 +124,15 @@ pub async fn install(
         match api.delete(&name, &DeleteParams::background()).await {
             Ok(_) => {}
             Err(kube::Error::Api(s)) if s.code == 404 => {}
-            Err(e) => return Err((format!("error deleting deployment {name}: {e}"), false)),
+            Err(e) => {
+                return Err((
+                    format!(
+                        "error deleting deployment {name}: {}",
+                        crate::api_error::message(&e)
+                    ),
+                    false,
+                ));
+            }
         }
     }
     if serving::needed(csv) {

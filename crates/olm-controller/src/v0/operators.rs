@@ -409,7 +409,7 @@ struct Error(String);
 
 impl From<kube::Error> for Error {
     fn from(e: kube::Error) -> Self {
-        Error(e.to_string())
+        Error(crate::api_error::message(&e))
     }
 }
 

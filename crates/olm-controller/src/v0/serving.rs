@@ -300,7 +300,14 @@ pub async fn install(
             &Patch::Apply(&o),
         )
         .await
-        .map_err(|e| format!("error installing APIService {}.{}: {e}", a.version, a.group))?;
+        .map_err(|e| {
+            format!(
+                "error installing APIService {}.{}: {}",
+                a.version,
+                a.group,
+                crate::api_error::message(&e)
+            )
+        })?;
     }
     Ok(())
 }
@@ -357,7 +364,12 @@ async fn install_conversion(
         });
         crds.patch(&n, params, &Patch::Apply(&patch))
             .await
-            .map_err(|e| format!("error updating conversion of CRD {n}: {e}"))?;
+            .map_err(|e| {
+                format!(
+                    "error updating conversion of CRD {n}: {}",
+                    crate::api_error::message(&e)
+                )
+            })?;
     }
     Ok(())
 }
@@ -395,7 +407,12 @@ async fn write_configuration(
         .list(&ListParams::default().labels(&owner_selector(owner, generate_name)))
         .await
         .map_err(|e| e.to_string())?;
-    let failed = |e: kube::Error| format!("error installing {kind} {generate_name}: {e}");
+    let failed = |e: kube::Error| {
+        format!(
+            "error installing {kind} {generate_name}: {}",
+            crate::api_error::message(&e)
+        )
+    };
     match existing.items.first() {
         Some(current) => {
             let same = current.data.get("webhooks") == config.get("webhooks")
@@ -535,7 +552,12 @@ pub(super) async fn apply(
     };
     api.patch(name, params, &Patch::Apply(object))
         .await
-        .map_err(|e| format!("error installing {kind} {name}: {e}"))?;
+        .map_err(|e| {
+            format!(
+                "error installing {kind} {name}: {}",
+                crate::api_error::message(&e)
+            )
+        })?;
     Ok(())
 }
 

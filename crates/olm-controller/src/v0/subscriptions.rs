@@ -144,7 +144,7 @@ struct Error(String);
 
 impl From<kube::Error> for Error {
     fn from(e: kube::Error) -> Self {
-        Error(e.to_string())
+        Error(crate::api_error::message(&e))
     }
 }
 
@@ -857,8 +857,10 @@ async fn manifests(
             .await
             .map_err(|e| {
                 format!(
-                    "reading the pull secrets of CatalogSource {}/{}: {e}",
-                    entry.catalog.namespace, entry.catalog.name
+                    "reading the pull secrets of CatalogSource {}/{}: {}",
+                    entry.catalog.namespace,
+                    entry.catalog.name,
+                    crate::api_error::message(&e)
                 )
             })?,
         )
