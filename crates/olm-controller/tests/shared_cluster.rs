@@ -109,6 +109,53 @@ async fn subscribe_v0(ctx: &Ctx, image: &str) -> Result<String> {
     Ok(ns)
 }
 
+/// The OLM v0 objects of `kind` (`operators.coreos.com/v1alpha1`) in `ns`.
+fn v0_api(ctx: &Ctx, kind: &str, plural: &str, ns: &str) -> Api<DynamicObject> {
+    ctx.dynamic("operators.coreos.com/v1alpha1", kind, plural, Some(ns))
+}
+
+/// The CRDs.
+fn crds(ctx: &Ctx) -> Api<DynamicObject> {
+    ctx.dynamic(
+        "apiextensions.k8s.io/v1",
+        "CustomResourceDefinition",
+        "customresourcedefinitions",
+        None,
+    )
+}
+
+/// Waits until OLM v0 installed the package's CSV in `ns`; on a timeout, notes what the
+/// Subscription, plans, CSVs and CatalogSource said. Returns the CSV's name.
+async fn wait_csv_succeeded(ctx: &Ctx, ns: &str) -> Result<String> {
+    let csv = format!("{}.v1.0.0", ctx.pkg("shared"));
+    let csvs = v0_api(ctx, "ClusterServiceVersion", "clusterserviceversions", ns);
+    let waited = wait_for(&csvs, "the CSV Succeeded", |c| {
+        c["metadata"]["name"] == csv.as_str() && c["status"]["phase"] == "Succeeded"
+    })
+    .await;
+    if let Err(e) = waited {
+        for (kind, plural) in [
+            ("Subscription", "subscriptions"),
+            ("InstallPlan", "installplans"),
+            ("ClusterServiceVersion", "clusterserviceversions"),
+            ("CatalogSource", "catalogsources"),
+        ] {
+            for o in v0_api(ctx, kind, plural, ns)
+                .list(&Default::default())
+                .await?
+                .items
+            {
+                ctx.note(format!(
+                    "{kind} {:?}: {}",
+                    o.metadata.name, o.data["status"]
+                ));
+            }
+        }
+        return Err(e);
+    }
+    Ok(csv)
+}
+
 /// The object's resourceVersion and its content without status (which the API server keeps
 /// current on its own, e.g. a CRD's accepted names).
 async fn snapshot(api: &Api<DynamicObject>, name: &str) -> Result<(String, Value)> {
@@ -153,22 +200,12 @@ async fn olm_v0_leaves_an_extensions_objects_alone(ctx: Arc<Ctx>) -> Result<()> 
     let name = format!("ext-{}", ctx.id);
     ctx.apply_ext(&name, &ctx.ext_spec("shared")).await?;
     ctx.wait_installed(&name, "shared", "1.0.0").await?;
-    let crds = ctx.dynamic(
-        "apiextensions.k8s.io/v1",
-        "CustomResourceDefinition",
-        "customresourcedefinitions",
-        None,
-    );
+    let crds = crds(&ctx);
     let crd = ctx.names().crd_name();
     let before = snapshot(&crds, &crd).await?;
 
     let ns = subscribe_v0(&ctx, &image).await?;
-    let plans = ctx.dynamic(
-        "operators.coreos.com/v1alpha1",
-        "InstallPlan",
-        "installplans",
-        Some(&ns),
-    );
+    let plans = v0_api(&ctx, "InstallPlan", "installplans", &ns);
     let plan = wait_for(&plans, "a Failed InstallPlan", |p| {
         p["status"]["phase"] == "Failed"
     })
@@ -185,12 +222,7 @@ async fn olm_v0_leaves_an_extensions_objects_alone(ctx: Arc<Ctx>) -> Result<()> 
         message == expected,
         "plan message {message:?}, wanted {expected:?}"
     );
-    let subs = ctx.dynamic(
-        "operators.coreos.com/v1alpha1",
-        "Subscription",
-        "subscriptions",
-        Some(&ns),
-    );
+    let subs = v0_api(&ctx, "Subscription", "subscriptions", &ns);
     wait_for(&subs, "the Subscription saying why", |s| {
         s["status"]["conditions"].as_array().is_some_and(|c| {
             c.iter().any(|c| {
@@ -202,12 +234,7 @@ async fn olm_v0_leaves_an_extensions_objects_alone(ctx: Arc<Ctx>) -> Result<()> 
     })
     .await?;
     // Nothing was created: no CSV in the OLM v0 namespace, the CRD as it was.
-    let csvs = ctx.dynamic(
-        "operators.coreos.com/v1alpha1",
-        "ClusterServiceVersion",
-        "clusterserviceversions",
-        Some(&ns),
-    );
+    let csvs = v0_api(&ctx, "ClusterServiceVersion", "clusterserviceversions", &ns);
     let made: Vec<String> = csvs
         .list(&Default::default())
         .await?
@@ -238,40 +265,9 @@ async fn olm_v1_leaves_an_operators_objects_alone(ctx: Arc<Ctx>) -> Result<()> {
     ctx.namespace().await?;
     let image = catalog(&ctx).await?;
     let ns = subscribe_v0(&ctx, &image).await?;
-    let csv = format!("{}.v1.0.0", ctx.pkg("shared"));
-    let csvs = ctx.dynamic(
-        "operators.coreos.com/v1alpha1",
-        "ClusterServiceVersion",
-        "clusterserviceversions",
-        Some(&ns),
-    );
-    if let Err(e) = wait_for(&csvs, "the CSV Succeeded", |c| {
-        c["metadata"]["name"] == csv.as_str() && c["status"]["phase"] == "Succeeded"
-    })
-    .await
-    {
-        for (kind, plural) in [
-            ("Subscription", "subscriptions"),
-            ("InstallPlan", "installplans"),
-            ("ClusterServiceVersion", "clusterserviceversions"),
-            ("CatalogSource", "catalogsources"),
-        ] {
-            let api = ctx.dynamic("operators.coreos.com/v1alpha1", kind, plural, Some(&ns));
-            for o in api.list(&Default::default()).await?.items {
-                ctx.note(format!(
-                    "{kind} {:?}: {}",
-                    o.metadata.name, o.data["status"]
-                ));
-            }
-        }
-        return Err(e);
-    }
-    let crds = ctx.dynamic(
-        "apiextensions.k8s.io/v1",
-        "CustomResourceDefinition",
-        "customresourcedefinitions",
-        None,
-    );
+    let csv = wait_csv_succeeded(&ctx, &ns).await?;
+    let csvs = v0_api(&ctx, "ClusterServiceVersion", "clusterserviceversions", &ns);
+    let crds = crds(&ctx);
     let crd = ctx.names().crd_name();
     let before = snapshot(&crds, &crd).await?;
 
@@ -318,19 +314,8 @@ async fn namespaces_come_and_go_while_both_run(ctx: Arc<Ctx>) -> Result<()> {
     ctx.namespace().await?;
     let image = catalog(&ctx).await?;
     let ns = subscribe_v0(&ctx, &image).await?;
-    let csv = format!("{}.v1.0.0", ctx.pkg("shared"));
-    let csvs = |ns: &str| {
-        ctx.dynamic(
-            "operators.coreos.com/v1alpha1",
-            "ClusterServiceVersion",
-            "clusterserviceversions",
-            Some(ns),
-        )
-    };
-    wait_for(&csvs(&ns), "the CSV Succeeded", |c| {
-        c["metadata"]["name"] == csv.as_str() && c["status"]["phase"] == "Succeeded"
-    })
-    .await?;
+    let csv = wait_csv_succeeded(&ctx, &ns).await?;
+    let csvs = |ns: &str| v0_api(&ctx, "ClusterServiceVersion", "clusterserviceversions", ns);
     let names: Vec<String> = (0..COUNT).map(|i| format!("e2e-{}-{i}", ctx.id)).collect();
     let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(ctx.client.clone());
     for name in &names {
