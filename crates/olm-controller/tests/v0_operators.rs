@@ -2312,16 +2312,19 @@ async fn subscribe_images(env: &Env, id: &str) -> Result<()> {
     sub["spec"]["startingCSV"] = json!("cat-facts-operator.v1.0.0");
     env.apply(sub).await?;
     // Without the secret the pull is refused: the Subscription says so, once — a failure that
-    // persists must not rewrite the status (each write would wake another pass).
+    // persists must not rewrite the status (each write would wake another pass). Its one other
+    // write is its Operator's label (adoption), looked for here too.
+    let operator_label = format!("operators.coreos.com/cat-facts-operator.{ns}");
     let refused = wait_subscription(env, ns, "cats", "BundleUnpackFailed", |s| {
-        s["status"]["conditions"].as_array().is_some_and(|c| {
-            c.iter().any(|c| {
-                c["type"] == "BundleUnpackFailed"
-                    && c["message"]
-                        .as_str()
-                        .is_some_and(|m| m.contains("Not authorized"))
+        s["metadata"]["labels"][&operator_label] == ""
+            && s["status"]["conditions"].as_array().is_some_and(|c| {
+                c.iter().any(|c| {
+                    c["type"] == "BundleUnpackFailed"
+                        && c["message"]
+                            .as_str()
+                            .is_some_and(|m| m.contains("Not authorized"))
+                })
             })
-        })
     })
     .await?;
     tokio::time::sleep(Duration::from_secs(3)).await;
