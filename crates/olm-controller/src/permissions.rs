@@ -199,8 +199,8 @@ async fn missing_rules(
 /// Why [`required_rules`] failed.
 #[derive(Debug, thiserror::Error)]
 pub enum RequiredRulesError {
-    /// Discovery failed.
-    #[error("{0}")]
+    /// Discovery failed: the API server's message only, as `olm install` prints it.
+    #[error("{}", crate::api_error::message(.0))]
     Kube(#[from] kube::Error),
     /// An object could not be located or an RBAC object did not decode.
     #[error("{0}")]

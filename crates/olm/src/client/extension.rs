@@ -737,7 +737,7 @@ async fn upgrades(client: &kube::Client, exts: &[ClusterExtension]) -> BTreeMap<
     let catalogs = match list_catalogs(client, None).await {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("upgrades unknown: {e:#}");
+            eprintln!("upgrades unknown: {:#}", readable(e));
             return out;
         }
     };
