@@ -228,6 +228,15 @@ fn a_catalog_serving_nothing_is_skipped_and_named() {
             )),
         ),
         (
+            "ambiguous among the serving ones: upstream's words, then the skipped catalog",
+            vec![input("a", 0, &a), input("c", 0, &a), unpacking("b", 0), unpacking("d", -1)],
+            None,
+            Err((
+                "found package \"foo\" in multiple catalogs with the same priority 0 [a c]: select one catalog or give the catalogs different priorities; catalog \"b\" was skipped (not serving: source catalog content: not found)".into(),
+                vec![skipped("b")],
+            )),
+        ),
+        (
             "found but no bundle matches: upstream's words, then the skipped catalog",
             vec![input("a", 0, &a), unpacking("b", 0)],
             Some("2.0.0"),
