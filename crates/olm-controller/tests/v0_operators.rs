@@ -50,6 +50,9 @@ struct Env {
     client: Client,
     /// The control plane's node address, when it is this machine's.
     node_address: Option<std::net::Ipv4Addr>,
+    /// Where olm's packageserver listens: a port free at start rather than upstream's 5443,
+    /// which another run on the same machine may hold.
+    packageserver_port: u16,
 }
 
 impl Env {
@@ -3137,7 +3140,7 @@ async fn packagemanifests(env: &Env, id: &str) -> Result<()> {
     env.namespace(system, json!({})).await?;
     env.apply(json!({"apiVersion": "v1", "kind": "Service",
         "metadata": {"name": "packageserver-service", "namespace": system},
-        "spec": {"ports": [{"name": "https", "port": 443, "targetPort": 5443}]}}))
+        "spec": {"ports": [{"name": "https", "port": 443, "targetPort": env.packageserver_port}]}}))
         .await?;
     let endpoints =
         Api::<k8s_openapi::api::core::v1::Endpoints>::namespaced(env.client.clone(), system);
@@ -3148,7 +3151,7 @@ async fn packagemanifests(env: &Env, id: &str) -> Result<()> {
             &Patch::Apply(json!({"apiVersion": "v1", "kind": "Endpoints",
                 "metadata": {"name": "packageserver-service", "namespace": system},
                 "subsets": [{"addresses": [{"ip": node.to_string()}],
-                    "ports": [{"name": "https", "port": 5443}]}]})),
+                    "ports": [{"name": "https", "port": env.packageserver_port}]}]})),
         )
         .await?;
     let bundle = |package: &str, version: &str, labels: Value| {
@@ -3545,12 +3548,23 @@ async fn olm_v0_on_a_control_plane() -> Result<()> {
     )
     .await?;
     let cache = tempfile::tempdir()?;
+    let packageserver_addr = std::net::TcpListener::bind(std::net::SocketAddr::from((
+        plane
+            .node_address()
+            .unwrap_or(std::net::Ipv4Addr::UNSPECIFIED),
+        0,
+    )))?
+    .local_addr()?;
     let options = olm_controller::run::Options {
         which: olm_controller::run::Which::V0,
         cache_path: cache.path().to_path_buf(),
         health_probe_addr: None,
         metrics_addr: None,
         catalogs_addr: "127.0.0.1:0".parse()?,
+        packageserver: olm_controller::v0::packageserver::Options {
+            addr: packageserver_addr,
+            advertise: None,
+        },
         ..olm_controller::run::Options::default()
     };
     let listeners = olm_controller::run::Listeners::bind(&options).await?;
@@ -3579,6 +3593,7 @@ async fn olm_v0_on_a_control_plane() -> Result<()> {
     let env = Env {
         client,
         node_address: plane.node_address(),
+        packageserver_port: packageserver_addr.port(),
     };
 
     let together: [(&str, Scenario); 30] = [
