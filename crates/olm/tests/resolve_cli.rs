@@ -219,3 +219,33 @@ fn catalogs_are_read_from_images_as_render_reads_them() {
         "Error: loading catalog \"c\" from \"no/such/dir\": no such file or directory\n"
     );
 }
+
+/// A catalog marked `unserved` stands for one still unpacking: resolution goes on without it
+/// and names it, as the controller's `CatalogsSkipped` and `olm install` do; when the package is
+/// in no catalog that serves, the failure says so and names it.
+#[test]
+fn an_unserved_catalog_is_skipped_and_named() {
+    let (a, b) = (format!("a={CATALOG}"), format!("b={CATALOG},unserved"));
+    let run = olm(&[
+        "resolve",
+        "--catalog",
+        &a,
+        "--catalog",
+        &b,
+        "--package",
+        "infinispan",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("catalog: a\n"), "{}", run.stdout);
+    assert_eq!(
+        run.stderr,
+        "note: catalog \"b\" was skipped (not serving: marked unserved)\n"
+    );
+
+    let run = olm(&["resolve", "--catalog", &b, "--package", "infinispan"]);
+    assert_eq!(run.code, 1);
+    assert_eq!(
+        run.stderr,
+        "Error: package \"infinispan\" was not found in the serving catalogs; catalog \"b\" was skipped (not serving: marked unserved)\n"
+    );
+}
