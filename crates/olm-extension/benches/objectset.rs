@@ -86,6 +86,9 @@ static FIXTURE: LazyLock<Fixture> = LazyLock::new(|| {
     }
 });
 
+/// No CRD of OLM v0 in view: the usual case.
+static NO_V0_OWNERS: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
+
 fn input<'a>(
     cos: &'a ClusterObjectSet,
     phases: &'a [ResolvedPhase],
@@ -97,6 +100,7 @@ fn input<'a>(
         mutable_secrets: &[],
         observed,
         siblings: &[],
+        v0_crd_owners: &NO_V0_OWNERS,
         now: Timestamp::from_second(1_767_225_660).unwrap(),
     }
 }
