@@ -7,13 +7,15 @@
 //! the Operator object of a Subscription's operator.
 //!
 //! Each scenario works in a namespace of its own (its name) and they run at once; the one that
-//! turns copied CSVs off cluster-wide runs alone at the end. `V0_SCENARIO=<part of a name>`
-//! runs some.
+//! turns copied CSVs off cluster-wide runs alone at the end. After each, what it touched must
+//! see ten seconds without a write (the `settle` guard the other suites run). `V0_SCENARIO=<part
+//! of a name>` runs some.
 //!
 //! Needs the control plane binaries (`tools/controlplane/build.sh`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod settle;
 mod v0fixtures;
 
 use std::future::Future;
@@ -241,9 +243,23 @@ impl Catalog {
             "spec": {"sourceType": "grpc", "address": served.address}}),
         )
         .await?;
+        let address = served.address.clone();
         if let Some(old) = self.served.replace(served) {
             old.stop().await?;
         }
+        // olm reads the content when the connection to the new address is READY: only then does
+        // a resolution see it.
+        let sources = env.v1alpha1(&self.ns, "CatalogSource", "catalogsources");
+        wait(
+            "the catalog READY at its new address",
+            || Env::get(&sources, "local"),
+            |c| {
+                let state = &c["status"]["connectionState"];
+                state["address"] == address.as_str() && state["lastObservedState"] == "READY"
+            },
+        )
+        .await?;
+        tokio::time::sleep(Duration::from_secs(1)).await;
         Ok(())
     }
 
@@ -695,6 +711,45 @@ async fn copied_csv_events(env: &Env, ns: &str) -> Result<()> {
     Ok(())
 }
 
+/// The scenario's objects settle (`settle::assert_settles`): what OLM v0 and Kubernetes keep in
+/// its namespace, Events included, and the Operator of its package — a hot loop fails it.
+async fn settles(env: &Env, ns: &str) -> Result<()> {
+    use settle::{cluster_named, namespaced, resource as r};
+    let v0 =
+        |version: &str, kind: &str, plural: &str| r("operators.coreos.com", version, kind, plural);
+    let kinds = [
+        v0(
+            "v1alpha1",
+            "ClusterServiceVersion",
+            "clusterserviceversions",
+        ),
+        v0("v1alpha1", "Subscription", "subscriptions"),
+        v0("v1alpha1", "InstallPlan", "installplans"),
+        v0("v1alpha1", "CatalogSource", "catalogsources"),
+        v0("v1", "OperatorGroup", "operatorgroups"),
+        v0("v2", "OperatorCondition", "operatorconditions"),
+        r("apps", "v1", "Deployment", "deployments"),
+        r("", "v1", "ServiceAccount", "serviceaccounts"),
+        r("", "v1", "Event", "events"),
+    ];
+    let owned = ns.to_owned();
+    let mut watched: Vec<settle::Watched> = kinds
+        .into_iter()
+        .map(|k| {
+            let owned = owned.clone();
+            namespaced(k, move |n| n == owned)
+        })
+        .collect();
+    let operator = format!("foo.{ns}");
+    watched.push(cluster_named(v0("v1", "Operator", "operators"), move |n| {
+        n == operator
+    }));
+    settle::assert_settles(&env.client, &watched)
+        .await
+        .with_context(|| format!("{ns}: hot loop"))?;
+    Ok(())
+}
+
 type Scenario = for<'a> fn(&'a Env, &'a str) -> Pin<Box<dyn Future<Output = Result<()>> + 'a>>;
 
 #[tokio::test(flavor = "multi_thread")]
@@ -732,17 +787,34 @@ async fn upgrades_never_dead_end() -> Result<()> {
             let _ = stop_rx.await;
         },
     ));
-    wait(
-        "the v0 CRDs",
-        || async {
-            Ok(Api::<CustomResourceDefinition>::all(client.clone())
-                .get_opt("clusterserviceversions.operators.coreos.com")
-                .await?
-                .is_some())
-        },
-        |b| *b,
-    )
-    .await?;
+    // The v0 CRDs are served once `olm run` applied them and they are established.
+    let crds = Api::<CustomResourceDefinition>::all(client.clone());
+    for plural in [
+        "clusterserviceversions",
+        "operatorgroups",
+        "subscriptions",
+        "installplans",
+        "catalogsources",
+        "operatorconditions",
+        "operators",
+        "olmconfigs",
+    ] {
+        let name = format!("{plural}.operators.coreos.com");
+        wait(
+            &format!("{name} established"),
+            || async { Ok(crds.get_opt(&name).await?) },
+            |c| {
+                c.as_ref()
+                    .and_then(|c| c.status.as_ref())
+                    .and_then(|s| s.conditions.as_ref())
+                    .is_some_and(|cs| {
+                        cs.iter()
+                            .any(|c| c.type_ == "Established" && c.status == "True")
+                    })
+            },
+        )
+        .await?;
+    }
     tokio::time::sleep(Duration::from_secs(2)).await;
     let env = Env { client };
 
@@ -760,13 +832,17 @@ async fn upgrades_never_dead_end() -> Result<()> {
     ];
     let filter = std::env::var("V0_SCENARIO").ok();
     let selected = |name: &str| filter.as_deref().is_none_or(|f| name.contains(f));
-    let results = futures::future::join_all(
-        together
-            .iter()
-            .filter(|(name, _)| selected(name))
-            .map(|(name, run)| async { (*name, run(&env, name).await) }),
-    )
-    .await;
+    let results =
+        futures::future::join_all(together.iter().filter(|(name, _)| selected(name)).map(
+            |(name, run)| async {
+                let result = match run(&env, name).await {
+                    Ok(()) => settles(&env, name).await,
+                    Err(e) => Err(e),
+                };
+                (*name, result)
+            },
+        ))
+        .await;
     let mut failed = Vec::new();
     for (name, r) in results {
         match r {
@@ -778,7 +854,12 @@ async fn upgrades_never_dead_end() -> Result<()> {
         }
     }
     if selected("copied-csv-events") {
-        match copied_csv_events(&env, "copied-csv-events").await {
+        let ns = "copied-csv-events";
+        let result = match copied_csv_events(&env, ns).await {
+            Ok(()) => settles(&env, ns).await,
+            Err(e) => Err(e),
+        };
+        match result {
             Ok(()) => eprintln!("ok: copied-csv-events"),
             Err(e) => {
                 eprintln!("FAILED: copied-csv-events: {e:#}");

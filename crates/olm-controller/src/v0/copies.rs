@@ -132,7 +132,7 @@ async fn reconcile(csv: Arc<ClusterServiceVersion>, ctx: Arc<Ctx>) -> Result<Act
         || csv.meta().deletion_timestamp.is_some();
     let groups = ctx.index.groups_in(&namespace);
     // A failure to delete disabled-copies events is retried like a failed copy write.
-    let mut events_failed = 0;
+    let mut events_failed = false;
     let wanted = match (uncopiable, groups.as_slice()) {
         (false, [group]) => {
             let targets = group
@@ -147,7 +147,7 @@ async fn reconcile(csv: Arc<ClusterServiceVersion>, ctx: Arc<Ctx>) -> Result<Act
                 Vec::new()
             } else {
                 if set.is_all_namespaces() && !delete_disabled_events(&ctx, &csv).await {
-                    events_failed = 1;
+                    events_failed = true;
                 }
                 let names: Vec<String> = ctx.index.namespaces().into_keys().collect();
                 let group_namespace = group.namespace().unwrap_or_default();
@@ -157,7 +157,6 @@ async fn reconcile(csv: Arc<ClusterServiceVersion>, ctx: Arc<Ctx>) -> Result<Act
         _ => Vec::new(),
     };
     let mut synced = sync(&ctx.shared.client, &ctx.index, &csv, &wanted).await;
-    synced.failed += events_failed;
     if let [group] = groups.as_slice()
         && !wanted.is_empty()
     {
@@ -173,7 +172,7 @@ async fn reconcile(csv: Arc<ClusterServiceVersion>, ctx: Arc<Ctx>) -> Result<Act
                 super::tenant::ensure(&ctx.shared.client, &ctx.index, &csv, &tenants).await;
         }
     }
-    let outcome = if synced.failed > 0 {
+    let outcome = if synced.failed > 0 || events_failed {
         Outcome::Error
     } else {
         ctx.failures.succeed(&key(&csv));
@@ -189,6 +188,12 @@ async fn reconcile(csv: Arc<ClusterServiceVersion>, ctx: Arc<Ctx>) -> Result<Act
         return Err(Error(format!(
             "{} copies of {namespace}/{name} could not be written",
             synced.failed
+        )));
+    }
+    if events_failed {
+        return Err(Error(format!(
+            "the {} events of {namespace}/{name} could not be deleted",
+            olm_v0::copied::DISABLED_EVENT_REASON
         )));
     }
     Ok(Action::await_change())
