@@ -261,13 +261,13 @@ fn pages_render_resolve_and_draw_in_chromium() {
     .unwrap();
     // Keyboard focus highlights as hovering does.
     b.eval(
-        "document.querySelector('.node[data-name=\"infinispan-operator.v2.3.8\"]').focus({preventScroll: true})",
+        "document.querySelector('#graph-view .node[data-name=\"infinispan-operator.v2.3.8\"]').focus({preventScroll: true})",
         &[],
     )
     .unwrap();
     until(
         &mut b,
-        "return document.querySelector('.node[data-name=\"infinispan-operator.v2.3.0\"]').classList.contains('hl')",
+        "return document.querySelector('#graph-view .node[data-name=\"infinispan-operator.v2.3.0\"]').classList.contains('hl')",
     );
     b.screenshot(&shots.join("graph.png")).unwrap();
     b.click("[data-zoom=in]").unwrap();
