@@ -15,7 +15,7 @@ mod v0fixtures;
 
 use std::future::Future;
 use std::pin::Pin;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context as _, Result, anyhow, bail};
 use futures::StreamExt;
@@ -24,8 +24,8 @@ use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
 use kube::{Client, ResourceExt};
-use olm_testenv::ControlPlane;
 use serde_json::{Value, json};
+use v0fixtures::harness::{self, Olm, serve_fbc, wait};
 use v0fixtures::{csv, csv_resource, group, group_resource, resource};
 
 /// Fails the scenario (not the whole run) when the two differ.
@@ -41,8 +41,6 @@ macro_rules! check_eq {
     }};
 }
 
-/// How long one wait lasts before the scenario fails.
-const WAIT: Duration = Duration::from_secs(120);
 const MANAGER: &str = "olm-v0-test";
 
 /// What the scenarios share.
@@ -57,49 +55,7 @@ struct Env {
 
 impl Env {
     async fn apply(&self, object: Value) -> Result<DynamicObject> {
-        let api_version = object["apiVersion"]
-            .as_str()
-            .context("apiVersion")?
-            .to_owned();
-        let kind = object["kind"].as_str().context("kind")?.to_owned();
-        let (group, version) = api_version.split_once('/').unwrap_or(("", &api_version));
-        let plural = match kind.as_str() {
-            "ClusterServiceVersion" => "clusterserviceversions",
-            "OperatorGroup" => "operatorgroups",
-            "OperatorCondition" => "operatorconditions",
-            "OLMConfig" => "olmconfigs",
-            "Namespace" => "namespaces",
-            "ServiceAccount" => "serviceaccounts",
-            "Role" => "roles",
-            "RoleBinding" => "rolebindings",
-            "ClusterRole" => "clusterroles",
-            "ClusterRoleBinding" => "clusterrolebindings",
-            "ConfigMap" => "configmaps",
-            "Secret" => "secrets",
-            "Service" => "services",
-            "CustomResourceDefinition" => "customresourcedefinitions",
-            "CatalogSource" => "catalogsources",
-            "Subscription" => "subscriptions",
-            "PriorityClass" => "priorityclasses",
-            "Gauge" => "gauges",
-            other => bail!("no plural known for {other}"),
-        };
-        let ar = resource(group, version, &kind, plural);
-        let name = object["metadata"]["name"]
-            .as_str()
-            .context("name")?
-            .to_owned();
-        let api: Api<DynamicObject> = match object["metadata"]["namespace"].as_str() {
-            Some(ns) => Api::namespaced_with(self.client.clone(), ns, &ar),
-            None => Api::all_with(self.client.clone(), &ar),
-        };
-        Ok(api
-            .patch(
-                &name,
-                &PatchParams::apply(MANAGER).force(),
-                &Patch::Apply(&object),
-            )
-            .await?)
+        harness::apply(&self.client, MANAGER, &object).await
     }
 
     async fn namespace(&self, name: &str, labels: Value) -> Result<()> {
@@ -206,25 +162,6 @@ impl std::fmt::Debug for Shown {
                 )
             }
         }
-    }
-}
-
-/// Polls `get` until `ok` holds or [`WAIT`] passes; the error shows the last value.
-async fn wait<T: std::fmt::Debug, F, Fut>(what: &str, get: F, ok: impl Fn(&T) -> bool) -> Result<T>
-where
-    F: Fn() -> Fut,
-    Fut: Future<Output = Result<T>>,
-{
-    let deadline = Instant::now() + WAIT;
-    loop {
-        let v = get().await?;
-        if ok(&v) {
-            return Ok(v);
-        }
-        if Instant::now() > deadline {
-            bail!("waiting for {what}: last seen {v:#?}");
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }
 
@@ -1549,44 +1486,6 @@ async fn catalog_source_address(env: &Env, id: &str) -> Result<()> {
     )
     .await?;
     Ok(())
-}
-
-/// An in-process `olm catalog serve` of a file-based catalog.
-struct Served {
-    address: String,
-    stop: tokio::sync::oneshot::Sender<()>,
-    server: tokio::task::JoinHandle<std::result::Result<(), olm_registry::server::ServeError>>,
-}
-
-impl Served {
-    async fn stop(self) -> Result<()> {
-        let _ = self.stop.send(());
-        self.server.await??;
-        Ok(())
-    }
-}
-
-/// Serves `fbc` (JSON documents) with the registry API on a free local port.
-async fn serve_fbc(fbc: &str) -> Result<Served> {
-    let dir = tempfile::tempdir()?;
-    std::fs::write(dir.path().join("catalog.json"), fbc)?;
-    let catalog = olm_catalog::load::load_path(dir.path())?;
-    let registry = std::sync::Arc::new(olm_registry::Registry::build(&catalog, String::new())?);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let address = listener.local_addr()?.to_string();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(olm_registry::server::serve(
-        registry,
-        listener,
-        async move {
-            let _ = stopped.await;
-        },
-    ));
-    Ok(Served {
-        address,
-        stop,
-        server,
-    })
 }
 
 fn address_source(ns: &str, name: &str, address: &str) -> Value {
@@ -3533,67 +3432,11 @@ async fn scenario_settles(env: &Env, id: &str) -> Result<()> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn olm_v0_on_a_control_plane() -> Result<()> {
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
-        .with_test_writer()
-        .try_init();
-    let plane = ControlPlane::start()
-        .await
-        .map_err(|e| anyhow!("starting the control plane: {e}"))?;
-    let client = plane.client();
-    let kubeconfig = kube::config::Kubeconfig::read_from(plane.kubeconfig_path())?;
-    let config = kube::Config::from_custom_kubeconfig(
-        kubeconfig,
-        &kube::config::KubeConfigOptions::default(),
-    )
-    .await?;
-    let cache = tempfile::tempdir()?;
-    let packageserver_addr = std::net::TcpListener::bind(std::net::SocketAddr::from((
-        plane
-            .node_address()
-            .unwrap_or(std::net::Ipv4Addr::UNSPECIFIED),
-        0,
-    )))?
-    .local_addr()?;
-    let options = olm_controller::run::Options {
-        which: olm_controller::run::Which::V0,
-        cache_path: cache.path().to_path_buf(),
-        health_probe_addr: None,
-        metrics_addr: None,
-        catalogs_addr: "127.0.0.1:0".parse()?,
-        packageserver: olm_controller::v0::packageserver::Options {
-            addr: packageserver_addr,
-            advertise: None,
-        },
-        ..olm_controller::run::Options::default()
-    };
-    let listeners = olm_controller::run::Listeners::bind(&options).await?;
-    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let olm = tokio::spawn(olm_controller::run::serve(
-        options,
-        config,
-        listeners,
-        async {
-            let _ = stop_rx.await;
-        },
-    ));
-    // The v0 CRDs are served once `olm run` applied them.
-    wait(
-        "the v0 CRDs",
-        || async {
-            Ok(Api::<CustomResourceDefinition>::all(client.clone())
-                .get_opt("clusterserviceversions.operators.coreos.com")
-                .await?
-                .is_some())
-        },
-        |b| *b,
-    )
-    .await?;
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    let olm = Olm::start().await?;
     let env = Env {
-        client,
-        node_address: plane.node_address(),
-        packageserver_port: packageserver_addr.port(),
+        client: olm.client.clone(),
+        node_address: olm.plane.node_address(),
+        packageserver_port: olm.packageserver_port,
     };
 
     let together: [(&str, Scenario); 30] = [
@@ -3707,9 +3550,7 @@ async fn olm_v0_on_a_control_plane() -> Result<()> {
             }
         }
     }
-    let _ = stop_tx.send(());
-    let _ = olm.await;
-    plane.stop();
+    olm.stop().await;
     if !failed.is_empty() {
         bail!("failed scenarios: {failed:?}");
     }

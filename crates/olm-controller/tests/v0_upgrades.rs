@@ -20,15 +20,14 @@ mod v0fixtures;
 
 use std::future::Future;
 use std::pin::Pin;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use anyhow::{Context as _, Result, anyhow, bail};
+use anyhow::{Context as _, Result, bail};
 use base64::Engine as _;
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Client;
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
-use olm_testenv::ControlPlane;
 use serde_json::{Value, json};
+use v0fixtures::harness::{self, Olm, Served, serve_fbc, wait};
 use v0fixtures::{csv, csv_resource, group, resource};
 
 /// Fails the scenario (not the whole run) when the two differ.
@@ -47,46 +46,15 @@ macro_rules! check_eq {
     }};
 }
 
-/// How long one wait lasts before the scenario fails: a failing InstallPlan step is retried
-/// for a minute before the plan fails.
-const WAIT: Duration = Duration::from_secs(180);
 const MANAGER: &str = "olm-v0-upgrades-test";
 
 struct Env {
     client: Client,
 }
 
-fn api(client: &Client, object: &Value) -> Result<Api<DynamicObject>> {
-    let api_version = object["apiVersion"].as_str().context("apiVersion")?;
-    let kind = object["kind"].as_str().context("kind")?;
-    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
-    let plural = match kind {
-        "ClusterServiceVersion" => "clusterserviceversions",
-        "OperatorGroup" => "operatorgroups",
-        "OLMConfig" => "olmconfigs",
-        "Namespace" => "namespaces",
-        "CatalogSource" => "catalogsources",
-        "Subscription" => "subscriptions",
-        "InstallPlan" => "installplans",
-        other => bail!("no plural known for {other}"),
-    };
-    let ar = resource(group, version, kind, plural);
-    Ok(match object["metadata"]["namespace"].as_str() {
-        Some(ns) => Api::namespaced_with(client.clone(), ns, &ar),
-        None => Api::all_with(client.clone(), &ar),
-    })
-}
-
 impl Env {
     async fn apply(&self, object: Value) -> Result<DynamicObject> {
-        let name = object["metadata"]["name"].as_str().context("name")?;
-        Ok(api(&self.client, &object)?
-            .patch(
-                name,
-                &PatchParams::apply(MANAGER).force(),
-                &Patch::Apply(&object),
-            )
-            .await?)
+        harness::apply(&self.client, MANAGER, &object).await
     }
 
     fn v1alpha1(&self, ns: &str, kind: &str, plural: &str) -> Api<DynamicObject> {
@@ -154,71 +122,12 @@ impl Env {
     }
 }
 
-/// Polls `get` until `ok` holds or [`WAIT`] passes; the error shows the last value.
-async fn wait<T: std::fmt::Debug, F, Fut>(what: &str, get: F, ok: impl Fn(&T) -> bool) -> Result<T>
-where
-    F: Fn() -> Fut,
-    Fut: Future<Output = Result<T>>,
-{
-    let deadline = Instant::now() + WAIT;
-    loop {
-        let last = get().await;
-        if let Ok(v) = &last
-            && ok(v)
-        {
-            return last;
-        }
-        if Instant::now() > deadline {
-            bail!("timed out waiting for {what}; last seen: {last:?}");
-        }
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
-}
-
 /// The condition of `kind` in a Subscription's status, `Null` when absent.
 fn condition(sub: &Value, kind: &str) -> Value {
     sub["status"]["conditions"]
         .as_array()
         .and_then(|cs| cs.iter().find(|c| c["type"] == kind).cloned())
         .unwrap_or(Value::Null)
-}
-
-/// An in-process `olm catalog serve` of a file-based catalog.
-struct Served {
-    address: String,
-    stop: tokio::sync::oneshot::Sender<()>,
-    server: tokio::task::JoinHandle<std::result::Result<(), olm_registry::server::ServeError>>,
-}
-
-impl Served {
-    async fn stop(self) -> Result<()> {
-        let _ = self.stop.send(());
-        self.server.await??;
-        Ok(())
-    }
-}
-
-/// Serves `fbc` (JSON documents) with the registry API on a free local port.
-async fn serve_fbc(fbc: &str) -> Result<Served> {
-    let dir = tempfile::tempdir()?;
-    std::fs::write(dir.path().join("catalog.json"), fbc)?;
-    let catalog = olm_catalog::load::load_path(dir.path())?;
-    let registry = std::sync::Arc::new(olm_registry::Registry::build(&catalog, String::new())?);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let address = listener.local_addr()?.to_string();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(olm_registry::server::serve(
-        registry,
-        listener,
-        async move {
-            let _ = stopped.await;
-        },
-    ));
-    Ok(Served {
-        address,
-        stop,
-        server,
-    })
 }
 
 /// The package `foo` as a catalog: `entries` of its `stable` channel, `bundles` its bundles.
@@ -754,69 +663,10 @@ type Scenario = for<'a> fn(&'a Env, &'a str) -> Pin<Box<dyn Future<Output = Resu
 
 #[tokio::test(flavor = "multi_thread")]
 async fn upgrades_never_dead_end() -> Result<()> {
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
-        .with_test_writer()
-        .try_init();
-    let plane = ControlPlane::start()
-        .await
-        .map_err(|e| anyhow!("starting the control plane: {e}"))?;
-    let client = plane.client();
-    let kubeconfig = kube::config::Kubeconfig::read_from(plane.kubeconfig_path())?;
-    let config = kube::Config::from_custom_kubeconfig(
-        kubeconfig,
-        &kube::config::KubeConfigOptions::default(),
-    )
-    .await?;
-    let cache = tempfile::tempdir()?;
-    let options = olm_controller::run::Options {
-        which: olm_controller::run::Which::V0,
-        cache_path: cache.path().to_path_buf(),
-        health_probe_addr: None,
-        metrics_addr: None,
-        catalogs_addr: "127.0.0.1:0".parse()?,
-        ..olm_controller::run::Options::default()
+    let olm = Olm::start().await?;
+    let env = Env {
+        client: olm.client.clone(),
     };
-    let listeners = olm_controller::run::Listeners::bind(&options).await?;
-    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let olm = tokio::spawn(olm_controller::run::serve(
-        options,
-        config,
-        listeners,
-        async {
-            let _ = stop_rx.await;
-        },
-    ));
-    // The v0 CRDs are served once `olm run` applied them and they are established.
-    let crds = Api::<CustomResourceDefinition>::all(client.clone());
-    for plural in [
-        "clusterserviceversions",
-        "operatorgroups",
-        "subscriptions",
-        "installplans",
-        "catalogsources",
-        "operatorconditions",
-        "operators",
-        "olmconfigs",
-    ] {
-        let name = format!("{plural}.operators.coreos.com");
-        wait(
-            &format!("{name} established"),
-            || async { Ok(crds.get_opt(&name).await?) },
-            |c| {
-                c.as_ref()
-                    .and_then(|c| c.status.as_ref())
-                    .and_then(|s| s.conditions.as_ref())
-                    .is_some_and(|cs| {
-                        cs.iter()
-                            .any(|c| c.type_ == "Established" && c.status == "True")
-                    })
-            },
-        )
-        .await?;
-    }
-    tokio::time::sleep(Duration::from_secs(2)).await;
-    let env = Env { client };
 
     let together: [(&str, Scenario); 6] = [
         ("failed-csv", |e, id| Box::pin(failed_csv(e, id))),
@@ -867,9 +717,7 @@ async fn upgrades_never_dead_end() -> Result<()> {
             }
         }
     }
-    let _ = stop_tx.send(());
-    let _ = olm.await;
-    plane.stop();
+    olm.stop().await;
     if !failed.is_empty() {
         bail!("failed scenarios: {failed:?}");
     }

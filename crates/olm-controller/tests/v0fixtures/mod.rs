@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod harness;
+
 use kube::api::ApiResource;
 use kube::core::GroupVersionKind;
 use serde_json::{Value, json};
