@@ -247,7 +247,7 @@ async fn collisions(client: Client) -> Result<()> {
     assert_eq!(
         message,
         format!(
-            "revision object collisions in phase 0\nObject ConfigMap.v1 {ns}/pre\nAction: \"Collision\"\nProbes:\n- Progress: Succeeded\nConflicting Owner: nil\n"
+            "revision object collisions in phase 0\nObject ConfigMap.v1 {ns}/pre already exists and belongs to no owner (made outside OLM): delete it, or install somewhere else."
         )
     );
     let untouched = get_cm(&client, ns, "pre").await?.context("still there")?;

@@ -254,6 +254,13 @@ fn pages_render_resolve_and_draw_in_chromium() {
         )
         .unwrap();
     assert!(edges.as_u64().unwrap() >= 2, "{edges}");
+    // The pointer leaves the graph first: left over a node, the scroll below would slide
+    // another node under it, whose hover highlight would replace the focus one at random.
+    b.hover("#graph").unwrap();
+    until(
+        &mut b,
+        "return !document.querySelector('#graph-view svg').classList.contains('highlighting')",
+    );
     b.eval(
         "document.getElementById('graph').scrollIntoView({block: 'start'})",
         &[],
