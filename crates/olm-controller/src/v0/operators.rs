@@ -157,7 +157,9 @@ fn csv_kind() -> usize {
 impl ComponentIndex {
     /// Records an object of kind `kind` as it is now (or that it was `deleted`) and returns the
     /// work the change makes: the Operators it was or is a component of, and, when its labels
-    /// or owners changed, adoption by the CSVs it belongs to.
+    /// or owners changed, adoption by the CSVs it belongs to — and by itself, for a CSV whose
+    /// operator labels changed: what it owns may all exist already (a Subscription labels its
+    /// CSV after the install made the Deployments), and nothing else would hand them the label.
     pub fn record(&self, kind: usize, meta: &ObjectMeta, deleted: bool) -> Vec<Work> {
         let key = (
             meta.namespace.clone().unwrap_or_default(),
@@ -170,7 +172,7 @@ impl ComponentIndex {
                 return Vec::new();
             };
             match &now {
-                Some(e) => objects.insert(key, e.clone()),
+                Some(e) => objects.insert(key.clone(), e.clone()),
                 None => objects.remove(&key),
             }
         };
@@ -182,7 +184,12 @@ impl ComponentIndex {
                 .map(Work::Operator)
                 .collect();
         }
-        work_for(before.as_ref(), now.as_ref())
+        let mut work = work_for(before.as_ref(), now.as_ref());
+        let keys = |e: &Option<Entry>| e.as_ref().map(|e| e.keys.clone()).unwrap_or_default();
+        if kind == csv_kind() && now.is_some() && keys(&before) != keys(&now) {
+            work.push(Work::Adopt(key.0, key.1));
+        }
+        work
     }
 
     /// Replaces what is kept of `kind` by a full list; the work is that of every difference.
@@ -777,4 +784,59 @@ async fn adopt_subscription(ctx: &Ctx, namespace: &str, name: &str) -> Result<()
         )?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+
+    use super::*;
+
+    fn meta(name: &str, labels: &[&str], owner: Option<&str>) -> ObjectMeta {
+        ObjectMeta {
+            name: Some(name.to_owned()),
+            namespace: Some("ns".to_owned()),
+            uid: Some(format!("uid-{name}")),
+            labels: Some(
+                labels
+                    .iter()
+                    .map(|k| ((*k).to_owned(), String::new()))
+                    .collect(),
+            ),
+            owner_references: owner.map(|o| {
+                vec![OwnerReference {
+                    api_version: "operators.coreos.com/v1alpha1".to_owned(),
+                    kind: CSV_KIND.to_owned(),
+                    name: o.to_owned(),
+                    uid: format!("uid-{o}"),
+                    ..OwnerReference::default()
+                }]
+            }),
+            ..ObjectMeta::default()
+        }
+    }
+
+    /// A Subscription labels its CSV after the install made the CSV's Deployment: the label
+    /// change of the CSV itself must start adoption, or the Deployment never gets the label.
+    #[test]
+    fn a_csv_labelled_after_its_components_adopts_them() {
+        let index = ComponentIndex::default();
+        let deployment = COMPONENT_KINDS
+            .iter()
+            .position(|k| k.kind == "Deployment")
+            .unwrap_or_default();
+        index.record(csv_kind(), &meta("foo.v1", &[], None), false);
+        let before = index.record(deployment, &meta("foo", &[], Some("foo.v1")), false);
+        assert!(before.contains(&Work::Adopt("ns".into(), "foo.v1".into())));
+        let label = "operators.coreos.com/foo.ns";
+        let labelled = index.record(csv_kind(), &meta("foo.v1", &[label], None), false);
+        assert!(
+            labelled.contains(&Work::Adopt("ns".into(), "foo.v1".into())),
+            "{labelled:?}"
+        );
+        assert!(labelled.contains(&Work::Operator("foo.ns".into())));
+        // The same labels again: nothing to hand on.
+        let again = index.record(csv_kind(), &meta("foo.v1", &[label], None), false);
+        assert!(!again.contains(&Work::Adopt("ns".into(), "foo.v1".into())));
+    }
 }
