@@ -144,8 +144,9 @@ pub async fn install(
 }
 
 /// A Deployment a ClusterExtension's revision controls is never applied over: the forced apply
-/// would take its fields from OLM v1, and the two would fight over it. Unrecoverable until the
-/// extension is uninstalled (or the CSV changes). A read that fails (the group's ServiceAccount
+/// would take its fields from OLM v1, and the two would fight over it. Retried with the failed
+/// install's backoff (no write while it fails the same way), so the CSV installs soon after the
+/// extension is uninstalled. A read that fails (the group's ServiceAccount
 /// may not read Deployments) leaves the apply to say what is wrong.
 async fn refuse_if_v1_holds(api: &Api<Deployment>, name: &str) -> Result<(), (String, bool)> {
     let Ok(Some(current)) = api.get_opt(name).await else {
@@ -155,7 +156,7 @@ async fn refuse_if_v1_holds(api: &Api<Deployment>, name: &str) -> Result<(), (St
         return Ok(());
     };
     match olm_k8s::v0_refusal("Deployment", name, &current) {
-        Some(message) => Err((message, true)),
+        Some(message) => Err((message, false)),
         None => Ok(()),
     }
 }
