@@ -26,6 +26,7 @@ fn main() {
             scenario!(olm_v0_leaves_an_extensions_objects_alone, "v1first"),
             scenario!(olm_v1_leaves_an_operators_objects_alone, "v0first"),
             scenario!(namespaces_come_and_go_while_both_run, "nschurn"),
+            scenario!(a_csv_leaves_an_extensions_deployment_alone, "csvdep"),
         ],
         olm_controller::run::Which::Both,
     );
@@ -346,5 +347,74 @@ async fn namespaces_come_and_go_while_both_run(ctx: Arc<Ctx>) -> Result<()> {
         "{COUNT} namespaces with copied CSVs deleted; the last was gone {slowest:.1?} after the deletions began"
     ));
     ensure!(slowest <= LIMIT, "namespaces took {slowest:?} to go");
+    Ok(())
+}
+
+/// A CSV applied by hand in an extension's namespace names the extension's Deployment: OLM v0
+/// does not apply over it. The CSV is Failed saying whose it is and what to do, and the
+/// Deployment keeps its resourceVersion.
+async fn a_csv_leaves_an_extensions_deployment_alone(ctx: Arc<Ctx>) -> Result<()> {
+    let ns = ctx.namespace().await?;
+    catalog(&ctx).await?;
+    let name = format!("ext-{}", ctx.id);
+    ctx.apply_ext(&name, &ctx.ext_spec("shared")).await?;
+    ctx.wait_installed(&name, "shared", "1.0.0").await?;
+    let deployments = ctx.dynamic("apps/v1", "Deployment", "deployments", Some(&ns));
+    let deployment = ctx.names().deployment();
+    let before = snapshot(&deployments, &deployment).await?;
+
+    // OwnNamespace, so that no copy of the CSV lands in other scenarios' namespaces.
+    apply_v0(
+        &ctx,
+        "operatorgroups",
+        "v1",
+        json!({"apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup",
+            "metadata": {"name": "own", "namespace": ns}, "spec": {"targetNamespaces": [ns]}}),
+    )
+    .await?;
+    let modes: Vec<Value> = [
+        "OwnNamespace",
+        "SingleNamespace",
+        "MultiNamespace",
+        "AllNamespaces",
+    ]
+    .iter()
+    .map(|m| json!({"type": m, "supported": true}))
+    .collect();
+    apply_v0(
+        &ctx,
+        "clusterserviceversions",
+        "v1alpha1",
+        json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
+            "metadata": {"name": "grab.v1.0.0", "namespace": ns},
+            "spec": {"displayName": "grab", "version": "1.0.0", "installModes": modes,
+                "install": {"strategy": "deployment", "spec": {"deployments": [{
+                    "name": deployment,
+                    "spec": {"selector": {"matchLabels": {"app": "grab"}},
+                        "template": {"metadata": {"labels": {"app": "grab"}},
+                            "spec": {"containers": [{"name": "c", "image": "busybox:1.36"}]}}}}]}}}}),
+    )
+    .await?;
+    let expected = format!(
+        "install strategy failed: Deployment \"{deployment}\" belongs to ClusterExtension \"{name}\" (OLM v1, revision \"{name}-1\"); OLM v0 does not take over objects OLM v1 manages: uninstall the ClusterExtension \"{name}\" first"
+    );
+    let csvs = v0_api(&ctx, "ClusterServiceVersion", "clusterserviceversions", &ns);
+    let csv = wait_for(&csvs, "the CSV Failed naming the extension", |c| {
+        c["metadata"]["name"] == "grab.v1.0.0" && c["status"]["phase"] == "Failed"
+    })
+    .await?;
+    let message = csv["status"]["message"].as_str().unwrap_or_default();
+    ctx.note(format!("CSV: {message}"));
+    ensure!(
+        message == expected,
+        "CSV message {message:?}, wanted {expected:?}"
+    );
+    let after = snapshot(&deployments, &deployment).await?;
+    ensure!(
+        before == after,
+        "the extension's Deployment was written: {:?} → {:?}",
+        before.0,
+        after.0
+    );
     Ok(())
 }
