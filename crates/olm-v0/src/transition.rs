@@ -156,6 +156,25 @@ fn set(phase: Phase, reason: Reason, message: impl Into<String>) -> Step {
     }
 }
 
+/// What no repair of the cluster fixes, checked in Pending and again in Failed: webhook rules
+/// the guards refuse (Failed until the CSV changes), and another CSV owning one of its CRDs
+/// (Failed, and a sync error, so it is looked at again until the other owner is gone).
+fn unfixable_spec(f: &Facts) -> Option<Step> {
+    if let Some(message) = &f.webhook_problem {
+        return Some(set(
+            Phase::Failed,
+            Reason::InvalidWebhookDescription,
+            message.clone(),
+        ));
+    }
+    f.owner_conflict.as_ref().map(|message| Step::Set {
+        phase: Phase::Failed,
+        reason: Reason::OwnerConflict,
+        message: message.clone(),
+        retry: true,
+    })
+}
+
 /// The message of a CSV whose requirements are met and that waits for the CSV it replaces to
 /// make way (an addition: upstream waits without a word, keeping the earlier reason).
 pub fn waiting_message(predecessor: Phase) -> String {
@@ -244,21 +263,8 @@ fn pending(f: &Facts) -> Step {
         }
         Some(Ok(true)) => {}
     }
-    if let Some(message) = &f.webhook_problem {
-        return set(
-            Phase::Failed,
-            Reason::InvalidWebhookDescription,
-            message.clone(),
-        );
-    }
-    if let Some(message) = &f.owner_conflict {
-        // Also a sync error: the CSV is retried until the other owner is gone.
-        return Step::Set {
-            phase: Phase::Failed,
-            reason: Reason::OwnerConflict,
-            message: message.clone(),
-            retry: true,
-        };
+    if let Some(step) = unfixable_spec(f) {
+        return step;
     }
     // Part of a replacement chain: the predecessor must have been marked Replacing first. One
     // that succeeded is marked on its next pass; any other phase may last (a Failed predecessor
@@ -494,21 +500,8 @@ fn failed(f: &Facts) -> Step {
         }
         _ => {}
     }
-    if let Some(message) = &f.webhook_problem {
-        return set(
-            Phase::Failed,
-            Reason::InvalidWebhookDescription,
-            message.clone(),
-        );
-    }
-    if let Some(message) = &f.owner_conflict {
-        // As in Pending, a sync error: looked at again until the other owner is gone.
-        return Step::Set {
-            phase: Phase::Failed,
-            reason: Reason::OwnerConflict,
-            message: message.clone(),
-            retry: true,
-        };
+    if let Some(step) = unfixable_spec(f) {
+        return step;
     }
     // A failed install is tried again from Failed, its requirements checked above: while it
     // fails the same way its status stays as it is (upstream passes through Pending and
