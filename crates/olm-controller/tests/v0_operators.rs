@@ -3341,57 +3341,9 @@ async fn scenario_settles(env: &Env, id: &str) -> Result<()> {
     use settle::{cluster_named, namespaced, resource as r};
     let owned = id.to_owned();
     let mine = move |ns: &str| scenario_namespace(&owned, ns);
-    let kinds = [
-        r(
-            "operators.coreos.com",
-            "v1alpha1",
-            "ClusterServiceVersion",
-            "clusterserviceversions",
-        ),
-        r(
-            "operators.coreos.com",
-            "v1alpha1",
-            "Subscription",
-            "subscriptions",
-        ),
-        r(
-            "operators.coreos.com",
-            "v1alpha1",
-            "InstallPlan",
-            "installplans",
-        ),
-        r(
-            "operators.coreos.com",
-            "v1alpha1",
-            "CatalogSource",
-            "catalogsources",
-        ),
-        r(
-            "operators.coreos.com",
-            "v1",
-            "OperatorGroup",
-            "operatorgroups",
-        ),
-        r(
-            "operators.coreos.com",
-            "v2",
-            "OperatorCondition",
-            "operatorconditions",
-        ),
-        r("apps", "v1", "Deployment", "deployments"),
-        r("", "v1", "Secret", "secrets"),
-        r("", "v1", "ConfigMap", "configmaps"),
-        r("", "v1", "Service", "services"),
-        r("", "v1", "ServiceAccount", "serviceaccounts"),
-        r("rbac.authorization.k8s.io", "v1", "Role", "roles"),
-        r(
-            "rbac.authorization.k8s.io",
-            "v1",
-            "RoleBinding",
-            "rolebindings",
-        ),
-        r("", "v1", "Event", "events"),
-    ];
+    let kinds = settle::olm_v0_kinds()
+        .into_iter()
+        .chain(settle::workload_kinds());
     let mut watched: Vec<settle::Watched> = kinds
         .into_iter()
         .map(|k| namespaced(k, mine.clone()))

@@ -934,41 +934,13 @@ impl Ctx {
                 move |n| n.ends_with(&crd_suffix),
             ),
         ];
-        for k in [
-            r("apps", "v1", "Deployment", "deployments"),
-            r("", "v1", "Secret", "secrets"),
-            r("", "v1", "ConfigMap", "configmaps"),
-            r("", "v1", "Service", "services"),
-            r("", "v1", "ServiceAccount", "serviceaccounts"),
-            r("rbac.authorization.k8s.io", "v1", "Role", "roles"),
-            r(
-                "rbac.authorization.k8s.io",
-                "v1",
-                "RoleBinding",
-                "rolebindings",
-            ),
-            r("", "v1", "Event", "events"),
-        ] {
+        let mut kinds = settle::workload_kinds();
+        if self.env.which.v0() {
+            kinds.extend(settle::olm_v0_kinds());
+        }
+        for k in kinds {
             let nss = nss.clone();
             watched.push(namespaced(k, move |ns| nss.iter().any(|n| n == ns)));
-        }
-        if self.env.which.v0() {
-            let v0 = "operators.coreos.com";
-            for k in [
-                r(
-                    v0,
-                    "v1alpha1",
-                    "ClusterServiceVersion",
-                    "clusterserviceversions",
-                ),
-                r(v0, "v1alpha1", "Subscription", "subscriptions"),
-                r(v0, "v1alpha1", "InstallPlan", "installplans"),
-                r(v0, "v1alpha1", "CatalogSource", "catalogsources"),
-                r(v0, "v1", "OperatorGroup", "operatorgroups"),
-            ] {
-                let nss = nss.clone();
-                watched.push(namespaced(k, move |ns| nss.iter().any(|n| n == ns)));
-            }
         }
         let before = settle::assert_settles(&self.client, &watched).await?;
         let writes: usize = before.values().map(Vec::len).sum();

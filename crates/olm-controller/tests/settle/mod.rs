@@ -43,6 +43,39 @@ pub fn resource(group: &str, version: &str, kind: &str, plural: &str) -> ApiReso
     ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural)
 }
 
+/// OLM v0's namespaced kinds a scenario's operators live in.
+pub fn olm_v0_kinds() -> Vec<ApiResource> {
+    let v0 = "operators.coreos.com";
+    vec![
+        resource(
+            v0,
+            "v1alpha1",
+            "ClusterServiceVersion",
+            "clusterserviceversions",
+        ),
+        resource(v0, "v1alpha1", "Subscription", "subscriptions"),
+        resource(v0, "v1alpha1", "InstallPlan", "installplans"),
+        resource(v0, "v1alpha1", "CatalogSource", "catalogsources"),
+        resource(v0, "v1", "OperatorGroup", "operatorgroups"),
+        resource(v0, "v2", "OperatorCondition", "operatorconditions"),
+    ]
+}
+
+/// What an install puts in a namespace, Events included.
+pub fn workload_kinds() -> Vec<ApiResource> {
+    let rbac = "rbac.authorization.k8s.io";
+    vec![
+        resource("apps", "v1", "Deployment", "deployments"),
+        resource("", "v1", "Secret", "secrets"),
+        resource("", "v1", "ConfigMap", "configmaps"),
+        resource("", "v1", "Service", "services"),
+        resource("", "v1", "ServiceAccount", "serviceaccounts"),
+        resource(rbac, "v1", "Role", "roles"),
+        resource(rbac, "v1", "RoleBinding", "rolebindings"),
+        resource("", "v1", "Event", "events"),
+    ]
+}
+
 /// The kind's objects in the namespaces `pick` accepts.
 pub fn namespaced(
     resource: ApiResource,
