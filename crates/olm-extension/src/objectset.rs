@@ -1375,7 +1375,9 @@ fn reconcile_object(
             }),
         )
     };
-    let holder = match olm_k8s::holder(actual) {
+    // Who holds it, read only where it decides or is reported: an object this revision
+    // controls (every watch event of an installed bundle) needs neither.
+    let holder = || match olm_k8s::holder(actual) {
         Holder::V0Managed { .. } if target.gvk.kind == "CustomResourceDefinition" => {
             Holder::V0Managed {
                 csvs: v0_crd_owners.get(&target.name).cloned().unwrap_or_default(),
@@ -1383,12 +1385,7 @@ fn reconcile_object(
         }
         other => other,
     };
-    let collision = || (report(Handling::Collision(holder.clone()), actual), None);
-    // OLM v0's objects are never adopted, whatever the collision protection: its controllers
-    // would keep writing them, and its operator runs on them.
-    if holder.is_v0() {
-        return collision();
-    }
+    let collision = |holder: Holder| (report(Handling::Collision(holder), actual), None);
     let ctrl = controller_ref(actual);
     let ctrl_uid = ctrl
         .as_ref()
@@ -1397,12 +1394,17 @@ fn reconcile_object(
         .map(str::to_string);
     match ctrl_uid {
         None => {
-            // An object without a controller that carries our revision annotation was
-            // orphaned by us (or the garbage collector is about to delete it): never re-adopt.
-            if protection == CollisionProtection::Prevent
+            // OLM v0's objects (owned without a controller reference) are never adopted,
+            // whatever the collision protection: its controllers would keep writing them, and
+            // its operator runs on them. An object without a controller that carries our
+            // revision annotation was orphaned by us (or the garbage collector is about to
+            // delete it): never re-adopt.
+            let holder = holder();
+            if holder.is_v0()
+                || protection == CollisionProtection::Prevent
                 || annotation(actual, REVISION_ANNOTATION).is_some()
             {
-                collision()
+                collision(holder)
             } else {
                 adopt(actual)
             }
@@ -1428,14 +1430,15 @@ fn reconcile_object(
             match theirs.cmp(&owner.revision) {
                 std::cmp::Ordering::Greater => (report(Handling::Progressed, actual), None),
                 std::cmp::Ordering::Less => adopt(actual),
-                std::cmp::Ordering::Equal => collision(),
+                std::cmp::Ordering::Equal => collision(holder()),
             }
         }
         Some(_) => {
-            if protection == CollisionProtection::None {
+            let holder = holder();
+            if protection == CollisionProtection::None && !holder.is_v0() {
                 adopt(actual)
             } else {
-                collision()
+                collision(holder)
             }
         }
     }
