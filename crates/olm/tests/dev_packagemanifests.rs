@@ -10,9 +10,13 @@
 // Tests and benchmarks fail loudly on purpose.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod run_common;
+
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use run_common::wait_for;
 
 fn olm(state: &Path, args: &[&str]) -> Output {
     let bin = olm_testenv::bin_dir().expect("control plane bin folder");
@@ -75,15 +79,6 @@ fn catalog_source(namespace: &str, name: &str, address: &str) -> String {
         "metadata": {"name": name, "namespace": namespace},
         "spec": {"sourceType": "grpc", "address": address, "displayName": name}})
     .to_string()
-}
-
-fn wait_for(what: &str, timeout: Duration, mut ok: impl FnMut() -> bool) -> Duration {
-    let started = Instant::now();
-    while !ok() {
-        assert!(started.elapsed() < timeout, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(200));
-    }
-    started.elapsed()
 }
 
 #[test]

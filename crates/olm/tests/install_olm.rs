@@ -25,7 +25,7 @@ use olm_testenv::ControlPlane;
 
 mod run_common;
 
-use run_common::{OlmRun, free_addr, kubectl};
+use run_common::{OlmRun, exists, free_addr, kubectl, wait_for};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -64,14 +64,6 @@ fn token_kubeconfig(admin: &Path, token: &str, out: &Path) {
     std::fs::write(out, serde_json::to_vec(&kc).unwrap()).unwrap();
 }
 
-fn wait_for(what: &str, timeout: Duration, mut ok: impl FnMut() -> bool) {
-    let deadline = Instant::now() + timeout;
-    while !ok() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(200));
-    }
-}
-
 /// The PackageManifest APIService as an `olm run` with OLM v0 registered it, left behind with
 /// nothing serving it (no Service even).
 const STALE_APISERVICE: &str = r#"{"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
@@ -79,19 +71,6 @@ const STALE_APISERVICE: &str = r#"{"apiVersion": "apiregistration.k8s.io/v1", "k
   "spec": {"group": "packages.operators.coreos.com", "version": "v1",
     "groupPriorityMinimum": 2000, "versionPriority": 15, "insecureSkipTLSVerify": true,
     "service": {"name": "packageserver-service", "namespace": "olmv1-system", "port": 443}}}"#;
-
-/// Whether `kubectl get ARGS` finds the object.
-fn exists(kubeconfig: &Path, args: &[&str]) -> bool {
-    Command::new("kubectl")
-        .arg("--kubeconfig")
-        .arg(kubeconfig)
-        .arg("get")
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
 
 /// How long namespace deletion takes: waits (at most 30 s) until `name` is gone.
 fn namespace_gone_within_30s(kubeconfig: &Path, name: &str) -> Duration {

@@ -12,37 +12,16 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use olm_testenv::ControlPlane;
 
 mod run_common;
 
-use run_common::{OlmRun, kubectl};
+use run_common::{OlmRun, exists, kubectl, wait_for};
 
 const APISERVICE: &str = "v1.packages.operators.coreos.com";
-
-fn exists(kubeconfig: &Path, args: &[&str]) -> bool {
-    Command::new("kubectl")
-        .arg("--kubeconfig")
-        .arg(kubeconfig)
-        .arg("get")
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
-fn wait_for(what: &str, timeout: Duration, mut ok: impl FnMut() -> bool) -> Duration {
-    let started = Instant::now();
-    while !ok() {
-        assert!(started.elapsed() < timeout, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(200));
-    }
-    started.elapsed()
-}
 
 fn available(kubeconfig: &Path) -> String {
     let out = Command::new("kubectl")

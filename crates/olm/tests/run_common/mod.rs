@@ -12,6 +12,29 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// Whether `kubectl get ARGS` finds the object.
+pub fn exists(kubeconfig: &Path, args: &[&str]) -> bool {
+    Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .arg("get")
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Polls `ok` every 200 ms until it holds; fails the test after `timeout`. How long it took.
+pub fn wait_for(what: &str, timeout: Duration, mut ok: impl FnMut() -> bool) -> Duration {
+    let started = Instant::now();
+    while !ok() {
+        assert!(started.elapsed() < timeout, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    started.elapsed()
+}
+
 /// Runs kubectl against `kubeconfig` with `stdin` given, and returns its stdout; fails the
 /// test when kubectl fails.
 pub fn kubectl(kubeconfig: &Path, args: &[&str], stdin: Option<&str>) -> String {
