@@ -21,6 +21,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, dead_code)]
 
 pub mod fixtures;
+mod logs;
 #[path = "../settle/mod.rs"]
 pub mod settle;
 
@@ -1137,13 +1138,9 @@ pub fn main(scenarios: Vec<Scenario>) {
 
 /// [`main`] with `which` OLM running.
 pub fn main_with(scenarios: Vec<Scenario>, which: olm_controller::run::Which) {
-    // RUST_LOG=olm_controller=debug shows what the controllers did, on stderr.
-    if std::env::var_os("RUST_LOG").is_some() {
-        let _ = tracing_subscriber::fmt()
-            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
-            .with_writer(std::io::stderr)
-            .try_init();
-    }
+    // RUST_LOG=olm_controller=debug shows what the controllers did, on stderr; without it a
+    // failed scenario shows what they logged about its objects.
+    logs::capture();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let exact = args.iter().any(|a| a == "--exact");
     let filters: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
@@ -1284,10 +1281,18 @@ async fn run_one(env: &Arc<Env>, s: &Scenario) -> ScenarioResult {
         Ok(Err(join)) => Err(format!("panicked: {join}")),
         Err(_) => Err("scenario timed out after 600s".to_string()),
     };
+    let mut notes = ctx.notes();
+    if r.is_err() {
+        notes.extend(
+            logs::mentioning(s.id)
+                .into_iter()
+                .map(|l| format!("olm: {l}")),
+        );
+    }
     if std::env::var_os("E2E_KEEP").is_none() {
         ctx.cleanup().await;
     }
-    (s.name.to_string(), started.elapsed(), r, ctx.notes())
+    (s.name.to_string(), started.elapsed(), r, notes)
 }
 
 /// Wraps an `async fn(Arc<Ctx>) -> Result<()>` as a [`Scenario`] (`mod e2e` is `#[macro_use]`).
