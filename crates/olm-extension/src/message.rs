@@ -1,42 +1,16 @@
-//! Condition messages as the API server accepts them and as users read them: cut to the length
-//! the CRD allows, without the socket addresses that change on every retry, and without the
-//! "terminal error: " marker that the condition's reason already conveys.
+//! Condition messages of a ClusterExtension as users read them: without the socket addresses
+//! that change on every retry, and without the "terminal error: " marker that the condition's
+//! reason already conveys.
 //!
-//! Every message a ClusterExtension condition carries goes through [`truncate`]; messages made
-//! from errors (the `Progressing` condition's) also go through [`sanitize_network_error`], and
-//! those of terminal errors through [`strip_terminal_prefix`] first.
+//! Messages made from errors (the `Progressing` condition's) go through
+//! [`sanitize_network_error`], and those of terminal errors through [`strip_terminal_prefix`]
+//! first. Bounding every message to what the API server accepts is not done here but where every
+//! controller's conditions are set: [`olm_k8s::bounded_message`].
 
 use std::borrow::Cow;
 
-/// The longest condition message the CRD schema accepts, in bytes.
-pub const MAX_CONDITION_MESSAGE_LENGTH: usize = 32768;
-
-/// What replaces the tail of a message that was cut.
-pub const TRUNCATION_SUFFIX: &str = "\n\n... [message truncated]";
-
 /// The marker controller-runtime puts in front of a terminal error's text.
 pub const TERMINAL_ERROR_PREFIX: &str = "terminal error: ";
-
-/// Cuts `message` to at most [`MAX_CONDITION_MESSAGE_LENGTH`] bytes, ending it with
-/// [`TRUNCATION_SUFFIX`] when anything was cut.
-///
-/// A message that fits is returned as it is (borrowed). A longer one keeps as much of its start
-/// as fits before the suffix. Upstream cuts at that byte offset even inside a multi-byte
-/// character; here the cut moves back to the previous character boundary, so the result is
-/// always valid UTF-8 and may be up to three bytes shorter than upstream's.
-pub fn truncate(message: &str) -> Cow<'_, str> {
-    if message.len() <= MAX_CONDITION_MESSAGE_LENGTH {
-        return Cow::Borrowed(message);
-    }
-    let mut end = MAX_CONDITION_MESSAGE_LENGTH - TRUNCATION_SUFFIX.len();
-    while !message.is_char_boundary(end) {
-        end -= 1;
-    }
-    let mut out = String::with_capacity(end + TRUNCATION_SUFFIX.len());
-    out.push_str(&message[..end]);
-    out.push_str(TRUNCATION_SUFFIX);
-    Cow::Owned(out)
-}
 
 /// Removes one leading [`TERMINAL_ERROR_PREFIX`]: a condition whose reason is `Blocked` or
 /// `InvalidConfiguration` already says the error is terminal.

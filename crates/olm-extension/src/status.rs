@@ -87,7 +87,8 @@
 //! # Guarantees
 //!
 //! - Pure and deterministic: no clock, no I/O; the same input gives the same status.
-//! - Every condition message is at most 32768 bytes ([`message::truncate`]).
+//! - Every condition message is at most 32768 bytes ([`olm_k8s::bounded_message`], applied by
+//!   [`olm_k8s::set_status_condition`] and by the mirroring of revision conditions).
 //! - Condition order is fixed: `Installed`, `Progressing`, `Available`, `Deprecated`,
 //!   `PackageDeprecated`, `ChannelDeprecated`, `BundleDeprecated`, `CatalogsSkipped`, then any
 //!   other types the previous status carried, in their previous order. (Upstream keeps the
@@ -515,7 +516,7 @@ impl Writer {
                 type_,
                 status,
                 reason: reason.as_str(),
-                message: &message::truncate(msg),
+                message: msg,
                 observed_generation: self.generation,
             },
             &self.now,
@@ -819,7 +820,7 @@ fn channel_messages<'d>(deps: &'d Deprecations, channels: &[String]) -> Vec<&'d 
 /// that carries its own transition time: a new entry or a status change takes the revision's
 /// `lastTransitionTime`; reason, message and generation are updated in place.
 fn mirror(conditions: &mut Vec<Condition>, from: &Condition, generation: i64) {
-    let msg = message::truncate(&from.message);
+    let msg = olm_k8s::bounded_message(&from.message);
     match conditions.iter_mut().find(|c| c.type_ == from.type_) {
         None => conditions.push(Condition {
             message: msg.into_owned(),

@@ -9,10 +9,10 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use olm_api::{
     BundleMetadata, ClusterExtensionInstallStatus, ClusterExtensionStatus, RevisionStatus,
 };
-use olm_extension::message::TRUNCATION_SUFFIX;
 use olm_extension::status::{
     Input, Resolution, RevisionState, Step, Stop, StopKind, compute, installed, rolling_out,
 };
+use olm_k8s::TRUNCATION_SUFFIX;
 use olm_resolve::{Deprecations, Skipped};
 
 const GEN: i64 = 3;

@@ -124,9 +124,13 @@ mod with_k8s {
     ///    - `status` differs: status set and `lastTransitionTime = now`;
     ///    - `reason`, `message`, `observedGeneration` set where they differ.
     ///
+    /// The message stored is [`crate::bounded_message`]'s: sanitized and cut to the 32768 bytes
+    /// the API server accepts, as upstream cuts it.
+    ///
     /// Guarantees: `lastTransitionTime` moves only when the status does, so a controller that
     /// re-decides the same status on every reconcile keeps the time it first took it; `false`
-    /// means `conditions` is exactly as it was, so the caller can skip the status write.
+    /// means `conditions` is exactly as it was, so the caller can skip the status write — also
+    /// when the message decided is longer than what was stored for it.
     ///
     /// Caveats: `metav1.Time` is written with whole seconds, so pass a `now` rounded (or
     /// truncated) to seconds if the result is compared with what the API server returns.
@@ -136,12 +140,13 @@ mod with_k8s {
         now: &Time,
     ) -> bool {
         let status = update.status.as_str();
+        let message = crate::message::bounded_message(update.message);
         let Some(existing) = conditions.iter_mut().find(|c| c.type_ == update.type_) else {
             conditions.push(Condition {
                 type_: update.type_.to_string(),
                 status: status.to_string(),
                 reason: update.reason.to_string(),
-                message: update.message.to_string(),
+                message: message.into_owned(),
                 observed_generation: Some(update.observed_generation),
                 last_transition_time: now.clone(),
             });
@@ -157,8 +162,8 @@ mod with_k8s {
             existing.reason = update.reason.to_string();
             changed = true;
         }
-        if existing.message != update.message {
-            existing.message = update.message.to_string();
+        if existing.message != message {
+            existing.message = message.into_owned();
             changed = true;
         }
         if existing.observed_generation != Some(update.observed_generation) {
@@ -378,6 +383,72 @@ mod with_k8s {
                     last_transition_time: at(30),
                 }
             );
+        }
+
+        /// Every message is stored bounded, and deciding the same over-long message again is
+        /// no change: comparing with the raw text would rewrite the status on every reconcile.
+        #[test]
+        fn messages_are_stored_bounded() {
+            let long = format!("\u{0}{}", "é".repeat(crate::MAX_CONDITION_MESSAGE_LENGTH));
+            let decided = ConditionUpdate {
+                message: &long,
+                ..update(ConditionStatus::True, "Succeeded")
+            };
+            let mut conditions = existing();
+            assert!(set_status_condition(&mut conditions, decided, &at(20)));
+            let stored = conditions[1].message.clone();
+            assert_eq!(stored, crate::bounded_message(&long));
+            assert!(stored.starts_with(r"\x00éé") && stored.ends_with(crate::TRUNCATION_SUFFIX));
+            assert!(stored.len() <= crate::MAX_CONDITION_MESSAGE_LENGTH);
+            assert!(!set_status_condition(&mut conditions, decided, &at(30)));
+            let mut fresh = Vec::new();
+            set_status_condition(&mut fresh, decided, &at(20));
+            assert_eq!(fresh[0].message, stored, "a new condition too");
+        }
+
+        /// operator-controller `common_controller_test.go` `TestSetStatusConditionWrapper`
+        /// (PR #2169): which messages the condition setter stores with the suffix.
+        #[test]
+        fn set_status_condition_wrapper_upstream_vectors() {
+            let max = crate::MAX_CONDITION_MESSAGE_LENGTH;
+            for (name, message, truncated) in [
+                (
+                    "short message not truncated",
+                    "This is a short message".to_string(),
+                    false,
+                ),
+                (
+                    "long message gets truncated",
+                    "This is a very long message. ".repeat(2000),
+                    true,
+                ),
+                (
+                    "message at exact limit not truncated",
+                    "a".repeat(max),
+                    false,
+                ),
+                (
+                    "message over limit gets truncated",
+                    "a".repeat(max + 1),
+                    true,
+                ),
+            ] {
+                let mut conditions = Vec::new();
+                set_status_condition(
+                    &mut conditions,
+                    ConditionUpdate {
+                        message: &message,
+                        ..update(ConditionStatus::True, "Succeeded")
+                    },
+                    &at(20),
+                );
+                let got = &conditions[0].message;
+                assert!(got.len() <= max, "{name}");
+                assert_eq!(got.contains(crate::TRUNCATION_SUFFIX), truncated, "{name}");
+                if !truncated {
+                    assert_eq!(*got, message, "{name}");
+                }
+            }
         }
 
         #[test]

@@ -1,7 +1,8 @@
 //! The Kubernetes vocabulary every other crate speaks: DNS-1123 and label-value checks with
 //! apimachinery's exact messages and the regex patterns CRDs use for them, the well-known label,
 //! annotation and finalizer keys, typed condition status with a `meta.SetStatusCondition`
-//! that takes the time as a parameter, and the retry backoff every controller uses.
+//! that takes the time as a parameter, status messages bounded as the API server accepts them
+//! (and readable: no raw bytes), and the retry backoff every controller uses.
 //!
 //! What it is for: one definition of each, so the catalog validator, the bundle validator, the
 //! catalog server and the controllers cannot drift apart, and so decisions that set conditions
@@ -17,6 +18,7 @@
 
 mod condition;
 mod labels;
+mod message;
 mod name;
 mod ownership;
 pub mod patch;
@@ -31,12 +33,16 @@ pub use condition::{
 };
 // Every well-known key is public API; the module holds nothing else.
 pub use labels::*;
+pub use message::{
+    BINARY_RUN_KEEP, EVENT_NOTE_LIMIT, MAX_CONDITION_MESSAGE_LENGTH, REFUSED_MESSAGE_LIMIT,
+    TRUNCATION_SUFFIX, bounded_message, sanitize_message, shorten_refused_status, truncate_message,
+    truncate_note,
+};
 pub use name::{
     CONDITION_REASON_PATTERN, CONDITION_TYPE_PATTERN, DNS1123_LABEL_MAX_LEN, DNS1123_LABEL_PATTERN,
-    DNS1123_SUBDOMAIN_MAX_LEN, DNS1123_SUBDOMAIN_PATTERN, EVENT_NOTE_LIMIT, LABEL_VALUE_MAX_LEN,
-    LABEL_VALUE_PATTERN, NameError, dns1123_label_errors, dns1123_subdomain_errors,
-    is_dns1123_label, is_dns1123_subdomain, label_value_errors, matches_dns1123_label_pattern,
-    truncate_note,
+    DNS1123_SUBDOMAIN_MAX_LEN, DNS1123_SUBDOMAIN_PATTERN, LABEL_VALUE_MAX_LEN, LABEL_VALUE_PATTERN,
+    NameError, dns1123_label_errors, dns1123_subdomain_errors, is_dns1123_label,
+    is_dns1123_subdomain, label_value_errors, matches_dns1123_label_pattern,
 };
 pub use ownership::{Holder, holder, v0_refusal};
 pub use selector::{LabelSelector, Operator, Requirement, SelectorError};

@@ -350,32 +350,3 @@ mod tests {
         }
     }
 }
-
-/// The most bytes an `events.k8s.io/v1` Event's `note` may hold (apimachinery's
-/// `NoteLengthLimit`); the API server refuses longer ones.
-pub const EVENT_NOTE_LIMIT: usize = 1024;
-
-/// `note` cut to [`EVENT_NOTE_LIMIT`] bytes at a character boundary, so a long message (a
-/// resolver's explanation) still makes an Event instead of a refused write.
-pub fn truncate_note(note: &str) -> String {
-    if note.len() <= EVENT_NOTE_LIMIT {
-        return note.to_owned();
-    }
-    let mut end = EVENT_NOTE_LIMIT;
-    while !note.is_char_boundary(end) {
-        end -= 1;
-    }
-    note[..end].to_owned()
-}
-
-#[cfg(test)]
-mod note_tests {
-    #[test]
-    fn notes_are_cut_at_char_boundaries() {
-        assert_eq!(super::truncate_note("short"), "short");
-        let long = "é".repeat(600);
-        let cut = super::truncate_note(&long);
-        assert!(cut.len() <= super::EVENT_NOTE_LIMIT && cut.len() >= super::EVENT_NOTE_LIMIT - 1);
-        assert!(long.starts_with(&cut));
-    }
-}
