@@ -35,8 +35,8 @@ pub use condition::{
 pub use labels::*;
 pub use message::{
     BINARY_RUN_KEEP, EVENT_NOTE_LIMIT, MAX_CONDITION_MESSAGE_LENGTH, REFUSED_MESSAGE_LIMIT,
-    TRUNCATION_SUFFIX, bounded_message, sanitize_message, shorten_refused_status, truncate_message,
-    truncate_note,
+    TRUNCATION_SUFFIX, bound_status_messages, bounded_message, sanitize_message,
+    shorten_refused_status, truncate_message, truncate_note,
 };
 pub use name::{
     CONDITION_REASON_PATTERN, CONDITION_TYPE_PATTERN, DNS1123_LABEL_MAX_LEN, DNS1123_LABEL_PATTERN,

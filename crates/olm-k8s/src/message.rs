@@ -11,6 +11,7 @@
 //!   a garbage image layer (tar's "numeric field was not a number: …", a parser's excerpt) has
 //!   its unprintable characters escaped and long runs of binary cut short.
 //! - [`truncate_note`] bounds an Event's note the same way, to the Event API's limit.
+//! - [`bound_status_messages`] applies [`bounded_message`] to a status built as JSON.
 //! - [`shorten_refused_status`] is the fallback when the API server refuses a status write
 //!   anyway: the same status with its long messages replaced by a short one saying why.
 
@@ -172,11 +173,25 @@ pub fn sanitize_message(message: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// Every `message` in a status object (at any depth: its own, its conditions', a CSV's
+/// requirement statuses') bounded as [`bounded_message`] bounds it; whether any changed. For
+/// shells that build a status as JSON: what they write is then what a decision comparing with
+/// [`bounded_message`] expects to read back.
+pub fn bound_status_messages(status: &mut Value) -> bool {
+    each_message(status, &mut |m| match bounded_message(m) {
+        Cow::Borrowed(_) => false,
+        Cow::Owned(b) => {
+            *m = b;
+            true
+        }
+    })
+}
+
 /// The status to write instead of `status` when the API server refused it, `why` being its
 /// answer: every `message` (at any depth) longer than [`REFUSED_MESSAGE_LIMIT`] bytes keeps its
-/// start and ends with a note that the full message was refused, and why, within that limit. `None` when no
-/// message is that long — then the messages were not what the server refused, and writing
-/// again would be refused again.
+/// start and ends with a note that the full message was refused, and why, within that limit.
+/// `None` when no message is that long — then the messages were not what the server refused,
+/// and writing again would be refused again.
 ///
 /// Guarantees: the result differs from `status` only in those messages, and writing it twice
 /// gives the same object, so a controller that falls back on every reconcile writes once.
@@ -186,28 +201,26 @@ pub fn shorten_refused_status(status: &Value, why: &str) -> Option<Value> {
         prefix(&sanitize_message(why), REFUSAL_QUOTE)
     );
     let mut out = status.clone();
-    shorten_messages(&mut out, &note).then_some(out)
+    each_message(&mut out, &mut |m| {
+        if m.len() <= REFUSED_MESSAGE_LIMIT {
+            return false;
+        }
+        *m = cut_with_suffix(m, REFUSED_MESSAGE_LIMIT, &note).into_owned();
+        true
+    })
+    .then_some(out)
 }
 
-/// Shortens every long `message` under `v`; whether any was.
-fn shorten_messages(v: &mut Value, note: &str) -> bool {
+/// Calls `f` on every string under a `message` key below `v`; whether any call changed one.
+fn each_message(v: &mut Value, f: &mut impl FnMut(&mut String) -> bool) -> bool {
     match v {
-        Value::Object(map) => {
-            let mut any = false;
-            for (key, value) in map.iter_mut() {
-                match value {
-                    Value::String(m) if key == "message" && m.len() > REFUSED_MESSAGE_LIMIT => {
-                        *m = cut_with_suffix(m, REFUSED_MESSAGE_LIMIT, note).into_owned();
-                        any = true;
-                    }
-                    other => any |= shorten_messages(other, note),
-                }
-            }
-            any
-        }
+        Value::Object(map) => map.iter_mut().fold(false, |any, (key, value)| match value {
+            Value::String(m) if key == "message" => f(m) | any,
+            other => each_message(other, f) | any,
+        }),
         Value::Array(items) => items
             .iter_mut()
-            .fold(false, |any, item| shorten_messages(item, note) | any),
+            .fold(false, |any, item| each_message(item, f) | any),
         _ => false,
     }
 }
@@ -390,6 +403,30 @@ mod tests {
         let cut = truncate_note(&long);
         assert!(cut.len() <= EVENT_NOTE_LIMIT && cut.len() >= EVENT_NOTE_LIMIT - 1);
         assert!(long.starts_with(&cut));
+    }
+
+    /// Every message of a JSON status is bounded, wherever it sits; nothing else changes.
+    #[test]
+    fn status_messages_are_bounded_at_any_depth() {
+        let long = "x".repeat(MAX_CONDITION_MESSAGE_LENGTH + 1);
+        let bounded = truncate_message(&long).into_owned();
+        let mut status = json!({
+            "message": long,
+            "reason": long,
+            "conditions": [{"message": "fine\u{0}"}, {"message": 7}],
+            "requirementStatus": [{"dependents": [{"message": long}]}],
+        });
+        assert!(bound_status_messages(&mut status));
+        assert_eq!(
+            status,
+            json!({
+                "message": bounded,
+                "reason": long,
+                "conditions": [{"message": r"fine\x00"}, {"message": 7}],
+                "requirementStatus": [{"dependents": [{"message": bounded}]}],
+            })
+        );
+        assert!(!bound_status_messages(&mut status), "already bounded");
     }
 
     /// A refused status keeps everything but its long messages, which keep their start and say

@@ -50,7 +50,7 @@ pub struct PhaseEvent {
     pub type_: &'static str,
     /// The CSV's new reason.
     pub reason: String,
-    /// Its new message.
+    /// Its new message, cut to what an Event's note may hold.
     pub message: String,
 }
 
@@ -58,7 +58,9 @@ impl CsvStatus {
     /// Sets phase, reason and message at `now` (upstream's `SetPhase`): the update time always;
     /// the transition time only when the phase changes; a history entry (the new phase, reason,
     /// message and times) when the history is empty or its last entry's phase or reason differ;
-    /// the history trimmed to its last [`CONDITIONS_LIMIT`] entries.
+    /// the history trimmed to its last [`CONDITIONS_LIMIT`] entries. The message is stored
+    /// bounded ([`olm_k8s::bounded_message`]): an error that quotes a whole manifest or a binary
+    /// layer must not make the status too large to write.
     pub fn set_phase(&mut self, phase: Phase, reason: Reason, message: &str, now: &str) {
         let now = Some(now.to_owned());
         self.last_update_time.clone_from(&now);
@@ -66,7 +68,7 @@ impl CsvStatus {
             phase.as_str().clone_into(&mut self.phase);
             self.last_transition_time = now;
         }
-        message.clone_into(&mut self.message);
+        self.message = olm_k8s::bounded_message(message).into_owned();
         reason.as_str().clone_into(&mut self.reason);
         let differs = self
             .conditions
@@ -103,7 +105,7 @@ impl CsvStatus {
                 "Normal"
             },
             reason: reason.as_str().to_owned(),
-            message: message.to_owned(),
+            message: olm_k8s::truncate_note(message),
         }
     }
 
@@ -116,7 +118,9 @@ impl CsvStatus {
         message: &str,
         now: &str,
     ) -> Option<PhaseEvent> {
-        if self.phase == phase.as_str() && self.reason == reason.as_str() && self.message == message
+        if self.phase == phase.as_str()
+            && self.reason == reason.as_str()
+            && self.message == olm_k8s::bounded_message(message)
         {
             return None;
         }

@@ -94,7 +94,8 @@ impl Condition {
 
 /// Sets `c` in a Subscription's `status.conditions` as upstream's `SetCondition` does: a
 /// condition equal in type, status, reason and message is kept as it is (its times too);
-/// otherwise it is replaced, stamped `now`. Returns whether anything changed.
+/// otherwise it is replaced, stamped `now`. Returns whether anything changed. The message is
+/// stored (and compared) bounded, as [`olm_k8s::bounded_message`] bounds every status message.
 pub fn set_condition(conditions: &mut Vec<Value>, c: &Condition, now: &str) -> bool {
     let text = |v: &Value, k: &str| {
         v.get(k)
@@ -102,12 +103,13 @@ pub fn set_condition(conditions: &mut Vec<Value>, c: &Condition, now: &str) -> b
             .unwrap_or_default()
             .to_owned()
     };
+    let message = olm_k8s::bounded_message(&c.message);
     let position = conditions.iter().position(|v| text(v, "type") == c.kind);
     if let Some(i) = position {
         let old = &conditions[i];
         if text(old, "status") == c.status
             && text(old, "reason") == c.reason
-            && text(old, "message") == c.message
+            && text(old, "message") == message
         {
             return false;
         }
@@ -116,8 +118,8 @@ pub fn set_condition(conditions: &mut Vec<Value>, c: &Condition, now: &str) -> b
     if !c.reason.is_empty() {
         value["reason"] = json!(c.reason);
     }
-    if !c.message.is_empty() {
-        value["message"] = json!(c.message);
+    if !message.is_empty() {
+        value["message"] = json!(message);
     }
     match position {
         Some(i) => conditions[i] = value,
@@ -505,6 +507,25 @@ mod tests {
         assert_eq!(list[0]["message"], "y");
         assert!(remove_condition(&mut list, condition::RESOLUTION_FAILED));
         assert!(list.is_empty());
+    }
+
+    /// A resolver's explanation can run to megabytes: it is stored as every status message is
+    /// (upstream's 32768 bytes and suffix), and deciding it again changes nothing.
+    #[test]
+    fn long_messages_are_bounded_and_stable() {
+        let long = "constraints not satisfiable: ".repeat(5000);
+        let c = Condition::holds(
+            condition::RESOLUTION_FAILED,
+            reason::CONSTRAINTS_NOT_SATISFIABLE,
+            long.clone(),
+        );
+        let mut list = Vec::new();
+        assert!(set_condition(&mut list, &c, "t1"));
+        let stored = list[0]["message"].as_str().unwrap_or_default();
+        assert_eq!(stored, olm_k8s::bounded_message(&long));
+        assert!(stored.ends_with(olm_k8s::TRUNCATION_SUFFIX));
+        assert!(!set_condition(&mut list, &c, "t2"));
+        assert_eq!(list[0]["lastTransitionTime"], "t1");
     }
 
     #[test]

@@ -253,3 +253,32 @@ fn copied() {
     }
     assert!(is_copied("ns", "Copied", &none, &none));
 }
+
+/// A phase message is stored bounded (upstream's 32768 bytes and suffix, raw bytes escaped) in
+/// the status and its history, the Event gets what a note may hold, and setting the same
+/// over-long message again is no change — comparing with the raw text would rewrite the status
+/// on every sync.
+#[test]
+fn long_messages_are_bounded_and_stable() {
+    let long = format!(
+        "install strategy failed: \u{1}{}",
+        "x".repeat(olm_k8s::MAX_CONDITION_MESSAGE_LENGTH)
+    );
+    let mut status = CsvStatus::default();
+    let event =
+        status.set_phase_with_event(Phase::Failed, Reason::InstallComponentFailed, &long, NOW);
+    assert_eq!(status.message, olm_k8s::bounded_message(&long));
+    assert!(
+        status
+            .message
+            .starts_with(r"install strategy failed: \x01xxx")
+    );
+    assert!(status.message.ends_with(olm_k8s::TRUNCATION_SUFFIX));
+    assert_eq!(status.message.len(), olm_k8s::MAX_CONDITION_MESSAGE_LENGTH);
+    assert_eq!(status.conditions[0].message, status.message);
+    assert_eq!(event.message.len(), olm_k8s::EVENT_NOTE_LIMIT);
+    assert_eq!(
+        status.set_phase_if_changed(Phase::Failed, Reason::InstallComponentFailed, &long, NOW),
+        None
+    );
+}
