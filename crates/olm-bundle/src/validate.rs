@@ -48,7 +48,8 @@ pub fn supported_kind(kind: &str) -> Option<bool> {
 /// A render validator: a name (upstream's function name) and the check.
 pub type Check = (&'static str, fn(&Bundle) -> Vec<String>);
 
-/// Every render validator, in the order upstream runs them.
+/// Every render validator, in the order upstream runs them, then this implementation's own
+/// ([`check_object_names`]).
 pub const RENDER_VALIDATORS: &[Check] = &[
     (
         "CheckDeploymentSpecUniqueness",
@@ -84,6 +85,7 @@ pub const RENDER_VALIDATORS: &[Check] = &[
     ),
     ("CheckWebhookRules", check_webhook_rules),
     ("CheckObjectSupport", check_object_support),
+    ("CheckObjectNames", check_object_names),
 ];
 
 /// Runs every render validator; an empty result means the bundle may be rendered.
@@ -415,6 +417,73 @@ pub fn check_object_support(b: &Bundle) -> Vec<String> {
             )
         })
         .collect()
+}
+
+/// Names the API server would refuse, refused before anything is applied, each in
+/// kube-apiserver's own words ([`olm_k8s::invalid_object_message`]): the ServiceAccounts the
+/// CSV's permissions name, the CRDs (also `spec.names.plural` + `.` + `spec.group`, as
+/// apiextensions requires) and every other object, each by the rule of its kind
+/// ([`olm_k8s::NameRule`]). The install-strategy Deployments are upstream's check
+/// ([`check_deployment_name_is_dns1123_subdomain`]).
+///
+/// Not upstream's: operator-controller leaves these to the API server, whose refusal comes
+/// mid-rollout — after other objects were applied, and, for a name long enough, in a status
+/// message the API server refuses in turn.
+pub fn check_object_names(b: &Bundle) -> Vec<String> {
+    let strategy = &b.csv.spec.install.spec;
+    let accounts: BTreeSet<&str> = strategy
+        .permissions
+        .iter()
+        .chain(&strategy.cluster_permissions)
+        .map(|p| p.service_account_name.as_str())
+        .filter(|n| !n.is_empty())
+        .collect();
+    let mut out: Vec<String> = accounts
+        .into_iter()
+        .filter_map(|n| name_refusal("", "ServiceAccount", n, Vec::new()))
+        .collect();
+    for crd in &b.crds {
+        let spec = |p: &str| crd.object.pointer(p).and_then(Value::as_str).unwrap_or("");
+        let name = crd.name();
+        let required = format!("{}.{}", spec("/spec/names/plural"), spec("/spec/group"));
+        let extra = (!name.is_empty() && name != required)
+            .then(|| olm_k8s::FieldError::Invalid {
+                field: "metadata.name".into(),
+                value: name.into(),
+                detail: r#"must be spec.names.plural+"."+spec.group"#.into(),
+            })
+            .into_iter()
+            .collect();
+        out.extend(name_refusal(
+            "apiextensions.k8s.io",
+            "CustomResourceDefinition",
+            name,
+            extra,
+        ));
+    }
+    for o in &b.others {
+        let group = o
+            .object
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .and_then(|v| v.rsplit_once('/'))
+            .map_or("", |(g, _)| g);
+        out.extend(name_refusal(group, o.kind(), o.name(), Vec::new()));
+    }
+    out
+}
+
+/// The API server's refusal of an object named `name`, if it would refuse it; `extra` are the
+/// kind's own name rules, checked after the common one.
+fn name_refusal(
+    group: &str,
+    kind: &str,
+    name: &str,
+    extra: Vec<olm_k8s::FieldError>,
+) -> Option<String> {
+    let mut errors = olm_k8s::object_name_errors(group, kind, name);
+    errors.extend(extra);
+    (!errors.is_empty()).then(|| olm_k8s::invalid_object_message(group, kind, name, &errors))
 }
 
 /// Validates the target namespaces of a render against the bundle's install modes; the message

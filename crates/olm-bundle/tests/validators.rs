@@ -219,6 +219,53 @@ fn object_support() {
     );
 }
 
+/// Names the API server would refuse are refused at validation in kube-apiserver's words
+/// (`NewInvalid`, `field.Invalid`, apimachinery's name checks): a CRD whose name is too long or
+/// not `<plural>.<group>`, a Service name that is no DNS-1035 label, an RBAC name with a slash,
+/// a ServiceAccount the CSV's permissions name; names the API server takes pass.
+#[test]
+fn object_names_the_api_server_would_refuse() {
+    let long_plural = "a".repeat(10_000);
+    let mut long_crd = crd(&format!("{long_plural}.example.com"));
+    long_crd["spec"]["names"]["plural"] = json!(long_plural);
+    let long_name = format!("{long_plural}.example.com");
+    let mut misnamed = crd("widgets.example.com");
+    misnamed["metadata"]["name"] = json!("gadgets.example.com");
+    let b = bundle_with(
+        json!({"installModes": modes(&["AllNamespaces"]), "install": {"strategy": "deployment", "spec": {
+            "deployments": [{"name": "dep", "spec": {}}],
+            "permissions": [{"serviceAccountName": "Bad_SA", "rules": []}],
+            "clusterPermissions": [{"serviceAccountName": "good-sa", "rules": []}, {"serviceAccountName": "", "rules": []}]}}}),
+        vec![long_crd, misnamed, crd("fine.example.com")],
+        vec![
+            json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "9lives"}}),
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "fine.config-map"}}),
+            json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "a/b"}}),
+            json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "Upper:Case"}}),
+            json!({"apiVersion": "monitoring.coreos.com/v1", "kind": "ServiceMonitor", "metadata": {"name": "UPPER"}}),
+        ],
+        "p",
+    );
+    const SUBDOMAIN: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+    assert_eq!(
+        validate::check_object_names(&b),
+        [
+            format!("ServiceAccount \"Bad_SA\" is invalid: metadata.name: Invalid value: \"Bad_SA\": {SUBDOMAIN}"),
+            format!("CustomResourceDefinition.apiextensions.k8s.io \"{long_name}\" is invalid: metadata.name: Invalid value: \"{long_name}\": must be no more than 253 characters"),
+            "CustomResourceDefinition.apiextensions.k8s.io \"gadgets.example.com\" is invalid: metadata.name: Invalid value: \"gadgets.example.com\": must be spec.names.plural+\".\"+spec.group".to_string(),
+            "Service \"9lives\" is invalid: metadata.name: Invalid value: \"9lives\": a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')".to_string(),
+            "ClusterRole.rbac.authorization.k8s.io \"a/b\" is invalid: metadata.name: Invalid value: \"a/b\": may not contain '/'".to_string(),
+            format!("ServiceMonitor.monitoring.coreos.com \"UPPER\" is invalid: metadata.name: Invalid value: \"UPPER\": {SUBDOMAIN}"),
+        ]
+    );
+    assert!(
+        validate::render_validators(&b)
+            .iter()
+            .any(|m| m.starts_with("CustomResourceDefinition.apiextensions.k8s.io")),
+        "a render validator"
+    );
+}
+
 fn render_err(supported: &[&str], targets: Option<Vec<&str>>) -> String {
     let b = bundle_with(
         json!({"installModes": modes(supported), "install": deployments(&["dep"])}),

@@ -39,10 +39,12 @@ pub use message::{
     shorten_refused_status, truncate_message, truncate_note,
 };
 pub use name::{
-    CONDITION_REASON_PATTERN, CONDITION_TYPE_PATTERN, DNS1123_LABEL_MAX_LEN, DNS1123_LABEL_PATTERN,
-    DNS1123_SUBDOMAIN_MAX_LEN, DNS1123_SUBDOMAIN_PATTERN, LABEL_VALUE_MAX_LEN, LABEL_VALUE_PATTERN,
-    NameError, dns1123_label_errors, dns1123_subdomain_errors, is_dns1123_label,
-    is_dns1123_subdomain, label_value_errors, matches_dns1123_label_pattern,
+    CONDITION_REASON_PATTERN, CONDITION_TYPE_PATTERN, DNS1035_LABEL_MAX_LEN, DNS1123_LABEL_MAX_LEN,
+    DNS1123_LABEL_PATTERN, DNS1123_SUBDOMAIN_MAX_LEN, DNS1123_SUBDOMAIN_PATTERN, FieldError,
+    LABEL_VALUE_MAX_LEN, LABEL_VALUE_PATTERN, NameError, NameRule, dns1035_label_errors,
+    dns1123_label_errors, dns1123_subdomain_errors, invalid_object_message, is_dns1123_label,
+    is_dns1123_subdomain, label_value_errors, matches_dns1123_label_pattern, object_name_errors,
+    path_segment_name_errors,
 };
 pub use ownership::{Holder, holder, v0_refusal};
 pub use selector::{LabelSelector, Operator, Requirement, SelectorError};
