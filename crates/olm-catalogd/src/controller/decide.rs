@@ -31,9 +31,6 @@ pub const MSG_SUCCEEDED: &str = "Successfully unpacked and stored content from r
 /// Serving message while content is served.
 pub const MSG_SERVING: &str = "Serving desired content from resolved source";
 
-/// Condition messages are limited to this many bytes by the CRD.
-const MAX_MESSAGE: usize = 32768;
-
 /// Everything a decision looks at.
 #[derive(Debug, Clone, Copy)]
 pub struct Inputs<'a> {
@@ -412,7 +409,7 @@ fn failed(inputs: &Inputs<'_>, failure: Failure) -> Plan {
         TYPE_PROGRESSING,
         status,
         reason,
-        &truncate(&message),
+        &message,
     );
     Plan {
         status: changed(inputs.catalog, desired),
@@ -537,18 +534,6 @@ fn set_condition(
     };
     // Whether it changed is judged on the whole status, by `changed`.
     let _ = set_status_condition(conditions, update, &Time(whole_seconds(inputs.now)));
-}
-
-/// Cuts a message to the CRD's limit, on a character boundary, marking the cut.
-fn truncate(message: &str) -> String {
-    if message.len() <= MAX_MESSAGE {
-        return message.to_string();
-    }
-    let mut end = MAX_MESSAGE - 3;
-    while !message.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}...", &message[..end])
 }
 
 /// The part of a plan a replica performs: all of it when it leads; otherwise only the coming
@@ -1311,12 +1296,34 @@ mod tests {
         assert!(d >= poll && d < poll + Duration::from_secs(6), "{d:?}");
     }
 
+    /// A failure message past the CRD's limit is written cut as upstream cuts it (the
+    /// condition setter bounds every message), not refused by the API server.
     #[test]
-    fn long_messages_are_cut_on_a_character_boundary() {
-        let long = "é".repeat(MAX_MESSAGE);
-        let cut = truncate(&long);
-        assert!(cut.len() <= MAX_MESSAGE && cut.ends_with("..."));
-        assert_eq!(truncate("short"), "short");
+    fn long_messages_are_truncated_as_upstream() {
+        let long = format!(
+            "failed to unpack: {}",
+            "é".repeat(olm_k8s::MAX_CONDITION_MESSAGE_LENGTH)
+        );
+        let mut conditions = Vec::new();
+        let cat = catalog(owned(1), tag(Some(10)), "Available", Value::Null);
+        let inputs = Inputs {
+            catalog: &cat,
+            stored: None,
+            base_url: BASE,
+            now: now(),
+        };
+        set_condition(
+            &mut conditions,
+            &inputs,
+            TYPE_PROGRESSING,
+            ConditionStatus::True,
+            CatalogReason::Retrying,
+            &long,
+        );
+        let m = &conditions[0].message;
+        assert!(m.len() <= olm_k8s::MAX_CONDITION_MESSAGE_LENGTH);
+        assert!(m.starts_with("failed to unpack: éé"));
+        assert!(m.ends_with(olm_k8s::TRUNCATION_SUFFIX));
     }
 }
 
