@@ -12,11 +12,13 @@
 
 #[macro_use]
 mod e2e;
+mod bombs;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context as _, Result, bail, ensure};
+use bombs::{a_bundle_bomb_is_refused_without_a_trace, a_catalog_bomb_is_refused_without_a_trace};
 use e2e::{Contents, Ctx, Msg, WAIT, cond, entry, package, wait_exists, wait_gone};
 use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
@@ -49,6 +51,19 @@ fn main() {
         // skips, which the no-write guard would count.
         scenario!(a_catalog_that_serves_nothing_is_skipped, "skip", exclusive),
         scenario!(two_extensions_wanting_the_same_crd, "samecrd"),
+        // Alone: each measures the peak memory of this process, where olm runs.
+        scenario!(
+            a_catalog_bomb_is_refused_without_a_trace,
+            "cbomb",
+            exclusive
+        ),
+        scenario!(a_bundle_bomb_is_refused_without_a_trace, "bbomb", exclusive),
+        scenario!(names_are_refused_in_the_api_servers_words, "names"),
+        scenario!(
+            crd_name_the_api_server_refuses_is_refused_at_validation,
+            "longcrd"
+        ),
+        scenario!(collision_message_over_the_limit_is_truncated, "bigcoll"),
     ]);
 }
 
@@ -1228,5 +1243,272 @@ async fn two_extensions_wanting_the_same_crd(ctx: Arc<Ctx>) -> Result<()> {
             e2e::describe_conditions(e2e::ext_conditions(&f), f.metadata.generation)
         );
     }
+    Ok(())
+}
+
+/// The API server's answer to creating `object` (a dry run), which must be a refusal.
+async fn refusal(api: &Api<kube::api::DynamicObject>, object: serde_json::Value) -> Result<String> {
+    let params = PostParams {
+        dry_run: true,
+        ..PostParams::default()
+    };
+    match api.create(&params, &serde_json::from_value(object)?).await {
+        Err(kube::Error::Api(s)) => Ok(s.message),
+        Err(e) => Err(e.into()),
+        Ok(o) => bail!("the API server took {}", o.name_any()),
+    }
+}
+
+/// What bundle validation says about names is what kube-apiserver says: for each kind's rule
+/// (DNS-1123 subdomain, DNS-1035 label for Services, path segment for RBAC, `<plural>.<group>`
+/// for CRDs) the message olm_k8s words is the one the control plane answers a create with.
+async fn names_are_refused_in_the_api_servers_words(ctx: Arc<Ctx>) -> Result<()> {
+    let ns = ctx.namespace().await?;
+    let long = "a".repeat(254);
+    let names = ctx.names();
+    let mut misnamed_crd = e2e::fixtures::crd_object(&names, &e2e::Crd::default(), "E2ETest");
+    misnamed_crd["metadata"]["name"] = json!(format!("other.{}", names.crd_group()));
+    let cases = [
+        (
+            "v1",
+            "ConfigMap",
+            "configmaps",
+            Some(ns.as_str()),
+            long.as_str(),
+            json!({}),
+        ),
+        (
+            "v1",
+            "ServiceAccount",
+            "serviceaccounts",
+            Some(ns.as_str()),
+            "Bad_SA",
+            json!({}),
+        ),
+        (
+            "v1",
+            "Service",
+            "services",
+            Some(ns.as_str()),
+            "9lives",
+            json!({"spec": {"ports": [{"port": 80}]}}),
+        ),
+        (
+            "rbac.authorization.k8s.io/v1",
+            "ClusterRole",
+            "clusterroles",
+            None,
+            "a/b",
+            json!({}),
+        ),
+        (
+            "rbac.authorization.k8s.io/v1",
+            "Role",
+            "roles",
+            Some(ns.as_str()),
+            "..",
+            json!({}),
+        ),
+    ];
+    for (api_version, kind, plural, namespace, name, extra) in cases {
+        let mut object = json!({"apiVersion": api_version, "kind": kind,
+            "metadata": {"name": name}});
+        if let Some(n) = namespace {
+            object["metadata"]["namespace"] = json!(n);
+        }
+        if let (Some(o), Some(e)) = (object.as_object_mut(), extra.as_object()) {
+            o.extend(e.clone());
+        }
+        let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
+        let ours = olm_k8s::invalid_object_message(
+            group,
+            kind,
+            name,
+            &olm_k8s::object_name_errors(group, kind, name),
+        );
+        let theirs = refusal(&ctx.dynamic(api_version, kind, plural, namespace), object).await?;
+        ensure!(
+            ours == theirs,
+            "{kind} {name:?}:\n ours:   {ours}\n theirs: {theirs}"
+        );
+    }
+    let crd_name = misnamed_crd["metadata"]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let theirs = refusal(
+        &ctx.dynamic(
+            "apiextensions.k8s.io/v1",
+            "CustomResourceDefinition",
+            "customresourcedefinitions",
+            None,
+        ),
+        misnamed_crd,
+    )
+    .await?;
+    let ours = format!(
+        "CustomResourceDefinition.apiextensions.k8s.io \"{crd_name}\" is invalid: metadata.name: Invalid value: \"{crd_name}\": must be spec.names.plural+\".\"+spec.group"
+    );
+    ensure!(ours == theirs, "CRD:\n ours:   {ours}\n theirs: {theirs}");
+    Ok(())
+}
+
+/// A bundle whose CRD is named with 10,000 characters is refused before anything is applied,
+/// in the words the API server would refuse that CRD with, as a clear Progressing condition —
+/// not a revision whose every status write is refused while the extension says RollingOut.
+async fn crd_name_the_api_server_refuses_is_refused_at_validation(ctx: Arc<Ctx>) -> Result<()> {
+    ctx.namespace().await?;
+    let names = ctx.names();
+    let group = names.crd_group();
+    let crd_name = format!("{}.{group}", "a".repeat(10_000 - 1 - group.len()));
+    ensure!(crd_name.len() == 10_000);
+    ctx.catalog(
+        "test",
+        &[package("test")
+            .bundle(
+                "1.0.0",
+                Contents {
+                    crd_name: Some(crd_name.clone()),
+                    ..Contents::standard()
+                },
+            )
+            .channel("beta", vec![entry("1.0.0")])],
+    )
+    .await?;
+    let name = ext(&ctx);
+    ctx.apply_ext(&name, &ctx.ext_spec("test")).await?;
+    let ce = ctx
+        .wait_cond(
+            &name,
+            "Progressing",
+            "True",
+            "Retrying",
+            Msg::Contains("must be no more than 253 characters"),
+        )
+        .await?;
+    let message = cond(&ce, "Progressing")
+        .map(|c| c.message.clone())
+        .unwrap_or_default();
+    let mut crd = e2e::fixtures::crd_object(&names, &e2e::Crd::default(), "E2ETest");
+    crd["metadata"]["name"] = json!(crd_name);
+    let theirs = refusal(
+        &ctx.dynamic(
+            "apiextensions.k8s.io/v1",
+            "CustomResourceDefinition",
+            "customresourcedefinitions",
+            None,
+        ),
+        crd,
+    )
+    .await?;
+    let prefix = format!(
+        "error for resolved bundle \"{}\" with version \"1.0.0\": ",
+        ctx.bundle("test", "1.0.0")
+    );
+    ensure!(
+        message == format!("{prefix}{theirs}"),
+        "the condition says the API server's words after the bundle's name: {} bytes, starting {:?}; the API server says {} bytes, starting {:?}",
+        message.len(),
+        &message[..message.len().min(300)],
+        theirs.len(),
+        &theirs[..theirs.len().min(300)],
+    );
+    ctx.note(format!(
+        "Progressing=True/Retrying, {} bytes: the API server's own refusal of the CRD",
+        message.len()
+    ));
+    ensure!(
+        cond(&ce, "Installed").map(|c| c.status.as_str()) != Some("True"),
+        "installed a bundle the API server refuses"
+    );
+    ensure!(
+        ctx.object_sets(&name).await?.is_empty(),
+        "a revision was made for a bundle that failed validation"
+    );
+    Ok(())
+}
+
+/// A revision whose objects collide with more than fits in a condition (eight ClusterRoles
+/// someone else made, each named with 5,000 characters) reports the collision truncated as
+/// upstream truncates (32768 bytes, "\n\n... [message truncated]") on the revision and on the
+/// extension, instead of a status the API server refuses; once the ClusterRoles go, it installs.
+async fn collision_message_over_the_limit_is_truncated(ctx: Arc<Ctx>) -> Result<()> {
+    ctx.namespace().await?;
+    let roles: Vec<String> = (0..8)
+        .map(|i| format!("e2e-{}-{i}-{}", ctx.id, "r".repeat(5000)))
+        .collect();
+    let api = ctx.dynamic(
+        "rbac.authorization.k8s.io/v1",
+        "ClusterRole",
+        "clusterroles",
+        None,
+    );
+    for r in &roles {
+        let foreign = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+            "metadata": {"name": r}, "rules": []});
+        api.create(&PostParams::default(), &serde_json::from_value(foreign)?)
+            .await?;
+    }
+    ctx.catalog(
+        "test",
+        &[package("test")
+            .bundle(
+                "1.0.0",
+                Contents {
+                    cluster_roles: roles.clone(),
+                    ..Contents::crd_only()
+                },
+            )
+            .channel("beta", vec![entry("1.0.0")])],
+    )
+    .await?;
+    let name = ext(&ctx);
+    ctx.apply_ext(&name, &ctx.ext_spec("test")).await?;
+    let ce = ctx
+        .wait_cond(
+            &name,
+            "Progressing",
+            "True",
+            "Retrying",
+            Msg::Contains("revision object collisions"),
+        )
+        .await?;
+    let max = olm_k8s::MAX_CONDITION_MESSAGE_LENGTH;
+    let suffix = olm_k8s::TRUNCATION_SUFFIX;
+    let on_extension = cond(&ce, "Progressing")
+        .map(|c| c.message.clone())
+        .unwrap_or_default();
+    ensure!(
+        on_extension.len() <= max && on_extension.ends_with(suffix),
+        "extension message: {} bytes, ending {:?}",
+        on_extension.len(),
+        &on_extension[on_extension.len().saturating_sub(80)..]
+    );
+    let revisions = ctx.object_sets(&name).await?;
+    let revision = revisions.first().context("no revision")?;
+    let progressing = revision
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.iter().find(|c| c.type_ == "Progressing"))
+        .context("the revision has no Progressing condition")?;
+    ensure!(
+        progressing
+            .message
+            .starts_with("revision object collisions in phase")
+            && progressing.message.len() <= max
+            && progressing.message.ends_with(suffix),
+        "revision message: {} bytes, starting {:?}",
+        progressing.message.len(),
+        &progressing.message[..progressing.message.len().min(120)]
+    );
+    ctx.note(format!(
+        "collision message truncated to {} bytes on the revision, {} on the extension",
+        progressing.message.len(),
+        on_extension.len()
+    ));
+    for r in &roles {
+        api.delete(r, &DeleteParams::default()).await?;
+    }
+    ctx.wait_installed(&name, "test", "1.0.0").await?;
     Ok(())
 }

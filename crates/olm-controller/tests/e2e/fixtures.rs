@@ -38,6 +38,11 @@ pub struct Contents {
     pub filler_crds: Vec<usize>,
     /// Overrides the id used in object names (to make two packages share objects).
     pub name_id: Option<String>,
+    /// Overrides the owned CRD's `metadata.name` (and the CSV's entry for it), keeping its
+    /// group and plural.
+    pub crd_name: Option<String>,
+    /// Extra ClusterRoles (no rules) with these names.
+    pub cluster_roles: Vec<String>,
 }
 
 /// The owned CRD's shape, varied by upgrade scenarios.
@@ -438,10 +443,11 @@ pub fn write_bundle(
     .iter()
     .map(|m| json!({"type": m, "supported": modes.contains(m)}))
     .collect();
+    let crd_name = c.crd_name.clone().unwrap_or_else(|| names.crd_name());
     let mut owned = vec![];
     if let Some(crd) = &c.crd {
         for v in &crd.versions {
-            owned.push(json!({"name": names.crd_name(), "kind": kind, "version": v,
+            owned.push(json!({"name": crd_name, "kind": kind, "version": v,
                 "displayName": kind, "description": "E2E Test Resource"}));
         }
     }
@@ -504,7 +510,16 @@ pub fn write_bundle(
     }
     write_yaml(&manifests.join("csv.yaml"), &csv)?;
     if let Some(crd) = &c.crd {
-        write_yaml(&manifests.join("crd.yaml"), &crd_object(&names, crd, kind))?;
+        let mut object = crd_object(&names, crd, kind);
+        object["metadata"]["name"] = json!(crd_name);
+        write_yaml(&manifests.join("crd.yaml"), &object)?;
+    }
+    for (i, name) in c.cluster_roles.iter().enumerate() {
+        write_yaml(
+            &manifests.join(format!("clusterrole{i}.yaml")),
+            &json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                "metadata": {"name": name}, "rules": []}),
+        )?;
     }
     for (i, kib) in c.filler_crds.iter().enumerate() {
         write_yaml(
