@@ -228,16 +228,7 @@ async fn install_latest_from_one_catalog(ctx: Arc<Ctx>) -> Result<()> {
         "configmap: {:?}",
         cm.data
     );
-    let crd = wait_exists(
-        &ctx.dynamic(
-            "apiextensions.k8s.io/v1",
-            "CustomResourceDefinition",
-            "customresourcedefinitions",
-            None,
-        ),
-        &n.crd_name(),
-    )
-    .await?;
+    let crd = wait_exists(&ctx.crds(), &n.crd_name()).await?;
     let labels = crd.labels();
     ensure!(
         labels.get(olm_k8s::OWNER_NAME_LABEL) == Some(&name)
@@ -722,16 +713,7 @@ async fn bundle_larger_than_etcd_limit_is_externalised(ctx: Arc<Ctx>) -> Result<
     ));
     for i in 0..3 {
         let crd = format!("fillers{i}.{}", ctx.names().crd_group());
-        wait_exists(
-            &ctx.dynamic(
-                "apiextensions.k8s.io/v1",
-                "CustomResourceDefinition",
-                "customresourcedefinitions",
-                None,
-            ),
-            &crd,
-        )
-        .await?;
+        wait_exists(&ctx.crds(), &crd).await?;
     }
     Ok(())
 }
@@ -835,12 +817,7 @@ async fn uninstall_removes_crd_and_objects(ctx: Arc<Ctx>) -> Result<()> {
     ctx.wait_installed(&name, "test", "1.2.0").await?;
     rolled_out(&ctx, &name).await?;
     let n = ctx.names();
-    let crds = ctx.dynamic(
-        "apiextensions.k8s.io/v1",
-        "CustomResourceDefinition",
-        "customresourcedefinitions",
-        None,
-    );
+    let crds = ctx.crds();
     wait_exists(&crds, &n.crd_name()).await?;
     ctx.delete_ext(&name).await?;
     wait_gone(&crds, &n.crd_name())
@@ -1246,6 +1223,21 @@ async fn two_extensions_wanting_the_same_crd(ctx: Arc<Ctx>) -> Result<()> {
     Ok(())
 }
 
+/// A catalog whose package `test` has one bundle, 1.0.0 in `beta`, holding `contents`, and an
+/// extension installing it; the extension's name.
+async fn install_one(ctx: &Ctx, contents: Contents) -> Result<String> {
+    ctx.catalog(
+        "test",
+        &[package("test")
+            .bundle("1.0.0", contents)
+            .channel("beta", vec![entry("1.0.0")])],
+    )
+    .await?;
+    let name = ext(ctx);
+    ctx.apply_ext(&name, &ctx.ext_spec("test")).await?;
+    Ok(name)
+}
+
 /// The API server's answer to creating `object` (a dry run), which must be a refusal.
 async fn refusal(api: &Api<kube::api::DynamicObject>, object: serde_json::Value) -> Result<String> {
     let params = PostParams {
@@ -1336,16 +1328,7 @@ async fn names_are_refused_in_the_api_servers_words(ctx: Arc<Ctx>) -> Result<()>
         .as_str()
         .unwrap_or_default()
         .to_string();
-    let theirs = refusal(
-        &ctx.dynamic(
-            "apiextensions.k8s.io/v1",
-            "CustomResourceDefinition",
-            "customresourcedefinitions",
-            None,
-        ),
-        misnamed_crd,
-    )
-    .await?;
+    let theirs = refusal(&ctx.crds(), misnamed_crd).await?;
     let ours = format!(
         "CustomResourceDefinition.apiextensions.k8s.io \"{crd_name}\" is invalid: metadata.name: Invalid value: \"{crd_name}\": must be spec.names.plural+\".\"+spec.group"
     );
@@ -1362,21 +1345,11 @@ async fn crd_name_the_api_server_refuses_is_refused_at_validation(ctx: Arc<Ctx>)
     let group = names.crd_group();
     let crd_name = format!("{}.{group}", "a".repeat(10_000 - 1 - group.len()));
     ensure!(crd_name.len() == 10_000);
-    ctx.catalog(
-        "test",
-        &[package("test")
-            .bundle(
-                "1.0.0",
-                Contents {
-                    crd_name: Some(crd_name.clone()),
-                    ..Contents::standard()
-                },
-            )
-            .channel("beta", vec![entry("1.0.0")])],
-    )
-    .await?;
-    let name = ext(&ctx);
-    ctx.apply_ext(&name, &ctx.ext_spec("test")).await?;
+    let contents = Contents {
+        crd_name: Some(crd_name.clone()),
+        ..Contents::standard()
+    };
+    let name = install_one(&ctx, contents).await?;
     let ce = ctx
         .wait_cond(
             &name,
@@ -1391,16 +1364,7 @@ async fn crd_name_the_api_server_refuses_is_refused_at_validation(ctx: Arc<Ctx>)
         .unwrap_or_default();
     let mut crd = e2e::fixtures::crd_object(&names, &e2e::Crd::default(), "E2ETest");
     crd["metadata"]["name"] = json!(crd_name);
-    let theirs = refusal(
-        &ctx.dynamic(
-            "apiextensions.k8s.io/v1",
-            "CustomResourceDefinition",
-            "customresourcedefinitions",
-            None,
-        ),
-        crd,
-    )
-    .await?;
+    let theirs = refusal(&ctx.crds(), crd).await?;
     let prefix = format!(
         "error for resolved bundle \"{}\" with version \"1.0.0\": ",
         ctx.bundle("test", "1.0.0")
@@ -1449,21 +1413,11 @@ async fn collision_message_over_the_limit_is_truncated(ctx: Arc<Ctx>) -> Result<
         api.create(&PostParams::default(), &serde_json::from_value(foreign)?)
             .await?;
     }
-    ctx.catalog(
-        "test",
-        &[package("test")
-            .bundle(
-                "1.0.0",
-                Contents {
-                    cluster_roles: roles.clone(),
-                    ..Contents::crd_only()
-                },
-            )
-            .channel("beta", vec![entry("1.0.0")])],
-    )
-    .await?;
-    let name = ext(&ctx);
-    ctx.apply_ext(&name, &ctx.ext_spec("test")).await?;
+    let contents = Contents {
+        cluster_roles: roles.clone(),
+        ..Contents::crd_only()
+    };
+    let name = install_one(&ctx, contents).await?;
     let ce = ctx
         .wait_cond(
             &name,

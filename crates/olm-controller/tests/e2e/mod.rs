@@ -894,6 +894,16 @@ impl Ctx {
         }
     }
 
+    /// The dynamic API of CustomResourceDefinitions.
+    pub fn crds(&self) -> Api<DynamicObject> {
+        self.dynamic(
+            "apiextensions.k8s.io/v1",
+            "CustomResourceDefinition",
+            "customresourcedefinitions",
+            None,
+        )
+    }
+
     /// The scenario's objects settle (`settle::assert_settles`): its ClusterExtensions, their
     /// revisions (`<extension>-<n>`), its ClusterCatalogs, the CRDs of its bundles, and what
     /// the installs put in its namespaces (Events included) — with OLM v0 running, its objects
