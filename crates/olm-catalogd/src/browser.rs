@@ -11,8 +11,9 @@ use futures::StreamExt as _;
 use kube::ResourceExt as _;
 use kube::api::Api;
 use kube::runtime::reflector::{self, ObjectRef, Store};
-use kube::runtime::{WatchStreamExt as _, watcher};
+use kube::runtime::watcher;
 use olm_api::{ClusterCatalog, ClusterExtension};
+use olm_runtime::watch::RecoveringExt as _;
 
 use axum::Router;
 use axum::extract::{RawQuery, Request, State};
@@ -58,8 +59,8 @@ impl Problems {
             Ok(_) => {
                 problems.remove(kind);
             }
+            // Shown on the page; the watch's recovery logs it.
             Err(e) => {
-                tracing::warn!(kind, error = %e, "catalog browser: watch failed");
                 problems.insert(kind, format!("cannot watch {kind}: {e}"));
             }
         }
@@ -97,7 +98,7 @@ impl ClusterWatch {
                 watcher::Config::default(),
             ),
         )
-        .default_backoff();
+        .recovering("clusterextensions");
         let noted = problems.clone();
         let run = extension_events.for_each(move |event| {
             noted.note(EXTENSIONS, &event);

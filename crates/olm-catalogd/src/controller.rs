@@ -17,6 +17,7 @@
 
 pub mod decide;
 
+use olm_runtime::watch::RecoveringExt as _;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -99,7 +100,7 @@ pub fn watch(
         writer,
         watcher(Api::all(client), watcher::Config::default()),
     )
-    .default_backoff();
+    .recovering("clustercatalogs");
     (store, events)
 }
 
@@ -122,19 +123,16 @@ pub async fn run(
             }
         }
     });
+    let report = olm_runtime::report::Report::new("ClusterCatalog");
     Controller::for_stream(events.applied_objects(), store)
         .reconcile_all_on(became_leader)
+        .trigger_backoff(olm_runtime::watch::backoff())
+        .reconcile_all_on(olm_runtime::reconnect::reconnections())
         .graceful_shutdown_on(shutdown)
         .run(reconcile, error_policy, ctx)
-        .for_each(|result| async move {
-            // Reconcile failures are logged by `error_policy` with the object's name; what
-            // arrives here besides them is the watch itself failing (it retries with backoff)
-            // or an event for an object no longer in the cache.
-            match result {
-                Ok((object, _)) => debug!(catalog = %object.name, "reconciled"),
-                Err(kube::runtime::controller::Error::ReconcilerFailed(..)) => {}
-                Err(e) => warn!(error = %e, "ClusterCatalog controller"),
-            }
+        .for_each(|result| {
+            report.result(result);
+            std::future::ready(())
         })
         .await;
 }

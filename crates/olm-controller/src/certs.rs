@@ -34,7 +34,7 @@ use olm_extension::certs::{
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use tracing::{debug, info, warn};
+use tracing::{info, warn};
 
 use crate::context::Shared;
 use crate::metrics::Outcome;
@@ -114,6 +114,7 @@ pub async fn run_with(
 ) {
     let client = shared.client.clone();
     let installed = watcher::Config::default().labels(olm_k8s::OWNER_KIND_LABEL);
+    let report = olm_runtime::report::Report::new("certificate provider");
     let controller = Controller::new(Api::<Service>::all(client.clone()), installed.clone());
     let store = controller.store();
     let (s1, s2, s3, s4) = (store.clone(), store.clone(), store.clone(), store);
@@ -144,14 +145,13 @@ pub async fn run_with(
             installed,
             move |o| services_trusted_by(&s4, &o),
         )
+        .trigger_backoff(olm_runtime::watch::backoff())
+        .reconcile_all_on(olm_runtime::reconnect::reconnections())
         .graceful_shutdown_on(shutdown)
         .run(reconcile, error_policy, ctx)
-        .for_each(|result| async move {
-            match result {
-                Ok((service, _)) => debug!(service = %service, "serving certificate reconciled"),
-                Err(kube::runtime::controller::Error::ReconcilerFailed(..)) => {}
-                Err(e) => warn!(error = %e, "certificate provider"),
-            }
+        .for_each(|result| {
+            report.result(result);
+            std::future::ready(())
         })
         .await;
 }

@@ -420,6 +420,16 @@ pub async fn serve(
         });
     }
 
+    {
+        // After an outage, tells every controller once the API server answers again.
+        let client = shared.client.clone();
+        let stop = stop.clone();
+        tasks.spawn(async move {
+            olm_runtime::reconnect::monitor(client, stop).await;
+            ("the API server monitor", Ok(()))
+        });
+    }
+
     if let Some((config, serving)) = serving_tls {
         let client = shared.client.clone();
         let stop = stop.clone();

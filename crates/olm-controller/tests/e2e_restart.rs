@@ -30,6 +30,11 @@ fn main() {
             "idle",
             exclusive
         ),
+        scenario!(
+            an_upgrade_finishes_soon_after_the_api_server_returns,
+            "apisrv",
+            exclusive
+        ),
     ]);
 }
 
@@ -78,6 +83,68 @@ async fn killed_mid_rollout_and_restarted_finishes_once(ctx: Arc<Ctx>) -> Result
             .await?;
         check_single_revision(&ctx, &name, &format!("{}{i}", ctx.id)).await?;
     }
+    Ok(())
+}
+
+/// How long the API server stays down, and how soon after its return the upgrade must be done.
+const API_SERVER_DOWN: Duration = Duration::from_secs(15);
+const RECOVERED_WITHIN: Duration = Duration::from_secs(10);
+
+/// kube-apiserver is killed 0.4 s into an upgrade and started again 15 s later. Every watch
+/// resumes at a resource version the new server's watch cache no longer has (`410 Gone`); the
+/// upgrade still finishes, once, within 10 s of the server's return.
+async fn an_upgrade_finishes_soon_after_the_api_server_returns(ctx: Arc<Ctx>) -> Result<()> {
+    ctx.namespace().await?;
+    // No Deployment: whether one is available is kube-controller-manager's to say, and it
+    // recovers from the restart on its own schedule (client-go's backoff, up to 30 s).
+    let contents = || Contents {
+        deployment: false,
+        ..slow_contents(format!("{}a", ctx.id))
+    };
+    let pkg = package("up")
+        .bundle("1.0.0", contents())
+        .bundle("1.0.1", contents())
+        .channel(
+            "beta",
+            vec![entry("1.0.0"), entry("1.0.1").replaces("1.0.0")],
+        );
+    ctx.catalog("test", &[pkg]).await?;
+    let name = format!("ext-{}", ctx.id);
+    let at = |version: &str| {
+        let mut spec = ctx.ext_spec("up");
+        spec["source"]["catalog"]["version"] = serde_json::json!(version);
+        spec
+    };
+    ctx.apply_ext(&name, &at("1.0.0")).await?;
+    ctx.wait_installed(&name, "up", "1.0.0").await?;
+    ctx.wait_cond(&name, "Progressing", "True", "Succeeded", Msg::Any)
+        .await?;
+
+    ctx.apply_ext(&name, &at("1.0.1")).await?;
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let back = ctx
+        .env
+        .plane
+        .restart_apiserver(API_SERVER_DOWN)
+        .await
+        .context("restarting kube-apiserver")?;
+    ctx.wait_installed(&name, "up", "1.0.1").await?;
+    ctx.wait_cond(&name, "Progressing", "True", "Succeeded", Msg::Any)
+        .await?;
+    let took = back.elapsed();
+    ctx.note(format!(
+        "upgrade finished {took:.1?} after kube-apiserver was back ({API_SERVER_DOWN:?} down)"
+    ));
+    ensure!(
+        took <= RECOVERED_WITHIN,
+        "the upgrade finished {took:.1?} after the API server returned; expected within {RECOVERED_WITHIN:?}"
+    );
+    let sets = ctx.object_sets(&name).await?;
+    ensure!(
+        sets.len() == 2,
+        "expected the two revisions of one upgrade, found {}",
+        sets.len()
+    );
     Ok(())
 }
 

@@ -83,7 +83,7 @@ pub struct ComponentMemory {
 pub struct ControlPlane {
     // Declared before `dir` so that, should `Drop` not run first, processes still stop before
     // their folder is removed.
-    components: Vec<Component>,
+    components: std::sync::Mutex<Vec<Component>>,
     dir: Option<tempfile::TempDir>,
     kept_dir: Option<PathBuf>,
     kubeconfig: PathBuf,
@@ -183,7 +183,7 @@ impl ControlPlane {
         write_file(&kubeconfig, kubeconfig_json(&server, &pki).as_bytes())?;
 
         let mut plane = ControlPlane {
-            components: Vec::new(),
+            components: std::sync::Mutex::default(),
             dir: None,
             kept_dir: None,
             kubeconfig: kubeconfig.clone(),
@@ -275,7 +275,7 @@ impl ControlPlane {
         log: PathBuf,
     ) -> Result<(), Error> {
         let component = Component::spawn(name, &bin.join(name), &args, envs, log)?;
-        self.components.push(component);
+        self.components().push(component);
         Ok(())
     }
 
@@ -311,7 +311,7 @@ impl ControlPlane {
     /// A control plane never stops by itself, so any exit is a failure; `olm dev` calls this
     /// periodically to notice a dead component.
     pub fn check(&mut self) -> Result<(), Error> {
-        for component in &mut self.components {
+        for component in self.components().iter_mut() {
             if let Some(status) = component.exit_status() {
                 let tail = component.tail(TAIL_LINES);
                 let name = component.name();
@@ -380,7 +380,7 @@ impl ControlPlane {
 
     /// Names and log file paths of the components, in start order.
     pub fn logs(&self) -> Vec<(&'static str, PathBuf)> {
-        self.components
+        self.components()
             .iter()
             .map(|c| (c.name(), c.log_path().to_owned()))
             .collect()
@@ -389,7 +389,7 @@ impl ControlPlane {
     /// The last `lines` lines of every component's log, each under a header.
     pub fn log_tails(&self, lines: usize) -> String {
         let mut out = String::new();
-        for component in &self.components {
+        for component in self.components().iter() {
             let _ = writeln!(
                 out,
                 "----- {} ({}) -----\n{}",
@@ -403,7 +403,7 @@ impl ControlPlane {
 
     /// Resident and peak memory of each running component.
     pub fn memory(&self) -> Vec<ComponentMemory> {
-        self.components
+        self.components()
             .iter()
             .filter_map(|c| {
                 let status = std::fs::read_to_string(format!("/proc/{}/status", c.pid())).ok()?;
@@ -415,6 +415,47 @@ impl ControlPlane {
                 })
             })
             .collect()
+    }
+
+    /// Kills kube-apiserver (SIGKILL, as a crash would), keeps it down for `down`, starts it
+    /// again with the same flags and waits until it is ready; returns when it was ready again.
+    /// etcd keeps every object, but the new server's watch cache starts at the current
+    /// revision: watches resuming from an older one are told it expired (`410 Gone`), which is
+    /// what tests of recovery from an API server restart need to see.
+    pub async fn restart_apiserver(&self, down: Duration) -> Result<Instant, Error> {
+        self.with_apiserver(Component::kill)?;
+        tokio::time::sleep(down).await;
+        self.with_apiserver(Component::restart)??;
+        let deadline = Instant::now() + Duration::from_secs(90);
+        loop {
+            if apiserver_ready(&self.client).await {
+                return Ok(Instant::now());
+            }
+            let exited = self.with_apiserver(|c| c.exit_status())?;
+            if exited.is_some() || Instant::now() >= deadline {
+                return Err(Error::Timeout {
+                    what: "kube-apiserver /readyz after a restart".to_owned(),
+                    tails: self.log_tails(TAIL_LINES),
+                });
+            }
+            tokio::time::sleep(POLL).await;
+        }
+    }
+
+    fn with_apiserver<T>(&self, f: impl FnOnce(&mut Component) -> T) -> Result<T, Error> {
+        let mut components = self.components();
+        let apiserver = components
+            .iter_mut()
+            .find(|c| c.name() == "kube-apiserver")
+            .ok_or_else(|| Error::Timeout {
+                what: "kube-apiserver (not running)".to_owned(),
+                tails: String::new(),
+            })?;
+        Ok(f(apiserver))
+    }
+
+    fn components(&self) -> std::sync::MutexGuard<'_, Vec<Component>> {
+        self.components.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Stops every component and removes the work folder (unless kept). Same as dropping.
@@ -432,7 +473,7 @@ impl Drop for ControlPlane {
                 self.log_tails(TAIL_LINES)
             );
         }
-        while let Some(mut component) = self.components.pop() {
+        while let Some(mut component) = self.components().pop() {
             component.stop(Duration::from_secs(5));
         }
         if let Some(dir) = self.dir.take() {

@@ -1,6 +1,5 @@
 //! One control plane component running as a child process with its own log file.
 
-use std::fs::File;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -17,6 +16,10 @@ pub(crate) struct Component {
     child: Child,
     log: PathBuf,
     exited: Option<ExitStatus>,
+    /// How it was started, to start it again after [`Component::kill`].
+    program: PathBuf,
+    args: Vec<String>,
+    envs: Vec<(String, PathBuf)>,
 }
 
 impl Component {
@@ -32,31 +35,43 @@ impl Component {
         envs: &[(&str, &Path)],
         log: PathBuf,
     ) -> Result<Component, Error> {
-        let out = File::create(&log)
-            .map_err(|source| Error::io(format!("creating {}", log.display()), source))?;
-        let err = out
-            .try_clone()
-            .map_err(|source| Error::io(format!("opening {}", log.display()), source))?;
-        let mut cmd = Command::new(program);
-        cmd.args(args)
-            .stdin(Stdio::null())
-            .stdout(out)
-            .stderr(err)
-            .process_group(0);
-        for (key, value) in envs {
-            cmd.env(key, value);
-        }
-        // PR_SET_PDEATHSIG(SIGKILL) set in the child between fork and exec, which needs unsafe
-        // code of its own; the workspace forbids that, so a crate that does only this does it.
-        let child = ur_taking_me_with_you::spawn_dying_with_parent(cmd).map_err(|source| {
-            Error::io(format!("starting {name} ({})", program.display()), source)
-        })?;
+        let envs: Vec<(String, PathBuf)> = envs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), v.to_path_buf()))
+            .collect();
+        let child = start(name, program, args, &envs, &log, false)?;
         Ok(Component {
             name,
             child,
             log,
             exited: None,
+            program: program.to_owned(),
+            args: args.to_vec(),
+            envs,
         })
+    }
+
+    /// Kills the process group at once (SIGKILL: a crash, not a shutdown) and reaps it.
+    pub(crate) fn kill(&mut self) {
+        signal_group(self.child.id(), Signal::KILL);
+        if self.exited.is_none() {
+            self.exited = self.child.wait().ok();
+        }
+    }
+
+    /// Starts the component again as it was first started, its output appended to its log.
+    pub(crate) fn restart(&mut self) -> Result<(), Error> {
+        self.kill();
+        self.child = start(
+            self.name,
+            &self.program,
+            &self.args,
+            &self.envs,
+            &self.log,
+            true,
+        )?;
+        self.exited = None;
+        Ok(())
     }
 
     pub(crate) fn name(&self) -> &'static str {
@@ -101,6 +116,41 @@ impl Component {
             self.exited = self.child.wait().ok();
         }
     }
+}
+
+/// Starts `program` with `args` in a process group of its own, output to `log` (appended or
+/// from scratch), dying with the thread that started it.
+fn start(
+    name: &'static str,
+    program: &Path,
+    args: &[String],
+    envs: &[(String, PathBuf)],
+    log: &Path,
+    append: bool,
+) -> Result<Child, Error> {
+    let out = std::fs::OpenOptions::new()
+        .create(true)
+        .write(true)
+        .append(append)
+        .truncate(!append)
+        .open(log)
+        .map_err(|source| Error::io(format!("creating {}", log.display()), source))?;
+    let err = out
+        .try_clone()
+        .map_err(|source| Error::io(format!("opening {}", log.display()), source))?;
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        .process_group(0);
+    for (key, value) in envs {
+        cmd.env(key, value);
+    }
+    // PR_SET_PDEATHSIG(SIGKILL) set in the child between fork and exec, which needs unsafe
+    // code of its own; the workspace forbids that, so a crate that does only this does it.
+    ur_taking_me_with_you::spawn_dying_with_parent(cmd)
+        .map_err(|source| Error::io(format!("starting {name} ({})", program.display()), source))
 }
 
 impl Drop for Component {

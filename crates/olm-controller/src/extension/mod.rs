@@ -39,6 +39,7 @@ mod apply;
 mod gather;
 mod triggers;
 
+use olm_runtime::watch::RecoveringExt as _;
 use std::sync::Arc;
 
 use futures::StreamExt;
@@ -154,7 +155,7 @@ pub async fn run_with(
             c.metadata.managed_fields = None;
         }),
     )
-    .default_backoff()
+    .recovering("clusterobjectsets")
     .touched_objects();
     let (catalog_store, catalog_writer) = reflector::store();
     let catalog_events = reflector::reflector(
@@ -164,7 +165,7 @@ pub async fn run_with(
             watcher::Config::default(),
         ),
     )
-    .default_backoff();
+    .recovering("clustercatalogs");
 
     let catalogs = match Catalogs::new(options.catalogs) {
         Ok(c) => Arc::new(c),
@@ -223,6 +224,7 @@ pub async fn run_with(
         .modify(|e| e.metadata.managed_fields = None),
     )
     .applied_objects();
+    let report = olm_runtime::report::Report::new("ClusterExtension");
     let controller =
         Controller::for_stream(extension_events, extension_store).owns_stream(revision_events);
     let (trigger_tx, trigger_rx) =
@@ -237,14 +239,13 @@ pub async fn run_with(
     controller
         .reconcile_on(trigger_rx)
         .with_config(kube::runtime::controller::Config::default().concurrency(CONCURRENCY))
+        .trigger_backoff(olm_runtime::watch::backoff())
+        .reconcile_all_on(olm_runtime::reconnect::reconnections())
         .graceful_shutdown_on(shutdown)
         .run(reconcile, error_policy, ctx)
-        .for_each(|result| async move {
-            match result {
-                Ok((object, _)) => debug!(extension = %object.name, "reconciled"),
-                Err(kube::runtime::controller::Error::ReconcilerFailed(..)) => {}
-                Err(e) => warn!(error = %e, "ClusterExtension controller"),
-            }
+        .for_each(|result| {
+            report.result(result);
+            std::future::ready(())
         })
         .await;
     trigger_task.abort();
@@ -277,12 +278,9 @@ where
         )
         .modify(|m| m.metadata.managed_fields = None),
     )
-    .default_backoff();
-    let task = tokio::spawn(events.for_each(|event| async move {
-        if let Err(e) = event {
-            warn!(kind = %K::kind(&()), error = %e, "watch of names failed; retrying");
-        }
-    }));
+    .recovering(K::plural(&()).into_owned());
+    // Errors are logged by the recovery, which also paces the retries.
+    let task = tokio::spawn(events.for_each(|_| async {}));
     (store, task)
 }
 

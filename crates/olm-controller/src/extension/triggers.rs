@@ -17,7 +17,7 @@ use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher::Event;
 use olm_api::{ClusterCatalog, ClusterExtension};
 use olm_catalog::PackageName;
-use tracing::{debug, warn};
+use tracing::debug;
 
 use crate::catalog::Catalogs;
 use olm_extension::message::sanitize_network_error;
@@ -76,10 +76,8 @@ pub async fn catalog_changes(
                 vec![(known.remove(&name), None, name)]
             }
             Ok(Event::Init | Event::InitDone) => continue,
-            Err(e) => {
-                warn!(error = %e, "ClusterCatalog watch failed; it retries");
-                continue;
-            }
+            // Logged by the watch's recovery, which also paces the retries.
+            Err(_) => continue,
         };
         for (before, now, name) in changed {
             let targets = match (&before, &now) {

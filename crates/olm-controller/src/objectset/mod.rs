@@ -39,6 +39,7 @@
 mod v0owners;
 pub mod watches;
 
+use olm_runtime::watch::RecoveringExt as _;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -128,6 +129,7 @@ pub async fn run(
         .modify(|c| c.metadata.managed_fields = None),
     )
     .applied_objects();
+    let report = olm_runtime::report::Report::new("ClusterObjectSet");
     let controller = Controller::for_stream(revision_events, revisions);
     // The Secrets revisions keep their objects in: read from a cache, not once per reconcile.
     let (secrets, secret_writer) = reflector::store();
@@ -138,12 +140,9 @@ pub async fn run(
             watcher::Config::default().fields(&format!("type={OBJECT_DATA_SECRET_TYPE}")),
         ),
     )
-    .default_backoff();
-    let secret_task = tokio::spawn(secret_watch.for_each(|event| async move {
-        if let Err(e) = event {
-            warn!(error = %e, "watch of object-data Secrets failed; retrying");
-        }
-    }));
+    .recovering("secrets (revision contents)");
+    // Errors are logged by the recovery, which also paces the retries.
+    let secret_task = tokio::spawn(secret_watch.for_each(|_| async {}));
     let ctx = Arc::new(Ctx {
         watches: Watches::new(client, trigger_tx),
         revisions: controller.store(),
@@ -157,14 +156,13 @@ pub async fn run(
     controller
         .reconcile_on(trigger_rx)
         .with_config(controller::Config::default().concurrency(CONCURRENCY))
+        .trigger_backoff(olm_runtime::watch::backoff())
+        .reconcile_all_on(olm_runtime::reconnect::reconnections())
         .graceful_shutdown_on(shutdown)
         .run(reconcile, error_policy, ctx)
-        .for_each(|result| async move {
-            match result {
-                Ok((object, _)) => debug!(clusterobjectset = %object.name, "reconciled"),
-                Err(controller::Error::ReconcilerFailed(..)) => {}
-                Err(e) => warn!(error = %e, "ClusterObjectSet controller"),
-            }
+        .for_each(|result| {
+            report.result(result);
+            std::future::ready(())
         })
         .await;
     secret_task.abort();

@@ -12,6 +12,7 @@
 //! yet (a CRD applied in an earlier phase of the same revision) is not cached as missing and is
 //! looked up again at the next reconcile.
 
+use olm_runtime::watch::RecoveringExt as _;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -28,7 +29,7 @@ use olm_extension::objectset::{Gvk, ObjectRef as Target};
 use olm_k8s::{CLUSTER_EXTENSION_KIND, OWNER_KIND_LABEL};
 use serde_json::{Map, Value};
 use tokio::task::JoinHandle;
-use tracing::{debug, warn};
+use tracing::debug;
 
 use crate::written::Written;
 
@@ -313,7 +314,7 @@ impl Watches {
                 writer,
                 watcher(api, config).modify(|o| o.metadata.managed_fields = None),
             )
-            .default_backoff();
+            .recovering(name.to_string());
             futures::pin_mut!(events);
             while let Some(event) = events.next().await {
                 let object = match event {
@@ -328,25 +329,19 @@ impl Watches {
                         watcher::Event::Apply(o)
                         | watcher::Event::Delete(o)
                         | watcher::Event::InitApply(o),
-                    ) => Ok(o),
-                    Err(e) => Err(e),
+                    ) => o,
+                    // Logged by the recovery, which also paces the retries.
+                    Err(_) => continue,
                 };
-                match object {
-                    Ok(object) => {
-                        let target = Target {
-                            gvk: gvk.clone(),
-                            namespace: object.metadata.namespace.clone().unwrap_or_default(),
-                            name: object.metadata.name.clone().unwrap_or_default(),
-                        };
-                        written.seen(&target, object.metadata.resource_version.as_deref());
-                        for owner in owners(&object) {
-                            if futures::SinkExt::send(&mut trigger, owner).await.is_err() {
-                                return; // the controller stopped
-                            }
-                        }
-                    }
-                    Err(e) => {
-                        warn!(kind = %name, error = %e, "watch of managed objects failed; retrying")
+                let target = Target {
+                    gvk: gvk.clone(),
+                    namespace: object.metadata.namespace.clone().unwrap_or_default(),
+                    name: object.metadata.name.clone().unwrap_or_default(),
+                };
+                written.seen(&target, object.metadata.resource_version.as_deref());
+                for owner in owners(&object) {
+                    if futures::SinkExt::send(&mut trigger, owner).await.is_err() {
+                        return; // the controller stopped
                     }
                 }
             }

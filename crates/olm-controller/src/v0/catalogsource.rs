@@ -13,6 +13,7 @@
 //!
 //! Not yet: ConfigMap sources.
 
+use olm_runtime::watch::RecoveringExt as _;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -21,7 +22,6 @@ use futures::channel::mpsc;
 use k8s_openapi::api::core::v1::Pod;
 use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, ListParams, PatchParams, PostParams};
-use kube::runtime::WatchStreamExt;
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
@@ -94,7 +94,8 @@ pub async fn run(
         let in_process = in_process.clone();
         let api = Api::<CatalogSource>::all(client.clone());
         tokio::spawn(async move {
-            let events = watcher::watcher(api, watcher::Config::default()).default_backoff();
+            let events = watcher::watcher(api, watcher::Config::default())
+                .recovering("catalogsources (connections)");
             let mut events = std::pin::pin!(events);
             while let Some(e) = events.next().await {
                 if let Ok(watcher::Event::Delete(s)) = e {
@@ -112,6 +113,7 @@ pub async fn run(
         wake,
         in_process,
     });
+    let report = olm_runtime::report::Report::new(CATALOG_SOURCE_CONTROLLER);
     Controller::new(
         Api::<CatalogSource>::all(client.clone()),
         watcher::Config::default(),
@@ -121,9 +123,14 @@ pub async fn run(
         watcher::Config::default().labels(CATALOG_SOURCE_LABEL),
     )
     .reconcile_on(woken)
+    .trigger_backoff(olm_runtime::watch::backoff())
+    .reconcile_all_on(olm_runtime::reconnect::reconnections())
     .graceful_shutdown_on(stop)
     .run(reconcile, error_policy, ctx)
-    .for_each(|result| async move { super::log_run(CATALOG_SOURCE_CONTROLLER, result) })
+    .for_each(|result| {
+        report.result(result);
+        std::future::ready(())
+    })
     .await;
     forget.abort();
     connections.close_all();

@@ -8,6 +8,7 @@
 //! status, as the status subresource requires; a write cut in between is completed by the next
 //! reconcile, which sees the status hash differ.
 
+use olm_runtime::watch::RecoveringExt as _;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -15,7 +16,6 @@ use std::time::Instant;
 use futures::StreamExt;
 use futures::channel::mpsc;
 use kube::api::{Api, DeleteParams, PostParams};
-use kube::runtime::WatchStreamExt;
 use kube::runtime::controller::{self, Action, Controller};
 use kube::runtime::events::{Event as Recorded, EventType, Recorder};
 use kube::runtime::reflector::ObjectRef;
@@ -77,6 +77,7 @@ pub async fn run(
         disabled_events: Mutex::default(),
         events_cleared: Mutex::default(),
     });
+    let report = olm_runtime::report::Report::new(COPY_CONTROLLER);
     Controller::for_stream(nothing(), index.csvs.clone())
         .reconcile_on(wake)
         .with_config(
@@ -86,7 +87,10 @@ pub async fn run(
         )
         .graceful_shutdown_on(stop)
         .run(reconcile, error_policy, ctx)
-        .for_each(|result| async move { super::log_run(COPY_CONTROLLER, result) })
+        .for_each(|result| {
+            report.result(result);
+            std::future::ready(())
+        })
         .await;
 }
 
@@ -441,8 +445,8 @@ pub async fn watch(
     index: Index,
     mut wake: super::Wake,
 ) {
-    let stream =
-        watcher::watcher(api, watcher::Config::default().labels(&copied_label)).default_backoff();
+    let stream = watcher::watcher(api, watcher::Config::default().labels(&copied_label))
+        .recovering("clusterserviceversions (copies)");
     let mut stream = std::pin::pin!(stream);
     let mut listing: Option<ByParent> = None;
     let mut listed_once = false;
@@ -475,10 +479,8 @@ pub async fn watch(
             }
             Ok(Event::Apply(c)) => CopyIndex::apply(&mut write(&index.copies.by_parent), &c),
             Ok(Event::Delete(c)) => CopyIndex::delete(&mut write(&index.copies.by_parent), &c),
-            Err(e) => {
-                warn!(watch = "copied clusterserviceversions", error = %e, "watch failed; retrying");
-                None
-            }
+            // Logged by the recovery, which also paces the retries.
+            Err(_) => None,
         };
         if let Some((namespace, name)) = parent {
             wake.copies([ObjectRef::new(&name).within(&namespace)])

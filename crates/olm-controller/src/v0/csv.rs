@@ -110,12 +110,16 @@ pub async fn run(
         install_failures: Mutex::default(),
         api_roles: Mutex::default(),
     });
+    let report = olm_runtime::report::Report::new(CSV_CONTROLLER);
     Controller::for_stream(nothing(), index.csvs.clone())
         .reconcile_on(wake)
         .with_config(controller::Config::default().concurrency(CONCURRENCY))
         .graceful_shutdown_on(stop)
         .run(reconcile, error_policy, ctx)
-        .for_each(|result| async move { super::log_run(CSV_CONTROLLER, result) })
+        .for_each(|result| {
+            report.result(result);
+            std::future::ready(())
+        })
         .await;
 }
 

@@ -32,7 +32,8 @@ mod serving;
 mod subscriptions;
 mod tenant;
 
-use std::collections::{BTreeMap, HashSet};
+use olm_runtime::watch::RecoveringExt as _;
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
 
 use futures::channel::mpsc;
@@ -50,7 +51,6 @@ use kube::{Resource, ResourceExt};
 use olm_v0_api::v1::{OLMConfig, OperatorGroup};
 use olm_v0_api::v1alpha1::{CatalogSource, ClusterServiceVersion, InstallPlan, Subscription};
 use olm_v0_api::v2::OperatorCondition;
-use tracing::warn;
 
 use crate::context::Shared;
 
@@ -304,28 +304,6 @@ pub(crate) fn owner_csv(labels: &BTreeMap<String, String>) -> Option<(&str, &str
     ))
 }
 
-/// Logs what one reconcile of the controller `name` came to: failures the error policy already
-/// logged, and objects gone meanwhile, are left out.
-pub(crate) fn log_run<K, E>(
-    name: &str,
-    result: Result<
-        (ObjectRef<K>, kube::runtime::controller::Action),
-        kube::runtime::controller::Error<E, watcher::Error>,
-    >,
-) where
-    K: kube::runtime::reflector::Lookup,
-    E: std::error::Error + 'static,
-{
-    use kube::runtime::controller::Error as Failed;
-    match result {
-        Ok((o, _)) => {
-            tracing::debug!(controller = name, object = %o.name, namespace = ?o.namespace, "reconciled")
-        }
-        Err(Failed::ReconcilerFailed(..) | Failed::ObjectNotFound(..)) => {}
-        Err(e) => warn!(controller = name, error = %e, "controller failed"),
-    }
-}
-
 /// The Event recorder of olm-operator's controllers (upstream's event source).
 pub fn recorder(client: &kube::Client) -> kube::runtime::events::Recorder {
     kube::runtime::events::Recorder::new(
@@ -399,7 +377,8 @@ impl Wake {
         }
     }
 
-    /// Every CSV and group, and the parents of every copy: after a watch listed again.
+    /// Every CSV, group, Subscription namespace and InstallPlan, and the parents of every copy:
+    /// after a watch listed again.
     pub(crate) async fn everything(&mut self, index: &Index) {
         let parents = index.copies.parents();
         self.gone(parents.into_iter().map(|(ns, n)| Gone::Csv(ns, n)))
@@ -416,9 +395,25 @@ impl Wake {
             .iter()
             .map(|g| ObjectRef::from_obj(&**g))
             .collect();
+        // Subscriptions and InstallPlans too: a pass that failed while the API server was away
+        // waits out its backoff otherwise.
+        let namespaces: BTreeSet<String> = index
+            .subscriptions
+            .state()
+            .iter()
+            .filter_map(|s| s.namespace())
+            .collect();
+        let plans: Vec<String> = index
+            .installplans
+            .state()
+            .iter()
+            .map(|p| format!("{}/{}", p.namespace().unwrap_or_default(), p.name_any()))
+            .collect();
         self.csvs(csvs.clone()).await;
         self.copies(csvs).await;
         self.groups(groups).await;
+        Wake::keys(&mut self.resolve, namespaces).await;
+        Wake::keys(&mut self.plans, plans).await;
     }
 }
 
@@ -443,7 +438,7 @@ async fn watch<K, S>(
     S: Stream<Item = Result<Event<K>, watcher::Error>> + Send,
 {
     let mut listed_once = false;
-    let events = reflector::reflector(writer, stream);
+    let events = reflector::reflector(writer, stream.recovering(name));
     let mut events = std::pin::pin!(events);
     while let Some(event) = events.next().await {
         let woken = match event {
@@ -457,10 +452,8 @@ async fn watch<K, S>(
                 Woken::default()
             }
             Ok(Event::Init | Event::InitApply(_)) => Woken::default(),
-            Err(e) => {
-                warn!(watch = name, error = %e, "watch failed; retrying");
-                Woken::default()
-            }
+            // Logged by the recovery, which also paces the retries.
+            Err(_) => Woken::default(),
         };
         wake.csvs(woken.csvs).await;
         wake.copies(woken.copies).await;
@@ -911,8 +904,7 @@ pub async fn run(
                 uid: n.metadata.uid.take(),
                 ..kube::api::ObjectMeta::default()
             };
-        })
-        .default_backoff(),
+        }),
         index.clone(),
         wake.clone(),
         on_namespace,
@@ -921,8 +913,7 @@ pub async fn run(
         "operatorgroups",
         group_writer,
         watcher::watcher(Api::<OperatorGroup>::all(client.clone()), all())
-            .modify(|g| g.metadata.managed_fields = None)
-            .default_backoff(),
+            .modify(|g| g.metadata.managed_fields = None),
         index.clone(),
         wake.clone(),
         on_group,
@@ -934,8 +925,7 @@ pub async fn run(
             Api::<ClusterServiceVersion>::all(client.clone()),
             all().labels(&format!("!{copied}")),
         )
-        .modify(|c| c.metadata.managed_fields = None)
-        .default_backoff(),
+        .modify(|c| c.metadata.managed_fields = None),
         index.clone(),
         wake.clone(),
         on_csv,
@@ -953,8 +943,7 @@ pub async fn run(
             Api::<Deployment>::all(client.clone()),
             all().labels(OWNED_BY_CSV),
         )
-        .modify(|d| d.metadata.managed_fields = None)
-        .default_backoff(),
+        .modify(|d| d.metadata.managed_fields = None),
         index.clone(),
         wake.clone(),
         on_deployment,
@@ -963,8 +952,7 @@ pub async fn run(
         "customresourcedefinitions",
         crd_writer,
         watcher::watcher(Api::<CustomResourceDefinition>::all(client.clone()), all())
-            .modify(strip_crd)
-            .default_backoff(),
+            .modify(strip_crd),
         index.clone(),
         wake.clone(),
         on_crd,
@@ -973,8 +961,7 @@ pub async fn run(
         "operatorconditions",
         condition_writer,
         watcher::watcher(Api::<OperatorCondition>::all(client.clone()), all())
-            .modify(|c| c.metadata.managed_fields = None)
-            .default_backoff(),
+            .modify(|c| c.metadata.managed_fields = None),
         index.clone(),
         wake.clone(),
         on_condition,
@@ -983,8 +970,7 @@ pub async fn run(
         "olmconfigs",
         config_writer,
         watcher::watcher(Api::<OLMConfig>::all(client.clone()), all())
-            .modify(|c| c.metadata.managed_fields = None)
-            .default_backoff(),
+            .modify(|c| c.metadata.managed_fields = None),
         index.clone(),
         wake.clone(),
         on_config,
@@ -995,8 +981,7 @@ pub async fn run(
         "apiservices",
         apiservice_writer,
         watcher::watcher(Api::<APIService>::all(client.clone()), all())
-            .modify(|a| a.metadata.managed_fields = None)
-            .default_backoff(),
+            .modify(|a| a.metadata.managed_fields = None),
         index.clone(),
         wake.clone(),
         on_apiservice,
@@ -1006,8 +991,7 @@ pub async fn run(
         "subscriptions",
         subscription_writer,
         watcher::watcher(Api::<Subscription>::all(client.clone()), all())
-            .modify(|o| o.metadata.managed_fields = None)
-            .default_backoff(),
+            .modify(|o| o.metadata.managed_fields = None),
         index.clone(),
         wake.clone(),
         on_subscription,
@@ -1016,8 +1000,7 @@ pub async fn run(
         "installplans",
         installplan_writer,
         watcher::watcher(Api::<InstallPlan>::all(client.clone()), all())
-            .modify(|o| o.metadata.managed_fields = None)
-            .default_backoff(),
+            .modify(|o| o.metadata.managed_fields = None),
         index.clone(),
         wake.clone(),
         on_installplan,
@@ -1026,8 +1009,7 @@ pub async fn run(
         "catalogsources",
         catalogsource_writer,
         watcher::watcher(Api::<CatalogSource>::all(client.clone()), all())
-            .modify(|o| o.metadata.managed_fields = None)
-            .default_backoff(),
+            .modify(|o| o.metadata.managed_fields = None),
         index.clone(),
         wake.clone(),
         on_catalogsource,
@@ -1039,8 +1021,7 @@ pub async fn run(
                 $name,
                 $writer,
                 watcher::watcher(Api::<$kind>::all(client.clone()), all())
-                    .modify(|o| o.metadata.managed_fields = None)
-                    .default_backoff(),
+                    .modify(|o| o.metadata.managed_fields = None),
                 index.clone(),
                 wake.clone(),
                 on_rbac,
@@ -1082,6 +1063,16 @@ pub async fn run(
             tasks.abort_all();
             return;
         }
+    }
+    // Everything again whenever the API server is back after an outage.
+    {
+        let wake = wake.clone();
+        let index = index.clone();
+        tasks.spawn(olm_runtime::reconnect::on_each_return(move || {
+            let mut wake = wake.clone();
+            let index = index.clone();
+            async move { wake.everything(&index).await }
+        }));
     }
     // Everything once, sent while the controllers already take from the queues.
     let mut first = wake;

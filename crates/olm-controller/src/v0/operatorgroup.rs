@@ -78,11 +78,15 @@ pub async fn run(
         failures: Failures::default(),
         roles: Mutex::default(),
     });
+    let report = olm_runtime::report::Report::new(GROUP_CONTROLLER);
     Controller::for_stream(nothing(), index.groups.clone())
         .reconcile_on(wake)
         .graceful_shutdown_on(stop)
         .run(reconcile, error_policy, ctx)
-        .for_each(|result| async move { super::log_run(GROUP_CONTROLLER, result) })
+        .for_each(|result| {
+            report.result(result);
+            std::future::ready(())
+        })
         .await;
 }
 

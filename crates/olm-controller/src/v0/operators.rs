@@ -10,6 +10,7 @@
 //! of the operators' objects, not of the cluster's. Conditions are read when an Operator's status
 //! is made, from the CSV cache or one GET per component of a kind that has them.
 
+use olm_runtime::watch::RecoveringExt as _;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
@@ -328,7 +329,7 @@ where
         Api::<kube::api::PartialObjectMeta<K>>::all(client),
         watcher::Config::default(),
     )
-    .default_backoff();
+    .recovering(COMPONENT_KINDS[kind].plural);
     let mut stream = std::pin::pin!(stream);
     let mut listing: Option<Objects> = None;
     while let Some(event) = stream.next().await {
@@ -355,10 +356,8 @@ where
                 w
             }
             Ok(Event::Delete(o)) => index.components.record(kind, &o.metadata, true),
-            Err(e) => {
-                warn!(watch = COMPONENT_KINDS[kind].plural, error = %e, "component watch failed; retrying");
-                Vec::new()
-            }
+            // Logged by the recovery, which also paces the retries.
+            Err(_) => Vec::new(),
         };
         for w in todo.drain(..) {
             if work.send(w).await.is_err() {
@@ -459,22 +458,19 @@ pub async fn run(
         let stream = reflector::reflector(
             writer,
             watcher::watcher(Api::<Operator>::all(client), watcher::Config::default())
-                .default_backoff(),
+                .recovering("operators"),
         )
         .touched_objects();
         let mut stream = std::pin::pin!(stream);
         while let Some(o) = stream.next().await {
-            match o {
-                Ok(o) => {
-                    if operator_events
-                        .send(Work::Operator(o.name_any()))
-                        .await
-                        .is_err()
-                    {
-                        return;
-                    }
-                }
-                Err(e) => warn!(watch = "operators", error = %e, "watch failed; retrying"),
+            // Errors are logged by the recovery, which also paces the retries.
+            if let Ok(o) = o
+                && operator_events
+                    .send(Work::Operator(o.name_any()))
+                    .await
+                    .is_err()
+            {
+                return;
             }
         }
     });

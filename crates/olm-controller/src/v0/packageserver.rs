@@ -61,10 +61,10 @@ use futures::{FutureExt as _, StreamExt};
 use k8s_openapi::api::core::v1::{ConfigMap, Endpoints, Service};
 use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, Preconditions};
-use kube::runtime::WatchStreamExt;
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use olm_extension::certs::{Policy, Subject};
+use olm_runtime::watch::RecoveringExt as _;
 use olm_v0::packagemanifest::{self as pm, Catalog, IncludeObject};
 use olm_v0::packageserver::{self as ps, Action, GROUP, Observed, RESOURCE, Serving};
 pub use olm_v0::packageserver::{APISERVICE, SERVICE};
@@ -225,7 +225,7 @@ async fn keep_registered(
     let services: Api<Service> = Api::namespaced(client.clone(), namespace);
     let by_name = watcher::Config::default().fields(&format!("metadata.name={SERVICE}"));
     let mut changes = watcher::watcher(services, by_name)
-        .default_backoff()
+        .recovering("services (packageserver)")
         .boxed();
     // Not at once: the loop looks before its first wait.
     let mut resync = tokio::time::interval_at(tokio::time::Instant::now() + RESYNC, RESYNC);

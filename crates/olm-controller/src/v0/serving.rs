@@ -8,6 +8,7 @@
 //! The objects are built by `olm_v0::certresources` and `olm_v0::webhookconfig`; this module
 //! reads Secrets, issues certificates and applies.
 
+use olm_runtime::watch::RecoveringExt as _;
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::admissionregistration::v1::{
@@ -566,23 +567,20 @@ pub(super) async fn apply(
 /// longer fits. Metadata only: the certificates are read when the CSV is.
 pub(super) async fn watch_secrets(client: kube::Client, mut wake: super::Wake) {
     use futures::StreamExt;
-    use kube::runtime::WatchStreamExt;
     use kube::runtime::watcher::{self, Event};
     let selector = format!("{}=true", olm_v0::operatorgroup::MANAGED_LABEL);
     let stream = watcher::watcher(
         Api::<kube::api::PartialObjectMeta<Secret>>::all(client),
         watcher::Config::default().labels(&selector),
     )
-    .default_backoff();
+    .recovering("secrets (serving certificates)");
     let mut stream = std::pin::pin!(stream);
     while let Some(event) = stream.next().await {
         let secret = match event {
             Ok(Event::Apply(s) | Event::Delete(s)) => s,
             Ok(Event::Init | Event::InitApply(_) | Event::InitDone) => continue,
-            Err(e) => {
-                tracing::warn!(watch = "secrets", error = %e, "watch failed; retrying");
-                continue;
-            }
+            // Logged by the recovery, which also paces the retries.
+            Err(_) => continue,
         };
         let namespace = secret.namespace().unwrap_or_default();
         let owners: Vec<_> = secret

@@ -1,0 +1,23 @@
+//! What every controller shell in olm runs on, so that the ClusterCatalog controller, OLM v1's
+//! installer and OLM v0's controllers behave alike when the cluster misbehaves:
+//!
+//! * [`watch`]: a watch that lost the API server reconnects within two seconds, and one told its
+//!   resource version expired (`410 Gone`, as after an API server restart) lists again at once;
+//!   an outage is logged once for the whole process, not per watch and retry.
+//! * [`reconnect`]: when a watch lost the API server, the server is asked every 250 ms whether
+//!   it is back, and once it is every controller looks at all its objects again: work that
+//!   failed during the outage does not wait out its backoff, and a watch that resumed without a
+//!   new event would never have told anyone.
+//! * [`report`]: one reading of a kube-runtime controller's results: a reconcile that failed was
+//!   already logged by its error policy, an event for a deleted object is not an error, and a
+//!   watch failure is logged as the watch recovery says.
+//!
+//! What it is not for: decisions (those are pure, in the crates named for each controller) or
+//! anything OLM-specific; the policy numbers live in `olm_k8s::retry`.
+
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+pub mod reconnect;
+pub mod report;
+pub mod watch;
