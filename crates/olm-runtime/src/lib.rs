@@ -11,6 +11,9 @@
 //! * [`report`]: one reading of a kube-runtime controller's results: a reconcile that failed was
 //!   already logged by its error policy, an event for a deleted object is not an error, and a
 //!   watch failure is logged as the watch recovery says.
+//! * [`status`]: a status is written with every message bounded as the API server accepts it,
+//!   and one the API server refuses anyway is written again with its long messages shortened to
+//!   say so, instead of the refusal reaching only the log.
 //!
 //! What it is not for: decisions (those are pure, in the crates named for each controller) or
 //! anything OLM-specific; the policy numbers live in `olm_k8s::retry`.
@@ -20,4 +23,5 @@
 
 pub mod reconnect;
 pub mod report;
+pub mod status;
 pub mod watch;
