@@ -29,7 +29,7 @@ use kube::runtime::reflector::{self, Store};
 use kube::runtime::{WatchStreamExt as _, watcher};
 use kube::{Client, ResourceExt};
 use olm_api::{ClusterCatalog, ClusterCatalogStatus};
-use olm_image::{Filter, ImageRef};
+use olm_image::{Expect, Filter, ImageRef};
 use olm_k8s::retry::{Backoff, Failures};
 use olm_k8s::{CATALOG_CACHE_FINALIZER, METADATA_NAME_LABEL};
 use serde_json::json;
@@ -368,7 +368,7 @@ async fn unpack(
     info!(image = %pinned, "pulling");
     let pulled = match ctx
         .images
-        .pull_to_dir(&pinned, &tree, &Filter::CatalogConfigs)
+        .pull_to_dir(&pinned, &tree, &Filter::CatalogConfigs, Expect::Catalog)
         .await
     {
         Ok(p) => p,

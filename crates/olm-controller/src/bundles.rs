@@ -32,7 +32,7 @@ use std::time::Duration;
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Secret;
 use olm_bundle::{Bundle, BundleError};
-use olm_image::{AuthConfig, Client, Digest, Filter, ImageCache, ImageError, ImageRef};
+use olm_image::{AuthConfig, Client, Digest, Expect, Filter, ImageCache, ImageError, ImageRef};
 
 /// The Secret type of a global pull secret.
 pub const DOCKER_CONFIG_JSON_TYPE: &str = "kubernetes.io/dockerconfigjson";
@@ -382,7 +382,7 @@ impl Bundles {
             Some(entry) => entry.path,
             None => {
                 let pulled = client
-                    .pull_cached(&pinned, &cache, &Filter::All)
+                    .pull_cached(&pinned, &cache, &Filter::All, Expect::Bundle)
                     .await
                     .map_err(registry)?;
                 // Upstream keeps one image per owner: the one it just unpacked.

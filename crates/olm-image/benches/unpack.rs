@@ -14,6 +14,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use olm_image::limits::{Budget, Sizes};
 use olm_image::unpack::{Filter, apply_layer, decompress};
 use olm_image::{Image, catalog_image};
 
@@ -74,7 +75,13 @@ fn bench_unpack(bencher: divan::Bencher, layer: &[u8]) {
         .with_inputs(|| tempfile::tempdir_in(scratch_root()).expect("tempdir"))
         .bench_local_values(|dest| {
             let reader = decompress(std::io::Cursor::new(layer)).expect("gzip");
-            apply_layer(reader, dest.path(), &Filter::All).expect("unpack");
+            apply_layer(
+                reader,
+                dest.path(),
+                &Filter::All,
+                &mut Budget::new(Sizes::CATALOG),
+            )
+            .expect("unpack");
             dest
         });
 }

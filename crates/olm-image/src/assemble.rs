@@ -461,6 +461,84 @@ pub fn layer_from_entries(entries: &[Entry]) -> Result<Layer, BuildError> {
     })
 }
 
+/// One reproducible gzip layer holding a single regular file (mode 0o644) at `path`, whose
+/// `size` bytes are read from `content` while the layer is made, never held whole: for
+/// generated files of any size. Parent directories are left implicit.
+///
+/// The gzip stream is a series of members, one per mebibyte of the tar stream (gzip readers
+/// read such a stream as one, as `gunzip` does), and a mebibyte equal to the one before it
+/// is not compressed again: a file of gigabytes of one byte is made in the time it takes to
+/// hash it.
+///
+/// # Errors
+/// [`BuildError::Io`] naming `path` when `content` fails or ends before `size` bytes, or the
+/// path cannot be written into a tar header.
+pub fn layer_from_stream(
+    path: &str,
+    size: u64,
+    mut content: impl io::Read,
+) -> Result<Layer, BuildError> {
+    const CHUNK: usize = 1 << 20;
+    let path = path.trim_matches('/');
+    let at = || io_at(Path::new(path));
+    let mut header = base_header(tar::EntryType::Regular, 0o644);
+    header.set_path(path).map_err(at())?;
+    header.set_size(size);
+    header.set_cksum();
+    let mut members = Members::default();
+    members.push(header.as_bytes()).map_err(at())?;
+    let mut chunk = vec![0u8; CHUNK];
+    let mut left = size;
+    while left > 0 {
+        let want = usize::try_from(left).map_or(CHUNK, |l| l.min(CHUNK));
+        content.read_exact(&mut chunk[..want]).map_err(at())?;
+        members.push(&chunk[..want]).map_err(at())?;
+        left -= want as u64;
+    }
+    // Padding to a whole block, then the end of the archive, as tar::Builder writes them.
+    let pad = usize::try_from((512 - size % 512) % 512).unwrap_or(0);
+    members.push(&vec![0u8; pad + 1024]).map_err(at())?;
+    Ok(members.finish())
+}
+
+/// A tar stream compressed as a series of gzip members, with the uncompressed digest.
+#[derive(Default)]
+struct Members {
+    data: Vec<u8>,
+    hasher: Hasher,
+    /// The last piece compressed, and its member.
+    last: Option<(Vec<u8>, Vec<u8>)>,
+}
+
+impl Members {
+    fn push(&mut self, piece: &[u8]) -> io::Result<()> {
+        self.hasher.update(piece);
+        if let Some((raw, member)) = &self.last
+            && raw.as_slice() == piece
+        {
+            self.data.extend_from_slice(member);
+            return Ok(());
+        }
+        let mut gz = GzBuilder::new()
+            .mtime(0)
+            .write(Vec::new(), Compression::default());
+        gz.write_all(piece)?;
+        let member = gz.finish()?;
+        self.data.extend_from_slice(&member);
+        self.last = Some((piece.to_vec(), member));
+        Ok(())
+    }
+
+    fn finish(self) -> Layer {
+        let digest = Digest::of(&self.data);
+        Layer {
+            data: self.data,
+            digest,
+            diff_id: self.hasher.finish(),
+        }
+    }
+}
+
 type LayerTar = tar::Builder<HashingWriter<flate2::write::GzEncoder<Vec<u8>>>>;
 
 /// A layer of what `fill` writes into a tar with no timestamps in its gzip header, hashed on its
@@ -636,6 +714,40 @@ impl<W: Write> Write for HashingWriter<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A streamed layer unpacks to the file it was given, repeated mebibytes and a ragged end
+    /// alike, and its diff id is the digest of the tar stream gzip readers see.
+    #[test]
+    fn streamed_layers_are_one_gzip_stream_with_the_right_diff_id() {
+        use std::io::Read as _;
+        let size = 3 * (1 << 20) + 1000;
+        let content: Vec<u8> = (0..size)
+            .map(|i| if i < 1 << 21 { b' ' } else { (i % 251) as u8 })
+            .collect();
+        let layer =
+            layer_from_stream("configs/big.json", size as u64, &content[..]).expect("layer");
+        let mut tar = Vec::new();
+        flate2::read::MultiGzDecoder::new(layer.data())
+            .read_to_end(&mut tar)
+            .expect("gunzip");
+        assert_eq!(layer.diff_id(), &Digest::of(&tar));
+        assert_eq!(layer.digest(), &Digest::of(layer.data()));
+        let mut archive = tar::Archive::new(&tar[..]);
+        let mut entries = archive.entries().expect("entries");
+        let mut entry = entries.next().expect("one entry").expect("entry");
+        assert_eq!(entry.path().expect("path"), Path::new("configs/big.json"));
+        let mut got = Vec::new();
+        entry.read_to_end(&mut got).expect("read");
+        assert!(got == content, "content differs");
+        drop(entry);
+        assert!(entries.next().is_none());
+        let short = layer_from_stream("f", 10, &b"abc"[..]).expect_err("ends early");
+        assert!(short.to_string().starts_with("f: "), "{short}");
+        // The same input, the same layer.
+        let again =
+            layer_from_stream("configs/big.json", size as u64, &content[..]).expect("layer");
+        assert_eq!(again.digest(), layer.digest());
+    }
 
     #[test]
     fn links_inside_and_outside() {

@@ -4,6 +4,11 @@
 //! failures to [`ImageError`] with the reference and the step that failed, and hands layer bytes to
 //! the pure unpacker. Layers are streamed to files first (never held whole in memory) and their
 //! digests verified by `oci-client` before they are unpacked.
+//!
+//! Every pull is held to the client's [`Limits`] for the kind of image it expects: the layers
+//! the manifest declares, the bytes each download may bring, the image config, and the unpacked
+//! files. An image refused for its size is remembered by digest ([`Refusals`]), so a retry or a
+//! poll of the same digest answers with the same refusal without downloading a layer again.
 
 use std::collections::BTreeMap;
 use std::collections::HashMap;
@@ -23,7 +28,8 @@ use crate::auth::{AuthConfig, Credential};
 use crate::cache::{CacheMeta, ImageCache, unique_dir};
 use crate::digest::Digest;
 use crate::error::{ImageError, chain};
-use crate::unpack::{self, Filter, UnpackStats};
+use crate::limits::{self, Exceeded, Expect, Kind, Limits, Refusals, Sizes};
+use crate::unpack::{self, Filter, UnpackError, UnpackStats};
 
 /// Layer media types we can unpack: OCI and docker; gzip, zstd or plain tar.
 pub const ACCEPTED_LAYER_MEDIA_TYPES: &[&str] = &[
@@ -169,6 +175,8 @@ pub struct ClientOptions {
     /// How long a registry may stay silent: the longest wait for an answer to one request, and
     /// the longest pause inside a blob transfer. `None` is [`DEFAULT_SILENCE`].
     pub silence: Option<Duration>,
+    /// How much a catalog or bundle image may hold.
+    pub limits: Limits,
 }
 
 /// How long a registry may stay silent by default before the operation fails.
@@ -211,7 +219,13 @@ impl Pulled {
 pub struct Client {
     options: ClientOptions,
     clients: Arc<Mutex<HashMap<ClientKey, oci_client::Client>>>,
+    /// Shared by clones and by [`Client::with_auth`]'s clients.
+    refused: Arc<Mutex<Refusals>>,
 }
+
+/// The most an image config may hold: configs are a few kilobytes (a long build history makes
+/// tens), and one is read into memory.
+const MAX_CONFIG_BYTES: u64 = 4 << 20;
 
 /// Whether HTTPS is used, and the credential.
 type ClientKey = (bool, Option<Credential>);
@@ -246,6 +260,65 @@ impl Client {
     /// a client for the cluster's registries).
     pub fn options(&self) -> &ClientOptions {
         &self.options
+    }
+
+    /// This client with `auth` as its credentials, its other options kept. It shares the
+    /// registry connections (kept per credential) and the memory of images refused for their
+    /// size, so a pull with other credentials does not download a refused image again.
+    pub fn with_auth(&self, auth: AuthConfig) -> Client {
+        Client {
+            options: ClientOptions {
+                auth,
+                ..self.options.clone()
+            },
+            clients: Arc::clone(&self.clients),
+            refused: Arc::clone(&self.refused),
+        }
+    }
+
+    /// The refusal of `digest` as `kind` under this client's limits, as the error a pull of
+    /// `reference` returns.
+    fn refused(
+        &self,
+        reference: &ImageRef,
+        digest: &Digest,
+        filter: &Filter,
+        kind: Kind,
+    ) -> Result<(), ImageError> {
+        let sizes = self.options.limits.of(kind);
+        let refused = self.refused.lock().unwrap_or_else(|e| e.into_inner());
+        match refused.get(digest, filter, kind, sizes) {
+            Some(exceeded) => Err(ImageError::TooLarge {
+                reference: reference.with_digest(digest).to_string(),
+                exceeded: exceeded.clone(),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// Turns what went over into the error, and remembers it for `digest`.
+    fn refuse(
+        &self,
+        reference: &ImageRef,
+        digest: &Digest,
+        filter: &Filter,
+        kind: Kind,
+        over: limits::Over,
+    ) -> ImageError {
+        let exceeded = Exceeded {
+            kind,
+            over,
+            raised_by: self.options.limits.raised_by,
+        };
+        let sizes = self.options.limits.of(kind);
+        self.refused
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remember(digest, filter, sizes, exceeded.clone());
+        ImageError::TooLarge {
+            reference: reference.with_digest(digest).to_string(),
+            exceeded,
+        }
     }
 
     /// The `oci-client` for `reference`'s registry, built on first use.
@@ -447,13 +520,19 @@ impl Client {
     }
 
     /// Pulls `reference` and unpacks it into `dest`, which must not exist or be an empty
-    /// directory. The tree is unpacked beside `dest` and renamed into place, so `dest` either
-    /// appears complete or not at all.
+    /// directory, within the limits of what it is expected to be. The tree is unpacked beside
+    /// `dest` and renamed into place, so `dest` either appears complete or not at all.
+    ///
+    /// # Errors
+    /// [`ImageError::TooLarge`] when the image holds more than the limits allow (nothing is
+    /// left on disk, and the digest is not downloaded again for the same limits); the
+    /// registry's, the unpacker's and the file system's errors otherwise.
     pub async fn pull_to_dir(
         &self,
         reference: &ImageRef,
         dest: &Path,
         filter: &Filter,
+        expect: Expect,
     ) -> Result<Pulled, ImageError> {
         let io = |path: &Path| {
             let path = path.to_path_buf();
@@ -471,7 +550,7 @@ impl Client {
         };
         std::fs::create_dir_all(&parent).map_err(io(&parent))?;
         let staging = unique_dir(&parent, ".olm-pull-").map_err(io(&parent))?;
-        let result = self.pull_into(reference, &staging, filter).await;
+        let result = self.pull_into(reference, &staging, filter, expect).await;
         let finish = match result {
             Ok(mut pulled) => {
                 let tree = staging.join("fs");
@@ -495,12 +574,14 @@ impl Client {
     /// Pulls `reference` into `cache` unless the digest it resolves to is there already, and
     /// returns the cached tree. A tag is resolved on every call (one manifest request, all a
     /// hit costs); a sha256 digest names its content for good, so a hit costs no request at
-    /// all. Only a miss downloads the manifest, config and layers.
+    /// all. Only a miss downloads the manifest, config and layers, within the limits of what
+    /// the image is expected to be; errors as [`Client::pull_to_dir`]'s.
     pub async fn pull_cached(
         &self,
         reference: &ImageRef,
         cache: &ImageCache,
         filter: &Filter,
+        expect: Expect,
     ) -> Result<Pulled, ImageError> {
         // Only a digest this cache can key on skips the registry; any other (sha512, say) is
         // resolved as a tag is, so the registry, not the reference, answers for it.
@@ -524,7 +605,7 @@ impl Client {
             move |source| ImageError::Io { path, source }
         };
         let staging = cache.staging_dir().map_err(io(cache.root()))?;
-        let result = self.pull_into(&pinned, &staging, filter).await;
+        let result = self.pull_into(&pinned, &staging, filter, expect).await;
         let finish = match result {
             Ok(mut pulled) => {
                 let meta = CacheMeta {
@@ -573,26 +654,53 @@ impl Client {
         reference: &ImageRef,
         manifest: &OciImageManifest,
     ) -> Result<BTreeMap<String, String>, ImageError> {
+        const ACTION: &str = "fetching the config of";
+        let declared = u64::try_from(manifest.config.size).unwrap_or(0);
+        if declared > MAX_CONFIG_BYTES {
+            return Err(ImageError::BadConfig {
+                reference: reference.to_string(),
+                message: format!(
+                    "it holds {declared} bytes, more than the {} an image config may hold",
+                    limits::format_size(MAX_CONFIG_BYTES)
+                ),
+            });
+        }
         let oci = self.oci(reference)?;
-        let mut config = Vec::new();
+        let cap = if declared > 0 {
+            declared
+        } else {
+            MAX_CONFIG_BYTES
+        };
+        let mut config = Watched::capped(Vec::new(), cap);
         self.answered(
             reference,
-            "fetching the config of",
+            ACTION,
             oci.pull_blob(&reference.0, &manifest.config, &mut config),
         )
         .await?
-        .map_err(|e| registry_error(reference, "fetching the config of", &e))?;
-        labels_of(reference, &config)
+        .map_err(|e| registry_error(reference, ACTION, &e))?;
+        labels_of(reference, &config.inner)
     }
 
-    /// Downloads the layers of `reference` into `work/blobs` and unpacks them into `work/fs`.
+    /// Downloads the layers of `reference` into `work/blobs` and unpacks them into `work/fs`,
+    /// within the limits of the kind of image expected. A digest refused for its size before
+    /// is refused again before its layers are downloaded (a pinned reference of a known kind:
+    /// before any request).
     async fn pull_into(
         &self,
         reference: &ImageRef,
         work: &Path,
         filter: &Filter,
+        expect: Expect,
     ) -> Result<Pulled, ImageError> {
+        let pinned = reference.digest().and_then(|d| d.parse::<Digest>().ok());
+        if let (Some(digest), Some(kind)) = (&pinned, expect.kind()) {
+            self.refused(reference, digest, filter, kind)?;
+        }
         let (manifest, manifest_digest, digest) = self.fetch_manifest(reference).await?;
+        if let Some(kind) = expect.kind() {
+            self.refused(reference, &digest, filter, kind)?;
+        }
         for layer in &manifest.layers {
             if !ACCEPTED_LAYER_MEDIA_TYPES.contains(&layer.media_type.as_str()) {
                 return Err(ImageError::UnsupportedLayer {
@@ -602,6 +710,12 @@ impl Client {
             }
         }
         let labels = self.fetch_labels(reference, &manifest).await?;
+        let kind = expect.kind_given(labels.contains_key(CATALOG_CONFIGS_LABEL));
+        self.refused(reference, &digest, filter, kind)?;
+        let sizes = self.options.limits.of(kind);
+        limits::check_layers(sizes, manifest.layers.iter().map(|l| l.size))
+            .map_err(|over| self.refuse(reference, &digest, filter, kind, over))?;
+        let requested = filter;
         let filter = match filter {
             Filter::CatalogConfigs => labels
                 .get(CATALOG_CONFIGS_LABEL)
@@ -614,15 +728,14 @@ impl Client {
         };
 
         let blobs = work.join("blobs");
+        // The unpacker creates the tree, and removes it again when it fails.
         let tree = work.join("fs");
-        for dir in [&blobs, &tree] {
-            tokio::fs::create_dir_all(dir)
-                .await
-                .map_err(|source| ImageError::Io {
-                    path: dir.clone(),
-                    source,
-                })?;
-        }
+        tokio::fs::create_dir_all(&blobs)
+            .await
+            .map_err(|source| ImageError::Io {
+                path: blobs.clone(),
+                source,
+            })?;
         let oci = self.oci(reference)?;
         let files: Vec<PathBuf> = (0..manifest.layers.len())
             .map(|i| blobs.join(format!("{i:04}")))
@@ -636,8 +749,10 @@ impl Client {
                     break;
                 };
                 let (oci, reference, silence) = (oci.clone(), reference.clone(), self.silence());
-                running
-                    .spawn(async move { download(&oci, &reference, &layer, &path, silence).await });
+                let cap = download_cap(&layer, sizes);
+                running.spawn(async move {
+                    download(&oci, &reference, &layer, &path, silence, cap).await
+                });
             }
             let Some(done) = running.join_next().await else {
                 break;
@@ -650,13 +765,20 @@ impl Client {
 
         let unpack_filter = filter;
         let unpack_tree = tree.clone();
-        let stats =
-            tokio::task::spawn_blocking(move || unpack_files(&files, &unpack_tree, &unpack_filter))
-                .await
-                .map_err(|e| ImageError::Io {
-                    path: tree.clone(),
-                    source: std::io::Error::other(e.to_string()),
-                })??;
+        let stats = tokio::task::spawn_blocking(move || {
+            unpack_files(&files, &unpack_tree, &unpack_filter, sizes)
+        })
+        .await
+        .map_err(|e| ImageError::Io {
+            path: tree.clone(),
+            source: std::io::Error::other(e.to_string()),
+        })?
+        .map_err(|e| match e {
+            ImageError::Unpack(UnpackError::TooLarge(over)) => {
+                self.refuse(reference, &digest, requested, kind, over)
+            }
+            other => other,
+        })?;
         Ok(Pulled {
             digest,
             manifest_digest,
@@ -671,14 +793,25 @@ impl Client {
 /// How many layers are downloaded at once.
 const MAX_CONCURRENT_DOWNLOADS: usize = 4;
 
+/// The most a layer download may bring: what the manifest declares (whose sum the limits have
+/// admitted), or the whole total when it declares nothing usable.
+fn download_cap(layer: &OciDescriptor, sizes: Sizes) -> u64 {
+    u64::try_from(layer.size)
+        .ok()
+        .filter(|size| *size > 0)
+        .map_or(sizes.total, |size| size.min(sizes.total))
+}
+
 /// Streams one layer blob to `path`; `oci-client` verifies its digest on the way. A transfer
-/// that makes no progress for `silence` fails (however long the whole takes while it moves).
+/// that makes no progress for `silence` fails (however long the whole takes while it moves),
+/// and so does one that brings more than `cap` bytes.
 async fn download(
     oci: &oci_client::Client,
     reference: &ImageRef,
     layer: &OciDescriptor,
     path: &Path,
     silence: Duration,
+    cap: u64,
 ) -> Result<(), ImageError> {
     let file = tokio::fs::File::create(path)
         .await
@@ -689,9 +822,8 @@ async fn download(
     let start = tokio::time::Instant::now();
     let progress = Arc::new(std::sync::atomic::AtomicU64::new(0));
     let mut writer = Watched {
-        inner: tokio::io::BufWriter::with_capacity(1 << 20, file),
-        start,
-        progress: progress.clone(),
+        progress: Some((start, progress.clone())),
+        ..Watched::capped(tokio::io::BufWriter::with_capacity(1 << 20, file), cap)
     };
     let action = format!("downloading layer {} of", layer.digest);
     let pull = oci.pull_blob(&reference.0, layer, &mut writer);
@@ -713,11 +845,26 @@ async fn download(
     }
 }
 
-/// A writer that notes when it last received bytes (milliseconds since `start`).
+/// A writer for a blob from a registry. It refuses to take more than `cap` bytes in all: a
+/// registry that sends more than the manifest declares fails the transfer at once rather than
+/// filling the disk (or memory) until the digest check at the end. With `progress`, it notes
+/// when it last received bytes (milliseconds since the start).
 struct Watched<W> {
     inner: W,
-    start: tokio::time::Instant,
-    progress: Arc<std::sync::atomic::AtomicU64>,
+    cap: u64,
+    written: u64,
+    progress: Option<(tokio::time::Instant, Arc<std::sync::atomic::AtomicU64>)>,
+}
+
+impl<W> Watched<W> {
+    fn capped(inner: W, cap: u64) -> Watched<W> {
+        Watched {
+            inner,
+            cap,
+            written: 0,
+            progress: None,
+        }
+    }
 }
 
 impl<W: tokio::io::AsyncWrite + Unpin> tokio::io::AsyncWrite for Watched<W> {
@@ -726,10 +873,22 @@ impl<W: tokio::io::AsyncWrite + Unpin> tokio::io::AsyncWrite for Watched<W> {
         cx: &mut std::task::Context<'_>,
         buf: &[u8],
     ) -> std::task::Poll<std::io::Result<usize>> {
-        let millis = u64::try_from(self.start.elapsed().as_millis()).unwrap_or(u64::MAX);
-        self.progress
-            .store(millis, std::sync::atomic::Ordering::Relaxed);
-        std::pin::Pin::new(&mut self.inner).poll_write(cx, buf)
+        let this = &mut *self;
+        if let Some((start, progress)) = &this.progress {
+            let millis = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
+            progress.store(millis, std::sync::atomic::Ordering::Relaxed);
+        }
+        if this.written.saturating_add(buf.len() as u64) > this.cap {
+            return std::task::Poll::Ready(Err(std::io::Error::other(format!(
+                "the registry sent more than the {} bytes the manifest declares",
+                this.cap
+            ))));
+        }
+        let polled = std::pin::Pin::new(&mut this.inner).poll_write(cx, buf);
+        if let std::task::Poll::Ready(Ok(n)) = &polled {
+            this.written += *n as u64;
+        }
+        polled
     }
 
     fn poll_flush(
@@ -751,6 +910,7 @@ fn unpack_files(
     files: &[PathBuf],
     tree: &Path,
     filter: &Filter,
+    sizes: Sizes,
 ) -> Result<UnpackStats, ImageError> {
     let mut readers = Vec::with_capacity(files.len());
     for path in files {
@@ -764,7 +924,7 @@ fn unpack_files(
         })?;
         readers.push(reader);
     }
-    Ok(unpack::apply_layers(readers, tree, filter)?)
+    Ok(unpack::unpack_layers(readers, tree, filter, sizes)?)
 }
 
 fn labels_of(reference: &ImageRef, config: &[u8]) -> Result<BTreeMap<String, String>, ImageError> {

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use crate::assemble::BuildError;
 use crate::auth::AuthError;
+use crate::limits::Exceeded;
 use crate::unpack::UnpackError;
 
 /// Why an image operation failed. Every variant names the image reference (or path) involved.
@@ -66,6 +67,16 @@ pub enum ImageError {
         reference: String,
         /// The label value, when present.
         label: Option<String>,
+    },
+    /// The image holds more than the client's limits allow for its kind. Refused while
+    /// streaming, with nothing left on disk; the client does not download the same digest
+    /// again for the same limits.
+    #[error("{reference} is {exceeded}")]
+    TooLarge {
+        /// The image, pinned by digest.
+        reference: String,
+        /// What went over, and how to raise the limit.
+        exceeded: Exceeded,
     },
     /// The reference pins a digest other than the one the content has.
     #[error("{reference} pins {expected}, but the image is {actual}")]

@@ -3,7 +3,7 @@
 //! What it is for: turning a file-based catalog directory or a registry+v1 bundle directory into
 //! a reproducible image ([`assemble`]), pushing it, resolving tags to digests, pulling images and
 //! unpacking their layers into a directory or a digest-keyed [`ImageCache`] without letting a
-//! hostile layer write outside it ([`unpack`]).
+//! hostile layer write outside it ([`unpack`]) or hold more than the [`limits`] allow.
 //!
 //! What it is not for: understanding catalogs or bundles. It moves bytes; parsing FBC and bundle
 //! manifests is `olm-catalog`'s and `olm-bundle`'s job. It does not run containers either.
@@ -20,13 +20,14 @@ pub mod cache;
 mod client;
 mod digest;
 mod error;
+pub mod limits;
 mod reference;
 pub mod runtime;
 pub mod unpack;
 
 pub use assemble::{
     BuildError, CATALOG_CONFIGS_DIR, CATALOG_CONFIGS_LABEL, Image, Layer, RunConfig, bundle_image,
-    catalog_image,
+    catalog_image, layer_from_stream,
 };
 pub use auth::{AuthConfig, AuthError, Credential};
 pub use cache::{CacheEntry, CacheMeta, ImageCache};
@@ -36,4 +37,5 @@ pub use client::{
 };
 pub use digest::{Digest, InvalidDigest};
 pub use error::{ImageError, chain};
+pub use limits::{Exceeded, Expect, Kind, Limits, RaisedBy, Sizes};
 pub use unpack::{Filter, HardLinkTarget, UnpackError, UnpackStats};

@@ -18,8 +18,16 @@
 //! * overlay whiteouts are applied: `.wh.NAME` deletes `NAME` from lower layers, and
 //!   `.wh..wh..opq` empties its directory of everything lower layers put there.
 //!
-//! Layers are applied in order into the same directory. Atomicity (unpack into a temp dir, then
-//! rename) is the caller's job; see [`crate::cache`].
+//! Sizes are bounded whatever the layer says ([`crate::limits`]): a regular file is admitted by
+//! the size its header declares before anything is written, then counted byte by byte as it is
+//! written, so a layer stops at the first byte over the per-file limit or the total, and a
+//! decompression bomb costs neither memory (the stream is never buffered whole) nor more disk
+//! than the limit. Once every layer is applied, what a reader of the tree would read (each link to
+//! a file counted as the file) is held to the total too.
+//!
+//! Layers are applied in order into the same directory. [`unpack_layers`] creates that directory
+//! and removes it again when anything fails, so a refused image leaves nothing behind; moving a
+//! finished tree into place atomically is the caller's job (see [`crate::cache`]).
 
 use std::collections::HashSet;
 use std::fs;
@@ -28,6 +36,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Component, Path, PathBuf};
 
 use crate::assemble::link_stays_inside;
+use crate::limits::{Budget, Over, Sizes};
 
 const WHITEOUT_PREFIX: &str = ".wh.";
 const OPAQUE_WHITEOUT: &str = ".wh..wh..opq";
@@ -88,6 +97,9 @@ pub enum UnpackError {
     /// The tar stream itself is broken.
     #[error("reading layer: {0}")]
     Tar(#[source] io::Error),
+    /// The layers hold more than the limits allow; nothing more was written.
+    #[error("the image is too large: {0}")]
+    TooLarge(Over),
     /// Writing to the target directory failed.
     #[error("unpacking {}: {source}", quote_path(path))]
     Io {
@@ -201,15 +213,19 @@ pub fn decompress<'a, R: Read + 'a>(reader: R) -> io::Result<Box<dyn Read + 'a>>
     }
 }
 
-/// Applies one uncompressed tar layer on top of `dest` (which must exist).
+/// Applies one uncompressed tar layer on top of `dest` (which must exist), counting the bytes
+/// it writes against `budget` (shared by the layers of one image). On an error, what the layer
+/// wrote so far stays: see [`unpack_layers`].
 pub fn apply_layer<R: Read>(
     tar_stream: R,
     dest: &Path,
     filter: &Filter,
+    budget: &mut Budget,
 ) -> Result<UnpackStats, UnpackError> {
     let mut layer = LayerApplier {
         dest,
         filter,
+        budget,
         this_layer: HashSet::new(),
         known_dirs: HashSet::new(),
         stats: UnpackStats::default(),
@@ -222,22 +238,101 @@ pub fn apply_layer<R: Read>(
     Ok(layer.stats)
 }
 
-/// Applies several layers in order and sums their stats.
-pub fn apply_layers<R: Read>(
+/// Creates `dest` and applies `layers` into it in order, within `sizes`, and sums their stats.
+///
+/// # Guarantees
+/// - No more than `sizes.total` bytes of file content are written, and no file holds more than
+///   `sizes.file`; the first byte over either stops the unpack.
+/// - The finished tree, read through its links, holds no more than `sizes.total`.
+/// - On any error `dest` is removed with whatever was written into it.
+///
+/// # Errors
+/// [`UnpackError::TooLarge`] naming what went over; any other [`UnpackError`] of a layer; an
+/// [`UnpackError::Io`] when `dest` exists already or cannot be created.
+pub fn unpack_layers<R: Read>(
     layers: impl IntoIterator<Item = R>,
     dest: &Path,
     filter: &Filter,
+    sizes: Sizes,
 ) -> Result<UnpackStats, UnpackError> {
-    let mut total = UnpackStats::default();
-    for layer in layers {
-        total.add(&apply_layer(layer, dest, filter)?);
+    fs::create_dir(dest).map_err(io_at(dest))?;
+    let unpacked = (|| {
+        let mut budget = Budget::new(sizes);
+        let mut total = UnpackStats::default();
+        for layer in layers {
+            total.add(&apply_layer(layer, dest, filter, &mut budget)?);
+        }
+        // Without links, a reader reads what was written, which the budget has held already.
+        if total.links > 0 {
+            budget
+                .check_readable(readable_bytes(dest)?)
+                .map_err(UnpackError::TooLarge)?;
+        }
+        Ok(total)
+    })();
+    if unpacked.is_err() {
+        let _ = fs::remove_dir_all(dest);
+    }
+    unpacked
+}
+
+/// What a reader of every name in `root` reads: the sizes of its regular files, and of the files
+/// its symlinks lead to (a hard link is a regular file of its own here). Links to directories are
+/// not followed, as the catalog reader does not follow them.
+fn readable_bytes(root: &Path) -> Result<u64, UnpackError> {
+    let mut total = 0u64;
+    let mut dirs = vec![root.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in fs::read_dir(&dir).map_err(io_at(&dir))? {
+            let entry = entry.map_err(io_at(&dir))?;
+            let kind = entry.file_type().map_err(io_at(&entry.path()))?;
+            let size = if kind.is_dir() {
+                dirs.push(entry.path());
+                0
+            } else if kind.is_file() {
+                entry.metadata().map_err(io_at(&entry.path()))?.len()
+            } else if kind.is_symlink() {
+                // A link that leads nowhere (or in a loop) is read as nothing.
+                fs::metadata(entry.path())
+                    .ok()
+                    .filter(fs::Metadata::is_file)
+                    .map_or(0, |m| m.len())
+            } else {
+                0
+            };
+            total = total.saturating_add(size);
+        }
     }
     Ok(total)
+}
+
+/// A writer that counts what goes through it against the budget, failing the write that would
+/// pass a limit (the reason is kept in `over`, since `io::copy` only passes the error on).
+struct Counted<'a, W> {
+    inner: W,
+    budget: &'a mut Budget,
+    path: &'a Path,
+    over: Option<Over>,
+}
+
+impl<W: Write> Write for Counted<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if let Err(over) = self.budget.count(self.path, buf.len() as u64) {
+            self.over = Some(over);
+            return Err(io::Error::other("size limit"));
+        }
+        self.inner.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
 }
 
 struct LayerApplier<'a> {
     dest: &'a Path,
     filter: &'a Filter,
+    budget: &'a mut Budget,
     /// Paths created by this layer; an opaque whiteout keeps them.
     this_layer: HashSet<PathBuf>,
     /// Directories verified to be real directories (not symlinks), to save syscalls on the
@@ -312,6 +407,11 @@ impl LayerApplier<'_> {
                 self.stats.dirs += 1;
             }
             tar::EntryType::Regular | tar::EntryType::Continuous => {
+                // The size the archive declares (PAX included) is all its reader yields.
+                let size = entry.size();
+                self.budget
+                    .admit(&rel, size)
+                    .map_err(UnpackError::TooLarge)?;
                 self.ensure_parents(&rel, &parent)?;
                 let path = self.dest.join(&rel);
                 let mode = entry.header().mode().unwrap_or(0o644);
@@ -333,16 +433,24 @@ impl LayerApplier<'_> {
                 };
                 // io::copy writes 8 KiB at a time; catalogs hold files of many megabytes, so
                 // larger files go through a bigger buffer (a tenth of the write calls).
-                let size = entry.header().size().unwrap_or(0);
+                let mut counted = Counted {
+                    inner: &mut file,
+                    budget: &mut *self.budget,
+                    path: &rel,
+                    over: None,
+                };
                 let copied = if size > 64 * 1024 {
-                    let mut buffered = io::BufWriter::with_capacity(256 * 1024, &mut file);
+                    let mut buffered = io::BufWriter::with_capacity(256 * 1024, &mut counted);
                     io::copy(&mut entry, &mut buffered).and_then(|n| {
                         buffered.flush()?;
                         Ok(n)
                     })
                 } else {
-                    io::copy(&mut entry, &mut file)
+                    io::copy(&mut entry, &mut counted)
                 };
+                if let Some(over) = counted.over {
+                    return Err(UnpackError::TooLarge(over));
+                }
                 let written = copied.map_err(|e| {
                     // A short read is a broken layer, not a disk problem.
                     if e.kind() == io::ErrorKind::UnexpectedEof {
@@ -604,7 +712,22 @@ mod tests {
     }
 
     fn apply(dest: &Path, entries: &[E<'_>]) -> Result<UnpackStats, UnpackError> {
-        apply_layer(&tarball(entries)[..], dest, &Filter::All)
+        apply_layer(
+            &tarball(entries)[..],
+            dest,
+            &Filter::All,
+            &mut Budget::new(Sizes::BUNDLE),
+        )
+    }
+
+    /// Applies layers in order into the existing `dest`, within the bundle limits.
+    fn apply_all(layers: &[&[u8]], dest: &Path) -> Result<UnpackStats, UnpackError> {
+        let mut budget = Budget::new(Sizes::BUNDLE);
+        let mut total = UnpackStats::default();
+        for layer in layers {
+            total.add(&apply_layer(*layer, dest, &Filter::All, &mut budget)?);
+        }
+        Ok(total)
     }
 
     #[test]
@@ -798,7 +921,7 @@ mod tests {
             E::File("dir/.wh..wh..opq", b""),
             E::File("other/.wh.x", b""),
         ]);
-        let stats = apply_layers([&lower[..], &upper[..]], d.path(), &Filter::All).expect("apply");
+        let stats = apply_all(&[&lower[..], &upper[..]], d.path()).expect("apply");
         assert_eq!(stats.whiteouts, 3);
         assert!(d.path().join("keep").exists());
         assert!(!d.path().join("gone").exists());
@@ -835,6 +958,7 @@ mod tests {
             ])[..],
             d.path(),
             &filter,
+            &mut Budget::new(Sizes::CATALOG),
         )
         .expect("apply");
         assert!(!d.path().join("bin").exists());
@@ -848,8 +972,10 @@ mod tests {
         let d = tempfile::tempdir().expect("tempdir");
         let mut t = tarball(&[E::File("big", &[7u8; 4096])]);
         t.truncate(512 + 1000);
-        let err = apply_layer(&t[..], d.path(), &Filter::All).expect_err("must fail");
+        let err = unpack_layers([&t[..]], &d.path().join("t"), &Filter::All, Sizes::BUNDLE)
+            .expect_err("must fail");
         assert!(matches!(err, UnpackError::Tar(_)), "{err}");
+        assert!(!d.path().join("t").exists());
     }
 
     #[test]
@@ -863,8 +989,183 @@ mod tests {
         for blob in [plain, gz, zst] {
             let d = tempfile::tempdir().expect("tempdir");
             let reader = decompress(std::io::Cursor::new(blob)).expect("decompress");
-            apply_layer(reader, d.path(), &Filter::All).expect("apply");
-            assert_eq!(fs::read(d.path().join("f")).expect("read"), b"z");
+            let dest = d.path().join("t");
+            unpack_layers([reader], &dest, &Filter::All, Sizes::BUNDLE).expect("apply");
+            assert_eq!(fs::read(dest.join("f")).expect("read"), b"z");
+        }
+    }
+
+    /// A tar stream of `files` files of `size` spaces each, made as it is read: a bomb of any
+    /// size costs only what the reader takes from it, which `taken` counts.
+    struct Spaces {
+        files: u64,
+        size: u64,
+        /// Header or padding bytes not yet handed out; the body comes after a header.
+        pending: Vec<u8>,
+        body_left: u64,
+        next: u64,
+        taken: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    }
+
+    impl Spaces {
+        fn new(files: u64, size: u64) -> (Spaces, std::sync::Arc<std::sync::atomic::AtomicU64>) {
+            let taken = std::sync::Arc::default();
+            let spaces = Spaces {
+                files,
+                size,
+                pending: Vec::new(),
+                body_left: 0,
+                next: 0,
+                taken: std::sync::Arc::clone(&taken),
+            };
+            (spaces, taken)
+        }
+
+        /// Gzip-compressed as it is read.
+        fn gzipped(self) -> impl Read {
+            flate2::read::GzEncoder::new(self, flate2::Compression::fast())
+        }
+    }
+
+    impl Read for Spaces {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            if self.pending.is_empty() && self.body_left == 0 {
+                if self.next < self.files {
+                    let mut h = tar::Header::new_gnu();
+                    h.set_path(format!("configs/f{:05}.json", self.next))?;
+                    h.set_entry_type(tar::EntryType::Regular);
+                    h.set_mode(0o644);
+                    h.set_size(self.size);
+                    h.set_cksum();
+                    self.pending = h.as_bytes().to_vec();
+                    self.body_left = self.size;
+                    self.next += 1;
+                } else if self.next == self.files {
+                    self.pending = vec![0; 1024];
+                    self.next += 1;
+                } else {
+                    return Ok(0);
+                }
+            }
+            let n = if !self.pending.is_empty() {
+                let n = buf.len().min(self.pending.len());
+                buf[..n].copy_from_slice(&self.pending[..n]);
+                self.pending.drain(..n);
+                n
+            } else {
+                let n = buf
+                    .len()
+                    .min(usize::try_from(self.body_left).unwrap_or(usize::MAX));
+                buf[..n].fill(b' ');
+                self.body_left -= n as u64;
+                if self.body_left == 0 {
+                    let pad = (512 - self.size % 512) % 512;
+                    self.pending = vec![0; pad as usize];
+                }
+                n
+            };
+            self.taken
+                .fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
+            Ok(n)
+        }
+    }
+
+    const SMALL: Sizes = Sizes {
+        total: 8 << 20,
+        file: 4 << 20,
+    };
+
+    /// Unpacks a gzip layer of `files` files of `size` spaces within [`SMALL`], which must
+    /// fail, and checks nothing is left behind; returns the error and how many bytes of the
+    /// uncompressed stream were made (so read) before it.
+    fn refuse_spaces(files: u64, size: u64) -> (UnpackError, u64) {
+        let d = tempfile::tempdir().expect("tempdir");
+        let dest = d.path().join("t");
+        let (spaces, taken) = Spaces::new(files, size);
+        let layer = decompress(spaces.gzipped()).expect("gzip");
+        let err = unpack_layers([layer], &dest, &Filter::All, SMALL).expect_err("too large");
+        assert!(!dest.exists(), "nothing is left behind");
+        (err, taken.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
+    /// 1 GiB of spaces in 1,024 files under the per-file limit, in a gzip layer of about a
+    /// megabyte: the unpack stops at the file that would pass the total, having read little
+    /// more than the total from the stream, and the directory is gone.
+    #[test]
+    fn a_gzip_bomb_over_the_total_stops_mid_stream_and_leaves_nothing() {
+        let (err, read) = refuse_spaces(1024, 1 << 20);
+        assert!(
+            matches!(err, UnpackError::TooLarge(Over::Total { limit }) if limit == SMALL.total),
+            "{err}"
+        );
+        assert!(
+            read < SMALL.total + (2 << 20),
+            "read {read} bytes of the stream"
+        );
+    }
+
+    /// One file whose header declares 3 GiB is refused before a byte of it is written.
+    #[test]
+    fn a_file_over_the_per_file_limit_is_refused_before_it_is_written() {
+        let (err, read) = refuse_spaces(1, 3 << 30);
+        match &err {
+            UnpackError::TooLarge(Over::File { path, size, limit }) => {
+                assert_eq!(path, Path::new("configs/f00000.json"));
+                assert_eq!((*size, *limit), (3 << 30, SMALL.file));
+            }
+            other => panic!("{other}"),
+        }
+        assert!(read < 2 << 20, "read {read} bytes of the stream");
+    }
+
+    /// A file read again and again through links reads like that many files.
+    #[test]
+    fn links_to_a_large_file_count_each_time_they_are_read() {
+        let d = tempfile::tempdir().expect("tempdir");
+        // 2.5 MiB, read three times fits in 8 MiB, four times does not.
+        let big = vec![b' '; 5 << 19];
+        let mut entries = vec![E::File("configs/big.json", &big)];
+        let names: Vec<String> = (0..3).map(|i| format!("configs/l{i}.json")).collect();
+        entries.push(E::Symlink(&names[0], "big.json"));
+        entries.push(E::HardLink(&names[1], "configs/big.json"));
+        let layer = tarball(&entries);
+        let dest = d.path().join("ok");
+        unpack_layers([&layer[..]], &dest, &Filter::All, SMALL).expect("7.5 MiB read");
+        entries.push(E::Symlink(&names[2], "big.json"));
+        let layer = tarball(&entries);
+        let dest = d.path().join("over");
+        let err = unpack_layers([&layer[..]], &dest, &Filter::All, SMALL).expect_err("10 MiB read");
+        assert!(
+            matches!(err, UnpackError::TooLarge(Over::Links { size, .. }) if size == 4 * (5 << 19)),
+            "{err}"
+        );
+        assert!(!dest.exists());
+    }
+
+    /// Real content is nowhere near the defaults: the largest catalog and bundle at hand unpack.
+    #[test]
+    fn real_catalogs_and_bundles_fit_the_default_limits() {
+        let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data");
+        for (dir, sizes) in [
+            ("catalogs/community-v4.21", Sizes::CATALOG),
+            ("bundles/argocd-operator/0.18.0", Sizes::BUNDLE),
+        ] {
+            let image = if sizes == Sizes::CATALOG {
+                crate::catalog_image(&data.join(dir))
+            } else {
+                crate::bundle_image(&data.join(dir))
+            }
+            .expect("image");
+            let d = tempfile::tempdir().expect("tempdir");
+            let dest = d.path().join("t");
+            let layers: Vec<_> = image
+                .layers()
+                .iter()
+                .map(|l| decompress(l.data()).expect("gzip"))
+                .collect();
+            let stats = unpack_layers(layers, &dest, &Filter::All, sizes).expect(dir);
+            assert!(stats.bytes > 1 << 20, "{dir}: {stats:?}");
+            assert!(stats.bytes * 30 < sizes.total, "{dir}: {stats:?}");
         }
     }
 
@@ -958,7 +1259,7 @@ mod tests {
                     .filter(|(p, _)| !p.starts_with(&dest))
                     .collect();
 
-                let _ = apply_layers([&layer(&lower)[..], &layer(&upper)[..]], &dest, &Filter::All);
+                let _ = apply_all(&[&layer(&lower)[..], &layer(&upper)[..]], &dest);
 
                 let after: Vec<_> = snapshot(outer.path())
                     .into_iter()

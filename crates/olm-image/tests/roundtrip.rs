@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use olm_image::{
-    CATALOG_CONFIGS_LABEL, Client, ClientOptions, Filter, ImageCache, ImageError, ImageRef,
+    CATALOG_CONFIGS_LABEL, Client, ClientOptions, Expect, Filter, ImageCache, ImageError, ImageRef,
     Protocol, bundle_image, catalog_image,
 };
 use olm_testenv::registry::{Registry, RegistryOptions};
@@ -131,7 +131,7 @@ fn catalog_round_trip_by_digest_is_byte_identical() {
     let dest = out.path().join("catalog");
     let t = Instant::now();
     let pulled = rt
-        .block_on(client.pull_to_dir(&pinned, &dest, &Filter::All))
+        .block_on(client.pull_to_dir(&pinned, &dest, &Filter::All, Expect::Either))
         .expect("pull by digest");
     let pull = t.elapsed();
     assert_eq!(pulled.digest, digest);
@@ -193,7 +193,12 @@ fn bundles_round_trip_with_annotation_labels() {
             .unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
         let dest = out.path().join(format!("b{i}"));
         let pulled = rt
-            .block_on(client.pull_to_dir(&tagged.with_digest(&digest), &dest, &Filter::All))
+            .block_on(client.pull_to_dir(
+                &tagged.with_digest(&digest),
+                &dest,
+                &Filter::All,
+                Expect::Either,
+            ))
             .unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
         assert_eq!(pulled.labels, *image.labels());
         for sub in ["manifests", "metadata"] {
@@ -260,7 +265,7 @@ fn cache_unpacks_once_per_digest_and_filters_catalogs() {
 
     let filter = Filter::CatalogConfigs;
     let first = rt
-        .block_on(client.pull_cached(&tagged, &cache, &filter))
+        .block_on(client.pull_cached(&tagged, &cache, &filter, Expect::Catalog))
         .expect("pull");
     assert!(!first.cached);
     assert_eq!(&first.digest, image.digest());
@@ -270,7 +275,7 @@ fn cache_unpacks_once_per_digest_and_filters_catalogs() {
 
     let t = Instant::now();
     let second = rt
-        .block_on(client.pull_cached(&tagged, &cache, &filter))
+        .block_on(client.pull_cached(&tagged, &cache, &filter, Expect::Catalog))
         .expect("pull");
     eprintln!("cache hit: {:?}", t.elapsed());
     assert!(second.cached);
@@ -290,7 +295,7 @@ fn cache_unpacks_once_per_digest_and_filters_catalogs() {
     let pinned = tagged.with_digest(image.digest());
     drop(registry);
     let third = rt
-        .block_on(client.pull_cached(&pinned, &cache, &filter))
+        .block_on(client.pull_cached(&pinned, &cache, &filter, Expect::Catalog))
         .expect("a cached digest needs no registry");
     assert!(third.cached);
     assert_eq!(third.path, first.path);
@@ -331,7 +336,7 @@ fn pull_refuses_a_non_empty_destination_and_unknown_registries_fail_clearly() {
     fs::write(out.path().join("existing"), b"x").expect("write");
     let tagged = reference(&registry, "catalogs/none:v1");
     let err = rt
-        .block_on(client().pull_to_dir(&tagged, out.path(), &Filter::All))
+        .block_on(client().pull_to_dir(&tagged, out.path(), &Filter::All, Expect::Either))
         .expect_err("non-empty");
     assert!(matches!(err, ImageError::DestinationNotEmpty(_)), "{err}");
 
@@ -462,7 +467,12 @@ fn docker_manifests_and_image_indexes_are_pulled() {
     .expect("push docker manifest");
     let docker_ref = reference(&registry, "catalogs/foreign:docker");
     let pulled = rt
-        .block_on(client.pull_to_dir(&docker_ref, &out.path().join("docker"), &Filter::All))
+        .block_on(client.pull_to_dir(
+            &docker_ref,
+            &out.path().join("docker"),
+            &Filter::All,
+            Expect::Either,
+        ))
         .expect("pull docker manifest");
     assert_eq!(
         pulled.labels.get(CATALOG_CONFIGS_LABEL).map(String::as_str),
@@ -512,7 +522,12 @@ fn docker_manifests_and_image_indexes_are_pulled() {
         "a tag on an index resolves to the index digest"
     );
     let pulled = rt
-        .block_on(client.pull_to_dir(&index_ref, &out.path().join("index"), &Filter::All))
+        .block_on(client.pull_to_dir(
+            &index_ref,
+            &out.path().join("index"),
+            &Filter::All,
+            Expect::Either,
+        ))
         .expect("pull index");
     assert_eq!(pulled.digest, index_digest);
     assert_eq!(&pulled.manifest_digest, catalog.digest());
@@ -565,7 +580,7 @@ fn credentials_from_config_json_are_used() {
     assert_eq!(&digest, image.digest());
     let out = tempfile::tempdir().expect("tempdir");
     let pulled = rt
-        .block_on(authed.pull_to_dir(&tagged, &out.path().join("x"), &Filter::All))
+        .block_on(authed.pull_to_dir(&tagged, &out.path().join("x"), &Filter::All, Expect::Either))
         .expect("pull with credentials");
     assert_eq!(pulled.digest, digest);
     let err = rt
@@ -598,7 +613,7 @@ fn multi_layer_images_apply_in_order() {
     let out = tempfile::tempdir().expect("tempdir");
     let dest = out.path().join("x");
     let pulled = rt
-        .block_on(client().pull_to_dir(&tagged, &dest, &Filter::All))
+        .block_on(client().pull_to_dir(&tagged, &dest, &Filter::All, Expect::Either))
         .expect("pull");
     assert_eq!(pulled.stats.files, 4);
     assert_eq!(fs::read(dest.join("data/a")).expect("a"), b"lower a");
@@ -623,7 +638,7 @@ fn bundle_is_not_a_catalog() {
     let root = tempfile::tempdir().expect("tempdir");
     let cache = ImageCache::new(root.path());
     let err = rt
-        .block_on(client().pull_cached(&tagged, &cache, &Filter::CatalogConfigs))
+        .block_on(client().pull_cached(&tagged, &cache, &Filter::CatalogConfigs, Expect::Catalog))
         .expect_err("not a catalog");
     assert!(matches!(err, ImageError::NotACatalog { .. }), "{err}");
     assert!(
@@ -631,4 +646,121 @@ fn bundle_is_not_a_catalog() {
             .contains("operators.operatorframework.io.index.configs.v1"),
         "{err}"
     );
+}
+
+/// A catalog image whose one small gzip layer holds a `catalog.json` far over the per-file
+/// limit is refused while streaming, with nothing left in the cache, and is not downloaded again
+/// while its digest stays the same, whether asked for by tag or by digest, into the cache or a
+/// directory; raised limits are worth another try.
+#[test]
+fn an_image_over_the_limits_is_refused_once_and_remembered() {
+    use olm_image::{Limits, Sizes, limits::Over};
+    let registry = registry();
+    let rt = runtime();
+    let small = Limits {
+        catalog: Sizes {
+            total: 8 << 20,
+            file: 1 << 20,
+        },
+        ..Limits::default()
+    };
+    let client = Client::new(ClientOptions {
+        limits: small,
+        ..ClientOptions::default()
+    });
+    let size = 64u64 << 20;
+    let layer = olm_image::layer_from_stream(
+        "configs/catalog.json",
+        size,
+        std::io::Read::take(std::io::repeat(b' '), size),
+    )
+    .expect("layer");
+    assert!(layer.data().len() < 1 << 20, "{layer:?}");
+    let layer_digest = layer.digest().to_string();
+    let labels = BTreeMap::from([(CATALOG_CONFIGS_LABEL.to_string(), "/configs".to_string())]);
+    let image = olm_image::assemble::image_from_layers(labels, vec![layer]);
+    let tagged = reference(&registry, "bombs/catalog:v1");
+    rt.block_on(client.push(&image, &tagged)).expect("push");
+    let downloads = || registry.answered("GET", &format!("/v2/bombs/catalog/blobs/{layer_digest}"));
+
+    let root = tempfile::tempdir().expect("tempdir");
+    let cache = ImageCache::new(root.path().join("cache"));
+    let filter = Filter::CatalogConfigs;
+    let err = rt
+        .block_on(client.pull_cached(&tagged, &cache, &filter, Expect::Catalog))
+        .expect_err("over the per-file limit");
+    let pinned = tagged.with_digest(image.digest());
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "{pinned} is over the catalog image per-file size limit: \"configs/catalog.json\" holds 67108864 bytes, more than the 1Mi one file may hold (raise it with --catalog-max-file-size)"
+        )
+    );
+    match &err {
+        ImageError::TooLarge { exceeded, .. } => {
+            assert!(matches!(exceeded.over, Over::File { .. }), "{err}");
+            assert_eq!(exceeded.setting(), "--catalog-max-file-size");
+        }
+        other => panic!("{other}"),
+    }
+    let files: Vec<_> = walk_files(root.path());
+    assert!(files.is_empty(), "left behind: {files:?}");
+    assert_eq!(downloads(), 1);
+
+    // By tag, by digest, into the cache or a directory, with a clone or other credentials:
+    // the same refusal, and no download.
+    let again = [
+        rt.block_on(client.pull_cached(&tagged, &cache, &filter, Expect::Catalog)),
+        rt.block_on(client.pull_cached(&pinned, &cache, &filter, Expect::Catalog)),
+        rt.block_on(
+            client
+                .with_auth(olm_image::AuthConfig::anonymous())
+                .pull_to_dir(&pinned, &root.path().join("dir"), &filter, Expect::Either),
+        ),
+    ];
+    for result in again {
+        let e = result.expect_err("still refused");
+        assert_eq!(e.to_string(), err.to_string());
+    }
+    assert!(walk_files(root.path()).is_empty());
+    assert_eq!(downloads(), 1, "{}", registry.log_tail());
+
+    // Raised limits: pulled again, and it fits.
+    let raised = Client::new(ClientOptions {
+        limits: Limits {
+            catalog: Sizes {
+                total: 128 << 20,
+                file: 64 << 20,
+            },
+            ..small
+        },
+        ..ClientOptions::default()
+    });
+    let pulled = rt
+        .block_on(raised.pull_cached(&tagged, &cache, &filter, Expect::Catalog))
+        .expect("fits the raised limits");
+    assert_eq!(
+        fs::metadata(pulled.path.join("configs/catalog.json"))
+            .expect("unpacked")
+            .len(),
+        size
+    );
+    assert_eq!(downloads(), 2);
+}
+
+/// Every regular file under `root`.
+fn walk_files(root: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut dirs = vec![root.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in fs::read_dir(&dir).expect("read_dir") {
+            let entry = entry.expect("entry");
+            if entry.file_type().expect("type").is_dir() {
+                dirs.push(entry.path());
+            } else {
+                out.push(entry.path());
+            }
+        }
+    }
+    out
 }

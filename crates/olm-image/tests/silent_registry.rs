@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use olm_image::{Client, ClientOptions, Filter, ImageRef, Protocol};
+use olm_image::{Client, ClientOptions, Expect, Filter, ImageRef, Protocol};
 
 /// Accepts connections on a loopback port and keeps them open without a byte of answer.
 async fn silent_server() -> std::net::SocketAddr {
@@ -51,7 +51,12 @@ async fn resolve_and_pull_give_up_on_a_silent_registry() {
     let dir = tempfile::tempdir().expect("tmp");
     let started = Instant::now();
     let err = client
-        .pull_to_dir(&reference, &dir.path().join("out"), &Filter::All)
+        .pull_to_dir(
+            &reference,
+            &dir.path().join("out"),
+            &Filter::All,
+            Expect::Either,
+        )
         .await
         .expect_err("no answer");
     assert!(

@@ -292,6 +292,22 @@ impl Registry {
     pub fn log_tail(&self) -> LogTail {
         LogTail::read(&self.log_path(), LOG_TAIL_LINES)
     }
+
+    /// How many `method` requests for paths starting with `uri_prefix` (`/v2/repo/blobs/`) the
+    /// registry has answered so far, as its log records them: how a test tells whether a client
+    /// downloaded something. A log that cannot be read counts nothing.
+    pub fn answered(&self, method: &str, uri_prefix: &str) -> usize {
+        let log = fs::read_to_string(self.log_path()).unwrap_or_default();
+        let method = format!("http.request.method={method} ");
+        log.lines()
+            .filter(|l| l.contains("msg=\"response completed") && l.contains(&method))
+            .filter(|l| {
+                l.split_once("http.request.uri=")
+                    .map(|(_, rest)| rest.trim_start_matches('"'))
+                    .is_some_and(|uri| uri.starts_with(uri_prefix))
+            })
+            .count()
+    }
 }
 
 impl Drop for Registry {

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::Context as _;
-use olm_image::{AuthConfig, Client, ClientOptions, Filter, ImageRef, Protocol};
+use olm_image::{AuthConfig, Client, ClientOptions, Expect, Filter, ImageRef, Protocol};
 
 /// Registry flags shared by every subcommand.
 #[derive(clap::Args, Debug)]
@@ -218,7 +218,7 @@ async fn run_async(cmd: Command) -> anyhow::Result<ExitCode> {
             let reference = parse_ref(&reference)?;
             let start = Instant::now();
             let pulled = client(&registry)?
-                .pull_to_dir(&reference, &dir, &Filter::All)
+                .pull_to_dir(&reference, &dir, &Filter::All, Expect::Either)
                 .await?;
             eprintln!(
                 "unpacked {} files ({} bytes) into {} in {:.2?}",

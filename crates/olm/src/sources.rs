@@ -11,7 +11,7 @@ use olm_catalog::load;
 use olm_catalog::model::Catalog;
 use olm_goenc::quote;
 use olm_image::{
-    AuthConfig, CATALOG_CONFIGS_LABEL, Client, ClientOptions, Filter, ImageRef, Protocol,
+    AuthConfig, CATALOG_CONFIGS_LABEL, Client, ClientOptions, Expect, Filter, ImageRef, Protocol,
 };
 use olm_template::{BundleRenderError, BundleRenderer};
 
@@ -134,10 +134,12 @@ fn load_image(r: &str, registry: Registry, opts: &load::LoadOptions) -> anyhow::
     let tmp = tempfile::tempdir().context("creating a temporary directory")?;
     let dest = tmp.path().join("image");
     let runtime = crate::runtime()?;
+    // A catalog or a bundle, by the image's configs label; each held to its own limits.
     let pulled = runtime.block_on(registry.client()?.pull_to_dir(
         &reference,
         &dest,
         &Filter::All,
+        Expect::Either,
     ))?;
     match catalog_dir(&pulled)? {
         Some(dir) => Ok(load::load_path_with(&dir, opts)?),

@@ -15,7 +15,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use olm_image::{Filter, ImageCache, ImageRef};
+use olm_image::{Expect, Filter, ImageCache, ImageRef};
 
 use super::lock;
 
@@ -55,7 +55,12 @@ impl InProcess {
             .map_err(|e| format!("catalog image {image}: {e}"))?;
         let pulled = self
             .images
-            .pull_cached(&reference, &self.cache, &Filter::CatalogConfigs)
+            .pull_cached(
+                &reference,
+                &self.cache,
+                &Filter::CatalogConfigs,
+                Expect::Catalog,
+            )
             .await
             .map_err(|e| format!("pulling catalog image {image}: {e}"))?;
         let digest = pulled.digest.to_string();

@@ -294,7 +294,12 @@ async fn create_service_account(
         ..olm_image::ClientOptions::default()
     });
     images
-        .pull_to_dir(&reference, &dest, &olm_image::Filter::All)
+        .pull_to_dir(
+            &reference,
+            &dest,
+            &olm_image::Filter::All,
+            olm_image::Expect::Bundle,
+        )
         .await
         .with_context(|| format!("pulling bundle {image}"))?;
     let bundle = olm_bundle::Bundle::from_dir(&dest).map_err(|e| anyhow!("bundle {image}: {e}"))?;
