@@ -375,6 +375,12 @@ async fn unpack(
         Err(olm_image::ImageError::NotACatalog { label: None, .. }) => {
             return Err(UnpackFailure::MissingConfigsLabel);
         }
+        // Refused while streaming, nothing kept; the client remembers the digest, so the
+        // retries and polls that follow cost a manifest request each, not a download.
+        Err(e @ olm_image::ImageError::TooLarge { .. }) => {
+            info!(image = %pinned, error = %e, "refused");
+            return Err(UnpackFailure::TooLarge(e.to_string()));
+        }
         Err(e) => return Err(source(e)),
     };
     let fbc_dir = pulled

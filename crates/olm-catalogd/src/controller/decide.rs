@@ -88,6 +88,9 @@ pub enum UnpackFailure {
     Source(String),
     /// The image has no usable `operators.operatorframework.io.index.configs.v1` label.
     MissingConfigsLabel,
+    /// The image holds more than the catalog limits allow (the error's text, which names the
+    /// limit and the flag that raises it). The shell does not pull that digest again.
+    TooLarge(String),
     /// The content could not be loaded or written (the error's text).
     Store(String),
 }
@@ -287,7 +290,8 @@ fn unpack(image: &olm_api::ImageSource) -> Decision {
 ///   `urls.base` and `lastUnpacked` from the record; requeue at the next poll (plus jitter).
 /// - Unpack failed: Progressing True/`Retrying` ("source catalog content: …" or "error storing
 ///   fbc: …"), or False/`Blocked` when no retry can help (an unparsable reference; a missing
-///   configs label on an image pinned by digest, where a tag could still move to a fixed image).
+///   configs label, or content over the catalog size limits, on an image pinned by digest, where
+///   a tag could still move to a fixed image).
 ///   Serving and the served fields are left alone, so the last good content stays served.
 ///
 /// # Guarantees
@@ -369,20 +373,29 @@ fn classify(cat: &ClusterCatalog, failure: UnpackFailure) -> Failure {
             "source catalog content: error parsing image reference {spec_ref:?}: {e}"
         )),
         UnpackFailure::Source(e) => Failure::Retry(format!("source catalog content: {e}")),
-        UnpackFailure::MissingConfigsLabel => {
-            let message = format!(
+        UnpackFailure::MissingConfigsLabel => blocks_a_digest(
+            spec_ref,
+            format!(
                 "source catalog content: catalog image is missing the required label {CATALOG_CONFIGS_LABEL:?}"
-            );
-            let pinned = spec_ref
-                .parse::<ImageRef>()
-                .is_ok_and(|r| r.digest().is_some());
-            if pinned {
-                Failure::Terminal(message)
-            } else {
-                Failure::Retry(message)
-            }
+            ),
+        ),
+        UnpackFailure::TooLarge(e) => {
+            blocks_a_digest(spec_ref, format!("source catalog content: {e}"))
         }
         UnpackFailure::Store(e) => Failure::Retry(format!("error storing fbc: {e}")),
+    }
+}
+
+/// A failure of the image's content itself: terminal for a reference pinned by digest, which
+/// names that content for good; retried for a tag, which may move to a fixed image.
+fn blocks_a_digest(spec_ref: &str, message: String) -> Failure {
+    let pinned = spec_ref
+        .parse::<ImageRef>()
+        .is_ok_and(|r| r.digest().is_some());
+    if pinned {
+        Failure::Terminal(message)
+    } else {
+        Failure::Retry(message)
     }
 }
 
@@ -1180,26 +1193,41 @@ mod tests {
         }
     }
 
+    /// What is wrong with the image itself (no configs label; over the size limits) blocks a
+    /// reference pinned by digest and is retried for a tag, which may move to a fixed image.
     #[test]
-    fn a_missing_configs_label_blocks_only_a_digest() {
+    fn a_failure_of_the_content_blocks_only_a_digest() {
         let by_tag = catalog(owned(1), tag(None), "Available", Value::Null);
         let by_digest = catalog(owned(1), json!({"ref": RESOLVED}), "Available", Value::Null);
-        let want = "source catalog content: catalog image is missing the required label \
-                    \"operators.operatorframework.io.index.configs.v1\"";
-        for (cat, status, reason) in [
+        let too_large = "my.org/someimage@sha256:e3b0 is over the catalog image per-file size \
+                         limit: \"configs/catalog.json\" holds 3221225472 bytes, more than the \
+                         256Mi one file may hold (raise it with --catalog-max-file-size)";
+        let cases = [
+            (
+                UnpackFailure::MissingConfigsLabel,
+                "source catalog content: catalog image is missing the required label \
+                 \"operators.operatorframework.io.index.configs.v1\""
+                    .to_string(),
+            ),
+            (
+                UnpackFailure::TooLarge(too_large.into()),
+                format!("source catalog content: {too_large}"),
+            ),
+        ];
+        for ((cat, status, reason), (failure, want)) in [
             (&by_tag, "True", "Retrying"),
             (&by_digest, "False", "Blocked"),
-        ] {
+        ]
+        .into_iter()
+        .flat_map(|c| cases.iter().map(move |f| (c, f)))
+        {
             let inputs = Inputs {
                 catalog: cat,
                 stored: None,
                 base_url: BASE,
                 now: now(),
             };
-            let plan = conclude(
-                &inputs,
-                Done::Unpacked(Err(UnpackFailure::MissingConfigsLabel)),
-            );
+            let plan = conclude(&inputs, Done::Unpacked(Err(failure.clone())));
             let progressing = plan
                 .status
                 .as_ref()
@@ -1209,7 +1237,12 @@ mod tests {
                 (progressing.status.as_str(), progressing.reason.as_str()),
                 (status, reason)
             );
-            assert_eq!(progressing.message, want);
+            assert_eq!(&progressing.message, want);
+            let next = match status {
+                "True" => Next::Retry(want.clone()),
+                _ => Next::AwaitChange,
+            };
+            assert_eq!(plan.next, next);
         }
     }
 
