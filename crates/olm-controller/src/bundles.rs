@@ -10,11 +10,16 @@
 //!    owner's other digests are removed once the new one is in place.
 //! 4. The tree is read as a registry+v1 bundle with `olm-bundle`.
 //!
+//! Pulls are held to the image client's bundle limits ([`olm_image::limits`]): a bundle image
+//! holding more is refused while it streams, nothing of it kept, and the refusal is remembered
+//! by digest, so retries ask the registry for the manifest at most and never download it again.
+//!
 //! # Guarantees
 //! * A digest already in memory costs no registry request when given by digest, one when given
 //!   by tag; a digest on disk costs no download.
 //! * The whole of a fetch is bounded by [`BundleOptions::timeout`], so an unreachable or hanging
 //!   registry fails the fetch instead of holding the reconcile.
+//! * No bundle image takes more than the bundle limits on disk or, once read, in memory.
 //! * Registry credentials: the image client's own (`--auth-file`), with the cluster's global pull
 //!   secret (a `kubernetes.io/dockerconfigjson` Secret) merged over them when one is configured;
 //!   see [`Bundles::set_pull_secret`] and [`Bundles::watch_pull_secret`].
@@ -107,6 +112,16 @@ pub enum BundleFetchError {
         image: String,
         /// The limit.
         after: Duration,
+    },
+    /// The image holds more than the bundle limits allow; the message names the limit and the
+    /// flag that raises it.
+    #[error("{source}")]
+    TooLarge {
+        /// The image.
+        image: String,
+        /// The refusal.
+        #[source]
+        source: ImageError,
     },
     /// The image is not a registry+v1 bundle.
     #[error("image {image} is not a registry+v1 bundle: {reason}")]
@@ -238,11 +253,7 @@ impl Bundles {
     pub fn set_pull_secret(&self, secret: Option<&AuthConfig>) {
         let client = match secret {
             None => self.base.clone(),
-            Some(auth) => {
-                let mut options = self.base.options().clone();
-                options.auth = options.auth.merged(auth);
-                Client::new(options)
-            }
+            Some(auth) => self.base.with_auth(self.base.options().auth.merged(auth)),
         };
         *self.client.write().unwrap_or_else(|e| e.into_inner()) = client;
     }
@@ -334,9 +345,8 @@ impl Bundles {
         let client = match extra {
             None => self.client(),
             Some(auth) => {
-                let mut options = self.client().options().clone();
-                options.auth = options.auth.merged(auth);
-                Client::new(options)
+                let client = self.client();
+                client.with_auth(client.options().auth.merged(auth))
             }
         };
         tokio::time::timeout(after, self.fetch_ref(client, image, &reference, owner))
@@ -357,7 +367,12 @@ impl Bundles {
         owner: &str,
     ) -> Result<Arc<Bundle>, BundleFetchError> {
         let registry = |source: ImageError| {
-            if is_not_found(&source) {
+            if matches!(source, ImageError::TooLarge { .. }) {
+                BundleFetchError::TooLarge {
+                    image: image.to_owned(),
+                    source,
+                }
+            } else if is_not_found(&source) {
                 BundleFetchError::NotFound {
                     image: image.to_owned(),
                     source,
