@@ -49,6 +49,8 @@ pub struct Args {
     /// Directory of extra PEM CA certificates trusted for registries.
     #[arg(long)]
     pull_cas_dir: Option<PathBuf>,
+    #[command(flatten)]
+    catalog_limits: crate::limits::CatalogLimitArgs,
 }
 
 /// A duration flag, read as Go's `time.ParseDuration` reads it (upstream's flags are Go
@@ -167,7 +169,8 @@ async fn serve(args: Args) -> anyhow::Result<()> {
     let webhook_addr = (args.tls_cert.is_some() && args.webhook_server_port != 0)
         .then(|| SocketAddr::from(([0, 0, 0, 0], args.webhook_server_port)));
     let tls = tls_flags(args.tls_cert, args.tls_key)?;
-    let images = image_options(args.pull_cas_dir.as_ref())?;
+    let mut images = image_options(args.pull_cas_dir.as_ref())?;
+    images.limits.catalog = args.catalog_limits.sizes();
     tracing::info!(
         address = %catalogs.local_addr()?,
         scheme = if tls.is_some() { "https" } else { "http" },

@@ -569,7 +569,10 @@ impl OlmRun {
             catalogs_addr: loopback,
             health_probe_addr: Some(loopback),
             metrics_addr: Some(loopback),
-            images: crate::catalogd::image_options(None)?,
+            images: olm_image::ClientOptions {
+                limits: crate::limits::from_env()?,
+                ..crate::catalogd::image_options(None)?
+            },
             packageserver,
             ..olm_controller::run::Options::default()
         };

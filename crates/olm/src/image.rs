@@ -96,6 +96,7 @@ pub(crate) fn client(args: &RegistryArgs) -> anyhow::Result<Client> {
     Ok(Client::new(ClientOptions {
         protocol,
         auth,
+        limits: crate::limits::from_env()?,
         ..ClientOptions::default()
     }))
 }

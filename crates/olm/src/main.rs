@@ -15,6 +15,7 @@ mod client;
 mod dev;
 mod image;
 mod install_olm;
+mod limits;
 mod output;
 mod progress;
 mod resolve;

@@ -106,6 +106,12 @@ pub struct Args {
     /// Boxed: the flags of `olm run` stay near the size of the other commands' (`Cli`).
     #[command(flatten)]
     profiling: Box<ProfilingArgs>,
+    /// How much a catalog image may hold; boxed, as `profiling`.
+    #[command(flatten)]
+    catalog_limits: Box<crate::limits::CatalogLimitArgs>,
+    /// How much a bundle image may hold; boxed, as `profiling`.
+    #[command(flatten)]
+    bundle_limits: Box<crate::limits::BundleLimitArgs>,
     /// Boxed, as `profiling`.
     #[command(flatten)]
     packageserver: Box<PackageServerArgs>,
@@ -221,7 +227,12 @@ async fn serve(args: Args) -> anyhow::Result<()> {
     };
     let webhook_addr = ((tls.is_some() || serving_tls.is_some()) && args.webhook_server_port != 0)
         .then(|| SocketAddr::from(([0, 0, 0, 0], args.webhook_server_port)));
-    let images = image_options(args.pull_cas_dir.as_ref())?;
+    let mut images = image_options(args.pull_cas_dir.as_ref())?;
+    images.limits = olm_image::Limits {
+        catalog: args.catalog_limits.sizes(),
+        bundle: args.bundle_limits.sizes(),
+        raised_by: olm_image::RaisedBy::Flags,
+    };
     std::fs::create_dir_all(&args.cache_path)
         .with_context(|| format!("creating {}", args.cache_path.display()))?;
     let timings = olm_controller::leader::decide::Timings {

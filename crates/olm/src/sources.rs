@@ -31,6 +31,7 @@ impl Registry {
         Ok(Client::new(ClientOptions {
             protocol,
             auth: AuthConfig::load_default()?,
+            limits: crate::limits::from_env()?,
             ..ClientOptions::default()
         }))
     }

@@ -291,6 +291,7 @@ async fn create_service_account(
     let dest = tmp.path().join("bundle");
     let images = olm_image::Client::new(olm_image::ClientOptions {
         auth: olm_image::AuthConfig::load_default()?,
+        limits: crate::limits::from_env()?,
         ..olm_image::ClientOptions::default()
     });
     images
