@@ -95,13 +95,13 @@ pub struct Sizes {
 }
 
 impl Sizes {
-    /// Catalogs: 1 GiB in all, 256 MiB in one file — 75 and 110 times the largest here, with room
+    /// Catalogs: 1 GiB in all, 256 MiB in one file — 76 and 113 times the largest here, with room
     /// for public indexes that keep bundle manifests in `olm.bundle.object` properties.
     pub const CATALOG: Sizes = Sizes {
         total: GI,
         file: 256 * MI,
     };
-    /// Bundles: 128 MiB in all, 32 MiB in one file — 31 and 15 times the largest here; one
+    /// Bundles: 128 MiB in all, 32 MiB in one file — 32 and 16 times the largest here; one
     /// manifest ten times what the API server accepts in a request (3 MiB) can never be applied.
     pub const BUNDLE: Sizes = Sizes {
         total: 128 * MI,
