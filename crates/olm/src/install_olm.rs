@@ -58,6 +58,11 @@ pub struct InstallArgs {
     /// Print the manifests that would be applied, and apply nothing.
     #[arg(long)]
     dry_run: bool,
+    /// Leave out the admission policy that lets a ClusterExtension be created or changed only by
+    /// someone who may impersonate the ServiceAccount it is installed as (olm's own when it names
+    /// none).
+    #[arg(long)]
+    no_admission_policies: bool,
 }
 
 /// Remove OLM v1 from a cluster.
@@ -102,6 +107,14 @@ pub fn manifests(image: &str) -> anyhow::Result<Vec<Value>> {
         _ => 2,
     });
     Ok(docs)
+}
+
+/// A ValidatingAdmissionPolicy or its binding.
+fn is_admission_policy(doc: &Value) -> bool {
+    matches!(
+        kind(doc),
+        "ValidatingAdmissionPolicy" | "ValidatingAdmissionPolicyBinding"
+    )
 }
 
 fn kind(doc: &Value) -> &str {
@@ -179,7 +192,10 @@ fn crd_established(c: &CustomResourceDefinition) -> bool {
 }
 
 pub fn install(args: InstallArgs) -> anyhow::Result<ExitCode> {
-    let docs = manifests(&args.image)?;
+    let mut docs = manifests(&args.image)?;
+    if args.no_admission_policies {
+        docs.retain(|d| !is_admission_policy(d));
+    }
     if args.dry_run {
         for doc in &docs {
             print!("---\n{}", olm_goenc::yaml::to_yaml(doc));
