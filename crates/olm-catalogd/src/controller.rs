@@ -126,7 +126,7 @@ pub async fn run(
     let report = olm_runtime::report::Report::new("ClusterCatalog");
     Controller::for_stream(events.applied_objects(), store)
         .reconcile_all_on(became_leader)
-        .trigger_backoff(olm_runtime::watch::backoff())
+        .trigger_backoff(olm_runtime::watch::paced())
         .reconcile_all_on(olm_runtime::reconnect::reconnections())
         .graceful_shutdown_on(shutdown)
         .run(reconcile, error_policy, ctx)

@@ -25,12 +25,13 @@ use k8s_openapi::api::core::v1::{Secret, Service};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, ListParams, Patch, PatchParams};
 use kube::runtime::controller::{Action, Controller};
-use kube::runtime::reflector::{ObjectRef, Store};
-use kube::runtime::watcher;
+use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::{WatchStreamExt as _, watcher};
 use kube::{Resource, ResourceExt};
 use olm_extension::certs::{
     self as decide, Decision, Held, IssuePlan, Issued, Owner, Policy, Subject,
 };
+use olm_runtime::watch::RecoveringExt as _;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -115,37 +116,58 @@ pub async fn run_with(
     let client = shared.client.clone();
     let installed = watcher::Config::default().labels(olm_k8s::OWNER_KIND_LABEL);
     let report = olm_runtime::report::Report::new("certificate provider");
-    let controller = Controller::new(Api::<Service>::all(client.clone()), installed.clone());
+    let (store, writer) = reflector::store();
+    let services = reflector::reflector(
+        writer,
+        watcher(Api::<Service>::all(client.clone()), installed.clone()),
+    )
+    .recovering("services (serving certificates)")
+    .applied_objects();
+    let controller = Controller::for_stream(services, store);
     let store = controller.store();
     let (s1, s2, s3, s4) = (store.clone(), store.clone(), store.clone(), store);
     shared.metrics.register(CONTROLLER, 1);
     let ctx = Arc::new(Ctx { shared, options });
     controller
-        .owns(
-            Api::<Secret>::all(client.clone()),
-            watcher::Config::default().labels(olm_k8s::SERVING_CERT_FOR_LABEL),
+        .owns_stream(
+            watcher(
+                Api::<Secret>::all(client.clone()),
+                watcher::Config::default().labels(olm_k8s::SERVING_CERT_FOR_LABEL),
+            )
+            .recovering("secrets (serving certificates)")
+            .touched_objects(),
         )
-        .watches(
-            Api::<Deployment>::all(client.clone()),
-            installed.clone(),
+        .watches_stream(
+            watcher(Api::<Deployment>::all(client.clone()), installed.clone())
+                .recovering("deployments (serving certificates)")
+                .touched_objects(),
             move |d| services_mounted_by(&s1, &d),
         )
-        .watches(
-            Api::<ValidatingWebhookConfiguration>::all(client.clone()),
-            installed.clone(),
+        .watches_stream(
+            watcher(
+                Api::<ValidatingWebhookConfiguration>::all(client.clone()),
+                installed.clone(),
+            )
+            .recovering("validatingwebhookconfigurations (serving certificates)")
+            .touched_objects(),
             move |o| services_trusted_by(&s2, &o),
         )
-        .watches(
-            Api::<MutatingWebhookConfiguration>::all(client.clone()),
-            installed.clone(),
+        .watches_stream(
+            watcher(
+                Api::<MutatingWebhookConfiguration>::all(client.clone()),
+                installed.clone(),
+            )
+            .recovering("mutatingwebhookconfigurations (serving certificates)")
+            .touched_objects(),
             move |o| services_trusted_by(&s3, &o),
         )
-        .watches(
-            Api::<CustomResourceDefinition>::all(client),
-            installed,
+        .watches_stream(
+            watcher(Api::<CustomResourceDefinition>::all(client), installed)
+                .recovering("customresourcedefinitions (serving certificates)")
+                .touched_objects(),
             move |o| services_trusted_by(&s4, &o),
         )
-        .trigger_backoff(olm_runtime::watch::backoff())
+        .trigger_backoff(olm_runtime::watch::paced())
         .reconcile_all_on(olm_runtime::reconnect::reconnections())
         .graceful_shutdown_on(shutdown)
         .run(reconcile, error_policy, ctx)

@@ -12,9 +12,8 @@
 //! retries are debug lines. Any other error (forbidden, a kind not served) is the watch's own
 //! problem: a warning naming it, once until the API server next comes back.
 //!
-//! Controllers built with `kube::runtime::Controller` take [`backoff`] as their trigger
-//! backoff (their watches are merged before any error could be told apart); every other watch
-//! is wrapped with [`RecoveringExt::recovering`]. A watch that resumes without losing its place
+//! Every watch is wrapped with [`RecoveringExt::recovering`]; kube-runtime controllers are built
+//! from such streams and add no wait of their own ([`paced`]). A watch that resumes without losing its place
 //! sees no event and so cannot tell that the server is back; [`crate::reconnect`] does.
 
 use std::borrow::Cow;
@@ -192,30 +191,30 @@ where
     }
 }
 
-/// [`Backoff::WATCH`] as kube-runtime's `Controller::trigger_backoff` takes it.
-#[derive(Debug, Default)]
-pub struct ControllerBackoff {
-    failures: u32,
+/// The trigger backoff of every `kube::runtime::Controller` in olm: none, because each of its
+/// watches is a [`Recovering`] stream that already waits after its own errors. kube-runtime's
+/// default would pause all of a controller's watches together after any one's error, so a
+/// `410 Gone` on each of five watches after an API server restart cost five growing waits.
+/// Only for controllers built from streams (`for_stream`, `owns_stream`, `watches_stream`)
+/// that are all [`Recovering`]: a bare watch would retry its errors at once.
+pub fn paced() -> Paced {
+    Paced
 }
 
-/// The trigger backoff of every `kube::runtime::Controller` in olm.
-pub fn backoff() -> ControllerBackoff {
-    ControllerBackoff::default()
-}
+/// See [`paced`].
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Paced;
 
-impl Iterator for ControllerBackoff {
+impl Iterator for Paced {
     type Item = Duration;
 
     fn next(&mut self) -> Option<Duration> {
-        self.failures = self.failures.saturating_add(1);
-        Some(Backoff::WATCH.delay(self.failures))
+        Some(Duration::ZERO)
     }
 }
 
-impl kube::runtime::utils::Backoff for ControllerBackoff {
-    fn reset(&mut self) {
-        self.failures = 0;
-    }
+impl kube::runtime::utils::Backoff for Paced {
+    fn reset(&mut self) {}
 }
 
 #[cfg(test)]
@@ -284,13 +283,10 @@ mod tests {
     }
 
     #[test]
-    fn a_controller_backoff_starts_over_after_an_event() {
-        use kube::runtime::utils::Backoff as _;
-        let mut b = backoff();
-        let waits: Vec<u128> = b.by_ref().take(3).map(|d| d.as_millis()).collect();
-        assert_eq!(waits, [100, 200, 400]);
-        b.reset();
-        assert_eq!(b.next(), Some(Duration::from_millis(100)));
+    fn a_controller_adds_no_wait_of_its_own() {
+        let mut p = paced();
+        assert_eq!(p.next(), Some(Duration::ZERO));
+        assert_eq!(p.nth(100), Some(Duration::ZERO));
     }
 
     #[tokio::test(start_paused = true)]

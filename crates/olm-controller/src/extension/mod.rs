@@ -223,6 +223,7 @@ pub async fn run_with(
         )
         .modify(|e| e.metadata.managed_fields = None),
     )
+    .recovering("clusterextensions")
     .applied_objects();
     let report = olm_runtime::report::Report::new("ClusterExtension");
     let controller =
@@ -239,7 +240,7 @@ pub async fn run_with(
     controller
         .reconcile_on(trigger_rx)
         .with_config(kube::runtime::controller::Config::default().concurrency(CONCURRENCY))
-        .trigger_backoff(olm_runtime::watch::backoff())
+        .trigger_backoff(olm_runtime::watch::paced())
         .reconcile_all_on(olm_runtime::reconnect::reconnections())
         .graceful_shutdown_on(shutdown)
         .run(reconcile, error_policy, ctx)

@@ -128,6 +128,7 @@ pub async fn run(
         )
         .modify(|c| c.metadata.managed_fields = None),
     )
+    .recovering("clusterobjectsets")
     .applied_objects();
     let report = olm_runtime::report::Report::new("ClusterObjectSet");
     let controller = Controller::for_stream(revision_events, revisions);
@@ -156,7 +157,7 @@ pub async fn run(
     controller
         .reconcile_on(trigger_rx)
         .with_config(controller::Config::default().concurrency(CONCURRENCY))
-        .trigger_backoff(olm_runtime::watch::backoff())
+        .trigger_backoff(olm_runtime::watch::paced())
         .reconcile_all_on(olm_runtime::reconnect::reconnections())
         .graceful_shutdown_on(shutdown)
         .run(reconcile, error_policy, ctx)

@@ -23,8 +23,8 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, ListParams, PatchParams, PostParams};
 use kube::runtime::controller::{Action, Controller};
-use kube::runtime::reflector::ObjectRef;
-use kube::runtime::watcher;
+use kube::runtime::reflector::{self, ObjectRef};
+use kube::runtime::{WatchStreamExt as _, watcher};
 use olm_k8s::retry::{Backoff, Failures};
 use olm_v0::catalogsource::{
     CATALOG_SOURCE_LABEL, POD_HASH_LABEL, PodInput, REGISTRY_SERVER_REASON, SPEC_INVALID_REASON,
@@ -114,24 +114,35 @@ pub async fn run(
         in_process,
     });
     let report = olm_runtime::report::Report::new(CATALOG_SOURCE_CONTROLLER);
-    Controller::new(
-        Api::<CatalogSource>::all(client.clone()),
-        watcher::Config::default(),
+    let (store, writer) = reflector::store();
+    let sources = reflector::reflector(
+        writer,
+        watcher::watcher(
+            Api::<CatalogSource>::all(client.clone()),
+            watcher::Config::default(),
+        ),
     )
-    .owns(
-        Api::<Pod>::all(client),
-        watcher::Config::default().labels(CATALOG_SOURCE_LABEL),
-    )
-    .reconcile_on(woken)
-    .trigger_backoff(olm_runtime::watch::backoff())
-    .reconcile_all_on(olm_runtime::reconnect::reconnections())
-    .graceful_shutdown_on(stop)
-    .run(reconcile, error_policy, ctx)
-    .for_each(|result| {
-        report.result(result);
-        std::future::ready(())
-    })
-    .await;
+    .recovering("catalogsources")
+    .applied_objects();
+    Controller::for_stream(sources, store)
+        .owns_stream(
+            watcher::watcher(
+                Api::<Pod>::all(client),
+                watcher::Config::default().labels(CATALOG_SOURCE_LABEL),
+            )
+            .recovering("pods (catalog registries)")
+            .touched_objects(),
+        )
+        .reconcile_on(woken)
+        .trigger_backoff(olm_runtime::watch::paced())
+        .reconcile_all_on(olm_runtime::reconnect::reconnections())
+        .graceful_shutdown_on(stop)
+        .run(reconcile, error_policy, ctx)
+        .for_each(|result| {
+            report.result(result);
+            std::future::ready(())
+        })
+        .await;
     forget.abort();
     connections.close_all();
 }
