@@ -434,19 +434,25 @@ pub fn base_url(config: &Config, name: &str) -> String {
     format!("{scheme}://{}/catalogs/{name}", config.external_address)
 }
 
-/// Replaces the status, returning the object as written.
+/// Replaces the status, returning the object as written; a status the API server refuses is
+/// written with its long messages shortened ([`olm_runtime::status`]).
 async fn write_status(
     api: &Api<ClusterCatalog>,
     cat: &ClusterCatalog,
     status: ClusterCatalogStatus,
 ) -> Result<ClusterCatalog, Error> {
-    let mut updated = cat.clone();
-    updated.status = Some(status);
-    updated.metadata.managed_fields = None;
+    let name = cat.name_any();
+    let status = serde_json::to_value(status).map_err(kube::Error::SerdeError)?;
     debug!("writing status");
-    Ok(api
-        .replace_status(&cat.name_any(), &PostParams::default(), &updated)
-        .await?)
+    let written = olm_runtime::status::write(&name, status, |status| async {
+        let mut updated = cat.clone();
+        updated.status = Some(serde_json::from_value(status).map_err(kube::Error::SerdeError)?);
+        updated.metadata.managed_fields = None;
+        api.replace_status(&name, &PostParams::default(), &updated)
+            .await
+    })
+    .await?;
+    Ok(written)
 }
 
 #[cfg(test)]

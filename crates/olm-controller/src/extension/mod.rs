@@ -547,7 +547,9 @@ async fn finalize(
     Ok(Action::await_change())
 }
 
-/// Writes `status` over `current` (what the object has); returns the object as written.
+/// Writes `status` over `current` (what the object has); returns the object as written. A
+/// status the API server refuses is written with its long messages shortened
+/// ([`olm_runtime::status`]).
 async fn write_status(
     ext: &ClusterExtension,
     api: &Api<ClusterExtension>,
@@ -563,11 +565,5 @@ async fn write_status(
             new.entry(key.clone()).or_insert(serde_json::Value::Null);
         }
     }
-    Ok(api
-        .patch_status(
-            &ext.name_any(),
-            &PatchParams::default(),
-            &Patch::Merge(&json!({ "status": body })),
-        )
-        .await?)
+    Ok(olm_runtime::status::patch(api, &ext.name_any(), None, body).await?)
 }

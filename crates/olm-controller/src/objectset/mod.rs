@@ -713,12 +713,8 @@ async fn write_status(
         return Ok(Some(wait));
     }
     debug!(clusterobjectset = %name, conditions = %crate::extension::summary(&status.conditions), "writing status");
-    let written = api
-        .patch_status(
-            &name,
-            &PatchParams::default(),
-            &Patch::Merge(json!({ "status": status })),
-        )
+    let body = serde_json::to_value(&status).map_err(kube::Error::SerdeError)?;
+    let written = olm_runtime::status::patch(api, &name, None, body)
         .await
         .map_err(|e| {
             warn!(clusterobjectset = %name, error = %e, "writing status failed");

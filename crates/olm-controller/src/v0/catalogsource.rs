@@ -544,13 +544,16 @@ async fn ensure_registry(
 }
 
 /// Writes the fields of `status` that differ from `current` (a merge patch: a pass that read a
-/// stale copy neither conflicts nor loses what it decided).
+/// stale copy neither conflicts nor loses what it decided). Messages are compared and written
+/// bounded, as stored ([`olm_runtime::status`]), so an over-long one is not written again on
+/// every pass.
 async fn write_status(
     ctx: &Ctx,
     source: &CatalogSource,
     current: &Value,
-    status: Value,
+    mut status: Value,
 ) -> Result<(), Error> {
+    olm_k8s::bound_status_messages(&mut status);
     let Some(patch) = olm_k8s::patch::merge_patch(current, &status) else {
         return Ok(());
     };
@@ -558,14 +561,7 @@ async fn write_status(
         ctx.shared.client.clone(),
         &source.namespace().unwrap_or_default(),
     );
-    match api
-        .patch_status(
-            &source.name_any(),
-            &PatchParams::default(),
-            &kube::api::Patch::Merge(json!({"status": patch})),
-        )
-        .await
-    {
+    match olm_runtime::status::patch(&api, &source.name_any(), None, patch).await {
         Ok(_) => Ok(()),
         // Deleted meanwhile: nothing left to report on.
         Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),

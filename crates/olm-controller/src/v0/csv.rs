@@ -788,7 +788,9 @@ fn webhook_definitions(csv: &ClusterServiceVersion) -> Vec<olm_v0::webhook::Webh
 }
 
 /// Writes phase, reason, message, times and history (and the requirement statuses when
-/// given), conditional on the resourceVersion the decision read.
+/// given), conditional on the resourceVersion the decision read; every message bounded, and a
+/// status the API server refuses written with its long messages shortened
+/// ([`olm_runtime::status`]).
 async fn write_status(
     api: &Api<ClusterServiceVersion>,
     csv: &ClusterServiceVersion,
@@ -819,17 +821,8 @@ async fn write_status(
     if let Some(r) = requirements {
         s["requirementStatus"] = r.clone();
     }
-    let patch = json!({
-        "metadata": {"resourceVersion": csv.resource_version()},
-        "status": s,
-    });
-    Ok(api
-        .patch_status(
-            &csv.name_any(),
-            &PatchParams::default(),
-            &Patch::Merge(&patch),
-        )
-        .await?)
+    let metadata = json!({"resourceVersion": csv.resource_version()});
+    Ok(olm_runtime::status::patch(api, &csv.name_any(), Some(&metadata), s).await?)
 }
 
 async fn record(ctx: &Ctx, csv: &ClusterServiceVersion, e: olm_v0::status::PhaseEvent) {

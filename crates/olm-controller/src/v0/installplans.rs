@@ -29,7 +29,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use futures::channel::mpsc;
-use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams, PostParams};
+use kube::api::{Api, DynamicObject, ListParams, PostParams};
 use kube::discovery::{ApiCapabilities, ApiResource, Scope};
 use kube::runtime::reflector::ObjectRef;
 use kube::{Client, ResourceExt};
@@ -239,14 +239,11 @@ fn plan_client(ctx: &Ctx, plan: &Value) -> Result<Client, String> {
     }
 }
 
-/// Merges `status` into the plan's status.
+/// Merges `status` into the plan's status, its messages bounded (a step's error can quote a
+/// whole manifest) and, if the API server refuses it, shortened ([`olm_runtime::status`]).
 async fn write(ctx: &Ctx, namespace: &str, name: &str, status: Value) -> Result<(), String> {
-    Api::<InstallPlan>::namespaced(ctx.shared.client.clone(), namespace)
-        .patch_status(
-            name,
-            &PatchParams::default(),
-            &Patch::Merge(&json!({ "status": status })),
-        )
+    let api = Api::<InstallPlan>::namespaced(ctx.shared.client.clone(), namespace);
+    olm_runtime::status::patch(&api, name, None, status)
         .await
         .map(|_| ())
         .map_err(|e| {

@@ -133,6 +133,7 @@ fn with_condition(
         .cloned()
         .collect();
     if let Some((reason, message)) = wanted {
+        let message = &*olm_k8s::bounded_message(message);
         let existing = conditions.iter().find(|c| c.type_ == type_);
         let kept =
             existing.filter(|c| c.status == "True" && c.reason == reason && c.message == message);
@@ -230,11 +231,8 @@ async fn reconcile_one(g: &OperatorGroup, ctx: &Ctx) -> Result<(), Error> {
             // Go writes an empty list as `null`, leaving the field out.
             s["namespaces"] = Value::Null;
         }
-        let patch = json!({"metadata": {"resourceVersion": g.resource_version()}, "status": s});
-        match api
-            .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
-            .await
-        {
+        let metadata = json!({"resourceVersion": g.resource_version()});
+        match olm_runtime::status::patch(&api, &name, Some(&metadata), s).await {
             Ok(_) => {}
             Err(kube::Error::Api(s)) if s.code == 409 => return Ok(()),
             Err(e) => return Err(e.into()),

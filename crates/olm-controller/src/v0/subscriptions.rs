@@ -991,13 +991,7 @@ async fn write_status(ctx: &Ctx, namespace: &str, sub: &Sub, old: &Value) -> Res
         }
     }
     let api = Api::<Subscription>::namespaced(ctx.shared.client.clone(), namespace);
-    let written = api
-        .patch_status(
-            sub.name(),
-            &PatchParams::default(),
-            &Patch::Merge(&json!({"status": status})),
-        )
-        .await?;
+    let written = olm_runtime::status::patch(&api, sub.name(), None, status).await?;
     let stored = serde_json::to_value(&written)
         .ok()
         .and_then(|v| v.get("status").cloned())
