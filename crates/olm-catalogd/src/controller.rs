@@ -22,7 +22,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::{Stream, StreamExt};
+use futures::Stream;
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::{self, Store};
@@ -123,18 +123,17 @@ pub async fn run(
             }
         }
     });
-    let report = olm_runtime::report::Report::new("ClusterCatalog");
-    Controller::for_stream(events.applied_objects(), store)
-        .reconcile_all_on(became_leader)
-        .trigger_backoff(olm_runtime::watch::paced())
-        .reconcile_all_on(olm_runtime::reconnect::reconnections())
-        .graceful_shutdown_on(shutdown)
-        .run(reconcile, error_policy, ctx)
-        .for_each(|result| {
-            report.result(result);
-            std::future::ready(())
-        })
-        .await;
+    let controller =
+        Controller::for_stream(events.applied_objects(), store).reconcile_all_on(became_leader);
+    olm_runtime::report::run(
+        "ClusterCatalog",
+        controller,
+        reconcile,
+        error_policy,
+        ctx,
+        shutdown,
+    )
+    .await;
 }
 
 /// Deletes stored content of catalogs that no longer exist (upstream's garbage collector).

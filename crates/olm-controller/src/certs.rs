@@ -15,7 +15,6 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt as _;
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
@@ -115,7 +114,6 @@ pub async fn run_with(
 ) {
     let client = shared.client.clone();
     let installed = watcher::Config::default().labels(olm_k8s::OWNER_KIND_LABEL);
-    let report = olm_runtime::report::Report::new("certificate provider");
     let (store, writer) = reflector::store();
     let services = reflector::reflector(
         writer,
@@ -128,7 +126,7 @@ pub async fn run_with(
     let (s1, s2, s3, s4) = (store.clone(), store.clone(), store.clone(), store);
     shared.metrics.register(CONTROLLER, 1);
     let ctx = Arc::new(Ctx { shared, options });
-    controller
+    let controller = controller
         .owns_stream(
             watcher(
                 Api::<Secret>::all(client.clone()),
@@ -166,16 +164,16 @@ pub async fn run_with(
                 .recovering("customresourcedefinitions (serving certificates)")
                 .touched_objects(),
             move |o| services_trusted_by(&s4, &o),
-        )
-        .trigger_backoff(olm_runtime::watch::paced())
-        .reconcile_all_on(olm_runtime::reconnect::reconnections())
-        .graceful_shutdown_on(shutdown)
-        .run(reconcile, error_policy, ctx)
-        .for_each(|result| {
-            report.result(result);
-            std::future::ready(())
-        })
-        .await;
+        );
+    olm_runtime::report::run(
+        "certificate provider",
+        controller,
+        reconcile,
+        error_policy,
+        ctx,
+        shutdown,
+    )
+    .await;
 }
 
 fn to_value<T: Serialize>(obj: &T) -> Value {

@@ -71,3 +71,40 @@ impl Report {
         }
     }
 }
+
+/// Runs `controller` until `shutdown` resolves, as every controller in olm runs: no watch
+/// backoff of its own (its watches are [`crate::watch::Recovering`] streams), every object
+/// looked at again when the API server is back after an outage, and its results read by a
+/// [`Report`] named `name`.
+pub async fn run<K, ReconcilerFut, Ctx>(
+    name: &'static str,
+    controller: kube::runtime::Controller<K>,
+    reconciler: impl FnMut(std::sync::Arc<K>, std::sync::Arc<Ctx>) -> ReconcilerFut,
+    error_policy: impl Fn(std::sync::Arc<K>, &ReconcilerFut::Error, std::sync::Arc<Ctx>) -> Action,
+    context: std::sync::Arc<Ctx>,
+    shutdown: impl std::future::Future<Output = ()> + Send + Sync + 'static,
+) where
+    K: Clone
+        + kube::Resource
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug
+        + Send
+        + Sync
+        + 'static,
+    K::DynamicType: Eq + std::hash::Hash + Clone + std::fmt::Debug + Unpin,
+    ReconcilerFut: futures::TryFuture<Ok = Action> + Send + 'static,
+    ReconcilerFut::Error: std::error::Error + Send + 'static,
+{
+    use futures::StreamExt as _;
+    let report = Report::new(name);
+    controller
+        .trigger_backoff(crate::watch::paced())
+        .reconcile_all_on(crate::reconnect::reconnections())
+        .graceful_shutdown_on(shutdown)
+        .run(reconciler, error_policy, context)
+        .for_each(|result| {
+            report.result(result);
+            std::future::ready(())
+        })
+        .await;
+}

@@ -225,7 +225,6 @@ pub async fn run_with(
     )
     .recovering("clusterextensions")
     .applied_objects();
-    let report = olm_runtime::report::Report::new("ClusterExtension");
     let controller =
         Controller::for_stream(extension_events, extension_store).owns_stream(revision_events);
     let (trigger_tx, trigger_rx) =
@@ -237,18 +236,18 @@ pub async fn run_with(
         ctx.catalogs.clone(),
         trigger_tx,
     ));
-    controller
+    let controller = controller
         .reconcile_on(trigger_rx)
-        .with_config(kube::runtime::controller::Config::default().concurrency(CONCURRENCY))
-        .trigger_backoff(olm_runtime::watch::paced())
-        .reconcile_all_on(olm_runtime::reconnect::reconnections())
-        .graceful_shutdown_on(shutdown)
-        .run(reconcile, error_policy, ctx)
-        .for_each(|result| {
-            report.result(result);
-            std::future::ready(())
-        })
-        .await;
+        .with_config(kube::runtime::controller::Config::default().concurrency(CONCURRENCY));
+    olm_runtime::report::run(
+        "ClusterExtension",
+        controller,
+        reconcile,
+        error_policy,
+        ctx,
+        shutdown,
+    )
+    .await;
     trigger_task.abort();
     ready_task.abort();
     namespace_task.abort();

@@ -130,7 +130,6 @@ pub async fn run(
     )
     .recovering("clusterobjectsets")
     .applied_objects();
-    let report = olm_runtime::report::Report::new("ClusterObjectSet");
     let controller = Controller::for_stream(revision_events, revisions);
     // The Secrets revisions keep their objects in: read from a cache, not once per reconcile.
     let (secrets, secret_writer) = reflector::store();
@@ -154,18 +153,18 @@ pub async fn run(
         past_deadline: Mutex::default(),
         written: Written::default(),
     });
-    controller
+    let controller = controller
         .reconcile_on(trigger_rx)
-        .with_config(controller::Config::default().concurrency(CONCURRENCY))
-        .trigger_backoff(olm_runtime::watch::paced())
-        .reconcile_all_on(olm_runtime::reconnect::reconnections())
-        .graceful_shutdown_on(shutdown)
-        .run(reconcile, error_policy, ctx)
-        .for_each(|result| {
-            report.result(result);
-            std::future::ready(())
-        })
-        .await;
+        .with_config(controller::Config::default().concurrency(CONCURRENCY));
+    olm_runtime::report::run(
+        "ClusterObjectSet",
+        controller,
+        reconcile,
+        error_policy,
+        ctx,
+        shutdown,
+    )
+    .await;
     secret_task.abort();
 }
 

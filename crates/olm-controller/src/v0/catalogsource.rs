@@ -113,7 +113,6 @@ pub async fn run(
         wake,
         in_process,
     });
-    let report = olm_runtime::report::Report::new(CATALOG_SOURCE_CONTROLLER);
     let (store, writer) = reflector::store();
     let sources = reflector::reflector(
         writer,
@@ -124,7 +123,7 @@ pub async fn run(
     )
     .recovering("catalogsources")
     .applied_objects();
-    Controller::for_stream(sources, store)
+    let controller = Controller::for_stream(sources, store)
         .owns_stream(
             watcher::watcher(
                 Api::<Pod>::all(client),
@@ -133,16 +132,16 @@ pub async fn run(
             .recovering("pods (catalog registries)")
             .touched_objects(),
         )
-        .reconcile_on(woken)
-        .trigger_backoff(olm_runtime::watch::paced())
-        .reconcile_all_on(olm_runtime::reconnect::reconnections())
-        .graceful_shutdown_on(stop)
-        .run(reconcile, error_policy, ctx)
-        .for_each(|result| {
-            report.result(result);
-            std::future::ready(())
-        })
-        .await;
+        .reconcile_on(woken);
+    olm_runtime::report::run(
+        CATALOG_SOURCE_CONTROLLER,
+        controller,
+        reconcile,
+        error_policy,
+        ctx,
+        stop,
+    )
+    .await;
     forget.abort();
     connections.close_all();
 }

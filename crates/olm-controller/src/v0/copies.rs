@@ -77,21 +77,22 @@ pub async fn run(
         disabled_events: Mutex::default(),
         events_cleared: Mutex::default(),
     });
-    let report = olm_runtime::report::Report::new(COPY_CONTROLLER);
-    Controller::for_stream(nothing(), index.csvs.clone())
+    let controller = Controller::for_stream(nothing(), index.csvs.clone())
         .reconcile_on(wake)
         .with_config(
             controller::Config::default()
                 .concurrency(CONCURRENCY)
                 .debounce(DEBOUNCE),
-        )
-        .graceful_shutdown_on(stop)
-        .run(reconcile, error_policy, ctx)
-        .for_each(|result| {
-            report.result(result);
-            std::future::ready(())
-        })
-        .await;
+        );
+    olm_runtime::report::run(
+        COPY_CONTROLLER,
+        controller,
+        reconcile,
+        error_policy,
+        ctx,
+        stop,
+    )
+    .await;
 }
 
 fn key(csv: &ClusterServiceVersion) -> String {

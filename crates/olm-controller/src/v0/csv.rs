@@ -32,7 +32,6 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use futures::StreamExt;
 use futures::channel::mpsc;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::runtime::controller::{self, Action, Controller};
@@ -110,17 +109,18 @@ pub async fn run(
         install_failures: Mutex::default(),
         api_roles: Mutex::default(),
     });
-    let report = olm_runtime::report::Report::new(CSV_CONTROLLER);
-    Controller::for_stream(nothing(), index.csvs.clone())
+    let controller = Controller::for_stream(nothing(), index.csvs.clone())
         .reconcile_on(wake)
-        .with_config(controller::Config::default().concurrency(CONCURRENCY))
-        .graceful_shutdown_on(stop)
-        .run(reconcile, error_policy, ctx)
-        .for_each(|result| {
-            report.result(result);
-            std::future::ready(())
-        })
-        .await;
+        .with_config(controller::Config::default().concurrency(CONCURRENCY));
+    olm_runtime::report::run(
+        CSV_CONTROLLER,
+        controller,
+        reconcile,
+        error_policy,
+        ctx,
+        stop,
+    )
+    .await;
 }
 
 fn error_policy(csv: Arc<ClusterServiceVersion>, err: &Error, ctx: Arc<Ctx>) -> Action {

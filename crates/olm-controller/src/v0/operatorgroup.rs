@@ -22,7 +22,6 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use futures::StreamExt;
 use futures::channel::mpsc;
 use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
 use k8s_openapi::api::rbac::v1::ClusterRole;
@@ -78,16 +77,16 @@ pub async fn run(
         failures: Failures::default(),
         roles: Mutex::default(),
     });
-    let report = olm_runtime::report::Report::new(GROUP_CONTROLLER);
-    Controller::for_stream(nothing(), index.groups.clone())
-        .reconcile_on(wake)
-        .graceful_shutdown_on(stop)
-        .run(reconcile, error_policy, ctx)
-        .for_each(|result| {
-            report.result(result);
-            std::future::ready(())
-        })
-        .await;
+    let controller = Controller::for_stream(nothing(), index.groups.clone()).reconcile_on(wake);
+    olm_runtime::report::run(
+        GROUP_CONTROLLER,
+        controller,
+        reconcile,
+        error_policy,
+        ctx,
+        stop,
+    )
+    .await;
 }
 
 fn key(g: &OperatorGroup) -> String {
