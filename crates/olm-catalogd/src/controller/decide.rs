@@ -1094,8 +1094,16 @@ mod tests {
 
     fn inputs<'a>(case: &'a Case) -> Inputs<'a> {
         Inputs {
-            catalog: &case.catalog,
             stored: case.stored.as_ref(),
+            ..unstored(&case.catalog)
+        }
+    }
+
+    /// The inputs of a reconcile of `catalog` with nothing stored for it.
+    fn unstored(catalog: &ClusterCatalog) -> Inputs<'_> {
+        Inputs {
+            catalog,
+            stored: None,
             base_url: BASE,
             now: now(),
         }
@@ -1221,12 +1229,7 @@ mod tests {
         .into_iter()
         .flat_map(|c| cases.iter().map(move |f| (c, f)))
         {
-            let inputs = Inputs {
-                catalog: cat,
-                stored: None,
-                base_url: BASE,
-                now: now(),
-            };
+            let inputs = unstored(cat);
             let plan = conclude(&inputs, Done::Unpacked(Err(failure.clone())));
             let progressing = plan
                 .status
@@ -1254,12 +1257,7 @@ mod tests {
             "Available",
             Value::Null,
         );
-        let inputs = Inputs {
-            catalog: &cat,
-            stored: None,
-            base_url: BASE,
-            now: now(),
-        };
+        let inputs = unstored(&cat);
         let plan = conclude(
             &inputs,
             Done::Unpacked(Err(UnpackFailure::InvalidReference("invalid".into()))),
@@ -1279,10 +1277,8 @@ mod tests {
     fn times_are_whole_seconds_and_move_only_with_the_status() {
         let cat = catalog(owned(1), tag(None), "Available", Value::Null);
         let at = |t: &str| Inputs {
-            catalog: &cat,
-            stored: None,
-            base_url: BASE,
             now: t.parse().expect("time"),
+            ..unstored(&cat)
         };
         let first = conclude(
             &at("2025-06-10T16:43:00.9Z"),
@@ -1297,10 +1293,8 @@ mod tests {
         let mut retried = cat.clone();
         retried.status = Some(status);
         let inputs = Inputs {
-            catalog: &retried,
-            stored: None,
-            base_url: BASE,
             now: "2025-06-10T17:00:00Z".parse().expect("time"),
+            ..unstored(&retried)
         };
         let second = conclude(
             &inputs,
@@ -1317,12 +1311,7 @@ mod tests {
     #[test]
     fn jitter_is_a_function_of_the_inputs_and_within_one_percent() {
         let cat = catalog(owned(1), tag(Some(10)), "Available", Value::Null);
-        let inputs = Inputs {
-            catalog: &cat,
-            stored: None,
-            base_url: BASE,
-            now: now(),
-        };
+        let inputs = unstored(&cat);
         let poll = Duration::from_secs(600);
         let d = jitter(&inputs, poll, poll);
         assert_eq!(d, jitter(&inputs, poll, poll));
@@ -1339,15 +1328,9 @@ mod tests {
         );
         let mut conditions = Vec::new();
         let cat = catalog(owned(1), tag(Some(10)), "Available", Value::Null);
-        let inputs = Inputs {
-            catalog: &cat,
-            stored: None,
-            base_url: BASE,
-            now: now(),
-        };
         set_condition(
             &mut conditions,
-            &inputs,
+            &unstored(&cat),
             TYPE_PROGRESSING,
             ConditionStatus::True,
             CatalogReason::Retrying,
