@@ -104,6 +104,8 @@ pub async fn run(
         shared,
         woken.map(|k| vec![k]),
         stop,
+        // One plan at a time: plans of one namespace may create the same objects.
+        1,
         |key| {
             let ctx = ctx.clone();
             async move { sync(&ctx, &key).await }

@@ -1,7 +1,7 @@
 //! A work queue for controllers whose unit of work is not one watched object (a namespace's
 //! Subscriptions) or whose objects live in a shared cache (InstallPlans): keys arrive from
-//! streams, repeats of a waiting key merge, one key is worked at a time, and a failed or
-//! unfinished key comes back after its delay.
+//! streams, repeats of a waiting key merge, a few keys are worked at once (never one key twice
+//! at once), and a failed or unfinished key comes back after its delay.
 
 use std::collections::{BTreeSet, HashSet};
 use std::future::Future;
@@ -9,7 +9,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::channel::mpsc;
-use futures::{FutureExt, SinkExt, Stream, StreamExt};
+use futures::stream::FuturesUnordered;
+use futures::{SinkExt, Stream, StreamExt};
 use olm_k8s::retry::{Backoff, Failures};
 use tracing::warn;
 
@@ -20,13 +21,19 @@ use crate::metrics::Outcome;
 /// What one piece of work asks for: nothing more (`None`), or another turn after a delay.
 pub type Next = Option<Duration>;
 
-/// Works keys from `inputs` with `sync` until `stop` resolves. Errors are logged with the key
-/// and retried with the default backoff; each turn is measured under `name`.
+/// Works keys from `inputs` with `sync` until `stop` resolves, up to `workers` keys at once and
+/// never one key twice at once. Errors are logged with the key and retried with the default
+/// backoff; each turn is measured under `name`.
+///
+/// Several at once because one key's turn may wait on the network (a Subscription's bundle
+/// pulled from a slow registry): with one worker, every other namespace of the cluster would
+/// wait behind it. A key that arrives while its turn runs gets one more turn afterwards.
 pub async fn run<S, F, Fut>(
     name: &'static str,
     shared: Arc<Shared>,
     inputs: S,
     stop: impl Future<Output = ()> + Send,
+    workers: usize,
     sync: F,
 ) where
     S: Stream<Item = Vec<String>> + Send + Unpin,
@@ -39,54 +46,131 @@ pub async fn run<S, F, Fut>(
     let failures = Failures::default();
     // Keys with a turn already scheduled: one timer per key, however often it fails.
     let scheduled: Arc<Mutex<HashSet<String>>> = Arc::default();
-    let mut pending: BTreeSet<String> = BTreeSet::new();
+    let mut keys = Keys::default();
+    let mut running = FuturesUnordered::new();
+    let mut ended = false;
     loop {
-        if pending.is_empty() {
-            tokio::select! {
-                () = &mut stop => return,
-                next = inputs.next() => match next {
-                    Some(keys) => pending.extend(keys),
-                    None => return,
-                },
-            }
-        }
-        // Everything already waiting joins this round, so a burst for one key is one turn.
-        while let Some(Some(keys)) = inputs.next().now_or_never() {
-            pending.extend(keys);
-        }
-        let Some(key) = pending.pop_first() else {
-            continue;
-        };
-        let started = std::time::Instant::now();
-        let result = sync(key.clone()).await;
-        let outcome = if result.is_ok() {
-            Outcome::Success
-        } else {
-            Outcome::Error
-        };
-        shared.metrics.observe(name, outcome, started.elapsed());
-        let delay = match result {
-            Ok(next) => {
-                failures.succeed(&key);
-                next
-            }
-            Err(e) => {
-                let delay = Backoff::DEFAULT.delay(failures.fail(&key));
-                warn!(controller = name, key = %key, error = %e, retry_in = ?delay, "reconciling failed; retrying");
-                Some(delay)
-            }
-        };
-        if let Some(delay) = delay {
-            if !lock(&scheduled).insert(key.clone()) {
-                continue;
-            }
-            let mut retry = retry_tx.clone();
-            let scheduled = scheduled.clone();
-            tokio::spawn(async move {
-                tokio::time::sleep(delay).await;
-                lock(&scheduled).remove(&key);
-                let _ = retry.send(key).await;
+        while running.len() < workers.max(1) {
+            let Some(key) = keys.start() else {
+                break;
+            };
+            let turn = sync(key.clone());
+            running.push(async move {
+                let started = std::time::Instant::now();
+                let result = turn.await;
+                (key, started.elapsed(), result)
             });
         }
+        if ended && running.is_empty() {
+            return;
+        }
+        tokio::select! {
+            () = &mut stop, if !ended => ended = true,
+            next = inputs.next(), if !ended => match next {
+                Some(batch) => keys.arrive(batch),
+                None => ended = true,
+            },
+            Some((key, took, result)) = running.next(), if !running.is_empty() => {
+                keys.finish(&key);
+                let outcome = if result.is_ok() {
+                    Outcome::Success
+                } else {
+                    Outcome::Error
+                };
+                shared.metrics.observe(name, outcome, took);
+                let delay = match result {
+                    Ok(next) => {
+                        failures.succeed(&key);
+                        next
+                    }
+                    Err(e) => {
+                        let delay = Backoff::DEFAULT.delay(failures.fail(&key));
+                        warn!(controller = name, key = %key, error = %e, retry_in = ?delay, "reconciling failed; retrying");
+                        Some(delay)
+                    }
+                };
+                if let Some(delay) = delay
+                    && lock(&scheduled).insert(key.clone())
+                {
+                    let mut retry = retry_tx.clone();
+                    let scheduled = scheduled.clone();
+                    tokio::spawn(async move {
+                        tokio::time::sleep(delay).await;
+                        lock(&scheduled).remove(&key);
+                        let _ = retry.send(key).await;
+                    });
+                }
+            }
+        }
+        // Once stopping, nothing new starts: the turns running finish, then the loop ends.
+        if ended {
+            keys.waiting.clear();
+        }
+    }
+}
+
+/// Which keys wait, which run, and which arrived again while running: the bookkeeping of
+/// [`run`], kept apart so that it can be tested without a clock.
+#[derive(Debug, Default)]
+struct Keys {
+    /// Waiting for a turn, in key order (a burst for one key is one turn).
+    waiting: BTreeSet<String>,
+    /// Having a turn now.
+    running: HashSet<String>,
+    /// Arrived while having a turn: one more turn once it ends.
+    again: HashSet<String>,
+}
+
+impl Keys {
+    fn arrive(&mut self, batch: Vec<String>) {
+        for key in batch {
+            if self.running.contains(&key) {
+                self.again.insert(key);
+            } else {
+                self.waiting.insert(key);
+            }
+        }
+    }
+
+    /// The next key to give a turn to, if any waits.
+    fn start(&mut self) -> Option<String> {
+        let key = self.waiting.pop_first()?;
+        self.running.insert(key.clone());
+        Some(key)
+    }
+
+    fn finish(&mut self, key: &str) {
+        self.running.remove(key);
+        if self.again.remove(key) {
+            self.waiting.insert(key.to_owned());
+        }
+    }
+}
+
+#[cfg(test)]
+mod keys_tests {
+    use super::Keys;
+
+    fn batch(keys: &[&str]) -> Vec<String> {
+        keys.iter().map(|k| (*k).to_owned()).collect()
+    }
+
+    #[test]
+    fn a_key_never_runs_twice_at_once_and_gets_one_more_turn_if_it_came_again() {
+        let mut k = Keys::default();
+        k.arrive(batch(&["b", "a", "a"]));
+        assert_eq!(k.start().as_deref(), Some("a"));
+        assert_eq!(k.start().as_deref(), Some("b"));
+        assert_eq!(k.start(), None);
+        // "a" arrives twice while it runs: one more turn, after this one.
+        k.arrive(batch(&["a", "a", "c"]));
+        assert_eq!(k.start().as_deref(), Some("c"));
+        assert_eq!(k.start(), None);
+        k.finish("a");
+        assert_eq!(k.start().as_deref(), Some("a"));
+        k.finish("a");
+        k.finish("b");
+        k.finish("c");
+        assert_eq!(k.start(), None);
     }
 }

@@ -65,6 +65,10 @@ struct Ctx {
     deleted: std::sync::Mutex<HashSet<String>>,
 }
 
+/// Namespaces resolved at once: one namespace waiting on a slow registry for a bundle leaves
+/// the others to proceed.
+const WORKERS: usize = 4;
+
 /// Runs the controller until `stop` resolves: `woken` names namespaces to look at, `changed`
 /// names CatalogSources (`namespace/name`) whose content changed.
 pub async fn run(
@@ -109,10 +113,17 @@ pub async fn run(
         })
     };
     let inputs = futures::stream::select(woken.map(|ns| vec![ns]), catalog_namespaces);
-    queue::run(SUBSCRIPTION_CONTROLLER, shared, inputs, stop, |namespace| {
-        let ctx = ctx.clone();
-        async move { sync(&ctx, &namespace).await.map_err(|e| e.0) }
-    })
+    queue::run(
+        SUBSCRIPTION_CONTROLLER,
+        shared,
+        inputs,
+        stop,
+        WORKERS,
+        |namespace| {
+            let ctx = ctx.clone();
+            async move { sync(&ctx, &namespace).await.map_err(|e| e.0) }
+        },
+    )
     .await;
     if let Some(task) = pull_secret {
         task.abort();
