@@ -216,7 +216,7 @@ async fn run() {
     noise_catalog(&noise, 6000, 3000);
     four.store("noise", "r@sha256:04", "sha256:04", now, &noise)
         .expect("store noise");
-    raise_fd_limit(2 * SLOW_READERS as u64 + 256);
+    olm_testenv::slow_clients::raise_open_files(2 * SLOW_READERS as u64 + 256).expect("open files");
     slow_readers(&served, "/catalogs/c0/api/v1/all", false, SLOW_READERS).await;
     slow_readers(
         &served,
@@ -259,23 +259,23 @@ fn noise_catalog(dir: &Path, blobs: usize, bytes: usize) {
     std::fs::write(dir.join("catalog.json"), out).expect("write");
 }
 
-fn raise_fd_limit(needed: u64) {
-    use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
-    let limit = getrlimit(Resource::Nofile);
-    if limit.current.is_some_and(|c| c < needed) {
-        let raised = Rlimit {
-            current: limit.maximum,
-            maximum: limit.maximum,
-        };
-        setrlimit(Resource::Nofile, raised).expect("raise the open-file limit");
-    }
-}
+/// Clients that never read, per source address: within a client's share of connections
+/// ([`olm_catalogd::run::MAX_CONNECTIONS_PER_CLIENT`]), so that every one is served.
+const READERS_PER_ADDRESS: usize = 100;
 
-/// Opens a connection with a small receive buffer (so the kernel takes in little of the answer)
-/// and sends a request whose answer is never read.
-async fn non_reading(addr: SocketAddr, path: &str, gzip: bool) -> tokio::net::TcpStream {
+/// Opens a connection from `127.0.0.2` and up ([`READERS_PER_ADDRESS`] each, the `n`th of them),
+/// with a small receive buffer (so the kernel takes in little of the answer), and sends a request
+/// whose answer is never read.
+async fn non_reading(addr: SocketAddr, path: &str, gzip: bool, n: usize) -> tokio::net::TcpStream {
     use tokio::io::AsyncWriteExt;
     let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+    let source = u8::try_from(2 + n / READERS_PER_ADDRESS).expect("few enough clients");
+    socket
+        .bind(SocketAddr::new(
+            olm_testenv::slow_clients::loopback(source),
+            0,
+        ))
+        .expect("bind");
     socket.set_recv_buffer_size(4096).expect("rcvbuf");
     let mut s = socket.connect(addr).await.expect("connect");
     let encoding = if gzip {
@@ -312,8 +312,8 @@ async fn slow_readers(served: &Path, path: &str, gzip: bool, clients: usize) {
     let idle = rss_kib_of(pid);
 
     let mut open = Vec::with_capacity(clients);
-    for _ in 0..clients {
-        open.push(non_reading(addr, path, gzip).await);
+    for n in 0..clients {
+        open.push(non_reading(addr, path, gzip, n).await);
     }
     let loaded = peak_rss_over(pid, Duration::from_secs(3)).await;
     drop(open);

@@ -7,11 +7,13 @@
 //! `/catalogs/{name}/api/v1/all` and `/catalogs/{name}/api/v1/metas`, with catalogd's status
 //! codes, bodies and headers. [`webhook`] is the admission webhook that labels each catalog with
 //! its name. [`browser`] serves the catalog browser (`/browse/`) from the same content.
+//! [`connections`] decides which connections a listener keeps when clients compete for them.
 //!
 //! What it is not for: resolving or installing anything (that reads these catalogs over HTTP),
 //! or parsing FBC itself (`olm-catalog` does).
 
 pub mod browser;
+pub mod connections;
 pub mod controller;
 pub mod index;
 pub mod metrics;

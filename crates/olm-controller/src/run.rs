@@ -332,9 +332,7 @@ impl Listeners {
 }
 
 async fn bind(addr: SocketAddr) -> Result<TcpListener, RunError> {
-    TcpListener::bind(addr)
-        .await
-        .map_err(|source| RunError::Listen { addr, source })
+    olm_catalogd::run::listen(addr).map_err(|source| RunError::Listen { addr, source })
 }
 
 /// Binds the listeners of `options` and runs everything until `shutdown` resolves; see the

@@ -18,6 +18,7 @@ mod logtail;
 mod pki;
 mod process;
 pub mod registry;
+pub mod slow_clients;
 mod sys;
 
 use std::path::PathBuf;

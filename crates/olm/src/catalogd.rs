@@ -155,14 +155,12 @@ async fn serve(args: Args) -> anyhow::Result<()> {
     let stop = stop_signal()?;
     olm_image::install_crypto_provider();
     let client = kube_client(args.kubeconfig.as_ref()).await?;
-    let catalogs = tokio::net::TcpListener::bind(listen_addr(&args.catalogs_server_addr)?)
-        .await
+    let catalogs = olm_catalogd::run::listen(listen_addr(&args.catalogs_server_addr)?)
         .with_context(|| format!("listening on {}", args.catalogs_server_addr))?;
     let probes = match args.health_probe_bind_address.as_str() {
         "0" | "" => None,
         addr => Some(
-            tokio::net::TcpListener::bind(listen_addr(addr)?)
-                .await
+            olm_catalogd::run::listen(listen_addr(addr)?)
                 .with_context(|| format!("listening on {addr}"))?,
         ),
     };

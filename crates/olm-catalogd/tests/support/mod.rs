@@ -54,9 +54,7 @@ pub async fn server(limits: Limits) -> Server {
         metrics: Arc::new(Metrics::default()),
         metas: true,
     });
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
+    let listener = olm_catalogd::run::listen(([127, 0, 0, 1], 0).into()).expect("bind");
     let addr = listener.local_addr().expect("addr");
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let task = tokio::spawn(serve_with(listener, app, None, limits, stopped));
