@@ -84,7 +84,9 @@ pub fn respond(
         },
         ["cluster"] => match cluster {
             Some(view) => Response::html(200, cluster::cluster(catalogs, view)),
-            None => not_found("this browser is not running on a cluster"),
+            None => not_found(
+                "no cluster page here: this browser runs without a cluster, or with its cluster page off",
+            ),
         },
         ["search"] => Response::html(
             200,

@@ -1,8 +1,9 @@
 //! The catalog browser's HTTP shell: `/browse/…` answered by `olm_browser::respond` from the
 //! catalogs a [`Views`] provides, with the browser's security headers. Reading and indexing a
 //! catalog happens off the async threads, once per content digest. On a cluster,
-//! [`ClusterWatch`] keeps ClusterCatalogs (priority, labels, availability, serving state) and
-//! ClusterExtensions (the cluster page) in watch caches; a page reads only those caches.
+//! [`ClusterWatch`] keeps ClusterCatalogs (priority, labels, availability, serving state) and,
+//! when the cluster page is on, ClusterExtensions in watch caches; a page reads only those
+//! caches.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
@@ -72,24 +73,40 @@ impl Problems {
     }
 }
 
-/// Watch caches of the ClusterCatalogs (priority, labels, availability, serving state) and the
-/// ClusterExtensions (the cluster page), with why a watch fails.
+/// Watch caches of the ClusterCatalogs (priority, labels, availability, serving state) and, when
+/// the cluster page is on, the ClusterExtensions, with why a watch fails.
 #[derive(Clone)]
 pub struct ClusterWatch {
     catalogs: Store<ClusterCatalog>,
-    extensions: Store<ClusterExtension>,
+    /// `None`: the cluster page is off.
+    extensions: Option<Store<ClusterExtension>>,
     problems: Problems,
 }
 
 impl ClusterWatch {
     /// The caches: `catalogs` is the ClusterCatalog controller's (whose watch reports to
-    /// `problems` under `ClusterCatalogs`); the ClusterExtensions get a watch of their own, kept
-    /// filled by the future returned (run it until shutdown).
+    /// `problems` under `ClusterCatalogs`). With `cluster_page`, the ClusterExtensions get a
+    /// watch of their own, kept filled by the future returned (run it until shutdown), and
+    /// `/browse/cluster` shows them; without it, nothing watches them, the page is not found and
+    /// the future ends at once.
+    ///
+    /// The cluster page tells whoever reaches the catalog port (unauthenticated, as upstream's)
+    /// every ClusterExtension with its namespace, version and condition messages, so a server on
+    /// a cluster shows it only when asked to.
     pub fn start(
         client: kube::Client,
         catalogs: Store<ClusterCatalog>,
         problems: Problems,
-    ) -> (ClusterWatch, impl Future<Output = ()> + Send) {
+        cluster_page: bool,
+    ) -> (ClusterWatch, futures::future::BoxFuture<'static, ()>) {
+        if !cluster_page {
+            let watch = ClusterWatch {
+                catalogs,
+                extensions: None,
+                problems,
+            };
+            return (watch, Box::pin(std::future::ready(())));
+        }
         let (extensions, extension_writer) = reflector::store();
         let extension_events = reflector::reflector(
             extension_writer,
@@ -107,10 +124,10 @@ impl ClusterWatch {
         (
             ClusterWatch {
                 catalogs,
-                extensions,
+                extensions: Some(extensions),
                 problems,
             },
-            run,
+            Box::pin(run),
         )
     }
 }
@@ -228,6 +245,7 @@ impl Views for Stored {
         let watch = self.cluster.as_ref()?;
         let mut extensions: Vec<ExtensionView> = watch
             .extensions
+            .as_ref()?
             .state()
             .iter()
             .map(|e| extension_view(e))

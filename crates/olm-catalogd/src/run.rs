@@ -57,6 +57,10 @@ pub struct Options {
     pub metrics: Option<Arc<Metrics>>,
     /// Timeouts and the connection cap of the catalog listener.
     pub limits: Limits,
+    /// Serve `/browse/cluster`, the page of every ClusterExtension with its namespace, version
+    /// and condition messages, to whoever reaches the catalog port; off by default, as that port
+    /// is unauthenticated and reachable from every pod.
+    pub browse_cluster: bool,
     /// Whether this process leads (`olm run --leader-elect`); `None`: it always does. Every
     /// replica pulls and serves catalogs; only the leader writes ClusterCatalog status and
     /// metadata.
@@ -76,6 +80,7 @@ impl Default for Options {
             webhook_addr: None,
             metrics: None,
             limits: Limits::default(),
+            browse_cluster: false,
             leading: None,
         }
     }
@@ -798,8 +803,12 @@ pub async fn run(
     let noted = problems.clone();
     let catalog_events =
         catalog_events.inspect(move |event| noted.note(crate::browser::CATALOGS, event));
-    let (cluster_watch, cluster_watching) =
-        crate::browser::ClusterWatch::start(client.clone(), catalog_store.clone(), problems);
+    let (cluster_watch, cluster_watching) = crate::browser::ClusterWatch::start(
+        client.clone(),
+        catalog_store.clone(),
+        problems,
+        options.browse_cluster,
+    );
     let router = server::router(AppState {
         storage: storage.clone(),
         metrics: metrics.clone(),

@@ -786,7 +786,7 @@ async fn browser_body(plane: &ControlPlane) -> anyhow::Result<()> {
     )?;
     push(&registry, dir.path(), "catalogs/demo:v1").await?;
     let cache = tempfile::tempdir()?;
-    let catalogd = start_catalogd(&client, cache.path()).await;
+    let catalogd = start_catalogd_with(&client, cache.path(), |o| o.browse_cluster = true).await;
     let catalogs: Api<ClusterCatalog> = Api::all(client.clone());
     let mut cat = catalog(
         "demo-catalog",
@@ -887,7 +887,8 @@ async fn browser_body(plane: &ControlPlane) -> anyhow::Result<()> {
     config.auth_info.impersonate = Some("catalogs-only".into());
     let restricted = Client::try_from(config)?;
     let cache = tempfile::tempdir()?;
-    let catalogd = start_catalogd(&restricted, cache.path()).await;
+    let catalogd =
+        start_catalogd_with(&restricted, cache.path(), |o| o.browse_cluster = true).await;
     let page = eventually(
         "the cluster page says the extensions cannot be watched",
         || async {
@@ -906,6 +907,24 @@ async fn browser_body(plane: &ControlPlane) -> anyhow::Result<()> {
     })
     .await?;
     assert!(page.contains("<td>Serving</td>"), "{page}");
+    catalogd.stop().await;
+
+    // By default the cluster page is off: the unauthenticated catalog port tells nobody what
+    // is installed, and the catalogs page does not link to it.
+    let cache = tempfile::tempdir()?;
+    let catalogd = start_catalogd(&client, cache.path()).await;
+    let page = eventually("the catalogs page without the cluster page", || async {
+        let (code, body) = catalogd.get("/browse/").await?;
+        let page = String::from_utf8(body)?;
+        Ok((code == 200 && page.contains(">demo-catalog</a></td><td>7</td>")).then_some(page))
+    })
+    .await?;
+    assert!(!page.contains("/browse/cluster"), "{page}");
+    let (code, body) = catalogd.get("/browse/cluster").await?;
+    let page = String::from_utf8(body)?;
+    assert_eq!(code, 404, "{page}");
+    assert!(page.contains("cluster page off"), "{page}");
+    assert!(!page.contains("demo.v0.1.0"), "{page}");
     catalogd.stop().await;
     Ok(())
 }

@@ -51,6 +51,10 @@ pub struct Args {
     pull_cas_dir: Option<PathBuf>,
     #[command(flatten)]
     catalog_limits: crate::limits::CatalogLimitArgs,
+    /// Serve /browse/cluster: every ClusterExtension with its namespace, version and condition
+    /// messages, to anyone who reaches the catalog port (which has no authentication).
+    #[arg(long)]
+    browse_cluster: bool,
 }
 
 /// A duration flag, read as Go's `time.ParseDuration` reads it (upstream's flags are Go
@@ -183,6 +187,7 @@ async fn serve(args: Args) -> anyhow::Result<()> {
         images,
         gc_interval: args.gc_interval,
         webhook_addr,
+        browse_cluster: args.browse_cluster,
         ..olm_catalogd::Options::default()
     };
     olm_catalogd::run(options, client, catalogs, probes, stop).await?;

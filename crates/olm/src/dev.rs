@@ -584,6 +584,8 @@ impl OlmRun {
             .context("olm run has no probe listener")?
             .local_addr()?;
         options.catalogd.external_address = Some(catalogs.to_string());
+        // A developer's own loopback port: the cluster page is for them.
+        options.catalogd.browse_cluster = true;
         println!(
             "olm dev: olm run with the catalog server on http://{catalogs}, probes and /metrics on http://{probes}, caches in {}",
             cache_path.display()

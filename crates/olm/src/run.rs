@@ -78,6 +78,11 @@ pub struct Args {
     /// How often stored content of deleted catalogs is looked for (Go duration, e.g. 12h, 30m).
     #[arg(long, default_value = "12h", value_parser = parse_duration)]
     gc_interval: Duration,
+    /// Serve /browse/cluster on the catalog port: every ClusterExtension with its namespace,
+    /// version and condition messages, to anyone who reaches that port (which has no
+    /// authentication). Off by default.
+    #[arg(long)]
+    browse_cluster: bool,
     /// Directory of extra PEM CA certificates trusted for registries.
     #[arg(long)]
     pull_cas_dir: Option<PathBuf>,
@@ -253,6 +258,7 @@ async fn serve(args: Args) -> anyhow::Result<()> {
             tls,
             gc_interval: args.gc_interval,
             webhook_addr,
+            browse_cluster: args.browse_cluster,
             ..olm_catalogd::Options::default()
         },
         health_probe_addr: optional_addr(&args.health_probe_bind_address)?,
@@ -326,6 +332,9 @@ mod tests {
             Duration::from_secs(26)
         );
         assert_eq!(cli.args.profiling.pprof_bind_address, "0");
+        assert!(!cli.args.browse_cluster);
+        let browsing = Cli::try_parse_from(["olm", "--browse-cluster"]).expect("parse");
+        assert!(browsing.args.browse_cluster);
     }
 
     /// The packageserver listens on upstream's port and routes nothing by default; it never

@@ -1,5 +1,6 @@
 //! `olm run` keeps answering its probes and catalog requests while clients try to exhaust its
-//! connections. Against a real control plane and registry.
+//! connections, and its unauthenticated catalog port does not tell who installed what unless
+//! asked to. Against a real control plane and registry.
 //!
 //! The attack is the one that took `/readyz` down before connections were shed: slow clients
 //! that open more connections than a listener serves (1,024), each sending part of a request head
@@ -23,7 +24,7 @@ use olm_testenv::slow_clients::{Attack, during, expect_fast, loopback};
 
 mod run_common;
 
-use run_common::{OlmRun, kubectl, push_small_catalog};
+use run_common::{OlmRun, get, kubectl, push_small_catalog};
 
 /// Slow connections per attack, per listener.
 const SLOW: usize = 1200;
@@ -71,7 +72,11 @@ async fn probes_and_catalogs_answer_while_slow_clients_hold_connections() {
         r#"{{"apiVersion": "v1", "kind": "List", "items": [
         {{"apiVersion": "olm.operatorframework.io/v1", "kind": "ClusterCatalog",
           "metadata": {{"name": "small"}},
-          "spec": {{"source": {{"type": "Image", "image": {{"ref": "{image}"}}}}}}}}]}}"#
+          "spec": {{"source": {{"type": "Image", "image": {{"ref": "{image}"}}}}}}}},
+        {{"apiVersion": "olm.operatorframework.io/v1", "kind": "ClusterExtension",
+          "metadata": {{"name": "private-extension"}},
+          "spec": {{"namespace": "private-namespace", "serviceAccount": {{"name": "installer"}},
+            "source": {{"sourceType": "Catalog", "catalog": {{"packageName": "p"}}}}}}}}]}}"#
     );
     kubectl(&kc, &["apply", "-f", "-"], Some(&objects));
     kubectl(
@@ -83,6 +88,17 @@ async fn probes_and_catalogs_answer_while_slow_clients_hold_connections() {
             "--timeout=120s",
         ],
         None,
+    );
+
+    // The cluster page is off by default: whoever reaches the catalog port learns nothing of
+    // the extensions.
+    let (status, body) = get(run.catalogs, "/browse/cluster").expect("an answer");
+    assert!(status.contains(" 404 "), "{status}\n{body}");
+    assert!(!body.contains("private-extension"), "{body}");
+    let (_, catalogs_page) = get(run.catalogs, "/browse/").expect("an answer");
+    assert!(
+        !catalogs_page.contains("/browse/cluster"),
+        "{catalogs_page}"
     );
 
     let idle = measure_both("idle", &run).await;
@@ -102,6 +118,23 @@ async fn probes_and_catalogs_answer_while_slow_clients_hold_connections() {
         }
     })
     .await;
+    let (code, stderr, _) = run.stop(rustix::process::Signal::TERM);
+    assert_eq!(code, Some(0), "{stderr}");
+
+    // Asked for, the page lists the extension.
+    let run = OlmRun::start_with(&kc, tmp.path(), &["--olm=v1", "--browse-cluster"]);
+    let mut page = String::new();
+    run_common::wait_for(
+        "the cluster page to list the extension",
+        Duration::from_secs(30),
+        || {
+            page = get(run.catalogs, "/browse/cluster")
+                .map(|(status, body)| format!("{status}\n{body}"))
+                .unwrap_or_default();
+            page.contains(" 200 ") && page.contains("private-extension")
+        },
+    );
+    assert!(page.contains("private-namespace"), "{page}");
     let (code, stderr, _) = run.stop(rustix::process::Signal::TERM);
     assert_eq!(code, Some(0), "{stderr}");
 }
