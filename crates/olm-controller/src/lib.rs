@@ -14,6 +14,7 @@ pub mod catalog;
 pub mod certs;
 pub mod context;
 pub mod extension;
+pub mod health;
 pub mod leader;
 pub mod metrics;
 pub mod metrics_auth;

@@ -483,8 +483,11 @@ pub async fn serve(
             );
         }
     }
+    // What `/readyz` reports; the packageserver says here when it cannot listen.
+    let readiness = crate::health::Readiness::default();
     if options.which.v0() {
         let packageserver = options.packageserver;
+        let readiness = readiness.clone();
         shared.metrics.register(crate::v0::GROUP_CONTROLLER, 1);
         shared.metrics.register(crate::v0::OPERATOR_CONTROLLER, 1);
         shared
@@ -501,7 +504,7 @@ pub async fn serve(
             &mut tasks,
             crate::v0::CSV_CONTROLLER,
             (shared.clone(), &leading, stop.clone()),
-            move |shared, stop| crate::v0::run(shared, packageserver, stop),
+            move |shared, stop| crate::v0::run(shared, packageserver, readiness, stop),
         );
     }
     if options.which.v1() && shared.cert_provider == Some(olm_bundle::CertProvider::Builtin) {
@@ -515,7 +518,7 @@ pub async fn serve(
 
     let metrics_router = metrics_router(shared.metrics.clone(), catalogd_metrics);
     if let Some(probes) = listeners.probes {
-        let mut router = probes_router();
+        let mut router = crate::health::router(readiness);
         if listeners.metrics_on_probes {
             router = router.merge(metrics_router.clone());
         }
@@ -688,12 +691,6 @@ fn spawn_server(
             served.map_err(|source| RunError::Serve { what, source }),
         )
     });
-}
-
-fn probes_router() -> Router {
-    Router::new()
-        .route("/healthz", any(|| async { "ok" }))
-        .route("/readyz", any(|| async { "ok" }))
 }
 
 /// One `/metrics` for the whole process: catalogd's request durations, then the controllers'

@@ -3,7 +3,7 @@
 //! unreachable APIService would keep every namespace deletion in the cluster `Terminating`), as
 //! soon as one does, and no longer once it is gone or the process stops. With
 //! `--packageserver-advertise-address` it routes the Service to itself, and takes the route away
-//! again when it stops.
+//! again when it stops. A packageserver that cannot listen makes `/readyz` fail, saying why.
 //!
 //! Needs kubectl, the control plane binaries (`tools/controlplane/build.sh`) and an address of
 //! this machine besides loopback (the aggregator may not use a loopback endpoint).
@@ -19,7 +19,7 @@ use olm_testenv::ControlPlane;
 
 mod run_common;
 
-use run_common::{OlmRun, exists, kubectl, wait_for};
+use run_common::{OlmRun, exists, get, kubectl, wait_for};
 
 const APISERVICE: &str = "v1.packages.operators.coreos.com";
 
@@ -189,4 +189,60 @@ async fn the_apiservice_is_registered_only_while_it_is_served() {
     );
     let took = namespace_round_trip(kc, "after-stop");
     eprintln!("after a stop: a namespace deleted in {took:?}");
+}
+
+/// A packageserver that cannot listen (another process holds its port) fails `/readyz` and
+/// says why, rather than leaving the process ready while it serves nothing; once the port is
+/// free it listens, and the process is ready again.
+#[tokio::test(flavor = "multi_thread")]
+async fn readiness_fails_while_the_packageserver_cannot_listen() {
+    let plane = ControlPlane::start()
+        .await
+        .unwrap_or_else(|e| panic!("starting the local control plane failed: {e}"));
+    let kc = plane.kubeconfig_path();
+    let tmp = tempfile::tempdir().unwrap();
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = taken.local_addr().expect("addr");
+    let run = OlmRun::spawn_with(
+        kc,
+        tmp.path(),
+        &[
+            "--olm=v0",
+            "--packageserver-bind-address",
+            &addr.to_string(),
+        ],
+    );
+    let readyz = || {
+        get(run.probes, "/readyz")
+            .map(|(status, body)| format!("{status}\n{body}"))
+            .unwrap_or_default()
+    };
+    let mut answer = String::new();
+    wait_for("/readyz to fail", Duration::from_secs(90), || {
+        answer = readyz();
+        answer.contains(" 500 ")
+    });
+    assert!(
+        answer.contains(&format!(
+            "[-]packageserver failed: cannot listen on {addr} (--packageserver-bind-address): "
+        )),
+        "{answer}\n{}",
+        run.stderr()
+    );
+    assert!(answer.contains("in use"), "{answer}");
+    eprintln!("with its port taken: {answer}");
+
+    drop(taken);
+    let took = wait_for("/readyz to pass again", Duration::from_secs(30), || {
+        readyz().contains(" 200 ")
+    });
+    eprintln!("ready {took:?} after the port was freed");
+    assert!(
+        run.stderr()
+            .contains("packageserver: serving PackageManifests"),
+        "{}",
+        run.stderr()
+    );
+    let (code, stderr, _) = run.stop(rustix::process::Signal::TERM);
+    assert_eq!(code, Some(0), "{stderr}");
 }

@@ -826,10 +826,11 @@ fn strip_crd(crd: &mut CustomResourceDefinition) {
 }
 
 /// Runs the OperatorGroup and CSV controllers, and the PackageManifest API as `packageserver`
-/// says, until `stop` resolves.
+/// says (reporting to `readiness` while it cannot listen), until `stop` resolves.
 pub async fn run(
     shared: Arc<Shared>,
     packageserver: packageserver::Options,
+    readiness: crate::health::Readiness,
     stop: impl std::future::Future<Output = ()> + Send + 'static,
 ) {
     let client = shared.client.clone();
@@ -1095,6 +1096,7 @@ pub async fn run(
         index.clone(),
         connections.contents.clone(),
         packageserver,
+        readiness,
         stop.clone(),
     );
     let sources = catalogsource::run(

@@ -3,11 +3,13 @@
 //! (`kubectl get packagemanifests`, consoles).
 //!
 //! Flow, once the v0 caches are ready (only the leader runs it):
-//! 1. Bind [`Options::addr`] (upstream's port, 5443, on every interface by default) and issue a
-//!    serving certificate for the Service [`SERVICE`] of the system namespace (the rules of
-//!    `olm_extension::certs`: 730 days), kept in memory: every start (and every new leader)
-//!    issues its own. If either fails, PackageManifests are not served, and a registration of
-//!    ours that an earlier process left is removed.
+//! 1. Bind [`Options::addr`] (`olm run --packageserver-bind-address`: upstream's port, 5443, on
+//!    every interface by default) and issue a serving certificate for the Service [`SERVICE`] of
+//!    the system namespace (the rules of `olm_extension::certs`: 730 days), kept in memory:
+//!    every start (and every new leader) issues its own. If either fails, PackageManifests are
+//!    not served, a registration of ours that an earlier process left is removed, `/readyz`
+//!    fails naming [`READINESS_CHECK`] and why (a port another process holds, say), and both
+//!    are tried again every [`PREPARE_RETRY`] until they succeed.
 //! 2. With [`Options::advertise`] (`olm dev`: this machine's address), route the Service to this
 //!    process: a Service without selector and Endpoints at that address and the bound port.
 //!    Without it, the Service is someone else's to route (a test's Endpoints, an operator's own
@@ -114,20 +116,47 @@ struct Served {
     built: Arc<Mutex<HashMap<String, Built>>>,
 }
 
-/// Serves the PackageManifest API until `stop` resolves; see the module documentation.
+/// The name of the packageserver's check in `/readyz`.
+pub const READINESS_CHECK: &str = "packageserver";
+
+/// How long the packageserver waits before trying again to listen (or to issue its
+/// certificate) after it could not.
+pub const PREPARE_RETRY: Duration = Duration::from_secs(5);
+
+/// Serves the PackageManifest API until `stop` resolves; see the module documentation. While it
+/// cannot listen, `readiness` fails with why.
 pub async fn run(
     shared: Arc<Shared>,
     index: Index,
     contents: Contents,
     options: Options,
+    readiness: crate::health::Readiness,
     stop: impl std::future::Future<Output = ()> + Send,
 ) {
     let client = shared.client.clone();
     let namespace = shared.system_namespace.clone();
-    let Some((listener, tls, ca_bundle)) = prepare(&shared, options).await else {
-        withdraw(&client, &namespace).await;
-        return;
+    tokio::pin!(stop);
+    let mut failed: Option<String> = None;
+    let (listener, tls, ca_bundle) = loop {
+        match prepare(&shared, options).await {
+            Ok(prepared) => break prepared,
+            Err(why) => {
+                if failed.as_ref() != Some(&why) {
+                    tracing::warn!(error = %why, retry_in = ?PREPARE_RETRY, "packageserver: PackageManifests are not served");
+                    readiness.failing(READINESS_CHECK, why.clone());
+                    if failed.is_none() {
+                        withdraw(&client, &namespace).await;
+                    }
+                    failed = Some(why);
+                }
+                tokio::select! {
+                    () = tokio::time::sleep(PREPARE_RETRY) => {}
+                    () = &mut stop => return,
+                }
+            }
+        }
     };
+    readiness.passing(READINESS_CHECK);
     let port = listener
         .local_addr()
         .map_or(options.addr.port(), |a| a.port());
@@ -177,41 +206,33 @@ pub async fn run(
     }
 }
 
-/// The listener, its TLS and the CA to register (base64), or `None` (logged) when the API
-/// cannot be served.
+/// The listener, its TLS and the CA to register (base64), or why the API cannot be served.
 async fn prepare(
     shared: &Shared,
     options: Options,
-) -> Option<(tokio::net::TcpListener, Arc<rustls::ServerConfig>, String)> {
-    let listener = match tokio::net::TcpListener::bind(options.addr).await {
-        Ok(l) => l,
-        Err(e) => {
-            tracing::warn!(addr = %options.addr, error = %e, "packageserver: cannot listen; PackageManifests are not served");
-            return None;
-        }
-    };
+) -> Result<(tokio::net::TcpListener, Arc<rustls::ServerConfig>, String), String> {
+    let listener = olm_catalogd::run::listen(options.addr).map_err(|e| {
+        format!(
+            "cannot listen on {} (--packageserver-bind-address): {e}",
+            options.addr
+        )
+    })?;
     let subject = Subject {
         service: SERVICE.to_owned(),
         namespace: shared.system_namespace.clone(),
     };
     let plan = olm_extension::certs::plan(&subject, jiff::Timestamp::now(), &Policy::default());
-    let issued = match crate::certs::issue(&plan) {
-        Ok(i) => i,
-        Err(e) => {
-            tracing::warn!(service = SERVICE, namespace = %shared.system_namespace, error = %e, "packageserver: issuing the serving certificate failed; PackageManifests are not served");
-            return None;
-        }
-    };
+    let issued = crate::certs::issue(&plan).map_err(|e| {
+        format!(
+            "issuing the serving certificate of Service {SERVICE} in {}: {e}",
+            shared.system_namespace
+        )
+    })?;
     let front_proxy_ca = front_proxy_ca(&shared.client).await;
-    let tls = match tls_config(&issued.cert_pem, &issued.key_pem, front_proxy_ca.as_deref()) {
-        Ok(t) => t,
-        Err(e) => {
-            tracing::warn!(error = %e, "packageserver: TLS configuration failed; PackageManifests are not served");
-            return None;
-        }
-    };
+    let tls = tls_config(&issued.cert_pem, &issued.key_pem, front_proxy_ca.as_deref())
+        .map_err(|e| format!("configuring TLS: {e}"))?;
     let ca_bundle = base64::engine::general_purpose::STANDARD.encode(issued.ca_pem.as_bytes());
-    Some((listener, tls, ca_bundle))
+    Ok((listener, tls, ca_bundle))
 }
 
 /// Keeps the registration as [`ps::decide`] says while this process serves, on every change of

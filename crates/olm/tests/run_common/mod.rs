@@ -116,6 +116,13 @@ impl OlmRun {
 
     /// [`OlmRun::start`] with more flags.
     pub fn start_with(kubeconfig: &Path, dir: &Path, extra: &[&str]) -> OlmRun {
+        let mut run = OlmRun::spawn_with(kubeconfig, dir, extra);
+        run.wait_ready();
+        run
+    }
+
+    /// [`OlmRun::start_with`] without waiting until it is ready.
+    pub fn spawn_with(kubeconfig: &Path, dir: &Path, extra: &[&str]) -> OlmRun {
         let (catalogs, probes, metrics) = (free_addr(), free_addr(), free_addr());
         let log = dir.join(format!("olm-run-{}.log", catalogs.port()));
         let stderr = std::fs::File::create(&log).expect("log file");
@@ -152,15 +159,13 @@ impl OlmRun {
             .stderr(stderr)
             .spawn()
             .expect("olm run starts");
-        let mut run = OlmRun {
+        OlmRun {
             child,
             catalogs,
             probes,
             metrics,
             log,
-        };
-        run.wait_ready();
-        run
+        }
     }
 
     pub fn wait_ready(&mut self) {
