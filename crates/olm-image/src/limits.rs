@@ -41,6 +41,8 @@ pub enum Kind {
     Catalog,
     /// A registry+v1 bundle image.
     Bundle,
+    /// Any other image, read whole (`olm image pull`).
+    Image,
 }
 
 impl Kind {
@@ -48,6 +50,7 @@ impl Kind {
         match self {
             Kind::Catalog => "catalog",
             Kind::Bundle => "bundle",
+            Kind::Image => "image",
         }
     }
 }
@@ -63,6 +66,8 @@ pub enum Expect {
     /// `operators.operatorframework.io.index.configs.v1` label, a bundle otherwise (commands
     /// that read any image, like `olm catalog render`).
     Either,
+    /// Any image at all, bounded as [`Kind::Image`] (`olm image pull`).
+    Any,
 }
 
 impl Expect {
@@ -71,6 +76,7 @@ impl Expect {
         match self {
             Expect::Catalog => Some(Kind::Catalog),
             Expect::Bundle => Some(Kind::Bundle),
+            Expect::Any => Some(Kind::Image),
             Expect::Either => None,
         }
     }
@@ -106,6 +112,14 @@ impl Sizes {
     pub const BUNDLE: Sizes = Sizes {
         total: 128 * MI,
         file: 32 * MI,
+    };
+
+    /// Any other image (`olm image pull`): 4 GiB in all, 1 GiB in one file — room for a
+    /// runtime image such as olm's own (a debug build of the binary alone is 240 MB), still a
+    /// bound on an image that unpacks to terabytes.
+    pub const IMAGE: Sizes = Sizes {
+        total: 4 * GI,
+        file: GI,
     };
 }
 
@@ -155,6 +169,8 @@ pub struct Limits {
     pub catalog: Sizes,
     /// Bundle images.
     pub bundle: Sizes,
+    /// Any other image.
+    pub image: Sizes,
     /// What a refusal tells the user to change.
     pub raised_by: RaisedBy,
 }
@@ -164,6 +180,7 @@ impl Default for Limits {
         Limits {
             catalog: Sizes::CATALOG,
             bundle: Sizes::BUNDLE,
+            image: Sizes::IMAGE,
             raised_by: RaisedBy::Flags,
         }
     }
@@ -175,6 +192,7 @@ impl Limits {
         match kind {
             Kind::Catalog => self.catalog,
             Kind::Bundle => self.bundle,
+            Kind::Image => self.image,
         }
     }
 }

@@ -219,7 +219,7 @@ async fn run_async(cmd: Command) -> anyhow::Result<ExitCode> {
             let reference = parse_ref(&reference)?;
             let start = Instant::now();
             let pulled = client(&registry)?
-                .pull_to_dir(&reference, &dir, &Filter::All, Expect::Either)
+                .pull_to_dir(&reference, &dir, &Filter::All, Expect::Any)
                 .await?;
             eprintln!(
                 "unpacked {} files ({} bytes) into {} in {:.2?}",

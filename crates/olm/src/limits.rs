@@ -72,8 +72,9 @@ impl BundleLimitArgs {
     }
 }
 
-/// The limits from `OLM_CATALOG_MAX_SIZE`, `OLM_CATALOG_MAX_FILE_SIZE`, `OLM_BUNDLE_MAX_SIZE`
-/// and `OLM_BUNDLE_MAX_FILE_SIZE`, the defaults where unset.
+/// The limits from `OLM_CATALOG_MAX_SIZE`, `OLM_CATALOG_MAX_FILE_SIZE`, `OLM_BUNDLE_MAX_SIZE`,
+/// `OLM_BUNDLE_MAX_FILE_SIZE`, `OLM_IMAGE_MAX_SIZE` and `OLM_IMAGE_MAX_FILE_SIZE` (`olm image
+/// pull`), the defaults where unset.
 ///
 /// # Errors
 /// A variable that is set but is no size, named with its value.
@@ -98,6 +99,7 @@ fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> anyhow::Result<Limits
     Ok(Limits {
         catalog: sizes(Kind::Catalog, Sizes::CATALOG)?,
         bundle: sizes(Kind::Bundle, Sizes::BUNDLE)?,
+        image: sizes(Kind::Image, Sizes::IMAGE)?,
         raised_by: RaisedBy::Environment,
     })
 }

@@ -236,6 +236,8 @@ async fn serve(args: Args) -> anyhow::Result<()> {
     images.limits = olm_image::Limits {
         catalog: args.catalog_limits.sizes(),
         bundle: args.bundle_limits.sizes(),
+        // `olm run` reads only catalogs and bundles.
+        image: olm_image::Sizes::IMAGE,
         raised_by: olm_image::RaisedBy::Flags,
     };
     std::fs::create_dir_all(&args.cache_path)
