@@ -657,6 +657,8 @@ mod tests {
             (Expect::Bundle, true, Kind::Bundle),
             (Expect::Either, true, Kind::Catalog),
             (Expect::Either, false, Kind::Bundle),
+            (Expect::Any, true, Kind::Image),
+            (Expect::Any, false, Kind::Image),
         ];
         for (expect, label, want) in cases {
             assert_eq!(expect.kind_given(label), want, "{expect:?} {label}");
@@ -665,6 +667,8 @@ mod tests {
         let limits = Limits::default();
         assert_eq!(limits.of(Kind::Catalog), Sizes::CATALOG);
         assert_eq!(limits.of(Kind::Bundle), Sizes::BUNDLE);
+        assert_eq!(limits.of(Kind::Image), Sizes::IMAGE);
+        assert_eq!(env_var(Kind::Image, Bound::File), "OLM_IMAGE_MAX_FILE_SIZE");
     }
 
     #[test]
