@@ -15,7 +15,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use libfuzzer_sys::arbitrary::{self, Arbitrary};
 use libfuzzer_sys::fuzz_target;
-use olm_image::unpack::{Filter, apply_layers, decompress};
+use olm_image::Sizes;
+use olm_image::unpack::{Filter, decompress, unpack_layers};
 
 #[derive(Arbitrary, Debug, Clone, Copy)]
 enum Part {
@@ -230,8 +231,9 @@ fuzz_target!(|input: Input| {
     let _ = fs::remove_dir_all(&root);
     // Climbs out of `dest` land in `up`, beside a file and a directory that must stay as they are.
     let up = root.join("a").join("b");
+    // `unpack_layers` makes `dest` itself (and removes it again when it refuses the layers).
     let dest = up.join("dest");
-    fs::create_dir_all(&dest).expect("temp dir");
+    fs::create_dir_all(&up).expect("temp dir");
     fs::write(up.join("outside"), b"outside").expect("temp file");
     fs::create_dir(up.join("sibling")).expect("temp dir");
 
@@ -254,11 +256,36 @@ fuzz_target!(|input: Input| {
     let readers = streams
         .iter()
         .filter_map(|s| decompress(std::io::Cursor::new(s.as_slice())).ok());
-    let _ = apply_layers(readers, &dest, &filter);
+    // Small limits, so that size refusals are met often and every input stays fast.
+    let sizes = Sizes {
+        total: 256 * 1024,
+        file: 64 * 1024,
+    };
+    let unpacked = unpack_layers(readers, &dest, &filter, sizes);
+    if unpacked.is_err() {
+        assert!(!dest.exists(), "a refused unpack left {}", dest.display());
+    }
 
     // Nothing but what was there before outside `dest`.
     let mut all = Vec::new();
     walk(&root, &mut all);
+    // Within the limits: no file over the per-file one, all of them (a hard link read as the
+    // file it names) within the total.
+    let mut held = 0u64;
+    for p in all.iter().filter(|p| p.starts_with(&dest)) {
+        if let Ok(m) = fs::symlink_metadata(p)
+            && m.is_file()
+        {
+            assert!(
+                m.len() <= sizes.file,
+                "{} holds {} bytes",
+                p.display(),
+                m.len()
+            );
+            held += m.len();
+        }
+    }
+    assert!(held <= sizes.total, "the unpacked files hold {held} bytes");
     for p in &all {
         if p.starts_with(&dest) {
             continue;
