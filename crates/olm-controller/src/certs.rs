@@ -121,9 +121,8 @@ pub async fn run_with(
     )
     .recovering("services (serving certificates)")
     .applied_objects();
+    let (s1, s2, s3, s4) = (store.clone(), store.clone(), store.clone(), store.clone());
     let controller = Controller::for_stream(services, store);
-    let store = controller.store();
-    let (s1, s2, s3, s4) = (store.clone(), store.clone(), store.clone(), store);
     shared.metrics.register(CONTROLLER, 1);
     let ctx = Arc::new(Ctx { shared, options });
     let controller = controller

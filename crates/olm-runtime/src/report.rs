@@ -22,7 +22,7 @@ use crate::watch::{Kind, Loudness, kind, loudness};
 
 /// Reads the results of the controller named `controller`.
 #[derive(Debug)]
-pub struct Report {
+struct Report {
     controller: &'static str,
     /// The count of API server returns when a watch failure was last a warning.
     warned: Mutex<Option<u64>>,
@@ -30,7 +30,7 @@ pub struct Report {
 
 impl Report {
     /// A report for the controller named `controller` in logs.
-    pub fn new(controller: &'static str) -> Report {
+    fn new(controller: &'static str) -> Report {
         Report {
             controller,
             warned: Mutex::new(None),
@@ -38,7 +38,7 @@ impl Report {
     }
 
     /// Logs `result` as the module says.
-    pub fn result<K, E>(&self, result: Result<(ObjectRef<K>, Action), Error<E, watcher::Error>>)
+    fn result<K, E>(&self, result: Result<(ObjectRef<K>, Action), Error<E, watcher::Error>>)
     where
         K: Lookup,
         E: std::error::Error + 'static,
@@ -75,7 +75,7 @@ impl Report {
 /// Runs `controller` until `shutdown` resolves, as every controller in olm runs: no watch
 /// backoff of its own (its watches are [`crate::watch::Recovering`] streams), every object
 /// looked at again when the API server is back after an outage, and its results read by a
-/// [`Report`] named `name`.
+/// `Report` named `name`.
 pub async fn run<K, ReconcilerFut, Ctx>(
     name: &'static str,
     controller: kube::runtime::Controller<K>,

@@ -310,7 +310,7 @@ impl ControlPlane {
     ///
     /// A control plane never stops by itself, so any exit is a failure; `olm dev` calls this
     /// periodically to notice a dead component.
-    pub fn check(&mut self) -> Result<(), Error> {
+    pub fn check(&self) -> Result<(), Error> {
         for component in self.components().iter_mut() {
             if let Some(status) = component.exit_status() {
                 let tail = component.tail(TAIL_LINES);
@@ -431,8 +431,9 @@ impl ControlPlane {
             if apiserver_ready(&self.client).await {
                 return Ok(Instant::now());
             }
-            let exited = self.with_apiserver(|c| c.exit_status())?;
-            if exited.is_some() || Instant::now() >= deadline {
+            // An apiserver that exited again says why, with its log.
+            self.check()?;
+            if Instant::now() >= deadline {
                 return Err(Error::Timeout {
                     what: "kube-apiserver /readyz after a restart".to_owned(),
                     tails: self.log_tails(TAIL_LINES),
@@ -447,9 +448,12 @@ impl ControlPlane {
         let apiserver = components
             .iter_mut()
             .find(|c| c.name() == "kube-apiserver")
-            .ok_or_else(|| Error::Timeout {
-                what: "kube-apiserver (not running)".to_owned(),
-                tails: String::new(),
+            .ok_or_else(|| Error::Io {
+                what: "restarting kube-apiserver".to_owned(),
+                source: std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    "it is not one of the control plane's processes",
+                ),
             })?;
         Ok(f(apiserver))
     }
