@@ -1,15 +1,23 @@
 #!/usr/bin/env bash
 # Installs everything olm's tests and `olm dev` need on a fresh Debian machine, and does nothing
 # that is already done: the OCI registry and chromium (with chromedriver) from Debian, the Rust
-# lint components, and the
+# lint components, the parts of a real node (containerd, runc, CNI plugins, iptables), and the
 # Go-built local control plane with kubectl (.ci/setup-controlplane.sh; cached under ~/.cache/olm),
 # and cargo-fuzz with a nightly toolchain for scripts/fuzz.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Debian packages: the OCI registry, and the browser the catalog browser's tests drive.
+# Debian packages: the OCI registry, the browser the catalog browser's tests drive, and the
+# parts of a real node (containerd, runc, the CNI plugins, iptables for kube-proxy).
 missing=()
 command -v docker-registry >/dev/null 2>&1 || missing+=(docker-registry)
+command -v containerd >/dev/null 2>&1 || missing+=(containerd)
+command -v runc >/dev/null 2>&1 || missing+=(runc)
+[[ -x /usr/lib/cni/bridge ]] || missing+=(containernetworking-plugins)
+command -v iptables >/dev/null 2>&1 || missing+=(iptables)
+# The node's pause image is a static C program built on first use.
+command -v gcc >/dev/null 2>&1 || missing+=(gcc)
+[[ -e /usr/lib/x86_64-linux-gnu/libc.a || -e /usr/lib/aarch64-linux-gnu/libc.a ]] || missing+=(libc6-dev)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
 if [[ ${#missing[@]} -gt 0 ]]; then

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the local test control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
-# kwok) from the Go wrapper modules beside this script into
+# kwok) and a real node's kubelet and kube-proxy from the Go wrapper modules beside this script into
 #   ${OLM_CACHE_DIR:-~/.cache/olm}/controlplane/<VERSION>/bin
 # and does nothing when every binary for that version is already there. The binaries are build outputs
 # and never belong in the work tree.
@@ -21,7 +21,7 @@ kube_version="v1.35.8"
 kube_major="1"
 kube_minor="35"
 
-binaries=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
+binaries=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok kubelet kube-proxy)
 products=("${binaries[@]}" kwok-stages.yaml)
 
 complete() {
@@ -90,7 +90,9 @@ build_kube() {
     (cd "$here/kube" && go build -trimpath -tags selinux,notest -ldflags "-s -w$stamp" -o "$work/" \
         k8s.io/kubernetes/cmd/kube-apiserver \
         k8s.io/kubernetes/cmd/kube-controller-manager \
-        k8s.io/kubernetes/cmd/kube-scheduler)
+        k8s.io/kubernetes/cmd/kube-scheduler \
+        k8s.io/kubernetes/cmd/kubelet \
+        k8s.io/kubernetes/cmd/kube-proxy)
 }
 
 build_etcd() {
@@ -123,7 +125,7 @@ echo "building control plane $version into $bin (GOMODCACHE=$GOMODCACHE, GOCACHE
 step "etcd" build_etcd
 step "kwok" build_kwok
 step "kwok stages" kwok_stages
-step "kube-apiserver, kube-controller-manager, kube-scheduler" build_kube
+step "kube-apiserver, kube-controller-manager, kube-scheduler, kubelet, kube-proxy" build_kube
 
 mkdir -p "$bin"
 for f in "${products[@]}"; do
