@@ -14,6 +14,7 @@
 //! [`ClientOptions::protocol`] says otherwise. TLS uses rustls with the ring provider only, the same
 //! provider the Kubernetes client uses, so one process never has two providers compiled in.
 
+pub mod archive;
 pub mod assemble;
 pub mod auth;
 pub mod cache;
@@ -25,6 +26,7 @@ mod reference;
 pub mod runtime;
 pub mod unpack;
 
+pub use archive::oci_archive;
 pub use assemble::{
     BuildError, CATALOG_CONFIGS_DIR, CATALOG_CONFIGS_LABEL, Image, Layer, RunConfig, bundle_image,
     catalog_image, layer_from_stream,

@@ -56,6 +56,19 @@ pub fn cache_dir() -> Result<PathBuf, Error> {
     Ok(PathBuf::from(home).join(".cache").join("olm"))
 }
 
+/// The first executable `name` on `PATH` (the node's Debian-installed parts: containerd, ctr).
+pub(crate) fn which(name: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .chain(["/usr/sbin".into(), "/sbin".into()])
+        .map(|dir| dir.join(name))
+        .find(|p| {
+            p.metadata()
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+}
+
 /// Checks that every required file is present in `dir`.
 pub(crate) fn check(dir: &Path) -> Result<(), Error> {
     let missing: Vec<&str> = REQUIRED

@@ -17,6 +17,7 @@ use olm_k8s::ConditionStatus;
 use crate::Error;
 use crate::binaries;
 use crate::fsutil::{create_dir, write_file};
+use crate::node::{self, HostGuard, NodeKind, REAL_NODE_NAME};
 use crate::pki::Pki;
 use crate::process::Component;
 use crate::sys;
@@ -47,6 +48,12 @@ pub struct Options {
     pub keep_dir: bool,
     /// How long to wait for the whole control plane to become ready.
     pub ready_timeout: Duration,
+    /// kwok's fake node (the default) or a real one ([`NodeKind::Real`]).
+    pub node: NodeKind,
+    /// `host:port` of a local registry that a real node's containerd uses as the mirror of the
+    /// registries images name ([`crate::node::MIRRORED`]): push `quay.io/x/y:1` there as
+    /// `x/y:1`.
+    pub mirror: Option<String>,
 }
 
 impl Default for Options {
@@ -56,6 +63,8 @@ impl Default for Options {
             parent_dir: None,
             keep_dir: std::env::var_os("OLM_TESTENV_KEEP").is_some_and(|v| v == "1"),
             ready_timeout: Duration::from_secs(90),
+            node: NodeKind::Fake,
+            mirror: None,
         }
     }
 }
@@ -91,6 +100,9 @@ pub struct ControlPlane {
     client: Client,
     startup: Duration,
     node_address: Option<std::net::Ipv4Addr>,
+    node: NodeKind,
+    /// A real node's hold on the machine, restored after its processes stop.
+    host: Option<HostGuard>,
 }
 
 impl std::fmt::Debug for ControlPlane {
@@ -143,6 +155,9 @@ impl ControlPlane {
             None => binaries::bin_dir()?,
         };
         binaries::check(&bin)?;
+        if options.node == NodeKind::Real {
+            node::check_machine(&bin)?;
+        }
         let mut attempt = 0;
         loop {
             attempt += 1;
@@ -175,12 +190,31 @@ impl ControlPlane {
         let etcd_dir = root.join("etcd");
         std::fs::set_permissions(&etcd_dir, std::fs::Permissions::from_mode(0o700))
             .map_err(|source| Error::io(format!("restricting {}", etcd_dir.display()), source))?;
-        let pki = Pki::generate(&root.join("pki"))?;
+        let node_address = sys::host_address();
+        let real = match (options.node, node_address) {
+            (NodeKind::Real, Some(address)) => Some(address),
+            (NodeKind::Real, None) => {
+                return Err(Error::NodeUnsupported(
+                    "it needs an address besides loopback, for pods to reach the API server"
+                        .to_owned(),
+                ));
+            }
+            (NodeKind::Fake, _) => None,
+        };
+        let pki = Pki::generate(&root.join("pki"), real.map(|a| (a, REAL_NODE_NAME)))?;
         let ports = free_ports()?;
         let server = format!("https://127.0.0.1:{}", ports.apiserver);
-        let node_address = sys::host_address();
         let kubeconfig = root.join("admin.kubeconfig");
-        write_file(&kubeconfig, kubeconfig_json(&server, &pki).as_bytes())?;
+        write_file(
+            &kubeconfig,
+            kubeconfig_json(
+                &server,
+                &pki.ca_pem,
+                "admin",
+                &(pki.admin_cert_pem.clone(), pki.admin_key_pem.clone()),
+            )
+            .as_bytes(),
+        )?;
 
         let mut plane = ControlPlane {
             components: std::sync::Mutex::default(),
@@ -192,6 +226,8 @@ impl ControlPlane {
             client: client_for(&kubeconfig).await?,
             startup: Duration::ZERO,
             node_address,
+            node: options.node,
+            host: None,
         };
         if options.keep_dir {
             plane.kept_dir = Some(dir.keep());
@@ -213,7 +249,7 @@ impl ControlPlane {
         plane.spawn(
             bin,
             "kube-apiserver",
-            apiserver_args(&root, ports, &pki),
+            apiserver_args(&root, ports, &pki, real),
             &[],
             log("kube-apiserver"),
         )?;
@@ -239,21 +275,69 @@ impl ControlPlane {
             &[],
             log("kube-scheduler"),
         )?;
-        let home = root.join("home");
-        plane.spawn(
-            bin,
-            "kwok",
-            kwok_args(&kc, &bin.join("kwok-stages.yaml"), node_ip(node_address)),
-            // kwok reads ~/.kwok/kwok.yaml when present; a private HOME keeps a user's file out.
-            &[("HOME", home.as_path())],
-            log("kwok"),
-        )?;
-
-        create_fake_node(&client).await?;
+        match (real, &pki.node) {
+            (Some(address), Some(node_pki)) => {
+                let containerd = node::check_machine(bin)?;
+                let prepared = node::prepare(
+                    &root.join("node"),
+                    containerd,
+                    &server,
+                    &pki.ca_pem,
+                    &pki.ca_cert,
+                    node_pki,
+                    options.mirror.as_deref(),
+                )?;
+                plane.host = Some(prepared.guard);
+                let layout = prepared.layout;
+                let component = Component::spawn(
+                    "containerd",
+                    &prepared.containerd,
+                    &node::containerd_args(&layout),
+                    &[],
+                    log("containerd"),
+                )?;
+                plane.components().push(component);
+                plane
+                    .wait_until("containerd to answer on its socket", deadline, || {
+                        let layout = layout.clone();
+                        async move { node::containerd_ready(&layout) }
+                    })
+                    .await?;
+                node::load_images(&layout, &binaries::cache_dir()?)?;
+                plane.spawn(
+                    bin,
+                    "kubelet",
+                    node::kubelet_args(&layout, address),
+                    &[],
+                    log("kubelet"),
+                )?;
+                plane.spawn(
+                    bin,
+                    "kube-proxy",
+                    node::proxy_args(&layout),
+                    &[],
+                    log("kube-proxy"),
+                )?;
+            }
+            _ => {
+                let home = root.join("home");
+                plane.spawn(
+                    bin,
+                    "kwok",
+                    kwok_args(&kc, &bin.join("kwok-stages.yaml"), node_ip(node_address)),
+                    // kwok reads ~/.kwok/kwok.yaml when present; a private HOME keeps a user's
+                    // file out.
+                    &[("HOME", home.as_path())],
+                    log("kwok"),
+                )?;
+                create_fake_node(&client).await?;
+            }
+        }
+        let node_name = plane.node_name();
         plane
-            .wait_until("the fake node to be Ready and untainted", deadline, || {
+            .wait_until("the node to be Ready and untainted", deadline, || {
                 let client = client.clone();
-                async move { node_ready(&client).await }
+                async move { node_ready(&client, node_name).await }
             })
             .await?;
         plane
@@ -373,6 +457,25 @@ impl ControlPlane {
         self.node_address
     }
 
+    /// The node's name: [`NODE_NAME`] for kwok's, [`REAL_NODE_NAME`] for a real one.
+    pub fn node_name(&self) -> &'static str {
+        match self.node {
+            NodeKind::Fake => NODE_NAME,
+            NodeKind::Real => REAL_NODE_NAME,
+        }
+    }
+
+    /// Which node this control plane has.
+    pub fn node_kind(&self) -> NodeKind {
+        self.node
+    }
+
+    /// A real node's folder (containerd's root and socket, the kubelet's files), for importing
+    /// images with [`crate::node::import_archive`]; `None` with kwok's node.
+    pub fn node_dir(&self) -> Option<PathBuf> {
+        (self.node == NodeKind::Real).then(|| self.work_dir().join("node"))
+    }
+
     /// Time from the start call to ready.
     pub fn startup_time(&self) -> Duration {
         self.startup
@@ -480,6 +583,10 @@ impl Drop for ControlPlane {
         while let Some(mut component) = self.components().pop() {
             component.stop(Duration::from_secs(5));
         }
+        // Before the work folder goes: a real node's mounts live in it.
+        if let Some(host) = self.host.take() {
+            host.restore();
+        }
         if let Some(dir) = self.dir.take() {
             // Best effort: a failure to delete a temp folder must not turn into a panic in drop.
             let _ = dir.close();
@@ -514,7 +621,14 @@ fn free_ports() -> Result<Ports, Error> {
     })
 }
 
-fn kubeconfig_json(server: &str, pki: &Pki) -> String {
+/// A kubeconfig for `server` trusting the CA `ca_pem`, as the client `(certificate, key)` PEM
+/// pair; `user` names the entry.
+pub(crate) fn kubeconfig_json(
+    server: &str,
+    ca_pem: &str,
+    user: &str,
+    (cert_pem, key_pem): &(String, String),
+) -> String {
     use base64::Engine as _;
     let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
     // JSON is valid YAML, so kubectl and client-go read this as any kubeconfig.
@@ -525,19 +639,19 @@ fn kubeconfig_json(server: &str, pki: &Pki) -> String {
             "name": "olm-dev",
             "cluster": {
                 "server": server,
-                "certificate-authority-data": b64(&pki.ca_pem),
+                "certificate-authority-data": b64(ca_pem),
             },
         }],
         "users": [{
-            "name": "admin",
+            "name": user,
             "user": {
-                "client-certificate-data": b64(&pki.admin_cert_pem),
-                "client-key-data": b64(&pki.admin_key_pem),
+                "client-certificate-data": b64(cert_pem),
+                "client-key-data": b64(key_pem),
             },
         }],
         "contexts": [{
             "name": "olm-dev",
-            "context": {"cluster": "olm-dev", "user": "admin"},
+            "context": {"cluster": "olm-dev", "user": user},
         }],
         "current-context": "olm-dev",
     });
@@ -570,18 +684,41 @@ fn etcd_args(root: &Path, ports: Ports) -> Vec<String> {
     ]
 }
 
-fn apiserver_args(root: &Path, ports: Ports, pki: &Pki) -> Vec<String> {
+fn apiserver_args(
+    root: &Path,
+    ports: Ports,
+    pki: &Pki,
+    real_node: Option<std::net::Ipv4Addr>,
+) -> Vec<String> {
     let p = |path: &Path| path.display().to_string();
-    vec![
-        format!("--etcd-servers=http://127.0.0.1:{}", ports.etcd_client),
-        "--bind-address=127.0.0.1".into(),
-        format!("--secure-port={}", ports.apiserver),
+    let mut args: Vec<String> = vec![format!(
+        "--etcd-servers=http://127.0.0.1:{}",
+        ports.etcd_client
+    )];
+    match real_node {
+        // Pods reach the API server through the `kubernetes` Service, whose endpoint is the
+        // advertised address: it must be listened on. Nothing unauthenticated gets in (no
+        // anonymous requests), and the API server reaches kubelets as the admin.
+        Some(address) => args.extend([
+            "--bind-address=0.0.0.0".to_owned(),
+            format!("--advertise-address={address}"),
+            "--anonymous-auth=false".to_owned(),
+            format!("--kubelet-client-certificate={}", p(&pki.admin_cert)),
+            format!("--kubelet-client-key={}", p(&pki.admin_key)),
+            "--kubelet-preferred-address-types=InternalIP".to_owned(),
+        ]),
         // With a loopback bind address and no advertise address the apiserver looks for a
         // default-route interface and fails without one; advertising loopback in turn makes the
         // endpoint reconciler fail validation forever, so it is off (only the in-cluster
         // `kubernetes` Service loses its endpoints).
-        "--advertise-address=127.0.0.1".into(),
-        "--endpoint-reconciler-type=none".into(),
+        None => args.extend([
+            "--bind-address=127.0.0.1".to_owned(),
+            "--advertise-address=127.0.0.1".to_owned(),
+            "--endpoint-reconciler-type=none".to_owned(),
+        ]),
+    }
+    args.extend([
+        format!("--secure-port={}", ports.apiserver),
         format!("--tls-cert-file={}", p(&pki.serving_cert)),
         format!("--tls-private-key-file={}", p(&pki.serving_key)),
         format!("--cert-dir={}", root.join("pki").display()),
@@ -601,7 +738,8 @@ fn apiserver_args(root: &Path, ports: Ports, pki: &Pki) -> Vec<String> {
         "--max-mutating-requests-inflight=0".into(),
         "--profiling=false".into(),
         "--v=1".into(),
-    ]
+    ]);
+    args
 }
 
 fn controller_manager_args(kubeconfig: &str, ports: Ports, pki: &Pki) -> Vec<String> {
@@ -714,9 +852,9 @@ async fn create_fake_node(client: &Client) -> Result<(), Error> {
     }
 }
 
-async fn node_ready(client: &Client) -> bool {
+async fn node_ready(client: &Client, name: &str) -> bool {
     let nodes: Api<Node> = Api::all(client.clone());
-    let Ok(node) = nodes.get(NODE_NAME).await else {
+    let Ok(node) = nodes.get(name).await else {
         return false;
     };
     let ready = node

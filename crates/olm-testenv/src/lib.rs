@@ -15,6 +15,7 @@ mod controlplane;
 mod crd;
 mod fsutil;
 mod logtail;
+pub mod node;
 mod pki;
 mod process;
 pub mod registry;
@@ -26,6 +27,7 @@ use std::path::PathBuf;
 pub use binaries::{BIN_ENV, BUILD_SCRIPT, CONTROLPLANE_VERSION, bin_dir, cache_dir};
 pub use controlplane::{ComponentMemory, ControlPlane, NODE_NAME, Options};
 pub use crd::{CRD_FIELD_MANAGER, install_crds};
+pub use node::{NodeKind, REAL_NODE_NAME};
 
 /// Everything that can go wrong starting or running a control plane.
 #[derive(Debug, thiserror::Error)]
@@ -115,6 +117,19 @@ pub enum Error {
         /// Its status conditions when the wait ended, to show why it was not served.
         conditions: String,
     },
+    /// Another real node runs on this machine: they would fight over iptables, the bridge and
+    /// cgroups.
+    #[error(
+        "a real node already runs on this machine{owner}; only one can (they share iptables, the \
+         CNI bridge and cgroups): stop it (`olm dev down`, or end the test that started it) first"
+    )]
+    NodeBusy {
+        /// Who started it, when known (` (started by process N)`).
+        owner: String,
+    },
+    /// This machine cannot run a real node; says what is missing.
+    #[error("this machine cannot run a real node: {0}")]
+    NodeUnsupported(String),
     /// An object built by the harness did not deserialize (a bug in the harness).
     #[error("building an object: {0}")]
     Json(#[from] serde_json::Error),

@@ -6,13 +6,18 @@
 
 use std::path::{Path, PathBuf};
 
+use std::net::{IpAddr, Ipv4Addr};
+
 use rcgen::{
     BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, IsCa,
-    Issuer, KeyPair, KeyUsagePurpose,
+    Issuer, KeyPair, KeyUsagePurpose, SanType,
 };
 
 use crate::Error;
 use crate::fsutil::write_file;
+
+/// The `kubernetes` Service's cluster IP: the first address of the Service range.
+pub(crate) const KUBERNETES_SERVICE_IP: Ipv4Addr = Ipv4Addr::new(10, 96, 0, 1);
 
 /// PEM files written by [`Pki::generate`], plus the PEM text the kubeconfig embeds.
 #[derive(Debug, Clone)]
@@ -26,13 +31,35 @@ pub(crate) struct Pki {
     pub ca_pem: String,
     pub admin_cert_pem: String,
     pub admin_key_pem: String,
+    /// The admin certificate and key as files: the API server's client identity towards a
+    /// kubelet (logs, exec, port-forward).
+    pub admin_cert: PathBuf,
+    pub admin_key: PathBuf,
+    /// A real node's certificates; `None` without a host address for them to name.
+    pub node: Option<NodePki>,
+}
+
+/// What a real node's parts present: the kubelet's serving certificate (for the node's
+/// address), and the client identities of the kubelet (`system:node:<name>` in `system:nodes`,
+/// which the Node authorizer grants what a kubelet needs) and of kube-proxy (`system:kube-proxy`,
+/// bound by default to `system:node-proxier`), as PEM text for their kubeconfigs.
+#[derive(Debug, Clone)]
+pub(crate) struct NodePki {
+    pub kubelet_serving_cert: PathBuf,
+    pub kubelet_serving_key: PathBuf,
+    pub kubelet_client: (String, String),
+    pub proxy_client: (String, String),
 }
 
 impl Pki {
     /// Generates a CA, a serving certificate for the apiserver on loopback, an admin client
     /// certificate in `system:masters` (which bypasses RBAC, so the harness and the components never
     /// need role bindings) and a service-account signing key pair, and writes them under `dir`.
-    pub(crate) fn generate(dir: &Path) -> Result<Pki, Error> {
+    ///
+    /// With `node` (the machine's address and the node's name), the apiserver's certificate also
+    /// names that address and the `kubernetes` Service's cluster IP (how pods reach it), and a
+    /// real node's certificates are made too.
+    pub(crate) fn generate(dir: &Path, node: Option<(Ipv4Addr, &str)>) -> Result<Pki, Error> {
         let ca_key = KeyPair::generate()?;
         let mut ca_params = CertificateParams::new(Vec::<String>::new())?;
         ca_params.distinguished_name = name("olm-testenv-ca", None);
@@ -53,7 +80,15 @@ impl Pki {
             "kubernetes".to_owned(),
             "kubernetes.default".to_owned(),
             "kubernetes.default.svc".to_owned(),
+            "kubernetes.default.svc.cluster.local".to_owned(),
         ])?;
+        if let Some((address, _)) = node {
+            for ip in [address, KUBERNETES_SERVICE_IP] {
+                serving_params
+                    .subject_alt_names
+                    .push(SanType::IpAddress(IpAddr::V4(ip)));
+            }
+        }
         serving_params.distinguished_name = name("kube-apiserver", None);
         serving_params.key_usages = vec![
             KeyUsagePurpose::DigitalSignature,
@@ -73,6 +108,10 @@ impl Pki {
         let admin_cert = admin_params.signed_by(&admin_key, &ca)?;
 
         let sa_key = KeyPair::generate()?;
+        let node = match node {
+            Some((address, name)) => Some(NodePki::generate(dir, &ca, address, name)?),
+            None => None,
+        };
 
         let pki = Pki {
             ca_cert: dir.join("ca.crt"),
@@ -84,7 +123,12 @@ impl Pki {
             ca_pem: ca_cert.pem(),
             admin_cert_pem: admin_cert.pem(),
             admin_key_pem: admin_key.serialize_pem(),
+            admin_cert: dir.join("admin.crt"),
+            admin_key: dir.join("admin.key"),
+            node,
         };
+        write_file(&pki.admin_cert, pki.admin_cert_pem.as_bytes())?;
+        write_file(&pki.admin_key, pki.admin_key_pem.as_bytes())?;
         write_file(&pki.ca_cert, pki.ca_pem.as_bytes())?;
         write_file(&pki.ca_key, ca_key.serialize_pem().as_bytes())?;
         write_file(&pki.serving_cert, serving_cert.pem().as_bytes())?;
@@ -93,6 +137,61 @@ impl Pki {
         write_file(&pki.sa_pub, sa_key.public_key_pem().as_bytes())?;
         Ok(pki)
     }
+}
+
+impl NodePki {
+    fn generate(
+        dir: &Path,
+        ca: &Issuer<'_, &KeyPair>,
+        address: Ipv4Addr,
+        name: &str,
+    ) -> Result<NodePki, Error> {
+        let serving_key = KeyPair::generate()?;
+        let mut serving = CertificateParams::new(vec![name.to_owned(), "localhost".to_owned()])?;
+        serving
+            .subject_alt_names
+            .push(SanType::IpAddress(IpAddr::V4(address)));
+        serving
+            .subject_alt_names
+            .push(SanType::IpAddress(IpAddr::V4(Ipv4Addr::LOCALHOST)));
+        serving.distinguished_name = self::name(name, None);
+        serving.key_usages = vec![
+            KeyUsagePurpose::DigitalSignature,
+            KeyUsagePurpose::KeyEncipherment,
+        ];
+        serving.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
+        let serving_cert = serving.signed_by(&serving_key, ca)?;
+        let pki = NodePki {
+            kubelet_serving_cert: dir.join("kubelet.crt"),
+            kubelet_serving_key: dir.join("kubelet.key"),
+            kubelet_client: client(ca, &format!("system:node:{name}"), Some("system:nodes"))?,
+            proxy_client: client(ca, "system:kube-proxy", None)?,
+        };
+        write_file(&pki.kubelet_serving_cert, serving_cert.pem().as_bytes())?;
+        write_file(
+            &pki.kubelet_serving_key,
+            serving_key.serialize_pem().as_bytes(),
+        )?;
+        Ok(pki)
+    }
+}
+
+/// A client certificate and key (PEM) for `common_name` in `organization`.
+fn client(
+    ca: &Issuer<'_, &KeyPair>,
+    common_name: &str,
+    organization: Option<&str>,
+) -> Result<(String, String), Error> {
+    let key = KeyPair::generate()?;
+    let mut params = CertificateParams::new(Vec::<String>::new())?;
+    params.distinguished_name = name(common_name, organization);
+    params.key_usages = vec![
+        KeyUsagePurpose::DigitalSignature,
+        KeyUsagePurpose::KeyEncipherment,
+    ];
+    params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+    let cert = params.signed_by(&key, ca)?;
+    Ok((cert.pem(), key.serialize_pem()))
 }
 
 fn name(common_name: &str, organization: Option<&str>) -> DistinguishedName {

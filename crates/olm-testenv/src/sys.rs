@@ -80,6 +80,11 @@ pub(crate) fn send_signal(target: Target, signal: Signal) -> io::Result<()> {
     }
 }
 
+/// SIGKILLs one process, ignoring one that is already gone: for tearing down what a node left.
+pub(crate) fn kill_pid(pid: u32) {
+    let _ = send_signal(Target::Process(pid), Signal::KILL);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
