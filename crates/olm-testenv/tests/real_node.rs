@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use k8s_openapi::api::core::v1::Pod;
 use kube::Api;
 use kube::api::PostParams;
-use olm_testenv::node::host;
+use olm_testenv::node::host::Footprint;
 use olm_testenv::{ControlPlane, NodeKind, Options, REAL_NODE_NAME};
 use tokio::sync::Mutex;
 
@@ -26,63 +26,8 @@ static MACHINE: Mutex<()> = Mutex::const_new(());
 /// Set in the child process of the crash scenario.
 const CHILD: &str = "OLM_TESTENV_REAL_NODE_CHILD";
 
-/// What a node may change on the machine, as seen from outside: iptables chains, the bridge,
-/// network namespaces, the node's cgroup, the record.
-#[derive(Debug, PartialEq, Eq)]
-struct Machine {
-    chains: Vec<String>,
-    ip6_chains: Vec<String>,
-    links: Vec<String>,
-    netns: Vec<String>,
-    cgroup: bool,
-    record: bool,
-    sysctls: Vec<(String, String)>,
-}
-
-fn machine() -> Machine {
-    let chains = |cmd: &str| {
-        let out = Command::new(cmd).output().unwrap();
-        let mut chains: Vec<String> = String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter(|l| l.starts_with('*') || l.starts_with(':'))
-            .map(|l| l.split_whitespace().next().unwrap_or_default().to_owned())
-            .collect();
-        chains.sort();
-        chains
-    };
-    let list = |dir: &str| {
-        let mut names: Vec<String> = std::fs::read_dir(dir)
-            .map(|d| {
-                d.flatten()
-                    .map(|e| e.file_name().to_string_lossy().into_owned())
-                    .collect()
-            })
-            .unwrap_or_default();
-        names.sort();
-        names
-    };
-    let sysctls = [
-        "vm/overcommit_memory",
-        "kernel/panic",
-        "kernel/panic_on_oops",
-        "net/ipv4/ip_forward",
-        "net/ipv4/conf/all/route_localnet",
-    ]
-    .iter()
-    .map(|k| {
-        let v = std::fs::read_to_string(Path::new("/proc/sys").join(k)).unwrap_or_default();
-        ((*k).to_owned(), v.trim().to_owned())
-    })
-    .collect();
-    Machine {
-        chains: chains("iptables-save"),
-        ip6_chains: chains("ip6tables-save"),
-        links: list("/sys/class/net"),
-        netns: list("/var/run/netns"),
-        cgroup: Path::new("/sys/fs/cgroup/memory/olm-node").exists(),
-        record: Path::new(host::RECORD).exists(),
-        sysctls,
-    }
+fn machine() -> Footprint {
+    Footprint::now()
 }
 
 async fn start() -> ControlPlane {
@@ -157,9 +102,17 @@ async fn containers_run_and_the_machine_is_as_it_was_after() {
         during
             .chains
             .iter()
-            .any(|c| c.starts_with(":KUBE-SERVICES")),
+            .any(|c| c.ends_with(" nat KUBE-SERVICES")),
         "kube-proxy's chains: {:?}",
         during.chains
+    );
+    assert!(
+        during
+            .processes
+            .iter()
+            .any(|p| p.contains("containerd-shim")),
+        "{:?}",
+        during.processes
     );
     plane.stop();
     assert_eq!(machine(), before);

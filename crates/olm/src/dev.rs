@@ -35,7 +35,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use olm_testenv::registry::{DetachedRegistry, Registry};
-use olm_testenv::{ControlPlane, Options};
+use olm_testenv::{ControlPlane, NodeKind, Options};
 use rustix::io::Errno;
 use rustix::process::{Pid, Signal, WaitOptions, kill_process, setsid, waitpid};
 use serde::{Deserialize, Serialize};
@@ -64,10 +64,16 @@ const RUN_STOP_TIMEOUT: Duration = Duration::from_secs(10);
 
 #[derive(clap::Subcommand)]
 pub enum Command {
-    /// Start a local control plane (etcd, kube-apiserver, controller manager, scheduler, kwok with
-    /// one fake node), a local registry and `olm run` (the OLM v1 CRDs, the catalog server and
-    /// the installer) in the background, and apply the OLM v0 CRDs.
-    Up,
+    /// Start a local control plane (etcd, kube-apiserver, controller manager, scheduler) with one
+    /// node, a local registry and `olm run` (the OLM v1 CRDs, the catalog server and the
+    /// installer) in the background, and apply the OLM v0 CRDs.
+    Up {
+        /// The node: `real` (containerd, kubelet and kube-proxy: containers really run; needs
+        /// root and `scripts/setup.sh`, one per machine), `fake` (kwok: pods are only marked
+        /// running), or `auto`: real where this machine can run it, fake otherwise.
+        #[arg(long, value_enum, default_value_t = NodeChoice::Auto)]
+        node: NodeChoice,
+    },
     /// Stop everything `olm dev up` started.
     Down,
     /// Print the API server URL, the kubeconfig path, the registry address, the catalog server
@@ -77,17 +83,42 @@ pub enum Command {
     Kubeconfig,
     /// The background process started by `up` (internal).
     #[command(name = SUPERVISE, hide = true)]
-    Supervise,
+    Supervise {
+        /// As `up` was given.
+        #[arg(long, value_enum, default_value_t = NodeChoice::Auto)]
+        node: NodeChoice,
+    },
+}
+
+/// `olm dev up --node`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum NodeChoice {
+    /// A real node where this machine can run one, else kwok's.
+    Auto,
+    /// A real node, or an error saying why not.
+    Real,
+    /// kwok's fake node.
+    Fake,
+}
+
+impl NodeChoice {
+    fn as_arg(self) -> &'static str {
+        match self {
+            NodeChoice::Auto => "auto",
+            NodeChoice::Real => "real",
+            NodeChoice::Fake => "fake",
+        }
+    }
 }
 
 pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
     let paths = Paths::new()?;
     match cmd {
-        Command::Up => up(&paths),
+        Command::Up { node } => up(&paths, node),
         Command::Down => down(&paths),
         Command::Status => status(&paths),
         Command::Kubeconfig => kubeconfig(&paths),
-        Command::Supervise => supervise(&paths),
+        Command::Supervise { node } => supervise(&paths, node),
     }
 }
 
@@ -106,6 +137,15 @@ struct State {
     metrics: Option<String>,
     work_dir: PathBuf,
     startup_seconds: f64,
+    /// `real` or `fake` (absent in states written before there was a choice: fake).
+    #[serde(default)]
+    node: Option<String>,
+    /// The node's name.
+    #[serde(default)]
+    node_name: Option<String>,
+    /// What `--node auto` found, said once by `olm dev up`.
+    #[serde(default)]
+    node_note: Option<String>,
 }
 
 struct Paths {
@@ -169,7 +209,7 @@ fn is_supervisor(pid: u32) -> bool {
             .any(|arg| arg == SUPERVISE.as_bytes())
 }
 
-fn up(paths: &Paths) -> anyhow::Result<ExitCode> {
+fn up(paths: &Paths, node: NodeChoice) -> anyhow::Result<ExitCode> {
     if paths.live_supervisor().is_some() {
         if let Some(state) = paths.read_state() {
             println!("already running");
@@ -192,7 +232,7 @@ fn up(paths: &Paths) -> anyhow::Result<ExitCode> {
     let log_err = log.try_clone()?;
     let mut process = Process::new(exe);
     process
-        .args(["dev", SUPERVISE])
+        .args(["dev", SUPERVISE, "--node", node.as_arg()])
         .stdin(Stdio::null())
         .stdout(log)
         .stderr(log_err);
@@ -202,6 +242,9 @@ fn up(paths: &Paths) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
     loop {
         if let Some(state) = paths.read_state() {
+            if let Some(note) = &state.node_note {
+                println!("{note}");
+            }
             print_status(&state);
             println!("ready in {:.1} s", state.startup_seconds);
             return Ok(ExitCode::SUCCESS);
@@ -260,6 +303,17 @@ fn down(paths: &Paths) -> anyhow::Result<ExitCode> {
         registry.stop(&paths.dir)?;
         stopped_any = true;
     }
+    // And a real node it started: the machine is put back from the node's record.
+    match olm_testenv::node::recover_machine() {
+        Ok(true) => {
+            println!("put the machine back as it was before the real node started");
+            stopped_any = true;
+        }
+        Ok(false) => {}
+        // Another process's node (a test's): not ours to touch.
+        Err(olm_testenv::Error::NodeBusy { .. }) => {}
+        Err(err) => eprintln!("olm dev down: putting the machine back after a real node: {err}"),
+    }
     paths.clear();
     println!(
         "{}",
@@ -309,6 +363,11 @@ fn kubeconfig(paths: &Paths) -> anyhow::Result<ExitCode> {
 
 fn print_status(state: &State) {
     println!("api server: {}", state.server);
+    let kind = state.node.as_deref().unwrap_or("fake");
+    match &state.node_name {
+        Some(name) => println!("node: {name} ({kind})"),
+        None => println!("node: {kind}"),
+    }
     println!("kubeconfig: {}", state.kubeconfig.display());
     if let Some(registry) = &state.registry {
         println!("registry: {registry}");
@@ -336,7 +395,7 @@ fn signal(pid: u32, sig: Signal) -> anyhow::Result<()> {
 }
 
 /// The detached supervisor: start, publish the state, watch, and clean up on SIGTERM.
-fn supervise(paths: &Paths) -> anyhow::Result<ExitCode> {
+fn supervise(paths: &Paths, node: NodeChoice) -> anyhow::Result<ExitCode> {
     // A session of its own, so that Ctrl-C or closing the terminal `olm dev up` ran in does not
     // reach the supervisor. Done here rather than between fork and exec, which needs unsafe code.
     setsid().context("leaving the terminal's session")?;
@@ -345,7 +404,7 @@ fn supervise(paths: &Paths) -> anyhow::Result<ExitCode> {
     // A current-thread runtime keeps every component's parent thread alive for the supervisor's
     // whole life, which the parent-death signal of the components depends on.
     let runtime = crate::runtime()?;
-    let result = runtime.block_on(supervise_async(paths));
+    let result = runtime.block_on(supervise_async(paths, node));
     if let Err(err) = &result {
         let _ = fs::write(&paths.error, format!("{err:#}\n"));
         eprintln!("olm dev supervisor: {err:#}");
@@ -362,7 +421,7 @@ fn supervise(paths: &Paths) -> anyhow::Result<ExitCode> {
     result
 }
 
-async fn supervise_async(paths: &Paths) -> anyhow::Result<ExitCode> {
+async fn supervise_async(paths: &Paths, node: NodeChoice) -> anyhow::Result<ExitCode> {
     use tokio::signal::unix::{SignalKind, signal};
     let mut term = signal(SignalKind::terminate())?;
     let mut int = signal(SignalKind::interrupt())?;
@@ -370,12 +429,8 @@ async fn supervise_async(paths: &Paths) -> anyhow::Result<ExitCode> {
     // The registry starts in well under a second and fails fast when it is not installed, so it
     // goes first; the control plane takes seconds.
     let registry = Registry::spawn_detached(&paths.dir)?;
-    let options = Options {
-        parent_dir: Some(paths.dir.clone()),
-        ..Options::default()
-    };
-    let mut plane = tokio::select! {
-        plane = ControlPlane::start_with(options) => plane?,
+    let (mut plane, node_note) = tokio::select! {
+        plane = start_plane(paths, node, registry.addr.to_string()) => plane?,
         _ = term.recv() => return Ok(ExitCode::SUCCESS),
         _ = int.recv() => return Ok(ExitCode::SUCCESS),
     };
@@ -421,6 +476,9 @@ async fn supervise_async(paths: &Paths) -> anyhow::Result<ExitCode> {
         metrics: Some(olm.metrics_url()),
         work_dir: plane.work_dir().to_owned(),
         startup_seconds: plane.startup_time().as_secs_f64(),
+        node: Some(plane.node_kind().as_str().to_owned()),
+        node_name: Some(plane.node_name().to_owned()),
+        node_note,
     };
     // Written to a temporary name and renamed, so `olm dev up` never reads half a file.
     let tmp = paths.state.with_extension("json.tmp");
@@ -457,6 +515,53 @@ async fn supervise_async(paths: &Paths) -> anyhow::Result<ExitCode> {
     olm.stop().await;
     drop(plane);
     Ok(ExitCode::SUCCESS)
+}
+
+/// Starts the control plane with the node `choice` asks for; `auto` tries a real node and, when
+/// this machine cannot run one, starts kwok's, with one line saying what it found. A real
+/// node's containerd resolves the registries images name to the dev registry (`registry`).
+async fn start_plane(
+    paths: &Paths,
+    choice: NodeChoice,
+    registry: String,
+) -> anyhow::Result<(ControlPlane, Option<String>)> {
+    let options = |node| Options {
+        parent_dir: Some(paths.dir.clone()),
+        node,
+        mirror: Some(registry.clone()),
+        ..Options::default()
+    };
+    match choice {
+        NodeChoice::Fake => Ok((
+            ControlPlane::start_with(options(NodeKind::Fake)).await?,
+            None,
+        )),
+        NodeChoice::Real => Ok((
+            ControlPlane::start_with(options(NodeKind::Real))
+                .await
+                .context("starting the control plane with a real node (olm dev up --node real)")?,
+            None,
+        )),
+        NodeChoice::Auto => match ControlPlane::start_with(options(NodeKind::Real)).await {
+            Ok(plane) => Ok((
+                plane,
+                Some(
+                    "this machine runs containers: the node is real (--node fake for kwok's)"
+                        .to_owned(),
+                ),
+            )),
+            Err(err) => {
+                let reason = err.to_string();
+                let reason = reason.lines().next().unwrap_or_default();
+                let note = format!("no real node here ({reason}): the node is kwok's fake one");
+                println!("olm dev: {note}");
+                Ok((
+                    ControlPlane::start_with(options(NodeKind::Fake)).await?,
+                    Some(note),
+                ))
+            }
+        },
+    }
 }
 
 /// Applies the OLM v0 CRDs (`config/crd/v0/`, built into the binary) and waits until they are
@@ -691,11 +796,15 @@ mod tests {
             metrics: Some("http://127.0.0.1:4/metrics".into()),
             work_dir: PathBuf::from("/x/w"),
             startup_seconds: 1.5,
+            node: Some("real".into()),
+            node_name: Some("olm-node".into()),
+            node_note: None,
         };
         let text = serde_json::to_string(&state).expect("serialize");
         let back: State = serde_json::from_str(&text).expect("deserialize");
         assert_eq!(back.server, state.server);
         assert_eq!(back.registry, state.registry);
+        assert_eq!(back.node.as_deref(), Some("real"));
         assert_eq!(back.catalogd, state.catalogd);
     }
 

@@ -79,7 +79,7 @@ impl Drop for Down<'_> {
 #[test]
 fn cluster_catalog_is_served_to_the_host() {
     let state = tempfile::tempdir().expect("temp dir");
-    let up = olm(state.path(), &["dev", "up"]);
+    let up = olm(state.path(), &["dev", "up", "--node", "fake"]);
     let _down = Down(state.path());
     assert!(
         up.status.success(),

@@ -84,7 +84,7 @@ fn catalog_source(namespace: &str, name: &str, address: &str) -> String {
 #[test]
 fn packagemanifests_are_served_and_namespaces_are_deleted() {
     let state = tempfile::tempdir().expect("temp dir");
-    let up = olm(state.path(), &["dev", "up"]);
+    let up = olm(state.path(), &["dev", "up", "--node", "fake"]);
     let mut cleanup = Cleanup {
         state: state.path(),
         serve: None,

@@ -90,13 +90,7 @@ impl Snapshot {
             owner_pid: std::process::id(),
             node_root: node_root.to_owned(),
             containerd_socket: containerd_socket.to_owned(),
-            sysctls: SYSCTLS
-                .iter()
-                .filter_map(|k| {
-                    let v = fs::read_to_string(Path::new("/proc/sys").join(k)).ok()?;
-                    Some(((*k).to_owned(), v.trim().to_owned()))
-                })
-                .collect(),
+            sysctls: sysctls(),
             iptables: save("iptables-save"),
             ip6tables: save("ip6tables-save"),
             netns: list_dir(&netns_dir()),
@@ -107,6 +101,63 @@ impl Snapshot {
     pub fn record(&self) -> Result<(), Error> {
         let text = serde_json::to_vec_pretty(self)?;
         crate::fsutil::write_file(Path::new(RECORD), &text)
+    }
+}
+
+/// What a node may leave on the machine, seen from outside: for tests that check a teardown left
+/// nothing behind (compare one taken before the node started with one taken after).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Footprint {
+    /// iptables tables and chain names (IPv4, then IPv6), sorted.
+    pub chains: Vec<String>,
+    /// Network interfaces.
+    pub links: Vec<String>,
+    /// Network namespaces.
+    pub netns: Vec<String>,
+    /// Whether the node's cgroup exists (memory hierarchy).
+    pub cgroup: bool,
+    /// Whether a node's record exists.
+    pub record: bool,
+    /// The sysctls a node sets, with their values.
+    pub sysctls: Vec<(String, String)>,
+    /// Processes whose command line names containerd's shim or a kubelet.
+    pub processes: Vec<String>,
+}
+
+impl Footprint {
+    /// The machine now.
+    pub fn now() -> Footprint {
+        let mut chains = Vec::new();
+        for (family, cmd) in [("ipv4", "iptables-save"), ("ipv6", "ip6tables-save")] {
+            for (table, names, _) in parse_save(&save(cmd)) {
+                chains.extend(names.into_iter().map(|c| format!("{family} {table} {c}")));
+            }
+        }
+        chains.sort();
+        let mut processes = Vec::new();
+        for entry in list_dir(Path::new("/proc")) {
+            if entry.parse::<u32>().is_err() {
+                continue;
+            }
+            let cmdline = fs::read(format!("/proc/{entry}/cmdline")).unwrap_or_default();
+            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            let first = cmdline.split(' ').next().unwrap_or_default();
+            if first.ends_with("/kubelet")
+                || first.ends_with("/kube-proxy")
+                || first.contains("containerd-shim")
+            {
+                processes.push(cmdline.trim().to_owned());
+            }
+        }
+        Footprint {
+            chains,
+            links: list_dir(Path::new("/sys/class/net")),
+            netns: list_dir(&netns_dir()),
+            cgroup: Path::new(CGROUPS).join("memory").join(CGROUP_ROOT).exists(),
+            record: Path::new(RECORD).exists(),
+            sysctls: sysctls(),
+            processes,
+        }
     }
 }
 
@@ -139,6 +190,17 @@ impl MachineLock {
             Err(e) => Err(Error::io(format!("locking {LOCK}"), e.into())),
         }
     }
+}
+
+/// The values of [`SYSCTLS`] that exist here.
+fn sysctls() -> Vec<(String, String)> {
+    SYSCTLS
+        .iter()
+        .filter_map(|k| {
+            let v = fs::read_to_string(Path::new("/proc/sys").join(k)).ok()?;
+            Some(((*k).to_owned(), v.trim().to_owned()))
+        })
+        .collect()
 }
 
 fn read_record() -> Option<Snapshot> {

@@ -240,6 +240,17 @@ pub(crate) fn kubelet_args(layout: &Layout, address: Ipv4Addr) -> Vec<String> {
     config::kubelet_args(layout, address)
 }
 
+/// Puts the machine back after a real node whose starter died without tearing it down (its
+/// record in [`host::RECORD`] says what to undo); `Ok(false)` when no such node left anything.
+/// [`Error::NodeBusy`] when a node is running (its starter is alive: not ours to undo).
+pub fn recover_machine() -> Result<bool, Error> {
+    if !Path::new(host::RECORD).exists() {
+        return Ok(false);
+    }
+    let lock = MachineLock::take()?;
+    host::recover(&lock)
+}
+
 /// Imports an OCI archive file into a running real node's containerd (so a pod can use the
 /// image without a registry).
 pub fn import_archive(node_root: &Path, archive: &Path) -> Result<(), Error> {
