@@ -29,7 +29,17 @@ use crate::cache::{CacheMeta, ImageCache, unique_dir};
 use crate::digest::Digest;
 use crate::error::{ImageError, chain};
 use crate::limits::{self, Exceeded, Expect, Kind, Limits, Refusals, Sizes};
+use crate::mirrors::{Registries, Route};
 use crate::unpack::{self, Filter, UnpackError, UnpackStats};
+
+/// The error of a registries.conf rule that leaves nowhere to pull from (no location parses).
+fn no_route(reference: &ImageRef, action: &str) -> ImageError {
+    ImageError::Registry {
+        reference: reference.to_string(),
+        action: action.to_owned(),
+        message: "the registries.conf rewrites it to no valid reference".to_owned(),
+    }
+}
 
 /// Layer media types we can unpack: OCI and docker; gzip, zstd or plain tar.
 pub const ACCEPTED_LAYER_MEDIA_TYPES: &[&str] = &[
@@ -177,6 +187,9 @@ pub struct ClientOptions {
     pub silence: Option<Duration>,
     /// How much a catalog or bundle image may hold.
     pub limits: Limits,
+    /// Rewrites and mirrors of a registries.conf (`olm run --registries-conf`): where an image
+    /// is pulled from, and which registries speak plain HTTP.
+    pub registries: Registries,
 }
 
 /// How long a registry may stay silent by default before the operation fails.
@@ -323,10 +336,15 @@ impl Client {
 
     /// The `oci-client` for `reference`'s registry, built on first use.
     fn oci(&self, reference: &ImageRef) -> Result<oci_client::Client, ImageError> {
+        let insecure = self
+            .options
+            .registries
+            .insecure_hosts()
+            .contains(reference.registry());
         let https = match self.options.protocol {
             Protocol::PlainHttp => false,
             Protocol::Https => true,
-            Protocol::Auto => !reference.is_loopback(),
+            Protocol::Auto => !reference.is_loopback() && !insecure,
         };
         let credential = self
             .options
@@ -507,6 +525,29 @@ impl Client {
     /// the registry has it). For a multi-platform image this is the index digest, which is what
     /// should be pinned.
     pub async fn resolve(&self, reference: &ImageRef) -> Result<Digest, ImageError> {
+        let mut last = None;
+        for at in self.routes(reference, "resolving")? {
+            match self.resolve_at(&at).await {
+                Ok(digest) => return Ok(digest),
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| no_route(reference, "resolving")))
+    }
+
+    /// Where `reference` is pulled from, in order (see [`Registries::route`]).
+    fn routes(&self, reference: &ImageRef, action: &str) -> Result<Vec<ImageRef>, ImageError> {
+        match self.options.registries.route(reference) {
+            Route::Try(refs) => Ok(refs),
+            Route::Blocked { prefix } => Err(ImageError::Registry {
+                reference: reference.to_string(),
+                action: action.to_owned(),
+                message: format!("registry {prefix} is blocked in the registries.conf"),
+            }),
+        }
+    }
+
+    async fn resolve_at(&self, reference: &ImageRef) -> Result<Digest, ImageError> {
         let oci = self.oci(reference)?;
         let digest = self
             .answered(
@@ -686,7 +727,28 @@ impl Client {
     /// within the limits of the kind of image expected. A digest refused for its size before
     /// is refused again before its layers are downloaded (a pinned reference of a known kind:
     /// before any request).
+    /// [`Client::pull_into_at`] the first place [`Client::routes`] names that answers; the
+    /// result is as if `reference` itself had been pulled.
     async fn pull_into(
+        &self,
+        reference: &ImageRef,
+        work: &Path,
+        filter: &Filter,
+        expect: Expect,
+    ) -> Result<Pulled, ImageError> {
+        let mut last = None;
+        for at in self.routes(reference, "pulling")? {
+            match self.pull_into_at(&at, work, filter, expect).await {
+                Ok(pulled) => return Ok(pulled),
+                // Only an unreachable or refusing registry sends us to the next place.
+                Err(e @ ImageError::Registry { .. }) => last = Some(e),
+                Err(e) => return Err(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| no_route(reference, "pulling")))
+    }
+
+    async fn pull_into_at(
         &self,
         reference: &ImageRef,
         work: &Path,

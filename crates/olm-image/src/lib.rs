@@ -22,6 +22,7 @@ mod client;
 mod digest;
 mod error;
 pub mod limits;
+pub mod mirrors;
 mod reference;
 pub mod runtime;
 pub mod unpack;
@@ -40,4 +41,5 @@ pub use client::{
 pub use digest::{Digest, InvalidDigest};
 pub use error::{ImageError, chain};
 pub use limits::{Exceeded, Expect, Kind, Limits, RaisedBy, Sizes};
+pub use mirrors::{MirrorError, Registries};
 pub use unpack::{Filter, HardLinkTarget, UnpackError, UnpackStats};

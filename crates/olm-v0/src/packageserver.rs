@@ -187,6 +187,45 @@ pub fn service(namespace: &str) -> Value {
     })
 }
 
+/// The label the serving replica of an in-cluster `olm` puts on its own Pod, which the Service
+/// [`selected_service`] selects: only the leader serves PackageManifests, so only its Pod may be
+/// an endpoint.
+pub const SERVING_LABEL: &str = "olm.operatorframework.io/packageserver";
+
+/// [`SERVING_LABEL`]'s value while the Pod serves.
+pub const SERVING: &str = "serving";
+
+/// The Service of an in-cluster `olm` (installed with it, never made by `olm run`): port 443 of
+/// the Pod among `pod_labels` that carries [`SERVING_LABEL`], on [`DEFAULT_PORT`].
+pub fn selected_service(namespace: &str, pod_labels: &serde_json::Map<String, Value>) -> Value {
+    let mut selector = pod_labels.clone();
+    selector.insert(SERVING_LABEL.to_owned(), Value::from(SERVING));
+    json!({
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": SERVICE, "namespace": namespace},
+        "spec": {
+            "selector": selector,
+            "ports": [{
+                "name": "https",
+                "port": SERVICE_PORT,
+                "protocol": "TCP",
+                "targetPort": DEFAULT_PORT,
+            }],
+        },
+    })
+}
+
+/// The merge patch that labels (`serving`) or unlabels a Pod with [`SERVING_LABEL`].
+pub fn serving_label_patch(serving: bool) -> Value {
+    let value = if serving {
+        Value::from(SERVING)
+    } else {
+        Value::Null
+    };
+    json!({"metadata": {"labels": {SERVING_LABEL: value}}})
+}
+
 /// The Endpoints of [`service`]: `address:port`, where the API server reaches this process.
 /// The aggregator connects to endpoints directly (`--enable-aggregator-routing`), so no
 /// cluster IP needs to route; the address may not be a loopback one (the API refuses it).

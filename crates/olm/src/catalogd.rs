@@ -50,6 +50,8 @@ pub struct Args {
     #[arg(long)]
     pull_cas_dir: Option<PathBuf>,
     #[command(flatten)]
+    registries: RegistriesArgs,
+    #[command(flatten)]
     catalog_limits: crate::limits::CatalogLimitArgs,
     /// Serve /browse/cluster: every ClusterExtension with its namespace, version and condition
     /// messages, to anyone who reaches the catalog port (which has no authentication).
@@ -140,12 +142,25 @@ pub(crate) fn tls_flags(
     }
 }
 
-/// Registry access: the docker/podman credentials, plus the CAs of `--pull-cas-dir`.
+/// Where images are pulled from, besides where they are named.
+#[derive(clap::Args, Debug)]
+pub(crate) struct RegistriesArgs {
+    /// A containers-registries.conf(5) file: images under a `[[registry]]` prefix are pulled
+    /// from its mirrors, then its location, and `insecure` registries over plain HTTP. A file
+    /// that does not exist is no rules.
+    #[arg(long, default_value = olm_image::mirrors::DEFAULT_PATH)]
+    pub(crate) registries_conf: PathBuf,
+}
+
+/// Registry access: the docker/podman credentials, the CAs of `--pull-cas-dir` and the rules of
+/// `--registries-conf`.
 pub(crate) fn image_options(
     pull_cas_dir: Option<&PathBuf>,
+    registries_conf: &std::path::Path,
 ) -> anyhow::Result<olm_image::ClientOptions> {
     let mut images = olm_image::ClientOptions {
         auth: olm_image::AuthConfig::load_default()?,
+        registries: olm_image::Registries::load(registries_conf)?,
         ..olm_image::ClientOptions::default()
     };
     if let Some(dir) = pull_cas_dir {
@@ -171,7 +186,7 @@ async fn serve(args: Args) -> anyhow::Result<()> {
     let webhook_addr = (args.tls_cert.is_some() && args.webhook_server_port != 0)
         .then(|| SocketAddr::from(([0, 0, 0, 0], args.webhook_server_port)));
     let tls = tls_flags(args.tls_cert, args.tls_key)?;
-    let mut images = image_options(args.pull_cas_dir.as_ref())?;
+    let mut images = image_options(args.pull_cas_dir.as_ref(), &args.registries.registries_conf)?;
     images.limits.catalog = args.catalog_limits.sizes();
     tracing::info!(
         address = %catalogs.local_addr()?,

@@ -451,7 +451,7 @@ async fn supervise_async(paths: &Paths, node: NodeChoice) -> anyhow::Result<Exit
         ready = async {
             tokio::try_join!(olm.ready(), install_v0_crds(&client))?;
             if served {
-                packages_available(&client).await?;
+                crate::install_olm::packages_available(&client, PACKAGES_TIMEOUT).await?;
             }
             anyhow::Ok(())
         } => {
@@ -573,56 +573,6 @@ async fn install_v0_crds(client: &kube::Client) -> anyhow::Result<()> {
         .context("installing the OLM v0 CRDs")
 }
 
-/// Waits until the APIService of PackageManifests says `Available=True`: `kubectl get
-/// packagemanifests` then works, and namespace deletions do not wait on it.
-async fn packages_available(client: &kube::Client) -> anyhow::Result<()> {
-    use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
-    let name = olm_controller::v0::packageserver::APISERVICE;
-    let api: kube::Api<APIService> = kube::Api::all(client.clone());
-    let available = |a: Option<&APIService>| {
-        a.and_then(|a| a.status.as_ref())
-            .and_then(|s| s.conditions.as_ref())
-            .is_some_and(|cs| {
-                cs.iter()
-                    .any(|c| c.type_ == "Available" && c.status == "True")
-            })
-    };
-    let waited = tokio::time::timeout(
-        PACKAGES_TIMEOUT,
-        kube::runtime::wait::await_condition(api.clone(), name, available),
-    )
-    .await;
-    match waited {
-        Ok(done) => done
-            .map(|_| ())
-            .context("watching the PackageManifest APIService"),
-        Err(_) => {
-            let status = api
-                .get_opt(name)
-                .await
-                .ok()
-                .flatten()
-                .and_then(|a| a.status)
-                .and_then(|s| s.conditions)
-                .and_then(|cs| cs.into_iter().find(|c| c.type_ == "Available"))
-                .map_or_else(
-                    || "not registered".to_owned(),
-                    |c| {
-                        format!(
-                            "Available={} {}: {}",
-                            c.status,
-                            c.reason.unwrap_or_default(),
-                            c.message.unwrap_or_default()
-                        )
-                    },
-                );
-            bail!(
-                "the PackageManifest API ({name}) is not available after {PACKAGES_TIMEOUT:?}: {status}"
-            )
-        }
-    }
-}
-
 /// Why `olm run` stopped while the environment was running (or starting).
 fn run_stopped(
     stopped: Result<Result<(), olm_controller::run::RunError>, tokio::task::JoinError>,
@@ -663,10 +613,12 @@ impl OlmRun {
             Some(address) => olm_controller::v0::packageserver::Options {
                 addr: std::net::SocketAddr::from((address, 0)),
                 advertise: Some(address.into()),
+                pod: None,
             },
             None => olm_controller::v0::packageserver::Options {
                 addr: loopback,
                 advertise: None,
+                pod: None,
             },
         };
         let mut options = olm_controller::run::Options {
@@ -676,7 +628,10 @@ impl OlmRun {
             metrics_addr: Some(loopback),
             images: olm_image::ClientOptions {
                 limits: crate::limits::from_env()?,
-                ..crate::catalogd::image_options(None)?
+                ..crate::catalogd::image_options(
+                    None,
+                    std::path::Path::new(olm_image::mirrors::DEFAULT_PATH),
+                )?
             },
             packageserver,
             ..olm_controller::run::Options::default()

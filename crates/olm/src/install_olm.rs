@@ -63,6 +63,26 @@ pub struct InstallArgs {
     /// none).
     #[arg(long)]
     no_admission_policies: bool,
+    /// Which OLMs the pods run: `v1`, or `both` (OLM v1 and OLM v0: also the OLM v0 CRDs, and
+    /// the PackageManifest API served by the leading replica through Service
+    /// packageserver-service).
+    #[arg(long, value_enum, default_value_t = Olms::V1)]
+    olm: Olms,
+    /// A containers-registries.conf(5) file for OLM's own pulls of catalogs and bundles
+    /// (registry rewrites, mirrors, plain-HTTP registries): put into ConfigMap
+    /// olm-registries-conf and mounted at /etc/containers/registries.conf, where `olm run`
+    /// reads it.
+    #[arg(long)]
+    registries_conf: Option<PathBuf>,
+}
+
+/// `install-olm --olm`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Olms {
+    /// OLM v1 only.
+    V1,
+    /// OLM v1 and OLM v0.
+    Both,
 }
 
 /// Remove OLM v1 from a cluster.
@@ -77,9 +97,9 @@ pub struct UninstallArgs {
     delete_crds: bool,
 }
 
-/// The objects to apply, with the Deployment running `image`: the Namespace and CRDs first
-/// (everything else needs them), then the rest in the manifests' order.
-pub fn manifests(image: &str) -> anyhow::Result<Vec<Value>> {
+/// The objects to apply, with the Deployment running `image` and the OLMs `olms` says: the
+/// Namespace and CRDs first (everything else needs them), then the rest in the manifests' order.
+pub fn manifests(image: &str, olms: Olms) -> anyhow::Result<Vec<Value>> {
     let mut docs = olm_goenc::yamlread::parse_documents(INSTALL_YAML)
         .map_err(|e| anyhow!("the built-in install.yaml: {e}"))?;
     docs.retain(|d| !d.is_null());
@@ -101,12 +121,139 @@ pub fn manifests(image: &str) -> anyhow::Result<Vec<Value>> {
     if !set {
         bail!("the built-in install.yaml has no Deployment container {CONTAINER:?}");
     }
+    if olms == Olms::Both {
+        add_olm_v0(&mut docs)?;
+    }
     docs.sort_by_key(|d| match kind(d) {
         "Namespace" => 0,
         "CustomResourceDefinition" => 1,
         _ => 2,
     });
     Ok(docs)
+}
+
+/// Turns the OLM v1 manifests into ones for both OLMs: the container runs `--olm=both` and
+/// labels its own Pod (named by the downward API) while it serves PackageManifests, the network
+/// policy lets the API server reach that port, the Service packageserver-service selects the
+/// labelled Pod, and the OLM v0 CRDs are installed with the rest.
+fn add_olm_v0(docs: &mut Vec<Value>) -> anyhow::Result<()> {
+    let port = olm_v0::packageserver::DEFAULT_PORT;
+    let mut service = None;
+    for doc in docs.iter_mut() {
+        match kind(doc) {
+            "Deployment" => {
+                let ns = namespace(doc).unwrap_or_default().to_owned();
+                let labels = doc
+                    .pointer("/spec/selector/matchLabels")
+                    .and_then(Value::as_object)
+                    .cloned()
+                    .unwrap_or_default();
+                service = Some(olm_v0::packageserver::selected_service(&ns, &labels));
+                let containers = doc
+                    .pointer_mut("/spec/template/spec/containers")
+                    .and_then(Value::as_array_mut);
+                for c in containers.into_iter().flatten() {
+                    if c.get("name").and_then(Value::as_str) != Some(CONTAINER) {
+                        continue;
+                    }
+                    if let Some(args) = c.get_mut("args").and_then(Value::as_array_mut) {
+                        for a in args.iter_mut() {
+                            if a == "--olm=v1" {
+                                *a = Value::from("--olm=both");
+                            }
+                        }
+                        args.push(Value::from(format!("--packageserver-bind-address=:{port}")));
+                        args.push(Value::from(
+                            "--packageserver-pod=$(POD_NAMESPACE)/$(POD_NAME)",
+                        ));
+                    }
+                    let env = c
+                        .as_object_mut()
+                        .map(|c| c.entry("env").or_insert_with(|| Value::Array(Vec::new())));
+                    if let Some(Value::Array(env)) = env {
+                        for (var, field) in [
+                            ("POD_NAME", "metadata.name"),
+                            ("POD_NAMESPACE", "metadata.namespace"),
+                        ] {
+                            env.push(serde_json::json!({
+                                "name": var,
+                                "valueFrom": {"fieldRef": {"fieldPath": field}},
+                            }));
+                        }
+                    }
+                    if let Some(Value::Array(ports)) = c.get_mut("ports") {
+                        ports.push(
+                            serde_json::json!({"name": "packageserver", "containerPort": port}),
+                        );
+                    }
+                }
+            }
+            "NetworkPolicy" => {
+                if let Some(Value::Array(rules)) = doc.pointer_mut("/spec/ingress")
+                    && let Some(Value::Array(ports)) =
+                        rules.first_mut().and_then(|r| r.get_mut("ports"))
+                {
+                    ports.push(serde_json::json!({"port": port, "protocol": "TCP"}));
+                }
+            }
+            _ => {}
+        }
+    }
+    docs.push(service.ok_or_else(|| anyhow!("the built-in install.yaml has no Deployment"))?);
+    for crd in olm_v0_api::manifests()? {
+        docs.push(serde_json::to_value(crd)?);
+    }
+    Ok(())
+}
+
+/// Puts `registries_conf` (the text of a registries.conf) into ConfigMap olm-registries-conf of
+/// OLM's namespace and mounts it at [`olm_image::mirrors::DEFAULT_PATH`] in the container.
+pub fn add_registries_conf(docs: &mut Vec<Value>, registries_conf: &str) -> anyhow::Result<()> {
+    const NAME: &str = "olm-registries-conf";
+    let deployment = docs
+        .iter_mut()
+        .find(|d| kind(d) == "Deployment")
+        .ok_or_else(|| anyhow!("the built-in install.yaml has no Deployment"))?;
+    let ns = namespace(deployment).unwrap_or_default().to_owned();
+    let spec = deployment
+        .pointer_mut("/spec/template/spec")
+        .and_then(Value::as_object_mut)
+        .ok_or_else(|| anyhow!("the built-in Deployment has no pod spec"))?;
+    if let Value::Array(volumes) = spec
+        .entry("volumes")
+        .or_insert_with(|| Value::Array(Vec::new()))
+    {
+        volumes.push(serde_json::json!({"name": NAME, "configMap": {"name": NAME}}));
+    }
+    let containers = spec.get_mut("containers").and_then(Value::as_array_mut);
+    for c in containers.into_iter().flatten() {
+        if c.get("name").and_then(Value::as_str) != Some(CONTAINER) {
+            continue;
+        }
+        if let Some(Value::Array(mounts)) = c.as_object_mut().map(|c| {
+            c.entry("volumeMounts")
+                .or_insert_with(|| Value::Array(Vec::new()))
+        }) {
+            mounts.push(serde_json::json!({
+                "name": NAME,
+                "mountPath": olm_image::mirrors::DEFAULT_PATH,
+                "subPath": "registries.conf",
+                "readOnly": true,
+            }));
+        }
+    }
+    // Before the Deployment, so its pods find it at once.
+    let at = docs
+        .iter()
+        .position(|d| kind(d) == "Deployment")
+        .unwrap_or(docs.len());
+    docs.insert(at, serde_json::json!({
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": NAME, "namespace": ns, "labels": {"app.kubernetes.io/name": "olm"}},
+        "data": {"registries.conf": registries_conf},
+    }));
+    Ok(())
 }
 
 /// A ValidatingAdmissionPolicy or its binding.
@@ -192,9 +339,16 @@ fn crd_established(c: &CustomResourceDefinition) -> bool {
 }
 
 pub fn install(args: InstallArgs) -> anyhow::Result<ExitCode> {
-    let mut docs = manifests(&args.image)?;
+    let mut docs = manifests(&args.image, args.olm)?;
     if args.no_admission_policies {
         docs.retain(|d| !is_admission_policy(d));
+    }
+    if let Some(path) = &args.registries_conf {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("reading --registries-conf {}", path.display()))?;
+        // Refused here rather than by every pod at start.
+        olm_image::Registries::parse(&text, path)?;
+        add_registries_conf(&mut docs, &text)?;
     }
     if args.dry_run {
         for doc in &docs {
@@ -206,12 +360,32 @@ pub fn install(args: InstallArgs) -> anyhow::Result<ExitCode> {
 }
 
 async fn install_on(args: InstallArgs, docs: Vec<Value>) -> anyhow::Result<ExitCode> {
-    let started = Instant::now();
     let client = crate::client::connect(args.kubeconfig.as_ref()).await?;
+    let took = apply_and_wait(&client, &docs, args.olm, args.timeout).await?;
+    println!(
+        "OLM installed: {} objects applied, ready in {:.1} s (image {})",
+        docs.len(),
+        took.as_secs_f64(),
+        args.image
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Applies `docs` (from [`manifests`]) and waits until the CRDs are served, the Deployment is
+/// available, the webhook configuration has its CA and, with OLM v0, the PackageManifest API is
+/// available; returns how long that took.
+pub async fn apply_and_wait(
+    client: &kube::Client,
+    docs: &[Value],
+    olms: Olms,
+    timeout: Duration,
+) -> anyhow::Result<Duration> {
+    let started = Instant::now();
+    let client = client.clone();
     let apply = PatchParams::apply(FIELD_MANAGER).force();
-    let deadline = started + args.timeout;
+    let deadline = started + timeout;
     let mut crds = Vec::new();
-    for doc in &docs {
+    for doc in docs {
         // The CRDs must be served before the objects after them can be discovered.
         if kind(doc) != "CustomResourceDefinition" && !crds.is_empty() {
             wait_crds(&client, &std::mem::take(&mut crds), deadline).await?;
@@ -251,7 +425,7 @@ async fn install_on(args: InstallArgs, docs: Vec<Value>) -> anyhow::Result<ExitC
         let status = d.as_ref().and_then(|d| d.status.as_ref());
         bail!(
             "OLM is not ready after {:?}: deployment {}/{} has {} of {} replicas available (kubectl -n {} describe deployment {} says why)",
-            args.timeout,
+            timeout,
             namespace(deployment).unwrap_or_default(),
             name(deployment),
             status.and_then(|s| s.available_replicas).unwrap_or(0),
@@ -276,19 +450,66 @@ async fn install_on(args: InstallArgs, docs: Vec<Value>) -> anyhow::Result<ExitC
         if waited.is_err() {
             bail!(
                 "OLM is not ready after {:?}: the webhook configuration {} has no CA bundle yet (olm run puts it there once it has issued its certificate; its logs say why not)",
-                args.timeout,
+                timeout,
                 name(webhook)
             );
         }
         eprintln!("webhook configuration {} has its CA", name(webhook));
     }
-    println!(
-        "OLM installed: {} objects applied, ready in {:.1} s (image {})",
-        docs.len(),
-        started.elapsed().as_secs_f64(),
-        args.image
-    );
-    Ok(ExitCode::SUCCESS)
+    if olms == Olms::Both {
+        let left = deadline.saturating_duration_since(Instant::now());
+        packages_available(&client, left).await?;
+        eprintln!("apiservice {} available", olm_v0::packageserver::APISERVICE);
+    }
+    Ok(started.elapsed())
+}
+
+/// Waits until the APIService of PackageManifests says `Available=True`: `kubectl get
+/// packagemanifests` then works, and namespace deletions do not wait on it.
+pub async fn packages_available(client: &kube::Client, timeout: Duration) -> anyhow::Result<()> {
+    use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
+    let name = olm_controller::v0::packageserver::APISERVICE;
+    let api: kube::Api<APIService> = kube::Api::all(client.clone());
+    let available = |a: Option<&APIService>| {
+        a.and_then(|a| a.status.as_ref())
+            .and_then(|s| s.conditions.as_ref())
+            .is_some_and(|cs| {
+                cs.iter()
+                    .any(|c| c.type_ == "Available" && c.status == "True")
+            })
+    };
+    let waited = tokio::time::timeout(
+        timeout,
+        kube::runtime::wait::await_condition(api.clone(), name, available),
+    )
+    .await;
+    match waited {
+        Ok(done) => done
+            .map(|_| ())
+            .context("watching the PackageManifest APIService"),
+        Err(_) => {
+            let status = api
+                .get_opt(name)
+                .await
+                .ok()
+                .flatten()
+                .and_then(|a| a.status)
+                .and_then(|s| s.conditions)
+                .and_then(|cs| cs.into_iter().find(|c| c.type_ == "Available"))
+                .map_or_else(
+                    || "not registered".to_owned(),
+                    |c| {
+                        format!(
+                            "Available={} {}: {}",
+                            c.status,
+                            c.reason.unwrap_or_default(),
+                            c.message.unwrap_or_default()
+                        )
+                    },
+                );
+            bail!("the PackageManifest API ({name}) is not available after {timeout:?}: {status}")
+        }
+    }
 }
 
 async fn wait_crds(
@@ -317,7 +538,7 @@ pub fn uninstall(args: UninstallArgs) -> anyhow::Result<ExitCode> {
 
 async fn uninstall_on(args: UninstallArgs) -> anyhow::Result<ExitCode> {
     let client = crate::client::connect(args.kubeconfig.as_ref()).await?;
-    let docs = manifests("olm")?;
+    let docs = manifests("olm", Olms::V1)?;
     // First: while it names a Service of the namespace about to go, the namespace could not be
     // deleted (nor could any other).
     if let Some(ns) = docs
@@ -373,7 +594,7 @@ mod tests {
 
     #[test]
     fn the_image_is_set_and_the_namespace_and_crds_come_first() {
-        let docs = manifests("r.example/olm@sha256:ab").expect("manifests");
+        let docs = manifests("r.example/olm@sha256:ab", Olms::V1).expect("manifests");
         assert_eq!(kind(&docs[0]), "Namespace");
         assert_eq!(name(&docs[0]), "olmv1-system");
         assert!(
@@ -401,7 +622,7 @@ mod tests {
     /// nothing of OLM v0 that would need OLM v0 running (an APIService, its CRDs or kinds).
     #[test]
     fn the_manifests_run_olm_v1_only() {
-        let docs = manifests("olm").expect("manifests");
+        let docs = manifests("olm", Olms::V1).expect("manifests");
         let d = docs
             .iter()
             .find(|d| kind(d) == "Deployment")
@@ -426,6 +647,103 @@ mod tests {
                 name(doc)
             );
         }
+    }
+
+    /// `--olm both`: the pods run both OLMs, and the PackageManifest API is routed to the one
+    /// replica that serves it (the leader labels its own Pod, named by the downward API).
+    #[test]
+    fn both_olms_route_the_packagemanifest_api_to_the_labelled_pod() {
+        let docs = manifests("olm", Olms::Both).expect("manifests");
+        let d = docs
+            .iter()
+            .find(|d| kind(d) == "Deployment")
+            .expect("deployment");
+        let c = &d["spec"]["template"]["spec"]["containers"][0];
+        let args: Vec<&str> = c["args"]
+            .as_array()
+            .expect("args")
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        assert!(args.contains(&"--olm=both"), "{args:?}");
+        assert!(!args.contains(&"--olm=v1"), "{args:?}");
+        assert!(
+            args.contains(&"--packageserver-pod=$(POD_NAMESPACE)/$(POD_NAME)"),
+            "{args:?}"
+        );
+        assert_eq!(
+            c["env"][0]["valueFrom"]["fieldRef"]["fieldPath"],
+            "metadata.name"
+        );
+        let service = docs
+            .iter()
+            .find(|d| kind(d) == "Service" && name(d) == "packageserver-service")
+            .expect("service");
+        assert_eq!(
+            service["spec"]["selector"]["control-plane"],
+            "olm-controller-manager"
+        );
+        assert_eq!(
+            service["spec"]["selector"]["olm.operatorframework.io/packageserver"],
+            "serving"
+        );
+        assert_eq!(service["spec"]["ports"][0]["targetPort"], 5443);
+        let policy = docs
+            .iter()
+            .find(|d| kind(d) == "NetworkPolicy" && name(d) == "olm-controller-manager")
+            .expect("policy");
+        assert!(
+            policy["spec"]["ingress"][0]["ports"]
+                .as_array()
+                .expect("ports")
+                .iter()
+                .any(|p| p["port"] == 5443),
+            "{policy}"
+        );
+        assert!(
+            docs.iter()
+                .any(|d| name(d) == "clusterserviceversions.operators.coreos.com"),
+            "the OLM v0 CRDs come too"
+        );
+        // CRDs still come before what needs them.
+        let first_other = docs
+            .iter()
+            .position(|d| !matches!(kind(d), "Namespace" | "CustomResourceDefinition"))
+            .expect("others");
+        assert!(
+            docs[first_other..]
+                .iter()
+                .all(|d| kind(d) != "CustomResourceDefinition")
+        );
+    }
+
+    #[test]
+    fn a_registries_conf_is_mounted_where_olm_run_reads_it() {
+        let mut docs = manifests("olm", Olms::V1).expect("manifests");
+        add_registries_conf(&mut docs, "[[registry]]\nprefix = \"a:1\"\n").expect("added");
+        let map = docs
+            .iter()
+            .position(|d| kind(d) == "ConfigMap")
+            .expect("configmap");
+        let deployment = docs
+            .iter()
+            .position(|d| kind(d) == "Deployment")
+            .expect("deployment");
+        assert!(map < deployment, "the ConfigMap is applied first");
+        assert_eq!(
+            docs[map]["data"]["registries.conf"],
+            "[[registry]]\nprefix = \"a:1\"\n"
+        );
+        let mounts = &docs[deployment]["spec"]["template"]["spec"]["containers"][0]["volumeMounts"];
+        assert!(
+            mounts
+                .as_array()
+                .expect("mounts")
+                .iter()
+                .any(|m| m["mountPath"] == "/etc/containers/registries.conf"
+                    && m["subPath"] == "registries.conf"),
+            "{mounts}"
+        );
     }
 
     #[test]

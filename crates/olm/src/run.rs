@@ -86,6 +86,9 @@ pub struct Args {
     /// Directory of extra PEM CA certificates trusted for registries.
     #[arg(long)]
     pull_cas_dir: Option<PathBuf>,
+    /// Boxed, as `profiling`.
+    #[command(flatten)]
+    registries: Box<crate::catalogd::RegistriesArgs>,
     /// Directory of extra PEM CA certificates trusted for the catalog server (when it serves
     /// HTTPS with a certificate of its own CA).
     #[arg(long)]
@@ -135,6 +138,12 @@ struct PackageServerArgs {
     /// that name exists.
     #[arg(long)]
     packageserver_advertise_address: Option<std::net::IpAddr>,
+    /// The Pod olm runs in, as NAMESPACE/NAME (in a Deployment:
+    /// `$(POD_NAMESPACE)/$(POD_NAME)` from the downward API). While this replica serves
+    /// PackageManifests it labels the Pod `olm.operatorframework.io/packageserver=serving`,
+    /// which the Service packageserver-service installed with olm selects.
+    #[arg(long, value_parser = namespaced_name)]
+    packageserver_pod: Option<(String, String)>,
 }
 
 impl PackageServerArgs {
@@ -149,6 +158,9 @@ impl PackageServerArgs {
         Ok(olm_controller::v0::packageserver::Options {
             addr: listen_addr(&self.packageserver_bind_address)?,
             advertise: self.packageserver_advertise_address,
+            pod: self.packageserver_pod.clone().map(|(namespace, name)| {
+                olm_controller::v0::packageserver::PodRef { namespace, name }
+            }),
         })
     }
 }
@@ -232,7 +244,7 @@ async fn serve(args: Args) -> anyhow::Result<()> {
     };
     let webhook_addr = ((tls.is_some() || serving_tls.is_some()) && args.webhook_server_port != 0)
         .then(|| SocketAddr::from(([0, 0, 0, 0], args.webhook_server_port)));
-    let mut images = image_options(args.pull_cas_dir.as_ref())?;
+    let mut images = image_options(args.pull_cas_dir.as_ref(), &args.registries.registries_conf)?;
     images.limits = olm_image::Limits {
         catalog: args.catalog_limits.sizes(),
         bundle: args.bundle_limits.sizes(),
@@ -344,6 +356,7 @@ mod tests {
     #[test]
     fn the_packageserver_routes_only_to_a_reachable_address() {
         let args = |bind: &str, advertise: Option<&str>| PackageServerArgs {
+            packageserver_pod: None,
             packageserver_bind_address: bind.to_owned(),
             packageserver_advertise_address: advertise.map(|a| a.parse().expect("address")),
         };

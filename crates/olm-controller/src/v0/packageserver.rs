@@ -10,10 +10,13 @@
 //!    not served, a registration of ours that an earlier process left is removed, `/readyz`
 //!    fails naming [`READINESS_CHECK`] and why (a port another process holds, say), and both
 //!    are tried again every [`PREPARE_RETRY`] until they succeed.
-//! 2. With [`Options::advertise`] (`olm dev`: this machine's address), route the Service to this
-//!    process: a Service without selector and Endpoints at that address and the bound port.
-//!    Without it, the Service is someone else's to route (a test's Endpoints, an operator's own
-//!    Service), or nobody's.
+//! 2. With [`Options::advertise`] (`olm dev` with OLM as a process: this machine's address),
+//!    route the Service to this process: a Service without selector and Endpoints at that
+//!    address and the bound port. With [`Options::pod`] (`olm` in a Pod, told its name by the
+//!    downward API), label that Pod [`ps::SERVING_LABEL`]` = serving`, which the Service
+//!    installed with `olm` selects: only the serving leader is an endpoint. Without either, the
+//!    Service is someone else's to route (a test's Endpoints, an operator's own Service), or
+//!    nobody's.
 //! 3. Register the APIService [`APISERVICE`] (with this process's CA as `caBundle`) only while
 //!    the Service exists, and take it away when the Service goes — as
 //!    `olm_v0::packageserver::decide` says, looked at again on every change of the Service and
@@ -82,7 +85,7 @@ use crate::context::Shared;
 pub const RESYNC: Duration = Duration::from_secs(30);
 
 /// Where the packageserver listens and how the API server reaches it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Options {
     /// Where it listens; port 0 takes any free port.
     pub addr: SocketAddr,
@@ -90,6 +93,18 @@ pub struct Options {
     /// itself (a Service without selector, and Endpoints at this address and the bound port).
     /// `None`: the Service is someone else's to route; without one the API is not registered.
     pub advertise: Option<IpAddr>,
+    /// The Pod this process runs in (`POD_NAMESPACE`, `POD_NAME` from the downward API), which
+    /// it labels while it serves so that the Service installed with it routes here.
+    pub pod: Option<PodRef>,
+}
+
+/// A Pod's namespace and name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PodRef {
+    /// Its namespace.
+    pub namespace: String,
+    /// Its name.
+    pub name: String,
 }
 
 impl Default for Options {
@@ -97,8 +112,17 @@ impl Default for Options {
         Options {
             addr: SocketAddr::from(([0, 0, 0, 0], ps::DEFAULT_PORT)),
             advertise: None,
+            pod: None,
         }
     }
+}
+
+/// How the API server is routed to this process, and how to undo it.
+enum Route {
+    /// A Service without selector and Endpoints at this address and port.
+    Endpoints(IpAddr, u16),
+    /// This Pod labelled as serving.
+    Pod(PodRef),
 }
 
 /// Manifests of one catalog, with what they were built from.
@@ -138,7 +162,7 @@ pub async fn run(
     tokio::pin!(stop);
     let mut failed: Option<String> = None;
     let (listener, tls, ca_bundle) = loop {
-        match prepare(&shared, options).await {
+        match prepare(&shared, &options).await {
             Ok(prepared) => break prepared,
             Err(why) => {
                 if failed.as_ref() != Some(&why) {
@@ -161,9 +185,13 @@ pub async fn run(
         .local_addr()
         .map_or(options.addr.port(), |a| a.port());
     tracing::info!(addr = %options.addr, port, "packageserver: serving PackageManifests");
-    let route = options.advertise.map(|address| (address, port));
-    if let Some((address, port)) = route
-        && let Err(e) = apply_route(&client, &namespace, address, port).await
+    let route = match (options.advertise, options.pod.clone()) {
+        (Some(address), _) => Some(Route::Endpoints(address, port)),
+        (None, Some(pod)) => Some(Route::Pod(pod)),
+        (None, None) => None,
+    };
+    if let Some(route) = &route
+        && let Err(e) = apply_route(&client, &namespace, route).await
     {
         tracing::warn!(service = SERVICE, error = %e, "packageserver: routing the Service to this process failed");
     }
@@ -189,14 +217,14 @@ pub async fn run(
                 tracing::warn!(port, error = %e, "packageserver: serving failed");
             }
             reconcile(&client, &namespace, Some(&ca_bundle), Serving::Stopping).await;
-            if let Some(route) = route {
-                remove_route(&client, &namespace, Some(route)).await;
+            if let Some(route) = &route {
+                withdraw_route(&client, &namespace, route).await;
             }
         }
         () = registrar => {
             reconcile(&client, &namespace, Some(&ca_bundle), Serving::Stopping).await;
-            if let Some(route) = route {
-                remove_route(&client, &namespace, Some(route)).await;
+            if let Some(route) = &route {
+                withdraw_route(&client, &namespace, route).await;
             }
             let _ = stop_server.send(true);
             if let Err(e) = server.await {
@@ -209,7 +237,7 @@ pub async fn run(
 /// The listener, its TLS and the CA to register (base64), or why the API cannot be served.
 async fn prepare(
     shared: &Shared,
-    options: Options,
+    options: &Options,
 ) -> Result<(tokio::net::TcpListener, Arc<rustls::ServerConfig>, String), String> {
     let listener = olm_catalogd::run::listen(options.addr).map_err(|e| {
         format!(
@@ -379,9 +407,16 @@ pub async fn withdraw(client: &kube::Client, namespace: &str) -> bool {
 async fn apply_route(
     client: &kube::Client,
     namespace: &str,
-    address: IpAddr,
-    port: u16,
+    route: &Route,
 ) -> Result<(), kube::Error> {
+    let (address, port) = match route {
+        Route::Endpoints(address, port) => (*address, *port),
+        Route::Pod(pod) => {
+            label_pod(client, pod, true).await?;
+            tracing::info!(service = SERVICE, namespace, pod = %pod.name, "packageserver: the Service routes to this Pod");
+            return Ok(());
+        }
+    };
     let params = PatchParams::apply(FIELD_MANAGER).force();
     Api::<Service>::namespaced(client.clone(), namespace)
         .patch(SERVICE, &params, &Patch::Apply(ps::service(namespace)))
@@ -395,6 +430,32 @@ async fn apply_route(
         .await?;
     tracing::info!(service = SERVICE, namespace, %address, port, "packageserver: the Service routes to this process");
     Ok(())
+}
+
+/// Labels (or unlabels) this process's Pod as the one serving PackageManifests.
+async fn label_pod(client: &kube::Client, pod: &PodRef, serving: bool) -> Result<(), kube::Error> {
+    Api::<k8s_openapi::api::core::v1::Pod>::namespaced(client.clone(), &pod.namespace)
+        .patch(
+            &pod.name,
+            &PatchParams::default(),
+            &Patch::Merge(ps::serving_label_patch(serving)),
+        )
+        .await
+        .map(drop)
+}
+
+/// Undoes [`apply_route`].
+async fn withdraw_route(client: &kube::Client, namespace: &str, route: &Route) {
+    match route {
+        Route::Endpoints(address, port) => {
+            remove_route(client, namespace, Some((*address, *port))).await;
+        }
+        Route::Pod(pod) => {
+            if let Err(e) = label_pod(client, pod, false).await {
+                tracing::warn!(pod = %pod.name, error = %e, "packageserver: unlabelling this Pod failed");
+            }
+        }
+    }
 }
 
 /// Deletes the Service and Endpoints `olm` made ([`ps::ROUTE_LABEL`]); with `only_to`, only

@@ -67,6 +67,7 @@ impl Olm {
             packageserver: olm_controller::v0::packageserver::Options {
                 addr: packageserver_addr,
                 advertise: None,
+                pod: None,
             },
             ..olm_controller::run::Options::default()
         };
