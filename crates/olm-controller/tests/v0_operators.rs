@@ -1835,6 +1835,23 @@ async fn crd_upgrade_validation(env: &Env, id: &str) -> Result<()> {
     check_eq!(regarding.as_deref(), Some("InstallPlan"));
     let updated = serde_json::to_value(crds.get(&format!("gauges.{webhook}.example.com")).await?)?;
     check_eq!(updated["spec"]["conversion"]["strategy"], "Webhook");
+    // The refused plan stops retrying a minute after it started: Failed, as upstream's. Waited
+    // for here, so that last write is part of the scenario rather than of its settling.
+    let plan = refused["metadata"]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let plans = installplans_api(env, id);
+    let failed = wait(
+        "the refused InstallPlan to fail",
+        || async { Ok(serde_json::to_value(plans.get(&plan).await?)?) },
+        |p| p["status"]["phase"] == "Failed",
+    )
+    .await?;
+    check_eq!(
+        failed["status"]["conditions"][0]["reason"],
+        "InstallComponentFailed"
+    );
     Ok(())
 }
 
