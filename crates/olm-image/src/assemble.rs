@@ -71,6 +71,14 @@ pub enum BuildError {
         /// What was wrong.
         message: String,
     },
+    /// A program image (see [`crate::runtime::Program`]) asked for something it cannot hold.
+    #[error("{value}: {problem}")]
+    Program {
+        /// The name or path asked for.
+        value: String,
+        /// Why it cannot be.
+        problem: &'static str,
+    },
     /// Reading the source failed.
     #[error("{path}: {source}")]
     Io {

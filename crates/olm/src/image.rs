@@ -1,4 +1,5 @@
-//! `olm image …` subcommands: build and push catalog and bundle images, pull and unpack images.
+//! `olm image …` subcommands: build and push catalog, bundle and program images (olm's own and
+//! any other program's), pull and unpack images.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -54,6 +55,40 @@ pub enum Command {
     PushOlm {
         /// Where to push, e.g. 127.0.0.1:5000/olm:v0.1.0.
         reference: String,
+        /// The PEM CA bundle to put at /etc/ssl/certs/ca-certificates.crt.
+        #[arg(long, default_value = olm_image::runtime::CA_BUNDLE_PATH)]
+        ca_bundle: PathBuf,
+        #[command(flatten)]
+        registry: RegistryArgs,
+    },
+    /// Build the image a program runs from, from its binary, and push it.
+    ///
+    /// The same file system as push-olm's, for any program: one layer with the binary (at
+    /// /usr/local/bin/NAME unless --path says otherwise), the shared libraries it is linked
+    /// against (as ldd finds them), the CA bundle, /etc/passwd and /etc/group naming the
+    /// non-root user 65532 (called NAME) it runs as, and /tmp; no shell. The binary is the
+    /// entrypoint, the --arg values its default arguments. The same inputs always give the same
+    /// digest. Prints REFERENCE@DIGEST.
+    PushProgram {
+        /// The program's binary, e.g. target/release/example-operator.
+        binary: PathBuf,
+        /// Where to push, e.g. 127.0.0.1:5000/olm-examples/example-operator:v0.2.0.
+        reference: String,
+        /// The program's name: the user it runs as and the image's title label (default: the
+        /// binary's file name).
+        #[arg(long)]
+        name: Option<String>,
+        /// Where the binary goes in the image (default: /usr/local/bin/NAME).
+        #[arg(long)]
+        path: Option<String>,
+        /// A default argument, after the entrypoint (repeat for several; a pod's args replace
+        /// them all).
+        #[arg(long = "arg", value_name = "ARG", allow_hyphen_values = true)]
+        args: Vec<String>,
+        /// A label of the image, KEY=VALUE (repeat for several; the title label defaults to
+        /// NAME).
+        #[arg(long = "label", value_name = "KEY=VALUE", value_parser = parse_label)]
+        labels: Vec<(String, String)>,
         /// The PEM CA bundle to put at /etc/ssl/certs/ca-certificates.crt.
         #[arg(long, default_value = olm_image::runtime::CA_BUNDLE_PATH)]
         ca_bundle: PathBuf,
@@ -145,13 +180,23 @@ fn refuse_what_the_installer_refuses(dir: &std::path::Path) -> anyhow::Result<()
         })
 }
 
-/// What the olm image holds, read from this machine: the running binary, the libraries `ldd`
-/// says it loads, and the CA bundle.
-fn runtime_files(ca_bundle: &Path) -> anyhow::Result<olm_image::runtime::RuntimeFiles> {
-    let exe = std::env::current_exe().context("finding the olm binary")?;
+/// `KEY=VALUE`, with a key that is not empty.
+fn parse_label(label: &str) -> Result<(String, String), String> {
+    match label.split_once('=') {
+        Some((key, value)) if !key.is_empty() => Ok((key.to_owned(), value.to_owned())),
+        _ => Err(format!("{label:?} is not KEY=VALUE")),
+    }
+}
+
+/// What a program's image holds, read from this machine: the binary, the libraries `ldd` says
+/// it loads, and the CA bundle.
+fn program_files(
+    binary: &Path,
+    ca_bundle: &Path,
+) -> anyhow::Result<olm_image::runtime::RuntimeFiles> {
     let read = |p: &Path| std::fs::read(p).with_context(|| format!("reading {}", p.display()));
     let ldd = std::process::Command::new("ldd")
-        .arg(&exe)
+        .arg(binary)
         .output()
         .context("running ldd to list the binary's shared libraries")?;
     // ldd exits 1 for a static binary, saying so on stdout or stderr.
@@ -161,16 +206,43 @@ fn runtime_files(ca_bundle: &Path) -> anyhow::Result<olm_image::runtime::Runtime
         String::from_utf8_lossy(&ldd.stderr)
     );
     let libraries = olm_image::runtime::parse_ldd(&listed)
-        .map_err(|e| anyhow::anyhow!("{}: {e}", exe.display()))?
+        .map_err(|e| anyhow::anyhow!("{}: {e}", binary.display()))?
         .into_iter()
         .map(|p| Ok((p.clone(), read(&p)?)))
         .collect::<anyhow::Result<Vec<_>>>()?;
     Ok(olm_image::runtime::RuntimeFiles {
-        binary: read(&exe)?,
+        binary: read(binary)?,
         libraries,
         ca_bundle: read(ca_bundle)?,
-        version: env!("CARGO_PKG_VERSION").to_owned(),
     })
+}
+
+/// The program [`Command::PushProgram`] asks for: named after the binary unless named, at
+/// `/usr/local/bin/NAME` unless placed, titled by its name unless labelled otherwise.
+fn program(
+    binary: &Path,
+    name: Option<String>,
+    path: Option<String>,
+    args: Vec<String>,
+    labels: Vec<(String, String)>,
+) -> anyhow::Result<olm_image::runtime::Program> {
+    let name = match name {
+        Some(name) => name,
+        None => binary
+            .file_name()
+            .and_then(|n| n.to_str())
+            .map(str::to_owned)
+            .with_context(|| {
+                format!("{}: no file name to name the program by", binary.display())
+            })?,
+    };
+    let mut program = olm_image::runtime::Program::named(&name);
+    if let Some(path) = path {
+        program.path = path;
+    }
+    program.args = args;
+    program.labels.extend(labels);
+    Ok(program)
 }
 
 async fn run_async(cmd: Command) -> anyhow::Result<ExitCode> {
@@ -203,12 +275,33 @@ async fn run_async(cmd: Command) -> anyhow::Result<ExitCode> {
             registry,
         } => {
             let parsed = parse_ref(&reference)?;
-            let files = runtime_files(&ca_bundle)?;
+            let exe = std::env::current_exe().context("finding the olm binary")?;
+            let files = program_files(&exe, &ca_bundle)?;
             let image = crate::progress::spin("assembling the olm image", || {
-                olm_image::runtime::olm_image(files)
+                olm_image::runtime::olm_image(files, env!("CARGO_PKG_VERSION"))
             })?;
             let digest = client(&registry)?.push(&image, &parsed).await?;
             // The name as given, tag included, pinned by the digest: what a Deployment uses.
+            println!("{reference}@{digest}");
+        }
+        Command::PushProgram {
+            binary,
+            reference,
+            name,
+            path,
+            args,
+            labels,
+            ca_bundle,
+            registry,
+        } => {
+            let parsed = parse_ref(&reference)?;
+            let program = program(&binary, name, path, args, labels)?;
+            let files = program_files(&binary, &ca_bundle)?;
+            let image =
+                crate::progress::spin(&format!("assembling the {} image", program.name), || {
+                    olm_image::runtime::program_image(&program, files)
+                })?;
+            let digest = client(&registry)?.push(&image, &parsed).await?;
             println!("{reference}@{digest}");
         }
         Command::Pull {

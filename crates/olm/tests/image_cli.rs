@@ -185,3 +185,150 @@ fn push_olm_pushes_an_image_the_binary_runs_in() {
         format!("olm {}", env!("CARGO_PKG_VERSION"))
     );
 }
+
+/// `push-program` builds the same kind of image for any program: pulled back, the binary is
+/// where asked with every library it loads, the user is named after it, the arguments and
+/// labels are the config's, and the program runs inside with nothing from the host. Bad
+/// requests are refused before anything reaches a registry.
+#[test]
+fn push_program_pushes_an_image_any_program_runs_in() {
+    let unlabelled = olm(&[
+        "image",
+        "push-program",
+        "/usr/bin/env",
+        NOWHERE,
+        "--label",
+        "no-equals-sign",
+    ]);
+    assert_eq!(unlabelled.code, 2, "{}", unlabelled.stderr);
+    assert!(
+        unlabelled
+            .stderr
+            .contains("\"no-equals-sign\" is not KEY=VALUE"),
+        "{}",
+        unlabelled.stderr
+    );
+    let refused = olm(&[
+        "image",
+        "push-program",
+        "/usr/bin/env",
+        NOWHERE,
+        "--name",
+        "Env",
+    ]);
+    assert_eq!(refused.code, 1, "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains("Env: not a user name"),
+        "{}",
+        refused.stderr
+    );
+
+    let registry = olm_testenv::registry::Registry::start()
+        .expect("docker-registry starts (scripts/setup.sh installs it)");
+    let reference = format!("{}/tools/env:v1", registry.addr());
+    let run = olm(&[
+        "image",
+        "push-program",
+        "/usr/bin/env",
+        &reference,
+        "--path",
+        "/bin/env",
+        "--arg",
+        "-i",
+        "--arg",
+        "GREETING=hello",
+        "--arg",
+        "/bin/env",
+        "--label",
+        "org.opencontainers.image.version=9.9",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let pinned = run.stdout.trim().to_owned();
+    assert!(
+        pinned.starts_with(&format!("{reference}@sha256:")),
+        "{pinned}"
+    );
+
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("rootfs");
+    let pull = olm(&["image", "pull", &pinned, dir.to_str().unwrap()]);
+    assert_eq!(pull.code, 0, "{}", pull.stderr);
+    assert!(std::fs::read(dir.join("bin/env")).unwrap() == std::fs::read("/usr/bin/env").unwrap());
+    let passwd = std::fs::read_to_string(dir.join("etc/passwd")).unwrap();
+    assert!(passwd.contains("\nenv:x:65532:65532:env:/:"), "{passwd}");
+    assert!(!dir.join("usr/local/bin/olm").exists());
+    assert!(!dir.join("var/cache/olm").exists());
+
+    // The config as the registry serves it.
+    let registry_addr = registry.addr().to_string();
+    let digest = pinned.rsplit_once('@').unwrap().1;
+    let manifest: serde_json::Value = serde_json::from_str(&registry_get(
+        &registry_addr,
+        &format!("/v2/tools/env/manifests/{digest}"),
+    ))
+    .unwrap();
+    let config_digest = manifest["config"]["digest"].as_str().unwrap();
+    let config: serde_json::Value = serde_json::from_str(&registry_get(
+        &registry_addr,
+        &format!("/v2/tools/env/blobs/{config_digest}"),
+    ))
+    .unwrap();
+    let c = &config["config"];
+    assert_eq!(c["Entrypoint"], serde_json::json!(["/bin/env"]));
+    assert_eq!(
+        c["Cmd"],
+        serde_json::json!(["-i", "GREETING=hello", "/bin/env"])
+    );
+    assert_eq!(c["User"], "65532:65532");
+    assert_eq!(
+        c["Labels"],
+        serde_json::json!({"org.opencontainers.image.title": "env", "org.opencontainers.image.version": "9.9"})
+    );
+
+    // The entrypoint and its default arguments, as a container runs them, work in the image
+    // alone: env runs env again, which prints the one variable it was given.
+    let uid = std::process::Command::new("id").arg("-u").output().unwrap();
+    if String::from_utf8_lossy(&uid.stdout).trim() == "0" {
+        let command: Vec<&str> = [&c["Entrypoint"], &c["Cmd"]]
+            .into_iter()
+            .flat_map(|v| v.as_array().unwrap())
+            .map(|v| v.as_str().unwrap())
+            .collect();
+        let out = std::process::Command::new("chroot")
+            .arg(&dir)
+            .args(&command)
+            .env_clear()
+            .env("PATH", "/usr/sbin:/usr/bin:/sbin:/bin")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "GREETING=hello\n");
+    }
+}
+
+/// `GET path` on the plain-HTTP registry at `addr`, accepting OCI manifests: the body of its
+/// 200 answer.
+fn registry_get(addr: &str, path: &str) -> String {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nAccept: application/vnd.oci.image.manifest.v1+json\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    let (head, body) = out.split_once("\r\n\r\n").unwrap();
+    assert!(head.starts_with("HTTP/1.1 200"), "{path}: {head}");
+    assert!(
+        !head
+            .to_ascii_lowercase()
+            .contains("transfer-encoding: chunked"),
+        "{head}"
+    );
+    body.to_owned()
+}
