@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the local test control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
-# kwok) and a real node's kubelet and kube-proxy from the Go wrapper modules beside this script into
+# kwok) and a real node's kubelet, kube-proxy and CoreDNS from the Go wrapper modules beside this script into
 #   ${OLM_CACHE_DIR:-~/.cache/olm}/controlplane/<VERSION>/bin
 # and does nothing when every binary for that version is already there. The binaries are build outputs
 # and never belong in the work tree.
@@ -21,7 +21,7 @@ kube_version="v1.35.8"
 kube_major="1"
 kube_minor="35"
 
-binaries=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok kubelet kube-proxy)
+binaries=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok kubelet kube-proxy coredns)
 products=("${binaries[@]}" kwok-stages.yaml)
 
 complete() {
@@ -99,6 +99,10 @@ build_etcd() {
     (cd "$here/etcd" && go build -trimpath -ldflags "-s -w" -o "$work/etcd" go.etcd.io/etcd/server/v3)
 }
 
+build_coredns() {
+    (cd "$here/coredns" && go build -trimpath -ldflags "-s -w" -o "$work/coredns" github.com/coredns/coredns)
+}
+
 build_kwok() {
     (cd "$here/kwok" && go build -trimpath -ldflags "-s -w" -o "$work/kwok" sigs.k8s.io/kwok/cmd/kwok)
 }
@@ -125,6 +129,7 @@ echo "building control plane $version into $bin (GOMODCACHE=$GOMODCACHE, GOCACHE
 step "etcd" build_etcd
 step "kwok" build_kwok
 step "kwok stages" kwok_stages
+step "coredns" build_coredns
 step "kube-apiserver, kube-controller-manager, kube-scheduler, kubelet, kube-proxy" build_kube
 
 mkdir -p "$bin"

@@ -278,6 +278,8 @@ impl ControlPlane {
         match (real, &pki.node) {
             (Some(address), Some(node_pki)) => {
                 let containerd = node::check_machine(bin)?;
+                let [dns_ready] = sys::free_ports()
+                    .map_err(|source| Error::io("finding a free loopback port", source))?;
                 let prepared = node::prepare(
                     &root.join("node"),
                     containerd,
@@ -286,6 +288,7 @@ impl ControlPlane {
                     &pki.ca_cert,
                     node_pki,
                     options.mirror.as_deref(),
+                    (address, &kubeconfig, dns_ready),
                 )?;
                 plane.host = Some(prepared.guard);
                 let layout = prepared.layout;
@@ -318,6 +321,18 @@ impl ControlPlane {
                     &[],
                     log("kube-proxy"),
                 )?;
+                plane.spawn(
+                    bin,
+                    "coredns",
+                    node::coredns_args(&layout),
+                    &[],
+                    log("coredns"),
+                )?;
+                plane
+                    .wait_until("CoreDNS to be ready", deadline, || async move {
+                        node::coredns_ready(dns_ready)
+                    })
+                    .await?;
             }
             _ => {
                 let home = root.join("home");

@@ -272,6 +272,24 @@ pub fn kubelet(
     text
 }
 
+/// CoreDNS's configuration: Service and Pod names of the cluster (`cluster.local`) from the API
+/// server, everything else forwarded to this machine's resolvers, on port 53 of the node's
+/// address (the `clusterDNS` every pod's resolv.conf names) and readiness on loopback `ready`.
+pub fn corefile(kubeconfig: &Path, address: Ipv4Addr, ready: u16) -> String {
+    format!(
+        ".:53 {{\n    bind {address}\n    errors\n    ready 127.0.0.1:{ready}\n    kubernetes cluster.local in-addr.arpa ip6.arpa {{\n        kubeconfig {kubeconfig}\n        pods insecure\n        fallthrough in-addr.arpa ip6.arpa\n    }}\n    forward . /etc/resolv.conf\n    cache 30\n    loop\n}}\n",
+        kubeconfig = kubeconfig.display()
+    )
+}
+
+/// The Corefile's place.
+impl Layout {
+    /// CoreDNS's configuration file.
+    pub fn corefile(&self) -> PathBuf {
+        self.root.join("Corefile")
+    }
+}
+
 /// The kubelet's command line: its configuration, credentials, name, address and root folder.
 pub fn kubelet_args(layout: &Layout, address: Ipv4Addr) -> Vec<String> {
     vec![
@@ -389,6 +407,20 @@ mod tests {
         assert!(args.contains(&"--hostname-override=olm-node".to_owned()));
         assert!(args.contains(&"--node-ip=172.16.0.2".to_owned()));
         assert!(args.contains(&"--root-dir=/tmp/w/node/kubelet".to_owned()));
+    }
+
+    #[test]
+    fn coredns_answers_cluster_names_on_the_node_address() {
+        let text = corefile(
+            Path::new("/w/admin.kubeconfig"),
+            Ipv4Addr::new(192, 0, 2, 2),
+            8181,
+        );
+        assert!(text.starts_with(".:53 {\n    bind 192.0.2.2\n"), "{text}");
+        assert!(text.contains("kubernetes cluster.local in-addr.arpa ip6.arpa {"));
+        assert!(text.contains("kubeconfig /w/admin.kubeconfig"));
+        assert!(text.contains("ready 127.0.0.1:8181"));
+        assert!(text.contains("forward . /etc/resolv.conf"));
     }
 
     #[test]

@@ -94,7 +94,7 @@ pub(crate) fn check_machine(bin: &Path) -> Result<PathBuf, Error> {
                 .to_owned(),
         ));
     }
-    for part in ["kubelet", "kube-proxy"] {
+    for part in ["kubelet", "kube-proxy", "coredns"] {
         if !bin.join(part).is_file() {
             return Err(Error::BinariesMissing {
                 dir: bin.to_owned(),
@@ -114,6 +114,7 @@ pub(crate) fn check_machine(bin: &Path) -> Result<PathBuf, Error> {
 
 /// Takes the machine (restoring it first when a node before died without teardown), records
 /// it, and writes the node's configuration under `root`.
+#[allow(clippy::too_many_arguments)] // each is one fact about the control plane the node joins
 pub(crate) fn prepare(
     root: &Path,
     containerd: PathBuf,
@@ -122,6 +123,7 @@ pub(crate) fn prepare(
     ca_file: &Path,
     pki: &NodePki,
     registry: Option<&str>,
+    dns: (Ipv4Addr, &Path, u16),
 ) -> Result<Prepared, Error> {
     let lock = MachineLock::take()?;
     if host::recover(&lock)? {
@@ -169,9 +171,13 @@ pub(crate) fn prepare(
             &layout,
             ca_file,
             (&pki.kubelet_serving_cert, &pki.kubelet_serving_key),
-            None,
+            Some(dns.0),
         )
         .as_bytes(),
+    )?;
+    write_file(
+        &layout.corefile(),
+        config::corefile(dns.1, dns.0, dns.2).as_bytes(),
     )?;
     write_file(
         &layout.kubelet_kubeconfig(),
@@ -225,6 +231,33 @@ pub(crate) fn load_images(layout: &Layout, cache: &Path) -> Result<(), Error> {
     let archive = layout.images().join("pause.tar");
     write_file(&archive, &images::pause_archive(&binary)?)?;
     images::import(&layout.containerd_socket(), &archive)
+}
+
+/// CoreDNS's command line.
+pub(crate) fn coredns_args(layout: &Layout) -> Vec<String> {
+    vec!["-conf".to_owned(), layout.corefile().display().to_string()]
+}
+
+/// Whether CoreDNS says it is ready (its `ready` plugin on loopback `port`: the kubernetes
+/// plugin has synced).
+pub(crate) fn coredns_ready(port: u16) -> bool {
+    use std::io::{Read as _, Write as _};
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    let Ok(mut stream) =
+        std::net::TcpStream::connect_timeout(&addr, std::time::Duration::from_millis(200))
+    else {
+        return false;
+    };
+    let _ = stream.set_read_timeout(Some(std::time::Duration::from_millis(500)));
+    if stream
+        .write_all(b"GET /ready HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        .is_err()
+    {
+        return false;
+    }
+    let mut response = String::new();
+    let _ = stream.read_to_string(&mut response);
+    response.starts_with("HTTP/1.1 200")
 }
 
 /// kube-proxy's command line.
