@@ -33,6 +33,8 @@ use std::path::PathBuf;
 use std::process::{Command as Process, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
+mod pods;
+
 use anyhow::{Context, bail};
 use olm_testenv::registry::{DetachedRegistry, Registry};
 use olm_testenv::{ControlPlane, NodeKind, Options};
@@ -73,6 +75,11 @@ pub enum Command {
         /// running), or `auto`: real where this machine can run it, fake otherwise.
         #[arg(long, value_enum, default_value_t = NodeChoice::Auto)]
         node: NodeChoice,
+        /// How OLM runs: `pods` (from its own image, installed with the manifests users apply;
+        /// the default on a real node) or `process` (inside this environment's background
+        /// process; the only choice on the fake node, and handy for debugging).
+        #[arg(long, value_enum)]
+        olm_as: Option<OlmAs>,
     },
     /// Stop everything `olm dev up` started.
     Down,
@@ -87,7 +94,28 @@ pub enum Command {
         /// As `up` was given.
         #[arg(long, value_enum, default_value_t = NodeChoice::Auto)]
         node: NodeChoice,
+        /// As `up` was given.
+        #[arg(long, value_enum)]
+        olm_as: Option<OlmAs>,
     },
+}
+
+/// `olm dev up --olm-as`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum OlmAs {
+    /// Pods on the real node.
+    Pods,
+    /// A task of the background process.
+    Process,
+}
+
+impl OlmAs {
+    fn as_arg(self) -> &'static str {
+        match self {
+            OlmAs::Pods => "pods",
+            OlmAs::Process => "process",
+        }
+    }
 }
 
 /// `olm dev up --node`.
@@ -114,11 +142,11 @@ impl NodeChoice {
 pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
     let paths = Paths::new()?;
     match cmd {
-        Command::Up { node } => up(&paths, node),
+        Command::Up { node, olm_as } => up(&paths, node, olm_as),
         Command::Down => down(&paths),
         Command::Status => status(&paths),
         Command::Kubeconfig => kubeconfig(&paths),
-        Command::Supervise { node } => supervise(&paths, node),
+        Command::Supervise { node, olm_as } => supervise(&paths, node, olm_as),
     }
 }
 
@@ -146,6 +174,9 @@ struct State {
     /// What `--node auto` found, said once by `olm dev up`.
     #[serde(default)]
     node_note: Option<String>,
+    /// How OLM runs (`pods (image …)` or `process`).
+    #[serde(default)]
+    olm: Option<String>,
 }
 
 struct Paths {
@@ -209,7 +240,12 @@ fn is_supervisor(pid: u32) -> bool {
             .any(|arg| arg == SUPERVISE.as_bytes())
 }
 
-fn up(paths: &Paths, node: NodeChoice) -> anyhow::Result<ExitCode> {
+fn up(paths: &Paths, node: NodeChoice, olm_as: Option<OlmAs>) -> anyhow::Result<ExitCode> {
+    if node == NodeChoice::Fake && olm_as == Some(OlmAs::Pods) {
+        bail!(
+            "OLM runs as pods only on a real node: use --node real (or auto), or --olm-as process"
+        );
+    }
     if paths.live_supervisor().is_some() {
         if let Some(state) = paths.read_state() {
             println!("already running");
@@ -233,6 +269,12 @@ fn up(paths: &Paths, node: NodeChoice) -> anyhow::Result<ExitCode> {
     let mut process = Process::new(exe);
     process
         .args(["dev", SUPERVISE, "--node", node.as_arg()])
+        .args(
+            olm_as
+                .map(|o| ["--olm-as", o.as_arg()])
+                .into_iter()
+                .flatten(),
+        )
         .stdin(Stdio::null())
         .stdout(log)
         .stderr(log_err);
@@ -372,6 +414,9 @@ fn print_status(state: &State) {
     if let Some(registry) = &state.registry {
         println!("registry: {registry}");
     }
+    if let Some(olm) = &state.olm {
+        println!("olm: {olm}");
+    }
     if let Some(catalogd) = &state.catalogd {
         println!("catalogd: {catalogd}");
     }
@@ -395,7 +440,7 @@ fn signal(pid: u32, sig: Signal) -> anyhow::Result<()> {
 }
 
 /// The detached supervisor: start, publish the state, watch, and clean up on SIGTERM.
-fn supervise(paths: &Paths, node: NodeChoice) -> anyhow::Result<ExitCode> {
+fn supervise(paths: &Paths, node: NodeChoice, olm_as: Option<OlmAs>) -> anyhow::Result<ExitCode> {
     // A session of its own, so that Ctrl-C or closing the terminal `olm dev up` ran in does not
     // reach the supervisor. Done here rather than between fork and exec, which needs unsafe code.
     setsid().context("leaving the terminal's session")?;
@@ -404,7 +449,7 @@ fn supervise(paths: &Paths, node: NodeChoice) -> anyhow::Result<ExitCode> {
     // A current-thread runtime keeps every component's parent thread alive for the supervisor's
     // whole life, which the parent-death signal of the components depends on.
     let runtime = crate::runtime()?;
-    let result = runtime.block_on(supervise_async(paths, node));
+    let result = runtime.block_on(supervise_async(paths, node, olm_as));
     if let Err(err) = &result {
         let _ = fs::write(&paths.error, format!("{err:#}\n"));
         eprintln!("olm dev supervisor: {err:#}");
@@ -421,7 +466,11 @@ fn supervise(paths: &Paths, node: NodeChoice) -> anyhow::Result<ExitCode> {
     result
 }
 
-async fn supervise_async(paths: &Paths, node: NodeChoice) -> anyhow::Result<ExitCode> {
+async fn supervise_async(
+    paths: &Paths,
+    node: NodeChoice,
+    olm_as: Option<OlmAs>,
+) -> anyhow::Result<ExitCode> {
     use tokio::signal::unix::{SignalKind, signal};
     let mut term = signal(SignalKind::terminate())?;
     let mut int = signal(SignalKind::interrupt())?;
@@ -445,27 +494,50 @@ async fn supervise_async(paths: &Paths, node: NodeChoice) -> anyhow::Result<Exit
     .context("reading the control plane's kubeconfig")?;
     let client =
         kube::Client::try_from(kube_config.clone()).context("a client for the control plane")?;
-    let mut olm = OlmRun::start(kube_config, paths.dir.clone(), plane.node_address()).await?;
-    let served = plane.node_address().is_some();
-    tokio::select! {
-        ready = async {
-            tokio::try_join!(olm.ready(), install_v0_crds(&client))?;
-            if served {
-                crate::install_olm::packages_available(&client, PACKAGES_TIMEOUT).await?;
+    let real = plane.node_kind() == NodeKind::Real;
+    let olm_as = match (olm_as, real) {
+        (Some(OlmAs::Pods), false) => bail!(
+            "OLM runs as pods only on a real node, and the node is kwok's fake one; use --olm-as process"
+        ),
+        (Some(chosen), _) => chosen,
+        (None, true) => OlmAs::Pods,
+        (None, false) => OlmAs::Process,
+    };
+    let mut olm = match (olm_as, plane.node_address()) {
+        (OlmAs::Pods, Some(address)) => {
+            let started = tokio::select! {
+                started = pods::start(&client, registry.addr, address, UP_TIMEOUT) => started?,
+                _ = term.recv() => return Ok(ExitCode::SUCCESS),
+                _ = int.recv() => return Ok(ExitCode::SUCCESS),
+            };
+            Olm::Pods(started)
+        }
+        _ => {
+            let mut run =
+                OlmRun::start(kube_config, paths.dir.clone(), plane.node_address()).await?;
+            let served = plane.node_address().is_some();
+            tokio::select! {
+                ready = async {
+                    tokio::try_join!(run.ready(), install_v0_crds(&client))?;
+                    if served {
+                        crate::install_olm::packages_available(&client, PACKAGES_TIMEOUT).await?;
+                    }
+                    anyhow::Ok(())
+                } => {
+                    ready?;
+                }
+                _ = term.recv() => {
+                    run.stop().await;
+                    return Ok(ExitCode::SUCCESS);
+                }
+                _ = int.recv() => {
+                    run.stop().await;
+                    return Ok(ExitCode::SUCCESS);
+                }
             }
-            anyhow::Ok(())
-        } => {
-            ready?;
+            Olm::Process(run)
         }
-        _ = term.recv() => {
-            olm.stop().await;
-            return Ok(ExitCode::SUCCESS);
-        }
-        _ = int.recv() => {
-            olm.stop().await;
-            return Ok(ExitCode::SUCCESS);
-        }
-    }
+    };
 
     let state = State {
         supervisor_pid: std::process::id(),
@@ -473,7 +545,8 @@ async fn supervise_async(paths: &Paths, node: NodeChoice) -> anyhow::Result<Exit
         kubeconfig: paths.kubeconfig.clone(),
         registry: Some(registry.addr.to_string()),
         catalogd: Some(olm.catalogs_url()),
-        metrics: Some(olm.metrics_url()),
+        metrics: olm.metrics_url(),
+        olm: Some(olm.describe()),
         work_dir: plane.work_dir().to_owned(),
         startup_seconds: plane.startup_time().as_secs_f64(),
         node: Some(plane.node_kind().as_str().to_owned()),
@@ -506,7 +579,7 @@ async fn supervise_async(paths: &Paths, node: NodeChoice) -> anyhow::Result<Exit
                     bail!("the registry stopped; see {}", registry.log_path().display());
                 }
             }
-            stopped = &mut olm.task => return Err(run_stopped(stopped)),
+            stopped = olm.stopped() => return Err(run_stopped(stopped)),
         }
     }
     println!("olm dev: stopping");
@@ -702,6 +775,55 @@ impl OlmRun {
             .is_err()
         {
             self.task.abort();
+        }
+    }
+}
+
+/// OLM in this environment: a task of the supervisor, or pods on the real node.
+enum Olm {
+    Process(OlmRun),
+    Pods(pods::InCluster),
+}
+
+impl Olm {
+    fn catalogs_url(&self) -> String {
+        match self {
+            Olm::Process(run) => run.catalogs_url(),
+            Olm::Pods(pods) => pods.catalogd.clone(),
+        }
+    }
+
+    fn metrics_url(&self) -> Option<String> {
+        match self {
+            Olm::Process(run) => Some(run.metrics_url()),
+            Olm::Pods(_) => None,
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            Olm::Process(_) => "a process of this environment (--olm-as process)".to_owned(),
+            Olm::Pods(pods) => format!(
+                "pods in olmv1-system from {} (they pull the dev registry at {})",
+                pods.image, pods.registry_for_pods
+            ),
+        }
+    }
+
+    /// Resolves when OLM stopped by itself (only a process can; pods are the cluster's).
+    async fn stopped(
+        &mut self,
+    ) -> Result<Result<(), olm_controller::run::RunError>, tokio::task::JoinError> {
+        match self {
+            Olm::Process(run) => (&mut run.task).await,
+            Olm::Pods(_) => std::future::pending().await,
+        }
+    }
+
+    async fn stop(self) {
+        match self {
+            Olm::Process(run) => run.stop().await,
+            Olm::Pods(pods) => pods.stop(),
         }
     }
 }
