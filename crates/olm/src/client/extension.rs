@@ -286,6 +286,23 @@ async fn create_service_account(
     image: &str,
     config: Option<&serde_json::Map<String, Value>>,
 ) -> anyhow::Result<usize> {
+    let rules = installer_rules(client, ext, namespace, sa, image, config).await?;
+    for obj in &rbac::objects(ext, namespace, sa, &rules) {
+        apply(client, obj).await?;
+    }
+    Ok(rules.iter().map(|s| s.missing_rules.len()).sum())
+}
+
+/// Pulls and renders the bundle `image` for `namespace`, and works out every rule the
+/// ServiceAccount `sa` needs to install it as extension `ext`.
+async fn installer_rules(
+    client: &kube::Client,
+    ext: &str,
+    namespace: &str,
+    sa: &str,
+    image: &str,
+    config: Option<&serde_json::Map<String, Value>>,
+) -> anyhow::Result<Vec<olm_extension::permissions::ScopedPolicyRules>> {
     let reference: olm_image::ImageRef = image.parse()?;
     let tmp = tempfile::tempdir().context("creating a temporary directory")?;
     let dest = tmp.path().join("bundle");
@@ -316,15 +333,122 @@ async fn create_service_account(
         "clusterextensions",
         ext,
     )];
-    let rules =
-        olm_controller::permissions::required_rules(client, namespace, sa, &objects, &extra)
-            .await
-            .map_err(|e| anyhow!("working out the permissions bundle {image} needs: {e}"))?;
-    let created = rbac::objects(ext, namespace, sa, &rules);
-    for obj in &created {
-        apply(client, obj).await?;
+    olm_controller::permissions::required_rules(client, namespace, sa, &objects, &extra)
+        .await
+        .map_err(|e| anyhow!("working out the permissions bundle {image} needs: {e}"))
+}
+
+/// The installer ServiceAccount of `ext` when `olm install --create-service-account` made it:
+/// the extension installs as `<name>-installer`, and that account carries the installer label
+/// naming the extension. An account someone else made is theirs to grant.
+async fn own_installer(
+    client: &kube::Client,
+    ext: &ClusterExtension,
+) -> anyhow::Result<Option<String>> {
+    let name = ext.name_any();
+    let sa = rbac::installer_name(&name);
+    if ext.spec.service_account.as_ref().map(|s| s.name.as_str()) != Some(sa.as_str()) {
+        return Ok(None);
     }
-    Ok(rules.iter().map(|s| s.missing_rules.len()).sum())
+    let accounts: Api<ServiceAccount> = Api::namespaced(client.clone(), &ext.spec.namespace);
+    let ours = accounts
+        .get_metadata_opt(&sa)
+        .await?
+        .is_some_and(|a| a.labels().get(rbac::INSTALLER_FOR_LABEL) == Some(&name));
+    Ok(ours.then_some(sa))
+}
+
+/// RFC 7386: `patch` merged into `target` (`null` removes a member).
+fn merge_patch(target: &mut Value, patch: &Value) {
+    let Value::Object(members) = patch else {
+        *target = patch.clone();
+        return;
+    };
+    if !target.is_object() {
+        *target = json!({});
+    }
+    if let Value::Object(t) = target {
+        for (key, value) in members {
+            if value.is_null() {
+                t.remove(key);
+            } else {
+                merge_patch(t.entry(key.clone()).or_insert(Value::Null), value);
+            }
+        }
+    }
+}
+
+/// Widens the installer account `sa` that `olm install --create-service-account` made for `ext`
+/// to what the bundle `patch` makes it resolve to needs (with the configuration it will have),
+/// keeping what it held: it was given exactly what the installed bundle needed, and OLM refuses
+/// a bundle its account cannot install (`pre-authorization failed`) — a new version that brings
+/// a webhook needs Services and webhook configurations, for one. Returns how many rules were
+/// added.
+///
+/// Errors: the change resolves to no bundle (what the controller would say too), the bundle
+/// cannot be pulled or rendered, the roles cannot be read or written.
+async fn widen_installer(
+    client: &kube::Client,
+    ext: &ClusterExtension,
+    patch: &Value,
+    sa: &str,
+) -> anyhow::Result<usize> {
+    let name = ext.name_any();
+    let mut draft = serde_json::to_value(ext)?;
+    merge_patch(&mut draft, patch);
+    let config = draft
+        .pointer("/spec/config/inline")
+        .and_then(Value::as_object)
+        .cloned();
+    let draft: ClusterExtension = serde_json::from_value(draft)?;
+    let installed = ext
+        .status
+        .as_ref()
+        .and_then(|s| s.install.as_ref())
+        .map(|i| Installed {
+            name: olm_catalog::BundleName::new(i.bundle.name.clone()),
+            version: i.bundle.version.clone(),
+            release: i.bundle.release.clone(),
+        });
+    let catalogs = list_catalogs(client, None).await?;
+    let found = preview(client, &catalogs, &draft, installed, &mut BTreeMap::new()).await?;
+    let namespace = &ext.spec.namespace;
+    let needed =
+        installer_rules(client, &name, namespace, sa, &found.image, config.as_ref()).await?;
+    let held = held_rules(client, &name).await?;
+    let (widened, added) = rbac::widen(&held, &needed);
+    if added > 0 {
+        for obj in &rbac::objects(&name, namespace, sa, &widened) {
+            apply(client, obj).await?;
+        }
+    }
+    Ok(added)
+}
+
+/// The rules the installer roles of `ext` hold now, by scope.
+async fn held_rules(
+    client: &kube::Client,
+    ext: &str,
+) -> anyhow::Result<Vec<olm_extension::permissions::ScopedPolicyRules>> {
+    let role_name = rbac::installer_name(ext);
+    let mut held = Vec::new();
+    let cluster_roles: Api<ClusterRole> = Api::all(client.clone());
+    if let Some(role) = cluster_roles.get_opt(&role_name).await? {
+        held.push(olm_extension::permissions::ScopedPolicyRules {
+            namespace: String::new(),
+            missing_rules: role.rules.unwrap_or_default(),
+        });
+    }
+    let roles: Api<Role> = Api::all(client.clone());
+    for role in roles.list(&installer_selector(ext)).await?.items {
+        if role.name_any() == role_name {
+            held.push(olm_extension::permissions::ScopedPolicyRules {
+                namespace: role.namespace().unwrap_or_default(),
+                missing_rules: role.rules.unwrap_or_default(),
+            });
+        }
+    }
+    Ok(held)
 }
 
 /// Shows where `ext` stands while following it: a spinner on a terminal, else one line per
@@ -581,7 +705,7 @@ fn upgrade_patch(
 
 async fn upgrade_on(args: UpgradeArgs) -> anyhow::Result<ExitCode> {
     let client = args.conn.client().await?;
-    let api: Api<ClusterExtension> = Api::all(client);
+    let api: Api<ClusterExtension> = Api::all(client.clone());
     let config = args.config.as_deref().map(read_config).transpose()?;
     let Some(patch) = upgrade_patch(args.version.as_deref(), &args.channels, config) else {
         bail!("nothing to change: give --version, --channel or --config");
@@ -590,6 +714,17 @@ async fn upgrade_on(args: UpgradeArgs) -> anyhow::Result<ExitCode> {
         .get_opt(&args.name)
         .await?
         .ok_or_else(|| anyhow!("extension {} not found", quote(&args.name)))?;
+    if let Some(sa) = own_installer(&client, &before).await? {
+        let added = widen_installer(&client, &before, &patch, &sa)
+            .await
+            .map_err(|e| anyhow!("failed to upgrade extension {}: {e:#}", quote(&args.name)))?;
+        if added > 0 {
+            eprintln!(
+                "service account {}/{sa} given the {added} more rules the upgrade needs",
+                before.spec.namespace
+            );
+        }
+    }
     let after = api
         .patch(&args.name, &PatchParams::default(), &Patch::Merge(&patch))
         .await

@@ -3,6 +3,9 @@
 //! cluster-scoped rules, and a Role and RoleBinding in each namespace with namespaced rules.
 //! Everything carries [`INSTALLER_FOR_LABEL`] so that `olm uninstall` finds it again.
 
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::rbac::v1::PolicyRule;
 use olm_extension::permissions::ScopedPolicyRules;
 use serde_json::{Value, json};
 
@@ -66,19 +69,107 @@ pub fn objects(ext: &str, namespace: &str, sa: &str, rules: &[ScopedPolicyRules]
     out
 }
 
+/// What the installer account holds (`held`, read back from its roles) widened by what the
+/// next bundle needs (`needed`), scope by scope (cluster scope first, then namespaces in order):
+/// the rules held, then each needed rule not held already, as it is; and how many rules were
+/// added. Nothing is taken away: while upgrading, OLM removes the objects of the revision
+/// before as the same account.
+pub fn widen(
+    held: &[ScopedPolicyRules],
+    needed: &[ScopedPolicyRules],
+) -> (Vec<ScopedPolicyRules>, usize) {
+    let mut scopes: BTreeMap<&str, Vec<PolicyRule>> = BTreeMap::new();
+    let mut added = 0;
+    for (scope, new) in held
+        .iter()
+        .map(|s| (s, false))
+        .chain(needed.iter().map(|s| (s, true)))
+    {
+        let rules = scopes.entry(scope.namespace.as_str()).or_default();
+        for rule in &scope.missing_rules {
+            if !rules.contains(rule) {
+                rules.push(rule.clone());
+                added += usize::from(new);
+            }
+        }
+    }
+    let widened = scopes
+        .into_iter()
+        .map(|(namespace, missing_rules)| ScopedPolicyRules {
+            namespace: namespace.to_owned(),
+            missing_rules,
+        })
+        .collect();
+    (widened, added)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use k8s_openapi::api::rbac::v1::PolicyRule;
 
-    #[test]
-    fn one_role_per_scope_bound_to_the_account() {
-        let rule = |verbs: &[&str], resources: &[&str]| PolicyRule {
+    fn rule(verbs: &[&str], resources: &[&str]) -> PolicyRule {
+        PolicyRule {
             verbs: verbs.iter().map(|v| (*v).to_owned()).collect(),
             api_groups: Some(vec![String::new()]),
             resources: Some(resources.iter().map(|v| (*v).to_owned()).collect()),
             ..PolicyRule::default()
-        };
+        }
+    }
+
+    fn scoped(namespace: &str, rules: Vec<PolicyRule>) -> ScopedPolicyRules {
+        ScopedPolicyRules {
+            namespace: namespace.to_owned(),
+            missing_rules: rules,
+        }
+    }
+
+    /// An upgrade to a bundle with a webhook: the account keeps what it had and gains the
+    /// Service rules and a namespace it had no Role in; a rule held already is not repeated.
+    #[test]
+    fn widening_keeps_what_was_held_and_adds_what_is_new() {
+        let crds = rule(&["create", "get"], &["customresourcedefinitions"]);
+        let deployments = rule(&["create", "get"], &["deployments"]);
+        let services = rule(&["create", "get", "list", "watch"], &["services"]);
+        let webhooks = rule(&["create", "get"], &["validatingwebhookconfigurations"]);
+        let held = [
+            scoped("", vec![crds.clone()]),
+            scoped("example-system", vec![deployments.clone()]),
+        ];
+        let needed = [
+            scoped("", vec![crds.clone(), webhooks.clone()]),
+            scoped(
+                "example-system",
+                vec![deployments.clone(), services.clone()],
+            ),
+            scoped("audit", vec![services.clone()]),
+        ];
+        assert_eq!(
+            widen(&held, &needed),
+            (
+                vec![
+                    scoped("", vec![crds.clone(), webhooks]),
+                    scoped("audit", vec![services.clone()]),
+                    scoped("example-system", vec![deployments.clone(), services]),
+                ],
+                3
+            )
+        );
+        // A bundle that needs less takes nothing away, and adds nothing.
+        assert_eq!(
+            widen(&held, &[scoped("", vec![])]),
+            (
+                vec![
+                    scoped("", vec![crds]),
+                    scoped("example-system", vec![deployments])
+                ],
+                0
+            )
+        );
+        assert_eq!(widen(&[], &[]), (vec![], 0));
+    }
+
+    #[test]
+    fn one_role_per_scope_bound_to_the_account() {
         let scoped = [
             ScopedPolicyRules {
                 namespace: String::new(),
