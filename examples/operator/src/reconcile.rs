@@ -108,14 +108,15 @@ async fn reconcile(widget: Arc<Widget>, ctx: Arc<Context>) -> Result<Action, Err
             )
             .await
             .map_err(Error::WriteStatus)?;
-            info!(
-                %namespace,
-                %name,
-                ready = status.ready,
-                generation = ?status.observed_generation,
-                message = ?status.message,
-                "status written"
-            );
+            let generation = status.observed_generation.unwrap_or_default();
+            match &status.message {
+                None => {
+                    info!(%namespace, %name, ready = status.ready, generation, "status written")
+                }
+                Some(why) => {
+                    info!(%namespace, %name, ready = status.ready, generation, %why, "status written")
+                }
+            }
         }
     }
     Ok(Action::await_change())
