@@ -197,24 +197,44 @@ async fn search_install_list_describe_upgrade_uninstall() {
         assert!(described.contains(want), "{want:?} in:\n{described}");
     }
 
-    // Upgrade along the catalog's edge.
-    let upgraded = olm_ok(
-        &[
-            "upgrade",
-            "example-operator",
-            "--version",
-            "0.2.x",
-            "--timeout",
-            "120s",
-            "--kubeconfig",
-            &kc,
-        ],
-        None,
-    );
+    // Upgrade along the catalog's edge. 0.2.0 brings a webhook, which the installer account
+    // made for 0.1.0 could not install: it is given what that needs first, keeping what it had.
+    let (code, upgraded, err) = olm(&[
+        "upgrade",
+        "example-operator",
+        "--version",
+        "0.2.x",
+        "--timeout",
+        "120s",
+        "--kubeconfig",
+        &kc,
+    ]);
+    assert_eq!(code, 0, "{upgraded}{err}\nolm run:\n{}", run.stderr());
     assert_eq!(
         upgraded,
         "extension \"example-operator\" upgraded: bundle example-operator.v0.2.0 (version 0.2.0)\n"
     );
+    assert!(
+        err.contains("service account example-system/example-operator-installer given the "),
+        "{err}"
+    );
+    let widened = kubectl(
+        plane.kubeconfig_path(),
+        &[
+            "get",
+            "clusterrole",
+            "example-operator-installer",
+            "-o",
+            "jsonpath={.rules[*].resources}",
+        ],
+        None,
+    );
+    assert!(
+        widened.contains("validatingwebhookconfigurations"),
+        "{widened}"
+    );
+    assert!(widened.contains("customresourcedefinitions"), "{widened}");
+    assert!(!widened.contains("\"*\""), "{widened}");
     let again = olm_ok(
         &[
             "upgrade",
