@@ -876,6 +876,7 @@ mod tests {
             node: Some("real".into()),
             node_name: Some("olm-node".into()),
             node_note: None,
+            olm: Some("a process of this environment (--olm-as process)".into()),
         };
         let text = serde_json::to_string(&state).expect("serialize");
         let back: State = serde_json::from_str(&text).expect("deserialize");
