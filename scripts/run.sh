@@ -5,15 +5,20 @@
 # catalog from examples/ to that registry, installs the operator with a ClusterCatalog and a
 # ClusterExtension, and shows what the cluster reports. On a real node it then shows the
 # operator at work: its pod Running, a valid Widget reconciled, an invalid one refused by its
-# webhook. Everything keeps running in the background until `target/release/olm dev down`. Safe
+# webhook. Everything keeps running in the background until `target/local/olm dev down`. Safe
 # to run again: every step is idempotent.
 #
-# OLM_PROFILE=debug uses a debug build instead of the release build (CI does, reusing what
-# scripts/test.sh built).
+# OLM_PROFILE picks the build: `local` (the default: optimised like the shipped build but without
+# LTO, which would add most of the build time of a first run), `release` (what ships) or `debug`
+# (CI's, reusing what scripts/test.sh built).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-case ${OLM_PROFILE:-release} in
+case ${OLM_PROFILE:-local} in
+local)
+    cargo build --profile local --locked -p olm -p example-operator
+    target=target/local
+    ;;
 release)
     cargo build --release --locked -p olm -p example-operator
     target=target/release
@@ -23,7 +28,7 @@ debug)
     target=target/debug
     ;;
 *)
-    echo "run.sh: OLM_PROFILE is release (the default) or debug, not ${OLM_PROFILE}" >&2
+    echo "run.sh: OLM_PROFILE is local (the default), release or debug, not ${OLM_PROFILE}" >&2
     exit 2
     ;;
 esac
