@@ -93,7 +93,8 @@ fn cluster_catalog_is_served_to_the_host() {
     let registry = status_line(&status, "registry").to_owned();
     let catalogd = status_line(&status, "catalogd");
     assert!(catalogd.starts_with("http://127.0.0.1:"), "{status}");
-    // The existing lines keep their order, with olm run's metrics last.
+    // The lines keep their order (the node after the API server, how OLM runs before the
+    // catalog server), with olm run's metrics last.
     let names: Vec<&str> = status
         .lines()
         .filter_map(|l| l.split_once(": ").map(|(n, _)| n))
@@ -102,8 +103,10 @@ fn cluster_catalog_is_served_to_the_host() {
         names,
         [
             "api server",
+            "node",
             "kubeconfig",
             "registry",
+            "olm",
             "catalogd",
             "metrics"
         ],

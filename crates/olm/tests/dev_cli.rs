@@ -9,29 +9,9 @@
 use std::path::Path;
 use std::process::Command;
 
-fn olm(state: &Path, args: &[&str]) -> (bool, String, String) {
-    let bin = olm_testenv::bin_dir().expect("control plane bin folder");
-    let out = Command::new(env!("CARGO_BIN_EXE_olm"))
-        .args(args)
-        .env("OLM_CACHE_DIR", state)
-        .env("OLM_CONTROLPLANE_BIN", bin)
-        .output()
-        .expect("olm runs");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
-}
+mod dev_common;
 
-/// Stops the environment even when an assertion fails half-way.
-struct Down<'a>(&'a Path);
-
-impl Drop for Down<'_> {
-    fn drop(&mut self) {
-        let _ = olm(self.0, &["dev", "down"]);
-    }
-}
+use dev_common::{Down, olm};
 
 #[test]
 fn up_status_kubectl_down() {

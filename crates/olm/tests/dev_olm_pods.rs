@@ -13,51 +13,23 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+mod dev_common;
+mod run_common;
+
+use dev_common::{Down, ok};
+use run_common::{exists, kubectl, wait_for};
+
 const NS: &str = "olmv1-system";
 const LEASE: &str = "9c4404e7.operatorframework.io";
 
-fn olm(state: &Path, args: &[&str]) -> (bool, String, String) {
-    let bin = olm_testenv::bin_dir().expect("control plane bin folder");
-    let out = Command::new(env!("CARGO_BIN_EXE_olm"))
-        .args(args)
-        .env("OLM_CACHE_DIR", state)
-        .env("OLM_CONTROLPLANE_BIN", bin)
-        .output()
-        .expect("olm runs");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
-}
-
-fn ok(state: &Path, args: &[&str]) -> String {
-    let (ok, out, err) = olm(state, args);
-    assert!(ok, "olm {args:?}: {out}{err}");
-    out
-}
-
-fn kubectl(kubeconfig: &Path, args: &[&str], stdin: Option<&str>) -> (bool, String) {
-    use std::io::Write as _;
-    let mut child = Command::new("kubectl")
+/// kubectl that may fail: whether it succeeded, and its stdout and stderr together.
+fn try_kubectl(kubeconfig: &Path, args: &[&str]) -> (bool, String) {
+    let out = Command::new("kubectl")
         .arg("--kubeconfig")
         .arg(kubeconfig)
         .args(args)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
+        .output()
         .expect("kubectl runs");
-    if let Some(text) = stdin {
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(text.as_bytes())
-            .unwrap();
-    }
-    drop(child.stdin.take());
-    let out = child.wait_with_output().unwrap();
     (
         out.status.success(),
         format!(
@@ -66,24 +38,6 @@ fn kubectl(kubeconfig: &Path, args: &[&str], stdin: Option<&str>) -> (bool, Stri
             String::from_utf8_lossy(&out.stderr)
         ),
     )
-}
-
-fn wait_for(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) -> Duration {
-    let started = Instant::now();
-    while !done() {
-        assert!(started.elapsed() < timeout, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(250));
-    }
-    started.elapsed()
-}
-
-/// Stops the environment even when an assertion fails half-way.
-struct Down<'a>(&'a Path);
-
-impl Drop for Down<'_> {
-    fn drop(&mut self) {
-        let _ = olm(self.0, &["dev", "down"]);
-    }
 }
 
 fn fixtures() -> PathBuf {
@@ -148,12 +102,11 @@ fn installed(kubeconfig: &Path) -> String {
         ],
         None,
     )
-    .1
 }
 
 /// The pod holding the controllers' Lease.
 fn leader(kubeconfig: &Path) -> String {
-    let (_, holder) = kubectl(
+    let holder = kubectl(
         kubeconfig,
         &[
             "get",
@@ -173,7 +126,7 @@ fn leader(kubeconfig: &Path) -> String {
 }
 
 fn olm_pods(kubeconfig: &Path) -> Vec<String> {
-    let (_, out) = kubectl(
+    let out = kubectl(
         kubeconfig,
         &[
             "get",
@@ -192,9 +145,9 @@ fn olm_pods(kubeconfig: &Path) -> Vec<String> {
 }
 
 /// The catalog's content through the API server's service proxy, as olm's client reads it:
-/// the HTTP status line's code, or 0 when the request failed before an answer.
+/// `ok`, or the first line of what went wrong.
 fn catalog_answer(kubeconfig: &Path) -> String {
-    let (ok, out) = kubectl(
+    let (served, out) = try_kubectl(
         kubeconfig,
         &[
             "get",
@@ -203,9 +156,8 @@ fn catalog_answer(kubeconfig: &Path) -> String {
                 "/api/v1/namespaces/{NS}/services/https:catalogd-service:443/proxy/catalogs/pods/api/v1/metas?schema=olm.package"
             ),
         ],
-        None,
     );
-    if ok && out.contains("pause-operator") {
+    if served && out.contains("pause-operator") {
         "ok".to_owned()
     } else {
         out.lines().next().unwrap_or_default().to_owned()
@@ -230,24 +182,20 @@ fn olm_as_pods_survives_its_leader_and_its_own_rollout_and_uninstalls() {
     let kubeconfig = PathBuf::from(ok(state.path(), &["dev", "kubeconfig"]).trim());
     assert_eq!(olm_pods(&kubeconfig).len(), 2, "two replicas");
     // The PackageManifest API is served by a pod.
-    let (served, out) = kubectl(&kubeconfig, &["get", "packagemanifests", "-A"], None);
-    assert!(served, "{out}");
+    kubectl(&kubeconfig, &["get", "packagemanifests", "-A"], None);
 
     let image = push_catalog(state.path(), &registry, state.path());
     let catalog = format!(
         "apiVersion: olm.operatorframework.io/v1\nkind: ClusterCatalog\nmetadata: {{name: pods}}\nspec:\n  source:\n    type: Image\n    image: {{ref: \"{image}\", pollIntervalMinutes: 1}}\n"
     );
-    assert!(kubectl(&kubeconfig, &["apply", "-f", "-"], Some(&catalog)).0);
+    kubectl(&kubeconfig, &["apply", "-f", "-"], Some(&catalog));
     wait_for("the catalog to serve", Duration::from_secs(120), || {
         catalog_answer(&kubeconfig) == "ok"
     });
-    assert!(
-        kubectl(
-            &kubeconfig,
-            &["apply", "-f", "-"],
-            Some(&extension("0.1.0"))
-        )
-        .0
+    kubectl(
+        &kubeconfig,
+        &["apply", "-f", "-"],
+        Some(&extension("0.1.0")),
     );
     let took = wait_for("0.1.0 installed", Duration::from_secs(180), || {
         installed(&kubeconfig) == "True 0.1.0"
@@ -258,29 +206,23 @@ fn olm_as_pods_survives_its_leader_and_its_own_rollout_and_uninstalls() {
     // renewal deadline is the Lease's duration) and finishes the upgrade.
     let first = leader(&kubeconfig);
     assert!(!first.is_empty(), "a leader");
-    assert!(
-        kubectl(
-            &kubeconfig,
-            &["apply", "-f", "-"],
-            Some(&extension("0.2.0"))
-        )
-        .0
+    kubectl(
+        &kubeconfig,
+        &["apply", "-f", "-"],
+        Some(&extension("0.2.0")),
     );
-    assert!(
-        kubectl(
-            &kubeconfig,
-            &[
-                "delete",
-                "pod",
-                "-n",
-                NS,
-                &first,
-                "--grace-period=0",
-                "--force"
-            ],
-            None
-        )
-        .0
+    kubectl(
+        &kubeconfig,
+        &[
+            "delete",
+            "pod",
+            "-n",
+            NS,
+            &first,
+            "--grace-period=0",
+            "--force",
+        ],
+        None,
     );
     let took = wait_for(
         "0.2.0 installed by the new leader",
@@ -291,7 +233,7 @@ fn olm_as_pods_survives_its_leader_and_its_own_rollout_and_uninstalls() {
     assert_ne!(second, first, "another pod leads");
     eprintln!("leader killed mid-upgrade: installed {took:.1?} later");
     // Nothing twice: one revision per version.
-    let (_, revisions) = kubectl(
+    let revisions = kubectl(
         &kubeconfig,
         &[
             "get",
@@ -307,26 +249,23 @@ fn olm_as_pods_survives_its_leader_and_its_own_rollout_and_uninstalls() {
 
     // Roll OLM itself while the extension is reinstalled from the catalog: the catalog keeps
     // answering through the whole rollout.
-    assert!(
-        kubectl(
-            &kubeconfig,
-            &[
-                "rollout",
-                "restart",
-                "deployment",
-                "-n",
-                NS,
-                "olm-controller-manager"
-            ],
-            None
-        )
-        .0
+    kubectl(
+        &kubeconfig,
+        &[
+            "rollout",
+            "restart",
+            "deployment",
+            "-n",
+            NS,
+            "olm-controller-manager",
+        ],
+        None,
     );
     let mut answers = std::collections::BTreeMap::<String, u32>::new();
     let rolled = Instant::now();
     loop {
         *answers.entry(catalog_answer(&kubeconfig)).or_default() += 1;
-        let (_, out) = kubectl(
+        let (_, out) = try_kubectl(
             &kubeconfig,
             &[
                 "rollout",
@@ -337,7 +276,6 @@ fn olm_as_pods_survives_its_leader_and_its_own_rollout_and_uninstalls() {
                 "olm-controller-manager",
                 "--timeout=1s",
             ],
-            None,
         );
         if out.contains("successfully rolled out") {
             break;
@@ -365,37 +303,26 @@ fn olm_as_pods_survives_its_leader_and_its_own_rollout_and_uninstalls() {
     );
     assert!(out.contains("left in place"), "{out}");
     wait_for("olmv1-system to go", Duration::from_secs(120), || {
-        !kubectl(&kubeconfig, &["get", "namespace", NS], None).0
+        !exists(&kubeconfig, &["namespace", NS])
     });
+    assert!(exists(
+        &kubeconfig,
+        &["crd", "clusterextensions.olm.operatorframework.io"]
+    ));
+    assert!(exists(
+        &kubeconfig,
+        &[
+            "deployment",
+            "-n",
+            "pause-system",
+            "pause-operator-controller"
+        ]
+    ));
     assert!(
-        kubectl(
+        !exists(
             &kubeconfig,
-            &["get", "crd", "clusterextensions.olm.operatorframework.io"],
-            None
-        )
-        .0
-    );
-    assert!(
-        kubectl(
-            &kubeconfig,
-            &[
-                "get",
-                "deployment",
-                "-n",
-                "pause-system",
-                "pause-operator-controller"
-            ],
-            None
-        )
-        .0
-    );
-    assert!(
-        !kubectl(
-            &kubeconfig,
-            &["get", "apiservice", "v1.packages.operators.coreos.com"],
-            None
-        )
-        .0,
+            &["apiservice", "v1.packages.operators.coreos.com"]
+        ),
         "no APIService left that nothing serves"
     );
 }
