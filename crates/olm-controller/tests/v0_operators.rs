@@ -1837,14 +1837,16 @@ async fn crd_upgrade_validation(env: &Env, id: &str) -> Result<()> {
     check_eq!(updated["spec"]["conversion"]["strategy"], "Webhook");
     // The refused plan stops retrying a minute after it started: Failed, as upstream's. Waited
     // for here, so that last write is part of the scenario rather than of its settling.
-    let plan = refused["metadata"]["name"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned();
     let plans = installplans_api(env, id);
     let failed = wait(
         "the refused InstallPlan to fail",
-        || async { Ok(serde_json::to_value(plans.get(&plan).await?)?) },
+        || async {
+            let list = plans.list(&ListParams::default()).await?.items;
+            Ok(list
+                .into_iter()
+                .find(|p| p.data["spec"]["clusterServiceVersionNames"] == json!(["gauge.v2.0.0"]))
+                .map_or(Value::Null, |p| p.data))
+        },
         |p| p["status"]["phase"] == "Failed",
     )
     .await?;

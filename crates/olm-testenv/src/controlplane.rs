@@ -157,6 +157,13 @@ impl ControlPlane {
         binaries::check(&bin)?;
         if options.node == NodeKind::Real {
             node::check_machine(&bin)?;
+            // A node whose starter died is cleaned up first: its bridge, processes and rules
+            // would otherwise be taken for the machine's (and a node running now says so).
+            if node::recover_machine()? {
+                eprintln!(
+                    "olm-testenv: put the machine back after a real node that was not torn down"
+                );
+            }
         }
         let mut attempt = 0;
         loop {

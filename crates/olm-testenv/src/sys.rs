@@ -26,11 +26,20 @@ pub(crate) fn free_ports<const N: usize>() -> io::Result<[u16; N]> {
 /// The machine's first IPv4 address that is not loopback, from the kernel's local routing
 /// table (`/proc/net/fib_trie`, where each `/32 host LOCAL` entry follows its address); `None`
 /// on a machine with loopback only.
+///
+/// The gateway address a real node's CNI bridge holds (in its pod range) is not the machine's:
+/// it goes with the node.
 pub(crate) fn host_address() -> Option<std::net::Ipv4Addr> {
     let trie = std::fs::read_to_string("/proc/net/fib_trie").ok()?;
-    local_addresses(&trie)
-        .into_iter()
-        .find(|a| !a.is_loopback())
+    machine_address(&local_addresses(&trie))
+}
+
+/// The first of `addresses` that is neither loopback nor in a real node's pod range.
+fn machine_address(addresses: &[std::net::Ipv4Addr]) -> Option<std::net::Ipv4Addr> {
+    addresses
+        .iter()
+        .copied()
+        .find(|a| !a.is_loopback() && !crate::node::in_pod_range(*a))
 }
 
 /// The addresses `/proc/net/fib_trie` marks as this host's, in order.
@@ -100,6 +109,16 @@ mod tests {
                 "192.0.2.2".parse().unwrap()
             ]
         );
+    }
+
+    #[test]
+    fn a_node_bridge_is_not_the_machine() {
+        let local: Vec<std::net::Ipv4Addr> = ["127.0.0.1", "10.244.0.1", "192.0.2.2"]
+            .iter()
+            .map(|a| a.parse().unwrap())
+            .collect();
+        assert_eq!(machine_address(&local), Some("192.0.2.2".parse().unwrap()));
+        assert_eq!(machine_address(&local[..2]), None);
     }
 
     #[test]

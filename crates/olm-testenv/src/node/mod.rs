@@ -20,6 +20,11 @@ use crate::pki::NodePki;
 use config::Layout;
 use host::{MachineLock, Snapshot};
 
+/// Whether `address` is in [`REAL_POD_CIDR`] (10.244.0.0/24): a pod's, or the bridge's gateway.
+pub(crate) fn in_pod_range(address: Ipv4Addr) -> bool {
+    address.octets()[..3] == [10, 244, 0]
+}
+
 /// Which node a control plane gets.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum NodeKind {
