@@ -50,19 +50,20 @@ fn admin_ok(admin: &Path, args: &[&str], stdin: &str) {
     assert!(out.status.success(), "kubectl {args:?}: {out:?}");
 }
 
-/// Creates (server-side applies) `yaml` as `user`; the error text when refused.
-fn apply_as(admin: &Path, user: &str, yaml: &str) -> Result<(), String> {
-    let out = kubectl(
-        admin,
-        Some(user),
-        &["apply", "--server-side", "-f", "-"],
-        yaml,
-    );
+/// `kubectl VERB -f -` with `yaml`, as `user`; the error text when refused.
+fn as_user(admin: &Path, user: &str, verb: &[&str], yaml: &str) -> Result<(), String> {
+    let args: Vec<&str> = verb.iter().copied().chain(["-f", "-"]).collect();
+    let out = kubectl(admin, Some(user), &args, yaml);
     if out.status.success() {
         Ok(())
     } else {
         Err(String::from_utf8_lossy(&out.stderr).into_owned())
     }
+}
+
+/// Creates (server-side applies) `yaml` as `user`; the error text when refused.
+fn apply_as(admin: &Path, user: &str, yaml: &str) -> Result<(), String> {
+    as_user(admin, user, &["apply", "--server-side"], yaml)
 }
 
 fn extension(name: &str, account: Option<&str>) -> String {
@@ -90,17 +91,7 @@ fn operator_group(name: &str, targets: &[&str]) -> String {
 /// an early request that slipped in before the policy cannot leave an object behind whose later
 /// unchanged applies the policy, rightly, lets through.
 fn create_dry_run_as(admin: &Path, user: &str, yaml: &str) -> Result<(), String> {
-    let out = kubectl(
-        admin,
-        Some(user),
-        &["create", "--dry-run=server", "-f", "-"],
-        yaml,
-    );
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(String::from_utf8_lossy(&out.stderr).into_owned())
-    }
+    as_user(admin, user, &["create", "--dry-run=server"], yaml)
 }
 
 /// Retries `attempt` until it returns `Some` (a policy takes a moment to reach admission).
