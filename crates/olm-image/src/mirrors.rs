@@ -76,6 +76,9 @@ struct MirrorTable {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Registries {
     rules: Vec<Rule>,
+    /// The hosts of insecure locations and mirrors, found once when the file is read: every
+    /// registry request asks.
+    insecure: BTreeSet<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -149,7 +152,8 @@ impl Registries {
                     .collect(),
             });
         }
-        Ok(Registries { rules })
+        let insecure = insecure_hosts(&rules);
+        Ok(Registries { rules, insecure })
     }
 
     /// Whether there are no rules.
@@ -159,20 +163,8 @@ impl Registries {
 
     /// The registry hosts marked `insecure` (as a location or a mirror): spoken to over plain
     /// HTTP.
-    pub fn insecure_hosts(&self) -> BTreeSet<String> {
-        let host = |location: &str| location.split('/').next().unwrap_or_default().to_owned();
-        let mut hosts = BTreeSet::new();
-        for rule in &self.rules {
-            if rule.insecure {
-                hosts.insert(host(&rule.location));
-            }
-            for (location, insecure) in &rule.mirrors {
-                if *insecure {
-                    hosts.insert(host(location));
-                }
-            }
-        }
-        hosts
+    pub fn insecure_hosts(&self) -> &BTreeSet<String> {
+        &self.insecure
     }
 
     /// Where to pull `reference` from: the rule with the longest matching prefix rewrites it
@@ -210,6 +202,23 @@ impl Registries {
             .collect();
         Route::Try(refs)
     }
+}
+
+/// The hosts of `rules`' insecure locations and mirrors.
+fn insecure_hosts(rules: &[Rule]) -> BTreeSet<String> {
+    let host = |location: &str| location.split('/').next().unwrap_or_default().to_owned();
+    let mut hosts = BTreeSet::new();
+    for rule in rules {
+        if rule.insecure {
+            hosts.insert(host(&rule.location));
+        }
+        for (location, insecure) in &rule.mirrors {
+            if *insecure {
+                hosts.insert(host(location));
+            }
+        }
+    }
+    hosts
 }
 
 /// The part of `name` (`host/repository`) that `prefix` matches, if it does: the whole prefix
@@ -314,7 +323,7 @@ blocked = true
         // A prefix matches whole path segments only.
         assert_eq!(tried(&registries, "quay.iox/a:1"), ["quay.iox/a:1"]);
         assert_eq!(
-            registries.insecure_hosts().into_iter().collect::<Vec<_>>(),
+            registries.insecure_hosts().iter().collect::<Vec<_>>(),
             ["10.0.0.5:5000"]
         );
     }

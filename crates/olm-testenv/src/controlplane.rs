@@ -161,7 +161,9 @@ impl ControlPlane {
             // would otherwise be taken for the machine's (and a node running now says so).
             if node::recover_machine()? {
                 eprintln!(
-                    "olm-testenv: put the machine back after a real node that was not torn down"
+                    "olm-testenv: put the machine back after a real node that was not torn down \
+                     (its record was {})",
+                    node::host::RECORD
                 );
             }
         }
@@ -317,7 +319,7 @@ impl ControlPlane {
                 plane.spawn(
                     bin,
                     "kubelet",
-                    node::kubelet_args(&layout, address),
+                    node::config::kubelet_args(&layout, address),
                     &[],
                     log("kubelet"),
                 )?;

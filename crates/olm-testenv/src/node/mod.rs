@@ -117,8 +117,7 @@ pub(crate) fn check_machine(bin: &Path) -> Result<PathBuf, Error> {
     Ok(containerd)
 }
 
-/// Takes the machine (restoring it first when a node before died without teardown), records
-/// it, and writes the node's configuration under `root`.
+/// Takes the machine, records it, and writes the node's configuration under `root`.
 #[allow(clippy::too_many_arguments)] // each is one fact about the control plane the node joins
 pub(crate) fn prepare(
     root: &Path,
@@ -130,14 +129,9 @@ pub(crate) fn prepare(
     registry: Option<&str>,
     dns: (Ipv4Addr, &Path, u16),
 ) -> Result<Prepared, Error> {
+    // A node left by a starter that died was put back by `recover_machine` before the
+    // machine's address was chosen; the lock makes this start the only one from here on.
     let lock = MachineLock::take()?;
-    if host::recover(&lock)? {
-        eprintln!(
-            "olm-testenv: put the machine back after a real node that was not torn down \
-             (its record was {})",
-            host::RECORD
-        );
-    }
     let layout = Layout {
         root: root.to_owned(),
     };
@@ -271,11 +265,6 @@ pub(crate) fn proxy_args(layout: &Layout) -> Vec<String> {
         format!("--config={}", layout.proxy_config().display()),
         "--v=1".to_owned(),
     ]
-}
-
-/// The kubelet's command line.
-pub(crate) fn kubelet_args(layout: &Layout, address: Ipv4Addr) -> Vec<String> {
-    config::kubelet_args(layout, address)
 }
 
 /// Puts the machine back after a real node whose starter died without tearing it down (its
