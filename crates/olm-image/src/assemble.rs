@@ -175,6 +175,12 @@ impl Image {
 /// The catalog content is not validated here (that is `olm catalog validate`'s job); the image
 /// carries exactly the files of `dir`.
 pub fn catalog_image(dir: &Path) -> Result<Image, BuildError> {
+    let (layer, labels) = catalog_layer(dir)?;
+    Ok(image_from_layers(labels, vec![layer]))
+}
+
+/// A catalog image's `/configs` layer from `dir`, and the label that points at it.
+pub(crate) fn catalog_layer(dir: &Path) -> Result<(Layer, BTreeMap<String, String>), BuildError> {
     require_dir(dir, "catalog directory")?;
     let prefix = CATALOG_CONFIGS_DIR.trim_start_matches('/');
     let layer = layer_from_dirs(&[(dir.to_path_buf(), prefix.to_string())])?;
@@ -182,7 +188,7 @@ pub fn catalog_image(dir: &Path) -> Result<Image, BuildError> {
         CATALOG_CONFIGS_LABEL.to_string(),
         CATALOG_CONFIGS_DIR.to_string(),
     )]);
-    Ok(image_from_layers(labels, vec![layer]))
+    Ok((layer, labels))
 }
 
 /// A registry+v1 bundle image: `manifests/` and `metadata/` of `dir` (and `tests/` when present,

@@ -13,7 +13,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::assemble::{BuildError, Entry, Image, RunConfig, image_with_config, layer_from_entries};
+use crate::assemble::{
+    BuildError, Entry, Image, Layer, RunConfig, image_with_config, layer_from_entries,
+};
 
 /// Where the `olm` binary lives in its image.
 pub const BINARY_PATH: &str = "/usr/local/bin/olm";
@@ -102,6 +104,42 @@ pub fn olm_image(files: RuntimeFiles, version: &str) -> Result<Image, BuildError
 /// with `..`, a library path that is not absolute, and a binary or home that would replace a
 /// file the image needs (`/etc/passwd`, the CA bundle, a library, `/tmp`) — each named.
 pub fn program_image(program: &Program, files: RuntimeFiles) -> Result<Image, BuildError> {
+    let (layer, run) = program_layer(program, files)?;
+    Ok(image_with_config(program.labels.clone(), &run, vec![layer]))
+}
+
+/// The default command of a catalog image that serves: `olm catalog serve` of its `/configs`
+/// with the registry cache in `/tmp` (which the non-root user can write), as opm-based catalog
+/// images run `opm serve /configs --cache-dir=/tmp/cache`.
+pub const CATALOG_SERVE_ARGS: [&str; 4] =
+    ["catalog", "serve", "/configs", "--cache-dir=/tmp/cache"];
+
+/// A catalog image that serves OLM v0's registry API, as opm-based catalog images do: the
+/// layer of [`olm_image`]'s file system with `olm catalog serve` ([`CATALOG_SERVE_ARGS`]) as
+/// its command, then [`crate::catalog_image`]'s `/configs` layer and label. A CatalogSource's
+/// registry Pod runs it as it is; catalogd unpacks only `/configs` and never reads the first
+/// layer's files. Keeping the catalog in a layer of its own means a new catalog built with
+/// the same `olm` shares the large layer with the previous one in every registry and node.
+pub fn serving_catalog_image(
+    dir: &Path,
+    files: RuntimeFiles,
+    version: &str,
+) -> Result<Image, BuildError> {
+    let (configs, mut labels) = crate::assemble::catalog_layer(dir)?;
+    let program = Program {
+        name: "olm".to_owned(),
+        path: BINARY_PATH.to_owned(),
+        args: CATALOG_SERVE_ARGS.map(str::to_owned).to_vec(),
+        labels: BTreeMap::new(),
+        home: None,
+    };
+    let (server, run) = program_layer(&program, files)?;
+    labels.insert(VERSION_LABEL.to_owned(), version.to_owned());
+    Ok(image_with_config(labels, &run, vec![server, configs]))
+}
+
+/// [`program_image`]'s single layer and how its container starts.
+fn program_layer(program: &Program, files: RuntimeFiles) -> Result<(Layer, RunConfig), BuildError> {
     check_name(&program.name)?;
     let binary_path = absolute(&program.path)?;
     let home = program.home.as_deref().map(absolute).transpose()?;
@@ -176,7 +214,7 @@ pub fn program_image(program: &Program, files: RuntimeFiles) -> Result<Image, Bu
         user: format!("{USER_ID}:{USER_ID}"),
         working_dir: "/".to_owned(),
     };
-    Ok(image_with_config(program.labels.clone(), &run, vec![layer]))
+    Ok((layer, run))
 }
 
 /// `useradd`'s default rule for user names, so that `/etc/passwd` stays one line per user.
@@ -322,6 +360,43 @@ mod tests {
         assert_eq!(c["Cmd"], serde_json::json!(["run"]));
         assert_eq!(c["Labels"]["org.opencontainers.image.version"], "1.2.3");
         assert_ne!(olm_image(files(), "1.2.4").unwrap().digest(), a.digest());
+    }
+
+    /// A serving catalog image runs `olm catalog serve /configs` as the non-root user, and its
+    /// catalog layer and label are exactly the content-only image's, so catalogd reads the
+    /// same catalog from either and the server layer is shared between catalogs.
+    #[test]
+    fn serving_catalog_image_runs_the_server_over_the_same_catalog_layer() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("catalog.yaml"),
+            "schema: olm.package\nname: a\n",
+        )
+        .unwrap();
+        let serving = serving_catalog_image(dir.path(), files(), "1.2.3").unwrap();
+        let content = crate::catalog_image(dir.path()).unwrap();
+        assert_eq!(serving.layers().len(), 2);
+        assert_eq!(serving.layers()[1].digest(), content.layers()[0].digest());
+        let config: serde_json::Value = serde_json::from_slice(serving.config()).unwrap();
+        let c = &config["config"];
+        assert_eq!(c["Entrypoint"], serde_json::json!(["/usr/local/bin/olm"]));
+        assert_eq!(
+            c["Cmd"],
+            serde_json::json!(["catalog", "serve", "/configs", "--cache-dir=/tmp/cache"])
+        );
+        assert_eq!(c["User"], "65532:65532");
+        assert_eq!(
+            c["Labels"]["operators.operatorframework.io.index.configs.v1"],
+            "/configs"
+        );
+        std::fs::write(
+            dir.path().join("catalog.yaml"),
+            "schema: olm.package\nname: b\n",
+        )
+        .unwrap();
+        let next = serving_catalog_image(dir.path(), files(), "1.2.3").unwrap();
+        assert_eq!(next.layers()[0].digest(), serving.layers()[0].digest());
+        assert_ne!(next.digest(), serving.digest());
     }
 
     /// olm's image is exactly what it was before any program could have an image: the

@@ -21,15 +21,26 @@ pub struct RegistryArgs {
 pub enum Command {
     /// Build a catalog image from a file-based catalog directory and push it.
     ///
-    /// The directory's files end up under /configs/ in one layer, and the image config carries the
-    /// label operators.operatorframework.io.index.configs.v1=/configs. The same directory always
-    /// gives the same digest. A directory the catalog server could not load (symlink loops, links
-    /// to directories, pipes, documents that do not parse) is refused. Prints the pushed digest.
+    /// The directory's files end up under /configs/ in a layer of their own, and the image
+    /// config carries the label operators.operatorframework.io.index.configs.v1=/configs, which
+    /// is all OLM v1 reads. Like opm-based catalog images, the image also serves OLM v0's
+    /// registry API when run (a CatalogSource's registry Pod): a first layer holds this olm
+    /// binary as push-olm's image does, and `olm catalog serve /configs --cache-dir=/tmp/cache`
+    /// is its command. --content-only leaves the server out. The same directory (and the same
+    /// olm) always gives the same digest. A directory the catalog server could not load
+    /// (symlink loops, links to directories, pipes, documents that do not parse) is refused.
+    /// Prints the pushed digest.
     PushCatalog {
         /// The FBC directory.
         dir: PathBuf,
         /// Where to push, e.g. 127.0.0.1:5000/catalogs/mine:v1.
         reference: String,
+        /// Only the catalog: an image OLM v1 reads but that cannot run as a v0 registry.
+        #[arg(long)]
+        content_only: bool,
+        /// The PEM CA bundle to put at /etc/ssl/certs/ca-certificates.crt of a serving image.
+        #[arg(long, default_value = olm_image::runtime::CA_BUNDLE_PATH)]
+        ca_bundle: PathBuf,
         #[command(flatten)]
         registry: RegistryArgs,
     },
@@ -217,6 +228,12 @@ fn program_files(
     })
 }
 
+/// [`program_files`] of this very `olm`.
+fn olm_files(ca_bundle: &Path) -> anyhow::Result<olm_image::runtime::RuntimeFiles> {
+    let exe = std::env::current_exe().context("finding the olm binary")?;
+    program_files(&exe, ca_bundle)
+}
+
 /// The program [`Command::PushProgram`] asks for: named after the binary unless named, at
 /// `/usr/local/bin/NAME` unless placed, titled by its name unless labelled otherwise.
 fn program(
@@ -250,11 +267,25 @@ async fn run_async(cmd: Command) -> anyhow::Result<ExitCode> {
         Command::PushCatalog {
             dir,
             reference,
+            content_only,
+            ca_bundle,
             registry,
         } => {
             let reference = parse_ref(&reference)?;
             refuse_what_the_server_refuses(&dir)?;
-            let image = olm_image::catalog_image(&dir)?;
+            let image = match content_only {
+                true => olm_image::catalog_image(&dir)?,
+                false => {
+                    let files = olm_files(&ca_bundle)?;
+                    crate::progress::spin("assembling the catalog image", || {
+                        olm_image::runtime::serving_catalog_image(
+                            &dir,
+                            files,
+                            env!("CARGO_PKG_VERSION"),
+                        )
+                    })?
+                }
+            };
             let digest = client(&registry)?.push(&image, &reference).await?;
             println!("{digest}");
         }
@@ -275,8 +306,7 @@ async fn run_async(cmd: Command) -> anyhow::Result<ExitCode> {
             registry,
         } => {
             let parsed = parse_ref(&reference)?;
-            let exe = std::env::current_exe().context("finding the olm binary")?;
-            let files = program_files(&exe, &ca_bundle)?;
+            let files = olm_files(&ca_bundle)?;
             let image = crate::progress::spin("assembling the olm image", || {
                 olm_image::runtime::olm_image(files, env!("CARGO_PKG_VERSION"))
             })?;

@@ -488,6 +488,7 @@ fn generate_pins_images_to_digests() {
         let pushed = olm(&[
             "image",
             "push-catalog",
+            "--content-only",
             catalog.to_str().unwrap(),
             &reference,
         ]);
@@ -595,6 +596,7 @@ fn multiarch_reads_image_platforms_from_the_registry() {
     let pushed = olm(&[
         "image",
         "push-catalog",
+        "--content-only",
         catalog.path().to_str().unwrap(),
         &image,
     ]);

@@ -140,7 +140,10 @@ fn cluster_catalog_is_served_to_the_host() {
     let dir = community();
     let dir = dir.to_str().expect("utf-8 path");
     let image = format!("{registry}/catalogs/community:v1");
-    olm_ok(state.path(), &["image", "push-catalog", dir, &image]);
+    olm_ok(
+        state.path(),
+        &["image", "push-catalog", "--content-only", dir, &image],
+    );
 
     let catalog = format!(
         "apiVersion: olm.operatorframework.io/v1\n\

@@ -79,7 +79,13 @@ fn push_catalog(state: &Path, registry: &str, work: &Path) -> String {
     let image = format!("{registry}/pods/catalog:latest");
     ok(
         state,
-        &["image", "push-catalog", dir.to_str().unwrap(), &image],
+        &[
+            "image",
+            "push-catalog",
+            "--content-only",
+            dir.to_str().unwrap(),
+            &image,
+        ],
     );
     image
 }

@@ -82,6 +82,64 @@ fn push_catalog_pushes_a_catalog_with_a_link_to_a_file() {
     let run = push_catalog(dir.path(), &image);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(run.stdout.starts_with("sha256:"), "{}", run.stdout);
+
+    // By default the image serves, as opm-based ones do: olm is in it, and its command builds
+    // the registry from /configs (here only the cache, as root in a chroot can).
+    let servable = catalog_dir();
+    std::fs::write(
+        servable.path().join("p/channel.json"),
+        r#"{"schema":"olm.channel","package":"p","name":"stable","entries":[{"name":"p.v1.0.0"}]}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        servable.path().join("p/bundle.json"),
+        r#"{"schema":"olm.bundle","package":"p","name":"p.v1.0.0","image":"quay.io/p/bundle:v1.0.0","properties":[{"type":"olm.package","value":{"packageName":"p","version":"1.0.0"}}]}"#,
+    )
+    .unwrap();
+    let image = format!("{}/catalogs/servable:v1", registry.addr());
+    let run = push_catalog(servable.path(), &image);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let root = tempfile::tempdir().unwrap();
+    let pulled = root.path().join("serving");
+    let pull = olm(&["image", "pull", &image, pulled.to_str().unwrap()]);
+    assert_eq!(pull.code, 0, "{}", pull.stderr);
+    assert!(pulled.join("configs/p/channel.json").is_file());
+    assert!(pulled.join("usr/local/bin/olm").is_file());
+    let uid = std::process::Command::new("id").arg("-u").output().unwrap();
+    if String::from_utf8_lossy(&uid.stdout).trim() == "0" {
+        let out = std::process::Command::new("chroot")
+            .arg(&pulled)
+            .args([
+                "/usr/local/bin/olm",
+                "catalog",
+                "serve",
+                "/configs",
+                "--cache-dir=/tmp/cache",
+                "--cache-only",
+            ])
+            .env_clear()
+            .env("PATH", "/usr/sbin:/usr/bin:/sbin:/bin")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        assert!(pulled.join("tmp/cache").is_dir());
+    }
+
+    // --content-only: the catalog alone.
+    let lean = format!("{}/catalogs/linked:lean", registry.addr());
+    let run = olm(&[
+        "image",
+        "push-catalog",
+        "--content-only",
+        dir.path().to_str().unwrap(),
+        &lean,
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let pulled = root.path().join("lean");
+    let pull = olm(&["image", "pull", &lean, pulled.to_str().unwrap()]);
+    assert_eq!(pull.code, 0, "{}", pull.stderr);
+    assert!(pulled.join("configs/p/also.json").is_file());
+    assert!(!pulled.join("usr").exists());
 }
 
 /// A bundle without a CSV is one OLM cannot install (operator-controller: `no ClusterServiceVersion

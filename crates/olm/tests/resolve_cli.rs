@@ -199,6 +199,7 @@ fn catalogs_are_read_from_images_as_render_reads_them() {
     let pushed = olm(&[
         "image",
         "push-catalog",
+        "--content-only",
         dir.path().to_str().expect("utf-8 path"),
         &image,
     ]);

@@ -90,7 +90,7 @@ pub fn push_small_catalog(dir: &Path, image: &str) {
     )
     .expect("write");
     let pushed = Command::new(env!("CARGO_BIN_EXE_olm"))
-        .args(["image", "push-catalog"])
+        .args(["image", "push-catalog", "--content-only"])
         .arg(dir.join("catalog"))
         .arg(image)
         .output()
@@ -285,6 +285,9 @@ pub fn push_example_catalog(dir: &Path, registry: &str) -> String {
     let catalog = catalog.to_str().expect("utf-8 path");
     olm_ok(&["catalog", "validate", catalog], None);
     let image = format!("{registry}/examples/catalog:latest");
-    olm_ok(&["image", "push-catalog", catalog, &image], None);
+    olm_ok(
+        &["image", "push-catalog", "--content-only", catalog, &image],
+        None,
+    );
     image
 }
