@@ -1,6 +1,9 @@
 //! The validating admission webhook: the API server asks before it stores a widget, and a
 //! widget over the limit is refused with the rule's message. [`verdict`] is the whole decision,
-//! [`answer`] turns an AdmissionReview (v1) into its answer, and [`router`] serves it.
+//! [`answer`] turns an AdmissionReview (v1) into its answer, and [`router`] serves it — and,
+//! beside it, the conversion webhook of [`convert`].
+
+pub mod convert;
 
 use axum::Router;
 use axum::body::Bytes;
@@ -95,9 +98,11 @@ pub fn answer(body: &[u8]) -> Result<(AdmissionReview<DynamicObject>, Verdict, S
     Ok((response.into_review(), verdict, who))
 }
 
-/// The router serving [`PATH`].
+/// The router serving [`PATH`] and [`convert::PATH`].
 pub fn router() -> Router {
-    Router::new().route(PATH, post(review))
+    Router::new()
+        .route(PATH, post(review))
+        .route(convert::PATH, post(convert::review))
 }
 
 async fn review(body: Bytes) -> Response {
