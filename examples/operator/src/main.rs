@@ -8,12 +8,16 @@
 //! * With `--webhook-cert-dir` (0.2.0's CSV passes OLM's mount), it serves a validating
 //!   admission webhook over HTTPS on port 9443 at `/validate-widget`, which refuses a widget
 //!   over the limit with the rule's message ([`webhook`]).
+//! * With `--api` (the OLM v0 example bundle's CSV, which owns an APIService), the same HTTPS
+//!   server also serves an aggregated API, `WidgetSummary`, to the API server's aggregator
+//!   ([`api`]).
 //! * `/readyz` on plain HTTP port 8081 answers 200 once the widget watch has its first list
 //!   and the webhook server listens ([`probes`]).
 //!
 //! Decisions are pure functions with table tests (`reconcile::decide`, `webhook::verdict`); the
 //! rest only reads and writes. It stops on SIGTERM.
 
+mod api;
 mod probes;
 mod reconcile;
 mod tls;
@@ -41,6 +45,12 @@ struct Args {
     /// them at /tmp/k8s-webhook-server/serving-certs). Without it, no webhook is served.
     #[arg(long)]
     webhook_cert_dir: Option<PathBuf>,
+    /// Also serve the aggregated API `WidgetSummary` (stats.example.olm.operatorframework.io/v1)
+    /// on the webhook's server; needs --webhook-cert-dir. Callers must present the API
+    /// server's front-proxy client certificate, whose CA is read at start from
+    /// kube-system/extension-apiserver-authentication.
+    #[arg(long, requires = "webhook_cert_dir")]
+    api: bool,
     /// Where the webhook listens (HTTPS).
     #[arg(long, default_value = "0.0.0.0:9443")]
     webhook_bind_address: SocketAddr,
@@ -83,8 +93,16 @@ async fn run(args: Args) -> anyhow::Result<()> {
     });
 
     if let Some(dir) = &args.webhook_cert_dir {
-        let config =
-            tls::server_config(dir).context("loading the webhook's serving certificate")?;
+        let client_ca = match args.api {
+            true => Some(front_proxy_ca(&client).await?),
+            false => None,
+        };
+        let config = tls::server_config(dir, client_ca.as_deref())
+            .context("loading the webhook's serving certificate")?;
+        let router = match args.api {
+            true => webhook::router().merge(api::router(client.clone())),
+            false => webhook::router(),
+        };
         let listener = TcpListener::bind(args.webhook_bind_address)
             .await
             .with_context(|| format!("listening on {}", args.webhook_bind_address))?;
@@ -95,11 +113,30 @@ async fn run(args: Args) -> anyhow::Result<()> {
             "webhook listens (HTTPS)"
         );
         ready.listening();
-        tokio::spawn(tls::serve(listener, config, webhook::router()));
+        tokio::spawn(tls::serve(listener, config, router));
     } else {
         info!("no --webhook-cert-dir: no webhook is served");
     }
 
     reconcile::run(client, ready).await;
     Ok(())
+}
+
+/// The CA of the API server's front-proxy client certificate, as the cluster publishes it for
+/// aggregated API servers.
+async fn front_proxy_ca(client: &kube::Client) -> anyhow::Result<Vec<u8>> {
+    let (namespace, name, key) = (
+        "kube-system",
+        "extension-apiserver-authentication",
+        "requestheader-client-ca-file",
+    );
+    let map =
+        kube::Api::<k8s_openapi::api::core::v1::ConfigMap>::namespaced(client.clone(), namespace)
+            .get(name)
+            .await
+            .with_context(|| format!("reading ConfigMap {namespace}/{name}"))?;
+    map.data
+        .and_then(|mut d| d.remove(key))
+        .map(String::into_bytes)
+        .with_context(|| format!("ConfigMap {namespace}/{name} has no {key}"))
 }

@@ -48,6 +48,12 @@ pub enum CertError {
         /// What the PEM reader said.
         message: String,
     },
+    /// The front-proxy client CA cannot be used to check clients.
+    #[error("the API server's front-proxy client CA: {message}")]
+    ClientCa {
+        /// Why.
+        message: String,
+    },
     /// rustls refused the pair (a key that does not match the certificate, for one).
     #[error("{cert} and {key}: {source}")]
     Pair {
@@ -61,8 +67,13 @@ pub enum CertError {
 }
 
 /// A TLS server configuration serving `dir/tls.crt` (the chain) with `dir/tls.key`, over
-/// HTTP/1.1.
-pub fn server_config(dir: &Path) -> Result<Arc<rustls::ServerConfig>, CertError> {
+/// HTTP/1.1. With `client_ca` (PEM), a client may present a certificate, which must then be
+/// signed by that CA: the aggregated API's callers ([`crate::api`]); without one presented the
+/// handshake still succeeds (the API server calls webhooks without one).
+pub fn server_config(
+    dir: &Path,
+    client_ca: Option<&[u8]>,
+) -> Result<Arc<rustls::ServerConfig>, CertError> {
     let (cert, key) = (dir.join("tls.crt"), dir.join("tls.key"));
     let read = |path: &Path| {
         std::fs::read(path).map_err(|source| CertError::Read {
@@ -88,14 +99,28 @@ pub fn server_config(dir: &Path) -> Result<Arc<rustls::ServerConfig>, CertError>
     };
     // The provider named, not installed process-wide: the Kubernetes client brings its own
     // rustls configuration.
-    let mut config = rustls::ServerConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .map_err(pair)?
-    .with_no_client_auth()
-    .with_single_cert(chain, private)
-    .map_err(pair)?;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = rustls::ServerConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .map_err(pair)?;
+    let builder = match client_ca {
+        None => builder.with_no_client_auth(),
+        Some(pem) => {
+            let ca = |message: String| CertError::ClientCa { message };
+            let mut roots = rustls::RootCertStore::empty();
+            for cert in CertificateDer::pem_slice_iter(pem) {
+                let cert = cert.map_err(|e| ca(e.to_string()))?;
+                roots.add(cert).map_err(|e| ca(e.to_string()))?;
+            }
+            let verifier =
+                rustls::server::WebPkiClientVerifier::builder_with_provider(roots.into(), provider)
+                    .allow_unauthenticated()
+                    .build()
+                    .map_err(|e| ca(e.to_string()))?;
+            builder.with_client_cert_verifier(verifier)
+        }
+    };
+    let mut config = builder.with_single_cert(chain, private).map_err(pair)?;
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     Ok(Arc::new(config))
 }
@@ -114,7 +139,7 @@ pub async fn serve(listener: TcpListener, config: Arc<rustls::ServerConfig>, rou
             }
         };
         let acceptor = acceptor.clone();
-        let service = TowerToHyperService::new(router.clone());
+        let router = router.clone();
         tokio::spawn(async move {
             let tls = match tokio::time::timeout(CLIENT_TIMEOUT, acceptor.accept(stream)).await {
                 Ok(Ok(tls)) => tls,
@@ -127,6 +152,11 @@ pub async fn serve(listener: TcpListener, config: Arc<rustls::ServerConfig>, rou
                     return;
                 }
             };
+            // A certificate rustls accepted was signed by the client CA.
+            let verified = tls.get_ref().1.peer_certificates().is_some();
+            let service = TowerToHyperService::new(
+                router.layer(axum::Extension(crate::api::FrontProxy(verified))),
+            );
             let mut http =
                 hyper_util::server::conn::auto::Builder::new(TokioExecutor::new()).http1_only();
             http.http1()
@@ -157,7 +187,7 @@ mod tests {
             dir.path(),
             "example-operator-controller-service.example-system.svc",
         );
-        let config = server_config(dir.path()).unwrap();
+        let config = server_config(dir.path(), None).unwrap();
         assert_eq!(config.alpn_protocols, [b"http/1.1".to_vec()]);
     }
 
@@ -165,7 +195,7 @@ mod tests {
     #[test]
     fn names_what_is_wrong() {
         let dir = tempfile::tempdir().unwrap();
-        let err = server_config(dir.path()).unwrap_err().to_string();
+        let err = server_config(dir.path(), None).unwrap_err().to_string();
         assert!(
             err.starts_with("reading ") && err.contains("tls.crt"),
             "{err}"
@@ -173,14 +203,14 @@ mod tests {
 
         write_pair(dir.path(), "a.example");
         std::fs::write(dir.path().join("tls.crt"), "not pem\n").unwrap();
-        let err = server_config(dir.path()).unwrap_err().to_string();
+        let err = server_config(dir.path(), None).unwrap_err().to_string();
         assert!(err.ends_with("tls.crt: no PEM certificate in it"), "{err}");
 
         // The key of another certificate.
         let first = write_pair(dir.path(), "a.example");
         write_pair(dir.path(), "b.example");
         std::fs::write(dir.path().join("tls.crt"), first.cert.pem()).unwrap();
-        let err = server_config(dir.path()).unwrap_err().to_string();
+        let err = server_config(dir.path(), None).unwrap_err().to_string();
         assert!(
             err.contains("tls.crt and ") && err.contains("tls.key: "),
             "{err}"
