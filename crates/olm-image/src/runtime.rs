@@ -114,18 +114,46 @@ pub fn program_image(program: &Program, files: RuntimeFiles) -> Result<Image, Bu
 pub const CATALOG_SERVE_ARGS: [&str; 4] =
     ["catalog", "serve", "/configs", "--cache-dir=/tmp/cache"];
 
+/// Where [`CATALOG_SERVE_ARGS`] keeps the registry cache.
+pub const CATALOG_CACHE_DIR: &str = "/tmp/cache";
+
 /// A catalog image that serves OLM v0's registry API, as opm-based catalog images do: the
 /// layer of [`olm_image`]'s file system with `olm catalog serve` ([`CATALOG_SERVE_ARGS`]) as
-/// its command, then [`crate::catalog_image`]'s `/configs` layer and label. A CatalogSource's
-/// registry Pod runs it as it is; catalogd unpacks only `/configs` and never reads the first
-/// layer's files. Keeping the catalog in a layer of its own means a new catalog built with
-/// the same `olm` shares the large layer with the previous one in every registry and node.
+/// its command, then [`crate::catalog_image`]'s `/configs` layer and label, then the registry
+/// cache built from that catalog (`cache`: the file's name in [`CATALOG_CACHE_DIR`] and its
+/// bytes), as opm-based images build it with `opm serve --cache-only` (the server checks the
+/// cache against `/configs` at start and refuses to serve a catalog whose cache is missing or
+/// stale). A CatalogSource's registry Pod runs it as it is; catalogd unpacks only `/configs`
+/// and never reads the other layers' files. Keeping the catalog in a layer of its own means a
+/// new catalog built with the same `olm` shares the large layer with the previous one in every
+/// registry and node.
 pub fn serving_catalog_image(
     dir: &Path,
     files: RuntimeFiles,
     version: &str,
+    cache: (&str, Vec<u8>),
 ) -> Result<Image, BuildError> {
     let (configs, mut labels) = crate::assemble::catalog_layer(dir)?;
+    let (cache_name, cache_bytes) = cache;
+    let cache_dir = CATALOG_CACHE_DIR.trim_start_matches('/');
+    let dir_entry = |path: &str, mode: u32| Entry {
+        path: path.to_owned(),
+        content: None,
+        mode,
+        owner: 0,
+    };
+    // `/tmp` is listed again with the mode the first layer gives it: a later layer's entry
+    // for a directory replaces its mode.
+    let cache_layer = layer_from_entries(&[
+        dir_entry("tmp", 0o1777),
+        dir_entry(cache_dir, 0o755),
+        Entry {
+            path: format!("{cache_dir}/{cache_name}"),
+            content: Some(cache_bytes),
+            mode: 0o644,
+            owner: 0,
+        },
+    ])?;
     let program = Program {
         name: "olm".to_owned(),
         path: BINARY_PATH.to_owned(),
@@ -135,7 +163,11 @@ pub fn serving_catalog_image(
     };
     let (server, run) = program_layer(&program, files)?;
     labels.insert(VERSION_LABEL.to_owned(), version.to_owned());
-    Ok(image_with_config(labels, &run, vec![server, configs]))
+    Ok(image_with_config(
+        labels,
+        &run,
+        vec![server, configs, cache_layer],
+    ))
 }
 
 /// [`program_image`]'s single layer and how its container starts.
@@ -373,9 +405,10 @@ mod tests {
             "schema: olm.package\nname: a\n",
         )
         .unwrap();
-        let serving = serving_catalog_image(dir.path(), files(), "1.2.3").unwrap();
+        let cache = || ("olm-registry.v1", b"cache".to_vec());
+        let serving = serving_catalog_image(dir.path(), files(), "1.2.3", cache()).unwrap();
         let content = crate::catalog_image(dir.path()).unwrap();
-        assert_eq!(serving.layers().len(), 2);
+        assert_eq!(serving.layers().len(), 3);
         assert_eq!(serving.layers()[1].digest(), content.layers()[0].digest());
         let config: serde_json::Value = serde_json::from_slice(serving.config()).unwrap();
         let c = &config["config"];
@@ -394,9 +427,29 @@ mod tests {
             "schema: olm.package\nname: b\n",
         )
         .unwrap();
-        let next = serving_catalog_image(dir.path(), files(), "1.2.3").unwrap();
+        let next = serving_catalog_image(dir.path(), files(), "1.2.3", cache()).unwrap();
         assert_eq!(next.layers()[0].digest(), serving.layers()[0].digest());
         assert_ne!(next.digest(), serving.digest());
+        // The cache layer: /tmp keeps the first layer's mode (a later layer's directory entry
+        // replaces it), the cache is readable by the non-root user.
+        let gz = flate2::read::GzDecoder::new(serving.layers()[2].data());
+        let entries: Vec<(String, u32)> = tar::Archive::new(gz)
+            .entries()
+            .unwrap()
+            .map(|e| {
+                let e = e.unwrap();
+                let path = e.path().unwrap().to_string_lossy().into_owned();
+                (path, e.header().mode().unwrap())
+            })
+            .collect();
+        assert_eq!(
+            entries,
+            [
+                ("tmp/".to_owned(), 0o1777),
+                ("tmp/cache/".to_owned(), 0o755),
+                ("tmp/cache/olm-registry.v1".to_owned(), 0o644)
+            ]
+        );
     }
 
     /// olm's image is exactly what it was before any program could have an image: the

@@ -95,6 +95,12 @@ pub fn load(dir: &Path) -> Result<Option<Registry>, CacheError> {
     }
 }
 
+/// The cache file's content for `registry` (what [`store`] writes): for images that carry the
+/// cache built in advance.
+pub fn bytes(registry: &Registry) -> Vec<u8> {
+    registry.encode_to_vec()
+}
+
 /// Writes `registry` to `dir` (created if missing) through a temporary file, so a cut-short
 /// write never leaves a half cache.
 ///
@@ -105,7 +111,7 @@ pub fn store(dir: &Path, registry: &Registry) -> Result<(), CacheError> {
     std::fs::create_dir_all(dir).map_err(io("creating", dir))?;
     let path = dir.join(FILE);
     let tmp = dir.join(format!(".{FILE}.tmp"));
-    std::fs::write(&tmp, registry.encode_to_vec()).map_err(io("writing", &tmp))?;
+    std::fs::write(&tmp, bytes(registry)).map_err(io("writing", &tmp))?;
     std::fs::rename(&tmp, &path).map_err(io("writing", &path))?;
     Ok(())
 }

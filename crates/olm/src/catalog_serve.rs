@@ -96,6 +96,13 @@ fn obtain(args: &Args) -> anyhow::Result<Registry> {
     Ok(registry)
 }
 
+/// The registry cache file `olm catalog serve --cache-dir` would write for the catalog `dir`:
+/// its name and bytes. Building it fails where serving `dir` would.
+pub fn cache_file(dir: &Path) -> anyhow::Result<(&'static str, Vec<u8>)> {
+    let registry = build(dir, cache::digest(dir)?)?;
+    Ok((cache::FILE, cache::bytes(&registry)))
+}
+
 fn build(dir: &Path, digest: String) -> anyhow::Result<Registry> {
     let catalog =
         olm_catalog::load::load_path(dir).with_context(|| format!("loading {}", dir.display()))?;

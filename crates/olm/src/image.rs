@@ -25,8 +25,9 @@ pub enum Command {
     /// config carries the label operators.operatorframework.io.index.configs.v1=/configs, which
     /// is all OLM v1 reads. Like opm-based catalog images, the image also serves OLM v0's
     /// registry API when run (a CatalogSource's registry Pod): a first layer holds this olm
-    /// binary as push-olm's image does, and `olm catalog serve /configs --cache-dir=/tmp/cache`
-    /// is its command. --content-only leaves the server out. The same directory (and the same
+    /// binary as push-olm's image does, a last one the registry cache built from the catalog
+    /// (so a catalog the server could not serve is refused), and `olm catalog serve /configs
+    /// --cache-dir=/tmp/cache` is its command. --content-only leaves the server out. The same directory (and the same
     /// olm) always gives the same digest. A directory the catalog server could not load
     /// (symlink loops, links to directories, pipes, documents that do not parse) is refused.
     /// Prints the pushed digest.
@@ -276,12 +277,19 @@ async fn run_async(cmd: Command) -> anyhow::Result<ExitCode> {
             let image = match content_only {
                 true => olm_image::catalog_image(&dir)?,
                 false => {
+                    let cache = crate::catalog_serve::cache_file(&dir).with_context(|| {
+                        format!(
+                            "not pushing {:?}: the catalog server could not serve it",
+                            dir.display().to_string()
+                        )
+                    })?;
                     let files = olm_files(&ca_bundle)?;
                     crate::progress::spin("assembling the catalog image", || {
                         olm_image::runtime::serving_catalog_image(
                             &dir,
                             files,
                             env!("CARGO_PKG_VERSION"),
+                            cache,
                         )
                     })?
                 }

@@ -78,8 +78,16 @@ fn push_catalog_pushes_a_catalog_with_a_link_to_a_file() {
     )
     .unwrap();
     symlink("channel.json", dir.path().join("p/also.json")).unwrap();
+    // The link makes a second stable channel: a catalog that loads, but that the server could
+    // not serve, so only its content is pushed.
     let image = format!("{}/catalogs/linked:v1", registry.addr());
-    let run = push_catalog(dir.path(), &image);
+    let run = olm(&[
+        "image",
+        "push-catalog",
+        "--content-only",
+        dir.path().to_str().unwrap(),
+        &image,
+    ]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(run.stdout.starts_with("sha256:"), "{}", run.stdout);
 
@@ -105,9 +113,12 @@ fn push_catalog_pushes_a_catalog_with_a_link_to_a_file() {
     assert_eq!(pull.code, 0, "{}", pull.stderr);
     assert!(pulled.join("configs/p/channel.json").is_file());
     assert!(pulled.join("usr/local/bin/olm").is_file());
+    assert!(pulled.join("tmp/cache/olm-registry.v1").is_file());
+    // The image's own command, as root in a chroot can run it: the cache built at push time
+    // passes the server's integrity check, and it serves (on any port here).
     let uid = std::process::Command::new("id").arg("-u").output().unwrap();
     if String::from_utf8_lossy(&uid.stdout).trim() == "0" {
-        let out = std::process::Command::new("chroot")
+        let mut server = std::process::Command::new("chroot")
             .arg(&pulled)
             .args([
                 "/usr/local/bin/olm",
@@ -115,15 +126,41 @@ fn push_catalog_pushes_a_catalog_with_a_link_to_a_file() {
                 "serve",
                 "/configs",
                 "--cache-dir=/tmp/cache",
-                "--cache-only",
+                "--port=0",
             ])
             .env_clear()
             .env("PATH", "/usr/sbin:/usr/bin:/sbin:/bin")
-            .output()
+            .stderr(std::process::Stdio::piped())
+            .spawn()
             .unwrap();
-        assert!(out.status.success(), "{out:?}");
-        assert!(pulled.join("tmp/cache").is_dir());
+        let mut said = String::new();
+        let mut lines =
+            std::io::BufRead::lines(std::io::BufReader::new(server.stderr.take().unwrap()));
+        while !said.contains("serving registry on") {
+            match lines.next() {
+                Some(Ok(line)) => said.push_str(&format!("{line}\n")),
+                _ => break,
+            }
+        }
+        server.kill().unwrap();
+        server.wait().unwrap();
+        assert!(said.contains("serving registry on"), "{said}");
     }
+
+    // A catalog the server could not serve makes no serving image.
+    let refused = push_catalog(
+        dir.path(),
+        &format!("{}/catalogs/linked:v2", registry.addr()),
+    );
+    assert_eq!(refused.code, 1, "{}", refused.stderr);
+    assert!(
+        refused
+            .stderr
+            .contains("the catalog server could not serve it")
+            && refused.stderr.contains("duplicate channel"),
+        "{}",
+        refused.stderr
+    );
 
     // --content-only: the catalog alone.
     let lean = format!("{}/catalogs/linked:lean", registry.addr());
@@ -131,14 +168,14 @@ fn push_catalog_pushes_a_catalog_with_a_link_to_a_file() {
         "image",
         "push-catalog",
         "--content-only",
-        dir.path().to_str().unwrap(),
+        servable.path().to_str().unwrap(),
         &lean,
     ]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let pulled = root.path().join("lean");
     let pull = olm(&["image", "pull", &lean, pulled.to_str().unwrap()]);
     assert_eq!(pull.code, 0, "{}", pull.stderr);
-    assert!(pulled.join("configs/p/also.json").is_file());
+    assert!(pulled.join("configs/p/bundle.json").is_file());
     assert!(!pulled.join("usr").exists());
 }
 
