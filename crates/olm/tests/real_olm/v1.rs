@@ -308,7 +308,9 @@ fn unpullable_image(env: &Env) {
     // Upstream's probe for Deployments: `status.updatedReplicas == status.replicas` and the
     // `Available` condition True (boxcutter's default progression probes, reference §7.2);
     // the failing one is named as `Object <Kind>.<group>/<version> <ns>/<name>: <message>`
-    // (reference §7.3 step 8). The replicas are updated; the pod is not available.
+    // (reference §7.3 step 8). The replicas are updated; the pod is not available, which
+    // boxcutter's `ConditionProbe` words `.status.condition["Available"] is False`
+    // (`probing/condition.go`).
     let probe_failure = format!(
         "Object Deployment.apps/v1 {package}/{package}-controller: .status.condition[\"Available\"] is False"
     );
@@ -458,7 +460,8 @@ fn readiness_never_passes(env: &Env) {
         None,
     );
     // The Deployment rolls one new pod out beside the old (maxSurge 1, maxUnavailable 0 for one
-    // replica): two replicas, one updated — the first of upstream's two Deployment probes fails.
+    // replica): two replicas, one updated — the first of upstream's two Deployment probes fails,
+    // in boxcutter's `FieldsEqualProbe` words (`probing/fieldsequal.go`).
     let probe_failure = format!(
         "Object Deployment.apps/v1 {package}/{package}-controller: \"status.updatedReplicas\" != \"status.replicas\" expected: 1 got: 2"
     );
