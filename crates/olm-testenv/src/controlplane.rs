@@ -747,6 +747,22 @@ fn apiserver_args(
         format!("--tls-private-key-file={}", p(&pki.serving_key)),
         format!("--cert-dir={}", root.join("pki").display()),
         format!("--client-ca-file={}", p(&pki.ca_cert)),
+        // The aggregator's front-proxy identity, as kubeadm and kind configure it: it is
+        // published in kube-system/extension-apiserver-authentication, where extension API
+        // servers (OLM's packageserver, operators' APIServices) read whom to trust.
+        format!("--requestheader-client-ca-file={}", p(&pki.front_proxy_ca)),
+        format!(
+            "--requestheader-allowed-names={}",
+            crate::pki::FRONT_PROXY_CLIENT
+        ),
+        "--requestheader-username-headers=X-Remote-User".into(),
+        "--requestheader-group-headers=X-Remote-Group".into(),
+        "--requestheader-extra-headers-prefix=X-Remote-Extra-".into(),
+        format!(
+            "--proxy-client-cert-file={}",
+            p(&pki.front_proxy_client_cert)
+        ),
+        format!("--proxy-client-key-file={}", p(&pki.front_proxy_client_key)),
         "--authorization-mode=Node,RBAC".into(),
         "--service-account-issuer=https://kubernetes.default.svc.cluster.local".into(),
         format!("--service-account-key-file={}", p(&pki.sa_pub)),

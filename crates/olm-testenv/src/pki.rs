@@ -37,7 +37,18 @@ pub(crate) struct Pki {
     pub admin_key: PathBuf,
     /// A real node's certificates; `None` without a host address for them to name.
     pub node: Option<NodePki>,
+    /// The front-proxy CA, apart from the cluster CA as kubeadm and kind keep it: what extension
+    /// API servers (behind APIServices) check the aggregator's client certificate against.
+    pub front_proxy_ca: PathBuf,
+    /// The aggregator's client certificate (`front-proxy-client`, signed by the front-proxy CA)
+    /// and key.
+    pub front_proxy_client_cert: PathBuf,
+    pub front_proxy_client_key: PathBuf,
 }
+
+/// The name the aggregator's client certificate carries, and the only one extension API
+/// servers accept forwarded identities from (`--requestheader-allowed-names`), as kubeadm's.
+pub(crate) const FRONT_PROXY_CLIENT: &str = "front-proxy-client";
 
 /// What a real node's parts present: the kubelet's serving certificate (for the node's
 /// address), and the client identities of the kubelet (`system:node:<name>` in `system:nodes`,
@@ -107,6 +118,20 @@ impl Pki {
         admin_params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
         let admin_cert = admin_params.signed_by(&admin_key, &ca)?;
 
+        let front_proxy_key = KeyPair::generate()?;
+        let mut front_proxy_params = CertificateParams::new(Vec::<String>::new())?;
+        front_proxy_params.distinguished_name = name("olm-testenv-front-proxy-ca", None);
+        front_proxy_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        front_proxy_params.key_usages = vec![
+            KeyUsagePurpose::KeyCertSign,
+            KeyUsagePurpose::CrlSign,
+            KeyUsagePurpose::DigitalSignature,
+        ];
+        let front_proxy_cert = front_proxy_params.self_signed(&front_proxy_key)?;
+        let front_proxy = Issuer::new(front_proxy_params, &front_proxy_key);
+        let (front_proxy_client_pem, front_proxy_client_key_pem) =
+            client(&front_proxy, FRONT_PROXY_CLIENT, None)?;
+
         let sa_key = KeyPair::generate()?;
         let node = match node {
             Some((address, name)) => Some(NodePki::generate(dir, &ca, address, name)?),
@@ -126,7 +151,19 @@ impl Pki {
             admin_cert: dir.join("admin.crt"),
             admin_key: dir.join("admin.key"),
             node,
+            front_proxy_ca: dir.join("front-proxy-ca.crt"),
+            front_proxy_client_cert: dir.join("front-proxy-client.crt"),
+            front_proxy_client_key: dir.join("front-proxy-client.key"),
         };
+        write_file(&pki.front_proxy_ca, front_proxy_cert.pem().as_bytes())?;
+        write_file(
+            &pki.front_proxy_client_cert,
+            front_proxy_client_pem.as_bytes(),
+        )?;
+        write_file(
+            &pki.front_proxy_client_key,
+            front_proxy_client_key_pem.as_bytes(),
+        )?;
         write_file(&pki.admin_cert, pki.admin_cert_pem.as_bytes())?;
         write_file(&pki.admin_key, pki.admin_key_pem.as_bytes())?;
         write_file(&pki.ca_cert, pki.ca_pem.as_bytes())?;

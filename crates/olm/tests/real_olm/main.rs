@@ -1,0 +1,212 @@
+//! Both OLMs on one real node, used at once as a shared cluster is: `olm dev up --node real`
+//! (OLM itself as pods), then every scenario of [`v0`] and [`v1`] in its own thread, each in
+//! its own namespaces and with its own names, against the same node, registry and OLM pods.
+//! The scenarios run side by side on purpose: they are the several users of one cluster, and
+//! waiting out one scenario's deadline costs the others nothing.
+//!
+//! `REAL_OLM_SCENARIO=part` runs only the scenarios whose names contain `part`.
+//!
+//! Needs root and the node's parts (`scripts/setup.sh`), the control plane binaries
+//! (`tools/controlplane/build.sh`), Debian's `docker-registry`, kubectl, and the example operator
+//! built beside `olm` (`cargo test --workspace` builds it; alone, `cargo build -p
+//! example-operator` first). Only one real node runs per machine.
+
+// Tests fail loudly on purpose.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+#[path = "../dev_common/mod.rs"]
+mod dev_common;
+
+mod v0;
+mod v1;
+
+use dev_common::{Down, ok};
+
+/// The environment every scenario shares.
+pub struct Env {
+    /// `olm dev`'s state folder (`OLM_CACHE_DIR`).
+    pub state: PathBuf,
+    /// The cluster's kubeconfig.
+    pub kubeconfig: PathBuf,
+    /// The local registry's address (`host:port`), which the node's containerd also pulls
+    /// `quay.io/…`, `docker.io/…`, `registry.k8s.io/…` and the rest from.
+    pub registry: String,
+    /// A scratch folder shared by the scenarios: each writes under a folder of its own name.
+    pub work: PathBuf,
+}
+
+impl Env {
+    /// `olm ARGS` in this environment, which must succeed; its stdout.
+    pub fn olm(&self, args: &[&str]) -> String {
+        ok(&self.state, args)
+    }
+
+    /// kubectl that may fail: whether it succeeded, its stdout, and its stderr.
+    pub fn try_kubectl(&self, args: &[&str], stdin: Option<&str>) -> (bool, String, String) {
+        let mut child = Command::new("kubectl")
+            .arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("kubectl runs");
+        let mut input = child.stdin.take().unwrap();
+        if let Some(text) = stdin {
+            input.write_all(text.as_bytes()).unwrap();
+        }
+        drop(input);
+        let out = child.wait_with_output().unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
+    /// kubectl that must succeed; its stdout.
+    pub fn kubectl(&self, args: &[&str], stdin: Option<&str>) -> String {
+        let (ok, out, err) = self.try_kubectl(args, stdin);
+        assert!(ok, "kubectl {args:?}: {out}{err}");
+        out
+    }
+
+    /// `kubectl apply -f -` of `yaml`.
+    pub fn apply(&self, yaml: &str) {
+        self.kubectl(&["apply", "-f", "-"], Some(yaml));
+    }
+
+    /// A scenario's own scratch folder.
+    pub fn work_dir(&self, scenario: &str) -> PathBuf {
+        let dir = self.work.join(scenario);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+}
+
+/// Polls `ok` every 500 ms until it holds, failing with what `explain` says after `timeout`.
+/// How long it took.
+pub fn wait(
+    what: &str,
+    timeout: Duration,
+    mut ok: impl FnMut() -> bool,
+    explain: impl Fn() -> String,
+) -> Duration {
+    let started = Instant::now();
+    while !ok() {
+        assert!(
+            started.elapsed() < timeout,
+            "{what}: not after {timeout:?}\n{}",
+            explain()
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    started.elapsed()
+}
+
+/// The repository's `examples/` folder.
+pub fn examples() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples")
+}
+
+/// The example operator, built with the same profile beside `olm`.
+pub fn operator_binary() -> PathBuf {
+    let binary = Path::new(env!("CARGO_BIN_EXE_olm")).with_file_name("example-operator");
+    assert!(
+        binary.is_file(),
+        "{} is missing: build it first (cargo build -p example-operator; cargo test --workspace builds it)",
+        binary.display()
+    );
+    binary
+}
+
+/// The example operator's Widget CRD (`widgets.example.olm.operatorframework.io`): one OLM at a
+/// time may hold it (neither takes the other's objects), so scenarios that install the example
+/// operator hold this while they do, and leave the cluster without the CRD when they let go.
+static WIDGETS: Mutex<()> = Mutex::new(());
+
+/// Holds [`WIDGETS`]; a scenario that failed while holding it does not stop the others.
+pub fn widgets() -> MutexGuard<'static, ()> {
+    WIDGETS
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// A scenario: its name and what it runs.
+pub type Scenario = (&'static str, fn(&Env));
+
+#[test]
+fn both_olms_and_their_operators_on_one_real_node() {
+    let state = tempfile::tempdir().unwrap();
+    let started = Instant::now();
+    let up = ok(state.path(), &["dev", "up", "--node", "real"]);
+    let _down = Down(state.path());
+    assert!(up.contains("olm: pods in olmv1-system from "), "{up}");
+    eprintln!("olm dev up to OLM ready as pods: {:.1?}", started.elapsed());
+    let status = ok(state.path(), &["dev", "status"]);
+    let registry = status
+        .lines()
+        .find_map(|l| l.strip_prefix("registry: "))
+        .unwrap()
+        .to_owned();
+    let kubeconfig = PathBuf::from(ok(state.path(), &["dev", "kubeconfig"]).trim());
+    let work = state.path().join("scenarios");
+    let env = Env {
+        state: state.path().to_owned(),
+        kubeconfig,
+        registry,
+        work,
+    };
+    // The example operator's image under every tag its bundles name, pulled by the node from
+    // quay.io/olm-examples/example-operator through the mirror.
+    let binary = operator_binary();
+    for version in ["0.1.0", "0.2.0"] {
+        env.olm(&[
+            "image",
+            "push-program",
+            binary.to_str().unwrap(),
+            &format!("{}/olm-examples/example-operator:v{version}", env.registry),
+        ]);
+    }
+
+    // REAL_OLM_SCENARIO=part runs only the scenarios whose names contain it.
+    let only = std::env::var("REAL_OLM_SCENARIO").unwrap_or_default();
+    let scenarios: Vec<Scenario> = v0::scenarios()
+        .into_iter()
+        .chain(v1::scenarios())
+        .filter(|(name, _)| name.contains(only.as_str()))
+        .collect();
+    assert!(
+        !scenarios.is_empty(),
+        "no scenario's name contains {only:?}"
+    );
+    let failed: Vec<&str> = std::thread::scope(|s| {
+        let running: Vec<_> = scenarios
+            .iter()
+            .map(|(name, run)| {
+                let env = &env;
+                let handle = std::thread::Builder::new()
+                    .name((*name).to_owned())
+                    .spawn_scoped(s, move || {
+                        let started = Instant::now();
+                        run(env);
+                        eprintln!("scenario {name}: passed in {:.1?}", started.elapsed());
+                    })
+                    .unwrap();
+                (*name, handle)
+            })
+            .collect();
+        running
+            .into_iter()
+            .filter_map(|(name, handle)| handle.join().is_err().then_some(name))
+            .collect()
+    });
+    assert!(failed.is_empty(), "scenarios failed: {failed:?}");
+}
