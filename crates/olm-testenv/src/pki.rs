@@ -71,16 +71,7 @@ impl Pki {
     /// names that address and the `kubernetes` Service's cluster IP (how pods reach it), and a
     /// real node's certificates are made too.
     pub(crate) fn generate(dir: &Path, node: Option<(Ipv4Addr, &str)>) -> Result<Pki, Error> {
-        let ca_key = KeyPair::generate()?;
-        let mut ca_params = CertificateParams::new(Vec::<String>::new())?;
-        ca_params.distinguished_name = name("olm-testenv-ca", None);
-        ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        ca_params.key_usages = vec![
-            KeyUsagePurpose::KeyCertSign,
-            KeyUsagePurpose::CrlSign,
-            KeyUsagePurpose::DigitalSignature,
-        ];
-        let ca_cert = ca_params.self_signed(&ca_key)?;
+        let (ca_params, ca_key, ca_cert) = new_ca("olm-testenv-ca")?;
         let ca = Issuer::new(ca_params, &ca_key);
 
         let serving_key = KeyPair::generate()?;
@@ -118,16 +109,8 @@ impl Pki {
         admin_params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
         let admin_cert = admin_params.signed_by(&admin_key, &ca)?;
 
-        let front_proxy_key = KeyPair::generate()?;
-        let mut front_proxy_params = CertificateParams::new(Vec::<String>::new())?;
-        front_proxy_params.distinguished_name = name("olm-testenv-front-proxy-ca", None);
-        front_proxy_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        front_proxy_params.key_usages = vec![
-            KeyUsagePurpose::KeyCertSign,
-            KeyUsagePurpose::CrlSign,
-            KeyUsagePurpose::DigitalSignature,
-        ];
-        let front_proxy_cert = front_proxy_params.self_signed(&front_proxy_key)?;
+        let (front_proxy_params, front_proxy_key, front_proxy_cert) =
+            new_ca("olm-testenv-front-proxy-ca")?;
         let front_proxy = Issuer::new(front_proxy_params, &front_proxy_key);
         let (front_proxy_client_pem, front_proxy_client_key_pem) =
             client(&front_proxy, FRONT_PROXY_CLIENT, None)?;
@@ -211,6 +194,21 @@ impl NodePki {
         )?;
         Ok(pki)
     }
+}
+
+/// A new self-signed CA named `common_name`: what issues with it, its key and its certificate.
+fn new_ca(common_name: &str) -> Result<(CertificateParams, KeyPair, rcgen::Certificate), Error> {
+    let key = KeyPair::generate()?;
+    let mut params = CertificateParams::new(Vec::<String>::new())?;
+    params.distinguished_name = name(common_name, None);
+    params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    params.key_usages = vec![
+        KeyUsagePurpose::KeyCertSign,
+        KeyUsagePurpose::CrlSign,
+        KeyUsagePurpose::DigitalSignature,
+    ];
+    let cert = params.self_signed(&key)?;
+    Ok((params, key, cert))
 }
 
 /// A client certificate and key (PEM) for `common_name` in `organization`.

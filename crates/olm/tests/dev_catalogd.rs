@@ -7,8 +7,10 @@
 // Tests and benchmarks fail loudly on purpose.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod dev_common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 const SERVING_TIMEOUT: Duration = Duration::from_secs(90);
@@ -40,22 +42,7 @@ fn olm_ok(state: &Path, args: &[&str]) -> String {
 }
 
 fn kubectl(kubeconfig: &str, args: &[&str], stdin: Option<&str>) -> Output {
-    use std::io::Write;
-    let mut child = Command::new("kubectl")
-        .arg("--kubeconfig")
-        .arg(kubeconfig)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("kubectl runs");
-    let mut input = child.stdin.take().expect("stdin");
-    input
-        .write_all(stdin.unwrap_or_default().as_bytes())
-        .expect("write to kubectl");
-    drop(input);
-    child.wait_with_output().expect("kubectl finishes")
+    dev_common::kubectl_output(Path::new(kubeconfig), args, stdin)
 }
 
 /// The value of `name: value` in `olm dev status`.

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 mod dev_common;
 mod run_common;
 
-use dev_common::{Down, ok};
+use dev_common::{Down, RealEnv, ok, up_real};
 use run_common::{exists, kubectl, wait_for};
 
 const NS: &str = "olmv1-system";
@@ -173,19 +173,13 @@ fn catalog_answer(kubeconfig: &Path) -> String {
 #[test]
 fn olm_as_pods_survives_its_leader_and_its_own_rollout_and_uninstalls() {
     let state = tempfile::tempdir().unwrap();
-    let started = Instant::now();
-    let up = ok(state.path(), &["dev", "up", "--node", "real"]);
-    let up_took = started.elapsed();
     let _down = Down(state.path());
-    assert!(up.contains("olm: pods in olmv1-system from "), "{up}");
+    let RealEnv {
+        registry,
+        kubeconfig,
+        up_took,
+    } = up_real(state.path());
     eprintln!("olm dev up to OLM ready as pods: {up_took:.1?}");
-    let status = ok(state.path(), &["dev", "status"]);
-    let registry = status
-        .lines()
-        .find_map(|l| l.strip_prefix("registry: "))
-        .unwrap()
-        .to_owned();
-    let kubeconfig = PathBuf::from(ok(state.path(), &["dev", "kubeconfig"]).trim());
     assert_eq!(olm_pods(&kubeconfig).len(), 2, "two replicas");
     // The PackageManifest API is served by a pod.
     kubectl(&kubeconfig, &["get", "packagemanifests", "-A"], None);

@@ -10,6 +10,8 @@
 // Tests and benchmarks fail loudly on purpose.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod dev_common;
+
 mod run_common;
 
 use std::path::Path;
@@ -29,21 +31,7 @@ fn olm(state: &Path, args: &[&str]) -> Output {
 }
 
 fn kubectl(kubeconfig: &str, args: &[&str], stdin: Option<&str>) -> Output {
-    use std::io::Write;
-    let mut child = Command::new("kubectl")
-        .args(["--kubeconfig", kubeconfig])
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("kubectl runs");
-    let mut input = child.stdin.take().expect("stdin");
-    if let Some(text) = stdin {
-        input.write_all(text.as_bytes()).expect("write stdin");
-    }
-    drop(input);
-    child.wait_with_output().expect("kubectl finishes")
+    dev_common::kubectl_output(Path::new(kubeconfig), args, stdin)
 }
 
 fn kubectl_ok(kubeconfig: &str, args: &[&str], stdin: Option<&str>) -> String {

@@ -23,6 +23,7 @@ use olm_testenv::registry::Registry;
 use olm_testenv::{ControlPlane, NodeKind, Options};
 use tokio::sync::Mutex;
 
+mod dev_common;
 mod run_common;
 
 use run_common::{OlmRun, kubectl, olm_ok};
@@ -49,19 +50,9 @@ fn operator_binary() -> PathBuf {
     binary
 }
 
-/// Polls `what` every 200 ms until `ok` holds, failing with `explain` after [`TIMEOUT`]. How
-/// long it took.
-fn wait(what: &str, mut ok: impl FnMut() -> bool, explain: impl Fn() -> String) -> Duration {
-    let started = Instant::now();
-    while !ok() {
-        assert!(
-            started.elapsed() < TIMEOUT,
-            "{what}: not after {TIMEOUT:?}\n{}",
-            explain()
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
-    started.elapsed()
+/// Polls `what` until `ok` holds, failing with `explain` after [`TIMEOUT`]. How long it took.
+fn wait(what: &str, ok: impl FnMut() -> bool, explain: impl Fn() -> String) -> Duration {
+    dev_common::wait_explained(what, TIMEOUT, ok, explain)
 }
 
 /// The operator's pods: name, image, Ready status and whether it is being deleted, one line

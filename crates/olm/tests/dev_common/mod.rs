@@ -6,8 +6,10 @@
 // Every test binary compiles this module and uses only part of it.
 #![allow(dead_code)]
 
-use std::path::Path;
-use std::process::Command;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 /// `olm ARGS` with `OLM_CACHE_DIR=state`: whether it succeeded, its stdout and its stderr.
 pub fn olm(state: &Path, args: &[&str]) -> (bool, String, String) {
@@ -39,4 +41,74 @@ impl Drop for Down<'_> {
     fn drop(&mut self) {
         let _ = olm(self.0, &["dev", "down"]);
     }
+}
+
+/// kubectl against `kubeconfig` with `stdin` on its standard input (nothing when `None`): its
+/// output, whether it succeeded or not.
+pub fn kubectl_output(kubeconfig: &Path, args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("kubectl runs");
+    let mut input = child.stdin.take().expect("stdin");
+    if let Some(text) = stdin {
+        input.write_all(text.as_bytes()).expect("write to kubectl");
+    }
+    drop(input);
+    child.wait_with_output().expect("kubectl finishes")
+}
+
+/// A real-node environment `olm dev up --node real` started in `state`, with OLM as pods.
+pub struct RealEnv {
+    /// The dev registry (`host:port`).
+    pub registry: String,
+    /// The cluster's kubeconfig.
+    pub kubeconfig: PathBuf,
+    /// How long `olm dev up` took.
+    pub up_took: Duration,
+}
+
+/// Starts a real node with OLM as pods in `state` (stop it with [`Down`]).
+pub fn up_real(state: &Path) -> RealEnv {
+    let started = Instant::now();
+    let up = ok(state, &["dev", "up", "--node", "real"]);
+    let up_took = started.elapsed();
+    assert!(up.contains("olm: pods in olmv1-system from "), "{up}");
+    let status = ok(state, &["dev", "status"]);
+    let registry = status
+        .lines()
+        .find_map(|l| l.strip_prefix("registry: "))
+        .unwrap_or_else(|| panic!("no registry in {status}"))
+        .to_owned();
+    let kubeconfig = PathBuf::from(ok(state, &["dev", "kubeconfig"]).trim());
+    RealEnv {
+        registry,
+        kubeconfig,
+        up_took,
+    }
+}
+
+/// Polls `ok` every 200 ms until it holds, failing with `what` and what `explain` says after
+/// `timeout`. How long it took.
+pub fn wait_explained(
+    what: &str,
+    timeout: Duration,
+    mut ok: impl FnMut() -> bool,
+    explain: impl Fn() -> String,
+) -> Duration {
+    let started = Instant::now();
+    while !ok() {
+        assert!(
+            started.elapsed() < timeout,
+            "{what}: not after {timeout:?}\n{}",
+            explain()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    started.elapsed()
 }

@@ -14,11 +14,9 @@
 // Tests fail loudly on purpose.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::{Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 #[path = "../dev_common/mod.rs"]
 mod dev_common;
@@ -26,7 +24,9 @@ mod dev_common;
 mod v0;
 mod v1;
 
-use dev_common::{Down, ok};
+/// Waits for a condition, explaining a timeout (every scenario's way of waiting).
+pub use dev_common::wait_explained as wait;
+use dev_common::{Down, RealEnv, ok, up_real};
 
 /// The environment every scenario shares.
 pub struct Env {
@@ -49,21 +49,7 @@ impl Env {
 
     /// kubectl that may fail: whether it succeeded, its stdout, and its stderr.
     pub fn try_kubectl(&self, args: &[&str], stdin: Option<&str>) -> (bool, String, String) {
-        let mut child = Command::new("kubectl")
-            .arg("--kubeconfig")
-            .arg(&self.kubeconfig)
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("kubectl runs");
-        let mut input = child.stdin.take().unwrap();
-        if let Some(text) = stdin {
-            input.write_all(text.as_bytes()).unwrap();
-        }
-        drop(input);
-        let out = child.wait_with_output().unwrap();
+        let out = dev_common::kubectl_output(&self.kubeconfig, args, stdin);
         (
             out.status.success(),
             String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -89,26 +75,6 @@ impl Env {
         std::fs::create_dir_all(&dir).unwrap();
         dir
     }
-}
-
-/// Polls `ok` every 500 ms until it holds, failing with what `explain` says after `timeout`.
-/// How long it took.
-pub fn wait(
-    what: &str,
-    timeout: Duration,
-    mut ok: impl FnMut() -> bool,
-    explain: impl Fn() -> String,
-) -> Duration {
-    let started = Instant::now();
-    while !ok() {
-        assert!(
-            started.elapsed() < timeout,
-            "{what}: not after {timeout:?}\n{}",
-            explain()
-        );
-        std::thread::sleep(Duration::from_millis(500));
-    }
-    started.elapsed()
 }
 
 /// The repository's `examples/` folder.
@@ -145,18 +111,13 @@ pub type Scenario = (&'static str, fn(&Env));
 #[test]
 fn both_olms_and_their_operators_on_one_real_node() {
     let state = tempfile::tempdir().unwrap();
-    let started = Instant::now();
-    let up = ok(state.path(), &["dev", "up", "--node", "real"]);
     let _down = Down(state.path());
-    assert!(up.contains("olm: pods in olmv1-system from "), "{up}");
-    eprintln!("olm dev up to OLM ready as pods: {:.1?}", started.elapsed());
-    let status = ok(state.path(), &["dev", "status"]);
-    let registry = status
-        .lines()
-        .find_map(|l| l.strip_prefix("registry: "))
-        .unwrap()
-        .to_owned();
-    let kubeconfig = PathBuf::from(ok(state.path(), &["dev", "kubeconfig"]).trim());
+    let RealEnv {
+        registry,
+        kubeconfig,
+        up_took,
+    } = up_real(state.path());
+    eprintln!("olm dev up to OLM ready as pods: {up_took:.1?}");
     let work = state.path().join("scenarios");
     let env = Env {
         state: state.path().to_owned(),
