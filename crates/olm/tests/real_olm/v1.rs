@@ -349,6 +349,10 @@ fn unpullable_image(env: &Env) {
         started.elapsed()
     );
     assert_eq!(installed_bundle(&extension), (String::new(), String::new()));
+    // `Available` is mirrored from the installed revision only (reference §5.2
+    // ApplyBundleWithBoxcutter): with none installed, the extension has none; the rolling-out
+    // revision's is under `activeRevisions`.
+    assert!(condition(&extension, "Available").is_none(), "{extension}");
     let objectset = get(env, &["clusterobjectset", &revision]);
     assert!(
         is(
@@ -402,6 +406,7 @@ fn unpullable_image(env: &Env) {
         ),
         "{extension}"
     );
+    assert!(condition(&extension, "Available").is_none(), "{extension}");
     assert!(pods(env, package).iter().all(|p| !p.ready), "{}", explain());
 }
 
@@ -747,6 +752,11 @@ fn conversion_webhook(env: &Env) {
             "-n",
             package,
         ],
+    );
+    // Stored as the CRD's storage version, v1, only.
+    assert_eq!(
+        get(env, &["crd", crd])["status"]["storedVersions"],
+        serde_json::json!(["v1"])
     );
     assert_eq!(
         as_v1["apiVersion"], "convert.olm.operatorframework.io/v1",
