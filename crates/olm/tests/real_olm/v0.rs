@@ -262,7 +262,14 @@ spec:
         || {
             field(
                 env,
-                &["get", "widget", "-n", NS, "v0-sample"],
+                // Qualified: other scenarios' CRDs also call their kind Widget.
+                &[
+                    "get",
+                    "widgets.example.olm.operatorframework.io",
+                    "-n",
+                    NS,
+                    "v0-sample",
+                ],
                 "{.status.ready}",
             ) == "true"
         },
