@@ -124,7 +124,7 @@ mod tests {
         }
     }
 
-    /// The cases of olmv0.md §2.13, in upstream's words byte for byte (OLM repo
+    /// Upstream's cases, in its words byte for byte (OLM repo
     /// `pkg/controller/operators/olm/operatorconditions.go` `isOperatorUpgradeable`:
     /// `fmt.Errorf("The operatorcondition status %q=%q is outdated", …)`, `fmt.Errorf("The
     /// operator is not upgradeable: %s", …)`).

@@ -165,7 +165,7 @@ pub const NO_TARGET_NAMESPACES_MESSAGE: &str =
 mod tests {
     use super::*;
 
-    /// The spellings of olmv0.md §1.1 (API repo `clusterserviceversion_types.go`).
+    /// Upstream's spellings (API repo `clusterserviceversion_types.go`).
     #[test]
     fn spelled_as_upstream() {
         let phases: Vec<&str> = Phase::ALL.iter().map(|p| p.as_str()).collect();

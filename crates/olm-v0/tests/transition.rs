@@ -1,6 +1,5 @@
 //! The CSV phase machine, phase by phase, with upstream's reasons and messages (OLM repo
-//! `pkg/controller/operators/olm/operator.go` `transitionCSVState`, `updateInstallStatus`;
-//! olmv0.md §2.3).
+//! `pkg/controller/operators/olm/operator.go` `transitionCSVState`, `updateInstallStatus`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 

@@ -649,7 +649,8 @@ mod tests {
             "observedGeneration": generation, "lastTransitionTime": "2026-01-01T00:00:00Z"})
     }
 
-    /// The condition sets of olmv1.md §1.2, as an install passes through them.
+    /// Upstream's condition sets (operator-controller's ClusterExtension status), as an install
+    /// passes through them.
     #[test]
     fn progress_follows_the_conditions() {
         let cases = [

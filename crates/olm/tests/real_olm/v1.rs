@@ -11,7 +11,8 @@
 //!   pod through the webhook OLM wires from the CSV, with the built-in certificate provider.
 //!
 //! Condition reasons and messages are upstream's (operator-controller's ClusterObjectSet
-//! controller and ClusterExtension reconcile steps; `reference/olmv1.md` §1.2, §5.2, §7.3, §7.7).
+//! controller, `clusterobjectset_controller.go` and `progress_deadline.go`, and its
+//! ClusterExtension reconcile steps, `boxcutter` applier and status helpers).
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -269,13 +270,13 @@ fn state(env: &Env, package: &str) -> String {
 }
 
 /// Upstream's ClusterObjectSet controller while a revision's probes fail:
-/// `Revision <version> is rolling out.` (`clusterobjectset_controller.go`, reference §7.3 step 8).
+/// `Revision <version> is rolling out.` (`clusterobjectset_controller.go`).
 fn rolling_out(version: &str) -> String {
     format!("Revision {version} is rolling out.")
 }
 
-/// Upstream's `markAsProgressing` past the deadline (`progress_deadline.go`, reference §7.3
-/// step 9): the last status kept after the prefix.
+/// Upstream's `markAsProgressing` past the deadline (`progress_deadline.go`): the last status
+/// kept after the prefix.
 fn deadline_exceeded(last: &str) -> String {
     format!("Revision has not rolled out for {DEADLINE_MINUTES} minute(s). Last status: {last}")
 }
@@ -306,9 +307,9 @@ fn unpullable_image(env: &Env) {
     );
 
     // Upstream's probe for Deployments: `status.updatedReplicas == status.replicas` and the
-    // `Available` condition True (boxcutter's default progression probes, reference §7.2);
+    // `Available` condition True (boxcutter's default progression probes);
     // the failing one is named as `Object <Kind>.<group>/<version> <ns>/<name>: <message>`
-    // (reference §7.3 step 8). The replicas are updated; the pod is not available, which
+    // (`clusterobjectset_controller.go`). The replicas are updated; the pod is not available, which
     // boxcutter's `ConditionProbe` words `.status.condition["Available"] is False`
     // (`probing/condition.go`).
     let probe_failure = format!(
@@ -322,8 +323,8 @@ fn unpullable_image(env: &Env) {
         || {
             extension = get(env, &["clusterextension", package]);
             // Nothing is installed while a healthy rollout is in flight: `Absent`, not
-            // `Failed` (`determineFailureReason`, reference §1.2); the newest rolling-out
-            // revision's Progressing is mirrored (reference §5.2 ApplyBundleWithBoxcutter).
+            // `Failed` (`determineFailureReason`); the newest rolling-out revision's Progressing is
+            // mirrored (`ApplyBundleWithBoxcutter`).
             is(
                 condition(&extension, "Installed"),
                 "False",
@@ -349,8 +350,8 @@ fn unpullable_image(env: &Env) {
         started.elapsed()
     );
     assert_eq!(installed_bundle(&extension), (String::new(), String::new()));
-    // `Available` is mirrored from the installed revision only (reference §5.2
-    // ApplyBundleWithBoxcutter): with none installed, the extension has none; the rolling-out
+    // `Available` is mirrored from the installed revision only (`ApplyBundleWithBoxcutter`):
+    // with none installed, the extension has none; the rolling-out
     // revision's is under `activeRevisions`.
     assert!(condition(&extension, "Available").is_none(), "{extension}");
     let objectset = get(env, &["clusterobjectset", &revision]);
@@ -420,8 +421,7 @@ fn readiness_never_passes(env: &Env) {
     let started = Instant::now();
     install(env, package, "0.1.0", Some(DEADLINE_MINUTES));
     let explain = || state(env, package);
-    // `Installed bundle <image> successfully` (`setInstalledStatusFromRevisionStates`,
-    // reference §1.2).
+    // `Installed bundle <image> successfully` (`setInstalledStatusFromRevisionStates`).
     let installed_first = format!(
         "Installed bundle {} successfully",
         bundle_image(env, package, "0.1.0")
@@ -503,8 +503,8 @@ fn readiness_never_passes(env: &Env) {
         "FIGURE v1 readiness never passes: upgrade to 0.2.0 -> reported rolling out, 0.1.0 still installed: {:.1?}",
         upgraded.elapsed()
     );
-    // The installed revision stays active (archived only once a newer one succeeds, reference
-    // §7.3 step 8) and its pod keeps serving beside the new one that is not Ready.
+    // The installed revision stays active (archived only once a newer one succeeds,
+    // `clusterobjectset_controller.go`) and its pod keeps serving beside the new one that is not Ready.
     let old_revision_active = |env: &Env| {
         let objectset = get(env, &["clusterobjectset", &first]);
         objectset.pointer("/spec/lifecycleState") == Some(&Value::from("Active"))
@@ -519,8 +519,7 @@ fn readiness_never_passes(env: &Env) {
     // Upstream probes an object a newer revision has taken over as it is on the cluster
     // (boxcutter's `ResultProgressed` runs the probe on the actual object), so the installed
     // revision now fails the same probe and says it is rolling out again — its `Succeeded`
-    // stays latched — and the extension mirrors its `Available` (reference §5.2
-    // ApplyBundleWithBoxcutter).
+    // stays latched — and the extension mirrors its `Available` (`ApplyBundleWithBoxcutter`).
     let old_revision_reports = |env: &Env| {
         let objectset = get(env, &["clusterobjectset", &first]);
         is(
@@ -601,7 +600,7 @@ fn readiness_never_passes(env: &Env) {
     assert!(old_revision_reports(env), "{}", explain());
 
     // Pinning 0.1.0 back does not roll back: while a revision rolls out, upstream reuses its
-    // bundle and consults no catalog (`ResolveBundle`, reference §5.2), so no third revision
+    // bundle and consults no catalog (`ResolveBundle`), so no third revision
     // appears and the failed rollout stays reported.
     env.kubectl(
         &[
