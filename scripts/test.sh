@@ -15,6 +15,7 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked --no-run
 
 # Each real-node suite (package, test target, test name); the names are unique in the workspace.
+# (The package only names where the suite lives: the target names are unique too.)
 real_node=(
     "olm real_olm both_olms_and_their_operators_on_one_real_node"
     "olm dev_olm_pods olm_as_pods_survives_its_leader_and_its_own_rollout_and_uninstalls"
@@ -36,7 +37,9 @@ trap 'rm -f "$real_log"' EXIT
     for suite in "${real_node[@]}"; do
         read -r package target name <<<"$suite"
         echo "=== real node: $package --test $target $name"
-        cargo test -p "$package" --locked --test "$target" -- --exact "$name" || failed=1
+        # --workspace, not -p: the same feature set as the build above, so nothing is rebuilt
+        # (a rebuilt `olm` would replace the binary the other suites are running).
+        cargo test --workspace --locked --test "$target" -- --exact "$name" || failed=1
     done
     exit "$failed"
 ) >"$real_log" 2>&1 &
