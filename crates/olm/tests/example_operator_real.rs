@@ -3,7 +3,8 @@
 //! node's containerd pulls `quay.io/olm-examples/example-operator` from, 0.1.0 installed and
 //! then upgraded to 0.2.0 (whose pod takes over), a Widget reconciled, and an invalid Widget
 //! refused by the webhook — which proves the API server called the pod through the Service and
-//! the certificate OLM issued, mounted and injected.
+//! the certificate OLM issued, mounted and injected — and finally uninstalled, taking the pods,
+//! the Deployment and the webhook with it.
 //!
 //! Needs root and the node's parts (`scripts/setup.sh`), the control plane binaries
 //! (`tools/controlplane/build.sh`), Debian's `docker-registry`, kubectl, and the example operator
@@ -362,6 +363,51 @@ async fn the_example_operator_runs_upgrades_reconciles_and_validates_on_a_real_n
             r#"{"spec":{"color":"red"}}"#,
         ],
         None,
+    );
+
+    // Uninstalled: the operator's pods, its Deployment and its webhook go with the extension.
+    let removed = Instant::now();
+    kubectl(
+        &kc,
+        &[
+            "delete",
+            "clusterextension",
+            "example-operator",
+            "--wait",
+            "--timeout=120s",
+        ],
+        None,
+    );
+    wait(
+        "the operator's pods, Deployment and webhook gone",
+        || {
+            let webhooks = kubectl(
+                &kc,
+                &[
+                    "get",
+                    "validatingwebhookconfigurations",
+                    "-o",
+                    "jsonpath={.items[*].webhooks[*].name}",
+                ],
+                None,
+            );
+            pods(&kc).is_empty()
+                && !run_common::exists(
+                    &kc,
+                    &[
+                        "deployment",
+                        "-n",
+                        "example-system",
+                        "example-operator-controller",
+                    ],
+                )
+                && !webhooks.contains("vwidget.example.olm.operatorframework.io")
+        },
+        || state(&kc, &run),
+    );
+    eprintln!(
+        "FIGURE ClusterExtension deleted -> operator pods, Deployment and webhook gone: {:.1?}",
+        removed.elapsed()
     );
 
     let (code, stderr, _) = run.stop(rustix::process::Signal::TERM);
