@@ -27,6 +27,7 @@ use tokio::sync::Mutex;
 mod dev_common;
 mod run_common;
 
+use dev_common::operator_binary;
 use run_common::{OlmRun, kubectl, olm_ok};
 
 /// One real node per machine: the scenarios of this binary take turns.
@@ -38,17 +39,6 @@ const TOO_LARGE: &str = "spec.size 1000 is more than 100, the most a widget can 
 
 fn examples() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples")
-}
-
-/// The example operator, built with the same profile beside `olm`.
-fn operator_binary() -> PathBuf {
-    let binary = Path::new(env!("CARGO_BIN_EXE_olm")).with_file_name("example-operator");
-    assert!(
-        binary.is_file(),
-        "{} is missing: build it first (cargo build -p example-operator; cargo test --workspace builds it)",
-        binary.display()
-    );
-    binary
 }
 
 /// Polls `what` until `ok` holds, failing with `explain` after [`TIMEOUT`]. How long it took.

@@ -112,3 +112,14 @@ pub fn wait_explained(
     }
     started.elapsed()
 }
+
+/// The example operator, built with the same profile beside `olm`.
+pub fn operator_binary() -> PathBuf {
+    let binary = Path::new(env!("CARGO_BIN_EXE_olm")).with_file_name("example-operator");
+    assert!(
+        binary.is_file(),
+        "{} is missing: build it first (cargo build -p example-operator; cargo test --workspace builds it)",
+        binary.display()
+    );
+    binary
+}

@@ -14,7 +14,7 @@
 // Tests fail loudly on purpose.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
 
@@ -24,6 +24,7 @@ mod dev_common;
 mod v0;
 mod v1;
 
+pub use dev_common::operator_binary;
 /// Waits for a condition, explaining a timeout (every scenario's way of waiting).
 pub use dev_common::wait_explained as wait;
 use dev_common::{Down, RealEnv, ok, up_real};
@@ -80,17 +81,6 @@ impl Env {
 /// The repository's `examples/` folder.
 pub fn examples() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples")
-}
-
-/// The example operator, built with the same profile beside `olm`.
-pub fn operator_binary() -> PathBuf {
-    let binary = Path::new(env!("CARGO_BIN_EXE_olm")).with_file_name("example-operator");
-    assert!(
-        binary.is_file(),
-        "{} is missing: build it first (cargo build -p example-operator; cargo test --workspace builds it)",
-        binary.display()
-    );
-    binary
 }
 
 /// The example operator's Widget CRD (`widgets.example.olm.operatorframework.io`): one OLM at a

@@ -281,6 +281,33 @@ fn deadline_exceeded(last: &str) -> String {
     format!("Revision has not rolled out for {DEADLINE_MINUTES} minute(s). Last status: {last}")
 }
 
+/// Waits out `version`'s progress deadline: the extension's `Progressing` False /
+/// `ProgressDeadlineExceeded` with upstream's message. The extension as last read.
+fn wait_for_deadline(
+    env: &Env,
+    package: &str,
+    version: &str,
+    explain: &dyn Fn() -> String,
+) -> Value {
+    let exceeded = deadline_exceeded(&rolling_out(version));
+    let mut extension = Value::Null;
+    wait(
+        "ProgressDeadlineExceeded",
+        Duration::from_secs(u64::from(DEADLINE_MINUTES) * 60) + DEADLINE_SLACK,
+        || {
+            extension = get(env, &["clusterextension", package]);
+            is(
+                condition(&extension, "Progressing"),
+                "False",
+                "ProgressDeadlineExceeded",
+                &exceeded,
+            )
+        },
+        explain,
+    );
+    extension
+}
+
 /// An image nobody pushed: the pod never starts. The rollout is reported as rolling out with
 /// the Deployment's failing probe, nothing is installed, and once `progressDeadlineMinutes`
 /// have passed the revision — and the extension — say `ProgressDeadlineExceeded`.
@@ -367,21 +394,8 @@ fn unpullable_image(env: &Env) {
     assert!(condition(&objectset, "Succeeded").is_none(), "{objectset}");
 
     // The deadline runs from the revision's creation.
+    extension = wait_for_deadline(env, package, "0.1.0", &explain);
     let exceeded = deadline_exceeded(&rolling_out("0.1.0"));
-    wait(
-        "ProgressDeadlineExceeded",
-        Duration::from_secs(u64::from(DEADLINE_MINUTES) * 60) + DEADLINE_SLACK,
-        || {
-            extension = get(env, &["clusterextension", package]);
-            is(
-                condition(&extension, "Progressing"),
-                "False",
-                "ProgressDeadlineExceeded",
-                &exceeded,
-            )
-        },
-        explain,
-    );
     eprintln!(
         "FIGURE v1 unpullable image: ClusterExtension created -> ProgressDeadlineExceeded ({DEADLINE_MINUTES} min deadline): {:.1?}",
         started.elapsed()
@@ -561,21 +575,8 @@ fn readiness_never_passes(env: &Env) {
         explain,
     );
 
+    extension = wait_for_deadline(env, package, "0.2.0", &explain);
     let exceeded = deadline_exceeded(&rolling_out("0.2.0"));
-    wait(
-        "ProgressDeadlineExceeded",
-        Duration::from_secs(u64::from(DEADLINE_MINUTES) * 60) + DEADLINE_SLACK,
-        || {
-            extension = get(env, &["clusterextension", package]);
-            is(
-                condition(&extension, "Progressing"),
-                "False",
-                "ProgressDeadlineExceeded",
-                &exceeded,
-            )
-        },
-        explain,
-    );
     eprintln!(
         "FIGURE v1 readiness never passes: upgrade to 0.2.0 -> ProgressDeadlineExceeded ({DEADLINE_MINUTES} min deadline): {:.1?}",
         upgraded.elapsed()
