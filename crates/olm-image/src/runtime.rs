@@ -108,25 +108,32 @@ pub fn program_image(program: &Program, files: RuntimeFiles) -> Result<Image, Bu
     Ok(image_with_config(program.labels.clone(), &run, vec![layer]))
 }
 
-/// The default command of a catalog image that serves: `olm catalog serve` of its `/configs`
-/// with the registry cache in `/tmp` (which the non-root user can write), as opm-based catalog
-/// images run `opm serve /configs --cache-dir=/tmp/cache`.
-pub const CATALOG_SERVE_ARGS: [&str; 4] =
-    ["catalog", "serve", "/configs", "--cache-dir=/tmp/cache"];
-
-/// Where [`CATALOG_SERVE_ARGS`] keeps the registry cache.
+/// Where a serving catalog image keeps the registry cache: under `/tmp`, which the non-root
+/// user can write, as opm-based images do.
 pub const CATALOG_CACHE_DIR: &str = "/tmp/cache";
 
+/// The default command of a catalog image that serves: `olm catalog serve` of its
+/// [`crate::CATALOG_CONFIGS_DIR`] with the registry cache in [`CATALOG_CACHE_DIR`], as
+/// opm-based catalog images run `opm serve /configs --cache-dir=/tmp/cache`.
+pub fn catalog_serve_args() -> Vec<String> {
+    vec![
+        "catalog".to_owned(),
+        "serve".to_owned(),
+        crate::CATALOG_CONFIGS_DIR.to_owned(),
+        format!("--cache-dir={CATALOG_CACHE_DIR}"),
+    ]
+}
+
 /// A catalog image that serves OLM v0's registry API, as opm-based catalog images do: the
-/// layer of [`olm_image`]'s file system with `olm catalog serve` ([`CATALOG_SERVE_ARGS`]) as
-/// its command, then [`crate::catalog_image`]'s `/configs` layer and label, then the registry
-/// cache built from that catalog (`cache`: the file's name in [`CATALOG_CACHE_DIR`] and its
-/// bytes), as opm-based images build it with `opm serve --cache-only` (the server checks the
-/// cache against `/configs` at start and refuses to serve a catalog whose cache is missing or
-/// stale). A CatalogSource's registry Pod runs it as it is; catalogd unpacks only `/configs`
-/// and never reads the other layers' files. Keeping the catalog in a layer of its own means a
-/// new catalog built with the same `olm` shares the large layer with the previous one in every
-/// registry and node.
+/// layer of [`olm_image`]'s file system with `olm catalog serve` as its command
+/// ([`catalog_serve_args`]), then [`crate::catalog_image`]'s `/configs` layer and label, then
+/// the registry cache built from that catalog (`cache`: the file's name in
+/// [`CATALOG_CACHE_DIR`] and its bytes), as opm-based images build it with `opm serve
+/// --cache-only` (the server checks the cache against `/configs` at start and refuses to serve
+/// a catalog whose cache is missing or stale). A CatalogSource's registry Pod runs it as it
+/// is; catalogd unpacks only `/configs` and never reads the other layers' files. Keeping the
+/// catalog in a layer of its own means a new catalog built with the same `olm` shares the
+/// large layer with the previous one in every registry and node.
 pub fn serving_catalog_image(
     dir: &Path,
     files: RuntimeFiles,
@@ -157,7 +164,7 @@ pub fn serving_catalog_image(
     let program = Program {
         name: "olm".to_owned(),
         path: BINARY_PATH.to_owned(),
-        args: CATALOG_SERVE_ARGS.map(str::to_owned).to_vec(),
+        args: catalog_serve_args(),
         labels: BTreeMap::new(),
         home: None,
     };

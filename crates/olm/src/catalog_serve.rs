@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Context as _;
+use olm_catalog::model::Catalog;
 use olm_registry::{Registry, cache};
 
 /// `olm catalog serve`'s arguments (opm serve's flags).
@@ -96,17 +97,23 @@ fn obtain(args: &Args) -> anyhow::Result<Registry> {
     Ok(registry)
 }
 
-/// The registry cache file `olm catalog serve --cache-dir` would write for the catalog `dir`:
-/// its name and bytes. Building it fails where serving `dir` would.
-pub fn cache_file(dir: &Path) -> anyhow::Result<(&'static str, Vec<u8>)> {
-    let registry = build(dir, cache::digest(dir)?)?;
+/// The registry cache file `olm catalog serve --cache-dir` would write for the catalog `dir`,
+/// already loaded as `catalog` (with the server's options, the default
+/// [`olm_catalog::load::LoadOptions`]): its name and bytes.
+/// Building it fails where serving `dir` would.
+pub fn cache_file(dir: &Path, catalog: &Catalog) -> anyhow::Result<(&'static str, Vec<u8>)> {
+    let registry = registry_of(catalog, cache::digest(dir)?)?;
     Ok((cache::FILE, cache::bytes(&registry)))
 }
 
 fn build(dir: &Path, digest: String) -> anyhow::Result<Registry> {
     let catalog =
         olm_catalog::load::load_path(dir).with_context(|| format!("loading {}", dir.display()))?;
-    Registry::build(&catalog, digest)
+    registry_of(&catalog, digest)
+}
+
+fn registry_of(catalog: &Catalog, digest: String) -> anyhow::Result<Registry> {
+    Registry::build(catalog, digest)
         .context("failed to load or rebuild cache: failed to rebuild cache: build package index")
 }
 

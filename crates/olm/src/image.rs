@@ -27,8 +27,8 @@ pub enum Command {
     /// registry API when run (a CatalogSource's registry Pod): a first layer holds this olm
     /// binary as push-olm's image does, a last one the registry cache built from the catalog
     /// (so a catalog the server could not serve is refused), and `olm catalog serve /configs
-    /// --cache-dir=/tmp/cache` is its command. --content-only leaves the server out. The same directory (and the same
-    /// olm) always gives the same digest. A directory the catalog server could not load
+    /// --cache-dir=/tmp/cache` is its command. --content-only leaves the server out. The same
+    /// directory (and the same olm) always gives the same digest. A directory the catalog server could not load
     /// (symlink loops, links to directories, pipes, documents that do not parse) is refused.
     /// Prints the pushed digest.
     PushCatalog {
@@ -154,17 +154,16 @@ fn parse_ref(reference: &str) -> anyhow::Result<ImageRef> {
 
 /// Loads the catalog as the catalog server loads a pulled one (the same loader, the same
 /// refusals: symlink loops, links to directories, pipes, sockets and devices, documents that do
-/// not parse), so that nothing is pushed that no ClusterCatalog could serve. The model checks of
-/// `olm catalog validate` are not run: the server does not run them either.
-fn refuse_what_the_server_refuses(dir: &std::path::Path) -> anyhow::Result<()> {
-    let opts = olm_catalog::load::LoadOptions {
-        keep_raw: false,
-        validate_only: false,
-    };
+/// not parse), so that nothing is pushed that no ClusterCatalog could serve; returns it, loaded
+/// with `opts`. The model checks of `olm catalog validate` are not run: the server does not run
+/// them either.
+fn refuse_what_the_server_refuses(
+    dir: &std::path::Path,
+    opts: &olm_catalog::load::LoadOptions,
+) -> anyhow::Result<olm_catalog::model::Catalog> {
     crate::progress::spin(&format!("loading {}", dir.display()), || {
-        olm_catalog::load::load_path_with(dir, &opts)
+        olm_catalog::load::load_path_with(dir, opts)
     })
-    .map(drop)
     .with_context(|| {
         format!(
             "not pushing {}: the catalog server would refuse to load it",
@@ -273,16 +272,31 @@ async fn run_async(cmd: Command) -> anyhow::Result<ExitCode> {
             registry,
         } => {
             let reference = parse_ref(&reference)?;
-            refuse_what_the_server_refuses(&dir)?;
             let image = match content_only {
-                true => olm_image::catalog_image(&dir)?,
+                true => {
+                    // Only loaded to be refused: nothing of the content needs keeping.
+                    let lean = olm_catalog::load::LoadOptions {
+                        keep_raw: false,
+                        validate_only: false,
+                    };
+                    refuse_what_the_server_refuses(&dir, &lean)?;
+                    olm_image::catalog_image(&dir)?
+                }
                 false => {
-                    let cache = crate::catalog_serve::cache_file(&dir).with_context(|| {
-                        format!(
-                            "not pushing {:?}: the catalog server could not serve it",
-                            dir.display().to_string()
-                        )
-                    })?;
+                    // Loaded as `olm catalog serve` loads it, to build the same cache.
+                    let catalog = refuse_what_the_server_refuses(
+                        &dir,
+                        &olm_catalog::load::LoadOptions::default(),
+                    )?;
+                    let cache =
+                        crate::catalog_serve::cache_file(&dir, &catalog).with_context(|| {
+                            format!(
+                                "not pushing {}: the catalog server could not serve it",
+                                olm_goenc::quote(&dir.display().to_string())
+                            )
+                        })?;
+                    // Freed before the binary is read and packed.
+                    drop(catalog);
                     let files = olm_files(&ca_bundle)?;
                     crate::progress::spin("assembling the catalog image", || {
                         olm_image::runtime::serving_catalog_image(
