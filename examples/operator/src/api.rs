@@ -334,6 +334,38 @@ mod tests {
         assert!(summaries(&[], None).is_empty());
     }
 
+    /// A request on a connection without the front-proxy certificate is refused before any
+    /// route runs; with it, discovery answers (no route here reaches the API server).
+    #[tokio::test]
+    async fn only_the_front_proxy_is_answered() {
+        use tower::ServiceExt as _;
+        let config = kube::Config::new("http://127.0.0.1:9".parse().unwrap());
+        let client = kube::Client::try_from(config).unwrap();
+        let discovery = format!("/apis/{GROUP}/{VERSION}");
+        for (verified, want) in [(false, StatusCode::UNAUTHORIZED), (true, StatusCode::OK)] {
+            let request = axum::http::Request::get(&discovery)
+                .body(axum::body::Body::empty())
+                .unwrap();
+            let response = router(client.clone())
+                .layer(Extension(FrontProxy(verified)))
+                .oneshot(request)
+                .await
+                .unwrap();
+            assert_eq!(response.status(), want, "verified: {verified}");
+            let body = axum::body::to_bytes(response.into_body(), 1 << 20)
+                .await
+                .unwrap();
+            let body: Value = serde_json::from_slice(&body).unwrap();
+            match verified {
+                false => assert_eq!(
+                    (body["kind"].as_str(), body["reason"].as_str()),
+                    (Some("Status"), Some("Unauthorized"))
+                ),
+                true => assert_eq!(body, resource_list()),
+            }
+        }
+    }
+
     #[test]
     fn tables_carry_the_columns_and_each_row_its_namespace() {
         let s = Summary {

@@ -192,6 +192,23 @@ mod tests {
     }
 
     /// Each way the mount can be wrong is named with its file.
+    /// A front-proxy CA is what client certificates are checked against: one that holds no
+    /// certificate is refused, naming it, rather than accepting every client.
+    #[test]
+    fn checks_clients_against_the_front_proxy_ca() {
+        let dir = tempfile::tempdir().unwrap();
+        write_pair(dir.path(), "a.example");
+        let ca = rcgen::generate_simple_self_signed(vec!["front-proxy-ca".to_owned()]).unwrap();
+        assert!(server_config(dir.path(), Some(ca.cert.pem().as_bytes())).is_ok());
+        let err = server_config(dir.path(), Some(b"not pem\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("the API server's front-proxy client CA: "),
+            "{err}"
+        );
+    }
+
     #[test]
     fn names_what_is_wrong() {
         let dir = tempfile::tempdir().unwrap();
