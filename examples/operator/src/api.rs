@@ -11,8 +11,10 @@
 //! it); a request on a connection without a certificate from that CA is refused with 401. The
 //! API server has authorised the user before it proxies, by RBAC on `widgetsummaries`.
 //!
-//! Answers are computed from a list of the cluster's widgets at each request ([`summaries`],
-//! pure); discovery is legacy (`/apis`, `/apis/GROUP`, `/apis/GROUP/VERSION`), which the
+//! Answers are computed from the operator's own cache of the cluster's widgets, the store its
+//! reconciler's watch fills ([`summaries`], pure): nothing is asked of the API server per
+//! request, and the pod is Ready (so the Service sends it requests) only once the watch's first
+//! list is in. Discovery is legacy (`/apis`, `/apis/GROUP`, `/apis/GROUP/VERSION`), which the
 //! aggregator falls back to. With `Accept: …;as=Table` lists come as a Table whose columns
 //! are what `kubectl get` shows.
 
@@ -23,10 +25,8 @@ use axum::extract::{Extension, Path, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use kube::Api;
-use kube::api::ListParams;
+use kube::runtime::reflector::Store;
 use serde_json::{Value, json};
-use tracing::warn;
 
 use crate::widget::Widget;
 
@@ -61,7 +61,10 @@ pub struct Summary {
 
 /// The summaries of `widgets`, one per namespace holding any, by namespace name; only
 /// `namespace`'s when given.
-pub fn summaries(widgets: &[Widget], namespace: Option<&str>) -> Vec<Summary> {
+pub fn summaries<'a>(
+    widgets: impl IntoIterator<Item = &'a Widget>,
+    namespace: Option<&str>,
+) -> Vec<Summary> {
     let mut by_namespace: BTreeMap<&str, Summary> = BTreeMap::new();
     for w in widgets {
         let ns = w.metadata.namespace.as_deref().unwrap_or_default();
@@ -167,8 +170,9 @@ fn status(code: StatusCode, reason: &str, message: &str) -> Response {
     json(code, &body)
 }
 
-/// The routes of the API, for a server whose connections carry [`FrontProxy`].
-pub fn router(client: kube::Client) -> Router {
+/// The routes of the API over the reconciler's store of widgets, for a server whose
+/// connections carry [`FrontProxy`].
+pub fn router(widgets: Store<Widget>) -> Router {
     let base = format!("/apis/{GROUP}/{VERSION}");
     Router::new()
         .route(
@@ -197,7 +201,7 @@ pub fn router(client: kube::Client) -> Router {
             get(get_one),
         )
         .layer(axum::middleware::from_fn(front_proxy_only))
-        .with_state(client)
+        .with_state(widgets)
 }
 
 /// Refuses a request whose connection did not present the front-proxy certificate.
@@ -224,51 +228,30 @@ fn wants_table(headers: &HeaderMap) -> bool {
         .is_some_and(|v| v.contains("as=Table"))
 }
 
-async fn widgets(client: kube::Client) -> Result<Vec<Widget>, Response> {
-    Api::<Widget>::all(client)
-        .list(&ListParams::default())
-        .await
-        .map(|l| l.items)
-        .map_err(|e| {
-            warn!(error = %e, "listing widgets for a summary failed");
-            status(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "ServiceUnavailable",
-                &format!("listing widgets: {e}"),
-            )
-        })
+/// The summaries of the widgets in `store`, of `namespace` only when given.
+fn summaries_of(store: &Store<Widget>, namespace: Option<&str>) -> Vec<Summary> {
+    summaries(store.state().iter().map(|w| &**w), namespace)
 }
 
-async fn list_all(State(client): State<kube::Client>, headers: HeaderMap) -> Response {
-    match widgets(client).await {
-        Ok(w) => ok_json(&list(&summaries(&w, None), wants_table(&headers))),
-        Err(r) => r,
-    }
+async fn list_all(State(widgets): State<Store<Widget>>, headers: HeaderMap) -> Response {
+    ok_json(&list(&summaries_of(&widgets, None), wants_table(&headers)))
 }
 
 async fn list_namespace(
-    State(client): State<kube::Client>,
+    State(widgets): State<Store<Widget>>,
     Path(namespace): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    match widgets(client).await {
-        Ok(w) => ok_json(&list(
-            &summaries(&w, Some(&namespace)),
-            wants_table(&headers),
-        )),
-        Err(r) => r,
-    }
+    let found = summaries_of(&widgets, Some(&namespace));
+    ok_json(&list(&found, wants_table(&headers)))
 }
 
 async fn get_one(
-    State(client): State<kube::Client>,
+    State(widgets): State<Store<Widget>>,
     Path((namespace, name)): Path<(String, String)>,
     headers: HeaderMap,
 ) -> Response {
-    let found = match widgets(client).await {
-        Ok(w) => summaries(&w, Some(&namespace)),
-        Err(r) => return r,
-    };
+    let found = summaries_of(&widgets, Some(&namespace));
     match found.first().filter(|_| name == NAME) {
         Some(s) if wants_table(&headers) => ok_json(&list(std::slice::from_ref(s), true)),
         Some(s) => ok_json(&object(s)),
@@ -335,18 +318,17 @@ mod tests {
     }
 
     /// A request on a connection without the front-proxy certificate is refused before any
-    /// route runs; with it, discovery answers (no route here reaches the API server).
+    /// route runs; with it, discovery answers.
     #[tokio::test]
     async fn only_the_front_proxy_is_answered() {
         use tower::ServiceExt as _;
-        let config = kube::Config::new("http://127.0.0.1:9".parse().unwrap());
-        let client = kube::Client::try_from(config).unwrap();
+        let (widgets, _writer) = kube::runtime::reflector::store::<Widget>();
         let discovery = format!("/apis/{GROUP}/{VERSION}");
         for (verified, want) in [(false, StatusCode::UNAUTHORIZED), (true, StatusCode::OK)] {
             let request = axum::http::Request::get(&discovery)
                 .body(axum::body::Body::empty())
                 .unwrap();
-            let response = router(client.clone())
+            let response = router(widgets.clone())
                 .layer(Extension(FrontProxy(verified)))
                 .oneshot(request)
                 .await

@@ -92,6 +92,8 @@ async fn run(args: Args) -> anyhow::Result<()> {
         }
     });
 
+    // The widgets the reconciler watches, which the aggregated API also answers from.
+    let (store, writer) = kube::runtime::reflector::store();
     if let Some(dir) = &args.webhook_cert_dir {
         let client_ca = match args.api {
             true => Some(front_proxy_ca(&client).await?),
@@ -100,7 +102,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
         let config = tls::server_config(dir, client_ca.as_deref())
             .context("loading the webhook's serving certificate")?;
         let router = match args.api {
-            true => webhook::router().merge(api::router(client.clone())),
+            true => webhook::router().merge(api::router(store.clone())),
             false => webhook::router(),
         };
         let listener = TcpListener::bind(args.webhook_bind_address)
@@ -118,7 +120,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
         info!("no --webhook-cert-dir: no webhook is served");
     }
 
-    reconcile::run(client, ready).await;
+    reconcile::run(client, ready, store, writer).await;
     Ok(())
 }
 

@@ -139,9 +139,16 @@ fn error_policy(widget: Arc<Widget>, error: &Error, _ctx: Arc<Context>) -> Actio
 /// The watch is built here rather than by `Controller::new` so that its events can be seen:
 /// waiting on the store's readiness from a second task is not an option, as the store wakes
 /// only one waiter (the controller's own).
-pub async fn run(client: Client, ready: Arc<Readiness>) {
+///
+/// `store` and `writer` are one [`reflector::store`]: the watch fills it, and whoever else holds
+/// the store ([`crate::api`]) reads the same widgets.
+pub async fn run(
+    client: Client,
+    ready: Arc<Readiness>,
+    store: reflector::Store<Widget>,
+    writer: reflector::store::Writer<Widget>,
+) {
     let widgets: Api<Widget> = Api::all(client.clone());
-    let (store, writer) = reflector::store();
     let events = reflector(
         writer,
         watcher(widgets, watcher::Config::default()).default_backoff(),

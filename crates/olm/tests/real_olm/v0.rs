@@ -354,13 +354,29 @@ spec:
             format!("{out}{err}\n{}", state(env))
         },
     );
-    let table = env.kubectl(&["get", "widgetsummaries", "-n", NS], None);
-    let row: Vec<&str> = table
-        .lines()
-        .nth(1)
-        .map(|l| l.split_whitespace().collect())
-        .unwrap_or_default();
-    assert_eq!(row, ["widgets", "1", "1", "2"], "{table}");
+    // The API server's discovery takes the new group in a moment after the APIService turns
+    // Available; until then kubectl knows no `widgetsummaries`.
+    let summaries = || {
+        let (_, out, err) = env.try_kubectl(&["get", "widgetsummaries", "-n", NS], None);
+        (out, err)
+    };
+    wait(
+        "kubectl get widgetsummaries answered by the pod",
+        TIMEOUT,
+        || {
+            let (out, _) = summaries();
+            let row: Vec<&str> = out
+                .lines()
+                .nth(1)
+                .map(|l| l.split_whitespace().collect())
+                .unwrap_or_default();
+            row == ["widgets", "1", "1", "2"]
+        },
+        || {
+            let (out, err) = summaries();
+            format!("{out}{err}")
+        },
+    );
     let summary = field(
         env,
         &["get", "widgetsummary", "-n", NS, "widgets"],
