@@ -30,18 +30,23 @@ pub enum ResolveError {
         selector: bool,
     },
     /// The package is in more than one catalog of the highest priority that has it, so there is
-    /// no single catalog to take it from.
+    /// no single catalog to take it from. The first sentence is upstream's
+    /// (operator-controller `internal/operator-controller/resolve/catalog.go`, pinned by
+    /// `test/e2e/features/install.feature`); the second says how to settle it.
     #[error(
-        "found package {} in multiple catalogs with the same priority {priority} {}: select one catalog or give the catalogs different priorities",
-        quote(package),
-        slice(catalogs)
+        "{}. They have priority {priority}: select one catalog with spec.source.catalog.selector, or give the catalogs different priorities",
+        ambiguous(package, version.as_deref(), channels, catalogs)
     )]
     Ambiguous {
         /// The requested package.
         package: PackageName,
+        /// The requested range, as written.
+        version: Option<String>,
+        /// The requested channels; empty when every channel was allowed.
+        channels: Vec<ChannelName>,
         /// The priority the catalogs share.
         priority: i32,
-        /// The catalogs that have the package at that priority.
+        /// The catalogs that have the package at that priority, in name order.
         catalogs: Vec<String>,
     },
     /// No serving catalog has the package while some selected catalog was skipped for serving
@@ -119,13 +124,36 @@ fn no_bundles(
         ));
     }
     s.push_str(&format!("no bundles found for package {} ", quote(package)));
+    s.push_str(&request_terms(version, channels));
+    s.truncate(s.trim_end().len());
+    s
+}
+
+/// upstream's wording of an ambiguous answer: the package, the request's terms, then the
+/// catalogs, which the resolver gives in name order as upstream sorts them.
+fn ambiguous(
+    package: &str,
+    version: Option<&str>,
+    channels: &[ChannelName],
+    catalogs: &[String],
+) -> String {
+    format!(
+        "found bundles for package {} {}in multiple catalogs with the same priority {}",
+        quote(package),
+        request_terms(version, channels),
+        slice(catalogs)
+    )
+}
+
+/// The version and channel terms upstream inserts after the package, each followed by a space.
+fn request_terms(version: Option<&str>, channels: &[ChannelName]) -> String {
+    let mut s = String::new();
     if let Some(v) = version.filter(|v| !v.is_empty()) {
         s.push_str(&format!("matching version {} ", quote(&echo_range(v))));
     }
     if !channels.is_empty() {
         s.push_str(&format!("in channels {} ", slice(channels)));
     }
-    s.truncate(s.trim_end().len());
     s
 }
 
@@ -174,6 +202,23 @@ mod tests {
         assert_eq!(
             e.to_string(),
             r#"no bundles found for package "p\ufeff" matching version "1.0.0" in channels [a b]"#
+        );
+    }
+
+    /// The ambiguity's first sentence is upstream's, with the request's terms in upstream's
+    /// order (operator-controller `internal/operator-controller/resolve/catalog.go`).
+    #[test]
+    fn ambiguity_uses_upstream_words_then_advice() {
+        let e = ResolveError::Ambiguous {
+            package: "p".into(),
+            version: Some(">=1.0.0".into()),
+            channels: vec!["stable".into()],
+            priority: -2,
+            catalogs: vec!["a".into(), "b".into(), "c".into()],
+        };
+        assert_eq!(
+            e.to_string(),
+            r#"found bundles for package "p" matching version ">=1.0.0" in channels [stable] in multiple catalogs with the same priority [a b c]. They have priority -2: select one catalog with spec.source.catalog.selector, or give the catalogs different priorities"#
         );
     }
 }

@@ -156,7 +156,7 @@ fn same_priority_is_ambiguous_even_if_one_has_no_match() {
     r.version = range("2.0.0");
     assert_eq!(
         err(&cats, &r),
-        "found package \"foo\" in multiple catalogs with the same priority 3 [a b]: select one catalog or give the catalogs different priorities"
+        "found bundles for package \"foo\" matching version \"2.0.0\" in multiple catalogs with the same priority [a b]. They have priority 3: select one catalog with spec.source.catalog.selector, or give the catalogs different priorities"
     );
 }
 
@@ -232,7 +232,7 @@ fn a_catalog_serving_nothing_is_skipped_and_named() {
             vec![input("a", 0, &a), input("c", 0, &a), unpacking("b", 0), unpacking("d", -1)],
             None,
             Err((
-                "found package \"foo\" in multiple catalogs with the same priority 0 [a c]: select one catalog or give the catalogs different priorities; catalog \"b\" was skipped (not serving: source catalog content: not found)".into(),
+                "found bundles for package \"foo\" in multiple catalogs with the same priority [a c]. They have priority 0: select one catalog with spec.source.catalog.selector, or give the catalogs different priorities; catalog \"b\" was skipped (not serving: source catalog content: not found)".into(),
                 vec![skipped("b")],
             )),
         ),

@@ -57,7 +57,7 @@ fn ambiguity_fails_with_exit_code_1() {
     assert_eq!(code, 1);
     assert!(
         err.contains(
-            "found package \"infinispan\" in multiple catalogs with the same priority 0 [a b]"
+            "found bundles for package \"infinispan\" in multiple catalogs with the same priority [a b]. They have priority 0"
         ),
         "{err}"
     );
