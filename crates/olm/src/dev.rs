@@ -70,16 +70,8 @@ pub enum Command {
     /// node, a local registry and `olm run` (the OLM v1 CRDs, the catalog server and the
     /// installer) in the background, and apply the OLM v0 CRDs.
     Up {
-        /// The node: `real` (containerd, kubelet and kube-proxy: containers really run; needs
-        /// root and `scripts/setup.sh`, one per machine), `fake` (kwok: pods are only marked
-        /// running), or `auto`: real where this machine can run it, fake otherwise.
-        #[arg(long, value_enum, default_value_t = NodeChoice::Auto)]
-        node: NodeChoice,
-        /// How OLM runs: `pods` (from its own image, installed with the manifests users apply;
-        /// the default on a real node) or `process` (inside this environment's background
-        /// process; the only choice on the fake node, and handy for debugging).
-        #[arg(long, value_enum)]
-        olm_as: Option<OlmAs>,
+        #[command(flatten)]
+        options: UpOptions,
     },
     /// Stop everything `olm dev up` started.
     Down,
@@ -92,12 +84,62 @@ pub enum Command {
     #[command(name = SUPERVISE, hide = true)]
     Supervise {
         /// As `up` was given.
-        #[arg(long, value_enum, default_value_t = NodeChoice::Auto)]
-        node: NodeChoice,
-        /// As `up` was given.
-        #[arg(long, value_enum)]
-        olm_as: Option<OlmAs>,
+        #[command(flatten)]
+        options: UpOptions,
     },
+}
+
+/// What `olm dev up` is asked for; the supervisor gets the same arguments.
+#[derive(clap::Args, Clone, Debug)]
+pub struct UpOptions {
+    /// The node: `real` (containerd, kubelet and kube-proxy: containers really run; needs
+    /// root and `scripts/setup.sh`, one per machine), `fake` (kwok: pods are only marked
+    /// running), or `auto`: real where this machine can run it, fake otherwise.
+    #[arg(long, value_enum, default_value_t = NodeChoice::Auto)]
+    node: NodeChoice,
+    /// How OLM runs: `pods` (from its own image, installed with the manifests users apply;
+    /// the default on a real node) or `process` (inside this environment's background
+    /// process; the only choice on the fake node, and handy for debugging).
+    #[arg(long, value_enum)]
+    olm_as: Option<OlmAs>,
+    /// Another name of the dev registry for OLM's own pulls (repeatable): an image named
+    /// `HOST[:PORT]/…` is pulled from the dev registry, as a registries.conf rule would send it
+    /// (e.g. a mirror host that exists only in a test's catalog, or a cluster-internal registry
+    /// name that cannot be resolved here).
+    #[arg(long = "registry-alias", value_name = "HOST[:PORT]", value_parser = registry_alias)]
+    registry_aliases: Vec<String>,
+}
+
+impl UpOptions {
+    /// The same options as arguments, for the supervisor.
+    fn to_args(&self) -> Vec<String> {
+        let mut args = vec!["--node".to_owned(), self.node.as_arg().to_owned()];
+        if let Some(o) = self.olm_as {
+            args.extend(["--olm-as".to_owned(), o.as_arg().to_owned()]);
+        }
+        for alias in &self.registry_aliases {
+            args.extend(["--registry-alias".to_owned(), alias.clone()]);
+        }
+        args
+    }
+}
+
+/// A registry host as registries.conf prefixes name one: a host and an optional port, nothing
+/// that would end the TOML string it is written into or name a path.
+fn registry_alias(s: &str) -> Result<String, String> {
+    let (host, port) = s.rsplit_once(':').map_or((s, None), |(h, p)| (h, Some(p)));
+    let host_ok = !host.is_empty()
+        && host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-');
+    let port_ok = port.is_none_or(|p| p.parse::<u16>().is_ok_and(|p| p > 0));
+    if host_ok && port_ok {
+        Ok(s.to_owned())
+    } else {
+        Err(format!(
+            "{s:?} is not a registry host: give HOST or HOST:PORT (letters, digits, '.' and '-'), no scheme or path"
+        ))
+    }
 }
 
 /// `olm dev up --olm-as`.
@@ -142,11 +184,11 @@ impl NodeChoice {
 pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
     let paths = Paths::new()?;
     match cmd {
-        Command::Up { node, olm_as } => up(&paths, node, olm_as),
+        Command::Up { options } => up(&paths, &options),
         Command::Down => down(&paths),
         Command::Status => status(&paths),
         Command::Kubeconfig => kubeconfig(&paths),
-        Command::Supervise { node, olm_as } => supervise(&paths, node, olm_as),
+        Command::Supervise { options } => supervise(&paths, &options),
     }
 }
 
@@ -240,8 +282,8 @@ fn is_supervisor(pid: u32) -> bool {
             .any(|arg| arg == SUPERVISE.as_bytes())
 }
 
-fn up(paths: &Paths, node: NodeChoice, olm_as: Option<OlmAs>) -> anyhow::Result<ExitCode> {
-    if node == NodeChoice::Fake && olm_as == Some(OlmAs::Pods) {
+fn up(paths: &Paths, options: &UpOptions) -> anyhow::Result<ExitCode> {
+    if options.node == NodeChoice::Fake && options.olm_as == Some(OlmAs::Pods) {
         bail!(
             "OLM runs as pods only on a real node: use --node real (or auto), or --olm-as process"
         );
@@ -268,13 +310,8 @@ fn up(paths: &Paths, node: NodeChoice, olm_as: Option<OlmAs>) -> anyhow::Result<
     let log_err = log.try_clone()?;
     let mut process = Process::new(exe);
     process
-        .args(["dev", SUPERVISE, "--node", node.as_arg()])
-        .args(
-            olm_as
-                .map(|o| ["--olm-as", o.as_arg()])
-                .into_iter()
-                .flatten(),
-        )
+        .args(["dev", SUPERVISE])
+        .args(options.to_args())
         .stdin(Stdio::null())
         .stdout(log)
         .stderr(log_err);
@@ -440,7 +477,7 @@ fn signal(pid: u32, sig: Signal) -> anyhow::Result<()> {
 }
 
 /// The detached supervisor: start, publish the state, watch, and clean up on SIGTERM.
-fn supervise(paths: &Paths, node: NodeChoice, olm_as: Option<OlmAs>) -> anyhow::Result<ExitCode> {
+fn supervise(paths: &Paths, options: &UpOptions) -> anyhow::Result<ExitCode> {
     // A session of its own, so that Ctrl-C or closing the terminal `olm dev up` ran in does not
     // reach the supervisor. Done here rather than between fork and exec, which needs unsafe code.
     setsid().context("leaving the terminal's session")?;
@@ -449,7 +486,7 @@ fn supervise(paths: &Paths, node: NodeChoice, olm_as: Option<OlmAs>) -> anyhow::
     // A current-thread runtime keeps every component's parent thread alive for the supervisor's
     // whole life, which the parent-death signal of the components depends on.
     let runtime = crate::runtime()?;
-    let result = runtime.block_on(supervise_async(paths, node, olm_as));
+    let result = runtime.block_on(supervise_async(paths, options));
     if let Err(err) = &result {
         let _ = fs::write(&paths.error, format!("{err:#}\n"));
         eprintln!("olm dev supervisor: {err:#}");
@@ -466,11 +503,7 @@ fn supervise(paths: &Paths, node: NodeChoice, olm_as: Option<OlmAs>) -> anyhow::
     result
 }
 
-async fn supervise_async(
-    paths: &Paths,
-    node: NodeChoice,
-    olm_as: Option<OlmAs>,
-) -> anyhow::Result<ExitCode> {
+async fn supervise_async(paths: &Paths, options: &UpOptions) -> anyhow::Result<ExitCode> {
     use tokio::signal::unix::{SignalKind, signal};
     let mut term = signal(SignalKind::terminate())?;
     let mut int = signal(SignalKind::interrupt())?;
@@ -479,7 +512,7 @@ async fn supervise_async(
     // goes first; the control plane takes seconds.
     let registry = Registry::spawn_detached(&paths.dir)?;
     let (mut plane, node_note) = tokio::select! {
-        plane = start_plane(paths, node, registry.addr.to_string()) => plane?,
+        plane = start_plane(paths, options.node, registry.addr.to_string()) => plane?,
         _ = term.recv() => return Ok(ExitCode::SUCCESS),
         _ = int.recv() => return Ok(ExitCode::SUCCESS),
     };
@@ -495,7 +528,7 @@ async fn supervise_async(
     let client =
         kube::Client::try_from(kube_config.clone()).context("a client for the control plane")?;
     let real = plane.node_kind() == NodeKind::Real;
-    let olm_as = match (olm_as, real) {
+    let olm_as = match (options.olm_as, real) {
         (Some(OlmAs::Pods), false) => bail!(
             "OLM runs as pods only on a real node, and the node is kwok's fake one; use --olm-as process"
         ),
@@ -506,15 +539,22 @@ async fn supervise_async(
     let mut olm = match (olm_as, plane.node_address()) {
         (OlmAs::Pods, Some(address)) => {
             let started = tokio::select! {
-                started = pods::start(&client, registry.addr, address, UP_TIMEOUT) => started?,
+                started = pods::start(&client, registry.addr, address, &options.registry_aliases, UP_TIMEOUT) => started?,
                 _ = term.recv() => return Ok(ExitCode::SUCCESS),
                 _ = int.recv() => return Ok(ExitCode::SUCCESS),
             };
             Olm::Pods(started)
         }
         _ => {
-            let mut run =
-                OlmRun::start(kube_config, paths.dir.clone(), plane.node_address()).await?;
+            let registries_conf = paths.dir.join("registries.conf");
+            write_registries_conf(&registries_conf, registry.addr, &options.registry_aliases)?;
+            let mut run = OlmRun::start(
+                kube_config,
+                paths.dir.clone(),
+                plane.node_address(),
+                &registries_conf,
+            )
+            .await?;
             let served = plane.node_address().is_some();
             tokio::select! {
                 ready = async {
@@ -637,6 +677,24 @@ async fn start_plane(
     }
 }
 
+/// The registries.conf `olm run` reads in this process: the machine's own
+/// (`/etc/containers/registries.conf`, when there is one) followed by a rule sending each of
+/// `aliases` to the dev registry.
+fn write_registries_conf(
+    path: &std::path::Path,
+    registry: std::net::SocketAddr,
+    aliases: &[String],
+) -> anyhow::Result<()> {
+    let machine = olm_image::mirrors::DEFAULT_PATH;
+    let mut text = match fs::read_to_string(machine) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(e).with_context(|| format!("reading {machine}")),
+    };
+    text.push_str(&pods::registry_rules(aliases, registry));
+    fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+}
+
 /// Applies the OLM v0 CRDs (`config/crd/v0/`, built into the binary) and waits until they are
 /// served (`olm run` applies them too; this wait is what makes `up` return only once they are).
 async fn install_v0_crds(client: &kube::Client) -> anyhow::Result<()> {
@@ -679,6 +737,7 @@ impl OlmRun {
         kube_config: kube::Config,
         cache_path: PathBuf,
         node_address: Option<std::net::Ipv4Addr>,
+        registries_conf: &std::path::Path,
     ) -> anyhow::Result<OlmRun> {
         olm_image::install_crypto_provider();
         let loopback = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
@@ -701,10 +760,7 @@ impl OlmRun {
             metrics_addr: Some(loopback),
             images: olm_image::ClientOptions {
                 limits: crate::limits::from_env()?,
-                ..crate::catalogd::image_options(
-                    None,
-                    std::path::Path::new(olm_image::mirrors::DEFAULT_PATH),
-                )?
+                ..crate::catalogd::image_options(None, registries_conf)?
             },
             packageserver,
             ..olm_controller::run::Options::default()
@@ -900,5 +956,28 @@ mod tests {
         assert!(paths.dir.ends_with("dev"));
         assert_eq!(paths.kubeconfig.parent(), Some(paths.dir.as_path()));
         assert_eq!(paths.state.parent(), Some(paths.dir.as_path()));
+    }
+
+    #[test]
+    fn registry_aliases_are_hosts_with_an_optional_port() {
+        for ok in [
+            "mirrored-registry.operator-controller-e2e.svc.cluster.local:5000",
+            "quay.io",
+            "10.0.0.1:443",
+        ] {
+            assert_eq!(registry_alias(ok).as_deref(), Ok(ok));
+        }
+        for bad in [
+            "",
+            "https://quay.io",
+            "quay.io/org",
+            "a:0",
+            "a:99999",
+            "a\"b",
+            ":5000",
+        ] {
+            let err = registry_alias(bad).expect_err(bad);
+            assert!(err.contains("is not a registry host"), "{err}");
+        }
     }
 }

@@ -46,6 +46,7 @@ pub(super) async fn start(
     client: &kube::Client,
     registry: SocketAddr,
     node_address: Ipv4Addr,
+    aliases: &[String],
     timeout: Duration,
 ) -> anyhow::Result<InCluster> {
     let listener = tokio::net::TcpListener::bind((node_address, 0))
@@ -55,7 +56,10 @@ pub(super) async fn start(
     let forward = tokio::spawn(forward(listener, registry));
     let image = push_olm(registry).await?;
     let mut docs = install_olm::manifests(&image, Olms::Both)?;
-    install_olm::add_registries_conf(&mut docs, &registries_conf(registry, registry_for_pods))?;
+    let names: Vec<String> = std::iter::once(registry.to_string())
+        .chain(aliases.iter().cloned())
+        .collect();
+    install_olm::add_registries_conf(&mut docs, &registry_rules(&names, registry_for_pods))?;
     println!("olm dev: installing OLM as pods from {image}");
     let took = install_olm::apply_and_wait(client, &docs, Olms::Both, timeout).await?;
     println!("olm dev: OLM ready as pods in {:.1} s", took.as_secs_f64());
@@ -82,17 +86,18 @@ pub(super) async fn start(
     })
 }
 
-/// The registries.conf OLM's pods read: the dev registry's loopback name is pulled from the
-/// forwarded address, over plain HTTP.
-pub(super) fn registries_conf(registry: SocketAddr, for_pods: SocketAddr) -> String {
-    format!(
-        "# Written by olm dev: images pushed to the dev registry are named {registry}/…, which\n\
-         # a pod reaches at {for_pods}.\n\
-         [[registry]]\n\
-         prefix = \"{registry}\"\n\
-         location = \"{for_pods}\"\n\
-         insecure = true\n"
-    )
+/// registries.conf rules sending images named `NAME/…`, for each of `names`, to the dev
+/// registry at `location`, over plain HTTP. OLM's pods get one for the registry's own loopback
+/// name (which they reach at the forwarded address) and one per `--registry-alias`.
+pub(super) fn registry_rules(names: &[String], location: SocketAddr) -> String {
+    let mut text =
+        format!("# Written by olm dev: names of the dev registry, reached at {location}.\n");
+    for name in names {
+        text.push_str(&format!(
+            "[[registry]]\nprefix = \"{name}\"\nlocation = \"{location}\"\ninsecure = true\n"
+        ));
+    }
+    text
 }
 
 /// `olm image push-olm REGISTRY/olm/olm:dev` with this very binary, as a user would run it;
@@ -153,8 +158,11 @@ mod tests {
 
     #[test]
     fn the_registries_conf_sends_the_loopback_name_to_the_forwarded_port() {
-        let text = registries_conf(
-            "127.0.0.1:5000".parse().expect("addr"),
+        let text = registry_rules(
+            &[
+                "127.0.0.1:5000".to_owned(),
+                "mirror.example:5000".to_owned(),
+            ],
             "192.0.2.7:41000".parse().expect("addr"),
         );
         let registries = olm_image::Registries::parse(&text, std::path::Path::new("x"))
@@ -171,5 +179,12 @@ mod tests {
             ])
         );
         assert!(registries.insecure_hosts().contains("192.0.2.7:41000"));
+        let alias: olm_image::ImageRef = "mirror.example:5000/e2e/bundle:v1".parse().expect("ref");
+        assert_eq!(
+            registries.route(&alias),
+            olm_image::mirrors::Route::Try(vec![
+                "192.0.2.7:41000/e2e/bundle:v1".parse().expect("ref")
+            ])
+        );
     }
 }
