@@ -10,6 +10,8 @@
 #   oc-optional    operator-framework/api v0.45.0's optional validators, as operator-sdk runs them (optional/)
 #   opm            operator-registry v1.74.0's opm
 #   grpcurl        fullstorydev/grpcurl v1.9.3, a gRPC client that reads services by reflection (grpcurl/)
+#   kubectl-operator  operator-framework/kubectl-operator v0.6.0, the `kubectl operator` plugin
+#                  that drives OLM v0 (kubectl-operator/)
 #
 # Go's module and build caches are the ones tools/controlplane/build.sh uses, so shared
 # dependencies are downloaded and compiled once. Binaries are build outputs, never committed.
@@ -20,12 +22,15 @@ cache="${OLM_CACHE_DIR:-$HOME/.cache/olm}"
 
 # Kept in step with tools/oracles/opm/go.mod: opm reports it as its version.
 opm_version="v1.74.0"
+# Kept in step with tools/oracles/kubectl-operator/go.mod: the plugin's `version` prints them.
+kubectl_operator_version="v0.6.0"
+kubectl_operator_commit="ddb2132976fa3e0ca5da63915c29c77b9240da70"
 
-key="$(cd "$here" && find operator-controller opm grpcurl -type f \( -name '*.go' -o -name 'go.mod' -o -name 'go.sum' \) -print0 |
+key="$(cd "$here" && find operator-controller opm grpcurl kubectl-operator -type f \( -name '*.go' -o -name 'go.mod' -o -name 'go.sum' \) -print0 |
     LC_ALL=C sort -z | xargs -0 sha256sum | cat - build.sh | sha256sum | cut -c1-16)"
 dest="$cache/oracles/$key"
 bin="$dest/bin"
-products=(oc-render oc-crdupgrade oc-apivalidate oc-optional opm grpcurl)
+products=(oc-render oc-crdupgrade oc-apivalidate oc-optional opm grpcurl kubectl-operator)
 
 complete() {
     local f
@@ -96,9 +101,19 @@ build_grpcurl() {
     (cd "$here/grpcurl" && go build -trimpath -ldflags "-s -w" -o "$work/grpcurl" github.com/fullstorydev/grpcurl/cmd/grpcurl)
 }
 
+# As upstream's Makefile stamps it (the commit is the tag's), without cgo: nothing the plugin
+# does needs it.
+build_kubectl_operator() {
+    local pkg=github.com/operator-framework/kubectl-operator
+    (cd "$here/kubectl-operator" && go build -trimpath \
+        -ldflags "-s -w -X $pkg/internal/version.GitVersion=$kubectl_operator_version -X $pkg/internal/version.GitCommit=$kubectl_operator_commit -X $pkg/internal/version.GitTreeState=clean" \
+        -o "$work/kubectl-operator" $pkg)
+}
+
 step "operator-controller oracles" build_oc
 step "opm $opm_version" build_opm
 step "grpcurl" build_grpcurl
+step "kubectl-operator $kubectl_operator_version" build_kubectl_operator
 
 mkdir -p "$bin"
 for f in "${products[@]}"; do
