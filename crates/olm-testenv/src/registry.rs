@@ -125,6 +125,10 @@ pub struct RegistryOptions {
     /// Require HTTP basic auth against this htpasswd file (bcrypt entries), for testing how
     /// clients use credentials. `GET /v2/` then answers 401, which counts as ready.
     pub htpasswd: Option<PathBuf>,
+    /// Serve as a pull-through cache of the registry at this URL (distribution's proxy mode):
+    /// a pull is answered with what that registry holds. With [`RegistryOptions::tls`], this
+    /// gives clients that pull only over HTTPS a way to the plain-HTTP dev registry.
+    pub proxy: Option<String>,
 }
 
 /// PEM files for [`RegistryOptions::tls`].
@@ -144,6 +148,7 @@ impl Default for RegistryOptions {
             read_only: false,
             tls: None,
             htpasswd: None,
+            proxy: None,
         }
     }
 }
@@ -593,6 +598,9 @@ http:
             yaml_quote(&htpasswd.to_string_lossy())
         ));
     }
+    if let Some(remote) = &options.proxy {
+        yaml.push_str(&format!("proxy:\n  remoteurl: {}\n", yaml_quote(remote)));
+    }
     yaml
 }
 
@@ -756,6 +764,72 @@ mod tests {
         assert!(!detached.is_ready());
         assert!(DetachedRegistry::load(&state).is_err());
         let _ = fs::remove_dir_all(&state);
+    }
+
+    /// One HTTP/1.0 exchange: the status code, the head and the body.
+    fn exchange(addr: SocketAddr, method: &str, path: &str, body: &[u8]) -> (u16, String, Vec<u8>) {
+        let mut stream = TcpStream::connect(addr).expect("connect");
+        let head = format!(
+            "{method} {path} HTTP/1.0\r\nHost: {addr}\r\nContent-Type: application/octet-stream\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        );
+        stream.write_all(head.as_bytes()).expect("write head");
+        stream.write_all(body).expect("write body");
+        let mut answer = Vec::new();
+        stream.read_to_end(&mut answer).expect("read");
+        let split = answer
+            .windows(4)
+            .position(|w| w == b"\r\n\r\n")
+            .expect("a head");
+        let head = String::from_utf8_lossy(&answer[..split]).into_owned();
+        let code = head
+            .split_whitespace()
+            .nth(1)
+            .and_then(|c| c.parse().ok())
+            .expect("a status code");
+        (code, head, answer[split + 4..].to_vec())
+    }
+
+    /// A pull-through cache answers with what the registry behind it holds.
+    #[test]
+    fn proxy_answers_from_the_registry_behind_it() {
+        let blob = b"a blob for the pull-through cache\n";
+        let digest = "sha256:56a5240ba94f1b2d199c48c66830aeb1f5f7384b37f0fd29a6e128b299b8e0aa";
+        let behind = Registry::start().unwrap_or_else(|e| panic!("{e}"));
+        // An upload session, then its one chunk with the digest.
+        let (started, head, _) =
+            exchange(behind.addr(), "POST", "/v2/cache/test/blobs/uploads/", b"");
+        assert_eq!(started, 202, "{head}");
+        let location = head
+            .lines()
+            .find_map(|l| {
+                let (name, value) = l.split_once(':')?;
+                name.eq_ignore_ascii_case("location")
+                    .then(|| value.trim().to_owned())
+            })
+            .expect("a Location");
+        let path = location
+            .split_once(&behind.addr().to_string())
+            .map_or(location.as_str(), |(_, path)| path);
+        let (pushed, head, _) = exchange(
+            behind.addr(),
+            "PUT",
+            &format!("{path}&digest={digest}"),
+            blob,
+        );
+        assert_eq!(pushed, 201, "{head}");
+        let proxy = Registry::start_with(&RegistryOptions {
+            proxy: Some(format!("http://{}", behind.addr())),
+            ..RegistryOptions::default()
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+        let (status, head, body) = exchange(
+            proxy.addr(),
+            "GET",
+            &format!("/v2/cache/test/blobs/{digest}"),
+            b"",
+        );
+        assert_eq!((status, body.as_slice()), (200, blob.as_slice()), "{head}");
     }
 
     #[test]
