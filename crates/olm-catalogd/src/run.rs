@@ -41,6 +41,9 @@ pub struct Options {
     pub external_address: Option<String>,
     /// Serve HTTPS with this certificate.
     pub tls: Option<Tls>,
+    /// The versions, suites and key exchange groups every TLS server offers (`--tls-profile`
+    /// and the `--tls-custom-*` flags); upstream's `intermediate` by default.
+    pub tls_profile: olm_tls::TlsProfile,
     /// Serve `/api/v1/metas`.
     pub metas: bool,
     /// Registry access.
@@ -73,6 +76,7 @@ impl Default for Options {
             cache_dir: PathBuf::from("/var/cache/catalogd"),
             external_address: None,
             tls: None,
+            tls_profile: olm_tls::TlsProfile::default(),
             metas: true,
             images: olm_image::ClientOptions::default(),
             retry_after: Duration::from_secs(10),
@@ -106,20 +110,29 @@ pub enum RunError {
 }
 
 /// A rustls server config (HTTP/1.1 only, as upstream) serving the certificate of `tls`, re-read
-/// when its files change ([`crate::tls`]). Files that do not load now are an error.
-pub fn tls_config(tls: &Tls) -> Result<Arc<rustls::ServerConfig>, RunError> {
+/// when its files change ([`crate::tls`]), with `profile`'s versions, suites and groups. Files
+/// that do not load now are an error.
+pub fn tls_config(
+    tls: &Tls,
+    profile: &olm_tls::TlsProfile,
+) -> Result<Arc<rustls::ServerConfig>, RunError> {
     let certs = crate::tls::ReloadingCert::load(&tls.cert, &tls.key, crate::tls::CHECK_INTERVAL)
         .map_err(RunError::Tls)?;
-    Ok(crate::tls::server_config(Arc::new(certs)))
+    crate::tls::server_config(Arc::new(certs), profile).map_err(RunError::Tls)
 }
 
 /// A rustls server config (HTTP/1.1 only) from a PEM certificate chain and private key held in
-/// memory.
-pub fn tls_config_pem(cert: &[u8], key: &[u8]) -> Result<Arc<rustls::ServerConfig>, String> {
+/// memory, with `profile`'s versions, suites and groups.
+pub fn tls_config_pem(
+    cert: &[u8],
+    key: &[u8],
+    profile: &olm_tls::TlsProfile,
+) -> Result<Arc<rustls::ServerConfig>, String> {
     let certs = crate::tls::certified_key(cert, key)?;
-    Ok(crate::tls::server_config(Arc::new(
-        rustls::sign::SingleCertAndKey::from(certs),
-    )))
+    crate::tls::server_config(
+        Arc::new(rustls::sign::SingleCertAndKey::from(certs)),
+        profile,
+    )
 }
 
 /// How long in-flight requests get to finish once the server is told to stop (upstream's
@@ -786,7 +799,11 @@ pub async fn run(
     probes: Option<TcpListener>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), RunError> {
-    let tls = options.tls.as_ref().map(tls_config).transpose()?;
+    let tls = options
+        .tls
+        .as_ref()
+        .map(|t| tls_config(t, &options.tls_profile))
+        .transpose()?;
     let storage = Arc::new(Storage::open(options.cache_dir.join("catalogs"))?);
     let metrics = options.metrics.clone().unwrap_or_default();
     let catalogs_addr: SocketAddr = catalogs.local_addr()?;

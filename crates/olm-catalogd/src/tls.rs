@@ -115,26 +115,35 @@ pub fn certified_key(cert_pem: &[u8], key_pem: &[u8]) -> Result<CertifiedKey, St
         .map_err(|e| e.to_string())
 }
 
-/// A rustls server config serving what `certs` resolves, over HTTP/1.1 only, as upstream.
-pub fn server_config(certs: Arc<dyn ResolvesServerCert>) -> Arc<rustls::ServerConfig> {
+/// A rustls server config serving what `certs` resolves, over HTTP/1.1 only, as upstream, with
+/// the versions, suites and key exchange groups of `profile` (`--tls-profile`).
+///
+/// Errors: rustls refusing the profile, which [`olm_tls::Flags::resolve`] rules out.
+pub fn server_config(
+    certs: Arc<dyn ResolvesServerCert>,
+    profile: &olm_tls::TlsProfile,
+) -> Result<Arc<rustls::ServerConfig>, String> {
     server_config_for_clients(
         certs,
         rustls::server::WebPkiClientVerifier::no_client_auth(),
+        profile,
     )
 }
 
 /// [`server_config`] for the clients `clients` lets through: a handshake without a certificate
-/// it verifies fails (mutual TLS).
+/// it verifies fails (mutual TLS). Every TLS server of `olm run` is configured here.
 pub fn server_config_for_clients(
     certs: Arc<dyn ResolvesServerCert>,
     clients: Arc<dyn ClientCertVerifier>,
-) -> Arc<rustls::ServerConfig> {
-    olm_image::install_crypto_provider();
-    let mut config = rustls::ServerConfig::builder()
+    profile: &olm_tls::TlsProfile,
+) -> Result<Arc<rustls::ServerConfig>, String> {
+    let mut config = profile
+        .server_config_builder()
+        .map_err(|e| format!("TLS profile: {e}"))?
         .with_client_cert_verifier(clients)
         .with_cert_resolver(certs);
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
-    Arc::new(config)
+    Ok(Arc::new(config))
 }
 
 #[cfg(test)]

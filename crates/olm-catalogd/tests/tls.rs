@@ -18,10 +18,13 @@ async fn catalogs_are_served_over_https() {
     let (cert_path, key_path) = (dir.path().join("tls.crt"), dir.path().join("tls.key"));
     std::fs::write(&cert_path, cert.cert.pem()).expect("write cert");
     std::fs::write(&key_path, cert.signing_key.serialize_pem()).expect("write key");
-    let config = tls_config(&Tls {
-        cert: cert_path,
-        key: key_path,
-    })
+    let config = tls_config(
+        &Tls {
+            cert: cert_path,
+            key: key_path,
+        },
+        &olm_tls::TlsProfile::default(),
+    )
     .expect("tls config");
 
     let src = dir.path().join("src");

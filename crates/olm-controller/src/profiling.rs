@@ -137,11 +137,17 @@ impl ClientCa {
 }
 
 /// The TLS of the profiling listener: the certificate `serving` serves (the process's serving
-/// certificate, renewed in place like it), and only clients `clients` verifies.
-pub fn tls(serving: &rustls::ServerConfig, clients: &ClientCa) -> Arc<rustls::ServerConfig> {
+/// certificate, renewed in place like it), `profile`'s versions, suites and groups, and only
+/// clients `clients` verifies.
+pub fn tls(
+    serving: &rustls::ServerConfig,
+    clients: &ClientCa,
+    profile: &olm_tls::TlsProfile,
+) -> Result<Arc<rustls::ServerConfig>, String> {
     olm_catalogd::tls::server_config_for_clients(
         serving.cert_resolver.clone(),
         clients.verifier.clone(),
+        profile,
     )
 }
 

@@ -149,8 +149,9 @@ pub struct Options {
     pub cache_path: PathBuf,
     /// Where the catalog server listens.
     pub catalogs_addr: SocketAddr,
-    /// The catalog server's settings; its `cache_dir`, `images` and `metrics` are set by
-    /// [`run`] (from `cache_path`, `images` and the process's metrics).
+    /// The catalog server's settings; its `cache_dir`, `images`, `metrics` and `tls_profile`
+    /// are set by [`run`] (from `cache_path`, `images`, the process's metrics and
+    /// `tls_profile`).
     pub catalogd: olm_catalogd::Options,
     /// `/healthz` and `/readyz`; off when `None`.
     pub health_probe_addr: Option<SocketAddr>,
@@ -174,8 +175,13 @@ pub struct Options {
     /// `/debug/pprof/` over HTTPS (the certificate of secure metrics) for clients with a
     /// certificate of its CA; off when `None`.
     pub pprof: Option<crate::profiling::Config>,
-    /// Where OLM v0's PackageManifest API listens and whether `olm` routes its Service itself.
+    /// Where OLM v0's PackageManifest API listens and whether `olm` routes its Service itself;
+    /// its `tls_profile` is set by [`run`].
     pub packageserver: crate::v0::packageserver::Options,
+    /// The versions, suites and key exchange groups of every TLS server: the catalog server,
+    /// the label webhook, secure metrics, profiles and the PackageManifest API (`--tls-profile`
+    /// and the `--tls-custom-*` flags).
+    pub tls_profile: olm_tls::TlsProfile,
 }
 
 impl Default for Options {
@@ -196,6 +202,7 @@ impl Default for Options {
             serving_tls: None,
             pprof: None,
             packageserver: crate::v0::packageserver::Options::default(),
+            tls_profile: olm_tls::TlsProfile::default(),
         }
     }
 }
@@ -367,6 +374,8 @@ pub async fn serve(
     let shutdown = shutdown.boxed().shared();
     let (stop_tx, stop_rx) = watch::channel(false);
     let stop = stop_future(stop_rx);
+    options.catalogd.tls_profile = options.tls_profile.clone();
+    options.packageserver.tls_profile = options.tls_profile.clone();
     if listeners.pprof.is_some() {
         // Before the caches fill: heap profiles show only what is allocated from now on.
         crate::profiling::activate_heap().await;
@@ -403,6 +412,13 @@ pub async fn serve(
         Some(own_tls(&options)?)
     } else {
         None
+    };
+    let pprof_tls = match (&options.pprof, &own_tls) {
+        (Some(pprof), Some(own_tls)) => Some(
+            crate::profiling::tls(own_tls, &pprof.clients, &options.tls_profile)
+                .map_err(RunError::ServingCert)?,
+        ),
+        _ => None,
     };
     let mut tasks: JoinSet<(&'static str, Result<(), RunError>)> = JoinSet::new();
     // Whether this process leads: always without an election; with one, once it holds the
@@ -551,15 +567,13 @@ pub async fn serve(
             &stop,
         );
     }
-    if let (Some(listener), Some(pprof), Some(own_tls)) =
-        (listeners.pprof, &options.pprof, &own_tls)
-    {
+    if let (Some(listener), Some(tls)) = (listeners.pprof, pprof_tls) {
         spawn_server(
             &mut tasks,
             "the profiling server",
             (listener, crate::profiling::limits()),
             crate::profiling::router(stop.clone()),
-            Some(crate::profiling::tls(own_tls, &pprof.clients)),
+            Some(tls),
             &stop,
         );
     }
@@ -649,7 +663,7 @@ fn spawn_controller<F, Fut>(
 /// without a certificate.
 fn own_tls(options: &Options) -> Result<Arc<rustls::ServerConfig>, RunError> {
     if let Some(tls) = &options.catalogd.tls {
-        return olm_catalogd::run::tls_config(tls)
+        return olm_catalogd::run::tls_config(tls, &options.tls_profile)
             .map_err(|e| RunError::ServingCert(e.to_string()));
     }
     let now = jiff::Timestamp::now();
@@ -662,8 +676,12 @@ fn own_tls(options: &Options) -> Result<Arc<rustls::ServerConfig>, RunError> {
         not_after: now + jiff::SignedDuration::from_hours(24 * 365),
     };
     let issued = crate::certs::issue(&plan).map_err(|e| RunError::ServingCert(e.to_string()))?;
-    olm_catalogd::run::tls_config_pem(issued.cert_pem.as_bytes(), issued.key_pem.as_bytes())
-        .map_err(RunError::ServingCert)
+    olm_catalogd::run::tls_config_pem(
+        issued.cert_pem.as_bytes(),
+        issued.key_pem.as_bytes(),
+        &options.tls_profile,
+    )
+    .map_err(RunError::ServingCert)
 }
 
 fn spawn_server(

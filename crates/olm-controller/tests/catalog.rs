@@ -583,10 +583,13 @@ async fn https_with_an_extra_ca() {
     let (cert_path, key_path) = (dir.path().join("tls.crt"), dir.path().join("tls.key"));
     std::fs::write(&cert_path, cert.cert.pem()).expect("write cert");
     std::fs::write(&key_path, cert.signing_key.serialize_pem()).expect("write key");
-    let tls = olm_catalogd::run::tls_config(&olm_catalogd::Tls {
-        cert: cert_path,
-        key: key_path,
-    })
+    let tls = olm_catalogd::run::tls_config(
+        &olm_catalogd::Tls {
+            cert: cert_path,
+            key: key_path,
+        },
+        &olm_tls::TlsProfile::default(),
+    )
     .expect("tls");
     let s = server();
     store_small("secure", "c1", &[("foo", "1.0.0")]);

@@ -3,7 +3,8 @@
 //!
 //! Flags follow upstream catalogd's where they exist (`--cache-dir`, `--catalogs-server-addr`,
 //! `--external-address`, `--tls-cert`/`--tls-key`, `--health-probe-bind-address`,
-//! `--gc-interval`, `--pull-cas-dir`, `--webhook-server-port`); content in `--cache-dir` is kept across restarts.
+//! `--gc-interval`, `--pull-cas-dir`, `--webhook-server-port`, the TLS profile flags); content in
+//! `--cache-dir` is kept across restarts.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -53,6 +54,8 @@ pub struct Args {
     registries: RegistriesArgs,
     #[command(flatten)]
     catalog_limits: crate::limits::CatalogLimitArgs,
+    #[command(flatten)]
+    tls_profile: TlsProfileArgs,
     /// Serve /browse/cluster: every ClusterExtension with its namespace, version and condition
     /// messages, to anyone who reaches the catalog port (which has no authentication).
     #[arg(long)]
@@ -142,6 +145,56 @@ pub(crate) fn tls_flags(
     }
 }
 
+/// A list flag's values, read whole from one comma-separated value (a `Vec` field would make
+/// clap take one value per occurrence instead).
+type CipherList = Vec<olm_tls::Cipher>;
+/// See [`CipherList`].
+type CurveList = Vec<olm_tls::Curve>;
+
+/// Upstream's TLS profile flags (catalogd's and operator-controller's): the versions, cipher
+/// suites and key exchange groups of every HTTPS server. Values upstream knows but olm cannot
+/// serve stop the process at start ([`TlsProfileArgs::resolve`]).
+#[derive(clap::Args, Debug)]
+pub(crate) struct TlsProfileArgs {
+    /// The TLS profile of every HTTPS server: intermediate (TLS 1.2 and 1.3), modern (TLS 1.3
+    /// only), custom (the --tls-custom-* flags) or old (refused: olm serves neither TLS 1.0/1.1
+    /// nor its legacy suites). One of [custom intermediate modern old], in any case.
+    #[arg(long, default_value = "intermediate", value_parser = olm_tls::ProfileName::parse)]
+    pub(crate) tls_profile: olm_tls::ProfileName,
+    /// The lowest TLS version of the custom profile. One of [TLSv1.0 TLSv1.1 TLSv1.2 TLSv1.3];
+    /// olm serves TLSv1.2 and TLSv1.3.
+    #[arg(long, default_value = "TLSv1.2", value_parser = olm_tls::Version::parse)]
+    pub(crate) tls_custom_version: olm_tls::Version,
+    /// The TLS 1.2 cipher suites of the custom profile, comma-separated, by their Go (IANA)
+    /// names, e.g. TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256; TLS 1.3's suites are always
+    /// offered. Without it: the ECDHE suites with AES-GCM and ChaCha20-Poly1305.
+    #[arg(long, value_parser = olm_tls::parse_ciphers)]
+    pub(crate) tls_custom_ciphers: Option<CipherList>,
+    /// The key exchange groups of the custom profile, comma-separated, in order. Values may
+    /// consist of [SecP256r1MLKEM768 SecP384r1MLKEM1024 X25519 X25519MLKEM768 prime256v1
+    /// secp256r1 secp384r1 secp521r1]; olm serves all but secp521r1. Without it: all of them
+    /// but secp521r1, post-quantum hybrids first.
+    #[arg(long, value_parser = olm_tls::parse_curves)]
+    pub(crate) tls_custom_curves: Option<CurveList>,
+}
+
+impl TlsProfileArgs {
+    /// The flags as upstream reads them.
+    pub(crate) fn flags(&self) -> olm_tls::Flags {
+        olm_tls::Flags {
+            profile: self.tls_profile,
+            custom_version: self.tls_custom_version,
+            custom_ciphers: self.tls_custom_ciphers.clone().unwrap_or_default(),
+            custom_curves: self.tls_custom_curves.clone().unwrap_or_default(),
+        }
+    }
+
+    /// What every HTTPS server offers; a value olm cannot serve is an error naming its flag.
+    pub(crate) fn resolve(&self) -> anyhow::Result<olm_tls::TlsProfile> {
+        Ok(self.flags().resolve()?)
+    }
+}
+
 /// Where images are pulled from, besides where they are named.
 #[derive(clap::Args, Debug)]
 pub(crate) struct RegistriesArgs {
@@ -173,6 +226,7 @@ async fn serve(args: Args) -> anyhow::Result<()> {
     // Installed first, so a SIGTERM that arrives while starting up also stops cleanly.
     let stop = stop_signal()?;
     olm_image::install_crypto_provider();
+    let tls_profile = args.tls_profile.resolve()?;
     let client = kube_client(args.kubeconfig.as_ref()).await?;
     let catalogs = olm_catalogd::run::listen(listen_addr(&args.catalogs_server_addr)?)
         .with_context(|| format!("listening on {}", args.catalogs_server_addr))?;
@@ -198,6 +252,7 @@ async fn serve(args: Args) -> anyhow::Result<()> {
         cache_dir: args.cache_dir,
         external_address: Some(args.external_address),
         tls,
+        tls_profile,
         metas: args.metas,
         images,
         gc_interval: args.gc_interval,
@@ -254,6 +309,89 @@ mod tests {
         assert_eq!(
             parse_duration("99999999999999999999999h"),
             Err(r#"time: invalid duration "99999999999999999999999h""#.to_owned())
+        );
+    }
+
+    fn tls_args(args: &[&str]) -> Result<TlsProfileArgs, clap::Error> {
+        use clap::Parser;
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            tls: TlsProfileArgs,
+        }
+        Cli::try_parse_from(std::iter::once("olm").chain(args.iter().copied())).map(|c| c.tls)
+    }
+
+    /// Upstream's defaults, and the flags as upstream's e2e suite passes them (its
+    /// `buildCustomTLSArgs` in `test/e2e/steps/tls_steps.go`).
+    #[test]
+    fn tls_profile_flags() {
+        let default = tls_args(&[]).expect("defaults");
+        assert_eq!(default.flags(), olm_tls::Flags::default());
+        assert_eq!(
+            default.resolve().expect("default"),
+            olm_tls::TlsProfile::default()
+        );
+        let e2e = tls_args(&[
+            "--tls-profile=custom",
+            "--tls-custom-version=TLSv1.2",
+            "--tls-custom-ciphers=TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
+            "--tls-custom-curves=SecP256r1MLKEM768,secp256r1",
+        ])
+        .expect("e2e flags");
+        let profile = e2e.resolve().expect("served");
+        assert_eq!(profile.min_version(), olm_tls::Version::Tls12);
+        assert_eq!(
+            profile.tls12_ciphers(),
+            [olm_tls::Cipher::ECDHE_ECDSA_WITH_AES_128_GCM_SHA256]
+        );
+        assert_eq!(
+            profile.curves(),
+            [olm_tls::Curve::SecP256r1MlKem768, olm_tls::Curve::P256]
+        );
+        let tls13 =
+            tls_args(&["--tls-profile=custom", "--tls-custom-version=TLSv1.3"]).expect("e2e flags");
+        assert_eq!(
+            tls13.resolve().expect("served").min_version(),
+            olm_tls::Version::Tls13
+        );
+        let empty = tls_args(&["--tls-profile=Custom", "--tls-custom-ciphers="]).expect("empty");
+        assert_eq!(empty.flags().custom_ciphers, vec![]);
+    }
+
+    /// A value upstream does not know is refused with upstream's message; one olm cannot serve
+    /// is refused at start, naming the flag.
+    #[test]
+    fn tls_profile_flag_errors() {
+        for (args, message) in [
+            (["--tls-profile", "bogus"], "unknown TLS profile: \"bogus\""),
+            (
+                ["--tls-custom-version", "TLSv1.4"],
+                "unknown TLS version: \"TLSv1.4\"",
+            ),
+            (
+                ["--tls-custom-ciphers", "TLS_AES_128_GCM_SHA256,bogus"],
+                "unknown cipher \"bogus\"",
+            ),
+            (["--tls-custom-curves", "X448"], "unknown curve \"X448\""),
+        ] {
+            let err = tls_args(&args).expect_err("refused").to_string();
+            assert!(err.contains(message), "{err}");
+        }
+        let unsupported = tls_args(&["--tls-profile=custom", "--tls-custom-curves=secp521r1"])
+            .expect("upstream's value")
+            .resolve()
+            .expect_err("not served");
+        assert_eq!(
+            unsupported.to_string(),
+            "--tls-custom-curves: olm cannot serve secp521r1: ring, olm's cryptography library, has no P-521 key exchange"
+        );
+        let old = tls_args(&["--tls-profile=old"]).expect("upstream's value");
+        assert!(
+            old.resolve()
+                .expect_err("not served")
+                .to_string()
+                .starts_with("--tls-profile=old: olm cannot serve this profile")
         );
     }
 

@@ -746,11 +746,13 @@ impl OlmRun {
                 addr: std::net::SocketAddr::from((address, 0)),
                 advertise: Some(address.into()),
                 pod: None,
+                ..olm_controller::v0::packageserver::Options::default()
             },
             None => olm_controller::v0::packageserver::Options {
                 addr: loopback,
                 advertise: None,
                 pod: None,
+                ..olm_controller::v0::packageserver::Options::default()
             },
         };
         let mut options = olm_controller::run::Options {

@@ -6,7 +6,8 @@
 //! (`--system-namespace`, `--cache-path`, `--health-probe-bind-address`,
 //! `--metrics-bind-address`, `--catalogs-server-addr`, `--external-address`,
 //! `--tls-cert`/`--tls-key`, `--pull-cas-dir`, `--gc-interval`, `--webhook-server-port`,
-//! `--pprof-bind-address`), and OLM v0's `--client-ca` for who may take profiles.
+//! `--pprof-bind-address`, `--tls-profile` and the `--tls-custom-*` flags), and OLM v0's
+//! `--client-ca` for who may take profiles.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -17,7 +18,8 @@ use anyhow::Context;
 use olm_controller::run::{CertProviderChoice, Which};
 
 use crate::catalogd::{
-    image_options, kube_config, listen_addr, parse_duration, run_server, stop_signal, tls_flags,
+    TlsProfileArgs, image_options, kube_config, listen_addr, parse_duration, run_server,
+    stop_signal, tls_flags,
 };
 
 /// Run OLM v1 on a cluster.
@@ -123,6 +125,9 @@ pub struct Args {
     /// Boxed, as `profiling`.
     #[command(flatten)]
     packageserver: Box<PackageServerArgs>,
+    /// The versions, suites and groups of every HTTPS server; boxed, as `profiling`.
+    #[command(flatten)]
+    tls_profile: Box<TlsProfileArgs>,
 }
 
 /// Where OLM v0's PackageManifest API listens, and how the API server reaches it.
@@ -161,6 +166,7 @@ impl PackageServerArgs {
             pod: self.packageserver_pod.clone().map(|(namespace, name)| {
                 olm_controller::v0::packageserver::PodRef { namespace, name }
             }),
+            ..olm_controller::v0::packageserver::Options::default()
         })
     }
 }
@@ -226,6 +232,7 @@ async fn serve(args: Args) -> anyhow::Result<()> {
     // Installed first, so a SIGTERM that arrives while starting up also stops cleanly.
     let stop = stop_signal()?;
     olm_image::install_crypto_provider();
+    let tls_profile = args.tls_profile.resolve()?;
     let pprof = args.profiling.config()?;
     let packageserver = args.packageserver.options()?;
     let config = kube_config(args.kubeconfig.as_ref()).await?;
@@ -294,6 +301,7 @@ async fn serve(args: Args) -> anyhow::Result<()> {
         serving_tls,
         pprof,
         packageserver,
+        tls_profile,
     };
     olm_controller::run::run(options, config, stop).await?;
     Ok(())

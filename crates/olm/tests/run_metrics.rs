@@ -76,3 +76,108 @@ async fn secure_metrics_need_a_token_allowed_to_read_them() {
     // Plain HTTP is not served on the secure port.
     assert!(run_common::get(run.metrics, "/metrics").is_none_or(|(s, _)| !s.contains(" 200 ")));
 }
+
+/// The HTTP status of `GET https://addr/metrics` by a curl restricted with `tls` (OpenSSL's
+/// names), or `000` when the handshake fails.
+fn handshake(addr: SocketAddr, tls: &[&str]) -> String {
+    let out = Command::new("curl")
+        .args(["--silent", "--insecure", "--output", "/dev/null"])
+        .args(["--write-out", "%{http_code}"])
+        .args(tls)
+        .arg(format!("https://{addr}/metrics"))
+        .output()
+        .unwrap();
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Upstream's e2e `tls.feature`, played against `olm run`'s secure metrics port (the
+/// self-issued certificate is ECDSA P-256, as the e2e suite's): the TLS profile flags set what
+/// the port accepts. A 401 is a handshake that succeeded.
+#[tokio::test]
+async fn tls_profile_flags_hold_on_the_metrics_port() {
+    let plane = ControlPlane::start()
+        .await
+        .unwrap_or_else(|e| panic!("starting the local control plane failed: {e}"));
+    let tmp = tempfile::tempdir().unwrap();
+    let kubeconfig = plane.kubeconfig_path();
+
+    let tls13 = OlmRun::start_with(
+        kubeconfig,
+        tmp.path(),
+        &[
+            "--metrics-secure=true",
+            "--tls-profile=custom",
+            "--tls-custom-version=TLSv1.3",
+        ],
+    );
+    assert_eq!(handshake(tls13.metrics, &["--tlsv1.3"]), "401");
+    assert_eq!(
+        handshake(tls13.metrics, &["--tlsv1.2", "--tls-max", "1.2"]),
+        "000"
+    );
+    drop(tls13);
+
+    let tls12 = [
+        "--metrics-secure=true",
+        "--tls-profile=custom",
+        "--tls-custom-version=TLSv1.2",
+        "--tls-custom-ciphers=TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
+    ];
+    for curve in ["prime256v1", "secp256r1"] {
+        let curves = format!("--tls-custom-curves={curve}");
+        let run = OlmRun::start_with(kubeconfig, tmp.path(), &[&tls12[..], &[&curves]].concat());
+        let tls12_with = |cipher, curve| {
+            handshake(
+                run.metrics,
+                &[
+                    "--tlsv1.2",
+                    "--tls-max",
+                    "1.2",
+                    "--ciphers",
+                    cipher,
+                    "--curves",
+                    curve,
+                ],
+            )
+        };
+        assert_eq!(tls12_with("ECDHE-ECDSA-AES128-GCM-SHA256", "P-256"), "401");
+        assert_eq!(tls12_with("ECDHE-ECDSA-AES256-GCM-SHA384", "P-256"), "000");
+        assert_eq!(tls12_with("ECDHE-ECDSA-AES128-GCM-SHA256", "P-521"), "000");
+    }
+}
+
+/// A value upstream accepts but olm cannot serve stops `olm run` before it reaches the cluster,
+/// naming the flag and the value.
+#[test]
+fn unservable_tls_values_stop_olm_run_at_start() {
+    for (flags, message) in [
+        (
+            &["--tls-profile=old"][..],
+            "--tls-profile=old: olm cannot serve this profile",
+        ),
+        (
+            &["--tls-profile=custom", "--tls-custom-version=TLSv1.1"],
+            "--tls-custom-version=TLSv1.1: olm cannot serve it",
+        ),
+        (
+            &[
+                "--tls-profile=custom",
+                "--tls-custom-ciphers=TLS_RSA_WITH_AES_128_CBC_SHA",
+            ],
+            "--tls-custom-ciphers: olm cannot serve TLS_RSA_WITH_AES_128_CBC_SHA",
+        ),
+        (
+            &["--tls-profile=custom", "--tls-custom-curves=secp521r1"],
+            "--tls-custom-curves: olm cannot serve secp521r1",
+        ),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_olm"))
+            .args(["run", "--kubeconfig", "/nonexistent"])
+            .args(flags)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{flags:?}");
+        assert!(stderr.contains(message), "{flags:?}: {stderr}");
+    }
+}

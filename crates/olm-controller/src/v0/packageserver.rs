@@ -96,6 +96,8 @@ pub struct Options {
     /// The Pod this process runs in (`POD_NAMESPACE`, `POD_NAME` from the downward API), which
     /// it labels while it serves so that the Service installed with it routes here.
     pub pod: Option<PodRef>,
+    /// The versions, suites and key exchange groups it offers (`--tls-profile`).
+    pub tls_profile: olm_tls::TlsProfile,
 }
 
 /// A Pod's namespace and name.
@@ -113,6 +115,7 @@ impl Default for Options {
             addr: SocketAddr::from(([0, 0, 0, 0], ps::DEFAULT_PORT)),
             advertise: None,
             pod: None,
+            tls_profile: olm_tls::TlsProfile::default(),
         }
     }
 }
@@ -257,8 +260,13 @@ async fn prepare(
         )
     })?;
     let front_proxy_ca = front_proxy_ca(&shared.client).await;
-    let tls = tls_config(&issued.cert_pem, &issued.key_pem, front_proxy_ca.as_deref())
-        .map_err(|e| format!("configuring TLS: {e}"))?;
+    let tls = tls_config(
+        &issued.cert_pem,
+        &issued.key_pem,
+        front_proxy_ca.as_deref(),
+        &options.tls_profile,
+    )
+    .map_err(|e| format!("configuring TLS: {e}"))?;
     let ca_bundle = base64::engine::general_purpose::STANDARD.encode(issued.ca_pem.as_bytes());
     Ok((listener, tls, ca_bundle))
 }
@@ -514,6 +522,7 @@ fn tls_config(
     cert: &str,
     key: &str,
     front_proxy_ca: Option<&str>,
+    profile: &olm_tls::TlsProfile,
 ) -> Result<Arc<rustls::ServerConfig>, String> {
     use rustls::pki_types::CertificateDer;
     use rustls::pki_types::pem::PemObject;
@@ -537,10 +546,11 @@ fn tls_config(
             rustls::server::WebPkiClientVerifier::no_client_auth()
         }
     };
-    Ok(olm_catalogd::tls::server_config_for_clients(
+    olm_catalogd::tls::server_config_for_clients(
         Arc::new(rustls::sign::SingleCertAndKey::from(certified)),
         clients,
-    ))
+        profile,
+    )
 }
 
 fn router(served: Served) -> Router {

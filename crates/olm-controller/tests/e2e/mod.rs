@@ -336,6 +336,7 @@ async fn spawn_olm(
         serving_tls: None,
         pprof: None,
         packageserver: olm_controller::v0::packageserver::Options::default(),
+        tls_profile: olm_tls::TlsProfile::default(),
     };
     let listeners = olm_controller::run::Listeners::bind(&options).await?;
     *env.catalogs_port.lock().unwrap() = Some(listeners.catalogs.local_addr()?.port());

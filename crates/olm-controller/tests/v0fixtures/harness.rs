@@ -68,6 +68,7 @@ impl Olm {
                 addr: packageserver_addr,
                 advertise: None,
                 pod: None,
+                ..olm_controller::v0::packageserver::Options::default()
             },
             ..olm_controller::run::Options::default()
         };
