@@ -153,28 +153,30 @@ type CurveList = Vec<olm_tls::Curve>;
 
 /// Upstream's TLS profile flags (catalogd's and operator-controller's): the versions, cipher
 /// suites and key exchange groups of every HTTPS server. Values upstream knows but olm cannot
-/// serve stop the process at start ([`TlsProfileArgs::resolve`]).
+/// serve stop the process at start ([`TlsProfileArgs::resolve`]). Given twice, the last one
+/// counts, as with upstream's flag library: a tool that appends its choice to a Deployment's
+/// arguments (upstream's e2e suite replaces them) is not refused.
 #[derive(clap::Args, Debug)]
 pub(crate) struct TlsProfileArgs {
     /// The TLS profile of every HTTPS server: intermediate (TLS 1.2 and 1.3), modern (TLS 1.3
     /// only), custom (the --tls-custom-* flags) or old (refused: olm serves neither TLS 1.0/1.1
     /// nor its legacy suites). One of [custom intermediate modern old], in any case.
-    #[arg(long, default_value = "intermediate", value_parser = olm_tls::ProfileName::parse)]
+    #[arg(long, default_value = "intermediate", value_parser = olm_tls::ProfileName::parse, overrides_with = "tls_profile")]
     pub(crate) tls_profile: olm_tls::ProfileName,
     /// The lowest TLS version of the custom profile. One of [TLSv1.0 TLSv1.1 TLSv1.2 TLSv1.3];
     /// olm serves TLSv1.2 and TLSv1.3.
-    #[arg(long, default_value = "TLSv1.2", value_parser = olm_tls::Version::parse)]
+    #[arg(long, default_value = "TLSv1.2", value_parser = olm_tls::Version::parse, overrides_with = "tls_custom_version")]
     pub(crate) tls_custom_version: olm_tls::Version,
     /// The TLS 1.2 cipher suites of the custom profile, comma-separated, by their Go (IANA)
     /// names, e.g. TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256; TLS 1.3's suites are always
     /// offered. Without it: the ECDHE suites with AES-GCM and ChaCha20-Poly1305.
-    #[arg(long, value_parser = olm_tls::parse_ciphers)]
+    #[arg(long, value_parser = olm_tls::parse_ciphers, overrides_with = "tls_custom_ciphers")]
     pub(crate) tls_custom_ciphers: Option<CipherList>,
     /// The key exchange groups of the custom profile, comma-separated, in order. Values may
     /// consist of [SecP256r1MLKEM768 SecP384r1MLKEM1024 X25519 X25519MLKEM768 prime256v1
     /// secp256r1 secp384r1 secp521r1]; olm serves all but secp521r1. Without it: all of them
     /// but secp521r1, post-quantum hybrids first.
-    #[arg(long, value_parser = olm_tls::parse_curves)]
+    #[arg(long, value_parser = olm_tls::parse_curves, overrides_with = "tls_custom_curves")]
     pub(crate) tls_custom_curves: Option<CurveList>,
 }
 
@@ -357,6 +359,15 @@ mod tests {
         );
         let empty = tls_args(&["--tls-profile=Custom", "--tls-custom-ciphers="]).expect("empty");
         assert_eq!(empty.flags().custom_ciphers, vec![]);
+        let last = tls_args(&[
+            "--tls-profile=custom",
+            "--tls-custom-curves=X25519",
+            "--tls-profile=modern",
+            "--tls-custom-curves=secp384r1",
+        ])
+        .expect("repeated");
+        assert_eq!(last.tls_profile, olm_tls::ProfileName::Modern);
+        assert_eq!(last.flags().custom_curves, [olm_tls::Curve::P384]);
     }
 
     /// A value upstream does not know is refused with upstream's message; one olm cannot serve
