@@ -35,15 +35,14 @@ pub enum ResolveError {
     /// `test/e2e/features/install.feature`); the second says how to settle it.
     #[error(
         "{}. They have priority {priority}: select one catalog with spec.source.catalog.selector, or give the catalogs different priorities",
-        ambiguous(package, version.as_deref(), channels, catalogs)
+        ambiguous(package, terms, catalogs)
     )]
     Ambiguous {
         /// The requested package.
         package: PackageName,
-        /// The requested range, as written.
-        version: Option<String>,
-        /// The requested channels; empty when every channel was allowed.
-        channels: Vec<ChannelName>,
+        /// The request's version and channels as upstream words them after the package
+        /// ([`request_terms`]); empty when the request names neither.
+        terms: String,
         /// The priority the catalogs share.
         priority: i32,
         /// The catalogs that have the package at that priority, in name order.
@@ -131,22 +130,16 @@ fn no_bundles(
 
 /// upstream's wording of an ambiguous answer: the package, the request's terms, then the
 /// catalogs, which the resolver gives in name order as upstream sorts them.
-fn ambiguous(
-    package: &str,
-    version: Option<&str>,
-    channels: &[ChannelName],
-    catalogs: &[String],
-) -> String {
+fn ambiguous(package: &str, terms: &str, catalogs: &[String]) -> String {
     format!(
-        "found bundles for package {} {}in multiple catalogs with the same priority {}",
+        "found bundles for package {} {terms}in multiple catalogs with the same priority {}",
         quote(package),
-        request_terms(version, channels),
         slice(catalogs)
     )
 }
 
 /// The version and channel terms upstream inserts after the package, each followed by a space.
-fn request_terms(version: Option<&str>, channels: &[ChannelName]) -> String {
+pub(crate) fn request_terms(version: Option<&str>, channels: &[ChannelName]) -> String {
     let mut s = String::new();
     if let Some(v) = version.filter(|v| !v.is_empty()) {
         s.push_str(&format!("matching version {} ", quote(&echo_range(v))));
@@ -211,8 +204,7 @@ mod tests {
     fn ambiguity_uses_upstream_words_then_advice() {
         let e = ResolveError::Ambiguous {
             package: "p".into(),
-            version: Some(">=1.0.0".into()),
-            channels: vec!["stable".into()],
+            terms: request_terms(Some(">=1.0.0"), &["stable".into()]),
             priority: -2,
             catalogs: vec!["a".into(), "b".into(), "c".into()],
         };

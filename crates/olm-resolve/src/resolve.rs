@@ -446,8 +446,10 @@ fn select_catalog<'c, 'a>(
                 return Err(Decided::Ambiguous(
                     ResolveError::Ambiguous {
                         package: req.package.clone(),
-                        version: req.version.as_ref().map(|v| v.as_str().to_owned()),
-                        channels: req.channels.clone(),
+                        terms: crate::error::request_terms(
+                            req.version.as_ref().map(|v| v.as_str()),
+                            &req.channels,
+                        ),
                         priority,
                         catalogs: many.iter().map(|(c, _)| c.name.clone()).collect(),
                     },
