@@ -15,6 +15,7 @@ pub mod apis;
 pub mod catalogsource;
 pub mod certresources;
 pub mod conditiongen;
+pub mod configmapsource;
 pub mod copied;
 pub mod crdupgrade;
 pub mod deployment;
