@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# Runs operator-controller's own e2e suite (v1.11.0, built by tools/e2e/build.sh) against olm in
+# a fresh `olm dev` environment and judges the run: every scenario must pass, or be listed in
+# tools/e2e/operator-controller/KNOWN.tsv as not judged on this node (skip) or as a deliberate
+# difference (differs), with its reason; and the results must be the committed ones
+# (tools/e2e/operator-controller/results-PROFILE.tsv).
+#
+#   tools/e2e/operator-controller.sh [--node fake|real] [--update] [FEATURE[:LINE]...]
+#
+# The profile is the node (default fake): on kwok's fake node olm runs in the environment's
+# process; on the real node (root, one per machine) OLM runs as pods and the suite's bundles run
+# busybox, pushed by e2e-images. Either way the suite pushes to the environment's registry
+# (devregistry/registry.go) and finds OLM by the Deployment in olm-gates.yaml. --update writes
+# the profile's results file and the table in docs/upstream-suites.md instead of comparing.
+# FEATURE arguments (paths under upstream's test/e2e, e.g. features/install.feature:11) narrow
+# the run and skip the comparison. Uses target/debug/olm unless OLM_BIN names another binary.
+set -euo pipefail
+
+# All in one function, read whole before it runs, so that editing this file cannot change a
+# run already under way.
+main() {
+    root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+    here="$root/tools/e2e"
+    profile=fake
+    update=0
+    paths=()
+    usage() {
+        echo "usage: $0 [--node fake|real] [--update] [FEATURE[:LINE]...]" >&2
+        exit 2
+    }
+    while [[ $# -gt 0 ]]; do
+        case "$1" in
+        --update) update=1 ;;
+        --node)
+            [[ $# -ge 2 && ( $2 == fake || $2 == real ) ]] || usage
+            profile="$2"
+            shift
+            ;;
+        -*) usage ;;
+        *) paths+=("$1") ;;
+        esac
+        shift
+    done
+
+    olm="${OLM_BIN:-$root/target/debug/olm}"
+    if [[ ! -x "$olm" ]]; then
+        echo "error: $olm is not built: run cargo build (or set OLM_BIN)" >&2
+        exit 1
+    fi
+    cache="${OLM_CACHE_DIR:-$HOME/.cache/olm}"
+    "$root/tools/controlplane/build.sh" >&2
+    controlplane="$cache/controlplane/$(tr -d '[:space:]' <"$root/tools/controlplane/VERSION")/bin"
+    bin="$("$here/build.sh")"
+    suite="$bin/../src/upstream/test/e2e"
+
+    # An environment of its own, so that one a developer runs is left alone.
+    state="$(mktemp -d)"
+    out="$state/out"
+    mkdir -p "$out"
+    export OLM_CONTROLPLANE_BIN="$controlplane"
+    dev() { OLM_CACHE_DIR="$state" "$olm" dev "$@"; }
+    cleanup() {
+        dev down >/dev/null 2>&1 || true
+        rm -rf "$state"
+    }
+    trap cleanup EXIT
+
+    if [[ $profile == real && -w /run ]]; then
+        # The machine's one real node: take turns with the other suites that start one.
+        exec 8>/run/olm-real-turn.lock
+        flock 8
+    fi
+    started=$SECONDS
+    # Upstream's @mirrored-registry scenario names its bundles at this host, which a
+    # registries.conf sends to the real registry.
+    dev up --node "$profile" \
+        --registry-alias mirrored-registry.operator-controller-e2e.svc.cluster.local:5000 >&2
+    registry="$(dev status | sed -n 's/^registry: //p')"
+    export KUBECONFIG="$state/dev/kubeconfig"
+    if [[ $profile == real ]]; then
+        "$bin/e2e-images" "$registry" >&2
+    fi
+    kubectl apply -f "$here/operator-controller/olm-gates.yaml" >&2
+    kubectl -n olmv1-system rollout status deployment/operator-controller-controller-manager --timeout=60s >&2
+
+    if [[ ${#paths[@]} -eq 0 ]]; then
+        paths=(features)
+        judge=1
+    else
+        judge=0
+    fi
+    log="$out/suite.log"
+    echo "==> operator-controller e2e suite on the $profile node ($log)" >&2
+    set +e
+    (
+        cd "$suite"
+        E2E_REGISTRY="$registry" CLUSTER_REGISTRY_HOST="$registry" \
+            E2E_KNOWN="$here/operator-controller/KNOWN.tsv" E2E_PROFILE="$profile" \
+            E2E_STEP_TIMEOUT="${E2E_STEP_TIMEOUT:-3m}" \
+            "$bin/oc-e2e.test" --godog.format="pretty,cucumber:$out/run.json" "${paths[@]}"
+    ) >"$log" 2>&1
+    suite_status=$?
+    set -e
+    echo "    suite ran in $((SECONDS - started)) s (exit $suite_status)" >&2
+
+    results="$here/operator-controller/results-$profile.tsv"
+    if ! "$bin/e2e-report" check -known "$here/operator-controller/KNOWN.tsv" -profile "$profile" \
+        -cucumber "$out/run.json" -out "$out/results.tsv"; then
+        grep -E '^\s+(Error|Messages|Scenario)|Condition never|failed' "$log" | tail -60 >&2
+        exit 1
+    fi
+    [[ $judge -eq 1 ]] || exit 0
+
+    if [[ $update -eq 1 ]]; then
+        cp "$out/results.tsv" "$results"
+        profiles=()
+        for p in fake real; do
+            f="$here/operator-controller/results-$p.tsv"
+            [[ -f "$f" ]] && profiles+=(-results "$p=$f")
+        done
+        table="$("$bin/e2e-report" table -known "$here/operator-controller/KNOWN.tsv" "${profiles[@]}")"
+        doc="$root/docs/upstream-suites.md"
+        begin='<!-- operator-controller results: tools/e2e/operator-controller.sh --update -->'
+        end='<!-- end of operator-controller results -->'
+        TABLE="$table" BEGIN="$begin" END="$end" perl -0pi -e \
+            's/\Q$ENV{BEGIN}\E.*?\Q$ENV{END}\E/$ENV{BEGIN}\n$ENV{TABLE}\n$ENV{END}/s' "$doc"
+        echo "wrote $results and the table in $doc" >&2
+    elif ! diff -u "$results" "$out/results.tsv" >&2; then
+        echo "error: the results differ from $results (above); if olm changed on purpose, rerun with --update" >&2
+        exit 1
+    fi
+}
+
+main "$@"
