@@ -2436,6 +2436,175 @@ async fn catalog_in_process(env: &Env, id: &str) -> Result<()> {
     Ok(())
 }
 
+/// The data of a ConfigMap catalog: package `foo` in channel `stable`, heading at `head`, each
+/// CSV owning Widgets of `api_group` (a version listed replacing the one before it).
+fn config_map_catalog(api_group: &str, versions: &[&str]) -> Value {
+    let mut csvs = Vec::new();
+    let mut previous: Option<String> = None;
+    for v in versions {
+        let name = format!("foo.v{v}");
+        let mut c = csv(
+            "",
+            &name,
+            &["OwnNamespace", "AllNamespaces"],
+            Some(("widgets", api_group, "Widget")),
+            previous
+                .as_ref()
+                .map_or(json!({}), |p| json!({"replaces": p})),
+        );
+        c["spec"]["version"] = json!(v);
+        if let Some(m) = c["metadata"].as_object_mut() {
+            m.remove("namespace");
+        }
+        csvs.push(c);
+        previous = Some(name);
+    }
+    let head = previous.unwrap_or_default();
+    let yaml = |v: Value| olm_goenc::yaml::to_yaml(&v);
+    json!({
+        "customResourceDefinitions": yaml(json!([crd("widgets", api_group, "Widget")])),
+        "clusterServiceVersions": yaml(Value::Array(csvs)),
+        "packages": yaml(json!([{"packageName": "foo", "defaultChannel": "stable",
+            "channels": [{"name": "stable", "currentCSV": head}]}])),
+    })
+}
+
+/// A ConfigMap CatalogSource, served by olm itself: it adopts the ConfigMap (owner reference,
+/// `olm.managed: "false"`), records `status.configMapReference` and `status.registryService`,
+/// goes READY, and a Subscription installs from it; a new ConfigMap version upgrades the
+/// operator. A ConfigMap that does not load, an `internal` source naming a missing one, and an
+/// address source's `registryService` are reported as upstream reports them.
+async fn catalog_config_map(env: &Env, id: &str) -> Result<()> {
+    let ns = id;
+    let api_group = format!("{id}.example.com");
+    env.namespace_with_group(ns, json!({"targetNamespaces": [ns]}))
+        .await?;
+    let config_map = |name: &str, data: Value| {
+        json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": ns}, "data": data})
+    };
+    env.apply(config_map(
+        "catalog",
+        config_map_catalog(&api_group, &["1.0.0"]),
+    ))
+    .await?;
+    env.apply(
+        json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
+        "metadata": {"name": "cm", "namespace": ns},
+        "spec": {"sourceType": "configmap", "configMap": "catalog", "displayName": "From a ConfigMap"}}),
+    )
+    .await?;
+    let sources = catalogsources_api(env, ns);
+    let config_maps: Api<k8s_openapi::api::core::v1::ConfigMap> =
+        Api::namespaced(env.client.clone(), ns);
+    let ready = wait(
+        "a READY configmap source",
+        || source_named(&sources, "cm"),
+        |s| s.data["status"]["connectionState"]["lastObservedState"] == "READY",
+    )
+    .await?;
+    let status = &ready.data["status"];
+    check_eq!(status["registryService"]["serviceName"], "cm");
+    check_eq!(status["registryService"]["serviceNamespace"], ns);
+    check_eq!(status["registryService"]["port"], "50051");
+    check_eq!(status["registryService"]["protocol"], "grpc");
+    check_eq!(status["reason"], Value::Null);
+    let cm = config_maps.get("catalog").await?;
+    check_eq!(
+        status["configMapReference"]["resourceVersion"].as_str(),
+        cm.metadata.resource_version.as_deref()
+    );
+    check_eq!(status["configMapReference"]["name"], "catalog");
+    let managed = cm
+        .metadata
+        .labels
+        .clone()
+        .unwrap_or_default()
+        .get("olm.managed")
+        .cloned();
+    check_eq!(managed.as_deref(), Some("false"));
+    let owners = cm.metadata.owner_references.unwrap_or_default();
+    check_eq!(
+        owners
+            .iter()
+            .any(|o| o.kind == "CatalogSource" && o.name == "cm"),
+        true
+    );
+    env.apply(subscription(ns, "foo", "foo", "cm", "Automatic"))
+        .await?;
+    env.wait_phase(ns, "foo.v1.0.0", "Succeeded", "InstallSucceeded")
+        .await?;
+    // A new version of the ConfigMap is served in place of the old.
+    env.apply(config_map(
+        "catalog",
+        config_map_catalog(&api_group, &["1.0.0", "2.0.0"]),
+    ))
+    .await?;
+    env.wait_phase(ns, "foo.v2.0.0", "Succeeded", "InstallSucceeded")
+        .await?;
+
+    // A ConfigMap that does not load, under the deprecated `internal` name.
+    env.apply(config_map(
+        "broken",
+        json!({"customResourceDefinitions": "[]", "clusterServiceVersions": "- a: [b", "packages": "[]"}),
+    ))
+    .await?;
+    env.apply(
+        json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
+        "metadata": {"name": "broken", "namespace": ns},
+        "spec": {"sourceType": "internal", "configMap": "broken"}}),
+    )
+    .await?;
+    let broken = wait(
+        "RegistryServerError",
+        || source_named(&sources, "broken"),
+        |s| s.data["status"]["reason"] == "RegistryServerError",
+    )
+    .await?;
+    let message = broken.data["status"]["message"]
+        .as_str()
+        .unwrap_or_default();
+    check_eq!(
+        message.starts_with(
+            "error loading manifests from configmap: error loading CSV list: error converting YAML to JSON: yaml: line "
+        ),
+        true
+    );
+    check_eq!(broken.data["status"]["connectionState"], Value::Null);
+    env.apply(
+        json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
+        "metadata": {"name": "missing", "namespace": ns},
+        "spec": {"sourceType": "configmap", "configMap": "nope"}}),
+    )
+    .await?;
+    source_reports(
+        &sources,
+        "missing",
+        "ConfigMapError",
+        "failed to get catalog config map nope: configmaps \"nope\" not found",
+    )
+    .await?;
+    // Upstream's address reconciler: protocol and creation time only.
+    env.apply(address_source(ns, "remote", "127.0.0.1:1"))
+        .await?;
+    let remote = wait(
+        "an address source's registryService",
+        || source_named(&sources, "remote"),
+        |s| s.data["status"]["registryService"].is_object(),
+    )
+    .await?;
+    check_eq!(remote.data["status"]["registryService"]["protocol"], "grpc");
+    check_eq!(
+        remote.data["status"]["registryService"]["createdAt"].is_string(),
+        true
+    );
+    check_eq!(
+        remote.data["status"]["registryService"]["serviceName"],
+        Value::Null
+    );
+    Ok(())
+}
+
 /// v1 → v2 → v3 by `spec.replaces`: each older CSV is Replacing, then deleted once the newer
 /// one succeeded; Upgradeable=False in an override holds v3 in Pending until it is lifted.
 async fn replaces_chain(env: &Env, id: &str) -> Result<()> {
@@ -3410,7 +3579,7 @@ async fn olm_v0_on_a_control_plane() -> Result<()> {
         packageserver_port: olm.packageserver_port,
     };
 
-    let together: [(&str, Scenario); 30] = [
+    let together: [(&str, Scenario); 31] = [
         ("terminal-failures", |e, id| {
             Box::pin(terminal_failures(e, id))
         }),
@@ -3435,6 +3604,9 @@ async fn olm_v0_on_a_control_plane() -> Result<()> {
         }),
         ("catalog-in-process", |e, id| {
             Box::pin(catalog_in_process(e, id))
+        }),
+        ("catalog-configmap", |e, id| {
+            Box::pin(catalog_config_map(e, id))
         }),
         ("subscribe-fail-forward", |e, id| {
             Box::pin(subscribe_fail_forward(e, id))

@@ -11,7 +11,11 @@
 //! its image digest differs from the serving Pod's ([`olm_v0::registrypoll`]); catalogs served
 //! in process re-resolve their tag instead.
 //!
-//! Not yet: ConfigMap sources.
+//! ConfigMap sources (`configmap`, `internal`) are served by olm itself ([`super::inprocess`]):
+//! each pass reads the ConfigMap, and [`olm_v0::configmapsource::decide`] says whether to adopt
+//! it, record `status.configMapReference`, or build its catalog; a ConfigMap's change (a metadata
+//! watch) wakes the sources naming it. Address sources get `status.registryService` with the
+//! protocol and `createdAt`, as upstream's address reconciler writes it.
 
 use olm_runtime::watch::RecoveringExt as _;
 use std::sync::Arc;
@@ -19,7 +23,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use futures::channel::mpsc;
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, ListParams, PatchParams, PostParams};
 use kube::runtime::controller::{Action, Controller};
@@ -31,6 +35,7 @@ use olm_v0::catalogsource::{
     SecurityConfig, grpc_server_network_policy, registry_address, registry_pod, registry_service,
     registry_service_account, registry_service_status, validate,
 };
+use olm_v0::configmapsource::{self, Lookup, Serving};
 use olm_v0::registrypoll::{
     INVALID_INTERVAL_REASON, NOT_READY_REQUEUE, PodFacts, Poll, UPDATE_LABEL, UpdateStep,
     promoted_labels, update_pod, update_step,
@@ -63,6 +68,9 @@ struct Ctx {
     wake: mpsc::Sender<ObjectRef<CatalogSource>>,
     /// Catalogs served by olm itself.
     in_process: Arc<InProcess>,
+    /// ConfigMap versions that did not load, by source: the version and the status message, so
+    /// that a bad ConfigMap is parsed once, not on every pass.
+    failed_loads: std::sync::Mutex<std::collections::HashMap<String, (String, String)>>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -112,8 +120,10 @@ pub async fn run(
         connections: connections.clone(),
         wake,
         in_process,
+        failed_loads: std::sync::Mutex::default(),
     });
     let (store, writer) = reflector::store();
+    let sources_of_config_map = store.clone();
     let sources = reflector::reflector(
         writer,
         watcher::watcher(
@@ -124,6 +134,29 @@ pub async fn run(
     .recovering("catalogsources")
     .applied_objects();
     let controller = Controller::for_stream(sources, store)
+        .watches_stream(
+            // Metadata only: a change of resourceVersion is all that matters, and the data is
+            // read when a source naming the ConfigMap is reconciled.
+            watcher::watcher(
+                Api::<kube::core::PartialObjectMeta<ConfigMap>>::all(client.clone()),
+                watcher::Config::default(),
+            )
+            .recovering("configmaps (catalog sources)")
+            .touched_objects(),
+            move |cm| {
+                let namespace = cm.namespace().unwrap_or_default();
+                let name = cm.name_any();
+                sources_of_config_map
+                    .state()
+                    .into_iter()
+                    .filter(|s| {
+                        s.namespace().as_deref() == Some(namespace.as_str())
+                            && s.spec.config_map.as_deref() == Some(name.as_str())
+                    })
+                    .map(|s| ObjectRef::from_obj(&*s))
+                    .collect::<Vec<_>>()
+            },
+        )
         .owns_stream(
             watcher::watcher(
                 Api::<Pod>::all(client),
@@ -224,6 +257,14 @@ async fn sync(source: &CatalogSource, ctx: &Ctx) -> Result<Option<Duration>, Err
     let has_image = value["spec"]["image"]
         .as_str()
         .is_some_and(|i| !i.is_empty());
+    if matches!(
+        value["spec"]["sourceType"].as_str(),
+        Some("configmap" | "internal")
+    ) {
+        return sync_config_map(ctx, source, &value, &current)
+            .await
+            .map(|()| None);
+    }
     if value["spec"]["sourceType"] != "grpc" {
         return write_status(ctx, source, &current, status)
             .await
@@ -271,6 +312,17 @@ async fn sync(source: &CatalogSource, ctx: &Ctx) -> Result<Option<Duration>, Err
         );
     }
     if in_process {
+        // Named as upstream's registry Service would be, for clients waiting on it; only olm
+        // reaches this registry.
+        let created = obj
+            .get("registryService")
+            .and_then(|r| r.get("createdAt"))
+            .and_then(Value::as_str)
+            .map_or_else(|| now.0.to_string(), str::to_owned);
+        obj.insert(
+            "registryService".into(),
+            registry_service_status(&value, &created),
+        );
         // The registry is olm's own: no Pod, Service or NetworkPolicy. `ensure` above resolved
         // the tag already; the poll time is written when a poll is due, not on every pass (the
         // write itself wakes the next pass).
@@ -284,6 +336,9 @@ async fn sync(source: &CatalogSource, ctx: &Ctx) -> Result<Option<Duration>, Err
         return Ok(next);
     }
     if !has_image {
+        let service =
+            configmapsource::address_registry_service(obj.get("registryService"), &times.stamp);
+        obj.insert("registryService".into(), service);
         return write_status(ctx, source, &current, status)
             .await
             .map(|()| None);
@@ -325,6 +380,160 @@ async fn sync(source: &CatalogSource, ctx: &Ctx) -> Result<Option<Duration>, Err
             Err(e)
         }
     }
+}
+
+/// One pass of a ConfigMap source: read its ConfigMap, let
+/// [`configmapsource::decide`] say what to do, do it, and write the status. A build is
+/// followed by a second decision in the same pass (which then finds the catalog served or
+/// failed), so a new ConfigMap version is served and reported in one pass.
+async fn sync_config_map(
+    ctx: &Ctx,
+    source: &CatalogSource,
+    value: &Value,
+    current: &Value,
+) -> Result<(), Error> {
+    let namespace = source.namespace().unwrap_or_default();
+    let name = value["spec"]["configMap"].as_str().unwrap_or_default();
+    let k = key(source);
+    let api: Api<ConfigMap> = Api::namespaced(ctx.shared.client.clone(), &namespace);
+    let (lookup, data) = match api.get_opt(name).await {
+        Ok(Some(cm)) => {
+            let meta = configmapsource::ConfigMapMeta {
+                name: cm.name_any(),
+                namespace: cm.namespace().unwrap_or_default(),
+                uid: cm.metadata.uid.clone().unwrap_or_default(),
+                resource_version: cm.metadata.resource_version.clone().unwrap_or_default(),
+                labels: cm.labels().clone(),
+                owner_references: cm
+                    .metadata
+                    .owner_references
+                    .iter()
+                    .flatten()
+                    .filter_map(|r| serde_json::to_value(r).ok())
+                    .collect(),
+            };
+            (Lookup::Found(meta), cm.data.unwrap_or_default())
+        }
+        Ok(None) => (
+            Lookup::Failed(format!("configmaps {name:?} not found")),
+            Default::default(),
+        ),
+        Err(e) => (
+            Lookup::Failed(crate::api_error::message(&e)),
+            Default::default(),
+        ),
+    };
+    // At most one build per pass: the second decision sees it served or failed.
+    for _ in 0..2 {
+        let serving = match ctx.in_process.serving(&k) {
+            Some((version, _, since)) => Serving::Served {
+                key: version,
+                since,
+            },
+            None => match super::lock(&ctx.failed_loads).get(&k) {
+                Some((version, message)) => Serving::Failed {
+                    key: version.clone(),
+                    message: message.clone(),
+                },
+                None => Serving::Nothing,
+            },
+        };
+        let now = super::now().0.to_string();
+        let decision = configmapsource::decide(value, &lookup, &serving, &now);
+        let mut status = decision.status;
+        match decision.action {
+            configmapsource::Action::Build { key: version } => {
+                let data = data.clone();
+                let built = tokio::task::spawn_blocking(move || build_config_map_registry(&data))
+                    .await
+                    .map_err(|e| e.to_string())
+                    .and_then(|r| r);
+                match built {
+                    Ok(registry) => {
+                        ctx.in_process
+                            .serve(&k, &version, registry)
+                            .await
+                            .map_err(Error)?;
+                        super::lock(&ctx.failed_loads).remove(&k);
+                        info!(catalogsource = %source.name_any(), namespace = %namespace, configmap = %name, version = %version, "serving the configmap's catalog");
+                    }
+                    Err(message) => {
+                        ctx.in_process.forget(&k);
+                        warn!(catalogsource = %source.name_any(), namespace = %namespace, configmap = %name, error = %message, "the configmap's catalog does not load");
+                        super::lock(&ctx.failed_loads).insert(k.clone(), (version, message));
+                    }
+                }
+                continue;
+            }
+            configmapsource::Action::Adopt(patch) => {
+                match api
+                    .patch(
+                        name,
+                        &PatchParams::default(),
+                        &kube::api::Patch::Merge(patch),
+                    )
+                    .await
+                {
+                    // The new version wakes the next pass through the ConfigMap watch.
+                    Ok(_) => {}
+                    // Changed meanwhile: that change wakes the next pass.
+                    Err(kube::Error::Api(s)) if s.code == 409 || s.code == 404 => {}
+                    Err(e) => {
+                        let obj = status.as_object_mut();
+                        if let Some(obj) = obj {
+                            obj.insert("reason".into(), json!(configmapsource::CONFIG_MAP_REASON));
+                            obj.insert(
+                                "message".into(),
+                                json!(format!(
+                                    "unable to write owner onto catalog source configmap - {}",
+                                    crate::api_error::message(&e)
+                                )),
+                            );
+                        }
+                        write_status(ctx, source, current, status).await?;
+                        return Err(e.into());
+                    }
+                }
+            }
+            configmapsource::Action::None => {}
+        }
+        if let Some(obj) = status.as_object_mut() {
+            match ctx.in_process.serving(&k) {
+                Some((_, address, _)) => {
+                    ctx.connections
+                        .ensure(ObjectRef::from_obj(source), &address, ctx.wake.clone());
+                    if let Some(c) = ctx.connections.state(&k) {
+                        obj.insert(
+                            "connectionState".into(),
+                            json!({"address": c.address, "lastObservedState": c.observed, "lastConnect": c.since}),
+                        );
+                    }
+                }
+                None => {
+                    ctx.connections.forget(&k);
+                    obj.remove("connectionState");
+                }
+            }
+        }
+        return write_status(ctx, source, current, status).await;
+    }
+    Ok(())
+}
+
+/// The registry of a ConfigMap's data, or the status message saying why there is none.
+fn build_config_map_registry(
+    data: &std::collections::BTreeMap<String, String>,
+) -> Result<olm_registry::Registry, String> {
+    let fail = |e: &dyn std::fmt::Display| configmapsource::load_failure_message(e);
+    let blobs = configmapsource::catalog_blobs(data).map_err(|e| fail(&e))?;
+    let mut text = String::new();
+    for blob in &blobs {
+        text.push_str(&blob.to_string());
+        text.push('\n');
+    }
+    let catalog =
+        olm_catalog::load::load_bytes(text.as_bytes(), "configmap").map_err(|e| fail(&e))?;
+    olm_registry::Registry::build(&catalog, String::new()).map_err(|e| fail(&e))
 }
 
 /// When a polled source's last poll was and what the time is, as the shell read them.

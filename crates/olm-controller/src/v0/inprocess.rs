@@ -11,6 +11,10 @@
 //!
 //! With `spec.updateStrategy.registryPoll.interval` the image's tag is resolved again at that
 //! interval, and a new digest is served in place of the old one (upstream replaces the Pod).
+//!
+//! ConfigMap sources (`spec.sourceType: configmap`) are always served here: their catalog is
+//! built from the ConfigMap ([`olm_v0::configmapsource`]) and served by [`InProcess::serve`],
+//! where upstream runs a `configmap-server` Pod.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -27,6 +31,8 @@ struct Served {
     digest: String,
     address: String,
     stop: tokio::sync::oneshot::Sender<()>,
+    /// When it started being served (RFC 3339).
+    since: String,
 }
 
 /// Every catalog served in process, by `namespace/name`.
@@ -80,6 +86,20 @@ impl InProcess {
         })
         .await
         .map_err(|e| format!("loading the catalog: {e}"))??;
+        let address = self.serve(key, &digest, registry).await?;
+        tracing::info!(catalogsource = %key, image = %image, digest = %digest, address = %address, "serving the catalog in process");
+        Ok((address, digest))
+    }
+
+    /// Serves `registry` for the source `key` on a new loopback port, as the content `version`
+    /// (an image digest, a ConfigMap's uid and resourceVersion), in place of what was served.
+    /// Returns the address.
+    pub async fn serve(
+        &self,
+        key: &str,
+        version: &str,
+        registry: olm_registry::Registry,
+    ) -> Result<String, String> {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .map_err(|e| format!("listening on a loopback port: {e}"))?;
@@ -97,19 +117,26 @@ impl InProcess {
                 tracing::warn!(catalogsource = %name, error = %e, "serving the catalog in process failed");
             }
         });
-        tracing::info!(catalogsource = %key, image = %image, digest = %digest, address = %address, "serving the catalog in process");
         let old = lock(&self.served).insert(
             key.to_owned(),
             Served {
-                digest: digest.clone(),
+                digest: version.to_owned(),
                 address: address.clone(),
                 stop,
+                since: super::now().0.to_string(),
             },
         );
         if let Some(old) = old {
             let _ = old.stop.send(());
         }
-        Ok((address, digest))
+        Ok(address)
+    }
+
+    /// What is served for `key`: the content version, the address and since when.
+    pub fn serving(&self, key: &str) -> Option<(String, String, String)> {
+        lock(&self.served)
+            .get(key)
+            .map(|s| (s.digest.clone(), s.address.clone(), s.since.clone()))
     }
 
     /// Stops serving `key` (its CatalogSource is gone or no longer served in process).
