@@ -70,8 +70,11 @@ struct Ctx {
     in_process: Arc<InProcess>,
     /// ConfigMap versions that did not load, by source: the version and the status message, so
     /// that a bad ConfigMap is parsed once, not on every pass.
-    failed_loads: std::sync::Mutex<std::collections::HashMap<String, (String, String)>>,
+    failed_loads: Arc<FailedLoads>,
 }
+
+/// ConfigMap versions that did not load: by source, the version and the status message.
+type FailedLoads = std::sync::Mutex<std::collections::HashMap<String, (String, String)>>;
 
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
@@ -96,10 +99,12 @@ pub async fn run(
         shared.images.clone(),
         &shared.cache_dir.join("v0-catalogs"),
     ));
+    let failed_loads = Arc::new(FailedLoads::default());
     // Deleted CatalogSources' connections are closed and in-process registries stopped.
     let forget = {
         let connections = connections.clone();
         let in_process = in_process.clone();
+        let failed_loads = failed_loads.clone();
         let api = Api::<CatalogSource>::all(client.clone());
         tokio::spawn(async move {
             let events = watcher::watcher(api, watcher::Config::default())
@@ -109,6 +114,7 @@ pub async fn run(
                 if let Ok(watcher::Event::Delete(s)) = e {
                     connections.forget(&key(&s));
                     in_process.forget(&key(&s));
+                    super::lock(&failed_loads).remove(&key(&s));
                 }
             }
         })
@@ -120,7 +126,7 @@ pub async fn run(
         connections: connections.clone(),
         wake,
         in_process,
-        failed_loads: std::sync::Mutex::default(),
+        failed_loads,
     });
     let (store, writer) = reflector::store();
     let sources_of_config_map = store.clone();
