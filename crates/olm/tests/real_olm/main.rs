@@ -1,6 +1,7 @@
 //! Both OLMs on one real node, used at once as a shared cluster is: `olm dev up --node real`
-//! (OLM itself as pods), then every scenario of [`v0`] and [`v1`] in its own thread, each in
-//! its own namespaces and with its own names, against the same node, registry and OLM pods.
+//! (OLM itself as pods), then every scenario of [`v0`], [`v1`] and [`kubectl_operator`] in its
+//! own thread, each in its own namespaces and with its own names, against the same node,
+//! registry and OLM pods.
 //! The scenarios run side by side on purpose: they are the several users of one cluster, and
 //! waiting out one scenario's deadline costs the others nothing.
 //!
@@ -9,7 +10,8 @@
 //! Needs root and the node's parts (`scripts/setup.sh`), the control plane binaries
 //! (`tools/controlplane/build.sh`), Debian's `docker-registry`, kubectl, and the example operator
 //! built beside `olm` (`cargo test --workspace` builds it; alone, `cargo build -p
-//! example-operator` first). Only one real node runs per machine.
+//! example-operator` first); the `kubectl operator` scenario builds the plugin with
+//! `tools/oracles/build.sh` (Go) when it is not built. Only one real node runs per machine.
 
 // Tests fail loudly on purpose.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -21,6 +23,7 @@ use std::time::Instant;
 #[path = "../dev_common/mod.rs"]
 mod dev_common;
 
+mod kubectl_operator;
 mod v0;
 mod v1;
 
@@ -132,6 +135,7 @@ fn both_olms_and_their_operators_on_one_real_node() {
     let scenarios: Vec<Scenario> = v0::scenarios()
         .into_iter()
         .chain(v1::scenarios())
+        .chain(kubectl_operator::scenarios())
         .filter(|(name, _)| name.contains(only.as_str()))
         .collect();
     assert!(
