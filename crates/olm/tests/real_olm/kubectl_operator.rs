@@ -562,22 +562,30 @@ fn every_v0_command(env: &Env) {
         },
         || state(env),
     );
-    // Until the replaced CSV is gone the Operator lists it too, first, and the plugin takes the
-    // first CSV it lists for the operator's.
-    let took = wait(
-        "0.1.0's CSV gone, from the Operator's components too",
+    // Until the replaced CSV is gone, and while olm's Operator controller gathers changes
+    // (300 ms) after that, the Operator lists it too, first; the plugin takes the first CSV the
+    // Operator lists for the operator's.
+    let csv_gone = wait(
+        "0.1.0's CSV gone",
+        TIMEOUT,
+        || gone(env, &["csv", "-n", NS, &format!("{PACKAGE}.v0.1.0")]),
+        || state(env),
+    );
+    let refs_gone = wait(
+        "0.1.0's CSV gone from the Operator's components",
         TIMEOUT,
         || {
-            gone(env, &["csv", "-n", NS, &format!("{PACKAGE}.v0.1.0")])
-                && field(
-                    env,
-                    &["get", "operator", &format!("{PACKAGE}.{NS}")],
-                    "{.status.components.refs[?(@.kind==\"ClusterServiceVersion\")].name}",
-                ) == format!("{PACKAGE}.v0.2.0")
+            field(
+                env,
+                &["get", "operator", &format!("{PACKAGE}.{NS}")],
+                "{.status.components.refs[?(@.kind==\"ClusterServiceVersion\")].name}",
+            ) == format!("{PACKAGE}.v0.2.0")
         },
         || state(env),
     );
-    eprintln!("FIGURE kubectl-operator upgrade done -> 0.1.0 gone from the Operator: {took:.1?}");
+    eprintln!(
+        "FIGURE kubectl-operator upgrade done -> 0.1.0's CSV gone: {csv_gone:.1?}, then from the Operator: {refs_gone:.1?}"
+    );
     let out = plugin.ok(&["list", "-A"]);
     assert!(
         rows(&out).contains(&vec![
