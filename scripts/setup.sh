@@ -7,8 +7,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Debian packages: the OCI registry, the browser the catalog browser's tests drive, and the
-# parts of a real node (containerd, runc, the CNI plugins, iptables for kube-proxy).
+# Debian packages: the OCI registry, the browser the catalog browser's tests drive, the
+# parts of a real node (containerd, runc, the CNI plugins, iptables for kube-proxy), and busybox
+# for the images of upstream's e2e suite.
 missing=()
 command -v docker-registry >/dev/null 2>&1 || missing+=(docker-registry)
 command -v containerd >/dev/null 2>&1 || missing+=(containerd)
@@ -18,6 +19,9 @@ command -v iptables >/dev/null 2>&1 || missing+=(iptables)
 # The node's pause image is a static C program built on first use.
 command -v gcc >/dev/null 2>&1 || missing+=(gcc)
 [[ -e /usr/lib/x86_64-linux-gnu/libc.a || -e /usr/lib/aarch64-linux-gnu/libc.a ]] || missing+=(libc6-dev)
+# Upstream's e2e suite runs busybox in its test bundles: tools/e2e pushes an image of this one.
+# It must be the static build (ldd fails on a static program): the image holds nothing else.
+if [[ ! -x /bin/busybox ]] || ldd /bin/busybox >/dev/null 2>&1; then missing+=(busybox-static); fi
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
 if [[ ${#missing[@]} -gt 0 ]]; then

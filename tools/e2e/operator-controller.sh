@@ -91,12 +91,15 @@ main() {
     fi
     log="$out/suite.log"
     echo "==> operator-controller e2e suite on the $profile node ($log)" >&2
+    # A step waits at most 2 minutes (upstream's default is 5): the longest wait a scenario
+    # needs on olm is a catalog poll (1 minute) or a 1-minute progress deadline, and a listed
+    # difference then fails in 2 minutes rather than 5.
     set +e
     (
         cd "$suite"
         E2E_REGISTRY="$registry" CLUSTER_REGISTRY_HOST="$registry" \
             E2E_KNOWN="$here/operator-controller/KNOWN.tsv" E2E_PROFILE="$profile" \
-            E2E_STEP_TIMEOUT="${E2E_STEP_TIMEOUT:-3m}" \
+            E2E_STEP_TIMEOUT="${E2E_STEP_TIMEOUT:-2m}" \
             "$bin/oc-e2e.test" --godog.format="pretty,cucumber:$out/run.json" "${paths[@]}"
     ) >"$log" 2>&1
     suite_status=$?

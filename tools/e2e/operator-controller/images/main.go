@@ -10,6 +10,7 @@ package main
 import (
 	"archive/tar"
 	"bytes"
+	"debug/elf"
 	"fmt"
 	"io"
 	"os"
@@ -43,10 +44,28 @@ func main() {
 	fmt.Println(ref)
 }
 
+// isStatic says whether the ELF program at path asks for no dynamic loader.
+func isStatic(path string) (bool, error) {
+	f, err := elf.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
 func pushBusybox(busybox, ref string) error {
 	binary, err := os.ReadFile(busybox)
 	if err != nil {
 		return fmt.Errorf("reading %s (Debian's busybox-static): %w", busybox, err)
+	}
+	if static, err := isStatic(busybox); err != nil || !static {
+		return fmt.Errorf("%s is not a statically linked program (install Debian's busybox-static): the image holds no libraries", busybox)
 	}
 	list, err := exec.Command(busybox, "--list").Output()
 	if err != nil {
