@@ -674,6 +674,84 @@ fn every_v0_command(env: &Env) {
         "{out}"
     );
 
+    // The common way: the default channel (an empty `spec.channel`), automatic approval, the
+    // channel head; then `-X` with no operand left to guard.
+    let out = plugin.ok(&[
+        "install",
+        PACKAGE,
+        "-n",
+        NS,
+        "--approval",
+        "Automatic",
+        "-C",
+        "--timeout",
+        PLUGIN_TIMEOUT,
+    ]);
+    assert_eq!(
+        out,
+        format!(
+            "operatorgroup \"{NS}\" created\nsubscription \"{PACKAGE}\" created\n\
+             operator \"{PACKAGE}\" installed; installed csv is \"{PACKAGE}.v0.2.0\"\n"
+        )
+    );
+    assert_eq!(
+        field(
+            env,
+            &["get", "subscription", "-n", NS, PACKAGE],
+            "{.spec.channel}|{.spec.installPlanApproval}|{.spec.startingCSV}"
+        ),
+        "|Automatic|"
+    );
+    wait(
+        "0.2.0's CSV Succeeded and listed by the Operator",
+        TIMEOUT,
+        || {
+            field(
+                env,
+                &["get", "csv", "-n", NS, &format!("{PACKAGE}.v0.2.0")],
+                "{.status.phase}",
+            ) == "Succeeded"
+                && field(
+                    env,
+                    &["get", "operator", &format!("{PACKAGE}.{NS}")],
+                    "{.status.components.refs[?(@.kind==\"ClusterServiceVersion\")].name}",
+                ) == format!("{PACKAGE}.v0.2.0")
+        },
+        || state(env),
+    );
+    let out = plugin.ok(&["list-operands", PACKAGE, "-n", NS]);
+    assert_eq!(out, "No resources found\n");
+    let out = plugin.ok(&[
+        "uninstall",
+        PACKAGE,
+        "-n",
+        NS,
+        "-X",
+        "--timeout",
+        PLUGIN_TIMEOUT,
+    ]);
+    let lines: Vec<&str> = out.lines().collect();
+    for line in [
+        format!("subscription \"{PACKAGE}\" deleted"),
+        format!("clusterserviceversion \"{PACKAGE}.v0.2.0\" deleted"),
+        format!("customresourcedefinition \"{CRD}\" deleted"),
+        format!("operator \"{PACKAGE}.{NS}\" deleted"),
+        format!("operatorgroup \"{NS}\" deleted"),
+    ] {
+        assert!(lines.contains(&line.as_str()), "no {line:?} in\n{out}");
+    }
+    for what in [
+        &["subscriptions,csv,operatorgroups", "-n", NS][..],
+        &["crd", CRD][..],
+        &["operators", &format!("{PACKAGE}.{NS}")][..],
+    ] {
+        assert!(
+            gone(env, what),
+            "{what:?} left after uninstall -X\n{}",
+            state(env)
+        );
+    }
+
     // catalog remove: deleted and gone before it returns.
     let out = plugin.ok(&[
         "catalog",
