@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Builds OLM v0's own e2e suite (operator-lifecycle-manager's test/e2e, a Ginkgo suite, pinned by
+# tools/e2e/olm-v0/go.mod) into
+#   ${OLM_CACHE_DIR:-~/.cache/olm}/e2e-v0/<key>/bin
+# and prints that folder on stdout; <key> is a digest of the wrapper module and this script, so
+# an unchanged tree finds its binaries and this is a no-op.
+#
+#   olm-v0-e2e.test   the suite (go test -c), unchanged
+#   ginkgo            Ginkgo's command, which runs the suite in several processes
+#   olm-v0-report     judges a run against KNOWN.tsv (report/)
+#
+# The suite reads its test data from its source (./testdata beside the tests), so the upstream
+# module is copied to <key>/src/upstream and stays there; the suite runs from
+# <key>/src/upstream/test/e2e.
+set -euo pipefail
+
+main() {
+    local here cache module upstream_module upstream_version key dest bin products src upstream_dir started f
+    here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+    cache="${OLM_CACHE_DIR:-$HOME/.cache/olm}"
+    module="$here"
+    upstream_module=github.com/operator-framework/operator-lifecycle-manager
+    upstream_version=v0.46.0
+
+    key="$(cd "$here" && find . -type f \( -name '*.go' -o -name 'go.mod' -o -name 'go.sum' \) -not -path './upstream/*' -print0 |
+        LC_ALL=C sort -z | xargs -0 sha256sum | cat - build.sh | sha256sum | cut -c1-16)"
+    dest="$cache/e2e-v0/$key"
+    bin="$dest/bin"
+    products=(olm-v0-e2e.test ginkgo olm-v0-report)
+
+    complete() {
+        local f
+        for f in "${products[@]}"; do
+            [[ -x "$bin/$f" ]] || return 1
+        done
+    }
+
+    if complete; then
+        echo "$bin"
+        return 0
+    fi
+
+    if ! command -v go >/dev/null 2>&1 && [[ -x /usr/local/go/bin/go ]]; then
+        export PATH="/usr/local/go/bin:$PATH"
+    fi
+    if ! command -v go >/dev/null 2>&1; then
+        echo "error: the Go toolchain (go >= 1.26) is needed to build OLM v0's e2e suite, and 'go' is not on PATH." >&2
+        return 1
+    fi
+
+    export GOMODCACHE="$cache/go/mod"
+    export GOCACHE="$cache/go/build"
+    export GOTOOLCHAIN=local
+    export CGO_ENABLED=0
+    export GOFLAGS="-mod=readonly -buildvcs=false -p=${OLM_GO_PARALLEL:-2}"
+    mkdir -p "$GOMODCACHE" "$GOCACHE" "$dest"
+
+    if command -v flock >/dev/null 2>&1; then
+        exec 9>"$dest/.build.lock"
+        flock 9
+        if complete; then
+            echo "$bin"
+            return 0
+        fi
+    fi
+
+    started=$SECONDS
+    src="$dest/src"
+    rm -rf "$src"
+    mkdir -p "$src"
+    # The pinned module, fetched (and checked against go.sum's hash) by the module proxy's rules.
+    upstream_dir="$(cd "$src" && GOFLAGS=-mod=mod go mod download -json "$upstream_module@$upstream_version" |
+        sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')"
+    [[ -d "$upstream_dir" ]] || { echo "error: go mod download gave no folder for $upstream_module@$upstream_version" >&2; return 1; }
+    cp -r "$upstream_dir" "$src/upstream"
+    chmod -R u+w "$src/upstream"
+    cp "$module/go.mod" "$module/go.sum" "$src/"
+    cp -r "$module/report" "$src/"
+
+    work="$(mktemp -d "$dest/.build.XXXXXX")"
+    trap 'rm -rf "${work:-}"' EXIT
+    (
+        cd "$src"
+        echo "==> operator-lifecycle-manager $upstream_version e2e suite" >&2
+        go test -c -o "$work/olm-v0-e2e.test" "$upstream_module/test/e2e" >&2
+        go build -o "$work/ginkgo" github.com/onsi/ginkgo/v2/ginkgo >&2
+        go build -o "$work/olm-v0-report" ./report >&2
+    )
+    mkdir -p "$bin"
+    for f in "${products[@]}"; do
+        mv -f "$work/$f" "$bin/$f"
+    done
+    echo "    built in $((SECONDS - started)) s" >&2
+    echo "$bin"
+}
+
+main "$@"
