@@ -11,6 +11,12 @@
 //!
 //! Deviation: a multi-range request gets the whole file (200) instead of `multipart/byteranges`,
 //! which RFC 9110 allows and no catalog client sends.
+//!
+//! Addition: content responses name the digest-pinned image they were unpacked from in
+//! [`SOURCE_HEADER`]. Every replica serves the catalogs and polls them on its own, so right
+//! after a tag moves one replica may still serve the old content while the ClusterCatalog's
+//! status names the new digest; a client that caches content by that digest (olm's installer)
+//! compares the two and asks again later instead of keeping the old content under the new name.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
@@ -26,6 +32,11 @@ use axum::routing::any;
 use crate::index::Section;
 use crate::metrics::Metrics;
 use crate::storage::{Entry, Storage};
+
+/// The response header naming the digest-pinned image reference the served content was
+/// unpacked from (what `status.resolvedSource.image.ref` says once this replica's content is
+/// the status's).
+pub const SOURCE_HEADER: &str = "olm-catalog-source";
 
 /// What the handlers share.
 #[derive(Clone)]
@@ -302,6 +313,7 @@ async fn all(
         .status(status)
         .header(header::CONTENT_TYPE, "application/jsonl")
         .header(header::LAST_MODIFIED, last_modified)
+        .header(SOURCE_HEADER, &entry.record.resolved_ref)
         .header(header::ACCEPT_RANGES, "bytes")
         .header(header::CONTENT_LENGTH, length);
     if status == StatusCode::PARTIAL_CONTENT {
@@ -449,6 +461,7 @@ async fn metas(
     let builder = Response::builder()
         .status(StatusCode::OK)
         .header(header::LAST_MODIFIED, http_date(entry.modified))
+        .header(SOURCE_HEADER, &entry.record.resolved_ref)
         .header(header::CONTENT_TYPE, "application/jsonl")
         .header(header::CONTENT_LENGTH, length);
     let body = if method == Method::HEAD || sections.is_empty() {

@@ -28,6 +28,11 @@
 //!   [`CatalogOptions::retry_max`]) tries again.
 //! * A response other than 200 is not cached (`error: received unexpected response status code
 //!   N`): a catalog server replica that is not the leader answers 404 until it is.
+//! * Content is cached under the reference the status names only when the server says it was
+//!   unpacked from that reference ([`olm_catalogd::server::SOURCE_HEADER`]; a server that does
+//!   not say, such as upstream's catalogd, is believed). A replica still serving the content of
+//!   the digest before gives [`CatalogError::OtherSource`], not cached, so the next reconcile asks
+//!   again — rather than keeping the old content under the new digest until the tag moves again.
 //! * Memory: one index per package fetched, for the current reference of each catalog only; a
 //!   response above [`CatalogOptions::max_response_bytes`] is refused while it is read, never
 //!   buffered whole. Requests time out after [`CatalogOptions::timeout`] (upstream's five
@@ -149,6 +154,22 @@ pub enum CatalogError {
     UnexpectedStatus {
         /// The HTTP status code.
         code: u16,
+    },
+    /// The catalog server answered with content unpacked from another image than the one the
+    /// status names: a replica that has not pulled the new digest yet. Not cached.
+    #[error(
+        "catalog {} is served from {} by the catalog server replica that answered, not yet from {}",
+        quote(catalog),
+        quote(served),
+        quote(expected)
+    )]
+    OtherSource {
+        /// The ClusterCatalog.
+        catalog: String,
+        /// The reference the answer's content came from.
+        served: String,
+        /// The reference the status names.
+        expected: String,
     },
     /// A response body exceeds [`CatalogOptions::max_response_bytes`]. Cached.
     #[error(
@@ -443,7 +464,7 @@ impl Catalogs {
         // A task of its own, so the fetch finishes and is recorded even when every caller
         // waiting for it gives up (a reconcile cancelled on shutdown).
         let task = tokio::spawn(async move {
-            let result = fetch(&inner, &name, &base, &package).await;
+            let result = fetch(&inner, &name, &reference, &base, &package).await;
             settle(&inner, &name, &reference, &package, &result);
             result
         });
@@ -634,6 +655,7 @@ fn settle(
 async fn fetch(
     inner: &Inner,
     catalog: &str,
+    reference: &str,
     base: &str,
     package: &PackageName,
 ) -> Result<Arc<Fetched>, CatalogError> {
@@ -641,7 +663,10 @@ async fn fetch(
     let escaped = query_escape(package.as_str());
     let head = format!("{metas}?schema=olm.package&name={escaped}");
     let rest = format!("{metas}?package={escaped}");
-    let bodies = futures::try_join!(get(inner, catalog, &head), get(inner, catalog, &rest))?;
+    let bodies = futures::try_join!(
+        get(inner, catalog, reference, &head),
+        get(inner, catalog, reference, &rest)
+    )?;
     let (name, limit) = (catalog.to_owned(), inner.options.max_response_bytes);
     // Decompressing and parsing are CPU work: off the async threads.
     let done = tokio::task::spawn_blocking(move || {
@@ -720,7 +745,12 @@ impl Body {
 
 /// One GET, asking for gzip unless told not to (the catalog server compresses responses above
 /// 1400 bytes for clients that accept it); the body is read up to the size limit.
-async fn get(inner: &Inner, catalog: &str, url: &str) -> Result<Body, CatalogError> {
+async fn get(
+    inner: &Inner,
+    catalog: &str,
+    reference: &str,
+    url: &str,
+) -> Result<Body, CatalogError> {
     let request_error = |e: reqwest::Error| CatalogError::Request {
         catalog: catalog.to_owned(),
         message: chain(&e),
@@ -740,6 +770,18 @@ async fn get(inner: &Inner, catalog: &str, url: &str) -> Result<Body, CatalogErr
     if response.status() != reqwest::StatusCode::OK {
         return Err(CatalogError::UnexpectedStatus {
             code: response.status().as_u16(),
+        });
+    }
+    if let Some(served) = response
+        .headers()
+        .get(olm_catalogd::server::SOURCE_HEADER)
+        .map(|v| String::from_utf8_lossy(v.as_bytes()))
+        && served != reference
+    {
+        return Err(CatalogError::OtherSource {
+            catalog: catalog.to_owned(),
+            served: served.into_owned(),
+            expected: reference.to_owned(),
         });
     }
     let gzip = response

@@ -331,6 +331,32 @@ async fn status_codes_are_not_cached() {
     assert_eq!(index.packages[&pkg("foo")].bundles.len(), 1);
 }
 
+/// A replica still serving the content of the digest before (it polls the tag on its own) is
+/// not believed for the digest the status names: nothing is cached, and once the replica serves
+/// the new content it is read.
+#[tokio::test]
+async fn content_of_another_digest_is_not_cached_as_the_new_one() {
+    let s = server();
+    let c = client();
+    store_small("moving", "1b", &[("foo", "1.0.0")]);
+    let next = "registry.example/moving@sha256:2b";
+    let cat = catalog("moving", next, &base(s.addr, "moving"));
+    let e = c
+        .package(&cat, &pkg("foo"))
+        .await
+        .expect_err("older content");
+    assert_eq!(
+        e.to_string(),
+        "catalog \"moving\" is served from \"registry.example/moving@sha256:1b\" by the catalog server replica that answered, not yet from \"registry.example/moving@sha256:2b\""
+    );
+    assert!(!e.is_cached(), "{e}");
+    store_small("moving", "2b", &[("foo", "2.0.0")]);
+    let index = c.package(&cat, &pkg("foo")).await.expect("now served");
+    let bundles = &index.packages[&pkg("foo")].bundles;
+    assert_eq!(bundles.len(), 1);
+    assert_eq!(bundles[0].name.as_str(), "foo.v2.0.0");
+}
+
 /// A server that answers 500 to everything.
 #[tokio::test]
 async fn server_errors_are_not_cached() {
