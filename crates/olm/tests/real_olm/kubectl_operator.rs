@@ -161,15 +161,6 @@ fn push_catalog(env: &Env, dir: &Path) {
     ]);
 }
 
-/// `kubectl get` of one jsonpath, empty when the object is missing.
-fn field(env: &Env, args: &[&str], path: &str) -> String {
-    let jsonpath = format!("-o=jsonpath={path}");
-    let mut all = args.to_vec();
-    all.push(&jsonpath);
-    let (_, out, _) = env.try_kubectl(&all, None);
-    out.trim().to_owned()
-}
-
 /// Whether `kubectl get ARGS` finds nothing.
 fn gone(env: &Env, args: &[&str]) -> bool {
     let mut all = vec!["get"];
@@ -291,8 +282,7 @@ fn every_v0_command(env: &Env) {
     ]);
     assert_eq!(out, format!("created catalogsource \"{CATALOG}\"\n"));
     assert_eq!(
-        field(
-            env,
+        env.field(
             &["get", "catalogsource", "-n", NS, CATALOG],
             "{.spec.sourceType} {.spec.image} {.spec.displayName}/{.spec.publisher} {.status.connectionState.lastObservedState}"
         ),
@@ -424,16 +414,14 @@ fn every_v0_command(env: &Env) {
         )
     );
     assert_eq!(
-        field(
-            env,
+        env.field(
             &["get", "operatorgroup", "-n", NS, NS],
             "{.spec.targetNamespaces}|{.status.namespaces}"
         ),
         "|[\"\"]"
     );
     assert_eq!(
-        field(
-            env,
+        env.field(
             &["get", "subscription", "-n", NS, PACKAGE],
             "{.spec.name} {.spec.channel} {.spec.source}/{.spec.sourceNamespace} {.spec.installPlanApproval} {.spec.startingCSV}"
         ),
@@ -453,8 +441,7 @@ fn every_v0_command(env: &Env) {
         "the upgrade to 0.2.0 pending approval",
         TIMEOUT,
         || {
-            field(
-                env,
+            env.field(
                 &["get", "subscription", "-n", NS, PACKAGE],
                 "{.status.installedCSV} {.status.currentCSV} {.status.state}",
             ) == format!("{PACKAGE}.v0.1.0 {PACKAGE}.v0.2.0 UpgradePending")
@@ -492,8 +479,7 @@ fn every_v0_command(env: &Env) {
         "0.1.0's CSV Succeeded",
         TIMEOUT,
         || {
-            field(
-                env,
+            env.field(
                 &["get", "csv", "-n", NS, &format!("{PACKAGE}.v0.1.0")],
                 "{.status.phase}",
             ) == "Succeeded"
@@ -549,13 +535,11 @@ fn every_v0_command(env: &Env) {
         "0.2.0 installed and the Subscription at the latest",
         TIMEOUT,
         || {
-            field(
-                env,
+            env.field(
                 &["get", "subscription", "-n", NS, PACKAGE],
                 "{.status.installedCSV} {.status.state}",
             ) == format!("{PACKAGE}.v0.2.0 AtLatestKnown")
-                && field(
-                    env,
+                && env.field(
                     &["get", "csv", "-n", NS, &format!("{PACKAGE}.v0.2.0")],
                     "{.status.phase}",
                 ) == "Succeeded"
@@ -575,8 +559,7 @@ fn every_v0_command(env: &Env) {
         "0.1.0's CSV gone from the Operator's components",
         TIMEOUT,
         || {
-            field(
-                env,
+            env.field(
                 &["get", "operator", &format!("{PACKAGE}.{NS}")],
                 "{.status.components.refs[?(@.kind==\"ClusterServiceVersion\")].name}",
             ) == format!("{PACKAGE}.v0.2.0")
@@ -695,8 +678,7 @@ fn every_v0_command(env: &Env) {
         )
     );
     assert_eq!(
-        field(
-            env,
+        env.field(
             &["get", "subscription", "-n", NS, PACKAGE],
             "{.spec.channel}|{.spec.installPlanApproval}|{.spec.startingCSV}"
         ),
@@ -706,13 +688,11 @@ fn every_v0_command(env: &Env) {
         "0.2.0's CSV Succeeded and listed by the Operator",
         TIMEOUT,
         || {
-            field(
-                env,
+            env.field(
                 &["get", "csv", "-n", NS, &format!("{PACKAGE}.v0.2.0")],
                 "{.status.phase}",
             ) == "Succeeded"
-                && field(
-                    env,
+                && env.field(
                     &["get", "operator", &format!("{PACKAGE}.{NS}")],
                     "{.status.components.refs[?(@.kind==\"ClusterServiceVersion\")].name}",
                 ) == format!("{PACKAGE}.v0.2.0")

@@ -68,6 +68,15 @@ impl Env {
         out
     }
 
+    /// `kubectl get` of one jsonpath, empty when the object is missing.
+    pub fn field(&self, args: &[&str], path: &str) -> String {
+        let jsonpath = format!("-o=jsonpath={path}");
+        let mut all = args.to_vec();
+        all.push(&jsonpath);
+        let (_, out, _) = self.try_kubectl(&all, None);
+        out.trim().to_owned()
+    }
+
     /// `kubectl apply -f -` of `yaml`.
     pub fn apply(&self, yaml: &str) {
         self.kubectl(&["apply", "-f", "-"], Some(yaml));

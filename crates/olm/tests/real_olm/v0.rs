@@ -78,19 +78,9 @@ fn push_catalog(env: &Env, versions: &[&str]) {
     ]);
 }
 
-/// `kubectl get` of one jsonpath, empty when the object is missing.
-fn field(env: &Env, args: &[&str], path: &str) -> String {
-    let jsonpath = format!("-o=jsonpath={path}");
-    let mut all = args.to_vec();
-    all.push(&jsonpath);
-    let (_, out, _) = env.try_kubectl(&all, None);
-    out.trim().to_owned()
-}
-
 /// The registry Pods of the CatalogSource, as `name phase ready` lines.
 fn registry_pods(env: &Env) -> Vec<String> {
-    let out = field(
-        env,
+    let out = env.field(
         &[
             "get",
             "pods",
@@ -123,8 +113,7 @@ fn state(env: &Env) -> String {
 }
 
 fn csv_phase(env: &Env, version: &str) -> String {
-    field(
-        env,
+    env.field(
         &[
             "get",
             "csv",
@@ -138,8 +127,7 @@ fn csv_phase(env: &Env, version: &str) -> String {
 
 /// The operator's pods (by their label) running `version`'s image and ready.
 fn operator_ready(env: &Env, version: &str) -> bool {
-    let out = field(
-        env,
+    let out = env.field(
         &[
             "get",
             "pods",
@@ -214,8 +202,7 @@ spec:
         "the registry Pod serving",
         TIMEOUT,
         || {
-            field(
-                env,
+            env.field(
                 &["get", "catalogsource", "-n", NS, SOURCE],
                 "{.status.connectionState.lastObservedState}",
             ) == "READY"
@@ -228,8 +215,7 @@ spec:
     assert!(pods[0].ends_with(" Running true"), "{pods:?}");
     let first_pod = pods[0].split(' ').next().unwrap().to_owned();
     assert_eq!(
-        field(
-            env,
+        env.field(
             &["get", "catalogsource", "-n", NS, SOURCE],
             "{.status.registryService.serviceName}"
         ),
@@ -260,8 +246,7 @@ spec:
         "the Widget reconciled by 0.1.0",
         TIMEOUT,
         || {
-            field(
-                env,
+            env.field(
                 // Qualified: other scenarios' CRDs also call their kind Widget.
                 &[
                     "get",
@@ -330,8 +315,7 @@ spec:
         "the APIService Available",
         TIMEOUT,
         || {
-            field(
-                env,
+            env.field(
                 &[
                     "get",
                     "apiservice",
@@ -377,8 +361,7 @@ spec:
             format!("{out}{err}")
         },
     );
-    let summary = field(
-        env,
+    let summary = env.field(
         &["get", "widgetsummary", "-n", NS, "widgets"],
         "{.widgets} {.ready} {.parts}",
     );
@@ -389,8 +372,7 @@ spec:
         "the PackageManifest's head to be 0.3.0",
         TIMEOUT,
         || {
-            field(
-                env,
+            env.field(
                 &["get", "packagemanifest", "-n", NS, "example-operator"],
                 "{.status.channels[0].currentCSV}",
             ) == "example-operator.v0.3.0"
