@@ -13,6 +13,8 @@
 #   kubectl-operator  operator-framework/kubectl-operator v0.6.0, the `kubectl operator` plugin
 #                  that drives OLM v0 (kubectl-operator/)
 #
+# `build.sh NAME…` builds only the named oracles (into the same folder), e.g. the one a test runs.
+#
 # Go's module and build caches are the ones tools/controlplane/build.sh uses, so shared
 # dependencies are downloaded and compiled once. Binaries are build outputs, never committed.
 set -euo pipefail
@@ -30,7 +32,16 @@ key="$(cd "$here" && find operator-controller opm grpcurl kubectl-operator -type
     LC_ALL=C sort -z | xargs -0 sha256sum | cat - build.sh | sha256sum | cut -c1-16)"
 dest="$cache/oracles/$key"
 bin="$dest/bin"
-products=(oc-render oc-crdupgrade oc-apivalidate oc-optional opm grpcurl kubectl-operator)
+all_products=(oc-render oc-crdupgrade oc-apivalidate oc-optional opm grpcurl kubectl-operator)
+# `build.sh PRODUCT…` builds only those (a test that needs one oracle does not wait for all).
+if [[ $# -gt 0 ]]; then
+    for p in "$@"; do
+        [[ " ${all_products[*]} " == *" $p "* ]] || { echo "error: no oracle named $p (${all_products[*]})" >&2; exit 2; }
+    done
+    products=("$@")
+else
+    products=("${all_products[@]}")
+fi
 
 complete() {
     local f
@@ -110,13 +121,23 @@ build_kubectl_operator() {
         -o "$work/kubectl-operator" $pkg)
 }
 
-step "operator-controller oracles" build_oc
-step "opm $opm_version" build_opm
-step "grpcurl" build_grpcurl
-step "kubectl-operator $kubectl_operator_version" build_kubectl_operator
+wanted() {
+    local p
+    for p in "${products[@]}"; do
+        [[ $p == "$1" ]] && return 0
+    done
+    return 1
+}
+
+if wanted oc-render || wanted oc-crdupgrade || wanted oc-apivalidate || wanted oc-optional; then
+    step "operator-controller oracles" build_oc
+fi
+if wanted opm; then step "opm $opm_version" build_opm; fi
+if wanted grpcurl; then step "grpcurl" build_grpcurl; fi
+if wanted kubectl-operator; then step "kubectl-operator $kubectl_operator_version" build_kubectl_operator; fi
 
 mkdir -p "$bin"
-for f in "${products[@]}"; do
-    mv -f "$work/$f" "$bin/$f"
+for f in "${all_products[@]}"; do
+    if [[ -e "$work/$f" ]]; then mv -f "$work/$f" "$bin/$f"; fi
 done
 echo "$bin"
