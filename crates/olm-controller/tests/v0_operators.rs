@@ -2542,6 +2542,33 @@ async fn catalog_config_map(env: &Env, id: &str) -> Result<()> {
     .await?;
     env.wait_phase(ns, "foo.v2.0.0", "Succeeded", "InstallSucceeded")
         .await?;
+    // Upstream's e2e (`updateInternalCatalog` in test/e2e/subscription_e2e_test.go) waits, after
+    // editing the ConfigMap, for the new resourceVersion recorded and a READY connection whose
+    // lastConnect is strictly after configMapReference.lastUpdateTime (whole seconds).
+    let changed = config_maps
+        .get("catalog")
+        .await?
+        .metadata
+        .resource_version
+        .unwrap_or_default();
+    let time = |v: &Value| v.as_str().and_then(|t| t.parse::<jiff::Timestamp>().ok());
+    let reconnected = wait(
+        "lastConnect after the change's lastUpdateTime",
+        || source_named(&sources, "cm"),
+        |s| {
+            let status = &s.data["status"];
+            let reference = &status["configMapReference"];
+            let connection = &status["connectionState"];
+            reference["resourceVersion"] == changed.as_str()
+                && connection["lastObservedState"] == "READY"
+                && connection["address"] != ready.data["status"]["connectionState"]["address"]
+        },
+    )
+    .await?;
+    let status = &reconnected.data["status"];
+    let updated = time(&status["configMapReference"]["lastUpdateTime"]);
+    let connected = time(&status["connectionState"]["lastConnect"]);
+    check_eq!(updated.is_some() && connected > updated, true);
 
     // A ConfigMap that does not load, under the deprecated `internal` name.
     env.apply(config_map(

@@ -17,6 +17,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use jiff::{SignedDuration, Timestamp};
 use olm_bundle::bundle::{Bundle, BundleObject, PACKAGE_ANNOTATION};
 use olm_bundle::csv::ClusterServiceVersion;
 use olm_bundle::properties::{ObjectsMode, to_olm_bundle};
@@ -483,10 +484,13 @@ pub struct ConfigMapMeta {
 pub enum Serving {
     /// Nothing.
     Nothing,
-    /// The catalog of the ConfigMap version `key` ([`serving_key`]), since `since`.
+    /// The catalog of the ConfigMap version `key` ([`serving_key`]), at `address`, since
+    /// `since`.
     Served {
         /// The version served.
         key: String,
+        /// Where: each version gets a registry of its own, on an address of its own.
+        address: String,
         /// When it started being served (RFC 3339).
         since: String,
     },
@@ -497,6 +501,17 @@ pub enum Serving {
         /// [`load_failure_message`] of why.
         message: String,
     },
+}
+
+/// What the connection watch last saw of a registry: the shell's dial and health check.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Connection {
+    /// The address dialled.
+    pub address: String,
+    /// gRPC's name of the state: `CONNECTING`, `READY` or `TRANSIENT_FAILURE`.
+    pub observed: String,
+    /// When it last changed (RFC 3339, seconds).
+    pub since: String,
 }
 
 /// What the shell does after writing the status.
@@ -556,14 +571,33 @@ fn owner_of(source: &Value) -> Value {
 ///    `createdAt` the time that version started being served.
 /// 6. The recorded version failed to load: `RegistryServerError` with why; nothing is served.
 /// 7. Anything else: [`Action::Build`] of the recorded version.
+/// 8. Whatever the step, `status.connectionState` follows the `connection` to what is served
+///    ([`connection_state`]): gone when nothing is, kept as written while the watch has not yet
+///    dialled the served address.
 ///
 /// Guarantees: a version is built once — a failed one is not retried until the ConfigMap
-/// changes, so a bad ConfigMap costs one parse, not a loop. The decision is a function of its
-/// arguments alone.
+/// changes, so a bad ConfigMap costs one parse, not a loop. Once the recorded version is served
+/// and its registry dialled, `lastConnect` is later than `configMapReference.lastUpdateTime`.
+/// The decision is a function of its arguments alone.
 ///
 /// Caveats: upstream deletes and recreates the registry Pod on every ConfigMap change, so its
 /// `createdAt` is the Pod's; here it is the time the new content was first served.
-pub fn decide(source: &Value, lookup: &Lookup, serving: &Serving, now: &str) -> Decision {
+pub fn decide(
+    source: &Value,
+    lookup: &Lookup,
+    serving: &Serving,
+    connection: Option<&Connection>,
+    now: &str,
+) -> Decision {
+    let mut decision = configmap_step(source, lookup, serving, now);
+    if let Value::Object(status) = &mut decision.status {
+        connection_state(status, serving, connection);
+    }
+    decision
+}
+
+/// Steps 1–7 of [`decide`].
+fn configmap_step(source: &Value, lookup: &Lookup, serving: &Serving, now: &str) -> Decision {
     let mut status = match source.get("status") {
         Some(Value::Object(m)) => m.clone(),
         _ => Map::new(),
@@ -631,7 +665,7 @@ pub fn decide(source: &Value, lookup: &Lookup, serving: &Serving, now: &str) -> 
     }
     let key = serving_key(&meta.uid, &meta.resource_version);
     let action = match serving {
-        Serving::Served { key: k, since } if *k == key => {
+        Serving::Served { key: k, since, .. } if *k == key => {
             status.insert(
                 "registryService".into(),
                 registry_service_status(source, since),
@@ -648,6 +682,63 @@ pub fn decide(source: &Value, lookup: &Lookup, serving: &Serving, now: &str) -> 
     Decision {
         status: Value::Object(status),
         action,
+    }
+}
+
+/// Step 8 of [`decide`]: `status.connectionState` of a ConfigMap source.
+///
+/// Upstream replaces the registry Pod on every ConfigMap change and its gRPC connection goes
+/// READY again, stamping `lastConnect` then — after `configMapReference.lastUpdateTime`, which
+/// was recorded before the Pod was replaced. Upstream's e2e suite waits for exactly that
+/// (`test/e2e/subscription_e2e_test.go`, `updateInternalCatalog`: `lastConnect` strictly
+/// `After` `lastUpdateTime`, and `lastObservedState` `READY`). olm serves each version on an
+/// address of its own, so the watch dials anew and its `since` is already no earlier than the
+/// recording; but both are whole seconds, and olm rebuilds within the second often enough that
+/// they tie, and a tie is not `After`. So while the recorded version is the one served,
+/// `lastConnect` is at least the second after `lastUpdateTime`: when olm recorded that itself,
+/// at most a second ahead of the clock; never behind the recording; and the same on every pass,
+/// so it does not make a rewrite loop.
+fn connection_state(
+    status: &mut Map<String, Value>,
+    serving: &Serving,
+    connection: Option<&Connection>,
+) {
+    let (key, address) = match serving {
+        Serving::Served { key, address, .. } => (key, address),
+        Serving::Nothing | Serving::Failed { .. } => {
+            status.remove("connectionState");
+            return;
+        }
+    };
+    let Some(c) = connection.filter(|c| c.address == *address) else {
+        return;
+    };
+    let reference = status.get("configMapReference");
+    let recorded = reference.map(|r| {
+        serving_key(
+            r["uid"].as_str().unwrap_or_default(),
+            r["resourceVersion"].as_str().unwrap_or_default(),
+        )
+    });
+    let last_connect = match reference.and_then(|r| r["lastUpdateTime"].as_str()) {
+        Some(updated) if recorded.as_ref() == Some(key) => later_than(&c.since, updated),
+        _ => c.since.clone(),
+    };
+    status.insert(
+        "connectionState".into(),
+        json!({"address": c.address, "lastObservedState": c.observed, "lastConnect": last_connect}),
+    );
+}
+
+/// `since`, or the second after `updated` when `since` is not later (times as the API server
+/// writes them); `since` as it is when either does not parse.
+fn later_than(since: &str, updated: &str) -> String {
+    let (Ok(s), Ok(u)) = (since.parse::<Timestamp>(), updated.parse::<Timestamp>()) else {
+        return since.to_owned();
+    };
+    match u.checked_add(SignedDuration::from_secs(1)) {
+        Ok(next) if s < next => next.to_string(),
+        _ => since.to_owned(),
     }
 }
 
@@ -982,6 +1073,7 @@ mod tests {
         let key = serving_key("cm-uid", "resource-version");
         let served = Serving::Served {
             key: key.clone(),
+            address: "127.0.0.1:2".into(),
             since: NOW.into(),
         };
         let service = json!({"protocol": "grpc", "serviceName": "cool-catalog",
@@ -1031,6 +1123,7 @@ mod tests {
                 Lookup::Found(adopted()),
                 Serving::Served {
                     key: serving_key("cm-uid", "old"),
+                    address: "127.0.0.1:1".into(),
                     since: NOW.into(),
                 },
                 json!({"configMapReference": reference(), "registryService": service}),
@@ -1046,9 +1139,91 @@ mod tests {
             ),
         ];
         for (name, status, lookup, serving, want, action) in table {
-            let d = decide(&source(status), &lookup, &serving, NOW);
+            let d = decide(&source(status), &lookup, &serving, None, NOW);
             assert_eq!(d.status, want, "{name}");
             assert_eq!(d.action, action, "{name}");
+        }
+    }
+
+    /// `status.connectionState` after a ConfigMap change. Upstream's e2e `updateInternalCatalog`
+    /// (OLM repo `test/e2e/subscription_e2e_test.go`) edits the ConfigMap, then waits for
+    /// `lastConnect.After(configMapReference.lastUpdateTime)` with `lastObservedState` READY;
+    /// metav1.Time is whole seconds, so a reconnect within the recording's second must read as
+    /// the second after it.
+    #[test]
+    fn a_rebuilt_catalog_reconnects_after_the_recorded_change() {
+        const EARLIER: &str = "2018-01-26T20:39:00Z";
+        const LATER: &str = "2018-01-26T20:40:05Z";
+        let key = serving_key("cm-uid", "resource-version");
+        let served = |key: &str, address: &str| Serving::Served {
+            key: key.into(),
+            address: address.into(),
+            since: NOW.into(),
+        };
+        let connection = |address: &str, observed: &str, since: &str| Connection {
+            address: address.into(),
+            observed: observed.into(),
+            since: since.into(),
+        };
+        let state = |address: &str, observed: &str, last: &str| json!({"address": address, "lastObservedState": observed, "lastConnect": last});
+        let old = state("127.0.0.1:1", "READY", EARLIER);
+        let service = json!({"protocol": "grpc", "serviceName": "cool-catalog",
+            "serviceNamespace": "cool-namespace", "port": "50051", "createdAt": NOW});
+        let mut outdated = reference();
+        outdated["resourceVersion"] = json!("old");
+        outdated["lastUpdateTime"] = json!(EARLIER);
+        let table: Vec<(&str, Value, Serving, Option<Connection>, Value)> = vec![
+            (
+                "the change recorded, the old version still served: lastConnect stays before it",
+                json!({"configMapReference": outdated, "connectionState": old}),
+                served(&serving_key("cm-uid", "old"), "127.0.0.1:1"),
+                Some(connection("127.0.0.1:1", "READY", EARLIER)),
+                json!({"configMapReference": reference(), "connectionState": old}),
+            ),
+            (
+                "rebuilt, the new address not dialled yet: the state is kept as written",
+                json!({"configMapReference": reference(), "connectionState": old}),
+                served(&key, "127.0.0.1:2"),
+                Some(connection("127.0.0.1:1", "READY", EARLIER)),
+                json!({"configMapReference": reference(), "connectionState": old, "registryService": service}),
+            ),
+            (
+                "rebuilt and READY within the recording's second: the second after it",
+                json!({"configMapReference": reference(), "connectionState": old}),
+                served(&key, "127.0.0.1:2"),
+                Some(connection("127.0.0.1:2", "READY", NOW)),
+                json!({"configMapReference": reference(), "registryService": service,
+                    "connectionState": state("127.0.0.1:2", "READY", "2018-01-26T20:40:01Z")}),
+            ),
+            (
+                "rebuilt and READY a later second: that second",
+                json!({"configMapReference": reference(), "connectionState": old}),
+                served(&key, "127.0.0.1:2"),
+                Some(connection("127.0.0.1:2", "READY", LATER)),
+                json!({"configMapReference": reference(), "registryService": service,
+                    "connectionState": state("127.0.0.1:2", "READY", LATER)}),
+            ),
+            (
+                "nothing served: no connection state",
+                json!({"configMapReference": reference(), "connectionState": old}),
+                Serving::Failed {
+                    key: key.clone(),
+                    message: "m".into(),
+                },
+                Some(connection("127.0.0.1:1", "READY", EARLIER)),
+                json!({"configMapReference": reference(), "reason": "RegistryServerError", "message": "m"}),
+            ),
+        ];
+        for (name, status, serving, connection, want) in table {
+            let d = decide(
+                &source(status),
+                &Lookup::Found(adopted()),
+                &serving,
+                connection.as_ref(),
+                NOW,
+            );
+            assert_eq!(d.status, want, "{name}");
+            assert_eq!(d.action, Action::None, "{name}");
         }
     }
 
@@ -1062,6 +1237,7 @@ mod tests {
             &source(json!({"reason": "ConfigMapError", "message": "m"})),
             &Lookup::Found(cm),
             &Serving::Nothing,
+            None,
             NOW,
         );
         assert_eq!(d.status, json!({}));

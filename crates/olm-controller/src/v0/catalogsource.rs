@@ -13,7 +13,8 @@
 //!
 //! ConfigMap sources (`configmap`, `internal`) are served by olm itself ([`super::inprocess`]):
 //! each pass reads the ConfigMap, and [`olm_v0::configmapsource::decide`] says whether to adopt
-//! it, record `status.configMapReference`, or build its catalog; a ConfigMap's change (a metadata
+//! it, record `status.configMapReference`, or build its catalog, and what its
+//! `status.connectionState` says of the watch's dial; a ConfigMap's change (a metadata
 //! watch) wakes the sources naming it. Address sources get `status.registryService` with the
 //! protocol and `createdAt`, as upstream's address reconciler writes it.
 
@@ -432,8 +433,9 @@ async fn sync_config_map(
     // At most one build per pass: the second decision sees it served or failed.
     for _ in 0..2 {
         let serving = match ctx.in_process.serving(&k) {
-            Some((version, _, since)) => Serving::Served {
+            Some((version, address, since)) => Serving::Served {
                 key: version,
+                address,
                 since,
             },
             None => match super::lock(&ctx.failed_loads).get(&k) {
@@ -444,8 +446,16 @@ async fn sync_config_map(
                 None => Serving::Nothing,
             },
         };
+        let connection = ctx
+            .connections
+            .state(&k)
+            .map(|c| configmapsource::Connection {
+                address: c.address,
+                observed: c.observed.to_owned(),
+                since: c.since,
+            });
         let now = super::now().0.to_string();
-        let decision = configmapsource::decide(value, &lookup, &serving, &now);
+        let decision = configmapsource::decide(value, &lookup, &serving, connection.as_ref(), &now);
         let mut status = decision.status;
         match decision.action {
             configmapsource::Action::Build { key: version } => {
@@ -503,23 +513,14 @@ async fn sync_config_map(
             }
             configmapsource::Action::None => {}
         }
-        if let Some(obj) = status.as_object_mut() {
-            match ctx.in_process.serving(&k) {
-                Some((_, address, _)) => {
-                    ctx.connections
-                        .ensure(ObjectRef::from_obj(source), &address, ctx.wake.clone());
-                    if let Some(c) = ctx.connections.state(&k) {
-                        obj.insert(
-                            "connectionState".into(),
-                            json!({"address": c.address, "lastObservedState": c.observed, "lastConnect": c.since}),
-                        );
-                    }
-                }
-                None => {
-                    ctx.connections.forget(&k);
-                    obj.remove("connectionState");
-                }
+        // The watch of a newly served address reports through `wake`; the decision has written
+        // `connectionState` from what it reported so far.
+        match serving {
+            Serving::Served { address, .. } => {
+                ctx.connections
+                    .ensure(ObjectRef::from_obj(source), &address, ctx.wake.clone());
             }
+            Serving::Nothing | Serving::Failed { .. } => ctx.connections.forget(&k),
         }
         return write_status(ctx, source, current, status).await;
     }
