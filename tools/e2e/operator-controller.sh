@@ -109,6 +109,12 @@ main() {
     else
         judge=0
     fi
+    # Scenarios run side by side on the fake node (each has its own namespace and names, and
+    # every scenario upstream marks @Serial is one the fake node does not judge); one at a time
+    # on the real node, where @Serial ones restart OLM's pods. Godog's pretty format cannot
+    # interleave, so side by side the log is its progress format.
+    if [[ $profile == fake ]]; then concurrency="${E2E_CONCURRENCY:-4}"; else concurrency="${E2E_CONCURRENCY:-1}"; fi
+    if [[ $concurrency -gt 1 ]]; then format=progress; else format=pretty; fi
     log="$out/suite.log"
     echo "==> operator-controller e2e suite on the $profile node ($log)" >&2
     # A step waits at most 2 minutes (upstream's default is 5): the longest wait a scenario
@@ -121,7 +127,8 @@ main() {
             E2E_KNOWN="$here/operator-controller/KNOWN.tsv" E2E_PROFILE="$profile" \
             E2E_SKIP_DIFFERS="$skip_differs" \
             E2E_STEP_TIMEOUT="${E2E_STEP_TIMEOUT:-2m}" \
-            "$bin/oc-e2e.test" --godog.format="pretty,cucumber:$out/run.json" "${paths[@]}"
+            "$bin/oc-e2e.test" --godog.format="$format,cucumber:$out/run.json" \
+            --godog.concurrency="$concurrency" "${paths[@]}"
     ) >"$log" 2>&1
     suite_status=$?
     set -e
