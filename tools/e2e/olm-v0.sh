@@ -147,4 +147,4 @@ YAML
     fi
 }
 
-main "$@"
+main "$@"; exit

@@ -20,8 +20,8 @@
 # every other scenario's outcome.
 set -euo pipefail
 
-# All in one function, read whole before it runs, so that editing this file cannot change a
-# run already under way.
+# All in one function, read whole before it runs, and exit on the same line, so that editing
+# this file cannot change a run already under way.
 main() {
     root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
     here="$root/tools/e2e"
@@ -168,4 +168,4 @@ main() {
     fi
 }
 
-main "$@"
+main "$@"; exit
