@@ -228,6 +228,7 @@ func table(args []string) error {
 		r := all[id]
 		fmt.Fprintf(&b, "| `%s` %s |", id, strings.ReplaceAll(r.Scenario, "|", "\\|"))
 		var reasons []string
+		who := map[string][]string{}
 		for i, p := range profiles {
 			if totals[i] == nil {
 				totals[i] = map[string]int{}
@@ -240,13 +241,16 @@ func table(args []string) error {
 			totals[i][pr.Outcome]++
 			fmt.Fprintf(&b, " %s |", word[pr.Outcome])
 			if k := known.Find(list, p.name, r.Feature, r.Scenario); k != nil && pr.Outcome != "pass" {
-				reason := k.Reason
-				if len(profiles) > 1 {
-					reason = p.name + ": " + reason
+				if !contains(reasons, k.Reason) {
+					reasons = append(reasons, k.Reason)
 				}
-				if !contains(reasons, reason) {
-					reasons = append(reasons, reason)
-				}
+				who[k.Reason] = append(who[k.Reason], p.name)
+			}
+		}
+		// A reason every profile gives is written once; one only some give names them.
+		for i, reason := range reasons {
+			if len(who[reason]) < len(profiles) && len(profiles) > 1 {
+				reasons[i] = strings.Join(who[reason], ", ") + ": " + reason
 			}
 		}
 		fmt.Fprintf(&b, " %s |\n", strings.Join(reasons, "; "))
