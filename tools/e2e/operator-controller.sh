@@ -46,28 +46,11 @@ main() {
         shift
     done
 
-    olm="${OLM_BIN:-$root/target/debug/olm}"
-    if [[ ! -x "$olm" ]]; then
-        echo "error: $olm is not built: run cargo build (or set OLM_BIN)" >&2
-        exit 1
-    fi
-    cache="${OLM_CACHE_DIR:-$HOME/.cache/olm}"
-    "$root/tools/controlplane/build.sh" >&2
-    controlplane="$cache/controlplane/$(tr -d '[:space:]' <"$root/tools/controlplane/VERSION")/bin"
+    # shellcheck source=tools/e2e/lib.sh
+    source "$root/tools/e2e/lib.sh"
+    dev_env "$root"
     bin="$("$here/build.sh")"
     suite="$bin/../src/upstream/test/e2e"
-
-    # An environment of its own, so that one a developer runs is left alone.
-    state="$(mktemp -d)"
-    out="$state/out"
-    mkdir -p "$out"
-    export OLM_CONTROLPLANE_BIN="$controlplane"
-    dev() { OLM_CACHE_DIR="$state" "$olm" dev "$@"; }
-    cleanup() {
-        dev down >/dev/null 2>&1 || true
-        rm -rf "$state"
-    }
-    trap cleanup EXIT
     # A results file without the rows of the profile's listed differences when they were
     # skipped (feature and scenario name as KNOWN.tsv gives them).
     without_skipped_differs() {

@@ -40,20 +40,9 @@ main() {
         return 0
     fi
 
-    if ! command -v go >/dev/null 2>&1 && [[ -x /usr/local/go/bin/go ]]; then
-        export PATH="/usr/local/go/bin:$PATH"
-    fi
-    if ! command -v go >/dev/null 2>&1; then
-        echo "error: the Go toolchain (go >= 1.26) is needed to build OLM v0's e2e suite, and 'go' is not on PATH." >&2
-        return 1
-    fi
-
-    export GOMODCACHE="$cache/go/mod"
-    export GOCACHE="$cache/go/build"
-    export GOTOOLCHAIN=local
-    export CGO_ENABLED=0
-    export GOFLAGS="-mod=readonly -buildvcs=false -p=${OLM_GO_PARALLEL:-2}"
-    mkdir -p "$GOMODCACHE" "$GOCACHE" "$dest"
+    # shellcheck source=tools/e2e/lib.sh
+    source "$here/../lib.sh"
+    go_setup "$dest" "OLM v0's e2e suite"
 
     if command -v flock >/dev/null 2>&1; then
         exec 9>"$dest/.build.lock"
