@@ -158,13 +158,6 @@ fn free_port() -> Result<u16> {
         .port())
 }
 
-/// The last `lines` lines of the file at `path`.
-fn tail(path: &Path, lines: usize) -> String {
-    let text = std::fs::read_to_string(path).unwrap_or_default();
-    let all: Vec<&str> = text.lines().collect();
-    all[all.len().saturating_sub(lines)..].join("\n")
-}
-
 /// `olm run --olm v0` from the release binary, logging to a file.
 struct Olm {
     child: tokio::process::Child,
@@ -213,7 +206,7 @@ impl Olm {
         if let Some(status) = self.child.try_wait()? {
             bail!(
                 "olm run exited with {status}; log tail:\n{}",
-                tail(&self.log, 40)
+                olm_testenv::LogTail::read(&self.log, 40).text()
             );
         }
         Ok(())
@@ -499,7 +492,7 @@ async fn measure(n: usize, binary: &Path, timeout: Duration) -> Result<Value> {
         if start.elapsed() > timeout {
             bail!(
                 "olm run not ready after {timeout:?}: {}",
-                tail(&olm.log, 40)
+                olm_testenv::LogTail::read(&olm.log, 40).text()
             );
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -527,7 +520,7 @@ async fn measure(n: usize, binary: &Path, timeout: Duration) -> Result<Value> {
     if !settle.done {
         let error = format!(
             "not settled after {timeout:?}: last seen {seen:?}; olm log tail:\n{}",
-            tail(&olm.log, 20)
+            olm_testenv::LogTail::read(&olm.log, 20).text()
         );
         let mut parents = Vec::new();
         for (ns, name) in &ops {
@@ -617,7 +610,7 @@ async fn measure(n: usize, binary: &Path, timeout: Duration) -> Result<Value> {
         bail!(
             "{} copies left {timeout:?} after disableCopiedCSVs; olm log tail:\n{}",
             disable.last,
-            tail(&olm.log, 20)
+            olm_testenv::LogTail::read(&olm.log, 20).text()
         );
     }
     let disable_secs = disable.took.as_secs_f64();

@@ -27,6 +27,7 @@ use std::path::PathBuf;
 pub use binaries::{BIN_ENV, BUILD_SCRIPT, CONTROLPLANE_VERSION, bin_dir, cache_dir};
 pub use controlplane::{ComponentMemory, ControlPlane, NODE_NAME, Options};
 pub use crd::{CRD_FIELD_MANAGER, install_crds};
+pub use logtail::LogTail;
 pub use node::{NodeKind, REAL_NODE_NAME};
 
 /// Everything that can go wrong starting or running a control plane.

@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-pub use crate::logtail::LogTail;
+use crate::logtail::LogTail;
 use crate::sys::{Signal, Target, free_ports, send_signal};
 
 /// The executable the Debian package installs.

@@ -46,8 +46,17 @@ use serde::{Deserialize, Serialize};
 const SUPERVISE: &str = "__supervise";
 
 /// How long `olm dev up` waits for the supervisor to report ready. Longer than the control plane's
-/// own readiness timeout so that its error (with log tails) is what the user sees.
-const UP_TIMEOUT: Duration = Duration::from_secs(150);
+/// own readiness timeout plus OLM's (`OLM_PODS_TIMEOUT`), so that the supervisor's own error,
+/// which names the step that stuck, is what the user sees.
+const UP_TIMEOUT: Duration = Duration::from_secs(330);
+
+/// How long OLM installed as pods gets to be ready once the control plane is: the olm image is
+/// pushed and pulled (a debug build is large), then the Deployments, webhook CA and
+/// PackageManifest API are waited for.
+const OLM_PODS_TIMEOUT: Duration = Duration::from_secs(180);
+
+/// How many lines of the supervisor's log a timed-out `olm dev up` shows.
+const LOG_TAIL_LINES: usize = 30;
 
 /// How long `olm run` gets to install the CRDs and answer `/readyz` (longer than its own wait
 /// for the CRDs, so that its error is what the user sees).
@@ -337,8 +346,8 @@ fn up(paths: &Paths, options: &UpOptions) -> anyhow::Result<ExitCode> {
             // Stop the half-started supervisor so that a retry starts clean.
             let _ = signal(child.id(), Signal::TERM);
             bail!(
-                "olm dev up: not ready after {UP_TIMEOUT:?}; see {}",
-                paths.log.display()
+                "olm dev up: not ready after {UP_TIMEOUT:?}\n{}",
+                olm_testenv::LogTail::read(&paths.log, LOG_TAIL_LINES)
             );
         }
         std::thread::sleep(Duration::from_millis(100));
@@ -539,7 +548,7 @@ async fn supervise_async(paths: &Paths, options: &UpOptions) -> anyhow::Result<E
     let mut olm = match (olm_as, plane.node_address()) {
         (OlmAs::Pods, Some(address)) => {
             let started = tokio::select! {
-                started = pods::start(&client, registry.addr, address, &options.registry_aliases, UP_TIMEOUT) => started?,
+                started = pods::start(&client, registry.addr, address, &options.registry_aliases, OLM_PODS_TIMEOUT) => started?,
                 _ = term.recv() => return Ok(ExitCode::SUCCESS),
                 _ = int.recv() => return Ok(ExitCode::SUCCESS),
             };
