@@ -2,12 +2,13 @@
 # Builds operator-controller's own e2e suite (a Godog suite, pinned by
 # tools/e2e/operator-controller/go.mod) into
 #   ${OLM_CACHE_DIR:-~/.cache/olm}/e2e/<key>/bin
-# and prints that folder on stdout; <key> is a digest of the wrapper module and this script, so
-# an unchanged tree finds its binaries and this is a no-op.
+# and prints that folder on stdout; <key> is a digest of the wrapper module, the judge module
+# (tools/e2e/judge) and this script, so an unchanged tree finds its binaries and this is a no-op.
 #
 #   oc-e2e.test       the suite, with tools/e2e/operator-controller/devregistry/registry.go in place
 #                     of upstream's test/internal/registry (it pushes to the environment's registry)
-#   e2e-report        checks a run against KNOWN.tsv and writes the docs' results table
+#   e2e-judge         checks a run against KNOWN.tsv and writes the docs' results table
+#                     (tools/e2e/judge, copied to <key>/src/judge, where the runner imports it)
 #   e2e-images        pushes the images the suite's bundles run (busybox), for the real node
 #
 # The suite reads its feature files and test data from its source, so the upstream module is
@@ -21,11 +22,11 @@ module="$here/operator-controller"
 upstream_module=github.com/operator-framework/operator-controller
 upstream_version=v1.11.0
 
-key="$(cd "$here" && find operator-controller -type f \( -name '*.go' -o -name 'go.mod' -o -name 'go.sum' \) -print0 |
+key="$(cd "$here" && find operator-controller judge -type f \( -name '*.go' -o -name 'go.mod' -o -name 'go.sum' \) -print0 |
     LC_ALL=C sort -z | xargs -0 sha256sum | cat - build.sh | sha256sum | cut -c1-16)"
 dest="$cache/e2e/$key"
 bin="$dest/bin"
-products=(oc-e2e.test e2e-report e2e-images)
+products=(oc-e2e.test e2e-judge e2e-images)
 
 complete() {
     local f
@@ -63,6 +64,7 @@ upstream_dir="$(cd "$src" && GOFLAGS=-mod=mod go mod download -json "$upstream_m
 cp -r "$upstream_dir" "$src/upstream"
 chmod -R u+w "$src/upstream"
 cp -r "$module/." "$src/"
+cp -r "$here/judge" "$src/judge"
 printf '{"Replace":{"%s":"%s"}}\n' "$src/upstream/test/internal/registry/registry.go" \
     "$src/devregistry/registry.go" >"$src/devregistry.json"
 
@@ -72,7 +74,7 @@ trap 'rm -rf "$work"' EXIT
     cd "$src"
     echo "==> operator-controller $upstream_version e2e suite" >&2
     go test -c -overlay devregistry.json -o "$work/oc-e2e.test" . >&2
-    go build -o "$work/e2e-report" ./report >&2
+    (cd judge && go build -o "$work/e2e-judge" .) >&2
     go build -o "$work/e2e-images" ./images >&2
 )
 mkdir -p "$bin"

@@ -3,7 +3,8 @@
 # tools/e2e/olm-v0/build.sh) against olm in a fresh `olm dev up --node fake` and judges the run:
 # every spec of the containers olm's OLM v0 covers must pass, or be listed in
 # tools/e2e/olm-v0/KNOWN.tsv (skip, fails or differs) with its reason; and the results must be
-# the committed ones (tools/e2e/olm-v0/results-fake.tsv).
+# the committed ones (tools/e2e/olm-v0/results-fake.tsv). e2e-judge (tools/e2e/judge) makes the
+# --skip expression of the listed skips and checks the run.
 #
 #   tools/e2e/olm-v0.sh [--update] [--procs N] [--labels A,B] [--focus REGEX]
 #
@@ -81,7 +82,7 @@ spec:
 YAML
 
     label_filter="$(sed 's/,/ || /g' <<<"$labels")"
-    skip="$("$bin/olm-v0-report" skip -known "$here/KNOWN.tsv")"
+    skip="$("$bin/e2e-judge" skip -known "$here/KNOWN.tsv" -profile fake)"
     args=(--procs="$procs" --label-filter="$label_filter" --json-report="$out/report.json"
         --timeout="${E2E_TIMEOUT:-2h}" --poll-progress-after=3m --no-color)
     [[ -z $skip ]] || args+=(--skip="$skip")
@@ -110,8 +111,8 @@ YAML
     results="$here/results-fake.tsv"
     partial=()
     [[ -z $focus ]] || partial=(-partial)
-    if ! "$bin/olm-v0-report" check -known "$here/KNOWN.tsv" -json "$out/report.json" -labels "$labels" \
-        -out "$out/results.tsv" -table "$out/table.md" "${partial[@]}"; then
+    if ! "$bin/e2e-judge" check -known "$here/KNOWN.tsv" -profile fake -ginkgo "$out/report.json" \
+        -groups "$labels" -out "$out/results.tsv" -table "$out/table.md" "${partial[@]}"; then
         exit 1
     fi
     [[ $judge -eq 1 ]] || exit 0

@@ -3,7 +3,8 @@
 # a fresh `olm dev` environment and judges the run: every scenario must pass, or be listed in
 # tools/e2e/operator-controller/KNOWN.tsv as not judged on this node (skip) or as a deliberate
 # difference (differs), with its reason; and the results must be the committed ones
-# (tools/e2e/operator-controller/results-PROFILE.tsv).
+# (tools/e2e/operator-controller/results-PROFILE.tsv). e2e-judge (tools/e2e/judge) checks the run
+# and writes the table.
 #
 #   tools/e2e/operator-controller.sh [--node fake|real] [--update] [FEATURE[:LINE]...]
 #
@@ -51,8 +52,8 @@ main() {
     dev_env "$root"
     bin="$("$here/build.sh")"
     suite="$bin/../src/upstream/test/e2e"
-    # A results file without the rows of the profile's listed differences when they were
-    # skipped (feature and scenario name as KNOWN.tsv gives them).
+    # A results file without the rows of the profile's listed failures (differs or fails) when
+    # they were skipped (feature and scenario name as KNOWN.tsv gives them).
     without_skipped_differs() {
         if [[ $skip_differs != 1 ]]; then
             cat "$1"
@@ -60,7 +61,7 @@ main() {
         fi
         awk -F'\t' -v profile="$profile" '
             NR == FNR {
-                if ($4 == "differs" && ("," $3 ",") ~ ("," profile ",|[*]")) skip[$1 "\t" $2] = 1
+                if (($4 == "differs" || $4 == "fails") && ("," $3 ",") ~ ("," profile ",|[*]")) skip[$1 "\t" $2] = 1
                 next
             }
             !(($1 "\t" $3) in skip)
@@ -120,7 +121,7 @@ main() {
     results="$here/operator-controller/results-$profile.tsv"
     check_args=()
     [[ $skip_differs == 1 ]] && check_args+=(-differs-skipped)
-    if ! "$bin/e2e-report" check -known "$here/operator-controller/KNOWN.tsv" -profile "$profile" \
+    if ! "$bin/e2e-judge" check -known "$here/operator-controller/KNOWN.tsv" -profile "$profile" \
         -cucumber "$out/run.json" -out "$out/results.tsv" "${check_args[@]}"; then
         grep -E '^\s+(Error|Messages|Scenario)|Condition never|failed' "$log" | tail -60 >&2
         exit 1
@@ -138,7 +139,7 @@ main() {
             f="$here/operator-controller/results-$p.tsv"
             [[ -f "$f" ]] && profiles+=(-results "$p=$f")
         done
-        table="$("$bin/e2e-report" table -known "$here/operator-controller/KNOWN.tsv" "${profiles[@]}")"
+        table="$("$bin/e2e-judge" table -known "$here/operator-controller/KNOWN.tsv" "${profiles[@]}")"
         doc="$root/docs/upstream-suites.md"
         begin='<!-- operator-controller results: tools/e2e/operator-controller.sh --update -->'
         end='<!-- end of operator-controller results -->'

@@ -2,12 +2,12 @@
 # Builds OLM v0's own e2e suite (operator-lifecycle-manager's test/e2e, a Ginkgo suite, pinned by
 # tools/e2e/olm-v0/go.mod) into
 #   ${OLM_CACHE_DIR:-~/.cache/olm}/e2e-v0/<key>/bin
-# and prints that folder on stdout; <key> is a digest of the wrapper module and this script, so
-# an unchanged tree finds its binaries and this is a no-op.
+# and prints that folder on stdout; <key> is a digest of the wrapper module, the judge module
+# (tools/e2e/judge) and this script, so an unchanged tree finds its binaries and this is a no-op.
 #
 #   olm-v0-e2e.test   the suite (go test -c), unchanged
 #   ginkgo            Ginkgo's command, which runs the suite in several processes
-#   olm-v0-report     judges a run against KNOWN.tsv (report/)
+#   e2e-judge         judges a run against KNOWN.tsv (tools/e2e/judge)
 #
 # The suite reads its test data from its source (./testdata beside the tests), so the upstream
 # module is copied to <key>/src/upstream and stays there; the suite runs from
@@ -22,11 +22,11 @@ main() {
     upstream_module=github.com/operator-framework/operator-lifecycle-manager
     upstream_version=v0.46.0
 
-    key="$(cd "$here" && find . -type f \( -name '*.go' -o -name 'go.mod' -o -name 'go.sum' \) -not -path './upstream/*' -print0 |
+    key="$(cd "$here" && find . ../judge -type f \( -name '*.go' -o -name 'go.mod' -o -name 'go.sum' \) -not -path './upstream/*' -print0 |
         LC_ALL=C sort -z | xargs -0 sha256sum | cat - build.sh | sha256sum | cut -c1-16)"
     dest="$cache/e2e-v0/$key"
     bin="$dest/bin"
-    products=(olm-v0-e2e.test ginkgo olm-v0-report)
+    products=(olm-v0-e2e.test ginkgo e2e-judge)
 
     complete() {
         local f
@@ -64,7 +64,6 @@ main() {
     cp -r "$upstream_dir" "$src/upstream"
     chmod -R u+w "$src/upstream"
     cp "$module/go.mod" "$module/go.sum" "$src/"
-    cp -r "$module/report" "$src/"
 
     work="$(mktemp -d "$dest/.build.XXXXXX")"
     trap 'rm -rf "${work:-}"' EXIT
@@ -73,8 +72,8 @@ main() {
         echo "==> operator-lifecycle-manager $upstream_version e2e suite" >&2
         go test -c -o "$work/olm-v0-e2e.test" "$upstream_module/test/e2e" >&2
         go build -o "$work/ginkgo" github.com/onsi/ginkgo/v2/ginkgo >&2
-        go build -o "$work/olm-v0-report" ./report >&2
     )
+    (cd "$here/../judge" && go build -o "$work/e2e-judge" .) >&2
     mkdir -p "$bin"
     for f in "${products[@]}"; do
         mv -f "$work/$f" "$bin/$f"

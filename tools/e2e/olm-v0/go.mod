@@ -1,6 +1,6 @@
 // Wrapper module that builds OLM v0's own end-to-end suite (operator-lifecycle-manager's test/e2e,
 // a Ginkgo suite) and the Ginkgo command that runs it in parallel, to judge olm's OLM v0. It holds
-// no product code, only the report that judges a run. tools/e2e/olm-v0/build.sh copies the pinned
+// no code (tools/e2e/judge judges a run). tools/e2e/olm-v0/build.sh copies the pinned
 // upstream module to ./upstream (see the replace below): the suite reads its test data from its
 // source folder. Every module version the suite needs is served by the module proxy, so no other
 // replace is needed. go.sum is upstream's.

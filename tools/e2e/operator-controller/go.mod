@@ -1,8 +1,9 @@
 // Wrapper module that builds operator-controller's own end-to-end suite (test/e2e, a Godog
 // suite) to judge olm. It holds no product code: a runner, a stand-in for the suite's
-// in-cluster registry, the report and the image pusher. tools/e2e/build.sh builds it with the pinned
+// in-cluster registry and the image pusher. tools/e2e/build.sh builds it with the pinned
 // upstream module copied to ./upstream (see the replace below): the suite's files are read
-// from there, and Go refuses to overlay files in the module cache.
+// from there, and Go refuses to overlay files in the module cache. It copies tools/e2e/judge
+// (the KNOWN.tsv reader the runner skips by) to ./judge the same way.
 module olm.local/e2e/operatorcontroller
 
 go 1.26.3
@@ -11,6 +12,7 @@ require (
 	github.com/cucumber/godog v0.15.1
 	github.com/operator-framework/operator-controller v1.11.0
 	github.com/spf13/pflag v1.0.10
+	olm.local/e2e/judge v0.0.0
 )
 
 require (
@@ -113,3 +115,5 @@ require (
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
 replace github.com/operator-framework/operator-controller => ./upstream
+
+replace olm.local/e2e/judge => ./judge
