@@ -2,13 +2,25 @@
 //! base-62 number (OLM repo `pkg/controller/operators/olm/operatorgroup.go` `hash` for
 //! ClusterRole names, `pkg/lib/kubernetes/pkg/util/hash` `DeepHashObject` for the
 //! `olm.deployment-spec-hash` label). One definition, so that every generated name and label
-//! is spelled the same way.
+//! is spelled the same way. Also FNV-1a, which upstream uses for API labels and the
+//! installed-alongside annotation keys.
 
 use sha2::{Digest, Sha224};
 
 /// Base-62 SHA-224 of `data`: short enough for a label value, made of name-safe characters.
 pub(crate) fn base62_sha224(data: &[u8]) -> String {
     base62(&Sha224::digest(data))
+}
+
+/// FNV-1a (64-bit) of `data` in lowercase hex without padding (Go's `hash/fnv` `New64a`, printed
+/// with `%x`).
+pub(crate) fn fnv1a_64_hex(data: &[u8]) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in data {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{h:x}")
 }
 
 /// `bytes` (big-endian) as a base-62 number with digits `0-9a-z A-Z` (Go's `big.Int.Text(62)`),
@@ -41,6 +53,13 @@ fn base62(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Values Go's `hash/fnv` gives.
+    #[test]
+    fn fnv1a_is_gos() {
+        assert_eq!(fnv1a_64_hex(b"namespace-0/name-0"), "69efe9f983f66e80");
+        assert_eq!(fnv1a_64_hex(b"/"), "af63a24c860189fe");
+    }
 
     #[test]
     fn base62_is_gos_big_int_text() {

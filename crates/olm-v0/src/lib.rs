@@ -11,6 +11,7 @@
 //! What it is not for: talking to a cluster. The controllers that gather OperatorGroups, CSVs
 //! and namespaces and write what these functions return live in the shell crates.
 
+pub mod alongside;
 pub mod apis;
 pub mod catalogsource;
 pub mod certresources;
@@ -28,6 +29,7 @@ pub mod olmconfig;
 pub mod operator;
 pub mod operatorcondition;
 pub mod operatorgroup;
+pub mod ownerrefs;
 pub mod packagemanifest;
 pub mod packageserver;
 pub mod phase;

@@ -169,8 +169,19 @@ pub fn plan_covering<'a>(plans: &'a [PlanView], names: &[&str]) -> Option<&'a Pl
 /// any, like any plan. `None` for the phases past planning. Upstream no longer plans the CSVs
 /// such a plan names, and neither does olm: without steps it completes having installed
 /// nothing.
-pub fn hand_made_plan_phase(phase: &str, manual: bool, approved: bool) -> Option<&'static str> {
+///
+/// A plan that names no CSV is left alone until its maker writes a phase, as upstream leaves
+/// every plan without one: tools (and upstream's own e2e suite) create a plan and then write
+/// its status — phase and steps — themselves, and a phase written in between would make that
+/// write conflict.
+pub fn hand_made_plan_phase(
+    phase: &str,
+    names_csvs: bool,
+    manual: bool,
+    approved: bool,
+) -> Option<&'static str> {
     match phase {
+        "" if !names_csvs => None,
         "" => Some("Planning"),
         "Planning" if manual && !approved => Some("RequiresApproval"),
         "Planning" => Some("Installing"),
@@ -582,21 +593,37 @@ mod tests {
     /// for a plan created by hand.
     #[test]
     fn hand_made_plans_move_through_planning() {
-        assert_eq!(hand_made_plan_phase("", false, false), Some("Planning"));
         assert_eq!(
-            hand_made_plan_phase("Planning", true, false),
+            hand_made_plan_phase("", true, false, false),
+            Some("Planning")
+        );
+        assert_eq!(
+            hand_made_plan_phase("Planning", true, true, false),
             Some("RequiresApproval")
         );
         assert_eq!(
-            hand_made_plan_phase("Planning", true, true),
+            hand_made_plan_phase("Planning", true, true, true),
             Some("Installing")
         );
         assert_eq!(
-            hand_made_plan_phase("Planning", false, false),
+            hand_made_plan_phase("Planning", true, false, false),
             Some("Installing")
         );
-        assert_eq!(hand_made_plan_phase("Installing", false, true), None);
-        assert_eq!(hand_made_plan_phase("RequiresApproval", true, false), None);
+        assert_eq!(hand_made_plan_phase("Installing", true, false, true), None);
+        assert_eq!(
+            hand_made_plan_phase("RequiresApproval", true, true, false),
+            None
+        );
+    }
+
+    /// Upstream's `transitionInstallPlanState` has no case for a plan without a phase; its e2e
+    /// suite (`installplan_e2e_test.go`, "it can be updated by an InstallPlan step") creates
+    /// such a plan naming no CSV and then writes its status.
+    #[test]
+    fn a_plan_naming_no_csv_waits_for_its_maker_to_write_a_phase() {
+        assert_eq!(hand_made_plan_phase("", false, false, true), None);
+        assert_eq!(hand_made_plan_phase("", false, true, false), None);
+        assert_eq!(hand_made_plan_phase("Installing", false, false, true), None);
     }
 
     #[test]

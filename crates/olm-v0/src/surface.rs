@@ -87,12 +87,7 @@ pub fn surface(
 /// FNV-1a (64-bit) of `<Kind>.<version>.<group>` in lowercase hex (upstream's
 /// `APIKeyToGVKHash`), the hash in API labels and aggregation labels.
 pub fn gvk_hash(key: &ApiKey) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in key.gvk_string().bytes() {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    format!("{h:x}")
+    crate::hash::fnv1a_64_hex(key.gvk_string().as_bytes())
 }
 
 /// The CSV's API labels: `olm.api.<hash>: provided` for each provided API.

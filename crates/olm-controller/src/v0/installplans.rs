@@ -9,7 +9,10 @@
 //!   is updated only when its existing custom resources validate against the new schema
 //!   (`olm_v0::crdupgrade`; a webhook-converting CRD only warns) and no version stored on the
 //!   cluster would disappear (upstream's `SafeStorageVersionUpgrade`, in its words).
-//! * Steps are created as the OperatorGroup's ServiceAccount when it names one.
+//! * Steps are created as the OperatorGroup's ServiceAccount when it names one; CRDs as OLM
+//!   itself.
+//! * A CRD carries an `operatorframework.io/installed-alongside-<hash>: ns/csv` annotation per
+//!   CSV it was installed with (`olm_v0::alongside`).
 //! * Objects owned by the CSV get an owner reference with the CSV's uid, looked up once the CSV
 //!   exists; cluster-scoped ones carry the CSV owner labels instead; everything gets
 //!   `olm.managed=true`.
@@ -141,8 +144,12 @@ async fn sync(ctx: &Ctx, key: &str) -> Result<queue::Next, String> {
         .any(|o| o.kind == "Subscription");
     let manual = text(&value, "/spec/approval") == "Manual";
     if !by_subscription
-        && let Some(next) =
-            olm_v0::subscription::hand_made_plan_phase(phase, manual, plan.spec.approved)
+        && let Some(next) = olm_v0::subscription::hand_made_plan_phase(
+            phase,
+            !plan.spec.cluster_service_version_names.is_empty(),
+            manual,
+            plan.spec.approved,
+        )
     {
         info!(namespace = %namespace, installplan = %name, phase = next, "InstallPlan made by hand");
         let mut status = json!({"phase": next});
@@ -518,7 +525,14 @@ async fn apply(
     if namespaced {
         object["metadata"]["namespace"] = json!(namespace);
         if plain_kind != "ClusterServiceVersion" && plain_kind != "Subscription" {
-            own_by_csv(&ctx.shared.client, namespace, &step.resolving, &mut object).await?;
+            own_by_csvs(
+                &ctx.shared.client,
+                namespace,
+                &step.resolving,
+                plain_kind,
+                &mut object,
+            )
+            .await?;
         }
     } else if plain_kind != "CustomResourceDefinition" {
         for (k, v) in super::csv_owner_labels(namespace, &step.resolving) {
@@ -529,6 +543,41 @@ async fn apply(
         object["metadata"]["annotations"][olm_v0::subscription::GENERATED_BY_ANNOTATION] =
             json!(plan);
     }
+    // A CRD records the CSVs it was installed alongside (the one this step resolves, and on
+    // update those the cluster's copy names that still exist).
+    let csv_exists = |ns: &str, name: &str| {
+        ctx.index
+            .csvs
+            .get(&ObjectRef::new(name).within(ns))
+            .is_some()
+    };
+    let alongside = |object: &mut Value, current: Option<&Value>| {
+        let own = object.clone();
+        let annotations = |v: &Value| {
+            v.pointer("/metadata/annotations")
+                .and_then(Value::as_object)
+                .cloned()
+        };
+        let (own, current) = (annotations(&own), current.and_then(annotations));
+        olm_v0::alongside::annotate(
+            object,
+            &[own.as_ref(), current.as_ref()],
+            namespace,
+            &step.resolving,
+            csv_exists,
+        );
+    };
+    if plain_kind == "CustomResourceDefinition" {
+        alongside(&mut object, None);
+    }
+    // CRDs are created and updated with OLM's own client, not the plan's ServiceAccount
+    // (upstream's step builder): a scoped operator's account is not expected to hold
+    // cluster-wide CRD rights.
+    let client = if plain_kind == "CustomResourceDefinition" {
+        &ctx.shared.client
+    } else {
+        client
+    };
     let api: Api<DynamicObject> = if namespaced {
         Api::namespaced_with(client.clone(), namespace, &resource)
     } else {
@@ -540,8 +589,15 @@ async fn apply(
         Ok(_) if plain_kind == "CustomResourceDefinition" => Ok(StepStatus::WaitingForApi),
         Ok(_) => Ok(StepStatus::Created),
         Err(kube::Error::Api(e)) if e.code == 409 => {
-            if let Some(warning) =
-                update_existing(client, &api, plain_kind, &step.resource.name, object).await?
+            if let Some(warning) = update_existing(
+                client,
+                &api,
+                plain_kind,
+                &step.resource.name,
+                object,
+                &alongside,
+            )
+            .await?
             {
                 warn_on_plan(client, namespace, plan, &warning).await;
             }
@@ -648,6 +704,7 @@ async fn update_existing(
     kind: &str,
     name: &str,
     mut object: Value,
+    alongside: &(dyn Fn(&mut Value, Option<&Value>) + Sync),
 ) -> Result<Option<String>, StepError> {
     if kind == "ServiceAccount" {
         return merge_service_account(api, name, object)
@@ -691,6 +748,7 @@ async fn update_existing(
             )
             .into());
         }
+        alongside(&mut object, Some(&current_value));
     }
     object["metadata"]["resourceVersion"] = json!(current.resource_version());
     let dynamic: DynamicObject = serde_json::from_value(object).map_err(|e| e.to_string())?;
@@ -753,49 +811,30 @@ async fn merge_service_account(
     Ok(())
 }
 
-/// Points an object's owner reference to the CSV `csv` at its uid (the plan's manifests name
-/// the CSV before it exists), adding one when the object has none.
-async fn own_by_csv(
+/// Gives a namespaced object its CSV owner references with their uids
+/// ([`olm_v0::ownerrefs`]): one to the CSV the step resolves, and every CSV its manifest
+/// names, each looked up on the cluster (the plan's manifests name them before they exist).
+async fn own_by_csvs(
     client: &Client,
     namespace: &str,
-    csv: &str,
+    resolving: &str,
+    kind: &str,
     object: &mut Value,
 ) -> Result<(), String> {
     let api =
         Api::<olm_v0_api::v1alpha1::ClusterServiceVersion>::namespaced(client.clone(), namespace);
-    let owner = api.get(csv).await.map_err(|e| {
-        format!(
-            "error getting the owning CSV {namespace}/{csv}: {}",
-            crate::api_error::message(&e)
-        )
-    })?;
-    let uid = owner.uid().unwrap_or_default();
-    let reference = json!({
-        "apiVersion": "operators.coreos.com/v1alpha1",
-        "kind": "ClusterServiceVersion",
-        "name": csv,
-        "uid": uid,
-        "blockOwnerDeletion": false,
-        "controller": false,
-    });
-    let refs = object["metadata"]["ownerReferences"].as_array_mut();
-    match refs {
-        Some(refs) => {
-            for r in refs
-                .iter_mut()
-                .filter(|r| text(r, "/kind") == "ClusterServiceVersion" && text(r, "/name") == csv)
-            {
-                r["uid"] = json!(uid);
-            }
-            if !refs
-                .iter()
-                .any(|r| text(r, "/kind") == "ClusterServiceVersion")
-            {
-                refs.push(reference);
-            }
-        }
-        None => object["metadata"]["ownerReferences"] = json!([reference]),
+    let mut uids = HashMap::new();
+    for csv in olm_v0::ownerrefs::add_resolving_owner(object, resolving) {
+        let owner = api.get(&csv).await.map_err(|e| {
+            format!(
+                "error generating ownerrefs for {kind} {}: {}",
+                text(object, "/metadata/name"),
+                crate::api_error::message(&e)
+            )
+        })?;
+        uids.insert(csv, owner.uid().unwrap_or_default());
     }
+    olm_v0::ownerrefs::set_csv_uids(object, |csv| uids.get(csv).cloned().unwrap_or_default());
     Ok(())
 }
 
