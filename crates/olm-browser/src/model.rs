@@ -10,7 +10,6 @@ use olm_catalog::Catalog;
 use olm_catalog::property::TypedProperty;
 use olm_resolve::{CatalogInput, Content, ContentIndex};
 use olm_version::VersionRelease;
-use serde_json::Value;
 
 /// Where a catalog comes from and how it is served.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -306,23 +305,6 @@ impl PackageView {
     }
 }
 
-/// The CSV metadata of a bundle: its `olm.csv.metadata`, else built from the CSV among its
-/// `olm.bundle.object` properties as the migration builds it.
-fn csv_metadata(b: &olm_catalog::model::Bundle) -> Option<Value> {
-    b.csv_metadata().or_else(|| {
-        let csv = b.csv_object().ok().flatten()?;
-        Some(olm_catalog::property::CsvMetadata::from_csv(&csv))
-    })
-}
-
-fn strings(v: &Value) -> Vec<String> {
-    v.as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|s| s.as_str().map(str::to_owned))
-        .collect()
-}
-
 fn bundle_view(b: &olm_catalog::model::Bundle) -> BundleView {
     let mut view = BundleView {
         name: b.name.as_str().to_owned(),
@@ -355,7 +337,7 @@ fn bundle_view(b: &olm_catalog::model::Bundle) -> BundleView {
             _ => {}
         }
     }
-    if let Some(m) = csv_metadata(b) {
+    if let Some(m) = b.csv_metadata_or_object() {
         for mode in m["installModes"].as_array().into_iter().flatten() {
             if let Some(t) = mode["type"].as_str() {
                 view.install_modes
@@ -387,60 +369,26 @@ fn gvk(g: &olm_catalog::property::Gvk) -> String {
 }
 
 /// Display name, provider, keywords, categories, capabilities, links, maintainers and (when the
-/// package has none) the description, from the head bundle's CSV metadata; then the search text.
+/// package has none) the description, from the head bundle ([`olm_catalog::card::Card`], which
+/// `olm search` reads too); then the search text.
 fn describe_from_head(p: &mut PackageView) {
     let head = p.head().map(|b| b.name.clone());
-    let meta = head.and_then(|h| {
-        p.content
-            .bundles()
-            .find(|b| b.name.as_str() == h)
-            .and_then(csv_metadata)
-    });
-    if let Some(m) = meta {
-        p.display_name = m["displayName"].as_str().unwrap_or_default().to_owned();
-        p.provider = m["provider"]["name"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned();
-        p.keywords = strings(&m["keywords"]);
-        let a = &m["annotations"];
-        p.categories = a["categories"]
-            .as_str()
-            .unwrap_or_default()
-            .split(',')
-            .map(str::trim)
-            .filter(|c| !c.is_empty())
-            .map(str::to_owned)
-            .collect();
-        p.capabilities = a["capabilities"].as_str().unwrap_or_default().to_owned();
-        p.summary = a["description"].as_str().unwrap_or_default().to_owned();
-        for l in m["links"].as_array().into_iter().flatten() {
-            p.links.push((
-                l["name"].as_str().unwrap_or_default().to_owned(),
-                l["url"].as_str().unwrap_or_default().to_owned(),
-            ));
-        }
-        for l in m["maintainers"].as_array().into_iter().flatten() {
-            p.maintainers.push((
-                l["name"].as_str().unwrap_or_default().to_owned(),
-                l["email"].as_str().unwrap_or_default().to_owned(),
-            ));
-        }
-        if p.description.is_empty() {
-            p.description = m["description"].as_str().unwrap_or_default().to_owned();
-        }
+    let card = head
+        .and_then(|h| p.content.bundles().find(|b| b.name.as_str() == h))
+        .map(olm_catalog::card::Card::of)
+        .unwrap_or_default();
+    p.haystack = card.haystack(&p.name);
+    p.display_name = card.display_name;
+    p.provider = card.provider;
+    p.keywords = card.keywords;
+    p.categories = card.categories;
+    p.capabilities = card.capabilities;
+    p.summary = card.summary;
+    p.links = card.links;
+    p.maintainers = card.maintainers;
+    if p.description.is_empty() {
+        p.description = card.description;
     }
-    p.haystack = [
-        p.name.as_str(),
-        &p.display_name,
-        &p.provider,
-        &p.keywords.join(" "),
-        &p.categories.join(" "),
-        &p.capabilities,
-        &p.summary,
-    ]
-    .join("\n")
-    .to_lowercase();
 }
 
 /// Compares names as people count: runs of digits by their value, the rest as text.

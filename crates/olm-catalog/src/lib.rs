@@ -11,6 +11,7 @@
 //! [`index::Index`]; [`write`] renders a catalog as opm JSON/YAML or catalogd's canonical JSONL.
 
 pub mod canonical;
+pub mod card;
 mod gotype;
 pub mod index;
 pub mod load;

@@ -512,6 +512,16 @@ impl Bundle {
             _ => None,
         })
     }
+
+    /// The bundle's CSV metadata for people: its `olm.csv.metadata`, else built from the CSV
+    /// among its `olm.bundle.object` properties as the `bundle-object-to-csv-metadata`
+    /// migration builds it (unmigrated catalogs carry only the CSV).
+    pub fn csv_metadata_or_object(&self) -> Option<serde_json::Value> {
+        self.csv_metadata().or_else(|| {
+            let csv = self.csv_object().ok().flatten()?;
+            Some(crate::property::CsvMetadata::from_csv(&csv))
+        })
+    }
 }
 
 /// One `relatedImages` entry of a bundle.

@@ -71,7 +71,18 @@ async fn search_install_list_describe_upgrade_uninstall() {
     assert!(err.contains(skipped), "{err}");
     assert_eq!(
         row(&all, "example-operator"),
-        ["example-operator", "examples", "stable", "0.2.0"],
+        // Display name and provider come from the head bundle's CSV (the example catalog
+        // carries it as an olm.bundle.object, with no olm.csv.metadata).
+        [
+            "example-operator",
+            "examples",
+            "Example",
+            "Operator",
+            "olm",
+            "examples",
+            "stable",
+            "0.2.0"
+        ],
         "{all}"
     );
     let versions = olm_ok(
@@ -96,8 +107,15 @@ async fn search_install_list_describe_upgrade_uninstall() {
     let (code, _, err) = olm(&["search", "nope", "--kubeconfig", &kc]);
     assert_eq!(code, 1);
     assert!(
-        err.contains("package \"nope\" was not found in any serving ClusterCatalog"),
+        err.contains("no package matches \"nope\" in any serving ClusterCatalog"),
         "{err}"
+    );
+    // A word that is not a package name searches: part of the name finds the package.
+    let found = olm_ok(&["search", "example", "--kubeconfig", &kc], None);
+    assert_eq!(
+        row(&found, "example-operator")[0],
+        "example-operator",
+        "{found}"
     );
 
     // Install pinned to 0.1.0, with an installer account made for the bundle.

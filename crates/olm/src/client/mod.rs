@@ -54,10 +54,19 @@ pub(crate) async fn connect(kubeconfig: Option<&PathBuf>) -> anyhow::Result<kube
 }
 
 /// Search the packages the cluster's catalogs serve.
+///
+/// Examples:
+///   olm search                      every package, one line each
+///   olm search postgres             packages matching a word, best match first
+///   olm search crunchy postgres     packages matching every word
+///   olm search cert-manager         one package: its channels and versions
 #[derive(clap::Args, Debug)]
+#[command(verbatim_doc_comment)]
 pub struct SearchArgs {
-    /// A package: show its channels and versions (default: every package, one line each).
-    package: Option<String>,
+    /// Words to look for in package names, display names, keywords, providers, categories and
+    /// descriptions; one word naming a package exactly shows that package's channels and
+    /// versions (default: every package, one line each).
+    words: Vec<String>,
     /// Only this ClusterCatalog.
     #[arg(long)]
     catalog: Option<String>,
@@ -183,36 +192,60 @@ async fn search_on(args: SearchArgs) -> anyhow::Result<ExitCode> {
     for s in &skipped {
         eprintln!("note: {s}");
     }
-    let mut found = Vec::new();
-    for cat in &catalogs {
-        let name = cat.name_any();
-        let content = content::content(&client, cat, args.package.as_deref()).await?;
-        found.extend(
-            view::summarize(&name, &content, args.package.as_deref())
-                .map_err(|e| anyhow!("catalog {}: {e}", quote(&name)))?,
-        );
+    // One word naming a package: that package's versions (only its blobs are fetched).
+    if let [package] = args.words.as_slice() {
+        let found = gather(&client, &catalogs, Some(package)).await?;
+        if !found.is_empty() {
+            return show(&found, args.output, true);
+        }
     }
-    found.sort_by(|a, b| (&a.name, &a.catalog).cmp(&(&b.name, &b.catalog)));
-    if let Some(p) = &args.package
-        && found.is_empty()
-    {
+    let found = view::ranked(gather(&client, &catalogs, None).await?, &args.words);
+    if found.is_empty() && !args.words.is_empty() {
         bail!(
-            "package {} was not found in {}",
-            quote(p),
+            "no package matches {} in {} (words are looked for in package names, display names, keywords, providers, categories and descriptions)",
+            quote(&args.words.join(" ")),
             match &args.catalog {
                 Some(c) => format!("ClusterCatalog {}", quote(c)),
                 None => "any serving ClusterCatalog".into(),
             }
         );
     }
-    if let Some(format) = args.output {
+    show(&found, args.output, false)
+}
+
+/// Every package (only `package`, when given) of `catalogs`, by name and catalog.
+async fn gather(
+    client: &kube::Client,
+    catalogs: &[ClusterCatalog],
+    package: Option<&str>,
+) -> anyhow::Result<Vec<view::PackageSummary>> {
+    let mut found = Vec::new();
+    for cat in catalogs {
+        let name = cat.name_any();
+        let content = content::content(client, cat, package).await?;
+        found.extend(
+            view::summarize(&name, &content, package)
+                .map_err(|e| anyhow!("catalog {}: {e}", quote(&name)))?,
+        );
+    }
+    found.sort_by(|a, b| (&a.name, &a.catalog).cmp(&(&b.name, &b.catalog)));
+    Ok(found)
+}
+
+/// Prints packages as asked: structured, one row per version (`versions`), or one per package.
+fn show(
+    found: &[view::PackageSummary],
+    output: Option<JsonOrYaml>,
+    versions: bool,
+) -> anyhow::Result<ExitCode> {
+    if let Some(format) = output {
         print_as(&found, format)?;
     } else if found.is_empty() {
         println!("No resources found");
-    } else if args.package.is_some() {
-        crate::output::print_table(&view::version_rows(&found))?;
+    } else if versions {
+        crate::output::print_table(&view::version_rows(found))?;
     } else {
-        crate::output::print_table(&view::package_rows(&found))?;
+        crate::output::print_table(&view::package_rows(found))?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -23,6 +23,9 @@ pub struct PackageSummary {
     /// The provider of that CSV, if any.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub provider: String,
+    /// What a word search looks in (that CSV's metadata), not printed.
+    #[serde(skip)]
+    pub card: olm_catalog::card::Card,
     /// The default channel.
     pub default_channel: String,
     /// The package's deprecation message, if deprecated.
@@ -78,10 +81,9 @@ pub fn summarize(
             .and_then(|dc| p.channels.get(dc))
             .and_then(|ch| ch.head().ok())
             .and_then(|h| p.bundles.get(h.name.as_str()));
-        let display_name = head_csv
-            .and_then(|b| b.bundle.csv_display_name())
+        let card = head_csv
+            .map(|b| olm_catalog::card::Card::of(b.bundle))
             .unwrap_or_default();
-        let provider = head_csv.map(|b| provider_of(b.bundle)).unwrap_or_default();
         let channels = p
             .channels
             .values()
@@ -117,8 +119,9 @@ pub fn summarize(
         out.push(PackageSummary {
             name: p.name.to_owned(),
             catalog: catalog_name.to_owned(),
-            display_name,
-            provider,
+            display_name: card.display_name.clone(),
+            provider: card.provider.clone(),
+            card,
             default_channel: p.default_channel.unwrap_or_default().to_owned(),
             deprecation: p.deprecation.map(str::to_owned),
             channels,
@@ -127,15 +130,21 @@ pub fn summarize(
     Ok(out)
 }
 
-/// `provider.name` of a bundle's `olm.csv.metadata` property.
-fn provider_of(b: &olm_catalog::Bundle) -> String {
-    b.csv_metadata()
-        .and_then(|m| {
-            m.pointer("/provider/name")
-                .and_then(serde_json::Value::as_str)
-                .map(str::to_owned)
-        })
-        .unwrap_or_default()
+/// The packages of `found` that match every one of `words`, best match first (then by name
+/// and catalog), by [`olm_catalog::card::Card::score`]: the search `olm search WORD…` does
+/// when no package is named exactly so.
+pub fn ranked(found: Vec<PackageSummary>, words: &[String]) -> Vec<PackageSummary> {
+    let words: Vec<String> = words.iter().map(|w| w.to_lowercase()).collect();
+    let mut scored: Vec<(u32, PackageSummary)> = found
+        .into_iter()
+        .filter_map(|p| Some((p.card.score(&p.name, &words)?, p)))
+        .collect();
+    scored.sort_by(|(sa, a), (sb, b)| {
+        sb.cmp(sa)
+            .then_with(|| a.name.cmp(&b.name))
+            .then_with(|| a.catalog.cmp(&b.catalog))
+    });
+    scored.into_iter().map(|(_, p)| p).collect()
 }
 
 /// The first line of a message, for a table cell.
@@ -828,6 +837,26 @@ mod tests {
 {"schema":"olm.bundle","package":"bar","name":"bar.v0.1.0","image":"r.example/bar:0.1.0","properties":[{"type":"olm.package","value":{"packageName":"bar","version":"0.1.0"}}]}
 {"schema":"olm.deprecations","package":"bar","entries":[{"reference":{"schema":"olm.package"},"message":"bar is no longer maintained\nuse foo"}]}
 "#;
+
+    /// `olm search WORD…`: every word must match; the provider finds foo, a word in no field
+    /// finds nothing, and the exact name ranks first.
+    #[test]
+    fn word_search_ranks_packages_by_where_the_words_are() {
+        let cat = olm_catalog::load::load_bytes(CATALOG.as_bytes(), "test").expect("catalog");
+        let all = summarize("operators", &cat, None).expect("summary");
+        let names = |words: &[&str]| -> Vec<String> {
+            let words: Vec<String> = words.iter().map(|w| (*w).to_owned()).collect();
+            ranked(all.clone(), &words)
+                .into_iter()
+                .map(|p| p.name)
+                .collect()
+        };
+        assert_eq!(names(&["inc."]), ["foo"]);
+        assert_eq!(names(&["FOO", "inc"]), ["foo"]);
+        assert_eq!(names(&["foo", "nowhere"]), Vec::<String>::new());
+        assert_eq!(names(&["ba"]), ["bar"]);
+        assert_eq!(names(&[]), ["bar", "foo"]);
+    }
 
     #[test]
     fn search_summarizes_packages_channels_versions_and_deprecations() {
