@@ -288,6 +288,39 @@ async fn search_install_list_describe_upgrade_uninstall() {
     assert!(err.contains("olm search example-operator"), "{err}");
     let (_, exts, _) = olm(&["list", "--kubeconfig", &kc]);
     assert!(!exts.contains("other"), "{exts}");
+    // A range the API server would refuse fails at once with its words, pointing at the syntax.
+    let (code, _, err) = olm(&[
+        "install",
+        "example-operator",
+        "--version",
+        "0.1.0 - 0.1.9",
+        "--kubeconfig",
+        &kc,
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("--version \"0.1.0 - 0.1.9\": spec.source.catalog.version: Invalid value")
+            && err.contains("docs/versions.md"),
+        "{err}"
+    );
+    // An upgrade to a channel the catalog does not have is resolved first: refused, and the
+    // extension is left as it was.
+    let (code, _, err) = olm(&[
+        "upgrade",
+        "example-operator",
+        "--channel",
+        "nosuchchannel",
+        "--kubeconfig",
+        &kc,
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("failed to upgrade extension \"example-operator\"")
+            && err.contains("nosuchchannel"),
+        "{err}"
+    );
+    let spec = olm_ok(&["list", "-o", "json", "--kubeconfig", &kc], None);
+    assert!(!spec.contains("nosuchchannel"), "{spec}");
 
     // Uninstall removes the extension and the installer account.
     let removed = olm_ok(

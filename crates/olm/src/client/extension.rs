@@ -233,7 +233,7 @@ async fn preview(
     let suggested_namespace = loaded
         .get(&(r.catalog.clone(), package))
         .and_then(|(cat, _)| cat.bundles().find(|b| b.name == r.bundle))
-        .and_then(olm_catalog::Bundle::csv_metadata)
+        .and_then(olm_catalog::Bundle::csv_metadata_or_object)
         .and_then(|m| {
             m.pointer(&format!(
                 "/annotations/{}",
@@ -390,28 +390,15 @@ fn merge_patch(target: &mut Value, patch: &Value) {
 async fn widen_installer(
     client: &kube::Client,
     ext: &ClusterExtension,
-    patch: &Value,
+    draft: &Value,
+    found: &Preview,
     sa: &str,
 ) -> anyhow::Result<usize> {
     let name = ext.name_any();
-    let mut draft = serde_json::to_value(ext)?;
-    merge_patch(&mut draft, patch);
     let config = draft
         .pointer("/spec/config/inline")
         .and_then(Value::as_object)
         .cloned();
-    let draft: ClusterExtension = serde_json::from_value(draft)?;
-    let installed = ext
-        .status
-        .as_ref()
-        .and_then(|s| s.install.as_ref())
-        .map(|i| Installed {
-            name: olm_catalog::BundleName::new(i.bundle.name.clone()),
-            version: i.bundle.version.clone(),
-            release: i.bundle.release.clone(),
-        });
-    let catalogs = list_catalogs(client, None).await?;
-    let found = preview(client, &catalogs, &draft, installed, &mut BTreeMap::new()).await?;
     let namespace = &ext.spec.namespace;
     let needed =
         installer_rules(client, &name, namespace, sa, &found.image, config.as_ref()).await?;
@@ -423,6 +410,32 @@ async fn widen_installer(
         }
     }
     Ok(added)
+}
+
+/// The bundle `ext` has installed, as the resolver takes it (upgrade edges start there).
+fn installed_of(ext: &ClusterExtension) -> Option<Installed> {
+    ext.status
+        .as_ref()
+        .and_then(|s| s.install.as_ref())
+        .map(|i| Installed {
+            name: olm_catalog::BundleName::new(i.bundle.name.clone()),
+            version: i.bundle.version.clone(),
+            release: i.bundle.release.clone(),
+        })
+}
+
+/// `--version` as the API server would admit it (the CRD's own check, with its words), so a
+/// range it would refuse fails before anything is resolved or written.
+fn check_version_flag(version: Option<&str>) -> anyhow::Result<()> {
+    match version.filter(|v| !v.is_empty()) {
+        Some(v) => olm_version::crd::check_version_range(v).map_err(|e| {
+            anyhow!(
+                "--version {}: {e} (the range syntax: docs/versions.md)",
+                quote(v)
+            )
+        }),
+        None => Ok(()),
+    }
 }
 
 /// The rules the installer roles of `ext` hold now, by scope.
@@ -569,6 +582,7 @@ pub fn install(args: InstallArgs) -> anyhow::Result<ExitCode> {
 }
 
 async fn install_on(args: InstallArgs) -> anyhow::Result<ExitCode> {
+    check_version_flag(args.version.as_deref())?;
     let client = args.conn.client().await?;
     let name = args.name.clone().unwrap_or_else(|| args.package.clone());
     if let Some(e) = olm_k8s::dns1123_subdomain_errors(&name).first() {
@@ -706,6 +720,7 @@ fn upgrade_patch(
 async fn upgrade_on(args: UpgradeArgs) -> anyhow::Result<ExitCode> {
     let client = args.conn.client().await?;
     let api: Api<ClusterExtension> = Api::all(client.clone());
+    check_version_flag(args.version.as_deref())?;
     let config = args.config.as_deref().map(read_config).transpose()?;
     let Some(patch) = upgrade_patch(args.version.as_deref(), &args.channels, config) else {
         bail!("nothing to change: give --version, --channel or --config");
@@ -714,8 +729,29 @@ async fn upgrade_on(args: UpgradeArgs) -> anyhow::Result<ExitCode> {
         .get_opt(&args.name)
         .await?
         .ok_or_else(|| anyhow!("extension {} not found", quote(&args.name)))?;
+    // Resolved as the controller will resolve it, before anything is written: a channel or
+    // range the catalogs cannot satisfy fails here with the resolver's words.
+    let mut draft = serde_json::to_value(&before)?;
+    merge_patch(&mut draft, &patch);
+    let proposed: ClusterExtension = serde_json::from_value(draft.clone())?;
+    let catalogs = list_catalogs(&client, None).await?;
+    let found = preview(
+        &client,
+        &catalogs,
+        &proposed,
+        installed_of(&before),
+        &mut BTreeMap::new(),
+    )
+    .await
+    .map_err(|e| {
+        anyhow!(
+            "failed to upgrade extension {}: {e}\nWhat to do: see which channels and versions the catalogs offer with `olm search {}`",
+            quote(&args.name),
+            before.spec.source.catalog.as_ref().map(|c| c.package_name.as_str()).unwrap_or_default()
+        )
+    })?;
     if let Some(sa) = own_installer(&client, &before).await? {
-        let added = widen_installer(&client, &before, &patch, &sa)
+        let added = widen_installer(&client, &before, &draft, &found, &sa)
             .await
             .map_err(|e| anyhow!("failed to upgrade extension {}: {e:#}", quote(&args.name)))?;
         if added > 0 {
