@@ -184,15 +184,9 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
                 ));
             }
             let b = load(&dir)?;
-            let config = match config {
-                Some(c) => match c.strip_prefix('@') {
-                    Some(path) => Some(
-                        std::fs::read_to_string(path).with_context(|| format!("reading {path}"))?,
-                    ),
-                    None => Some(c),
-                },
-                None => None,
-            };
+            let config = config
+                .map(|c| crate::sources::inline_or_file(&c).map(|(text, _)| text))
+                .transpose()?;
             let cert_provider = Option::<CertProvider>::from(cert_provider);
             let req = RenderRequest {
                 install_namespace,

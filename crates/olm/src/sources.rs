@@ -185,6 +185,27 @@ impl BundleRenderer for TemplateBundles {
     }
 }
 
+/// A flag's value as text: `@PATH` is the file's content (`@-` is stdin), anything else the
+/// value itself — the one rule of every flag that takes a document inline or from a file
+/// (`--config` of `olm install`, `olm upgrade` and `olm bundle render`). Returns the text and
+/// where it came from, for messages.
+pub(crate) fn inline_or_file(value: &str) -> anyhow::Result<(String, String)> {
+    match value.strip_prefix('@') {
+        Some("-") => {
+            let mut text = String::new();
+            io::stdin()
+                .read_to_string(&mut text)
+                .context("reading stdin")?;
+            Ok((text, "stdin".into()))
+        }
+        Some(path) => {
+            let text = std::fs::read_to_string(path).with_context(|| format!("reading {path}"))?;
+            Ok((text, path.to_owned()))
+        }
+        None => Ok((value.to_owned(), "the inline value".into())),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

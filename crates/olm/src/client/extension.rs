@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::io::IsTerminal as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -59,9 +59,10 @@ pub struct InstallArgs {
     /// bundle needs (pulls and renders the bundle here first).
     #[arg(long)]
     create_service_account: bool,
-    /// The extension's configuration: a YAML or JSON object (e.g. `watchNamespace: ops`).
+    /// The extension's configuration: a YAML or JSON object inline (`--config 'watchNamespace:
+    /// ops'`) or from a file (`--config @FILE`).
     #[arg(long)]
-    config: Option<PathBuf>,
+    config: Option<String>,
     #[command(flatten)]
     follow: Follow,
     #[command(flatten)]
@@ -87,12 +88,16 @@ pub struct UpgradeArgs {
     /// New version range ("" removes the range: any version of the channels).
     #[arg(short, long)]
     version: Option<String>,
-    /// New channels (repeat; replaces the current ones).
+    /// New channels (repeat; replaces the current ones; `-c ""` removes them: every channel).
     #[arg(short, long = "channel")]
     channels: Vec<String>,
-    /// New configuration: a YAML or JSON object.
+    /// New configuration, replacing the current one: a YAML or JSON object inline or @FILE.
+    #[arg(long, conflicts_with = "merge_config")]
+    config: Option<String>,
+    /// Configuration merged into the current one (keys given replace theirs, `key: null`
+    /// removes one): a YAML or JSON object inline or @FILE.
     #[arg(long)]
-    config: Option<PathBuf>,
+    merge_config: Option<String>,
     #[command(flatten)]
     follow: Follow,
     #[command(flatten)]
@@ -134,17 +139,20 @@ pub struct DescribeArgs {
     conn: Conn,
 }
 
-/// Reads `--config`: a YAML or JSON object.
-fn read_config(path: &Path) -> anyhow::Result<serde_json::Map<String, Value>> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+/// Reads `--config` (inline or `@FILE`, [`crate::sources::inline_or_file`]): a YAML or JSON
+/// object.
+fn read_config(value: &str) -> anyhow::Result<serde_json::Map<String, Value>> {
+    let (text, origin) = crate::sources::inline_or_file(value)?;
     match olm_goenc::yamlread::parse_document_with(&text, &Default::default())
-        .map_err(|e| anyhow!("{}: {e}", path.display()))?
+        .map_err(|e| anyhow!("--config ({origin}): {e}"))?
     {
         Value::Object(m) => Ok(m),
+        Value::String(s) if !value.starts_with('@') && Path::new(&s).is_file() => bail!(
+            "--config {}: the configuration must be an object; to read the file {s}, write --config @{s}",
+            quote(value)
+        ),
         other => bail!(
-            "{}: the configuration must be an object, not {}",
-            path.display(),
+            "--config ({origin}): the configuration must be an object, not {}",
             match other {
                 Value::Null => "empty",
                 Value::Array(_) => "a list",
@@ -688,11 +696,23 @@ pub fn upgrade(args: UpgradeArgs) -> anyhow::Result<ExitCode> {
         .map_err(readable)
 }
 
-/// The merge patch of `olm upgrade`, or `None` when no flag asks for a change.
+/// How `olm upgrade` changes the configuration.
+#[derive(Debug, Clone, PartialEq)]
+enum ConfigChange {
+    /// `--config`: the new configuration, whole.
+    Replace(serde_json::Map<String, Value>),
+    /// `--merge-config`: keys merged into the current configuration.
+    Merge(serde_json::Map<String, Value>),
+}
+
+/// The merge patch of `olm upgrade`, or `None` when no flag asks for a change. `current` is the
+/// extension's inline configuration now: a replacement sets every key it no longer has to null,
+/// since a merge patch would otherwise keep them. Channels `[""]` remove the channels.
 fn upgrade_patch(
     version: Option<&str>,
     channels: &[String],
-    config: Option<serde_json::Map<String, Value>>,
+    config: Option<ConfigChange>,
+    current: Option<&serde_json::Map<String, Value>>,
 ) -> Option<Value> {
     let mut catalog = serde_json::Map::new();
     if let Some(v) = version {
@@ -702,16 +722,34 @@ fn upgrade_patch(
         );
     }
     if !channels.is_empty() {
-        catalog.insert("channels".into(), json!(channels));
+        let named: Vec<&String> = channels.iter().filter(|c| !c.is_empty()).collect();
+        catalog.insert(
+            "channels".into(),
+            if named.is_empty() {
+                Value::Null
+            } else {
+                json!(named)
+            },
+        );
     }
     let mut spec = serde_json::Map::new();
     if !catalog.is_empty() {
         spec.insert("source".into(), json!({"catalog": catalog}));
     }
-    if let Some(config) = config {
+    let inline = match config {
+        Some(ConfigChange::Merge(map)) => Some(map),
+        Some(ConfigChange::Replace(mut map)) => {
+            for key in current.into_iter().flat_map(|c| c.keys()) {
+                map.entry(key.clone()).or_insert(Value::Null);
+            }
+            Some(map)
+        }
+        None => None,
+    };
+    if let Some(inline) = inline {
         spec.insert(
             "config".into(),
-            json!({"configType": "Inline", "inline": config}),
+            json!({"configType": "Inline", "inline": inline}),
         );
     }
     (!spec.is_empty()).then(|| json!({"spec": spec}))
@@ -721,14 +759,27 @@ async fn upgrade_on(args: UpgradeArgs) -> anyhow::Result<ExitCode> {
     let client = args.conn.client().await?;
     let api: Api<ClusterExtension> = Api::all(client.clone());
     check_version_flag(args.version.as_deref())?;
-    let config = args.config.as_deref().map(read_config).transpose()?;
-    let Some(patch) = upgrade_patch(args.version.as_deref(), &args.channels, config) else {
-        bail!("nothing to change: give --version, --channel or --config");
+    let config = match (&args.config, &args.merge_config) {
+        (Some(c), _) => Some(ConfigChange::Replace(read_config(c)?)),
+        (None, Some(c)) => Some(ConfigChange::Merge(read_config(c)?)),
+        (None, None) => None,
     };
     let before = api
         .get_opt(&args.name)
         .await?
         .ok_or_else(|| anyhow!("extension {} not found", quote(&args.name)))?;
+    let current = serde_json::to_value(&before.spec)?
+        .pointer("/config/inline")
+        .and_then(Value::as_object)
+        .cloned();
+    let Some(patch) = upgrade_patch(
+        args.version.as_deref(),
+        &args.channels,
+        config,
+        current.as_ref(),
+    ) else {
+        bail!("nothing to change: give --version, --channel, --config or --merge-config");
+    };
     // Resolved as the controller will resolve it, before anything is written: a channel or
     // range the catalogs cannot satisfy fails here with the resolver's words.
     let mut draft = serde_json::to_value(&before)?;
@@ -983,23 +1034,73 @@ mod tests {
 
     #[test]
     fn upgrade_changes_only_what_is_asked() {
-        assert_eq!(upgrade_patch(None, &[], None), None);
+        assert_eq!(upgrade_patch(None, &[], None, None), None);
         assert_eq!(
-            upgrade_patch(Some("1.2.x"), &[], None),
+            upgrade_patch(Some("1.2.x"), &[], None, None),
             Some(json!({"spec": {"source": {"catalog": {"version": "1.2.x"}}}}))
         );
         assert_eq!(
-            upgrade_patch(Some(""), &["fast".into()], None),
+            upgrade_patch(Some(""), &["fast".into()], None, None),
             Some(json!({"spec": {"source": {"catalog": {"version": null, "channels": ["fast"]}}}}))
         );
-        let mut config = serde_json::Map::new();
-        config.insert("watchNamespace".into(), json!("ops"));
+        // `-c ""` removes the channels.
         assert_eq!(
-            upgrade_patch(None, &[], Some(config)),
+            upgrade_patch(None, &[String::new()], None, None),
+            Some(json!({"spec": {"source": {"catalog": {"channels": null}}}}))
+        );
+        let map = |v: Value| v.as_object().cloned().expect("object");
+        let current = map(json!({"watchNamespace": "old", "logLevel": "debug"}));
+        // --config replaces: keys it does not name are removed.
+        assert_eq!(
+            upgrade_patch(
+                None,
+                &[],
+                Some(ConfigChange::Replace(map(json!({"watchNamespace": "ops"})))),
+                Some(&current)
+            ),
+            Some(
+                json!({"spec": {"config": {"configType": "Inline", "inline": {"watchNamespace": "ops", "logLevel": null}}}})
+            )
+        );
+        // --merge-config merges: only the keys given change.
+        assert_eq!(
+            upgrade_patch(
+                None,
+                &[],
+                Some(ConfigChange::Merge(map(json!({"watchNamespace": "ops"})))),
+                Some(&current)
+            ),
             Some(
                 json!({"spec": {"config": {"configType": "Inline", "inline": {"watchNamespace": "ops"}}}})
             )
         );
+    }
+
+    /// `--config` takes an object inline or `@FILE`, the rule `olm bundle render --config`
+    /// follows too; a bare file name is told how to read the file.
+    #[test]
+    fn config_is_inline_or_a_file() {
+        assert_eq!(
+            read_config("watchNamespace: ops").expect("inline YAML"),
+            json!({"watchNamespace": "ops"})
+                .as_object()
+                .cloned()
+                .expect("object")
+        );
+        let dir = tempfile::tempdir().expect("temp dir");
+        let file = dir.path().join("config.yaml");
+        std::fs::write(&file, "{\"watchNamespace\": \"ops\"}").expect("written");
+        let path = file.display().to_string();
+        assert_eq!(
+            read_config(&format!("@{path}")).expect("from the file")["watchNamespace"],
+            "ops"
+        );
+        let err = read_config(&path)
+            .expect_err("a bare path is a scalar")
+            .to_string();
+        assert!(err.contains(&format!("write --config @{path}")), "{err}");
+        let err = read_config("[1]").expect_err("a list").to_string();
+        assert!(err.contains("must be an object, not a list"), "{err}");
     }
 
     #[test]
