@@ -288,6 +288,43 @@ async fn search_install_list_describe_upgrade_uninstall() {
     assert!(err.contains("olm search example-operator"), "{err}");
     let (_, exts, _) = olm(&["list", "--kubeconfig", &kc]);
     assert!(!exts.contains("other"), "{exts}");
+    // A namespace that does not exist, or a named account that does not, fails before
+    // anything is created instead of leaving the controller to retry.
+    let (code, _, err) = olm(&[
+        "install",
+        "example-operator",
+        "--name",
+        "other",
+        "--namespace",
+        "no-such-namespace",
+        "--kubeconfig",
+        &kc,
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("namespace \"no-such-namespace\" does not exist")
+            && err.contains("--create-namespace"),
+        "{err}"
+    );
+    let (code, _, err) = olm(&[
+        "install",
+        "example-operator",
+        "--name",
+        "other",
+        "--namespace",
+        "example-system",
+        "--service-account",
+        "nobody",
+        "--kubeconfig",
+        &kc,
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("service account \"nobody\" not found in namespace \"example-system\""),
+        "{err}"
+    );
+    let (_, exts, _) = olm(&["list", "--kubeconfig", &kc]);
+    assert!(!exts.contains("other"), "{exts}");
     // A range the API server would refuse fails at once with its words, pointing at the syntax.
     let (code, _, err) = olm(&[
         "install",

@@ -548,6 +548,11 @@ async fn follow(
         Ok(Ok(())) => Ok(last),
         Ok(Err(e)) => Err(e),
         Err(_) => Ok(match last {
+            Progress::Working(what) if what == view::WAITING_FOR_OLM => Progress::Stuck {
+                reason: format!("no status after {timeout:?}"),
+                message: "OLM has not looked at the extension".into(),
+                advice: "is OLM running on the cluster? `kubectl -n olmv1-system get deployments,pods` shows it; `olm install-olm` installs it".into(),
+            },
             Progress::Working(what) => Progress::Stuck {
                 reason: format!("not done after {timeout:?}"),
                 advice: match what.split_once(": ") {
@@ -631,16 +636,41 @@ async fn install_on(args: InstallArgs) -> anyhow::Result<ExitCode> {
     for s in &found.skipped {
         eprintln!("note: {s}");
     }
-    if args.create_namespace || args.create_service_account {
-        let namespaces: Api<Namespace> = Api::all(client.clone());
-        if namespaces.get_metadata_opt(&namespace).await?.is_none() {
-            apply(
-                &client,
-                &json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}),
-            )
-            .await?;
-            eprintln!("namespace {} created", quote(&namespace));
+    // What will not fix itself is checked before anything is created: a missing namespace or
+    // ServiceAccount would only have the controller retry until the user acts.
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    let namespace_exists = namespaces.get_metadata_opt(&namespace).await?.is_some();
+    if !namespace_exists && !args.create_namespace && !args.create_service_account {
+        bail!(
+            "failed to install extension {}: namespace {} does not exist\nWhat to do: create it (`kubectl create namespace {namespace}`), add --create-namespace, or choose another with --namespace",
+            quote(&name),
+            quote(&namespace)
+        );
+    }
+    if let Some(sa) = args
+        .service_account
+        .as_deref()
+        .filter(|_| !args.create_service_account)
+        && namespace_exists
+    {
+        let accounts: Api<k8s_openapi::api::core::v1::ServiceAccount> =
+            Api::namespaced(client.clone(), &namespace);
+        if accounts.get_metadata_opt(sa).await?.is_none() {
+            bail!(
+                "failed to install extension {}: service account {} not found in namespace {}\nWhat to do: create it with the permissions the bundle needs, or use --create-service-account to have olm make one with exactly those",
+                quote(&name),
+                quote(sa),
+                quote(&namespace)
+            );
         }
+    }
+    if (args.create_namespace || args.create_service_account) && !namespace_exists {
+        apply(
+            &client,
+            &json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}),
+        )
+        .await?;
+        eprintln!("namespace {} created", quote(&namespace));
     }
     let service_account = match (&args.service_account, args.create_service_account) {
         (Some(sa), _) => Some(sa.clone()),

@@ -391,13 +391,14 @@ pub fn progress(ext: &ClusterExtension) -> Progress {
     let installed = condition(conds, "Installed").filter(current);
     let Some(progressing) = progressing else {
         return Progress::Working(if conds.is_empty() {
-            "waiting for OLM to pick it up (no status yet: is OLM running on the cluster?)"
-                .to_owned()
+            WAITING_FOR_OLM.to_owned()
         } else {
             "waiting for OLM to see the change".to_owned()
         });
     };
-    if progressing.status == "False" {
+    if progressing.status == "False"
+        || (progressing.reason == "Retrying" && needs_user(&progressing.message))
+    {
         let name = ext.name_any();
         return Progress::Stuck {
             reason: progressing.reason.clone(),
@@ -420,6 +421,23 @@ pub fn progress(ext: &ClusterExtension) -> Progress {
         ));
     }
     Progress::Working(format!("{}: {}", progressing.reason, progressing.message))
+}
+
+/// What following says while the extension has no status at all.
+pub const WAITING_FOR_OLM: &str = "waiting for OLM to pick it up";
+
+/// Whether a `Retrying` message names something only a person can change — a missing
+/// ServiceAccount or namespace, permissions the account lacks, an object another owner holds, an
+/// image or tag the registry does not have — so that following stops and says what to do
+/// instead of waiting out its timeout while the controller retries.
+pub fn needs_user(message: &str) -> bool {
+    let lower = message.to_ascii_lowercase();
+    (lower.contains("service account") && lower.contains("not found"))
+        || (lower.contains("namespaces") && lower.contains("not found"))
+        || lower.contains("pre-authorization failed")
+        || lower.contains("already exists and belongs to")
+        || lower.contains("manifest unknown")
+        || lower.contains("name unknown")
 }
 
 /// Whether `version` lies in the extension's version range (always, without one; a range or
@@ -457,6 +475,14 @@ pub fn advice(reason: &str, message: &str, name: &str, namespace: &str) -> Strin
     }
     if lower.contains("namespaces") && lower.contains("not found") {
         return format!("create namespace {namespace}, or install with --create-namespace");
+    }
+    if lower.contains("already exists and belongs to") {
+        return format!(
+            "the message names the object's owner and what to do; `olm uninstall {name}` removes this extension meanwhile"
+        );
+    }
+    if lower.contains("manifest unknown") || lower.contains("name unknown") {
+        return "the registry does not have that image or tag: check the catalog's image reference (`olm catalog list`)".to_owned();
     }
     if lower.contains("no bundles found") || lower.contains("failed to resolve") {
         return "see which channels and versions the catalogs offer with `olm search PACKAGE`, and change --channel/--version with `olm upgrade`".to_owned();
@@ -780,6 +806,49 @@ mod tests {
                 version: "0.6.0".into()
             }
         );
+    }
+
+    /// A Retrying message only a person can act on stops following (with advice); a
+    /// transient one keeps it going.
+    #[test]
+    fn retrying_on_what_only_a_person_can_fix_is_stuck() {
+        for (message, want) in [
+            (
+                "service account \"installer\" not found in namespace \"ops\"",
+                "stuck",
+            ),
+            ("namespaces \"ops\" not found", "stuck"),
+            (
+                "pre-authorization failed: service account requires the following permissions",
+                "stuck",
+            ),
+            (
+                "Object CustomResourceDefinition widgets.example.com already exists and belongs to ClusterExtension \"other\": uninstall it first.",
+                "stuck",
+            ),
+            (
+                "source catalog content: manifest unknown (MANIFEST_UNKNOWN)",
+                "stuck",
+            ),
+            (
+                "error getting service account: connection refused",
+                "working",
+            ),
+            ("waiting for the catalog to be served", "working"),
+        ] {
+            let e = with_conditions(
+                1,
+                serde_json::json!([cond("Progressing", "True", "Retrying", message, 1)]),
+            );
+            let got = match progress(&e) {
+                Progress::Working(_) => "working",
+                Progress::Done { .. } => "done",
+                Progress::Stuck { .. } => "stuck",
+            };
+            assert_eq!(got, want, "{message}");
+        }
+        let none = with_conditions(1, serde_json::json!([]));
+        assert_eq!(progress(&none), Progress::Working(WAITING_FOR_OLM.into()));
     }
 
     #[test]
