@@ -239,7 +239,8 @@ impl CatalogView {
                 p.bundles
                     .sort_by(|a, b| b.parsed.cmp(&a.parsed).then_with(|| a.name.cmp(&b.name)));
                 // stable-3.6 before stable-3.10, as people count.
-                p.channels.sort_by(|a, b| natural_order(&a.name, &b.name));
+                p.channels
+                    .sort_by(|a, b| olm_catalog::order::natural(&a.name, &b.name));
                 p.content = parts.remove(&p.name).unwrap_or_default();
                 describe_from_head(&mut p);
                 p
@@ -388,65 +389,5 @@ fn describe_from_head(p: &mut PackageView) {
     p.maintainers = card.maintainers;
     if p.description.is_empty() {
         p.description = card.description;
-    }
-}
-
-/// Compares names as people count: runs of digits by their value, the rest as text.
-fn natural_order(a: &str, b: &str) -> std::cmp::Ordering {
-    fn chunks(s: &str) -> Vec<(bool, &str)> {
-        let mut out = Vec::new();
-        let mut start = 0;
-        let bytes = s.as_bytes();
-        for i in 1..=bytes.len() {
-            if i == bytes.len() || bytes[i].is_ascii_digit() != bytes[start].is_ascii_digit() {
-                out.push((bytes[start].is_ascii_digit(), &s[start..i]));
-                start = i;
-            }
-        }
-        out
-    }
-    let (x, y) = (chunks(a), chunks(b));
-    for ((dx, cx), (dy, cy)) in x.iter().zip(y.iter()) {
-        let order = if *dx && *dy {
-            let (tx, ty) = (cx.trim_start_matches('0'), cy.trim_start_matches('0'));
-            tx.len().cmp(&ty.len()).then_with(|| tx.cmp(ty))
-        } else {
-            cx.cmp(cy)
-        };
-        if order.is_ne() {
-            return order;
-        }
-    }
-    x.len().cmp(&y.len()).then_with(|| a.cmp(b))
-}
-
-#[cfg(test)]
-mod natural_tests {
-    use super::natural_order;
-
-    #[test]
-    fn numbers_count_by_value() {
-        let mut names = vec![
-            "stable-3.10",
-            "stable-3.6",
-            "alpha",
-            "stable-3.9",
-            "stable",
-            "v10",
-            "v9",
-        ];
-        names.sort_by(|a, b| natural_order(a, b));
-        assert_eq!(
-            names,
-            [
-                "alpha",
-                "stable",
-                "stable-3.6",
-                "stable-3.9",
-                "stable-3.10",
-                "v9",
-                "v10"
-            ]
-        );
     }
 }

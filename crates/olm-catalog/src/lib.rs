@@ -17,6 +17,7 @@ pub mod index;
 pub mod load;
 pub mod migrate;
 pub mod model;
+pub mod order;
 pub mod property;
 pub mod stream;
 pub mod validate;

@@ -315,7 +315,7 @@ fn list(cmd: ListCommand) -> anyhow::Result<ExitCode> {
         ListCommand::Channels { .. } => {
             rows.push(vec!["PACKAGE".into(), "CHANNEL".into(), "HEAD".into()]);
             for p in pkgs {
-                for ch in p.channels.values() {
+                for ch in in_natural_order(p) {
                     let head = match ch.head() {
                         Ok(h) => h.name.to_string(),
                         Err(e) => format!("ERROR: {e}"),
@@ -340,7 +340,7 @@ fn list(cmd: ListCommand) -> anyhow::Result<ExitCode> {
                 .collect(),
             );
             for p in pkgs {
-                for ch in p.channels.values() {
+                for ch in in_natural_order(p) {
                     for (name, e) in &ch.entries {
                         let image = p
                             .bundles
@@ -352,7 +352,7 @@ fn list(cmd: ListCommand) -> anyhow::Result<ExitCode> {
                             ch.name.to_owned(),
                             name.to_string(),
                             e.replaces.clone(),
-                            e.skips.join(","),
+                            skips_cell(&e.skips),
                             e.skip_range.clone(),
                             image,
                         ]);
@@ -363,6 +363,31 @@ fn list(cmd: ListCommand) -> anyhow::Result<ExitCode> {
     }
     crate::output::print_table(&rows)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// A package's channels as people count them (`v25.3` before `v25.10`).
+fn in_natural_order<'a>(
+    p: &'a olm_catalog::index::PackageNode<'a>,
+) -> Vec<&'a olm_catalog::index::ChannelNode<'a>> {
+    let mut channels: Vec<_> = p.channels.values().collect();
+    channels.sort_by(|a, b| olm_catalog::order::natural(a.name, b.name));
+    channels
+}
+
+/// How many skipped bundles a table cell names before it counts the rest.
+const SKIPS_SHOWN: usize = 3;
+
+/// The SKIPS cell: up to [`SKIPS_SHOWN`] names, then how many more, so that one bundle
+/// skipping hundreds (the certified catalog has them) does not pad every row of the table.
+fn skips_cell(skips: &[String]) -> String {
+    if skips.len() <= SKIPS_SHOWN {
+        return skips.join(",");
+    }
+    format!(
+        "{},… (+{} more)",
+        skips[..SKIPS_SHOWN].join(","),
+        skips.len() - SKIPS_SHOWN
+    )
 }
 
 fn init(
@@ -399,4 +424,34 @@ fn init(
     write::write(&cat, format, &mut out)?;
     crate::output::ignore_broken_pipe(io::stdout().write_all(&out))?;
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn skips_are_named_up_to_three_then_counted() {
+        let names = |n: usize| -> Vec<String> { (1..=n).map(|i| format!("p.v{i}")).collect() };
+        assert_eq!(skips_cell(&[]), "");
+        assert_eq!(skips_cell(&names(3)), "p.v1,p.v2,p.v3");
+        assert_eq!(skips_cell(&names(15)), "p.v1,p.v2,p.v3,… (+12 more)");
+    }
+
+    #[test]
+    fn channels_are_listed_as_people_count() {
+        let text = r#"{"schema":"olm.package","name":"p","defaultChannel":"v25.3"}
+{"schema":"olm.channel","package":"p","name":"v25.10","entries":[{"name":"p.v2"}]}
+{"schema":"olm.channel","package":"p","name":"v25.3","entries":[{"name":"p.v1"}]}
+{"schema":"olm.bundle","package":"p","name":"p.v1","image":"i1","properties":[{"type":"olm.package","value":{"packageName":"p","version":"1.0.0"}}]}
+{"schema":"olm.bundle","package":"p","name":"p.v2","image":"i2","properties":[{"type":"olm.package","value":{"packageName":"p","version":"2.0.0"}}]}
+"#;
+        let cat = olm_catalog::load::load_bytes(text.as_bytes(), "t").expect("catalog");
+        let idx = olm_catalog::build_index(&cat).expect("index");
+        let names: Vec<&str> = in_natural_order(&idx.packages["p"])
+            .iter()
+            .map(|c| c.name)
+            .collect();
+        assert_eq!(names, ["v25.3", "v25.10"]);
+    }
 }
