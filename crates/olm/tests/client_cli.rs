@@ -325,6 +325,30 @@ async fn search_install_list_describe_upgrade_uninstall() {
     );
     let (_, exts, _) = olm(&["list", "--kubeconfig", &kc]);
     assert!(!exts.contains("other"), "{exts}");
+    // A dry run resolves and prints the extension it would create, with the catalog chosen.
+    let printed = olm_ok(
+        &[
+            "install",
+            "example-operator",
+            "--name",
+            "other",
+            "--namespace",
+            "example-system",
+            "--catalog",
+            "examples",
+            "--dry-run",
+            "--kubeconfig",
+            &kc,
+        ],
+        None,
+    );
+    assert!(
+        printed.contains("kind: ClusterExtension")
+            && printed.contains("olm.operatorframework.io/metadata.name: examples"),
+        "{printed}"
+    );
+    let (_, exts, _) = olm(&["list", "--kubeconfig", &kc]);
+    assert!(!exts.contains("other"), "{exts}");
     // A range the API server would refuse fails at once with its words, pointing at the syntax.
     let (code, _, err) = olm(&[
         "install",

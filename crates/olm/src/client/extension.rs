@@ -63,10 +63,82 @@ pub struct InstallArgs {
     /// ops'`) or from a file (`--config @FILE`).
     #[arg(long)]
     config: Option<String>,
+    /// Only this ClusterCatalog (settles a package served by several catalogs at one priority).
+    #[arg(long, conflicts_with = "catalog_selector")]
+    catalog: Option<String>,
+    /// Only the ClusterCatalogs whose labels match (kubectl's selector syntax: `k=v`, `k in (a,b)`,
+    /// `!k`, …).
+    #[arg(long)]
+    catalog_selector: Option<String>,
+    /// Whether the catalog's upgrade edges are enforced (CatalogProvided) or any newer version
+    /// may follow (SelfCertified).
+    #[arg(long, value_enum)]
+    upgrade_constraint_policy: Option<ConstraintPolicy>,
+    /// Whether CRD upgrades are checked for safety before they are applied.
+    #[arg(long, value_enum)]
+    crd_upgrade_safety_enforcement: Option<SafetyEnforcement>,
+    /// Resolve and print the ClusterExtension that would be created (-o yaml|json), creating
+    /// nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// With --dry-run: the output format (default: yaml).
+    #[arg(short, long, value_enum, requires = "dry_run")]
+    output: Option<JsonOrYaml>,
     #[command(flatten)]
     follow: Follow,
     #[command(flatten)]
     conn: Conn,
+}
+
+/// `spec.source.catalog.upgradeConstraintPolicy`, as spelled in the API.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+#[value(rename_all = "verbatim")]
+enum ConstraintPolicy {
+    CatalogProvided,
+    SelfCertified,
+}
+
+/// `spec.install.preflight.crdUpgradeSafety.enforcement`, as spelled in the API.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+#[value(rename_all = "verbatim")]
+enum SafetyEnforcement {
+    Strict,
+    None,
+}
+
+/// The label every ClusterCatalog carries with its own name (set by OLM's admission webhook).
+const CATALOG_NAME_LABEL: &str = "olm.operatorframework.io/metadata.name";
+
+/// `spec.source.catalog.selector` from `--catalog` or `--catalog-selector`.
+fn catalog_selector(args: &InstallArgs) -> anyhow::Result<Option<Value>> {
+    if let Some(name) = &args.catalog {
+        return Ok(Some(json!({"matchLabels": {CATALOG_NAME_LABEL: name}})));
+    }
+    let Some(text) = &args.catalog_selector else {
+        return Ok(None);
+    };
+    let sel = olm_k8s::LabelSelector::parse(text)
+        .and_then(|s| s.validate().map(|()| s))
+        .map_err(|e| anyhow!("--catalog-selector {}: {e}", quote(text)))?;
+    let mut out = serde_json::Map::new();
+    if !sel.match_labels.is_empty() {
+        out.insert("matchLabels".into(), json!(sel.match_labels));
+    }
+    if !sel.match_expressions.is_empty() {
+        let exprs: Vec<Value> = sel
+            .match_expressions
+            .iter()
+            .map(|r| {
+                let mut e = json!({"key": r.key, "operator": r.operator.to_string()});
+                if !r.values.is_empty() {
+                    e["values"] = json!(r.values);
+                }
+                e
+            })
+            .collect();
+        out.insert("matchExpressions".into(), json!(exprs));
+    }
+    Ok(Some(Value::Object(out)))
 }
 
 /// Whether and how long a change is followed.
@@ -169,6 +241,7 @@ fn extension_object(
     namespace: &str,
     service_account: Option<&str>,
     config: Option<serde_json::Map<String, Value>>,
+    selector: Option<&Value>,
 ) -> Value {
     let mut catalog = json!({"packageName": args.package});
     if let Some(v) = args.version.as_deref().filter(|v| !v.is_empty()) {
@@ -177,10 +250,25 @@ fn extension_object(
     if !args.channels.is_empty() {
         catalog["channels"] = json!(args.channels);
     }
+    if let Some(selector) = selector {
+        catalog["selector"] = selector.clone();
+    }
+    if let Some(policy) = args.upgrade_constraint_policy {
+        catalog["upgradeConstraintPolicy"] = json!(match policy {
+            ConstraintPolicy::CatalogProvided => "CatalogProvided",
+            ConstraintPolicy::SelfCertified => "SelfCertified",
+        });
+    }
     let mut spec = json!({
         "namespace": namespace,
         "source": {"sourceType": "Catalog", "catalog": catalog},
     });
+    if let Some(enforcement) = args.crd_upgrade_safety_enforcement {
+        spec["install"] = json!({"preflight": {"crdUpgradeSafety": {"enforcement": match enforcement {
+            SafetyEnforcement::Strict => "Strict",
+            SafetyEnforcement::None => "None",
+        }}}});
+    }
     if let Some(sa) = service_account {
         spec["serviceAccount"] = json!({"name": sa});
     }
@@ -602,6 +690,7 @@ async fn install_on(args: InstallArgs) -> anyhow::Result<ExitCode> {
         bail!("invalid extension name {}: {e}", quote(&name));
     }
     let config = args.config.as_deref().map(read_config).transpose()?;
+    let selector = catalog_selector(&args)?;
     let catalogs = list_catalogs(&client, None).await?;
     // What the catalogs offer now: the namespace default and the RBAC come from that bundle.
     let draft: ClusterExtension = serde_json::from_value(extension_object(
@@ -610,15 +699,27 @@ async fn install_on(args: InstallArgs) -> anyhow::Result<ExitCode> {
         "default",
         None,
         config.clone(),
+        selector.as_ref(),
     ))?;
     let mut loaded = BTreeMap::new();
     let found = preview(&client, &catalogs, &draft, None, &mut loaded)
         .await
         .map_err(|e| {
+            let what_to_do = if e
+                .to_string()
+                .contains("in multiple catalogs with the same priority")
+            {
+                "choose one catalog with --catalog NAME (or several with --catalog-selector)"
+                    .to_owned()
+            } else {
+                format!(
+                    "see which channels and versions the catalogs offer with `olm search {}`",
+                    args.package
+                )
+            };
             anyhow!(
-                "failed to install extension {}: {e}\nWhat to do: see which channels and versions the catalogs offer with `olm search {}`",
-                quote(&name),
-                args.package
+                "failed to install extension {}: {e}\nWhat to do: {what_to_do}",
+                quote(&name)
             )
         })?;
     let namespace = args
@@ -635,6 +736,24 @@ async fn install_on(args: InstallArgs) -> anyhow::Result<ExitCode> {
     );
     for s in &found.skipped {
         eprintln!("note: {s}");
+    }
+    let service_account = match (&args.service_account, args.create_service_account) {
+        (Some(sa), _) => Some(sa.clone()),
+        (None, true) => Some(rbac::installer_name(&name)),
+        (None, false) => None,
+    };
+    if args.dry_run {
+        let obj = extension_object(
+            &name,
+            &args,
+            &namespace,
+            service_account.as_deref(),
+            config,
+            selector.as_ref(),
+        );
+        print_as(&obj, args.output.unwrap_or(JsonOrYaml::Yaml))?;
+        eprintln!("dry run: nothing was created");
+        return Ok(ExitCode::SUCCESS);
     }
     // What will not fix itself is checked before anything is created: a missing namespace or
     // ServiceAccount would only have the controller retry until the user acts.
@@ -672,11 +791,6 @@ async fn install_on(args: InstallArgs) -> anyhow::Result<ExitCode> {
         .await?;
         eprintln!("namespace {} created", quote(&namespace));
     }
-    let service_account = match (&args.service_account, args.create_service_account) {
-        (Some(sa), _) => Some(sa.clone()),
-        (None, true) => Some(rbac::installer_name(&name)),
-        (None, false) => None,
-    };
     if args.create_service_account
         && let Some(sa) = &service_account
     {
@@ -700,6 +814,7 @@ async fn install_on(args: InstallArgs) -> anyhow::Result<ExitCode> {
         &namespace,
         service_account.as_deref(),
         config,
+        selector.as_ref(),
     ))?;
     let api: Api<ClusterExtension> = Api::all(client.clone());
     match api.create(&PostParams::default(), &obj).await {
@@ -1156,6 +1271,7 @@ mod tests {
             "argocd",
             Some("argocd-installer"),
             None,
+            None,
         );
         assert_eq!(
             v["spec"],
@@ -1165,5 +1281,59 @@ mod tests {
         );
         let ext: ClusterExtension = serde_json::from_value(v).expect("a valid ClusterExtension");
         assert_eq!(ext.name_any(), "argocd");
+    }
+
+    /// The flags kubectl-operator users have: one catalog or a selector, the upgrade
+    /// constraint policy and the CRD upgrade safety enforcement, in the API's spelling.
+    #[test]
+    fn catalog_choice_and_policies_go_into_the_spec() {
+        use clap::Parser;
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            args: InstallArgs,
+        }
+        let parse = |extra: &[&str]| {
+            let mut argv = vec!["olm", "p"];
+            argv.extend_from_slice(extra);
+            Cli::try_parse_from(argv).expect("parse").args
+        };
+        let args = parse(&[
+            "--catalog",
+            "certified",
+            "--upgrade-constraint-policy",
+            "SelfCertified",
+            "--crd-upgrade-safety-enforcement",
+            "None",
+        ]);
+        let selector = catalog_selector(&args).expect("selector");
+        let v = extension_object("p", &args, "ns", None, None, selector.as_ref());
+        assert_eq!(
+            v["spec"]["source"]["catalog"],
+            json!({"packageName": "p", "upgradeConstraintPolicy": "SelfCertified",
+                "selector": {"matchLabels": {"olm.operatorframework.io/metadata.name": "certified"}}})
+        );
+        assert_eq!(
+            v["spec"]["install"],
+            json!({"preflight": {"crdUpgradeSafety": {"enforcement": "None"}}})
+        );
+        let args = parse(&["--catalog-selector", "tier=gold,source in (a,b),!beta"]);
+        assert_eq!(
+            catalog_selector(&args).expect("selector"),
+            Some(
+                json!({"matchLabels": {"tier": "gold"}, "matchExpressions": [
+                {"key": "source", "operator": "In", "values": ["a", "b"]},
+                {"key": "beta", "operator": "DoesNotExist"}]})
+            )
+        );
+        let args = parse(&["--catalog-selector", "a in (b"]);
+        let err = catalog_selector(&args).expect_err("unbalanced").to_string();
+        assert!(err.starts_with("--catalog-selector \"a in (b\": "), "{err}");
+        // --output only with --dry-run; --catalog and --catalog-selector exclude each other.
+        assert!(Cli::try_parse_from(["olm", "p", "-o", "yaml"]).is_err());
+        assert!(
+            Cli::try_parse_from(["olm", "p", "--catalog", "a", "--catalog-selector", "b=c"])
+                .is_err()
+        );
     }
 }
