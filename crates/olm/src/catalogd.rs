@@ -105,16 +105,71 @@ async fn kube_client(kubeconfig: Option<&PathBuf>) -> anyhow::Result<kube::Clien
 
 /// The configuration of `--kubeconfig`, else the in-cluster or default one.
 pub(crate) async fn kube_config(kubeconfig: Option<&PathBuf>) -> anyhow::Result<kube::Config> {
-    let config = match kubeconfig {
-        Some(path) => {
-            let kc = kube::config::Kubeconfig::read_from(path)
-                .with_context(|| format!("reading {}", path.display()))?;
-            kube::Config::from_custom_kubeconfig(kc, &kube::config::KubeConfigOptions::default())
-                .await?
-        }
-        None => kube::Config::infer().await?,
+    kube_config_in(kubeconfig, None).await
+}
+
+/// The cluster connection as kubectl finds it: `--kubeconfig`, else every file `$KUBECONFIG`
+/// lists (merged, first wins; files that do not exist are passed over, as kubectl passes
+/// them over), else `~/.kube/config`, else the in-cluster account; `context` (`--context`)
+/// instead of the current context. When nothing is found the error names every place looked
+/// at, once.
+pub(crate) async fn kube_config_in(
+    kubeconfig: Option<&PathBuf>,
+    context: Option<&str>,
+) -> anyhow::Result<kube::Config> {
+    use kube::config::{KubeConfigOptions, Kubeconfig};
+    let options = KubeConfigOptions {
+        context: context.map(str::to_owned),
+        ..KubeConfigOptions::default()
     };
-    Ok(config)
+    let read = |path: &std::path::Path| {
+        Kubeconfig::read_from(path).with_context(|| format!("reading {}", path.display()))
+    };
+    let file = match kubeconfig {
+        Some(path) => Some(read(path)?),
+        None => match std::env::var_os("KUBECONFIG").filter(|v| !v.is_empty()) {
+            Some(list) => {
+                let listed: Vec<PathBuf> = std::env::split_paths(&list)
+                    .filter(|p| !p.as_os_str().is_empty())
+                    .collect();
+                let mut merged: Option<Kubeconfig> = None;
+                for path in listed.iter().filter(|p| p.exists()) {
+                    let next = read(path)?;
+                    merged = Some(match merged {
+                        Some(m) => m.merge(next)?,
+                        None => next,
+                    });
+                }
+                if merged.is_none() {
+                    anyhow::bail!(
+                        "no kubeconfig: none of the files $KUBECONFIG lists exists ({})",
+                        listed
+                            .iter()
+                            .map(|p| p.display().to_string())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    );
+                }
+                merged
+            }
+            None => {
+                let home =
+                    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".kube").join("config"));
+                match home.filter(|p| p.exists()) {
+                    Some(path) => Some(read(&path)?),
+                    None => None,
+                }
+            }
+        },
+    };
+    match file {
+        Some(kc) => Ok(kube::Config::from_custom_kubeconfig(kc, &options).await?),
+        None => kube::Config::incluster().map_err(|_| {
+            anyhow::anyhow!(
+                "no kubeconfig: ~/.kube/config does not exist, $KUBECONFIG is not set and this is not a pod in a cluster (give --kubeconfig FILE)"
+            )
+        }),
+    }
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {

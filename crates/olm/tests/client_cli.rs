@@ -325,6 +325,33 @@ async fn search_install_list_describe_upgrade_uninstall() {
     );
     let (_, exts, _) = olm(&["list", "--kubeconfig", &kc]);
     assert!(!exts.contains("other"), "{exts}");
+    // kubectl's habits: a $KUBECONFIG list with a file that does not exist is read as kubectl
+    // reads it (the missing one passed over); --context picks a context, and one the
+    // kubeconfig lacks is named.
+    let listed = Command::new(env!("CARGO_BIN_EXE_olm"))
+        .args(["list"])
+        .env("KUBECONFIG", format!("/nonexistent/kubeconfig:{kc}"))
+        .output()
+        .unwrap();
+    assert!(
+        listed.status.success()
+            && String::from_utf8_lossy(&listed.stdout).contains("example-operator"),
+        "{}",
+        String::from_utf8_lossy(&listed.stderr)
+    );
+    let none = Command::new(env!("CARGO_BIN_EXE_olm"))
+        .args(["list"])
+        .env("KUBECONFIG", "/nonexistent/a:/nonexistent/b")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&none.stderr);
+    assert!(
+        err.contains("none of the files $KUBECONFIG lists exists (/nonexistent/a, /nonexistent/b)"),
+        "{err}"
+    );
+    let (code, _, err) = olm(&["list", "--context", "nosuch", "--kubeconfig", &kc]);
+    assert_eq!(code, 1);
+    assert!(err.contains("nosuch"), "{err}");
     // A dry run resolves and prints the extension it would create, with the catalog chosen.
     let printed = olm_ok(
         &[

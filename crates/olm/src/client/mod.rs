@@ -30,17 +30,20 @@ pub use extension::{
     uninstall, upgrade,
 };
 
-/// How to reach the cluster.
+/// How to reach the cluster, as kubectl is told.
 #[derive(clap::Args, Debug, Clone)]
 pub struct Conn {
     /// Kubeconfig to use instead of $KUBECONFIG or ~/.kube/config.
     #[arg(long)]
     kubeconfig: Option<PathBuf>,
+    /// The kubeconfig context to use instead of its current one.
+    #[arg(long)]
+    context: Option<String>,
 }
 
 impl Conn {
     async fn client(&self) -> anyhow::Result<kube::Client> {
-        connect(self.kubeconfig.as_ref()).await
+        connect_to(self.kubeconfig.as_ref(), self.context.as_deref()).await
     }
 }
 
@@ -48,7 +51,15 @@ impl Conn {
 /// fail at once with the server's message instead of being retried with a backoff that can
 /// grow to minutes (the client library's default) — the person decides whether to run it again.
 pub(crate) async fn connect(kubeconfig: Option<&PathBuf>) -> anyhow::Result<kube::Client> {
-    let mut config = crate::catalogd::kube_config(kubeconfig).await?;
+    connect_to(kubeconfig, None).await
+}
+
+/// [`connect`] with a kubeconfig context other than the current one.
+async fn connect_to(
+    kubeconfig: Option<&PathBuf>,
+    context: Option<&str>,
+) -> anyhow::Result<kube::Client> {
+    let mut config = crate::catalogd::kube_config_in(kubeconfig, context).await?;
     config.default_retry = false;
     Ok(kube::Client::try_from(config)?)
 }
