@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -204,5 +205,22 @@ func TestCheckGinkgo(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Ginkgo matches --skip against "<suite description> <spec full text>"
+// (ginkgo/v2/internal/focus.go); the expression skips exactly the listed specs.
+func TestSkipExpressionMatchesWholeSpecTexts(t *testing.T) {
+	re := regexp.MustCompile(skipExpression([]string{regexp.QuoteMeta("A b (c)"), regexp.QuoteMeta("D e")}))
+	for text, want := range map[string]bool{
+		"End-to-end A b (c)":   true,
+		"End-to-end D e":       true,
+		"End-to-end A b (c) x": false,
+		"End-to-end XA b (c)":  false,
+		"End-to-end D e f":     false,
+	} {
+		if got := re.MatchString(text); got != want {
+			t.Errorf("%q: matched %v, want %v", text, got, want)
+		}
 	}
 }
