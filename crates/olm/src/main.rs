@@ -44,8 +44,11 @@ enum Cli {
     /// Build, push and pull catalog and bundle images.
     #[command(subcommand)]
     Image(image::Command),
-    /// Run OLM v1 on a cluster: the catalog server and the ClusterCatalog, ClusterExtension and
-    /// ClusterObjectSet controllers, in one process.
+    /// Run OLM on a cluster: v1 and v0 in one process (--olm picks one)
+    ///
+    /// OLM v1: the catalog server and the ClusterCatalog, ClusterExtension and
+    /// ClusterObjectSet controllers; OLM v0: the CatalogSource, Subscription, InstallPlan, CSV
+    /// and OperatorGroup controllers and the PackageManifest API.
     Run(run::Args),
     /// Serve ClusterCatalogs: pull catalog images and serve their content over HTTP.
     Catalogd(catalogd::Args),
@@ -57,7 +60,7 @@ enum Cli {
     Crd(bundle::CrdCommand),
     /// Which bundle a ClusterExtension would get from a set of catalogs, and why.
     Resolve(resolve::Args),
-    /// Search the packages the cluster's catalogs serve: channels, versions, deprecations.
+    /// Search the packages the cluster's catalogs serve, or show one package's versions
     Search(client::SearchArgs),
     /// Install a package from the cluster's catalogs as a ClusterExtension and follow it.
     Install(client::InstallArgs),
@@ -69,10 +72,11 @@ enum Cli {
     List(client::ListArgs),
     /// Show one extension: conditions, revisions, objects, and why it is not progressing.
     Describe(client::DescribeArgs),
-    /// Install OLM v1 on a cluster (the manifests of install.yaml, applied server-side) and
-    /// wait until it is ready.
+    /// Install OLM on a cluster and wait until it is ready
+    ///
+    /// The manifests of install.yaml, applied server-side: OLM v1, or both OLMs with --olm both.
     InstallOlm(install_olm::InstallArgs),
-    /// Remove OLM v1 from a cluster; its CRDs and their objects stay unless asked.
+    /// Remove OLM from a cluster; its CRDs and their objects stay unless asked.
     UninstallOlm(install_olm::UninstallArgs),
 }
 

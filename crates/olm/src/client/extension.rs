@@ -32,6 +32,11 @@ const SUGGESTED_NAMESPACE: &str = "operatorframework.io/suggested-namespace";
 
 /// Install a package from the cluster's catalogs and follow it until it is installed.
 #[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:
+  olm install cert-manager --create-service-account
+  olm install argocd-operator -c alpha -v 0.6.x -n argocd --create-namespace
+  olm install etcd --catalog operatorhubio --config 'watchNamespace: apps'
+  olm install etcd --dry-run -o yaml     print the ClusterExtension, create nothing")]
 pub struct InstallArgs {
     /// The package to install.
     package: String,
@@ -154,6 +159,11 @@ struct Follow {
 
 /// Change an installed extension's version range, channels or configuration, and follow it.
 #[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:
+  olm upgrade cert-manager -v 1.15.x
+  olm upgrade argocd -c alpha -c beta
+  olm upgrade argocd -v \"\"            remove the version range
+  olm upgrade etcd --merge-config 'watchNamespace: ops'")]
 pub struct UpgradeArgs {
     /// The ClusterExtension.
     name: String,
@@ -178,6 +188,9 @@ pub struct UpgradeArgs {
 
 /// Remove an extension: what it installed goes with it, its CRDs and their objects included.
 #[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:
+  olm uninstall cert-manager
+  olm uninstall cert-manager --timeout 10m")]
 pub struct UninstallArgs {
     /// The ClusterExtension.
     name: String,
@@ -190,6 +203,9 @@ pub struct UninstallArgs {
 
 /// List installed extensions with their bundle, conditions and the upgrade the catalogs offer.
 #[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:
+  olm list
+  olm list -o yaml")]
 pub struct ListArgs {
     /// Output format (default: a table).
     #[arg(short, long, value_enum)]
@@ -201,6 +217,8 @@ pub struct ListArgs {
 /// Show one extension: spec, conditions, revisions and their objects, and why it is not
 /// progressing.
 #[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:
+  olm describe cert-manager")]
 pub struct DescribeArgs {
     /// The ClusterExtension.
     name: String,
