@@ -205,13 +205,25 @@ pub struct UninstallArgs {
 #[derive(clap::Args, Debug)]
 #[command(after_help = "Examples:
   olm list
+  olm list -o wide      with each extension's latest progress message
+  olm list -o name
   olm list -o yaml")]
 pub struct ListArgs {
-    /// Output format (default: a table).
+    /// Output format: a table (default), wide (the table with each extension's latest
+    /// progress message), name, json or yaml.
     #[arg(short, long, value_enum)]
-    output: Option<JsonOrYaml>,
+    output: Option<ListFormat>,
     #[command(flatten)]
     conn: Conn,
+}
+
+/// `olm list -o`, as kubectl spells its formats.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+enum ListFormat {
+    Wide,
+    Name,
+    Json,
+    Yaml,
 }
 
 /// Show one extension: spec, conditions, revisions and their objects, and why it is not
@@ -1103,7 +1115,12 @@ async fn list_on(args: ListArgs) -> anyhow::Result<ExitCode> {
         .await
         .context("failed getting installed extension(s)")?
         .items;
-    if let Some(format) = args.output {
+    let structured = match args.output {
+        Some(ListFormat::Json) => Some(JsonOrYaml::Json),
+        Some(ListFormat::Yaml) => Some(JsonOrYaml::Yaml),
+        _ => None,
+    };
+    if let Some(format) = structured {
         print_as(
             &json!({"apiVersion": "olm.operatorframework.io/v1", "kind": "ClusterExtensionList",
                 "items": exts}),
@@ -1111,12 +1128,26 @@ async fn list_on(args: ListArgs) -> anyhow::Result<ExitCode> {
         )?;
         return Ok(ExitCode::SUCCESS);
     }
+    if args.output == Some(ListFormat::Name) {
+        let mut names: Vec<String> = exts.iter().map(|e| e.name_any()).collect();
+        names.sort();
+        for n in names {
+            println!("clusterextension.olm.operatorframework.io/{n}");
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     if exts.is_empty() {
         println!("No resources found");
         return Ok(ExitCode::SUCCESS);
     }
     let upgrades = upgrades(&client, &exts).await;
-    crate::output::print_table(&view::extension_rows(&exts, &upgrades, Timestamp::now()))?;
+    let wide = args.output == Some(ListFormat::Wide);
+    crate::output::print_table(&view::extension_rows(
+        &exts,
+        &upgrades,
+        Timestamp::now(),
+        wide,
+    ))?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -265,8 +265,9 @@ pub fn extension_rows(
     exts: &[ClusterExtension],
     upgrades: &BTreeMap<String, String>,
     now: jiff::Timestamp,
+    wide: bool,
 ) -> Vec<Vec<String>> {
-    let mut rows = vec![row(&[
+    let mut header = vec![
         "NAME",
         "PACKAGE",
         "NAMESPACE",
@@ -276,7 +277,11 @@ pub fn extension_rows(
         "PROGRESSING",
         "UPGRADE",
         "AGE",
-    ])];
+    ];
+    if wide {
+        header.push("MESSAGE");
+    }
+    let mut rows = vec![row(&header)];
     let mut sorted: Vec<&ClusterExtension> = exts.iter().collect();
     sorted.sort_by_key(|e| e.name_any());
     for e in sorted {
@@ -295,7 +300,7 @@ pub fn extension_rows(
             bundle,
             version,
             status_cell(e, "Installed"),
-            status_cell(e, "Progressing"),
+            progressing_cell(e),
             upgrades.get(&e.name_any()).cloned().unwrap_or_default(),
             e.metadata
                 .creation_timestamp
@@ -303,8 +308,25 @@ pub fn extension_rows(
                 .map(|t| human_age(now, t.0))
                 .unwrap_or_default(),
         ]);
+        if wide && let Some(last) = rows.last_mut() {
+            last.push(
+                condition(conditions_of(e), "Progressing")
+                    .map(|c| first_line(&c.message).to_owned())
+                    .unwrap_or_default(),
+            );
+        }
     }
     rows
+}
+
+/// `Progressing` as `olm list` shows it: the status, and the reason when it is not plain
+/// success, so that `True: Retrying` tells a retrying extension from one that is done.
+fn progressing_cell(ext: &ClusterExtension) -> String {
+    match condition(conditions_of(ext), "Progressing") {
+        Some(c) if c.reason.is_empty() || c.reason == "Succeeded" => c.status.clone(),
+        Some(c) => format!("{}: {}", c.status, c.reason),
+        None => "Unknown".to_owned(),
+    }
 }
 
 /// An age as kubectl prints it: `45s`, `12m`, `3h4m`, `5d`, `2y` (apimachinery's
@@ -849,6 +871,40 @@ mod tests {
         }
         let none = with_conditions(1, serde_json::json!([]));
         assert_eq!(progress(&none), Progress::Working(WAITING_FOR_OLM.into()));
+    }
+
+    /// `olm list` says why an extension is progressing, and `-o wide` adds the message.
+    #[test]
+    fn list_rows_show_the_progressing_reason_and_wide_the_message() {
+        let e = with_conditions(
+            1,
+            serde_json::json!([
+                cond("Installed", "False", "Failed", "", 1),
+                cond(
+                    "Progressing",
+                    "True",
+                    "Retrying",
+                    "namespaces \"ops\" not found\nmore",
+                    1
+                )
+            ]),
+        );
+        let now = jiff::Timestamp::now();
+        let rows = extension_rows(std::slice::from_ref(&e), &BTreeMap::new(), now, false);
+        assert_eq!(rows[0].len(), 9);
+        assert_eq!(rows[1][6], "True: Retrying");
+        let wide = extension_rows(std::slice::from_ref(&e), &BTreeMap::new(), now, true);
+        assert_eq!(wide[0].last().map(String::as_str), Some("MESSAGE"));
+        assert_eq!(
+            wide[1].last().map(String::as_str),
+            Some("namespaces \"ops\" not found")
+        );
+        let done = with_conditions(
+            1,
+            serde_json::json!([cond("Progressing", "True", "Succeeded", "", 1)]),
+        );
+        let rows = extension_rows(std::slice::from_ref(&done), &BTreeMap::new(), now, false);
+        assert_eq!(rows[1][6], "True");
     }
 
     #[test]
