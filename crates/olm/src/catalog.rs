@@ -65,6 +65,12 @@ pub enum Command {
     /// --timeout is deleted again and the command fails with its Progressing reason and
     /// message (an image that cannot be pulled, a catalog that does not load).
     Add(crate::catalog_add::Args),
+    /// Show the cluster's ClusterCatalogs: priority, availability, polling, serving, image.
+    Get(crate::catalog_cluster::GetArgs),
+    /// Change a ClusterCatalog's priority, polling, availability or image.
+    Update(crate::catalog_cluster::UpdateArgs),
+    /// Delete a ClusterCatalog and wait until it is gone.
+    Delete(crate::catalog_cluster::DeleteArgs),
     /// Edit a catalog or template as the Catalog Update Formulary's yq recipes do: add a
     /// bundle to a channel, add or change a `replaces` edge, remove a bundle, substitute one.
     ///
@@ -143,6 +149,9 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
         Command::Graph(args) => crate::catalog_graph::run(args),
         Command::Template(args) => crate::catalog_template::run(args),
         Command::Add(args) => crate::catalog_add::run(args),
+        Command::Get(args) => crate::catalog_cluster::get(args),
+        Command::Update(args) => crate::catalog_cluster::update(args),
+        Command::Delete(args) => crate::catalog_cluster::delete(args),
         Command::Edit(cmd) => crate::catalog_edit::run(cmd),
         Command::Serve(args) => crate::catalog_serve::run(args),
         Command::ServeUi(args) => crate::catalog_serve_ui::run(args),

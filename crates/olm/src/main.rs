@@ -5,6 +5,7 @@ mod bundle;
 mod bundle_generate;
 mod catalog;
 mod catalog_add;
+mod catalog_cluster;
 mod catalog_edit;
 mod catalog_graph;
 mod catalog_serve;

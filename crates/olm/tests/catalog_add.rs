@@ -125,4 +125,52 @@ async fn catalog_add_waits_until_serving_and_cleans_up_failures() {
         "{err}"
     );
     assert!(catalogs.get_opt("pinned").await.unwrap().is_none());
+
+    // get, update and delete the catalog added above.
+    let (code, out, err) = olm(&["catalog", "get", "--kubeconfig", &kubeconfig]);
+    assert_eq!(code, 0, "{err}");
+    let row: Vec<&str> = out
+        .lines()
+        .find(|l| l.starts_with("good "))
+        .unwrap_or_else(|| panic!("no row for good in:\n{out}"))
+        .split_whitespace()
+        .collect();
+    assert_eq!(row[..5], ["good", "5", "Available", "10m", "True"], "{out}");
+    let (code, out, err) = olm(&[
+        "catalog",
+        "update",
+        "good",
+        "--priority",
+        "-3",
+        "--poll",
+        "0",
+        "--kubeconfig",
+        &kubeconfig,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "ClusterCatalog \"good\" updated\n");
+    let good = catalogs.get("good").await.unwrap();
+    assert_eq!(good.spec.priority, -3);
+    assert_eq!(
+        good.spec
+            .source
+            .image
+            .as_ref()
+            .unwrap()
+            .poll_interval_minutes,
+        None
+    );
+    let (code, out, _) = olm(&["catalog", "get", "-o", "name", "--kubeconfig", &kubeconfig]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("clustercatalog.olm.operatorframework.io/good\n"),
+        "{out}"
+    );
+    let (code, out, err) = olm(&["catalog", "delete", "good", "--kubeconfig", &kubeconfig]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "ClusterCatalog \"good\" deleted\n");
+    assert!(catalogs.get_opt("good").await.unwrap().is_none());
+    let (code, _, err) = olm(&["catalog", "delete", "good", "--kubeconfig", &kubeconfig]);
+    assert_eq!(code, 1);
+    assert!(err.contains("ClusterCatalog \"good\" not found"), "{err}");
 }

@@ -42,7 +42,7 @@ pub struct Conn {
 }
 
 impl Conn {
-    async fn client(&self) -> anyhow::Result<kube::Client> {
+    pub(crate) async fn client(&self) -> anyhow::Result<kube::Client> {
         connect_to(self.kubeconfig.as_ref(), self.context.as_deref()).await
     }
 }
@@ -88,7 +88,7 @@ pub struct SearchArgs {
 }
 
 /// Prints `value` as JSON or YAML.
-fn print_as<T: Serialize>(value: &T, format: JsonOrYaml) -> anyhow::Result<()> {
+pub(crate) fn print_as<T: Serialize>(value: &T, format: JsonOrYaml) -> anyhow::Result<()> {
     let mut v = serde_json::to_value(value)?;
     strip_managed_fields(&mut v);
     crate::output::print_value(&v, format)?;
