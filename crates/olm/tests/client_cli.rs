@@ -411,18 +411,22 @@ async fn search_install_list_describe_upgrade_uninstall() {
     assert!(!spec.contains("nosuchchannel"), "{spec}");
 
     // Uninstall removes the extension and the installer account.
-    let removed = olm_ok(
-        &[
-            "uninstall",
-            "example-operator",
-            "--timeout",
-            "120s",
-            "--kubeconfig",
-            &kc,
-        ],
-        None,
-    );
+    // The namespace `install --create-service-account` made goes too with --delete-namespace.
+    let (code, removed, err) = olm(&[
+        "uninstall",
+        "example-operator",
+        "--delete-namespace",
+        "--timeout",
+        "120s",
+        "--kubeconfig",
+        &kc,
+    ]);
+    assert_eq!(code, 0, "{err}");
     assert_eq!(removed, "extension \"example-operator\" uninstalled\n");
+    assert!(
+        err.contains("deleted namespace \"example-system\" (olm install created it)"),
+        "{err}"
+    );
     let accounts = kubectl(
         plane.kubeconfig_path(),
         &[

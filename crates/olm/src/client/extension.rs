@@ -190,16 +190,28 @@ pub struct UpgradeArgs {
 #[derive(clap::Args, Debug)]
 #[command(after_help = "Examples:
   olm uninstall cert-manager
-  olm uninstall cert-manager --timeout 10m")]
+  olm uninstall cert-manager --delete-namespace   also the namespace install created
+  olm uninstall --all")]
 pub struct UninstallArgs {
     /// The ClusterExtension.
-    name: String,
-    /// How long to wait for it to be gone (Go duration).
+    #[arg(required_unless_present = "all", conflicts_with = "all")]
+    name: Option<String>,
+    /// Every ClusterExtension on the cluster, one after another.
+    #[arg(long)]
+    all: bool,
+    /// Also delete the namespace, when `olm install` created it for this extension and no
+    /// other extension installs into it.
+    #[arg(long)]
+    delete_namespace: bool,
+    /// How long to wait for each to be gone (Go duration).
     #[arg(long, default_value = "5m", value_parser = parse_duration)]
     timeout: Duration,
     #[command(flatten)]
     conn: Conn,
 }
+
+/// The label on a namespace `olm install` created, naming the extension it was created for.
+const NAMESPACE_FOR_LABEL: &str = "olm.operatorframework.io/namespace-for";
 
 /// List installed extensions with their bundle, conditions and the upgrade the catalogs offer.
 #[derive(clap::Args, Debug)]
@@ -816,7 +828,8 @@ async fn install_on(args: InstallArgs) -> anyhow::Result<ExitCode> {
     if (args.create_namespace || args.create_service_account) && !namespace_exists {
         apply(
             &client,
-            &json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}),
+            &json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace,
+                "labels": {NAMESPACE_FOR_LABEL: name}}}),
         )
         .await?;
         eprintln!("namespace {} created", quote(&namespace));
@@ -1066,41 +1079,123 @@ where
 async fn uninstall_on(args: UninstallArgs) -> anyhow::Result<ExitCode> {
     let client = args.conn.client().await?;
     let api: Api<ClusterExtension> = Api::all(client.clone());
-    let Some(ext) = api.get_opt(&args.name).await? else {
-        bail!("extension {} not found", quote(&args.name));
+    let names: Vec<String> = match &args.name {
+        Some(name) => vec![name.clone()],
+        None => {
+            let mut all: Vec<String> = api
+                .list(&ListParams::default())
+                .await
+                .context("listing extensions")?
+                .items
+                .iter()
+                .map(|e| e.name_any())
+                .collect();
+            all.sort();
+            if all.is_empty() {
+                println!("No resources found");
+            }
+            all
+        }
     };
-    api.delete(&args.name, &DeleteParams::default())
+    for name in &names {
+        uninstall_one(&client, &api, name, &args).await?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Uninstalls one extension: deleted and waited for, then the installer account `olm install`
+/// made; says what is left (the namespace, an account someone else made) or, with
+/// --delete-namespace, deletes the namespace install created for it.
+async fn uninstall_one(
+    client: &kube::Client,
+    api: &Api<ClusterExtension>,
+    name: &str,
+    args: &UninstallArgs,
+) -> anyhow::Result<()> {
+    let Some(ext) = api.get_opt(name).await? else {
+        bail!("extension {} not found", quote(name));
+    };
+    api.delete(name, &DeleteParams::default())
         .await
-        .with_context(|| format!("failed to delete extension {}", quote(&args.name)))?;
+        .with_context(|| format!("failed to delete extension {}", quote(name)))?;
     let uid = ext.uid().unwrap_or_default();
     let gone = kube::runtime::wait::await_condition(
         api.clone(),
-        &args.name,
+        name,
         kube::runtime::wait::conditions::is_deleted(&uid),
     );
     if tokio::time::timeout(args.timeout, gone).await.is_err() {
         bail!(
             "extension {} is still being removed after {:?} (`olm describe {}` shows why)",
-            quote(&args.name),
+            quote(name),
             args.timeout,
-            args.name
+            name
         );
     }
     // The installer account goes last: OLM removed the extension's objects as it.
     let mut removed = 0;
-    removed += delete_cluster_labelled::<ClusterRoleBinding>(&client, &args.name).await?;
-    removed += delete_cluster_labelled::<ClusterRole>(&client, &args.name).await?;
-    removed += delete_namespaced_labelled::<RoleBinding>(&client, &args.name).await?;
-    removed += delete_namespaced_labelled::<Role>(&client, &args.name).await?;
-    removed += delete_namespaced_labelled::<ServiceAccount>(&client, &args.name).await?;
-    println!("extension {} uninstalled", quote(&args.name));
+    removed += delete_cluster_labelled::<ClusterRoleBinding>(client, name).await?;
+    removed += delete_cluster_labelled::<ClusterRole>(client, name).await?;
+    removed += delete_namespaced_labelled::<RoleBinding>(client, name).await?;
+    removed += delete_namespaced_labelled::<Role>(client, name).await?;
+    removed += delete_namespaced_labelled::<ServiceAccount>(client, name).await?;
+    println!("extension {} uninstalled", quote(name));
     if removed > 0 {
         eprintln!(
             "removed the installer ServiceAccount and its {} RBAC objects",
             removed - 1
         );
+    } else if let Some(sa) = &ext.spec.service_account {
+        eprintln!(
+            "left service account {}/{} and its RBAC in place (not made by olm install)",
+            ext.spec.namespace, sa.name
+        );
     }
-    Ok(ExitCode::SUCCESS)
+    let namespace = &ext.spec.namespace;
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    let created_for_it = namespaces
+        .get_metadata_opt(namespace)
+        .await?
+        .is_some_and(|n| n.labels().get(NAMESPACE_FOR_LABEL).map(String::as_str) == Some(name));
+    let others = api
+        .list(&ListParams::default())
+        .await?
+        .items
+        .iter()
+        .filter(|e| e.spec.namespace == *namespace && e.name_any() != name)
+        .map(|e| e.name_any())
+        .collect::<Vec<_>>();
+    match (args.delete_namespace, created_for_it, others.is_empty()) {
+        (true, true, true) => {
+            namespaces
+                .delete(namespace, &DeleteParams::default())
+                .await
+                .with_context(|| format!("deleting namespace {}", quote(namespace)))?;
+            eprintln!(
+                "deleted namespace {} (olm install created it)",
+                quote(namespace)
+            );
+        }
+        (true, true, false) => eprintln!(
+            "left namespace {} in place: extension(s) {} install into it too",
+            quote(namespace),
+            others.join(", ")
+        ),
+        (true, false, _) => eprintln!(
+            "left namespace {} in place: olm install did not create it",
+            quote(namespace)
+        ),
+        (false, _, _) => eprintln!(
+            "left namespace {} in place{}",
+            quote(namespace),
+            if created_for_it && others.is_empty() {
+                " (olm install created it; --delete-namespace removes it)"
+            } else {
+                ""
+            }
+        ),
+    }
+    Ok(())
 }
 
 pub fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
