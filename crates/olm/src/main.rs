@@ -121,9 +121,8 @@ fn main() -> ExitCode {
     use clap::{CommandFactory, FromArgMatches};
     init_logging();
     let argv0 = std::env::args_os().next();
-    let matches = Cli::command()
-        .bin_name(bin_name(argv0.as_deref()))
-        .get_matches();
+    let name = bin_name(argv0.as_deref());
+    let matches = Cli::command().bin_name(name).get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let result = match cli {
         Cli::Catalog(cmd) => catalog::run(cmd),
@@ -146,15 +145,34 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("Error: {err:#}");
+            eprintln!("Error: {}", as_run_by(&format!("{err:#}"), name));
             ExitCode::FAILURE
         }
     }
 }
 
+/// A message's command hints (`` `olm search p` ``) as the user runs the program: `` `kubectl
+/// olm search p` `` when it runs as the kubectl plugin.
+fn as_run_by(message: &str, name: &str) -> String {
+    if name == "olm" {
+        return message.to_owned();
+    }
+    message.replace("`olm ", &format!("`{name} "))
+}
+
 #[cfg(test)]
 mod tests {
     use clap::CommandFactory;
+
+    #[test]
+    fn hints_name_the_program_as_it_was_run() {
+        let m = "no bundles\nWhat to do: see `olm search p`, then `olm upgrade x`";
+        assert_eq!(super::as_run_by(m, "olm"), m);
+        assert_eq!(
+            super::as_run_by(m, "kubectl olm"),
+            "no bundles\nWhat to do: see `kubectl olm search p`, then `kubectl olm upgrade x`"
+        );
+    }
 
     #[test]
     fn named_as_a_kubectl_plugin() {
