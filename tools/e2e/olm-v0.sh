@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
 # Runs OLM v0's own e2e suite (operator-lifecycle-manager v0.46.0 test/e2e, built by
-# tools/e2e/olm-v0/build.sh) against olm in a fresh `olm dev up --node fake` and judges the run:
-# every spec of the containers olm's OLM v0 covers must pass, or be listed in
-# tools/e2e/olm-v0/KNOWN.tsv (skip, fails or differs) with its reason; and the results must be
-# the committed ones (tools/e2e/olm-v0/results-fake.tsv). e2e-judge (tools/e2e/judge) makes the
+# tools/e2e/olm-v0/build.sh) against olm in a fresh `olm dev up` and judges the run: every spec
+# of the containers olm's OLM v0 covers must pass, or be listed in tools/e2e/olm-v0/KNOWN.tsv
+# (skip, fails or differs) for the profile with its reason; and the results must be the
+# committed ones (tools/e2e/olm-v0/results-PROFILE.tsv). e2e-judge (tools/e2e/judge) makes the
 # --skip expression of the listed skips and checks the run.
 #
-#   tools/e2e/olm-v0.sh [--update] [--procs N] [--labels A,B] [--focus REGEX]
+#   tools/e2e/olm-v0.sh [--node fake|real] [--update] [--procs N] [--labels A,B] [--focus REGEX]
 #
+# The profile is the node (default fake): on kwok's fake node olm runs in the environment's
+# process and no container runs; on the real node (root, one per machine, taken in turn with
+# the other suites that start one) OLM runs as pods and the suite's Pods run: olm-v0-images
+# pushes opm's image (what the suite's MagicCatalog Pods run, as quay.io/operator-framework/opm)
+# and a stand-in for -dummyImage (what the Deployments of its hand-made CSVs run).
 # --labels narrows the containers (Ginkgo labels, default: all that apply to olm), --focus the
 # specs (a Ginkgo focus regular expression); either skips the comparison with the committed
-# results. --update writes the results file and the counts table in docs/upstream-suites.md
-# instead of comparing. --procs runs the suite in N processes (default 3). Uses
+# results. --update writes the profile's results file (and, for the fake node, the counts table
+# in docs/upstream-suites.md) instead of comparing. --procs runs the suite in N processes (default 3). Uses
 # target/debug/olm unless OLM_BIN names another binary.
 set -euo pipefail
 
@@ -23,15 +28,21 @@ main() {
     all_labels=ClusterServiceVersion,OperatorGroup,DisablingCopiedCSVs,GarbageCollection,Operator,ResourceManager,ScopedClient,Subscription,InstallPlan,CatalogSource,PackageManifest
     labels="$all_labels"
     focus=""
+    profile=fake
     update=0
     procs=3
     usage() {
-        echo "usage: $0 [--update] [--procs N] [--labels A,B] [--focus REGEX]" >&2
+        echo "usage: $0 [--node fake|real] [--update] [--procs N] [--labels A,B] [--focus REGEX]" >&2
         exit 2
     }
     while [[ $# -gt 0 ]]; do
         case "$1" in
         --update) update=1 ;;
+        --node)
+            [[ $# -ge 2 && ( $2 == fake || $2 == real ) ]] || usage
+            profile="$2"
+            shift
+            ;;
         --procs) [[ $# -ge 2 ]] || usage; procs="$2"; shift ;;
         --labels) [[ $# -ge 2 ]] || usage; labels="$2"; shift ;;
         --focus) [[ $# -ge 2 ]] || usage; focus="$2"; shift ;;
@@ -48,14 +59,30 @@ main() {
     bin="$("$here/build.sh")"
     suite="$bin/../src/upstream/test/e2e"
 
+    if [[ $profile == real && -w /run ]]; then
+        # The machine's one real node: take turns with the other suites that start one.
+        exec 8>/run/olm-real-turn.lock
+        flock 8
+    fi
     started=$SECONDS
-    dev up --node fake >&2
+    up_args=()
+    # The node pulls quay.io images from the environment's registry; so do OLM's pods for their
+    # own pulls (bundles, catalogs served in process), as upstream's unpack Jobs pull on the node.
+    [[ $profile == fake ]] || up_args=(--registry-alias quay.io)
+    dev up --node "$profile" "${up_args[@]}" >&2
     registry="$(dev status | sed -n 's/^registry: //p')"
     export KUBECONFIG="$state/dev/kubeconfig"
+    # No container runs on the fake node: an image that does not exist does.
+    dummy_image="$registry/olm-e2e/none:latest"
+    if [[ $profile == real ]]; then
+        "$bin/olm-v0-images" "$registry" >&2
+        dummy_image="$registry/olm-e2e/dummy:latest"
+    fi
     # olm's OLM v0 keeps its global catalogs in its system namespace.
     olm_ns=olmv1-system
     # The suite waits for this global catalog before any spec; no registry Pod runs on the fake
-    # node, so olm serves it itself.
+    # node, so olm serves it itself (on the real node too, so that both profiles meet the same
+    # global catalog).
     OLM_CACHE_DIR="$state" "$olm" image push-catalog --content-only "$here/catalog" \
         "$registry/olm-e2e/operatorhubio-catalog:latest" >&2
     kubectl apply -f - >&2 <<YAML
@@ -82,20 +109,20 @@ spec:
 YAML
 
     label_filter="$(sed 's/,/ || /g' <<<"$labels")"
-    skip="$("$bin/e2e-judge" skip -known "$here/KNOWN.tsv" -profile fake)"
+    skip="$("$bin/e2e-judge" skip -known "$here/KNOWN.tsv" -profile "$profile")"
     args=(--procs="$procs" --label-filter="$label_filter" --json-report="$out/report.json"
         --timeout="${E2E_TIMEOUT:-2h}" --poll-progress-after=3m --no-color)
     [[ -z $skip ]] || args+=(--skip="$skip")
     [[ -z $focus ]] || args+=(--focus="$focus")
     log="$out/suite.log"
-    echo "==> OLM v0 e2e suite on the fake node, $procs processes ($log)" >&2
+    echo "==> OLM v0 e2e suite on the $profile node, $procs processes ($log)" >&2
     set +e
     (
         cd "$suite"
         "$bin/ginkgo" run "${args[@]}" "$bin/olm-v0-e2e.test" -- \
             -kubeconfig="$KUBECONFIG" -namespace=operators -olmNamespace="$olm_ns" \
             -catalogNamespace="$olm_ns" -test-data-dir="$suite/testdata" \
-            -dummyImage="$registry/olm-e2e/none:latest" -gather-artifacts-script-path=
+            -dummyImage="$dummy_image" -gather-artifacts-script-path=
     ) >"$log" 2>&1
     suite_status=$?
     set -e
@@ -108,16 +135,20 @@ YAML
         cp "$out/report.json" "$log" "$E2E_KEEP/"
     fi
 
-    results="$here/results-fake.tsv"
+    results="$here/results-$profile.tsv"
     partial=()
     [[ -z $focus ]] || partial=(-partial)
-    if ! "$bin/e2e-judge" check -known "$here/KNOWN.tsv" -profile fake -ginkgo "$out/report.json" \
+    if ! "$bin/e2e-judge" check -known "$here/KNOWN.tsv" -profile "$profile" -ginkgo "$out/report.json" \
         -groups "$labels" -out "$out/results.tsv" -table "$out/table.md" "${partial[@]}"; then
         exit 1
     fi
     [[ $judge -eq 1 ]] || exit 0
 
-    if [[ $update -eq 1 ]]; then
+    if [[ $update -eq 1 && $profile != fake ]]; then
+        # The table in docs/upstream-suites.md is the fake node's.
+        cp "$out/results.tsv" "$results"
+        echo "wrote $results" >&2
+    elif [[ $update -eq 1 ]]; then
         cp "$out/results.tsv" "$results"
         doc="$root/docs/upstream-suites.md"
         begin='<!-- OLM v0 results: tools/e2e/olm-v0.sh --update -->'
@@ -125,6 +156,9 @@ YAML
         TABLE="$(cat "$out/table.md")" BEGIN="$begin" END="$end" perl -0pi -e \
             's/\Q$ENV{BEGIN}\E.*?\Q$ENV{END}\E/$ENV{BEGIN}\n$ENV{TABLE}\n$ENV{END}/s' "$doc"
         echo "wrote $results and the table in $doc" >&2
+    elif [[ ! -f "$results" ]]; then
+        echo "error: no $results to compare with; rerun with --update to write it" >&2
+        exit 1
     elif ! diff -u "$results" "$out/results.tsv" >&2; then
         echo "error: the results differ from $results (above); if olm changed on purpose, rerun with --update" >&2
         exit 1

@@ -8,6 +8,11 @@
 #   olm-v0-e2e.test   the suite (go test -c), unchanged
 #   ginkgo            Ginkgo's command, which runs the suite in several processes
 #   e2e-judge         judges a run against KNOWN.tsv (tools/e2e/judge)
+#   olm-v0-images     pushes the images the suite's Pods run on a real node (images/): opm's
+#                     image, from the two programs below, and a stand-in for -dummyImage
+#   opm               operator-registry's opm, at the version OLM's go.mod requires, static
+#   grpc_health_probe grpc-health-probe, at the version operator-registry's go.mod requires
+#                     (as operator-registry's image has it), static
 #
 # The suite reads its test data from its source (./testdata beside the tests), so the upstream
 # module is copied to <key>/src/upstream and stays there; the suite runs from
@@ -15,18 +20,19 @@
 set -euo pipefail
 
 main() {
-    local here cache module upstream_module upstream_version key dest bin products src upstream_dir started f
+    local here cache module upstream_module upstream_version registry_module key dest bin products src upstream_dir started f
     here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
     cache="${OLM_CACHE_DIR:-$HOME/.cache/olm}"
     module="$here"
     upstream_module=github.com/operator-framework/operator-lifecycle-manager
     upstream_version=v0.46.0
+    registry_module=github.com/operator-framework/operator-registry
 
     key="$(cd "$here" && find . ../judge -type f \( -name '*.go' -o -name 'go.mod' -o -name 'go.sum' \) -not -path './upstream/*' -print0 |
         LC_ALL=C sort -z | xargs -0 sha256sum | cat - build.sh | sha256sum | cut -c1-16)"
     dest="$cache/e2e-v0/$key"
     bin="$dest/bin"
-    products=(olm-v0-e2e.test ginkgo e2e-judge)
+    products=(olm-v0-e2e.test ginkgo e2e-judge olm-v0-images opm grpc_health_probe)
 
     complete() {
         local f
@@ -63,7 +69,8 @@ main() {
     [[ -d "$upstream_dir" ]] || { echo "error: go mod download gave no folder for $upstream_module@$upstream_version" >&2; return 1; }
     cp -r "$upstream_dir" "$src/upstream"
     chmod -R u+w "$src/upstream"
-    cp "$module/go.mod" "$module/go.sum" "$src/"
+    cp "$module/go.mod" "$module/go.sum" "$module/tools.go" "$src/"
+    cp -r "$module/images" "$src/images"
 
     work="$(mktemp -d "$dest/.build.XXXXXX")"
     trap 'rm -rf "${work:-}"' EXIT
@@ -72,6 +79,17 @@ main() {
         echo "==> operator-lifecycle-manager $upstream_version e2e suite" >&2
         go test -c -o "$work/olm-v0-e2e.test" "$upstream_module/test/e2e" >&2
         go build -o "$work/ginkgo" github.com/onsi/ginkgo/v2/ginkgo >&2
+        # The version upstream's go.mod requires (the wrapper names it too); opm reports it.
+        opm_version="$(go list -m -f '{{.Version}}' "$registry_module")"
+        echo "==> opm $opm_version, grpc_health_probe and olm-v0-images" >&2
+        # As operator-registry's Makefile builds opm, without cgo: `opm serve` reads file-based
+        # catalogs only, and containers_image_openpgp keeps gpgme out.
+        go build -trimpath -tags=json1,containers_image_openpgp -ldflags "-s -w \
+            -X $registry_module/cmd/opm/version.opmVersion=$opm_version \
+            -X $registry_module/cmd/opm/version.gitCommit=none" \
+            -o "$work/opm" "$registry_module/cmd/opm" >&2
+        go build -trimpath -ldflags "-s -w" -o "$work/grpc_health_probe" github.com/grpc-ecosystem/grpc-health-probe >&2
+        go build -trimpath -o "$work/olm-v0-images" ./images >&2
     )
     (cd "$here/../judge" && go build -o "$work/e2e-judge" .) >&2
     mkdir -p "$bin"
