@@ -73,6 +73,9 @@ enum Cli {
     List(client::ListArgs),
     /// Show one extension: conditions, revisions, objects, and why it is not progressing.
     Describe(client::DescribeArgs),
+    /// OLM v0 from the client: packages, Subscriptions and their CSVs.
+    #[command(subcommand)]
+    V0(client::v0::Command),
     /// Install OLM on a cluster and wait until it is ready
     ///
     /// The manifests of install.yaml, applied server-side: OLM v1, or both OLMs with --olm both.
@@ -139,6 +142,7 @@ fn main() -> ExitCode {
         Cli::Uninstall(args) => client::uninstall(args),
         Cli::List(args) => client::list(args),
         Cli::Describe(args) => client::describe(args),
+        Cli::V0(cmd) => client::v0::run(cmd),
         Cli::InstallOlm(args) => install_olm::install(args),
         Cli::UninstallOlm(args) => install_olm::uninstall(args),
     };

@@ -1,4 +1,5 @@
 //! `olm dev up` leaves a healthy cluster: the PackageManifest API it registers is served
+//! (and `olm v0` drives OLM v0 through it: search, install, list, upgrade, uninstall)
 //! (`kubectl get packagemanifests -A` lists the packages of every CatalogSource, through the real
 //! API server and the aggregator), and namespaces are deleted — an APIService nobody serves
 //! would keep every one of them `Terminating` (`NamespaceDeletionDiscoveryFailure`). Uses its
@@ -147,6 +148,126 @@ fn packagemanifests_are_served_and_namespaces_are_deleted() {
     let table = kubectl_ok(kc, &["get", "packagemanifests", "-n", "team-a"], None);
     assert!(table.starts_with("NAME"), "{table}");
     assert!(table.contains("plain"), "{table}");
+
+    // OLM v0 from the client: the example operator found, installed at 0.1.0 with Manual
+    // approval (an AllNamespaces operator: the OperatorGroup made targets every namespace),
+    // listed, upgraded by approving the next plan, uninstalled.
+    let status =
+        String::from_utf8_lossy(&olm(state.path(), &["dev", "status"]).stdout).into_owned();
+    let registry = status
+        .lines()
+        .find_map(|l| l.strip_prefix("registry: "))
+        .expect("the dev registry")
+        .trim()
+        .to_owned();
+    let image = run_common::push_example_catalog(&state.path().join("examples"), &registry);
+    kubectl_ok(kc, &["create", "namespace", "team-b"], None);
+    kubectl_ok(
+        kc,
+        &["apply", "-f", "-"],
+        Some(
+            &serde_json::json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
+                "metadata": {"name": "examples", "namespace": "team-b",
+                    "annotations": {"olm.operatorframework.io/serve-in-process": "true"}},
+                "spec": {"sourceType": "grpc", "image": image, "displayName": "Examples"}})
+            .to_string(),
+        ),
+    );
+    let v0 = |args: &[&str]| {
+        let mut all = vec!["v0"];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&["--kubeconfig", kc]);
+        let out = olm(state.path(), &all);
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let mut found = String::new();
+    wait_for(
+        "the example package offered to team-b",
+        Duration::from_secs(90),
+        || {
+            found = v0(&["search", "-n", "team-b"]).1;
+            found.contains("example-operator")
+        },
+    );
+    let (code, versions, err) = v0(&["search", "example-operator", "-n", "team-b"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        versions.contains("0.1.0") && versions.contains("0.2.0"),
+        "{versions}"
+    );
+    let (code, _, err) = v0(&["install", "example-operator", "-n", "team-b"]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("has no OperatorGroup") && err.contains("--create-operator-group"),
+        "{err}"
+    );
+    let (code, out, err) = v0(&[
+        "install",
+        "example-operator",
+        "-n",
+        "team-b",
+        "--version",
+        "0.1.0",
+        "--approval",
+        "Manual",
+        "--create-operator-group",
+        "--timeout",
+        "3m",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(
+        out, "operator \"example-operator\" installed: csv example-operator.v0.1.0\n",
+        "{err}"
+    );
+    assert!(err.contains("targeting all namespaces"), "{err}");
+    let (code, listed, err) = v0(&["list", "-n", "team-b"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        listed.contains("example-operator.v0.1.0") && listed.contains("Succeeded"),
+        "{listed}"
+    );
+    // The next version waits for approval; `list` shows it pending, `upgrade` approves it.
+    wait_for(
+        "the upgrade to 0.2.0 pending approval",
+        Duration::from_secs(60),
+        || v0(&["list", "-n", "team-b"]).1.contains("UpgradePending"),
+    );
+    let (code, out, err) = v0(&[
+        "upgrade",
+        "example-operator",
+        "-n",
+        "team-b",
+        "--timeout",
+        "3m",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(
+        out, "operator \"example-operator\" upgraded: csv example-operator.v0.2.0\n",
+        "{err}"
+    );
+    let (code, out, err) = v0(&[
+        "uninstall",
+        "example-operator",
+        "-n",
+        "team-b",
+        "--delete-operator-groups",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "operator \"example-operator\" uninstalled\n");
+    assert!(err.contains("deleted operatorgroup"), "{err}");
+    assert!(
+        !kubectl(
+            kc,
+            &["get", "subscription", "example-operator", "-n", "team-b"],
+            None
+        )
+        .status
+        .success()
+    );
 
     // Namespace deletion completes: discovery of every group, packages included, works.
     kubectl_ok(kc, &["create", "namespace", "short-lived"], None);

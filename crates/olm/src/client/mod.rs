@@ -9,6 +9,7 @@
 mod content;
 mod extension;
 mod rbac;
+pub mod v0;
 pub mod view;
 
 use std::path::PathBuf;
