@@ -1,7 +1,8 @@
 //! The client for people against a real control plane, registry and `olm run`: `olm catalog
 //! add`, `olm search`, `olm install --create-service-account` (a ServiceAccount with the RBAC the
 //! bundle needs, not cluster-admin), `olm list` with the upgrade the catalog offers, `olm
-//! describe`, `olm upgrade`, a failing install that says what to do, and `olm uninstall`.
+//! describe`, `olm upgrade`, a failing install that says what to do, and `olm uninstall`; and
+//! the session recorded in docs/client.md, replayed.
 //!
 //! Needs the control plane binaries (`tools/controlplane/build.sh`), Debian's `docker-registry`
 //! and kubectl.
@@ -549,4 +550,63 @@ async fn search_reads_catalogs_through_the_api_server() {
         ["example-operator", "examples", "stable", "(default)"],
         "{out}"
     );
+}
+
+/// The transcript of a new user's session in docs/client.md, replayed: each `$ olm …` line is
+/// run against a fresh control plane with the example catalog added as `examples`, and its
+/// stdout must be exactly the lines that follow it in the docs.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_session_in_the_docs_replays() {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/client.md"))
+        .expect("docs/client.md");
+    let start = doc
+        .find("<!-- transcript: replayed by crates/olm/tests/client_cli.rs -->")
+        .expect("the transcript's start marker");
+    let end = doc[start..]
+        .find("<!-- end of transcript -->")
+        .expect("the transcript's end marker")
+        + start;
+    let block = &doc[start..end];
+    let body = block
+        .split_once("```console\n")
+        .and_then(|(_, b)| b.rsplit_once("```"))
+        .map(|(b, _)| b)
+        .expect("a console block");
+    let mut steps: Vec<(String, String)> = Vec::new();
+    for line in body.lines() {
+        if let Some(command) = line.strip_prefix("$ ") {
+            steps.push((command.to_owned(), String::new()));
+        } else if let Some((_, out)) = steps.last_mut() {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    assert!(steps.len() >= 4, "the transcript has its steps: {steps:?}");
+
+    let plane = ControlPlane::start()
+        .await
+        .unwrap_or_else(|e| panic!("starting the local control plane failed: {e}"));
+    let registry = Registry::start().expect("docker-registry starts");
+    let tmp = tempfile::tempdir().unwrap();
+    let run = OlmRun::start(plane.kubeconfig_path(), tmp.path());
+    let kc = plane.kubeconfig_path().to_str().unwrap().to_owned();
+    let image = run_common::push_example_catalog(tmp.path(), &registry.addr().to_string());
+    olm_ok(
+        &["catalog", "add", "examples", &image, "--kubeconfig", &kc],
+        None,
+    );
+    for (command, want) in &steps {
+        let mut words = command.split_whitespace();
+        assert_eq!(words.next(), Some("olm"), "{command}");
+        let mut args: Vec<&str> = words.collect();
+        args.extend(["--kubeconfig", &kc]);
+        let (code, out, err) = olm(&args);
+        assert_eq!(
+            code,
+            0,
+            "$ {command}\n{out}{err}\nolm run:\n{}",
+            run.stderr()
+        );
+        assert_eq!(&out, want, "$ {command} printed (stderr: {err})");
+    }
 }
