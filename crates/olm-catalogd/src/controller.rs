@@ -22,7 +22,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::Stream;
+use futures::{Stream, StreamExt as _};
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::{self, Store};
@@ -67,6 +67,8 @@ pub struct Context {
     /// Whether this process leads; `None`: it always does. A replica that does not lead pulls
     /// and stores catalogs like the leader, so that it serves them too, but writes nothing.
     pub leading: Option<tokio::sync::watch::Receiver<bool>>,
+    /// Whether every catalog of the first listing has been pulled (or its failure reported).
+    pub warmup: Arc<crate::warmup::Warmup>,
 }
 
 impl Context {
@@ -122,6 +124,14 @@ pub async fn run(
                 return Some(((), Some(leading)));
             }
         }
+    });
+    // The first listing tells the warm-up which catalogs to wait for.
+    let warmup = ctx.warmup.clone();
+    let events = events.inspect(move |event| match event {
+        Ok(watcher::Event::InitApply(cat)) => warmup.listed_one(&cat.name_any()),
+        Ok(watcher::Event::InitDone) => warmup.listed_all(),
+        Ok(watcher::Event::Delete(cat)) => warmup.settled(&cat.name_any()),
+        _ => {}
     });
     let controller =
         Controller::for_stream(events.applied_objects(), store).reconcile_all_on(became_leader);
@@ -205,6 +215,7 @@ pub async fn reconcile(cat: Arc<ClusterCatalog>, ctx: Arc<Context>) -> Result<Ac
         if result.is_ok() {
             ctx.failures.succeed(&name);
         }
+        ctx.warmup.settled(&name);
         result
     }
     .instrument(span)

@@ -21,6 +21,7 @@ pub mod run;
 pub mod server;
 pub mod storage;
 pub mod tls;
+pub mod warmup;
 pub mod webhook;
 
 pub use run::{Limits, Options, Tls, run};

@@ -68,6 +68,9 @@ pub struct Options {
     /// replica pulls and serves catalogs; only the leader writes ClusterCatalog status and
     /// metadata.
     pub leading: Option<tokio::sync::watch::Receiver<bool>>,
+    /// Told when every catalog of the first listing has been pulled (see [`crate::warmup`]);
+    /// `olm run` holds `/readyz` until then.
+    pub warmup: Option<Arc<crate::warmup::Warmup>>,
 }
 
 impl Default for Options {
@@ -86,6 +89,7 @@ impl Default for Options {
             limits: Limits::default(),
             browse_cluster: false,
             leading: None,
+            warmup: None,
         }
     }
 }
@@ -881,6 +885,10 @@ pub async fn run(
         },
         failures: Failures::default(),
         leading: options.leading.clone(),
+        warmup: options
+            .warmup
+            .clone()
+            .unwrap_or_else(|| Arc::new(crate::warmup::Warmup::new(None))),
     });
     // Pulls interrupted by a crash leave work directories behind.
     let _ = std::fs::remove_dir_all(&ctx.config.work_dir);

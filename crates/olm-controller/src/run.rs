@@ -67,6 +67,10 @@ pub const CRD_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long the controllers get to finish their reconciles once told to stop.
 pub const CONTROLLER_GRACE: Duration = Duration::from_secs(5);
 
+/// The `/readyz` check that fails until this replica serves every ClusterCatalog it was started
+/// with ([`olm_catalogd::warmup`]).
+pub const CATALOGS_CHECK: &str = "catalogs";
+
 /// Who issues webhook serving certificates, as chosen with `--cert-provider`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum CertProviderChoice {
@@ -458,6 +462,25 @@ pub async fn serve(
     catalogd_options.images = options.images.clone();
     catalogd_options.metrics = Some(catalogd_metrics.clone());
     catalogd_options.leading = Some(leading.clone());
+    // What `/readyz` reports: the packageserver says here when it cannot listen, and a replica
+    // is not ready before it serves the catalogs it was started with.
+    let readiness = crate::health::Readiness::default();
+    let (warm_tx, mut warm_rx) = watch::channel(false);
+    if options.which.v1() {
+        catalogd_options.warmup = Some(Arc::new(olm_catalogd::warmup::Warmup::new(Some(warm_tx))));
+        readiness.failing(CATALOGS_CHECK, "pulling the ClusterCatalogs' content");
+        let readiness = readiness.clone();
+        // Not one of the parts whose end stops the process: it ends once warm.
+        tokio::spawn(async move {
+            while !*warm_rx.borrow_and_update() {
+                if warm_rx.changed().await.is_err() {
+                    return;
+                }
+            }
+            readiness.passing(CATALOGS_CHECK);
+            info!("serving every ClusterCatalog listed at start");
+        });
+    }
 
     info!(
         catalogs = %listeners.catalogs.local_addr().map_err(|source| RunError::Serve { what: "the catalog server", source })?,
@@ -499,8 +522,6 @@ pub async fn serve(
             );
         }
     }
-    // What `/readyz` reports; the packageserver says here when it cannot listen.
-    let readiness = crate::health::Readiness::default();
     if options.which.v0() {
         let packageserver = options.packageserver;
         let readiness = readiness.clone();
