@@ -363,8 +363,30 @@ impl StepResource {
             };
             out.insert(key.to_owned(), value);
         }
+        // Kinds upstream decodes into its own types whatever apiVersion the manifest names
+        // (ConfigMap catalogs carry CSVs with `apiVersion: v1alpha1`): created at the version
+        // upstream's typed clients use.
+        if let Some(typed) = typed_api_version(kind) {
+            out.insert("apiVersion".to_owned(), Value::String(typed.to_owned()));
+        }
         out.extend(object);
         Ok(Value::Object(out))
+    }
+}
+
+/// The apiVersion an InstallPlan step of `kind` is created at when upstream's `ExecutePlan`
+/// decodes its manifest into a typed object (CSVs, Subscriptions, Secrets, ConfigMaps,
+/// ServiceAccounts, Services and RBAC), so the manifest's own apiVersion does not matter;
+/// `None` for kinds created as the manifest says (CRDs, which keep their v1/v1beta1, and every
+/// other supported kind, created dynamically).
+pub fn typed_api_version(kind: &str) -> Option<&'static str> {
+    match kind {
+        "ClusterServiceVersion" | "Subscription" => Some("operators.coreos.com/v1alpha1"),
+        "Secret" | "ConfigMap" | "ServiceAccount" | "Service" => Some("v1"),
+        "ClusterRole" | "ClusterRoleBinding" | "Role" | "RoleBinding" => {
+            Some("rbac.authorization.k8s.io/v1")
+        }
+        _ => None,
     }
 }
 
@@ -1173,6 +1195,28 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    /// `subscription_e2e_test.go`'s ConfigMap catalog (`initCatalog`) carries CSVs whose
+    /// apiVersion is `v1alpha1`; upstream decodes them as CSVs and creates them all the same.
+    #[test]
+    fn typed_kinds_are_created_at_their_own_api_version() {
+        let step = StepResource {
+            name: "myapp-beta".into(),
+            kind: "ClusterServiceVersion".into(),
+            group: String::new(),
+            version: "v1alpha1".into(),
+            manifest: r#"{"apiVersion":"v1alpha1","kind":"ClusterServiceVersion","metadata":{"name":"myapp-beta"}}"#.into(),
+            ..StepResource::default()
+        };
+        let object = step.object().expect("an object");
+        assert_eq!(object["apiVersion"], "operators.coreos.com/v1alpha1");
+        assert_eq!(
+            typed_api_version("Role"),
+            Some("rbac.authorization.k8s.io/v1")
+        );
+        assert_eq!(typed_api_version("CustomResourceDefinition"), None);
+        assert_eq!(typed_api_version("PodDisruptionBudget"), None);
+    }
 
     /// The etcd operator's CSV from its 0.9.4 bundle, cut to what steps read, with a cluster
     /// permission added (the bundle has none) and a stale `spec.replaces`.
