@@ -31,6 +31,15 @@ fn olm(args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// Runs olm, which must fail; checks that its stderr says each of `says`.
+fn refused(args: &[&str], says: &[&str]) {
+    let (code, out, err) = olm(args);
+    assert_eq!(code, 1, "olm {args:?} should fail:\n{out}{err}");
+    for s in says {
+        assert!(err.contains(s), "olm {args:?}: {s:?} not in:\n{err}");
+    }
+}
+
 /// The cells of the first table row whose first cell is `first`.
 fn row(table: &str, first: &str) -> Vec<String> {
     table
@@ -291,38 +300,36 @@ async fn search_install_list_describe_upgrade_uninstall() {
     assert!(!exts.contains("other"), "{exts}");
     // A namespace that does not exist, or a named account that does not, fails before
     // anything is created instead of leaving the controller to retry.
-    let (code, _, err) = olm(&[
-        "install",
-        "example-operator",
-        "--name",
-        "other",
-        "--namespace",
-        "no-such-namespace",
-        "--kubeconfig",
-        &kc,
-    ]);
-    assert_eq!(code, 1);
-    assert!(
-        err.contains("namespace \"no-such-namespace\" does not exist")
-            && err.contains("--create-namespace"),
-        "{err}"
+    refused(
+        &[
+            "install",
+            "example-operator",
+            "--name",
+            "other",
+            "--namespace",
+            "no-such-namespace",
+            "--kubeconfig",
+            &kc,
+        ],
+        &[
+            "namespace \"no-such-namespace\" does not exist",
+            "--create-namespace",
+        ],
     );
-    let (code, _, err) = olm(&[
-        "install",
-        "example-operator",
-        "--name",
-        "other",
-        "--namespace",
-        "example-system",
-        "--service-account",
-        "nobody",
-        "--kubeconfig",
-        &kc,
-    ]);
-    assert_eq!(code, 1);
-    assert!(
-        err.contains("service account \"nobody\" not found in namespace \"example-system\""),
-        "{err}"
+    refused(
+        &[
+            "install",
+            "example-operator",
+            "--name",
+            "other",
+            "--namespace",
+            "example-system",
+            "--service-account",
+            "nobody",
+            "--kubeconfig",
+            &kc,
+        ],
+        &["service account \"nobody\" not found in namespace \"example-system\""],
     );
     let (_, exts, _) = olm(&["list", "--kubeconfig", &kc]);
     assert!(!exts.contains("other"), "{exts}");
@@ -378,35 +385,35 @@ async fn search_install_list_describe_upgrade_uninstall() {
     let (_, exts, _) = olm(&["list", "--kubeconfig", &kc]);
     assert!(!exts.contains("other"), "{exts}");
     // A range the API server would refuse fails at once with its words, pointing at the syntax.
-    let (code, _, err) = olm(&[
-        "install",
-        "example-operator",
-        "--version",
-        "0.1.0 - 0.1.9",
-        "--kubeconfig",
-        &kc,
-    ]);
-    assert_eq!(code, 1);
-    assert!(
-        err.contains("--version \"0.1.0 - 0.1.9\": spec.source.catalog.version: Invalid value")
-            && err.contains("docs/versions.md"),
-        "{err}"
+    refused(
+        &[
+            "install",
+            "example-operator",
+            "--version",
+            "0.1.0 - 0.1.9",
+            "--kubeconfig",
+            &kc,
+        ],
+        &[
+            "--version \"0.1.0 - 0.1.9\": spec.source.catalog.version: Invalid value",
+            "docs/versions.md",
+        ],
     );
     // An upgrade to a channel the catalog does not have is resolved first: refused, and the
     // extension is left as it was.
-    let (code, _, err) = olm(&[
-        "upgrade",
-        "example-operator",
-        "--channel",
-        "nosuchchannel",
-        "--kubeconfig",
-        &kc,
-    ]);
-    assert_eq!(code, 1);
-    assert!(
-        err.contains("failed to upgrade extension \"example-operator\"")
-            && err.contains("nosuchchannel"),
-        "{err}"
+    refused(
+        &[
+            "upgrade",
+            "example-operator",
+            "--channel",
+            "nosuchchannel",
+            "--kubeconfig",
+            &kc,
+        ],
+        &[
+            "failed to upgrade extension \"example-operator\"",
+            "nosuchchannel",
+        ],
     );
     let spec = olm_ok(&["list", "-o", "json", "--kubeconfig", &kc], None);
     assert!(!spec.contains("nosuchchannel"), "{spec}");

@@ -784,16 +784,16 @@ async fn install_on(args: InstallArgs) -> anyhow::Result<ExitCode> {
         (None, true) => Some(rbac::installer_name(&name)),
         (None, false) => None,
     };
+    let object = extension_object(
+        &name,
+        &args,
+        &namespace,
+        service_account.as_deref(),
+        config.clone(),
+        selector.as_ref(),
+    );
     if args.dry_run {
-        let obj = extension_object(
-            &name,
-            &args,
-            &namespace,
-            service_account.as_deref(),
-            config,
-            selector.as_ref(),
-        );
-        print_as(&obj, args.output.unwrap_or(JsonOrYaml::Yaml))?;
+        print_as(&object, args.output.unwrap_or(JsonOrYaml::Yaml))?;
         eprintln!("dry run: nothing was created");
         return Ok(ExitCode::SUCCESS);
     }
@@ -851,14 +851,7 @@ async fn install_on(args: InstallArgs) -> anyhow::Result<ExitCode> {
             namespace, sa, found.bundle
         );
     }
-    let obj: ClusterExtension = serde_json::from_value(extension_object(
-        &name,
-        &args,
-        &namespace,
-        service_account.as_deref(),
-        config,
-        selector.as_ref(),
-    ))?;
+    let obj: ClusterExtension = serde_json::from_value(object)?;
     let api: Api<ClusterExtension> = Api::all(client.clone());
     match api.create(&PostParams::default(), &obj).await {
         Ok(_) => {}
