@@ -3,13 +3,15 @@
 # tools/e2e/operator-controller/go.mod) into
 #   ${OLM_CACHE_DIR:-~/.cache/olm}/e2e/<key>/bin
 # and prints that folder on stdout; <key> is a digest of the wrapper module, the judge module
-# (tools/e2e/judge) and this script, so an unchanged tree finds its binaries and this is a no-op.
+# (tools/e2e/judge), the image pieces' module (tools/e2e/oci) and this script, so an unchanged
+# tree finds its binaries and this is a no-op.
 #
 #   oc-e2e.test       the suite, with tools/e2e/operator-controller/devregistry/registry.go in place
 #                     of upstream's test/internal/registry (it pushes to the environment's registry)
 #   e2e-judge         checks a run against KNOWN.tsv and writes the docs' results table
 #                     (tools/e2e/judge, copied to <key>/src/judge, where the runner imports it)
 #   e2e-images        pushes the images the suite's bundles run (busybox), for the real node
+#                     (with tools/e2e/oci, copied to <key>/src/oci, what it shares with OLM v0's)
 #
 # The suite reads its feature files and test data from its source, so the upstream module is
 # copied to <key>/src/upstream (Go will not overlay files in the module cache) and stays there;
@@ -22,7 +24,7 @@ module="$here/operator-controller"
 upstream_module=github.com/operator-framework/operator-controller
 upstream_version=v1.11.0
 
-key="$(cd "$here" && find operator-controller judge -type f \( -name '*.go' -o -name 'go.mod' -o -name 'go.sum' \) -print0 |
+key="$(cd "$here" && find operator-controller judge oci -type f \( -name '*.go' -o -name 'go.mod' -o -name 'go.sum' \) -print0 |
     LC_ALL=C sort -z | xargs -0 sha256sum | cat - build.sh | sha256sum | cut -c1-16)"
 dest="$cache/e2e/$key"
 bin="$dest/bin"
@@ -65,6 +67,7 @@ cp -r "$upstream_dir" "$src/upstream"
 chmod -R u+w "$src/upstream"
 cp -r "$module/." "$src/"
 cp -r "$here/judge" "$src/judge"
+cp -r "$here/oci" "$src/oci"
 printf '{"Replace":{"%s":"%s"}}\n' "$src/upstream/test/internal/registry/registry.go" \
     "$src/devregistry/registry.go" >"$src/devregistry.json"
 

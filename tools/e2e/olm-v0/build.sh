@@ -3,7 +3,8 @@
 # tools/e2e/olm-v0/go.mod) into
 #   ${OLM_CACHE_DIR:-~/.cache/olm}/e2e-v0/<key>/bin
 # and prints that folder on stdout; <key> is a digest of the wrapper module, the judge module
-# (tools/e2e/judge) and this script, so an unchanged tree finds its binaries and this is a no-op.
+# (tools/e2e/judge), the image pieces' module (tools/e2e/oci, copied to <key>/src/oci, where the
+# wrapper replaces it) and this script, so an unchanged tree finds its binaries and this is a no-op.
 #
 #   olm-v0-e2e.test   the suite (go test -c), unchanged
 #   ginkgo            Ginkgo's command, which runs the suite in several processes
@@ -28,7 +29,7 @@ main() {
     upstream_version=v0.46.0
     registry_module=github.com/operator-framework/operator-registry
 
-    key="$(cd "$here" && find . ../judge -type f \( -name '*.go' -o -name 'go.mod' -o -name 'go.sum' \) -not -path './upstream/*' -print0 |
+    key="$(cd "$here" && find . ../judge ../oci -type f \( -name '*.go' -o -name 'go.mod' -o -name 'go.sum' \) -not -path './upstream/*' -print0 |
         LC_ALL=C sort -z | xargs -0 sha256sum | cat - build.sh | sha256sum | cut -c1-16)"
     dest="$cache/e2e-v0/$key"
     bin="$dest/bin"
@@ -71,6 +72,7 @@ main() {
     chmod -R u+w "$src/upstream"
     cp "$module/go.mod" "$module/go.sum" "$module/tools.go" "$src/"
     cp -r "$module/images" "$src/images"
+    cp -r "$here/../oci" "$src/oci"
 
     work="$(mktemp -d "$dest/.build.XXXXXX")"
     trap 'rm -rf "${work:-}"' EXIT

@@ -18,6 +18,7 @@ require (
 	github.com/onsi/ginkgo/v2 v2.32.0
 	github.com/operator-framework/operator-lifecycle-manager v0.46.0
 	github.com/operator-framework/operator-registry v1.73.0
+	olm.local/e2e/oci v0.0.0
 )
 
 require (
@@ -36,3 +37,5 @@ require (
 )
 
 replace github.com/operator-framework/operator-lifecycle-manager => ./upstream
+
+replace olm.local/e2e/oci => ./oci

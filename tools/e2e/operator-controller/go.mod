@@ -3,7 +3,8 @@
 // in-cluster registry and the image pusher. tools/e2e/build.sh builds it with the pinned
 // upstream module copied to ./upstream (see the replace below): the suite's files are read
 // from there, and Go refuses to overlay files in the module cache. It copies tools/e2e/judge
-// (the KNOWN.tsv reader the runner skips by) to ./judge the same way.
+// (the KNOWN.tsv reader the runner skips by) to ./judge and tools/e2e/oci (what the image pusher
+// shares with OLM v0's) to ./oci the same way.
 module olm.local/e2e/operatorcontroller
 
 go 1.26.3
@@ -13,6 +14,7 @@ require (
 	github.com/operator-framework/operator-controller v1.11.0
 	github.com/spf13/pflag v1.0.10
 	olm.local/e2e/judge v0.0.0
+	olm.local/e2e/oci v0.0.0
 )
 
 require (
@@ -117,3 +119,5 @@ require (
 replace github.com/operator-framework/operator-controller => ./upstream
 
 replace olm.local/e2e/judge => ./judge
+
+replace olm.local/e2e/oci => ./oci

@@ -19,21 +19,12 @@
 package main
 
 import (
-	"archive/tar"
-	"bytes"
-	"debug/elf"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"runtime"
-	"time"
 
-	"github.com/google/go-containerregistry/pkg/crane"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"olm.local/e2e/oci"
 )
 
 func main() {
@@ -58,22 +49,22 @@ func run(registry, busybox string) error {
 		return err
 	}
 	dir := filepath.Dir(self)
-	opm, err := staticProgram(filepath.Join(dir, "opm"))
+	opm, err := oci.StaticProgram(filepath.Join(dir, "opm"))
 	if err != nil {
 		return err
 	}
-	probe, err := staticProgram(filepath.Join(dir, "grpc_health_probe"))
+	probe, err := oci.StaticProgram(filepath.Join(dir, "grpc_health_probe"))
 	if err != nil {
 		return err
 	}
-	img, err := image([]entry{
-		{name: "bin/", mode: 0o755},
-		{name: "bin/grpc_health_probe", mode: 0o755, data: probe},
-		{name: "bin/opm", mode: 0o755, data: opm},
-		{name: "etc/", mode: 0o755},
+	img, err := oci.Image([]oci.File{
+		{Name: "bin/", Mode: 0o755},
+		{Name: "bin/grpc_health_probe", Mode: 0o755, Data: probe},
+		{Name: "bin/opm", Mode: 0o755, Data: opm},
+		{Name: "etc/", Mode: 0o755},
 		// As operator-registry's image has it: Go's resolver reads the order from here.
-		{name: "etc/nsswitch.conf", mode: 0o644, data: []byte("hosts: files dns\n")},
-		{name: "tmp/", mode: 0o1777},
+		{Name: "etc/nsswitch.conf", Mode: 0o644, Data: []byte("hosts: files dns\n")},
+		{Name: "tmp/", Mode: 0o1777},
 	}, v1.Config{
 		Entrypoint: []string{"/bin/opm"},
 		Env:        []string{"PATH=/bin"},
@@ -89,25 +80,21 @@ func run(registry, busybox string) error {
 	}
 	for _, t := range tags {
 		ref := registry + "/operator-framework/opm:" + t
-		if err := crane.Push(img, ref, crane.Insecure); err != nil {
+		if err := oci.Push(img, ref); err != nil {
 			return err
 		}
 		fmt.Println(ref)
 	}
 
-	bb, err := staticProgram(busybox)
+	bb, err := oci.StaticProgram(busybox)
 	if err != nil {
 		return fmt.Errorf("%w (install Debian's busybox-static)", err)
 	}
 	// sh, as PID 1, leaves the loop on SIGTERM: the Pod stops at once rather than after its
 	// grace period.
-	dummy, err := image([]entry{
-		{name: "bin/", mode: 0o755},
-		{name: "bin/busybox", mode: 0o755, data: bb},
-		{name: "bin/sh", link: "busybox"},
-		{name: "bin/sleep", link: "busybox"},
-		{name: "tmp/", mode: 0o1777},
-	}, v1.Config{
+	files := append([]oci.File{{Name: "bin/", Mode: 0o755}}, oci.Busybox(bb, "sh", "sleep")...)
+	files = append(files, oci.File{Name: "tmp/", Mode: 0o1777})
+	dummy, err := oci.Image(files, v1.Config{
 		Cmd: []string{"sh", "-c", "trap 'exit 0' TERM INT; while :; do sleep 1; done"},
 		Env: []string{"PATH=/bin"},
 	})
@@ -115,83 +102,9 @@ func run(registry, busybox string) error {
 		return err
 	}
 	ref := registry + "/olm-e2e/dummy:latest"
-	if err := crane.Push(dummy, ref, crane.Insecure); err != nil {
+	if err := oci.Push(dummy, ref); err != nil {
 		return err
 	}
 	fmt.Println(ref)
 	return nil
-}
-
-// staticProgram reads the ELF program at path, which must ask for no dynamic loader: the
-// images hold no libraries.
-func staticProgram(path string) ([]byte, error) {
-	f, err := elf.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	for _, p := range f.Progs {
-		if p.Type == elf.PT_INTERP {
-			return nil, fmt.Errorf("%s is not a statically linked program", path)
-		}
-	}
-	return os.ReadFile(path)
-}
-
-// entry is one file of an image's layer: a folder (name ends in /), a symbolic link to link,
-// or a regular file holding data.
-type entry struct {
-	name string
-	mode int64
-	data []byte
-	link string
-}
-
-// image is one layer of entries (owned by root, at a fixed time, so the same inputs always give
-// the same digest) with config.
-func image(entries []entry, config v1.Config) (v1.Image, error) {
-	var layer bytes.Buffer
-	tw := tar.NewWriter(&layer)
-	epoch := time.Unix(0, 0)
-	for _, e := range entries {
-		h := &tar.Header{Name: e.name, Mode: e.mode, ModTime: epoch}
-		switch {
-		case e.link != "":
-			h.Typeflag, h.Linkname, h.Mode = tar.TypeSymlink, e.link, 0o777
-		case e.name[len(e.name)-1] == '/':
-			h.Typeflag = tar.TypeDir
-		default:
-			h.Typeflag, h.Size = tar.TypeReg, int64(len(e.data))
-		}
-		if err := tw.WriteHeader(h); err != nil {
-			return nil, err
-		}
-		if h.Typeflag == tar.TypeReg {
-			if _, err := tw.Write(e.data); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if err := tw.Close(); err != nil {
-		return nil, err
-	}
-	data := layer.Bytes()
-	l, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil })
-	if err != nil {
-		return nil, err
-	}
-	img, err := mutate.AppendLayers(empty.Image, l)
-	if err != nil {
-		return nil, err
-	}
-	if img, err = mutate.Config(img, config); err != nil {
-		return nil, err
-	}
-	cf, err := img.ConfigFile()
-	if err != nil {
-		return nil, err
-	}
-	cf = cf.DeepCopy()
-	cf.OS, cf.Architecture = "linux", runtime.GOARCH
-	return mutate.ConfigFile(img, cf)
 }

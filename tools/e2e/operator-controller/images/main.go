@@ -8,23 +8,16 @@
 package main
 
 import (
-	"archive/tar"
-	"bytes"
-	"debug/elf"
+	"errors"
 	"fmt"
-	"io"
+	"io/fs"
 	"os"
 	"os/exec"
-	"runtime"
 	"sort"
 	"strings"
-	"time"
 
-	"github.com/google/go-containerregistry/pkg/crane"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"olm.local/e2e/oci"
 )
 
 func main() {
@@ -44,27 +37,12 @@ func main() {
 	fmt.Println(ref)
 }
 
-// isStatic says whether the ELF program at path asks for no dynamic loader.
-func isStatic(path string) (bool, error) {
-	f, err := elf.Open(path)
-	if err != nil {
-		return false, err
-	}
-	defer f.Close()
-	for _, p := range f.Progs {
-		if p.Type == elf.PT_INTERP {
-			return false, nil
-		}
-	}
-	return true, nil
-}
-
 func pushBusybox(busybox, ref string) error {
-	binary, err := os.ReadFile(busybox)
-	if err != nil {
+	binary, err := oci.StaticProgram(busybox)
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
 		return fmt.Errorf("reading %s (Debian's busybox-static): %w", busybox, err)
 	}
-	if static, err := isStatic(busybox); err != nil || !static {
+	if err != nil {
 		return fmt.Errorf("%s is not a statically linked program (install Debian's busybox-static): the image holds no libraries", busybox)
 	}
 	list, err := exec.Command(busybox, "--list").Output()
@@ -73,57 +51,13 @@ func pushBusybox(busybox, ref string) error {
 	}
 	applets := strings.Fields(string(list))
 	sort.Strings(applets)
-	var layer bytes.Buffer
-	tw := tar.NewWriter(&layer)
-	// Fixed times and owners: the same busybox always gives the same digest.
-	epoch := time.Unix(0, 0)
-	for _, dir := range []string{"bin/", "tmp/"} {
-		mode := int64(0o755)
-		if dir == "tmp/" {
-			mode = 0o1777
-		}
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: dir, Mode: mode, ModTime: epoch}); err != nil {
-			return err
-		}
-	}
-	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: "bin/busybox", Mode: 0o755, Size: int64(len(binary)), ModTime: epoch}); err != nil {
-		return err
-	}
-	if _, err := tw.Write(binary); err != nil {
-		return err
-	}
-	for _, a := range applets {
-		if a == "busybox" || strings.Contains(a, "/") {
-			continue
-		}
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeSymlink, Name: "bin/" + a, Linkname: "busybox", Mode: 0o777, ModTime: epoch}); err != nil {
-			return err
-		}
-	}
-	if err := tw.Close(); err != nil {
-		return err
-	}
-	data := layer.Bytes()
-	l, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil })
+	files := append([]oci.File{
+		{Name: "bin/", Mode: 0o755},
+		{Name: "tmp/", Mode: 0o1777},
+	}, oci.Busybox(binary, applets...)...)
+	img, err := oci.Image(files, v1.Config{Cmd: []string{"sh"}, Env: []string{"PATH=/bin"}})
 	if err != nil {
 		return err
 	}
-	img, err := mutate.AppendLayers(empty.Image, l)
-	if err != nil {
-		return err
-	}
-	img, err = mutate.Config(img, v1.Config{Cmd: []string{"sh"}, Env: []string{"PATH=/bin"}})
-	if err != nil {
-		return err
-	}
-	cf, err := img.ConfigFile()
-	if err != nil {
-		return err
-	}
-	cf = cf.DeepCopy()
-	cf.OS, cf.Architecture = "linux", runtime.GOARCH
-	if img, err = mutate.ConfigFile(img, cf); err != nil {
-		return err
-	}
-	return crane.Push(img, ref, crane.Insecure)
+	return oci.Push(img, ref)
 }
