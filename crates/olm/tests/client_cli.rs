@@ -31,6 +31,40 @@ fn olm(args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// A control plane, a registry and `olm run`, with the example catalog pushed and added as
+/// ClusterCatalog `examples`.
+struct Examples {
+    plane: ControlPlane,
+    registry: Registry,
+    tmp: tempfile::TempDir,
+    run: OlmRun,
+    kc: String,
+}
+
+impl Examples {
+    async fn start() -> Examples {
+        let plane = ControlPlane::start()
+            .await
+            .unwrap_or_else(|e| panic!("starting the local control plane failed: {e}"));
+        let registry = Registry::start().expect("docker-registry starts");
+        let tmp = tempfile::tempdir().unwrap();
+        let run = OlmRun::start(plane.kubeconfig_path(), tmp.path());
+        let kc = plane.kubeconfig_path().to_str().unwrap().to_owned();
+        let image = run_common::push_example_catalog(tmp.path(), &registry.addr().to_string());
+        olm_ok(
+            &["catalog", "add", "examples", &image, "--kubeconfig", &kc],
+            None,
+        );
+        Examples {
+            plane,
+            registry,
+            tmp,
+            run,
+            kc,
+        }
+    }
+}
+
 /// Runs olm, which must fail; checks that its stderr says each of `says`.
 fn refused(args: &[&str], says: &[&str]) {
     let (code, out, err) = olm(args);
@@ -51,18 +85,13 @@ fn row(table: &str, first: &str) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn search_install_list_describe_upgrade_uninstall() {
-    let plane = ControlPlane::start()
-        .await
-        .unwrap_or_else(|e| panic!("starting the local control plane failed: {e}"));
-    let registry = Registry::start().expect("docker-registry starts");
-    let tmp = tempfile::tempdir().unwrap();
-    let run = OlmRun::start(plane.kubeconfig_path(), tmp.path());
-    let kc = plane.kubeconfig_path().to_str().unwrap().to_owned();
-    let image = run_common::push_example_catalog(tmp.path(), &registry.addr().to_string());
-    olm_ok(
-        &["catalog", "add", "examples", &image, "--kubeconfig", &kc],
-        None,
-    );
+    let Examples {
+        plane,
+        registry,
+        tmp: _tmp,
+        run,
+        kc,
+    } = Examples::start().await;
     // Another user's catalog that never unpacks (its image is not in the registry). The client
     // skips it by the rule the controller applies, says so, and serves everyone else.
     let missing = format!("{}/catalogs/never-pushed:v1", registry.addr());
@@ -590,18 +619,14 @@ async fn the_session_in_the_docs_replays() {
     }
     assert!(steps.len() >= 4, "the transcript has its steps: {steps:?}");
 
-    let plane = ControlPlane::start()
-        .await
-        .unwrap_or_else(|e| panic!("starting the local control plane failed: {e}"));
-    let registry = Registry::start().expect("docker-registry starts");
-    let tmp = tempfile::tempdir().unwrap();
-    let run = OlmRun::start(plane.kubeconfig_path(), tmp.path());
-    let kc = plane.kubeconfig_path().to_str().unwrap().to_owned();
-    let image = run_common::push_example_catalog(tmp.path(), &registry.addr().to_string());
-    olm_ok(
-        &["catalog", "add", "examples", &image, "--kubeconfig", &kc],
-        None,
-    );
+    // Bound by name: the control plane and registry live until the end of the test.
+    let Examples {
+        plane: _plane,
+        registry: _registry,
+        tmp: _tmp,
+        run,
+        kc,
+    } = Examples::start().await;
     for (command, want) in &steps {
         let mut words = command.split_whitespace();
         assert_eq!(words.next(), Some("olm"), "{command}");
