@@ -202,7 +202,7 @@ fn packagemanifests_are_served_and_namespaces_are_deleted() {
     let (code, _, err) = v0(&["install", "example-operator", "-n", "team-b"]);
     assert_eq!(code, 1);
     assert!(
-        err.contains("has no OperatorGroup") && err.contains("--create-operator-group"),
+        err.contains("failed to install operator: namespace \"team-b\" has no existing operator group; use --create-operator-group to create one automatically"),
         "{err}"
     );
     let (code, out, err) = v0(&[
@@ -220,7 +220,8 @@ fn packagemanifests_are_served_and_namespaces_are_deleted() {
     ]);
     assert_eq!(code, 0, "{out}{err}");
     assert_eq!(
-        out, "operator \"example-operator\" installed: csv example-operator.v0.1.0\n",
+        out,
+        "operator \"example-operator\" installed; installed csv is \"example-operator.v0.1.0\"\n",
         "{err}"
     );
     assert!(err.contains("targeting all namespaces"), "{err}");
@@ -246,7 +247,8 @@ fn packagemanifests_are_served_and_namespaces_are_deleted() {
     ]);
     assert_eq!(code, 0, "{out}{err}");
     assert_eq!(
-        out, "operator \"example-operator\" upgraded: csv example-operator.v0.2.0\n",
+        out,
+        "operator \"example-operator\" upgraded; installed csv is \"example-operator.v0.2.0\"\n",
         "{err}"
     );
     let (code, out, err) = v0(&[
@@ -257,8 +259,11 @@ fn packagemanifests_are_served_and_namespaces_are_deleted() {
         "--delete-operator-groups",
     ]);
     assert_eq!(code, 0, "{err}");
-    assert_eq!(out, "operator \"example-operator\" uninstalled\n");
-    assert!(err.contains("deleted operatorgroup"), "{err}");
+    assert_eq!(
+        out,
+        "subscription \"example-operator\" deleted\nclusterserviceversion \"example-operator.v0.2.0\" deleted\noperatorgroup \"team-b\" deleted\n"
+    );
+    assert!(err.contains("OLM v0 never deletes CRDs"), "{err}");
     assert!(
         !kubectl(
             kc,

@@ -116,8 +116,8 @@ pub struct InstallArgs {
     /// Automatic installs upgrades as they come; Manual waits for approval (`olm v0 upgrade`).
     #[arg(long, value_enum, default_value = "Automatic")]
     approval: Approval,
-    /// Create an OperatorGroup when the namespace has none (targeting the namespace when the
-    /// operator supports it, else all namespaces).
+    /// Create an OperatorGroup when the namespace has none (targeting all namespaces when the
+    /// operator supports it, else the namespace).
     #[arg(long)]
     create_operator_group: bool,
     /// How long to wait for the CSV to succeed (Go duration).
@@ -183,12 +183,17 @@ pub struct UninstallArgs {
 
 pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
     let rt = crate::runtime()?;
+    // kubectl-operator's prefixes for the commands that change something.
     match cmd {
         Command::Search(a) => rt.block_on(search(a)),
-        Command::Install(a) => rt.block_on(install(a)),
-        Command::Upgrade(a) => rt.block_on(upgrade(a)),
+        Command::Install(a) => rt
+            .block_on(install(a))
+            .context("failed to install operator"),
+        Command::Upgrade(a) => rt
+            .block_on(upgrade(a))
+            .context("failed to upgrade operator"),
         Command::List(a) => rt.block_on(list(a)),
-        Command::Uninstall(a) => rt.block_on(uninstall(a)),
+        Command::Uninstall(a) => rt.block_on(uninstall(a)).context("uninstall operator"),
     }
     .map_err(readable)
 }
@@ -298,9 +303,9 @@ fn choose(m: &Value, channel_arg: Option<&str>, version: Option<&str>) -> Result
             .map(|c| text(c, "/name"))
             .collect();
         return Err(format!(
-            "package {} has no channel {} (channels: {})",
-            quote(package),
+            "channel {} does not exist for package {} (its channels: {})",
             quote(name),
+            quote(package),
             all.join(", ")
         ));
     };
@@ -320,20 +325,22 @@ fn choose(m: &Value, channel_arg: Option<&str>, version: Option<&str>) -> Result
                 });
             Some(found.ok_or_else(|| {
                 format!(
-                    "package {} has no version {} in channel {} (`olm v0 search {package}` lists them)",
-                    quote(package),
+                    "version {} not found in channel {} (`olm v0 search {package}` lists them)",
                     quote(v),
                     quote(name)
                 )
             })?)
         }
     };
-    let own_namespace = c
-        .pointer("/currentCSVDesc/installModes")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .any(|m| text(m, "/type") == "OwnNamespace" && m["supported"] == true);
+    let supports = |mode: &str| {
+        c.pointer("/currentCSVDesc/installModes")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .any(|m| text(m, "/type") == mode && m["supported"] == true)
+    };
+    // kubectl-operator's choice: every namespace when the operator supports it, else its own.
+    let own_namespace = !supports("AllNamespaces") && supports("OwnNamespace");
     Ok(Choice {
         channel: name.to_owned(),
         starting_csv,
@@ -359,8 +366,8 @@ fn subscription(m: &Value, namespace: &str, choice: &Choice, approval: Approval)
         "metadata": {"name": package, "namespace": namespace}, "spec": spec})
 }
 
-/// The OperatorGroup `--create-operator-group` makes: the namespace alone when the operator
-/// supports OwnNamespace, else every namespace.
+/// The OperatorGroup `--create-operator-group` makes: every namespace when the operator supports
+/// AllNamespaces, else the namespace alone (kubectl-operator's rule).
 fn operator_group(namespace: &str, own_namespace: bool) -> Value {
     let mut spec = json!({});
     if own_namespace {
@@ -422,7 +429,7 @@ async fn install(args: InstallArgs) -> anyhow::Result<ExitCode> {
     if groups.list(&ListParams::default()).await?.items.is_empty() {
         if !args.create_operator_group {
             bail!(
-                "namespace {} has no OperatorGroup, so OLM v0 would install nothing there\nWhat to do: add --create-operator-group, or create one (`kubectl create -f` an OperatorGroup)",
+                "namespace {} has no existing operator group; use --create-operator-group to create one automatically",
                 quote(ns)
             );
         }
@@ -431,9 +438,9 @@ async fn install(args: InstallArgs) -> anyhow::Result<ExitCode> {
             .create(&PostParams::default(), &og)
             .await
             .context("creating the OperatorGroup")?;
+        eprintln!("operatorgroup {} created", quote(ns));
         eprintln!(
-            "operatorgroup {} created ({})",
-            quote(ns),
+            "  {}",
             if choice.own_namespace {
                 "targeting its own namespace"
             } else {
@@ -453,9 +460,9 @@ async fn install(args: InstallArgs) -> anyhow::Result<ExitCode> {
         ),
         Err(e) => return Err(anyhow!(e).context("creating the Subscription")),
     }
+    eprintln!("subscription {} created", quote(&args.package));
     eprintln!(
-        "subscription {} created (channel {}, from catalog {})",
-        quote(&args.package),
+        "  channel {}, from catalog {}",
         quote(&choice.channel),
         quote(text(&m, "/status/catalogSource"))
     );
@@ -472,7 +479,11 @@ async fn install(args: InstallArgs) -> anyhow::Result<ExitCode> {
             args.package
         )
     })??;
-    println!("operator {} installed: csv {csv}", quote(&args.package));
+    println!(
+        "operator {} installed; installed csv is {}",
+        quote(&args.package),
+        quote(&csv)
+    );
     Ok(ExitCode::SUCCESS)
 }
 
@@ -608,7 +619,11 @@ async fn upgrade(args: UpgradeArgs) -> anyhow::Result<ExitCode> {
                 args.package
             )
         })??;
-    println!("operator {} upgraded: csv {csv}", quote(&args.package));
+    println!(
+        "operator {} upgraded; installed csv is {}",
+        quote(&args.package),
+        quote(&csv)
+    );
     Ok(ExitCode::SUCCESS)
 }
 
@@ -722,9 +737,12 @@ async fn uninstall(args: UninstallArgs) -> anyhow::Result<ExitCode> {
             Err(e) => return Err(anyhow!(e).context(format!("deleting csv {csv}"))),
         }
     }
-    println!("operator {} uninstalled", quote(&args.package));
-    if !csv.is_empty() {
-        eprintln!("deleted csv {csv}; its CRDs and their objects stay (OLM v0 never deletes CRDs)");
+    println!("subscription {} deleted", quote(&args.package));
+    if csv.is_empty() {
+        println!("csv for package {} not found", quote(&args.package));
+    } else {
+        println!("clusterserviceversion {} deleted", quote(csv));
+        eprintln!("its CRDs and their objects stay (OLM v0 never deletes CRDs)");
     }
     let others = subs.list(&ListParams::default()).await?.items.len();
     let groups: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns, &operatorgroups());
@@ -742,7 +760,7 @@ async fn uninstall(args: UninstallArgs) -> anyhow::Result<ExitCode> {
                     .delete(g, &DeleteParams::default())
                     .await
                     .context("deleting the OperatorGroup")?;
-                eprintln!("deleted operatorgroup {}", quote(g));
+                println!("operatorgroup {} deleted", quote(g));
             }
         }
         (true, n) => eprintln!(
@@ -817,12 +835,12 @@ mod tests {
         assert!(
             choose(&m, Some("beta"), None)
                 .expect_err("no beta")
-                .contains("channels: alpha, stable")
+                .starts_with("channel \"beta\" does not exist for package \"etcd\"")
         );
         assert!(
             choose(&m, None, Some("9.9.9"))
                 .expect_err("no such version")
-                .contains("no version \"9.9.9\"")
+                .starts_with("version \"9.9.9\" not found in channel \"stable\"")
         );
     }
 
