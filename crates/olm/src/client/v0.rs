@@ -593,12 +593,9 @@ async fn upgrade(args: UpgradeArgs) -> anyhow::Result<ExitCode> {
             quote(c)
         );
     } else if text(&before, "/status/state") != "UpgradePending" {
-        println!(
-            "no upgrade pending for {} (installed: {})",
-            quote(&args.package),
-            text(&before, "/status/installedCSV")
-        );
-        return Ok(ExitCode::SUCCESS);
+        // kubectl-operator's words; olm asks the Subscription's state rather than comparing
+        // installedCSV with currentCSV, which says the same once OLM v0 has caught up.
+        bail!("operator is already at latest version");
     }
     let from = text(&before, "/status/installedCSV").to_owned();
     let follow_new = async {
