@@ -360,6 +360,32 @@ async fn search_install_list_describe_upgrade_uninstall() {
         ],
         &["service account \"nobody\" not found in namespace \"example-system\""],
     );
+    // An account that exists but may install nothing is refused as the controller's preflight
+    // would refuse it, with what is missing, before anything is created.
+    kubectl(
+        plane.kubeconfig_path(),
+        &["create", "serviceaccount", "bare", "-n", "example-system"],
+        None,
+    );
+    refused(
+        &[
+            "install",
+            "example-operator",
+            "--name",
+            "other",
+            "--namespace",
+            "example-system",
+            "--service-account",
+            "bare",
+            "--kubeconfig",
+            &kc,
+        ],
+        &[
+            "service account \"bare\" may not install example-operator",
+            "pre-authorization failed",
+            "--create-service-account",
+        ],
+    );
     let (_, exts, _) = olm(&["list", "--kubeconfig", &kc]);
     assert!(!exts.contains("other"), "{exts}");
     // kubectl's habits: a $KUBECONFIG list with a file that does not exist is read as kubectl

@@ -251,6 +251,37 @@ fn packagemanifests_are_served_and_namespaces_are_deleted() {
         "operator \"example-operator\" upgraded; installed csv is \"example-operator.v0.2.0\"\n",
         "{err}"
     );
+    // list-operands: the operator owns Widgets and none exist yet (its validating webhook,
+    // with no real pod behind it on this node, refuses new ones; real_olm lists real ones).
+    let mut operands = String::new();
+    wait_for(
+        "the operator's Operator object to name its CSV",
+        Duration::from_secs(30),
+        || {
+            let (code, out, err) = v0(&["list-operands", "example-operator", "-n", "team-b"]);
+            operands = format!("{out}{err}");
+            code == 0
+        },
+    );
+    assert_eq!(operands, "No resources found\n");
+    let (code, out, err) = v0(&[
+        "list-operands",
+        "example-operator",
+        "-n",
+        "team-b",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let list: serde_json::Value = serde_json::from_str(&out).expect("a JSON List");
+    assert_eq!(list["kind"], "List");
+    assert_eq!(list["items"], serde_json::json!([]));
+    let (code, _, err) = v0(&["list-operands", "nothing-here", "-n", "team-b"]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("list operands: package \"nothing-here\" not found in namespace \"team-b\""),
+        "{err}"
+    );
     let (code, out, err) = v0(&[
         "uninstall",
         "example-operator",

@@ -10,7 +10,7 @@ use std::time::Duration;
 use anyhow::{Context, anyhow, bail};
 use futures::StreamExt as _;
 use jiff::Timestamp;
-use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
+use k8s_openapi::api::core::v1::{Namespace, Secret, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
 use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
@@ -441,6 +441,56 @@ async fn installer_rules(
     image: &str,
     config: Option<&serde_json::Map<String, Value>>,
 ) -> anyhow::Result<Vec<olm_extension::permissions::ScopedPolicyRules>> {
+    let objects = rendered_bundle(namespace, image, config).await?;
+    olm_controller::permissions::required_rules(
+        client,
+        namespace,
+        sa,
+        &objects,
+        &installer_extra(ext),
+    )
+    .await
+    .map_err(|e| anyhow!("working out the permissions bundle {image} needs: {e}"))
+}
+
+/// What the installer account needs besides the bundle's objects: setting the finalizers of
+/// the extension that owns them.
+fn installer_extra(ext: &str) -> [olm_extension::permissions::Request; 1] {
+    [olm_extension::permissions::owner_finalizers(
+        "clusterextensions",
+        ext,
+    )]
+}
+
+/// Whether the user's ServiceAccount `sa` may install bundle `image` as extension `ext`,
+/// checked as the controller's preflight will check it. `Ok(Err(why))` when it may not;
+/// `Err` when it could not be checked from here (the bundle unreachable from this machine,
+/// RBAC the user may not list): the controller still checks, and following reports it.
+async fn account_may_install(
+    client: &kube::Client,
+    ext: &str,
+    namespace: &str,
+    sa: &str,
+    image: &str,
+    config: Option<&serde_json::Map<String, Value>>,
+) -> anyhow::Result<Result<(), String>> {
+    use olm_controller::permissions::{PreflightError, check_account};
+    let objects = rendered_bundle(namespace, image, config).await?;
+    match check_account(client, namespace, sa, &objects, &installer_extra(ext)).await {
+        Ok(()) => Ok(Ok(())),
+        Err(e @ (PreflightError::Denied(_) | PreflightError::ServiceAccountNotFound { .. })) => {
+            Ok(Err(e.to_string()))
+        }
+        Err(e) => Err(anyhow!(e)),
+    }
+}
+
+/// Pulls bundle `image` and renders it for `namespace` with `config`, as the controller will.
+async fn rendered_bundle(
+    namespace: &str,
+    image: &str,
+    config: Option<&serde_json::Map<String, Value>>,
+) -> anyhow::Result<Vec<Value>> {
     let reference: olm_image::ImageRef = image.parse()?;
     let tmp = tempfile::tempdir().context("creating a temporary directory")?;
     let dest = tmp.path().join("bundle");
@@ -467,13 +517,7 @@ async fn installer_rules(
         Some(olm_bundle::CertProvider::Builtin),
     )
     .map_err(|e| anyhow!("rendering bundle {image}: {e}"))?;
-    let extra = [olm_extension::permissions::owner_finalizers(
-        "clusterextensions",
-        ext,
-    )];
-    olm_controller::permissions::required_rules(client, namespace, sa, &objects, &extra)
-        .await
-        .map_err(|e| anyhow!("working out the permissions bundle {image} needs: {e}"))
+    Ok(objects)
 }
 
 /// The installer ServiceAccount of `ext` when `olm install --create-service-account` made it:
@@ -823,6 +867,30 @@ async fn install_on(args: InstallArgs) -> anyhow::Result<ExitCode> {
                 quote(sa),
                 quote(&namespace)
             );
+        }
+        match account_may_install(
+            &client,
+            &name,
+            &namespace,
+            sa,
+            &found.image,
+            config.as_ref(),
+        )
+        .await
+        {
+            Ok(Ok(())) => {}
+            Ok(Err(why)) => bail!(
+                "failed to install extension {}: service account {} may not install {}: {why}\nWhat to do: grant it what is missing, or use --create-service-account to have olm make an account with exactly what {} needs",
+                quote(&name),
+                quote(sa),
+                found.bundle,
+                found.bundle
+            ),
+            Err(e) => eprintln!(
+                "note: the permissions of service account {} were not checked before install ({}); OLM checks them and `olm describe {name}` shows what it finds",
+                quote(sa),
+                readable(e)
+            ),
         }
     }
     if (args.create_namespace || args.create_service_account) && !namespace_exists {
@@ -1299,14 +1367,30 @@ async fn describe_on(args: DescribeArgs) -> anyhow::Result<ExitCode> {
         print_as(&ext, format)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let revisions: Api<ClusterObjectSet> = Api::all(client);
+    let revisions: Api<ClusterObjectSet> = Api::all(client.clone());
     let selector = format!("{}={}", olm_k8s::OWNER_NAME_LABEL, args.name);
     let revisions = revisions
         .list(&ListParams::default().labels(&selector))
         .await
         .context("listing the extension's revisions")?
         .items;
-    crate::output::stdout(view::describe(&ext, &revisions, Timestamp::now()).as_bytes())?;
+    let mut revisions = revisions;
+    let mut stored = view::StoredSecrets::new();
+    for (ns, name) in view::stored_secret_names(&revisions) {
+        let read = Api::<Secret>::namespaced(client.clone(), &ns)
+            .get(&name)
+            .await
+            .map(|s| s.data.unwrap_or_default())
+            .map_err(|e| {
+                format!(
+                    "reading Secret {ns}/{name}: {}",
+                    olm_controller::api_error::message(&e)
+                )
+            });
+        stored.insert((ns, name), read);
+    }
+    let unread = view::inline_stored(&mut revisions, &stored);
+    crate::output::stdout(view::describe(&ext, &revisions, &unread, Timestamp::now()).as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }
 

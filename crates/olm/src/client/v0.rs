@@ -75,6 +75,26 @@ pub enum Command {
     List(ListArgs),
     /// Remove a package: its Subscription and CSV.
     Uninstall(UninstallArgs),
+    /// The custom resources of the CRDs an installed operator owns, in the namespaces its
+    /// OperatorGroup targets.
+    ListOperands(ListOperandsArgs),
+}
+
+/// `olm v0 list-operands`.
+#[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:
+  olm v0 list-operands etcd -n operators
+  olm v0 list-operands etcd -n operators -o yaml")]
+pub struct ListOperandsArgs {
+    /// The operator (its package name).
+    package: String,
+    #[arg(short, long, default_value = "default")]
+    namespace: String,
+    /// Output format (default: a table).
+    #[arg(short, long, value_enum)]
+    output: Option<JsonOrYaml>,
+    #[command(flatten)]
+    conn: Conn,
 }
 
 /// `olm v0 search`.
@@ -194,6 +214,7 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
             .context("failed to upgrade operator"),
         Command::List(a) => rt.block_on(list(a)),
         Command::Uninstall(a) => rt.block_on(uninstall(a)).context("uninstall operator"),
+        Command::ListOperands(a) => rt.block_on(list_operands(a)).context("list operands"),
     }
     .map_err(readable)
 }
@@ -710,6 +731,201 @@ async fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// What `list-operands` lists: each owned CRD (`name`, described `version`) and the
+/// OperatorGroup's target namespaces (empty or `[""]`: all).
+#[derive(Debug, PartialEq)]
+struct OperandQuery {
+    crds: Vec<(String, String)>,
+    targets: Vec<String>,
+}
+
+/// The Operator `<package>.<namespace>`'s CSV reference, as kubectl-operator finds it: the first
+/// component ref of kind ClusterServiceVersion, as `(namespace, name)`.
+fn operator_csv(operator: &Value) -> Result<(String, String), String> {
+    let name = text(operator, "/metadata/name");
+    let Some(refs) = operator.pointer("/status/components") else {
+        return Err(format!(
+            "could not find underlying components for operator {name}"
+        ));
+    };
+    refs.pointer("/refs")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .find(|r| text(r, "/kind") == "ClusterServiceVersion")
+        .map(|r| {
+            (
+                text(r, "/namespace").to_owned(),
+                text(r, "/name").to_owned(),
+            )
+        })
+        .ok_or_else(|| format!("could not find underlying CSV for operator {name}"))
+}
+
+/// kubectl-operator's checks of the CSV and the namespace's OperatorGroups, in its order and
+/// words, and what to list when they pass.
+fn operand_query(csv: &Value, groups: &[Value]) -> Result<OperandQuery, String> {
+    let at = format!(
+        "{}/{}",
+        text(csv, "/metadata/namespace"),
+        text(csv, "/metadata/name")
+    );
+    let owned = csv
+        .pointer("/spec/customresourcedefinitions/owned")
+        .and_then(Value::as_array)
+        .filter(|o| !o.is_empty())
+        .ok_or_else(|| {
+            format!(
+                "no owned CustomResourceDefinitions specified on CSV {at}, no custom resources to display"
+            )
+        })?;
+    if text(csv, "/status/phase") != "Succeeded" {
+        return Err(
+            "CSV underlying operator is not in a succeeded state: custom resource list may not be accurate"
+                .to_owned(),
+        );
+    }
+    let [group] = groups else {
+        return Err(format!(
+            "unexpected number ({}) of operator groups found in namespace {}",
+            groups.len(),
+            text(csv, "/metadata/namespace")
+        ));
+    };
+    let targets = group
+        .pointer("/status/namespaces")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::to_owned)
+        .collect();
+    Ok(OperandQuery {
+        crds: owned
+            .iter()
+            .map(|d| (text(d, "/name").to_owned(), text(d, "/version").to_owned()))
+            .collect(),
+        targets,
+    })
+}
+
+/// Whether an operand in `namespace` (empty: cluster-scoped) is one the operator watches.
+fn watched(namespace: &str, targets: &[String]) -> bool {
+    targets.is_empty()
+        || namespace.is_empty()
+        || targets.iter().any(|t| t.is_empty() || t == namespace)
+}
+
+/// Operands sorted as kubectl-operator sorts them: apiVersion, kind, namespace, name.
+fn sort_operands(items: &mut [Value]) {
+    let key = |v: &Value| {
+        [
+            "/apiVersion",
+            "/kind",
+            "/metadata/namespace",
+            "/metadata/name",
+        ]
+        .map(|p| text(v, p).to_owned())
+    };
+    items.sort_by_key(key);
+}
+
+fn operand_rows(items: &[Value], now: jiff::Timestamp) -> Vec<Vec<String>> {
+    let mut rows = vec![
+        ["APIVERSION", "KIND", "NAMESPACE", "NAME", "AGE"]
+            .map(str::to_owned)
+            .to_vec(),
+    ];
+    for i in items {
+        let age = text(i, "/metadata/creationTimestamp")
+            .parse::<jiff::Timestamp>()
+            .map(|t| super::view::human_age(now, t))
+            .unwrap_or_default();
+        rows.push(vec![
+            text(i, "/apiVersion").to_owned(),
+            text(i, "/kind").to_owned(),
+            text(i, "/metadata/namespace").to_owned(),
+            text(i, "/metadata/name").to_owned(),
+            age,
+        ]);
+    }
+    rows
+}
+
+async fn list_operands(args: ListOperandsArgs) -> anyhow::Result<ExitCode> {
+    let client = args.conn.client().await?;
+    let ns = &args.namespace;
+    let operators_api: Api<DynamicObject> =
+        Api::all_with(client.clone(), &operators("v1", "Operator", "operators"));
+    let operator = operators_api
+        .get_opt(&format!("{}.{ns}", args.package))
+        .await?
+        .ok_or_else(|| {
+            anyhow!(
+                "package {} not found in namespace {}",
+                quote(&args.package),
+                quote(ns)
+            )
+        })?;
+    let (csv_ns, csv_name) =
+        operator_csv(&serde_json::to_value(operator)?).map_err(|e| anyhow!(e))?;
+    let csv = Api::<DynamicObject>::namespaced_with(client.clone(), &csv_ns, &csvs())
+        .get(&csv_name)
+        .await
+        .with_context(|| format!("could not get {csv_ns}/{csv_name} CSV on cluster"))?;
+    let groups: Vec<Value> =
+        Api::<DynamicObject>::namespaced_with(client.clone(), ns, &operatorgroups())
+            .list(&ListParams::default())
+            .await?
+            .items
+            .into_iter()
+            .map(serde_json::to_value)
+            .collect::<Result<_, _>>()?;
+    let query = operand_query(&serde_json::to_value(csv)?, &groups).map_err(|e| anyhow!(e))?;
+    let crds: Api<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition> =
+        Api::all(client.clone());
+    let mut items = Vec::new();
+    for (name, version) in &query.crds {
+        let crd = crds
+            .get(name)
+            .await
+            .with_context(|| format!("get crd {}", quote(name)))?;
+        let resource = ApiResource {
+            group: crd.spec.group.clone(),
+            version: version.clone(),
+            api_version: if crd.spec.group.is_empty() {
+                version.clone()
+            } else {
+                format!("{}/{version}", crd.spec.group)
+            },
+            kind: crd.spec.names.kind.clone(),
+            plural: crd.spec.names.plural.clone(),
+        };
+        for item in Api::<DynamicObject>::all_with(client.clone(), &resource)
+            .list(&ListParams::default())
+            .await?
+            .items
+        {
+            if watched(&item.namespace().unwrap_or_default(), &query.targets) {
+                let mut v = serde_json::to_value(item)?;
+                v["apiVersion"] = json!(resource.api_version);
+                v["kind"] = json!(resource.kind);
+                items.push(v);
+            }
+        }
+    }
+    sort_operands(&mut items);
+    match args.output {
+        Some(format) => print_as(
+            &json!({"apiVersion": "v1", "kind": "List", "items": items}),
+            format,
+        )?,
+        None if items.is_empty() => println!("No resources found"),
+        None => crate::output::print_table(&operand_rows(&items, jiff::Timestamp::now()))?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 async fn uninstall(args: UninstallArgs) -> anyhow::Result<ExitCode> {
     let client = args.conn.client().await?;
     let ns = &args.namespace;
@@ -788,6 +1004,90 @@ mod tests {
                      "currentCSVDesc": {"displayName": "etcd", "version": "0.9.4",
                         "installModes": [{"type": "OwnNamespace", "supported": true}]},
                      "entries": [{"name": "etcd.v0.9.4", "version": "0.9.4"}, {"name": "etcd.v0.9.2", "version": "0.9.2"}]}]}})
+    }
+
+    /// kubectl-operator v0.6.0 `pkg/action/operator_list_operands.go`: its checks, in order,
+    /// with its words, and its namespace filter.
+    #[test]
+    fn list_operands_checks_as_kubectl_operator_does() {
+        let op = |status: Value| json!({"metadata": {"name": "etcd.ops"}, "status": status});
+        assert_eq!(
+            operator_csv(&op(json!({}))),
+            Err("could not find underlying components for operator etcd.ops".to_owned())
+        );
+        assert_eq!(
+            operator_csv(&op(json!({"components": {"refs": [
+                {"kind": "Deployment", "name": "etcd", "namespace": "ops"}]}}))),
+            Err("could not find underlying CSV for operator etcd.ops".to_owned())
+        );
+        assert_eq!(
+            operator_csv(&op(json!({"components": {"refs": [
+                {"kind": "CustomResourceDefinition", "name": "etcdclusters.etcd.database.coreos.com"},
+                {"kind": "ClusterServiceVersion", "name": "etcd.v0.9.4", "namespace": "ops"}]}}))),
+            Ok(("ops".to_owned(), "etcd.v0.9.4".to_owned()))
+        );
+
+        let csv = |owned: Value, phase: &str| {
+            json!({"metadata": {"name": "etcd.v0.9.4", "namespace": "ops"},
+                "spec": {"customresourcedefinitions": {"owned": owned}},
+                "status": {"phase": phase}})
+        };
+        let owned = json!([{"name": "etcdclusters.etcd.database.coreos.com", "version": "v1beta2",
+            "kind": "EtcdCluster"}]);
+        let group = |namespaces: Value| json!({"status": {"namespaces": namespaces}});
+        assert_eq!(
+            operand_query(&csv(json!([]), "Succeeded"), &[group(json!([""]))]),
+            Err("no owned CustomResourceDefinitions specified on CSV ops/etcd.v0.9.4, no custom resources to display".to_owned())
+        );
+        assert_eq!(
+            operand_query(&csv(owned.clone(), "Installing"), &[group(json!([""]))]),
+            Err("CSV underlying operator is not in a succeeded state: custom resource list may not be accurate".to_owned())
+        );
+        assert_eq!(
+            operand_query(&csv(owned.clone(), "Succeeded"), &[]),
+            Err("unexpected number (0) of operator groups found in namespace ops".to_owned())
+        );
+        assert_eq!(
+            operand_query(&csv(owned, "Succeeded"), &[group(json!(["ops", "apps"]))]),
+            Ok(OperandQuery {
+                crds: vec![(
+                    "etcdclusters.etcd.database.coreos.com".to_owned(),
+                    "v1beta2".to_owned()
+                )],
+                targets: vec!["ops".to_owned(), "apps".to_owned()],
+            })
+        );
+
+        let targets = ["ops".to_owned(), "apps".to_owned()];
+        assert!(watched("apps", &targets));
+        assert!(watched("", &targets), "cluster-scoped operands are listed");
+        assert!(!watched("other", &targets));
+        assert!(watched("other", &[]));
+        assert!(watched("other", &[String::new()]));
+
+        let mut items = vec![
+            json!({"apiVersion": "etcd.database.coreos.com/v1beta2", "kind": "EtcdCluster",
+                "metadata": {"name": "b", "namespace": "ops"}}),
+            json!({"apiVersion": "etcd.database.coreos.com/v1beta2", "kind": "EtcdBackup",
+                "metadata": {"name": "z", "namespace": "ops"}}),
+            json!({"apiVersion": "etcd.database.coreos.com/v1beta2", "kind": "EtcdCluster",
+                "metadata": {"name": "a", "namespace": "apps"}}),
+        ];
+        sort_operands(&mut items);
+        let rows = operand_rows(&items, jiff::Timestamp::UNIX_EPOCH);
+        let names: Vec<(&str, &str)> = rows[1..]
+            .iter()
+            .map(|r| (r[1].as_str(), r[3].as_str()))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("EtcdBackup", "z"),
+                ("EtcdCluster", "a"),
+                ("EtcdCluster", "b")
+            ]
+        );
+        assert_eq!(rows[0], ["APIVERSION", "KIND", "NAMESPACE", "NAME", "AGE"]);
     }
 
     #[test]

@@ -522,9 +522,12 @@ pub fn advice(reason: &str, message: &str, name: &str, namespace: &str) -> Strin
 }
 
 /// `olm describe`: the extension's spec, status, conditions, revisions and their objects.
+///
+/// `unread` says why objects kept in Secrets are only counted (see [`inline_stored`]).
 pub fn describe(
     ext: &ClusterExtension,
     revisions: &[ClusterObjectSet],
+    unread: &[String],
     now: jiff::Timestamp,
 ) -> String {
     use std::fmt::Write as _;
@@ -632,6 +635,11 @@ pub fn describe(
                 let _ = write!(line, ", {stored} kept in Secrets");
             }
             let _ = writeln!(out, "{line}");
+            if stored > 0 {
+                for why in unread {
+                    let _ = writeln!(out, "      (not read: {})", first_line(why));
+                }
+            }
             for label in inline {
                 let _ = writeln!(out, "      {label}");
             }
@@ -658,6 +666,59 @@ pub fn describe(
     out
 }
 
+/// Secret data by `(namespace, name)`: what `olm describe` could read of a revision's Secrets,
+/// or why it could not (say, the user may not read Secrets in OLM's namespace).
+pub type StoredSecrets =
+    BTreeMap<(String, String), Result<BTreeMap<String, k8s_openapi::ByteString>, String>>;
+
+/// The Secrets `revisions` keep objects in, as `(namespace, name)`; refs without a namespace
+/// name none (both this implementation and upstream always write one).
+pub fn stored_secret_names(revisions: &[ClusterObjectSet]) -> Vec<(String, String)> {
+    let mut names: Vec<(String, String)> = revisions
+        .iter()
+        .flat_map(|r| &r.spec.phases)
+        .flat_map(|p| &p.objects)
+        .filter_map(|o| o.ref_.as_ref())
+        .filter_map(|r| {
+            Some((
+                r.namespace.clone().filter(|n| !n.is_empty())?,
+                r.name.clone(),
+            ))
+        })
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// Puts each object a revision keeps in a Secret back inline, so `olm describe` names it like
+/// any other; returns why the objects it could not read stay stored (one line per cause).
+pub fn inline_stored(revisions: &mut [ClusterObjectSet], secrets: &StoredSecrets) -> Vec<String> {
+    let mut why = Vec::new();
+    for o in revisions
+        .iter_mut()
+        .flat_map(|r| &mut r.spec.phases)
+        .flat_map(|p| &mut p.objects)
+        .filter(|o| o.object.is_none())
+    {
+        let Some(r) = &o.ref_ else { continue };
+        let ns = r.namespace.clone().unwrap_or_default();
+        let read = match secrets.get(&(ns.clone(), r.name.clone())) {
+            Some(Ok(data)) => {
+                olm_extension::pack::resolve_ref(r, &ns, data).map_err(|e| e.to_string())
+            }
+            Some(Err(e)) => Err(e.clone()),
+            None => Err(format!("Secret {ns}/{} was not read", r.name)),
+        };
+        match read {
+            Ok(object) => o.object = Some(object),
+            Err(e) if !why.contains(&e) => why.push(e),
+            Err(_) => {}
+        }
+    }
+    why
+}
+
 /// `Kind namespace/name` of an inline object.
 fn object_label(obj: &serde_json::Map<String, serde_json::Value>) -> String {
     let s = |p: &str| {
@@ -678,6 +739,75 @@ fn object_label(obj: &serde_json::Map<String, serde_json::Value>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A revision of two objects as `olm run` stores a large one: both moved into a Secret.
+    fn stored_revision() -> (ClusterObjectSet, Vec<k8s_openapi::api::core::v1::Secret>) {
+        let mut rev: ClusterObjectSet = serde_json::from_value(serde_json::json!({
+            "apiVersion": "olm.operatorframework.io/v1",
+            "kind": "ClusterObjectSet",
+            "metadata": {"name": "argocd-1"},
+            "spec": {"revision": 1, "lifecycleState": "Active", "collisionProtection": "Prevent", "phases": [{"name": "deploy",
+                "objects": [
+                    {"object": {"apiVersion": "apps/v1", "kind": "Deployment",
+                        "metadata": {"name": "argocd-operator", "namespace": "argocd"}}},
+                    {"object": {"apiVersion": "v1", "kind": "ServiceAccount",
+                        "metadata": {"name": "argocd", "namespace": "argocd"}}}]}]},
+        }))
+        .expect("revision");
+        let packed = olm_extension::pack::SecretPacker {
+            revision_name: "argocd-1",
+            owner_name: "argocd",
+            system_namespace: "olmv1-system",
+        }
+        .pack(&rev.spec.phases)
+        .expect("pack");
+        olm_extension::pack::replace_inline_with_refs(&mut rev.spec.phases, &packed.refs);
+        (rev, packed.secrets)
+    }
+
+    #[test]
+    fn describe_names_objects_kept_in_secrets_or_says_why_not() {
+        let (rev, secrets) = stored_revision();
+        assert_eq!(
+            stored_secret_names(std::slice::from_ref(&rev)),
+            vec![("olmv1-system".to_owned(), secrets[0].name_any())]
+        );
+        let ext = with_conditions(1, serde_json::json!([]));
+        let now = jiff::Timestamp::UNIX_EPOCH;
+
+        let mut readable = vec![rev.clone()];
+        let stored: StoredSecrets = secrets
+            .iter()
+            .map(|s| {
+                let key = (s.namespace().unwrap_or_default(), s.name_any());
+                (key, Ok(s.data.clone().unwrap_or_default()))
+            })
+            .collect();
+        assert!(inline_stored(&mut readable, &stored).is_empty());
+        let text = describe(&ext, &readable, &[], now);
+        assert!(text.contains("phase deploy: 2 object(s)\n"), "{text}");
+        assert!(
+            text.contains("      Deployment argocd/argocd-operator\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("      ServiceAccount argocd/argocd\n"),
+            "{text}"
+        );
+
+        let mut forbidden = vec![rev];
+        let denied: StoredSecrets = stored
+            .keys()
+            .map(|k| (k.clone(), Err("reading Secret: forbidden".to_owned())))
+            .collect();
+        let why = inline_stored(&mut forbidden, &denied);
+        assert_eq!(why, vec!["reading Secret: forbidden".to_owned()]);
+        let text = describe(&ext, &forbidden, &why, now);
+        assert!(
+            text.contains("phase deploy: 2 object(s), 2 kept in Secrets\n      (not read: reading Secret: forbidden)\n"),
+            "{text}"
+        );
+    }
 
     fn ext(v: serde_json::Value) -> ClusterExtension {
         serde_json::from_value(v).expect("extension")

@@ -525,6 +525,12 @@ fn every_v0_command(env: &Env) {
     assert_eq!(list["kind"], "List", "{out}");
     assert_eq!(list["items"][0]["metadata"]["name"], "sample", "{out}");
     assert_eq!(list["items"][0]["spec"]["size"], 2, "{out}");
+    // `olm v0 list-operands` lists what the plugin lists, in the same columns.
+    let kc = env.kubeconfig.to_str().expect("utf-8 path");
+    let ours = env.olm(&["v0", "list-operands", PACKAGE, "-n", NS, "--kubeconfig", kc]);
+    let theirs = plugin.ok(&["list-operands", PACKAGE, "-n", NS]);
+    assert_eq!(header(&ours), header(&theirs), "{ours}");
+    assert_eq!(rows(&ours), rows(&theirs), "{ours}");
 
     // upgrade: approves the pending InstallPlan and waits for it.
     let out = plugin.ok(&["upgrade", PACKAGE, "-n", NS, "--timeout", PLUGIN_TIMEOUT]);
