@@ -107,6 +107,7 @@ spec:
   displayName: Community Operators
   publisher: OperatorHub.io
 YAML
+    kubectl apply -f "$here/olm-operator.yaml" >&2
 
     label_filter="$(sed 's/,/ || /g' <<<"$labels")"
     skip="$("$bin/e2e-judge" skip -known "$here/KNOWN.tsv" -profile "$profile")"

@@ -73,7 +73,19 @@ pub async fn preflight_with(
     objects: &[Value],
     extra: &[Request],
 ) -> Result<(), PreflightError> {
-    let client = &shared.client;
+    check_account(&shared.client, namespace, service_account, objects, extra).await
+}
+
+/// [`preflight_with`] through any client: `olm install` runs it with the user's credentials
+/// before creating an extension, so an account that cannot install the bundle is refused at
+/// once rather than retried by the controller until someone notices.
+pub async fn check_account(
+    client: &kube::Client,
+    namespace: &str,
+    service_account: &str,
+    objects: &[Value],
+    extra: &[Request],
+) -> Result<(), PreflightError> {
     let accounts: Api<ServiceAccount> = Api::namespaced(client.clone(), namespace);
     if accounts.get_opt(service_account).await?.is_none() {
         return Err(PreflightError::ServiceAccountNotFound {

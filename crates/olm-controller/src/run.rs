@@ -247,6 +247,12 @@ pub enum RunError {
     /// A committed OLM v0 CRD did not read (a bug of the binary).
     #[error("building the OLM v0 CRDs: {0}")]
     V0Crds(String),
+    /// `OLMConfig cluster` could not be read or created.
+    #[error("creating OLMConfig cluster: {source}")]
+    OlmConfig {
+        /// Why.
+        source: kube::Error,
+    },
     /// A CRD of the API could not be applied or read back.
     #[error("installing the CRD {name}: {source}")]
     Crd {
@@ -760,7 +766,9 @@ impl RunError {
     /// overloaded), or the CRDs were slow to be served. A refusal (4xx) is final.
     fn transient(&self) -> bool {
         let kube = match self {
-            RunError::Namespace { source, .. } | RunError::Crd { source, .. } => source,
+            RunError::Namespace { source, .. }
+            | RunError::Crd { source, .. }
+            | RunError::OlmConfig { source } => source,
             RunError::CrdNotEstablished { .. } => return true,
             _ => return false,
         };
@@ -785,7 +793,11 @@ async fn setup(options: &Options, kube_config: kube::Config) -> Result<Arc<Share
     loop {
         let attempt = async {
             ensure_namespace(&client, &options.system_namespace).await?;
-            install_crds(&client, options.which).await
+            install_crds(&client, options.which).await?;
+            if options.which.v0() {
+                ensure_olm_config(&client).await?;
+            }
+            Ok::<(), RunError>(())
         };
         match attempt.await {
             Ok(()) => break,
@@ -836,6 +848,32 @@ async fn ensure_namespace(client: &kube::Client, name: &str) -> Result<(), RunEr
     match api.create(&PostParams::default(), &namespace).await {
         Ok(_) => {
             info!(namespace = name, "created the system namespace");
+            Ok(())
+        }
+        Err(kube::Error::Api(status)) if status.code == 409 => Ok(()),
+        Err(e) => Err(failed(e)),
+    }
+}
+
+/// Creates `OLMConfig cluster`, with an empty spec, unless it exists — upstream ships it in
+/// its install manifests, and users and tools (`kubectl patch olmconfig cluster …`, upstream's
+/// e2e suite) expect to find it. One that exists is never written: it is the user's.
+async fn ensure_olm_config(client: &kube::Client) -> Result<(), RunError> {
+    use olm_v0_api::v1::{OLM_CONFIG_NAME, OLMConfig};
+    let api: Api<OLMConfig> = Api::all(client.clone());
+    let failed = |source| RunError::OlmConfig { source };
+    if api
+        .get_metadata_opt(OLM_CONFIG_NAME)
+        .await
+        .map_err(failed)?
+        .is_some()
+    {
+        return Ok(());
+    }
+    let config = OLMConfig::new(OLM_CONFIG_NAME, olm_v0_api::v1::OlmConfigSpec::default());
+    match api.create(&PostParams::default(), &config).await {
+        Ok(_) => {
+            info!(name = OLM_CONFIG_NAME, "created the OLMConfig");
             Ok(())
         }
         Err(kube::Error::Api(status)) if status.code == 409 => Ok(()),
