@@ -40,7 +40,11 @@ dev_env() {
     mkdir -p "$out"
     # The paths are fixed into the trap now: it runs after the caller's variables may be gone,
     # and an empty OLM_CACHE_DIR would stop the developer's own environment.
-    trap "OLM_CACHE_DIR='$state' '$olm' dev down >/dev/null 2>&1 || true; rm -rf '$state'" EXIT
+    # E2E_KEEP=DIR keeps the suite's log, report and the environment's logs there for a look
+    # after the run.
+    local keep=""
+    [[ -z ${E2E_KEEP:-} ]] || keep="mkdir -p '$E2E_KEEP' && cp -r '$state/out' '$state/dev' '$E2E_KEEP/' 2>/dev/null;"
+    trap "OLM_CACHE_DIR='$state' '$olm' dev down >/dev/null 2>&1 || true; $keep rm -rf '$state'" EXIT
 }
 
 dev() { OLM_CACHE_DIR="$state" "$olm" dev "$@"; }

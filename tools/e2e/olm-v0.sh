@@ -17,7 +17,8 @@
 # specs (a Ginkgo focus regular expression); either skips the comparison with the committed
 # results. --update writes the profile's results file (and, for the fake node, the counts table
 # in docs/upstream-suites.md) instead of comparing. --procs runs the suite in N processes (default 3). Uses
-# target/debug/olm unless OLM_BIN names another binary.
+# target/debug/olm unless OLM_BIN names another binary. E2E_KEEP=DIR keeps the suite's log and
+# report and the environment's logs in DIR.
 set -euo pipefail
 
 # All in one function, read whole before it runs, so that editing this file cannot change a
@@ -131,9 +132,6 @@ YAML
     if [[ ! -s "$out/report.json" ]]; then
         tail -40 "$log" >&2
         exit 1
-    fi
-    if [[ -n ${E2E_KEEP:-} ]]; then
-        cp "$out/report.json" "$log" "$E2E_KEEP/"
     fi
 
     results="$here/results-$profile.tsv"

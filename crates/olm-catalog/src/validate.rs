@@ -109,6 +109,22 @@ pub fn build_index(cat: &Catalog) -> Result<Index<'_>, ValidationError> {
     }
 }
 
+/// [`build_index`] for a catalog read from a ConfigMap CatalogSource: upstream loads those into
+/// its SQLite registry, which keys bundles by CSV name and never had file-based catalogs' rule
+/// that versions are unique in a package, so two CSVs of one version in different channels
+/// serve there. Every other rule holds.
+pub fn build_index_allowing_duplicate_versions(
+    cat: &Catalog,
+) -> Result<Index<'_>, ValidationError> {
+    let idx = convert(cat).map_err(ValidationError::Structure)?;
+    let tree = check_model_rules(&idx, false);
+    if tree.children.is_empty() {
+        Ok(idx)
+    } else {
+        Err(ValidationError::Tree(tree))
+    }
+}
+
 /// Like [`build_index`] but without the model tree (upstream's conversion only).
 pub fn convert(cat: &Catalog) -> Result<Index<'_>, String> {
     let mut idx = Index::default();
@@ -429,14 +445,19 @@ fn decode_properties(b: &Bundle) -> Result<Vec<crate::property::PackageProperty>
 
 /// Upstream `Model.Validate`, with children in name order.
 pub fn check_model(idx: &Index<'_>) -> Node {
+    check_model_rules(idx, true)
+}
+
+/// The model tree, with the unique-versions rule only when `unique_versions`.
+fn check_model_rules(idx: &Index<'_>, unique_versions: bool) -> Node {
     let mut root = Node::branch("invalid index");
     for pkg in idx.packages.values() {
-        root.push_if(check_package(pkg));
+        root.push_if(check_package(pkg, unique_versions));
     }
     root
 }
 
-fn check_package(pkg: &PackageNode<'_>) -> Node {
+fn check_package(pkg: &PackageNode<'_>, unique_versions: bool) -> Node {
     let mut n = Node::branch(format!("invalid package {}", quote(pkg.name)));
     if pkg.name.is_empty() {
         n.push(Node::leaf("package name must not be empty"));
@@ -450,7 +471,7 @@ fn check_package(pkg: &PackageNode<'_>) -> Node {
     for ch in pkg.channels.values() {
         n.push_if(check_channel(pkg, ch));
     }
-    if let Some(msg) = duplicate_versions(pkg) {
+    if let Some(msg) = duplicate_versions(pkg).filter(|_| unique_versions) {
         n.push(Node::leaf(msg));
     }
     if let Some(d) = pkg.deprecation

@@ -270,6 +270,11 @@ fn duplicate_versions() {
         err(&c),
         "invalid index:\n└── invalid package \"kube-green\":\n    └── duplicate versions found in bundles: [{0.3.0: [kube-green.v0.3.0, kube-green.v0.3.1]} {0.5.0: [kube-green.v0.5.0, kube-green.v0.5.1]}]"
     );
+    // A ConfigMap CatalogSource's catalog is held to upstream's SQLite loader, which has no
+    // such rule; every other rule still applies.
+    assert!(olm_catalog::validate::build_index_allowing_duplicate_versions(&c).is_ok());
+    entry(&mut c, "alpha", "kube-green.v0.7.1").skips = vec!["".into()];
+    assert!(olm_catalog::validate::build_index_allowing_duplicate_versions(&c).is_err());
 }
 
 #[test]

@@ -2770,14 +2770,19 @@ async fn copies(env: &Env, id: &str) -> Result<()> {
     })
     .await?;
 
-    env.apply(json!({"apiVersion": "operators.coreos.com/v1", "kind": "OLMConfig", "metadata": {"name": "cluster"},
-        "spec": {"features": {"disableCopiedCSVs": true}}})).await?;
-    env.wait_gone(&later, "everywhere.v1.0.0").await?;
-    env.wait_gone("default", "everywhere.v1.0.0").await?;
     let configs: Api<DynamicObject> = Api::all_with(
         env.client.clone(),
         &resource("operators.coreos.com", "v1", "OLMConfig", "olmconfigs"),
     );
+    // olm run made OLMConfig cluster at start with an empty spec, as upstream's manifests ship
+    // it (OLM repo deploy/chart/templates/0000_50_olm_03-olmconfig.yaml).
+    let made = serde_json::to_value(configs.get("cluster").await?)?;
+    assert_eq!(made["spec"], json!({}), "{made}");
+
+    env.apply(json!({"apiVersion": "operators.coreos.com/v1", "kind": "OLMConfig", "metadata": {"name": "cluster"},
+        "spec": {"features": {"disableCopiedCSVs": true}}})).await?;
+    env.wait_gone(&later, "everywhere.v1.0.0").await?;
+    env.wait_gone("default", "everywhere.v1.0.0").await?;
     let condition = |status: &'static str, reason: &'static str| {
         let configs = configs.clone();
         async move {

@@ -116,6 +116,28 @@ impl Registry {
     pub fn build(catalog: &Catalog, digest: String) -> Result<Registry, BuildError> {
         let index = olm_catalog::validate::build_index(catalog)
             .map_err(|e| BuildError::Invalid(e.to_string()))?;
+        Self::from_index(catalog, &index, digest)
+    }
+
+    /// [`Registry::build`] for a ConfigMap CatalogSource's catalog, validated as upstream's
+    /// SQLite loader validates it: two CSVs of one version in a package are allowed
+    /// ([`olm_catalog::validate::build_index_allowing_duplicate_versions`]).
+    ///
+    /// # Errors
+    ///
+    /// A catalog that does not validate so, or a bundle that does not convert.
+    pub fn build_from_config_map(catalog: &Catalog) -> Result<Registry, BuildError> {
+        let index = olm_catalog::validate::build_index_allowing_duplicate_versions(catalog)
+            .map_err(|e| BuildError::Invalid(e.to_string()))?;
+        Self::from_index(catalog, &index, String::new())
+    }
+
+    /// The registry of `catalog`, whose validated index is `index`.
+    fn from_index(
+        catalog: &Catalog,
+        index: &olm_catalog::index::Index<'_>,
+        digest: String,
+    ) -> Result<Registry, BuildError> {
         let mut packages = Vec::new();
         let mut bundles = Vec::new();
         let mut entries = Vec::new();

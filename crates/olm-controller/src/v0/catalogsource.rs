@@ -540,7 +540,7 @@ fn build_config_map_registry(
     }
     let catalog =
         olm_catalog::load::load_bytes(text.as_bytes(), "configmap").map_err(|e| fail(&e))?;
-    olm_registry::Registry::build(&catalog, String::new()).map_err(|e| fail(&e))
+    olm_registry::Registry::build_from_config_map(&catalog).map_err(|e| fail(&e))
 }
 
 /// When a polled source's last poll was and what the time is, as the shell read them.
