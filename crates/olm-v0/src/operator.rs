@@ -219,6 +219,22 @@ pub fn subscription_adoption(
     })
 }
 
+/// The labels a new InstallPlan for Subscriptions of `packages` in `namespace` is created with:
+/// the component label of each package's Operator, which upstream's adoption controller adds
+/// just after creation. Made with them, the plan needs no write once it is complete (upstream's
+/// e2e suite checks that a complete plan changes no more). A package giving no label key gets
+/// none, as adoption gives it none.
+pub fn new_plan_labels<'a>(
+    packages: impl IntoIterator<Item = &'a str>,
+    namespace: &str,
+) -> BTreeMap<String, String> {
+    packages
+        .into_iter()
+        .filter_map(|p| component_label_key(&package_operator_name(p, namespace)).ok())
+        .map(|k| (k, String::new()))
+        .collect()
+}
+
 /// One component as the status lists it.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct ComponentRef {
@@ -384,6 +400,19 @@ mod tests {
             subscription_adoption("", "", &none, None, None),
             Err(LabelKeyError::Empty)
         );
+        // A plan made with its Subscriptions' labels leaves adoption nothing to write.
+        let made = new_plan_labels(["etcd", "prometheus"], "ops");
+        assert_eq!(
+            made.keys().collect::<Vec<_>>(),
+            [
+                "operators.coreos.com/etcd.ops",
+                "operators.coreos.com/prometheus.ops"
+            ]
+        );
+        let adopted =
+            subscription_adoption("etcd", "ops", &held, None, Some(("install-abc", &made)))
+                .unwrap();
+        assert_eq!(adopted.install_plan, None);
     }
 
     /// Upstream's `TestAddComponents` "Empty/ComponentsAdded": a Namespace, a Pod and a CSV

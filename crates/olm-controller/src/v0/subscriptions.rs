@@ -923,10 +923,13 @@ async fn ensure_plan(
                 })
                 .collect();
             let approval = if manual { "Manual" } else { "Automatic" };
+            let labels =
+                olm_v0::operator::new_plan_labels(subs.iter().map(|s| s.spec("name")), namespace);
             let object = json!({
                 "apiVersion": "operators.coreos.com/v1alpha1",
                 "kind": "InstallPlan",
-                "metadata": {"generateName": "install-", "namespace": namespace, "ownerReferences": owners},
+                "metadata": {"generateName": "install-", "namespace": namespace,
+                    "ownerReferences": owners, "labels": labels},
                 "spec": {
                     "clusterServiceVersionNames": csv_names,
                     "approval": approval,
