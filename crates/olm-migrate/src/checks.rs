@@ -552,6 +552,17 @@ fn olm_v0_api_access(csv: &ClusterServiceVersion, acks: &Acks) -> CheckResult {
     }
 }
 
+/// Whether the CSV's bundle requires `package` (an `olm.package.required` property naming
+/// it): such an operator depends on the one being moved (upstream's `findDependents`).
+pub fn requires_package(csv: &ClusterServiceVersion, package: &str) -> bool {
+    properties(csv).is_ok_and(|props| {
+        props.iter().any(|p| {
+            p.get("type").and_then(Value::as_str) == Some("olm.package.required")
+                && p.pointer("/value/packageName").and_then(Value::as_str) == Some(package)
+        })
+    })
+}
+
 /// The installed version: the CSV's `olm.package` property, else `spec.version`.
 pub fn installed_version(csv: &ClusterServiceVersion) -> String {
     let from_properties = properties(csv).ok().and_then(|props| {

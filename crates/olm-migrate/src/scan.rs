@@ -188,6 +188,31 @@ pub fn dependents_warning(package: &str, dependents: &[String]) -> Option<String
     })
 }
 
+/// One Subscription's checks as `olm migrate check SUB` prints them (upstream's
+/// `checkStart`/`checkResult`, without colours): every check with `✓` or `✗`, its name padded
+/// to 35 columns and its message, then the verdict and each warning.
+pub fn report(result: &ScanResult) -> String {
+    use std::fmt::Write as _;
+    let mut out = format!(
+        "Pre-migration checks for {}/{}
+",
+        result.namespace, result.name
+    );
+    for c in &result.checks {
+        let mark = if c.passed { '✓' } else { '✗' };
+        let _ = writeln!(out, "  {mark} {:<35} {}", c.name, c.message);
+    }
+    if result.status == State::Eligible {
+        let _ = writeln!(out, "  ✓ {}", result.reason);
+    } else {
+        let _ = writeln!(out, "  ✗ {}: {}", result.status.as_str(), result.reason);
+    }
+    for w in &result.warnings {
+        let _ = writeln!(out, "  ⚠  {w}");
+    }
+    out
+}
+
 /// `--all`'s summary (upstream's `PrintScanSummary`): the results grouped Conflict,
 /// Ineligible, AlreadyMigrated, Eligible (empty groups left out), each under
 /// `=== State (n) ===`. Within a group the results keep their order (the caller sorts them;
@@ -271,7 +296,9 @@ mod tests {
     fn states_and_the_summary_read_as_upstreams() {
         let eligible = decide(
             Observed {
-                warnings: vec![dependents_warning("etcd", &["apps/backup".into()]).expect("warning")],
+                warnings: vec![
+                    dependents_warning("etcd", &["apps/backup".into()]).expect("warning"),
+                ],
                 ..observed(vec![check("Installed CSV", true, "etcd.v0.9.4")])
             },
             Scope::All,
@@ -283,7 +310,9 @@ mod tests {
         );
         assert_eq!(
             eligible.warnings,
-            ["other operator(s) may depend on package \"etcd\": [apps/backup] — verify they remain functional after migration"]
+            [
+                "other operator(s) may depend on package \"etcd\": [apps/backup] — verify they remain functional after migration"
+            ]
         );
         assert_eq!(dependents_warning("etcd", &[]), None);
 
@@ -322,7 +351,11 @@ mod tests {
         let missing = decide(
             Observed {
                 catalog_missing: true,
-                ..observed(vec![check("Catalog availability", false, "No ClusterCatalog …")])
+                ..observed(vec![check(
+                    "Catalog availability",
+                    false,
+                    "No ClusterCatalog …",
+                )])
             },
             Scope::One,
         );
@@ -351,6 +384,13 @@ mod tests {
              \n=== Ineligible (2) ===\n  ✗ ops/etcd\n      [Subscription state] must be …\n      [No APIService definitions] CSV has …\n  ✗ ops/etcd\n      error: failed to get CSV: forbidden\n\
              \n=== AlreadyMigrated (1) ===\n  ✓ ClusterExtension cert-manager (migrated from ops/cert-manager) (already migrated)\n\
              \n=== Eligible (2) ===\n  ✓ ops/etcd (etcd)\n  ✓ ops/argocd (argocd-operator)\n"
+        );
+        assert_eq!(
+            report(&missing),
+            format!(
+                "Pre-migration checks for ops/etcd\n  ✗ {:<35} No ClusterCatalog …\n  ✗ Ineligible: package \"etcd\" not found in any serving ClusterCatalog\n",
+                "Catalog availability"
+            )
         );
     }
 }

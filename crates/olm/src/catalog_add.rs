@@ -86,6 +86,29 @@ fn serving(cat: &ClusterCatalog) -> Result<(), String> {
     })
 }
 
+/// Waits on a watch until ClusterCatalog `name` serves, at most `timeout`; else why not (its
+/// Progressing condition, or that it has no status or was deleted).
+pub(crate) async fn wait_serving(
+    api: &Api<ClusterCatalog>,
+    name: &str,
+    timeout: std::time::Duration,
+) -> Result<(), String> {
+    let is_serving = |c: Option<&ClusterCatalog>| c.is_some_and(|c| serving(c).is_ok());
+    match tokio::time::timeout(timeout, await_condition(api.clone(), name, is_serving)).await {
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(_) => {
+            let last = api.get_opt(name).await.ok().flatten();
+            let state = match last.as_ref().map(serving) {
+                Some(Err(why)) => why,
+                Some(Ok(())) => return Ok(()),
+                None => "deleted meanwhile".to_owned(),
+            };
+            Err(format!("not serving after {timeout:?}: {state}"))
+        }
+    }
+}
+
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let runtime = crate::runtime()?;
     runtime.block_on(add(args)).map_err(crate::client::readable)
@@ -107,27 +130,12 @@ async fn add(args: Args) -> anyhow::Result<ExitCode> {
             quote(&args.name)
         );
     }
-    let is_serving = |c: Option<&ClusterCatalog>| c.is_some_and(|c| serving(c).is_ok());
-    let waited = tokio::time::timeout(
-        args.timeout,
-        await_condition(api.clone(), &args.name, is_serving),
-    )
-    .await;
-    let why = match waited {
-        Ok(Ok(_)) => {
+    let why = match wait_serving(&api, &args.name, args.timeout).await {
+        Ok(()) => {
             println!("catalog {} created", quote(&args.name));
             return Ok(ExitCode::SUCCESS);
         }
-        Ok(Err(e)) => e.to_string(),
-        Err(_) => {
-            let last = api.get_opt(&args.name).await.ok().flatten();
-            let state = match last.as_ref().map(serving) {
-                Some(Err(why)) => why,
-                Some(Ok(())) => "serving".to_owned(),
-                None => "deleted meanwhile".to_owned(),
-            };
-            format!("not serving after {:?}: {state}", args.timeout)
-        }
+        Err(why) => why,
     };
     // Clean up what this command created, as kubectl-operator does; no wait for it to go.
     let deleted = tokio::time::timeout(

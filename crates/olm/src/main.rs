@@ -76,6 +76,9 @@ enum Cli {
     /// OLM v0 from the client: packages, Subscriptions and their CSVs.
     #[command(subcommand)]
     V0(client::v0::Command),
+    /// Move operators from OLM v0 to OLM v1: catalogs, then checks.
+    #[command(subcommand)]
+    Migrate(client::migrate::Command),
     /// Install OLM on a cluster and wait until it is ready
     ///
     /// The manifests of install.yaml, applied server-side: OLM v1, or both OLMs with --olm both.
@@ -143,6 +146,7 @@ fn main() -> ExitCode {
         Cli::List(args) => client::list(args),
         Cli::Describe(args) => client::describe(args),
         Cli::V0(cmd) => client::v0::run(cmd),
+        Cli::Migrate(cmd) => client::migrate::run(cmd),
         Cli::InstallOlm(args) => install_olm::install(args),
         Cli::UninstallOlm(args) => install_olm::uninstall(args),
     };

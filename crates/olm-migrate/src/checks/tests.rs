@@ -276,7 +276,12 @@ fn each_acknowledgement_flips_only_its_own_checks() {
             "reason": "Migrating", "message": "busy", "lastTransitionTime": "2026-01-01T00:00:00Z"}]},
     }))
     .expect("condition");
-    let none = compat(&using, std::slice::from_ref(&og), Some(&condition), &Acks::default());
+    let none = compat(
+        &using,
+        std::slice::from_ref(&og),
+        Some(&condition),
+        &Acks::default(),
+    );
     assert_eq!(
         failed(&none),
         [
@@ -385,6 +390,8 @@ fn hard_checks_hold_whatever_is_acknowledged() {
         PROPERTIES_ANNOTATION.to_owned(),
         r#"[{"type":"olm.package.required","value":{"packageName":"db","versionRange":">=1.0.0"}},{"type":"olm.gvk.required","value":{"group":"db.io","kind":"DB","version":"v1"}}]"#.to_owned(),
     )]));
+    assert!(requires_package(&own, "db"));
+    assert!(!requires_package(&own, "etcd"));
     let results = compat(&own, &[], None, &all);
     assert_eq!(
         failed(&results),

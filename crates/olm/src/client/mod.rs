@@ -8,6 +8,7 @@
 
 mod content;
 mod extension;
+pub mod migrate;
 mod rbac;
 pub mod v0;
 pub mod view;

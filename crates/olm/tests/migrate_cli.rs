@@ -1,0 +1,280 @@
+//! `olm migrate catalogs` and `olm migrate check` on a cluster where both OLMs run (`olm dev
+//! up`, fake node): an operator installed through a Subscription from an image CatalogSource,
+//! beside a ConfigMap CatalogSource that cannot move. The check first fails on the catalog
+//! (no ClusterCatalog holds the package), `catalogs` makes one (a dry run first, then for
+//! real, then again, adopting what it made), and the check then passes; the refusals and
+//! their words are upstream's.
+//!
+//! Needs kubectl and the control plane binaries (`tools/controlplane/build.sh`), and an address
+//! of this machine besides loopback (the aggregator may not use a loopback endpoint).
+
+// Tests fail loudly on purpose.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod dev_common;
+
+mod run_common;
+
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::Duration;
+
+use run_common::wait_for;
+
+fn olm(state: &Path, args: &[&str]) -> Output {
+    let bin = olm_testenv::bin_dir().expect("control plane bin folder");
+    Command::new(env!("CARGO_BIN_EXE_olm"))
+        .args(args)
+        .env("OLM_CACHE_DIR", state)
+        .env("OLM_CONTROLPLANE_BIN", bin)
+        .output()
+        .expect("olm runs")
+}
+
+fn kubectl_ok(kubeconfig: &str, args: &[&str], stdin: Option<&str>) -> String {
+    let out = dev_common::kubectl_output(Path::new(kubeconfig), args, stdin);
+    assert!(out.status.success(), "kubectl {args:?}: {out:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Stops the environment even when an assertion fails half-way.
+struct Down<'a>(&'a Path);
+
+impl Drop for Down<'_> {
+    fn drop(&mut self) {
+        let _ = olm(self.0, &["dev", "down"]);
+    }
+}
+
+#[test]
+fn catalogs_move_and_checks_say_what_blocks_an_operator() {
+    let state = tempfile::tempdir().expect("temp dir");
+    let up = olm(state.path(), &["dev", "up", "--node", "fake"]);
+    let _down = Down(state.path());
+    assert!(up.status.success(), "olm dev up failed: {up:?}");
+    let kc = String::from_utf8_lossy(&olm(state.path(), &["dev", "kubeconfig"]).stdout)
+        .trim()
+        .to_owned();
+    let kc = kc.as_str();
+    let status =
+        String::from_utf8_lossy(&olm(state.path(), &["dev", "status"]).stdout).into_owned();
+    let registry = status
+        .lines()
+        .find_map(|l| l.strip_prefix("registry: "))
+        .expect("the dev registry")
+        .trim()
+        .to_owned();
+    let image = run_common::push_example_catalog(&state.path().join("examples"), &registry);
+    let run = |args: &[&str]| {
+        let mut all = args.to_vec();
+        all.extend_from_slice(&["--kubeconfig", kc]);
+        let out = olm(state.path(), &all);
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+
+    kubectl_ok(kc, &["create", "namespace", "team-m"], None);
+    kubectl_ok(
+        kc,
+        &["apply", "-f", "-"],
+        Some(
+            &serde_json::json!({"apiVersion": "v1", "kind": "List", "items": [
+                {"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
+                    "metadata": {"name": "examples", "namespace": "team-m",
+                        "annotations": {"olm.operatorframework.io/serve-in-process": "true"}},
+                    "spec": {"sourceType": "grpc", "image": image, "displayName": "Examples",
+                        "priority": 5,
+                        "updateStrategy": {"registryPoll": {"interval": "30m"}}}},
+                {"apiVersion": "v1", "kind": "ConfigMap",
+                    "metadata": {"name": "legacy", "namespace": "team-m"},
+                    "data": {"packages": "[]", "customResourceDefinitions": "[]",
+                        "clusterServiceVersions": "[]"}},
+                {"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
+                    "metadata": {"name": "legacy", "namespace": "team-m"},
+                    "spec": {"sourceType": "configmap", "configMap": "legacy"}}]})
+            .to_string(),
+        ),
+    );
+    wait_for(
+        "the example package offered to team-m",
+        Duration::from_secs(90),
+        || {
+            run(&["v0", "search", "-n", "team-m"])
+                .1
+                .contains("example-operator")
+        },
+    );
+    let (code, out, err) = run(&[
+        "v0",
+        "install",
+        "example-operator",
+        "-n",
+        "team-m",
+        "--create-operator-group",
+        "--timeout",
+        "3m",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    wait_for(
+        "the Subscription at the latest version",
+        Duration::from_secs(60),
+        || {
+            kubectl_ok(
+                kc,
+                &[
+                    "get",
+                    "subscription",
+                    "example-operator",
+                    "-n",
+                    "team-m",
+                    "-o",
+                    "jsonpath={.status.state}",
+                ],
+                None,
+            ) == "AtLatestKnown"
+        },
+    );
+
+    // Argument rules, in upstream's words.
+    let (code, _, err) = run(&["migrate", "check"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("specify an operator name or --all"), "{err}");
+    let (code, _, err) = run(&["migrate", "check", "example-operator"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("-n/--namespace is required"), "{err}");
+
+    // No ClusterCatalog holds the package yet: every other check passes, the catalog one
+    // fails, and the command exits 1 (upstream's exits 0).
+    let (code, out, err) = run(&["migrate", "check", "example-operator", "-n", "team-m"]);
+    assert_eq!(code, 1, "{out}{err}");
+    for passed in [
+        "✓ ClusterObjectSet API",
+        "✓ Subscription state                  state is \"AtLatestKnown\"",
+        "✓ Installed CSV                       example-operator.v0.2.0",
+        "✓ AllNamespaces install mode supported",
+        "✓ No OperatorCondition usage",
+    ] {
+        assert!(out.contains(passed), "{passed}\n{out}");
+    }
+    assert!(
+        out.contains("✗ Catalog availability                No ClusterCatalog found for package \"example-operator\"; run olm migrate catalogs first: package \"example-operator\" at version \"0.2.0\" in channel \"stable\" not found in any serving ClusterCatalog"),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "✗ Ineligible: package \"example-operator\" not found in any serving ClusterCatalog"
+        ),
+        "{out}"
+    );
+
+    // A dry run says what would be made and makes nothing.
+    let (code, out, err) = run(&["migrate", "catalogs", "--dry-run"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        err.contains(
+            "⚠ CatalogSource team-m/legacy: configmap-type CatalogSource has no OLMv1 equivalent"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "✓ CatalogSource team-m/examples: would create ClusterCatalog examples from image {image}"
+        )),
+        "{err}"
+    );
+    assert!(out.ends_with("\nDry run complete.\n"), "{out}");
+    let listed = kubectl_ok(kc, &["get", "clustercatalogs", "-o", "name"], None);
+    assert!(
+        !listed.contains("clustercatalog.olm.operatorframework.io/examples"),
+        "{listed}"
+    );
+
+    // For real: created, with the source's priority and poll interval, and serving.
+    let (code, out, err) = run(&["migrate", "catalogs", "--timeout", "2m"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("Created (1):\n  ✓ team-m/examples → ClusterCatalog/examples\n"),
+        "{out}"
+    );
+    assert!(out.contains("Done: 1 ClusterCatalog(s) ready"), "{out}");
+    let made = kubectl_ok(
+        kc,
+        &["get", "clustercatalog", "examples", "-o", "json"],
+        None,
+    );
+    let made: serde_json::Value = serde_json::from_str(&made).unwrap();
+    assert_eq!(made["spec"]["priority"], 5);
+    assert_eq!(made["spec"]["source"]["image"]["pollIntervalMinutes"], 30);
+    assert_eq!(
+        made["metadata"]["annotations"]["olm.operatorframework.io/migrated-from-catalogsource"],
+        "team-m/examples"
+    );
+
+    // Again: the catalog made is adopted, nothing changes; JSON lines for scripts.
+    let (code, out, err) = run(&["migrate", "catalogs", "-o", "json"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let results: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let examples = results
+        .iter()
+        .find(|r| r["target"] == "team-m/examples")
+        .unwrap_or_else(|| panic!("{out}"));
+    assert_eq!(examples["type"], "result");
+    assert_eq!(examples["data"]["outcome"], "adopted");
+    assert_eq!(
+        examples["data"]["reason"],
+        "existing ClusterCatalog with matching image adopted"
+    );
+
+    // The operator can now move.
+    let (code, out, err) = run(&["migrate", "check", "example-operator", "-n", "team-m"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains(
+            "✓ Catalog availability                package available in ClusterCatalog examples"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("✓ passes all readiness, compatibility, and catalog-availability checks"),
+        "{out}"
+    );
+    let (code, out, err) = run(&["migrate", "check", "--all", "-o", "json"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let scan: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(scan["type"], "scan");
+    let ours = scan["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["namespace"] == "team-m")
+        .unwrap_or_else(|| panic!("{out}"));
+    assert_eq!(ours["status"], "Eligible");
+    assert_eq!(ours["version"], "0.2.0");
+
+    // A ClusterExtension claiming the Subscription makes it a Conflict.
+    kubectl_ok(
+        kc,
+        &["apply", "-f", "-"],
+        Some(
+            &serde_json::json!({"apiVersion": "olm.operatorframework.io/v1",
+                "kind": "ClusterExtension", "metadata": {"name": "example-operator",
+                    "annotations": {"olm.operatorframework.io/migrated-from-subscription": "team-m/example-operator"}},
+                "spec": {"namespace": "team-m", "serviceAccount": {"name": "nobody"},
+                    "source": {"sourceType": "Catalog", "catalog": {"packageName": "example-operator",
+                        "selector": {"matchLabels": {"olm.operatorframework.io/metadata.name": "no-such-catalog"}}}}}})
+            .to_string(),
+        ),
+    );
+    let (code, out, _) = run(&["migrate", "check", "--all"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("=== Conflict (1) ===\n  ⚠️  team-m/example-operator — CONFLICT: both Subscription and annotated ClusterExtension exist; resolve with cleanup or rollback\n"),
+        "{out}"
+    );
+}
