@@ -891,6 +891,12 @@ pub fn decide(input: Input<'_>) -> Decision {
         revision: cos.spec.revision,
         owner_name: owner_name(cos).unwrap_or(""),
         sibling_uids: &sibling_uids,
+        takes_over: cos
+            .metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get(olm_k8s::MIGRATION_TAKES_OVER_ANNOTATION))
+            .and_then(|v| v.split_once('/')),
     };
 
     let mut complete = true;
@@ -1187,6 +1193,30 @@ struct Owner<'a> {
     revision: i64,
     owner_name: &'a str,
     sibling_uids: &'a BTreeSet<&'a str>,
+    /// The OLM v0 CSV (`namespace`, `name`) whose objects this revision takes over in place
+    /// (`olm migrate`; [`olm_k8s::MIGRATION_TAKES_OVER_ANNOTATION`]).
+    takes_over: Option<(&'a str, &'a str)>,
+}
+
+impl Owner<'_> {
+    /// Whether OLM v0's hold on an object is one this revision takes over: the object belongs
+    /// to the CSV being migrated and to no other.
+    fn takes_over(&self, holder: &Holder) -> bool {
+        let Some((namespace, csv)) = self.takes_over else {
+            return false;
+        };
+        match holder {
+            Holder::V0Owner {
+                kind,
+                namespace: ns,
+                name,
+            } => kind == "ClusterServiceVersion" && ns == namespace && name == csv,
+            Holder::V0Managed { csvs } => {
+                !csvs.is_empty() && csvs.iter().all(|(ns, name)| ns == namespace && name == csv)
+            }
+            _ => false,
+        }
+    }
 }
 
 fn owner_refs(object: &Map<String, Value>) -> Vec<Value> {
@@ -1396,11 +1426,14 @@ fn reconcile_object(
         None => {
             // OLM v0's objects (owned without a controller reference) are never adopted,
             // whatever the collision protection: its controllers would keep writing them, and
-            // its operator runs on them. An object without a controller that carries our
-            // revision annotation was orphaned by us (or the garbage collector is about to
-            // delete it): never re-adopt.
+            // its operator runs on them — unless this revision takes its operator over
+            // (`olm migrate`, with OLM v0 standing aside for that CSV). An object without a
+            // controller that carries our revision annotation was orphaned by us (or the
+            // garbage collector is about to delete it): never re-adopt.
             let holder = holder();
-            if holder.is_v0()
+            if owner.takes_over(&holder) {
+                adopt(actual)
+            } else if holder.is_v0()
                 || protection == CollisionProtection::Prevent
                 || annotation(actual, REVISION_ANNOTATION).is_some()
             {

@@ -715,6 +715,72 @@ fn olm_v0_objects_are_never_adopted() {
     }
 }
 
+/// `olm migrate`: a revision that takes over one CSV's operator adopts that CSV's objects (its
+/// CRD by the CSVs listing it, its ServiceAccount by owner reference) and still refuses another
+/// CSV's, and a CRD another CSV also owns.
+#[test]
+fn a_migration_revision_takes_over_its_csvs_objects_only() {
+    let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": {"name": "natsclusters.nats.io"}});
+    let sa = json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "nats-operator", "namespace": "ops"}});
+    let mut v0_crd = crd.clone();
+    v0_crd["metadata"]["labels"] = json!({"olm.managed": "true"});
+    let owned_by = |csv: &str| {
+        let mut o = sa.clone();
+        o["metadata"]["ownerReferences"] = json!([{"apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
+            "name": csv, "uid": "u", "controller": false, "blockOwnerDeletion": false}]);
+        o
+    };
+    let revision = |takes_over: &str| {
+        with(
+            cos(
+                "nats-1",
+                1,
+                json!([{"name": "everything", "objects": [{"object": crd}, {"object": sa}]}]),
+            ),
+            |v| {
+                v["metadata"]["annotations"][olm_k8s::MIGRATION_TAKES_OVER_ANNOTATION] =
+                    json!(takes_over)
+            },
+        )
+    };
+    let decide = |takes_over: &str, sa_owner: &str, crd_owners: Vec<(String, String)>| {
+        let mut case = Case::new(revision(takes_over))
+            .observe(v0_crd.clone())
+            .observe(owned_by(sa_owner));
+        case.v0_crd_owners
+            .insert("natsclusters.nats.io".into(), crd_owners);
+        case.decide()
+    };
+    let mine = vec![("ops".into(), "nats.v1.0.0".into())];
+    let d = decide("ops/nats.v1.0.0", "nats.v1.0.0", mine.clone());
+    assert_eq!(d.writes.len(), 2, "{:#?}", d.writes);
+    for w in &d.writes {
+        let Write::Apply { object, .. } = w else {
+            panic!("{w:?}")
+        };
+        let refs = object["metadata"]["ownerReferences"].as_array().cloned();
+        assert!(
+            refs.unwrap_or_default()
+                .iter()
+                .any(|r| r["kind"] == "ClusterObjectSet" && r["controller"] == true),
+            "{object:?}"
+        );
+    }
+    // Another CSV's ServiceAccount, and a CRD two CSVs own, stay refused.
+    let d = decide(
+        "ops/nats.v1.0.0",
+        "other.v2",
+        vec![
+            ("ops".into(), "nats.v1.0.0".into()),
+            ("apps".into(), "nats.v1.0.0".into()),
+        ],
+    );
+    assert!(d.writes.is_empty(), "{:#?}", d.writes);
+    // The same CSV name in another namespace is another operator.
+    let d = decide("apps/nats.v1.0.0", "nats.v1.0.0", mine);
+    assert!(d.writes.is_empty(), "{:#?}", d.writes);
+}
+
 /// `Test_ClusterObjectSetReconciler_Reconcile_ForeignRevisionCollision` "collision object owned
 /// by a foreign COS is detected"; with `None` the object is adopted instead.
 #[test]

@@ -115,3 +115,14 @@ pub const V0_OWNER_KIND_LABEL: &str = "olm.owner.kind";
 
 /// Label OLM v0 puts on every object it creates (`true`).
 pub const V0_MANAGED_LABEL: &str = "olm.managed";
+
+/// On a ClusterExtension made by `olm migrate`, and copied onto its revisions: the OLM v0
+/// ClusterServiceVersion (`<namespace>/<name>`) whose objects the revision takes over in place.
+/// Honoured only while that CSV names the extension in [`MIGRATING_TO_ANNOTATION`]: both sides
+/// must agree, so no extension can take another team's operator by naming it.
+pub const MIGRATION_TAKES_OVER_ANNOTATION: &str = "olm.operatorframework.io/migration-takes-over";
+
+/// On an OLM v0 Subscription and its ClusterServiceVersion being moved to OLM v1: the
+/// ClusterExtension taking it over. OLM v0 leaves objects carrying it alone (no plans, no
+/// status, no repairs) until the move completes and deletes them.
+pub const MIGRATING_TO_ANNOTATION: &str = "olm.operatorframework.io/migrating-to";

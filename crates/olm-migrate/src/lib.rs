@@ -12,6 +12,7 @@
 
 pub mod catalogs;
 pub mod checks;
+pub mod mapping;
 pub mod scan;
 
 /// Annotation on a ClusterExtension naming the Subscription (`<namespace>/<name>`) it was

@@ -74,7 +74,14 @@ pub async fn apply(
                 name: &sa.name,
             }),
     };
-    let desired = revision::build(&request).map_err(|e| retrying(e.to_string()))?;
+    let mut desired = revision::build(&request).map_err(|e| retrying(e.to_string()))?;
+    if let Some(csv) = takes_over(ext, ctx).await? {
+        desired
+            .metadata
+            .annotations
+            .get_or_insert_default()
+            .insert(olm_k8s::MIGRATION_TAKES_OVER_ANNOTATION.to_owned(), csv);
+    }
     match (revision::change(&desired, latest), latest) {
         (Change::Unchanged, _) => return Ok(None),
         (Change::Patch, Some(latest)) => {
@@ -102,6 +109,35 @@ pub async fn apply(
             .map_err(|e| retrying(e.to_string()))?;
     }
     write_revision(ctx, desired, &existing).await.map(Some)
+}
+
+/// The OLM v0 CSV (`namespace/name`) whose objects this extension's revision takes over, when
+/// the extension names one ([`olm_k8s::MIGRATION_TAKES_OVER_ANNOTATION`], set by `olm
+/// migrate`) and that CSV agrees: it names this extension in
+/// [`olm_k8s::MIGRATING_TO_ANNOTATION`]. A CSV that does not agree (or is gone, the move being
+/// over) gives none, so the revision adopts nothing of OLM v0's.
+async fn takes_over(ext: &ClusterExtension, ctx: &Ctx) -> Result<Option<String>, Stop> {
+    let Some(named) = ext
+        .annotations()
+        .get(olm_k8s::MIGRATION_TAKES_OVER_ANNOTATION)
+    else {
+        return Ok(None);
+    };
+    let Some((namespace, name)) = named.split_once('/') else {
+        return Ok(None);
+    };
+    let csvs: Api<olm_v0_api::v1alpha1::ClusterServiceVersion> =
+        Api::namespaced(ctx.shared.client.clone(), namespace);
+    let csv = match csvs.get_metadata_opt(name).await {
+        Ok(csv) => csv,
+        // OLM v0's API is not served: there is nothing to take over.
+        Err(kube::Error::Api(s)) if s.code == 404 => None,
+        Err(e) => return Err(retrying(format!("reading ClusterServiceVersion {named}: {}", message(&e)))),
+    };
+    let agrees = csv.is_some_and(|c| {
+        c.annotations().get(olm_k8s::MIGRATING_TO_ANNOTATION) == Some(&ext.name_any())
+    });
+    Ok(agrees.then(|| named.clone()))
 }
 
 /// Updates the newest revision's metadata and mutable fields (same objects).

@@ -101,12 +101,14 @@ pub async fn finalize(
     Ok(true)
 }
 
-/// Deletes every object `params` lists; how many were still there.
+/// Deletes every object `params` lists but those an OLM v1 revision controls (taken over by
+/// `olm migrate`, they are the extension's now); how many were still there.
 async fn delete_all<K>(api: Api<K>, params: &ListParams) -> Result<usize, kube::Error>
 where
     K: Resource<DynamicType = ()> + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
 {
-    let listed = api.list_metadata(params).await?;
+    let mut listed = api.list_metadata(params).await?;
+    listed.items.retain(|o| !held_by_olm_v1(&o.metadata));
     for o in &listed.items {
         match api.delete(&o.name_any(), &DeleteParams::background()).await {
             Ok(_) => {}
@@ -115,6 +117,13 @@ where
         }
     }
     Ok(listed.items.len())
+}
+
+/// Whether an OLM v1 revision controls the object (a controller reference of its group).
+fn held_by_olm_v1(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> bool {
+    meta.owner_references.iter().flatten().any(|r| {
+        r.controller == Some(true) && r.api_version.starts_with(&format!("{}/", olm_api::GROUP))
+    })
 }
 
 /// Takes the conversion webhooks the CSV declared off its CRDs (strategy `None`).
@@ -131,6 +140,9 @@ async fn strip_conversion(
             let Some(crd) = crds.get_opt(name).await? else {
                 continue;
             };
+            if held_by_olm_v1(&crd.metadata) {
+                continue;
+            }
             let ours = crd
                 .spec
                 .conversion

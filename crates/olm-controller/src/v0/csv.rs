@@ -48,7 +48,7 @@ use olm_v0::transition::{self, Facts, InstallStatus, Replaced, Step};
 use olm_v0_api::v1::{OperatorGroup, UpgradeStrategy};
 use olm_v0_api::v1alpha1::ClusterServiceVersion;
 use serde_json::{Value, json};
-use tracing::{Instrument, info, info_span, warn};
+use tracing::{Instrument, debug, info, info_span, warn};
 
 use super::{CSV_CONTROLLER, Index, cleanup, install, lock, nothing, requirements, serving};
 use crate::context::Shared;
@@ -296,6 +296,12 @@ async fn reconcile_one(csv: &ClusterServiceVersion, ctx: &Ctx) -> Result<Option<
         return Ok((!done).then_some(Duration::from_secs(1)));
     }
     if cleanup::ensure_finalizer(&api, csv).await? {
+        return Ok(None);
+    }
+    // Being moved to OLM v1 (`olm migrate`): its objects are the extension's to take over, so
+    // nothing of it is written or repaired until the move deletes it.
+    if let Some(to) = csv.annotations().get(olm_k8s::MIGRATING_TO_ANNOTATION) {
+        debug!(csv = %name, namespace = %namespace, extension = %to, "moving to OLM v1; left alone");
         return Ok(None);
     }
 
