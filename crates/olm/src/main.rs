@@ -76,9 +76,8 @@ enum Cli {
     /// OLM v0 from the client: packages, Subscriptions and their CSVs.
     #[command(subcommand)]
     V0(client::v0::Command),
-    /// Move operators from OLM v0 to OLM v1: catalogs, then checks.
-    #[command(subcommand)]
-    Migrate(client::migrate::Command),
+    /// Move operators from OLM v0 to OLM v1: catalogs, checks, then each operator in place.
+    Migrate(client::migrate::MigrateArgs),
     /// Install OLM on a cluster and wait until it is ready
     ///
     /// The manifests of install.yaml, applied server-side: OLM v1, or both OLMs with --olm both.

@@ -257,24 +257,107 @@ fn catalogs_move_and_checks_say_what_blocks_an_operator() {
     assert_eq!(ours["status"], "Eligible");
     assert_eq!(ours["version"], "0.2.0");
 
-    // A ClusterExtension claiming the Subscription makes it a Conflict.
-    kubectl_ok(
-        kc,
-        &["apply", "-f", "-"],
-        Some(
-            &serde_json::json!({"apiVersion": "olm.operatorframework.io/v1",
-                "kind": "ClusterExtension", "metadata": {"name": "example-operator",
-                    "annotations": {"olm.operatorframework.io/migrated-from-subscription": "team-m/example-operator"}},
-                "spec": {"namespace": "team-m", "serviceAccount": {"name": "nobody"},
-                    "source": {"sourceType": "Catalog", "catalog": {"packageName": "example-operator",
-                        "selector": {"matchLabels": {"olm.operatorframework.io/metadata.name": "no-such-catalog"}}}}}})
-            .to_string(),
-        ),
-    );
-    let (code, out, _) = run(&["migrate", "check", "--all"]);
-    assert_eq!(code, 1, "{out}");
+    // The move itself: a dry run prints the ClusterExtension and changes nothing.
+    let uid = |kind: &str, name: &str, ns: Option<&str>| {
+        let mut a = vec!["get", kind, name, "-o", "jsonpath={.metadata.uid}"];
+        if let Some(ns) = ns {
+            a.extend_from_slice(&["-n", ns]);
+        }
+        kubectl_ok(kc, &a, None)
+    };
+    let deployment = uid("deployment", "example-operator-controller", Some("team-m"));
+    let crd = uid("crd", "widgets.example.olm.operatorframework.io", None);
+    assert!(!deployment.is_empty() && !crd.is_empty());
+    let (code, out, err) = run(&["migrate", "example-operator", "-n", "team-m", "--dry-run"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("kind: ClusterExtension"), "{out}");
     assert!(
-        out.contains("=== Conflict (1) ===\n  ⚠️  team-m/example-operator — CONFLICT: both Subscription and annotated ClusterExtension exist; resolve with cleanup or rollback\n"),
+        out.contains(
+            "olm.operatorframework.io/migrated-from-subscription: team-m/example-operator"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("olm.operatorframework.io/metadata.name: examples"),
+        "{out}"
+    );
+    assert!(
+        err.contains("No cluster resources were modified (dry run)."),
+        "{err}"
+    );
+    let listed = kubectl_ok(kc, &["get", "clusterextensions", "-o", "name"], None);
+    assert!(!listed.contains("example-operator"), "{listed}");
+
+    // For real: the operator's Deployment and CRD are the same objects afterwards, now held
+    // by the extension's revision; the Subscription and CSV are gone.
+    let (code, out, err) = run(&[
+        "migrate",
+        "example-operator",
+        "-n",
+        "team-m",
+        "--timeout",
+        "3m",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.starts_with("operator team-m/example-operator moved to OLM v1: ClusterExtension example-operator installed example-operator.v0.2.0 (version 0.2.0)"),
+        "{out}{err}"
+    );
+    assert_eq!(
+        uid("deployment", "example-operator-controller", Some("team-m")),
+        deployment
+    );
+    assert_eq!(
+        uid("crd", "widgets.example.olm.operatorframework.io", None),
+        crd
+    );
+    let held = kubectl_ok(
+        kc,
+        &[
+            "get",
+            "deployment",
+            "example-operator-controller",
+            "-n",
+            "team-m",
+            "-o",
+            "jsonpath={.metadata.ownerReferences[?(@.controller==true)].kind}",
+        ],
+        None,
+    );
+    assert_eq!(held, "ClusterObjectSet");
+    wait_for(
+        "the Subscription and CSV gone",
+        Duration::from_secs(60),
+        || {
+            kubectl_ok(
+                kc,
+                &["get", "subscriptions,csv", "-n", "team-m", "-o", "name"],
+                None,
+            )
+            .trim()
+            .is_empty()
+        },
+    );
+    let ext = kubectl_ok(
+        kc,
+        &["get", "clusterextension", "example-operator", "-o", "json"],
+        None,
+    );
+    let ext: serde_json::Value = serde_json::from_str(&ext).unwrap();
+    assert_eq!(
+        ext["spec"]["source"]["catalog"].get("version"),
+        None,
+        "unpinned: {ext}"
+    );
+    assert_eq!(
+        ext["metadata"]["annotations"].get("olm.operatorframework.io/migration-takes-over"),
+        None
+    );
+    // Checked again, it has moved.
+    let (code, out, _) = run(&["migrate", "check", "--all"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("=== AlreadyMigrated (1) ===\n  ✓ ClusterExtension example-operator (migrated from team-m/example-operator) (already migrated)\n"),
         "{out}"
     );
 }

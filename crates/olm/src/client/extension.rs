@@ -691,7 +691,7 @@ impl Display {
 }
 
 /// Follows `name` on a watch until it is installed, stuck, deleted, or `timeout` passes.
-async fn follow(
+pub(crate) async fn follow(
     api: &Api<ClusterExtension>,
     name: &str,
     timeout: Duration,

@@ -51,7 +51,7 @@ pub struct Args {
 /// The soft checks a user accepts failing (each is recorded on the ClusterExtension a
 /// migration makes).
 #[derive(clap::Args, Debug, Clone, Copy)]
-pub struct AckArgs {
+pub(super) struct AckArgs {
     /// Accept that the operator will watch all namespaces (OLM v1 installs it so).
     #[arg(long)]
     acknowledge_watch_scope_change: bool,
@@ -70,7 +70,7 @@ pub struct AckArgs {
 }
 
 impl AckArgs {
-    fn acks(self) -> Acks {
+    pub(super) fn acks(self) -> Acks {
         Acks {
             watch_scope_change: self.acknowledge_watch_scope_change,
             operator_condition: self.acknowledge_operator_condition,
@@ -137,8 +137,10 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
 /// What every check of a run shares, read once: the Subscriptions, the migrated
 /// ClusterExtensions, the ClusterObjectSet API, the serving catalogs and, as asked for, their
 /// content of a package.
-struct World {
+pub(super) struct World {
     client: kube::Client,
+    /// `namespace/name` of each eligible Subscription → the ClusterCatalog it resolves from.
+    pub(super) resolved: BTreeMap<String, String>,
     subscriptions: Vec<Subscription>,
     /// `namespace/name` of a Subscription → (ClusterExtension, its package).
     migrated: BTreeMap<String, (String, String)>,
@@ -149,7 +151,7 @@ struct World {
 }
 
 impl World {
-    async fn read(client: &kube::Client) -> anyhow::Result<World> {
+    pub(super) async fn read(client: &kube::Client) -> anyhow::Result<World> {
         let mut subscriptions = Api::<Subscription>::all(client.clone())
             .list(&ListParams::default())
             .await
@@ -198,6 +200,7 @@ impl World {
             super::super::split_serving(super::super::list_catalogs(client, None).await?);
         Ok(World {
             client: client.clone(),
+            resolved: BTreeMap::new(),
             subscriptions,
             migrated,
             object_set_api,
@@ -208,7 +211,12 @@ impl World {
 
     /// One Subscription by name; a Subscription that is gone but was migrated is
     /// AlreadyMigrated (upstream reports a Conflict there without looking for it).
-    async fn one(&mut self, ns: &str, name: &str, acks: &Acks) -> anyhow::Result<ScanResult> {
+    pub(super) async fn one(
+        &mut self,
+        ns: &str,
+        name: &str,
+        acks: &Acks,
+    ) -> anyhow::Result<ScanResult> {
         let key = format!("{ns}/{name}");
         let found = self
             .subscriptions
@@ -228,7 +236,7 @@ impl World {
     }
 
     /// Every Subscription, then every migrated extension whose Subscription is gone.
-    async fn all(&mut self, acks: &Acks) -> anyhow::Result<Vec<ScanResult>> {
+    pub(super) async fn all(&mut self, acks: &Acks) -> anyhow::Result<Vec<ScanResult>> {
         let mut out = Vec::new();
         for sub in self.subscriptions.clone() {
             out.push(self.check(&sub, acks, Scope::All).await);
@@ -307,6 +315,10 @@ impl World {
         if observed.checks.iter().all(|c| c.passed) {
             let resolved = self.resolve(sub, &observed.version).await;
             observed.catalog_missing = resolved.is_err();
+            if let Ok(catalog) = &resolved {
+                self.resolved
+                    .insert(format!("{ns}/{name}"), catalog.clone());
+            }
             observed
                 .checks
                 .push(checks::catalog_availability(&sub.spec.package, &resolved));
@@ -438,6 +450,21 @@ impl World {
             }
         }
         out
+    }
+}
+
+impl World {
+    /// The package's default channel in `catalog`, as read for the checks.
+    pub(super) fn default_channel(&self, catalog: &str, package: &str) -> Option<String> {
+        let content = self
+            .content
+            .get(&(catalog.to_owned(), package.to_owned()))?
+            .as_ref()?;
+        content
+            .packages()
+            .find(|p| p.name.as_str() == package)
+            .map(|p| p.default_channel.as_str().to_owned())
+            .filter(|c| !c.is_empty())
     }
 }
 

@@ -4,10 +4,28 @@
 
 mod catalogs;
 mod check;
+mod handover;
 
 use std::process::ExitCode;
 
 use super::Conn;
+
+/// `olm migrate`: one operator moved (`olm migrate SUB -n NS`), or a subcommand.
+#[derive(clap::Args, Debug)]
+#[command(
+    args_conflicts_with_subcommands = true,
+    after_help = "Examples:
+  olm migrate catalogs                       ClusterCatalogs for the CatalogSources
+  olm migrate check --all                    which operators can move, and what blocks the others
+  olm migrate etcd -n operators --dry-run    the ClusterExtension it would become
+  olm migrate etcd -n operators              move it, in place"
+)]
+pub struct MigrateArgs {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    handover: handover::MoveArgs,
+}
 
 /// Move operators from OLM v0 (Subscriptions, CatalogSources) to OLM v1 (ClusterExtensions,
 /// ClusterCatalogs).
@@ -30,11 +48,12 @@ enum Output {
     Json,
 }
 
-pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
+pub fn run(args: MigrateArgs) -> anyhow::Result<ExitCode> {
     let rt = crate::runtime()?;
-    match cmd {
-        Command::Catalogs(a) => rt.block_on(catalogs::run(a)),
-        Command::Check(a) => rt.block_on(check::run(a)),
+    match args.command {
+        Some(Command::Catalogs(a)) => rt.block_on(catalogs::run(a)),
+        Some(Command::Check(a)) => rt.block_on(check::run(a)),
+        None => rt.block_on(handover::run(args.handover)),
     }
     .map_err(super::readable)
 }

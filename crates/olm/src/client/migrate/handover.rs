@@ -1,0 +1,322 @@
+//! `olm migrate SUBSCRIPTION -n NS`: moves one operator from OLM v0 to OLM v1 in place.
+//!
+//! Flow:
+//! 1. The checks ([`super::check`]) must find the Subscription Eligible; the ClusterExtension
+//!    it maps to ([`olm_migrate::mapping::extension`]) is printed by `--dry-run` and nothing
+//!    more is done.
+//! 2. The Subscription and its CSV are annotated `migrating-to: <extension>`: OLM v0 stops
+//!    resolving, installing and repairing them (the operator keeps running untouched).
+//! 3. The ClusterExtension is created, pinned to the installed version and naming the CSV it
+//!    takes over; its first revision adopts that CSV's objects in place (the CSV agreeing, by
+//!    its annotation) and creates only what OLM v1 lays out differently.
+//! 4. Once the extension is `Installed`, the Subscription and the CSV are deleted: what the
+//!    revision took over is the revision's (the garbage collector drops the CSV's references),
+//!    what it did not (OLM v0's own RBAC, say) goes with the CSV.
+//! 5. The takeover note comes off the extension and its revision, and an operator upgraded
+//!    automatically under OLM v0 is unpinned, to follow its channel.
+//!
+//! Guarantees: no object the revision takes over is deleted or recreated, and none is without
+//! an owner at any moment (the CSV's reference stays until the revision's controller reference
+//! is there). A move interrupted after step 2 is continued by running the command again.
+
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, anyhow, bail};
+use kube::ResourceExt as _;
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use olm_api::{ClusterExtension, ClusterObjectSet};
+use olm_migrate::mapping;
+use olm_migrate::scan::State;
+use olm_v0_api::v1::OperatorGroup;
+use olm_v0_api::v1alpha1::{ClusterServiceVersion, Subscription};
+use serde_json::json;
+
+use super::check::{AckArgs, World};
+use super::{Conn, Output, record};
+use crate::client::view::Progress;
+
+/// `olm migrate SUBSCRIPTION -n NAMESPACE`.
+#[derive(clap::Args, Debug)]
+pub struct MoveArgs {
+    /// The Subscription to move.
+    subscription: Option<String>,
+    /// Its namespace.
+    #[arg(short, long)]
+    namespace: Option<String>,
+    /// The ClusterExtension's name (default: the Subscription's).
+    #[arg(long)]
+    ce_name: Option<String>,
+    /// Print the ClusterExtension and what would happen; change nothing.
+    #[arg(long)]
+    dry_run: bool,
+    #[command(flatten)]
+    acks: AckArgs,
+    /// How long to wait for the ClusterExtension to be installed (Go duration).
+    #[arg(long, default_value = "5m", value_parser = crate::catalogd::parse_duration)]
+    timeout: Duration,
+    /// Output format.
+    #[arg(short, long, value_enum, default_value = "text")]
+    output: Output,
+    #[command(flatten)]
+    conn: Conn,
+}
+
+pub async fn run(args: MoveArgs) -> anyhow::Result<ExitCode> {
+    let Some(name) = args.subscription.clone() else {
+        bail!("specify an operator name or --all");
+    };
+    let ns = args
+        .namespace
+        .clone()
+        .filter(|n| !n.is_empty())
+        .ok_or_else(|| anyhow!("-n/--namespace is required"))?;
+    let started = Instant::now();
+    let client = args.conn.client().await?;
+    let ce_name = args.ce_name.clone().unwrap_or_else(|| name.clone());
+    let extensions: Api<ClusterExtension> = Api::all(client.clone());
+    let subs: Api<Subscription> = Api::namespaced(client.clone(), &ns);
+    let text = args.output == Output::Text;
+    let say = |line: &str| {
+        if text {
+            eprintln!("{line}");
+        }
+    };
+
+    // A move already under way (the Subscription handed to this extension) goes on.
+    let sub = subs
+        .get_opt(&name)
+        .await?
+        .ok_or_else(|| anyhow!("failed to get Subscription {ns}/{name}: not found"))?;
+    let resuming = sub.annotations().get(olm_k8s::MIGRATING_TO_ANNOTATION) == Some(&ce_name);
+    let csv_name = olm_migrate::checks::installed_csv(&sub).to_owned();
+    let csvs: Api<ClusterServiceVersion> = Api::namespaced(client.clone(), &ns);
+    if !resuming {
+        let mut world = World::read(&client).await?;
+        let acks = args.acks.acks();
+        let result = world.one(&ns, &name, &acks).await?;
+        if result.status != State::Eligible {
+            if text {
+                print!("{}", olm_migrate::scan::report(&result));
+            }
+            bail!(
+                "operator {ns}/{name} is not eligible for migration ({}): {}",
+                result.status.as_str(),
+                result.reason
+            );
+        }
+        let catalog = world
+            .resolved
+            .get(&format!("{ns}/{name}"))
+            .cloned()
+            .unwrap_or_default();
+        let csv = csvs
+            .get(&csv_name)
+            .await
+            .context("reading the installed CSV")?;
+        let groups = Api::<OperatorGroup>::namespaced(client.clone(), &ns)
+            .list(&ListParams::default())
+            .await?
+            .items;
+        let version = olm_migrate::checks::installed_version(&csv);
+        let default_channel = world.default_channel(&catalog, &sub.spec.package);
+        let mapped = mapping::extension(&mapping::Source {
+            subscription: &sub,
+            csv: &csv,
+            operator_group: groups.first(),
+            name: &ce_name,
+            catalog: &catalog,
+            default_channel: default_channel.as_deref(),
+            version: &version,
+            acks: &acks,
+        })
+        .map_err(|e| anyhow!("building the ClusterExtension: {e}"))?;
+        for w in &mapped.warnings {
+            say(&format!("  ⚠  {w}"));
+        }
+        if args.dry_run {
+            return dry_run(&args, &ns, &name, &csv_name, &mapped, &sub);
+        }
+        if extensions.get_opt(&ce_name).await?.is_some() {
+            bail!("migration failed: ClusterExtension {ce_name} already exists");
+        }
+        say(&format!(
+            "Moving {ns}/{name} to OLM v1 as ClusterExtension {ce_name} (package {}, version {version}, catalog {catalog})",
+            sub.spec.package
+        ));
+        // 2. OLM v0 stands aside for this operator.
+        let hand =
+            json!({"metadata": {"annotations": {olm_k8s::MIGRATING_TO_ANNOTATION: ce_name}}});
+        subs.patch(&name, &PatchParams::default(), &Patch::Merge(&hand))
+            .await
+            .context("marking the Subscription as moving")?;
+        csvs.patch(&csv_name, &PatchParams::default(), &Patch::Merge(&hand))
+            .await
+            .context("marking the CSV as moving")?;
+        say("  ✓ OLM v0 stands aside for the operator (Subscription and CSV marked)");
+        // 3. The extension.
+        extensions
+            .create(&PostParams::default(), &mapped.extension)
+            .await
+            .context("migration failed: failed to create ClusterExtension")?;
+        say(&format!("  ✓ ClusterExtension {ce_name} created"));
+    } else {
+        say(&format!(
+            "Continuing the move of {ns}/{name} to ClusterExtension {ce_name}"
+        ));
+        if extensions.get_opt(&ce_name).await?.is_none() {
+            bail!(
+                "migration failed: the Subscription is marked as moving to ClusterExtension {ce_name}, which does not exist; remove the {} annotation from the Subscription and CSV {csv_name} to hand the operator back to OLM v0",
+                olm_k8s::MIGRATING_TO_ANNOTATION
+            );
+        }
+    }
+
+    // 4. Installed, then OLM v0's objects go.
+    let progress = crate::client::extension::follow(&extensions, &ce_name, args.timeout).await?;
+    let (bundle, version) = match progress {
+        Progress::Done { bundle, version } => (bundle, version),
+        Progress::Working(what) => bail!("migration failed: ClusterExtension {ce_name}: {what}"),
+        Progress::Stuck {
+            reason,
+            message,
+            advice,
+        } => bail!(
+            "migration failed: ClusterExtension {ce_name} is not installed ({reason}): {message}\nWhat to do: {advice}; then run this command again to finish the move (OLM v0 stays aside until then)"
+        ),
+    };
+    say(&format!(
+        "  ✓ ClusterExtension {ce_name} installed {bundle} (version {version})"
+    ));
+    let taken = taken_over(&client, &ce_name).await.unwrap_or_default();
+    match subs.delete(&name, &DeleteParams::background()).await {
+        Ok(_) => {}
+        Err(kube::Error::Api(s)) if s.code == 404 => {}
+        Err(e) => return Err(anyhow!(e).context("deleting the Subscription")),
+    }
+    if !csv_name.is_empty() {
+        match csvs.delete(&csv_name, &DeleteParams::background()).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(s)) if s.code == 404 => {}
+            Err(e) => return Err(anyhow!(e).context("deleting the CSV")),
+        }
+    }
+    say(&format!(
+        "  ✓ Subscription {name} and ClusterServiceVersion {csv_name} deleted (what OLM v1 took over stays)"
+    ));
+
+    // 5. The extension's own from now on.
+    let was_manual = mapping::manual(&sub);
+    let mut patch =
+        json!({"metadata": {"annotations": {olm_k8s::MIGRATION_TAKES_OVER_ANNOTATION: null}}});
+    if !was_manual {
+        patch["spec"] = json!({"source": {"catalog": {"version": null}}});
+    }
+    extensions
+        .patch(&ce_name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .context("finishing the ClusterExtension")?;
+    let revisions: Api<ClusterObjectSet> = Api::all(client.clone());
+    let selector = format!("{}={ce_name}", olm_k8s::OWNER_NAME_LABEL);
+    let note =
+        json!({"metadata": {"annotations": {olm_k8s::MIGRATION_TAKES_OVER_ANNOTATION: null}}});
+    for r in revisions
+        .list_metadata(&ListParams::default().labels(&selector))
+        .await?
+        .items
+    {
+        if r.annotations()
+            .contains_key(olm_k8s::MIGRATION_TAKES_OVER_ANNOTATION)
+        {
+            revisions
+                .patch(&r.name_any(), &PatchParams::default(), &Patch::Merge(&note))
+                .await
+                .context("finishing the revision")?;
+        }
+    }
+    let elapsed = started.elapsed();
+    if text {
+        println!(
+            "operator {ns}/{name} moved to OLM v1: ClusterExtension {ce_name} installed {bundle} (version {version}); {taken} object(s) taken over in place; {:.1}s",
+            elapsed.as_secs_f64()
+        );
+    } else {
+        println!(
+            "{}",
+            record(
+                "result",
+                "convert",
+                Some(&format!("{ns}/{name}")),
+                json!({"status": "completed", "cluster_extension": ce_name, "bundle": bundle,
+                    "version": version, "taken_over": taken, "seconds": elapsed.as_secs_f64()})
+            )
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// How many objects the extension's revisions report as adopted or kept (their phases'
+/// objects), as a figure for the user.
+async fn taken_over(client: &kube::Client, ce: &str) -> anyhow::Result<usize> {
+    let revisions: Api<ClusterObjectSet> = Api::all(client.clone());
+    let selector = format!("{}={ce}", olm_k8s::OWNER_NAME_LABEL);
+    let listed = revisions
+        .list(&ListParams::default().labels(&selector))
+        .await?;
+    Ok(listed
+        .items
+        .iter()
+        .flat_map(|r| &r.spec.phases)
+        .map(|p| p.objects.len())
+        .sum())
+}
+
+/// `--dry-run`: the extension and what would happen.
+fn dry_run(
+    args: &MoveArgs,
+    ns: &str,
+    name: &str,
+    csv: &str,
+    mapped: &mapping::Mapped,
+    sub: &Subscription,
+) -> anyhow::Result<ExitCode> {
+    let automatic = !mapping::manual(sub);
+    let steps = vec![
+        format!(
+            "mark Subscription {ns}/{name} and ClusterServiceVersion {ns}/{csv} as moving (OLM v0 stands aside)"
+        ),
+        format!(
+            "create ClusterExtension {} taking over the CSV's objects in place",
+            mapped.extension.name_any()
+        ),
+        format!(
+            "delete Subscription {ns}/{name} and ClusterServiceVersion {ns}/{csv} once it is installed (with its copies and OLM v0's own RBAC; InstallPlans, the OperatorGroup and the CatalogSource stay)"
+        ),
+        if automatic {
+            "unpin the version so that the extension follows its channel".to_owned()
+        } else {
+            "keep the version pinned (the Subscription approved upgrades by hand)".to_owned()
+        },
+    ];
+    if args.output == Output::Json {
+        println!(
+            "{}",
+            record(
+                "dry-run",
+                "convert",
+                Some(&format!("{ns}/{name}")),
+                json!({"cluster_extension": mapped.extension, "steps": steps,
+                    "warnings": mapped.warnings})
+            )
+        );
+    } else {
+        println!("# ClusterExtension that would be created:");
+        crate::client::print_as(&mapped.extension, crate::output::JsonOrYaml::Yaml)?;
+        eprintln!("What would happen:");
+        for s in &steps {
+            eprintln!("  - {s}");
+        }
+        eprintln!("No cluster resources were modified (dry run).");
+    }
+    Ok(ExitCode::SUCCESS)
+}
