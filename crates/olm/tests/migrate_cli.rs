@@ -288,8 +288,37 @@ fn catalogs_move_and_checks_say_what_blocks_an_operator() {
     let listed = kubectl_ok(kc, &["get", "clusterextensions", "-o", "name"], None);
     assert!(!listed.contains("example-operator"), "{listed}");
 
-    // For real: the operator's Deployment and CRD are the same objects afterwards, now held
-    // by the extension's revision; the Subscription and CSV are gone.
+    // For real, interrupted: the command gives up before the extension is installed; OLM v0
+    // stands aside meanwhile, and running the command again finishes the move.
+    let (code, out, err) = run(&[
+        "migrate",
+        "example-operator",
+        "-n",
+        "team-m",
+        "--timeout",
+        "1ms",
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        err.contains("run this command again to finish the move"),
+        "{err}"
+    );
+    let marked = kubectl_ok(
+        kc,
+        &[
+            "get",
+            "subscription",
+            "example-operator",
+            "-n",
+            "team-m",
+            "-o",
+            "jsonpath={.metadata.annotations.olm\\.operatorframework\\.io/migrating-to}",
+        ],
+        None,
+    );
+    assert_eq!(marked, "example-operator");
+    // The operator's Deployment and CRD are the same objects afterwards, now held by the
+    // extension's revision; the Subscription and CSV are gone.
     let (code, out, err) = run(&[
         "migrate",
         "example-operator",
@@ -298,6 +327,10 @@ fn catalogs_move_and_checks_say_what_blocks_an_operator() {
         "--timeout",
         "3m",
     ]);
+    assert!(
+        err.contains("Continuing the move of team-m/example-operator to ClusterExtension example-operator"),
+        "{err}"
+    );
     assert_eq!(code, 0, "{out}{err}");
     assert!(
         out.starts_with("operator team-m/example-operator moved to OLM v1: ClusterExtension example-operator installed example-operator.v0.2.0 (version 0.2.0)"),
