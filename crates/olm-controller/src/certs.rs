@@ -267,7 +267,28 @@ async fn reconcile_service(service: &Service, ctx: &Ctx) -> Result<Action, Error
     let now = (ctx.options.clock)();
     let apply = PatchParams::apply(FIELD_MANAGER).force();
     let (ca_pem, renew_at) = match decide::decide(&subject, &held, now, &ctx.options.policy) {
-        Decision::Keep { renew_at, .. } => (held.ca_crt.unwrap_or_default().to_vec(), renew_at),
+        Decision::Keep { renew_at, .. } => {
+            // A Secret kept from elsewhere (OLM v0's, for an operator moved to OLM v1) becomes
+            // the Service's, so that it outlives its former owner; its data is not touched.
+            let uid = service.uid().unwrap_or_default();
+            let owned = existing
+                .as_ref()
+                .is_some_and(|s| s.owner_references().iter().any(|r| r.uid == uid));
+            if !owned {
+                let adopt = decide::secret_adoption(
+                    &subject,
+                    secret_name,
+                    &Owner {
+                        name: subject.service.clone(),
+                        uid,
+                    },
+                );
+                secrets
+                    .patch(secret_name, &apply, &Patch::Apply(&adopt))
+                    .await?;
+            }
+            (held.ca_crt.unwrap_or_default().to_vec(), renew_at)
+        }
         Decision::Issue { reason, plan } => {
             info!(service = %subject.service, namespace = %ns, secret = %secret_name, %reason, "issuing serving certificate");
             let issued = issue(&plan)?;

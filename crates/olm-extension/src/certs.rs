@@ -85,7 +85,9 @@ pub struct Held<'a> {
 }
 
 impl<'a> Held<'a> {
-    /// Reads the three keys from a Secret's `data`.
+    /// Reads the three keys from a Secret's `data`; the CA of a Secret OLM v0 issued (under
+    /// [`olm_k8s::V0_CA_SECRET_KEY`]) counts as `ca.crt`, so that its certificate is kept when
+    /// the operator moves to OLM v1 and its pods need not restart for a new one.
     pub fn from_data(data: Option<&'a BTreeMap<String, k8s_openapi::ByteString>>) -> Held<'a> {
         let get = |k: &str| {
             data.and_then(|d| d.get(k))
@@ -95,7 +97,7 @@ impl<'a> Held<'a> {
         Held {
             tls_crt: get(TLS_CERT_KEY),
             tls_key: get(TLS_KEY_KEY),
-            ca_crt: get(CA_CERT_KEY),
+            ca_crt: get(CA_CERT_KEY).or_else(|| get(olm_k8s::V0_CA_SECRET_KEY)),
         }
     }
 }
@@ -316,6 +318,26 @@ pub struct Owner {
     pub uid: String,
 }
 
+/// The metadata to server-side apply to a valid Secret this issuer keeps but did not write (an
+/// OLM v0 operator's, taken over): the label naming the Service and the Service as controlling
+/// owner, exactly as [`secret_object`] sets them, and nothing of its data.
+pub fn secret_adoption(subject: &Subject, secret_name: &str, owner: &Owner) -> Value {
+    json!({
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {
+            "name": secret_name,
+            "namespace": subject.namespace,
+            "labels": {olm_k8s::SERVING_CERT_FOR_LABEL: subject.service},
+            "ownerReferences": [{
+                "apiVersion": "v1", "kind": "Service",
+                "name": owner.name, "uid": owner.uid,
+                "controller": true, "blockOwnerDeletion": false,
+            }],
+        },
+    })
+}
+
 /// The whole Secret to server-side apply after issuing: type `kubernetes.io/tls`, the three
 /// keys, the CA hash annotation, a label naming the Service (so the issuer can watch only its
 /// own Secrets), and the Service as controlling owner.
@@ -326,27 +348,16 @@ pub fn secret_object(
     issued: &Issued,
 ) -> Value {
     let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s.as_bytes());
-    json!({
-        "apiVersion": "v1",
-        "kind": "Secret",
-        "metadata": {
-            "name": secret_name,
-            "namespace": subject.namespace,
-            "labels": {olm_k8s::SERVING_CERT_FOR_LABEL: subject.service},
-            "annotations": {olm_k8s::CA_HASH_ANNOTATION: ca_hash(issued.ca_pem.as_bytes())},
-            "ownerReferences": [{
-                "apiVersion": "v1", "kind": "Service",
-                "name": owner.name, "uid": owner.uid,
-                "controller": true, "blockOwnerDeletion": false,
-            }],
-        },
-        "type": SECRET_TYPE,
-        "data": {
-            TLS_CERT_KEY: b64(&issued.cert_pem),
-            TLS_KEY_KEY: b64(&issued.key_pem),
-            CA_CERT_KEY: b64(&issued.ca_pem),
-        },
-    })
+    let mut secret = secret_adoption(subject, secret_name, owner);
+    secret["metadata"]["annotations"] =
+        json!({olm_k8s::CA_HASH_ANNOTATION: ca_hash(issued.ca_pem.as_bytes())});
+    secret["type"] = json!(SECRET_TYPE);
+    secret["data"] = json!({
+        TLS_CERT_KEY: b64(&issued.cert_pem),
+        TLS_KEY_KEY: b64(&issued.key_pem),
+        CA_CERT_KEY: b64(&issued.ca_pem),
+    });
+    secret
 }
 
 /// The Secret a webhook Service asks for ([`olm_k8s::SERVING_CERT_SECRET_ANNOTATION`]).
@@ -448,12 +459,15 @@ pub fn mounts_secret(deployment: &Value, secret: &str) -> bool {
 /// The server-side apply body that sets the pod-template CA hash of a Deployment, or `None` when
 /// it already carries `ca_hash`. Changing the pod template is what rolls the Deployment, so pods
 /// start with the new certificate.
+///
+/// OLM v0's annotation ([`olm_k8s::V0_CA_HASH_ANNOTATION`]) counts: a Deployment taken over
+/// from OLM v0 already runs with this CA when it carries its hash there.
 pub fn rollout_patch(deployment: &Value, ca_hash: &str) -> Option<Value> {
-    let current = deployment
-        .pointer("/spec/template/metadata/annotations")
-        .and_then(|a| a.get(olm_k8s::CA_HASH_ANNOTATION))
-        .and_then(Value::as_str);
-    if current == Some(ca_hash) {
+    let annotations = deployment.pointer("/spec/template/metadata/annotations");
+    let current = |key: &str| annotations.and_then(|a| a.get(key)).and_then(Value::as_str);
+    if current(olm_k8s::CA_HASH_ANNOTATION) == Some(ca_hash)
+        || current(olm_k8s::V0_CA_HASH_ANNOTATION) == Some(ca_hash)
+    {
         return None;
     }
     let name = deployment

@@ -497,4 +497,49 @@ fn rollout_patch_sets_the_pod_template_hash_once() {
         json!("abc");
     assert_eq!(rollout_patch(&rolled, "abc"), None);
     assert!(rollout_patch(&rolled, "def").is_some());
+    // A Deployment OLM v0 rolled for this CA (its `olmcahash`) needs no rollout when it moves.
+    let mut from_v0 = dep.clone();
+    from_v0["spec"]["template"]["metadata"]["annotations"][olm_k8s::V0_CA_HASH_ANNOTATION] =
+        json!("abc");
+    assert_eq!(rollout_patch(&from_v0, "abc"), None);
+    assert!(rollout_patch(&from_v0, "def").is_some());
+}
+
+/// A Secret OLM v0 issued (its CA under `olmCAKey`) reads as held, and is adopted by
+/// metadata alone: the Service's label and controlling reference, no data.
+#[test]
+fn secrets_olm_v0_issued_are_kept_and_adopted() {
+    let data: BTreeMap<String, k8s_openapi::ByteString> = [
+        ("tls.crt", "CERT"),
+        ("tls.key", "KEY"),
+        ("olmCAKey", "V0CA"),
+    ]
+    .into_iter()
+    .map(|(k, v)| {
+        (
+            k.to_string(),
+            k8s_openapi::ByteString(v.as_bytes().to_vec()),
+        )
+    })
+    .collect();
+    assert_eq!(Held::from_data(Some(&data)).ca_crt, Some(&b"V0CA"[..]));
+    let subject = Subject {
+        service: "op-service".into(),
+        namespace: "ops".into(),
+    };
+    let adopted = olm_extension::certs::secret_adoption(
+        &subject,
+        "op-service-cert",
+        &olm_extension::certs::Owner {
+            name: "op-service".into(),
+            uid: "u1".into(),
+        },
+    );
+    assert_eq!(
+        adopted,
+        json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "op-service-cert",
+            "namespace": "ops", "labels": {olm_k8s::SERVING_CERT_FOR_LABEL: "op-service"},
+            "ownerReferences": [{"apiVersion": "v1", "kind": "Service", "name": "op-service",
+                "uid": "u1", "controller": true, "blockOwnerDeletion": false}]}})
+    );
 }

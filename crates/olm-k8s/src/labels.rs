@@ -126,3 +126,18 @@ pub const MIGRATION_TAKES_OVER_ANNOTATION: &str = "olm.operatorframework.io/migr
 /// ClusterExtension taking it over. OLM v0 leaves objects carrying it alone (no plans, no
 /// status, no repairs) until the move completes and deletes them.
 pub const MIGRATING_TO_ANNOTATION: &str = "olm.operatorframework.io/migrating-to";
+
+/// On a revision that took an operator over from OLM v0: the content digest of the revision as
+/// the bundle renders it. The taken-over revision keeps the running Deployments' pod templates
+/// (so that no pod restarts), and stays the extension's revision for as long as the bundle and
+/// configuration render to this same digest.
+pub const MIGRATION_RENDERED_DIGEST_ANNOTATION: &str =
+    "olm.operatorframework.io/migration-rendered-digest";
+
+/// The Secret key OLM v0 keeps a serving certificate's CA under (upstream's `olmCAKey`); OLM v1
+/// reads it too, so that a certificate OLM v0 issued is kept when an operator moves.
+pub const V0_CA_SECRET_KEY: &str = "olmCAKey";
+
+/// OLM v0's pod-template annotation with the hash of the serving CA (upstream's `olmcahash`);
+/// a Deployment carrying the current CA's hash under it needs no rollout from OLM v1 either.
+pub const V0_CA_HASH_ANNOTATION: &str = "olmcahash";

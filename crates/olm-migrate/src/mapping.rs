@@ -230,7 +230,9 @@ mod tests {
         );
         assert_eq!(
             mapped.warnings,
-            ["Subscription spec.config.selector is not supported by OLMv1 and will be dropped during migration"]
+            [
+                "Subscription spec.config.selector is not supported by OLMv1 and will be dropped during migration"
+            ]
         );
     }
 
@@ -256,9 +258,14 @@ mod tests {
         let open = extension(&source(None)).expect("mapped");
         assert_eq!(
             open.warnings,
-            ["Could not determine defaultChannel for package \"etcd\" — CE will consider all channels; verify upgrade behavior post-migration"]
+            [
+                "Could not determine defaultChannel for package \"etcd\" — CE will consider all channels; verify upgrade behavior post-migration"
+            ]
         );
         assert!(!manual(&s));
-        assert_eq!(default_channel(&json!({"defaultChannel": "beta"})), Some("beta"));
+        assert_eq!(
+            default_channel(&json!({"defaultChannel": "beta"})),
+            Some("beta")
+        );
     }
 }

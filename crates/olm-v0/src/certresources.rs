@@ -20,10 +20,10 @@ use crate::strategy::{CsvOwner, owner_labels, owner_reference};
 use crate::webhookconfig::service_name;
 
 /// The Secret key holding the CA (upstream's `olmCAKey`).
-pub const CA_KEY: &str = "olmCAKey";
+pub const CA_KEY: &str = olm_k8s::V0_CA_SECRET_KEY;
 /// Annotation on the Secret and the pod template: hex SHA-256 of the CA PEM, so a new CA rolls
 /// the Deployment.
-pub const CA_HASH_ANNOTATION: &str = "olmcahash";
+pub const CA_HASH_ANNOTATION: &str = olm_k8s::V0_CA_HASH_ANNOTATION;
 /// Where APIService servers read their certificate.
 pub const APISERVICE_CERT_PATH: &str = "/apiserver.local.config/certificates";
 /// Where controller-runtime webhook servers read theirs.

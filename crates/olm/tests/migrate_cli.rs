@@ -266,6 +266,22 @@ fn catalogs_move_and_checks_say_what_blocks_an_operator() {
         kubectl_ok(kc, &a, None)
     };
     let deployment = uid("deployment", "example-operator-controller", Some("team-m"));
+    let template = || {
+        kubectl_ok(
+            kc,
+            &[
+                "get",
+                "deployment",
+                "example-operator-controller",
+                "-n",
+                "team-m",
+                "-o",
+                "jsonpath={.spec.template}",
+            ],
+            None,
+        )
+    };
+    let pods_before = template();
     let crd = uid("crd", "widgets.example.olm.operatorframework.io", None);
     assert!(!deployment.is_empty() && !crd.is_empty());
     let (code, out, err) = run(&["migrate", "example-operator", "-n", "team-m", "--dry-run"]);
@@ -328,7 +344,9 @@ fn catalogs_move_and_checks_say_what_blocks_an_operator() {
         "3m",
     ]);
     assert!(
-        err.contains("Continuing the move of team-m/example-operator to ClusterExtension example-operator"),
+        err.contains(
+            "Continuing the move of team-m/example-operator to ClusterExtension example-operator"
+        ),
         "{err}"
     );
     assert_eq!(code, 0, "{out}{err}");
@@ -358,6 +376,8 @@ fn catalogs_move_and_checks_say_what_blocks_an_operator() {
         None,
     );
     assert_eq!(held, "ClusterObjectSet");
+    // The pod template is the one OLM v0 wrote: no pod is rolled.
+    assert_eq!(template(), pods_before);
     wait_for(
         "the Subscription and CSV gone",
         Duration::from_secs(60),

@@ -75,12 +75,34 @@ pub async fn apply(
             }),
     };
     let mut desired = revision::build(&request).map_err(|e| retrying(e.to_string()))?;
+    // An operator taken over from OLM v0 keeps its revision (and its pods) until the bundle or
+    // the configuration renders differently.
+    let rendered = desired
+        .annotations()
+        .get(olm_k8s::REVISION_DIGEST_ANNOTATION)
+        .cloned()
+        .unwrap_or_default();
+    if latest.is_some_and(|l| {
+        l.annotations()
+            .get(olm_k8s::MIGRATION_RENDERED_DIGEST_ANNOTATION)
+            == Some(&rendered)
+    }) {
+        return Ok(None);
+    }
+    let taken;
     if let Some(csv) = takes_over(ext, ctx).await? {
-        desired
-            .metadata
-            .annotations
-            .get_or_insert_default()
-            .insert(olm_k8s::MIGRATION_TAKES_OVER_ANNOTATION.to_owned(), csv);
+        taken = with_running_templates(ctx, &objects, &csv).await?;
+        let request = RevisionRequest {
+            objects: &taken,
+            ..request
+        };
+        desired = revision::build(&request).map_err(|e| retrying(e.to_string()))?;
+        let annotations = desired.metadata.annotations.get_or_insert_default();
+        annotations.insert(olm_k8s::MIGRATION_TAKES_OVER_ANNOTATION.to_owned(), csv);
+        annotations.insert(
+            olm_k8s::MIGRATION_RENDERED_DIGEST_ANNOTATION.to_owned(),
+            rendered,
+        );
     }
     match (revision::change(&desired, latest), latest) {
         (Change::Unchanged, _) => return Ok(None),
@@ -132,12 +154,63 @@ async fn takes_over(ext: &ClusterExtension, ctx: &Ctx) -> Result<Option<String>,
         Ok(csv) => csv,
         // OLM v0's API is not served: there is nothing to take over.
         Err(kube::Error::Api(s)) if s.code == 404 => None,
-        Err(e) => return Err(retrying(format!("reading ClusterServiceVersion {named}: {}", message(&e)))),
+        Err(e) => {
+            return Err(retrying(format!(
+                "reading ClusterServiceVersion {named}: {}",
+                message(&e)
+            )));
+        }
     };
     let agrees = csv.is_some_and(|c| {
         c.annotations().get(olm_k8s::MIGRATING_TO_ANNOTATION) == Some(&ext.name_any())
     });
     Ok(agrees.then(|| named.clone()))
+}
+
+/// `objects` with each Deployment that the CSV being taken over runs given its running pod
+/// template: the revision then changes no pod, where the two OLMs' renderings differ in detail
+/// (the order of certificate volumes, a CA hash annotation) and would roll every one.
+async fn with_running_templates(
+    ctx: &Ctx,
+    objects: &[Value],
+    csv: &str,
+) -> Result<Vec<Value>, Stop> {
+    let (csv_ns, csv_name) = csv.split_once('/').unwrap_or_default();
+    let mut out = objects.to_vec();
+    for o in &mut out {
+        if o.get("kind").and_then(Value::as_str) != Some("Deployment") {
+            continue;
+        }
+        let name = o
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let namespace = o
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .unwrap_or(csv_ns)
+            .to_owned();
+        let deployments: Api<k8s_openapi::api::apps::v1::Deployment> =
+            Api::namespaced(ctx.shared.client.clone(), &namespace);
+        let Some(live) = deployments.get_opt(&name).await.map_err(|e| {
+            retrying(format!(
+                "reading Deployment {namespace}/{name}: {}",
+                message(&e)
+            ))
+        })?
+        else {
+            continue;
+        };
+        let live = serde_json::to_value(&live).map_err(|e| retrying(e.to_string()))?;
+        let held = live.as_object().map(olm_k8s::holder);
+        let by_csv = matches!(&held, Some(olm_k8s::Holder::V0Owner { kind, namespace, name })
+            if kind == "ClusterServiceVersion" && namespace == csv_ns && name == csv_name);
+        if by_csv && let Some(template) = live.pointer("/spec/template") {
+            o["spec"]["template"] = template.clone();
+        }
+    }
+    Ok(out)
 }
 
 /// Updates the newest revision's metadata and mutable fields (same objects).

@@ -275,7 +275,10 @@ async fn sync(ctx: &Ctx, namespace: &str) -> Result<Option<Duration>, Error> {
         .iter()
         // One being moved to OLM v1 (`olm migrate`) is not resolved again: no plan, no
         // status, until the move deletes it.
-        .filter(|s| !s.annotations().contains_key(olm_k8s::MIGRATING_TO_ANNOTATION))
+        .filter(|s| {
+            !s.annotations()
+                .contains_key(olm_k8s::MIGRATING_TO_ANNOTATION)
+        })
         .map(|s| {
             let value = serde_json::to_value(&**s).unwrap_or_default();
             let key = format!("{namespace}/{}", s.name_any());

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use olm_testenv::registry::{Registry, RegistryOptions, RegistryTls};
 
-use crate::{Env, Scenario, examples, wait, widgets};
+use crate::{Env, Scenario, wait, widgets};
 
 /// This module's scenarios.
 pub fn scenarios() -> Vec<Scenario> {
@@ -129,39 +129,6 @@ fn localhost_certificate(dir: &Path) -> (PathBuf, RegistryTls) {
     (ca, tls)
 }
 
-/// Pushes the example operator's two bundles and a catalog of them (0.1.0, then 0.2.0
-/// replacing it) as `CATALOG_REPO` in the dev registry.
-fn push_catalog(env: &Env, dir: &Path) {
-    let mut template = format!(
-        "schema: olm.template.basic\nentries:\n- schema: olm.package\n  name: {PACKAGE}\n  defaultChannel: stable\n- schema: olm.channel\n  package: {PACKAGE}\n  name: stable\n  entries:\n  - name: {PACKAGE}.v0.1.0\n  - name: {PACKAGE}.v0.2.0\n    replaces: {PACKAGE}.v0.1.0\n"
-    );
-    for version in ["0.1.0", "0.2.0"] {
-        let image = format!("{}/{NS}/{PACKAGE}-bundle:v{version}", env.registry);
-        let bundle = examples().join(format!("bundles/{PACKAGE}.v{version}"));
-        env.olm(&["image", "push-bundle", bundle.to_str().unwrap(), &image]);
-        template.push_str(&format!("- schema: olm.bundle\n  image: {image}\n"));
-    }
-    let template_path = dir.join("template.yaml");
-    std::fs::write(&template_path, template).unwrap();
-    let rendered = env.olm(&[
-        "catalog",
-        "template",
-        "basic",
-        template_path.to_str().unwrap(),
-        "-o",
-        "yaml",
-    ]);
-    let catalog = dir.join("catalog");
-    std::fs::create_dir_all(&catalog).unwrap();
-    std::fs::write(catalog.join("catalog.yaml"), rendered).unwrap();
-    env.olm(&[
-        "image",
-        "push-catalog",
-        catalog.to_str().unwrap(),
-        &format!("{}/{CATALOG_REPO}", env.registry),
-    ]);
-}
-
 /// Whether `kubectl get ARGS` finds nothing.
 fn gone(env: &Env, args: &[&str]) -> bool {
     let mut all = vec!["get"];
@@ -246,7 +213,7 @@ fn every_v0_command(env: &Env) {
         "FIGURE kubectl-operator plugin found or built: {:.1?}",
         started.elapsed()
     );
-    push_catalog(env, &dir);
+    crate::push_example_catalog(env, &dir, NS, CATALOG_REPO);
     let (ca, tls) = localhost_certificate(&dir);
     let front = Registry::start_with(&RegistryOptions {
         tls: Some(tls),

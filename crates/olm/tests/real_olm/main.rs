@@ -24,6 +24,7 @@ use std::time::Instant;
 mod dev_common;
 
 mod kubectl_operator;
+mod migrate;
 mod v0;
 mod v1;
 
@@ -95,6 +96,41 @@ pub fn examples() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples")
 }
 
+/// Pushes the example operator's bundles 0.1.0 and 0.2.0 (under `<registry>/<ns>/…`) and a
+/// catalog of them (one `stable` channel, 0.2.0 replacing 0.1.0) as `repo` in the dev
+/// registry; `dir` holds the template and the rendered catalog.
+pub fn push_example_catalog(env: &Env, dir: &std::path::Path, ns: &str, repo: &str) {
+    const PACKAGE: &str = "example-operator";
+    let mut template = format!(
+        "schema: olm.template.basic\nentries:\n- schema: olm.package\n  name: {PACKAGE}\n  defaultChannel: stable\n- schema: olm.channel\n  package: {PACKAGE}\n  name: stable\n  entries:\n  - name: {PACKAGE}.v0.1.0\n  - name: {PACKAGE}.v0.2.0\n    replaces: {PACKAGE}.v0.1.0\n"
+    );
+    for version in ["0.1.0", "0.2.0"] {
+        let image = format!("{}/{ns}/{PACKAGE}-bundle:v{version}", env.registry);
+        let bundle = examples().join(format!("bundles/{PACKAGE}.v{version}"));
+        env.olm(&["image", "push-bundle", bundle.to_str().unwrap(), &image]);
+        template.push_str(&format!("- schema: olm.bundle\n  image: {image}\n"));
+    }
+    let template_path = dir.join("template.yaml");
+    std::fs::write(&template_path, template).unwrap();
+    let rendered = env.olm(&[
+        "catalog",
+        "template",
+        "basic",
+        template_path.to_str().unwrap(),
+        "-o",
+        "yaml",
+    ]);
+    let catalog = dir.join("catalog");
+    std::fs::create_dir_all(&catalog).unwrap();
+    std::fs::write(catalog.join("catalog.yaml"), rendered).unwrap();
+    env.olm(&[
+        "image",
+        "push-catalog",
+        catalog.to_str().unwrap(),
+        &format!("{}/{repo}", env.registry),
+    ]);
+}
+
 /// The example operator's Widget CRD (`widgets.example.olm.operatorframework.io`): one OLM at a
 /// time may hold it (neither takes the other's objects), so scenarios that install the example
 /// operator hold this while they do, and leave the cluster without the CRD when they let go.
@@ -145,6 +181,7 @@ fn both_olms_and_their_operators_on_one_real_node() {
         .into_iter()
         .chain(v1::scenarios())
         .chain(kubectl_operator::scenarios())
+        .chain(migrate::scenarios())
         .filter(|(name, _)| name.contains(only.as_str()))
         .collect();
     assert!(

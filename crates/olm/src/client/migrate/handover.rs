@@ -12,8 +12,9 @@
 //! 4. Once the extension is `Installed`, the Subscription and the CSV are deleted: what the
 //!    revision took over is the revision's (the garbage collector drops the CSV's references),
 //!    what it did not (OLM v0's own RBAC, say) goes with the CSV.
-//! 5. The takeover note comes off the extension and its revision, and an operator upgraded
-//!    automatically under OLM v0 is unpinned, to follow its channel.
+//! 5. The takeover note comes off the extension (its revision keeps it: it stays the
+//!    extension's revision, pods untouched, until the bundle or configuration changes), and an
+//!    operator upgraded automatically under OLM v0 is unpinned, to follow its channel.
 //!
 //! Guarantees: no object the revision takes over is deleted or recreated, and none is without
 //! an owner at any moment (the CSV's reference stays until the revision's controller reference
@@ -216,24 +217,6 @@ pub async fn run(args: MoveArgs) -> anyhow::Result<ExitCode> {
         .patch(&ce_name, &PatchParams::default(), &Patch::Merge(&patch))
         .await
         .context("finishing the ClusterExtension")?;
-    let revisions: Api<ClusterObjectSet> = Api::all(client.clone());
-    let selector = format!("{}={ce_name}", olm_k8s::OWNER_NAME_LABEL);
-    let note =
-        json!({"metadata": {"annotations": {olm_k8s::MIGRATION_TAKES_OVER_ANNOTATION: null}}});
-    for r in revisions
-        .list_metadata(&ListParams::default().labels(&selector))
-        .await?
-        .items
-    {
-        if r.annotations()
-            .contains_key(olm_k8s::MIGRATION_TAKES_OVER_ANNOTATION)
-        {
-            revisions
-                .patch(&r.name_any(), &PatchParams::default(), &Patch::Merge(&note))
-                .await
-                .context("finishing the revision")?;
-        }
-    }
     let elapsed = started.elapsed();
     if text {
         println!(
