@@ -282,6 +282,14 @@ fn catalogs_move_and_checks_say_what_blocks_an_operator() {
         )
     };
     let pods_before = template();
+    let webhooks = || {
+        kubectl_ok(
+            kc,
+            &["get", "validatingwebhookconfigurations", "-o", "name"],
+            None,
+        )
+    };
+    let webhooks_before = webhooks();
     let crd = uid("crd", "widgets.example.olm.operatorframework.io", None);
     assert!(!deployment.is_empty() && !crd.is_empty());
     let (code, out, err) = run(&["migrate", "example-operator", "-n", "team-m", "--dry-run"]);
@@ -378,6 +386,8 @@ fn catalogs_move_and_checks_say_what_blocks_an_operator() {
     assert_eq!(held, "ClusterObjectSet");
     // The pod template is the one OLM v0 wrote: no pod is rolled.
     assert_eq!(template(), pods_before);
+    // OLM v0's webhook configuration (its CA bundle in place) is the one that stays.
+    assert_eq!(webhooks(), webhooks_before);
     wait_for(
         "the Subscription and CSV gone",
         Duration::from_secs(60),

@@ -7,7 +7,7 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::{Namespace, Secret};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::ResourceExt;
-use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
+use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
 use kube::core::ApiResource;
 use kube::runtime::reflector::ObjectRef;
 use olm_api::{ClusterExtension, ClusterObjectSet, CrdUpgradeSafetyEnforcement};
@@ -177,8 +177,34 @@ async fn with_running_templates(
 ) -> Result<Vec<Value>, Stop> {
     let (csv_ns, csv_name) = csv.split_once('/').unwrap_or_default();
     let mut out = objects.to_vec();
+    let owned_by_csv = ListParams::default().labels(&format!(
+        "{}={csv_name},{}={csv_ns}",
+        olm_k8s::V0_OWNER_LABEL,
+        olm_k8s::V0_OWNER_NAMESPACE_LABEL
+    ));
     for o in &mut out {
-        if o.get("kind").and_then(Value::as_str) != Some("Deployment") {
+        let kind = o.get("kind").and_then(Value::as_str).unwrap_or_default();
+        if matches!(
+            kind,
+            "ValidatingWebhookConfiguration" | "MutatingWebhookConfiguration"
+        ) {
+            let resource = ApiResource {
+                group: "admissionregistration.k8s.io".into(),
+                version: "v1".into(),
+                api_version: "admissionregistration.k8s.io/v1".into(),
+                kind: kind.into(),
+                plural: format!("{}s", kind.to_lowercase()),
+            };
+            let live = Api::<DynamicObject>::all_with(ctx.shared.client.clone(), &resource)
+                .list(&owned_by_csv)
+                .await
+                .map_err(|e| retrying(format!("listing {kind}s: {}", message(&e))))?;
+            if let Some(name) = same_webhooks(o, &live.items) {
+                o["metadata"]["name"] = json!(name);
+            }
+            continue;
+        }
+        if kind != "Deployment" {
             continue;
         }
         let name = o
@@ -211,6 +237,26 @@ async fn with_running_templates(
         }
     }
     Ok(out)
+}
+
+/// The name of the live webhook configuration (OLM v0's, named with a random suffix) holding
+/// exactly the webhooks of the rendered one: taken over under that name, the configuration
+/// keeps its CA bundle, where a new one would refuse every call until its CA is injected.
+fn same_webhooks(rendered: &Value, live: &[DynamicObject]) -> Option<String> {
+    let names = |hooks: Option<&Value>| {
+        let mut n: Vec<String> = hooks
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|h| h.get("name").and_then(Value::as_str).map(str::to_owned))
+            .collect();
+        n.sort();
+        n
+    };
+    let wanted = names(rendered.get("webhooks"));
+    live.iter()
+        .find(|l| !wanted.is_empty() && names(l.data.get("webhooks")) == wanted)
+        .map(ResourceExt::name_any)
 }
 
 /// Updates the newest revision's metadata and mutable fields (same objects).
