@@ -309,6 +309,19 @@ fn catalogs_move_and_checks_say_what_blocks_an_operator() {
         err.contains("No cluster resources were modified (dry run)."),
         "{err}"
     );
+    let (code, out, err) = run(&["migrate", "--all", "--dry-run"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("=== Eligible (1) ===\n  ✓ team-m/example-operator (example-operator)\n"),
+        "{out}"
+    );
+    assert!(out.contains("kind: ClusterExtension"), "{out}");
+    let (code, _, err) = run(&["migrate", "--all", "-n", "team-m"]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("-n/--namespace cannot be combined with --all; --all scans every namespace"),
+        "{err}"
+    );
     let listed = kubectl_ok(kc, &["get", "clusterextensions", "-o", "name"], None);
     assert!(!listed.contains("example-operator"), "{listed}");
 

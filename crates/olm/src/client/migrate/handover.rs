@@ -42,6 +42,12 @@ use crate::client::view::Progress;
 pub struct MoveArgs {
     /// The Subscription to move.
     subscription: Option<String>,
+    /// Every Eligible Subscription of the cluster, one after the other.
+    #[arg(long)]
+    all: bool,
+    /// With --all: go on after a move fails.
+    #[arg(long)]
+    continue_on_error: bool,
     /// Its namespace.
     #[arg(short, long)]
     namespace: Option<String>,
@@ -64,17 +70,92 @@ pub struct MoveArgs {
 }
 
 pub async fn run(args: MoveArgs) -> anyhow::Result<ExitCode> {
+    match (&args.subscription, args.all) {
+        (Some(_), true) => bail!("cannot specify both an operator name and --all"),
+        (None, false) => bail!("specify an operator name or --all"),
+        (None, true) if args.namespace.is_some() => {
+            bail!("-n/--namespace cannot be combined with --all; --all scans every namespace")
+        }
+        (None, true) if args.ce_name.is_some() => {
+            bail!(
+                "--ce-name cannot be combined with --all; each operator uses its Subscription name"
+            )
+        }
+        _ => {}
+    }
+    let client = args.conn.client().await?;
     let Some(name) = args.subscription.clone() else {
-        bail!("specify an operator name or --all");
+        return all(&client, &args).await;
     };
     let ns = args
         .namespace
         .clone()
         .filter(|n| !n.is_empty())
         .ok_or_else(|| anyhow!("-n/--namespace is required"))?;
-    let started = Instant::now();
-    let client = args.conn.client().await?;
     let ce_name = args.ce_name.clone().unwrap_or_else(|| name.clone());
+    one(&client, &args, &ns, &name, &ce_name).await
+}
+
+/// `--all`: every Eligible Subscription, one after the other (upstream's `convertBatch`): the
+/// scan's summary first, then each move; the first failure stops the run unless
+/// `--continue-on-error`, and the run fails when any move did.
+async fn all(client: &kube::Client, args: &MoveArgs) -> anyhow::Result<ExitCode> {
+    let started = Instant::now();
+    let mut world = World::read(client).await?;
+    let results = world.all(&args.acks.acks()).await?;
+    if args.output == Output::Text {
+        print!("{}", olm_migrate::scan::summary(&results));
+    }
+    let eligible: Vec<(String, String)> = results
+        .iter()
+        .filter(|r| r.status == State::Eligible)
+        .map(|r| (r.namespace.clone(), r.name.clone()))
+        .collect();
+    if eligible.is_empty() {
+        if args.output == Output::Text {
+            println!("  No eligible operators to migrate.");
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut failed = Vec::new();
+    for (ns, name) in &eligible {
+        if args.output == Output::Text {
+            eprintln!("  Processing {ns}/{name}...");
+        }
+        if let Err(e) = one(client, args, ns, name, name).await {
+            eprintln!("  ✗ {ns}/{name}: {}", super::super::readable(e));
+            failed.push(format!("{ns}/{name}"));
+            if !args.continue_on_error {
+                break;
+            }
+        }
+    }
+    if args.output == Output::Text {
+        eprintln!(
+            "{} of {} eligible operator(s) moved in {:.1}s",
+            eligible.len() - failed.len().min(eligible.len()),
+            eligible.len(),
+            started.elapsed().as_secs_f64()
+        );
+    }
+    if failed.is_empty() {
+        Ok(ExitCode::SUCCESS)
+    } else {
+        bail!("migration failed for {}", failed.join(", "))
+    }
+}
+
+/// Moves the Subscription `ns/name` to the ClusterExtension `ce_name` (the module's flow).
+async fn one(
+    client: &kube::Client,
+    args: &MoveArgs,
+    ns: &str,
+    name: &str,
+    ce_name: &str,
+) -> anyhow::Result<ExitCode> {
+    let (ns, name, ce_name) = (ns.to_owned(), name.to_owned(), ce_name.to_owned());
+    let started = Instant::now();
+    let client = client.clone();
     let extensions: Api<ClusterExtension> = Api::all(client.clone());
     let subs: Api<Subscription> = Api::namespaced(client.clone(), &ns);
     let text = args.output == Output::Text;
@@ -136,7 +217,7 @@ pub async fn run(args: MoveArgs) -> anyhow::Result<ExitCode> {
             say(&format!("  ⚠  {w}"));
         }
         if args.dry_run {
-            return dry_run(&args, &ns, &name, &csv_name, &mapped, &sub);
+            return dry_run(args, &ns, &name, &csv_name, &mapped, &sub);
         }
         if extensions.get_opt(&ce_name).await?.is_some() {
             bail!("migration failed: ClusterExtension {ce_name} already exists");
