@@ -31,6 +31,17 @@ pub struct ClusterCatalogSpec {
     pub availability_mode: AvailabilityMode,
 }
 
+impl ClusterCatalogSpec {
+    /// The catalog image's reference (empty for a source that names none).
+    pub fn image_ref(&self) -> &str {
+        self.source
+            .image
+            .as_ref()
+            .map(|i| i.ref_.as_str())
+            .unwrap_or_default()
+    }
+}
+
 /// Whether a catalog's content is served.
 #[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum AvailabilityMode {

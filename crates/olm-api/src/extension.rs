@@ -136,6 +136,15 @@ pub enum CrdUpgradeSafetyEnforcement {
 }
 
 impl ClusterExtensionSpec {
+    /// The package the extension installs (empty when its source names none).
+    pub fn package_name(&self) -> &str {
+        self.source
+            .catalog
+            .as_ref()
+            .map(|c| c.package_name.as_str())
+            .unwrap_or_default()
+    }
+
     /// The CRD upgrade-safety enforcement in effect: `Strict` unless the spec says otherwise.
     pub fn crd_upgrade_safety(&self) -> CrdUpgradeSafetyEnforcement {
         self.install

@@ -280,13 +280,7 @@ fn extension_view(e: &ClusterExtension) -> ExtensionView {
     ExtensionView {
         name: e.name_any(),
         namespace: e.spec.namespace.clone(),
-        package: e
-            .spec
-            .source
-            .catalog
-            .as_ref()
-            .map(|c| c.package_name.clone())
-            .unwrap_or_default(),
+        package: e.spec.package_name().to_owned(),
         installed: bundle.map(|b| (b.name, b.version)),
         conditions: e
             .status

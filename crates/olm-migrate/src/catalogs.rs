@@ -160,14 +160,6 @@ pub fn plan(
     sorted.sort_by_key(|s| key(s));
     let mut catalogs: Vec<&ClusterCatalog> = catalogs.iter().collect();
     catalogs.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
-    let image_of = |c: &ClusterCatalog| {
-        c.spec
-            .source
-            .image
-            .as_ref()
-            .map(|i| i.ref_.clone())
-            .unwrap_or_default()
-    };
     let (movable, unmovable_sources): (Vec<&CatalogSource>, Vec<&CatalogSource>) =
         sorted.into_iter().partition(|s| unmovable(s).is_none());
     let mut out: Vec<Planned> = unmovable_sources
@@ -238,7 +230,7 @@ pub fn plan(
             }
         } else if let Some(existing) = catalogs
             .iter()
-            .filter(|c| image_of(c) == image)
+            .filter(|c| c.spec.image_ref() == image)
             .min_by_key(|c| c.metadata.name.as_deref() != Some(target.as_str()))
         {
             let annotated = existing
@@ -256,7 +248,7 @@ pub fn plan(
         {
             Action::Error(format!(
                 "ClusterCatalog {target} already exists with image {}, which does not match CatalogSource image {}",
-                olm_goenc::quote(&image_of(held)),
+                olm_goenc::quote(held.spec.image_ref()),
                 olm_goenc::quote(&image)
             ))
         } else {

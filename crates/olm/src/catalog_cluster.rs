@@ -138,7 +138,7 @@ fn rows(catalogs: &[ClusterCatalog], now: jiff::Timestamp, wide: bool) -> Vec<Ve
                 .as_ref()
                 .and_then(|s| s.last_unpacked.as_ref())
                 .map(|t| &t.0)),
-            image.map(|i| i.ref_.clone()).unwrap_or_default(),
+            c.spec.image_ref().to_owned(),
             age(c.metadata.creation_timestamp.as_ref().map(|t| &t.0)),
         ];
         if wide {
@@ -280,13 +280,7 @@ async fn update_on(args: UpdateArgs) -> anyhow::Result<ExitCode> {
         .await
         .context("getting the ClusterCatalog")?
         .ok_or_else(|| anyhow!("ClusterCatalog {} not found", quote(&args.name)))?;
-    let image = current
-        .spec
-        .source
-        .image
-        .as_ref()
-        .map(|i| i.ref_.clone())
-        .unwrap_or_default();
+    let image = current.spec.image_ref().to_owned();
     let patch = update_patch(&args, &image).map_err(|e| anyhow!(e))?;
     let after = api
         .patch(&args.name, &PatchParams::default(), &Patch::Merge(&patch))

@@ -16,20 +16,10 @@ mod dev_common;
 mod run_common;
 
 use std::path::Path;
-use std::process::{Command, Output};
 use std::time::Duration;
 
+use dev_common::{Down, ok, olm};
 use run_common::wait_for;
-
-fn olm(state: &Path, args: &[&str]) -> Output {
-    let bin = olm_testenv::bin_dir().expect("control plane bin folder");
-    Command::new(env!("CARGO_BIN_EXE_olm"))
-        .args(args)
-        .env("OLM_CACHE_DIR", state)
-        .env("OLM_CONTROLPLANE_BIN", bin)
-        .output()
-        .expect("olm runs")
-}
 
 fn kubectl_ok(kubeconfig: &str, args: &[&str], stdin: Option<&str>) -> String {
     let out = dev_common::kubectl_output(Path::new(kubeconfig), args, stdin);
@@ -37,27 +27,14 @@ fn kubectl_ok(kubeconfig: &str, args: &[&str], stdin: Option<&str>) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-/// Stops the environment even when an assertion fails half-way.
-struct Down<'a>(&'a Path);
-
-impl Drop for Down<'_> {
-    fn drop(&mut self) {
-        let _ = olm(self.0, &["dev", "down"]);
-    }
-}
-
 #[test]
 fn catalogs_move_and_checks_say_what_blocks_an_operator() {
     let state = tempfile::tempdir().expect("temp dir");
-    let up = olm(state.path(), &["dev", "up", "--node", "fake"]);
     let _down = Down(state.path());
-    assert!(up.status.success(), "olm dev up failed: {up:?}");
-    let kc = String::from_utf8_lossy(&olm(state.path(), &["dev", "kubeconfig"]).stdout)
-        .trim()
-        .to_owned();
+    ok(state.path(), &["dev", "up", "--node", "fake"]);
+    let kc = ok(state.path(), &["dev", "kubeconfig"]).trim().to_owned();
     let kc = kc.as_str();
-    let status =
-        String::from_utf8_lossy(&olm(state.path(), &["dev", "status"]).stdout).into_owned();
+    let status = ok(state.path(), &["dev", "status"]);
     let registry = status
         .lines()
         .find_map(|l| l.strip_prefix("registry: "))
@@ -68,12 +45,8 @@ fn catalogs_move_and_checks_say_what_blocks_an_operator() {
     let run = |args: &[&str]| {
         let mut all = args.to_vec();
         all.extend_from_slice(&["--kubeconfig", kc]);
-        let out = olm(state.path(), &all);
-        (
-            out.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
+        let (succeeded, out, err) = olm(state.path(), &all);
+        (i32::from(!succeeded), out, err)
     };
 
     kubectl_ok(kc, &["create", "namespace", "team-m"], None);

@@ -164,12 +164,7 @@ pub fn is_installed(states: &[RevisionState], target: &Target) -> bool {
 }
 
 fn package_of(ext: &ClusterExtension) -> String {
-    ext.spec
-        .source
-        .catalog
-        .as_ref()
-        .map(|c| c.package_name.clone())
-        .unwrap_or_default()
+    ext.spec.package_name().to_owned()
 }
 
 /// The resolve step (upstream's `ResolveBundle` with `handleResolutionError`).

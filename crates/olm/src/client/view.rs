@@ -286,13 +286,7 @@ pub fn extension_rows(
     sorted.sort_by_key(|e| e.name_any());
     for e in sorted {
         let (bundle, version) = installed_bundle(e);
-        let package = e
-            .spec
-            .source
-            .catalog
-            .as_ref()
-            .map(|c| c.package_name.clone())
-            .unwrap_or_default();
+        let package = e.spec.package_name().to_owned();
         rows.push(vec![
             e.name_any(),
             package,

@@ -154,13 +154,7 @@ async fn carry_out(api: &Api<ClusterCatalog>, planned: &Planned, args: &Args) ->
             ),
         },
         Action::Create(new) => {
-            let image = new
-                .spec
-                .source
-                .image
-                .as_ref()
-                .map(|i| i.ref_.clone())
-                .unwrap_or_default();
+            let image = new.spec.image_ref().to_owned();
             if args.dry_run {
                 (
                     Outcome::DryRun,

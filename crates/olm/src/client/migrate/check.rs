@@ -169,13 +169,7 @@ impl World {
                     .annotations()
                     .get(olm_migrate::MIGRATED_FROM_SUBSCRIPTION)?
                     .clone();
-                let package = ce
-                    .spec
-                    .source
-                    .catalog
-                    .as_ref()
-                    .map(|c| c.package_name.clone())
-                    .unwrap_or_default();
+                let package = ce.spec.package_name().to_owned();
                 Some((from, (ce.name_any(), package)))
             })
             .collect();
