@@ -152,14 +152,7 @@ fn packagemanifests_are_served_and_namespaces_are_deleted() {
     // OLM v0 from the client: the example operator found, installed at 0.1.0 with Manual
     // approval (an AllNamespaces operator: the OperatorGroup made targets every namespace),
     // listed, upgraded by approving the next plan, uninstalled.
-    let status =
-        String::from_utf8_lossy(&olm(state.path(), &["dev", "status"]).stdout).into_owned();
-    let registry = status
-        .lines()
-        .find_map(|l| l.strip_prefix("registry: "))
-        .expect("the dev registry")
-        .trim()
-        .to_owned();
+    let registry = dev_common::registry(state.path());
     let image = run_common::push_example_catalog(&state.path().join("examples"), &registry);
     kubectl_ok(kc, &["create", "namespace", "team-b"], None);
     kubectl_ok(

@@ -34,13 +34,7 @@ fn catalogs_move_and_checks_say_what_blocks_an_operator() {
     ok(state.path(), &["dev", "up", "--node", "fake"]);
     let kc = ok(state.path(), &["dev", "kubeconfig"]).trim().to_owned();
     let kc = kc.as_str();
-    let status = ok(state.path(), &["dev", "status"]);
-    let registry = status
-        .lines()
-        .find_map(|l| l.strip_prefix("registry: "))
-        .expect("the dev registry")
-        .trim()
-        .to_owned();
+    let registry = dev_common::registry(state.path());
     let image = run_common::push_example_catalog(&state.path().join("examples"), &registry);
     let run = |args: &[&str]| {
         let mut all = args.to_vec();

@@ -73,18 +73,24 @@ pub struct RealEnv {
     pub up_took: Duration,
 }
 
+/// The address (`host:port`) of the registry of the environment in `state`.
+pub fn registry(state: &Path) -> String {
+    let status = ok(state, &["dev", "status"]);
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("registry: "))
+        .unwrap_or_else(|| panic!("no registry in {status}"))
+        .trim()
+        .to_owned()
+}
+
 /// Starts a real node with OLM as pods in `state` (stop it with [`Down`]).
 pub fn up_real(state: &Path) -> RealEnv {
     let started = Instant::now();
     let up = ok(state, &["dev", "up", "--node", "real"]);
     let up_took = started.elapsed();
     assert!(up.contains("olm: pods in olmv1-system from "), "{up}");
-    let status = ok(state, &["dev", "status"]);
-    let registry = status
-        .lines()
-        .find_map(|l| l.strip_prefix("registry: "))
-        .unwrap_or_else(|| panic!("no registry in {status}"))
-        .to_owned();
+    let registry = registry(state);
     let kubeconfig = PathBuf::from(ok(state, &["dev", "kubeconfig"]).trim());
     RealEnv {
         registry,
