@@ -403,4 +403,43 @@ fn catalogs_move_and_checks_say_what_blocks_an_operator() {
         out.contains("=== AlreadyMigrated (1) ===\n  ✓ ClusterExtension example-operator (migrated from team-m/example-operator) (already migrated)\n"),
         "{out}"
     );
+    // Rollback: refused while installed unless acknowledged; then OLM v1 lets go of the
+    // objects (none deleted), the Subscription comes back from its backup, and OLM v0 installs
+    // the operator over the same Deployment and CRD.
+    let (code, _, err) = run(&["migrate", "rollback", "example-operator"]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("ClusterExtension example-operator is Installed=True; pass --acknowledge-installed to confirm rollback"),
+        "{err}"
+    );
+    let (code, out, err) = run(&[
+        "migrate",
+        "rollback",
+        "example-operator",
+        "--acknowledge-installed",
+        "--timeout",
+        "3m",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.starts_with("operator team-m/example-operator handed back to OLM v0: ClusterServiceVersion example-operator.v0.2.0 Succeeded"),
+        "{out}{err}"
+    );
+    assert_eq!(
+        uid("deployment", "example-operator-controller", Some("team-m")),
+        deployment
+    );
+    assert_eq!(
+        uid("crd", "widgets.example.olm.operatorframework.io", None),
+        crd
+    );
+    assert_eq!(template(), pods_before);
+    let left = kubectl_ok(
+        kc,
+        &["get", "clusterextensions,clusterobjectsets", "-o", "name"],
+        None,
+    );
+    assert!(!left.contains("example-operator"), "{left}");
+    let (code, out, _) = run(&["migrate", "check", "example-operator", "-n", "team-m"]);
+    assert_eq!(code, 0, "eligible again: {out}");
 }

@@ -5,6 +5,7 @@
 mod catalogs;
 mod check;
 mod handover;
+mod rollback;
 
 use std::process::ExitCode;
 
@@ -37,6 +38,10 @@ pub enum Command {
     /// Whether Subscriptions can move to OLM v1: every check, its result, and the state
     /// (Eligible, Ineligible, AlreadyMigrated, Conflict). Exits 1 unless every one can.
     Check(check::Args),
+    /// Hand a moved operator back to OLM v0, in place: the extension and its revisions let go
+    /// of its objects, and its Subscription (and OperatorGroup, if gone) come back from their
+    /// backups.
+    Rollback(rollback::Args),
 }
 
 /// Output for scripts: one JSON object per line.
@@ -53,6 +58,7 @@ pub fn run(args: MigrateArgs) -> anyhow::Result<ExitCode> {
     match args.command {
         Some(Command::Catalogs(a)) => rt.block_on(catalogs::run(a)),
         Some(Command::Check(a)) => rt.block_on(check::run(a)),
+        Some(Command::Rollback(a)) => rt.block_on(rollback::run(a)),
         None => rt.block_on(handover::run(args.handover)),
     }
     .map_err(super::readable)
