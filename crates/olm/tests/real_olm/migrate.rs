@@ -3,7 +3,8 @@
 //! its own, then moved to OLM v1 — `olm migrate catalogs`, then `olm migrate` — while a client
 //! calls through the webhook throughout. Measured and checked: the operator's pods keep their
 //! UIDs (no restart), the CRD and the Widget are the same objects, the webhook answers every
-//! call, the ClusterExtension is installed and the Subscription and CSV are gone.
+//! call, the ClusterExtension is installed and the Subscription and CSV are gone; then
+//! `olm migrate rollback` hands it back to OLM v0 with the same pods.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -205,8 +206,37 @@ fn in_place(env: &Env) {
         || state(env),
     );
 
-    // Leave no CRD behind for the scenarios that follow: the extension takes it with it.
-    env.olm(&["uninstall", "example-operator", "--kubeconfig", &kc]);
+    // And back to OLM v0, in place as well: the same pods.
+    let out = env.olm(&[
+        "migrate",
+        "rollback",
+        "example-operator",
+        "--acknowledge-installed",
+        "--timeout",
+        "4m",
+        "--kubeconfig",
+        &kc,
+    ]);
+    eprintln!("FIGURE migrate rollback: {}", out.trim());
+    assert_eq!(
+        pods(env),
+        before_pods,
+        "the operator's pods restarted on rollback"
+    );
+    assert_eq!(env.field(&["get", "crd", CRD], "{.metadata.uid}"), crd_uid);
+
+    // Leave no CRD behind for the scenarios that follow (OLM v0 never deletes CRDs).
+    env.olm(&[
+        "v0",
+        "uninstall",
+        "example-operator",
+        "-n",
+        NS,
+        "--delete-operator-groups",
+        "--kubeconfig",
+        &kc,
+    ]);
+    env.kubectl(&["delete", "crd", CRD, "--ignore-not-found"], None);
     env.kubectl(
         &["delete", "clustercatalog", "examples", "--ignore-not-found"],
         None,
