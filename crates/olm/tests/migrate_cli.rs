@@ -403,6 +403,49 @@ fn catalogs_move_and_checks_say_what_blocks_an_operator() {
         out.contains("=== AlreadyMigrated (1) ===\n  ✓ ClusterExtension example-operator (migrated from team-m/example-operator) (already migrated)\n"),
         "{out}"
     );
+    // A Subscription applied again beside the extension is a Conflict; cleanup removes the
+    // OLM v0 side and the extension keeps the operator.
+    kubectl_ok(
+        kc,
+        &["apply", "-f", "-"],
+        Some(
+            &serde_json::json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "Subscription",
+                "metadata": {"name": "example-operator", "namespace": "team-m"},
+                "spec": {"name": "example-operator", "source": "examples",
+                    "sourceNamespace": "team-m", "channel": "stable"}})
+            .to_string(),
+        ),
+    );
+    let (code, out, _) = run(&["migrate", "check", "example-operator", "-n", "team-m"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("✗ Conflict: both Subscription and annotated ClusterExtension example-operator exist; resolve with cleanup or rollback"),
+        "{out}"
+    );
+    let (code, out, err) = run(&["migrate", "cleanup", "example-operator"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.starts_with("subscription team-m/example-operator deleted"),
+        "{out}"
+    );
+    wait_for(
+        "the Subscription gone again",
+        Duration::from_secs(30),
+        || {
+            kubectl_ok(
+                kc,
+                &["get", "subscriptions", "-n", "team-m", "-o", "name"],
+                None,
+            )
+            .trim()
+            .is_empty()
+        },
+    );
+    assert_eq!(
+        uid("deployment", "example-operator-controller", Some("team-m")),
+        deployment
+    );
+
     // Rollback: refused while installed unless acknowledged; then OLM v1 lets go of the
     // objects (none deleted), the Subscription comes back from its backup, and OLM v0 installs
     // the operator over the same Deployment and CRD.

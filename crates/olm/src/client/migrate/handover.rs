@@ -271,18 +271,7 @@ async fn one(
         "  ✓ ClusterExtension {ce_name} installed {bundle} (version {version})"
     ));
     let taken = taken_over(&client, &ce_name).await.unwrap_or_default();
-    match subs.delete(&name, &DeleteParams::background()).await {
-        Ok(_) => {}
-        Err(kube::Error::Api(s)) if s.code == 404 => {}
-        Err(e) => return Err(anyhow!(e).context("deleting the Subscription")),
-    }
-    if !csv_name.is_empty() {
-        match csvs.delete(&csv_name, &DeleteParams::background()).await {
-            Ok(_) => {}
-            Err(kube::Error::Api(s)) if s.code == 404 => {}
-            Err(e) => return Err(anyhow!(e).context("deleting the CSV")),
-        }
-    }
+    delete_v0(&client, &ns, &name, &[csv_name.clone()]).await?;
     say(&format!(
         "  ✓ Subscription {name} and ClusterServiceVersion {csv_name} deleted (what OLM v1 took over stays)"
     ));
@@ -317,6 +306,37 @@ async fn one(
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Deletes the Subscription `ns/name` and the CSVs `csvs` (a missing one is fine). What an OLM
+/// v1 revision controls stays (the garbage collector only drops the CSV's reference); the rest
+/// of theirs goes with them.
+pub(super) async fn delete_v0(
+    client: &kube::Client,
+    ns: &str,
+    name: &str,
+    csvs: &[String],
+) -> anyhow::Result<()> {
+    let gone = |r: Result<(), kube::Error>, what: String| match r {
+        Ok(()) => Ok(()),
+        Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
+        Err(e) => Err(anyhow!(e).context(what)),
+    };
+    let subs: Api<Subscription> = Api::namespaced(client.clone(), ns);
+    gone(
+        subs.delete(name, &DeleteParams::background())
+            .await
+            .map(drop),
+        format!("deleting Subscription {ns}/{name}"),
+    )?;
+    let api: Api<ClusterServiceVersion> = Api::namespaced(client.clone(), ns);
+    for csv in csvs.iter().filter(|c| !c.is_empty()) {
+        gone(
+            api.delete(csv, &DeleteParams::background()).await.map(drop),
+            format!("deleting ClusterServiceVersion {ns}/{csv}"),
+        )?;
+    }
+    Ok(())
 }
 
 /// How many objects the extension's revisions report as adopted or kept (their phases'

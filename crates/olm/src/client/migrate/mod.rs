@@ -4,6 +4,7 @@
 
 mod catalogs;
 mod check;
+mod cleanup;
 mod handover;
 mod rollback;
 
@@ -42,6 +43,9 @@ pub enum Command {
     /// of its objects, and its Subscription (and OperatorGroup, if gone) come back from their
     /// backups.
     Rollback(rollback::Args),
+    /// Resolve a Conflict: delete the Subscription (and its CSVs) that exist beside the
+    /// ClusterExtension migrated from it; the extension keeps the operator.
+    Cleanup(cleanup::Args),
 }
 
 /// Output for scripts: one JSON object per line.
@@ -59,6 +63,7 @@ pub fn run(args: MigrateArgs) -> anyhow::Result<ExitCode> {
         Some(Command::Catalogs(a)) => rt.block_on(catalogs::run(a)),
         Some(Command::Check(a)) => rt.block_on(check::run(a)),
         Some(Command::Rollback(a)) => rt.block_on(rollback::run(a)),
+        Some(Command::Cleanup(a)) => rt.block_on(cleanup::run(a)),
         None => rt.block_on(handover::run(args.handover)),
     }
     .map_err(super::readable)
