@@ -271,7 +271,7 @@ async fn one(
         "  ✓ ClusterExtension {ce_name} installed {bundle} (version {version})"
     ));
     let taken = taken_over(&client, &ce_name).await.unwrap_or_default();
-    delete_v0(&client, &ns, &name, &[csv_name.clone()]).await?;
+    delete_v0(&client, &ns, &name, std::slice::from_ref(&csv_name)).await?;
     say(&format!(
         "  ✓ Subscription {name} and ClusterServiceVersion {csv_name} deleted (what OLM v1 took over stays)"
     ));
