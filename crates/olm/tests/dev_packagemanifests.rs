@@ -192,6 +192,12 @@ fn packagemanifests_are_served_and_namespaces_are_deleted() {
         versions.contains("0.1.0") && versions.contains("0.2.0"),
         "{versions}"
     );
+    let (code, described, err) = v0(&["describe", "example-operator", "-n", "team-b"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        described.contains("== Channels ==\nstable (default) (shown)\n"),
+        "{described}"
+    );
     let (code, _, err) = v0(&["install", "example-operator", "-n", "team-b"]);
     assert_eq!(code, 1);
     assert!(

@@ -78,6 +78,29 @@ pub enum Command {
     /// The custom resources of the CRDs an installed operator owns, in the namespaces its
     /// OperatorGroup targets.
     ListOperands(ListOperandsArgs),
+    /// A package as a catalog offers it: display name, version and provider, repository,
+    /// catalog, channels, install modes and description.
+    Describe(DescribeArgs),
+}
+
+/// `olm v0 describe`.
+#[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:
+  olm v0 describe etcd -n operators
+  olm v0 describe etcd -n operators -C alpha -L")]
+pub struct DescribeArgs {
+    /// The package.
+    package: String,
+    #[arg(short, long, default_value = "default")]
+    namespace: String,
+    /// The channel to show (default: the package's default channel).
+    #[arg(short = 'C', long)]
+    channel: Option<String>,
+    /// Also print the long description.
+    #[arg(short = 'L', long)]
+    with_long_description: bool,
+    #[command(flatten)]
+    conn: Conn,
 }
 
 /// `olm v0 list-operands`.
@@ -213,6 +236,7 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
             .block_on(upgrade(a))
             .context("failed to upgrade operator"),
         Command::List(a) => rt.block_on(list(a)),
+        Command::Describe(a) => rt.block_on(describe(a)),
         Command::Uninstall(a) => rt.block_on(uninstall(a)).context("uninstall operator"),
         Command::ListOperands(a) => rt.block_on(list_operands(a)).context("list operands"),
     }
@@ -301,6 +325,111 @@ fn channel<'a>(m: &'a Value, name: &str) -> Option<&'a Value> {
         .and_then(Value::as_array)?
         .iter()
         .find(|c| text(c, "/name") == name)
+}
+
+/// kubectl-operator's `describe` of a PackageManifest: `== Title ==` sections separated by a
+/// blank line, for `channel` (the default one when `None`); with `long`, the first channel's
+/// long description at the end, as the plugin prints it whatever the channel.
+fn describe_text(m: &Value, channel_arg: Option<&str>, long: bool) -> Result<String, String> {
+    let package = text(m, "/metadata/name");
+    let default = text(m, "/status/defaultChannel");
+    let shown = channel_arg.unwrap_or(default);
+    let ch = channel(m, shown).ok_or_else(|| {
+        format!(
+            "channel {} does not exist for package {}",
+            quote(shown),
+            quote(package)
+        )
+    })?;
+    let desc = &ch["currentCSVDesc"];
+    let mut modes: Vec<&str> = desc["installModes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["supported"] == true)
+        .map(|m| text(m, "/type"))
+        .collect();
+    modes.sort_unstable();
+    let channels: Vec<String> = m
+        .pointer("/status/channels")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|c| {
+            let name = text(c, "/name");
+            let mut line = name.to_owned();
+            if name == default {
+                line.push_str(" (default)");
+            }
+            if name == shown {
+                line.push_str(" (shown)");
+            }
+            line
+        })
+        .collect();
+    let mut sections = vec![
+        (
+            "Package",
+            format!(
+                "{} {} (by {})",
+                text(desc, "/displayName"),
+                text(desc, "/version"),
+                text(desc, "/provider/name")
+            ),
+        ),
+        (
+            "Repository",
+            text(desc, "/annotations/repository").to_owned(),
+        ),
+        (
+            "Catalog",
+            text(m, "/status/catalogSourceDisplayName").to_owned(),
+        ),
+        ("Channels", channels.join("\n")),
+        ("Install Modes", modes.join("\n")),
+        (
+            "Description",
+            text(desc, "/annotations/description").to_owned(),
+        ),
+    ];
+    if long {
+        let first = m
+            .pointer("/status/channels/0/currentCSVDesc/description")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        sections.push(("Long Description", first.to_owned()));
+    }
+    // A body ends its section with one line end (a long description usually has its own).
+    Ok(sections
+        .iter()
+        .map(|(title, body)| {
+            let end = if body.ends_with('\n') { "" } else { "\n" };
+            format!("== {title} ==\n{body}{end}")
+        })
+        .collect::<Vec<_>>()
+        .join("\n"))
+}
+
+async fn describe(args: DescribeArgs) -> anyhow::Result<ExitCode> {
+    let client = args.conn.client().await?;
+    let api: Api<DynamicObject> =
+        Api::namespaced_with(client, &args.namespace, &packagemanifests());
+    let manifest = api.get_opt(&args.package).await?.ok_or_else(|| {
+        anyhow!(
+            "package {} is not offered to namespace {} (`olm v0 search -n {}` lists what is)",
+            quote(&args.package),
+            quote(&args.namespace),
+            args.namespace
+        )
+    })?;
+    let text = describe_text(
+        &serde_json::to_value(manifest)?,
+        args.channel.as_deref(),
+        args.with_long_description,
+    )
+    .map_err(|e| anyhow!(e))?;
+    print!("{text}");
+    Ok(ExitCode::SUCCESS)
 }
 
 /// What `olm v0 install` subscribes to: channel, the CSV to start from (when a version is
@@ -1088,6 +1217,51 @@ mod tests {
             ]
         );
         assert_eq!(rows[0], ["APIVERSION", "KIND", "NAMESPACE", "NAME", "AGE"]);
+    }
+
+    /// kubectl-operator v0.6.0 `internal/cmd/operator_describe.go`: the sections, their order
+    /// and layout, the channel markers, sorted install modes, and `-L` printing the first
+    /// channel's long description.
+    #[test]
+    fn describe_prints_the_plugins_sections() {
+        let m = json!({"metadata": {"name": "etcd"}, "status": {
+            "catalogSourceDisplayName": "Community", "defaultChannel": "stable",
+            "channels": [
+                {"name": "alpha", "currentCSVDesc": {"displayName": "etcd", "version": "0.9.4",
+                    "description": "alpha long\n", "provider": {"name": "CoreOS"},
+                    "annotations": {"repository": "https://example.com/etcd", "description": "short"},
+                    "installModes": [{"type": "OwnNamespace", "supported": true},
+                        {"type": "AllNamespaces", "supported": true},
+                        {"type": "MultiNamespace", "supported": false}]}},
+                {"name": "stable", "currentCSVDesc": {"displayName": "etcd", "version": "0.9.2",
+                    "description": "stable long", "provider": {"name": "CoreOS"},
+                    "annotations": {"description": "short stable"},
+                    "installModes": [{"type": "AllNamespaces", "supported": true}]}}]}});
+        assert_eq!(
+            describe_text(&m, None, false).unwrap(),
+            "== Package ==\netcd 0.9.2 (by CoreOS)\n\n== Repository ==\n\n\n== Catalog ==\nCommunity\n\n== Channels ==\nalpha\nstable (default) (shown)\n\n== Install Modes ==\nAllNamespaces\n\n== Description ==\nshort stable\n"
+        );
+        let alpha = describe_text(&m, Some("alpha"), true).unwrap();
+        assert!(
+            alpha.starts_with("== Package ==\netcd 0.9.4 (by CoreOS)\n\n== Repository ==\nhttps://example.com/etcd\n"),
+            "{alpha}"
+        );
+        assert!(
+            alpha.contains("== Channels ==\nalpha (shown)\nstable (default)\n"),
+            "{alpha}"
+        );
+        assert!(
+            alpha.contains("== Install Modes ==\nAllNamespaces\nOwnNamespace\n"),
+            "{alpha}"
+        );
+        assert!(
+            alpha.ends_with("== Long Description ==\nalpha long\n"),
+            "{alpha}"
+        );
+        assert_eq!(
+            describe_text(&m, Some("beta"), false),
+            Err("channel \"beta\" does not exist for package \"etcd\"".to_owned())
+        );
     }
 
     #[test]

@@ -342,6 +342,19 @@ fn every_v0_command(env: &Env) {
          100 parts), status.observedGeneration and status.message, and refuses a widget with more\n\
          than 100 parts with a validating admission webhook.\n"
     );
+    // `olm v0 describe` prints what the plugin prints.
+    let kc = env.kubeconfig.to_str().expect("utf-8 path");
+    let ours = env.olm(&[
+        "v0",
+        "describe",
+        PACKAGE,
+        "-n",
+        NS,
+        "--with-long-description",
+        "--kubeconfig",
+        kc,
+    ]);
+    assert_eq!(ours, out);
 
     // From install to uninstall the scenario holds the Widget CRD, which uninstall deletes.
     let _widgets = widgets();
@@ -493,7 +506,6 @@ fn every_v0_command(env: &Env) {
     assert_eq!(list["items"][0]["metadata"]["name"], "sample", "{out}");
     assert_eq!(list["items"][0]["spec"]["size"], 2, "{out}");
     // `olm v0 list-operands` lists what the plugin lists, in the same columns.
-    let kc = env.kubeconfig.to_str().expect("utf-8 path");
     let ours = env.olm(&["v0", "list-operands", PACKAGE, "-n", NS, "--kubeconfig", kc]);
     let theirs = plugin.ok(&["list-operands", PACKAGE, "-n", NS]);
     assert_eq!(header(&ours), header(&theirs), "{ours}");
