@@ -369,6 +369,14 @@ impl StepResource {
         if let Some(typed) = typed_api_version(kind) {
             out.insert("apiVersion".to_owned(), Value::String(typed.to_owned()));
         }
+        // CRDs: upstream picks its v1 or v1beta1 typed client by the step's version, whatever
+        // the manifest's apiVersion says (its e2e suite writes `apiVersion: v1`).
+        if kind == CRD_KIND && matches!(self.version.as_str(), "v1" | "v1beta1") {
+            out.insert(
+                "apiVersion".to_owned(),
+                Value::String(format!("apiextensions.k8s.io/{}", self.version)),
+            );
+        }
         out.extend(object);
         Ok(Value::Object(out))
     }
@@ -377,8 +385,8 @@ impl StepResource {
 /// The apiVersion an InstallPlan step of `kind` is created at when upstream's `ExecutePlan`
 /// decodes its manifest into a typed object (CSVs, Subscriptions, Secrets, ConfigMaps,
 /// ServiceAccounts, Services and RBAC), so the manifest's own apiVersion does not matter;
-/// `None` for kinds created as the manifest says (CRDs, which keep their v1/v1beta1, and every
-/// other supported kind, created dynamically).
+/// `None` for kinds created as the manifest says (every other supported kind, created
+/// dynamically) and for CRDs, whose version comes from the step (see [`StepResource::object`]).
 pub fn typed_api_version(kind: &str) -> Option<&'static str> {
     match kind {
         "ClusterServiceVersion" | "Subscription" => Some("operators.coreos.com/v1alpha1"),
@@ -1216,6 +1224,20 @@ mod tests {
         );
         assert_eq!(typed_api_version("CustomResourceDefinition"), None);
         assert_eq!(typed_api_version("PodDisruptionBudget"), None);
+        // `installplan_e2e_test.go` "limits installed resources …": a CRD manifest saying
+        // `apiVersion: v1` in a step of version v1 is created as apiextensions.k8s.io/v1.
+        let crd = StepResource {
+            name: "ins.cluster.com".into(),
+            kind: "CustomResourceDefinition".into(),
+            group: String::new(),
+            version: "v1".into(),
+            manifest: r#"{"apiVersion":"v1","kind":"CustomResourceDefinition","metadata":{"name":"ins.cluster.com"}}"#.into(),
+            ..StepResource::default()
+        };
+        assert_eq!(
+            crd.object().expect("an object")["apiVersion"],
+            "apiextensions.k8s.io/v1"
+        );
     }
 
     /// The etcd operator's CSV from its 0.9.4 bundle, cut to what steps read, with a cluster
