@@ -147,7 +147,8 @@ fn in_place(env: &Env) {
             }
         });
         let started = Instant::now();
-        let out = env.olm(&["migrate", "catalogs", "--kubeconfig", &kc]);
+        // Only this scenario's namespace: the others' CatalogSources are theirs.
+        let out = env.olm(&["migrate", "catalogs", "-n", NS, "--kubeconfig", &kc]);
         assert!(out.contains("ClusterCatalog"), "{out}");
         let out = env.olm(&[
             "migrate",

@@ -18,9 +18,14 @@ use super::{Conn, Output, record};
 #[derive(clap::Args, Debug)]
 #[command(after_help = "Examples:
   olm migrate catalogs --dry-run              what would be created or adopted
+  olm migrate catalogs -n team-a              only one namespace's CatalogSources
   olm migrate catalogs
   olm migrate catalogs --delete-catalogsource remove the sources no Subscription uses")]
 pub struct Args {
+    /// Only the CatalogSources of this namespace (default: every namespace's, as upstream
+    /// migrates them): on a shared cluster, a team moves its own catalogs.
+    #[arg(short, long)]
+    namespace: Option<String>,
     /// Print what would be done; change nothing.
     #[arg(long)]
     dry_run: bool,
@@ -45,11 +50,14 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
     let client = args.conn.client().await?;
     let sources: Api<CatalogSource> = Api::all(client.clone());
     let catalogs: Api<ClusterCatalog> = Api::all(client.clone());
-    let listed_sources = sources
+    let mut listed_sources = sources
         .list(&ListParams::default())
         .await
         .context("catalog migration failed: failed to list CatalogSources")?
         .items;
+    if let Some(ns) = &args.namespace {
+        listed_sources.retain(|s| s.metadata.namespace.as_deref() == Some(ns.as_str()));
+    }
     let listed_catalogs = catalogs
         .list(&ListParams::default())
         .await
