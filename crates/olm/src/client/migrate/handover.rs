@@ -270,7 +270,9 @@ async fn one(
     say(&format!(
         "  ✓ ClusterExtension {ce_name} installed {bundle} (version {version})"
     ));
-    let taken = taken_over(&client, &ce_name).await.unwrap_or_default();
+    let held = revision_objects(&client, &ce_name)
+        .await
+        .unwrap_or_default();
     delete_v0(&client, &ns, &name, std::slice::from_ref(&csv_name)).await?;
     say(&format!(
         "  ✓ Subscription {name} and ClusterServiceVersion {csv_name} deleted (what OLM v1 took over stays)"
@@ -290,7 +292,7 @@ async fn one(
     let elapsed = started.elapsed();
     if text {
         println!(
-            "operator {ns}/{name} moved to OLM v1: ClusterExtension {ce_name} installed {bundle} (version {version}); {taken} object(s) taken over in place; {:.1}s",
+            "operator {ns}/{name} moved to OLM v1: ClusterExtension {ce_name} installed {bundle} (version {version}); its revision holds {held} object(s); {:.1}s",
             elapsed.as_secs_f64()
         );
     } else {
@@ -301,7 +303,7 @@ async fn one(
                 "convert",
                 Some(&format!("{ns}/{name}")),
                 json!({"status": "completed", "cluster_extension": ce_name, "bundle": bundle,
-                    "version": version, "taken_over": taken, "seconds": elapsed.as_secs_f64()})
+                    "version": version, "revision_objects": held, "seconds": elapsed.as_secs_f64()})
             )
         );
     }
@@ -339,9 +341,9 @@ pub(super) async fn delete_v0(
     Ok(())
 }
 
-/// How many objects the extension's revisions report as adopted or kept (their phases'
-/// objects), as a figure for the user.
-async fn taken_over(client: &kube::Client, ce: &str) -> anyhow::Result<usize> {
+/// How many objects the extension's revisions hold (their phases' objects), as a figure for
+/// the user: the ones taken over in place and those OLM v1 lays out anew.
+async fn revision_objects(client: &kube::Client, ce: &str) -> anyhow::Result<usize> {
     let revisions: Api<ClusterObjectSet> = Api::all(client.clone());
     let selector = format!("{}={ce}", olm_k8s::OWNER_NAME_LABEL);
     let listed = revisions
