@@ -34,6 +34,8 @@ use serde_json::Value;
 
 use crate::catalogd::parse_duration;
 
+mod why;
+
 /// The manifests, as `kubectl kustomize config` renders them.
 pub const INSTALL_YAML: &str = include_str!("../../../install.yaml");
 
@@ -423,15 +425,18 @@ pub async fn apply_and_wait(
     if waited.is_err() {
         let d = deployments.get_opt(name(deployment)).await?;
         let status = d.as_ref().and_then(|d| d.status.as_ref());
+        let ns = namespace(deployment).unwrap_or_default();
+        let why = match &d {
+            Some(d) => pods_explained(&client, ns, d).await,
+            None => "  the Deployment is gone".to_owned(),
+        };
         bail!(
-            "OLM is not ready after {:?}: deployment {}/{} has {} of {} replicas available (kubectl -n {} describe deployment {} says why)",
+            "OLM is not ready after {:?}: deployment {}/{} has {} of {} replicas available:\n{why}",
             timeout,
-            namespace(deployment).unwrap_or_default(),
+            ns,
             name(deployment),
             status.and_then(|s| s.available_replicas).unwrap_or(0),
             d.as_ref().and_then(|d| d.spec.replicas).unwrap_or(1),
-            namespace(deployment).unwrap_or_default(),
-            name(deployment),
         );
     }
     eprintln!("deployment {} available", name(deployment));
@@ -463,6 +468,65 @@ pub async fn apply_and_wait(
     }
     Ok(started.elapsed())
 }
+
+/// What `kubectl describe` and `kubectl logs --previous` would say of the Deployment's pods that
+/// are not ready ([`why::explain`]); what cannot be read is said instead, so the error that
+/// carries it is never lost to a second one.
+async fn pods_explained(client: &kube::Client, namespace: &str, d: &Deployment) -> String {
+    use k8s_openapi::api::core::v1::{Event, Pod};
+    use kube::api::{ListParams, LogParams};
+    let selector = d
+        .spec
+        .selector
+        .match_labels
+        .as_ref()
+        .map(|labels| {
+            labels
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+        .unwrap_or_default();
+    let pods: Api<Pod> = Api::namespaced(client.clone(), namespace);
+    let pods = match pods.list(&ListParams::default().labels(&selector)).await {
+        Ok(list) => list.items,
+        Err(e) => return format!("  its pods could not be listed: {e}"),
+    };
+    if pods.is_empty() {
+        return format!("  it has no pods (kubectl -n {namespace} describe replicaset says why)");
+    }
+    let events: Api<Event> = Api::namespaced(client.clone(), namespace);
+    let (events, unread) = match events.list(&ListParams::default()).await {
+        Ok(list) => (list.items, None),
+        Err(e) => (
+            Vec::new(),
+            Some(format!("  (its events could not be listed: {e})")),
+        ),
+    };
+    let mut logs = Vec::new();
+    let api: Api<Pod> = Api::namespaced(client.clone(), namespace);
+    for pod in pods.iter().filter(|p| why::crashed(p)) {
+        let name = pod.metadata.name.clone().unwrap_or_default();
+        let params = LogParams {
+            previous: true,
+            tail_lines: Some(LOG_LINES),
+            ..LogParams::default()
+        };
+        let log = api
+            .logs(&name, &params)
+            .await
+            .unwrap_or_else(|e| format!("(its log could not be read: {e})"));
+        logs.push((name, log));
+    }
+    let mut lines = why::explain(&pods, &events, &logs);
+    lines.extend(unread);
+    lines.join("\n")
+}
+
+/// Log lines of a crashed OLM container quoted in an install's error: enough for the error
+/// that stopped it, which is what the process prints last.
+const LOG_LINES: i64 = 15;
 
 /// Waits until the APIService of PackageManifests says `Available=True`: `kubectl get
 /// packagemanifests` then works, and namespace deletions do not wait on it.
