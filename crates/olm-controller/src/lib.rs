@@ -15,6 +15,7 @@ pub mod certs;
 pub mod context;
 pub mod extension;
 pub mod health;
+mod hold;
 pub mod leader;
 pub mod metrics;
 pub mod metrics_auth;

@@ -134,6 +134,43 @@ pub const MIGRATING_TO_ANNOTATION: &str = "olm.operatorframework.io/migrating-to
 pub const MIGRATION_RENDERED_DIGEST_ANNOTATION: &str =
     "olm.operatorframework.io/migration-rendered-digest";
 
+/// On a ClusterExtension and its ClusterObjectSets being handed back to OLM v0 (`olm migrate
+/// rollback`): `requested` by the client, `acknowledged` by OLM v1's controller, which from then
+/// on writes nothing for that object. The client deletes them (orphaning what they hold) only
+/// once every one is acknowledged: a write still in flight — a revision created, an object
+/// adopted — would otherwise name an owner about to vanish, and the garbage collector would
+/// delete what it holds (CRDs included).
+pub const MIGRATION_ROLLBACK_ANNOTATION: &str = "olm.operatorframework.io/migration-rollback";
+
+/// [`MIGRATION_ROLLBACK_ANNOTATION`]'s value written by the client.
+pub const MIGRATION_ROLLBACK_REQUESTED: &str = "requested";
+
+/// [`MIGRATION_ROLLBACK_ANNOTATION`]'s value written by the controller.
+pub const MIGRATION_ROLLBACK_ACKNOWLEDGED: &str = "acknowledged";
+
+/// What OLM v1's controller does with an object by its [`MIGRATION_ROLLBACK_ANNOTATION`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RollbackHold {
+    /// Not being handed back: reconcile as usual.
+    None,
+    /// Asked to stop: write the acknowledgement, and nothing else.
+    Acknowledge,
+    /// Stopped: write nothing.
+    Idle,
+}
+
+/// The [`RollbackHold`] of an object with `annotations`. Any value other than the two known
+/// ones holds too: an object someone marked is never written by mistake.
+pub fn rollback_hold(
+    annotations: Option<&std::collections::BTreeMap<String, String>>,
+) -> RollbackHold {
+    match annotations.and_then(|a| a.get(MIGRATION_ROLLBACK_ANNOTATION)) {
+        None => RollbackHold::None,
+        Some(v) if v == MIGRATION_ROLLBACK_ACKNOWLEDGED => RollbackHold::Idle,
+        Some(_) => RollbackHold::Acknowledge,
+    }
+}
+
 /// The Secret key OLM v0 keeps a serving certificate's CA under (upstream's `olmCAKey`); OLM v1
 /// reads it too, so that a certificate OLM v0 issued is kept when an operator moves.
 pub const V0_CA_SECRET_KEY: &str = "olmCAKey";
@@ -141,3 +178,32 @@ pub const V0_CA_SECRET_KEY: &str = "olmCAKey";
 /// OLM v0's pod-template annotation with the hash of the serving CA (upstream's `olmcahash`);
 /// a Deployment carrying the current CA's hash under it needs no rollout from OLM v1 either.
 pub const V0_CA_HASH_ANNOTATION: &str = "olmcahash";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rollback_hold_is_acknowledged_once_and_then_kept() {
+        let with = |v: &str| {
+            std::collections::BTreeMap::from([(
+                MIGRATION_ROLLBACK_ANNOTATION.to_owned(),
+                v.to_owned(),
+            )])
+        };
+        assert_eq!(rollback_hold(None), RollbackHold::None);
+        assert_eq!(
+            rollback_hold(Some(&std::collections::BTreeMap::new())),
+            RollbackHold::None
+        );
+        assert_eq!(
+            rollback_hold(Some(&with(MIGRATION_ROLLBACK_REQUESTED))),
+            RollbackHold::Acknowledge
+        );
+        assert_eq!(
+            rollback_hold(Some(&with(MIGRATION_ROLLBACK_ACKNOWLEDGED))),
+            RollbackHold::Idle
+        );
+        assert_eq!(rollback_hold(Some(&with("yes"))), RollbackHold::Acknowledge);
+    }
+}

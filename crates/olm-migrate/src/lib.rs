@@ -12,6 +12,7 @@
 
 pub mod catalogs;
 pub mod checks;
+pub mod handover;
 pub mod mapping;
 pub mod scan;
 

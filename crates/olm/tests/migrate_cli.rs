@@ -485,4 +485,229 @@ fn catalogs_move_and_checks_say_what_blocks_an_operator() {
     assert!(!left.contains("example-operator"), "{left}");
     let (code, out, _) = run(&["migrate", "check", "example-operator", "-n", "team-m"]);
     assert_eq!(code, 0, "eligible again: {out}");
+
+    // Killed at each step, then run again (or rolled back): nothing is lost, nothing is
+    // recreated, and the move ends where an uninterrupted one would.
+    let unchanged = || {
+        assert_eq!(
+            uid("deployment", "example-operator-controller", Some("team-m")),
+            deployment
+        );
+        assert_eq!(
+            uid("crd", "widgets.example.olm.operatorframework.io", None),
+            crd
+        );
+        assert_eq!(template(), pods_before);
+    };
+    let back_to_v0 = || {
+        let (code, out, err) = run(&[
+            "migrate",
+            "rollback",
+            "example-operator",
+            "--acknowledge-installed",
+            "--timeout",
+            "3m",
+        ]);
+        assert_eq!(code, 0, "{out}{err}");
+        unchanged();
+    };
+    for (step, marker, then_rollback) in [
+        ("marked", "✓ OLM v0 stands aside", false),
+        (
+            "created",
+            "✓ ClusterExtension example-operator created",
+            true,
+        ),
+        (
+            "created",
+            "✓ ClusterExtension example-operator created",
+            false,
+        ),
+        (
+            "installed",
+            "✓ ClusterExtension example-operator installed",
+            false,
+        ),
+        (
+            "deleted",
+            "✓ Subscription example-operator, ClusterServiceVersion",
+            false,
+        ),
+    ] {
+        killed_at(state.path(), kc, marker);
+        if then_rollback {
+            let (code, out, err) = run(&["migrate", "rollback", "example-operator"]);
+            assert_eq!(code, 0, "rollback after a kill once {step}: {out}{err}");
+            assert!(
+                err.contains("handed back to OLM v0 (the move had not finished)"),
+                "{err}"
+            );
+            unchanged();
+            let (code, out, _) = run(&["migrate", "check", "example-operator", "-n", "team-m"]);
+            assert_eq!(
+                code,
+                0,
+                "eligible after rolling back a kill once {step}: {out}\n{}",
+                kubectl_ok(
+                    kc,
+                    &[
+                        "get",
+                        "csv,clusterroles,clusterrolebindings,roles,rolebindings,sa",
+                        "-n",
+                        "team-m",
+                        "-o",
+                        "custom-columns=KIND:.kind,NAME:.metadata.name,LABELS:.metadata.labels,OWNERS:.metadata.ownerReferences[*].kind,MSG:.status.message"
+                    ],
+                    None
+                )
+            );
+            continue;
+        }
+        let (code, out, err) = run(&[
+            "migrate",
+            "example-operator",
+            "-n",
+            "team-m",
+            "--timeout",
+            "3m",
+        ]);
+        assert_eq!(code, 0, "resumed after a kill once {step}: {out}{err}");
+        assert!(
+            out.contains("operator team-m/example-operator moved to OLM v1"),
+            "after a kill once {step}: {out}{err}"
+        );
+        unchanged();
+        let left = kubectl_ok(
+            kc,
+            &["get", "subscriptions,csv", "-n", "team-m", "-o", "name"],
+            None,
+        );
+        wait_for("OLM v0's objects gone", Duration::from_secs(60), || {
+            kubectl_ok(
+                kc,
+                &["get", "subscriptions,csv", "-n", "team-m", "-o", "name"],
+                None,
+            )
+            .trim()
+            .is_empty()
+        });
+        drop(left);
+        back_to_v0();
+    }
+
+    // --backup and --delete-operatorgroup: OLM v0's objects on disk first; the OperatorGroup
+    // goes (no other Subscription needs it) but its aggregated ClusterRoles stay; rollback
+    // brings it back.
+    let group = kubectl_ok(
+        kc,
+        &[
+            "get",
+            "operatorgroups",
+            "-n",
+            "team-m",
+            "-o",
+            "jsonpath={.items[0].metadata.name}",
+        ],
+        None,
+    );
+    let roles = || {
+        kubectl_ok(kc, &["get", "clusterroles", "-o", "name"], None)
+            .lines()
+            .filter(|r| {
+                r.starts_with(&format!(
+                    "clusterrole.rbac.authorization.k8s.io/olm.og.{group}."
+                ))
+            })
+            .count()
+    };
+    let roles_before = roles();
+    let backup = state.path().join("backup");
+    let (code, out, err) = run(&[
+        "migrate",
+        "example-operator",
+        "-n",
+        "team-m",
+        "--backup",
+        backup.to_str().unwrap(),
+        "--delete-operatorgroup",
+        "--timeout",
+        "3m",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(err.contains("backed up to"), "{err}");
+    for file in [
+        "subscription.yaml",
+        "operatorgroup.yaml",
+        "clusterserviceversion.yaml",
+    ] {
+        let text =
+            std::fs::read_to_string(backup.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert!(!text.contains("managedFields"), "{file}: {text}");
+    }
+    let plans: Vec<_> = std::fs::read_dir(backup.join("installplans"))
+        .expect("installplans backed up")
+        .collect();
+    assert!(!plans.is_empty());
+    wait_for("the OperatorGroup gone", Duration::from_secs(30), || {
+        kubectl_ok(
+            kc,
+            &[
+                "get",
+                "operatorgroups,installplans",
+                "-n",
+                "team-m",
+                "-o",
+                "name",
+            ],
+            None,
+        )
+        .trim()
+        .is_empty()
+    });
+    assert_eq!(roles(), roles_before, "the aggregated ClusterRoles stay");
+    assert!(roles_before > 0);
+    unchanged();
+    back_to_v0();
+    let groups = kubectl_ok(
+        kc,
+        &["get", "operatorgroups", "-n", "team-m", "-o", "name"],
+        None,
+    );
+    assert_eq!(groups.lines().count(), 1, "{groups}");
+}
+
+/// Runs `olm migrate example-operator -n team-m` and kills it (SIGKILL) as soon as it prints a
+/// line containing `marker`: the move stops wherever it then is.
+fn killed_at(state: &Path, kubeconfig: &str, marker: &str) {
+    use std::io::BufRead as _;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_olm"))
+        .args([
+            "migrate",
+            "example-operator",
+            "-n",
+            "team-m",
+            "--kubeconfig",
+            kubeconfig,
+        ])
+        .env("OLM_CACHE_DIR", state)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("olm runs");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut seen = Vec::new();
+    for line in std::io::BufReader::new(stderr).lines() {
+        let line = line.expect("stderr line");
+        let hit = line.contains(marker);
+        seen.push(line);
+        if hit {
+            child.kill().expect("kill");
+            break;
+        }
+    }
+    let status = child.wait().expect("wait");
+    assert!(
+        !status.success(),
+        "olm migrate finished before printing {marker:?}: {seen:?}"
+    );
 }

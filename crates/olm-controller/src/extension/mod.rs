@@ -315,6 +315,9 @@ async fn reconcile_one(ext: &ClusterExtension, ctx: &Ctx) -> Result<Action, Erro
     if ext.meta().deletion_timestamp.is_some() {
         return finalize(ext, ctx, &api).await;
     }
+    if crate::hold::held(&api, ext).await? {
+        return Ok(Action::await_change());
+    }
     ensure_finalizers(ext, &api).await?;
     // Until the revision cache has listed once, an extension would look uninstalled.
     let mut ready = ctx.ready.clone();

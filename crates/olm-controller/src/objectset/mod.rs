@@ -232,6 +232,9 @@ async fn reconcile_one(cos: &ClusterObjectSet, ctx: &Ctx) -> Result<Option<Durat
     let api: Api<ClusterObjectSet> = Api::all(ctx.shared.client.clone());
     let now = Timestamp::now();
     let deleting = cos.metadata.deletion_timestamp.is_some();
+    if !deleting && crate::hold::held(&api, cos).await? {
+        return Ok(None);
+    }
 
     let gathered = if deleting {
         Gathered {

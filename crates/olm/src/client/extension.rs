@@ -1367,14 +1367,24 @@ async fn describe_on(args: DescribeArgs) -> anyhow::Result<ExitCode> {
         print_as(&ext, format)?;
         return Ok(ExitCode::SUCCESS);
     }
+    let (revisions, unread) = revisions_with_objects(&client, &args.name).await?;
+    crate::output::stdout(view::describe(&ext, &revisions, &unread, Timestamp::now()).as_bytes())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The extension `name`'s revisions with every object inline, those kept in Secrets read back
+/// ([`view::inline_stored`]), and why any could not be (one line per cause).
+pub(crate) async fn revisions_with_objects(
+    client: &kube::Client,
+    name: &str,
+) -> anyhow::Result<(Vec<ClusterObjectSet>, Vec<String>)> {
     let revisions: Api<ClusterObjectSet> = Api::all(client.clone());
-    let selector = format!("{}={}", olm_k8s::OWNER_NAME_LABEL, args.name);
-    let revisions = revisions
+    let selector = format!("{}={name}", olm_k8s::OWNER_NAME_LABEL);
+    let mut revisions = revisions
         .list(&ListParams::default().labels(&selector))
         .await
         .context("listing the extension's revisions")?
         .items;
-    let mut revisions = revisions;
     let mut stored = view::StoredSecrets::new();
     for (ns, name) in view::stored_secret_names(&revisions) {
         let read = Api::<Secret>::namespaced(client.clone(), &ns)
@@ -1390,8 +1400,7 @@ async fn describe_on(args: DescribeArgs) -> anyhow::Result<ExitCode> {
         stored.insert((ns, name), read);
     }
     let unread = view::inline_stored(&mut revisions, &stored);
-    crate::output::stdout(view::describe(&ext, &revisions, &unread, Timestamp::now()).as_bytes())?;
-    Ok(ExitCode::SUCCESS)
+    Ok((revisions, unread))
 }
 
 #[cfg(test)]

@@ -9,28 +9,35 @@
 //! 3. The ClusterExtension is created, pinned to the installed version and naming the CSV it
 //!    takes over; its first revision adopts that CSV's objects in place (the CSV agreeing, by
 //!    its annotation) and creates only what OLM v1 lays out differently.
-//! 4. Once the extension is `Installed`, the Subscription and the CSV are deleted: what the
-//!    revision took over is the revision's (the garbage collector drops the CSV's references),
-//!    what it did not (OLM v0's own RBAC, say) goes with the CSV.
+//! 4. Once the extension is `Installed`, OLM v0's objects are written under `--backup DIR`
+//!    (when asked), then the Subscription, the CSV and the InstallPlans that installed it are
+//!    deleted: what the revision took over is the revision's (the garbage collector drops the
+//!    CSV's references), what it did not (OLM v0's own RBAC, say) goes with the CSV. With
+//!    `--delete-operatorgroup`, the OperatorGroup goes too when no other Subscription is left
+//!    in its namespace (its aggregated ClusterRoles stay, stripped of OLM v0's owner labels).
 //! 5. The takeover note comes off the extension (its revision keeps it: it stays the
 //!    extension's revision, pods untouched, until the bundle or configuration changes), and an
 //!    operator upgraded automatically under OLM v0 is unpinned, to follow its channel.
 //!
 //! Guarantees: no object the revision takes over is deleted or recreated, and none is without
 //! an owner at any moment (the CSV's reference stays until the revision's controller reference
-//! is there). A move interrupted after step 2 is continued by running the command again.
+//! is there). A move interrupted anywhere is continued by running the command again: where it
+//! stands is read off the cluster ([`olm_migrate::handover::stage`]) and every step is
+//! idempotent; `olm migrate rollback` undoes one that did not finish.
 
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, anyhow, bail};
+use k8s_openapi::api::rbac::v1::ClusterRole;
 use kube::ResourceExt as _;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use olm_api::{ClusterExtension, ClusterObjectSet};
+use olm_migrate::handover::{self, Stage};
 use olm_migrate::mapping;
 use olm_migrate::scan::State;
 use olm_v0_api::v1::OperatorGroup;
-use olm_v0_api::v1alpha1::{ClusterServiceVersion, Subscription};
+use olm_v0_api::v1alpha1::{ClusterServiceVersion, InstallPlan, Subscription};
 use serde_json::json;
 
 use super::check::{AckArgs, World};
@@ -57,6 +64,15 @@ pub struct MoveArgs {
     /// Print the ClusterExtension and what would happen; change nothing.
     #[arg(long)]
     dry_run: bool,
+    /// Before deleting anything of OLM v0, write the Subscription, OperatorGroup, CSV and
+    /// InstallPlans as YAML under DIR (DIR/<namespace>/<subscription>/ with --all). The
+    /// ClusterExtension's annotations remain the backup `rollback` reads.
+    #[arg(long, value_name = "DIR")]
+    backup: Option<std::path::PathBuf>,
+    /// Delete the namespace's OperatorGroup too, once no Subscription is left there (its
+    /// aggregated ClusterRoles stay).
+    #[arg(long)]
+    delete_operatorgroup: bool,
     #[command(flatten)]
     acks: AckArgs,
     /// How long to wait for the ClusterExtension to be installed (Go duration).
@@ -165,94 +181,50 @@ async fn one(
         }
     };
 
-    // A move already under way (the Subscription handed to this extension) goes on.
-    let sub = subs
-        .get_opt(&name)
-        .await?
-        .ok_or_else(|| anyhow!("failed to get Subscription {ns}/{name}: not found"))?;
-    let resuming = sub.annotations().get(olm_k8s::MIGRATING_TO_ANNOTATION) == Some(&ce_name);
-    let csv_name = olm_migrate::checks::installed_csv(&sub).to_owned();
-    let csvs: Api<ClusterServiceVersion> = Api::namespaced(client.clone(), &ns);
-    if !resuming {
-        let mut world = World::read(&client).await?;
-        let acks = args.acks.acks();
-        let result = world.one(&ns, &name, &acks).await?;
-        if result.status != State::Eligible {
-            if text {
-                print!("{}", olm_migrate::scan::report(&result));
+    // Where a move stands is read off the cluster: one interrupted anywhere goes on from there.
+    let sub = subs.get_opt(&name).await?;
+    let existing = extensions.get_opt(&ce_name).await?;
+    let stage = handover::stage(&ns, &name, &ce_name, sub.as_ref(), existing.as_ref())
+        .map_err(|e| anyhow!(e))?;
+    let (sub, csv_name, manual) = match stage {
+        Stage::Done => {
+            say(&format!(
+                "operator {ns}/{name} has moved to OLM v1 already: ClusterExtension {ce_name}"
+            ));
+            return Ok(ExitCode::SUCCESS);
+        }
+        Stage::Finish { csv, manual } => {
+            say(&format!(
+                "Finishing the move of {ns}/{name} to ClusterExtension {ce_name} (its Subscription is gone already)"
+            ));
+            (None, csv, manual)
+        }
+        Stage::Follow => {
+            say(&format!(
+                "Continuing the move of {ns}/{name} to ClusterExtension {ce_name}"
+            ));
+            let sub = sub.ok_or_else(|| anyhow!("Subscription {ns}/{name} vanished"))?;
+            let csv = olm_migrate::checks::installed_csv(&sub).to_owned();
+            let manual = mapping::manual(&sub);
+            (Some(sub), csv, manual)
+        }
+        Stage::Start | Stage::Create => {
+            let sub = sub.ok_or_else(|| anyhow!("Subscription {ns}/{name} vanished"))?;
+            if stage == Stage::Create {
+                say(&format!(
+                    "Continuing the move of {ns}/{name}: creating ClusterExtension {ce_name}, which an interrupted run did not"
+                ));
             }
-            bail!(
-                "operator {ns}/{name} is not eligible for migration ({}): {}",
-                result.status.as_str(),
-                result.reason
-            );
+            match create(&client, args, &sub, &ce_name).await? {
+                Some(code) => return Ok(code),
+                None => {
+                    let csv = olm_migrate::checks::installed_csv(&sub).to_owned();
+                    let manual = mapping::manual(&sub);
+                    (Some(sub), csv, manual)
+                }
+            }
         }
-        let catalog = world
-            .resolved
-            .get(&format!("{ns}/{name}"))
-            .cloned()
-            .unwrap_or_default();
-        let csv = csvs
-            .get(&csv_name)
-            .await
-            .context("reading the installed CSV")?;
-        let groups = Api::<OperatorGroup>::namespaced(client.clone(), &ns)
-            .list(&ListParams::default())
-            .await?
-            .items;
-        let version = olm_migrate::checks::installed_version(&csv);
-        let default_channel = world.default_channel(&catalog, &sub.spec.package);
-        let mapped = mapping::extension(&mapping::Source {
-            subscription: &sub,
-            csv: &csv,
-            operator_group: groups.first(),
-            name: &ce_name,
-            catalog: &catalog,
-            default_channel: default_channel.as_deref(),
-            version: &version,
-            acks: &acks,
-        })
-        .map_err(|e| anyhow!("building the ClusterExtension: {e}"))?;
-        for w in &mapped.warnings {
-            say(&format!("  ⚠  {w}"));
-        }
-        if args.dry_run {
-            return dry_run(args, &ns, &name, &csv_name, &mapped, &sub);
-        }
-        if extensions.get_opt(&ce_name).await?.is_some() {
-            bail!("migration failed: ClusterExtension {ce_name} already exists");
-        }
-        say(&format!(
-            "Moving {ns}/{name} to OLM v1 as ClusterExtension {ce_name} (package {}, version {version}, catalog {catalog})",
-            sub.spec.package
-        ));
-        // 2. OLM v0 stands aside for this operator.
-        let hand =
-            json!({"metadata": {"annotations": {olm_k8s::MIGRATING_TO_ANNOTATION: ce_name}}});
-        subs.patch(&name, &PatchParams::default(), &Patch::Merge(&hand))
-            .await
-            .context("marking the Subscription as moving")?;
-        csvs.patch(&csv_name, &PatchParams::default(), &Patch::Merge(&hand))
-            .await
-            .context("marking the CSV as moving")?;
-        say("  ✓ OLM v0 stands aside for the operator (Subscription and CSV marked)");
-        // 3. The extension.
-        extensions
-            .create(&PostParams::default(), &mapped.extension)
-            .await
-            .context("migration failed: failed to create ClusterExtension")?;
-        say(&format!("  ✓ ClusterExtension {ce_name} created"));
-    } else {
-        say(&format!(
-            "Continuing the move of {ns}/{name} to ClusterExtension {ce_name}"
-        ));
-        if extensions.get_opt(&ce_name).await?.is_none() {
-            bail!(
-                "migration failed: the Subscription is marked as moving to ClusterExtension {ce_name}, which does not exist; remove the {} annotation from the Subscription and CSV {csv_name} to hand the operator back to OLM v0",
-                olm_k8s::MIGRATING_TO_ANNOTATION
-            );
-        }
-    }
+    };
 
     // 4. Installed, then OLM v0's objects go.
     let progress = crate::client::extension::follow(&extensions, &ce_name, args.timeout).await?;
@@ -273,16 +245,47 @@ async fn one(
     let held = revision_objects(&client, &ce_name)
         .await
         .unwrap_or_default();
+    let plans = Api::<InstallPlan>::namespaced(client.clone(), &ns)
+        .list(&ListParams::default())
+        .await
+        .context("listing the namespace's InstallPlans")?
+        .items;
+    let plan_names = handover::plans_of(&csv_name, &plans);
+    if let (Some(dir), Some(sub)) = (&args.backup, &sub) {
+        let dir = if args.all {
+            dir.join(&ns).join(&name)
+        } else {
+            dir.clone()
+        };
+        match backup(&client, &dir, sub, &csv_name, &plans, &plan_names).await {
+            Ok(n) => say(&format!("  ✓ {n} object(s) backed up to {}", dir.display())),
+            Err(e) => say(&format!(
+                "  ⚠  Backup to disk failed (CE annotation backup is authoritative): {e:#}"
+            )),
+        }
+    }
     delete_v0(&client, &ns, &name, std::slice::from_ref(&csv_name)).await?;
+    delete_plans(&client, &ns, &plan_names).await?;
     say(&format!(
-        "  ✓ Subscription {name} and ClusterServiceVersion {csv_name} deleted (what OLM v1 took over stays)"
+        "  ✓ Subscription {name}, ClusterServiceVersion {csv_name} and {} InstallPlan(s) deleted (what OLM v1 took over stays)",
+        plan_names.len()
     ));
+    if args.delete_operatorgroup {
+        match delete_operator_groups(&client, &ns, &name).await? {
+            Some(groups) => say(&format!(
+                "  ✓ OperatorGroup(s) {} deleted (their aggregated ClusterRoles stay)",
+                groups.join(", ")
+            )),
+            None => say(&format!(
+                "  ⚠  OperatorGroup in {ns} kept: other Subscriptions there still need it"
+            )),
+        }
+    }
 
     // 5. The extension's own from now on.
-    let was_manual = mapping::manual(&sub);
     let mut patch =
         json!({"metadata": {"annotations": {olm_k8s::MIGRATION_TAKES_OVER_ANNOTATION: null}}});
-    if !was_manual {
+    if !manual {
         patch["spec"] = json!({"source": {"catalog": {"version": null}}});
     }
     extensions
@@ -308,6 +311,205 @@ async fn one(
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Steps 1–3 for `sub`: the checks must find it Eligible, then the mapped ClusterExtension
+/// `ce_name` is printed (`--dry-run`: `Some`, nothing more) or OLM v0 is told to stand aside and
+/// the extension is created (`None`: go on). Marking again a Subscription an interrupted run
+/// marked already changes nothing.
+async fn create(
+    client: &kube::Client,
+    args: &MoveArgs,
+    sub: &Subscription,
+    ce_name: &str,
+) -> anyhow::Result<Option<ExitCode>> {
+    let ns = sub.namespace().unwrap_or_default();
+    let name = sub.name_any();
+    let text = args.output == Output::Text;
+    let say = |line: &str| {
+        if text {
+            eprintln!("{line}");
+        }
+    };
+    let extensions: Api<ClusterExtension> = Api::all(client.clone());
+    let subs: Api<Subscription> = Api::namespaced(client.clone(), &ns);
+    let csvs: Api<ClusterServiceVersion> = Api::namespaced(client.clone(), &ns);
+    let csv_name = olm_migrate::checks::installed_csv(sub).to_owned();
+    let mut world = World::read(client).await?;
+    let acks = args.acks.acks();
+    let result = world.one(&ns, &name, &acks).await?;
+    if result.status != State::Eligible {
+        if text {
+            print!("{}", olm_migrate::scan::report(&result));
+        }
+        bail!(
+            "operator {ns}/{name} is not eligible for migration ({}): {}",
+            result.status.as_str(),
+            result.reason
+        );
+    }
+    let catalog = world
+        .resolved
+        .get(&format!("{ns}/{name}"))
+        .cloned()
+        .unwrap_or_default();
+    let csv = csvs
+        .get(&csv_name)
+        .await
+        .context("reading the installed CSV")?;
+    let groups = Api::<OperatorGroup>::namespaced(client.clone(), &ns)
+        .list(&ListParams::default())
+        .await?
+        .items;
+    let version = olm_migrate::checks::installed_version(&csv);
+    let default_channel = world.default_channel(&catalog, &sub.spec.package);
+    let mapped = mapping::extension(&mapping::Source {
+        subscription: sub,
+        csv: &csv,
+        operator_group: groups.first(),
+        name: ce_name,
+        catalog: &catalog,
+        default_channel: default_channel.as_deref(),
+        version: &version,
+        acks: &acks,
+    })
+    .map_err(|e| anyhow!("building the ClusterExtension: {e}"))?;
+    for w in &mapped.warnings {
+        say(&format!("  ⚠  {w}"));
+    }
+    if args.dry_run {
+        return dry_run(args, &ns, &name, &csv_name, &mapped, sub).map(Some);
+    }
+    if extensions.get_opt(ce_name).await?.is_some() {
+        bail!("migration failed: ClusterExtension {ce_name} already exists");
+    }
+    say(&format!(
+        "Moving {ns}/{name} to OLM v1 as ClusterExtension {ce_name} (package {}, version {version}, catalog {catalog})",
+        sub.spec.package
+    ));
+    // 2. OLM v0 stands aside for this operator.
+    let hand = json!({"metadata": {"annotations": {olm_k8s::MIGRATING_TO_ANNOTATION: ce_name}}});
+    subs.patch(&name, &PatchParams::default(), &Patch::Merge(&hand))
+        .await
+        .context("marking the Subscription as moving")?;
+    csvs.patch(&csv_name, &PatchParams::default(), &Patch::Merge(&hand))
+        .await
+        .context("marking the CSV as moving")?;
+    say("  ✓ OLM v0 stands aside for the operator (Subscription and CSV marked)");
+    // 3. The extension.
+    extensions
+        .create(&PostParams::default(), &mapped.extension)
+        .await
+        .context("migration failed: failed to create ClusterExtension")?;
+    say(&format!("  ✓ ClusterExtension {ce_name} created"));
+    Ok(None)
+}
+
+/// `--backup DIR`: the objects OLM v0 is about to lose, as YAML files
+/// ([`handover::backup_files`]); how many were written.
+async fn backup(
+    client: &kube::Client,
+    dir: &std::path::Path,
+    sub: &Subscription,
+    csv_name: &str,
+    plans: &[InstallPlan],
+    plan_names: &[String],
+) -> anyhow::Result<usize> {
+    let ns = sub.namespace().unwrap_or_default();
+    let group = Api::<OperatorGroup>::namespaced(client.clone(), &ns)
+        .list(&ListParams::default())
+        .await
+        .context("reading the OperatorGroup")?
+        .items
+        .into_iter()
+        .next();
+    let csv = Api::<ClusterServiceVersion>::namespaced(client.clone(), &ns)
+        .get_opt(csv_name)
+        .await
+        .context("reading the CSV")?;
+    let chosen: Vec<&InstallPlan> = plans
+        .iter()
+        .filter(|p| plan_names.contains(&p.name_any()))
+        .collect();
+    let files = handover::backup_files(sub, group.as_ref(), csv.as_ref(), &chosen)
+        .map_err(|e| anyhow!(e))?;
+    for (path, yaml) in &files {
+        let path = dir.join(path);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("creating {}", parent.display()))?;
+        }
+        std::fs::write(&path, yaml).with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(files.len())
+}
+
+/// Deletes the InstallPlans `names` of `ns` (a missing one is fine).
+async fn delete_plans(client: &kube::Client, ns: &str, names: &[String]) -> anyhow::Result<()> {
+    let api: Api<InstallPlan> = Api::namespaced(client.clone(), ns);
+    for name in names {
+        match api.delete(name, &DeleteParams::background()).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(s)) if s.code == 404 => {}
+            Err(e) => return Err(anyhow!(e).context(format!("deleting InstallPlan {ns}/{name}"))),
+        }
+    }
+    Ok(())
+}
+
+/// `--delete-operatorgroup`: the namespace's OperatorGroups, once no Subscription but `moved`
+/// is left there ([`handover::operator_group_removable`]); their aggregated ClusterRoles first
+/// lose the owner labels by which OLM v0 would remove them. The groups deleted, or `None` when
+/// they stay.
+async fn delete_operator_groups(
+    client: &kube::Client,
+    ns: &str,
+    moved: &str,
+) -> anyhow::Result<Option<Vec<String>>> {
+    let subs = Api::<Subscription>::namespaced(client.clone(), ns)
+        .list(&ListParams::default())
+        .await
+        .context("listing the namespace's Subscriptions")?
+        .items;
+    if !handover::operator_group_removable(&subs, &[moved]) {
+        return Ok(None);
+    }
+    let groups: Api<OperatorGroup> = Api::namespaced(client.clone(), ns);
+    let roles: Api<ClusterRole> = Api::all(client.clone());
+    let all_roles = roles.list_metadata(&ListParams::default()).await?.items;
+    let mut deleted = Vec::new();
+    for group in groups.list(&ListParams::default()).await?.items {
+        let group_name = group.name_any();
+        for role in all_roles
+            .iter()
+            .filter(|r| handover::operator_group_role(&group_name, &r.name_any()))
+        {
+            let strip: serde_json::Map<String, serde_json::Value> =
+                handover::OPERATOR_GROUP_ROLE_LABELS
+                    .iter()
+                    .map(|l| ((*l).to_owned(), serde_json::Value::Null))
+                    .collect();
+            roles
+                .patch(
+                    &role.name_any(),
+                    &PatchParams::default(),
+                    &Patch::Merge(&json!({"metadata": {"labels": strip}})),
+                )
+                .await
+                .with_context(|| format!("keeping ClusterRole {}", role.name_any()))?;
+        }
+        match groups
+            .delete(&group_name, &DeleteParams::background())
+            .await
+        {
+            Ok(_) => deleted.push(group_name),
+            Err(kube::Error::Api(s)) if s.code == 404 => {}
+            Err(e) => {
+                return Err(anyhow!(e).context(format!("deleting OperatorGroup {ns}/{group_name}")));
+            }
+        }
+    }
+    Ok(Some(deleted))
 }
 
 /// Deletes the Subscription `ns/name` and the CSVs `csvs` (a missing one is fine). What an OLM
@@ -376,7 +578,17 @@ fn dry_run(
             mapped.extension.name_any()
         ),
         format!(
-            "delete Subscription {ns}/{name} and ClusterServiceVersion {ns}/{csv} once it is installed (with its copies and OLM v0's own RBAC; InstallPlans, the OperatorGroup and the CatalogSource stay)"
+            "delete Subscription {ns}/{name}, ClusterServiceVersion {ns}/{csv} (with its copies and OLM v0's own RBAC) and the InstallPlans that installed it, once it is installed{}",
+            match (&args.backup, args.delete_operatorgroup) {
+                (Some(dir), true) => format!(
+                    " and no other Subscription needs it, the OperatorGroup too; first back them up under {}",
+                    dir.display()
+                ),
+                (Some(dir), false) => format!("; first back them up under {}", dir.display()),
+                (None, true) =>
+                    ", and the OperatorGroup when no other Subscription needs it".to_owned(),
+                (None, false) => String::new(),
+            }
         ),
         if automatic {
             "unpin the version so that the extension follows its channel".to_owned()

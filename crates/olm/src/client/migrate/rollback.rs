@@ -8,18 +8,24 @@
 //!    they held stay, without an owner, and the operator keeps running.
 //! 3. The namespace's OperatorGroup is recreated from its backup when it is gone (upstream's
 //!    rollback does not restore it), and the Subscription is recreated from its backup.
+//!    A move that never finished (the Subscription still there, marked `migrating-to` this
+//!    extension) is handed back instead by removing the mark from it and its CSV.
 //! 4. OLM v0 resolves it again and its InstallPlan updates the objects that are there, as it
-//!    updates any existing object nobody holds; the command follows the Subscription until its
-//!    CSV succeeds.
+//!    updates any existing object nobody holds; the command follows the Subscription and its
+//!    CSV, on watches, until the CSV succeeds.
+//! 5. What only OLM v1 used goes (upstream's rollback leaves it): the RBAC the revisions laid
+//!    out under OLM v1's names that nobody claimed meanwhile, and the revisions' storage
+//!    Secrets. Left behind, owned by no one, they would stand in the way of the next move.
 
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, anyhow, bail};
 use kube::ResourceExt as _;
-use kube::api::{Api, DeleteParams, ListParams, PostParams};
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::runtime::wait::await_condition;
 use olm_api::{ClusterExtension, ClusterObjectSet};
-use olm_migrate::mapping;
+use olm_migrate::{handover, mapping};
 use olm_v0_api::v1::OperatorGroup;
 use olm_v0_api::v1alpha1::{ClusterServiceVersion, Subscription};
 use serde_json::{Value, json};
@@ -134,28 +140,23 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         bail!("the Subscription's namespace {ns} does not exist");
     }
     let subs: Api<Subscription> = Api::namespaced(client.clone(), ns);
-    if subs.get_opt(&backup.name).await?.is_some() {
-        bail!(
-            "Subscription {ns}/{} exists already; `olm migrate check {} -n {ns}` shows the conflict",
-            backup.name,
-            backup.name
-        );
-    }
+    let current = subs.get_opt(&backup.name).await?;
+    let what = handover::rollback(&args.extension, ns, &backup.name, current.as_ref())
+        .map_err(|e| anyhow!(e))?;
 
-    // 2. OLM v1 lets go; what it held stays.
+    // 2. OLM v1 stops writing, then lets go; what it held stays.
     let orphan = DeleteParams {
         propagation_policy: Some(kube::api::PropagationPolicy::Orphan),
         ..DeleteParams::default()
     };
     let revisions: Api<ClusterObjectSet> = Api::all(client.clone());
-    let selector = format!("{}={}", olm_k8s::OWNER_NAME_LABEL, args.extension);
-    let held: Vec<String> = revisions
-        .list_metadata(&ListParams::default().labels(&selector))
-        .await?
-        .items
-        .iter()
-        .map(|r| r.name_any())
-        .collect();
+    let held = hold(&extensions, &revisions, &args.extension, args.timeout).await?;
+    // What OLM v1 laid out that OLM v0 will not take back, gone once OLM v0 runs it again.
+    let (laid_out, _) =
+        crate::client::extension::revisions_with_objects(&client, &args.extension).await?;
+    let leftovers = handover::rbac_laid_out(&laid_out);
+    let storage = crate::client::view::stored_secret_names(&laid_out);
+
     extensions
         .delete(&args.extension, &orphan)
         .await
@@ -176,8 +177,83 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         args.extension,
         held.len()
     );
+    if let handover::Rollback::Unmark { csv } = what {
+        // 3'. A move that did not finish: OLM v0 never let go of anything but its attention.
+        let unmark = json!({"metadata": {"annotations": {olm_k8s::MIGRATING_TO_ANNOTATION: null}}});
+        subs.patch(
+            &backup.name,
+            &PatchParams::default(),
+            &Patch::Merge(&unmark),
+        )
+        .await
+        .context("handing the Subscription back to OLM v0")?;
+        let csvs: Api<ClusterServiceVersion> = Api::namespaced(client.clone(), ns);
+        match csvs
+            .patch(&csv, &PatchParams::default(), &Patch::Merge(&unmark))
+            .await
+        {
+            Ok(_) => {}
+            Err(kube::Error::Api(s)) if s.code == 404 => {}
+            Err(e) => return Err(anyhow!(e).context("handing the CSV back to OLM v0")),
+        }
+        eprintln!(
+            "  ✓ Subscription {ns}/{} and ClusterServiceVersion {csv} handed back to OLM v0 (the move had not finished)",
+            backup.name
+        );
+    } else {
+        restore(&client, ns, &backup).await?;
+    }
 
-    // 3. OLM v0's objects again.
+    // 4. Followed, on watches, until OLM v0 has it installed again.
+    let csvs: Api<ClusterServiceVersion> = Api::namespaced(client.clone(), ns);
+    let stalled = || {
+        anyhow!(
+            "the Subscription is back, but OLM v0 has not installed the operator within {:?}; `olm v0 list -n {ns}` shows where it is",
+            args.timeout
+        )
+    };
+    let deadline = Instant::now() + args.timeout;
+    let installed = |s: Option<&Subscription>| {
+        s.and_then(|s| s.status.as_ref())
+            .and_then(|st| st.installed_csv.clone())
+            .filter(|c| !c.is_empty())
+    };
+    let sub = tokio::time::timeout(
+        deadline.saturating_duration_since(Instant::now()),
+        await_condition(subs.clone(), &backup.name, |s: Option<&Subscription>| {
+            installed(s).is_some()
+        }),
+    )
+    .await
+    .map_err(|_| stalled())??;
+    let csv = installed(sub.as_ref()).unwrap_or_default();
+    tokio::time::timeout(
+        deadline.saturating_duration_since(Instant::now()),
+        await_condition(csvs, &csv, |c: Option<&ClusterServiceVersion>| {
+            c.and_then(|c| c.status.as_ref())
+                .and_then(|s| s.phase.as_ref())
+                .is_some_and(|p| p.as_str() == "Succeeded")
+        }),
+    )
+    .await
+    .map_err(|_| stalled())??;
+    let removed = remove_leftovers(&client, &leftovers, &storage).await?;
+    if removed > 0 {
+        eprintln!(
+            "  ✓ {removed} object(s) only OLM v1 used removed (its own RBAC, its revisions' storage Secrets)"
+        );
+    }
+    println!(
+        "operator {ns}/{} handed back to OLM v0: ClusterServiceVersion {csv} Succeeded; {:.1}s",
+        backup.name,
+        started.elapsed().as_secs_f64()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Step 3: the OperatorGroup (when gone) and the Subscription, recreated from their backups.
+async fn restore(client: &kube::Client, ns: &str, backup: &Backup) -> anyhow::Result<()> {
+    let subs: Api<Subscription> = Api::namespaced(client.clone(), ns);
     let groups: Api<OperatorGroup> = Api::namespaced(client.clone(), ns);
     if groups
         .list_metadata(&ListParams::default())
@@ -205,53 +281,124 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         backup.name
     );
 
-    // 4. Followed until OLM v0 has it installed again.
-    let csvs: Api<ClusterServiceVersion> = Api::namespaced(client.clone(), ns);
-    let deadline = Instant::now() + args.timeout;
-    let csv = loop {
-        let installed = subs
-            .get_opt(&backup.name)
-            .await?
-            .and_then(|s| s.status.and_then(|st| st.installed_csv))
-            .filter(|c| !c.is_empty());
-        if let Some(name) = installed
-            && let Some(csv) = csvs.get_opt(&name).await?
-            && csv
-                .status
-                .as_ref()
-                .and_then(|s| s.phase.as_ref())
-                .is_some_and(|p| p.as_str() == "Succeeded")
-        {
-            break name;
-        }
-        if Instant::now() >= deadline {
-            bail!(
-                "the Subscription was recreated, but OLM v0 has not installed the operator within {:?}; `olm v0 list -n {ns}` shows where it is",
-                args.timeout
-            );
-        }
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    };
-    println!(
-        "operator {ns}/{} handed back to OLM v0: ClusterServiceVersion {csv} Succeeded; {:.1}s",
-        backup.name,
-        started.elapsed().as_secs_f64()
-    );
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
-/// Waits until `name` is gone, at most `timeout`.
+/// Holds the extension `name` and then each of its revisions
+/// ([`olm_k8s::MIGRATION_ROLLBACK_ANNOTATION`]) and waits, on watches, until OLM v1 has
+/// acknowledged every hold: from then on it writes nothing for them, so orphaning them cannot
+/// race a write naming them as owner. The revisions are listed after the extension's hold is
+/// acknowledged, so one it was creating meanwhile is among them. Their names.
+async fn hold(
+    extensions: &Api<ClusterExtension>,
+    revisions: &Api<ClusterObjectSet>,
+    name: &str,
+    timeout: Duration,
+) -> anyhow::Result<Vec<String>> {
+    let request = json!({"metadata": {"annotations": {
+        olm_k8s::MIGRATION_ROLLBACK_ANNOTATION: olm_k8s::MIGRATION_ROLLBACK_REQUESTED}}});
+    let acknowledged = |annotations: Option<&std::collections::BTreeMap<String, String>>| {
+        olm_k8s::rollback_hold(annotations) == olm_k8s::RollbackHold::Idle
+    };
+    let deadline = Instant::now() + timeout;
+    let silent = |what: &str| {
+        anyhow!(
+            "OLM v1 has not stopped working on {what} within {timeout:?}: is olm running? Nothing was deleted; run the rollback again"
+        )
+    };
+    extensions
+        .patch(name, &PatchParams::default(), &Patch::Merge(&request))
+        .await
+        .context("asking OLM v1 to stop working on the ClusterExtension")?;
+    tokio::time::timeout(
+        deadline.saturating_duration_since(Instant::now()),
+        await_condition(extensions.clone(), name, |e: Option<&ClusterExtension>| {
+            e.is_none_or(|e| acknowledged(e.metadata.annotations.as_ref()))
+        }),
+    )
+    .await
+    .map_err(|_| silent(&format!("ClusterExtension {name}")))??;
+    let selector = format!("{}={name}", olm_k8s::OWNER_NAME_LABEL);
+    let names: Vec<String> = revisions
+        .list_metadata(&ListParams::default().labels(&selector))
+        .await?
+        .items
+        .iter()
+        .map(|r| r.name_any())
+        .collect();
+    for r in &names {
+        revisions
+            .patch(r, &PatchParams::default(), &Patch::Merge(&request))
+            .await
+            .with_context(|| format!("asking OLM v1 to stop working on revision {r}"))?;
+    }
+    for r in &names {
+        tokio::time::timeout(
+            deadline.saturating_duration_since(Instant::now()),
+            await_condition(revisions.clone(), r, |c: Option<&ClusterObjectSet>| {
+                c.is_none_or(|c| acknowledged(c.metadata.annotations.as_ref()))
+            }),
+        )
+        .await
+        .map_err(|_| silent(&format!("revision {r}")))??;
+    }
+    Ok(names)
+}
+
+/// Deletes each of `leftovers` nobody has claimed ([`handover::abandoned`]: read now, after
+/// OLM v0 has laid out its own) and the revisions' storage Secrets `storage`; how many went.
+async fn remove_leftovers(
+    client: &kube::Client,
+    leftovers: &[handover::Leftover],
+    storage: &[(String, String)],
+) -> anyhow::Result<usize> {
+    let mut removed = 0;
+    for l in leftovers {
+        let (group, version) = l
+            .api_version
+            .split_once('/')
+            .unwrap_or(("", &l.api_version));
+        let resource = kube::discovery::ApiResource::from_gvk(&kube::core::GroupVersionKind::gvk(
+            group, version, &l.kind,
+        ));
+        let api: Api<kube::api::DynamicObject> = match &l.namespace {
+            Some(ns) => Api::namespaced_with(client.clone(), ns, &resource),
+            None => Api::all_with(client.clone(), &resource),
+        };
+        let Some(meta) = api.get_metadata_opt(&l.name).await? else {
+            continue;
+        };
+        if !handover::abandoned(meta.labels(), meta.owner_references().len()) {
+            continue;
+        }
+        match api.delete(&l.name, &DeleteParams::background()).await {
+            Ok(_) => removed += 1,
+            Err(kube::Error::Api(s)) if s.code == 404 => {}
+            Err(e) => return Err(anyhow!(e).context(format!("deleting {} {}", l.kind, l.name))),
+        }
+    }
+    for (ns, name) in storage {
+        let secrets: Api<k8s_openapi::api::core::v1::Secret> = Api::namespaced(client.clone(), ns);
+        match secrets.delete(name, &DeleteParams::background()).await {
+            Ok(_) => removed += 1,
+            Err(kube::Error::Api(s)) if s.code == 404 => {}
+            Err(e) => return Err(anyhow!(e).context(format!("deleting Secret {ns}/{name}"))),
+        }
+    }
+    Ok(removed)
+}
+
+/// Waits, on a watch, until `name` is gone, at most `timeout`.
 async fn wait_gone<K>(api: &Api<K>, name: &str, timeout: Duration) -> anyhow::Result<()>
 where
-    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug + Send + 'static,
 {
-    let deadline = Instant::now() + timeout;
-    while api.get_metadata_opt(name).await?.is_some() {
-        if Instant::now() >= deadline {
-            bail!("{name} is still being deleted after {timeout:?}");
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    tokio::time::timeout(
+        timeout,
+        await_condition(api.clone(), name, |o: Option<&K>| o.is_none()),
+    )
+    .await
+    .map_err(|_| anyhow!("{name} is still being deleted after {timeout:?}"))??;
     Ok(())
 }
 
