@@ -2,10 +2,10 @@
 // (its cucumber JSON) and OLM v0's Ginkgo suite (its JSON report), each by its KNOWN.tsv (see
 // package known).
 //
-//	e2e-judge check -known KNOWN.tsv -profile P (-cucumber RUN.json | -ginkgo REPORT.json) -out RESULTS.tsv
+//	e2e-judge check -known KNOWN.tsv -profile P (-cucumber RUN.json | -ginkgo REPORT.json [-ginkgo REPORT2.json]) -out RESULTS.tsv
 //	          [-differs-skipped] [-groups A,B] [-partial] [-table COUNTS.md]
 //	e2e-judge table -known KNOWN.tsv -results P=RESULTS.tsv [-results Q=...]
-//	e2e-judge skip -known KNOWN.tsv -profile P
+//	e2e-judge skip -known KNOWN.tsv -profile P [-kinds skip,serial]
 //
 // `check` reduces the run to one line per scenario or spec (group, line, name, and pass, fail
 // or skip) and fails when one failed that is not listed as failing (fails or differs), when a
@@ -18,7 +18,11 @@
 //
 // `table` turns the committed results of every profile into the docs' Markdown table, a row
 // per scenario. `skip` prints a regular expression for Ginkgo's --skip matching every spec
-// listed as skip for the profile, so that they are not run.
+// listed as skip or serial for the profile, so that the parallel run leaves them out; with
+// -kinds serial, one matching the serial ones alone, for the --focus of a second run in one
+// process.
+// `check` takes that second run's report after the first's: a spec skipped in one run and run
+// in the other counts as run, and a serial spec must pass.
 package main
 
 import (
@@ -26,6 +30,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -62,7 +67,8 @@ func check(args []string) error {
 	knownPath := fs.String("known", "", "KNOWN.tsv")
 	profile := fs.String("profile", "", "profile (node) the run is of")
 	cucumber := fs.String("cucumber", "", "the run's cucumber JSON (Godog)")
-	ginkgo := fs.String("ginkgo", "", "the run's JSON report (Ginkgo)")
+	var ginkgoRuns runList
+	fs.Var(&ginkgoRuns, "ginkgo", "the run's JSON report (Ginkgo); again for a second run of the same suite")
 	out := fs.String("out", "", "results TSV to write")
 	differsSkipped := fs.Bool("differs-skipped", false, "the runner skipped the listed failures (E2E_SKIP_DIFFERS=1)")
 	groups := fs.String("groups", "", "comma-separated groups (Ginkgo's top-level labels) to judge; default all")
@@ -71,7 +77,7 @@ func check(args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *knownPath == "" || *profile == "" || *out == "" || (*cucumber == "") == (*ginkgo == "") || fs.NArg() > 0 {
+	if *knownPath == "" || *profile == "" || *out == "" || (*cucumber == "") == (len(ginkgoRuns) == 0) || fs.NArg() > 0 {
 		return fmt.Errorf("check: want -known, -profile, -out and one of -cucumber or -ginkgo")
 	}
 	list, err := known.Read(*knownPath)
@@ -80,9 +86,15 @@ func check(args []string) error {
 	}
 	var results []Result
 	s, run := godogSuite, *cucumber
-	if *ginkgo != "" {
-		s, run = ginkgoSuite, *ginkgo
-		results, err = readGinkgo(run)
+	if len(ginkgoRuns) > 0 {
+		s, run = ginkgoSuite, strings.Join(ginkgoRuns, " and ")
+		for _, path := range ginkgoRuns {
+			var more []Result
+			if more, err = readGinkgo(path); err != nil {
+				break
+			}
+			results = mergeRuns(results, more)
+		}
 	} else {
 		results, err = readCucumber(run)
 	}
@@ -119,7 +131,7 @@ func check(args []string) error {
 		switch r.Outcome {
 		case "pass":
 			c.pass++
-			if k != nil {
+			if k != nil && k.Kind != known.Serial {
 				problems = append(problems, fmt.Sprintf("%s passed, but is listed as %s (%s): take it off the list", r.At, k.Kind, k.Reason))
 			}
 		case "fail":
@@ -135,6 +147,8 @@ func check(args []string) error {
 		case "skip":
 			c.skip++
 			switch {
+			case k != nil && k.Kind == known.Serial:
+				problems = append(problems, fmt.Sprintf("%s is listed as serial (%s) but did not run alone: run the suite with its second, one-process pass", r.At, k.Reason))
 			case k != nil && k.Kind == known.Skip:
 			case k != nil && k.Failing() && *differsSkipped:
 			case r.Message != "":
@@ -322,6 +336,7 @@ func skip(args []string) error {
 	fs := flag.NewFlagSet("skip", flag.ContinueOnError)
 	knownPath := fs.String("known", "", "KNOWN.tsv")
 	profile := fs.String("profile", "", "profile (node) of the run")
+	kinds := fs.String("kinds", "skip,serial", "the kinds of entry to match: skip,serial for the parallel run's --skip, serial for the second run's --focus, skip for a focused run that runs everything in one go")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -332,20 +347,57 @@ func skip(args []string) error {
 	if err != nil {
 		return err
 	}
+	alts := skipAlternatives(list, *profile, strings.Split(*kinds, ","))
+	if len(alts) == 0 {
+		return nil
+	}
+	fmt.Println(skipExpression(alts))
+	return nil
+}
+
+// skipAlternatives are the quoted full texts of the profile's specs listed as one of kinds,
+// sorted.
+func skipAlternatives(list []known.Known, profile string, kinds []string) []string {
 	var alts []string
 	given := map[string]bool{}
 	for _, k := range list {
-		if k.Kind == known.Skip && k.AppliesTo(*profile) && !given[k.Name] {
+		if slices.Contains(kinds, k.Kind) && k.AppliesTo(profile) && !given[k.Name] {
 			given[k.Name] = true
 			alts = append(alts, regexp.QuoteMeta(k.Name))
 		}
 	}
-	if len(alts) == 0 {
-		return nil
-	}
 	sort.Strings(alts)
-	fmt.Println(skipExpression(alts))
+	return alts
+}
+
+// runList is a flag given once per run.
+type runList []string
+
+func (l *runList) String() string { return strings.Join(*l, ",") }
+
+func (l *runList) Set(v string) error {
+	*l = append(*l, v)
 	return nil
+}
+
+// mergeRuns adds a later run's results to the earlier ones: a spec the earlier run skipped and
+// the later one ran takes the later outcome; one both ran keeps the earlier.
+func mergeRuns(earlier, later []Result) []Result {
+	at := map[[2]string]int{}
+	for i, r := range earlier {
+		at[[2]string{r.Group, r.Name}] = i
+	}
+	for _, r := range later {
+		i, ok := at[[2]string{r.Group, r.Name}]
+		switch {
+		case !ok:
+			at[[2]string{r.Group, r.Name}] = len(earlier)
+			earlier = append(earlier, r)
+		case earlier[i].Outcome == "skip" && r.Outcome != "skip":
+			earlier[i] = r
+		}
+	}
+	return earlier
 }
 
 // skipExpression is the --skip expression matching each of the quoted full spec texts alts

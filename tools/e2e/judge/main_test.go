@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"olm.local/e2e/judge/known"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -222,5 +223,74 @@ func TestSkipExpressionMatchesWholeSpecTexts(t *testing.T) {
 		if got := re.MatchString(text); got != want {
 			t.Errorf("%q: matched %v, want %v", text, got, want)
 		}
+	}
+}
+
+// A serial spec is left out of the parallel run and run alone in a second: its outcome there is
+// what counts, it must pass, and one that ran in neither is a problem.
+func TestCheckSerial(t *testing.T) {
+	name := "Subscription racy"
+	knownText := "# header\nSubscription\t" + name + "\tfake\tserial\tanother spec deletes its CRD\n"
+	first := ginkgoRun(t,
+		spec{"Subscription", "Subscription creation", "pass", "", 10},
+		spec{"Subscription", name, "skip", "", 20},
+	)
+	for _, c := range []struct {
+		name    string
+		second  string // the serial spec's outcome in the second run, or "" for no second run
+		want    string
+		outcome string
+	}{
+		{"passes alone", "pass", "", "pass"},
+		{"fails alone", "fail", "failed", "fail"},
+		{"never run alone", "", "did not run alone", "skip"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			write := func(n string, b []byte) string {
+				p := filepath.Join(dir, n)
+				if err := os.WriteFile(p, b, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return p
+			}
+			out := filepath.Join(dir, "results.tsv")
+			args := []string{"-known", write("KNOWN.tsv", []byte(knownText)), "-profile", "fake",
+				"-ginkgo", write("first.json", first), "-out", out}
+			if c.second != "" {
+				second := ginkgoRun(t,
+					spec{"Subscription", "Subscription creation", "skip", "", 10},
+					spec{"Subscription", name, c.second, "boom", 20},
+				)
+				args = append(args, "-ginkgo", write("second.json", second))
+			}
+			got := ""
+			if err := check(args); err != nil {
+				got = err.Error()
+			}
+			if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
+				t.Fatalf("error %q, want %q", got, c.want)
+			}
+			results, _ := os.ReadFile(out)
+			if !strings.Contains(string(results), name+"\t"+c.outcome+"\n") ||
+				!strings.Contains(string(results), "Subscription creation\tpass\n") {
+				t.Fatalf("results:\n%s", results)
+			}
+		})
+	}
+}
+
+func TestSkipAlternativesLeaveSerialSpecsToTheSecondRun(t *testing.T) {
+	list := []known.Known{
+		{Group: "G", Name: "a skip", Profiles: []string{"*"}, Kind: known.Skip},
+		{Group: "G", Name: "b serial", Profiles: []string{"fake"}, Kind: known.Serial},
+		{Group: "G", Name: "c fails", Profiles: []string{"*"}, Kind: known.Fails},
+		{Group: "G", Name: "d serial", Profiles: []string{"real"}, Kind: known.Serial},
+	}
+	if got := strings.Join(skipAlternatives(list, "fake", []string{"skip", "serial"}), "|"); got != "a skip|b serial" {
+		t.Errorf("parallel run skips %q", got)
+	}
+	if got := strings.Join(skipAlternatives(list, "fake", []string{"serial"}), "|"); got != "b serial" {
+		t.Errorf("second run focuses %q", got)
 	}
 }

@@ -1,10 +1,11 @@
 // Package known reads KNOWN.tsv: the scenarios or specs of an upstream suite that a profile does
-// not run (skip), that olm lacks or breaks (fails) or in which olm differs on purpose (differs),
-// each with its reason. A runner skips by it and e2e-judge checks a run by it.
+// not run (skip), that olm lacks or breaks (fails), in which olm differs on purpose (differs),
+// or that pass only when run alone (serial: in a parallel run another spec interferes with
+// them), each with its reason. A runner skips by it and e2e-judge checks a run by it.
 //
 // One line a case, five tab-separated columns:
 //
-//	group <TAB> name <TAB> profiles <TAB> skip|fails|differs <TAB> reason
+//	group <TAB> name <TAB> profiles <TAB> skip|fails|differs|serial <TAB> reason
 //
 // group is a Godog scenario's feature file name (install.feature) or a Ginkgo spec's top-level
 // container label (Subscription); name is the scenario's name or the spec's full text
@@ -24,6 +25,7 @@ const (
 	Skip    = "skip"    // not run on the profile: it cannot judge it
 	Fails   = "fails"   // olm lacks or breaks it
 	Differs = "differs" // olm differs on purpose
+	Serial  = "serial"  // must pass, run alone after the parallel run: another spec interferes
 )
 
 // Known is one line of KNOWN.tsv.
@@ -75,8 +77,8 @@ func Parse(name, text string) ([]Known, error) {
 			return nil, fmt.Errorf("%s: no group", at)
 		case k.Name == "":
 			return nil, fmt.Errorf("%s: no name", at)
-		case k.Kind != Skip && k.Kind != Fails && k.Kind != Differs:
-			return nil, fmt.Errorf("%s: kind %q is not skip, fails or differs", at, k.Kind)
+		case k.Kind != Skip && k.Kind != Fails && k.Kind != Differs && k.Kind != Serial:
+			return nil, fmt.Errorf("%s: kind %q is not skip, fails, differs or serial", at, k.Kind)
 		case strings.TrimSpace(k.Reason) == "":
 			return nil, fmt.Errorf("%s: no reason given", at)
 		}

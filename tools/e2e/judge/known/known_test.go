@@ -15,7 +15,7 @@ func TestParse(t *testing.T) {
 		{"one case on two profiles", "ha.feature\tHA\tfake\tskip\tone node\nha.feature\tHA\treal\tdiffers\tone Deployment\n", 2, ""},
 		{"name ending in a space", "Subscription\tSubscription does it \tfake\tfails\tnot triaged\n", 1, ""},
 		{"too few columns", "install.feature\tInstall\tskip\tno network\n", 0, "x.tsv:1: want 5 tab-separated columns"},
-		{"bad kind", "# c\ninstall.feature\tInstall\t*\tbroken\tno network\n", 0, `x.tsv:2: kind "broken" is not skip, fails or differs`},
+		{"bad kind", "# c\ninstall.feature\tInstall\t*\tbroken\tno network\n", 0, `x.tsv:2: kind "broken" is not skip, fails, differs or serial`},
 		{"missing reason", "install.feature\tInstall\t*\tskip\t\n", 0, "x.tsv:1: no reason given"},
 		{"empty profile", "install.feature\tInstall\tfake,\tskip\tno network\n", 0, "x.tsv:1: profiles"},
 		{"no group", "\tInstall\t*\tskip\tno network\n", 0, "x.tsv:1: no group"},
