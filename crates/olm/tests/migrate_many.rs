@@ -1,11 +1,13 @@
-//! `olm migrate --all` at scale: fifty operators, each with a CRD, a Deployment and RBAC of its
-//! own, installed through Subscriptions from one CatalogSource on the fake node, then moved to
-//! OLM v1 in one command. Every one must move, and its Deployment and CRD must stay the same
-//! objects. Prints the figures docs/migrate.md quotes.
+//! `olm migrate --all` on many operators at once, on the fake node, both OLMs in one `olm dev`:
 //!
-//! Ignored by default (it takes a few minutes on two cores); run it with
-//! `cargo test -p olm --test migrate_many -- --ignored --nocapture`. `MIGRATE_MANY=N` changes
-//! the number of operators.
+//! - real community operators (`shared/data/bundles`): RabbitMQ's cluster operator (a CRD, a
+//!   Deployment and two webhooks) moves in place — same Deployment, CRD and webhook
+//!   configurations — while cat-facts-operator, an OwnNamespace-only operator, is refused with
+//!   upstream's words and left as it is;
+//! - fifty generated operators, each with a CRD, a Deployment and RBAC of its own, move in one
+//!   command, and the figures docs/migrate.md quotes are printed. That one is ignored by default
+//!   (it takes minutes on two cores): `cargo test -p olm --test migrate_many -- --ignored
+//!   --nocapture`; `MIGRATE_MANY=N` changes the number of operators.
 
 // Tests fail loudly on purpose.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -20,6 +22,7 @@ use std::time::{Duration, Instant};
 
 use dev_common::{Down, ok, olm};
 use run_common::{kubectl, olm_ok, wait_for};
+use std::path::PathBuf;
 
 /// One operator's bundle: package `name`, version 1.0.0, a CRD of its own group and a
 /// Deployment.
@@ -181,23 +184,7 @@ fn fifty_operators_move_in_one_command() {
                 == count
         },
     );
-    let uids = |kind: &str, ns: Option<&str>| -> BTreeMap<String, String> {
-        let mut args = vec![
-            "get",
-            kind,
-            "-o",
-            "jsonpath={range .items[*]}{.metadata.name}={.metadata.uid}{\"\\n\"}{end}",
-        ];
-        if let Some(ns) = ns {
-            args.extend_from_slice(&["-n", ns]);
-        }
-        kubectl(kcp, &args, None)
-            .lines()
-            .filter(|l| l.contains("bench"))
-            .filter_map(|l| l.split_once('='))
-            .map(|(n, u)| (n.to_owned(), u.to_owned()))
-            .collect()
-    };
+    let uids = |kind: &str, ns: Option<&str>| uids_of(kcp, kind, ns, "bench");
     let deployments = uids("deployments", Some("bench"));
     let crds = uids("crds", None);
     assert_eq!((deployments.len(), crds.len()), (count, count));
@@ -249,4 +236,290 @@ fn fifty_operators_move_in_one_command() {
         took.as_secs_f64(),
         took.as_secs_f64() / count as f64
     );
+}
+
+/// `shared/data/bundles/PKG/VERSION`, the real community bundles the repository tests with.
+fn community_bundle(package: &str, version: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/data/bundles")
+        .join(package)
+        .join(version)
+}
+
+/// The `name=uid` of every object of `kind` (in `ns`) whose name contains `part`.
+fn uids_of(kc: &Path, kind: &str, ns: Option<&str>, part: &str) -> BTreeMap<String, String> {
+    let mut args = vec![
+        "get",
+        kind,
+        "-o",
+        "jsonpath={range .items[*]}{.metadata.name}={.metadata.uid}{\"\\n\"}{end}",
+    ];
+    if let Some(ns) = ns {
+        args.extend_from_slice(&["-n", ns]);
+    }
+    kubectl(kc, &args, None)
+        .lines()
+        .filter(|l| l.contains(part))
+        .filter_map(|l| l.split_once('='))
+        .map(|(n, u)| (n.to_owned(), u.to_owned()))
+        .collect()
+}
+
+#[test]
+fn community_operators_move_and_an_own_namespace_one_is_refused() {
+    let state = tempfile::tempdir().expect("temp dir");
+    let _down = Down(state.path());
+    ok(state.path(), &["dev", "up", "--node", "fake"]);
+    let kc = ok(state.path(), &["dev", "kubeconfig"]).trim().to_owned();
+    let kcp = Path::new(&kc);
+    let registry = dev_common::registry(state.path());
+    let bundles = [
+        ("rabbitmq-cluster-operator", "2.22.3"),
+        ("cat-facts-operator", "1.1.2"),
+    ];
+    let mut template = String::from("schema: olm.template.basic\nentries:\n");
+    for (package, version) in bundles {
+        let image = format!("{registry}/community/{package}-bundle:v{version}");
+        olm_ok(
+            &[
+                "image",
+                "push-bundle",
+                community_bundle(package, version).to_str().unwrap(),
+                &image,
+            ],
+            None,
+        );
+        template.push_str(&format!("- schema: olm.bundle\n  image: {image}\n"));
+    }
+    // Each package's channel and default channel, as its bundle's annotations name them.
+    let rendered = olm_ok(
+        &["catalog", "template", "basic", "-", "-o", "json"],
+        Some(&template),
+    );
+    let mut fbc = String::new();
+    for line in serde_json::Deserializer::from_str(&rendered).into_iter::<serde_json::Value>() {
+        let b = line.unwrap();
+        fbc.push_str(&b.to_string());
+        fbc.push('\n');
+        let package = b["package"].as_str().unwrap().to_owned();
+        let name = b["name"].as_str().unwrap().to_owned();
+        fbc.push_str(
+            &serde_json::json!({"schema": "olm.package", "name": package,
+            "defaultChannel": "stable"})
+            .to_string(),
+        );
+        fbc.push('\n');
+        fbc.push_str(
+            &serde_json::json!({"schema": "olm.channel", "package": package,
+            "name": "stable", "entries": [{"name": name}]})
+            .to_string(),
+        );
+        fbc.push('\n');
+    }
+    let catalog = state.path().join("community-catalog");
+    std::fs::create_dir_all(&catalog).unwrap();
+    std::fs::write(catalog.join("catalog.json"), fbc).unwrap();
+    let catalog_image = format!("{registry}/community/catalog:latest");
+    olm_ok(
+        &[
+            "image",
+            "push-catalog",
+            "--content-only",
+            catalog.to_str().unwrap(),
+            &catalog_image,
+        ],
+        None,
+    );
+    let sub = |ns: &str, name: &str| {
+        serde_json::json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "Subscription",
+            "metadata": {"name": name, "namespace": ns},
+            "spec": {"name": name, "source": "community", "sourceNamespace": "shared",
+                "channel": "stable"}})
+    };
+    let items = vec![
+        serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "shared"}}),
+        serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-cats"}}),
+        serde_json::json!({"apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup",
+            "metadata": {"name": "shared", "namespace": "shared"}, "spec": {}}),
+        serde_json::json!({"apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup",
+            "metadata": {"name": "team-cats", "namespace": "team-cats"},
+            "spec": {"targetNamespaces": ["team-cats"]}}),
+        serde_json::json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
+            "metadata": {"name": "community", "namespace": "shared",
+                "annotations": {"olm.operatorframework.io/serve-in-process": "true"}},
+            "spec": {"sourceType": "grpc", "image": catalog_image}}),
+        sub("shared", "rabbitmq-cluster-operator"),
+        // A Subscription resolves from its own namespace's catalogs (and the global ones).
+        serde_json::json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
+            "metadata": {"name": "community", "namespace": "team-cats",
+                "annotations": {"olm.operatorframework.io/serve-in-process": "true"}},
+            "spec": {"sourceType": "grpc", "image": catalog_image}}),
+        serde_json::json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "Subscription",
+            "metadata": {"name": "cat-facts-operator", "namespace": "team-cats"},
+            "spec": {"name": "cat-facts-operator", "source": "community", "sourceNamespace": "team-cats",
+                "channel": "stable"}}),
+    ];
+    kubectl(
+        kcp,
+        &["apply", "-f", "-"],
+        Some(&serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items}).to_string()),
+    );
+    let installed_by_v0 = |ns: &str, sub: &str| {
+        let csv = kubectl(
+            kcp,
+            &[
+                "get",
+                "subscription",
+                sub,
+                "-n",
+                ns,
+                "-o",
+                "jsonpath={.status.installedCSV}",
+            ],
+            None,
+        );
+        !csv.is_empty()
+            && kubectl(
+                kcp,
+                &[
+                    "get",
+                    "csv",
+                    &csv,
+                    "-n",
+                    ns,
+                    "-o",
+                    "jsonpath={.status.phase}",
+                ],
+                None,
+            ) == "Succeeded"
+    };
+    dev_common::wait_explained(
+        "both operators installed by OLM v0",
+        Duration::from_secs(180),
+        || {
+            installed_by_v0("shared", "rabbitmq-cluster-operator")
+                && installed_by_v0("team-cats", "cat-facts-operator")
+        },
+        || {
+            kubectl(
+                kcp,
+                &[
+                    "get",
+                    "subscriptions,installplans,csv",
+                    "-n",
+                    "shared",
+                    "-o",
+                    "custom-columns=KIND:.kind,NAME:.metadata.name,STATE:.status.state,PHASE:.status.phase,MSG:.status.message,CONDS:.status.conditions[*].message",
+                ],
+                None,
+            ) + &kubectl(
+                kcp,
+                &[
+                    "get",
+                    "subscriptions,installplans,csv",
+                    "-n",
+                    "team-cats",
+                    "-o",
+                    "custom-columns=KIND:.kind,NAME:.metadata.name,STATE:.status.state,PHASE:.status.phase,MSG:.status.message,CONDS:.status.conditions[*].message",
+                ],
+                None,
+            )
+        },
+    );
+    let deployments = uids_of(kcp, "deployments", Some("shared"), "");
+    let crds = uids_of(kcp, "crds", None, "");
+    let webhooks = kubectl(
+        kcp,
+        &[
+            "get",
+            "validatingwebhookconfigurations,mutatingwebhookconfigurations",
+            "-o",
+            "name",
+        ],
+        None,
+    );
+    assert!(webhooks.contains("rabbitmq"), "{webhooks}");
+
+    let run = |args: &[&str]| {
+        let mut all = args.to_vec();
+        all.extend_from_slice(&["--kubeconfig", &kc]);
+        olm(state.path(), &all)
+    };
+    let (moved, out, err) = run(&["migrate", "catalogs", "-n", "shared"]);
+    assert!(moved, "{out}{err}");
+    // cat-facts-operator supports OwnNamespace only: refused, and no acknowledgement can
+    // change that.
+    let (eligible, out, _) = run(&[
+        "migrate",
+        "check",
+        "cat-facts-operator",
+        "-n",
+        "team-cats",
+        "--acknowledge-watch-scope-change",
+    ]);
+    assert!(!eligible, "{out}");
+    assert!(
+        out.contains("✗ AllNamespaces install mode supported CSV does not declare AllNamespaces install mode as supported; --acknowledge-watch-scope-change cannot override bundle capabilities"),
+        "{out}"
+    );
+    let (moved, out, err) = run(&["migrate", "--all", "--timeout", "5m"]);
+    assert!(
+        moved,
+        "{out}{err}{}",
+        kubectl(
+            kcp,
+            &[
+                "get",
+                "clusterobjectsets",
+                "-o",
+                "jsonpath={.items[*].status.conditions}"
+            ],
+            None
+        )
+    );
+    assert!(
+        err.contains("1 of 1 eligible operator(s) moved"),
+        "{out}{err}"
+    );
+    assert!(
+        out.contains("=== Ineligible (1) ===\n  ✗ team-cats/cat-facts-operator"),
+        "{out}"
+    );
+    assert_eq!(uids_of(kcp, "deployments", Some("shared"), ""), deployments);
+    assert_eq!(uids_of(kcp, "crds", None, ""), crds);
+    assert_eq!(
+        kubectl(
+            kcp,
+            &[
+                "get",
+                "validatingwebhookconfigurations,mutatingwebhookconfigurations",
+                "-o",
+                "name"
+            ],
+            None
+        ),
+        webhooks,
+        "the webhook configurations are the same ones"
+    );
+    let left = kubectl(
+        kcp,
+        &["get", "subscriptions,csv", "-n", "shared", "-o", "name"],
+        None,
+    );
+    assert!(left.trim().is_empty(), "{left}");
+    assert!(
+        installed_by_v0("team-cats", "cat-facts-operator"),
+        "the refused operator is left with OLM v0"
+    );
+    let installed = kubectl(
+        kcp,
+        &[
+            "get",
+            "clusterextensions",
+            "-o",
+            "jsonpath={range .items[*]}{.metadata.name}={.status.conditions[?(@.type==\"Installed\")].status}{\"\\n\"}{end}",
+        ],
+        None,
+    );
+    assert_eq!(installed, "rabbitmq-cluster-operator=True\n");
 }
