@@ -207,12 +207,15 @@ fn fifty_operators_move_in_one_command() {
     );
     assert_eq!(uids("deployments", Some("bench")), deployments);
     assert_eq!(uids("crds", None), crds);
-    let left = kubectl(
-        kcp,
-        &["get", "subscriptions,csv", "-n", "bench", "-o", "name"],
-        None,
-    );
-    assert!(left.trim().is_empty(), "{left}");
+    wait_for("OLM v0's objects gone", Duration::from_secs(120), || {
+        kubectl(
+            kcp,
+            &["get", "subscriptions,csv", "-n", "bench", "-o", "name"],
+            None,
+        )
+        .trim()
+        .is_empty()
+    });
     let installed_v1 = kubectl(
         kcp,
         &[
@@ -501,12 +504,16 @@ fn community_operators_move_and_an_own_namespace_one_is_refused() {
         webhooks,
         "the webhook configurations are the same ones"
     );
-    let left = kubectl(
-        kcp,
-        &["get", "subscriptions,csv", "-n", "shared", "-o", "name"],
-        None,
-    );
-    assert!(left.trim().is_empty(), "{left}");
+    // Deleted in the background: the CSV goes once OLM v0's cleanup has run.
+    wait_for("OLM v0's objects gone", Duration::from_secs(60), || {
+        kubectl(
+            kcp,
+            &["get", "subscriptions,csv", "-n", "shared", "-o", "name"],
+            None,
+        )
+        .trim()
+        .is_empty()
+    });
     assert!(
         installed_by_v0("team-cats", "cat-facts-operator"),
         "the refused operator is left with OLM v0"
