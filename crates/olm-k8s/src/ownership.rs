@@ -177,8 +177,11 @@ pub fn holder(object: &Map<String, Value>) -> Holder {
             revision,
         };
     }
+    // OLM v0 builds its owner references from the CSV's own apiVersion, so a bundle whose CSV
+    // says `apiVersion: v1alpha1` (k8gb 0.11.4's does) leaves references without the group;
+    // no other API has these kinds, so a groupless one is OLM v0's too.
     if let Some(r) = refs.iter().find(|r| {
-        group_of(r) == V0_GROUP
+        matches!(group_of(r).as_str(), V0_GROUP | "")
             && matches!(
                 text(Some(r), "kind").as_str(),
                 "ClusterServiceVersion" | "InstallPlan"
@@ -264,6 +267,16 @@ mod tests {
                     kind: "ClusterServiceVersion".into(),
                     namespace: "ops".into(),
                     name: "nats.v1.0.0".into(),
+                },
+            ),
+            (
+                "a CSV's owner reference without the group, as OLM v0 writes it for a bundle whose CSV says apiVersion: v1alpha1 (k8gb 0.11.4)",
+                json!({"metadata": {"namespace": "shared", "labels": {"olm.managed": "true"}, "ownerReferences": [
+                    {"apiVersion": "v1alpha1", "kind": "ClusterServiceVersion", "name": "k8gb.v0.11.4", "uid": "1", "controller": false}]}}),
+                Holder::V0Owner {
+                    kind: "ClusterServiceVersion".into(),
+                    namespace: "shared".into(),
+                    name: "k8gb.v0.11.4".into(),
                 },
             ),
             (

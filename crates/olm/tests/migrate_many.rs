@@ -1,9 +1,10 @@
 //! `olm migrate --all` on many operators at once, on the fake node, both OLMs in one `olm dev`:
 //!
 //! - real community operators (`shared/data/bundles`): RabbitMQ's cluster operator (a CRD, a
-//!   Deployment and two webhooks) moves in place — same Deployment, CRD and webhook
-//!   configurations — while cat-facts-operator, an OwnNamespace-only operator, is refused with
-//!   upstream's words and left as it is;
+//!   Deployment and two webhooks) and k8gb (two CRDs, two Deployments, a CSV whose apiVersion
+//!   lacks its group, so OLM v0's owner references do too) move in place — same Deployments,
+//!   CRDs and webhook configurations — while cat-facts-operator, an OwnNamespace-only
+//!   operator, is refused with upstream's words and left as it is;
 //! - fifty generated operators, each with a CRD, a Deployment and RBAC of its own, move in one
 //!   command, and the figures docs/migrate.md quotes are printed. That one is ignored by default
 //!   (it takes minutes on two cores): `cargo test -p olm --test migrate_many -- --ignored
@@ -278,6 +279,7 @@ fn community_operators_move_and_an_own_namespace_one_is_refused() {
     let registry = dev_common::registry(state.path());
     let bundles = [
         ("rabbitmq-cluster-operator", "2.22.3"),
+        ("k8gb", "0.11.4"),
         ("cat-facts-operator", "1.1.2"),
     ];
     let mut template = String::from("schema: olm.template.basic\nentries:\n");
@@ -352,6 +354,7 @@ fn community_operators_move_and_an_own_namespace_one_is_refused() {
                 "annotations": {"olm.operatorframework.io/serve-in-process": "true"}},
             "spec": {"sourceType": "grpc", "image": catalog_image}}),
         sub("shared", "rabbitmq-cluster-operator"),
+        sub("shared", "k8gb"),
         // A Subscription resolves from its own namespace's catalogs (and the global ones).
         serde_json::json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
             "metadata": {"name": "community", "namespace": "team-cats",
@@ -397,10 +400,11 @@ fn community_operators_move_and_an_own_namespace_one_is_refused() {
             ) == "Succeeded"
     };
     dev_common::wait_explained(
-        "both operators installed by OLM v0",
+        "the three operators installed by OLM v0",
         Duration::from_secs(180),
         || {
             installed_by_v0("shared", "rabbitmq-cluster-operator")
+                && installed_by_v0("shared", "k8gb")
                 && installed_by_v0("team-cats", "cat-facts-operator")
         },
         || {
@@ -481,7 +485,7 @@ fn community_operators_move_and_an_own_namespace_one_is_refused() {
         )
     );
     assert!(
-        err.contains("1 of 1 eligible operator(s) moved"),
+        err.contains("2 of 2 eligible operator(s) moved"),
         "{out}{err}"
     );
     assert!(
@@ -528,5 +532,5 @@ fn community_operators_move_and_an_own_namespace_one_is_refused() {
         ],
         None,
     );
-    assert_eq!(installed, "rabbitmq-cluster-operator=True\n");
+    assert_eq!(installed, "k8gb=True\nrabbitmq-cluster-operator=True\n");
 }
