@@ -533,4 +533,23 @@ fn community_operators_move_and_an_own_namespace_one_is_refused() {
         None,
     );
     assert_eq!(installed, "k8gb=True\nrabbitmq-cluster-operator=True\n");
+
+    // And back: `rollback --all` hands both to OLM v0 over the same objects.
+    let (back, out, err) = run(&[
+        "migrate",
+        "rollback",
+        "--all",
+        "--acknowledge-installed",
+        "--timeout",
+        "3m",
+    ]);
+    assert!(back, "{out}{err}");
+    assert!(
+        installed_by_v0("shared", "rabbitmq-cluster-operator") && installed_by_v0("shared", "k8gb"),
+        "{out}{err}"
+    );
+    assert_eq!(uids_of(kcp, "deployments", Some("shared"), ""), deployments);
+    assert_eq!(uids_of(kcp, "crds", None, ""), crds);
+    let left = kubectl(kcp, &["get", "clusterextensions", "-o", "name"], None);
+    assert!(left.trim().is_empty(), "{left}");
 }

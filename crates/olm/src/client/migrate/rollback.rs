@@ -35,10 +35,15 @@ use super::Conn;
 /// `olm migrate rollback`.
 #[derive(clap::Args, Debug)]
 #[command(after_help = "Examples:
-  olm migrate rollback etcd --acknowledge-installed")]
+  olm migrate rollback etcd --acknowledge-installed
+  olm migrate rollback --all --acknowledge-installed")]
 pub struct Args {
     /// The ClusterExtension `olm migrate` made.
-    extension: String,
+    extension: Option<String>,
+    /// Every ClusterExtension `olm migrate` made, one after the other; each is tried even when
+    /// one before failed, and the run fails when any did.
+    #[arg(long, conflicts_with = "extension")]
+    all: bool,
     /// Confirm handing back an extension that is installed and running under OLM v1.
     #[arg(long)]
     acknowledge_installed: bool,
@@ -113,13 +118,59 @@ fn backup(ext: &ClusterExtension) -> Result<Backup, String> {
 }
 
 pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let started = Instant::now();
     let client = args.conn.client().await?;
+    let Some(name) = args.extension.clone() else {
+        if !args.all {
+            bail!("specify a ClusterExtension or --all");
+        }
+        return all(&client, &args).await;
+    };
+    one(&client, &args, &name).await
+}
+
+/// `--all`: every extension carrying `migrated-from-subscription`, by name (upstream's
+/// `RollbackAll`): each is tried, and the first error is the run's.
+async fn all(client: &kube::Client, args: &Args) -> anyhow::Result<ExitCode> {
+    let extensions: Api<ClusterExtension> = Api::all(client.clone());
+    let mut names: Vec<String> = extensions
+        .list_metadata(&ListParams::default())
+        .await?
+        .items
+        .iter()
+        .filter(|e| {
+            e.annotations()
+                .contains_key(olm_migrate::MIGRATED_FROM_SUBSCRIPTION)
+        })
+        .map(|e| e.name_any())
+        .collect();
+    names.sort();
+    if names.is_empty() {
+        println!("no ClusterExtension was made by olm migrate: nothing to roll back");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut first = None;
+    for name in &names {
+        eprintln!("  Rolling back ClusterExtension {name}...");
+        if let Err(e) = one(client, args, name).await {
+            eprintln!("  ✗ {name}: {e:#}");
+            first.get_or_insert(e);
+        }
+    }
+    match first {
+        None => Ok(ExitCode::SUCCESS),
+        Some(e) => Err(e.context(format!("rolling back {} extension(s)", names.len()))),
+    }
+}
+
+/// Hands the extension `name` back to OLM v0 (the module's flow).
+async fn one(client: &kube::Client, args: &Args, name: &str) -> anyhow::Result<ExitCode> {
+    let started = Instant::now();
+    let client = client.clone();
     let extensions: Api<ClusterExtension> = Api::all(client.clone());
     let ext = extensions
-        .get_opt(&args.extension)
+        .get_opt(name)
         .await?
-        .ok_or_else(|| anyhow!("ClusterExtension {} not found", args.extension))?;
+        .ok_or_else(|| anyhow!("ClusterExtension {name} not found"))?;
     let backup = backup(&ext).map_err(|e| anyhow!(e))?;
     let installed = ext
         .status
@@ -131,7 +182,7 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
     if installed && !args.acknowledge_installed {
         bail!(
             "ClusterExtension {} is Installed=True; pass --acknowledge-installed to confirm rollback",
-            args.extension
+            name
         );
     }
     let ns = &backup.namespace;
@@ -141,8 +192,8 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let subs: Api<Subscription> = Api::namespaced(client.clone(), ns);
     let current = subs.get_opt(&backup.name).await?;
-    let what = handover::rollback(&args.extension, ns, &backup.name, current.as_ref())
-        .map_err(|e| anyhow!(e))?;
+    let what =
+        handover::rollback(name, ns, &backup.name, current.as_ref()).map_err(|e| anyhow!(e))?;
 
     // 2. OLM v1 stops writing, then lets go; what it held stays.
     let orphan = DeleteParams {
@@ -150,15 +201,14 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
         ..DeleteParams::default()
     };
     let revisions: Api<ClusterObjectSet> = Api::all(client.clone());
-    let held = hold(&extensions, &revisions, &args.extension, args.timeout).await?;
+    let held = hold(&extensions, &revisions, name, args.timeout).await?;
     // What OLM v1 laid out that OLM v0 will not take back, gone once OLM v0 runs it again.
-    let (laid_out, _) =
-        crate::client::extension::revisions_with_objects(&client, &args.extension).await?;
+    let (laid_out, _) = crate::client::extension::revisions_with_objects(&client, name).await?;
     let leftovers = handover::rbac_laid_out(&laid_out);
     let storage = crate::client::view::stored_secret_names(&laid_out);
 
     extensions
-        .delete(&args.extension, &orphan)
+        .delete(name, &orphan)
         .await
         .context("deleting the ClusterExtension")?;
     for r in &held {
@@ -168,13 +218,13 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
             Err(e) => return Err(anyhow!(e).context(format!("deleting revision {r}"))),
         }
     }
-    wait_gone(&extensions, &args.extension, args.timeout).await?;
+    wait_gone(&extensions, name, args.timeout).await?;
     for r in &held {
         wait_gone(&revisions, r, args.timeout).await?;
     }
     eprintln!(
         "  ✓ ClusterExtension {} and its {} revision(s) deleted; the objects they held stay",
-        args.extension,
+        name,
         held.len()
     );
     if let handover::Rollback::Unmark { csv } = what {
