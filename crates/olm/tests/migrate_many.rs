@@ -77,6 +77,33 @@ fn write_bundle(dir: &Path, name: &str) {
     .unwrap();
 }
 
+/// Writes `content` as `dir/file`, the whole file-based catalog, and pushes it as the
+/// catalog-only image `image`; returns `image`.
+fn push_catalog(dir: &Path, file: &str, content: &str, image: &str) -> String {
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(dir.join(file), content).unwrap();
+    olm_ok(
+        &[
+            "image",
+            "push-catalog",
+            "--content-only",
+            dir.to_str().unwrap(),
+            image,
+        ],
+        None,
+    );
+    image.to_owned()
+}
+
+/// An image CatalogSource `ns/name` that olm serves in its own process (no registry Pod runs
+/// on the fake node).
+fn catalog_source(ns: &str, name: &str, image: &str) -> serde_json::Value {
+    serde_json::json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
+        "metadata": {"name": name, "namespace": ns,
+            "annotations": {"olm.operatorframework.io/serve-in-process": "true"}},
+        "spec": {"sourceType": "grpc", "image": image}})
+}
+
 #[test]
 #[ignore = "takes minutes: run with --ignored to measure migrating many operators"]
 fn fifty_operators_move_in_one_command() {
@@ -111,19 +138,11 @@ fn fifty_operators_move_in_one_command() {
         &["catalog", "template", "basic", "-", "-o", "yaml"],
         Some(&template),
     );
-    let catalog = work.join("catalog");
-    std::fs::create_dir_all(&catalog).unwrap();
-    std::fs::write(catalog.join("catalog.yaml"), rendered).unwrap();
-    let catalog_image = format!("{registry}/bench/catalog:latest");
-    olm_ok(
-        &[
-            "image",
-            "push-catalog",
-            "--content-only",
-            catalog.to_str().unwrap(),
-            &catalog_image,
-        ],
-        None,
+    let catalog_image = push_catalog(
+        &work.join("catalog"),
+        "catalog.yaml",
+        &rendered,
+        &format!("{registry}/bench/catalog:latest"),
     );
 
     // Installed through OLM v0: one namespace, one global OperatorGroup, copied CSVs off (as
@@ -132,10 +151,7 @@ fn fifty_operators_move_in_one_command() {
         serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "bench"}}),
         serde_json::json!({"apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup",
             "metadata": {"name": "bench", "namespace": "bench"}, "spec": {}}),
-        serde_json::json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
-            "metadata": {"name": "bench", "namespace": "bench",
-                "annotations": {"olm.operatorframework.io/serve-in-process": "true"}},
-            "spec": {"sourceType": "grpc", "image": catalog_image}}),
+        catalog_source("bench", "bench", &catalog_image),
     ];
     for name in &names {
         items.push(
@@ -321,19 +337,11 @@ fn community_operators_move_and_an_own_namespace_one_is_refused() {
         );
         fbc.push('\n');
     }
-    let catalog = state.path().join("community-catalog");
-    std::fs::create_dir_all(&catalog).unwrap();
-    std::fs::write(catalog.join("catalog.json"), fbc).unwrap();
-    let catalog_image = format!("{registry}/community/catalog:latest");
-    olm_ok(
-        &[
-            "image",
-            "push-catalog",
-            "--content-only",
-            catalog.to_str().unwrap(),
-            &catalog_image,
-        ],
-        None,
+    let catalog_image = push_catalog(
+        &state.path().join("community-catalog"),
+        "catalog.json",
+        &fbc,
+        &format!("{registry}/community/catalog:latest"),
     );
     let sub = |ns: &str, name: &str| {
         serde_json::json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "Subscription",
@@ -349,17 +357,11 @@ fn community_operators_move_and_an_own_namespace_one_is_refused() {
         serde_json::json!({"apiVersion": "operators.coreos.com/v1", "kind": "OperatorGroup",
             "metadata": {"name": "team-cats", "namespace": "team-cats"},
             "spec": {"targetNamespaces": ["team-cats"]}}),
-        serde_json::json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
-            "metadata": {"name": "community", "namespace": "shared",
-                "annotations": {"olm.operatorframework.io/serve-in-process": "true"}},
-            "spec": {"sourceType": "grpc", "image": catalog_image}}),
+        catalog_source("shared", "community", &catalog_image),
         sub("shared", "rabbitmq-cluster-operator"),
         sub("shared", "k8gb"),
         // A Subscription resolves from its own namespace's catalogs (and the global ones).
-        serde_json::json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
-            "metadata": {"name": "community", "namespace": "team-cats",
-                "annotations": {"olm.operatorframework.io/serve-in-process": "true"}},
-            "spec": {"sourceType": "grpc", "image": catalog_image}}),
+        catalog_source("team-cats", "community", &catalog_image),
         serde_json::json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "Subscription",
             "metadata": {"name": "cat-facts-operator", "namespace": "team-cats"},
             "spec": {"name": "cat-facts-operator", "source": "community", "sourceNamespace": "team-cats",
