@@ -49,6 +49,11 @@ pub fn route(base: &str, suffix: &str) -> Result<Route, String> {
 }
 
 /// Reads `suffix` of the catalog's API.
+/// How often a 404 from the catalog Service is asked again, and how long apart: a replica that
+/// has not pulled a new catalog yet catches up within seconds.
+const NOT_YET_PULLED_TRIES: u32 = 10;
+const NOT_YET_PULLED_WAIT: std::time::Duration = std::time::Duration::from_millis(500);
+
 async fn get(client: &kube::Client, cat: &ClusterCatalog, suffix: &str) -> anyhow::Result<Vec<u8>> {
     let name = cat.name_any();
     let base = cat
@@ -59,13 +64,27 @@ async fn get(client: &kube::Client, cat: &ClusterCatalog, suffix: &str) -> anyho
         .ok_or_else(|| anyhow!("cluster catalog {} has no URLs", quote(&name)))?;
     match route(&base, suffix).map_err(|e| anyhow!(e))? {
         Route::Proxy(path) => {
-            let req = http::Request::get(&path).body(Vec::new())?;
-            let text = client.request_text(req).await.with_context(|| {
-                format!(
-                    "reading catalog {} through the API server ({path})",
-                    quote(&name)
-                )
-            })?;
+            // Every OLM replica serves every catalog, each once it has pulled it itself: right
+            // after a catalog starts serving, the replica the Service picks may not have it
+            // yet and answers 404. That settles within seconds, so a 404 is asked again.
+            let mut tries = 0;
+            let text = loop {
+                let req = http::Request::get(&path).body(Vec::new())?;
+                match client.request_text(req).await {
+                    Err(kube::Error::Api(s)) if s.code == 404 && tries < NOT_YET_PULLED_TRIES => {
+                        tries += 1;
+                        tokio::time::sleep(NOT_YET_PULLED_WAIT).await;
+                    }
+                    other => {
+                        break other.with_context(|| {
+                            format!(
+                                "reading catalog {} through the API server ({path})",
+                                quote(&name)
+                            )
+                        })?;
+                    }
+                }
+            };
             if text.len() > MAX_BYTES {
                 bail!("catalog {}: more than {MAX_BYTES} bytes", quote(&name));
             }
