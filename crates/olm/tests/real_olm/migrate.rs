@@ -146,6 +146,9 @@ fn in_place(env: &Env) {
                 std::thread::sleep(Duration::from_millis(100));
             }
         });
+        // Whatever happens below — a failed step panics — the client stops, or the scope
+        // would wait for it forever.
+        let _stop = StopOnDrop(&stop);
         let started = Instant::now();
         // Only this scenario's namespace: the others' CatalogSources are theirs.
         let out = env.olm(&["migrate", "catalogs", "-n", NS, "--kubeconfig", &kc]);
@@ -249,4 +252,13 @@ fn in_place(env: &Env) {
         || !env.try_kubectl(&["get", "crd", CRD], None).0,
         || state(env),
     );
+}
+
+/// Sets the flag when dropped: on the way out of a scope, panicking or not.
+struct StopOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
 }
