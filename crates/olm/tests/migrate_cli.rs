@@ -368,19 +368,7 @@ fn catalogs_move_and_checks_say_what_blocks_an_operator() {
     assert_eq!(template(), pods_before);
     // OLM v0's webhook configuration (its CA bundle in place) is the one that stays.
     assert_eq!(webhooks(), webhooks_before);
-    wait_for(
-        "the Subscription and CSV gone",
-        Duration::from_secs(60),
-        || {
-            kubectl_ok(
-                kc,
-                &["get", "subscriptions,csv", "-n", "team-m", "-o", "name"],
-                None,
-            )
-            .trim()
-            .is_empty()
-        },
-    );
+    v0_gone(kc);
     let ext = kubectl_ok(
         kc,
         &["get", "clusterextension", "example-operator", "-o", "json"],
@@ -577,21 +565,7 @@ fn catalogs_move_and_checks_say_what_blocks_an_operator() {
             "after a kill once {step}: {out}{err}"
         );
         unchanged();
-        let left = kubectl_ok(
-            kc,
-            &["get", "subscriptions,csv", "-n", "team-m", "-o", "name"],
-            None,
-        );
-        wait_for("OLM v0's objects gone", Duration::from_secs(60), || {
-            kubectl_ok(
-                kc,
-                &["get", "subscriptions,csv", "-n", "team-m", "-o", "name"],
-                None,
-            )
-            .trim()
-            .is_empty()
-        });
-        drop(left);
+        v0_gone(kc);
         back_to_v0();
     }
 
@@ -674,6 +648,24 @@ fn catalogs_move_and_checks_say_what_blocks_an_operator() {
         None,
     );
     assert_eq!(groups.lines().count(), 1, "{groups}");
+}
+
+/// Waits until team-m's Subscription and CSV are gone: the move deletes them in the
+/// background, and the CSV goes once OLM v0's cleanup has run.
+fn v0_gone(kubeconfig: &str) {
+    wait_for(
+        "the Subscription and CSV gone",
+        Duration::from_secs(60),
+        || {
+            kubectl_ok(
+                kubeconfig,
+                &["get", "subscriptions,csv", "-n", "team-m", "-o", "name"],
+                None,
+            )
+            .trim()
+            .is_empty()
+        },
+    );
 }
 
 /// Runs `olm migrate example-operator -n team-m` and kills it (SIGKILL) as soon as it prints a

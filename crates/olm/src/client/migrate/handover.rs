@@ -477,6 +477,10 @@ async fn delete_operator_groups(
     let groups: Api<OperatorGroup> = Api::namespaced(client.clone(), ns);
     let roles: Api<ClusterRole> = Api::all(client.clone());
     let all_roles = roles.list_metadata(&ListParams::default()).await?.items;
+    let strip: serde_json::Map<String, serde_json::Value> = handover::OPERATOR_GROUP_ROLE_LABELS
+        .iter()
+        .map(|l| ((*l).to_owned(), serde_json::Value::Null))
+        .collect();
     let mut deleted = Vec::new();
     for group in groups.list(&ListParams::default()).await?.items {
         let group_name = group.name_any();
@@ -484,11 +488,6 @@ async fn delete_operator_groups(
             .iter()
             .filter(|r| handover::operator_group_role(&group_name, &r.name_any()))
         {
-            let strip: serde_json::Map<String, serde_json::Value> =
-                handover::OPERATOR_GROUP_ROLE_LABELS
-                    .iter()
-                    .map(|l| ((*l).to_owned(), serde_json::Value::Null))
-                    .collect();
             roles
                 .patch(
                     &role.name_any(),
