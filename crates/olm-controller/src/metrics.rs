@@ -9,6 +9,7 @@
 //! | `controller_runtime_max_concurrent_reconciles` | gauge | `controller` |
 //! | `controller_runtime_active_workers` | gauge | `controller` |
 //! | `workqueue_depth` | gauge | `controller`, `name`, `priority` (always empty) |
+//! | `installplan_warnings_total` | counter | none (upstream catalog-operator's: InstallPlan steps whose writes drew API warnings) |
 //!
 //! `workqueue_depth` is an approximation, and says so in its help text: kube-runtime's
 //! controller keeps its queue to itself, so the gauge counts what the process can see — objects
@@ -25,6 +26,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// controller-runtime's `reconcile_time_seconds` buckets (`pkg/internal/controller/metrics`).
@@ -141,6 +143,8 @@ impl Controller {
 #[derive(Debug, Default)]
 pub struct Metrics {
     controllers: Mutex<BTreeMap<&'static str, Controller>>,
+    /// `installplan_warnings_total`: InstallPlan steps whose writes drew API warnings.
+    install_plan_warnings: AtomicU64,
 }
 
 impl Metrics {
@@ -184,6 +188,12 @@ impl Metrics {
             started: Instant::now(),
             finished: false,
         }
+    }
+
+    /// Counts one InstallPlan step whose writes drew warnings from the API server (upstream
+    /// catalog-operator's `installplan_warnings_total`).
+    pub fn count_install_plan_warning(&self) {
+        self.install_plan_warnings.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Forgets `key` of `controller` (the object is gone), so a retry that will never come does
@@ -291,6 +301,18 @@ impl Metrics {
                 );
             }
         }
+        family(
+            &mut out,
+            "installplan_warnings_total",
+            "monotonic count of resources that generated warnings when applied as part of an \
+             InstallPlan (for example, due to deprecation)",
+            "counter",
+        );
+        let _ = writeln!(
+            out,
+            "installplan_warnings_total {}",
+            self.install_plan_warnings.load(Ordering::Relaxed)
+        );
         family(
             &mut out,
             "workqueue_depth",

@@ -3253,6 +3253,89 @@ async fn bad_input(env: &Env, id: &str) -> Result<()> {
     Ok(())
 }
 
+/// A plan step whose object is of a deprecated version draws the API server's warning, which
+/// is reported as upstream's catalog-operator reports it (`installplan_e2e_test.go`, "creates
+/// an Event surfacing the deprecation warning"): a Warning event `AppliedWithWarnings` on the
+/// plan's step, in upstream's words. The kind is one a plan may create (PrometheusRule, in a
+/// group of this scenario's own), at a version its CRD marks deprecated.
+async fn plan_warnings(env: &Env, id: &str) -> Result<()> {
+    let ns = id;
+    let group = format!("{id}.example.com");
+    env.namespace_with_group(ns, json!({"targetNamespaces": [ns]}))
+        .await?;
+    let mut rules = crd("prometheusrules", &group, "PrometheusRule");
+    rules["spec"]["versions"][0]["deprecated"] = json!(true);
+    env.apply(rules).await?;
+    let crds: Api<CustomResourceDefinition> = Api::all(env.client.clone());
+    wait(
+        "the deprecated CRD established",
+        || async {
+            let crd = serde_json::to_value(crds.get(&format!("prometheusrules.{group}")).await?)?;
+            Ok(crd["status"]["conditions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|c| c["type"] == "Established" && c["status"] == "True"))
+        },
+        |established| *established,
+    )
+    .await?;
+    env.apply(csv(ns, "warned.v1.0.0", &["OwnNamespace"], None, json!({})))
+        .await?;
+    let manifest = json!({"apiVersion": format!("{group}/v1"), "kind": "PrometheusRule",
+        "metadata": {"name": "rule"}, "spec": {"groups": []}});
+    let plans = installplans_api(env, ns);
+    env.apply(
+        json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "InstallPlan",
+        "metadata": {"name": "warned", "namespace": ns},
+        "spec": {"approval": "Automatic", "approved": true, "clusterServiceVersionNames": []}}),
+    )
+    .await?;
+    let status = json!({"status": {"phase": "Installing", "catalogSources": [], "plan": [{
+        "resolving": "warned.v1.0.0", "status": "Unknown",
+        "resource": {"name": "rule", "group": group, "version": "v1", "kind": "PrometheusRule",
+            "sourceName": "", "sourceNamespace": "", "manifest": manifest.to_string()}}]}});
+    plans
+        .patch_status("warned", &PatchParams::default(), &Patch::Merge(&status))
+        .await?;
+    wait(
+        "the plan Complete",
+        || async { Ok(plans.get("warned").await?.data["status"]["phase"].clone()) },
+        |phase| phase == "Complete",
+    )
+    .await?;
+    let events = Api::<k8s_openapi::api::events::v1::Event>::namespaced(env.client.clone(), ns);
+    let warned = wait(
+        "the AppliedWithWarnings event",
+        || async {
+            Ok(events
+                .list(&ListParams::default())
+                .await?
+                .items
+                .into_iter()
+                .find(|e| e.reason.as_deref() == Some("AppliedWithWarnings")))
+        },
+        Option::is_some,
+    )
+    .await?
+    .context("no event")?;
+    check_eq!(warned.type_.as_deref(), Some("Warning"));
+    let want = format!(
+        "1 warning(s) generated during installation of operator \"warned.v1.0.0\" (PrometheusRule \"rule\"): {group}/v1 PrometheusRule is deprecated"
+    );
+    check_eq!(warned.note.as_deref(), Some(want.as_str()));
+    let regarding = warned.regarding.unwrap_or_default();
+    check_eq!(
+        (
+            regarding.kind.as_deref(),
+            regarding.name.as_deref(),
+            regarding.field_path.as_deref()
+        ),
+        (Some("InstallPlan"), Some("warned"), Some("status.plan[0]"))
+    );
+    Ok(())
+}
+
 /// PackageManifests (seed 001, "multi-arch" labels): a catalog whose default channel's head
 /// carries `operatorframework.io/arch.arm64` and `operatorframework.io/os.windows` is listed
 /// through the real API server (the aggregated `packages.operators.coreos.com/v1` that `olm run`
@@ -3620,7 +3703,8 @@ async fn olm_v0_on_a_control_plane() -> Result<()> {
         packageserver_port: olm.packageserver_port,
     };
 
-    let together: [(&str, Scenario); 31] = [
+    let together: [(&str, Scenario); 32] = [
+        ("plan-warnings", |e, id| Box::pin(plan_warnings(e, id))),
         ("terminal-failures", |e, id| {
             Box::pin(terminal_failures(e, id))
         }),

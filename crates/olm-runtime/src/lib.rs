@@ -14,6 +14,8 @@
 //! * [`status`]: a status is written with every message bounded as the API server accepts it,
 //!   and one the API server refuses anyway is written again with its long messages shortened to
 //!   say so, instead of the refusal reaching only the log.
+//! * [`warnings`]: the API server's `Warning` headers (a deprecated API version, a webhook's
+//!   advice), which kube-rs drops, kept for a controller to report as upstream's do.
 //!
 //! What it is not for: decisions (those are pure, in the crates named for each controller) or
 //! anything OLM-specific; the policy numbers live in `olm_k8s::retry`.
@@ -24,4 +26,5 @@
 pub mod reconnect;
 pub mod report;
 pub mod status;
+pub mod warnings;
 pub mod watch;

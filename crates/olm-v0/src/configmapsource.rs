@@ -566,7 +566,11 @@ fn owner_of(source: &Value) -> Value {
 /// 3. It lacks an owner reference to the source (by uid) or the `olm.managed` label: adopt it
 ///    ([`Action::Adopt`]), adding the reference and `olm.managed: "false"` beside what is there.
 /// 4. `status.configMapReference` does not name this uid and resourceVersion: record them with
-///    `lastUpdateTime` now, and nothing more this pass (the status write wakes the next).
+///    `lastUpdateTime` now, and nothing more this pass (the status write wakes the next). A
+///    recording that replaces another is at least the second after it: upstream's e2e suite
+///    (`updateInternalCatalog`) waits for the new `lastUpdateTime` to be strictly `After` the
+///    old, times the API keeps to the second, and a ConfigMap updated within the second it was
+///    first recorded would otherwise tie with it for ever.
 /// 5. The recorded version is served: `status.registryService` names the registry's Service,
 ///    `createdAt` the time that version started being served.
 /// 6. The recorded version failed to load: `RegistryServerError` with why; nothing is served.
@@ -648,6 +652,11 @@ fn configmap_step(source: &Value, lookup: &Lookup, serving: &Serving, now: &str)
             && r["resourceVersion"].as_str() == Some(meta.resource_version.as_str())
     });
     if !matches {
+        // Each recording is later than the one it replaces (see [`later_than`]).
+        let updated = match recorded.and_then(|r| r["lastUpdateTime"].as_str()) {
+            Some(before) => later_than(now, before),
+            None => now.to_owned(),
+        };
         status.insert(
             "configMapReference".into(),
             json!({
@@ -655,7 +664,7 @@ fn configmap_step(source: &Value, lookup: &Lookup, serving: &Serving, now: &str)
                 "namespace": meta.namespace,
                 "uid": meta.uid,
                 "resourceVersion": meta.resource_version,
-                "lastUpdateTime": now,
+                "lastUpdateTime": updated,
             }),
         );
         return Decision {
@@ -1084,6 +1093,7 @@ mod tests {
         };
         let mut outdated = reference();
         outdated["resourceVersion"] = json!("old");
+        outdated["lastUpdateTime"] = json!("2018-01-26T20:39:00Z");
         let table: Vec<(&str, Value, Lookup, Serving, Value, Action)> = vec![
             (
                 "CatalogSourceWithMissingConfigMap",
@@ -1223,6 +1233,56 @@ mod tests {
                 NOW,
             );
             assert_eq!(d.status, want, "{name}");
+            assert_eq!(d.action, Action::None, "{name}");
+        }
+    }
+
+    /// A change recorded over an earlier one: upstream's e2e `updateInternalCatalog` waits for
+    /// the new `configMapReference.lastUpdateTime` to be strictly `After` the old one.
+    #[test]
+    fn each_recorded_change_is_later_than_the_one_before() {
+        let with_time = |resource_version: &str, time: &str| {
+            let mut r = reference();
+            r["resourceVersion"] = json!(resource_version);
+            r["lastUpdateTime"] = json!(time);
+            r
+        };
+        let table = [
+            ("first recording: now", None, NOW),
+            (
+                "the old one an earlier second: now",
+                Some("2018-01-26T20:39:59Z"),
+                NOW,
+            ),
+            (
+                "the old one this second: the next",
+                Some(NOW),
+                "2018-01-26T20:40:01Z",
+            ),
+            (
+                "the old one ahead of the clock: the second after it",
+                Some("2018-01-26T20:40:03Z"),
+                "2018-01-26T20:40:04Z",
+            ),
+            ("the old one unreadable: now", Some("yesterday"), NOW),
+        ];
+        for (name, before, want) in table {
+            let status = match before {
+                Some(t) => json!({"configMapReference": with_time("old", t)}),
+                None => json!({}),
+            };
+            let d = decide(
+                &source(status),
+                &Lookup::Found(adopted()),
+                &Serving::Nothing,
+                None,
+                NOW,
+            );
+            assert_eq!(
+                d.status["configMapReference"],
+                with_time("resource-version", want),
+                "{name}"
+            );
             assert_eq!(d.action, Action::None, "{name}");
         }
     }

@@ -1198,11 +1198,49 @@ pub fn needs_requeue(steps: &[Step]) -> bool {
     steps.iter().any(|s| s.status == StepStatus::WaitingForApi)
 }
 
+/// The reason of the Warning event on a plan whose step drew warnings from the API server
+/// (upstream's `ExecutePlan`).
+pub const APPLIED_WITH_WARNINGS_REASON: &str = "AppliedWithWarnings";
+
+/// The note of that event, in upstream's words: how many warnings creating `kind` `name` drew,
+/// for which operator (`resolving`, when the step names one), and each warning's text.
+pub fn warnings_note(resolving: &str, kind: &str, name: &str, warnings: &[String]) -> String {
+    let (kind, name, count) = (kind, olm_goenc::quote(name), warnings.len());
+    let texts = warnings.join(", ");
+    if resolving.is_empty() {
+        format!(
+            "{count} warning(s) generated during operator installation ({kind} {name}): {texts}"
+        )
+    } else {
+        let operator = olm_goenc::quote(resolving);
+        format!(
+            "{count} warning(s) generated during installation of operator {operator} ({kind} {name}): {texts}"
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
     use super::*;
+
+    /// `installplan_e2e_test.go`'s "creates an Event surfacing the deprecation warning" (OLM
+    /// v0.46.0), and `ExecutePlan`'s wording for a step that resolves no operator.
+    #[test]
+    fn a_step_that_drew_warnings_is_reported_in_upstreams_words() {
+        let warning =
+            vec!["operators.io.operator-framework/v1 Deprecated is deprecated".to_owned()];
+        assert_eq!(
+            warnings_note("test-csv", "Deprecated", "deprecated-abc", &warning),
+            "1 warning(s) generated during installation of operator \"test-csv\" (Deprecated \"deprecated-abc\"): operators.io.operator-framework/v1 Deprecated is deprecated"
+        );
+        let two = vec!["a".to_owned(), "b \"c\"".to_owned()];
+        assert_eq!(
+            warnings_note("", "ConfigMap", "x", &two),
+            "2 warning(s) generated during operator installation (ConfigMap \"x\"): a, b \"c\""
+        );
+    }
 
     /// `subscription_e2e_test.go`'s ConfigMap catalog (`initCatalog`) carries CSVs whose
     /// apiVersion is `v1alpha1`; upstream decodes them as CSVs and creates them all the same.

@@ -280,7 +280,13 @@ async fn execute(
         .map(Step::from_json)
         .collect::<Result<_, _>>()
         .map_err(|e| format!("InstallPlan {namespace}/{name}: {e}"))?;
-    let client = plan_client(ctx, plan)?;
+    // Every write of the plan records the API server's warnings, as upstream's clients for
+    // plan execution do, so each step that drew any is reported on the plan.
+    let warnings = olm_runtime::warnings::Warnings::default();
+    let clients = Clients {
+        plan: warnings.wrap(&plan_client(ctx, plan)?),
+        olm: warnings.wrap(&ctx.shared.client),
+    };
     let mut error: Option<StepError> = None;
     // A kind outside the supported list fails the plan before anything is created, so nothing
     // is half installed.
@@ -302,10 +308,13 @@ async fn execute(
             .map_err(|e| e.message)?
     };
     if refused.is_none() && !unsupported {
-        for step in &mut steps {
+        for (i, step) in steps.iter_mut().enumerate() {
             let result = match step.status {
                 StepStatus::Unknown | StepStatus::NotPresent => {
-                    apply(ctx, &client, namespace, name, step).await
+                    warnings.take();
+                    let result = apply(ctx, &clients, namespace, name, step).await;
+                    report_warnings(ctx, namespace, name, i, step, &warnings).await;
+                    result
                 }
                 StepStatus::WaitingForApi => Ok(established(ctx, step)),
                 _ => continue,
@@ -494,10 +503,73 @@ fn established(ctx: &Ctx, step: &Step) -> StepStatus {
     }
 }
 
+/// The clients a plan's steps are written with, both recording the API server's warnings.
+struct Clients {
+    /// As the plan's ServiceAccount, when it has one ([`plan_client`]).
+    plan: Client,
+    /// As OLM itself, for CRDs.
+    olm: Client,
+}
+
+/// A Warning event `AppliedWithWarnings` on the plan, naming step `index`, for the warnings
+/// creating that step's object drew, and the count `installplan_warnings_total` one up (as
+/// upstream's `ExecutePlan`). Failing to record the event is only logged.
+async fn report_warnings(
+    ctx: &Ctx,
+    namespace: &str,
+    plan: &str,
+    index: usize,
+    step: &Step,
+    warnings: &olm_runtime::warnings::Warnings,
+) {
+    let (texts, dropped) = warnings.take();
+    if texts.is_empty() {
+        return;
+    }
+    if dropped > 0 {
+        tracing::warn!(namespace = %namespace, installplan = %plan, dropped, "more API warnings than are kept; the rest are not reported");
+    }
+    let note = olm_v0::steps::warnings_note(
+        &step.resolving,
+        &step.resource.kind,
+        &step.resource.name,
+        &texts,
+    );
+    ctx.shared.metrics.count_install_plan_warning();
+    let reference = k8s_openapi::api::core::v1::ObjectReference {
+        field_path: Some(format!("status.plan[{index}]")),
+        ..plan_reference(namespace, plan)
+    };
+    let event = kube::runtime::events::Event {
+        type_: kube::runtime::events::EventType::Warning,
+        reason: olm_v0::steps::APPLIED_WITH_WARNINGS_REASON.to_owned(),
+        note: Some(olm_k8s::truncate_note(&note)),
+        action: "Install".to_owned(),
+        secondary: None,
+    };
+    if let Err(e) = super::recorder(&ctx.shared.client)
+        .publish(&event, &reference)
+        .await
+    {
+        tracing::warn!(namespace = %namespace, installplan = %plan, error = %e, "recording an event failed");
+    }
+}
+
+/// A reference to the InstallPlan `namespace/name`, for its events.
+fn plan_reference(namespace: &str, plan: &str) -> k8s_openapi::api::core::v1::ObjectReference {
+    k8s_openapi::api::core::v1::ObjectReference {
+        api_version: Some("operators.coreos.com/v1alpha1".to_owned()),
+        kind: Some("InstallPlan".to_owned()),
+        name: Some(plan.to_owned()),
+        namespace: Some(namespace.to_owned()),
+        ..Default::default()
+    }
+}
+
 /// Creates (or, for RBAC and CRDs, updates) a step's object; its new status.
 async fn apply(
     ctx: &Ctx,
-    client: &Client,
+    clients: &Clients,
     namespace: &str,
     plan: &str,
     step: &Step,
@@ -574,9 +646,9 @@ async fn apply(
     // (upstream's step builder): a scoped operator's account is not expected to hold
     // cluster-wide CRD rights.
     let client = if plain_kind == "CustomResourceDefinition" {
-        &ctx.shared.client
+        &clients.olm
     } else {
-        client
+        &clients.plan
     };
     let api: Api<DynamicObject> = if namespaced {
         Api::namespaced_with(client.clone(), namespace, &resource)
@@ -614,13 +686,7 @@ async fn apply(
 /// converts with a webhook); failing to record it is only logged.
 async fn warn_on_plan(client: &Client, namespace: &str, plan: &str, note: &str) {
     use kube::runtime::events::{Event, EventType};
-    let reference = k8s_openapi::api::core::v1::ObjectReference {
-        api_version: Some("operators.coreos.com/v1alpha1".to_owned()),
-        kind: Some("InstallPlan".to_owned()),
-        name: Some(plan.to_owned()),
-        namespace: Some(namespace.to_owned()),
-        ..Default::default()
-    };
+    let reference = plan_reference(namespace, plan);
     let event = Event {
         type_: EventType::Warning,
         reason: olm_v0::crdupgrade::CRD_VALIDATION_EVENT_REASON.to_owned(),
