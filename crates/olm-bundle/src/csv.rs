@@ -40,6 +40,19 @@ impl InstallModeType {
     }
 }
 
+impl From<&str> for InstallModeType {
+    /// The mode spelled `s`; any other text is [`InstallModeType::Other`].
+    fn from(s: &str) -> InstallModeType {
+        match s {
+            "AllNamespaces" => Self::AllNamespaces,
+            "MultiNamespace" => Self::MultiNamespace,
+            "OwnNamespace" => Self::OwnNamespace,
+            "SingleNamespace" => Self::SingleNamespace,
+            other => Self::Other(other.to_owned()),
+        }
+    }
+}
+
 impl std::fmt::Display for InstallModeType {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())

@@ -4,63 +4,14 @@
 //! [`InstallModeSet::supports`].
 
 use std::collections::BTreeMap;
-use std::fmt;
 
-/// One of the four install mode types.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum InstallModeType {
-    /// Watches its own namespace.
-    OwnNamespace,
-    /// Watches one namespace other than its own.
-    SingleNamespace,
-    /// Watches several namespaces.
-    MultiNamespace,
-    /// Watches every namespace.
-    AllNamespaces,
-}
-
-impl InstallModeType {
-    /// The CSV's spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            InstallModeType::OwnNamespace => "OwnNamespace",
-            InstallModeType::SingleNamespace => "SingleNamespace",
-            InstallModeType::MultiNamespace => "MultiNamespace",
-            InstallModeType::AllNamespaces => "AllNamespaces",
-        }
-    }
-
-    /// The type spelled `s`, if it is one.
-    pub fn parse(s: &str) -> Option<InstallModeType> {
-        match s {
-            "OwnNamespace" => Some(InstallModeType::OwnNamespace),
-            "SingleNamespace" => Some(InstallModeType::SingleNamespace),
-            "MultiNamespace" => Some(InstallModeType::MultiNamespace),
-            "AllNamespaces" => Some(InstallModeType::AllNamespaces),
-            _ => None,
-        }
-    }
-}
-
-impl fmt::Display for InstallModeType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// One `spec.installModes` entry as written (the type is kept as text: an unknown type is kept
-/// and simply never supports anything).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct InstallMode {
-    /// `type`.
-    pub type_: String,
-    /// `supported`.
-    pub supported: bool,
-}
+/// A CSV's install modes are the bundle's model ([`olm_bundle::csv`]): one type for the bundle
+/// tooling and OLM v0 alike. An unknown type is kept as written and never supports anything.
+pub use olm_bundle::csv::{InstallMode, InstallModeType};
 
 /// The install modes of a CSV; a type not listed is not supported.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct InstallModeSet(pub BTreeMap<String, bool>);
+pub struct InstallModeSet(pub BTreeMap<InstallModeType, bool>);
 
 impl InstallModeSet {
     /// The set of `modes`, or upstream's error when a type is listed twice:
@@ -69,10 +20,10 @@ impl InstallModeSet {
     pub fn new(modes: &[InstallMode]) -> Result<InstallModeSet, String> {
         let mut set = BTreeMap::new();
         for m in modes {
-            if set.insert(m.type_.clone(), m.supported).is_some() {
+            if set.insert(m.mode.clone(), m.supported).is_some() {
                 let listed: Vec<String> = modes
                     .iter()
-                    .map(|m| format!("{{{} {}}}", m.type_, m.supported))
+                    .map(|m| format!("{{{} {}}}", m.mode, m.supported))
                     .collect();
                 return Err(format!(
                     "InstallMode list contains duplicates, cannot make set: [{}]",
@@ -84,7 +35,7 @@ impl InstallModeSet {
     }
 
     fn has(&self, t: InstallModeType) -> bool {
-        self.0.get(t.as_str()).copied().unwrap_or(false)
+        self.0.get(&t).copied().unwrap_or(false)
     }
 
     /// Whether a CSV in `operator_namespace` may watch `namespaces` (its group's target

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
-use crate::installmode::InstallMode;
+use crate::installmode::{InstallMode, InstallModeType};
 use crate::operatorgroup::{GROUP_LABEL_PREFIX, MANAGED_LABEL};
 use crate::strategy::{CsvOwner, owner_labels, spec_hash};
 
@@ -118,7 +118,7 @@ pub fn configuration(
 /// mode supported, AllNamespaces not marked unsupported).
 fn all_namespaces_only(modes: &[InstallMode]) -> bool {
     modes.iter().all(|m| {
-        if m.type_ == "AllNamespaces" {
+        if m.mode == InstallModeType::AllNamespaces {
             m.supported
         } else {
             !m.supported
@@ -253,16 +253,16 @@ mod tests {
     #[test]
     fn conversion_rules() {
         let all = vec![InstallMode {
-            type_: "AllNamespaces".into(),
+            mode: InstallModeType::AllNamespaces,
             supported: true,
         }];
         let own = vec![
             InstallMode {
-                type_: "AllNamespaces".into(),
+                mode: InstallModeType::AllNamespaces,
                 supported: true,
             },
             InstallMode {
-                type_: "OwnNamespace".into(),
+                mode: InstallModeType::OwnNamespace,
                 supported: true,
             },
         ];

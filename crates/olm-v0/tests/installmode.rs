@@ -28,7 +28,7 @@ fn set(modes: Modes) -> InstallModeSet {
         TYPES
             .iter()
             .zip(modes)
-            .filter_map(|(t, supported)| supported.map(|s| (t.as_str().to_owned(), s)))
+            .filter_map(|(t, supported)| supported.map(|s| (t.clone(), s)))
             .collect(),
     )
 }
@@ -191,7 +191,7 @@ fn supports() {
 #[test]
 fn new_install_mode_set_refuses_duplicates() {
     let mode = |t: &str, supported: bool| InstallMode {
-        type_: t.to_owned(),
+        mode: t.into(),
         supported,
     };
     let err = InstallModeSet::new(&[

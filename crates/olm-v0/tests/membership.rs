@@ -12,7 +12,7 @@ use olm_v0::{ApiSet, InstallMode, OperatorGroupView, Reason};
 fn modes(list: &[(&str, bool)]) -> Vec<InstallMode> {
     list.iter()
         .map(|(t, s)| InstallMode {
-            type_: (*t).to_owned(),
+            mode: (*t).into(),
             supported: *s,
         })
         .collect()

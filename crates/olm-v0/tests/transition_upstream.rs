@@ -137,7 +137,7 @@ fn annotations(group: &str, namespace: &str, targets: Option<&str>) -> BTreeMap<
 fn modes(list: &[(&str, bool)]) -> Vec<InstallMode> {
     list.iter()
         .map(|(t, s)| InstallMode {
-            type_: (*t).to_owned(),
+            mode: (*t).into(),
             supported: *s,
         })
         .collect()

@@ -210,10 +210,7 @@ pub fn install_modes(csv: &ClusterServiceVersion) -> Vec<olm_v0::InstallMode> {
         .install_modes
         .iter()
         .map(|m| olm_v0::InstallMode {
-            type_: serde_json::to_value(&m.type_)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_owned))
-                .unwrap_or_default(),
+            mode: m.type_.as_str().into(),
             supported: m.supported,
         })
         .collect()
