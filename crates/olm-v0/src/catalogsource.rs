@@ -15,6 +15,8 @@ use serde_json::{Map, Value, json};
 use crate::operatorgroup::MANAGED_LABEL;
 use crate::strategy::spec_hash;
 
+pub mod pass;
+
 /// The label naming a registry Pod's CatalogSource (and the Service's selector).
 pub const CATALOG_SOURCE_LABEL: &str = "olm.catalogSource";
 /// The annotation on a CatalogSource whose value becomes the Pod's priority class.

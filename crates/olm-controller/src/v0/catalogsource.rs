@@ -31,22 +31,22 @@ use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::{self, ObjectRef};
 use kube::runtime::{WatchStreamExt as _, watcher};
 use olm_k8s::retry::{Backoff, Failures};
+use olm_v0::catalogsource::pass::{self, Route};
 use olm_v0::catalogsource::{
-    CATALOG_SOURCE_LABEL, POD_HASH_LABEL, PodInput, REGISTRY_SERVER_REASON, SPEC_INVALID_REASON,
-    SecurityConfig, grpc_server_network_policy, registry_address, registry_pod, registry_service,
-    registry_service_account, registry_service_status, validate,
+    CATALOG_SOURCE_LABEL, POD_HASH_LABEL, PodInput, REGISTRY_SERVER_REASON, SecurityConfig,
+    grpc_server_network_policy, registry_pod, registry_service, registry_service_account,
 };
 use olm_v0::configmapsource::{self, Lookup, Serving};
 use olm_v0::registrypoll::{
-    INVALID_INTERVAL_REASON, NOT_READY_REQUEUE, PodFacts, Poll, UPDATE_LABEL, UpdateStep,
-    promoted_labels, update_pod, update_step,
+    NOT_READY_REQUEUE, PodFacts, Poll, UPDATE_LABEL, UpdateStep, promoted_labels, update_pod,
+    update_step,
 };
 use olm_v0_api::v1alpha1::CatalogSource;
 use serde_json::{Value, json};
 use tracing::{info, warn};
 
 use super::connection::Connections;
-use super::inprocess::{InProcess, SERVE_IN_PROCESS_ANNOTATION};
+use super::inprocess::InProcess;
 use super::{FIELD_MANAGER, Index};
 use crate::context::Shared;
 use crate::metrics::Outcome;
@@ -211,43 +211,58 @@ async fn reconcile(source: Arc<CatalogSource>, ctx: Arc<Ctx>) -> Result<Action, 
     result.map(|poll| poll.map_or_else(Action::await_change, Action::requeue))
 }
 
-/// One pass; `Some(interval)` when the source's image is polled in process.
+/// One pass: [`pass::start`] says how the source is served, the registry is made ready and its
+/// address watched as that says, and [`pass::conclude`] says what the status is then.
+/// `Some(interval)` when the source's image is polled.
 async fn sync(source: &CatalogSource, ctx: &Ctx) -> Result<Option<Duration>, Error> {
     let value = serde_json::to_value(source).map_err(|e| Error(e.to_string()))?;
     let current = value.get("status").cloned().unwrap_or_else(|| json!({}));
-    let mut status = current.clone();
-    let Some(obj) = status.as_object_mut() else {
-        return Err(Error("status is not an object".into()));
+    let k = key(source);
+    let start = pass::start(&value);
+    let address = match &start.route {
+        Route::Invalid => {
+            ctx.connections.forget(&k);
+            return write_status(ctx, source, &current, Value::Object(start.status))
+                .await
+                .map(|()| None);
+        }
+        Route::ConfigMap => {
+            return sync_config_map(ctx, source, &value, &current)
+                .await
+                .map(|()| None);
+        }
+        Route::InProcess { image } => match ctx.in_process.ensure(&k, image).await {
+            Ok((address, _)) => Some(address),
+            Err(e) => {
+                let now = super::now().0.to_string();
+                let found = found(Err(&e), None, false, &now);
+                let status = pass::conclude(&value, &start, &found);
+                write_status(ctx, source, &current, Value::Object(status)).await?;
+                return Err(Error(e));
+            }
+        },
+        Route::Address { address } | Route::Pod { address } => {
+            ctx.in_process.forget(&k);
+            Some(address.clone())
+        }
     };
-    if let Err(message) = validate(&value) {
-        ctx.connections.forget(&key(source));
-        obj.remove("connectionState");
-        obj.insert("reason".into(), json!(SPEC_INVALID_REASON));
-        obj.insert("message".into(), json!(message));
-        return write_status(ctx, source, &current, status)
-            .await
-            .map(|()| None);
+    if let Some(address) = &address {
+        ctx.connections
+            .ensure(ObjectRef::from_obj(source), address, ctx.wake.clone());
     }
-    if obj.get("reason").and_then(Value::as_str) == Some(SPEC_INVALID_REASON) {
-        obj.remove("reason");
-        obj.remove("message");
-    }
-    let poll = olm_v0::registrypoll::poll(&value);
-    match poll.as_ref().and_then(|p| p.parsing_error.as_ref()) {
-        Some(message) => {
-            obj.insert("reason".into(), json!(INVALID_INTERVAL_REASON));
-            obj.insert("message".into(), json!(message));
-        }
-        None if obj.get("reason").and_then(Value::as_str) == Some(INVALID_INTERVAL_REASON) => {
-            obj.remove("reason");
-            obj.remove("message");
-        }
-        None => {}
-    }
+    let connection = ctx
+        .connections
+        .state(&k)
+        .map(|c| configmapsource::Connection {
+            address: c.address,
+            observed: c.observed.to_owned(),
+            since: c.since,
+        });
     let now = super::now();
     let times = PollTimes {
         now: std::time::SystemTime::from(now.0),
-        last: obj
+        last: start
+            .status
             .get("latestImageRegistryPoll")
             .and_then(Value::as_str)
             .and_then(|t| t.parse::<jiff::Timestamp>().ok())
@@ -261,131 +276,60 @@ async fn sync(source: &CatalogSource, ctx: &Ctx) -> Result<Option<Duration>, Err
             }),
         stamp: now.0.to_string(),
     };
-    let has_image = value["spec"]["image"]
-        .as_str()
-        .is_some_and(|i| !i.is_empty());
-    if matches!(
-        value["spec"]["sourceType"].as_str(),
-        Some("configmap" | "internal")
-    ) {
-        return sync_config_map(ctx, source, &value, &current)
-            .await
-            .map(|()| None);
-    }
-    if value["spec"]["sourceType"] != "grpc" {
-        return write_status(ctx, source, &current, status)
-            .await
-            .map(|()| None);
-    }
-    let in_process = has_image
-        && source
-            .annotations()
-            .get(SERVE_IN_PROCESS_ANNOTATION)
-            .is_some_and(|v| v == "true");
-    if !in_process {
-        ctx.in_process.forget(&key(source));
-    }
-    let address = if in_process {
-        let image = value["spec"]["image"].as_str().unwrap_or_default();
-        match ctx.in_process.ensure(&key(source), image).await {
-            Ok((address, _)) => {
-                if obj.get("reason").and_then(Value::as_str) == Some(REGISTRY_SERVER_REASON) {
-                    obj.remove("reason");
-                    obj.remove("message");
-                }
-                address
+    let poll_due = start.poll.as_ref().is_some_and(|p| times.due(p));
+    match &start.route {
+        Route::InProcess { .. } => {
+            // The registry is olm's own: no Pod, Service or NetworkPolicy. `ensure` above
+            // resolved the tag already.
+            let found = found(Ok(()), connection.as_ref(), poll_due, &times.stamp);
+            let status = pass::conclude(&value, &start, &found);
+            let next = start.poll.as_ref().map(|p| times.resync(p, &status));
+            write_status(ctx, source, &current, Value::Object(status)).await?;
+            Ok(next)
+        }
+        Route::Pod { .. } => match ensure_registry(ctx, source, &value).await {
+            Ok(serving) => {
+                let found = found(Ok(()), connection.as_ref(), false, &times.stamp);
+                let mut status = pass::conclude(&value, &start, &found);
+                let Some(poll) = &start.poll else {
+                    return write_status(ctx, source, &current, Value::Object(status))
+                        .await
+                        .map(|()| None);
+                };
+                let polled =
+                    poll_registry(ctx, source, &value, poll, &serving, &times, &mut status).await;
+                write_status(ctx, source, &current, Value::Object(status)).await?;
+                polled.map(Some)
             }
             Err(e) => {
-                obj.insert("reason".into(), json!(REGISTRY_SERVER_REASON));
-                obj.insert("message".into(), json!(e.clone()));
-                write_status(ctx, source, &current, status).await?;
-                return Err(Error(e));
+                let found = found(Err(&e.0), connection.as_ref(), false, &times.stamp);
+                let status = pass::conclude(&value, &start, &found);
+                write_status(ctx, source, &current, Value::Object(status)).await?;
+                Err(e)
             }
+        },
+        Route::Address { .. } | Route::Invalid | Route::ConfigMap => {
+            let found = found(Ok(()), connection.as_ref(), false, &times.stamp);
+            let status = pass::conclude(&value, &start, &found);
+            write_status(ctx, source, &current, Value::Object(status))
+                .await
+                .map(|()| None)
         }
-    } else if has_image {
-        registry_address(&value)
-    } else {
-        value["spec"]["address"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned()
-    };
-    ctx.connections
-        .ensure(ObjectRef::from_obj(source), &address, ctx.wake.clone());
-    if let Some(c) = ctx.connections.state(&key(source)) {
-        obj.insert(
-            "connectionState".into(),
-            json!({"address": c.address, "lastObservedState": c.observed, "lastConnect": c.since}),
-        );
     }
-    if in_process {
-        // Named as upstream's registry Service would be, for clients waiting on it; only olm
-        // reaches this registry.
-        let created = obj
-            .get("registryService")
-            .and_then(|r| r.get("createdAt"))
-            .and_then(Value::as_str)
-            .map_or_else(|| now.0.to_string(), str::to_owned);
-        obj.insert(
-            "registryService".into(),
-            registry_service_status(&value, &created),
-        );
-        // The registry is olm's own: no Pod, Service or NetworkPolicy. `ensure` above resolved
-        // the tag already; the poll time is written when a poll is due, not on every pass (the
-        // write itself wakes the next pass).
-        let next = poll.map(|poll| {
-            if times.due(&poll) {
-                obj.insert("latestImageRegistryPoll".into(), json!(times.stamp));
-            }
-            times.resync(&poll, obj)
-        });
-        write_status(ctx, source, &current, status).await?;
-        return Ok(next);
-    }
-    if !has_image {
-        let service =
-            configmapsource::address_registry_service(obj.get("registryService"), &times.stamp);
-        obj.insert("registryService".into(), service);
-        return write_status(ctx, source, &current, status)
-            .await
-            .map(|()| None);
-    }
-    match ensure_registry(ctx, source, &value).await {
-        Ok(serving) => {
-            let failed_poll = obj
-                .get("message")
-                .and_then(Value::as_str)
-                .is_some_and(olm_v0::registrypoll::reports_failed_poll);
-            if obj.get("reason").and_then(Value::as_str) == Some(REGISTRY_SERVER_REASON)
-                && !failed_poll
-            {
-                obj.remove("reason");
-                obj.remove("message");
-            }
-            let created = obj
-                .get("registryService")
-                .and_then(|r| r.get("createdAt"))
-                .and_then(Value::as_str)
-                .map_or_else(|| super::now().0.to_string(), str::to_owned);
-            obj.insert(
-                "registryService".into(),
-                registry_service_status(&value, &created),
-            );
-            let Some(poll) = poll else {
-                return write_status(ctx, source, &current, status)
-                    .await
-                    .map(|()| None);
-            };
-            let polled = poll_registry(ctx, source, &value, &poll, &serving, &times, obj).await;
-            write_status(ctx, source, &current, status).await?;
-            polled.map(Some)
-        }
-        Err(e) => {
-            obj.insert("reason".into(), json!(REGISTRY_SERVER_REASON));
-            obj.insert("message".into(), json!(e.0.clone()));
-            write_status(ctx, source, &current, status).await?;
-            Err(e)
-        }
+}
+
+/// What the pass found, for [`pass::conclude`].
+fn found<'a>(
+    registry: Result<(), &'a str>,
+    connection: Option<&'a configmapsource::Connection>,
+    poll_due: bool,
+    now: &'a str,
+) -> pass::Found<'a> {
+    pass::Found {
+        registry,
+        connection,
+        poll_due,
+        now,
     }
 }
 

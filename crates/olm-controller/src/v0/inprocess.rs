@@ -23,9 +23,6 @@ use olm_image::{Expect, Filter, ImageCache, ImageRef};
 
 use super::lock;
 
-/// The annotation that asks for in-process serving.
-pub const SERVE_IN_PROCESS_ANNOTATION: &str = "olm.operatorframework.io/serve-in-process";
-
 /// One served catalog.
 struct Served {
     digest: String,
