@@ -113,6 +113,30 @@ impl Env {
         .await
     }
 
+    /// Waits for an event of `reason` in `namespace`; the first one found.
+    async fn wait_event(
+        &self,
+        namespace: &str,
+        reason: &str,
+    ) -> Result<k8s_openapi::api::events::v1::Event> {
+        let events =
+            Api::<k8s_openapi::api::events::v1::Event>::namespaced(self.client.clone(), namespace);
+        wait(
+            &format!("a {reason} event in {namespace}"),
+            || async {
+                Ok(events
+                    .list(&ListParams::default())
+                    .await?
+                    .items
+                    .into_iter()
+                    .find(|e| e.reason.as_deref() == Some(reason)))
+            },
+            Option::is_some,
+        )
+        .await?
+        .context("no event")
+    }
+
     async fn wait_gone(&self, namespace: &str, name: &str) -> Result<()> {
         wait(
             &format!("{namespace}/{name} deleted"),
@@ -1820,22 +1844,7 @@ async fn crd_upgrade_validation(env: &Env, id: &str) -> Result<()> {
     );
     let webhook = format!("{id}-webhook");
     crd_upgrade(env, &webhook, true).await?;
-    let events =
-        Api::<k8s_openapi::api::events::v1::Event>::namespaced(env.client.clone(), &webhook);
-    let warned = wait(
-        "the CRDValidation event",
-        || async {
-            Ok(events
-                .list(&ListParams::default())
-                .await?
-                .items
-                .into_iter()
-                .find(|e| e.reason.as_deref() == Some("CRDValidation")))
-        },
-        Option::is_some,
-    )
-    .await?
-    .context("no event")?;
+    let warned = env.wait_event(&webhook, "CRDValidation").await?;
     let note = warned.note.unwrap_or_default();
     if !note.starts_with("Validation of existing CRs against the new CRD's schema failed, but a webhook conversion strategy was specified in the new CRD.") {
         bail!("event note {note:?}");
@@ -3304,21 +3313,7 @@ async fn plan_warnings(env: &Env, id: &str) -> Result<()> {
         |phase| phase == "Complete",
     )
     .await?;
-    let events = Api::<k8s_openapi::api::events::v1::Event>::namespaced(env.client.clone(), ns);
-    let warned = wait(
-        "the AppliedWithWarnings event",
-        || async {
-            Ok(events
-                .list(&ListParams::default())
-                .await?
-                .items
-                .into_iter()
-                .find(|e| e.reason.as_deref() == Some("AppliedWithWarnings")))
-        },
-        Option::is_some,
-    )
-    .await?
-    .context("no event")?;
+    let warned = env.wait_event(ns, "AppliedWithWarnings").await?;
     check_eq!(warned.type_.as_deref(), Some("Warning"));
     let want = format!(
         "1 warning(s) generated during installation of operator \"warned.v1.0.0\" (PrometheusRule \"rule\"): {group}/v1 PrometheusRule is deprecated"

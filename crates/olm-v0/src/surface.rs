@@ -109,3 +109,73 @@ pub fn api_labels(surface: &Surface) -> BTreeMap<String, String> {
         })
         .collect()
 }
+
+/// The merge patch that makes a CSV's `olm.api.*` labels `wanted` (what [`api_labels`] says):
+/// each wanted label set, each other `olm.api.*` label removed, nothing else touched; `None`
+/// when `current` has them right already, so an unchanged CSV is never written.
+pub fn api_label_patch(
+    current: &BTreeMap<String, String>,
+    wanted: &BTreeMap<String, String>,
+) -> Option<serde_json::Value> {
+    let stale = current
+        .keys()
+        .filter(|k| k.starts_with(API_LABEL_PREFIX) && !wanted.contains_key(*k));
+    let missing = wanted.iter().any(|(k, v)| current.get(k) != Some(v));
+    let mut labels = serde_json::Map::new();
+    for k in stale {
+        labels.insert(k.clone(), serde_json::Value::Null);
+    }
+    if !missing && labels.is_empty() {
+        return None;
+    }
+    for (k, v) in wanted {
+        labels.insert(k.clone(), serde_json::Value::String(v.clone()));
+    }
+    Some(serde_json::json!({"metadata": {"labels": labels}}))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// Upstream's labeler (`labeler.go`) adds the labels of what the CSV provides and drops
+    /// `olm.api.*` labels of what it no longer does; other labels are the CSV author's.
+    #[test]
+    fn api_labels_are_set_and_stale_ones_dropped() {
+        let labels = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
+            pairs
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect()
+        };
+        let wanted = labels(&[("olm.api.a", "provided")]);
+        let table = [
+            (
+                "right already",
+                labels(&[("olm.api.a", "provided"), ("app", "x")]),
+                None,
+            ),
+            (
+                "missing",
+                labels(&[("app", "x")]),
+                Some(json!({"metadata": {"labels": {"olm.api.a": "provided"}}})),
+            ),
+            (
+                "stale",
+                labels(&[("olm.api.a", "provided"), ("olm.api.b", "provided")]),
+                Some(json!({"metadata": {"labels": {"olm.api.a": "provided", "olm.api.b": null}}})),
+            ),
+            (
+                "wrong value",
+                labels(&[("olm.api.a", "required")]),
+                Some(json!({"metadata": {"labels": {"olm.api.a": "provided"}}})),
+            ),
+        ];
+        for (name, current, want) in table {
+            assert_eq!(api_label_patch(&current, &wanted), want, "{name}");
+        }
+        assert_eq!(api_label_patch(&labels(&[]), &labels(&[])), None);
+    }
+}

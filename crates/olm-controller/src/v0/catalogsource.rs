@@ -30,7 +30,7 @@ use kube::api::{Api, DeleteParams, ListParams, PatchParams, PostParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::{self, ObjectRef};
 use kube::runtime::{WatchStreamExt as _, watcher};
-use olm_k8s::retry::{Backoff, Failures};
+use olm_k8s::retry::Failures;
 use olm_v0::catalogsource::pass::{self, Route};
 use olm_v0::catalogsource::{
     CATALOG_SOURCE_LABEL, POD_HASH_LABEL, PodInput, REGISTRY_SERVER_REASON, SecurityConfig,
@@ -46,6 +46,7 @@ use serde_json::{Value, json};
 use tracing::{info, warn};
 
 use super::connection::Connections;
+use super::error::Error;
 use super::inprocess::InProcess;
 use super::{FIELD_MANAGER, Index};
 use crate::context::Shared;
@@ -76,16 +77,6 @@ struct Ctx {
 
 /// ConfigMap versions that did not load: by source, the version and the status message.
 type FailedLoads = std::sync::Mutex<std::collections::HashMap<String, (String, String)>>;
-
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-struct Error(String);
-
-impl From<kube::Error> for Error {
-    fn from(e: kube::Error) -> Self {
-        Error(crate::api_error::message(&e))
-    }
-}
 
 /// Runs the controller until `stop` resolves.
 pub async fn run(
@@ -191,9 +182,13 @@ fn key(s: &CatalogSource) -> String {
 }
 
 fn error_policy(source: Arc<CatalogSource>, err: &Error, ctx: Arc<Ctx>) -> Action {
-    let delay = Backoff::DEFAULT.delay(ctx.failures.fail(&key(&source)));
-    warn!(catalogsource = %source.name_any(), namespace = ?source.namespace(), error = %err, retry_in = ?delay, "reconciling the CatalogSource failed; retrying");
-    Action::requeue(delay)
+    super::error::retry_later(
+        &*source,
+        "reconciling the CatalogSource",
+        &key(&source),
+        err,
+        &ctx.failures,
+    )
 }
 
 async fn reconcile(source: Arc<CatalogSource>, ctx: Arc<Ctx>) -> Result<Action, Error> {
@@ -215,7 +210,7 @@ async fn reconcile(source: Arc<CatalogSource>, ctx: Arc<Ctx>) -> Result<Action, 
 /// address watched as that says, and [`pass::conclude`] says what the status is then.
 /// `Some(interval)` when the source's image is polled.
 async fn sync(source: &CatalogSource, ctx: &Ctx) -> Result<Option<Duration>, Error> {
-    let value = serde_json::to_value(source).map_err(|e| Error(e.to_string()))?;
+    let value = serde_json::to_value(source).map_err(|e| Error::Retry(e.to_string()))?;
     let current = value.get("status").cloned().unwrap_or_else(|| json!({}));
     let k = key(source);
     let start = pass::start(&value);
@@ -238,7 +233,7 @@ async fn sync(source: &CatalogSource, ctx: &Ctx) -> Result<Option<Duration>, Err
                 let found = found(Err(&e), None, false, &now);
                 let status = pass::conclude(&value, &start, &found);
                 write_status(ctx, source, &current, Value::Object(status)).await?;
-                return Err(Error(e));
+                return Err(Error::Retry(e));
             }
         },
         Route::Address { address } | Route::Pod { address } => {
@@ -250,14 +245,7 @@ async fn sync(source: &CatalogSource, ctx: &Ctx) -> Result<Option<Duration>, Err
         ctx.connections
             .ensure(ObjectRef::from_obj(source), address, ctx.wake.clone());
     }
-    let connection = ctx
-        .connections
-        .state(&k)
-        .map(|c| configmapsource::Connection {
-            address: c.address,
-            observed: c.observed.to_owned(),
-            since: c.since,
-        });
+    let connection = ctx.connections.view(&k);
     let now = super::now();
     let times = PollTimes {
         now: std::time::SystemTime::from(now.0),
@@ -302,7 +290,8 @@ async fn sync(source: &CatalogSource, ctx: &Ctx) -> Result<Option<Duration>, Err
                 polled.map(Some)
             }
             Err(e) => {
-                let found = found(Err(&e.0), connection.as_ref(), false, &times.stamp);
+                let message = e.to_string();
+                let found = found(Err(&message), connection.as_ref(), false, &times.stamp);
                 let status = pass::conclude(&value, &start, &found);
                 write_status(ctx, source, &current, Value::Object(status)).await?;
                 Err(e)
@@ -390,14 +379,7 @@ async fn sync_config_map(
                 None => Serving::Nothing,
             },
         };
-        let connection = ctx
-            .connections
-            .state(&k)
-            .map(|c| configmapsource::Connection {
-                address: c.address,
-                observed: c.observed.to_owned(),
-                since: c.since,
-            });
+        let connection = ctx.connections.view(&k);
         let now = super::now().0.to_string();
         let decision = configmapsource::decide(value, &lookup, &serving, connection.as_ref(), &now);
         let mut status = decision.status;
@@ -413,7 +395,7 @@ async fn sync_config_map(
                         ctx.in_process
                             .serve(&k, &version, registry)
                             .await
-                            .map_err(Error)?;
+                            .map_err(Error::Retry)?;
                         super::lock(&ctx.failed_loads).remove(&k);
                         info!(catalogsource = %source.name_any(), namespace = %namespace, configmap = %name, version = %version, "serving the configmap's catalog");
                     }
@@ -551,7 +533,8 @@ async fn poll_registry(
     match step {
         UpdateStep::Create => {
             let pod = update_pod(desired_pod(ctx, value, &namespace, &name).await?, &name);
-            let typed: Pod = serde_json::from_value(pod).map_err(|e| Error(e.to_string()))?;
+            let typed: Pod =
+                serde_json::from_value(pod).map_err(|e| Error::Retry(e.to_string()))?;
             let created = pods.create(&post_params(), &typed).await?;
             info!(catalogsource = %name, namespace = %namespace, pod = %created.name_any(), "catalog update poll: started an update pod");
             status.insert("latestImageRegistryPoll".into(), json!(times.stamp));
@@ -565,7 +548,7 @@ async fn poll_registry(
             delete_pod(&pods, &pod, &grace(1)).await?;
             status.insert("reason".into(), json!(REGISTRY_SERVER_REASON));
             status.insert("message".into(), json!(message));
-            return Err(Error(message));
+            return Err(Error::Retry(message));
         }
         UpdateStep::Promote { pod, retire } => {
             pods.patch(
@@ -608,7 +591,7 @@ fn post_params() -> PostParams {
 fn pod_facts(pod: &Pod) -> Result<PodFacts, Error> {
     serde_json::to_value(pod)
         .map(|v| PodFacts::of(&v))
-        .map_err(|e| Error(e.to_string()))
+        .map_err(|e| Error::Retry(e.to_string()))
 }
 
 /// The registry Pod `source` should have now (its ServiceAccount's pull secrets and the
@@ -663,7 +646,7 @@ async fn ensure_registry(
     ] {
         super::serving::apply(client, &namespace, object, &params)
             .await
-            .map_err(Error)?;
+            .map_err(Error::Retry)?;
     }
     let pod = desired_pod(ctx, value, &namespace, &name).await?;
     let hash = pod["metadata"]["labels"][POD_HASH_LABEL]
@@ -695,7 +678,7 @@ async fn ensure_registry(
         }
     }
     if serving.is_empty() {
-        let typed: Pod = serde_json::from_value(pod).map_err(|e| Error(e.to_string()))?;
+        let typed: Pod = serde_json::from_value(pod).map_err(|e| Error::Retry(e.to_string()))?;
         pods.create(&post_params(), &typed).await?;
         info!(catalogsource = %name, namespace = %namespace, "created the registry pod");
     }

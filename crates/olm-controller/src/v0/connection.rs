@@ -77,6 +77,16 @@ impl Connections {
         lock(&self.states).get(key).cloned()
     }
 
+    /// [`Connections::state`] as the CatalogSource decisions read it.
+    pub fn view(&self, key: &str) -> Option<olm_v0::configmapsource::Connection> {
+        self.state(key)
+            .map(|c| olm_v0::configmapsource::Connection {
+                address: c.address,
+                observed: c.observed.to_owned(),
+                since: c.since,
+            })
+    }
+
     /// Watches `address` for the CatalogSource `source` (replacing a watch of another address);
     /// `wake` hears of every change.
     pub fn ensure(

@@ -21,13 +21,14 @@ use kube::runtime::events::{Event as Recorded, EventType, Recorder};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher::{self, Event};
 use kube::{Resource, ResourceExt};
-use olm_k8s::retry::{Backoff, Failures};
+use olm_k8s::retry::Failures;
 use olm_v0::groups::NamespaceSet;
 use olm_v0::phase::Phase;
 use olm_v0_api::v1alpha1::ClusterServiceVersion;
 use serde_json::{Value, json};
 use tracing::{info, warn};
 
+use super::error::Error;
 use super::{COPY_CONTROLLER, Index, lock, nothing};
 use crate::context::Shared;
 use crate::metrics::Outcome;
@@ -56,10 +57,6 @@ struct Ctx {
     /// gone: deleted once copies are enabled, or not looked for again in this process.
     events_cleared: Mutex<HashSet<String>>,
 }
-
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-struct Error(String);
 
 /// Runs the controller that keeps the copies of the CSVs `wake` names until `stop` resolves.
 pub async fn run(
@@ -100,9 +97,7 @@ fn key(csv: &ClusterServiceVersion) -> String {
 }
 
 fn error_policy(csv: Arc<ClusterServiceVersion>, err: &Error, ctx: Arc<Ctx>) -> Action {
-    let delay = Backoff::DEFAULT.delay(ctx.failures.fail(&key(&csv)));
-    warn!(csv = %csv.name_any(), namespace = ?csv.namespace(), error = %err, retry_in = ?delay, "keeping copied CSVs failed; retrying");
-    Action::requeue(delay)
+    super::error::retry_later(&*csv, "keeping copied CSVs", &key(&csv), err, &ctx.failures)
 }
 
 /// Where the CSV's copies belong: every namespace its only group targets but its own, when the
@@ -190,13 +185,13 @@ async fn reconcile(csv: Arc<ClusterServiceVersion>, ctx: Arc<Ctx>) -> Result<Act
         warn!(error = %e, "writing the OLMConfig status failed");
     }
     if synced.failed > 0 {
-        return Err(Error(format!(
+        return Err(Error::Retry(format!(
             "{} copies of {namespace}/{name} could not be written",
             synced.failed
         )));
     }
     if events_failed {
-        return Err(Error(format!(
+        return Err(Error::Retry(format!(
             "the {} events of {namespace}/{name} could not be deleted",
             olm_v0::copied::DISABLED_EVENT_REASON
         )));

@@ -38,7 +38,7 @@ use kube::runtime::controller::{self, Action, Controller};
 use kube::runtime::events::{Event, EventType, Recorder};
 use kube::runtime::reflector::ObjectRef;
 use kube::{Resource, ResourceExt};
-use olm_k8s::retry::{Backoff, Failures};
+use olm_k8s::retry::Failures;
 use olm_v0::groups::OperatorGroupView;
 use olm_v0::membership::{self, Verdict};
 use olm_v0::phase::{Phase, Reason};
@@ -50,6 +50,7 @@ use olm_v0_api::v1alpha1::ClusterServiceVersion;
 use serde_json::{Value, json};
 use tracing::{Instrument, debug, info, info_span, warn};
 
+use super::error::Error;
 use super::{CSV_CONTROLLER, Index, cleanup, install, lock, nothing, requirements, serving};
 use crate::context::Shared;
 use crate::metrics::Outcome;
@@ -71,17 +72,7 @@ struct Ctx {
     /// Per-API ClusterRoles applied by this process (`<csv uid>/<owner uid>/<version>`).
     api_roles: Mutex<HashSet<String>>,
     /// Failed installs per CSV: how many in a row, and when the last one was.
-    install_failures: Mutex<HashMap<String, (u32, Instant)>>,
-}
-
-/// Why a reconcile did not finish.
-#[derive(Debug, thiserror::Error)]
-enum Error {
-    #[error("{0}")]
-    Kube(#[from] kube::Error),
-    /// A decision asked to be tried again later (upstream's sync error).
-    #[error("{0}")]
-    Retry(String),
+    install_failures: Mutex<HashMap<String, (u32, jiff::Timestamp)>>,
 }
 
 /// Runs the controller on the CSVs `wake` names until `stop` resolves.
@@ -124,10 +115,7 @@ pub async fn run(
 }
 
 fn error_policy(csv: Arc<ClusterServiceVersion>, err: &Error, ctx: Arc<Ctx>) -> Action {
-    let key = key(&csv);
-    let delay = Backoff::DEFAULT.delay(ctx.failures.fail(&key));
-    warn!(csv = %csv.name_any(), namespace = ?csv.namespace(), error = %err, retry_in = ?delay, "reconcile failed; retrying");
-    Action::requeue(delay)
+    super::error::retry_later(&*csv, "reconciling the CSV", &key(&csv), err, &ctx.failures)
 }
 
 fn key(csv: &ClusterServiceVersion) -> String {
@@ -310,27 +298,7 @@ async fn reconcile_one(csv: &ClusterServiceVersion, ctx: &Ctx) -> Result<Option<
             return Ok(None);
         }
     };
-    let wanted_labels = api_labels(&surface);
-    let stale: Vec<String> = csv
-        .labels()
-        .keys()
-        .filter(|k| {
-            k.starts_with(olm_v0::surface::API_LABEL_PREFIX) && !wanted_labels.contains_key(*k)
-        })
-        .cloned()
-        .collect();
-    let missing = wanted_labels
-        .iter()
-        .any(|(k, v)| csv.labels().get(k) != Some(v));
-    if missing || !stale.is_empty() {
-        let mut labels = serde_json::Map::new();
-        for (k, v) in &wanted_labels {
-            labels.insert(k.clone(), Value::String(v.clone()));
-        }
-        for k in stale {
-            labels.insert(k, Value::Null);
-        }
-        let patch = json!({"metadata": {"labels": labels}});
+    if let Some(patch) = olm_v0::surface::api_label_patch(csv.labels(), &api_labels(&surface)) {
         api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
             .await?;
         return Ok(None);
@@ -470,17 +438,14 @@ async fn reconcile_one(csv: &ClusterServiceVersion, ctx: &Ctx) -> Result<Option<
         never_installed: !status.installed_once(),
         install_failures: lock(&ctx.install_failures)
             .get(&key(csv))
-            .map(|(attempts, at)| (*attempts, at.elapsed())),
+            .map(|(attempts, at)| (*attempts, elapsed(now, *at))),
         ..Facts::default()
     };
-    if let Some(since) = status
+    facts.since_transition = status
         .last_transition_time
         .as_deref()
         .and_then(|t| t.parse::<jiff::Timestamp>().ok())
-    {
-        let d = now.duration_since(since);
-        facts.since_transition = Some(Duration::from_secs(d.as_secs().max(0).unsigned_abs()));
-    }
+        .map(|since| elapsed(now, since));
     let replaced = csv
         .spec
         .replaces
@@ -573,7 +538,7 @@ async fn reconcile_one(csv: &ClusterServiceVersion, ctx: &Ctx) -> Result<Option<
             Err((e, _)) => {
                 warn!(csv = %name, namespace = %namespace, error = %e, "installing the strategy failed");
                 let attempts = last.map_or(1, |(n, _)| n + 1);
-                lock(&ctx.install_failures).insert(key, (attempts, Instant::now()));
+                lock(&ctx.install_failures).insert(key, (attempts, now));
             }
             Ok(()) => {
                 lock(&ctx.install_failures).remove(&key);
@@ -661,6 +626,11 @@ async fn reconcile_one(csv: &ClusterServiceVersion, ctx: &Ctx) -> Result<Option<
         lift_rbac(ctx, csv).await?;
     }
     Ok(requeue)
+}
+
+/// The time from `since` to `now`; none when `since` is later.
+fn elapsed(now: jiff::Timestamp, since: jiff::Timestamp) -> Duration {
+    Duration::try_from(now.duration_since(since)).unwrap_or(Duration::ZERO)
 }
 
 /// The OperatorCondition named `name` in `namespace`, as the upgrade gate reads it.

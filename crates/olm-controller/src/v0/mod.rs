@@ -20,6 +20,7 @@ mod cleanup;
 mod connection;
 mod copies;
 mod csv;
+mod error;
 mod inprocess;
 mod install;
 mod installplans;

@@ -30,7 +30,7 @@ use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::ObjectRef;
 use kube::{Resource, ResourceExt};
-use olm_k8s::retry::{Backoff, Failures};
+use olm_k8s::retry::Failures;
 use olm_v0::apis::ApiSet;
 use olm_v0::membership::{PROVIDED_APIS_ANNOTATION, target_namespaces};
 use olm_v0::operatorgroup::{
@@ -44,6 +44,7 @@ use olm_v0_api::v1::OperatorGroup;
 use serde_json::{Value, json};
 use tracing::{Instrument, info, info_span, warn};
 
+use super::error::Error;
 use super::{FIELD_MANAGER, GROUP_CONTROLLER, Index, lock, nothing, now};
 use crate::context::Shared;
 use crate::metrics::Outcome;
@@ -54,14 +55,6 @@ struct Ctx {
     failures: Failures,
     /// The APIs whose ClusterRoles were applied, by group uid.
     roles: Mutex<HashMap<String, ApiSet>>,
-}
-
-#[derive(Debug, thiserror::Error)]
-enum Error {
-    #[error("{0}")]
-    Kube(#[from] kube::Error),
-    #[error("{0}")]
-    Invalid(String),
 }
 
 /// Runs the controller on the groups `wake` names until `stop` resolves.
@@ -94,9 +87,13 @@ fn key(g: &OperatorGroup) -> String {
 }
 
 fn error_policy(g: Arc<OperatorGroup>, err: &Error, ctx: Arc<Ctx>) -> Action {
-    let delay = Backoff::DEFAULT.delay(ctx.failures.fail(&key(&g)));
-    warn!(operatorgroup = %g.name_any(), namespace = ?g.namespace(), error = %err, retry_in = ?delay, "reconcile failed; retrying");
-    Action::requeue(delay)
+    super::error::retry_later(
+        &*g,
+        "reconciling the OperatorGroup",
+        &key(&g),
+        err,
+        &ctx.failures,
+    )
 }
 
 async fn reconcile(g: Arc<OperatorGroup>, ctx: Arc<Ctx>) -> Result<Action, Error> {
@@ -204,14 +201,14 @@ async fn reconcile_one(g: &OperatorGroup, ctx: &Ctx) -> Result<(), Error> {
         .as_ref()
         .map(olm_api::selector::from_api)
         .transpose()
-        .map_err(Error::Invalid)?;
+        .map_err(Error::Retry)?;
     let namespaces = index.namespaces();
     let targets = target_namespaces(
         &g.spec.target_namespaces,
         selector.as_ref(),
         namespaces.iter().map(|(n, l)| (n.as_str(), l)),
     )
-    .map_err(Error::Invalid)?;
+    .map_err(Error::Retry)?;
     let status_namespaces = status
         .as_ref()
         .map(|s| s.namespaces.clone())
@@ -245,7 +242,7 @@ async fn reconcile_one(g: &OperatorGroup, ctx: &Ctx) -> Result<(), Error> {
     // ServiceAccounts are not watched (one per namespace at least): a missing one is looked
     // for again with a backoff, as upstream's sync error does.
     if let Some(missing) = account_missing {
-        return Err(Error::Invalid(missing));
+        return Err(Error::Retry(missing));
     }
 
     // 4. Namespace labels.

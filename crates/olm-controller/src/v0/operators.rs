@@ -42,6 +42,7 @@ use serde_json::{Value, json};
 use tracing::{info, warn};
 
 use super::Index;
+use super::error::Error;
 use crate::context::Shared;
 use crate::metrics::Outcome;
 
@@ -409,16 +410,6 @@ struct Ctx {
     retry: mpsc::Sender<Work>,
 }
 
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-struct Error(String);
-
-impl From<kube::Error> for Error {
-    fn from(e: kube::Error) -> Self {
-        Error(crate::api_error::message(&e))
-    }
-}
-
 /// Starts the component watches and runs the worker until `stop` resolves. `work` is fed by
 /// the watches here and by the CSV cache's ([`on_csv`]).
 pub async fn run(
@@ -610,7 +601,7 @@ async fn reconcile_operator(ctx: &Ctx, name: &str) -> Result<(), Error> {
     }
     let status: OperatorStatus =
         serde_json::from_value(olm_v0::operator::status(&key, &components))
-            .map_err(|e| Error(format!("Operator {name} status: {e}")))?;
+            .map_err(|e| Error::Retry(format!("Operator {name} status: {e}")))?;
     let api: Api<Operator> = Api::all(ctx.shared.client.clone());
     let params = PostParams {
         field_manager: Some(super::FIELD_MANAGER.to_owned()),
@@ -704,7 +695,10 @@ async fn adopt(ctx: &Ctx, namespace: &str, name: &str) -> Result<(), Error> {
     if failed.is_empty() {
         Ok(())
     } else {
-        Err(Error(format!("could not label {}", failed.join(", "))))
+        Err(Error::Retry(format!(
+            "could not label {}",
+            failed.join(", ")
+        )))
     }
 }
 

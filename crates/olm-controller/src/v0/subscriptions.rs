@@ -38,6 +38,7 @@ use tracing::{info, warn};
 use super::Index;
 use super::catalogs::Fetched;
 use super::connection::Connections;
+use super::error::Error;
 use super::queue;
 use crate::bundles::{BundleOptions, Bundles};
 use crate::context::Shared;
@@ -121,7 +122,7 @@ pub async fn run(
         WORKERS,
         |namespace| {
             let ctx = ctx.clone();
-            async move { sync(&ctx, &namespace).await.map_err(|e| e.0) }
+            async move { sync(&ctx, &namespace).await.map_err(|e| e.to_string()) }
         },
     )
     .await;
@@ -146,16 +147,6 @@ fn namespaces_using(ctx: &Ctx, catalog_namespace: &str) -> Vec<String> {
         all.into_iter()
             .filter(|ns| ns == catalog_namespace)
             .collect()
-    }
-}
-
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-struct Error(String);
-
-impl From<kube::Error> for Error {
-    fn from(e: kube::Error) -> Self {
-        Error(crate::api_error::message(&e))
     }
 }
 
@@ -471,7 +462,7 @@ async fn sync(ctx: &Ctx, namespace: &str) -> Result<Option<Duration>, Error> {
             &entry.catalog.name,
             &entry.catalog.namespace,
         )
-        .map_err(|e| Error(format!("failed to turn bundle into steps: {e}")))?;
+        .map_err(|e| Error::Retry(format!("failed to turn bundle into steps: {e}")))?;
         steps.extend(bundle);
     }
     let steps = order_steps(steps);
@@ -780,7 +771,7 @@ fn existing_entries(
 ) -> Result<(Vec<Entry>, BTreeMap<String, decide::SetAside>), Error> {
     let values: Vec<Value> = csvs
         .iter()
-        .map(|c| serde_json::to_value(&**c).map_err(|e| Error(e.to_string())))
+        .map(|c| serde_json::to_value(&**c).map_err(|e| Error::Retry(e.to_string())))
         .collect::<Result<_, _>>()?;
     let chain: Vec<decide::ChainLink> = values
         .iter()
@@ -816,7 +807,9 @@ fn existing_entries(
             .filter(|(v, _)| v.installed_csv == name)
             .map(|(v, s)| (v.name.clone(), s.spec("name").to_owned()))
             .collect();
-        out.push(resolver::entry::from_csv(&value, namespace, &installed_by).map_err(Error)?);
+        out.push(
+            resolver::entry::from_csv(&value, namespace, &installed_by).map_err(Error::Retry)?,
+        );
     }
     Ok((out, aside))
 }
@@ -944,7 +937,7 @@ async fn ensure_plan(
                 },
             });
             let plan: InstallPlan =
-                serde_json::from_value(object).map_err(|e| Error(e.to_string()))?;
+                serde_json::from_value(object).map_err(|e| Error::Retry(e.to_string()))?;
             let created = api.create(&PostParams::default(), &plan).await?;
             info!(namespace = %namespace, installplan = %created.name_any(), csvs = ?csv_names, "created an InstallPlan");
             let view = PlanView {
@@ -1054,7 +1047,7 @@ async fn resolution_failed(
     }
     match error {
         ResolveError::NotSatisfiable(_) => Ok(None),
-        ResolveError::Prevented(e) => Err(Error(e.clone())),
+        ResolveError::Prevented(e) => Err(Error::Retry(e.clone())),
     }
 }
 
@@ -1101,7 +1094,7 @@ async fn unpack_failed(
             write_status(ctx, namespace, sub, &old).await?;
         }
     }
-    Err(Error(message.to_owned()))
+    Err(Error::Retry(message.to_owned()))
 }
 
 /// A Warning event on the namespace, as upstream records resolution failures.
