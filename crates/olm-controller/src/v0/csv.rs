@@ -305,115 +305,12 @@ async fn reconcile_one(csv: &ClusterServiceVersion, ctx: &Ctx) -> Result<Option<
     }
 
     // 2. Membership.
-    let (phase, reason, status) = phase_of(csv);
-    let groups = index.groups_in(&namespace);
-    let nothing_selected: Vec<bool> = groups.iter().map(|g| selects_nothing(index, g)).collect();
-    let group_names: Vec<(String, String)> = groups
-        .iter()
-        .map(|g| (g.name_any(), g.namespace().unwrap_or_default()))
-        .collect();
-    let member_groups: Vec<membership::Group<'_>> = groups
-        .iter()
-        .zip(&group_names)
-        .zip(&nothing_selected)
-        .map(|((g, (n, ns)), nothing)| membership::Group {
-            name: n,
-            namespace: ns,
-            status_namespaces: g.status.as_ref().map(|s| s.namespaces.as_slice()),
-            provided_apis: g
-                .annotations()
-                .get(membership::PROVIDED_APIS_ANNOTATION)
-                .map(String::as_str),
-            static_provided_apis: g.spec.static_provided_apis,
-            selects_nothing: *nothing,
-        })
-        .collect();
-    let others: Vec<OperatorGroupView> =
-        index.groups.state().iter().map(|g| group_view(g)).collect();
-    let modes = install_modes(csv);
-    let verdict = membership::check(
-        &membership::Csv {
-            namespace: &namespace,
-            annotations: csv.annotations(),
-            install_modes: &modes,
-            provided_apis: &surface.provided,
-            reason,
-        },
-        &member_groups,
-        &others,
-    );
     let (now, now_text) = now_text();
-    match verdict {
-        Verdict::Member => {}
-        Verdict::Unchanged => return Ok(None),
-        Verdict::Error(m) => return Err(Error::Retry(m)),
-        Verdict::Fail {
-            reason,
-            message,
-            delete_deployments,
-            retry,
-        } => {
-            if delete_deployments {
-                install::delete_deployments(client, index, csv).await?;
-            }
-            let mut status = status;
-            if let Some(event) =
-                status.set_phase_if_changed(Phase::Failed, reason, &message, &now_text)
-            {
-                write_status(&api, csv, &status, None).await?;
-                record(ctx, csv, event).await;
-            }
-            return if retry {
-                Err(Error::Retry(message))
-            } else {
-                Ok(None)
-            };
-        }
-        Verdict::Annotate {
-            annotations,
-            then_fail,
-        } => {
-            let patch = json!({"metadata": {"annotations": annotations}});
-            let patched = api
-                .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
-                .await?;
-            if then_fail {
-                let mut status = status;
-                if let Some(event) = status.set_phase_if_changed(
-                    Phase::Failed,
-                    Reason::NoTargetNamespaces,
-                    membership::NO_TARGET_NAMESPACES_MESSAGE,
-                    &now_text,
-                ) {
-                    write_status(&api, &patched, &status, None).await?;
-                    record(ctx, csv, event).await;
-                }
-            }
-            return Ok(None);
-        }
-        Verdict::SetGroupApis(apis) => {
-            if let Some(g) = groups.first() {
-                let groups_api: Api<OperatorGroup> = Api::namespaced(client.clone(), &namespace);
-                let patch = json!({
-                    "metadata": {
-                        "resourceVersion": g.resource_version(),
-                        "annotations": {membership::PROVIDED_APIS_ANNOTATION: apis},
-                    }
-                });
-                groups_api
-                    .patch(
-                        &g.name_any(),
-                        &PatchParams::default(),
-                        &Patch::Merge(&patch),
-                    )
-                    .await?;
-            }
-            return Ok(None);
-        }
-    }
-    let Some(group) = groups.first() else {
+    let Some(group) = settle_membership(ctx, csv, &api, &surface, &now_text).await? else {
         return Ok(None);
     };
+    let group = &*group;
+    let (phase, reason, status) = phase_of(csv);
 
     // A CSV its group's account could not install is looked at again once RBAC changed.
     if reason == Some(Reason::InstallComponentFailedNoRetry) && index.take_rbac_change(&key(csv)) {
@@ -429,95 +326,11 @@ async fn reconcile_one(csv: &ClusterServiceVersion, ctx: &Ctx) -> Result<Option<
     }
 
     // 3. The phase machine.
-    let fail_forward =
-        group.spec.upgrade_strategy == Some(UpgradeStrategy::TechPreviewUnsafeFailForward);
-    let mut facts = Facts {
-        phase,
-        reason,
-        fail_forward,
-        never_installed: !status.installed_once(),
-        install_failures: lock(&ctx.install_failures)
-            .get(&key(csv))
-            .map(|(attempts, at)| (*attempts, elapsed(now, *at))),
-        ..Facts::default()
-    };
-    facts.since_transition = status
-        .last_transition_time
-        .as_deref()
-        .and_then(|t| t.parse::<jiff::Timestamp>().ok())
-        .map(|since| elapsed(now, since));
-    let replaced = csv
-        .spec
-        .replaces
-        .as_deref()
-        .filter(|r| *r != name)
-        .and_then(|r| index.csv(&namespace, r));
-    if let Some(old) = &replaced {
-        let (old_phase, _, _) = phase_of(old);
-        facts.replaced = Some(Replaced {
-            phase: old_phase.unwrap_or(Phase::None),
-            upgradeable: olm_v0::operatorcondition::upgradeable(
-                condition_of(index, &namespace, &old.name_any()).as_ref(),
-            ),
-        });
-        facts.replaces_existing = true;
-    }
-    facts.replacement = replacement(index, csv, phase == Some(Phase::Replacing) && fail_forward);
-
-    let mut requirement_statuses = None;
-    let mut renewal = None;
-    if matches!(
-        phase,
-        Some(Phase::Pending | Phase::Succeeded | Phase::Failed)
-    ) {
-        facts.requirements = Some(match install::strategy(csv) {
-            Err(e) => Err(e),
-            Ok(_) => {
-                let checked =
-                    requirements::check(client, index, csv, ctx.server_version.as_deref()).await?;
-                requirement_statuses = Some(requirements::statuses_json(&checked.statuses));
-                Ok(checked.met)
-            }
-        });
-    }
-    if matches!(phase, Some(Phase::Pending | Phase::Failed)) {
-        facts.webhook_problem = olm_v0::webhook::webhook_problem(&webhook_definitions(csv));
-        facts.owner_conflict = owner_conflict(index, csv);
-    }
-    // A Failed CSV that never installed has nothing to re-certify or repair: the machine does
-    // not read these facts for it.
-    let installed_phase = match phase {
-        Some(Phase::Installing | Phase::Succeeded) => true,
-        Some(Phase::Failed) => !facts.never_installed,
-        _ => false,
-    };
-    if installed_phase {
-        let (certs, due, served) = if serving::needed(csv) {
-            let (certs, due) = serving::read(client, csv, now).await?;
-            let owner = olm_v0::strategy::CsvOwner::from_csv(&install::csv_json(csv))
-                .map_err(|e| Error::Retry(e.to_string()))?;
-            let (webhooks, apiservices) = serving::installed(client, index, csv, &owner).await?;
-            (certs, due, (webhooks, apiservices))
-        } else {
-            (BTreeMap::new(), false, (true, true))
-        };
-        facts.cert_rotation_due = due;
-        // Renewal needs no event: the CSV is looked at again when its first certificate is due.
-        renewal =
-            certs.values().map(|c| c.renew_at).min().map(|at| {
-                Duration::from_secs(at.duration_since(now).as_secs().max(1).unsigned_abs())
-            });
-        match install::check(index, csv, &certs) {
-            Err(()) => facts.deployment_unbuildable = true,
-            Ok(problem) => {
-                facts.install_status = Some(InstallStatus {
-                    strategy: problem,
-                    apiservices: Ok(served.1),
-                    webhooks: Ok(served.0),
-                });
-            }
-        }
-    }
+    let Gathered {
+        mut facts,
+        requirement_statuses,
+        renewal,
+    } = gather(ctx, csv, group, &status, (phase, reason), now).await?;
     let mut step = transition::next(&facts);
     if step == Step::Install {
         let key = key(csv);
@@ -626,6 +439,248 @@ async fn reconcile_one(csv: &ClusterServiceVersion, ctx: &Ctx) -> Result<Option<
         lift_rbac(ctx, csv).await?;
     }
     Ok(requeue)
+}
+
+/// What step 3 of a pass reads: the phase machine's facts, the requirement statuses to write
+/// (when they were checked) and when the first serving certificate is due for renewal.
+struct Gathered {
+    facts: Facts,
+    requirement_statuses: Option<Value>,
+    renewal: Option<Duration>,
+}
+
+/// Gathers the facts [`transition::next`] decides from, reading only what the CSV's phase
+/// needs: requirements while it is Pending, Succeeded or Failed; webhooks and owner conflicts
+/// while Pending or Failed; certificates, webhooks, APIServices and Deployments once installed.
+async fn gather(
+    ctx: &Ctx,
+    csv: &ClusterServiceVersion,
+    group: &OperatorGroup,
+    status: &CsvStatus,
+    (phase, reason): (Option<Phase>, Option<Reason>),
+    now: jiff::Timestamp,
+) -> Result<Gathered, Error> {
+    let client = &ctx.shared.client;
+    let index = &ctx.index;
+    let name = csv.name_any();
+    let namespace = csv.namespace().unwrap_or_default();
+    let fail_forward =
+        group.spec.upgrade_strategy == Some(UpgradeStrategy::TechPreviewUnsafeFailForward);
+    let mut facts = Facts {
+        phase,
+        reason,
+        fail_forward,
+        never_installed: !status.installed_once(),
+        install_failures: lock(&ctx.install_failures)
+            .get(&key(csv))
+            .map(|(attempts, at)| (*attempts, elapsed(now, *at))),
+        ..Facts::default()
+    };
+    facts.since_transition = status
+        .last_transition_time
+        .as_deref()
+        .and_then(|t| t.parse::<jiff::Timestamp>().ok())
+        .map(|since| elapsed(now, since));
+    let replaced = csv
+        .spec
+        .replaces
+        .as_deref()
+        .filter(|r| *r != name)
+        .and_then(|r| index.csv(&namespace, r));
+    if let Some(old) = &replaced {
+        let (old_phase, _, _) = phase_of(old);
+        facts.replaced = Some(Replaced {
+            phase: old_phase.unwrap_or(Phase::None),
+            upgradeable: olm_v0::operatorcondition::upgradeable(
+                condition_of(index, &namespace, &old.name_any()).as_ref(),
+            ),
+        });
+        facts.replaces_existing = true;
+    }
+    facts.replacement = replacement(index, csv, phase == Some(Phase::Replacing) && fail_forward);
+
+    let mut requirement_statuses = None;
+    let mut renewal = None;
+    if matches!(
+        phase,
+        Some(Phase::Pending | Phase::Succeeded | Phase::Failed)
+    ) {
+        facts.requirements = Some(match install::strategy(csv) {
+            Err(e) => Err(e),
+            Ok(_) => {
+                let checked =
+                    requirements::check(client, index, csv, ctx.server_version.as_deref()).await?;
+                requirement_statuses = Some(requirements::statuses_json(&checked.statuses));
+                Ok(checked.met)
+            }
+        });
+    }
+    if matches!(phase, Some(Phase::Pending | Phase::Failed)) {
+        facts.webhook_problem = olm_v0::webhook::webhook_problem(&webhook_definitions(csv));
+        facts.owner_conflict = owner_conflict(index, csv);
+    }
+    // A Failed CSV that never installed has nothing to re-certify or repair: the machine does
+    // not read these facts for it.
+    let installed_phase = match phase {
+        Some(Phase::Installing | Phase::Succeeded) => true,
+        Some(Phase::Failed) => !facts.never_installed,
+        _ => false,
+    };
+    if installed_phase {
+        let (certs, due, served) = if serving::needed(csv) {
+            let (certs, due) = serving::read(client, csv, now).await?;
+            let owner = olm_v0::strategy::CsvOwner::from_csv(&install::csv_json(csv))
+                .map_err(|e| Error::Retry(e.to_string()))?;
+            let (webhooks, apiservices) = serving::installed(client, index, csv, &owner).await?;
+            (certs, due, (webhooks, apiservices))
+        } else {
+            (BTreeMap::new(), false, (true, true))
+        };
+        facts.cert_rotation_due = due;
+        // Renewal needs no event: the CSV is looked at again when its first certificate is due.
+        renewal =
+            certs.values().map(|c| c.renew_at).min().map(|at| {
+                Duration::from_secs(at.duration_since(now).as_secs().max(1).unsigned_abs())
+            });
+        match install::check(index, csv, &certs) {
+            Err(()) => facts.deployment_unbuildable = true,
+            Ok(problem) => {
+                facts.install_status = Some(InstallStatus {
+                    strategy: problem,
+                    apiservices: Ok(served.1),
+                    webhooks: Ok(served.0),
+                });
+            }
+        }
+    }
+    Ok(Gathered {
+        facts,
+        requirement_statuses,
+        renewal,
+    })
+}
+
+/// Step 2 of a pass: whether the CSV may be installed by the only OperatorGroup of its
+/// namespace ([`membership::check`]), and what is done when it may not — the CSV failed (its
+/// Deployments deleted when the verdict says so), annotated with its group, or the group's
+/// provided APIs updated. The group when the CSV is its member; none when this pass ends here.
+async fn settle_membership(
+    ctx: &Ctx,
+    csv: &ClusterServiceVersion,
+    api: &Api<ClusterServiceVersion>,
+    surface: &olm_v0::surface::Surface,
+    now_text: &str,
+) -> Result<Option<Arc<OperatorGroup>>, Error> {
+    let client = &ctx.shared.client;
+    let index = &ctx.index;
+    let name = csv.name_any();
+    let namespace = csv.namespace().unwrap_or_default();
+    let (_, reason, status) = phase_of(csv);
+    let groups = index.groups_in(&namespace);
+    let nothing_selected: Vec<bool> = groups.iter().map(|g| selects_nothing(index, g)).collect();
+    let group_names: Vec<(String, String)> = groups
+        .iter()
+        .map(|g| (g.name_any(), g.namespace().unwrap_or_default()))
+        .collect();
+    let member_groups: Vec<membership::Group<'_>> = groups
+        .iter()
+        .zip(&group_names)
+        .zip(&nothing_selected)
+        .map(|((g, (n, ns)), nothing)| membership::Group {
+            name: n,
+            namespace: ns,
+            status_namespaces: g.status.as_ref().map(|s| s.namespaces.as_slice()),
+            provided_apis: g
+                .annotations()
+                .get(membership::PROVIDED_APIS_ANNOTATION)
+                .map(String::as_str),
+            static_provided_apis: g.spec.static_provided_apis,
+            selects_nothing: *nothing,
+        })
+        .collect();
+    let others: Vec<OperatorGroupView> =
+        index.groups.state().iter().map(|g| group_view(g)).collect();
+    let modes = install_modes(csv);
+    let verdict = membership::check(
+        &membership::Csv {
+            namespace: &namespace,
+            annotations: csv.annotations(),
+            install_modes: &modes,
+            provided_apis: &surface.provided,
+            reason,
+        },
+        &member_groups,
+        &others,
+    );
+    match verdict {
+        Verdict::Member => {}
+        Verdict::Unchanged => return Ok(None),
+        Verdict::Error(m) => return Err(Error::Retry(m)),
+        Verdict::Fail {
+            reason,
+            message,
+            delete_deployments,
+            retry,
+        } => {
+            if delete_deployments {
+                install::delete_deployments(client, index, csv).await?;
+            }
+            let mut status = status;
+            if let Some(event) =
+                status.set_phase_if_changed(Phase::Failed, reason, &message, now_text)
+            {
+                write_status(api, csv, &status, None).await?;
+                record(ctx, csv, event).await;
+            }
+            return if retry {
+                Err(Error::Retry(message))
+            } else {
+                Ok(None)
+            };
+        }
+        Verdict::Annotate {
+            annotations,
+            then_fail,
+        } => {
+            let patch = json!({"metadata": {"annotations": annotations}});
+            let patched = api
+                .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+                .await?;
+            if then_fail {
+                let mut status = status;
+                if let Some(event) = status.set_phase_if_changed(
+                    Phase::Failed,
+                    Reason::NoTargetNamespaces,
+                    membership::NO_TARGET_NAMESPACES_MESSAGE,
+                    now_text,
+                ) {
+                    write_status(api, &patched, &status, None).await?;
+                    record(ctx, csv, event).await;
+                }
+            }
+            return Ok(None);
+        }
+        Verdict::SetGroupApis(apis) => {
+            if let Some(g) = groups.first() {
+                let groups_api: Api<OperatorGroup> = Api::namespaced(client.clone(), &namespace);
+                let patch = json!({
+                    "metadata": {
+                        "resourceVersion": g.resource_version(),
+                        "annotations": {membership::PROVIDED_APIS_ANNOTATION: apis},
+                    }
+                });
+                groups_api
+                    .patch(
+                        &g.name_any(),
+                        &PatchParams::default(),
+                        &Patch::Merge(&patch),
+                    )
+                    .await?;
+            }
+            return Ok(None);
+        }
+    }
+    Ok(groups.first().cloned())
 }
 
 /// The time from `since` to `now`; none when `since` is later.
