@@ -239,48 +239,8 @@ fn plan_view(plan: &InstallPlan) -> PlanView {
 
 /// One pass over `namespace`; `Some(delay)` asks for another pass after it.
 async fn sync(ctx: &Ctx, namespace: &str) -> Result<Option<Duration>, Error> {
-    let client = ctx.shared.client.clone();
-    let plans: Vec<Arc<InstallPlan>> = ctx.index.installplans_in(namespace);
-    let mut views: Vec<PlanView> = plans.iter().map(|p| plan_view(p)).collect();
-    {
-        // Plans made by an earlier pass count before their watch event arrives.
-        let mut created = super::lock(&ctx.created);
-        if let Some(list) = created.get_mut(namespace) {
-            list.retain(|c| !views.iter().any(|v| v.name == c.name));
-            views.extend(list.iter().cloned());
-        }
-    }
-    let plan_api = Api::<InstallPlan>::namespaced(client.clone(), namespace);
-    for name in decide::install_plans_to_collect(&views) {
-        match plan_api.delete(&name, &DeleteParams::background()).await {
-            Ok(_) => {
-                info!(namespace = %namespace, installplan = %name, "deleted an old InstallPlan")
-            }
-            Err(kube::Error::Api(e)) if e.code == 404 => {}
-            Err(e) => return Err(e.into()),
-        }
-    }
-    let mut subs: Vec<Sub> = ctx
-        .index
-        .subscriptions_in(namespace)
-        .iter()
-        // One being moved to OLM v1 (`olm migrate`) is not resolved again: no plan, no
-        // status, until the move deletes it.
-        .filter(|s| {
-            !s.annotations()
-                .contains_key(olm_k8s::MIGRATING_TO_ANNOTATION)
-        })
-        .map(|s| {
-            let value = serde_json::to_value(&**s).unwrap_or_default();
-            let key = format!("{namespace}/{}", s.name_any());
-            let status = ctx
-                .statuses
-                .newer_than(&key, s.uid().as_deref(), s.resource_version().as_deref())
-                .or_else(|| value.get("status").cloned().filter(Value::is_object))
-                .unwrap_or_else(|| json!({}));
-            Sub { value, status }
-        })
-        .collect();
+    let (plans, views) = plans_of(ctx, namespace).await?;
+    let mut subs = subscriptions_of(ctx, namespace);
     if subs.is_empty() {
         return Ok(None);
     }
@@ -296,7 +256,8 @@ async fn sync(ctx: &Ctx, namespace: &str) -> Result<Option<Duration>, Error> {
             (c.name_any(), phase)
         })
         .collect();
-    let stamp = now();
+    let clock = super::now().0;
+    let stamp = clock.to_string();
     let catalogs = visible_catalogs(ctx, namespace);
     // UnsafeFailForward upgrades: the namespace's one OperatorGroup opts in (upstream requires
     // exactly one group; with none or several the default strategy holds here).
@@ -424,7 +385,7 @@ async fn sync(ctx: &Ctx, namespace: &str) -> Result<Option<Duration>, Error> {
         let age = plan
             .created
             .parse::<jiff::Timestamp>()
-            .map(|t| jiff::Timestamp::now().duration_since(t).unsigned_abs())
+            .map(|t| clock.duration_since(t).unsigned_abs())
             .unwrap_or_default();
         if age < RECENT_PLAN {
             return unpacked(ctx, namespace, &mut subs, Some(RECENT_PLAN - age)).await;
@@ -499,31 +460,7 @@ async fn sync(ctx: &Ctx, namespace: &str) -> Result<Option<Duration>, Error> {
         &plans,
     )
     .await?;
-    for (i, sub) in subs.iter_mut().enumerate() {
-        let old = sub.status.clone();
-        if let Some(csv) = served.get(&i) {
-            sub.status["currentCSV"] = json!(csv);
-        }
-        let reference = json!({
-            "apiVersion": "operators.coreos.com/v1alpha1",
-            "kind": "InstallPlan",
-            "name": plan.name_any(),
-            "namespace": namespace,
-            "resourceVersion": plan.resource_version(),
-            "uid": plan.uid(),
-        });
-        sub.status["installPlanRef"] = reference;
-        sub.status["installplan"] = json!({
-            "apiVersion": "operators.coreos.com/v1alpha1",
-            "kind": "InstallPlan",
-            "name": plan.name_any(),
-            "uuid": plan.uid(),
-        });
-        sub.status["installPlanGeneration"] = json!(generation);
-        sub.status["state"] = json!(state::UPGRADE_PENDING);
-        clear_unpack_conditions(sub);
-        write_status(ctx, namespace, sub, &old).await?;
-    }
+    point_at_plan(ctx, namespace, &mut subs, &plan, &served, generation).await?;
     Ok(None)
 }
 
@@ -986,6 +923,97 @@ async fn ensure_plan(
         .await?;
     }
     Ok(plan)
+}
+
+/// The namespace's InstallPlans as the decisions read them — those made by an earlier pass
+/// counted before their watch event arrives — after the old ones upstream collects are deleted.
+async fn plans_of(
+    ctx: &Ctx,
+    namespace: &str,
+) -> Result<(Vec<Arc<InstallPlan>>, Vec<PlanView>), Error> {
+    let plans: Vec<Arc<InstallPlan>> = ctx.index.installplans_in(namespace);
+    let mut views: Vec<PlanView> = plans.iter().map(|p| plan_view(p)).collect();
+    {
+        // Plans made by an earlier pass count before their watch event arrives.
+        let mut created = super::lock(&ctx.created);
+        if let Some(list) = created.get_mut(namespace) {
+            list.retain(|c| !views.iter().any(|v| v.name == c.name));
+            views.extend(list.iter().cloned());
+        }
+    }
+    let plan_api = Api::<InstallPlan>::namespaced(ctx.shared.client.clone(), namespace);
+    for name in decide::install_plans_to_collect(&views) {
+        match plan_api.delete(&name, &DeleteParams::background()).await {
+            Ok(_) => {
+                info!(namespace = %namespace, installplan = %name, "deleted an old InstallPlan")
+            }
+            Err(kube::Error::Api(e)) if e.code == 404 => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok((plans, views))
+}
+
+/// The namespace's Subscriptions, each with the newest status this process knows of (its own
+/// last write, when the cache has not caught up); one being moved to OLM v1 (`olm migrate`) is
+/// left out: it is not resolved again until the move deletes it.
+fn subscriptions_of(ctx: &Ctx, namespace: &str) -> Vec<Sub> {
+    ctx.index
+        .subscriptions_in(namespace)
+        .iter()
+        .filter(|s| {
+            !s.annotations()
+                .contains_key(olm_k8s::MIGRATING_TO_ANNOTATION)
+        })
+        .map(|s| {
+            let value = serde_json::to_value(&**s).unwrap_or_default();
+            let key = format!("{namespace}/{}", s.name_any());
+            let status = ctx
+                .statuses
+                .newer_than(&key, s.uid().as_deref(), s.resource_version().as_deref())
+                .or_else(|| value.get("status").cloned().filter(Value::is_object))
+                .unwrap_or_else(|| json!({}));
+            Sub { value, status }
+        })
+        .collect()
+}
+
+/// Points each Subscription at `plan`: its `currentCSV` the bundle it serves (`served`, by
+/// index), `installPlanRef`, `installplan`, `installPlanGeneration` and `UpgradePending`.
+async fn point_at_plan(
+    ctx: &Ctx,
+    namespace: &str,
+    subs: &mut [Sub],
+    plan: &InstallPlan,
+    served: &HashMap<usize, String>,
+    generation: i64,
+) -> Result<(), Error> {
+    for (i, sub) in subs.iter_mut().enumerate() {
+        let old = sub.status.clone();
+        if let Some(csv) = served.get(&i) {
+            sub.status["currentCSV"] = json!(csv);
+        }
+        let reference = json!({
+            "apiVersion": "operators.coreos.com/v1alpha1",
+            "kind": "InstallPlan",
+            "name": plan.name_any(),
+            "namespace": namespace,
+            "resourceVersion": plan.resource_version(),
+            "uid": plan.uid(),
+        });
+        sub.status["installPlanRef"] = reference;
+        sub.status["installplan"] = json!({
+            "apiVersion": "operators.coreos.com/v1alpha1",
+            "kind": "InstallPlan",
+            "name": plan.name_any(),
+            "uuid": plan.uid(),
+        });
+        sub.status["installPlanGeneration"] = json!(generation);
+        sub.status["state"] = json!(state::UPGRADE_PENDING);
+        clear_unpack_conditions(sub);
+        write_status(ctx, namespace, sub, &old).await?;
+    }
+    Ok(())
 }
 
 /// Writes a Subscription's status where it differs from `old` (removed fields set to null).
