@@ -180,10 +180,111 @@ pub fn group_cluster_roles(namespace: &str, name: &str, apis: &ApiSet) -> Vec<Gr
         .collect()
 }
 
+/// A CSV of the group, as [`provided_apis`] reads it.
+#[derive(Debug, Clone)]
+pub struct MemberApis {
+    /// Its phase (`None` before it has one).
+    pub phase: Option<crate::phase::Phase>,
+    /// Whether it is being deleted.
+    pub deleting: bool,
+    /// The APIs it provides, without plurals.
+    pub apis: ApiSet,
+}
+
+/// What the group's provided APIs come to (upstream's `syncOperatorGroups` and
+/// `pruneProvidedAPIs`): the APIs its ClusterRoles aggregate — its members' and those its
+/// `olm.providedAPIs` annotation lists — and, when the annotation lists APIs no member
+/// provides any longer, the value to write to it (`Some(None)`: remove it). It is left alone
+/// when the group's APIs are static, and while a member that provides APIs has not finished
+/// its requirement check (no phase, or Pending, and not being deleted): that member's APIs are
+/// not settled yet.
+pub fn provided_apis(
+    members: &[MemberApis],
+    annotated: &ApiSet,
+    static_apis: bool,
+) -> (ApiSet, Option<Option<String>>) {
+    use crate::phase::Phase;
+    let provided = members
+        .iter()
+        .fold(ApiSet::default(), |all, m| all.union(&m.apis));
+    let checking = members.iter().any(|m| {
+        matches!(m.phase, None | Some(Phase::None | Phase::Pending))
+            && !m.deleting
+            && !m.apis.is_empty()
+    });
+    let roles = provided.union(annotated);
+    let prune = (!static_apis && !checking && !annotated.is_subset(&provided)).then(|| {
+        let kept = annotated.intersection(&provided).to_string();
+        (!kept.is_empty()).then_some(kept)
+    });
+    (roles, prune)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// `pruneProvidedAPIs`: an annotated API no member provides is dropped, unless the group's
+    /// APIs are static or a member providing APIs is still being checked.
+    #[test]
+    fn provided_apis_are_pruned_once_members_settle() {
+        use crate::phase::Phase;
+        let set = ApiSet::parse_annotation;
+        let member = |phase: Option<Phase>, deleting: bool, apis: &str| MemberApis {
+            phase,
+            deleting,
+            apis: set(apis),
+        };
+        let a = "A.v1.a.com";
+        let ab = "A.v1.a.com,B.v1.b.com";
+        let check = |name: &str,
+                     members: Vec<MemberApis>,
+                     (annotated, static_apis): (&str, bool),
+                     roles: &str,
+                     prune: Option<Option<String>>| {
+            let (got_roles, got_prune) = provided_apis(&members, &set(annotated), static_apis);
+            assert_eq!(got_roles, set(roles), "{name}");
+            assert_eq!(got_prune, prune, "{name}");
+        };
+        let settled = || member(Some(Phase::Succeeded), false, a);
+        check(
+            "settled, nothing stale",
+            vec![settled()],
+            (a, false),
+            a,
+            None,
+        );
+        check(
+            "a stale API dropped",
+            vec![settled()],
+            (ab, false),
+            ab,
+            Some(Some(a.to_owned())),
+        );
+        check("static: kept", vec![settled()], (ab, true), ab, None);
+        check(
+            "a member still pending: kept",
+            vec![settled(), member(Some(Phase::Pending), false, "C.v1.c.com")],
+            (ab, false),
+            "A.v1.a.com,B.v1.b.com,C.v1.c.com",
+            None,
+        );
+        check(
+            "a pending member being deleted does not hold it",
+            vec![member(None, true, "C.v1.c.com")],
+            (a, false),
+            "A.v1.a.com,C.v1.c.com",
+            Some(None),
+        );
+        check(
+            "no members, nothing annotated",
+            vec![],
+            ("", false),
+            "",
+            None,
+        );
+    }
 
     /// Upstream's `TestUserDefinedServiceAccountQuerier` (`pkg/lib/scoped/querier_test.go`),
     /// plus the account named but not yet found.

@@ -35,9 +35,9 @@ use olm_v0::apis::ApiSet;
 use olm_v0::membership::{PROVIDED_APIS_ANNOTATION, target_namespaces};
 use olm_v0::operatorgroup::{
     GroupTargets, MULTIPLE_GROUPS_CONDITION, MULTIPLE_GROUPS_MESSAGE, MULTIPLE_GROUPS_REASON,
-    OWNER_KIND_LABEL, OWNER_LABEL, OWNER_NAMESPACE_LABEL, SERVICE_ACCOUNT_CONDITION,
+    MemberApis, OWNER_KIND_LABEL, OWNER_LABEL, OWNER_NAMESPACE_LABEL, SERVICE_ACCOUNT_CONDITION,
     SERVICE_ACCOUNT_REASON, group_cluster_roles, namespace_labels, namespaces_changed,
-    service_account_message,
+    provided_apis, service_account_message,
 };
 use olm_v0::phase::Phase;
 use olm_v0_api::v1::OperatorGroup;
@@ -263,33 +263,23 @@ async fn reconcile_one(g: &OperatorGroup, ctx: &Ctx) -> Result<(), Error> {
             .get(PROVIDED_APIS_ANNOTATION)
             .map_or("", String::as_str),
     );
-    let mut provided = ApiSet::default();
-    let mut checking = false;
-    for c in &members {
-        let Ok(surface) = super::csv::surface_of(c) else {
-            continue;
-        };
-        let phase = super::phase_and_reason(c)
-            .0
-            .as_deref()
-            .and_then(Phase::parse);
-        let apis = surface.provided.strip_plural();
-        if matches!(phase, None | Some(Phase::None | Phase::Pending))
-            && c.meta().deletion_timestamp.is_none()
-            && !apis.is_empty()
-        {
-            checking = true;
-        }
-        provided = provided.union(&apis);
-    }
-    ensure_roles(ctx, g, &provided.union(&annotated)).await?;
-    if !g.spec.static_provided_apis && !checking && !annotated.is_subset(&provided) {
-        let pruned = annotated.intersection(&provided).to_string();
-        let value = if pruned.is_empty() {
-            Value::Null
-        } else {
-            Value::String(pruned)
-        };
+    let member_apis: Vec<MemberApis> = members
+        .iter()
+        .filter_map(|c| {
+            let surface = super::csv::surface_of(c).ok()?;
+            Some(MemberApis {
+                phase: super::phase_and_reason(c)
+                    .0
+                    .as_deref()
+                    .and_then(Phase::parse),
+                deleting: c.meta().deletion_timestamp.is_some(),
+                apis: surface.provided.strip_plural(),
+            })
+        })
+        .collect();
+    let (roles, prune) = provided_apis(&member_apis, &annotated, g.spec.static_provided_apis);
+    ensure_roles(ctx, g, &roles).await?;
+    if let Some(value) = prune {
         let patch = json!({"metadata": {
             "resourceVersion": g.resource_version(),
             "annotations": {PROVIDED_APIS_ANNOTATION: value},
