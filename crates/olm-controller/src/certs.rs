@@ -4,7 +4,7 @@
 //! that mounts it whenever the CA changes.
 //!
 //! Decisions (keep, issue, renew; what the Secret and patches hold) are
-//! [`olm_extension::certs`]'s; this module watches, generates keys (randomness lives here, as
+//! [`olm_security::certs`]'s; this module watches, generates keys (randomness lives here, as
 //! does the clock) and applies.
 //!
 //! Every write is a server-side apply under [`FIELD_MANAGER`], naming only the fields this
@@ -27,10 +27,10 @@ use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt as _, watcher};
 use kube::{Resource, ResourceExt};
-use olm_extension::certs::{
+use olm_runtime::watch::RecoveringExt as _;
+use olm_security::certs::{
     self as decide, Decision, Held, IssuePlan, Issued, Owner, Policy, Subject,
 };
-use olm_runtime::watch::RecoveringExt as _;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;

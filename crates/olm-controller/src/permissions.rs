@@ -1,5 +1,5 @@
 //! An extension's ServiceAccount on the cluster: gathering the RBAC that binds it, so that
-//! [`olm_extension::permissions`] can say before anything is applied whether it may manage every
+//! [`olm_security::permissions`] can say before anything is applied whether it may manage every
 //! object of a bundle, and clients that act as it.
 
 use std::collections::BTreeMap;
@@ -9,7 +9,7 @@ use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBind
 use kube::api::{Api, ListParams};
 use kube::core::GroupVersionKind;
 use kube::discovery::Scope;
-use olm_extension::permissions::{
+use olm_security::permissions::{
     CLUSTER_COLLECTION_VERBS, PermissionsError, PreAuthorizationFailed, Rbac, Request,
     ResourceInfo, ScopedPolicyRules, UserInfo, missing_permissions, service_account_user, verdict,
 };
@@ -64,7 +64,7 @@ pub async fn preflight(
 }
 
 /// [`preflight`] with requests checked besides the objects' (e.g.
-/// [`olm_extension::permissions::owner_finalizers`] of the extension or revision that will own
+/// [`olm_security::permissions::owner_finalizers`] of the extension or revision that will own
 /// them).
 pub async fn preflight_with(
     shared: &Shared,

@@ -695,7 +695,7 @@ fn own_tls(options: &Options) -> Result<Arc<rustls::ServerConfig>, RunError> {
     }
     let now = jiff::Timestamp::now();
     let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "localhost".to_owned());
-    let plan = olm_extension::certs::IssuePlan {
+    let plan = olm_security::certs::IssuePlan {
         ca_common_name: "olm-metrics-ca".to_owned(),
         common_name: "localhost".to_owned(),
         dns_names: vec!["localhost".to_owned(), host],

@@ -14,7 +14,7 @@
 //! the files and the CA back into a configuration that lost it (e.g. re-applied from the
 //! manifests); whichever replica first sees the pair inside its renewal margin renews it.
 //!
-//! Decisions (keep or issue, and why; the `caBundle` patch) are `olm_extension::certs`'s, the
+//! Decisions (keep or issue, and why; the `caBundle` patch) are `olm_security::certs`'s, the
 //! same rules as for bundles' webhook Services (730 days, renewed a day before).
 //!
 //! Caveat: the process trusts the CA it started with when it reads its own catalog server, so a
@@ -31,8 +31,8 @@ use k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration;
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, ObjectMeta, Patch, PatchParams, PostParams};
 use kube::runtime::watcher;
-use olm_extension::certs::{self as decide, Decision, Held};
-pub use olm_extension::certs::{Policy, Subject};
+use olm_security::certs::{self as decide, Decision, Held};
+pub use olm_security::certs::{Policy, Subject};
 use tracing::{info, warn};
 
 /// Field owner of the `caBundle` this module writes.

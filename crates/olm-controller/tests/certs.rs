@@ -26,7 +26,7 @@ use kube::{Client, ResourceExt};
 use olm_bundle::CertProvider;
 use olm_controller::certs::{self, Options};
 use olm_controller::context::{FIELD_MANAGER, Shared};
-use olm_extension::certs::{Decision, Held, Policy, Subject, ca_hash, decide};
+use olm_security::certs::{Decision, Held, Policy, Subject, ca_hash, decide};
 use olm_testenv::ControlPlane;
 use rustls::pki_types::pem::PemObject as _;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};

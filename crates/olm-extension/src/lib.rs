@@ -9,11 +9,9 @@
 //! `olm-controller` shell does that), resolving bundles (`olm-resolve`) or rendering them
 //! (`olm-bundle`).
 
-pub mod certs;
 pub mod message;
 pub mod objectset;
 pub mod pack;
-pub mod permissions;
 pub mod phase;
 pub mod probe;
 pub mod request;

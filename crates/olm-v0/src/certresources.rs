@@ -1,7 +1,7 @@
 //! What a CSV's owned APIServices and webhooks need besides their Deployment (OLM repo
 //! `pkg/controller/install/certresources.go`, `apiservice.go`): a Service in front of the
 //! Deployment, a serving certificate in a Secret (the certificate itself is issued and rotated
-//! by the same rules as for OLM v1's bundles: `olm_extension::certs`, 730 days, renewed a day
+//! by the same rules as for OLM v1's bundles: `olm_security::certs`, 730 days, renewed a day
 //! before), the RBAC that lets the Deployment's ServiceAccount read it and delegate
 //! authentication, the certificate mounted at both paths operators expect, and the APIService
 //! objects.

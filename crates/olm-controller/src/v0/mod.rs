@@ -170,7 +170,7 @@ impl Index {
     }
 
     /// The cluster's RBAC, for permission checks.
-    pub fn rbac(&self) -> olm_extension::permissions::Rbac {
+    pub fn rbac(&self) -> olm_security::permissions::Rbac {
         fn all<K>(store: &Store<K>) -> Vec<K>
         where
             K: kube::Resource + Clone + 'static,
@@ -178,7 +178,7 @@ impl Index {
         {
             store.state().iter().map(|o| (**o).clone()).collect()
         }
-        olm_extension::permissions::Rbac {
+        olm_security::permissions::Rbac {
             cluster_roles: all(&self.cluster_roles),
             roles: all(&self.roles),
             cluster_role_bindings: all(&self.cluster_role_bindings),

@@ -5,7 +5,7 @@
 //! Flow, once the v0 caches are ready (only the leader runs it):
 //! 1. Bind [`Options::addr`] (`olm run --packageserver-bind-address`: upstream's port, 5443, on
 //!    every interface by default) and issue a serving certificate for the Service [`SERVICE`] of
-//!    the system namespace (the rules of `olm_extension::certs`: 730 days), kept in memory:
+//!    the system namespace (the rules of `olm_security::certs`: 730 days), kept in memory:
 //!    every start (and every new leader) issues its own. If either fails, PackageManifests are
 //!    not served, a registration of ours that an earlier process left is removed, `/readyz`
 //!    fails naming [`READINESS_CHECK`] and why (a port another process holds, say), and both
@@ -68,8 +68,8 @@ use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, Preconditions};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
-use olm_extension::certs::{Policy, Subject};
 use olm_runtime::watch::RecoveringExt as _;
+use olm_security::certs::{Policy, Subject};
 use olm_v0::packagemanifest::{self as pm, Catalog, IncludeObject};
 use olm_v0::packageserver::{self as ps, Action, GROUP, Observed, RESOURCE, Serving};
 pub use olm_v0::packageserver::{APISERVICE, SERVICE};
@@ -252,7 +252,7 @@ async fn prepare(
         service: SERVICE.to_owned(),
         namespace: shared.system_namespace.clone(),
     };
-    let plan = olm_extension::certs::plan(&subject, jiff::Timestamp::now(), &Policy::default());
+    let plan = olm_security::certs::plan(&subject, jiff::Timestamp::now(), &Policy::default());
     let issued = crate::certs::issue(&plan).map_err(|e| {
         format!(
             "issuing the serving certificate of Service {SERVICE} in {}: {e}",

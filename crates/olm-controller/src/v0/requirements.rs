@@ -11,7 +11,7 @@ use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
 use kube::ResourceExt;
 use kube::api::Api;
 use kube::runtime::reflector::ObjectRef;
-use olm_extension::permissions::{Rbac, UserInfo, uncovered};
+use olm_security::permissions::{Rbac, UserInfo, uncovered};
 use olm_v0::requirements::{
     AccountFacts, CrdFacts, PermissionCheck, RequirementStatus, crd_status, min_kube_version,
     native_api_status, owned_apiservice_status, permission_statuses, required_apiservice_status,

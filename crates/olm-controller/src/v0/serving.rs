@@ -1,7 +1,7 @@
 //! What a CSV's webhooks and owned APIServices need on the cluster (OLM's
 //! `certresources.go`, `webhook.go`, `apiservice.go`): per Deployment that serves them, a
 //! Service, a serving certificate issued by `olm` (730 days, renewed a day before, the rules of
-//! `olm_extension::certs`) in a Secret with its RBAC and authentication delegation; the
+//! `olm_security::certs`) in a Secret with its RBAC and authentication delegation; the
 //! certificate mounted into the Deployment; the webhook configurations, CRD conversion sections
 //! and APIServices pointing at the Service with the CA; and whether they are all in place.
 //!
@@ -20,7 +20,7 @@ use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
 use kube::ResourceExt;
 use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams, PostParams};
 use kube::core::{ApiResource, GroupVersionKind};
-use olm_extension::certs::{Decision, Held, Policy, Subject, ca_hash, decide};
+use olm_security::certs::{Decision, Held, Policy, Subject, ca_hash, decide};
 use olm_v0::certresources::{
     CA_KEY, apiservice, auth_bindings, mount_certificate, secret, secret_name, secret_rbac,
     service, service_port,
@@ -184,7 +184,7 @@ pub async fn ensure(
                 service: svc_name.clone(),
                 namespace: namespace.clone(),
             };
-            let plan = olm_extension::certs::plan(&subject, now, &Policy::default());
+            let plan = olm_security::certs::plan(&subject, now, &Policy::default());
             let issued = crate::certs::issue(&plan).map_err(|e| e.to_string())?;
             let hash = ca_hash(issued.ca_pem.as_bytes());
             let s = secret(

@@ -440,7 +440,7 @@ async fn installer_rules(
     sa: &str,
     image: &str,
     config: Option<&serde_json::Map<String, Value>>,
-) -> anyhow::Result<Vec<olm_extension::permissions::ScopedPolicyRules>> {
+) -> anyhow::Result<Vec<olm_security::permissions::ScopedPolicyRules>> {
     let objects = rendered_bundle(namespace, image, config).await?;
     olm_controller::permissions::required_rules(
         client,
@@ -455,8 +455,8 @@ async fn installer_rules(
 
 /// What the installer account needs besides the bundle's objects: setting the finalizers of
 /// the extension that owns them.
-fn installer_extra(ext: &str) -> [olm_extension::permissions::Request; 1] {
-    [olm_extension::permissions::owner_finalizers(
+fn installer_extra(ext: &str) -> [olm_security::permissions::Request; 1] {
+    [olm_security::permissions::owner_finalizers(
         "clusterextensions",
         ext,
     )]
@@ -624,12 +624,12 @@ fn check_version_flag(version: Option<&str>) -> anyhow::Result<()> {
 async fn held_rules(
     client: &kube::Client,
     ext: &str,
-) -> anyhow::Result<Vec<olm_extension::permissions::ScopedPolicyRules>> {
+) -> anyhow::Result<Vec<olm_security::permissions::ScopedPolicyRules>> {
     let role_name = rbac::installer_name(ext);
     let mut held = Vec::new();
     let cluster_roles: Api<ClusterRole> = Api::all(client.clone());
     if let Some(role) = cluster_roles.get_opt(&role_name).await? {
-        held.push(olm_extension::permissions::ScopedPolicyRules {
+        held.push(olm_security::permissions::ScopedPolicyRules {
             namespace: String::new(),
             missing_rules: role.rules.unwrap_or_default(),
         });
@@ -637,7 +637,7 @@ async fn held_rules(
     let roles: Api<Role> = Api::all(client.clone());
     for role in roles.list(&installer_selector(ext)).await?.items {
         if role.name_any() == role_name {
-            held.push(olm_extension::permissions::ScopedPolicyRules {
+            held.push(olm_security::permissions::ScopedPolicyRules {
                 namespace: role.namespace().unwrap_or_default(),
                 missing_rules: role.rules.unwrap_or_default(),
             });

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::rbac::v1::PolicyRule;
-use olm_extension::permissions::ScopedPolicyRules;
+use olm_security::permissions::ScopedPolicyRules;
 use serde_json::{Value, json};
 
 /// Label on the objects created for an extension's installer account; its value is the

@@ -7,7 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, PolicyRule, RoleBinding};
-use olm_extension::permissions::{
+use olm_security::permissions::{
     CLUSTER_COLLECTION_VERBS, PreAuthorizationFailed, Rbac, Request, ResourceInfo,
     ScopedPolicyRules, UserInfo, compact_rules, missing_permissions, requests, rule_allows,
     targets, uncovered, verdict,
@@ -738,9 +738,9 @@ fn aggregation_rule_needs_full_authority() {
 /// helm.go `extManagementPerms` / boxcutter.go `revisionManagementPerms`.
 #[test]
 fn owner_finalizers_request() {
-    let r = olm_extension::permissions::owner_finalizers("clusterextensions", "ext");
+    let r = olm_security::permissions::owner_finalizers("clusterextensions", "ext");
     assert_eq!(
-        olm_extension::permissions::rule_description(&r.namespace, &r.as_rule()),
+        olm_security::permissions::rule_description(&r.namespace, &r.as_rule()),
         "Namespace:\"\" APIGroups:[olm.operatorframework.io] Resources:[clusterextensions/finalizers] ResourceNames:[ext] Verbs:[update]"
     );
 }

@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 
 use jiff::{SignedDuration, Timestamp};
-use olm_extension::certs::{
+use olm_security::certs::{
     Decision, Held, IssuePlan, IssueReason, Issued, Owner, Policy, Subject, ca_bundle_patch,
     ca_hash, decide, inject_source, mounts_secret, plan, rollout_patch, secret_object,
 };
@@ -527,10 +527,10 @@ fn secrets_olm_v0_issued_are_kept_and_adopted() {
         service: "op-service".into(),
         namespace: "ops".into(),
     };
-    let adopted = olm_extension::certs::secret_adoption(
+    let adopted = olm_security::certs::secret_adoption(
         &subject,
         "op-service-cert",
-        &olm_extension::certs::Owner {
+        &olm_security::certs::Owner {
             name: "op-service".into(),
             uid: "u1".into(),
         },
