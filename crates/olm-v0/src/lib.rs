@@ -36,7 +36,6 @@ pub mod phase;
 pub mod rbac;
 pub mod registrypoll;
 pub mod requirements;
-pub mod resolver;
 pub mod status;
 pub mod steps;
 pub mod strategy;

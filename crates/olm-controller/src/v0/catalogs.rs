@@ -17,8 +17,8 @@ use std::time::Duration;
 use olm_registry::api;
 use olm_registry::api::registry_client::RegistryClient;
 use olm_v0::ApiKey;
-use olm_v0::resolver::entry::from_registry;
-use olm_v0::resolver::{Entry, Property, RegistryBundle, SourceKey};
+use olm_v0_resolver::entry::from_registry;
+use olm_v0_resolver::{Entry, Property, RegistryBundle, SourceKey};
 
 use super::lock;
 

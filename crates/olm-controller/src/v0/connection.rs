@@ -170,7 +170,7 @@ async fn watch(probe: Probe, mut wake: mpsc::Sender<ObjectRef<CatalogSource>>) {
         mut changed,
         index,
     } = probe;
-    let catalog = olm_v0::resolver::SourceKey::new(
+    let catalog = olm_v0_resolver::SourceKey::new(
         &source.name,
         source.namespace.as_deref().unwrap_or_default(),
     );

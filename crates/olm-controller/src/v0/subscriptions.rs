@@ -2,7 +2,7 @@
 //! for a namespace with Subscriptions, bring their status in line with what exists, resolve them
 //! against the catalogs, and write an InstallPlan for what is new.
 //!
-//! One pass, decided by `olm_v0::subscription` and `olm_v0::resolver`:
+//! One pass, decided by `olm_v0::subscription` and `olm_v0_resolver`:
 //! 1. InstallPlans beyond the newest five are deleted.
 //! 2. Each Subscription's state follows its current CSV (installed or pending) and its
 //!    InstallPlan's phase (the `InstallPlanPending`/`InstallPlanFailed` conditions), and
@@ -28,10 +28,10 @@ use futures::channel::mpsc;
 use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::runtime::events::{Event, EventType};
-use olm_v0::resolver::{self, Catalog, Entry, ResolveError, Resolved, SourceKey};
 use olm_v0::steps::{Step, bundle_steps, order_steps, subscription_step};
 use olm_v0::subscription::{self as decide, Condition, PlanView, condition, reason, state};
 use olm_v0_api::v1alpha1::{InstallPlan, Subscription};
+use olm_v0_resolver::{self as resolver, Catalog, Entry, ResolveError, Resolved, SourceKey};
 use serde_json::{Value, json};
 use tracing::{info, warn};
 

@@ -5,7 +5,7 @@
 use olm_version::blang::Version;
 
 use super::*;
-use crate::resolver::entry::Property;
+use crate::entry::Property;
 
 fn entry(properties: &[(&str, &str)]) -> Entry {
     Entry {

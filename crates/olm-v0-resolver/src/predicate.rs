@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::constraint::{self, CelRule, Kind};
 use super::entry::{Entry, SourceKey};
-use crate::ApiKey;
+use olm_v0::ApiKey;
 
 /// A test on an entry.
 #[derive(Debug, Clone)]

@@ -6,8 +6,8 @@
 use olm_version::blang::{Range, Version};
 
 use super::*;
-use crate::ApiKey;
-use crate::resolver::entry::Property;
+use crate::entry::Property;
+use olm_v0::ApiKey;
 
 fn bundle(name: &str, package: &str, channel: &str, replaces: &str) -> Entry {
     let version = name.rsplit_once(".v").map(|(_, v)| v).unwrap_or("0.0.0");

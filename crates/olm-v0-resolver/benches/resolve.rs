@@ -9,10 +9,8 @@
 
 use divan::{Bencher, black_box};
 use olm_v0::ApiKey;
-use olm_v0::resolver::entry::from_registry;
-use olm_v0::resolver::{
-    Catalog, Entry, Property, RegistryBundle, SourceKey, Subscription, resolve,
-};
+use olm_v0_resolver::entry::from_registry;
+use olm_v0_resolver::{Catalog, Entry, Property, RegistryBundle, SourceKey, Subscription, resolve};
 
 fn main() {
     divan::main();

@@ -5,7 +5,7 @@
 use olm_version::blang::{Range, Version};
 use serde_json::Value;
 
-use crate::ApiKey;
+use olm_v0::ApiKey;
 
 /// The name of the virtual catalog that holds a namespace's CSVs.
 pub const EXISTING: &str = "@existing";
