@@ -163,6 +163,20 @@ pub fn plan_covering<'a>(plans: &'a [PlanView], names: &[&str]) -> Option<&'a Pl
         .max_by_key(|p| p.generation)
 }
 
+/// How long a plan made by hand keeps no phase, so that its maker's own status write — tools
+/// (and upstream's e2e suite) create a plan and write its phase and steps a moment later —
+/// meets no write of OLM's and does not conflict.
+pub const HAND_MADE_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// What becomes of an InstallPlan no Subscription made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HandMade {
+    /// Its phase becomes this.
+    Phase(&'static str),
+    /// Look again after this long (its maker may still write its status).
+    After(std::time::Duration),
+}
+
 /// The next phase of an InstallPlan no Subscription made — one a user created (seed 004) — as
 /// upstream's `transitionInstallPlanState` moves it: none → `Planning` → `RequiresApproval`
 /// (`Manual` and not yet approved) or `Installing`; then it runs the steps in its status, if
@@ -173,18 +187,22 @@ pub fn plan_covering<'a>(plans: &'a [PlanView], names: &[&str]) -> Option<&'a Pl
 /// A plan that names no CSV is left alone until its maker writes a phase, as upstream leaves
 /// every plan without one: tools (and upstream's own e2e suite) create a plan and then write
 /// its status — phase and steps — themselves, and a phase written in between would make that
-/// write conflict.
+/// write conflict. One that names CSVs is left alone for [`HAND_MADE_GRACE`] after it was made
+/// (`age`), for the same reason: upstream's slower queue usually lets the maker's write land
+/// first, and olm, which answers within milliseconds, would otherwise win the race.
 pub fn hand_made_plan_phase(
     phase: &str,
     names_csvs: bool,
     manual: bool,
     approved: bool,
-) -> Option<&'static str> {
+    age: std::time::Duration,
+) -> Option<HandMade> {
     match phase {
         "" if !names_csvs => None,
-        "" => Some("Planning"),
-        "Planning" if manual && !approved => Some("RequiresApproval"),
-        "Planning" => Some("Installing"),
+        "" if age < HAND_MADE_GRACE => Some(HandMade::After(HAND_MADE_GRACE - age)),
+        "" => Some(HandMade::Phase("Planning")),
+        "Planning" if manual && !approved => Some(HandMade::Phase("RequiresApproval")),
+        "Planning" => Some(HandMade::Phase("Installing")),
         _ => None,
     }
 }
@@ -590,30 +608,36 @@ mod tests {
     }
 
     /// Upstream's `transitionInstallPlanState` (`pkg/controller/operators/catalog/operator.go`)
-    /// for a plan created by hand.
+    /// for a plan created by hand, once its maker has had [`HAND_MADE_GRACE`] to write its
+    /// status.
     #[test]
     fn hand_made_plans_move_through_planning() {
+        use std::time::Duration;
+        let old = HAND_MADE_GRACE;
+        let phase = |p| Some(HandMade::Phase(p));
         assert_eq!(
-            hand_made_plan_phase("", true, false, false),
-            Some("Planning")
+            hand_made_plan_phase("", true, false, false, old),
+            phase("Planning")
         );
         assert_eq!(
-            hand_made_plan_phase("Planning", true, true, false),
-            Some("RequiresApproval")
+            hand_made_plan_phase("", true, false, false, Duration::from_millis(500)),
+            Some(HandMade::After(Duration::from_millis(1500))),
+            "just made: its maker may still write its status"
         );
-        assert_eq!(
-            hand_made_plan_phase("Planning", true, true, true),
-            Some("Installing")
-        );
-        assert_eq!(
-            hand_made_plan_phase("Planning", true, false, false),
-            Some("Installing")
-        );
-        assert_eq!(hand_made_plan_phase("Installing", true, false, true), None);
-        assert_eq!(
-            hand_made_plan_phase("RequiresApproval", true, true, false),
-            None
-        );
+        let table = [
+            ("Planning", true, false, phase("RequiresApproval")),
+            ("Planning", true, true, phase("Installing")),
+            ("Planning", false, false, phase("Installing")),
+            ("Installing", false, true, None),
+            ("RequiresApproval", true, false, None),
+        ];
+        for (from, manual, approved, want) in table {
+            assert_eq!(
+                hand_made_plan_phase(from, true, manual, approved, old),
+                want,
+                "{from}"
+            );
+        }
     }
 
     /// Upstream's `transitionInstallPlanState` has no case for a plan without a phase; its e2e
@@ -621,9 +645,13 @@ mod tests {
     /// such a plan naming no CSV and then writes its status.
     #[test]
     fn a_plan_naming_no_csv_waits_for_its_maker_to_write_a_phase() {
-        assert_eq!(hand_made_plan_phase("", false, false, true), None);
-        assert_eq!(hand_made_plan_phase("", false, true, false), None);
-        assert_eq!(hand_made_plan_phase("Installing", false, false, true), None);
+        let old = HAND_MADE_GRACE * 10;
+        assert_eq!(hand_made_plan_phase("", false, false, true, old), None);
+        assert_eq!(hand_made_plan_phase("", false, true, false, old), None);
+        assert_eq!(
+            hand_made_plan_phase("Installing", false, false, true, old),
+            None
+        );
     }
 
     #[test]

@@ -38,6 +38,7 @@ use kube::runtime::reflector::ObjectRef;
 use kube::{Client, ResourceExt};
 use olm_v0::operatorgroup::attenuated_service_account;
 use olm_v0::steps::{Step, StepStatus};
+use olm_v0::subscription::HandMade;
 use olm_v0_api::v1alpha1::InstallPlan;
 use serde_json::{Value, json};
 use tracing::info;
@@ -143,14 +144,24 @@ async fn sync(ctx: &Ctx, key: &str) -> Result<queue::Next, String> {
         .iter()
         .any(|o| o.kind == "Subscription");
     let manual = text(&value, "/spec/approval") == "Manual";
-    if !by_subscription
-        && let Some(next) = olm_v0::subscription::hand_made_plan_phase(
-            phase,
-            !plan.spec.cluster_service_version_names.is_empty(),
-            manual,
-            plan.spec.approved,
-        )
-    {
+    let now = super::now().0;
+    let age = plan
+        .metadata
+        .creation_timestamp
+        .as_ref()
+        .and_then(|t| std::time::Duration::try_from(now.duration_since(t.0)).ok())
+        .unwrap_or_default();
+    let hand_made = olm_v0::subscription::hand_made_plan_phase(
+        phase,
+        !plan.spec.cluster_service_version_names.is_empty(),
+        manual,
+        plan.spec.approved,
+        age,
+    );
+    if let (false, Some(HandMade::After(wait))) = (by_subscription, hand_made) {
+        return Ok(Some(wait));
+    }
+    if let (false, Some(HandMade::Phase(next))) = (by_subscription, hand_made) {
         info!(namespace = %namespace, installplan = %name, phase = next, "InstallPlan made by hand");
         let mut status = json!({"phase": next});
         // The status schema requires the list, which a plan made by hand lacks.
@@ -176,7 +187,7 @@ async fn sync(ctx: &Ctx, key: &str) -> Result<queue::Next, String> {
         .and_then(Value::as_array)
         .and_then(|c| c.iter().find(|c| c["type"] == "Installed"));
     let check_failed = installed.is_some_and(|c| c["reason"] == INSTALL_CHECK_FAILED);
-    let now = super::now().0.to_string();
+    let now = now.to_string();
     let account = match attenuated_service_account(&groups) {
         Ok(account) => account,
         Err(message) => {
