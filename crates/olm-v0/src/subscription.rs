@@ -228,17 +228,22 @@ pub enum PlanProgress {
 /// as soon as it exists, and when the plan then fails the next resolution finds the CSV it was
 /// to replace unclaimed and the upgrade stuck; here the CSV counts as installed once its plan
 /// is done, or once the CSV has `Succeeded`, so the Subscription keeps the CSV it had and a
-/// failed upgrade can be retried or replaced.
+/// failed upgrade can be retried or replaced. A CSV the Subscription already recorded as
+/// installed (`installed_csv`) stays installed while it exists, as upstream's does, whatever
+/// its plan says later.
 pub fn observed_state(
     current_csv: &str,
     current_phase: Option<&str>,
     plan: PlanProgress,
     fail_forward: bool,
+    installed_csv: &str,
 ) -> Option<(&'static str, bool)> {
     if current_csv.is_empty() {
         return None;
     }
+    let recorded = installed_csv == current_csv;
     Some(match (current_phase, plan) {
+        (Some(_), _) if recorded => (state::AT_LATEST_KNOWN, true),
         (Some(_), PlanProgress::Done) | (Some("Succeeded"), _) => (state::AT_LATEST_KNOWN, true),
         (_, PlanProgress::Failed) if fail_forward => (state::UPGRADE_FAILED, false),
         _ => (state::UPGRADE_PENDING, false),
@@ -560,26 +565,48 @@ mod tests {
     #[test]
     fn states_follow_what_exists() {
         use PlanProgress::{Done, Failed, Running};
-        assert_eq!(observed_state("", None, Done, false), None);
+        assert_eq!(observed_state("", None, Done, false, ""), None);
         assert_eq!(
-            observed_state("a.v1", Some("Pending"), Done, false),
+            observed_state("a.v1", Some("Pending"), Done, false, ""),
             Some((state::AT_LATEST_KNOWN, true))
         );
         assert_eq!(
-            observed_state("a.v1", None, Running, false),
+            observed_state("a.v1", None, Running, false, ""),
             Some((state::UPGRADE_PENDING, false))
         );
         assert_eq!(
-            observed_state("a.v1", None, Failed, false),
+            observed_state("a.v1", None, Failed, false, ""),
             Some((state::UPGRADE_PENDING, false))
         );
         assert_eq!(
-            observed_state("a.v1", None, Failed, true),
+            observed_state("a.v1", None, Failed, true, ""),
             Some((state::UPGRADE_FAILED, false))
         );
         assert_eq!(
-            observed_state("a.v1", None, Done, true),
+            observed_state("a.v1", None, Done, true, ""),
             Some((state::UPGRADE_PENDING, false))
+        );
+    }
+
+    /// Upstream's e2e "can reconcile InstallPlan status" (`subscription_e2e_test.go`): the
+    /// installed CSV's plan is marked failed, then deleted, and the Subscription must report
+    /// `InstallPlanMissing` — so its state stays `AtLatestKnown` whatever the CSV's phase.
+    #[test]
+    fn a_recorded_install_stays_installed() {
+        use PlanProgress::Failed;
+        assert_eq!(
+            observed_state("a.v1", Some("Installing"), Failed, false, "a.v1"),
+            Some((state::AT_LATEST_KNOWN, true))
+        );
+        assert_eq!(
+            observed_state("a.v2", Some("Installing"), Failed, false, "a.v1"),
+            Some((state::UPGRADE_PENDING, false)),
+            "an upgrade's CSV is not recorded yet"
+        );
+        assert_eq!(
+            observed_state("a.v1", None, Failed, false, "a.v1"),
+            Some((state::UPGRADE_PENDING, false)),
+            "gone"
         );
     }
 
@@ -590,19 +617,19 @@ mod tests {
     fn a_failed_plan_installs_nothing_that_did_not_succeed() {
         use PlanProgress::{Failed, Running};
         assert_eq!(
-            observed_state("a.v2", Some("Pending"), Running, false),
+            observed_state("a.v2", Some("Pending"), Running, false, ""),
             Some((state::UPGRADE_PENDING, false))
         );
         assert_eq!(
-            observed_state("a.v2", Some("Pending"), Failed, false),
+            observed_state("a.v2", Some("Pending"), Failed, false, ""),
             Some((state::UPGRADE_PENDING, false))
         );
         assert_eq!(
-            observed_state("a.v2", Some("Pending"), Failed, true),
+            observed_state("a.v2", Some("Pending"), Failed, true, ""),
             Some((state::UPGRADE_FAILED, false))
         );
         assert_eq!(
-            observed_state("a.v2", Some("Succeeded"), Failed, true),
+            observed_state("a.v2", Some("Succeeded"), Failed, true, ""),
             Some((state::AT_LATEST_KNOWN, true))
         );
     }

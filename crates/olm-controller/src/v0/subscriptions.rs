@@ -557,9 +557,13 @@ fn observe(
     } else {
         decide::PlanProgress::Done
     };
-    if let Some((new_state, installed)) =
-        decide::observed_state(&current, current_phase, progress, fail_forward)
-    {
+    if let Some((new_state, installed)) = decide::observed_state(
+        &current,
+        current_phase,
+        progress,
+        fail_forward,
+        sub.status_text("installedCSV"),
+    ) {
         if sub.status_text("state") != new_state {
             sub.status["state"] = json!(new_state);
         }
