@@ -6,6 +6,7 @@
 //	          [-differs-skipped] [-groups A,B] [-partial] [-table COUNTS.md]
 //	e2e-judge table -known KNOWN.tsv -results P=RESULTS.tsv [-results Q=...]
 //	e2e-judge skip -known KNOWN.tsv -profile P [-kinds skip,serial]
+//	e2e-judge retry -known KNOWN.tsv -profile P -ginkgo REPORT.json [-ginkgo REPORT2.json]
 //
 // `check` reduces the run to one line per scenario or spec (group, line, name, and pass, fail
 // or skip) and fails when one failed that is not listed as failing (fails or differs), when a
@@ -23,6 +24,13 @@
 // process.
 // `check` takes that second run's report after the first's: a spec skipped in one run and run
 // in the other counts as run, and a serial spec must pass.
+//
+// `retry` prints a --focus expression matching every spec of those runs that failed without
+// being listed as failing: upstream runs each Ginkgo process against a cluster of its own, and
+// when processes share one, one spec's teardown can break another's (upstream's
+// GarbageCollectCRDs deletes every CRD olm installed alongside a CSV, anyone's). Such a spec is
+// run again alone, and `check -retried REPORT` takes that run's outcome in place of the
+// shared run's failure; the specs retried are printed, and one that fails alone still fails.
 package main
 
 import (
@@ -40,7 +48,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: e2e-judge check|table|skip [flags]")
+		fmt.Fprintln(os.Stderr, "usage: e2e-judge check|table|skip|retry [flags]")
 		os.Exit(2)
 	}
 	var err error
@@ -51,8 +59,10 @@ func main() {
 		err = table(os.Args[2:])
 	case "skip":
 		err = skip(os.Args[2:])
+	case "retry":
+		err = retry(os.Args[2:])
 	default:
-		err = fmt.Errorf("unknown command %q (want check, table or skip)", os.Args[1])
+		err = fmt.Errorf("unknown command %q (want check, table, skip or retry)", os.Args[1])
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e-judge:", err)
@@ -69,6 +79,7 @@ func check(args []string) error {
 	cucumber := fs.String("cucumber", "", "the run's cucumber JSON (Godog)")
 	var ginkgoRuns runList
 	fs.Var(&ginkgoRuns, "ginkgo", "the run's JSON report (Ginkgo); again for a second run of the same suite")
+	retried := fs.String("retried", "", "the JSON report of the run that retried alone what `retry` printed (Ginkgo)")
 	out := fs.String("out", "", "results TSV to write")
 	differsSkipped := fs.Bool("differs-skipped", false, "the runner skipped the listed failures (E2E_SKIP_DIFFERS=1)")
 	groups := fs.String("groups", "", "comma-separated groups (Ginkgo's top-level labels) to judge; default all")
@@ -97,6 +108,16 @@ func check(args []string) error {
 		}
 	} else {
 		results, err = readCucumber(run)
+	}
+	if err == nil && *retried != "" {
+		var again []Result
+		if again, err = readGinkgo(*retried); err == nil {
+			var replaced []string
+			results, replaced = retriedAlone(results, again)
+			for _, r := range replaced {
+				fmt.Printf("retried alone after failing beside other specs: %s\n", r)
+			}
+		}
 	}
 	if err != nil {
 		return err
@@ -368,6 +389,75 @@ func skipAlternatives(list []known.Known, profile string, kinds []string) []stri
 	}
 	sort.Strings(alts)
 	return alts
+}
+
+func retry(args []string) error {
+	fs := flag.NewFlagSet("retry", flag.ContinueOnError)
+	knownPath := fs.String("known", "", "KNOWN.tsv")
+	profile := fs.String("profile", "", "profile (node) of the run")
+	var ginkgoRuns runList
+	fs.Var(&ginkgoRuns, "ginkgo", "the run's JSON report (Ginkgo); again for a second run of the same suite")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *knownPath == "" || *profile == "" || len(ginkgoRuns) == 0 || fs.NArg() > 0 {
+		return fmt.Errorf("retry: want -known, -profile and -ginkgo")
+	}
+	list, err := known.Read(*knownPath)
+	if err != nil {
+		return err
+	}
+	var results []Result
+	for _, path := range ginkgoRuns {
+		more, err := readGinkgo(path)
+		if err != nil {
+			return err
+		}
+		results = mergeRuns(results, more)
+	}
+	alts := unexpectedFailures(list, *profile, results)
+	if len(alts) == 0 {
+		return nil
+	}
+	fmt.Println(skipExpression(alts))
+	return nil
+}
+
+// unexpectedFailures are the quoted full texts of the specs that failed without being listed
+// as failing for the profile, sorted.
+func unexpectedFailures(list []known.Known, profile string, results []Result) []string {
+	var alts []string
+	for _, r := range results {
+		if r.Outcome != "fail" {
+			continue
+		}
+		if k := known.Find(list, profile, r.Group, r.Name); k != nil && k.Failing() {
+			continue
+		}
+		alts = append(alts, regexp.QuoteMeta(r.Name))
+	}
+	sort.Strings(alts)
+	return slices.Compact(alts)
+}
+
+// retriedAlone puts the outcome of each spec the retry run ran in place of that spec's
+// failure; it returns how the replaced ones are named, for the log. A spec the retry run did
+// not run keeps its outcome.
+func retriedAlone(results, again []Result) ([]Result, []string) {
+	at := map[[2]string]int{}
+	for i, r := range results {
+		at[[2]string{r.Group, r.Name}] = i
+	}
+	var replaced []string
+	for _, r := range again {
+		i, ok := at[[2]string{r.Group, r.Name}]
+		if !ok || r.Outcome == "skip" || r.Outcome == "pending" || results[i].Outcome != "fail" {
+			continue
+		}
+		replaced = append(replaced, fmt.Sprintf("%s: %s", r.At, r.Outcome))
+		results[i] = r
+	}
+	return results, replaced
 }
 
 // runList is a flag given once per run.

@@ -294,3 +294,54 @@ func TestSkipAlternativesLeaveSerialSpecsToTheSecondRun(t *testing.T) {
 		t.Errorf("second run focuses %q", got)
 	}
 }
+
+// A spec that failed beside others and not listed as failing is retried alone; the retry's
+// outcome is what counts, and a listed failure is never retried.
+func TestRetryAlone(t *testing.T) {
+	knownText := "# header\nSubscription\tSubscription listed\tfake\tdiffers\tolm differs\n"
+	shared := ginkgoRun(t,
+		spec{"Subscription", "Subscription creation", "pass", "", 10},
+		spec{"Subscription", "Subscription broken by a neighbour", "fail", "CRD gone", 20},
+		spec{"Subscription", "Subscription broken (truly)", "fail", "boom", 30},
+		spec{"Subscription", "Subscription listed", "fail", "as listed", 40},
+	)
+	dir := t.TempDir()
+	write := func(n string, b []byte) string {
+		p := filepath.Join(dir, n)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	knownPath := write("KNOWN.tsv", []byte(knownText))
+	list, err := known.Read(knownPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	results, err := readGinkgo(write("shared.json", shared))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(unexpectedFailures(list, "fake", results), "|")
+	if want := `Subscription broken \(truly\)|Subscription broken by a neighbour`; got != want {
+		t.Fatalf("retried %q, want %q", got, want)
+	}
+	alone := ginkgoRun(t,
+		spec{"Subscription", "Subscription creation", "skip", "", 10},
+		spec{"Subscription", "Subscription broken by a neighbour", "pass", "", 20},
+		spec{"Subscription", "Subscription broken (truly)", "fail", "boom again", 30},
+		spec{"Subscription", "Subscription listed", "skip", "", 40},
+	)
+	out := filepath.Join(dir, "results.tsv")
+	err = check([]string{"-known", knownPath, "-profile", "fake", "-ginkgo", write("shared.json", shared),
+		"-retried", write("alone.json", alone), "-out", out})
+	if err == nil || !strings.Contains(err.Error(), "1 unexpected results") || !strings.Contains(err.Error(), "broken (truly)") {
+		t.Fatalf("check: %v", err)
+	}
+	tsv, _ := os.ReadFile(out)
+	for _, line := range []string{"Subscription creation\tpass\n", "broken by a neighbour\tpass\n", "broken (truly)\tfail\n", "Subscription listed\tfail\n"} {
+		if !strings.Contains(string(tsv), line) {
+			t.Errorf("results lack %q:\n%s", line, tsv)
+		}
+	}
+}
