@@ -118,20 +118,26 @@ YAML
     kinds=skip,serial
     [[ -z $focus ]] || kinds=skip
     skip="$("$bin/e2e-judge" skip -known "$here/KNOWN.tsv" -profile "$profile" -kinds "$kinds")"
-    args=(--procs="$procs" --label-filter="$label_filter" --json-report="$out/report.json"
-        --timeout="${E2E_TIMEOUT:-2h}" --poll-progress-after=3m --no-color)
+    # One run of the suite: its log to $1, then ginkgo's own arguments; returns ginkgo's status.
+    suite_run() {
+        local log="$1"
+        shift
+        (
+            cd "$suite"
+            "$bin/ginkgo" run --label-filter="$label_filter" --timeout="${E2E_TIMEOUT:-2h}" \
+                --poll-progress-after=3m --no-color "$@" "$bin/olm-v0-e2e.test" -- \
+                -kubeconfig="$KUBECONFIG" -namespace=operators -olmNamespace="$olm_ns" \
+                -catalogNamespace="$olm_ns" -test-data-dir="$suite/testdata" \
+                -dummyImage="$dummy_image" -gather-artifacts-script-path=
+        ) >"$log" 2>&1
+    }
+    args=(--procs="$procs" --json-report="$out/report.json")
     [[ -z $skip ]] || args+=(--skip="$skip")
     [[ -z $focus ]] || args+=(--focus="$focus")
     log="$out/suite.log"
     echo "==> OLM v0 e2e suite on the $profile node, $procs processes ($log)" >&2
     set +e
-    (
-        cd "$suite"
-        "$bin/ginkgo" run "${args[@]}" "$bin/olm-v0-e2e.test" -- \
-            -kubeconfig="$KUBECONFIG" -namespace=operators -olmNamespace="$olm_ns" \
-            -catalogNamespace="$olm_ns" -test-data-dir="$suite/testdata" \
-            -dummyImage="$dummy_image" -gather-artifacts-script-path=
-    ) >"$log" 2>&1
+    suite_run "$log" "${args[@]}"
     suite_status=$?
     set -e
     echo "    suite ran in $((SECONDS - started)) s (exit $suite_status)" >&2
@@ -145,17 +151,8 @@ YAML
     serial=""
     [[ -n $focus ]] || serial="$("$bin/e2e-judge" skip -known "$here/KNOWN.tsv" -profile "$profile" -kinds serial)"
     if [[ -n $serial ]]; then
-        set +e
-        (
-            cd "$suite"
-            "$bin/ginkgo" run --procs=1 --label-filter="$label_filter" --focus="$serial" \
-                --json-report="$out/report-serial.json" --timeout="${E2E_TIMEOUT:-2h}" \
-                --poll-progress-after=3m --no-color "$bin/olm-v0-e2e.test" -- \
-                -kubeconfig="$KUBECONFIG" -namespace=operators -olmNamespace="$olm_ns" \
-                -catalogNamespace="$olm_ns" -test-data-dir="$suite/testdata" \
-                -dummyImage="$dummy_image" -gather-artifacts-script-path=
-        ) >"$out/suite-serial.log" 2>&1
-        set -e
+        suite_run "$out/suite-serial.log" --procs=1 --focus="$serial" \
+            --json-report="$out/report-serial.json" || true
         echo "    serial specs ran alone by $((SECONDS - started)) s" >&2
         [[ ! -s "$out/report-serial.json" ]] || reports+=(-ginkgo "$out/report-serial.json")
     fi
@@ -167,17 +164,8 @@ YAML
     if [[ -z $focus ]]; then
         again="$("$bin/e2e-judge" retry -known "$here/KNOWN.tsv" -profile "$profile" "${reports[@]}")"
         if [[ -n $again ]]; then
-            set +e
-            (
-                cd "$suite"
-                "$bin/ginkgo" run --procs=1 --label-filter="$label_filter" --focus="$again" \
-                    --json-report="$out/report-retry.json" --timeout="${E2E_TIMEOUT:-2h}" \
-                    --poll-progress-after=3m --no-color "$bin/olm-v0-e2e.test" -- \
-                    -kubeconfig="$KUBECONFIG" -namespace=operators -olmNamespace="$olm_ns" \
-                    -catalogNamespace="$olm_ns" -test-data-dir="$suite/testdata" \
-                    -dummyImage="$dummy_image" -gather-artifacts-script-path=
-            ) >"$out/suite-retry.log" 2>&1
-            set -e
+            suite_run "$out/suite-retry.log" --procs=1 --focus="$again" \
+                --json-report="$out/report-retry.json" || true
             echo "    failures retried alone by $((SECONDS - started)) s" >&2
             [[ ! -s "$out/report-retry.json" ]] || retried=(-retried "$out/report-retry.json")
         fi

@@ -95,17 +95,23 @@ func ginkgoRun(t *testing.T, specs ...spec) []byte {
 	return text
 }
 
-// judge runs check in a temporary folder and gives its error ("" when none) and the results TSV.
-func judge(t *testing.T, knownText, format string, run []byte, flags ...string) (string, string) {
-	t.Helper()
-	dir := t.TempDir()
-	write := func(name string, text []byte) string {
+// writer writes files named in dir and gives their paths.
+func writer(t *testing.T, dir string) func(name string, text []byte) string {
+	return func(name string, text []byte) string {
+		t.Helper()
 		path := filepath.Join(dir, name)
 		if err := os.WriteFile(path, text, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return path
 	}
+}
+
+// judge runs check in a temporary folder and gives its error ("" when none) and the results TSV.
+func judge(t *testing.T, knownText, format string, run []byte, flags ...string) (string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	write := writer(t, dir)
 	out := filepath.Join(dir, "results.tsv")
 	args := append([]string{"-known", write("KNOWN.tsv", []byte(knownText)), "-profile", "fake",
 		"-" + format, write("run.json", run), "-out", out}, flags...)
@@ -247,13 +253,7 @@ func TestCheckSerial(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
-			write := func(n string, b []byte) string {
-				p := filepath.Join(dir, n)
-				if err := os.WriteFile(p, b, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return p
-			}
+			write := writer(t, dir)
 			out := filepath.Join(dir, "results.tsv")
 			args := []string{"-known", write("KNOWN.tsv", []byte(knownText)), "-profile", "fake",
 				"-ginkgo", write("first.json", first), "-out", out}
@@ -306,13 +306,7 @@ func TestRetryAlone(t *testing.T) {
 		spec{"Subscription", "Subscription listed", "fail", "as listed", 40},
 	)
 	dir := t.TempDir()
-	write := func(n string, b []byte) string {
-		p := filepath.Join(dir, n)
-		if err := os.WriteFile(p, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := writer(t, dir)
 	knownPath := write("KNOWN.tsv", []byte(knownText))
 	list, err := known.Read(knownPath)
 	if err != nil {
