@@ -20,6 +20,7 @@ pub mod configmapsource;
 pub mod copied;
 pub mod crdupgrade;
 pub mod deployment;
+pub mod execution;
 pub mod groups;
 mod hash;
 pub mod inject;

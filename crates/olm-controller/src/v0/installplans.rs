@@ -28,7 +28,6 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use futures::StreamExt;
 use futures::channel::mpsc;
@@ -36,6 +35,7 @@ use kube::api::{Api, DynamicObject, ListParams, PostParams};
 use kube::discovery::{ApiCapabilities, ApiResource, Scope};
 use kube::runtime::reflector::ObjectRef;
 use kube::{Client, ResourceExt};
+use olm_v0::execution;
 use olm_v0::operatorgroup::attenuated_service_account;
 use olm_v0::steps::{Step, StepStatus};
 use olm_v0::subscription::HandMade;
@@ -48,10 +48,6 @@ use crate::context::Shared;
 
 /// The name the InstallPlan controller's metrics and logs go by.
 pub const INSTALL_PLAN_CONTROLLER: &str = "installplan";
-/// How long a failing plan is retried (upstream's `--install-plan-retry-timeout` default).
-const RETRY_TIMEOUT: Duration = Duration::from_secs(60);
-/// How soon a plan waiting for CRDs or retrying is looked at again.
-const REQUEUE: Duration = Duration::from_secs(2);
 /// The `Installed` condition's reason while the plan's ServiceAccount cannot be determined.
 const INSTALL_CHECK_FAILED: &str = "InstallCheckFailed";
 /// Kinds an InstallPlan may create besides CSVs, CRDs, RBAC, ServiceAccounts, Secrets,
@@ -192,7 +188,8 @@ async fn sync(ctx: &Ctx, key: &str) -> Result<queue::Next, String> {
         Ok(account) => account,
         Err(message) => {
             if installed.is_none_or(|c| c["message"] != message.as_str()) {
-                let condition = installed_condition("False", INSTALL_CHECK_FAILED, &message, &now);
+                let condition =
+                    execution::installed_condition("False", INSTALL_CHECK_FAILED, &message, &now);
                 write(ctx, namespace, name, json!({"conditions": [condition]})).await?;
             }
             return Err(format!(
@@ -202,7 +199,7 @@ async fn sync(ctx: &Ctx, key: &str) -> Result<queue::Next, String> {
     };
     if check_failed {
         // Resolved: upstream's reset of the condition (status False, reason "Unknown").
-        let condition = installed_condition("False", "Unknown", "", &now);
+        let condition = execution::installed_condition("False", "Unknown", "", &now);
         write(ctx, namespace, name, json!({"conditions": [condition]})).await?;
         return Ok(None);
     }
@@ -226,23 +223,6 @@ async fn sync(ctx: &Ctx, key: &str) -> Result<queue::Next, String> {
         "Installing" => execute(ctx, namespace, name, &value).await,
         _ => Ok(None),
     }
-}
-
-/// The `Installed` condition as upstream's `ConditionFailed`/`ConditionMet` write it.
-fn installed_condition(status: &str, reason: &str, message: &str, now: &str) -> Value {
-    let mut c = json!({
-        "type": "Installed",
-        "status": status,
-        "lastUpdateTime": now,
-        "lastTransitionTime": now,
-    });
-    if !reason.is_empty() {
-        c["reason"] = json!(reason);
-    }
-    if !message.is_empty() {
-        c["message"] = json!(message);
-    }
-    c
 }
 
 /// The client a plan's steps are created with: as the ServiceAccount in
@@ -281,7 +261,7 @@ async fn execute(
     name: &str,
     plan: &Value,
 ) -> Result<queue::Next, String> {
-    let now = super::now().0.to_string();
+    let now = super::now().0;
     let started = text(plan, "/status/startTime").to_owned();
     let mut steps: Vec<Step> = plan
         .pointer("/status/plan")
@@ -339,71 +319,38 @@ async fn execute(
             }
         }
     }
-    let plan_json: Vec<Value> = steps.iter().map(Step::to_json).collect();
-    let mut status = json!({ "plan": plan_json });
-    if started.is_empty() {
-        status["startTime"] = json!(now);
-    }
-    let elapsed = jiff::Timestamp::now()
-        .duration_since(
-            started
-                .parse::<jiff::Timestamp>()
-                .unwrap_or_else(|_| jiff::Timestamp::now()),
-        )
-        .as_secs();
-    let failed = |message: &str| {
-        json!([installed_condition(
-            "False",
-            "InstallComponentFailed",
-            message,
-            &now
-        )])
-    };
-    if unsupported {
-        status["phase"] = json!("Failed");
-        status["message"] = json!("the InstallPlan contains invalid data");
-        status["conditions"] = failed("the InstallPlan contains invalid data");
-        write(ctx, namespace, name, status).await?;
-        return Ok(None);
-    }
-    if let Some(message) = refused.or_else(|| {
-        error
-            .as_ref()
-            .filter(|e| e.refused)
-            .map(|e| e.message.clone())
-    }) {
-        info!(namespace = %namespace, installplan = %name, error = %message, "InstallPlan refused: OLM v1 holds its objects");
-        status["phase"] = json!("Failed");
-        status["message"] = json!(message);
-        status["conditions"] = failed(&message);
-        write(ctx, namespace, name, status).await?;
-        return Ok(None);
-    }
-    if let Some(StepError {
-        message, forbidden, ..
-    }) = error
-    {
-        if elapsed >= RETRY_TIMEOUT.as_secs() as i64 && !forbidden {
-            info!(namespace = %namespace, installplan = %name, error = %message, "InstallPlan failed");
-            status["phase"] = json!("Failed");
-            status["conditions"] = failed(&message);
-            write(ctx, namespace, name, status).await?;
-            return Ok(None);
+    let conclusion = execution::conclude(&execution::Pass {
+        steps: &steps,
+        started: &started,
+        now,
+        unsupported,
+        held: refused,
+        failure: error.map(|e| execution::StepFailure {
+            message: e.message,
+            forbidden: e.forbidden,
+            refused: e.refused,
+        }),
+    });
+    let message = conclusion.status["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    write(ctx, namespace, name, conclusion.status).await?;
+    match conclusion.ended {
+        execution::Ended::Again => Ok(Some(execution::REQUEUE)),
+        execution::Ended::Refused => {
+            info!(namespace = %namespace, installplan = %name, error = %message, "InstallPlan refused: OLM v1 holds its objects");
+            Ok(None)
         }
-        status["message"] = json!(format!("retrying execution due to error: {message}"));
-        write(ctx, namespace, name, status).await?;
-        return Ok(Some(REQUEUE));
+        execution::Ended::Failed => {
+            info!(namespace = %namespace, installplan = %name, "InstallPlan failed");
+            Ok(None)
+        }
+        execution::Ended::Complete => {
+            info!(namespace = %namespace, installplan = %name, "InstallPlan complete");
+            Ok(None)
+        }
     }
-    if steps.iter().any(|s| s.status == StepStatus::WaitingForApi) {
-        write(ctx, namespace, name, status).await?;
-        return Ok(Some(REQUEUE));
-    }
-    status["phase"] = json!("Complete");
-    status["message"] = Value::Null;
-    status["conditions"] = json!([installed_condition("True", "", "", &now)]);
-    write(ctx, namespace, name, status).await?;
-    info!(namespace = %namespace, installplan = %name, "InstallPlan complete");
-    Ok(None)
 }
 
 /// Why a step failed. A Forbidden answer is retried past the retry timeout, as upstream does:
