@@ -306,11 +306,13 @@ async fn reconcile_one(csv: &ClusterServiceVersion, ctx: &Ctx) -> Result<Option<
 
     // 2. Membership.
     let (now, now_text) = now_text();
-    let Some(group) = settle_membership(ctx, csv, &api, &surface, &now_text).await? else {
+    let (phase, reason, status) = phase_of(csv);
+    let Some(group) =
+        settle_membership(ctx, csv, &api, &surface, (reason, &status), &now_text).await?
+    else {
         return Ok(None);
     };
     let group = &*group;
-    let (phase, reason, status) = phase_of(csv);
 
     // A CSV its group's account could not install is looked at again once RBAC changed.
     if reason == Some(Reason::InstallComponentFailedNoRetry) && index.take_rbac_change(&key(csv)) {
@@ -560,8 +562,8 @@ async fn gather(
     })
 }
 
-/// Step 2 of a pass: whether the CSV may be installed by the only OperatorGroup of its
-/// namespace ([`membership::check`]), and what is done when it may not — the CSV failed (its
+/// Step 2 of a pass: whether the CSV (its `reason` and `status` as [`phase_of`] reads them) may
+/// be installed by the only OperatorGroup of its namespace ([`membership::check`]), and what is done when it may not — the CSV failed (its
 /// Deployments deleted when the verdict says so), annotated with its group, or the group's
 /// provided APIs updated. The group when the CSV is its member; none when this pass ends here.
 async fn settle_membership(
@@ -569,13 +571,13 @@ async fn settle_membership(
     csv: &ClusterServiceVersion,
     api: &Api<ClusterServiceVersion>,
     surface: &olm_v0::surface::Surface,
+    (reason, status): (Option<Reason>, &CsvStatus),
     now_text: &str,
 ) -> Result<Option<Arc<OperatorGroup>>, Error> {
     let client = &ctx.shared.client;
     let index = &ctx.index;
     let name = csv.name_any();
     let namespace = csv.namespace().unwrap_or_default();
-    let (_, reason, status) = phase_of(csv);
     let groups = index.groups_in(&namespace);
     let nothing_selected: Vec<bool> = groups.iter().map(|g| selects_nothing(index, g)).collect();
     let group_names: Vec<(String, String)> = groups
@@ -625,7 +627,7 @@ async fn settle_membership(
             if delete_deployments {
                 install::delete_deployments(client, index, csv).await?;
             }
-            let mut status = status;
+            let mut status = status.clone();
             if let Some(event) =
                 status.set_phase_if_changed(Phase::Failed, reason, &message, now_text)
             {
@@ -647,7 +649,7 @@ async fn settle_membership(
                 .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
                 .await?;
             if then_fail {
-                let mut status = status;
+                let mut status = status.clone();
                 if let Some(event) = status.set_phase_if_changed(
                     Phase::Failed,
                     Reason::NoTargetNamespaces,

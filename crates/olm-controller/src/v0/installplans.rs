@@ -154,18 +154,19 @@ async fn sync(ctx: &Ctx, key: &str) -> Result<queue::Next, String> {
         plan.spec.approved,
         age,
     );
-    if let (false, Some(HandMade::After(wait))) = (by_subscription, hand_made) {
-        return Ok(Some(wait));
-    }
-    if let (false, Some(HandMade::Phase(next))) = (by_subscription, hand_made) {
-        info!(namespace = %namespace, installplan = %name, phase = next, "InstallPlan made by hand");
-        let mut status = json!({"phase": next});
-        // The status schema requires the list, which a plan made by hand lacks.
-        if value.pointer("/status/catalogSources").is_none() {
-            status["catalogSources"] = json!([]);
+    match (by_subscription, hand_made) {
+        (false, Some(HandMade::After(wait))) => return Ok(Some(wait)),
+        (false, Some(HandMade::Phase(next))) => {
+            info!(namespace = %namespace, installplan = %name, phase = next, "InstallPlan made by hand");
+            let mut status = json!({"phase": next});
+            // The status schema requires the list, which a plan made by hand lacks.
+            if value.pointer("/status/catalogSources").is_none() {
+                status["catalogSources"] = json!([]);
+            }
+            write(ctx, namespace, name, status).await?;
+            return Ok(None);
         }
-        write(ctx, namespace, name, status).await?;
-        return Ok(None);
+        _ => {}
     }
     if !matches!(phase, "RequiresApproval" | "Installing") {
         return Ok(None);
