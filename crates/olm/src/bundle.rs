@@ -20,6 +20,11 @@ pub enum Command {
     /// `--list-optional` lists them). `name=multiarch` reads the platforms of every image the
     /// CSV names from their registries (credentials as for `olm image`); no other validator
     /// goes to the network.
+    #[command(after_help = "Examples:
+  olm bundle validate ./bundle
+  olm bundle validate ./bundle --select-optional name=good-practices  an optional check, as operator-sdk bundle validate
+  olm bundle validate ./bundle --select-optional suite=operatorframework --optional-values k8s-version=1.25
+  olm bundle validate --list-optional")]
     Validate {
         /// The bundle directory (manifests/ and metadata/).
         #[arg(required_unless_present = "list_optional")]
@@ -43,6 +48,11 @@ pub enum Command {
     Generate(crate::bundle_generate::Args),
     /// Render a bundle to the plain manifests OLM v1 applies, one document per object, in a
     /// stable order.
+    #[command(after_help = "Examples:
+  olm bundle render ./bundle --install-namespace operators
+  olm bundle render ./bundle --install-namespace operators --watch-namespace team-a      watching one namespace
+  olm bundle render ./bundle --install-namespace operators --config @config.yaml -o json
+  olm bundle render ./bundle --install-namespace operators --cert-provider cert-manager  a bundle with webhooks")]
     Render {
         /// The bundle directory.
         dir: PathBuf,
@@ -95,6 +105,10 @@ impl From<CertProviderArg> for Option<CertProvider> {
 pub enum CrdCommand {
     /// Whether replacing the OLD CRD by the NEW one keeps stored data safe. Exit code 1 and the
     /// report when it does not.
+    #[command(after_help = "Examples:
+  kubectl get crd etcdclusters.etcd.database.coreos.com -o yaml > installed.yaml
+  olm crd diff installed.yaml bundle/manifests/etcdclusters.etcd.database.coreos.com.crd.yaml
+  olm crd diff old-crds.yaml new-crds.yaml  exit code 1 and the report when unsafe")]
     Diff {
         /// The installed CRDs: a YAML or JSON file of one or more CustomResourceDefinitions.
         old: PathBuf,

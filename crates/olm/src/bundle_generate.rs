@@ -20,6 +20,11 @@ use crate::output::write_atomically;
 
 /// Generate a bundle from manifests.
 #[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:
+  olm bundle generate --from-kustomize config/manifests --package demo --version 0.1.0        as operator-sdk generate bundle
+  olm bundle generate --input-dir deploy/ --package demo --channels stable,fast --default-channel stable
+  olm bundle generate --input-dir deploy/ --package demo --version 0.1.0 --use-image-digests  images pinned by digest
+  kubectl kustomize config/manifests | olm bundle generate --package demo --version 0.1.0")]
 pub struct Args {
     /// A directory of cluster-ready manifests (read recursively).
     #[arg(long, conflicts_with = "from_kustomize")]

@@ -21,6 +21,10 @@ pub enum Command {
     ///
     /// Silent with exit code 0 when valid; otherwise the first structural error or the
     /// `invalid index:` tree goes to stderr (or into the JSON/YAML report) and the exit code is 1.
+    #[command(after_help = "Examples:
+  olm catalog validate ./catalog          silent, exit code 0 when valid (opm validate)
+  olm catalog validate ./catalog -o json  a report: passed, or the error
+  olm catalog validate quay.io/operatorhubio/catalog:latest")]
     Validate {
         /// The catalog: a directory or file, `-` for stdin, or a catalog image (as `render`
         /// takes it).
@@ -31,6 +35,11 @@ pub enum Command {
         output: Option<JsonOrYaml>,
     },
     /// Render catalogs (directories, files, or `-` for stdin) as one stream.
+    #[command(after_help = "Examples:
+  olm catalog render ./catalog                                      JSON, as opm render
+  olm catalog render ./catalog -o yaml > catalog.yaml
+  olm catalog render quay.io/operatorhubio/catalog:latest -o jsonl  catalogd's catalog.jsonl
+  olm catalog render ./bundle                                       a bundle directory as an olm.bundle blob")]
     Render {
         /// Catalogs: directories or files, `-` for stdin, bundle directories, or catalog or
         /// bundle images.
@@ -86,6 +95,9 @@ pub enum Command {
     /// /browse/).
     ServeUi(crate::catalog_serve_ui::Args),
     /// Print a new olm.package blob.
+    #[command(after_help = "Examples:
+  olm catalog init etcd  as opm init
+  olm catalog init etcd -c stable -d README.md -i icon.png -o yaml > catalog/etcd/package.yaml")]
     Init {
         /// The package name.
         package: String,
@@ -113,12 +125,18 @@ pub enum Command {
 #[derive(clap::Subcommand)]
 pub enum ListCommand {
     /// NAME, DISPLAY NAME and DEFAULT CHANNEL of every package.
+    #[command(after_help = "Examples:
+  olm catalog list packages ./catalog
+  olm catalog list packages quay.io/operatorhubio/catalog:latest")]
     Packages {
         /// The catalog: a directory or file, `-` for stdin, or a catalog image.
         #[arg(value_name = "REF")]
         reference: String,
     },
     /// PACKAGE, CHANNEL and HEAD of every channel (optionally of one package).
+    #[command(after_help = "Examples:
+  olm catalog list channels ./catalog
+  olm catalog list channels ./catalog etcd  only the etcd package's channels")]
     Channels {
         /// The catalog: a directory or file, `-` for stdin, or a catalog image.
         #[arg(value_name = "REF")]
@@ -127,6 +145,9 @@ pub enum ListCommand {
         package: Option<String>,
     },
     /// Every bundle with its channel and upgrade edges (optionally of one package).
+    #[command(after_help = "Examples:
+  olm catalog list bundles ./catalog
+  olm catalog list bundles quay.io/operatorhubio/catalog:latest etcd  only the etcd package's bundles")]
     Bundles {
         /// The catalog: a directory or file, `-` for stdin, or a catalog image.
         #[arg(value_name = "REF")]

@@ -16,6 +16,10 @@ use serde_json::{Value, json};
 
 /// Add a ClusterCatalog and wait until it serves.
 #[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:
+  olm catalog add operatorhubio quay.io/operatorhubio/catalog:latest  kubectl operator olmv1 create catalog
+  olm catalog add operatorhubio quay.io/operatorhubio/catalog:latest --poll 10m --priority 10
+  olm catalog add mine 127.0.0.1:5000/catalogs/mine:v1 --timeout 2m")]
 pub struct Args {
     /// The ClusterCatalog's name.
     name: String,

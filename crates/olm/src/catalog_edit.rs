@@ -14,6 +14,10 @@ use olm_template::edit::{self, Document, Edit, Kind};
 pub enum Command {
     /// Add a bundle to a channel (a catalog or basic template entry; a semver template's
     /// archetype gets the bundle image).
+    #[command(after_help = "Examples:
+  olm catalog edit add-bundle catalog.yaml --channel candidate-v1.1 --name testoperator.v1.1.1 --replaces testoperator.v1.1.0
+  olm catalog edit add-bundle basic.yaml --channel stable --name testoperator.v1.2.0 --replaces testoperator.v1.1.2 --skip-range '>=1.1.0 <1.2.0' --image quay.io/example/testoperator-bundle:v1.2.0
+  olm catalog edit add-bundle semver.yaml --channel Stable --image quay.io/example/testoperator-bundle:v1.2.0  a semver template")]
     AddBundle {
         #[command(flatten)]
         common: Common,
@@ -38,6 +42,9 @@ pub enum Command {
         skip_range: Option<String>,
     },
     /// Add a `replaces` edge between two bundles of a channel (the first replaces nothing yet).
+    #[command(after_help = "Examples:
+  olm catalog edit add-replaces catalog.yaml --channel candidate-v1.1 --name testoperator.v1.1.1 --replaces testoperator.v1.1.0
+  olm catalog edit add-replaces ./catalog --package testoperator --channel stable --name testoperator.v1.1.1 --replaces testoperator.v1.1.0 --dry-run")]
     AddReplaces {
         #[command(flatten)]
         common: Common,
@@ -45,6 +52,9 @@ pub enum Command {
         edge: EdgeArgs,
     },
     /// Point a bundle's `replaces` edge at another bundle.
+    #[command(after_help = "Examples:
+  olm catalog edit replace-edge catalog.yaml --channel stable --name testoperator.v1.1.2 --replaces testoperator.v1.1.1
+  olm catalog edit replace-edge catalog.yaml --channel stable --name testoperator.v1.1.2 --replaces testoperator.v1.1.1 --dry-run  the diff; write nothing")]
     ReplaceEdge {
         #[command(flatten)]
         common: Common,
@@ -52,6 +62,9 @@ pub enum Command {
         edge: EdgeArgs,
     },
     /// Remove a bundle from a channel.
+    #[command(after_help = "Examples:
+  olm catalog edit remove-bundle catalog.yaml --channel stable --name testoperator.v1.1.2  withdraw the channel head
+  olm catalog edit remove-bundle basic.yaml --channel stable --name testoperator.v1.1.2 --image quay.io/example/testoperator-bundle:v1.1.2  and its olm.bundle entry")]
     RemoveBundle {
         #[command(flatten)]
         common: Common,
@@ -67,6 +80,9 @@ pub enum Command {
         image: Option<String>,
     },
     /// Substitute a bundle everywhere in the graph (semver template: a bundle image).
+    #[command(after_help = "Examples:
+  olm catalog edit substitute catalog.yaml --from testoperator.v1.1.0 --to testoperator.v1.1.0-cve --dry-run
+  olm catalog edit substitute semver.yaml --from quay.io/example/testoperator-bundle:v1.1.0 --to quay.io/example/testoperator-bundle:v1.1.0-cve")]
     Substitute {
         #[command(flatten)]
         common: Common,

@@ -9,6 +9,11 @@ use olm_graph::{Drawing, GraphOptions, dot, mermaid, svg};
 use crate::sources::{self, Registry};
 
 #[derive(clap::Args)]
+#[command(after_help = "Examples:
+  olm catalog graph ./catalog -p etcd                          Mermaid, as opm alpha render-graph
+  olm catalog graph ./catalog -p etcd --format svg > etcd.svg  a picture to open in a browser
+  olm catalog graph ./catalog -p etcd --format dot | dot -Tpng > etcd.png
+  olm catalog graph quay.io/operatorhubio/catalog:latest -p etcd --minimum-edge etcdoperator.v0.9.2 --draw-v0-semantics")]
 pub struct Args {
     /// Catalog directories, files or images.
     #[arg(required = true)]

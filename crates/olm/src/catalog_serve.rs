@@ -13,6 +13,10 @@ use olm_registry::{Registry, cache};
 
 /// `olm catalog serve`'s arguments (opm serve's flags).
 #[derive(clap::Args)]
+#[command(after_help = "Examples:
+  olm catalog serve ./catalog                                      as opm serve, on port 50051
+  olm catalog serve ./catalog --cache-dir /tmp/cache --cache-only  build the cache and exit
+  olm catalog serve ./catalog --cache-dir /tmp/cache -p 50052      serve from the cache at once")]
 pub struct Args {
     /// The file-based catalog: a directory or a file.
     #[arg(value_name = "DIR")]

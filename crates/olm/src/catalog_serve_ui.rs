@@ -11,6 +11,10 @@ use olm_browser::{CatalogMeta, CatalogView};
 
 /// `olm catalog serve-ui`'s arguments.
 #[derive(clap::Args)]
+#[command(after_help = "Examples:
+  olm catalog serve-ui ./catalog                                       browse http://127.0.0.1:8080/browse/
+  olm catalog serve-ui ./catalog quay.io/operatorhubio/catalog:latest  several, from disk or images
+  olm catalog serve-ui prod=./prod,priority=10 test=./test,label=team=a --listen :9000")]
 pub struct Args {
     /// Catalogs: a directory, file or image each, optionally named and placed as a
     /// ClusterCatalog would be: `[NAME=]REF[,priority=N][,label=K=V]…[,unavailable]` (the name

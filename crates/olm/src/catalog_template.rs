@@ -14,6 +14,11 @@ use crate::catalog_graph::{self, GraphFormat};
 use crate::sources::{self, Registry, TemplateBundles};
 
 #[derive(clap::Args)]
+#[command(after_help = "Examples:
+  olm catalog template semver.yaml -o yaml > catalog.yaml        type detected from the schema (opm alpha render-template)
+  olm catalog template basic basic.yaml --catalog ./old-catalog  bundles from a catalog, offline
+  olm catalog template semver semver.yaml -o mermaid             the channel graph
+  olm catalog template substitutes substitutes.yaml --catalog quay.io/operatorhubio/catalog:latest")]
 pub struct Args {
     /// [TYPE] [FILE]: the template type (basic, semver, substitutes) and file; without a type it
     /// is detected from the schema, without a file (or with -) the template is read from stdin.

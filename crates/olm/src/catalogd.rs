@@ -15,6 +15,10 @@ use anyhow::{Context, bail};
 
 /// Serve ClusterCatalogs.
 #[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:
+  olm catalogd --kubeconfig ~/.kube/config --cache-dir /tmp/catalogd --external-address 127.0.0.1:8443
+  olm catalogd --tls-cert tls.crt --tls-key tls.key                         HTTPS, as upstream catalogd in a cluster
+  olm catalogd --kubeconfig ~/.kube/config --metas=false --gc-interval 30m  without /api/v1/metas")]
 pub struct Args {
     /// Where catalog content is stored (kept across restarts).
     #[arg(long, default_value = "/var/cache/catalogd")]

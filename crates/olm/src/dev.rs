@@ -78,16 +78,30 @@ pub enum Command {
     /// Start a local control plane (etcd, kube-apiserver, controller manager, scheduler) with one
     /// node, a local registry and `olm run` (the OLM v1 CRDs, the catalog server and the
     /// installer) in the background, and apply the OLM v0 CRDs.
+    #[command(after_help = "Examples:
+  olm dev up                                        a real node where this machine can run one, else kwok's
+  olm dev up --node fake                            kwok's node: works anywhere, for any user
+  olm dev up --node real --olm-as process           OLM in the background process, not as pods
+  olm dev up --registry-alias registry.example.com  pull registry.example.com/… from the dev registry")]
     Up {
         #[command(flatten)]
         options: UpOptions,
     },
     /// Stop everything `olm dev up` started.
+    #[command(after_help = "Examples:
+  olm dev down  stop the control plane, registry and olm run")]
     Down,
     /// Print the API server URL, the kubeconfig path, the registry address, the catalog server
     /// URL and the metrics URL of `olm run`.
+    #[command(after_help = "Examples:
+  olm dev status
+  olm dev status | grep catalogd  the catalog server's URL (its /browse/ pages too)")]
     Status,
     /// Print only the path of the admin kubeconfig, e.g. for `kubectl --kubeconfig "$(olm dev kubeconfig)"`.
+    #[command(after_help = "Examples:
+  olm dev kubeconfig
+  kubectl --kubeconfig \"$(olm dev kubeconfig)\" get clusterextensions
+  export KUBECONFIG=\"$(olm dev kubeconfig)\"")]
     Kubeconfig,
     /// The background process started by `up` (internal).
     #[command(name = SUPERVISE, hide = true)]

@@ -31,6 +31,10 @@ pub enum Command {
     /// directory (and the same olm) always gives the same digest. A directory the catalog server could not load
     /// (symlink loops, links to directories, pipes, documents that do not parse) is refused.
     /// Prints the pushed digest.
+    #[command(after_help = "Examples:
+  olm image push-catalog ./catalog 127.0.0.1:5000/catalogs/mine:v1                 also serves OLM v0's registry API
+  olm image push-catalog ./catalog 127.0.0.1:5000/catalogs/mine:v1 --content-only  only what OLM v1 reads
+  olm image push-catalog ./catalog quay.io/example/catalog:v1")]
     PushCatalog {
         /// The FBC directory.
         dir: PathBuf,
@@ -50,6 +54,9 @@ pub enum Command {
     /// manifests/ and metadata/ (and tests/ when present) go to the image root; the labels are
     /// the annotations in metadata/annotations.yaml. A bundle OLM could not install (no CSV, two
     /// CSVs, a manifest that does not parse) is refused. Prints the pushed digest.
+    #[command(after_help = "Examples:
+  olm image push-bundle ./bundle 127.0.0.1:5000/bundles/etcd:v0.9.4
+  olm image push-bundle ./bundle registry.example.com:5000/etcd-bundle:v0.9.4 --plain-http")]
     PushBundle {
         /// The bundle directory (holding manifests/ and metadata/).
         dir: PathBuf,
@@ -64,6 +71,9 @@ pub enum Command {
     /// (as ldd finds them), the CA bundle, /etc/passwd and /etc/group naming the non-root user
     /// 65532 it runs as, /tmp and /var/cache/olm; no shell. `olm run` is the default command.
     /// The same binary always gives the same digest. Prints REFERENCE@DIGEST.
+    #[command(after_help = "Examples:
+  olm image push-olm registry.example.com/olm/olm:v0.1.0  prints REF@DIGEST, for olm install-olm --image
+  olm image push-olm 127.0.0.1:5000/olm/olm:dev")]
     PushOlm {
         /// Where to push, e.g. 127.0.0.1:5000/olm:v0.1.0.
         reference: String,
@@ -81,6 +91,9 @@ pub enum Command {
     /// non-root user 65532 (called NAME) it runs as, and /tmp; no shell. The binary is the
     /// entrypoint, the --arg values its default arguments. The same inputs always give the same
     /// digest. Prints REFERENCE@DIGEST.
+    #[command(after_help = "Examples:
+  olm image push-program target/release/my-operator registry.example.com/team/my-operator:v1
+  olm image push-program target/release/my-operator registry.example.com/team/my-operator:v1 --arg --leader-elect --label org.opencontainers.image.version=1.0.0")]
     PushProgram {
         /// The program's binary, e.g. target/release/example-operator.
         binary: PathBuf,
@@ -111,6 +124,9 @@ pub enum Command {
     ///
     /// DIR must not exist or be empty. Layers are unpacked safely (no paths outside DIR, no
     /// device files, whiteouts applied). Prints the resolved digest.
+    #[command(after_help = "Examples:
+  olm image pull quay.io/operatorhubio/catalog:latest ./catalog-image  prints the digest
+  olm image pull 127.0.0.1:5000/bundles/etcd:v0.9.4 ./etcd-bundle")]
     Pull {
         /// The image, e.g. quay.io/org/catalog:latest or …@sha256:….
         reference: String,
@@ -120,6 +136,9 @@ pub enum Command {
         registry: RegistryArgs,
     },
     /// Print the digest a tag points to.
+    #[command(after_help = "Examples:
+  olm image resolve quay.io/operatorhubio/catalog:latest
+  olm image resolve registry.example.com:5000/catalogs/mine:v1 --plain-http")]
     Resolve {
         /// The image reference.
         reference: String,

@@ -47,6 +47,11 @@ const CONTAINER: &str = "manager";
 
 /// Install OLM v1 on a cluster and wait until it is ready.
 #[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:
+  olm install-olm --image registry.example.com/olm/olm:v0.1.0@sha256:…              what olm image push-olm printed
+  olm install-olm --image registry.example.com/olm/olm:v0.1.0 --olm both            OLM v0 too
+  olm install-olm --image registry.example.com/olm/olm:v0.1.0 --dry-run > olm.yaml  the manifests, applied nowhere
+  olm install-olm --image registry.example.com/olm/olm:v0.1.0 --registries-conf registries.conf")]
 pub struct InstallArgs {
     /// The olm image to run (what `olm image push-olm` prints, pinned by digest).
     #[arg(long)]
@@ -89,6 +94,9 @@ pub enum Olms {
 
 /// Remove OLM v1 from a cluster.
 #[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:
+  olm uninstall-olm
+  olm uninstall-olm --delete-crds  the CRDs too, with every ClusterCatalog and ClusterExtension")]
 pub struct UninstallArgs {
     /// Kubeconfig to use instead of the default configuration.
     #[arg(long)]

@@ -222,4 +222,127 @@ mod tests {
             missing.join("\n")
         );
     }
+
+    /// The words of an example line as a shell would pass them to `olm`: the trailing comment
+    /// (after two or more spaces) and whatever follows a pipe or a redirection left out, simple
+    /// single quotes ('>=1.2.0, <2') removed. `None` for a line with an unclosed quote.
+    fn example_words(line: &str) -> Option<Vec<String>> {
+        let mut words = Vec::new();
+        let mut word: Option<String> = None;
+        let mut quoted = false;
+        let mut spaces = 0;
+        for c in line.trim_start().chars() {
+            if quoted {
+                if c == '\'' {
+                    quoted = false;
+                } else {
+                    word.get_or_insert_with(String::new).push(c);
+                }
+                continue;
+            }
+            if c == ' ' {
+                spaces += 1;
+                if spaces == 2 {
+                    break;
+                }
+                words.extend(word.take());
+                continue;
+            }
+            spaces = 0;
+            if c == '\'' {
+                quoted = true;
+                word.get_or_insert_with(String::new);
+            } else {
+                word.get_or_insert_with(String::new).push(c);
+            }
+        }
+        if quoted {
+            return None;
+        }
+        words.extend(word);
+        let shell = ["|", "||", "&&", ";", ">", ">>", "<", "2>"];
+        if let Some(end) = words.iter().position(|w| shell.contains(&w.as_str())) {
+            words.truncate(end);
+        }
+        Some(words)
+    }
+
+    /// Every command users run (every leaf but clap's `help` and hidden ones) shows examples in
+    /// `--help`, as kubectl's commands do, and every example — wherever it is shown — parses
+    /// with today's flags and runs the command it is listed under: a renamed flag or a
+    /// changed argument breaks this test rather than the example.
+    #[test]
+    fn every_command_has_examples_and_they_parse() {
+        fn walk(cmd: &clap::Command, path: &[String], root: &clap::Command, bad: &mut Vec<String>) {
+            let mut path = path.to_vec();
+            path.push(cmd.get_name().to_owned());
+            let name = path.join(" ");
+            let help = cmd.get_after_help().map(ToString::to_string);
+            let leaf = cmd.get_subcommands().all(|s| s.get_name() == "help");
+            if leaf
+                && !cmd.is_hide_set()
+                && !help.as_deref().is_some_and(|h| h.contains("Examples:"))
+            {
+                bad.push(format!("`{name}`: no Examples: in --help"));
+            }
+            for line in help.iter().flat_map(|h| h.lines()) {
+                if !line.starts_with("  olm ") {
+                    continue;
+                }
+                let Some(words) = example_words(line) else {
+                    bad.push(format!("`{name}`: example {line:?}: unclosed quote"));
+                    continue;
+                };
+                let asks_help = words.iter().any(|w| w == "--help" || w == "-h");
+                match root.clone().try_get_matches_from(&words) {
+                    Ok(mut m) => {
+                        let mut ran = vec!["olm".to_owned()];
+                        while let Some((sub, sm)) = m.remove_subcommand() {
+                            ran.push(sub);
+                            m = sm;
+                        }
+                        if !ran.starts_with(&path) {
+                            bad.push(format!(
+                                "`{name}`: example {line:?} runs `{}`",
+                                ran.join(" ")
+                            ));
+                        }
+                    }
+                    Err(e)
+                        if asks_help
+                            && matches!(
+                                e.kind(),
+                                clap::error::ErrorKind::DisplayHelp
+                                    | clap::error::ErrorKind::DisplayVersion
+                            ) => {}
+                    Err(e) => bad.push(format!(
+                        "`{name}`: example {line:?} does not parse: {}",
+                        e.render()
+                    )),
+                }
+            }
+            for sub in cmd.get_subcommands() {
+                walk(sub, &path, root, bad);
+            }
+        }
+        let root = super::Cli::command();
+        let mut bad = Vec::new();
+        walk(&root, &[], &root, &mut bad);
+        assert!(bad.is_empty(), "{}", bad.join("\n"));
+    }
+
+    #[test]
+    fn example_words_are_split_as_a_shell_splits_them() {
+        assert_eq!(
+            example_words("  olm resolve --version '>=1.2.0, <2' --explain    why").as_deref(),
+            Some(
+                &["olm", "resolve", "--version", ">=1.2.0, <2", "--explain"].map(String::from)[..]
+            )
+        );
+        assert_eq!(
+            example_words("  olm catalog render ./catalog -o yaml > out.yaml").as_deref(),
+            Some(&["olm", "catalog", "render", "./catalog", "-o", "yaml"].map(String::from)[..])
+        );
+        assert_eq!(example_words("  olm x 'open"), None);
+    }
 }

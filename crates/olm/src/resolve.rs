@@ -13,6 +13,10 @@ use olm_resolve::{
 };
 
 #[derive(clap::Args)]
+#[command(after_help = "Examples:
+  olm resolve --catalog operatorhubio=./catalog --package etcd
+  olm resolve --catalog operatorhubio=quay.io/operatorhubio/catalog:latest --package etcd --channel clusterwide-alpha --explain
+  olm resolve --catalog community=./catalog,priority=10 --catalog backup=./other-catalog --package infinispan --version '>=2.3.0, <2.4.0' --installed infinispan-operator.v2.3.0@2.3.0 -o json")]
 pub struct Args {
     /// A catalog: NAME=REF[,priority=N][,label=K=V]…[,unavailable][,unserved]; REF is a catalog
     /// directory or file, or a catalog image, as `olm catalog render` takes it. Repeat for

@@ -24,6 +24,10 @@ use crate::catalogd::{
 
 /// Run OLM v1 on a cluster.
 #[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:
+  olm run --kubeconfig ~/.kube/config --olm v1 --cache-path /tmp/olm --catalogs-server-addr 127.0.0.1:8443 --external-address 127.0.0.1:8443
+  olm run --olm=v1 --leader-elect --tls-secret=olm-serving-cert --metrics-bind-address=:7443  as install-olm's Deployment runs it
+  olm run --olm both --kubeconfig ~/.kube/config --packageserver-advertise-address 192.0.2.10  OLM v0's PackageManifest API too")]
 pub struct Args {
     /// Kubeconfig to use instead of the in-cluster or default configuration.
     #[arg(long)]

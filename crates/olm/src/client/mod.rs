@@ -69,11 +69,11 @@ async fn connect_to(
 /// Search the packages the cluster's catalogs serve.
 #[derive(clap::Args, Debug)]
 #[command(after_help = "Examples:
-  olm search                      every package, one line each
-  olm search postgres             packages matching a word, best match first
-  olm search crunchy postgres     packages matching every word
-  olm search cert-manager         one package: its channels and versions
-  olm search -o yaml cert-manager the same, as YAML")]
+  olm search                        every package, one line each
+  olm search postgres               packages matching a word, best match first
+  olm search crunchy postgres       packages matching every word
+  olm search cert-manager           one package: its channels and versions
+  olm search -o yaml cert-manager   the same, as YAML")]
 pub struct SearchArgs {
     /// Words to look for in package names, display names, keywords, providers, categories and
     /// descriptions; one word naming a package exactly shows that package's channels and

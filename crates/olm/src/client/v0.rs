@@ -200,6 +200,9 @@ pub struct UpgradeArgs {
 
 /// `olm v0 list`.
 #[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:
+  olm v0 list -n operators  as kubectl operator list
+  olm v0 list -A            every namespace")]
 pub struct ListArgs {
     #[arg(short, long, default_value = "default")]
     namespace: String,
@@ -212,6 +215,9 @@ pub struct ListArgs {
 
 /// `olm v0 uninstall`.
 #[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:
+  olm v0 uninstall etcd -n operators                           as kubectl operator uninstall
+  olm v0 uninstall etcd -n operators --delete-operator-groups  the OperatorGroup too, once no Subscription is left")]
 pub struct UninstallArgs {
     /// The Subscription (by package name).
     package: String,

@@ -17,10 +17,10 @@ use super::{Conn, Output, record};
 /// `olm migrate catalogs`.
 #[derive(clap::Args, Debug)]
 #[command(after_help = "Examples:
-  olm migrate catalogs --dry-run              what would be created or adopted
-  olm migrate catalogs -n team-a              only one namespace's CatalogSources
+  olm migrate catalogs --dry-run                what would be created or adopted
+  olm migrate catalogs -n team-a                only one namespace's CatalogSources
   olm migrate catalogs
-  olm migrate catalogs --delete-catalogsource remove the sources no Subscription uses")]
+  olm migrate catalogs --delete-catalogsource   remove the sources no Subscription uses")]
 pub struct Args {
     /// Only the CatalogSources of this namespace (default: every namespace's, as upstream
     /// migrates them): on a shared cluster, a team moves its own catalogs.
