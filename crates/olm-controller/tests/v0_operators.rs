@@ -2749,10 +2749,26 @@ async fn replaces_chain(env: &Env, id: &str) -> Result<()> {
     Ok(())
 }
 
-/// An AllNamespaces operator is copied into every other namespace, a new namespace included;
+/// An AllNamespaces operator is copied into every other namespace, a new namespace included,
+/// but never over a CSV of the same name that someone installed in one of them;
 /// `disableCopiedCSVs` removes the copies with a Warning event, turning it off restores them.
 async fn copies(env: &Env, id: &str) -> Result<()> {
     let ns = id;
+    // Another team's operator of the same name, installed in its own namespace first.
+    let mine = format!("{id}-mine");
+    env.namespace(&mine, json!({})).await?;
+    env.apply(group(&mine, "own", json!({"targetNamespaces": [mine]})))
+        .await?;
+    env.apply(csv(
+        &mine,
+        "everywhere.v1.0.0",
+        &["OwnNamespace"],
+        None,
+        json!({}),
+    ))
+    .await?;
+    env.wait_phase(&mine, "everywhere.v1.0.0", "Succeeded", "InstallSucceeded")
+        .await?;
     env.namespace(ns, json!({})).await?;
     env.apply(group(ns, "global", json!({}))).await?;
     env.apply(csv(
@@ -2778,6 +2794,25 @@ async fn copies(env: &Env, id: &str) -> Result<()> {
         c["status"]["reason"] == "Copied"
     })
     .await?;
+    let theirs = Api::<DynamicObject>::namespaced_with(
+        env.client.clone(),
+        &mine,
+        &resource(
+            "operators.coreos.com",
+            "v1alpha1",
+            "ClusterServiceVersion",
+            "clusterserviceversions",
+        ),
+    )
+    .get("everywhere.v1.0.0")
+    .await?;
+    let theirs = serde_json::to_value(theirs)?;
+    assert!(
+        theirs["metadata"]["labels"]["olm.copiedFrom"].is_null()
+            && theirs["status"]["phase"] == "Succeeded"
+            && theirs["status"]["reason"] == "InstallSucceeded",
+        "the CSV installed in {mine} was overwritten by a copy: {theirs}"
+    );
 
     let configs: Api<DynamicObject> = Api::all_with(
         env.client.clone(),

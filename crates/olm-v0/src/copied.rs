@@ -130,6 +130,17 @@ pub fn dangling(
     None
 }
 
+/// Whether an existing CSV (by its labels) may be overwritten by the copy of a parent in
+/// `parent_namespace`: only when it is already that parent's copy (`olm.copiedFrom` names the
+/// parent's namespace). A same-named CSV that someone installed in a target namespace, or a copy
+/// of another parent, is not OLM's to replace: upstream's copy lister sees only copies, so its
+/// create fails with AlreadyExists and the original stays.
+pub fn may_overwrite(labels: &BTreeMap<String, String>, parent_namespace: &str) -> bool {
+    labels
+        .get(crate::status::COPIED_FROM_LABEL)
+        .is_some_and(|from| from == parent_namespace)
+}
+
 /// Whether copies of a CSV are disabled: `OLMConfig cluster` says so (`None`: no OLMConfig, or
 /// the field unset) and its group targets all namespaces — copies of explicit-target operators
 /// always exist.
@@ -139,6 +150,24 @@ pub fn copies_disabled(disable_copied_csvs: Option<bool>, group_targets: &Namesp
 
 #[cfg(test)]
 mod tests {
+    /// Only the parent's own copy is replaced (upstream's `copyToNamespace` reads existing
+    /// copies through a lister of `olm.copiedFrom`-labelled CSVs, so it never updates another).
+    #[test]
+    fn only_the_parents_own_copy_is_overwritten() {
+        let labels = |v: &[(&str, &str)]| -> BTreeMap<String, String> {
+            v.iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect()
+        };
+        assert!(may_overwrite(&labels(&[("olm.copiedFrom", "ops")]), "ops"));
+        assert!(!may_overwrite(
+            &labels(&[("olm.copiedFrom", "other")]),
+            "ops"
+        ));
+        assert!(!may_overwrite(&labels(&[]), "ops"));
+        assert!(!may_overwrite(&labels(&[("app", "x")]), "ops"));
+    }
+
     use super::*;
 
     fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {

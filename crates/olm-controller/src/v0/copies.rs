@@ -573,7 +573,7 @@ pub async fn sync(
         .cloned()
         .collect();
     let mut synced = Synced::default();
-    let results: Vec<Result<(), (String, kube::Error)>> =
+    let results: Vec<Result<(), (String, Error)>> =
         futures::stream::iter(writes.into_iter().map(|(ns, version, spec, status)| {
             let proto = &proto;
             async move {
@@ -644,7 +644,7 @@ async fn write_copy(
     existing: Option<String>,
     spec: bool,
     status: bool,
-) -> Result<(), kube::Error> {
+) -> Result<(), Error> {
     let api: Api<ClusterServiceVersion> = Api::namespaced(client.clone(), namespace);
     let name = proto["metadata"]["name"]
         .as_str()
@@ -654,14 +654,33 @@ async fn write_copy(
     object["metadata"]["namespace"] = Value::String(namespace.to_owned());
     let mut typed: ClusterServiceVersion =
         serde_json::from_value(object).map_err(kube::Error::SerdeError)?;
+    let parent_namespace = proto["metadata"]["labels"][olm_v0::status::COPIED_FROM_LABEL]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
     let result = put(&api, &name, &mut typed, existing, spec, status).await;
     match result {
-        // The cache was behind a write of a moment ago: once more at the copy's current version.
+        // A same-named CSV exists there (AlreadyExists), or the cache was behind a write of a
+        // moment ago (Conflict): once more at its current version, but only if it is this
+        // parent's copy — a CSV someone installed in the target namespace is theirs.
         Err(kube::Error::Api(s)) if s.code == 409 => {
-            let current = api.get(&name).await?.resource_version();
-            put(&api, &name, &mut typed, current, true, true).await
+            let current = api.get(&name).await?;
+            if !olm_v0::copied::may_overwrite(current.labels(), &parent_namespace) {
+                return Err(Error::Retry(format!(
+                    "a ClusterServiceVersion {name} that is not a copy from {parent_namespace} exists in {namespace}; it is left as it is"
+                )));
+            }
+            Ok(put(
+                &api,
+                &name,
+                &mut typed,
+                current.resource_version(),
+                true,
+                true,
+            )
+            .await?)
         }
-        other => other,
+        other => Ok(other?),
     }
 }
 
@@ -677,15 +696,7 @@ async fn put(
     if version.is_none() {
         match api.create(&post_params(), typed).await {
             Ok(created) => version = created.resource_version(),
-            // Created meanwhile (the cache is behind): replaced instead.
-            Err(kube::Error::Api(s)) if s.code == 409 => {
-                version = api.get(name).await?.resource_version();
-                typed.metadata.resource_version.clone_from(&version);
-                version = api
-                    .replace(name, &post_params(), typed)
-                    .await?
-                    .resource_version();
-            }
+            // AlreadyExists: [`write_copy`] decides whether it may be replaced.
             Err(e) => return Err(e),
         }
     } else if spec {
