@@ -1001,9 +1001,13 @@ async fn apiservice(env: &Env, id: &str) -> Result<()> {
     let port = listener.local_addr()?.port();
     env.namespace_with_group(ns, json!({"targetNamespaces": [ns]}))
         .await?;
+    // Two resources of one APIService, as an extension API server serves a group version.
     let extra = json!({"apiservicedefinitions": {"owned": [{
         "group": group_name, "version": "v1alpha1", "kind": "Gizmo", "name": "gizmos",
         "displayName": "Gizmo", "deploymentName": "gizmo", "containerPort": port,
+    }, {
+        "group": group_name, "version": "v1alpha1", "kind": "Doohickey", "name": "doohickeys",
+        "displayName": "Doohickey", "deploymentName": "gizmo", "containerPort": port,
     }]}});
     let mut object = csv(ns, "gizmo.v1.0.0", &["OwnNamespace"], None, extra);
     object["spec"]["install"]["spec"]["deployments"][0]["spec"]["template"]["spec"]["hostNetwork"] =
@@ -1022,7 +1026,8 @@ async fn apiservice(env: &Env, id: &str) -> Result<()> {
     let cert = data.get("tls.crt").context("no tls.crt")?.0.clone();
     let key = data.get("tls.key").context("no tls.key")?.0.clone();
     let body = json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": format!("{group_name}/v1alpha1"),
-        "resources": [{"name": "gizmos", "singularName": "gizmo", "namespaced": true, "kind": "Gizmo", "verbs": ["get", "list"]}]});
+        "resources": [{"name": "gizmos", "singularName": "gizmo", "namespaced": true, "kind": "Gizmo", "verbs": ["get", "list"]},
+            {"name": "doohickeys", "singularName": "doohickey", "namespaced": true, "kind": "Doohickey", "verbs": ["get", "list"]}]});
     serve_discovery(listener, &cert, &key, body.to_string())?;
     let o = env
         .wait_phase(ns, "gizmo.v1.0.0", "Succeeded", "InstallSucceeded")
@@ -1036,6 +1041,26 @@ async fn apiservice(env: &Env, id: &str) -> Result<()> {
         .any(|r| r["kind"] == "APIService" && r["status"] == "DeploymentFound")
     {
         bail!("no DeploymentFound APIService requirement: {owned:?}");
+    }
+    // Each resource gets the ClusterRoles that aggregate into admin, edit and view (upstream's
+    // ensureClusterRolesForCSV), the second of the APIService's too.
+    let roles = Api::<k8s_openapi::api::rbac::v1::ClusterRole>::all(env.client.clone());
+    for resource in ["gizmos", "doohickeys"] {
+        for suffix in ["admin", "edit", "view"] {
+            let name = format!("{resource}-v1alpha1-{suffix}");
+            let role = wait(
+                &format!("ClusterRole {name}"),
+                || async { Ok(roles.get_opt(&name).await?) },
+                |r| r.is_some(),
+            )
+            .await?
+            .context("no ClusterRole")?;
+            let rule = role.rules.unwrap_or_default().into_iter().next();
+            check_eq!(
+                rule.and_then(|r| r.resources),
+                Some(vec![resource.to_owned()])
+            );
+        }
     }
     let apiservice =
         Api::<k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService>::all(

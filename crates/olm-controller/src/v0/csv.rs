@@ -932,7 +932,13 @@ async fn ensure_api_roles(
         ));
     }
     for (name, key, api_version, kind, owner_name, uid, crd) in wanted {
-        let memo = format!("{}/{uid}/{}", csv.uid().unwrap_or_default(), key.version);
+        // One APIService serves each of its group version's resources: the resource is part of
+        // what was applied, not just the owner.
+        let memo = format!(
+            "{}/{uid}/{}/{name}",
+            csv.uid().unwrap_or_default(),
+            key.version
+        );
         if lock(&ctx.api_roles).contains(&memo) {
             continue;
         }
