@@ -10,7 +10,10 @@
 #   ginkgo            Ginkgo's command, which runs the suite in several processes
 #   e2e-judge         judges a run against KNOWN.tsv (tools/e2e/judge)
 #   olm-v0-images     pushes the images the suite's Pods run on a real node (images/): opm's
-#                     image, from the two programs below, and a stand-in for -dummyImage
+#                     image, from the two programs below, the mock extension API server's and a
+#                     stand-in for -dummyImage
+#   mock-extension-apiserver  the stand-in for upstream's mock extension API server (mockext/),
+#                     static
 #   opm               operator-registry's opm, at the version OLM's go.mod requires, static
 #   grpc_health_probe grpc-health-probe, at the version operator-registry's go.mod requires
 #                     (as operator-registry's image has it), static
@@ -33,7 +36,7 @@ main() {
         LC_ALL=C sort -z | xargs -0 sha256sum | cat - build.sh | sha256sum | cut -c1-16)"
     dest="$cache/e2e-v0/$key"
     bin="$dest/bin"
-    products=(olm-v0-e2e.test ginkgo e2e-judge olm-v0-images opm grpc_health_probe)
+    products=(olm-v0-e2e.test ginkgo e2e-judge olm-v0-images opm grpc_health_probe mock-extension-apiserver)
 
     complete() {
         local f
@@ -72,6 +75,7 @@ main() {
     chmod -R u+w "$src/upstream"
     cp "$module/go.mod" "$module/go.sum" "$module/tools.go" "$src/"
     cp -r "$module/images" "$src/images"
+    cp -r "$module/mockext" "$src/mockext"
     cp -r "$here/../oci" "$src/oci"
 
     work="$(mktemp -d "$dest/.build.XXXXXX")"
@@ -92,6 +96,7 @@ main() {
             -o "$work/opm" "$registry_module/cmd/opm" >&2
         go build -trimpath -ldflags "-s -w" -o "$work/grpc_health_probe" github.com/grpc-ecosystem/grpc-health-probe >&2
         go build -trimpath -o "$work/olm-v0-images" ./images >&2
+        CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$work/mock-extension-apiserver" ./mockext >&2
     )
     (cd "$here/../judge" && go build -o "$work/e2e-judge" .) >&2
     mkdir -p "$bin"

@@ -13,6 +13,9 @@
 //     /tmp, where `opm serve` with no --cache-dir builds its cache. The two programs are the
 //     static ones tools/e2e/olm-v0/build.sh builds beside this one (operator-registry's cmd/opm
 //     and grpc-health-probe, at the versions upstream's go.mod files pin).
+//   - operator-framework/mock-extension-apiserver:master, what the Deployments of its hand-made
+//     CSVs that own APIServices run: the stand-in built beside this one (mockext/), as
+//     /bin/mock-extension-apiserver.
 //   - olm-e2e/dummy:latest, the suite's -dummyImage (its default, bitnami/nginx, is what the
 //     Deployments of its hand-made CSVs run): the machine's static busybox idling until it is
 //     told to stop, so those Deployments become available.
@@ -86,6 +89,23 @@ func run(registry, busybox string) error {
 		fmt.Println(ref)
 	}
 
+	mock, err := oci.StaticProgram(filepath.Join(dir, "mock-extension-apiserver"))
+	if err != nil {
+		return err
+	}
+	mockImg, err := oci.Image([]oci.File{
+		{Name: "bin/", Mode: 0o755},
+		{Name: "bin/mock-extension-apiserver", Mode: 0o755, Data: mock},
+	}, v1.Config{Entrypoint: []string{"/bin/mock-extension-apiserver"}, WorkingDir: "/"})
+	if err != nil {
+		return err
+	}
+	ref := registry + "/operator-framework/mock-extension-apiserver:master"
+	if err := oci.Push(mockImg, ref); err != nil {
+		return err
+	}
+	fmt.Println(ref)
+
 	bb, err := oci.StaticProgram(busybox)
 	if err != nil {
 		return fmt.Errorf("%w (install Debian's busybox-static)", err)
@@ -101,7 +121,7 @@ func run(registry, busybox string) error {
 	if err != nil {
 		return err
 	}
-	ref := registry + "/olm-e2e/dummy:latest"
+	ref = registry + "/olm-e2e/dummy:latest"
 	if err := oci.Push(dummy, ref); err != nil {
 		return err
 	}
