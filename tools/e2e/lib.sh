@@ -45,6 +45,10 @@ dev_env() {
     local keep=""
     [[ -z ${E2E_KEEP:-} ]] || keep="mkdir -p '$E2E_KEEP' && cp -r '$state/out' '$state/dev' '$E2E_KEEP/' 2>/dev/null;"
     trap "OLM_CACHE_DIR='$state' '$olm' dev down >/dev/null 2>&1 || true; $keep rm -rf '$state'" EXIT
+    # Bash leaves on INT or TERM without its EXIT trap unless it handles them: an interrupted
+    # run would leave its environment (on the real node, the machine's one node) running.
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
 }
 
 dev() { OLM_CACHE_DIR="$state" "$olm" dev "$@"; }
