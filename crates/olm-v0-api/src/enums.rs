@@ -24,6 +24,9 @@ macro_rules! open_enum {
         }
 
         impl $name {
+            /// Every value this crate knows, in declaration order (not [`Self::Other`]).
+            pub const KNOWN: &'static [$name] = &[$( $name::$variant, )+];
+
             /// The value as written in the object.
             pub fn as_str(&self) -> &str {
                 match self {
@@ -108,6 +111,11 @@ mod tests {
             serde_json::to_string(&read).unwrap(),
             r#"["red","green","blue",""]"#
         );
+    }
+
+    #[test]
+    fn known_lists_every_value_but_other() {
+        assert_eq!(Colour::KNOWN, [Colour::Red, Colour::Green]);
     }
 
     #[test]

@@ -16,7 +16,8 @@ use olm_v0::inject::Overrides;
 use olm_v0::membership::{Csv, Group, check};
 use olm_v0::strategy::{CsvOwner, deployment_for_spec, strategy_deployments};
 use olm_v0::transition::{Facts, InstallStatus, next};
-use olm_v0::{ApiSet, InstallMode, OperatorGroupView, Phase};
+use olm_v0::{ApiSet, InstallMode, OperatorGroupView};
+use olm_v0_api::v1alpha1::ClusterServiceVersionPhase as Phase;
 
 fn main() {
     divan::main();

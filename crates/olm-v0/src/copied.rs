@@ -7,9 +7,10 @@
 
 use std::collections::BTreeMap;
 
+use olm_v0_api::v1alpha1::{ClusterServiceVersionPhase as Phase, ConditionReason as Reason};
+
 use crate::groups::NamespaceSet;
 use crate::membership::{OPERATOR_NAMESPACE_ANNOTATION, TARGET_NAMESPACES_ANNOTATION};
-use crate::phase::{Phase, Reason};
 use crate::status::COPIED_FROM_LABEL;
 
 /// Label prefix of Operator aggregate components, not carried over to copies.
@@ -90,10 +91,10 @@ pub fn copy_plan(
 pub struct Parent<'a> {
     /// Its namespace.
     pub namespace: &'a str,
-    /// Its phase.
-    pub phase: Phase,
-    /// Its reason.
-    pub reason: Option<Reason>,
+    /// Its phase, if any.
+    pub phase: Option<&'a Phase>,
+    /// Its reason, if any.
+    pub reason: Option<&'a Reason>,
     /// Its annotations.
     pub annotations: &'a BTreeMap<String, String>,
 }
@@ -113,7 +114,8 @@ pub fn dangling(
     let Some(p) = parent else {
         return Some("parent is missing");
     };
-    if p.phase == Phase::Failed && p.reason == Some(Reason::InterOperatorGroupOwnerConflict) {
+    if p.phase == Some(&Phase::Failed) && p.reason == Some(&Reason::InterOperatorGroupOwnerConflict)
+    {
         return Some("parent has intersecting operatorgroup conflict");
     }
     let targets = p
@@ -218,8 +220,8 @@ mod tests {
         let parent_annotations = map(&[("olm.targetNamespaces", "a")]);
         let parent = Parent {
             namespace: "ops",
-            phase: Phase::Succeeded,
-            reason: Some(Reason::InstallSucceeded),
+            phase: Some(&Phase::Succeeded),
+            reason: Some(&Reason::InstallSucceeded),
             annotations: &parent_annotations,
         };
         assert_eq!(dangling("a", &copy, Some(&parent)), None);
@@ -227,8 +229,8 @@ mod tests {
         assert!(dangling("a", &copy, None).is_some());
         assert!(dangling("a", &BTreeMap::new(), Some(&parent)).is_some());
         let conflicted = Parent {
-            phase: Phase::Failed,
-            reason: Some(Reason::InterOperatorGroupOwnerConflict),
+            phase: Some(&Phase::Failed),
+            reason: Some(&Reason::InterOperatorGroupOwnerConflict),
             ..parent.clone()
         };
         assert!(dangling("a", &copy, Some(&conflicted)).is_some());

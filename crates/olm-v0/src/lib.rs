@@ -1,6 +1,8 @@
 //! OLM v0's decisions (olm-operator's half): which OperatorGroup shapes a CSV's install modes
-//! support, how OperatorGroups' target namespaces and provided APIs meet, and the CSV phases and
-//! reasons the decisions report.
+//! support, how OperatorGroups' target namespaces and provided APIs meet, and which phase and
+//! reason a CSV moves to. The phases and reasons themselves are the API's
+//! (`olm_v0_api::v1alpha1::{ClusterServiceVersionPhase, ConditionReason}`): one model, which
+//! keeps values it does not know.
 //!
 //! What it is for: pure functions over plain data, each with upstream's test vectors ported as
 //! tables under `tests/` (the OLM repo's `pkg/controller/operators/olm/groups_test.go` and
@@ -33,7 +35,6 @@ pub mod operatorgroup;
 pub mod ownerrefs;
 pub mod packagemanifest;
 pub mod packageserver;
-pub mod phase;
 pub mod rbac;
 pub mod registrypoll;
 pub mod requirements;
@@ -50,4 +51,3 @@ pub mod webhookconfig;
 pub use apis::{ApiKey, ApiSet};
 pub use groups::{ApiReconciliation, NamespaceSet, OperatorGroupView, reconcile_api_intersection};
 pub use installmode::{InstallMode, InstallModeSet, InstallModeType};
-pub use phase::{Phase, Reason};

@@ -16,15 +16,11 @@
 use std::collections::BTreeMap;
 
 use olm_k8s::LabelSelector;
+use olm_v0_api::v1alpha1::ConditionReason as Reason;
 
 use crate::apis::ApiSet;
 use crate::groups::{ApiReconciliation, OperatorGroupView, reconcile_api_intersection};
 use crate::installmode::{InstallMode, InstallModeSet};
-pub use crate::phase::NO_TARGET_NAMESPACES_MESSAGE;
-use crate::phase::{
-    INTERSECTING_GROUPS_MESSAGE, NO_OPERATOR_GROUP_MESSAGE, Reason, STATIC_GROUP_MESSAGE,
-    TOO_MANY_OPERATOR_GROUPS_MESSAGE,
-};
 
 /// CSV annotation: the OperatorGroup's namespace.
 pub const OPERATOR_NAMESPACE_ANNOTATION: &str = "olm.operatorNamespace";
@@ -35,6 +31,19 @@ pub const TARGET_NAMESPACES_ANNOTATION: &str = "olm.targetNamespaces";
 /// OperatorGroup annotation: the APIs its member CSVs provide.
 pub const PROVIDED_APIS_ANNOTATION: &str = "olm.providedAPIs";
 
+/// `NoOperatorGroup`'s message.
+pub const NO_OPERATOR_GROUP_MESSAGE: &str = "csv in namespace with no operatorgroups";
+/// `TooManyOperatorGroups`' message.
+pub const TOO_MANY_OPERATOR_GROUPS_MESSAGE: &str =
+    "csv created in namespace with multiple operatorgroups, can't pick one automatically";
+/// `InterOperatorGroupOwnerConflict`'s message.
+pub const INTERSECTING_GROUPS_MESSAGE: &str = "intersecting operatorgroups provide the same apis";
+/// `CannotModifyStaticOperatorGroupProvidedAPIs`' message.
+pub const STATIC_GROUP_MESSAGE: &str =
+    "static provided api operatorgroup cannot be modified by these apis";
+/// `NoTargetNamespaces`' message when the group's selector matches nothing.
+pub const NO_TARGET_NAMESPACES_MESSAGE: &str =
+    "no targetNamespaces are matched operatorgroups namespace selection";
 /// `NoTargetNamespaces`' message when the CSV lacks the annotation.
 pub const MISSING_TARGETS_MESSAGE: &str = "csv missing olm.targetNamespaces annotation";
 
@@ -109,7 +118,7 @@ pub struct Csv<'a> {
     /// The APIs it provides (owned CRDs and APIServices).
     pub provided_apis: &'a ApiSet,
     /// Its current `status.reason`, if any.
-    pub reason: Option<Reason>,
+    pub reason: Option<&'a Reason>,
 }
 
 /// What the checks say.
@@ -167,7 +176,7 @@ pub fn check(csv: &Csv<'_>, groups: &[Group<'_>], others: &[OperatorGroupView]) 
             );
         }
         [one] => one,
-        _ if csv.reason == Some(Reason::TooManyOperatorGroups) => {
+        _ if csv.reason == Some(&Reason::TooManyOperatorGroups) => {
             return Verdict::Error(TOO_MANY_OPERATOR_GROUPS_MESSAGE.to_owned());
         }
         _ => {
@@ -241,7 +250,7 @@ pub fn check(csv: &Csv<'_>, groups: &[Group<'_>], others: &[OperatorGroupView]) 
     );
     // The group itself, if listed among the others, is skipped by the reconciliation.
     let add = csv.provided_apis.strip_plural();
-    let conflict_recorded = csv.reason == Some(Reason::InterOperatorGroupOwnerConflict);
+    let conflict_recorded = csv.reason == Some(&Reason::InterOperatorGroupOwnerConflict);
     match reconcile_api_intersection(&add, &view, others) {
         ApiReconciliation::AddApis | ApiReconciliation::RemoveApis
             if group.static_provided_apis =>

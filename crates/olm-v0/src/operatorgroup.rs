@@ -6,6 +6,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use olm_v0_api::v1alpha1::ClusterServiceVersionPhase as Phase;
 use serde_json::Value;
 
 use crate::apis::ApiSet;
@@ -184,7 +185,7 @@ pub fn group_cluster_roles(namespace: &str, name: &str, apis: &ApiSet) -> Vec<Gr
 #[derive(Debug, Clone)]
 pub struct MemberApis {
     /// Its phase (`None` before it has one).
-    pub phase: Option<crate::phase::Phase>,
+    pub phase: Option<Phase>,
     /// Whether it is being deleted.
     pub deleting: bool,
     /// The APIs it provides, without plurals.
@@ -196,19 +197,18 @@ pub struct MemberApis {
 /// `olm.providedAPIs` annotation lists — and, when the annotation lists APIs no member
 /// provides any longer, the value to write to it (`Some(None)`: remove it). It is left alone
 /// when the group's APIs are static, and while a member that provides APIs has not finished
-/// its requirement check (no phase, or Pending, and not being deleted): that member's APIs are
-/// not settled yet.
+/// its requirement check (no phase — or one OLM does not know, which it treats as none — or
+/// Pending, and not being deleted): that member's APIs are not settled yet.
 pub fn provided_apis(
     members: &[MemberApis],
     annotated: &ApiSet,
     static_apis: bool,
 ) -> (ApiSet, Option<Option<String>>) {
-    use crate::phase::Phase;
     let provided = members
         .iter()
         .fold(ApiSet::default(), |all, m| all.union(&m.apis));
     let checking = members.iter().any(|m| {
-        matches!(m.phase, None | Some(Phase::None | Phase::Pending))
+        matches!(m.phase, None | Some(Phase::Pending | Phase::Other(_)))
             && !m.deleting
             && !m.apis.is_empty()
     });
@@ -229,7 +229,6 @@ mod tests {
     /// APIs are static or a member providing APIs is still being checked.
     #[test]
     fn provided_apis_are_pruned_once_members_settle() {
-        use crate::phase::Phase;
         let set = ApiSet::parse_annotation;
         let member = |phase: Option<Phase>, deleting: bool, apis: &str| MemberApis {
             phase,

@@ -4,9 +4,10 @@
 //! Kubernetes Event accompanies each change (a `Warning` when the phase is `Failed`).
 //!
 //! Times are handed in as RFC 3339 strings (what the status holds), so that the decision never
-//! reads a clock.
+//! reads a clock. Phases and reasons are the API's; `None` is upstream's empty value (`""`, a
+//! CSV not yet looked at), which upstream never writes (`omitempty`).
 
-use crate::phase::{Phase, Reason};
+use olm_v0_api::v1alpha1::{ClusterServiceVersionPhase as Phase, ConditionReason as Reason};
 
 /// How many history entries `status.conditions` keeps (upstream's `ConditionsLengthLimit`).
 pub const CONDITIONS_LIMIT: usize = 20;
@@ -15,9 +16,9 @@ pub const CONDITIONS_LIMIT: usize = 20;
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CsvCondition {
     /// `phase`.
-    pub phase: String,
+    pub phase: Option<Phase>,
     /// `reason`.
-    pub reason: String,
+    pub reason: Option<Reason>,
     /// `message`.
     pub message: String,
     /// `lastUpdateTime`.
@@ -29,10 +30,10 @@ pub struct CsvCondition {
 /// The phase part of a CSV's status.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CsvStatus {
-    /// `phase`.
-    pub phase: String,
+    /// `phase`; `None` before the CSV is first looked at.
+    pub phase: Option<Phase>,
     /// `reason`.
-    pub reason: String,
+    pub reason: Option<Reason>,
     /// `message`.
     pub message: String,
     /// `lastUpdateTime`.
@@ -64,12 +65,12 @@ impl CsvStatus {
     pub fn set_phase(&mut self, phase: Phase, reason: Reason, message: &str, now: &str) {
         let now = Some(now.to_owned());
         self.last_update_time.clone_from(&now);
-        if self.phase != phase.as_str() {
-            phase.as_str().clone_into(&mut self.phase);
+        if self.phase.as_ref() != Some(&phase) {
+            self.phase = Some(phase);
             self.last_transition_time = now;
         }
         self.message = olm_k8s::bounded_message(message).into_owned();
-        reason.as_str().clone_into(&mut self.reason);
+        self.reason = Some(reason);
         let differs = self
             .conditions
             .last()
@@ -97,8 +98,7 @@ impl CsvStatus {
         message: &str,
         now: &str,
     ) -> PhaseEvent {
-        self.set_phase(phase, reason, message, now);
-        PhaseEvent {
+        let event = PhaseEvent {
             type_: if phase == Phase::Failed {
                 "Warning"
             } else {
@@ -106,7 +106,9 @@ impl CsvStatus {
             },
             reason: reason.as_str().to_owned(),
             message: olm_k8s::truncate_note(message),
-        }
+        };
+        self.set_phase(phase, reason, message, now);
+        event
     }
 
     /// [`CsvStatus::set_phase_with_event`] unless phase, reason and message are already these
@@ -118,8 +120,8 @@ impl CsvStatus {
         message: &str,
         now: &str,
     ) -> Option<PhaseEvent> {
-        if self.phase == phase.as_str()
-            && self.reason == reason.as_str()
+        if self.phase.as_ref() == Some(&phase)
+            && self.reason.as_ref() == Some(&reason)
             && self.message == olm_k8s::bounded_message(message)
         {
             return None;
@@ -133,39 +135,53 @@ impl CsvStatus {
     /// never installed and is checked afresh from `Pending` instead of repaired — which ends
     /// in the same install.
     pub fn installed_once(&self) -> bool {
-        let installed = |phase: &str| {
-            matches!(
-                Phase::parse(phase),
-                Some(Phase::Installing | Phase::Succeeded)
-            )
-        };
+        let installed =
+            |phase: &Option<Phase>| matches!(phase, Some(Phase::Installing | Phase::Succeeded));
         installed(&self.phase) || self.conditions.iter().any(|c| installed(&c.phase))
     }
 
     /// Whether any history entry says the CSV was replaced or is being replaced (upstream's
     /// `IsObsolete`).
     pub fn is_obsolete(&self) -> bool {
-        self.conditions.iter().any(|c| {
-            c.reason == Reason::Replaced.as_str() || c.reason == Reason::BeingReplaced.as_str()
-        })
+        self.conditions
+            .iter()
+            .any(|c| matches!(c.reason, Some(Reason::Replaced | Reason::BeingReplaced)))
     }
 
-    /// Whether the CSV is never copied to target namespaces: phase None or an uncopiable reason
-    /// (upstream's `IsUncopiable`).
+    /// Whether the CSV is never copied to target namespaces: the empty phase (absent, or `""`
+    /// as another client may write it) or an [`uncopiable`] reason (upstream's `IsUncopiable`).
     pub fn is_uncopiable(&self) -> bool {
-        self.phase.is_empty() || Reason::parse(&self.reason).is_some_and(Reason::is_uncopiable)
+        self.phase.as_ref().is_none_or(|p| p.as_str().is_empty())
+            || self.reason.as_ref().is_some_and(uncopiable)
     }
+}
+
+/// Whether a CSV with this reason is never copied to target namespaces (the reasons of
+/// upstream's `IsUncopiable`, which also counts the empty phase): a copy (copies are not copied
+/// again), or a CSV that failed its OperatorGroup checks, which leave it nothing to be copied to.
+pub fn uncopiable(reason: &Reason) -> bool {
+    matches!(
+        reason,
+        Reason::Copied
+            | Reason::InvalidInstallModes
+            | Reason::NoTargetNamespaces
+            | Reason::UnsupportedOperatorGroup
+            | Reason::NoOperatorGroup
+            | Reason::TooManyOperatorGroups
+            | Reason::InterOperatorGroupOwnerConflict
+            | Reason::CannotModifyStaticOperatorGroupProvidedApis
+    )
 }
 
 /// Whether a CSV is a copy (upstream's `IsCopied`): reason `Copied`, an `olm.operatorNamespace`
 /// annotation naming another namespace, or an `olm.copiedFrom` label.
 pub fn is_copied(
     namespace: &str,
-    reason: &str,
+    reason: Option<&Reason>,
     annotations: &std::collections::BTreeMap<String, String>,
     labels: &std::collections::BTreeMap<String, String>,
 ) -> bool {
-    reason == Reason::Copied.as_str()
+    reason == Some(&Reason::Copied)
         || annotations
             .get(crate::membership::OPERATOR_NAMESPACE_ANNOTATION)
             .is_some_and(|ns| ns != namespace)

@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use olm_k8s::retry::Backoff;
 
-use crate::phase::{Phase, Reason};
+use olm_v0_api::v1alpha1::{ClusterServiceVersionPhase as Phase, ConditionReason as Reason};
 
 /// How long `Installing` may fail to become healthy before the CSV fails with
 /// `InstallCheckFailed` "install timeout".
@@ -62,8 +62,8 @@ pub struct InstallStatus {
 /// The CSV that `spec.replaces` names, when it exists.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Replaced {
-    /// Its phase.
-    pub phase: Phase,
+    /// Its phase; `None` when it has none yet.
+    pub phase: Option<Phase>,
     /// `Err(message)` when its OperatorCondition says it is not upgradeable.
     pub upgradeable: Result<(), String>,
 }
@@ -71,7 +71,7 @@ pub struct Replaced {
 /// What the shell observed; see each field for the phases that read it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Facts {
-    /// The CSV's phase.
+    /// The CSV's phase; `None` when it has none yet (upstream's empty phase, `""`).
     pub phase: Option<Phase>,
     /// The CSV's reason.
     pub reason: Option<Reason>,
@@ -84,7 +84,7 @@ pub struct Facts {
     /// A CSV that replaces this one, by name (Succeeded, Failed with fail-forward); for Replacing
     /// the newest of the chain when failing forward, with its phase. Never the CSV itself: a
     /// `spec.replaces` naming its own CSV is ignored.
-    pub replacement: Option<(String, Phase)>,
+    pub replacement: Option<(String, Option<Phase>)>,
     /// This CSV itself replaces an existing CSV other than itself (Replacing: only the oldest of
     /// a chain acts).
     pub replaces_existing: bool,
@@ -176,36 +176,39 @@ fn unfixable_spec(f: &Facts) -> Option<Step> {
 }
 
 /// The message of a CSV whose requirements are met and that waits for the CSV it replaces to
-/// make way (an addition: upstream waits without a word, keeping the earlier reason).
-pub fn waiting_message(predecessor: Phase) -> String {
-    let phase = match predecessor.as_str() {
-        "" => "has no phase yet".to_owned(),
-        p => format!("is {p}"),
+/// make way (an addition: upstream waits without a word, keeping the earlier reason). A phase
+/// OLM does not know counts as none, as in [`next`].
+pub fn waiting_message(predecessor: Option<&Phase>) -> String {
+    let phase = match predecessor {
+        None | Some(Phase::Other(_)) => "has no phase yet".to_owned(),
+        Some(p) => format!("is {p}"),
     };
     format!(
         "all requirements found, waiting for the CSV it replaces to be marked Replacing (it {phase})"
     )
 }
 
-/// The next step for a CSV that passed the membership checks.
+/// The next step for a CSV that passed the membership checks. A CSV without a phase starts at
+/// `Pending`; so does one whose phase OLM does not know (`""` written by another client
+/// included), which no other step would ever move.
 pub fn next(f: &Facts) -> Step {
     if f.reason == Some(Reason::InstallComponentFailedNoRetry) {
         return Step::Wait;
     }
-    match f.phase.unwrap_or(Phase::None) {
-        Phase::None => set(
+    match &f.phase {
+        None | Some(Phase::Other(_)) => set(
             Phase::Pending,
             Reason::RequirementsUnknown,
             "requirements not yet checked",
         ),
-        Phase::Pending => pending(f),
-        Phase::InstallReady => install(f),
-        Phase::Installing => installing(f),
-        Phase::Succeeded => succeeded(f),
-        Phase::Failed => failed(f),
-        Phase::Replacing => replacing(f),
-        Phase::Deleting => Step::Delete,
-        Phase::Unknown => Step::Wait,
+        Some(Phase::Pending) => pending(f),
+        Some(Phase::InstallReady) => install(f),
+        Some(Phase::Installing) => installing(f),
+        Some(Phase::Succeeded) => succeeded(f),
+        Some(Phase::Failed) => failed(f),
+        Some(Phase::Replacing) => replacing(f),
+        Some(Phase::Deleting) => Step::Delete,
+        Some(Phase::Unknown) => Step::Wait,
     }
 }
 
@@ -270,15 +273,17 @@ fn pending(f: &Facts) -> Step {
     // that succeeded is marked on its next pass; any other phase may last (a Failed predecessor
     // without fail-forward upgrades waits for someone to act), and the CSV says what it waits
     // for rather than keep an earlier reason such as RequirementsNotMet.
-    match f.replaced.as_ref().map(|r| r.phase) {
-        Some(Phase::Replacing) | None => {}
-        Some(Phase::Succeeded) => return Step::Wait,
-        Some(phase) => {
-            return set(
-                Phase::Pending,
-                Reason::AllRequirementsMet,
-                waiting_message(phase),
-            );
+    if let Some(replaced) = &f.replaced {
+        match &replaced.phase {
+            Some(Phase::Replacing) => {}
+            Some(Phase::Succeeded) => return Step::Wait,
+            phase => {
+                return set(
+                    Phase::Pending,
+                    Reason::AllRequirementsMet,
+                    waiting_message(phase.as_ref()),
+                );
+            }
         }
     }
     set(
@@ -292,8 +297,8 @@ fn pending(f: &Facts) -> Step {
 /// in `(phase, reason)`.
 fn install_status(status: &InstallStatus, phase: Phase, reason: Reason) -> Step {
     let waiting = |message: &str| Step::Set {
-        phase,
-        reason,
+        phase: phase.clone(),
+        reason: reason.clone(),
         message: message.to_owned(),
         retry: false,
     };
@@ -329,7 +334,7 @@ fn install_status(status: &InstallStatus, phase: Phase, reason: Reason) -> Step 
         Err(e) => {
             return Step::Set {
                 phase: Phase::InstallReady,
-                reason,
+                reason: reason.clone(),
                 message: format!("Webhook install failed: {e}"),
                 retry: false,
             };
@@ -340,7 +345,7 @@ fn install_status(status: &InstallStatus, phase: Phase, reason: Reason) -> Step 
     match &status.strategy {
         Some(StrategyProblem::Reinstall(e)) => Step::Set {
             phase: Phase::InstallReady,
-            reason,
+            reason: reason.clone(),
             message: format!("installing: {e}"),
             retry: false,
         },
@@ -441,7 +446,7 @@ fn failed(f: &Facts) -> Step {
             format!("Fail Forward is enabled, allowing Failed csv to be replaced by csv: {name}"),
         );
     }
-    match f.reason {
+    match &f.reason {
         Some(
             Reason::NoTargetNamespaces
             | Reason::NoOperatorGroup
@@ -552,7 +557,7 @@ fn replacing(f: &Facts) -> Step {
         return Step::Wait;
     }
     match &f.replacement {
-        Some((_, Phase::Succeeded)) => set(
+        Some((_, Some(Phase::Succeeded))) => set(
             Phase::Deleting,
             Reason::Replaced,
             "has been replaced by a newer ClusterServiceVersion that has successfully installed.",

@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 
 use olm_k8s::LabelSelector;
 use olm_v0::membership::{Csv, Group, Verdict, build_target_namespaces, check, target_namespaces};
-use olm_v0::{ApiSet, InstallMode, OperatorGroupView, Reason};
+use olm_v0::{ApiSet, InstallMode, OperatorGroupView};
+use olm_v0_api::v1alpha1::ConditionReason as Reason;
 
 fn modes(list: &[(&str, bool)]) -> Vec<InstallMode> {
     list.iter()
@@ -86,7 +87,7 @@ fn group_count_decides_first() {
         }
     );
     let already = Csv {
-        reason: Some(Reason::TooManyOperatorGroups),
+        reason: Some(&Reason::TooManyOperatorGroups),
         ..csv.clone()
     };
     assert_eq!(

@@ -6,15 +6,25 @@
 
 use std::collections::BTreeMap;
 
-use olm_v0::status::{CONDITIONS_LIMIT, CsvCondition, CsvStatus, is_copied};
-use olm_v0::{Phase, Reason};
+use olm_v0::status::{CONDITIONS_LIMIT, CsvCondition, CsvStatus, is_copied, uncopiable};
+use olm_v0_api::v1alpha1::{ClusterServiceVersionPhase as Phase, ConditionReason as Reason};
 
 const NOW: &str = "2026-01-01T00:00:00Z";
 
-fn cond(phase: &str, reason: &str) -> CsvCondition {
+/// A phase as upstream's vectors spell it: `""` is the empty phase, no value.
+fn phase(text: &str) -> Option<Phase> {
+    (!text.is_empty()).then(|| text.into())
+}
+
+/// A reason as upstream's vectors spell it: `""` is none.
+fn reason(text: &str) -> Option<Reason> {
+    (!text.is_empty()).then(|| text.into())
+}
+
+fn cond(phase_text: &str, reason_text: &str) -> CsvCondition {
     CsvCondition {
-        phase: phase.into(),
-        reason: reason.into(),
+        phase: phase(phase_text),
+        reason: reason(reason_text),
         ..CsvCondition::default()
     }
 }
@@ -37,14 +47,14 @@ fn set_phase() {
             Phase::Installing,
         ),
     ];
-    for (name, phase, conditions, to) in cases {
+    for (name, from, conditions, to) in cases {
         let mut st = CsvStatus {
-            phase: phase.into(),
+            phase: phase(from),
             conditions,
             ..CsvStatus::default()
         };
-        st.set_phase(to, Reason::RequirementsUnknown, "test", NOW);
-        assert_eq!(st.phase, to.as_str(), "{name}");
+        st.set_phase(to.clone(), Reason::RequirementsUnknown, "test", NOW);
+        assert_eq!(st.phase, Some(to), "{name}");
         assert_eq!(st.last_update_time.as_deref(), Some(NOW), "{name}");
     }
 }
@@ -68,9 +78,9 @@ fn obsolete() {
             true,
         ),
     ];
-    for (name, phase, conditions, want) in cases {
+    for (name, from, conditions, want) in cases {
         let st = CsvStatus {
-            phase: phase.into(),
+            phase: phase(from),
             conditions,
             ..CsvStatus::default()
         };
@@ -116,8 +126,8 @@ fn history_is_trimmed_to_the_limit() {
         assert_eq!(
             st.conditions.last(),
             Some(&CsvCondition {
-                phase: "Pending".into(),
-                reason: "RequirementsUnknown".into(),
+                phase: Some(Phase::Pending),
+                reason: Some(Reason::RequirementsUnknown),
                 message: "message".into(),
                 last_update_time: Some(NOW.into()),
                 last_transition_time: Some(NOW.into()),
@@ -193,8 +203,9 @@ fn installed_once() {
         (Phase::InstallReady, Reason::AllRequirementsMet),
         (Phase::Failed, Reason::InstallComponentFailed),
     ] {
+        let what = format!("{phase}/{reason}");
         st.set_phase(phase, reason, "m", NOW);
-        assert!(!st.installed_once(), "{phase}/{reason}");
+        assert!(!st.installed_once(), "{what}");
     }
     st.set_phase(Phase::Installing, Reason::InstallSucceeded, "m", NOW);
     assert!(st.installed_once());
@@ -202,7 +213,7 @@ fn installed_once() {
     assert!(st.installed_once());
     // Only the phase is known (a status without history): the phase decides.
     let bare = CsvStatus {
-        phase: "Succeeded".into(),
+        phase: Some(Phase::Succeeded),
         ..CsvStatus::default()
     };
     assert!(bare.installed_once());
@@ -249,9 +260,31 @@ fn copied() {
         ),
     ];
     for (name, ns, annotations, labels, want) in cases {
-        assert_eq!(is_copied(ns, "", &annotations, &labels), want, "{name}");
+        assert_eq!(is_copied(ns, None, &annotations, &labels), want, "{name}");
     }
-    assert!(is_copied("ns", "Copied", &none, &none));
+    assert!(is_copied("ns", Some(&Reason::Copied), &none, &none));
+}
+
+/// `IsUncopiable`: the empty phase — absent, or `""` as another client may write it — or a
+/// reason of a copy or of a failed OperatorGroup check.
+#[test]
+fn uncopiable_phases_and_reasons() {
+    assert!(uncopiable(&Reason::Copied));
+    assert!(uncopiable(
+        &Reason::CannotModifyStaticOperatorGroupProvidedApis
+    ));
+    assert!(!uncopiable(&Reason::InstallSucceeded));
+    assert!(!uncopiable(&Reason::Other("Copied ".into())));
+    let with = |phase: Option<Phase>, reason: Option<Reason>| CsvStatus {
+        phase,
+        reason,
+        ..CsvStatus::default()
+    };
+    assert!(with(None, None).is_uncopiable());
+    assert!(with(Some(Phase::Other(String::new())), None).is_uncopiable());
+    assert!(!with(Some(Phase::Other("Bogus".into())), None).is_uncopiable());
+    assert!(!with(Some(Phase::Succeeded), Some(Reason::InstallSucceeded)).is_uncopiable());
+    assert!(with(Some(Phase::Failed), Some(Reason::NoOperatorGroup)).is_uncopiable());
 }
 
 /// A phase message is stored bounded (upstream's 32768 bytes and suffix, raw bytes escaped) in

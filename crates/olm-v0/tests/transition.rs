@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use olm_v0::status::CsvStatus;
 use olm_v0::transition::{Facts, InstallStatus, Replaced, Step, StrategyProblem, next};
-use olm_v0::{Phase, Reason};
+use olm_v0_api::v1alpha1::{ClusterServiceVersionPhase as Phase, ConditionReason as Reason};
 
 fn at(phase: Phase) -> Facts {
     Facts {
@@ -32,7 +32,7 @@ fn set_of(step: &Step) -> (Phase, Reason, &str) {
             reason,
             message,
             ..
-        } => (*phase, *reason, message.as_str()),
+        } => (phase.clone(), reason.clone(), message.as_str()),
         other => panic!("not a status change: {other:?}"),
     }
 }
@@ -40,7 +40,7 @@ fn set_of(step: &Step) -> (Phase, Reason, &str) {
 #[test]
 fn none_and_pending() {
     assert_eq!(
-        set_of(&next(&at(Phase::None))),
+        set_of(&next(&Facts::default())),
         (
             Phase::Pending,
             Reason::RequirementsUnknown,
@@ -96,7 +96,7 @@ fn replacement_chain_in_pending() {
     let mut f = at(Phase::Pending);
     f.requirements = Some(Ok(true));
     f.replaced = Some(Replaced {
-        phase: Phase::Succeeded,
+        phase: Some(Phase::Succeeded),
         upgradeable: Err("The operator is not upgradeable".into()),
     });
     assert_eq!(
@@ -122,7 +122,7 @@ fn replacement_chain_in_pending() {
         ..Default::default()
     };
     f.replaced = Some(Replaced {
-        phase: Phase::Succeeded,
+        phase: Some(Phase::Succeeded),
         upgradeable: olm_v0::operatorcondition::upgradeable(Some(&stale)),
     });
     assert_eq!(
@@ -131,12 +131,12 @@ fn replacement_chain_in_pending() {
     );
     // Upgradeable, but the predecessor is not Replacing yet: wait for it.
     f.replaced = Some(Replaced {
-        phase: Phase::Succeeded,
+        phase: Some(Phase::Succeeded),
         upgradeable: Ok(()),
     });
     assert_eq!(next(&f), Step::Wait);
     f.replaced = Some(Replaced {
-        phase: Phase::Replacing,
+        phase: Some(Phase::Replacing),
         upgradeable: Ok(()),
     });
     assert_eq!(set_of(&next(&f)).0, Phase::InstallReady);
@@ -291,7 +291,7 @@ fn succeeded_watches_for_replacements_and_regressions() {
             "requirements no longer met"
         )
     );
-    f.replacement = Some(("etcd.v0.9.2".into(), Phase::Pending));
+    f.replacement = Some(("etcd.v0.9.2".into(), Some(Phase::Pending)));
     assert_eq!(
         set_of(&next(&f)),
         (
@@ -323,7 +323,7 @@ fn failed_heals_or_fails_forward() {
         ),
     ] {
         let f = Facts {
-            reason: Some(reason),
+            reason: Some(reason.clone()),
             ..at(Phase::Failed)
         };
         assert_eq!(
@@ -360,7 +360,7 @@ fn failed_heals_or_fails_forward() {
     );
     // Fail forward: a Failed CSV with a replacement moves on.
     f.fail_forward = true;
-    f.replacement = Some(("v2".into(), Phase::Pending));
+    f.replacement = Some(("v2".into(), Some(Phase::Pending)));
     assert_eq!(
         set_of(&next(&f)),
         (
@@ -378,9 +378,9 @@ fn replacing_and_deleting() {
         next(&f),
         Step::Error("marked as replacement, but no replacement CSV found in cluster".into())
     );
-    f.replacement = Some(("v2".into(), Phase::Installing));
+    f.replacement = Some(("v2".into(), Some(Phase::Installing)));
     assert_eq!(next(&f), Step::Wait);
-    f.replacement = Some(("v2".into(), Phase::Succeeded));
+    f.replacement = Some(("v2".into(), Some(Phase::Succeeded)));
     assert_eq!(
         set_of(&next(&f)),
         (
@@ -412,8 +412,8 @@ fn run_until_settled(facts: &Facts) -> CsvStatus {
     let mut status = CsvStatus::default();
     for _ in 0..20 {
         let f = Facts {
-            phase: Phase::parse(&status.phase),
-            reason: Reason::parse(&status.reason),
+            phase: status.phase.clone(),
+            reason: status.reason.clone(),
             never_installed: !status.installed_once(),
             ..facts.clone()
         };
@@ -459,18 +459,18 @@ fn terminal_failures_settle() {
     let status = run_until_settled(&refused);
     assert_eq!(
         (
-            status.phase.as_str(),
-            status.reason.as_str(),
+            status.phase.as_ref(),
+            status.reason.as_ref(),
             status.message.as_str()
         ),
         (
-            "Failed",
-            "InvalidWebhookDescription",
+            Some(&Phase::Failed),
+            Some(&Reason::InvalidWebhookDescription),
             "Webhook rules cannot include all groups"
         )
     );
-    let history: Vec<&str> = status.conditions.iter().map(|c| c.phase.as_str()).collect();
-    assert_eq!(history, ["Pending", "Failed"]);
+    let history: Vec<_> = status.conditions.iter().map(|c| c.phase.as_ref()).collect();
+    assert_eq!(history, [Some(&Phase::Pending), Some(&Phase::Failed)]);
 
     let unknown_strategy = Facts {
         requirements: Some(Err("unrecognized install strategy".into())),
@@ -479,13 +479,13 @@ fn terminal_failures_settle() {
     let status = run_until_settled(&unknown_strategy);
     assert_eq!(
         (
-            status.phase.as_str(),
-            status.reason.as_str(),
+            status.phase.as_ref(),
+            status.reason.as_ref(),
             status.message.as_str()
         ),
         (
-            "Failed",
-            "InvalidInstallStrategy",
+            Some(&Phase::Failed),
+            Some(&Reason::InvalidInstallStrategy),
             "install strategy invalid: unrecognized install strategy"
         )
     );
@@ -540,7 +540,7 @@ fn never_installed_is_checked_afresh() {
         Reason::OwnerConflict,
     ] {
         let f = Facts {
-            reason: Some(reason),
+            reason: Some(reason.clone()),
             requirements: Some(Ok(true)),
             never_installed: true,
             cert_rotation_due: true,

@@ -27,7 +27,8 @@ use olm_k8s::LabelSelector;
 use olm_v0::membership::{Csv, Group, Verdict, check, target_namespaces};
 use olm_v0::status::CsvStatus;
 use olm_v0::transition::{Facts, InstallStatus, Step, StrategyProblem, next};
-use olm_v0::{ApiSet, InstallMode, OperatorGroupView, Phase, Reason};
+use olm_v0::{ApiSet, InstallMode, OperatorGroupView};
+use olm_v0_api::v1alpha1::{ClusterServiceVersionPhase as Phase, ConditionReason as Reason};
 
 const NS: &str = "ns";
 /// The shared group's `olm.providedAPIs` as every `TestTransitionCSV` case sees it.
@@ -143,8 +144,9 @@ fn modes(list: &[(&str, bool)]) -> Vec<InstallMode> {
         .collect()
 }
 
-/// Upstream's CSV fixture: the four install modes supported, annotated for group `default`.
-fn csv(name: &'static str, phase: Phase, provides: &str) -> CsvIn {
+/// Upstream's CSV fixture: the four install modes supported, annotated for group `default`;
+/// `None` for upstream's empty phase.
+fn csv(name: &'static str, phase: impl Into<Option<Phase>>, provides: &str) -> CsvIn {
     CsvIn {
         name,
         namespace: NS,
@@ -157,7 +159,7 @@ fn csv(name: &'static str, phase: Phase, provides: &str) -> CsvIn {
         ]),
         provides: ApiSet::parse_annotation(provides),
         facts: Facts {
-            phase: Some(phase),
+            phase: phase.into(),
             ..Facts::default()
         },
     }
@@ -268,7 +270,7 @@ fn sync(groups: &[Og], others: &[OperatorGroupView], c: &CsvIn) -> Seen {
         annotations: &c.annotations,
         install_modes: &c.modes,
         provided_apis: &c.provides,
-        reason: c.facts.reason,
+        reason: c.facts.reason.as_ref(),
     };
     match check(&membership, &groups, others) {
         Verdict::Member => {}
@@ -371,14 +373,14 @@ fn transition_csv_cases() -> Vec<Case> {
         case(
             "SingleCSVNoneToPending/CRD",
             vec![(
-                csv("csv1", Phase::None, C1),
+                csv("csv1", None, C1),
                 set(Pending, RequirementsUnknown, NOT_YET_CHECKED),
             )],
         ),
         case(
             "SingleCSVNoneToPending/APIService/Required",
             vec![(
-                csv("csv1", Phase::None, NOTHING),
+                csv("csv1", None, NOTHING),
                 set(Pending, RequirementsUnknown, NOT_YET_CHECKED),
             )],
         ),
@@ -762,14 +764,14 @@ fn transition_csv_cases() -> Vec<Case> {
             vec![
                 (
                     csv("csv1", Succeeded, C1).with(|f| {
-                        f.replacement = Some(("csv2".into(), Phase::None));
+                        f.replacement = Some(("csv2".into(), None));
                         f.requirements = Some(Ok(true));
                         f.install_status = Some(missing("csv1-dep1"));
                     }),
                     set(Replacing, BeingReplaced, "being replaced by csv: csv2"),
                 ),
                 (
-                    csv("csv2", Phase::None, C1),
+                    csv("csv2", None, C1),
                     set(Pending, RequirementsUnknown, NOT_YET_CHECKED),
                 ),
             ],
@@ -779,7 +781,7 @@ fn transition_csv_cases() -> Vec<Case> {
             vec![
                 (
                     csv("csv1", Replacing, C1)
-                        .with(|f| f.replacement = Some(("csv2".into(), Succeeded))),
+                        .with(|f| f.replacement = Some(("csv2".into(), Some(Succeeded)))),
                     set(Deleting, Replaced, REPLACED),
                 ),
                 installed_csv2(),
@@ -796,13 +798,13 @@ fn transition_csv_cases() -> Vec<Case> {
                 csv3_running(),
                 (
                     csv("csv1", Replacing, C1)
-                        .with(|f| f.replacement = Some(("csv2".into(), Replacing))),
+                        .with(|f| f.replacement = Some(("csv2".into(), Some(Replacing)))),
                     Seen::Wait,
                 ),
                 (
                     csv("csv2", Replacing, C1).with(|f| {
                         f.replaces_existing = true;
-                        f.replacement = Some(("csv3".into(), Succeeded));
+                        f.replacement = Some(("csv3".into(), Some(Succeeded)));
                     }),
                     Seen::Wait,
                 ),
@@ -816,7 +818,7 @@ fn transition_csv_cases() -> Vec<Case> {
                 (csv("csv1", Deleting, C1), Seen::Delete),
                 (
                     csv("csv2", Replacing, C1)
-                        .with(|f| f.replacement = Some(("csv3".into(), Succeeded))),
+                        .with(|f| f.replacement = Some(("csv3".into(), Some(Succeeded)))),
                     set(Deleting, Replaced, REPLACED),
                 ),
             ],
@@ -826,7 +828,7 @@ fn transition_csv_cases() -> Vec<Case> {
             vec![
                 (
                     csv("csv2", Replacing, C1)
-                        .with(|f| f.replacement = Some(("csv3".into(), Succeeded))),
+                        .with(|f| f.replacement = Some(("csv3".into(), Some(Succeeded)))),
                     set(Deleting, Replaced, REPLACED),
                 ),
                 csv3_running(),
@@ -843,7 +845,7 @@ fn transition_csv_cases() -> Vec<Case> {
             ..case(
                 "SingleCSVNoneToFailed/InterOperatorGroupOwnerConflict",
                 vec![(
-                    csv("csv1", Phase::None, C1),
+                    csv("csv1", None, C1),
                     fails(InterOperatorGroupOwnerConflict, INTERSECTING, true, false),
                 )],
             )
@@ -854,7 +856,7 @@ fn transition_csv_cases() -> Vec<Case> {
             ..case(
                 "SingleCSVNoneToNone/AddAPIs",
                 vec![(
-                    csv("csv1", Phase::None, C1),
+                    csv("csv1", None, C1),
                     Seen::Verdict(Verdict::SetGroupApis(
                         "a1Kind.v1.a1,c1.v1.g1".into(),
                     )),
@@ -867,7 +869,7 @@ fn transition_csv_cases() -> Vec<Case> {
             ..case(
                 "SingleCSVNoneToNone/RemoveAPIs",
                 vec![(
-                    csv("csv1", Phase::None, C1),
+                    csv("csv1", None, C1),
                     Seen::Verdict(Verdict::SetGroupApis(A1.into())),
                 )],
             )
@@ -877,7 +879,7 @@ fn transition_csv_cases() -> Vec<Case> {
             ..case(
                 "SingleCSVNoneToFailed/StaticOperatorGroup/AddAPIs",
                 vec![(
-                    csv("csv1", Phase::None, C1),
+                    csv("csv1", None, C1),
                     fails(CannotModifyStaticOperatorGroupProvidedApis, STATIC, true, false),
                 )],
             )
@@ -888,7 +890,7 @@ fn transition_csv_cases() -> Vec<Case> {
             ..case(
                 "SingleCSVNoneToFailed/StaticOperatorGroup/RemoveAPIs",
                 vec![(
-                    csv("csv1", Phase::None, C1),
+                    csv("csv1", None, C1),
                     fails(CannotModifyStaticOperatorGroupProvidedApis, STATIC, true, false),
                 )],
             )
@@ -898,7 +900,7 @@ fn transition_csv_cases() -> Vec<Case> {
             ..case(
                 "SingleCSVNoneToPending/StaticOperatorGroup/NoAPIConflict",
                 vec![(
-                    csv("csv1", Phase::None, C1),
+                    csv("csv1", None, C1),
                     set(Pending, RequirementsUnknown, NOT_YET_CHECKED),
                 )],
             )
@@ -1042,7 +1044,7 @@ fn fail_forward_cases() -> Vec<Case> {
     };
     let unannotated = |name| {
         (
-            csv(name, Phase::None, C1).annotated(BTreeMap::new()),
+            csv(name, None, C1).annotated(BTreeMap::new()),
             annotate(annotations("default", NS, Some(NS)), false),
         )
     };
@@ -1050,7 +1052,7 @@ fn fail_forward_cases() -> Vec<Case> {
     let failed = |name, fail_forward: bool, replacement: &str| {
         csv(name, Failed, C1).with(|f| {
             f.fail_forward = fail_forward;
-            f.replacement = Some((replacement.to_owned(), Phase::None));
+            f.replacement = Some((replacement.to_owned(), None));
             f.requirements = Some(Ok(false));
         })
     };
@@ -1094,7 +1096,7 @@ fn fail_forward_cases() -> Vec<Case> {
                     (
                         csv("csv1", Replacing, C1).with(|f| {
                             f.fail_forward = true;
-                            f.replacement = Some(("csv3".into(), Phase::None));
+                            f.replacement = Some(("csv3".into(), None));
                         }),
                         Seen::Wait,
                     ),
@@ -1117,7 +1119,7 @@ fn fail_forward_cases() -> Vec<Case> {
                 vec![
                     (
                         csv("csv1", Replacing, C1)
-                            .with(|f| f.replacement = Some(("csv2".into(), Failed))),
+                            .with(|f| f.replacement = Some(("csv2".into(), Some(Failed)))),
                         Seen::Wait,
                     ),
                     (
@@ -1184,12 +1186,12 @@ mod sync_operator_groups {
         CsvIn {
             namespace: OPERATOR_NS,
             modes: install_modes,
-            ..csv("csv1", Phase::None, PROVIDES).annotated(BTreeMap::new())
+            ..csv("csv1", None, PROVIDES).annotated(BTreeMap::new())
         }
     }
 
     fn all_modes() -> Vec<InstallMode> {
-        csv("csv1", Phase::None, PROVIDES).modes
+        csv("csv1", None, PROVIDES).modes
     }
 
     /// The first sync annotates; upstream expects exactly these annotations at the end.
@@ -1207,14 +1209,20 @@ mod sync_operator_groups {
         let Seen::Set(phase, reason, message, _) = seen else {
             panic!("not a status change: {seen:?}");
         };
-        status.set_phase(*phase, *reason, message, "t");
+        status.set_phase(phase.clone(), reason.clone(), message, "t");
     }
 
     fn history(status: &CsvStatus) -> Vec<(String, String, String)> {
         status
             .conditions
             .iter()
-            .map(|c| (c.phase.clone(), c.reason.clone(), c.message.clone()))
+            .map(|c| {
+                (
+                    c.phase.as_ref().map(Phase::to_string).unwrap_or_default(),
+                    c.reason.as_ref().map(Reason::to_string).unwrap_or_default(),
+                    c.message.clone(),
+                )
+            })
             .collect()
     }
 
@@ -1233,17 +1241,17 @@ mod sync_operator_groups {
         let mut status = CsvStatus::default();
         // What each phase observes: requirements met, then a healthy rollout.
         let observed = [
-            (Phase::None, Facts::default()),
+            (None, Facts::default()),
             (
-                Phase::Pending,
+                Some(Phase::Pending),
                 Facts {
                     requirements: Some(Ok(true)),
                     ..Facts::default()
                 },
             ),
-            (Phase::InstallReady, Facts::default()),
+            (Some(Phase::InstallReady), Facts::default()),
             (
-                Phase::Installing,
+                Some(Phase::Installing),
                 Facts {
                     install_status: Some(healthy()),
                     ..Facts::default()
@@ -1251,10 +1259,7 @@ mod sync_operator_groups {
             ),
         ];
         for (phase, facts) in observed {
-            c.facts = Facts {
-                phase: Some(phase),
-                ..facts
-            };
+            c.facts = Facts { phase, ..facts };
             apply(&mut status, &sync(std::slice::from_ref(&og), &[], &c));
         }
         let want = [

@@ -23,8 +23,9 @@ use kube::runtime::watcher::{self, Event};
 use kube::{Resource, ResourceExt};
 use olm_k8s::retry::Failures;
 use olm_v0::groups::NamespaceSet;
-use olm_v0::phase::Phase;
-use olm_v0_api::v1alpha1::ClusterServiceVersion;
+use olm_v0_api::v1alpha1::{
+    ClusterServiceVersion, ClusterServiceVersionPhase as Phase, ConditionReason,
+};
 use serde_json::{Value, json};
 use tracing::{info, warn};
 
@@ -108,27 +109,21 @@ async fn reconcile(csv: Arc<ClusterServiceVersion>, ctx: Arc<Ctx>) -> Result<Act
     let started = Instant::now();
     let namespace = csv.namespace().unwrap_or_default();
     let name = csv.name_any();
-    let status = status_json(&csv);
-    let phase = status
-        .get("phase")
-        .and_then(Value::as_str)
-        .and_then(Phase::parse);
-    let reason = status
-        .get("reason")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
+    let (phase, reason) = super::phase_and_reason(&csv);
+    let uncopiable_reason = reason.is_some_and(olm_v0::status::uncopiable);
     // On its way to a settled phase, a CSV's copies are left as they are: each phase it passes
     // through would otherwise rewrite every copy (10,000 writes per step at 10,000 namespaces),
     // and those writes would hold up the very install they report on.
     if matches!(
         phase,
         Some(Phase::Pending | Phase::InstallReady | Phase::Installing)
-    ) && !olm_v0::phase::Reason::parse(reason).is_some_and(olm_v0::phase::Reason::is_uncopiable)
+    ) && !uncopiable_reason
     {
         return Ok(Action::await_change());
     }
-    let uncopiable = phase.is_none_or(|p| p == Phase::None || p == Phase::Deleting)
-        || olm_v0::phase::Reason::parse(reason).is_some_and(olm_v0::phase::Reason::is_uncopiable)
+    // A phase OLM does not know counts as none: the CSV has not been looked at yet.
+    let uncopiable = phase.is_none_or(|p| matches!(p, Phase::Deleting | Phase::Other(_)))
+        || uncopiable_reason
         || csv.meta().deletion_timestamp.is_some();
     let groups = ctx.index.groups_in(&namespace);
     // A failure to delete disabled-copies events is retried like a failed copy write.
@@ -218,10 +213,7 @@ async fn report(ctx: &Ctx) -> Result<(), kube::Error> {
             .annotations()
             .get(olm_v0::membership::TARGET_NAMESPACES_ANNOTATION)
             .is_some_and(String::is_empty);
-        let phase = super::phase_and_reason(&csv)
-            .0
-            .as_deref()
-            .and_then(Phase::parse);
+        let (phase, _) = super::phase_and_reason(&csv);
         if !all_namespaces || !matches!(phase, Some(Phase::Succeeded | Phase::Failed)) {
             continue;
         }
@@ -510,7 +502,7 @@ pub fn prototype(parent: &ClusterServiceVersion) -> Value {
         olm_v0::copied::copied_metadata(&namespace, parent.labels(), parent.annotations());
     let mut status = status_json(parent);
     if let Value::Object(s) = &mut status {
-        s.insert("reason".into(), Value::String("Copied".into()));
+        s.insert("reason".into(), ConditionReason::Copied.as_str().into());
         s.insert(
             "message".into(),
             Value::String(olm_v0::copied::copied_message(&namespace)),

@@ -41,12 +41,13 @@ use kube::{Resource, ResourceExt};
 use olm_k8s::retry::Failures;
 use olm_v0::groups::OperatorGroupView;
 use olm_v0::membership::{self, Verdict};
-use olm_v0::phase::{Phase, Reason};
-use olm_v0::status::CsvStatus;
+use olm_v0::status::{CsvCondition, CsvStatus};
 use olm_v0::surface::{ApiServiceRef, CrdRef, api_labels, surface};
 use olm_v0::transition::{self, Facts, InstallStatus, Replaced, Step};
 use olm_v0_api::v1::{OperatorGroup, UpgradeStrategy};
-use olm_v0_api::v1alpha1::ClusterServiceVersion;
+use olm_v0_api::v1alpha1::{
+    ClusterServiceVersion, ClusterServiceVersionPhase as Phase, ConditionReason as Reason,
+};
 use serde_json::{Value, json};
 use tracing::{Instrument, debug, info, info_span, warn};
 
@@ -237,36 +238,35 @@ fn selects_nothing(index: &Index, g: &OperatorGroup) -> bool {
     .is_ok_and(|t| t.is_empty())
 }
 
-fn phase_of(csv: &ClusterServiceVersion) -> (Option<Phase>, Option<Reason>, CsvStatus) {
+/// The CSV's phase bookkeeping as [`olm_v0::status`] reads it, its times as written.
+fn phase_of(csv: &ClusterServiceVersion) -> CsvStatus {
     let status = install::status_json(csv);
-    let text = |k: &str| status.get(k).and_then(Value::as_str).map(str::to_owned);
+    let text = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
+    let phase = |v: &Value| v.get("phase").and_then(Value::as_str).map(Phase::from);
+    let reason = |v: &Value| v.get("reason").and_then(Value::as_str).map(Reason::from);
     let conditions = status
         .get("conditions")
         .and_then(Value::as_array)
         .map(|a| {
             a.iter()
-                .map(|c| {
-                    let t = |k: &str| c.get(k).and_then(Value::as_str).map(str::to_owned);
-                    olm_v0::status::CsvCondition {
-                        phase: t("phase").unwrap_or_default(),
-                        reason: t("reason").unwrap_or_default(),
-                        message: t("message").unwrap_or_default(),
-                        last_update_time: t("lastUpdateTime"),
-                        last_transition_time: t("lastTransitionTime"),
-                    }
+                .map(|c| CsvCondition {
+                    phase: phase(c),
+                    reason: reason(c),
+                    message: text(c, "message").unwrap_or_default(),
+                    last_update_time: text(c, "lastUpdateTime"),
+                    last_transition_time: text(c, "lastTransitionTime"),
                 })
                 .collect()
         })
         .unwrap_or_default();
-    let s = CsvStatus {
-        phase: text("phase").unwrap_or_default(),
-        reason: text("reason").unwrap_or_default(),
-        message: text("message").unwrap_or_default(),
-        last_update_time: text("lastUpdateTime"),
-        last_transition_time: text("lastTransitionTime"),
+    CsvStatus {
+        phase: phase(&status),
+        reason: reason(&status),
+        message: text(&status, "message").unwrap_or_default(),
+        last_update_time: text(&status, "lastUpdateTime"),
+        last_transition_time: text(&status, "lastTransitionTime"),
         conditions,
-    };
-    (Phase::parse(&s.phase), Reason::parse(&s.reason), s)
+    }
 }
 
 async fn reconcile_one(csv: &ClusterServiceVersion, ctx: &Ctx) -> Result<Option<Duration>, Error> {
@@ -306,16 +306,16 @@ async fn reconcile_one(csv: &ClusterServiceVersion, ctx: &Ctx) -> Result<Option<
 
     // 2. Membership.
     let (now, now_text) = now_text();
-    let (phase, reason, status) = phase_of(csv);
-    let Some(group) =
-        settle_membership(ctx, csv, &api, &surface, (reason, &status), &now_text).await?
-    else {
+    let status = phase_of(csv);
+    let Some(group) = settle_membership(ctx, csv, &api, &surface, &status, &now_text).await? else {
         return Ok(None);
     };
     let group = &*group;
 
     // A CSV its group's account could not install is looked at again once RBAC changed.
-    if reason == Some(Reason::InstallComponentFailedNoRetry) && index.take_rbac_change(&key(csv)) {
+    if status.reason == Some(Reason::InstallComponentFailedNoRetry)
+        && index.take_rbac_change(&key(csv))
+    {
         let mut status = status.clone();
         status.set_phase(
             Phase::Pending,
@@ -332,7 +332,7 @@ async fn reconcile_one(csv: &ClusterServiceVersion, ctx: &Ctx) -> Result<Option<
         mut facts,
         requirement_statuses,
         renewal,
-    } = gather(ctx, csv, group, &status, (phase, reason), now).await?;
+    } = gather(ctx, csv, group, &status, now).await?;
     let mut step = transition::next(&facts);
     if step == Step::Install {
         let key = key(csv);
@@ -373,11 +373,12 @@ async fn reconcile_one(csv: &ClusterServiceVersion, ctx: &Ctx) -> Result<Option<
             message,
             retry: again,
         } => {
+            let installing = phase == Phase::Installing;
             event = status.set_phase_if_changed(phase, reason, &message, &now_text);
             if again {
                 retry = Some(message);
             }
-            if phase == Phase::Installing {
+            if installing {
                 let since = if event.is_some() {
                     Duration::ZERO
                 } else {
@@ -430,7 +431,7 @@ async fn reconcile_one(csv: &ClusterServiceVersion, ctx: &Ctx) -> Result<Option<
 
     // 4. Copies and the OperatorCondition.
     ensure_condition(ctx, csv).await?;
-    if Phase::parse(&status.phase) == Some(Phase::Succeeded) {
+    if status.phase == Some(Phase::Succeeded) {
         ensure_api_roles(ctx, csv, &surface).await?;
     }
     let all_namespaces = group
@@ -459,7 +460,6 @@ async fn gather(
     csv: &ClusterServiceVersion,
     group: &OperatorGroup,
     status: &CsvStatus,
-    (phase, reason): (Option<Phase>, Option<Reason>),
     now: jiff::Timestamp,
 ) -> Result<Gathered, Error> {
     let client = &ctx.shared.client;
@@ -468,9 +468,10 @@ async fn gather(
     let namespace = csv.namespace().unwrap_or_default();
     let fail_forward =
         group.spec.upgrade_strategy == Some(UpgradeStrategy::TechPreviewUnsafeFailForward);
+    let phase = status.phase.as_ref();
     let mut facts = Facts {
-        phase,
-        reason,
+        phase: status.phase.clone(),
+        reason: status.reason.clone(),
         fail_forward,
         never_installed: !status.installed_once(),
         install_failures: lock(&ctx.install_failures)
@@ -490,16 +491,15 @@ async fn gather(
         .filter(|r| *r != name)
         .and_then(|r| index.csv(&namespace, r));
     if let Some(old) = &replaced {
-        let (old_phase, _, _) = phase_of(old);
         facts.replaced = Some(Replaced {
-            phase: old_phase.unwrap_or(Phase::None),
+            phase: super::phase_and_reason(old).0.cloned(),
             upgradeable: olm_v0::operatorcondition::upgradeable(
                 condition_of(index, &namespace, &old.name_any()).as_ref(),
             ),
         });
         facts.replaces_existing = true;
     }
-    facts.replacement = replacement(index, csv, phase == Some(Phase::Replacing) && fail_forward);
+    facts.replacement = replacement(index, csv, phase == Some(&Phase::Replacing) && fail_forward);
 
     let mut requirement_statuses = None;
     let mut renewal = None;
@@ -562,7 +562,7 @@ async fn gather(
     })
 }
 
-/// Step 2 of a pass: whether the CSV (its `reason` and `status` as [`phase_of`] reads them) may
+/// Step 2 of a pass: whether the CSV (its `status` as [`phase_of`] reads it) may
 /// be installed by the only OperatorGroup of its namespace ([`membership::check`]), and what is done when it may not — the CSV failed (its
 /// Deployments deleted when the verdict says so), annotated with its group, or the group's
 /// provided APIs updated. The group when the CSV is its member; none when this pass ends here.
@@ -571,7 +571,7 @@ async fn settle_membership(
     csv: &ClusterServiceVersion,
     api: &Api<ClusterServiceVersion>,
     surface: &olm_v0::surface::Surface,
-    (reason, status): (Option<Reason>, &CsvStatus),
+    status: &CsvStatus,
     now_text: &str,
 ) -> Result<Option<Arc<OperatorGroup>>, Error> {
     let client = &ctx.shared.client;
@@ -609,7 +609,7 @@ async fn settle_membership(
             annotations: csv.annotations(),
             install_modes: &modes,
             provided_apis: &surface.provided,
-            reason,
+            reason: status.reason.as_ref(),
         },
         &member_groups,
         &others,
@@ -736,7 +736,7 @@ fn replacement(
     index: &Index,
     csv: &ClusterServiceVersion,
     newest: bool,
-) -> Option<(String, Phase)> {
+) -> Option<(String, Option<Phase>)> {
     let namespace = csv.namespace().unwrap_or_default();
     let all = index.csvs_in(&namespace);
     let next = |of: &str| {
@@ -754,8 +754,8 @@ fn replacement(
             current = n;
         }
     }
-    let (phase, _, _) = phase_of(&current);
-    Some((current.name_any(), phase.unwrap_or(Phase::None)))
+    let phase = super::phase_and_reason(&current).0.cloned();
+    Some((current.name_any(), phase))
 }
 
 /// `OwnerConflict`'s message when a CSV of the namespace outside this one's replacement chain
@@ -827,13 +827,16 @@ async fn write_status(
     status: &CsvStatus,
     requirements: Option<&Value>,
 ) -> Result<ClusterServiceVersion, Error> {
+    // The empty phase and reason are written as `""`, as they were read.
+    let phase = |p: &Option<Phase>| p.as_ref().map_or("", Phase::as_str).to_owned();
+    let reason = |r: &Option<Reason>| r.as_ref().map_or("", Reason::as_str).to_owned();
     let conditions: Vec<Value> = status
         .conditions
         .iter()
         .map(|c| {
             json!({
-                "phase": c.phase,
-                "reason": c.reason,
+                "phase": phase(&c.phase),
+                "reason": reason(&c.reason),
                 "message": c.message,
                 "lastUpdateTime": c.last_update_time,
                 "lastTransitionTime": c.last_transition_time,
@@ -841,8 +844,8 @@ async fn write_status(
         })
         .collect();
     let mut s = json!({
-        "phase": status.phase,
-        "reason": status.reason,
+        "phase": phase(&status.phase),
+        "reason": reason(&status.reason),
         "message": status.message,
         "lastUpdateTime": status.last_update_time,
         "lastTransitionTime": status.last_transition_time,

@@ -50,7 +50,10 @@ use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::watcher::{self, Event};
 use kube::{Resource, ResourceExt};
 use olm_v0_api::v1::{OLMConfig, OperatorGroup};
-use olm_v0_api::v1alpha1::{CatalogSource, ClusterServiceVersion, InstallPlan, Subscription};
+use olm_v0_api::v1alpha1::{
+    CatalogSource, ClusterServiceVersion, ClusterServiceVersionPhase, ConditionReason, InstallPlan,
+    Subscription,
+};
 use olm_v0_api::v2::OperatorCondition;
 
 use crate::context::Shared;
@@ -248,13 +251,17 @@ pub(crate) fn now() -> k8s_openapi::apimachinery::pkg::apis::meta::v1::Time {
     )
 }
 
-/// A CSV's `status.phase` and `status.reason` as written (`None` when unset).
-pub(crate) fn phase_and_reason(csv: &ClusterServiceVersion) -> (Option<String>, Option<String>) {
-    let text = |v: Option<serde_json::Value>| v.and_then(|v| v.as_str().map(str::to_owned));
+/// A CSV's `status.phase` and `status.reason` (`None` when unset).
+pub(crate) fn phase_and_reason(
+    csv: &ClusterServiceVersion,
+) -> (
+    Option<&ClusterServiceVersionPhase>,
+    Option<&ConditionReason>,
+) {
     let status = csv.status.as_ref();
     (
-        text(status.and_then(|s| serde_json::to_value(&s.phase).ok())),
-        text(status.and_then(|s| serde_json::to_value(&s.reason).ok())),
+        status.and_then(|s| s.phase.as_ref()),
+        status.and_then(|s| s.reason.as_ref()),
     )
 }
 
@@ -762,7 +769,7 @@ fn on_rbac<K: kube::Resource>(index: &Index, change: Change<&K>) -> Woken {
             continue;
         }
         let (phase, reason) = phase_and_reason(&c);
-        let no_retry = reason.as_deref() == Some("InstallComponentFailedNoRetry");
+        let no_retry = reason == Some(&ConditionReason::InstallComponentFailedNoRetry);
         if no_retry {
             lock(&index.rbac_changed).insert(format!(
                 "{}/{}",
@@ -770,7 +777,7 @@ fn on_rbac<K: kube::Resource>(index: &Index, change: Change<&K>) -> Woken {
                 c.name_any()
             ));
         }
-        if no_retry || phase.as_deref() == Some("Pending") {
+        if no_retry || phase == Some(&ClusterServiceVersionPhase::Pending) {
             csvs.push(ObjectRef::from_obj(&*c));
         }
     }

@@ -39,7 +39,6 @@ use olm_v0::operatorgroup::{
     SERVICE_ACCOUNT_REASON, group_cluster_roles, namespace_labels, namespaces_changed,
     provided_apis, service_account_message,
 };
-use olm_v0::phase::Phase;
 use olm_v0_api::v1::OperatorGroup;
 use serde_json::{Value, json};
 use tracing::{Instrument, info, info_span, warn};
@@ -268,10 +267,7 @@ async fn reconcile_one(g: &OperatorGroup, ctx: &Ctx) -> Result<(), Error> {
         .filter_map(|c| {
             let surface = super::csv::surface_of(c).ok()?;
             Some(MemberApis {
-                phase: super::phase_and_reason(c)
-                    .0
-                    .as_deref()
-                    .and_then(Phase::parse),
+                phase: super::phase_and_reason(c).0.cloned(),
                 deleting: c.meta().deletion_timestamp.is_some(),
                 apis: surface.provided.strip_plural(),
             })

@@ -872,3 +872,96 @@ pub struct ResourceInstance {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// How each known value is spelled, checking that the spelling reads back as the value.
+    fn spellings<T>(known: &[T]) -> Vec<String>
+    where
+        T: std::fmt::Display + std::fmt::Debug + PartialEq + for<'a> From<&'a str>,
+    {
+        known
+            .iter()
+            .map(|value| {
+                let text = value.to_string();
+                assert_eq!(&T::from(text.as_str()), value);
+                text
+            })
+            .collect()
+    }
+
+    /// Upstream's spellings (API repo `pkg/operators/v1alpha1/clusterserviceversion_types.go`):
+    /// users and tools match on them.
+    #[test]
+    fn phases_and_reasons_spelled_as_upstream() {
+        assert_eq!(
+            spellings(ClusterServiceVersionPhase::KNOWN),
+            [
+                "Pending",
+                "InstallReady",
+                "Installing",
+                "Succeeded",
+                "Failed",
+                "Unknown",
+                "Replacing",
+                "Deleting"
+            ]
+        );
+        assert_eq!(
+            spellings(ConditionReason::KNOWN),
+            [
+                "RequirementsUnknown",
+                "RequirementsNotMet",
+                "AllRequirementsMet",
+                "OwnerConflict",
+                "InstallComponentFailed",
+                "InstallComponentFailedNoRetry",
+                "InvalidInstallStrategy",
+                "InstallWaiting",
+                "InstallSucceeded",
+                "InstallCheckFailed",
+                "ComponentUnhealthy",
+                "BeingReplaced",
+                "Replaced",
+                "NeedsReinstall",
+                "NeedsCertRotation",
+                "APIServiceResourceIssue",
+                "APIServiceResourcesNeedReinstall",
+                "APIServiceInstallFailed",
+                "Copied",
+                "InvalidInstallModes",
+                "NoTargetNamespaces",
+                "UnsupportedOperatorGroup",
+                "NoOperatorGroup",
+                "TooManyOperatorGroups",
+                "InterOperatorGroupOwnerConflict",
+                "CannotModifyStaticOperatorGroupProvidedAPIs",
+                "DetectedClusterChange",
+                "InvalidWebhookDescription",
+                "OperatorConditionNotUpgradeable",
+                "WaitingOnCleanup",
+            ]
+        );
+    }
+
+    /// Upstream's empty phase (`CSVPhaseNone`, `""`) is never written (`omitempty`): here it is
+    /// an absent `phase`. A `""` written by another client reads as an unknown value and is
+    /// written back as it was.
+    #[test]
+    fn the_empty_phase_is_absent() {
+        let empty = ClusterServiceVersionStatus::default();
+        assert_eq!(serde_json::to_string(&empty).unwrap(), "{}");
+        let read: ClusterServiceVersionStatus =
+            serde_json::from_str(r#"{"phase":"","reason":""}"#).unwrap();
+        assert_eq!(
+            read.phase,
+            Some(ClusterServiceVersionPhase::Other(String::new()))
+        );
+        assert_eq!(
+            serde_json::to_string(&read).unwrap(),
+            r#"{"phase":"","reason":""}"#
+        );
+    }
+}

@@ -27,7 +27,7 @@ use kube::runtime::wait::await_condition;
 use olm_api::{ClusterExtension, ClusterObjectSet};
 use olm_migrate::{handover, mapping};
 use olm_v0_api::v1::OperatorGroup;
-use olm_v0_api::v1alpha1::{ClusterServiceVersion, Subscription};
+use olm_v0_api::v1alpha1::{ClusterServiceVersion, ClusterServiceVersionPhase, Subscription};
 use serde_json::{Value, json};
 
 use super::Conn;
@@ -282,7 +282,7 @@ async fn one(client: &kube::Client, args: &Args, name: &str) -> anyhow::Result<E
         await_condition(csvs, &csv, |c: Option<&ClusterServiceVersion>| {
             c.and_then(|c| c.status.as_ref())
                 .and_then(|s| s.phase.as_ref())
-                .is_some_and(|p| p.as_str() == "Succeeded")
+                .is_some_and(|p| *p == ClusterServiceVersionPhase::Succeeded)
         }),
     )
     .await
