@@ -1009,7 +1009,7 @@ async fn apiservice(env: &Env, id: &str) -> Result<()> {
         "group": group_name, "version": "v1alpha1", "kind": "Doohickey", "name": "doohickeys",
         "displayName": "Doohickey", "deploymentName": "gizmo", "containerPort": port,
     }]}});
-    let mut object = csv(ns, "gizmo.v1.0.0", &["OwnNamespace"], None, extra);
+    let mut object = csv(ns, "gizmo.v1.0.0", &["OwnNamespace"], None, extra.clone());
     object["spec"]["install"]["spec"]["deployments"][0]["spec"]["template"]["spec"]["hostNetwork"] =
         json!(true);
     env.apply(object).await?;
@@ -1094,6 +1094,49 @@ async fn apiservice(env: &Env, id: &str) -> Result<()> {
             "gizmo".to_owned()
         )]))
     );
+
+    // Another CSV owning the same APIService, replacing nothing, may not adopt it (upstream's
+    // apiServiceOwnerConflicts), and leaves it pointing at the first one's Service.
+    let mut rival = csv(ns, "rival.v1.0.0", &["OwnNamespace"], None, extra.clone());
+    rival["spec"]["install"]["spec"]["deployments"][0]["name"] = json!("gizmo");
+    env.apply(rival).await?;
+    let failed = env
+        .wait_phase(ns, "rival.v1.0.0", "Failed", "OwnerConflict")
+        .await?;
+    check_eq!(failed["status"]["message"], "unable to adopt APIService");
+    let services =
+        Api::<k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService>::all(
+            env.client.clone(),
+        );
+    let kept = services.get(&format!("v1alpha1.{group_name}")).await?;
+    check_eq!(
+        kept.labels().get("olm.owner").map(String::as_str),
+        Some("gizmo.v1.0.0")
+    );
+
+    // An APIService whose owner labels name a CSV that does not exist is deleted (upstream's
+    // syncAPIService), as one a deleted CSV's namespace left.
+    let orphan_group = format!("orphan.{id}.example.com");
+    let orphan = format!("v1alpha1.{orphan_group}");
+    services
+        .create(
+            &kube::api::PostParams::default(),
+            &serde_json::from_value(json!({
+                "apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+                "metadata": {"name": orphan, "labels": {
+                    "olm.owner": "gone.v1.0.0", "olm.owner.namespace": ns,
+                    "olm.owner.kind": "ClusterServiceVersion"}},
+                "spec": {"group": orphan_group, "version": "v1alpha1",
+                    "groupPriorityMinimum": 100, "versionPriority": 100},
+            }))?,
+        )
+        .await?;
+    wait(
+        &format!("APIService {orphan} deleted"),
+        || async { Ok(services.get_opt(&orphan).await?) },
+        |a| a.is_none(),
+    )
+    .await?;
     Ok(())
 }
 

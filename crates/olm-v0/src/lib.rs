@@ -13,6 +13,7 @@
 //! What it is not for: talking to a cluster. The controllers that gather OperatorGroups, CSVs
 //! and namespaces and write what these functions return live in the shell crates.
 
+pub mod adoption;
 pub mod alongside;
 pub mod apis;
 pub mod catalogsource;

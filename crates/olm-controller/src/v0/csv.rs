@@ -759,7 +759,8 @@ fn replacement(
 }
 
 /// `OwnerConflict`'s message when a CSV of the namespace outside this one's replacement chain
-/// owns one of its CRDs.
+/// owns one of its CRDs, or an APIService it owns exists and may not be adopted
+/// ([`olm_v0::adoption`]).
 fn owner_conflict(index: &Index, csv: &ClusterServiceVersion) -> Option<String> {
     let namespace = csv.namespace().unwrap_or_default();
     let all = index.csvs_in(&namespace);
@@ -793,10 +794,52 @@ fn owner_conflict(index: &Index, csv: &ClusterServiceVersion) -> Option<String> 
             .unwrap_or_default()
     };
     let mine = owned(csv);
-    all.iter()
+    if all
+        .iter()
         .filter(|c| !chain.contains(&c.name_any()))
         .any(|c| owned(c).iter().any(|n| mine.contains(n)))
-        .then(|| "conflicting CRD owner in namespace".to_owned())
+    {
+        return Some("conflicting CRD owner in namespace".to_owned());
+    }
+    // Each owned APIService that exists must be adoptable (upstream's
+    // `apiServiceOwnerConflicts`).
+    let replacing = csv
+        .spec
+        .replaces
+        .as_deref()
+        .filter(|r| by_name.contains_key(*r));
+    let descriptions = csv
+        .spec
+        .api_service_definitions
+        .iter()
+        .flat_map(|d| &d.owned);
+    for d in descriptions {
+        let Some(service) = index
+            .apiservices
+            .get(&ObjectRef::new(&format!("{}.{}", d.version, d.group)))
+        else {
+            continue;
+        };
+        let owner_making_way =
+            olm_v0::adoption::owner_csv(service.labels()).is_some_and(|(namespace, name)| {
+                index.csv(namespace, name).is_some_and(|c| {
+                    matches!(
+                        super::phase_and_reason(&c).0,
+                        Some(Phase::Replacing | Phase::Deleting)
+                    )
+                })
+            });
+        let claim = olm_v0::adoption::Claim {
+            namespace: &namespace,
+            name: &csv.name_any(),
+            replacing,
+            owner_making_way,
+        };
+        if !olm_v0::adoption::apiservice_adoptable(service.labels(), &claim) {
+            return Some(olm_v0::adoption::APISERVICE_OWNER_CONFLICT.to_owned());
+        }
+    }
+    None
 }
 
 fn webhook_definitions(csv: &ClusterServiceVersion) -> Vec<olm_v0::webhook::WebhookDefinition> {

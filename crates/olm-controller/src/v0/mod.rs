@@ -44,7 +44,7 @@ use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
-use kube::api::{Api, PartialObjectMeta};
+use kube::api::{Api, DeleteParams, PartialObjectMeta};
 use kube::runtime::WatchStreamExt;
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::watcher::{self, Event};
@@ -296,22 +296,6 @@ pub(crate) fn owned_by_csv(labels: &BTreeMap<String, String>, namespace: &str, n
         .all(|(k, v)| labels.get(k) == Some(v))
 }
 
-/// The CSV `(namespace, name)` whose owner labels `labels` carries (`olm.owner.kind:
-/// ClusterServiceVersion`, `olm.owner`, `olm.owner.namespace`).
-pub(crate) fn owner_csv(labels: &BTreeMap<String, String>) -> Option<(&str, &str)> {
-    if labels
-        .get(olm_v0::operatorgroup::OWNER_KIND_LABEL)
-        .map(String::as_str)
-        != Some(olm_v0::strategy::CSV_KIND)
-    {
-        return None;
-    }
-    Some((
-        labels.get(olm_v0::operatorgroup::OWNER_NAMESPACE_LABEL)?,
-        labels.get(olm_v0::operatorgroup::OWNER_LABEL)?,
-    ))
-}
-
 /// The Event recorder of olm-operator's controllers (upstream's event source).
 pub fn recorder(client: &kube::Client) -> kube::runtime::events::Recorder {
     kube::runtime::events::Recorder::new(
@@ -331,6 +315,8 @@ enum Gone {
     Csv(String, String),
     /// The OperatorGroup `namespace/name`.
     Group(String, String),
+    /// The APIService of that name, whose owner CSV is gone.
+    ApiService(String),
 }
 
 impl Wake {
@@ -682,7 +668,7 @@ fn on_deployment(_: &Index, change: Change<&Deployment>) -> Woken {
         Change::Applied(d) | Change::Deleted(d) => d,
     };
     Woken {
-        csvs: owner_csv(d.labels())
+        csvs: olm_v0::adoption::owner_csv(d.labels())
             .map(|(namespace, name)| csv_ref(namespace, name))
             .into_iter()
             .collect(),
@@ -794,7 +780,7 @@ fn on_apiservice(index: &Index, change: Change<&APIService>) -> Woken {
     let a = match change {
         Change::Applied(a) | Change::Deleted(a) => a,
     };
-    let mut csvs: Vec<_> = owner_csv(a.labels())
+    let mut csvs: Vec<_> = olm_v0::adoption::owner_csv(a.labels())
         .map(|(namespace, name)| csv_ref(namespace, name))
         .into_iter()
         .collect();
@@ -810,8 +796,15 @@ fn on_apiservice(index: &Index, change: Change<&APIService>) -> Woken {
             csvs.push(ObjectRef::from_obj(&*c));
         }
     }
+    let orphaned = matches!(change, Change::Applied(_))
+        && olm_v0::adoption::orphaned(a.labels(), |ns, n| index.csv(ns, n).is_some());
     Woken {
         csvs,
+        gone: if orphaned {
+            vec![Gone::ApiService(name)]
+        } else {
+            Vec::new()
+        },
         ..Woken::default()
     }
 }
@@ -1135,19 +1128,67 @@ pub async fn run(
     tasks.abort_all();
 }
 
-/// Removes what deleted objects leave: a CSV's copies once no CSV of that name is in its
-/// namespace any more, a group's ClusterRoles and namespace labels.
+/// Removes what deleted objects leave: a CSV's copies and APIServices once no CSV of that name
+/// is in its namespace any more, a group's ClusterRoles and namespace labels, an APIService
+/// whose owner CSV does not exist.
 async fn tidy(shared: Arc<Shared>, index: Index, mut gone: mpsc::Receiver<Gone>) {
     while let Some(g) = gone.next().await {
         match g {
             Gone::Csv(namespace, name) => {
                 if index.csv(&namespace, &name).is_none() {
                     copies::remove_all(&shared.client, &index, &namespace, &name).await;
+                    let left: Vec<String> = index
+                        .apiservices
+                        .state()
+                        .iter()
+                        .filter(|a| {
+                            olm_v0::adoption::owner_csv(a.labels())
+                                == Some((namespace.as_str(), name.as_str()))
+                        })
+                        .map(|a| a.name_any())
+                        .collect();
+                    for service in left {
+                        delete_orphaned_apiservice(&shared.client, &index, &service).await;
+                    }
                 }
+            }
+            Gone::ApiService(name) => {
+                delete_orphaned_apiservice(&shared.client, &index, &name).await;
             }
             Gone::Group(namespace, name) => {
                 operatorgroup::forget(&shared, &index, &namespace, &name).await;
             }
+        }
+    }
+}
+
+/// Deletes the APIService `name` when the caches, read now that they are complete, still say
+/// its owner CSV is gone (upstream's `syncAPIService`); only the object that was judged, by
+/// its uid, so one made again under the same name meanwhile stays.
+async fn delete_orphaned_apiservice(client: &kube::Client, index: &Index, name: &str) {
+    let Some(service) = index.apiservices.get(&ObjectRef::new(name)) else {
+        return;
+    };
+    if !olm_v0::adoption::orphaned(service.labels(), |ns, n| index.csv(ns, n).is_some()) {
+        return;
+    }
+    let params = DeleteParams {
+        preconditions: Some(kube::api::Preconditions {
+            uid: service.uid(),
+            resource_version: None,
+        }),
+        ..DeleteParams::default()
+    };
+    match Api::<APIService>::all(client.clone())
+        .delete(name, &params)
+        .await
+    {
+        Ok(_) => {
+            tracing::info!(apiservice = %name, "deleted an APIService whose owner CSV is gone")
+        }
+        Err(kube::Error::Api(s)) if s.code == 404 || s.code == 409 => {}
+        Err(e) => {
+            tracing::warn!(apiservice = %name, error = %e, "deleting an APIService whose owner CSV is gone failed");
         }
     }
 }

@@ -101,7 +101,7 @@ impl Entry {
                 uid: Some(r.uid.clone()),
             })
             .collect();
-        if let Some((namespace, name)) = super::owner_csv(&labels) {
+        if let Some((namespace, name)) = olm_v0::adoption::owner_csv(&labels) {
             owners.push(Owner {
                 namespace: namespace.to_owned(),
                 name: name.to_owned(),

@@ -125,7 +125,7 @@ async fn write(client: &kube::Client, namespace: &str, w: &TenantWrite) -> Resul
 /// The parent whose tenant RBAC an RBAC object concerns: a copy's Role or RoleBinding (labelled
 /// `olm.copiedFrom`) or one a CSV's install made in its own namespace; `None` for others.
 pub fn parent_of(labels: &BTreeMap<String, String>) -> Option<(String, String)> {
-    let (namespace, name) = super::owner_csv(labels)?;
+    let (namespace, name) = olm_v0::adoption::owner_csv(labels)?;
     let namespace = labels
         .get(olm_v0::status::COPIED_FROM_LABEL)
         .map_or(namespace, String::as_str);
