@@ -26,7 +26,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// controller-runtime's `reconcile_time_seconds` buckets (`pkg/internal/controller/metrics`).
@@ -145,6 +145,9 @@ pub struct Metrics {
     controllers: Mutex<BTreeMap<&'static str, Controller>>,
     /// `installplan_warnings_total`: InstallPlan steps whose writes drew API warnings.
     install_plan_warnings: AtomicU64,
+    /// Whether this process executes InstallPlans (OLM v0 runs): only then is
+    /// `installplan_warnings_total` exposed, as only upstream's catalog-operator exposes it.
+    executes_install_plans: AtomicBool,
 }
 
 impl Metrics {
@@ -188,6 +191,11 @@ impl Metrics {
             started: Instant::now(),
             finished: false,
         }
+    }
+
+    /// Makes `installplan_warnings_total` appear (at 0): this process executes InstallPlans.
+    pub fn register_install_plan_warnings(&self) {
+        self.executes_install_plans.store(true, Ordering::Relaxed);
     }
 
     /// Counts one InstallPlan step whose writes drew warnings from the API server (upstream
@@ -301,18 +309,20 @@ impl Metrics {
                 );
             }
         }
-        family(
-            &mut out,
-            "installplan_warnings_total",
-            "monotonic count of resources that generated warnings when applied as part of an \
-             InstallPlan (for example, due to deprecation)",
-            "counter",
-        );
-        let _ = writeln!(
-            out,
-            "installplan_warnings_total {}",
-            self.install_plan_warnings.load(Ordering::Relaxed)
-        );
+        if self.executes_install_plans.load(Ordering::Relaxed) {
+            family(
+                &mut out,
+                "installplan_warnings_total",
+                "monotonic count of resources that generated warnings when applied as part of an \
+                 InstallPlan (for example, due to deprecation)",
+                "counter",
+            );
+            let _ = writeln!(
+                out,
+                "installplan_warnings_total {}",
+                self.install_plan_warnings.load(Ordering::Relaxed)
+            );
+        }
         family(
             &mut out,
             "workqueue_depth",
@@ -437,6 +447,18 @@ mod tests {
         assert!(text.contains(
             "workqueue_depth{controller=\"clusterextension\",name=\"clusterextension\",priority=\"\"} 0\n"
         ));
+    }
+
+    /// `installplan_warnings_total` is upstream catalog-operator's: exposed (from 0) only by a
+    /// process that executes InstallPlans.
+    #[test]
+    fn install_plan_warnings_only_where_plans_run() {
+        let m = Metrics::default();
+        assert!(!m.render().contains("installplan_warnings_total"));
+        m.register_install_plan_warnings();
+        assert!(m.render().contains("\ninstallplan_warnings_total 0\n"));
+        m.count_install_plan_warning();
+        assert!(m.render().contains("\ninstallplan_warnings_total 1\n"));
     }
 
     /// The exposition is well-formed: every sample belongs to a family announced by `# TYPE`

@@ -94,6 +94,7 @@ pub async fn run(
     woken: mpsc::Receiver<String>,
     stop: impl std::future::Future<Output = ()> + Send + 'static,
 ) {
+    shared.metrics.register_install_plan_warnings();
     let ctx = Arc::new(Ctx {
         shared: shared.clone(),
         index,
