@@ -43,6 +43,7 @@ use olm_v0_api::v1alpha1::InstallPlan;
 use serde_json::{Value, json};
 use tracing::info;
 
+use super::error::Error;
 use super::{Index, lock, queue};
 use crate::context::Shared;
 
@@ -121,7 +122,7 @@ fn text<'a>(v: &'a Value, pointer: &str) -> &'a str {
         .unwrap_or_default()
 }
 
-async fn sync(ctx: &Ctx, key: &str) -> Result<queue::Next, String> {
+async fn sync(ctx: &Ctx, key: &str) -> Result<queue::Next, Error> {
     let Some((namespace, name)) = key.split_once('/') else {
         return Ok(None);
     };
@@ -132,7 +133,7 @@ async fn sync(ctx: &Ctx, key: &str) -> Result<queue::Next, String> {
     else {
         return Ok(None);
     };
-    let value = serde_json::to_value(&*plan).map_err(|e| e.to_string())?;
+    let value = serde_json::to_value(&*plan)?;
     let phase = text(&value, "/status/phase");
     // A plan a user created (seed 004) moves through planning as upstream's does; a
     // Subscription's plan gets its phase and steps from the Subscription controller.
@@ -178,8 +179,7 @@ async fn sync(ctx: &Ctx, key: &str) -> Result<queue::Next, String> {
         .groups_in(namespace)
         .iter()
         .map(|g| serde_json::to_value(&**g))
-        .collect::<Result<_, _>>()
-        .map_err(|e| e.to_string())?;
+        .collect::<Result<_, _>>()?;
     let installed = value
         .pointer("/status/conditions")
         .and_then(Value::as_array)
@@ -194,9 +194,9 @@ async fn sync(ctx: &Ctx, key: &str) -> Result<queue::Next, String> {
                     execution::installed_condition("False", INSTALL_CHECK_FAILED, &message, &now);
                 write(ctx, namespace, name, json!({"conditions": [condition]})).await?;
             }
-            return Err(format!(
+            return Err(Error::Retry(format!(
                 "attenuated service account query failed - {message}"
-            ));
+            )));
         }
     };
     if check_failed {
@@ -230,30 +230,22 @@ async fn sync(ctx: &Ctx, key: &str) -> Result<queue::Next, String> {
 /// The client a plan's steps are created with: as the ServiceAccount in
 /// `status.attenuatedServiceAccountRef` when there is one, so it creates no more than that
 /// account may.
-fn plan_client(ctx: &Ctx, plan: &Value) -> Result<Client, String> {
+fn plan_client(ctx: &Ctx, plan: &Value) -> Result<Client, Error> {
     let account = plan.pointer("/status/attenuatedServiceAccountRef");
     match account.map(|a| (text(a, "/namespace"), text(a, "/name"))) {
-        Some((namespace, name)) if !name.is_empty() => {
-            crate::permissions::impersonating_client(&ctx.shared, namespace, name)
-                .map_err(|e| format!("a client for ServiceAccount {namespace}/{name}: {e}"))
-        }
+        Some((namespace, name)) if !name.is_empty() => Ok(
+            crate::permissions::impersonating_client(&ctx.shared, namespace, name)?,
+        ),
         _ => Ok(ctx.shared.client.clone()),
     }
 }
 
 /// Merges `status` into the plan's status, its messages bounded (a step's error can quote a
 /// whole manifest) and, if the API server refuses it, shortened ([`olm_runtime::status`]).
-async fn write(ctx: &Ctx, namespace: &str, name: &str, status: Value) -> Result<(), String> {
+async fn write(ctx: &Ctx, namespace: &str, name: &str, status: Value) -> Result<(), Error> {
     let api = Api::<InstallPlan>::namespaced(ctx.shared.client.clone(), namespace);
-    olm_runtime::status::patch(&api, name, None, status)
-        .await
-        .map(|_| ())
-        .map_err(|e| {
-            format!(
-                "writing InstallPlan {namespace}/{name} status: {}",
-                crate::api_error::message(&e)
-            )
-        })
+    olm_runtime::status::patch(&api, name, None, status).await?;
+    Ok(())
 }
 
 /// One execution pass over an `Installing` plan.
@@ -262,7 +254,7 @@ async fn execute(
     namespace: &str,
     name: &str,
     plan: &Value,
-) -> Result<queue::Next, String> {
+) -> Result<queue::Next, Error> {
     let now = super::now().0;
     let started = text(plan, "/status/startTime").to_owned();
     let mut steps: Vec<Step> = plan
@@ -272,7 +264,7 @@ async fn execute(
         .flatten()
         .map(Step::from_json)
         .collect::<Result<_, _>>()
-        .map_err(|e| format!("InstallPlan {namespace}/{name}: {e}"))?;
+        .map_err(|e| Error::Retry(format!("InstallPlan {namespace}/{name}: {e}")))?;
     // Every write of the plan records the API server's warnings, as upstream's clients for
     // plan execution do, so each step that drew any is reported on the plan.
     let warnings = olm_runtime::warnings::Warnings::default();
@@ -296,9 +288,7 @@ async fn execute(
         None
     } else {
         // A failed read is retried like a failed step.
-        held_by_olm_v1(ctx, namespace, &steps)
-            .await
-            .map_err(|e| e.message)?
+        held_by_olm_v1(ctx, namespace, &steps).await?
     };
     if refused.is_none() && !unsupported {
         for (i, step) in steps.iter_mut().enumerate() {
@@ -390,7 +380,7 @@ async fn held_by_olm_v1(
     ctx: &Ctx,
     namespace: &str,
     steps: &[Step],
-) -> Result<Option<String>, StepError> {
+) -> Result<Option<String>, Error> {
     let mut held = Vec::new();
     for step in steps
         .iter()
@@ -403,22 +393,24 @@ async fn held_by_olm_v1(
                 .crds
                 .get(&ObjectRef::new(name))
                 .map(|crd| serde_json::to_value(&*crd))
-                .transpose()
-                .map_err(|e| e.to_string())?
+                .transpose()?
         } else {
-            let object = step.resource.object().map_err(|e| e.to_string())?;
-            let (resource, caps) = discover(ctx, text(&object, "/apiVersion"), kind).await?;
+            let object = step
+                .resource
+                .object()
+                .map_err(|e| Error::Retry(e.to_string()))?;
+            let (resource, caps) = discover(ctx, text(&object, "/apiVersion"), kind)
+                .await
+                .map_err(Error::Retry)?;
             let api: Api<DynamicObject> = if caps.scope == Scope::Namespaced {
                 Api::namespaced_with(ctx.shared.client.clone(), namespace, &resource)
             } else {
                 Api::all_with(ctx.shared.client.clone(), &resource)
             };
             api.get_opt(name)
-                .await
-                .map_err(|e| api_error(format!("error getting {kind} {name}"), &e))?
+                .await?
                 .map(|o| serde_json::to_value(&o))
-                .transpose()
-                .map_err(|e| e.to_string())?
+                .transpose()?
         };
         if let Some(why) = current.and_then(|c| {
             c.as_object()

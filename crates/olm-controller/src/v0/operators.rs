@@ -29,7 +29,7 @@ use kube::runtime::WatchStreamExt;
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::watcher::{self, Event};
 use kube::{Resource, ResourceExt};
-use olm_k8s::retry::{Backoff, Failures};
+use olm_k8s::retry::Failures;
 use olm_v0::operator::{
     COMPONENT_KINDS, ComponentKind, ComponentRef, component_conditions, component_label_key,
     operator_names,
@@ -516,7 +516,8 @@ pub async fn run(
     tasks.abort_all();
 }
 
-/// Does one piece of work; a failure is logged and the work sent again after a backoff step.
+/// Does one piece of work; a failure follows every controller's error policy
+/// ([`super::error::retry_delay`]) and the work is sent again after its delay.
 async fn work_off(ctx: &Arc<Ctx>, w: Work) {
     let started = Instant::now();
     let (key, result) = match &w {
@@ -533,8 +534,19 @@ async fn work_off(ctx: &Arc<Ctx>, w: Work) {
             Outcome::Success
         }
         Err(e) => {
-            let delay = Backoff::DEFAULT.delay(ctx.failures.fail(&key));
-            warn!(work = ?w, error = %e, retry_in = ?delay, "keeping an Operator failed; retrying");
+            let (doing, namespace, name) = match &w {
+                Work::Operator(name) => ("listing the Operator's components", None, name),
+                Work::Adopt(ns, name) => ("adopting the CSV's components", Some(ns), name),
+                Work::AdoptSubscription(ns, name) => ("adopting the Subscription", Some(ns), name),
+            };
+            let delay = super::error::retry_delay(
+                doing,
+                name,
+                namespace.map(String::as_str),
+                &key,
+                &e,
+                &ctx.failures,
+            );
             let mut retry = ctx.retry.clone();
             tokio::spawn(async move {
                 tokio::time::sleep(delay).await;

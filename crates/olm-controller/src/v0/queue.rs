@@ -1,7 +1,9 @@
 //! A work queue for controllers whose unit of work is not one watched object (a namespace's
 //! Subscriptions) or whose objects live in a shared cache (InstallPlans): keys arrive from
 //! streams, repeats of a waiting key merge, a few keys are worked at once (never one key twice
-//! at once), and a failed or unfinished key comes back after its delay.
+//! at once), and a failed or unfinished key comes back after its delay. A failure follows the
+//! error policy of every OLM v0 controller ([`super::error::retry_delay`]): logged with the
+//! controller and the key, retried after the backoff's delay for the key's run of failures.
 
 use std::collections::{BTreeSet, HashSet};
 use std::future::Future;
@@ -11,9 +13,9 @@ use std::time::Duration;
 use futures::channel::mpsc;
 use futures::stream::FuturesUnordered;
 use futures::{SinkExt, Stream, StreamExt};
-use olm_k8s::retry::{Backoff, Failures};
-use tracing::warn;
+use olm_k8s::retry::Failures;
 
+use super::error::{Error, retry_delay};
 use super::lock;
 use crate::context::Shared;
 use crate::metrics::Outcome;
@@ -22,8 +24,8 @@ use crate::metrics::Outcome;
 pub type Next = Option<Duration>;
 
 /// Works keys from `inputs` with `sync` until `stop` resolves, up to `workers` keys at once and
-/// never one key twice at once. Errors are logged with the key and retried with the default
-/// backoff; each turn is measured under `name`.
+/// never one key twice at once. Errors are logged and retried as every controller's are
+/// ([`retry_delay`], doing `name`); each turn is measured under `name`.
 ///
 /// Several at once because one key's turn may wait on the network (a Subscription's bundle
 /// pulled from a slow registry): with one worker, every other namespace of the cluster would
@@ -38,7 +40,7 @@ pub async fn run<S, F, Fut>(
 ) where
     S: Stream<Item = Vec<String>> + Send + Unpin,
     F: Fn(String) -> Fut,
-    Fut: Future<Output = Result<Next, String>>,
+    Fut: Future<Output = Result<Next, Error>>,
 {
     let (retry_tx, retry_rx) = mpsc::channel::<String>(256);
     let mut inputs = futures::stream::select(inputs, retry_rx.map(|k| vec![k]));
@@ -83,11 +85,7 @@ pub async fn run<S, F, Fut>(
                         failures.succeed(&key);
                         next
                     }
-                    Err(e) => {
-                        let delay = Backoff::DEFAULT.delay(failures.fail(&key));
-                        warn!(controller = name, key = %key, error = %e, retry_in = ?delay, "reconciling failed; retrying");
-                        Some(delay)
-                    }
+                    Err(e) => Some(retry_delay(name, &key, None, &key, &e, &failures)),
                 };
                 if let Some(delay) = delay
                     && lock(&scheduled).insert(key.clone())

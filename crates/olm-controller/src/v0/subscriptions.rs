@@ -122,7 +122,7 @@ pub async fn run(
         WORKERS,
         |namespace| {
             let ctx = ctx.clone();
-            async move { sync(&ctx, &namespace).await.map_err(|e| e.to_string()) }
+            async move { sync(&ctx, &namespace).await }
         },
     )
     .await;
@@ -712,7 +712,7 @@ fn existing_entries(
 ) -> Result<(Vec<Entry>, BTreeMap<String, decide::SetAside>), Error> {
     let values: Vec<Value> = csvs
         .iter()
-        .map(|c| serde_json::to_value(&**c).map_err(|e| Error::Retry(e.to_string())))
+        .map(|c| serde_json::to_value(&**c))
         .collect::<Result<_, _>>()?;
     let chain: Vec<decide::ChainLink> = values
         .iter()
@@ -877,8 +877,7 @@ async fn ensure_plan(
                     "generation": generation,
                 },
             });
-            let plan: InstallPlan =
-                serde_json::from_value(object).map_err(|e| Error::Retry(e.to_string()))?;
+            let plan: InstallPlan = serde_json::from_value(object)?;
             let created = api.create(&PostParams::default(), &plan).await?;
             info!(namespace = %namespace, installplan = %created.name_any(), csvs = ?csv_names, "created an InstallPlan");
             let view = PlanView {
