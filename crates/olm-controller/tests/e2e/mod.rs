@@ -6,10 +6,11 @@
 //! ClusterExtensions select only its own catalogs (by a label), so one scenario's unserved
 //! catalog never blocks another's resolution.
 //!
-//! The binaries use their own small runner (`harness = false`): the shared environment is
-//! started once, scenarios run a few at a time, and the environment is torn down at the end —
-//! which libtest's per-test runtimes would not allow. Arguments: substrings selecting scenarios
-//! by name, `--list`, `--exact`; `E2E_JOBS` (default 3) scenarios run at once.
+//! The binaries run on the shared runner (`tests/runner`, `harness = false`): the environment
+//! is started once, scenarios run a few at a time, and the environment is torn down at the
+//! end. Arguments: substrings selecting scenarios by name, `--list`, `--exact`; `E2E_JOBS`
+//! (default 3) scenarios run at once. Each scenario gets a [`Ctx`] of its own, the settle
+//! guard after its body, and its objects deleted after (`E2E_KEEP` keeps them).
 //!
 //! Needs the control plane binaries (`tools/controlplane/build.sh`) and Debian's
 //! `docker-registry`.
@@ -21,7 +22,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, dead_code)]
 
 pub mod fixtures;
-mod logs;
+#[path = "../runner/mod.rs"]
+pub mod runner;
 #[path = "../settle/mod.rs"]
 pub mod settle;
 
@@ -1124,7 +1126,7 @@ pub fn name_of(o: &impl ResourceExt) -> String {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The runner.
+// The scenarios, run by the shared runner.
 
 /// A scenario's body.
 pub type Body = fn(Arc<Ctx>) -> Pin<Box<dyn Future<Output = Result<()>> + Send>>;
@@ -1149,161 +1151,54 @@ pub fn main(scenarios: Vec<Scenario>) {
 
 /// [`main`] with `which` OLM running.
 pub fn main_with(scenarios: Vec<Scenario>, which: olm_controller::run::Which) {
-    // RUST_LOG=olm_controller=debug shows what the controllers did, on stderr; without it a
-    // failed scenario shows what they logged about its objects.
-    logs::capture();
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let exact = args.iter().any(|a| a == "--exact");
-    let filters: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
-    let selected: Vec<Scenario> = scenarios
-        .into_iter()
-        .filter(|s| {
-            filters.is_empty()
-                || filters.iter().any(|f| {
-                    if exact {
-                        s.name == f.as_str()
-                    } else {
-                        s.name.contains(f.as_str())
-                    }
-                })
-        })
-        .collect();
-    if args.iter().any(|a| a == "--list") {
-        for s in &selected {
-            println!("{}: test", s.name);
-        }
-        return;
+    runner::main(runner::args(), scenarios, Env::start_with(which));
+}
+
+impl runner::Environment for Env {
+    const JOBS: usize = 3;
+
+    fn work_dir(&self) -> &Path {
+        self.plane.work_dir()
     }
-    if selected.is_empty() {
-        println!("running 0 tests\n\ntest result: ok. 0 passed; 0 failed");
-        return;
-    }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(4)
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let failed = runtime.block_on(run_all(selected, which));
-    runtime.shutdown_timeout(Duration::from_secs(5));
-    if failed > 0 {
-        std::process::exit(101);
+
+    async fn shutdown(self: Arc<Env>) {
+        Env::shutdown(self).await;
     }
 }
 
-/// Name, time taken, outcome, notes.
-type ScenarioResult = (String, Duration, Result<(), String>, Vec<String>);
+impl runner::Scenario for Scenario {
+    type Env = Env;
 
-async fn run_all(selected: Vec<Scenario>, which: olm_controller::run::Which) -> usize {
-    let started = Instant::now();
-    println!("running {} scenarios", selected.len());
-    let env = match Env::start_with(which).await {
-        Ok(e) => e,
-        Err(e) => {
-            println!("environment failed to start: {e:#}");
-            return selected.len();
-        }
-    };
-    println!("environment up in {:.1?}", started.elapsed());
-    let jobs: usize = std::env::var("E2E_JOBS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(3);
-    let (exclusive, shared): (Vec<_>, Vec<_>) = selected.into_iter().partition(|s| s.exclusive);
-    let results: Arc<Mutex<Vec<ScenarioResult>>> = Arc::default();
-    let sem = Arc::new(tokio::sync::Semaphore::new(jobs.max(1)));
-    let mut handles = Vec::new();
-    for s in shared {
-        let env = env.clone();
-        let sem = sem.clone();
-        let results = results.clone();
-        handles.push(tokio::spawn(async move {
-            let _permit = sem.acquire_owned().await;
-            let r = run_one(&env, &s).await;
-            print_result(&r);
-            results.lock().unwrap().push(r);
-        }));
+    fn name(&self) -> &str {
+        self.name
     }
-    for h in handles {
-        let _ = h.await;
-    }
-    for s in exclusive {
-        let r = run_one(&env, &s).await;
-        print_result(&r);
-        results.lock().unwrap().push(r);
-    }
-    let results = results.lock().unwrap().clone();
-    let failed: Vec<_> = results.iter().filter(|r| r.2.is_err()).collect();
-    if !failed.is_empty() {
-        println!("\nfailures:");
-        for (name, _, r, notes) in &failed {
-            println!("\n---- {name} ----");
-            for n in notes {
-                println!("  note: {n}");
-            }
-            if let Err(e) = r {
-                println!("{e}");
-            }
-        }
-        println!("\nfailures:");
-        for (name, ..) in &failed {
-            println!("    {name}");
-        }
-    }
-    println!(
-        "\ntest result: {}. {} passed; {} failed; finished in {:.1?}",
-        if failed.is_empty() { "ok" } else { "FAILED" },
-        results.len() - failed.len(),
-        failed.len(),
-        started.elapsed()
-    );
-    if std::env::var_os("E2E_KEEP").is_some() {
-        println!(
-            "E2E_KEEP set: control plane kept at {}",
-            env.plane.work_dir().display()
-        );
-        std::mem::forget(env);
-    } else {
-        env.shutdown().await;
-    }
-    failed.len()
-}
 
-fn print_result(r: &ScenarioResult) {
-    let (name, took, res, notes) = r;
-    match res {
-        Ok(()) => {
-            println!("test {name} ... ok ({took:.1?})");
-            for n in notes {
-                println!("    note: {n}");
-            }
-        }
-        Err(_) => println!("test {name} ... FAILED ({took:.1?})"),
+    fn exclusive(&self) -> bool {
+        self.exclusive
     }
-}
 
-async fn run_one(env: &Arc<Env>, s: &Scenario) -> ScenarioResult {
-    let started = Instant::now();
-    let ctx = Arc::new(Ctx::new(env.clone(), s.id));
-    let body = (s.body)(ctx.clone());
-    let r = match tokio::time::timeout(Duration::from_secs(600), tokio::spawn(body)).await {
-        // A scenario passes only once what it touched stops being written.
-        Ok(Ok(Ok(()))) => ctx.settles().await.map_err(|e| format!("hot loop: {e:#}")),
-        Ok(Ok(Err(e))) => Err(format!("{e:#}")),
-        Ok(Err(join)) => Err(format!("panicked: {join}")),
-        Err(_) => Err("scenario timed out after 600s".to_string()),
-    };
-    let mut notes = ctx.notes();
-    if r.is_err() {
-        notes.extend(
-            logs::mentioning(s.id)
-                .into_iter()
-                .map(|l| format!("olm: {l}")),
-        );
+    /// The body in a context of its own, then the settle guard; what the scenario created is
+    /// deleted after (unless `E2E_KEEP`).
+    async fn run(&self, env: Arc<Env>) -> runner::Outcome {
+        let ctx = Arc::new(Ctx::new(env, self.id));
+        let result = match runner::guarded((self.body)(ctx.clone())).await {
+            // A scenario passes only once what it touched stops being written.
+            Ok(()) => ctx.settles().await.map_err(|e| format!("hot loop: {e:#}")),
+            Err(e) => Err(e),
+        };
+        let mut notes = ctx.notes();
+        if result.is_err() {
+            notes.extend(
+                runner::logs::mentioning(self.id)
+                    .into_iter()
+                    .map(|l| format!("olm: {l}")),
+            );
+        }
+        if !runner::keep() {
+            ctx.cleanup().await;
+        }
+        runner::Outcome { result, notes }
     }
-    if std::env::var_os("E2E_KEEP").is_none() {
-        ctx.cleanup().await;
-    }
-    (s.name.to_string(), started.elapsed(), r, notes)
 }
 
 /// Wraps an `async fn(Arc<Ctx>) -> Result<()>` as a [`Scenario`] (`mod e2e` is `#[macro_use]`).
