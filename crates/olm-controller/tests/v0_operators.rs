@@ -3,8 +3,15 @@
 //! hand, as an InstallPlan would, and `olm run --olm v0` in this process doing the rest.
 //!
 //! Each scenario works in namespaces of its own (its name is their prefix) and they run at
-//! once; the one that turns copied CSVs off cluster-wide runs alone at the end. After each one
-//! passes, its objects must settle: ten seconds without a write (`settle`), or it fails.
+//! once; the twelve real bundles, and the scenario that turns copied CSVs off cluster-wide,
+//! run alone at the end. After each one passes, its objects must settle: ten seconds without a
+//! write (`settle`), or it fails.
+//!
+//! The scenarios share one control plane and `olm`, so the binary runs on the shared runner
+//! (`tests/runner`, `harness = false`) rather than libtest:
+//! `cargo test -p olm-controller --test v0_operators [-- NAME_SUBSTRING… | --list | --exact]`;
+//! `V0_SCENARIO=<part of a name>` selects as an argument does, `E2E_JOBS` bounds how many run
+//! at once.
 //!
 //! Needs the control plane binaries (`tools/controlplane/build.sh`).
 
@@ -13,8 +20,6 @@
 mod settle;
 mod v0fixtures;
 
-use std::future::Future;
-use std::pin::Pin;
 use std::time::Duration;
 
 use anyhow::{Context as _, Result, anyhow, bail};
@@ -25,7 +30,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
 use kube::{Client, ResourceExt};
 use serde_json::{Value, json};
-use v0fixtures::harness::{self, Olm, serve_fbc, wait};
+use v0fixtures::harness::{self, Scenario, serve_fbc, wait};
 use v0fixtures::{csv, csv_resource, group, group_resource, resource};
 
 /// Fails the scenario (not the whole run) when the two differ.
@@ -203,9 +208,6 @@ fn crd(plural: &str, group: &str, kind: &str) -> Value {
         },
     })
 }
-
-type Scenario =
-    for<'a> fn(&'a Env, &'a str) -> Pin<Box<dyn Future<Output = Result<()>> + Send + 'a>>;
 
 /// OwnNamespace operator in a group targeting its own namespace: installed, annotated, its
 /// Deployment carrying the group's annotations, an OperatorCondition, the group's status and
@@ -3296,10 +3298,12 @@ async fn real_bundle(env: &Env, package: &str, missing: Option<&str>) -> Result<
 
 /// [`REAL_BUNDLES`], four at a time (CRDs by the hundred keep an API server busy).
 async fn real_bundles(env: &Env, _: &str) -> Result<()> {
-    let results: Vec<(&str, Result<()>)> = futures::stream::iter(REAL_BUNDLES)
-        .map(
-            |(package, missing)| async move { (package, real_bundle(env, package, missing).await) },
-        )
+    // The installs are made before they are streamed: a stream mapping through a closure is not
+    // Send for every lifetime, and the runner spawns the scenario.
+    let installs = REAL_BUNDLES.map(|(package, missing)| async move {
+        (package, real_bundle(env, package, missing).await)
+    });
+    let results: Vec<(&str, Result<()>)> = futures::stream::iter(installs)
         .buffer_unordered(4)
         .collect()
         .await;
@@ -3792,133 +3796,81 @@ async fn scenario_settles(env: &Env, id: &str) -> Result<()> {
     Ok(())
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn olm_v0_on_a_control_plane() -> Result<()> {
-    let olm = Olm::start().await?;
-    let env = Env {
-        client: olm.client.clone(),
-        node_address: olm.plane.node_address(),
-        packageserver_port: olm.packageserver_port,
-    };
-
-    let together: [(&str, Scenario); 32] = [
-        ("plan-warnings", |e, id| Box::pin(plan_warnings(e, id))),
-        ("terminal-failures", |e, id| {
-            Box::pin(terminal_failures(e, id))
-        }),
-        ("crd-upgrade-validation", |e, id| {
-            Box::pin(crd_upgrade_validation(e, id))
-        }),
-        ("subscribe-scoped", |e, id| {
-            Box::pin(subscribe_scoped(e, id))
-        }),
-        ("catalog-poll", |e, id| Box::pin(catalog_poll(e, id))),
-        ("subscribe-and-upgrade", |e, id| {
-            Box::pin(subscribe_and_upgrade(e, id))
-        }),
-        ("subscribe-manual", |e, id| {
-            Box::pin(subscribe_manual(e, id))
-        }),
-        ("subscribe-unsatisfiable", |e, id| {
-            Box::pin(subscribe_unsatisfiable(e, id))
-        }),
-        ("subscribe-images", |e, id| {
-            Box::pin(subscribe_images(e, id))
-        }),
-        ("catalog-in-process", |e, id| {
-            Box::pin(catalog_in_process(e, id))
-        }),
-        ("catalog-configmap", |e, id| {
-            Box::pin(catalog_config_map(e, id))
-        }),
-        ("subscribe-fail-forward", |e, id| {
-            Box::pin(subscribe_fail_forward(e, id))
-        }),
-        ("catalog-source-address", |e, id| {
-            Box::pin(catalog_source_address(e, id))
-        }),
-        ("catalog-source", |e, id| Box::pin(catalog_source(e, id))),
-        ("cert-rotation", |e, id| Box::pin(cert_rotation(e, id))),
-        ("apiservice", |e, id| Box::pin(apiservice(e, id))),
-        ("namespace-deleted", |e, id| {
-            Box::pin(namespace_deleted(e, id))
-        }),
-        ("lifted-rbac", |e, id| Box::pin(lifted_rbac(e, id))),
-        ("operator-objects", |e, id| {
-            Box::pin(operator_objects(e, id))
-        }),
-        ("tenant-rbac", |e, id| Box::pin(tenant_rbac(e, id))),
-        ("intersecting-groups", |e, id| {
-            Box::pin(intersecting_groups(e, id))
-        }),
-        ("fail-forward", |e, id| Box::pin(fail_forward(e, id))),
-        ("scoped-group", |e, id| Box::pin(scoped_group(e, id))),
-        ("webhooks", |e, id| Box::pin(webhooks(e, id))),
-        ("own-namespace", |e, id| Box::pin(own_namespace(e, id))),
-        ("unsupported-group", |e, id| {
-            Box::pin(unsupported_group(e, id))
-        }),
-        ("group-count", |e, id| Box::pin(group_count(e, id))),
-        ("selector-group", |e, id| Box::pin(selector_group(e, id))),
-        ("permissions", |e, id| Box::pin(permissions(e, id))),
-        ("replaces-chain", |e, id| Box::pin(replaces_chain(e, id))),
-        ("bad-input", |e, id| Box::pin(bad_input(e, id))),
-        ("packagemanifests", |e, id| {
-            Box::pin(packagemanifests(e, id))
-        }),
-    ];
-    let filter = std::env::var("V0_SCENARIO").ok();
-    let selected = |name: &str| filter.as_deref().is_none_or(|f| name.contains(f));
-    let results =
-        futures::future::join_all(together.iter().filter(|(name, _)| selected(name)).map(
-            |(name, run)| async {
-                let result = match run(&env, name).await {
-                    Ok(()) => scenario_settles(&env, name).await,
-                    failed => failed,
-                };
-                (*name, result)
-            },
-        ))
-        .await;
-    let mut failed = Vec::new();
-    for (name, r) in results {
-        match r {
-            Ok(()) => eprintln!("ok: {name}"),
-            Err(e) => {
-                eprintln!("FAILED: {name}: {e:#}");
-                failed.push(name);
-            }
-        }
-    }
-    if selected("real-bundles") {
-        let result = match real_bundles(&env, "real-bundles").await {
-            Ok(()) => scenario_settles(&env, "real-bundles").await,
-            failed => failed,
-        };
-        match result {
-            Ok(()) => eprintln!("ok: real-bundles"),
-            Err(e) => {
-                eprintln!("FAILED: real-bundles: {e:#}");
-                failed.push("real-bundles");
-            }
-        }
-    }
-    if selected("copies") {
-        let result = match copies(&env, "copies").await {
-            Ok(()) => scenario_settles(&env, "copies").await,
-            failed => failed,
-        };
-        match result {
-            Ok(()) => eprintln!("ok: copies"),
-            Err(e) => {
-                eprintln!("FAILED: copies: {e:#}");
-                failed.push("copies");
-            }
-        }
-    }
-    olm.stop().await;
-    if !failed.is_empty() {
-        bail!("failed scenarios: {failed:?}");
-    }
-    Ok(())
+fn main() {
+    harness::main(
+        vec![
+            Scenario::new("plan-warnings", |e, id| Box::pin(plan_warnings(e, id))),
+            Scenario::new("terminal-failures", |e, id| {
+                Box::pin(terminal_failures(e, id))
+            }),
+            Scenario::new("crd-upgrade-validation", |e, id| {
+                Box::pin(crd_upgrade_validation(e, id))
+            }),
+            Scenario::new("subscribe-scoped", |e, id| {
+                Box::pin(subscribe_scoped(e, id))
+            }),
+            Scenario::new("catalog-poll", |e, id| Box::pin(catalog_poll(e, id))),
+            Scenario::new("subscribe-and-upgrade", |e, id| {
+                Box::pin(subscribe_and_upgrade(e, id))
+            }),
+            Scenario::new("subscribe-manual", |e, id| {
+                Box::pin(subscribe_manual(e, id))
+            }),
+            Scenario::new("subscribe-unsatisfiable", |e, id| {
+                Box::pin(subscribe_unsatisfiable(e, id))
+            }),
+            Scenario::new("subscribe-images", |e, id| {
+                Box::pin(subscribe_images(e, id))
+            }),
+            Scenario::new("catalog-in-process", |e, id| {
+                Box::pin(catalog_in_process(e, id))
+            }),
+            Scenario::new("catalog-configmap", |e, id| {
+                Box::pin(catalog_config_map(e, id))
+            }),
+            Scenario::new("subscribe-fail-forward", |e, id| {
+                Box::pin(subscribe_fail_forward(e, id))
+            }),
+            Scenario::new("catalog-source-address", |e, id| {
+                Box::pin(catalog_source_address(e, id))
+            }),
+            Scenario::new("catalog-source", |e, id| Box::pin(catalog_source(e, id))),
+            Scenario::new("cert-rotation", |e, id| Box::pin(cert_rotation(e, id))),
+            Scenario::new("apiservice", |e, id| Box::pin(apiservice(e, id))),
+            Scenario::new("namespace-deleted", |e, id| {
+                Box::pin(namespace_deleted(e, id))
+            }),
+            Scenario::new("lifted-rbac", |e, id| Box::pin(lifted_rbac(e, id))),
+            Scenario::new("operator-objects", |e, id| {
+                Box::pin(operator_objects(e, id))
+            }),
+            Scenario::new("tenant-rbac", |e, id| Box::pin(tenant_rbac(e, id))),
+            Scenario::new("intersecting-groups", |e, id| {
+                Box::pin(intersecting_groups(e, id))
+            }),
+            Scenario::new("fail-forward", |e, id| Box::pin(fail_forward(e, id))),
+            Scenario::new("scoped-group", |e, id| Box::pin(scoped_group(e, id))),
+            Scenario::new("webhooks", |e, id| Box::pin(webhooks(e, id))),
+            Scenario::new("own-namespace", |e, id| Box::pin(own_namespace(e, id))),
+            Scenario::new("unsupported-group", |e, id| {
+                Box::pin(unsupported_group(e, id))
+            }),
+            Scenario::new("group-count", |e, id| Box::pin(group_count(e, id))),
+            Scenario::new("selector-group", |e, id| Box::pin(selector_group(e, id))),
+            Scenario::new("permissions", |e, id| Box::pin(permissions(e, id))),
+            Scenario::new("replaces-chain", |e, id| Box::pin(replaces_chain(e, id))),
+            Scenario::new("bad-input", |e, id| Box::pin(bad_input(e, id))),
+            Scenario::new("packagemanifests", |e, id| {
+                Box::pin(packagemanifests(e, id))
+            }),
+            Scenario::exclusive("real-bundles", |e, id| Box::pin(real_bundles(e, id))),
+            Scenario::exclusive("copies", |e, id| Box::pin(copies(e, id))),
+        ],
+        |olm| Env {
+            client: olm.client.clone(),
+            node_address: olm.plane.node_address(),
+            packageserver_port: olm.packageserver_port,
+        },
+        |e, id| Box::pin(scenario_settles(e, id)),
+    );
 }

@@ -8,8 +8,11 @@
 //!
 //! Each scenario works in a namespace of its own (its name) and they run at once; the one that
 //! turns copied CSVs off cluster-wide runs alone at the end. After each, what it touched must
-//! see ten seconds without a write (the `settle` guard the other suites run). `V0_SCENARIO=<part
-//! of a name>` runs some.
+//! see ten seconds without a write (the `settle` guard the other suites run).
+//!
+//! Runs on the shared runner (`tests/runner`, `harness = false`), as `v0_operators` does:
+//! `cargo test -p olm-controller --test v0_upgrades [-- NAME_SUBSTRING… | --list | --exact]`;
+//! `V0_SCENARIO=<part of a name>` selects too.
 //!
 //! Needs the control plane binaries (`tools/controlplane/build.sh`).
 
@@ -18,8 +21,6 @@
 mod settle;
 mod v0fixtures;
 
-use std::future::Future;
-use std::pin::Pin;
 use std::time::Duration;
 
 use anyhow::{Context as _, Result, bail};
@@ -27,7 +28,7 @@ use base64::Engine as _;
 use kube::Client;
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
 use serde_json::{Value, json};
-use v0fixtures::harness::{self, Olm, Served, serve_fbc, wait};
+use v0fixtures::harness::{self, Scenario, Served, serve_fbc, wait};
 use v0fixtures::{csv, csv_resource, group, resource};
 
 /// Fails the scenario (not the whole run) when the two differ.
@@ -640,67 +641,26 @@ async fn settles(env: &Env, ns: &str) -> Result<()> {
     Ok(())
 }
 
-type Scenario = for<'a> fn(&'a Env, &'a str) -> Pin<Box<dyn Future<Output = Result<()>> + 'a>>;
-
-#[tokio::test(flavor = "multi_thread")]
-async fn upgrades_never_dead_end() -> Result<()> {
-    let olm = Olm::start().await?;
-    let env = Env {
-        client: olm.client.clone(),
-    };
-
-    let together: [(&str, Scenario); 6] = [
-        ("failed-csv", |e, id| Box::pin(failed_csv(e, id))),
-        ("failed-plan-fail-forward", |e, id| {
-            Box::pin(failed_plan_fail_forward(e, id))
-        }),
-        ("failed-plan-deleted", |e, id| {
-            Box::pin(failed_plan_deleted(e, id))
-        }),
-        ("held-upgrade", |e, id| Box::pin(held_upgrade(e, id))),
-        ("operator-object", |e, id| Box::pin(operator_object(e, id))),
-        ("hand-made-plan", |e, id| Box::pin(hand_made_plan(e, id))),
-    ];
-    let filter = std::env::var("V0_SCENARIO").ok();
-    let selected = |name: &str| filter.as_deref().is_none_or(|f| name.contains(f));
-    let results =
-        futures::future::join_all(together.iter().filter(|(name, _)| selected(name)).map(
-            |(name, run)| async {
-                let result = match run(&env, name).await {
-                    Ok(()) => settles(&env, name).await,
-                    Err(e) => Err(e),
-                };
-                (*name, result)
-            },
-        ))
-        .await;
-    let mut failed = Vec::new();
-    for (name, r) in results {
-        match r {
-            Ok(()) => eprintln!("ok: {name}"),
-            Err(e) => {
-                eprintln!("FAILED: {name}: {e:#}");
-                failed.push(name);
-            }
-        }
-    }
-    if selected("copied-csv-events") {
-        let ns = "copied-csv-events";
-        let result = match copied_csv_events(&env, ns).await {
-            Ok(()) => settles(&env, ns).await,
-            Err(e) => Err(e),
-        };
-        match result {
-            Ok(()) => eprintln!("ok: copied-csv-events"),
-            Err(e) => {
-                eprintln!("FAILED: copied-csv-events: {e:#}");
-                failed.push("copied-csv-events");
-            }
-        }
-    }
-    olm.stop().await;
-    if !failed.is_empty() {
-        bail!("failed scenarios: {failed:?}");
-    }
-    Ok(())
+fn main() {
+    harness::main(
+        vec![
+            Scenario::new("failed-csv", |e, id| Box::pin(failed_csv(e, id))),
+            Scenario::new("failed-plan-fail-forward", |e, id| {
+                Box::pin(failed_plan_fail_forward(e, id))
+            }),
+            Scenario::new("failed-plan-deleted", |e, id| {
+                Box::pin(failed_plan_deleted(e, id))
+            }),
+            Scenario::new("held-upgrade", |e, id| Box::pin(held_upgrade(e, id))),
+            Scenario::new("operator-object", |e, id| Box::pin(operator_object(e, id))),
+            Scenario::new("hand-made-plan", |e, id| Box::pin(hand_made_plan(e, id))),
+            Scenario::exclusive("copied-csv-events", |e, id| {
+                Box::pin(copied_csv_events(e, id))
+            }),
+        ],
+        |olm| Env {
+            client: olm.client.clone(),
+        },
+        |e, ns| Box::pin(settles(e, ns)),
+    );
 }

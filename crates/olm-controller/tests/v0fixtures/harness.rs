@@ -1,8 +1,18 @@
 //! What the OLM v0 suites share to run: `olm run --olm v0` in this process on a real control
-//! plane, server-side applies of the objects they make, a poll with the last value shown on a
-//! timeout, and catalogs served in process by `olm catalog serve`'s registry.
+//! plane, their scenarios run on it by the shared runner (`tests/runner`), server-side applies
+//! of the objects they make, a poll with the last value shown on a timeout, and catalogs served
+//! in process by `olm catalog serve`'s registry.
+//!
+//! A scenario is a name and a body given the binary's environment and that name, which is also
+//! the prefix of the namespaces it works in. They all run at once unless `E2E_JOBS` bounds
+//! them; exclusive ones (cluster-wide changes, heavy loads) run alone after the others. When
+//! a body passes, the binary's settle guard must pass for its name too. Nothing is deleted
+//! after a scenario: each works in namespaces of its own.
 
 use std::future::Future;
+use std::path::Path;
+use std::pin::Pin;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, anyhow, bail};
@@ -12,7 +22,7 @@ use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use olm_testenv::ControlPlane;
 use serde_json::Value;
 
-use super::resource;
+use super::{resource, runner};
 
 /// How long one wait lasts before the scenario fails: a failing InstallPlan step is retried for
 /// a minute before the plan fails.
@@ -35,10 +45,6 @@ impl Olm {
     /// Starts the control plane and `olm run --olm v0`, and returns once OLM v0's CRDs are
     /// established.
     pub async fn start() -> Result<Olm> {
-        let _ = tracing_subscriber::fmt()
-            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
-            .with_test_writer()
-            .try_init();
         let plane = ControlPlane::start()
             .await
             .map_err(|e| anyhow!("starting the control plane: {e}"))?;
@@ -127,6 +133,111 @@ impl Olm {
         let _ = self.task.await;
         self.plane.stop();
     }
+}
+
+/// What a scenario does in the binary's environment `E`, given its name; also the type of the
+/// binary's settle guard, given the name of the scenario that passed.
+pub type Body<E> =
+    for<'a> fn(&'a E, &'a str) -> Pin<Box<dyn Future<Output = Result<()>> + Send + 'a>>;
+
+/// One scenario of an OLM v0 binary.
+pub struct Scenario<E> {
+    name: &'static str,
+    exclusive: bool,
+    body: Body<E>,
+}
+
+impl<E> Scenario<E> {
+    /// A scenario that runs with the others.
+    pub fn new(name: &'static str, body: Body<E>) -> Scenario<E> {
+        Scenario {
+            name,
+            exclusive: false,
+            body,
+        }
+    }
+
+    /// A scenario that runs alone, after the others: it changes something cluster-wide, or
+    /// loads the API server too much to share it.
+    pub fn exclusive(name: &'static str, body: Body<E>) -> Scenario<E> {
+        Scenario {
+            name,
+            exclusive: true,
+            body,
+        }
+    }
+}
+
+/// The environment of an OLM v0 binary: `olm run --olm v0`, what the binary keeps of it (`E`),
+/// and the binary's settle guard.
+pub struct Suite<E> {
+    olm: Olm,
+    env: E,
+    settles: Body<E>,
+}
+
+impl<E: Send + Sync + 'static> runner::Environment for Suite<E> {
+    /// All at once, as the scenarios keep to namespaces of their own.
+    const JOBS: usize = usize::MAX;
+
+    fn work_dir(&self) -> &Path {
+        self.olm.plane.work_dir()
+    }
+
+    async fn shutdown(self: Arc<Self>) {
+        match Arc::try_unwrap(self) {
+            Ok(suite) => suite.olm.stop().await,
+            Err(_) => eprintln!("environment still in use at shutdown; dropped with the process"),
+        }
+    }
+}
+
+impl<E: Send + Sync + 'static> runner::Scenario for Scenario<E> {
+    type Env = Suite<E>;
+
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn exclusive(&self) -> bool {
+        self.exclusive
+    }
+
+    async fn run(&self, suite: Arc<Suite<E>>) -> runner::Outcome {
+        let (body, name) = (self.body, self.name);
+        let env = suite.clone();
+        let result = match runner::guarded(async move { body(&env.env, name).await }).await {
+            Ok(()) => (suite.settles)(&suite.env, name)
+                .await
+                .map_err(|e| format!("{e:#}")),
+            Err(e) => Err(e),
+        };
+        let notes = match result {
+            Ok(()) => Vec::new(),
+            Err(_) => runner::logs::mentioning(name)
+                .into_iter()
+                .map(|l| format!("olm: {l}"))
+                .collect(),
+        };
+        runner::Outcome { result, notes }
+    }
+}
+
+/// Runs the scenarios the command line selects on one `olm run --olm v0`, `env` making what
+/// they are given of it and `settles` the guard each that passes must pass too; exits with
+/// libtest's convention. `V0_SCENARIO=<part of a name>` selects too, as an argument would.
+pub fn main<E: Send + Sync + 'static>(
+    scenarios: Vec<Scenario<E>>,
+    env: fn(&Olm) -> E,
+    settles: Body<E>,
+) {
+    let mut args = runner::args();
+    args.extend(std::env::var("V0_SCENARIO").ok());
+    runner::main(args, scenarios, async move {
+        let olm = Olm::start().await?;
+        let env = env(&olm);
+        Ok(Arc::new(Suite { olm, env, settles }))
+    });
 }
 
 /// Polls `get` until `ok` holds or [`WAIT`] passes; a failed read is tried again, and the error

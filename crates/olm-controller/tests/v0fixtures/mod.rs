@@ -4,6 +4,8 @@
 #![allow(dead_code)]
 
 pub mod harness;
+#[path = "../runner/mod.rs"]
+pub mod runner;
 
 use kube::api::ApiResource;
 use kube::core::GroupVersionKind;
