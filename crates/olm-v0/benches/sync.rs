@@ -17,7 +17,7 @@ use olm_v0::membership::{Csv, Group, check};
 use olm_v0::strategy::{CsvOwner, deployment_for_spec, strategy_deployments};
 use olm_v0::transition::{Facts, InstallStatus, next};
 use olm_v0::{ApiSet, InstallMode, OperatorGroupView};
-use olm_v0_api::v1alpha1::ClusterServiceVersionPhase as Phase;
+use olm_v0_api::v1alpha1::{ClusterServiceVersion, ClusterServiceVersionPhase as Phase};
 
 fn main() {
     divan::main();
@@ -101,8 +101,9 @@ fn flux_deployments(bencher: Bencher) {
     let meta = csv["metadata"].as_object_mut().unwrap();
     meta.insert("namespace".into(), "operators".into());
     meta.insert("uid".into(), "5f1c6e9a-0000-4000-8000-000000000001".into());
+    let csv: ClusterServiceVersion = serde_json::from_value(csv).unwrap();
     let owner = CsvOwner::from_csv(&csv).unwrap();
-    let entries = strategy_deployments(&csv).unwrap();
+    let entries = strategy_deployments(&csv.spec.install).unwrap();
     bencher.bench(|| {
         for e in &entries {
             black_box(

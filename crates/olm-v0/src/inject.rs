@@ -177,13 +177,23 @@ pub(crate) fn required_string(
     path: &str,
 ) -> Result<String, ShapeError> {
     match obj.get(key) {
-        Some(Value::String(s)) if !s.is_empty() => Ok(s.clone()),
-        Some(Value::String(_)) => Err(ShapeError {
-            path: join(path, key),
+        None => required_text(None, &join(path, key)),
+        Some(Value::String(s)) => required_text(Some(s), &join(path, key)),
+        other => Err(ShapeError::new(join(path, key), A_STRING, other)),
+    }
+}
+
+/// A text that must be set and non-empty (a name, a namespace), at `path`; the errors of
+/// [`required_string`].
+pub(crate) fn required_text(value: Option<&str>, path: &str) -> Result<String, ShapeError> {
+    match value {
+        Some(s) if !s.is_empty() => Ok(s.to_owned()),
+        Some(_) => Err(ShapeError {
+            path: path.to_owned(),
             expected: "a non-empty string",
             found: "an empty string",
         }),
-        other => Err(ShapeError::new(join(path, key), A_STRING, other)),
+        None => Err(ShapeError::new(path.to_owned(), A_STRING, None)),
     }
 }
 

@@ -41,9 +41,11 @@ use olm_goenc::json::{write_number, write_str_html};
 use serde_json::{Map, Value};
 
 use crate::hash::base62_sha224;
+use olm_v0_api::v1alpha1::{ClusterServiceVersion, NamedInstallStrategy};
+
 use crate::inject::{
-    Overrides, ShapeError, array, as_object, child_mut, env_var, inject_env, object,
-    required_object, required_string, string, string_map, to_object, with_pod_spec,
+    Overrides, ShapeError, array, as_object, child_mut, env_var, inject_env, object, required_text,
+    string, string_map, to_object, with_pod_spec,
 };
 use crate::operatorgroup::{MANAGED_LABEL, OWNER_KIND_LABEL, OWNER_LABEL, OWNER_NAMESPACE_LABEL};
 
@@ -89,20 +91,18 @@ pub struct CsvOwner {
 }
 
 impl CsvOwner {
-    /// Reads the owner from a CSV object.
+    /// Reads the owner from a CSV.
     ///
     /// # Errors
     ///
-    /// `metadata`, a name or namespace missing or not a string, a uid or annotation that is not
-    /// a string.
-    pub fn from_csv(csv: &Value) -> Result<Self, ShapeError> {
-        let root = as_object(csv, "")?;
-        let meta = required_object(root, "metadata", "")?;
+    /// A name or namespace missing or empty.
+    pub fn from_csv(csv: &ClusterServiceVersion) -> Result<Self, ShapeError> {
+        let meta = &csv.metadata;
         Ok(Self {
-            name: required_string(meta, "name", "metadata")?,
-            namespace: required_string(meta, "namespace", "metadata")?,
-            uid: string(meta, "uid", "metadata")?.to_owned(),
-            annotations: string_map(meta, "annotations", "metadata")?.unwrap_or_default(),
+            name: required_text(meta.name.as_deref(), "metadata.name")?,
+            namespace: required_text(meta.namespace.as_deref(), "metadata.namespace")?,
+            uid: meta.uid.clone().unwrap_or_default(),
+            annotations: meta.annotations.clone().unwrap_or_default(),
         })
     }
 }
@@ -118,47 +118,46 @@ pub struct StrategyDeployment {
     pub label: BTreeMap<String, String>,
 }
 
-/// The deployment entries of `csv`'s install strategy, in order.
+/// The deployment entries of a CSV's install strategy (`spec.install`), in order.
 ///
 /// # Errors
 ///
 /// [`StrategyError::Unrecognized`] when `spec.install.strategy` is not `deployment`;
-/// [`StrategyError::Shape`] when an entry has no name, or a part has the wrong JSON type (the
-/// path within the CSV).
-pub fn strategy_deployments(csv: &Value) -> Result<Vec<StrategyDeployment>, StrategyError> {
-    let root = as_object(csv, "")?;
-    let install = object(root, "spec", "")?
-        .map(|spec| object(spec, "install", "spec"))
-        .transpose()?
-        .flatten();
-    let Some(install) = install else {
+/// [`StrategyError::Shape`] when an entry's name is empty (the path within the CSV).
+pub fn strategy_deployments(
+    install: &NamedInstallStrategy,
+) -> Result<Vec<StrategyDeployment>, StrategyError> {
+    if install.strategy_name != STRATEGY_NAME {
         return Err(StrategyError::Unrecognized {
-            name: String::new(),
-        });
-    };
-    let name = string(install, "strategy", "spec.install")?;
-    if name != STRATEGY_NAME {
-        return Err(StrategyError::Unrecognized {
-            name: name.to_owned(),
+            name: install.strategy_name.clone(),
         });
     }
-    let entries = match object(install, "spec", "spec.install")? {
-        Some(spec) => array(spec, "deployments", "spec.install.spec")?,
-        None => None,
-    };
-    let Some(entries) = entries else {
+    let Some(details) = &install.strategy_spec else {
         return Ok(Vec::new());
     };
-    entries
+    details
+        .deployment_specs
         .iter()
         .enumerate()
         .map(|(i, entry)| {
             let path = format!("spec.install.spec.deployments[{i}]");
-            let entry = as_object(entry, &path)?;
+            let name = required_text(Some(&entry.name), &format!("{path}.name"))?;
+            // The builders edit the spec as JSON (its pod template, containers, env).
+            let spec = match serde_json::to_value(&entry.spec) {
+                Ok(Value::Object(spec)) => spec,
+                other => {
+                    return Err(ShapeError::new(
+                        format!("{path}.spec"),
+                        "an object",
+                        other.ok().as_ref(),
+                    )
+                    .into());
+                }
+            };
             Ok(StrategyDeployment {
-                name: required_string(entry, "name", &path)?,
-                spec: object(entry, "spec", &path)?.cloned().unwrap_or_default(),
-                label: string_map(entry, "label", &path)?.unwrap_or_default(),
+                name,
+                spec,
+                label: entry.label.clone(),
             })
         })
         .collect()

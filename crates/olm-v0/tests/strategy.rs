@@ -14,6 +14,7 @@ use olm_v0::strategy::{
     CsvOwner, SPEC_HASH_LABEL, StrategyDeployment, StrategyError, deployment_for_spec,
     orphaned_deployments, owner_labels, spec_hash, strategy_deployments,
 };
+use olm_v0_api::v1alpha1::ClusterServiceVersion;
 use serde_json::{Map, Value, json};
 
 /// The CSV upstream's tests own their Deployments with: no uid, so references carry `""`.
@@ -98,16 +99,31 @@ fn install_strategy_deployment_install_deployments() {
     }
 }
 
+/// A CSV as the API server hands it over, from its JSON.
+fn typed(csv: Value) -> ClusterServiceVersion {
+    serde_json::from_value(csv).unwrap()
+}
+
+/// A CSV of `name` in `ns` whose install strategy is `install`.
+fn csv_with(install: Value) -> ClusterServiceVersion {
+    typed(json!({
+        "apiVersion": "operators.coreos.com/v1alpha1",
+        "kind": "ClusterServiceVersion",
+        "metadata": {"name": "op.v1", "namespace": "ns"},
+        "spec": {"displayName": "op", "install": install},
+    }))
+}
+
 /// Upstream `TestNewStrategyDeploymentInstaller`: a strategy other than `deployment` is
 /// refused, with upstream's message.
 #[test]
 fn new_strategy_deployment_installer() {
-    let csv = json!({"spec": {"install": {"strategy": "bad", "spec": {}}}});
-    let err = strategy_deployments(&csv).unwrap_err();
+    let csv = csv_with(json!({"strategy": "bad", "spec": {"deployments": []}}));
+    let err = strategy_deployments(&csv.spec.install).unwrap_err();
     assert_eq!(err, StrategyError::Unrecognized { name: "bad".into() });
     assert_eq!(err.to_string(), "unrecognized install strategy");
     assert!(matches!(
-        strategy_deployments(&json!({"spec": {}})),
+        strategy_deployments(&csv_with(json!({"strategy": ""})).spec.install),
         Err(StrategyError::Unrecognized { name }) if name.is_empty()
     ));
 }
@@ -252,7 +268,7 @@ fn spec_hash_text_is_pinned() {
 
 // --- Real bundles -----------------------------------------------------------------------------
 
-fn bundle_csv(relative: &str) -> Value {
+fn bundle_csv(relative: &str) -> ClusterServiceVersion {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../../shared/data/bundles")
         .join(relative);
@@ -262,10 +278,10 @@ fn bundle_csv(relative: &str) -> Value {
     let meta = csv["metadata"].as_object_mut().unwrap();
     meta.insert("namespace".into(), json!("operators"));
     meta.insert("uid".into(), json!("5f1c6e9a-0000-4000-8000-000000000001"));
-    csv
+    typed(csv)
 }
 
-fn flux() -> Value {
+fn flux() -> ClusterServiceVersion {
     bundle_csv("flux/2.3.0/manifests/flux.v2.3.0.clusterserviceversion.yaml")
 }
 
@@ -281,7 +297,7 @@ fn pod_spec(d: &Value) -> &Map<String, Value> {
 fn flux_deployments() {
     let csv = flux();
     let owner = CsvOwner::from_csv(&csv).unwrap();
-    let entries = strategy_deployments(&csv).unwrap();
+    let entries = strategy_deployments(&csv.spec.install).unwrap();
     let names: Vec<&str> = entries.iter().map(|e| e.name.as_str()).collect();
     assert_eq!(
         names,
@@ -294,7 +310,7 @@ fn flux_deployments() {
             "source-controller",
         ]
     );
-    let csv_annotations = csv["metadata"]["annotations"].as_object().unwrap();
+    let csv_annotations = csv.metadata.annotations.as_ref().unwrap();
     assert!(csv_annotations.contains_key("alm-examples"));
 
     let mut hashes = std::collections::BTreeSet::new();
@@ -323,7 +339,7 @@ fn flux_deployments() {
             .unwrap();
         assert_eq!(annotations["prometheus.io/scrape"], json!("true"));
         for (k, v) in csv_annotations {
-            assert_eq!(&annotations[k], v, "{} {k}", e.name);
+            assert_eq!(annotations[k], json!(v), "{} {k}", e.name);
         }
         assert_eq!(annotations.len(), csv_annotations.len() + 2);
 
@@ -361,7 +377,7 @@ fn flux_deployments() {
 fn a_csv_annotation_change_changes_the_hash() {
     let csv = flux();
     let mut owner = CsvOwner::from_csv(&csv).unwrap();
-    let e = &strategy_deployments(&csv).unwrap()[0];
+    let e = &strategy_deployments(&csv.spec.install).unwrap()[0];
     let before = deployment_for_spec(&owner, e, Overrides::default()).unwrap();
     owner.annotations.insert("alm-examples".into(), "[]".into());
     let after = deployment_for_spec(&owner, e, Overrides::default()).unwrap();
@@ -374,7 +390,7 @@ fn a_csv_annotation_change_changes_the_hash() {
 fn flux_with_a_subscription_config() {
     let csv = flux();
     let owner = CsvOwner::from_csv(&csv).unwrap();
-    let e = &strategy_deployments(&csv).unwrap()[5];
+    let e = &strategy_deployments(&csv.spec.install).unwrap()[5];
     assert_eq!(e.name, "source-controller");
     let config = SubscriptionConfig::from_config(&json!({
         "env": [{"name": "RUNTIME_NAMESPACE", "value": "flux-system"}],
@@ -438,7 +454,7 @@ fn flux_with_a_subscription_config() {
 fn flux_orphans_after_a_deployment_is_dropped() {
     let csv = flux();
     let owner = CsvOwner::from_csv(&csv).unwrap();
-    let entries = strategy_deployments(&csv).unwrap();
+    let entries = strategy_deployments(&csv.spec.install).unwrap();
     let existing: Vec<Value> = entries.iter().map(|e| build(&owner, e)).collect();
     assert!(
         orphaned_deployments(&owner, &entries, &existing)
@@ -464,7 +480,7 @@ fn multicluster_containers_and_affinity() {
         "multicluster-operators-subscription/0.4.1/manifests/multicluster-operators-subscription.v0.4.1.clusterserviceversion.yaml",
     );
     let owner = CsvOwner::from_csv(&csv).unwrap();
-    let entries = strategy_deployments(&csv).unwrap();
+    let entries = strategy_deployments(&csv.spec.install).unwrap();
     assert_eq!(entries.len(), 5);
     let application = &entries[0];
     assert_eq!(application.name, "multicluster-operators-application");
@@ -522,33 +538,37 @@ fn multicluster_containers_and_affinity() {
 /// A malformed strategy is an error naming the place in the CSV or Deployment.
 #[test]
 fn malformed_strategy_names_the_place() {
-    let csv = json!({
-        "metadata": {"name": "op.v1", "namespace": "ns"},
-        "spec": {"install": {"strategy": "deployment", "spec": {"deployments": [
-            {"name": "ok", "spec": {}},
-            {"spec": {}},
-        ]}}},
-    });
+    let csv = csv_with(json!({"strategy": "deployment", "spec": {"deployments": [
+        {"name": "ok", "spec": {"selector": {}, "template": {}}},
+        {"name": "", "spec": {"selector": {}, "template": {}}},
+    ]}}));
     assert_eq!(
-        strategy_deployments(&csv).unwrap_err().to_string(),
-        "spec.install.spec.deployments[1].name: expected a string, found nothing"
-    );
-    let csv = json!({"spec": {"install": {"strategy": "deployment", "spec": {"deployments": [
-        {"name": "op", "spec": {"template": {"spec": {"containers": [{"env": "x"}]}}}, "label": {"a": 1}},
-    ]}}}});
-    assert_eq!(
-        strategy_deployments(&csv).unwrap_err().to_string(),
-        "spec.install.spec.deployments[0].label.a: expected a string, found a number"
-    );
-    assert_eq!(
-        CsvOwner::from_csv(&json!({"metadata": {"name": "op.v1"}}))
+        strategy_deployments(&csv.spec.install)
             .unwrap_err()
             .to_string(),
+        "spec.install.spec.deployments[1].name: expected a non-empty string, found an empty string"
+    );
+    // An entry without a name, or a label that is not a string, is refused when the CSV is
+    // read, before any decision sees it.
+    for entry in [
+        json!({"spec": {"selector": {}, "template": {}}}),
+        json!({"name": "op", "spec": {"selector": {}, "template": {}}, "label": {"a": 1}}),
+    ] {
+        let csv = json!({
+            "metadata": {"name": "op.v1", "namespace": "ns"},
+            "spec": {"displayName": "op", "install": {"strategy": "deployment", "spec": {"deployments": [entry]}}},
+        });
+        assert!(serde_json::from_value::<ClusterServiceVersion>(csv).is_err());
+    }
+    let mut csv = csv_with(json!({"strategy": "deployment"}));
+    csv.metadata.namespace = None;
+    assert_eq!(
+        CsvOwner::from_csv(&csv).unwrap_err().to_string(),
         "metadata.namespace: expected a string, found nothing"
     );
 
-    let owner =
-        CsvOwner::from_csv(&json!({"metadata": {"name": "op.v1", "namespace": "ns"}})).unwrap();
+    csv.metadata.namespace = Some("ns".into());
+    let owner = CsvOwner::from_csv(&csv).unwrap();
     let bad_env = entry(
         "op",
         json!({"template": {"spec": {"containers": [{"name": "a"}, {"env": "x"}]}}}),

@@ -531,7 +531,7 @@ async fn gather(
     if installed_phase {
         let (certs, due, served) = if serving::needed(csv) {
             let (certs, due) = serving::read(client, csv, now).await?;
-            let owner = olm_v0::strategy::CsvOwner::from_csv(&install::csv_json(csv))
+            let owner = olm_v0::strategy::CsvOwner::from_csv(csv)
                 .map_err(|e| Error::Retry(e.to_string()))?;
             let (webhooks, apiservices) = serving::installed(client, index, csv, &owner).await?;
             (certs, due, (webhooks, apiservices))
@@ -1080,7 +1080,7 @@ async fn ensure_condition(ctx: &Ctx, csv: &ClusterServiceVersion) -> Result<(), 
     let namespace = csv.namespace().unwrap_or_default();
     let name = csv.name_any();
     let value = install::csv_json(csv);
-    let Ok(owner) = olm_v0::strategy::CsvOwner::from_csv(&value) else {
+    let Ok(owner) = olm_v0::strategy::CsvOwner::from_csv(csv) else {
         return Ok(());
     };
     let conditions: Api<olm_v0_api::v2::OperatorCondition> =

@@ -60,9 +60,8 @@ pub fn subscription_config(
 pub fn strategy(
     csv: &ClusterServiceVersion,
 ) -> Result<(CsvOwner, Vec<StrategyDeployment>), String> {
-    let value = csv_json(csv);
-    let owner = CsvOwner::from_csv(&value).map_err(|e| e.to_string())?;
-    let entries = strategy_deployments(&value).map_err(|e| e.to_string())?;
+    let owner = CsvOwner::from_csv(csv).map_err(|e| e.to_string())?;
+    let entries = strategy_deployments(&csv.spec.install).map_err(|e| e.to_string())?;
     Ok((owner, entries))
 }
 
