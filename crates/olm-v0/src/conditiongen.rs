@@ -27,6 +27,9 @@
 //! Not here: mirroring `spec.conditions` into `status` and the upgrade gate
 //! ([`crate::operatorcondition`]).
 
+use olm_v0_api::v1alpha1::{
+    NamedInstallStrategy, StrategyDeploymentPermissions, StrategyDetailsDeployment,
+};
 use serde_json::{Map, Value, json};
 
 use crate::copied::COMPONENT_LABEL_PREFIX;
@@ -59,9 +62,9 @@ pub enum ComponentLabelKeyError {
     UnsupportedName,
 }
 
-/// The OperatorCondition of the CSV `owner`, whose strategy is read from `csv`: named after the
-/// CSV in its namespace, controlled by it (so deleting the CSV collects it, and a change to it
-/// wakes the CSV's reconciler), with no labels (the Operator aggregate adds its own later).
+/// The OperatorCondition of the CSV `owner`, whose install strategy is `install`: named after
+/// the CSV in its namespace, controlled by it (so deleting the CSV collects it, and a change to
+/// it wakes the CSV's reconciler), with no labels (the Operator aggregate adds its own later).
 ///
 /// `spec.serviceAccounts` are the `serviceAccountName`s of `clusterPermissions` then of
 /// `permissions`, in order, empty names skipped and repeats kept (as upstream: a name in both
@@ -69,17 +72,29 @@ pub enum ComponentLabelKeyError {
 /// `default`. `spec.deployments` are the strategy's deployment names, empty ones skipped, left
 /// out when there are none (Go's `omitempty`). The strategy's name is not checked: upstream
 /// reads the lists whatever it says.
-///
-/// # Errors
-///
-/// A part of the CSV on the way to those names that has the wrong JSON type, with its path.
-pub fn operator_condition(owner: &CsvOwner, csv: &Value) -> Result<Value, ShapeError> {
-    let mut accounts = strategy_names(csv, "clusterPermissions", "serviceAccountName")?;
-    accounts.extend(strategy_names(csv, "permissions", "serviceAccountName")?);
+pub fn operator_condition(owner: &CsvOwner, install: &NamedInstallStrategy) -> Value {
+    let details = install.strategy_spec.as_ref();
+    let accounts = |list: fn(&StrategyDetailsDeployment) -> &[StrategyDeploymentPermissions]| {
+        details
+            .map(list)
+            .unwrap_or_default()
+            .iter()
+            .map(|p| p.service_account_name.as_str())
+            .filter(|name| !name.is_empty())
+    };
+    let mut accounts: Vec<&str> = accounts(|d| &d.cluster_permissions)
+        .chain(accounts(|d| &d.permissions))
+        .collect();
     if accounts.is_empty() {
-        accounts.push(DEFAULT_SERVICE_ACCOUNT.to_owned());
+        accounts.push(DEFAULT_SERVICE_ACCOUNT);
     }
-    let deployments = strategy_names(csv, "deployments", "name")?;
+    let deployments: Vec<&str> = details
+        .map(|d| d.deployment_specs.as_slice())
+        .unwrap_or_default()
+        .iter()
+        .map(|d| d.name.as_str())
+        .filter(|name| !name.is_empty())
+        .collect();
 
     let mut reference = owner_reference(owner);
     if let Value::Object(r) = &mut reference {
@@ -90,7 +105,7 @@ pub fn operator_condition(owner: &CsvOwner, csv: &Value) -> Result<Value, ShapeE
     if !deployments.is_empty() {
         spec.insert("deployments".to_owned(), json!(deployments));
     }
-    Ok(json!({
+    json!({
         "apiVersion": CONDITION_API_VERSION,
         "kind": CONDITION_KIND,
         "metadata": {
@@ -99,35 +114,7 @@ pub fn operator_condition(owner: &CsvOwner, csv: &Value) -> Result<Value, ShapeE
             "ownerReferences": [reference],
         },
         "spec": spec,
-    }))
-}
-
-/// The non-empty `field`s of the entries of `spec.install.spec.<list>`, in order.
-fn strategy_names(csv: &Value, list: &str, field: &str) -> Result<Vec<String>, ShapeError> {
-    let mut at = object(as_object(csv, "")?, "spec", "")?;
-    for (key, path) in [("install", "spec"), ("spec", "spec.install")] {
-        at = match at {
-            Some(m) => object(m, key, path)?,
-            None => None,
-        };
-    }
-    let Some(strategy) = at else {
-        return Ok(Vec::new());
-    };
-    let path = format!("spec.install.spec.{list}");
-    let mut names = Vec::new();
-    for (i, entry) in array(strategy, list, "spec.install.spec")?
-        .into_iter()
-        .flatten()
-        .enumerate()
-    {
-        let at = format!("{path}[{i}]");
-        let name = string(as_object(entry, &at)?, field, &at)?;
-        if !name.is_empty() {
-            names.push(name.to_owned());
-        }
-    }
-    Ok(names)
+    })
 }
 
 /// The Role and RoleBinding, both named after `condition` (an OperatorCondition as stored,
@@ -383,6 +370,8 @@ pub fn component_label_key(name: &str) -> Result<String, ComponentLabelKeyError>
 mod tests {
     use std::collections::BTreeMap;
 
+    use olm_v0_api::v1alpha1::StrategyDeploymentSpec;
+
     use super::*;
 
     fn owner() -> CsvOwner {
@@ -394,25 +383,34 @@ mod tests {
         }
     }
 
-    fn csv(cluster: &[&str], namespaced: &[&str], deployments: &[&str]) -> Value {
-        let perms = |names: &[&str]| -> Vec<Value> {
+    fn install(
+        cluster: &[&str],
+        namespaced: &[&str],
+        deployments: &[&str],
+    ) -> NamedInstallStrategy {
+        let perms = |names: &[&str]| -> Vec<StrategyDeploymentPermissions> {
             names
                 .iter()
-                .map(|n| json!({"serviceAccountName": n, "rules": []}))
+                .map(|n| StrategyDeploymentPermissions {
+                    service_account_name: (*n).to_owned(),
+                    rules: Vec::new(),
+                })
                 .collect()
         };
-        let deps: Vec<Value> = deployments
-            .iter()
-            .map(|n| json!({"name": n, "spec": {}}))
-            .collect();
-        json!({
-            "metadata": {"name": "csv-a", "namespace": "ns-a"},
-            "spec": {"install": {"strategy": "deployment", "spec": {
-                "clusterPermissions": perms(cluster),
-                "permissions": perms(namespaced),
-                "deployments": deps,
-            }}},
-        })
+        NamedInstallStrategy {
+            strategy_name: "deployment".into(),
+            strategy_spec: Some(StrategyDetailsDeployment {
+                cluster_permissions: perms(cluster),
+                permissions: perms(namespaced),
+                deployment_specs: deployments
+                    .iter()
+                    .map(|n| StrategyDeploymentSpec {
+                        name: (*n).to_owned(),
+                        ..StrategyDeploymentSpec::default()
+                    })
+                    .collect(),
+            }),
+        }
     }
 
     /// Vectors of upstream's `operatorconditiongenerator_controller_test.go`: no ServiceAccount
@@ -435,16 +433,11 @@ mod tests {
             ),
         ];
         for ([cluster, namespaced, deps], accounts, deployments) in cases {
-            let got = operator_condition(&owner(), &csv(cluster, namespaced, deps));
-            let Ok(got) = got else {
-                panic!("{got:?}");
-            };
+            let got = operator_condition(&owner(), &install(cluster, namespaced, deps));
             assert_eq!(got["spec"]["serviceAccounts"], *accounts);
             assert_eq!(got["spec"]["deployments"], *deployments);
         }
-        let Ok(got) = operator_condition(&owner(), &csv(&[], &[], &["dep"])) else {
-            panic!("builds");
-        };
+        let got = operator_condition(&owner(), &install(&[], &[], &["dep"]));
         assert_eq!(
             got,
             json!({
@@ -465,14 +458,14 @@ mod tests {
                 "spec": {"serviceAccounts": ["default"], "deployments": ["dep"]},
             })
         );
-        let bad =
-            json!({"spec": {"install": {"spec": {"permissions": [{"serviceAccountName": 1}]}}}});
-        let Err(e) = operator_condition(&owner(), &bad) else {
-            panic!("a number is no name");
+        // No strategy spec: the pods run as `default`, and there is no Deployment to list.
+        let bare = NamedInstallStrategy {
+            strategy_name: "deployment".into(),
+            strategy_spec: None,
         };
         assert_eq!(
-            e.path,
-            "spec.install.spec.permissions[0].serviceAccountName"
+            operator_condition(&owner(), &bare)["spec"],
+            json!({"serviceAccounts": ["default"]})
         );
     }
 

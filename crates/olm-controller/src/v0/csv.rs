@@ -1079,7 +1079,6 @@ where
 async fn ensure_condition(ctx: &Ctx, csv: &ClusterServiceVersion) -> Result<(), Error> {
     let namespace = csv.namespace().unwrap_or_default();
     let name = csv.name_any();
-    let value = install::csv_json(csv);
     let Ok(owner) = olm_v0::strategy::CsvOwner::from_csv(csv) else {
         return Ok(());
     };
@@ -1090,9 +1089,7 @@ async fn ensure_condition(ctx: &Ctx, csv: &ClusterServiceVersion) -> Result<(), 
         .conditions
         .get(&ObjectRef::new(&name).within(&namespace));
     let Some(existing) = existing else {
-        let Ok(wanted) = olm_v0::conditiongen::operator_condition(&owner, &value) else {
-            return Ok(());
-        };
+        let wanted = olm_v0::conditiongen::operator_condition(&owner, &csv.spec.install);
         let typed: olm_v0_api::v2::OperatorCondition =
             serde_json::from_value(wanted).map_err(|e| Error::Retry(e.to_string()))?;
         match conditions.create(&PostParams::default(), &typed).await {

@@ -23,11 +23,6 @@ use serde_json::Value;
 
 use super::{FIELD_MANAGER, Index, serving};
 
-/// The CSV as JSON, as the decisions of `olm-v0` read it.
-pub fn csv_json(csv: &ClusterServiceVersion) -> Value {
-    serde_json::to_value(csv).unwrap_or(Value::Null)
-}
-
 /// The CSV's status as JSON (`{}` without one).
 pub fn status_json(csv: &ClusterServiceVersion) -> Value {
     csv.status
