@@ -3,6 +3,7 @@
 //! owned and required CRDs, required and owned APIServices, native APIs — in upstream's order,
 //! with upstream's statuses and messages. Whether all are met decides Pending → InstallReady.
 
+use olm_v0_api::v1alpha1 as api;
 use olm_version::masterminds::Version;
 
 /// Status values.
@@ -70,6 +71,32 @@ impl RequirementStatus {
     /// Whether this entry counts as met.
     pub fn met(&self) -> bool {
         matches!(self.status.as_str(), PRESENT | "DeploymentFound")
+    }
+
+    /// The entry as `status.requirementStatus` holds it: no `uuid` when empty, no
+    /// `dependents` when there are none, each dependent's `message` written even when empty.
+    pub fn to_api(&self) -> api::RequirementStatus {
+        api::RequirementStatus {
+            group: self.group.clone(),
+            version: self.version.clone(),
+            kind: self.kind.clone(),
+            name: self.name.clone(),
+            status: self.status.as_str().into(),
+            message: self.message.clone(),
+            uuid: (!self.uuid.is_empty()).then(|| self.uuid.clone()),
+            dependents: self
+                .dependents
+                .iter()
+                .map(|d| api::DependentStatus {
+                    group: d.group.clone(),
+                    version: d.version.clone(),
+                    kind: d.kind.clone(),
+                    status: d.status.as_str().into(),
+                    uuid: None,
+                    message: Some(d.message.clone()),
+                })
+                .collect(),
+        }
     }
 }
 
@@ -328,6 +355,42 @@ pub fn native_api_status(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// As written to `status.requirementStatus`: `uuid` only when known, `dependents` only
+    /// when there are some, a dependent's message even when empty.
+    #[test]
+    fn written_as_the_api_holds_it() {
+        let crd = RequirementStatus::new(
+            "apiextensions.k8s.io",
+            "v1",
+            "CustomResourceDefinition",
+            "a.b",
+        )
+        .with(PRESENT, "CRD is present and Established condition is true");
+        let mut account =
+            RequirementStatus::new("", "v1", "ServiceAccount", "sa").with(PRESENT, "");
+        account.uuid = "u-1".into();
+        account.dependents.push(DependentStatus {
+            group: "rbac.authorization.k8s.io".into(),
+            version: "v1".into(),
+            kind: "PolicyRule".into(),
+            status: "Satisfied".into(),
+            message: String::new(),
+        });
+        let written = serde_json::to_value([crd.to_api(), account.to_api()]).unwrap();
+        assert_eq!(
+            written,
+            serde_json::json!([
+                {"group": "apiextensions.k8s.io", "version": "v1", "kind": "CustomResourceDefinition",
+                 "name": "a.b", "status": "Present",
+                 "message": "CRD is present and Established condition is true"},
+                {"group": "", "version": "v1", "kind": "ServiceAccount", "name": "sa",
+                 "status": "Present", "message": "", "uuid": "u-1",
+                 "dependents": [{"group": "rbac.authorization.k8s.io", "version": "v1",
+                                 "kind": "PolicyRule", "status": "Satisfied", "message": ""}]},
+            ])
+        );
+    }
 
     #[test]
     fn kube_version() {

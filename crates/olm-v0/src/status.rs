@@ -7,7 +7,9 @@
 //! reads a clock. Phases and reasons are the API's; `None` is upstream's empty value (`""`, a
 //! CSV not yet looked at), which upstream never writes (`omitempty`).
 
-use olm_v0_api::v1alpha1::{ClusterServiceVersionPhase as Phase, ConditionReason as Reason};
+use olm_v0_api::v1alpha1::{
+    ClusterServiceVersionPhase as Phase, ClusterServiceVersionStatus, ConditionReason as Reason,
+};
 
 /// How many history entries `status.conditions` keeps (upstream's `ConditionsLengthLimit`).
 pub const CONDITIONS_LIMIT: usize = 20;
@@ -55,7 +57,46 @@ pub struct PhaseEvent {
     pub message: String,
 }
 
+/// A time as the API server writes it: UTC, to the second (how k8s-openapi writes a `Time`).
+pub fn time_text(t: jiff::Timestamp) -> Option<String> {
+    jiff::fmt::strtime::format("%Y-%m-%dT%H:%M:%SZ", t).ok()
+}
+
 impl CsvStatus {
+    /// The phase part of a CSV's `status` (`None`: no status yet), its times as written.
+    pub fn read(status: Option<&ClusterServiceVersionStatus>) -> CsvStatus {
+        let Some(status) = status else {
+            return CsvStatus::default();
+        };
+        CsvStatus {
+            phase: status.phase.clone(),
+            reason: status.reason.clone(),
+            message: status.message.clone().unwrap_or_default(),
+            last_update_time: status
+                .last_update_time
+                .as_ref()
+                .and_then(|t| time_text(t.0)),
+            last_transition_time: status
+                .last_transition_time
+                .as_ref()
+                .and_then(|t| time_text(t.0)),
+            conditions: status
+                .conditions
+                .iter()
+                .map(|c| CsvCondition {
+                    phase: c.phase.clone(),
+                    reason: c.reason.clone(),
+                    message: c.message.clone().unwrap_or_default(),
+                    last_update_time: c.last_update_time.as_ref().and_then(|t| time_text(t.0)),
+                    last_transition_time: c
+                        .last_transition_time
+                        .as_ref()
+                        .and_then(|t| time_text(t.0)),
+                })
+                .collect(),
+        }
+    }
+
     /// Sets phase, reason and message at `now` (upstream's `SetPhase`): the update time always;
     /// the transition time only when the phase changes; a history entry (the new phase, reason,
     /// message and times) when the history is empty or its last entry's phase or reason differ;

@@ -315,3 +315,48 @@ fn long_messages_are_bounded_and_stable() {
         None
     );
 }
+
+/// The status as stored reads with its times as the API server writes them (to the second,
+/// UTC), the empty phase kept as written, and no status as the empty one.
+#[test]
+fn read_from_the_stored_status() {
+    let status: olm_v0_api::v1alpha1::ClusterServiceVersionStatus =
+        serde_json::from_value(serde_json::json!({
+            "phase": "Succeeded",
+            "reason": "InstallSucceeded",
+            "message": "install strategy completed with no errors",
+            "lastUpdateTime": "2026-01-01T00:00:01.5Z",
+            "lastTransitionTime": "2026-01-01T00:00:00Z",
+            "conditions": [
+                {"phase": "", "lastTransitionTime": "2025-12-31T23:59:59Z"},
+                {"phase": "Succeeded", "reason": "InstallSucceeded", "message": "done"},
+            ],
+        }))
+        .unwrap();
+    let read = CsvStatus::read(Some(&status));
+    assert_eq!(read.phase, Some(Phase::Succeeded));
+    assert_eq!(read.reason, Some(Reason::InstallSucceeded));
+    assert_eq!(read.message, "install strategy completed with no errors");
+    assert_eq!(
+        read.last_update_time.as_deref(),
+        Some("2026-01-01T00:00:01Z")
+    );
+    assert_eq!(read.last_transition_time.as_deref(), Some(NOW));
+    assert_eq!(
+        read.conditions,
+        [
+            CsvCondition {
+                phase: Some(Phase::Other(String::new())),
+                last_transition_time: Some("2025-12-31T23:59:59Z".into()),
+                ..CsvCondition::default()
+            },
+            CsvCondition {
+                phase: Some(Phase::Succeeded),
+                reason: Some(Reason::InstallSucceeded),
+                message: "done".into(),
+                ..CsvCondition::default()
+            },
+        ]
+    );
+    assert_eq!(CsvStatus::read(None), CsvStatus::default());
+}

@@ -41,12 +41,13 @@ use kube::{Resource, ResourceExt};
 use olm_k8s::retry::Failures;
 use olm_v0::groups::OperatorGroupView;
 use olm_v0::membership::{self, Verdict};
-use olm_v0::status::{CsvCondition, CsvStatus};
+use olm_v0::status::CsvStatus;
 use olm_v0::surface::{ApiServiceRef, CrdRef, api_labels, surface};
 use olm_v0::transition::{self, Facts, InstallStatus, Replaced, Step};
 use olm_v0_api::v1::{OperatorGroup, UpgradeStrategy};
 use olm_v0_api::v1alpha1::{
     ClusterServiceVersion, ClusterServiceVersionPhase as Phase, ConditionReason as Reason,
+    RequirementStatus,
 };
 use serde_json::{Value, json};
 use tracing::{Instrument, debug, info, info_span, warn};
@@ -150,10 +151,7 @@ async fn reconcile(csv: Arc<ClusterServiceVersion>, ctx: Arc<Ctx>) -> Result<Act
 /// The time as the API server writes it (seconds).
 fn now_text() -> (jiff::Timestamp, String) {
     let now = jiff::Timestamp::now();
-    let text = serde_json::to_value(super::now())
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_default();
+    let text = olm_v0::status::time_text(super::now().0).unwrap_or_default();
     (now, text)
 }
 
@@ -238,37 +236,6 @@ fn selects_nothing(index: &Index, g: &OperatorGroup) -> bool {
     .is_ok_and(|t| t.is_empty())
 }
 
-/// The CSV's phase bookkeeping as [`olm_v0::status`] reads it, its times as written.
-fn phase_of(csv: &ClusterServiceVersion) -> CsvStatus {
-    let status = install::status_json(csv);
-    let text = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
-    let phase = |v: &Value| v.get("phase").and_then(Value::as_str).map(Phase::from);
-    let reason = |v: &Value| v.get("reason").and_then(Value::as_str).map(Reason::from);
-    let conditions = status
-        .get("conditions")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .map(|c| CsvCondition {
-                    phase: phase(c),
-                    reason: reason(c),
-                    message: text(c, "message").unwrap_or_default(),
-                    last_update_time: text(c, "lastUpdateTime"),
-                    last_transition_time: text(c, "lastTransitionTime"),
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    CsvStatus {
-        phase: phase(&status),
-        reason: reason(&status),
-        message: text(&status, "message").unwrap_or_default(),
-        last_update_time: text(&status, "lastUpdateTime"),
-        last_transition_time: text(&status, "lastTransitionTime"),
-        conditions,
-    }
-}
-
 async fn reconcile_one(csv: &ClusterServiceVersion, ctx: &Ctx) -> Result<Option<Duration>, Error> {
     let client = &ctx.shared.client;
     let index = &ctx.index;
@@ -306,7 +273,7 @@ async fn reconcile_one(csv: &ClusterServiceVersion, ctx: &Ctx) -> Result<Option<
 
     // 2. Membership.
     let (now, now_text) = now_text();
-    let status = phase_of(csv);
+    let status = CsvStatus::read(csv.status.as_ref());
     let Some(group) = settle_membership(ctx, csv, &api, &surface, &status, &now_text).await? else {
         return Ok(None);
     };
@@ -402,16 +369,15 @@ async fn reconcile_one(csv: &ClusterServiceVersion, ctx: &Ctx) -> Result<Option<
         }
         Step::Error(m) => retry = Some(m),
     }
-    let requirements_changed = requirement_statuses.as_ref().is_some_and(|r| {
-        install::status_json(csv)
-            .get("requirementStatus")
-            .unwrap_or(&Value::Null)
-            != r
-            && !(r.as_array().is_some_and(Vec::is_empty)
-                && install::status_json(csv).get("requirementStatus").is_none())
-    });
+    let stored = csv
+        .status
+        .as_ref()
+        .map_or(&[][..], |s| s.requirement_status.as_slice());
+    let requirements_changed = requirement_statuses
+        .as_ref()
+        .is_some_and(|r| r.as_slice() != stored);
     if event.is_some() || requirements_changed {
-        match write_status(&api, csv, &status, requirement_statuses.as_ref()).await {
+        match write_status(&api, csv, &status, requirement_statuses.as_deref()).await {
             Ok(_) => {}
             // Written from a stale copy: the newer one is on its way and wakes the CSV again.
             Err(Error::Kube(kube::Error::Api(s))) if s.code == 409 => return Ok(None),
@@ -448,7 +414,7 @@ async fn reconcile_one(csv: &ClusterServiceVersion, ctx: &Ctx) -> Result<Option<
 /// (when they were checked) and when the first serving certificate is due for renewal.
 struct Gathered {
     facts: Facts,
-    requirement_statuses: Option<Value>,
+    requirement_statuses: Option<Vec<RequirementStatus>>,
     renewal: Option<Duration>,
 }
 
@@ -512,7 +478,13 @@ async fn gather(
             Ok(_) => {
                 let checked =
                     requirements::check(client, index, csv, ctx.server_version.as_deref()).await?;
-                requirement_statuses = Some(requirements::statuses_json(&checked.statuses));
+                requirement_statuses = Some(
+                    checked
+                        .statuses
+                        .iter()
+                        .map(olm_v0::requirements::RequirementStatus::to_api)
+                        .collect(),
+                );
                 Ok(checked.met)
             }
         });
@@ -562,7 +534,7 @@ async fn gather(
     })
 }
 
-/// Step 2 of a pass: whether the CSV (its `status` as [`phase_of`] reads it) may
+/// Step 2 of a pass: whether the CSV (its `status` as [`CsvStatus::read`] reads it) may
 /// be installed by the only OperatorGroup of its namespace ([`membership::check`]), and what is done when it may not — the CSV failed (its
 /// Deployments deleted when the verdict says so), annotated with its group, or the group's
 /// provided APIs updated. The group when the CSV is its member; none when this pass ends here.
@@ -868,7 +840,7 @@ async fn write_status(
     api: &Api<ClusterServiceVersion>,
     csv: &ClusterServiceVersion,
     status: &CsvStatus,
-    requirements: Option<&Value>,
+    requirements: Option<&[RequirementStatus]>,
 ) -> Result<ClusterServiceVersion, Error> {
     // The empty phase and reason are written as `""`, as they were read.
     let phase = |p: &Option<Phase>| p.as_ref().map_or("", Phase::as_str).to_owned();
@@ -895,7 +867,7 @@ async fn write_status(
         "conditions": conditions,
     });
     if let Some(r) = requirements {
-        s["requirementStatus"] = r.clone();
+        s["requirementStatus"] = json!(r);
     }
     let metadata = json!({"resourceVersion": csv.resource_version()});
     Ok(olm_runtime::status::patch(api, &csv.name_any(), Some(&metadata), s).await?)
