@@ -33,7 +33,6 @@ use super::error::Error;
 use super::{COPY_CONTROLLER, Index, lock, nothing};
 use crate::context::Shared;
 use crate::metrics::Outcome;
-use crate::v0::install::status_json;
 use olm_v0::strategy::spec_hash;
 
 /// How many copies are written at once.
@@ -500,25 +499,15 @@ pub fn prototype(parent: &ClusterServiceVersion) -> Value {
     let namespace = parent.namespace().unwrap_or_default();
     let (labels, annotations) =
         olm_v0::copied::copied_metadata(&namespace, parent.labels(), parent.annotations());
-    let mut status = status_json(parent);
-    if let Value::Object(s) = &mut status {
-        s.insert("reason".into(), ConditionReason::Copied.as_str().into());
-        s.insert(
-            "message".into(),
-            Value::String(olm_v0::copied::copied_message(&namespace)),
-        );
-    }
-    json!({
-        "apiVersion": ClusterServiceVersion::api_version(&()),
-        "kind": ClusterServiceVersion::kind(&()),
-        "metadata": {
-            "name": parent.name_any(),
-            "labels": labels,
-            "annotations": annotations,
-        },
-        "spec": serde_json::to_value(&parent.spec).unwrap_or(Value::Null),
-        "status": status,
-    })
+    let mut status = parent.status.clone().unwrap_or_default();
+    status.reason = Some(ConditionReason::Copied);
+    status.message = Some(olm_v0::copied::copied_message(&namespace));
+    let mut copy = ClusterServiceVersion::new(&parent.name_any(), parent.spec.clone());
+    // `{}` when empty: the hashes are of this JSON.
+    copy.metadata.labels = Some(labels);
+    copy.metadata.annotations = Some(annotations);
+    copy.status = Some(status);
+    serde_json::to_value(copy).unwrap_or(Value::Null)
 }
 
 /// What keeping `parent`'s copies in step did.
@@ -715,5 +704,48 @@ async fn delete_copy(
         Ok(_) => Ok(()),
         Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
         Err(e) => Err(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    /// The copy carries the parent's name, its labels and annotations as copied (an empty map
+    /// written `{}`), the whole spec and the parent's status with reason `Copied`.
+    #[test]
+    fn prototype_of_a_parent() {
+        let spec = json!({"displayName": "op", "install": {"strategy": "deployment"}});
+        let parent: ClusterServiceVersion = serde_json::from_value(json!({
+            "apiVersion": "operators.coreos.com/v1alpha1",
+            "kind": "ClusterServiceVersion",
+            "metadata": {
+                "name": "op.v1",
+                "namespace": "ops",
+                "uid": "u",
+                "annotations": {"olm.targetNamespaces": ""},
+            },
+            "spec": spec,
+        }))
+        .unwrap();
+        assert_eq!(
+            prototype(&parent),
+            json!({
+                "apiVersion": "operators.coreos.com/v1alpha1",
+                "kind": "ClusterServiceVersion",
+                "metadata": {
+                    "name": "op.v1",
+                    "labels": {"olm.copiedFrom": "ops"},
+                    "annotations": {},
+                },
+                "spec": spec,
+                "status": {
+                    "reason": "Copied",
+                    "message": "The operator is running in ops but is managing this namespace",
+                },
+            })
+        );
     }
 }

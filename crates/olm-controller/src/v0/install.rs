@@ -23,15 +23,6 @@ use serde_json::Value;
 
 use super::{FIELD_MANAGER, Index, serving};
 
-/// The CSV's status as JSON (`{}` without one).
-pub fn status_json(csv: &ClusterServiceVersion) -> Value {
-    csv.status
-        .as_ref()
-        .and_then(|s| serde_json::to_value(s).ok())
-        .unwrap_or_else(|| Value::Object(serde_json::Map::new()))
-}
-
-/// The CSV's owner facts and its strategy entries; the error is what the CSV reports.
 /// The `spec.config` of the Subscription that installed `csv` (upstream's `findOwner`: the
 /// first of its namespace's, by name, whose `status.installedCSV` names it).
 pub fn subscription_config(
@@ -52,6 +43,7 @@ pub fn subscription_config(
         .map_err(|e| format!("the Subscription's {e}"))
 }
 
+/// The CSV's owner facts and its strategy entries; the error is what the CSV reports.
 pub fn strategy(
     csv: &ClusterServiceVersion,
 ) -> Result<(CsvOwner, Vec<StrategyDeployment>), String> {
