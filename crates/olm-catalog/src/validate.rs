@@ -110,13 +110,12 @@ pub fn build_index(cat: &Catalog) -> Result<Index<'_>, ValidationError> {
 }
 
 /// [`build_index`] for a catalog read from a ConfigMap CatalogSource: upstream loads those into
-/// its SQLite registry, which keys bundles by CSV name and never had file-based catalogs' rule
-/// that versions are unique in a package, so two CSVs of one version in different channels
-/// serve there. Every other rule holds.
-pub fn build_index_allowing_duplicate_versions(
-    cat: &Catalog,
-) -> Result<Index<'_>, ValidationError> {
-    let idx = convert(cat).map_err(ValidationError::Structure)?;
+/// its SQLite registry, which keys bundles by CSV name and never had two of file-based catalogs'
+/// rules: that versions are unique in a package (two CSVs of one version in different channels
+/// serve there), and that a package's name is a DNS-1123 label (`PackageDependent` serves
+/// there; OLM v0's own e2e suite names packages so). Every other rule holds.
+pub fn build_index_for_config_map(cat: &Catalog) -> Result<Index<'_>, ValidationError> {
+    let idx = convert_names(cat, false).map_err(ValidationError::Structure)?;
     let tree = check_model_rules(&idx, false);
     if tree.children.is_empty() {
         Ok(idx)
@@ -127,6 +126,12 @@ pub fn build_index_allowing_duplicate_versions(
 
 /// Like [`build_index`] but without the model tree (upstream's conversion only).
 pub fn convert(cat: &Catalog) -> Result<Index<'_>, String> {
+    convert_names(cat, true)
+}
+
+/// [`convert`], with package names held to DNS-1123 labels (`dns_names`) as upstream's
+/// `declcfg.ConvertToModel` holds them, or not, as its SQLite loader does not.
+fn convert_names(cat: &Catalog, dns_names: bool) -> Result<Index<'_>, String> {
     let mut idx = Index::default();
     for p in cat.packages() {
         if p.name.is_empty() {
@@ -135,7 +140,11 @@ pub fn convert(cat: &Catalog) -> Result<Index<'_>, String> {
         if idx.packages.contains_key(p.name.as_str()) {
             return Err(format!("duplicate package {}", quote(&p.name)));
         }
-        let errs = olm_k8s::dns1123_label_errors(&p.name);
+        let errs = if dns_names {
+            olm_k8s::dns1123_label_errors(&p.name)
+        } else {
+            Vec::new()
+        };
         if !errs.is_empty() {
             let errs: Vec<String> = errs.iter().map(ToString::to_string).collect();
             return Err(format!(

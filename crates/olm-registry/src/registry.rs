@@ -121,13 +121,13 @@ impl Registry {
 
     /// [`Registry::build`] for a ConfigMap CatalogSource's catalog, validated as upstream's
     /// SQLite loader validates it: two CSVs of one version in a package are allowed
-    /// ([`olm_catalog::validate::build_index_allowing_duplicate_versions`]).
+    /// ([`olm_catalog::validate::build_index_for_config_map`]).
     ///
     /// # Errors
     ///
     /// A catalog that does not validate so, or a bundle that does not convert.
     pub fn build_from_config_map(catalog: &Catalog) -> Result<Registry, BuildError> {
-        let index = olm_catalog::validate::build_index_allowing_duplicate_versions(catalog)
+        let index = olm_catalog::validate::build_index_for_config_map(catalog)
             .map_err(|e| BuildError::Invalid(e.to_string()))?;
         Self::from_index(catalog, &index, String::new())
     }
