@@ -1011,6 +1011,19 @@ async fn apiservice(env: &Env, id: &str) -> Result<()> {
         "group": group_name, "version": "v1alpha1", "kind": "Doohickey", "name": "doohickeys",
         "displayName": "Doohickey", "deploymentName": "gizmo", "containerPort": port,
     }]}});
+    // What an older OLM made for this APIService under its legacy names: the Service labelled
+    // as this CSV's goes on install, the Secret labelled as another CSV's stays (upstream's
+    // deleteLegacyAPIServiceResources).
+    let legacy_service = format!("v1alpha1-{}", group_name.replace('.', "-"));
+    let legacy_secret = format!("v1alpha1.{group_name}-cert");
+    let owned_by = |csv: &str| json!({"olm.owner": csv, "olm.owner.namespace": ns, "olm.owner.kind": "ClusterServiceVersion"});
+    env.apply(json!({"apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": legacy_service, "namespace": ns, "labels": owned_by("gizmo.v1.0.0")},
+        "spec": {"ports": [{"port": 443}]}}))
+        .await?;
+    env.apply(json!({"apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": legacy_secret, "namespace": ns, "labels": owned_by("someone-else")}}))
+        .await?;
     let mut object = csv(ns, "gizmo.v1.0.0", &["OwnNamespace"], None, extra.clone());
     object["spec"]["install"]["spec"]["deployments"][0]["spec"]["template"]["spec"]["hostNetwork"] =
         json!(true);
@@ -1044,6 +1057,13 @@ async fn apiservice(env: &Env, id: &str) -> Result<()> {
     {
         bail!("no DeploymentFound APIService requirement: {owned:?}");
     }
+    let legacy_services =
+        Api::<k8s_openapi::api::core::v1::Service>::namespaced(env.client.clone(), ns);
+    check_eq!(
+        legacy_services.get_opt(&legacy_service).await?.is_none(),
+        true
+    );
+    check_eq!(secrets.get_opt(&legacy_secret).await?.is_some(), true);
     // Each resource gets the ClusterRoles that aggregate into admin, edit and view (upstream's
     // ensureClusterRolesForCSV), the second of the APIService's too.
     let roles = Api::<k8s_openapi::api::rbac::v1::ClusterRole>::all(env.client.clone());

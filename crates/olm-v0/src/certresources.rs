@@ -34,6 +34,46 @@ pub fn secret_name(service: &str) -> String {
     format!("{service}-cert")
 }
 
+/// A resource older OLMs made for an owned APIService under names derived from the APIService
+/// (`<version>.<group>`) rather than the Deployment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Legacy {
+    /// The Service `<version>-<group with dashes>` in the CSV's namespace.
+    Service(String),
+    /// The Secret `<apiservice>-cert` in the CSV's namespace.
+    Secret(String),
+    /// The Role `<apiservice>-cert` in the CSV's namespace.
+    Role(String),
+    /// The RoleBinding `<apiservice>-cert` in the CSV's namespace.
+    RoleBinding(String),
+    /// The ClusterRoleBinding `<apiservice>-system:auth-delegator`.
+    ClusterRoleBinding(String),
+    /// The RoleBinding `<apiservice>-auth-reader` in `kube-system`.
+    AuthReader(String),
+}
+
+/// What an owned APIService's install removes of what older OLMs made for it (upstream's
+/// `deleteLegacyAPIServiceResources`), each only when its owner labels name the installing CSV
+/// (the shell checks with [`crate::adoption::owner_csv`]): nothing when the legacy Service name
+/// is the one the Deployment's Service has now (the group is the Deployment's name and the
+/// version `service`), else the Service, Secret, Role, RoleBinding, auth-delegator
+/// ClusterRoleBinding and auth-reader RoleBinding named after the APIService.
+pub fn legacy_apiservice_resources(version: &str, group: &str, deployment: &str) -> Vec<Legacy> {
+    let apiservice = format!("{version}.{group}");
+    let legacy_service = apiservice.replace('.', "-");
+    if legacy_service == service_name(deployment) {
+        return Vec::new();
+    }
+    vec![
+        Legacy::Service(legacy_service),
+        Legacy::Secret(secret_name(&apiservice)),
+        Legacy::Role(secret_name(&apiservice)),
+        Legacy::RoleBinding(secret_name(&apiservice)),
+        Legacy::ClusterRoleBinding(format!("{apiservice}-system:auth-delegator")),
+        Legacy::AuthReader(format!("{apiservice}-auth-reader")),
+    ]
+}
+
 /// One port the Service exposes: `containerPort` (default 443) to `targetPort` (default the
 /// same), named after the port number.
 pub fn service_port(container_port: Option<i64>, target_port: Option<&Value>) -> Value {
@@ -269,6 +309,28 @@ pub fn apiservice(
 
 #[cfg(test)]
 mod tests {
+    /// Upstream's `deleteLegacyAPIServiceResources` names (OLM repo
+    /// `pkg/controller/install/apiservice.go`), and its edge case: a legacy name equal to the
+    /// Deployment's Service name leaves everything alone. The e2e spec "api service resource
+    /// migrated if adoptable" makes these objects with the CSV's owner labels.
+    #[test]
+    fn legacy_apiservice_names() {
+        assert_eq!(
+            legacy_apiservice_resources("v1alpha1", "hats.x.redhat.com", "hat-server"),
+            vec![
+                Legacy::Service("v1alpha1-hats-x-redhat-com".into()),
+                Legacy::Secret("v1alpha1.hats.x.redhat.com-cert".into()),
+                Legacy::Role("v1alpha1.hats.x.redhat.com-cert".into()),
+                Legacy::RoleBinding("v1alpha1.hats.x.redhat.com-cert".into()),
+                Legacy::ClusterRoleBinding(
+                    "v1alpha1.hats.x.redhat.com-system:auth-delegator".into()
+                ),
+                Legacy::AuthReader("v1alpha1.hats.x.redhat.com-auth-reader".into()),
+            ]
+        );
+        assert!(legacy_apiservice_resources("hat", "service", "hat").is_empty());
+    }
+
     use super::*;
 
     fn owner() -> CsvOwner {

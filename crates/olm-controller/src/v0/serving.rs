@@ -286,6 +286,7 @@ pub async fn install(
                 "no serving certificate for deployment {deployment}"
             ));
         };
+        delete_legacy(client, csv, &a.version, &a.group, &deployment).await?;
         let o = apiservice(
             owner,
             &a.group,
@@ -311,6 +312,122 @@ pub async fn install(
         })?;
     }
     Ok(())
+}
+
+/// Deletes what older OLMs made for the APIService `version.group` under its legacy names,
+/// each only if its owner labels name this CSV ([`olm_v0::certresources::legacy_apiservice_resources`]).
+async fn delete_legacy(
+    client: &kube::Client,
+    csv: &ClusterServiceVersion,
+    version: &str,
+    group: &str,
+    deployment: &str,
+) -> Result<(), String> {
+    use k8s_openapi::api::core::v1::Service;
+    use k8s_openapi::api::rbac::v1::{ClusterRoleBinding, Role, RoleBinding};
+    use olm_v0::certresources::Legacy;
+    let namespace = csv.namespace().unwrap_or_default();
+    let name = csv.name_any();
+    for legacy in olm_v0::certresources::legacy_apiservice_resources(version, group, deployment) {
+        let c = client.clone();
+        let (kind, object) = match &legacy {
+            Legacy::Service(n) => ("Service", n),
+            Legacy::Secret(n) => ("Secret", n),
+            Legacy::Role(n) => ("Role", n),
+            Legacy::RoleBinding(n) | Legacy::AuthReader(n) => ("RoleBinding", n),
+            Legacy::ClusterRoleBinding(n) => ("ClusterRoleBinding", n),
+        };
+        let result = match &legacy {
+            Legacy::Service(n) => {
+                delete_if_owned(
+                    Api::<Service>::namespaced(c, &namespace),
+                    n,
+                    &namespace,
+                    &name,
+                )
+                .await
+            }
+            Legacy::Secret(n) => {
+                delete_if_owned(
+                    Api::<Secret>::namespaced(c, &namespace),
+                    n,
+                    &namespace,
+                    &name,
+                )
+                .await
+            }
+            Legacy::Role(n) => {
+                delete_if_owned(Api::<Role>::namespaced(c, &namespace), n, &namespace, &name).await
+            }
+            Legacy::RoleBinding(n) => {
+                delete_if_owned(
+                    Api::<RoleBinding>::namespaced(c, &namespace),
+                    n,
+                    &namespace,
+                    &name,
+                )
+                .await
+            }
+            Legacy::AuthReader(n) => {
+                delete_if_owned(
+                    Api::<RoleBinding>::namespaced(c, "kube-system"),
+                    n,
+                    &namespace,
+                    &name,
+                )
+                .await
+            }
+            Legacy::ClusterRoleBinding(n) => {
+                delete_if_owned(Api::<ClusterRoleBinding>::all(c), n, &namespace, &name).await
+            }
+        };
+        result.map_err(|e| {
+            format!(
+                "error deleting legacy {kind} {object}: {}",
+                crate::api_error::message(&e)
+            )
+        })?;
+    }
+    Ok(())
+}
+
+/// Deletes `name` through `api` when it exists and its owner labels name the CSV
+/// `namespace/csv` (upstream's `AdoptableLabels` with the name checked), by its uid.
+async fn delete_if_owned<K>(
+    api: Api<K>,
+    name: &str,
+    namespace: &str,
+    csv: &str,
+) -> Result<(), kube::Error>
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    let Some(existing) = api.get_opt(name).await? else {
+        return Ok(());
+    };
+    if olm_v0::adoption::owner_csv(existing.labels()) != Some((namespace, csv)) {
+        return Ok(());
+    }
+    let params = kube::api::DeleteParams {
+        preconditions: Some(kube::api::Preconditions {
+            uid: existing.uid(),
+            resource_version: None,
+        }),
+        ..kube::api::DeleteParams::default()
+    };
+    match api.delete(name, &params).await {
+        Ok(_) => {
+            tracing::info!(
+                name,
+                csv,
+                namespace,
+                "deleted a resource with a legacy APIService name"
+            );
+            Ok(())
+        }
+        Err(kube::Error::Api(s)) if s.code == 404 || s.code == 409 => Ok(()),
+        Err(e) => Err(e),
+    }
 }
 
 async fn install_conversion(
