@@ -562,8 +562,9 @@ fn catalogs_move_and_checks_say_what_blocks_an_operator() {
         assert_eq!(code, 0, "resumed after a kill once {step}: {out}{err}");
         // After the last progress line only the extension's own patch is left, which the
         // killed run may have made before the kill landed: then the move is done already.
+        // (Progress lines, this one among them, go to stderr.)
         let finished_before_the_kill = step == "deleted"
-            && out.contains("operator team-m/example-operator has moved to OLM v1 already");
+            && err.contains("operator team-m/example-operator has moved to OLM v1 already");
         assert!(
             out.contains("operator team-m/example-operator moved to OLM v1")
                 || finished_before_the_kill,
