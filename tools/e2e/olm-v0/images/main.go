@@ -16,9 +16,10 @@
 //   - operator-framework/mock-extension-apiserver:master, what the Deployments of its hand-made
 //     CSVs that own APIServices run: the stand-in built beside this one (mockext/), as
 //     /bin/mock-extension-apiserver.
-//   - olm-e2e/dummy:latest, the suite's -dummyImage (its default, bitnami/nginx, is what the
-//     Deployments of its hand-made CSVs run): the machine's static busybox idling until it is
-//     told to stop, so those Deployments become available.
+//   - olm-e2e/dummy:latest, the suite's -dummyImage (what the Deployments of its hand-made CSVs
+//     run): the machine's static busybox idling until it is told to stop, so those Deployments
+//     become available. Also pushed as bitnami/nginx:latest, the flag's default, which the
+//     suite's package-level CSVs take before flags are parsed.
 package main
 
 import (
@@ -121,10 +122,13 @@ func run(registry, busybox string) error {
 	if err != nil {
 		return err
 	}
-	ref = registry + "/olm-e2e/dummy:latest"
-	if err := oci.Push(dummy, ref); err != nil {
-		return err
+	// Also under the suite's default -dummyImage, docker.io/bitnami/nginx:latest: some of its
+	// CSVs are package-level variables, built from the flag's default before flags are parsed.
+	for _, ref := range []string{registry + "/olm-e2e/dummy:latest", registry + "/bitnami/nginx:latest"} {
+		if err := oci.Push(dummy, ref); err != nil {
+			return err
+		}
+		fmt.Println(ref)
 	}
-	fmt.Println(ref)
 	return nil
 }
