@@ -78,7 +78,7 @@ main() {
     # No container runs on the fake node: an image that does not exist does.
     dummy_image="$registry/olm-e2e/none:latest"
     if [[ $profile == real ]]; then
-        "$bin/olm-v0-images" "$registry" >&2
+        "$bin/olm-v0-images" -catalog "$here/catalog" "$registry" >&2
         dummy_image="$registry/olm-e2e/dummy:latest"
     fi
     # olm's OLM v0 keeps its global catalogs in its system namespace.

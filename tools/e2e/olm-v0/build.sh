@@ -14,6 +14,8 @@
 #                     stand-in for -dummyImage
 #   mock-extension-apiserver  the stand-in for upstream's mock extension API server (mockext/),
 #                     static
+#   copy-content      operator-lifecycle-manager's cmd/copy-content, static (what OLM's image
+#                     gives an extractContent registry Pod)
 #   opm               operator-registry's opm, at the version OLM's go.mod requires, static
 #   grpc_health_probe grpc-health-probe, at the version operator-registry's go.mod requires
 #                     (as operator-registry's image has it), static
@@ -36,7 +38,7 @@ main() {
         LC_ALL=C sort -z | xargs -0 sha256sum | cat - build.sh | sha256sum | cut -c1-16)"
     dest="$cache/e2e-v0/$key"
     bin="$dest/bin"
-    products=(olm-v0-e2e.test ginkgo e2e-judge olm-v0-images opm grpc_health_probe mock-extension-apiserver)
+    products=(olm-v0-e2e.test ginkgo e2e-judge olm-v0-images opm grpc_health_probe mock-extension-apiserver copy-content)
 
     complete() {
         local f
@@ -97,6 +99,7 @@ main() {
         go build -trimpath -ldflags "-s -w" -o "$work/grpc_health_probe" github.com/grpc-ecosystem/grpc-health-probe >&2
         go build -trimpath -o "$work/olm-v0-images" ./images >&2
         CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$work/mock-extension-apiserver" ./mockext >&2
+        CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$work/copy-content" "$upstream_module/cmd/copy-content" >&2
     )
     (cd "$here/../judge" && go build -o "$work/e2e-judge" .) >&2
     mkdir -p "$bin"

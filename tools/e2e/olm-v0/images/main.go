@@ -2,7 +2,7 @@
 // their registries cannot be reached. The real node pulls quay.io images from the environment's
 // registry under the same path, so the suite's Pods run unchanged.
 //
-//	olm-v0-images REGISTRY [BUSYBOX]
+//	olm-v0-images [-catalog DIR] REGISTRY [BUSYBOX]
 //
 // It pushes, to REGISTRY:
 //
@@ -20,11 +20,18 @@
 //     run): the machine's static busybox idling until it is told to stop, so those Deployments
 //     become available. Also pushed as bitnami/nginx:latest, the flag's default, which the
 //     suite's package-level CSVs take before flags are parsed.
+//   - operator-framework/olm:latest, what an extractContent registry Pod's first init container
+//     runs: busybox's cp and operator-lifecycle-manager's copy-content (built beside this one).
+//   - operatorhubio/catalog:latest (with -catalog), the suite's -communityOperators image: the
+//     catalog under /configs and the cache opm builds for it under /tmp/cache.
 package main
 
 import (
+	"flag"
 	"fmt"
+	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -32,22 +39,27 @@ import (
 )
 
 func main() {
-	if len(os.Args) < 2 || len(os.Args) > 3 {
-		fmt.Fprintln(os.Stderr, "usage: olm-v0-images REGISTRY [BUSYBOX]")
+	catalog := flag.String("catalog", "", "a file-based catalog folder, pushed as upstream's community catalog image")
+	flag.Usage = func() {
+		fmt.Fprintln(os.Stderr, "usage: olm-v0-images [-catalog DIR] REGISTRY [BUSYBOX]")
+	}
+	flag.Parse()
+	if flag.NArg() < 1 || flag.NArg() > 2 {
+		flag.Usage()
 		os.Exit(2)
 	}
-	registry := os.Args[1]
+	registry := flag.Arg(0)
 	busybox := "/bin/busybox"
-	if len(os.Args) == 3 {
-		busybox = os.Args[2]
+	if flag.NArg() == 2 {
+		busybox = flag.Arg(1)
 	}
-	if err := run(registry, busybox); err != nil {
+	if err := run(registry, busybox, *catalog); err != nil {
 		fmt.Fprintln(os.Stderr, "olm-v0-images:", err)
 		os.Exit(1)
 	}
 }
 
-func run(registry, busybox string) error {
+func run(registry, busybox, catalog string) error {
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -130,5 +142,92 @@ func run(registry, busybox string) error {
 		}
 		fmt.Println(ref)
 	}
+
+	// What an extractContent registry Pod runs besides opm: `cp` and `copy-content` from OLM's
+	// image (its first init container copies the latter out), and the catalog image whose
+	// /configs and cache the second one copies.
+	copyContent, err := oci.StaticProgram(filepath.Join(dir, "copy-content"))
+	if err != nil {
+		return err
+	}
+	olmFiles := append([]oci.File{{Name: "bin/", Mode: 0o755}}, oci.Busybox(bb, "cp")...)
+	olmFiles = append(olmFiles, oci.File{Name: "bin/copy-content", Mode: 0o755, Data: copyContent})
+	olmImg, err := oci.Image(olmFiles, v1.Config{Env: []string{"PATH=/bin"}})
+	if err != nil {
+		return err
+	}
+	ref = registry + "/operator-framework/olm:latest"
+	if err := oci.Push(olmImg, ref); err != nil {
+		return err
+	}
+	fmt.Println(ref)
+	if catalog == "" {
+		return nil
+	}
+	catalogImg, err := catalogImage(filepath.Join(dir, "opm"), catalog)
+	if err != nil {
+		return err
+	}
+	ref = registry + "/operatorhubio/catalog:latest"
+	if err := oci.Push(catalogImg, ref); err != nil {
+		return err
+	}
+	fmt.Println(ref)
 	return nil
+}
+
+// catalogImage lays the catalog out as opm's generated catalog Dockerfile does: the catalog
+// under /configs (named by the index.configs label) and its serving cache, built by opm
+// itself, under /tmp/cache.
+func catalogImage(opm, catalog string) (v1.Image, error) {
+	cache, err := os.MkdirTemp("", "olm-v0-images-cache-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(cache)
+	cmd := exec.Command(opm, "serve", catalog, "--cache-dir", cache, "--cache-only")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("building the catalog's cache: %v: %s", err, out)
+	}
+	files := []oci.File{{Name: "configs/", Mode: 0o755}}
+	configs, err := tree(catalog, "configs/")
+	if err != nil {
+		return nil, err
+	}
+	files = append(files, configs...)
+	files = append(files, oci.File{Name: "tmp/", Mode: 0o1777}, oci.File{Name: "tmp/cache/", Mode: 0o755})
+	cached, err := tree(cache, "tmp/cache/")
+	if err != nil {
+		return nil, err
+	}
+	files = append(files, cached...)
+	return oci.Image(files, v1.Config{
+		Labels: map[string]string{"operators.operatorframework.io.index.configs.v1": "/configs"},
+	})
+}
+
+// tree is every folder and file under root, named under prefix, in walk order.
+func tree(root, prefix string) ([]oci.File, error) {
+	var files []oci.File
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || path == root {
+			return err
+		}
+		rel, err := filepath.Rel(root, path)
+		if err != nil {
+			return err
+		}
+		name := prefix + filepath.ToSlash(rel)
+		if d.IsDir() {
+			files = append(files, oci.File{Name: name + "/", Mode: 0o755})
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		files = append(files, oci.File{Name: name, Mode: 0o644, Data: data})
+		return nil
+	})
+	return files, err
 }
