@@ -13,6 +13,7 @@
 use std::collections::BTreeMap;
 
 use base64::Engine as _;
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use serde_json::{Map, Value, json};
 
 use crate::operatorgroup::MANAGED_LABEL;
@@ -76,12 +77,17 @@ pub fn legacy_apiservice_resources(version: &str, group: &str, deployment: &str)
 
 /// One port the Service exposes: `containerPort` (default 443) to `targetPort` (default the
 /// same), named after the port number.
-pub fn service_port(container_port: Option<i64>, target_port: Option<&Value>) -> Value {
+pub fn service_port(container_port: Option<i64>, target_port: Option<&IntOrString>) -> Value {
     let port = container_port.filter(|p| *p > 0).unwrap_or(443);
+    let target = match target_port {
+        Some(IntOrString::Int(p)) => json!(p),
+        Some(IntOrString::String(name)) => json!(name),
+        None => json!(port),
+    };
     json!({
         "name": port.to_string(),
         "port": port,
-        "targetPort": target_port.cloned().unwrap_or(json!(port)),
+        "targetPort": target,
     })
 }
 
@@ -346,7 +352,15 @@ mod tests {
     fn service_secret_and_rbac() {
         let p = service_port(Some(8443), None);
         assert_eq!(p, json!({"name": "8443", "port": 8443, "targetPort": 8443}));
-        assert_eq!(service_port(None, Some(&json!("https")))["port"], 443);
+        let named = IntOrString::String("https".into());
+        assert_eq!(
+            service_port(Some(0), Some(&named)).to_string(),
+            r#"{"name":"443","port":443,"targetPort":"https"}"#
+        );
+        assert_eq!(
+            service_port(Some(9443), Some(&IntOrString::Int(8443))).to_string(),
+            r#"{"name":"9443","port":9443,"targetPort":8443}"#
+        );
         let svc = service(
             &owner(),
             "etcd.operator",

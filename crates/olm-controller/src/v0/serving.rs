@@ -31,7 +31,7 @@ use olm_v0::webhookconfig::{
     namespace_selector, service_name,
 };
 use olm_v0_api::v1::OperatorGroup;
-use olm_v0_api::v1alpha1::ClusterServiceVersion;
+use olm_v0_api::v1alpha1::{ClusterServiceVersion, WebhookAdmissionType, WebhookDescription};
 use serde_json::{Value, json};
 
 use super::FIELD_MANAGER;
@@ -56,13 +56,9 @@ fn served(csv: &ClusterServiceVersion) -> BTreeMap<String, Vec<Value>> {
         let Some(d) = w.deployment_name.clone() else {
             continue;
         };
-        let target = w
-            .target_port
-            .as_ref()
-            .and_then(|t| serde_json::to_value(t).ok());
         out.entry(d).or_default().push(service_port(
             w.container_port.map(i64::from),
-            target.as_ref(),
+            w.target_port.as_ref(),
         ));
     }
     for a in csv
@@ -92,14 +88,6 @@ fn data_of(s: &Secret, key: &str) -> Option<Vec<u8>> {
         .as_ref()
         .and_then(|d| d.get(key))
         .map(|b| b.0.clone())
-}
-
-/// A webhook definition's `type` as written.
-fn type_of(w: &olm_v0_api::v1alpha1::WebhookDescription) -> String {
-    serde_json::to_value(w.type_)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_default()
 }
 
 /// The certificates the CSV's Deployments hold now, by Deployment; a missing or unusable one is
@@ -245,30 +233,26 @@ pub async fn install(
     certs: &BTreeMap<String, Cert>,
 ) -> Result<(), String> {
     let params = PatchParams::apply(FIELD_MANAGER).force();
-    let group_selector = group
-        .spec
-        .selector
-        .as_ref()
-        .and_then(|s| serde_json::to_value(s).ok());
     let selector = namespace_selector(
         &group.spec.target_namespaces,
-        group_selector.as_ref(),
+        group.spec.selector.as_ref(),
         &group.uid().unwrap_or_default(),
     );
     let modes = super::csv::install_modes(csv);
     for w in &csv.spec.webhook_definitions {
-        let desc = serde_json::to_value(w).map_err(|e| e.to_string())?;
         let deployment = w.deployment_name.clone().unwrap_or_default();
         let Some(cert) = certs.get(&deployment) else {
             return Err(format!(
                 "no serving certificate for deployment {deployment}"
             ));
         };
-        if type_of(w) == "ConversionWebhook" {
-            install_conversion(client, csv, &desc, &modes, cert, &params).await?;
+        if w.type_ == WebhookAdmissionType::ConversionWebhook {
+            install_conversion(client, csv, w, &modes, cert, &params).await?;
             continue;
         }
-        let Some(config) = configuration(&desc, owner, selector.as_ref(), &cert.ca_pem) else {
+        let Some(config) =
+            configuration(w, owner, selector.as_ref(), &cert.ca_pem).map_err(|e| e.to_string())?
+        else {
             continue;
         };
         let kind = config["kind"].as_str().unwrap_or_default().to_owned();
@@ -433,7 +417,7 @@ where
 async fn install_conversion(
     client: &kube::Client,
     csv: &ClusterServiceVersion,
-    desc: &Value,
+    desc: &WebhookDescription,
     modes: &[olm_v0::InstallMode],
     cert: &Cert,
     params: &PatchParams,
@@ -445,16 +429,9 @@ async fn install_conversion(
         .iter()
         .flat_map(|d| d.owned.iter().map(|o| o.name.clone()))
         .collect();
-    let names: Vec<String> = desc["conversionCRDs"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|v| v.as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default();
+    let names = &desc.conversion_crds;
     let mut found = Vec::new();
-    for n in &names {
+    for n in names {
         let crd = crds.get_opt(n).await.map_err(|e| e.to_string())?;
         found.push((
             n.clone(),
@@ -480,7 +457,7 @@ async fn install_conversion(
             "metadata": {"name": n},
             "spec": {"conversion": section},
         });
-        crds.patch(&n, params, &Patch::Apply(&patch))
+        crds.patch(n, params, &Patch::Apply(&patch))
             .await
             .map_err(|e| {
                 format!(
@@ -582,20 +559,14 @@ pub async fn installed(
     let mut webhooks = true;
     for w in &csv.spec.webhook_definitions {
         let selector = owner_selector(owner, &w.generate_name);
-        let present = match type_of(w).as_str() {
-            "ValidatingAdmissionWebhook" => {
-                !Api::<ValidatingWebhookConfiguration>::all(client.clone())
-                    .list_metadata(&ListParams::default().labels(&selector))
-                    .await?
-                    .items
-                    .is_empty()
+        let present = match w.type_ {
+            WebhookAdmissionType::ValidatingAdmissionWebhook => {
+                any_labelled::<ValidatingWebhookConfiguration>(client, &selector).await?
             }
-            "MutatingAdmissionWebhook" => !Api::<MutatingWebhookConfiguration>::all(client.clone())
-                .list_metadata(&ListParams::default().labels(&selector))
-                .await?
-                .items
-                .is_empty(),
-            _ => true,
+            WebhookAdmissionType::MutatingAdmissionWebhook => {
+                any_labelled::<MutatingWebhookConfiguration>(client, &selector).await?
+            }
+            WebhookAdmissionType::ConversionWebhook => true,
         };
         webhooks &= present;
     }
@@ -603,7 +574,7 @@ pub async fn installed(
         .spec
         .webhook_definitions
         .iter()
-        .filter(|w| type_of(w) == "ConversionWebhook")
+        .filter(|w| w.type_ == WebhookAdmissionType::ConversionWebhook)
     {
         let service = service_name(w.deployment_name.as_deref().unwrap_or_default());
         let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
@@ -637,6 +608,18 @@ pub async fn installed(
                 .is_some_and(|s| super::requirements::available(&s))
         });
     Ok((webhooks, apiservices))
+}
+
+/// Whether any cluster-scoped `K` carries the labels `selector` asks for.
+async fn any_labelled<K>(client: &kube::Client, selector: &str) -> Result<bool, kube::Error>
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+    K::DynamicType: Default,
+{
+    let found = Api::<K>::all(client.clone())
+        .list_metadata(&ListParams::default().labels(selector))
+        .await?;
+    Ok(!found.items.is_empty())
 }
 
 /// Applies `object` (server-side, `params`) in `namespace`, or cluster-wide for a
