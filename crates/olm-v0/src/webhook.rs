@@ -3,23 +3,8 @@
 //! `transitionCSVState`): no webhook may intercept every group, OLM's own API, or the webhook
 //! configurations themselves — an operator could otherwise lock OLM or the cluster out.
 
-/// One `rules[]` entry of a webhook definition.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Rule {
-    /// `apiGroups`.
-    pub api_groups: Vec<String>,
-    /// `resources`.
-    pub resources: Vec<String>,
-}
-
-/// A webhook definition as the checks need it.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct WebhookDefinition {
-    /// `generateName`.
-    pub generate_name: String,
-    /// `rules`.
-    pub rules: Vec<Rule>,
-}
+use k8s_openapi::api::admissionregistration::v1::RuleWithOperations;
+use olm_v0_api::v1alpha1::WebhookDescription;
 
 /// Whether a resource names a webhook configuration: `*`, the kinds upstream lists, and — what
 /// upstream's check misses, since rules name resources by their lowercase plural —
@@ -38,9 +23,9 @@ fn is_webhook_configuration(resource: &str) -> bool {
 
 /// Upstream's rule guard, in its order and words (capitalised as upstream writes them; its e2e
 /// suite compares the CSV's message with them).
-pub fn valid_rules(rules: &[Rule]) -> Result<(), String> {
+pub fn valid_rules(rules: &[RuleWithOperations]) -> Result<(), String> {
     for rule in rules {
-        let has = |g: &str| rule.api_groups.iter().any(|x| x == g);
+        let has = |g: &str| rule.api_groups.iter().flatten().any(|x| x == g);
         if has("*") {
             return Err("Webhook rules cannot include all groups".into());
         }
@@ -48,7 +33,11 @@ pub fn valid_rules(rules: &[Rule]) -> Result<(), String> {
             return Err("Webhook rules cannot include the OLM group".into());
         }
         if has("admissionregistration.k8s.io")
-            && rule.resources.iter().any(|r| is_webhook_configuration(r))
+            && rule
+                .resources
+                .iter()
+                .flatten()
+                .any(|r| is_webhook_configuration(r))
         {
             return Err("Webhook rules cannot include MutatingWebhookConfiguration or ValidatingWebhookConfiguration resources".into());
         }
@@ -59,7 +48,7 @@ pub fn valid_rules(rules: &[Rule]) -> Result<(), String> {
 /// The `InvalidWebhookDescription` message for a CSV's webhooks, if any: a repeated
 /// `generateName` (`CSV contains repeated WebhookDescription name`) or the first rule guard
 /// failure, in definition order.
-pub fn webhook_problem(definitions: &[WebhookDefinition]) -> Option<String> {
+pub fn webhook_problem(definitions: &[WebhookDescription]) -> Option<String> {
     let mut seen = std::collections::BTreeSet::new();
     for d in definitions {
         if !seen.insert(d.generate_name.as_str()) {
@@ -76,10 +65,11 @@ pub fn webhook_problem(definitions: &[WebhookDefinition]) -> Option<String> {
 mod tests {
     use super::*;
 
-    fn rule(groups: &[&str], resources: &[&str]) -> Rule {
-        Rule {
-            api_groups: groups.iter().map(|s| (*s).to_owned()).collect(),
-            resources: resources.iter().map(|s| (*s).to_owned()).collect(),
+    fn rule(groups: &[&str], resources: &[&str]) -> RuleWithOperations {
+        RuleWithOperations {
+            api_groups: Some(groups.iter().map(|s| (*s).to_owned()).collect()),
+            resources: Some(resources.iter().map(|s| (*s).to_owned()).collect()),
+            ..RuleWithOperations::default()
         }
     }
 
@@ -125,9 +115,22 @@ mod tests {
 
     #[test]
     fn repeated_names() {
-        let d = |name: &str| WebhookDefinition {
+        let d = |name: &str| WebhookDescription {
             generate_name: name.into(),
+            type_: olm_v0_api::v1alpha1::WebhookAdmissionType::ValidatingAdmissionWebhook,
+            deployment_name: None,
+            container_port: None,
+            target_port: None,
             rules: vec![rule(&["apps"], &["deployments"])],
+            failure_policy: None,
+            match_policy: None,
+            object_selector: None,
+            side_effects: "None".into(),
+            timeout_seconds: None,
+            admission_review_versions: vec!["v1".into()],
+            reinvocation_policy: None,
+            webhook_path: None,
+            conversion_crds: Vec::new(),
         };
         assert_eq!(webhook_problem(&[d("a"), d("b")]), None);
         assert_eq!(

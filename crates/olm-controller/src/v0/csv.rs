@@ -490,7 +490,7 @@ async fn gather(
         });
     }
     if matches!(phase, Some(Phase::Pending | Phase::Failed)) {
-        facts.webhook_problem = olm_v0::webhook::webhook_problem(&webhook_definitions(csv));
+        facts.webhook_problem = olm_v0::webhook::webhook_problem(&csv.spec.webhook_definitions);
         facts.owner_conflict = owner_conflict(index, csv);
     }
     // A Failed CSV that never installed has nothing to re-certify or repair: the machine does
@@ -812,24 +812,6 @@ fn owner_conflict(index: &Index, csv: &ClusterServiceVersion) -> Option<String> 
         }
     }
     None
-}
-
-fn webhook_definitions(csv: &ClusterServiceVersion) -> Vec<olm_v0::webhook::WebhookDefinition> {
-    csv.spec
-        .webhook_definitions
-        .iter()
-        .map(|w| olm_v0::webhook::WebhookDefinition {
-            generate_name: w.generate_name.clone(),
-            rules: w
-                .rules
-                .iter()
-                .map(|r| olm_v0::webhook::Rule {
-                    api_groups: r.api_groups.clone().unwrap_or_default(),
-                    resources: r.resources.clone().unwrap_or_default(),
-                })
-                .collect(),
-        })
-        .collect()
 }
 
 /// Writes phase, reason, message, times and history (and the requirement statuses when
