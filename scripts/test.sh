@@ -11,6 +11,6 @@ cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked
 tools/e2e/operator-controller.sh
-# OLM v0's suite, the containers whose specs are quick on the fake node (about 3 minutes; the
+# OLM v0's suite, the containers whose specs are quick on the fake node (3 to 4.5 minutes; the
 # whole suite takes 22, more than CI's hour has left): judged by the same KNOWN.tsv.
 tools/e2e/olm-v0.sh --labels OperatorGroup,ScopedClient,ResourceManager,PackageManifest,GarbageCollection,InstallPlan,DisablingCopiedCSVs
