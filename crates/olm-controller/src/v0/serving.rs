@@ -313,79 +313,57 @@ async fn delete_legacy(
     let namespace = csv.namespace().unwrap_or_default();
     let name = csv.name_any();
     for legacy in olm_v0::certresources::legacy_apiservice_resources(version, group, deployment) {
-        let c = client.clone();
-        let (kind, object) = match &legacy {
-            Legacy::Service(n) => ("Service", n),
-            Legacy::Secret(n) => ("Secret", n),
-            Legacy::Role(n) => ("Role", n),
-            Legacy::RoleBinding(n) | Legacy::AuthReader(n) => ("RoleBinding", n),
-            Legacy::ClusterRoleBinding(n) => ("ClusterRoleBinding", n),
-        };
-        let result = match &legacy {
-            Legacy::Service(n) => {
-                delete_if_owned(
-                    Api::<Service>::namespaced(c, &namespace),
-                    n,
-                    &namespace,
-                    &name,
-                )
-                .await
-            }
-            Legacy::Secret(n) => {
-                delete_if_owned(
-                    Api::<Secret>::namespaced(c, &namespace),
-                    n,
-                    &namespace,
-                    &name,
-                )
-                .await
-            }
-            Legacy::Role(n) => {
-                delete_if_owned(Api::<Role>::namespaced(c, &namespace), n, &namespace, &name).await
-            }
-            Legacy::RoleBinding(n) => {
-                delete_if_owned(
-                    Api::<RoleBinding>::namespaced(c, &namespace),
-                    n,
-                    &namespace,
-                    &name,
-                )
-                .await
-            }
-            Legacy::AuthReader(n) => {
-                delete_if_owned(
-                    Api::<RoleBinding>::namespaced(c, "kube-system"),
-                    n,
-                    &namespace,
-                    &name,
-                )
-                .await
-            }
+        let (resource, within, object) = match &legacy {
+            Legacy::Service(n) => (
+                ApiResource::erase::<Service>(&()),
+                Some(namespace.as_str()),
+                n,
+            ),
+            Legacy::Secret(n) => (
+                ApiResource::erase::<Secret>(&()),
+                Some(namespace.as_str()),
+                n,
+            ),
+            Legacy::Role(n) => (ApiResource::erase::<Role>(&()), Some(namespace.as_str()), n),
+            Legacy::RoleBinding(n) => (
+                ApiResource::erase::<RoleBinding>(&()),
+                Some(namespace.as_str()),
+                n,
+            ),
+            Legacy::AuthReader(n) => (
+                ApiResource::erase::<RoleBinding>(&()),
+                Some("kube-system"),
+                n,
+            ),
             Legacy::ClusterRoleBinding(n) => {
-                delete_if_owned(Api::<ClusterRoleBinding>::all(c), n, &namespace, &name).await
+                (ApiResource::erase::<ClusterRoleBinding>(&()), None, n)
             }
         };
-        result.map_err(|e| {
-            format!(
-                "error deleting legacy {kind} {object}: {}",
-                crate::api_error::message(&e)
-            )
-        })?;
+        let api: Api<DynamicObject> = match within {
+            Some(ns) => Api::namespaced_with(client.clone(), ns, &resource),
+            None => Api::all_with(client.clone(), &resource),
+        };
+        delete_if_owned(&api, object, &namespace, &name)
+            .await
+            .map_err(|e| {
+                format!(
+                    "error deleting legacy {} {object}: {}",
+                    resource.kind,
+                    crate::api_error::message(&e)
+                )
+            })?;
     }
     Ok(())
 }
 
 /// Deletes `name` through `api` when it exists and its owner labels name the CSV
 /// `namespace/csv` (upstream's `AdoptableLabels` with the name checked), by its uid.
-async fn delete_if_owned<K>(
-    api: Api<K>,
+async fn delete_if_owned(
+    api: &Api<DynamicObject>,
     name: &str,
     namespace: &str,
     csv: &str,
-) -> Result<(), kube::Error>
-where
-    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
-{
+) -> Result<(), kube::Error> {
     let Some(existing) = api.get_opt(name).await? else {
         return Ok(());
     };
