@@ -40,9 +40,10 @@ pub struct Election {
 }
 
 impl Election {
-    /// An election for the Lease [`LEASE_NAME`] in `namespace`, as `hostname_suffix` (client-go
-    /// uses the hostname, which is the pod name, and a random suffix).
-    pub fn new(namespace: &str, timings: Timings) -> Election {
+    /// An election for the Lease `lease` in `namespace` ([`LEASE_NAME`] unless the process runs
+    /// one of upstream's components alone), as `hostname_suffix` (client-go uses the hostname,
+    /// which is the pod name, and a random suffix).
+    pub fn new(namespace: &str, lease: &str, timings: Timings) -> Election {
         let host = std::env::var("HOSTNAME")
             .ok()
             .filter(|h| !h.is_empty())
@@ -55,7 +56,7 @@ impl Election {
         let nanos = clock_nanos();
         Election {
             namespace: namespace.to_owned(),
-            name: LEASE_NAME.to_owned(),
+            name: lease.to_owned(),
             identity: format!("{host}_{:08x}{:08x}", std::process::id(), nanos),
             timings,
         }

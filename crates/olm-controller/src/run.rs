@@ -55,6 +55,11 @@ use tracing::{error, info, warn};
 use crate::context::{FIELD_MANAGER, Shared};
 use crate::metrics::Metrics;
 
+mod component;
+mod gates;
+pub use component::{CATALOGD_LEASE, Component};
+pub use gates::{Effect as GateEffect, FeatureGates};
+
 /// The namespace OLM's own objects go to unless told otherwise (upstream's).
 pub const DEFAULT_SYSTEM_NAMESPACE: &str = "olmv1-system";
 
@@ -146,6 +151,8 @@ impl Which {
 pub struct Options {
     /// Which OLM runs (`--olm`).
     pub which: Which,
+    /// Which of OLM v1's components run (`--component`); checked against `which` by [`run`].
+    pub component: Component,
     /// Where ClusterObjectSet Secrets and OLM's own objects go; created if missing.
     pub system_namespace: String,
     /// Root of every on-disk cache: the catalog server's under `catalogd/`, the installer's
@@ -192,6 +199,7 @@ impl Default for Options {
     fn default() -> Options {
         Options {
             which: Which::Both,
+            component: Component::All,
             system_namespace: DEFAULT_SYSTEM_NAMESPACE.to_owned(),
             cache_path: PathBuf::from("/var/cache/olm"),
             catalogs_addr: SocketAddr::from(([0, 0, 0, 0], 8443)),
@@ -283,6 +291,9 @@ pub enum RunError {
         /// Why.
         source: std::io::Error,
     },
+    /// `--component` and `--olm` disagree.
+    #[error("{0}")]
+    Component(String),
     /// A part of the process stopped before it was told to.
     #[error("{0} stopped on its own")]
     Stopped(&'static str),
@@ -300,8 +311,8 @@ pub enum RunError {
 /// The process's listeners, bound before anything else happens.
 #[derive(Debug)]
 pub struct Listeners {
-    /// The catalog server.
-    pub catalogs: TcpListener,
+    /// The catalog server, unless the component runs none.
+    pub catalogs: Option<TcpListener>,
     /// `/healthz`, `/readyz` (and `/metrics` when it has the same address).
     pub probes: Option<TcpListener>,
     /// `/metrics`, when on an address of its own.
@@ -315,7 +326,11 @@ pub struct Listeners {
 impl Listeners {
     /// Binds the addresses of `options`; a port 0 gets a free port (see `local_addr`).
     pub async fn bind(options: &Options) -> Result<Listeners, RunError> {
-        let catalogs = bind(options.catalogs_addr).await?;
+        let catalogs = if options.which.v1() && options.component.serves_catalogs() {
+            Some(bind(options.catalogs_addr).await?)
+        } else {
+            None
+        };
         let same =
             options.metrics_addr.is_some() && options.metrics_addr == options.health_probe_addr;
         // Port 0 asks for any free port: secure metrics then simply get one of their own.
@@ -381,6 +396,10 @@ pub async fn serve(
     listeners: Listeners,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), RunError> {
+    options
+        .component
+        .check(options.which)
+        .map_err(RunError::Component)?;
     let shutdown = shutdown.boxed().shared();
     let (stop_tx, stop_rx) = watch::channel(false);
     let stop = stop_future(stop_rx);
@@ -435,7 +454,11 @@ pub async fn serve(
     // lease. Losing it ends the election task with an error, which stops everything.
     let (leading_tx, leading) = watch::channel(options.leader_election.is_none());
     if let Some(timings) = options.leader_election {
-        let election = crate::leader::Election::new(&shared.system_namespace, timings);
+        let election = crate::leader::Election::new(
+            &shared.system_namespace,
+            options.component.lease(),
+            timings,
+        );
         let client = shared.client.clone();
         let stop = stop.clone();
         tasks.spawn(async move {
@@ -472,7 +495,7 @@ pub async fn serve(
     // is not ready before it serves the catalogs it was started with.
     let readiness = crate::health::Readiness::default();
     let (warm_tx, mut warm_rx) = watch::channel(false);
-    if options.which.v1() {
+    if listeners.catalogs.is_some() {
         catalogd_options.warmup = Some(Arc::new(olm_catalogd::warmup::Warmup::new(Some(warm_tx))));
         readiness.failing(CATALOGS_CHECK, "pulling the ClusterCatalogs' content");
         let readiness = readiness.clone();
@@ -488,22 +511,30 @@ pub async fn serve(
         });
     }
 
+    let catalogs_addr = match &listeners.catalogs {
+        Some(l) => Some(l.local_addr().map_err(|source| RunError::Serve {
+            what: "the catalog server",
+            source,
+        })?),
+        None => None,
+    };
     info!(
-        catalogs = %listeners.catalogs.local_addr().map_err(|source| RunError::Serve { what: "the catalog server", source })?,
+        catalogs = ?catalogs_addr,
+        component = options.component.name(),
         namespace = %shared.system_namespace,
         cache = %options.cache_path.display(),
         "starting"
     );
-    if options.which.v1() {
+    if let Some(catalogs) = listeners.catalogs {
         let client = shared.client.clone();
         let stop = stop.clone();
-        let catalogs = listeners.catalogs;
         tasks.spawn(async move {
             let served = olm_catalogd::run(catalogd_options, client, catalogs, None, stop).await;
             ("the catalog server", served.map_err(RunError::from))
         });
     }
-    if options.which.v1() {
+    let installs = options.component.installs();
+    if options.which.v1() && installs {
         let extension_options = options.extension.clone();
         spawn_controller(
             &mut tasks,
@@ -518,9 +549,10 @@ pub async fn serve(
             crate::objectset::run,
         );
     }
-    if !options.which.v0() {
+    if !options.which.v0() && installs {
         // Nothing here serves PackageManifests: a registration an earlier `olm run` left would
-        // make every namespace deletion of the cluster hang.
+        // make every namespace deletion of the cluster hang. (A catalogd beside an
+        // operator-controller that runs OLM v0 leaves it to that one.)
         if crate::v0::packageserver::withdraw(&shared.client, &shared.system_namespace).await {
             info!(
                 apiservice = crate::v0::packageserver::APISERVICE,
@@ -528,7 +560,7 @@ pub async fn serve(
             );
         }
     }
-    if options.which.v0() {
+    if options.which.v0() && installs {
         let packageserver = options.packageserver;
         let readiness = readiness.clone();
         shared.metrics.register(crate::v0::GROUP_CONTROLLER, 1);
@@ -550,7 +582,10 @@ pub async fn serve(
             move |shared, stop| crate::v0::run(shared, packageserver, readiness, stop),
         );
     }
-    if options.which.v1() && shared.cert_provider == Some(olm_bundle::CertProvider::Builtin) {
+    if options.which.v1()
+        && installs
+        && shared.cert_provider == Some(olm_bundle::CertProvider::Builtin)
+    {
         spawn_controller(
             &mut tasks,
             crate::certs::CONTROLLER,

@@ -791,7 +791,11 @@ impl OlmRun {
             ..olm_controller::run::Options::default()
         };
         let listeners = olm_controller::run::Listeners::bind(&options).await?;
-        let catalogs = listeners.catalogs.local_addr()?;
+        let catalogs = listeners
+            .catalogs
+            .as_ref()
+            .context("OLM v1 runs, so its catalog server listens")?
+            .local_addr()?;
         let probes = listeners
             .probes
             .as_ref()

@@ -15,7 +15,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context;
-use olm_controller::run::{CertProviderChoice, Which};
+use olm_controller::run::{CertProviderChoice, Component, FeatureGates, Which};
 
 use crate::catalogd::{
     TlsProfileArgs, image_options, kube_config, listen_addr, parse_duration, run_server,
@@ -54,6 +54,19 @@ pub struct Args {
     /// ClusterExtensions) or both.
     #[arg(long, default_value = "both", value_parser = Which::parse)]
     olm: Which,
+    /// Which of OLM v1's parts run: all (olm's one process), catalogd (the catalog server, the
+    /// ClusterCatalog controller and label webhook; needs --olm=v1) or operator-controller (the
+    /// ClusterExtension and ClusterObjectSet controllers, and OLM v0 when --olm asks for it), to
+    /// run as upstream's two Deployments; each elects its leader on upstream's Lease.
+    #[arg(long, default_value = "all", value_parser = Component::parse)]
+    component: Component,
+    /// Upstream's feature gates, Name=bool[,Name=bool] (repeatable): gates olm always has on
+    /// accept only true (BoxcutterRuntime, DeploymentConfig, SingleOwnNamespaceInstallSupport,
+    /// BundleReleaseSupport), WebhookProviderCertManager=false and
+    /// WebhookProviderOpenshiftServiceCA=false turn that certificate provider off,
+    /// APIV1MetasHandler serves /api/v1/metas or not.
+    #[arg(long = "feature-gates", value_name = "GATES", action = clap::ArgAction::Append)]
+    feature_gates: Vec<String>,
     /// Who issues serving certificates for bundles with webhooks: auto (cert-manager when its
     /// API is served, else builtin), builtin, cert-manager, openshift-service-ca or none.
     #[arg(long, default_value = "auto", value_parser = CertProviderChoice::parse)]
@@ -104,8 +117,8 @@ pub struct Args {
     #[arg(long, value_parser = namespaced_name)]
     global_pull_secret: Option<(String, String)>,
     /// Elect a leader among replicas on the Lease 9c4404e7.operatorframework.io in the system
-    /// namespace: only the leader runs the controllers and writes status; every replica pulls
-    /// and serves catalogs.
+    /// namespace (catalogd-operator-lock with --component=catalogd): only the leader runs the
+    /// controllers and writes status; every replica pulls and serves catalogs.
     #[arg(long)]
     leader_elect: bool,
     /// How long a lease not renewed lasts before another replica takes it (Go duration).
@@ -237,6 +250,12 @@ async fn serve(args: Args) -> anyhow::Result<()> {
     let stop = stop_signal()?;
     olm_image::install_crypto_provider();
     let tls_profile = args.tls_profile.resolve()?;
+    args.component
+        .check(args.olm)
+        .map_err(|e| anyhow::anyhow!(e))?;
+    let gates = FeatureGates::parse(&args.feature_gates)
+        .and_then(|g| g.apply(args.cert_provider, true))
+        .map_err(|e| anyhow::anyhow!("--feature-gates: {e}"))?;
     let pprof = args.profiling.config()?;
     let packageserver = args.packageserver.options()?;
     let config = kube_config(args.kubeconfig.as_ref()).await?;
@@ -247,7 +266,11 @@ async fn serve(args: Args) -> anyhow::Result<()> {
             namespace: args.system_namespace.clone(),
             subject: olm_controller::serving_tls::subject_for(&args.external_address)
                 .map_err(|e| anyhow::anyhow!("--tls-secret: {e}"))?,
-            webhook_configuration: Some(olm_catalogd::webhook::CONFIGURATION_NAME.to_owned()),
+            // The webhook is the catalog server's: only the process serving it keeps its CA.
+            webhook_configuration: args
+                .component
+                .serves_catalogs()
+                .then(|| olm_catalogd::webhook::CONFIGURATION_NAME.to_owned()),
             dir: args.cache_path.join("tls"),
             policy: olm_controller::serving_tls::Policy::default(),
         }),
@@ -275,6 +298,7 @@ async fn serve(args: Args) -> anyhow::Result<()> {
         .map_err(|e| anyhow::anyhow!("leader election: {e}"))?;
     let options = olm_controller::run::Options {
         which: args.olm,
+        component: args.component,
         system_namespace: args.system_namespace,
         cache_path: args.cache_path,
         catalogs_addr: listen_addr(&args.catalogs_server_addr)?,
@@ -284,12 +308,13 @@ async fn serve(args: Args) -> anyhow::Result<()> {
             gc_interval: args.gc_interval,
             webhook_addr,
             browse_cluster: args.browse_cluster,
+            metas: gates.metas,
             ..olm_catalogd::Options::default()
         },
         health_probe_addr: optional_addr(&args.health_probe_bind_address)?,
         metrics_addr: optional_addr(&args.metrics_bind_address)?,
         metrics_secure: args.metrics_secure,
-        cert_provider: args.cert_provider,
+        cert_provider: gates.cert_provider,
         images,
         extension: olm_controller::extension::Options {
             catalogs: olm_controller::catalog::CatalogOptions {

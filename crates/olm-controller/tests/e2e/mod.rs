@@ -321,6 +321,7 @@ async fn spawn_olm(
     let catalogs_port = env.catalogs_port.lock().unwrap().unwrap_or(0);
     let options = olm_controller::run::Options {
         which: env.which,
+        component: olm_controller::run::Component::All,
         system_namespace: SYSTEM_NAMESPACE.to_string(),
         cache_path: env.cache.path().to_path_buf(),
         catalogs_addr: std::net::SocketAddr::from(([127, 0, 0, 1], catalogs_port)),
@@ -341,7 +342,9 @@ async fn spawn_olm(
         tls_profile: olm_tls::TlsProfile::default(),
     };
     let listeners = olm_controller::run::Listeners::bind(&options).await?;
-    *env.catalogs_port.lock().unwrap() = Some(listeners.catalogs.local_addr()?.port());
+    if let Some(catalogs) = &listeners.catalogs {
+        *env.catalogs_port.lock().unwrap() = Some(catalogs.local_addr()?.port());
+    }
     let probes = listeners
         .probes
         .as_ref()
