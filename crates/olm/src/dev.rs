@@ -82,7 +82,8 @@ pub enum Command {
   olm dev up                                        a real node where this machine can run one, else kwok's
   olm dev up --node fake                            kwok's node: works anywhere, for any user
   olm dev up --node real --olm-as process           OLM in the background process, not as pods
-  olm dev up --registry-alias registry.example.com  pull registry.example.com/… from the dev registry")]
+  olm dev up --registry-alias registry.example.com  pull registry.example.com/… from the dev registry
+  olm dev up --node real --layout upstream          OLM as upstream's catalogd and operator-controller Deployments")]
     Up {
         #[command(flatten)]
         options: UpOptions,
@@ -131,6 +132,11 @@ pub struct UpOptions {
     /// name that cannot be resolved here).
     #[arg(long = "registry-alias", value_name = "HOST[:PORT]", value_parser = registry_alias)]
     registry_aliases: Vec<String>,
+    /// OLM's Deployments when it runs as pods (see `olm install-olm --layout`): `single`
+    /// (olm-controller-manager) or `upstream` (catalogd-controller-manager and
+    /// operator-controller-controller-manager).
+    #[arg(long, value_enum, default_value_t = crate::install_olm::Layout::Single)]
+    layout: crate::install_olm::Layout,
 }
 
 impl UpOptions {
@@ -142,6 +148,9 @@ impl UpOptions {
         }
         for alias in &self.registry_aliases {
             args.extend(["--registry-alias".to_owned(), alias.clone()]);
+        }
+        if self.layout == crate::install_olm::Layout::Upstream {
+            args.extend(["--layout".to_owned(), "upstream".to_owned()]);
         }
         args
     }
@@ -309,6 +318,13 @@ fn up(paths: &Paths, options: &UpOptions) -> anyhow::Result<ExitCode> {
     if options.node == NodeChoice::Fake && options.olm_as == Some(OlmAs::Pods) {
         bail!(
             "OLM runs as pods only on a real node: use --node real (or auto), or --olm-as process"
+        );
+    }
+    if options.layout != crate::install_olm::Layout::Single
+        && (options.node == NodeChoice::Fake || options.olm_as == Some(OlmAs::Process))
+    {
+        bail!(
+            "--layout lays out OLM's Deployments, which run only as pods on a real node: use --node real (or auto) without --olm-as process"
         );
     }
     if paths.live_supervisor().is_some() {
@@ -559,10 +575,13 @@ async fn supervise_async(paths: &Paths, options: &UpOptions) -> anyhow::Result<E
         (None, true) => OlmAs::Pods,
         (None, false) => OlmAs::Process,
     };
+    if olm_as == OlmAs::Process && options.layout != crate::install_olm::Layout::Single {
+        bail!("--layout lays out OLM's Deployments, and OLM runs in this process: use --node real");
+    }
     let mut olm = match (olm_as, plane.node_address()) {
         (OlmAs::Pods, Some(address)) => {
             let started = tokio::select! {
-                started = pods::start(&client, registry.addr, address, &options.registry_aliases, OLM_PODS_TIMEOUT) => started?,
+                started = pods::start(&client, registry.addr, address, &options.registry_aliases, options.layout, OLM_PODS_TIMEOUT) => started?,
                 _ = term.recv() => return Ok(ExitCode::SUCCESS),
                 _ = int.recv() => return Ok(ExitCode::SUCCESS),
             };

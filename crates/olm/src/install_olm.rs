@@ -34,7 +34,10 @@ use serde_json::Value;
 
 use crate::catalogd::parse_duration;
 
+mod layout;
 mod why;
+
+pub use layout::Layout;
 
 /// The manifests, as `kubectl kustomize config` renders them.
 pub const INSTALL_YAML: &str = include_str!("../../../install.yaml");
@@ -50,6 +53,7 @@ const CONTAINER: &str = "manager";
 #[command(after_help = "Examples:
   olm install-olm --image registry.example.com/olm/olm:v0.1.0@sha256:…              what olm image push-olm printed
   olm install-olm --image registry.example.com/olm/olm:v0.1.0 --olm both            OLM v0 too
+  olm install-olm --image registry.example.com/olm/olm:v0.1.0 --layout upstream     as upstream's catalogd and operator-controller Deployments
   olm install-olm --image registry.example.com/olm/olm:v0.1.0 --dry-run > olm.yaml  the manifests, applied nowhere
   olm install-olm --image registry.example.com/olm/olm:v0.1.0 --registries-conf registries.conf")]
 pub struct InstallArgs {
@@ -75,6 +79,11 @@ pub struct InstallArgs {
     /// packageserver-service).
     #[arg(long, value_enum, default_value_t = Olms::V1)]
     olm: Olms,
+    /// The Deployments: single (olm-controller-manager, all of OLM in one process) or upstream
+    /// (catalogd-controller-manager and operator-controller-controller-manager, with upstream's
+    /// names, labels and Leases, for what is written for upstream's layout).
+    #[arg(long, value_enum, default_value_t = Layout::Single)]
+    layout: Layout,
     /// A containers-registries.conf(5) file for OLM's own pulls of catalogs and bundles
     /// (registry rewrites, mirrors, plain-HTTP registries): put into ConfigMap
     /// olm-registries-conf and mounted at /etc/containers/registries.conf, where `olm run`
@@ -109,7 +118,7 @@ pub struct UninstallArgs {
 
 /// The objects to apply, with the Deployment running `image` and the OLMs `olms` says: the
 /// Namespace and CRDs first (everything else needs them), then the rest in the manifests' order.
-pub fn manifests(image: &str, olms: Olms) -> anyhow::Result<Vec<Value>> {
+pub fn manifests(image: &str, olms: Olms, layout: Layout) -> anyhow::Result<Vec<Value>> {
     let mut docs = olm_goenc::yamlread::parse_documents(INSTALL_YAML)
         .map_err(|e| anyhow!("the built-in install.yaml: {e}"))?;
     docs.retain(|d| !d.is_null());
@@ -131,6 +140,7 @@ pub fn manifests(image: &str, olms: Olms) -> anyhow::Result<Vec<Value>> {
     if !set {
         bail!("the built-in install.yaml has no Deployment container {CONTAINER:?}");
     }
+    layout::apply(&mut docs, layout)?;
     if olms == Olms::Both {
         add_olm_v0(&mut docs)?;
     }
@@ -151,7 +161,7 @@ fn add_olm_v0(docs: &mut Vec<Value>) -> anyhow::Result<()> {
     let mut service = None;
     for doc in docs.iter_mut() {
         match kind(doc) {
-            "Deployment" => {
+            "Deployment" if !layout::is_catalogd(doc) => {
                 let ns = namespace(doc).unwrap_or_default().to_owned();
                 let labels = doc
                     .pointer("/spec/selector/matchLabels")
@@ -220,11 +230,28 @@ fn add_olm_v0(docs: &mut Vec<Value>) -> anyhow::Result<()> {
 /// OLM's namespace and mounts it at [`olm_image::mirrors::DEFAULT_PATH`] in the container.
 pub fn add_registries_conf(docs: &mut Vec<Value>, registries_conf: &str) -> anyhow::Result<()> {
     const NAME: &str = "olm-registries-conf";
-    let deployment = docs
-        .iter_mut()
-        .find(|d| kind(d) == "Deployment")
-        .ok_or_else(|| anyhow!("the built-in install.yaml has no Deployment"))?;
-    let ns = namespace(deployment).unwrap_or_default().to_owned();
+    let mut ns = None;
+    for deployment in docs.iter_mut().filter(|d| kind(d) == "Deployment") {
+        ns = namespace(deployment).map(str::to_owned);
+        mount_registries_conf(deployment, NAME)?;
+    }
+    let ns = ns.ok_or_else(|| anyhow!("the built-in install.yaml has no Deployment"))?;
+    // Before the Deployments, so their pods find it at once.
+    let at = docs
+        .iter()
+        .position(|d| kind(d) == "Deployment")
+        .unwrap_or(docs.len());
+    docs.insert(at, serde_json::json!({
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": NAME, "namespace": ns, "labels": {"app.kubernetes.io/name": "olm"}},
+        "data": {"registries.conf": registries_conf},
+    }));
+    Ok(())
+}
+
+/// Mounts ConfigMap `name` at [`olm_image::mirrors::DEFAULT_PATH`] in `deployment`'s container.
+fn mount_registries_conf(deployment: &mut Value, name: &str) -> anyhow::Result<()> {
     let spec = deployment
         .pointer_mut("/spec/template/spec")
         .and_then(Value::as_object_mut)
@@ -233,7 +260,7 @@ pub fn add_registries_conf(docs: &mut Vec<Value>, registries_conf: &str) -> anyh
         .entry("volumes")
         .or_insert_with(|| Value::Array(Vec::new()))
     {
-        volumes.push(serde_json::json!({"name": NAME, "configMap": {"name": NAME}}));
+        volumes.push(serde_json::json!({"name": name, "configMap": {"name": name}}));
     }
     let containers = spec.get_mut("containers").and_then(Value::as_array_mut);
     for c in containers.into_iter().flatten() {
@@ -245,24 +272,13 @@ pub fn add_registries_conf(docs: &mut Vec<Value>, registries_conf: &str) -> anyh
                 .or_insert_with(|| Value::Array(Vec::new()))
         }) {
             mounts.push(serde_json::json!({
-                "name": NAME,
+                "name": name,
                 "mountPath": olm_image::mirrors::DEFAULT_PATH,
                 "subPath": "registries.conf",
                 "readOnly": true,
             }));
         }
     }
-    // Before the Deployment, so its pods find it at once.
-    let at = docs
-        .iter()
-        .position(|d| kind(d) == "Deployment")
-        .unwrap_or(docs.len());
-    docs.insert(at, serde_json::json!({
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": {"name": NAME, "namespace": ns, "labels": {"app.kubernetes.io/name": "olm"}},
-        "data": {"registries.conf": registries_conf},
-    }));
     Ok(())
 }
 
@@ -349,7 +365,7 @@ fn crd_established(c: &CustomResourceDefinition) -> bool {
 }
 
 pub fn install(args: InstallArgs) -> anyhow::Result<ExitCode> {
-    let mut docs = manifests(&args.image, args.olm)?;
+    let mut docs = manifests(&args.image, args.olm, args.layout)?;
     if args.no_admission_policies {
         docs.retain(|d| !is_admission_policy(d));
     }
@@ -411,43 +427,17 @@ pub async fn apply_and_wait(
             crds.push(name(doc).to_owned());
         }
     }
-    let deployment = docs
-        .iter()
-        .find(|d| kind(d) == "Deployment")
-        .ok_or_else(|| anyhow!("the built-in install.yaml has no Deployment"))?;
     let webhook = docs
         .iter()
         .find(|d| kind(d) == "MutatingWebhookConfiguration");
-    let deployments: Api<Deployment> =
-        Api::namespaced(client.clone(), namespace(deployment).unwrap_or_default());
-    let left = deadline.saturating_duration_since(Instant::now());
-    let waited = tokio::time::timeout(
-        left,
-        await_condition(
-            deployments.clone(),
-            name(deployment),
-            |d: Option<&Deployment>| d.is_some_and(deployment_ready),
-        ),
-    )
-    .await;
-    if waited.is_err() {
-        let d = deployments.get_opt(name(deployment)).await?;
-        let status = d.as_ref().and_then(|d| d.status.as_ref());
-        let ns = namespace(deployment).unwrap_or_default();
-        let why = match &d {
-            Some(d) => pods_explained(&client, ns, d).await,
-            None => "  the Deployment is gone".to_owned(),
-        };
-        bail!(
-            "OLM is not ready after {:?}: deployment {}/{} has {} of {} replicas available:\n{why}",
-            timeout,
-            ns,
-            name(deployment),
-            status.and_then(|s| s.available_replicas).unwrap_or(0),
-            d.as_ref().and_then(|d| d.spec.replicas).unwrap_or(1),
-        );
+    let mut waited_for = 0;
+    for deployment in docs.iter().filter(|d| kind(d) == "Deployment") {
+        wait_deployment(&client, deployment, deadline, timeout).await?;
+        waited_for += 1;
     }
-    eprintln!("deployment {} available", name(deployment));
+    if waited_for == 0 {
+        bail!("the built-in install.yaml has no Deployment");
+    }
     if let Some(webhook) = webhook {
         let api: Api<MutatingWebhookConfiguration> = Api::all(client.clone());
         let left = deadline.saturating_duration_since(Instant::now());
@@ -475,6 +465,46 @@ pub async fn apply_and_wait(
         eprintln!("apiservice {} available", olm_v0::packageserver::APISERVICE);
     }
     Ok(started.elapsed())
+}
+
+/// Waits until `deployment` (a manifest) has all its replicas updated and available; on
+/// timeout, says why its pods are not.
+async fn wait_deployment(
+    client: &kube::Client,
+    deployment: &Value,
+    deadline: Instant,
+    timeout: Duration,
+) -> anyhow::Result<()> {
+    let ns = namespace(deployment).unwrap_or_default();
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), ns);
+    let left = deadline.saturating_duration_since(Instant::now());
+    let waited = tokio::time::timeout(
+        left,
+        await_condition(
+            deployments.clone(),
+            name(deployment),
+            |d: Option<&Deployment>| d.is_some_and(deployment_ready),
+        ),
+    )
+    .await;
+    if waited.is_err() {
+        let d = deployments.get_opt(name(deployment)).await?;
+        let status = d.as_ref().and_then(|d| d.status.as_ref());
+        let why = match &d {
+            Some(d) => pods_explained(client, ns, d).await,
+            None => "  the Deployment is gone".to_owned(),
+        };
+        bail!(
+            "OLM is not ready after {:?}: deployment {}/{} has {} of {} replicas available:\n{why}",
+            timeout,
+            ns,
+            name(deployment),
+            status.and_then(|s| s.available_replicas).unwrap_or(0),
+            d.as_ref().and_then(|d| d.spec.replicas).unwrap_or(1),
+        );
+    }
+    eprintln!("deployment {} available", name(deployment));
+    Ok(())
 }
 
 /// What `kubectl describe` and `kubectl logs --previous` would say of the Deployment's pods that
@@ -610,7 +640,7 @@ pub fn uninstall(args: UninstallArgs) -> anyhow::Result<ExitCode> {
 
 async fn uninstall_on(args: UninstallArgs) -> anyhow::Result<ExitCode> {
     let client = crate::client::connect(args.kubeconfig.as_ref()).await?;
-    let docs = manifests("olm", Olms::V1)?;
+    let docs = manifests("olm", Olms::V1, Layout::Single)?;
     // First: while it names a Service of the namespace about to go, the namespace could not be
     // deleted (nor could any other).
     if let Some(ns) = docs
@@ -666,7 +696,8 @@ mod tests {
 
     #[test]
     fn the_image_is_set_and_the_namespace_and_crds_come_first() {
-        let docs = manifests("r.example/olm@sha256:ab", Olms::V1).expect("manifests");
+        let docs =
+            manifests("r.example/olm@sha256:ab", Olms::V1, Layout::Single).expect("manifests");
         assert_eq!(kind(&docs[0]), "Namespace");
         assert_eq!(name(&docs[0]), "olmv1-system");
         assert!(
@@ -694,7 +725,7 @@ mod tests {
     /// nothing of OLM v0 that would need OLM v0 running (an APIService, its CRDs or kinds).
     #[test]
     fn the_manifests_run_olm_v1_only() {
-        let docs = manifests("olm", Olms::V1).expect("manifests");
+        let docs = manifests("olm", Olms::V1, Layout::Single).expect("manifests");
         let d = docs
             .iter()
             .find(|d| kind(d) == "Deployment")
@@ -722,10 +753,101 @@ mod tests {
     }
 
     /// `--olm both`: the pods run both OLMs, and the PackageManifest API is routed to the one
+    /// `--layout upstream`: upstream's two Deployments, names and labels (operator-controller
+    /// v1.11.0's e2e suite finds them by these: `test/e2e/steps/hooks.go`
+    /// `detectOLMDeployments`, `upgrade_steps.go` `app.kubernetes.io/name=<component>`), each
+    /// running one component with arguments `olm run` takes, the Services and budgets following
+    /// their pods, and OLM v0 only beside the installer.
+    #[test]
+    fn the_upstream_layout_is_upstreams_two_deployments() {
+        use clap::Parser;
+        let docs = manifests("olm", Olms::Both, Layout::Upstream).expect("manifests");
+        let deployments: Vec<&Value> = docs.iter().filter(|d| kind(d) == "Deployment").collect();
+        let names: Vec<&str> = deployments.iter().map(|d| name(d)).collect();
+        assert_eq!(
+            names,
+            [
+                "catalogd-controller-manager",
+                "operator-controller-controller-manager"
+            ]
+        );
+        for (d, app, component, olm) in [
+            (deployments[0], "catalogd", "catalogd", "--olm=v1"),
+            (
+                deployments[1],
+                "operator-controller",
+                "operator-controller",
+                "--olm=both",
+            ),
+        ] {
+            assert_eq!(d["metadata"]["labels"]["app.kubernetes.io/name"], app);
+            assert_eq!(d["metadata"]["labels"]["app.kubernetes.io/part-of"], "olm");
+            let pods = &d["spec"]["selector"]["matchLabels"]["control-plane"];
+            assert_eq!(pods, name(d));
+            assert_eq!(
+                d["spec"]["template"]["metadata"]["labels"]["control-plane"],
+                *pods
+            );
+            let c = &d["spec"]["template"]["spec"]["containers"][0];
+            assert_eq!(c["name"], CONTAINER);
+            let args: Vec<&str> = c["args"]
+                .as_array()
+                .expect("args")
+                .iter()
+                .filter_map(Value::as_str)
+                .collect();
+            assert!(
+                args.contains(&format!("--component={component}").as_str()),
+                "{args:?}"
+            );
+            assert!(args.contains(&olm), "{args:?}");
+            let parsed = crate::Cli::try_parse_from(std::iter::once("olm").chain(args.clone()));
+            assert!(parsed.is_ok(), "{args:?}: {:?}", parsed.err());
+            let terms = &d["spec"]["template"]["spec"]["affinity"]["podAntiAffinity"];
+            assert!(terms.to_string().contains(name(d)), "{terms}");
+        }
+        let service = |n: &str| {
+            docs.iter()
+                .find(|d| kind(d) == "Service" && name(d) == n)
+                .unwrap_or_else(|| panic!("service {n}"))["spec"]["selector"]["control-plane"]
+                .clone()
+        };
+        assert_eq!(service("catalogd-service"), "catalogd-controller-manager");
+        assert_eq!(
+            service("operator-controller-service"),
+            "operator-controller-controller-manager"
+        );
+        assert_eq!(
+            service("packageserver-service"),
+            "operator-controller-controller-manager"
+        );
+        let budgets: Vec<&str> = docs
+            .iter()
+            .filter(|d| kind(d) == "PodDisruptionBudget")
+            .map(name)
+            .collect();
+        assert_eq!(
+            budgets,
+            [
+                "catalogd-controller-manager",
+                "operator-controller-controller-manager"
+            ]
+        );
+        for d in &docs {
+            let text = d.to_string();
+            assert!(
+                !text.contains(r#""control-plane":"olm-controller-manager""#),
+                "{} {} still selects olm's single Deployment",
+                kind(d),
+                name(d)
+            );
+        }
+    }
+
     /// replica that serves it (the leader labels its own Pod, named by the downward API).
     #[test]
     fn both_olms_route_the_packagemanifest_api_to_the_labelled_pod() {
-        let docs = manifests("olm", Olms::Both).expect("manifests");
+        let docs = manifests("olm", Olms::Both, Layout::Single).expect("manifests");
         let d = docs
             .iter()
             .find(|d| kind(d) == "Deployment")
@@ -791,7 +913,7 @@ mod tests {
 
     #[test]
     fn a_registries_conf_is_mounted_where_olm_run_reads_it() {
-        let mut docs = manifests("olm", Olms::V1).expect("manifests");
+        let mut docs = manifests("olm", Olms::V1, Layout::Single).expect("manifests");
         add_registries_conf(&mut docs, "[[registry]]\nprefix = \"a:1\"\n").expect("added");
         let map = docs
             .iter()

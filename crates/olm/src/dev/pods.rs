@@ -47,6 +47,7 @@ pub(super) async fn start(
     registry: SocketAddr,
     node_address: Ipv4Addr,
     aliases: &[String],
+    layout: install_olm::Layout,
     timeout: Duration,
 ) -> anyhow::Result<InCluster> {
     let listener = tokio::net::TcpListener::bind((node_address, 0))
@@ -55,7 +56,7 @@ pub(super) async fn start(
     let registry_for_pods = listener.local_addr()?;
     let forward = tokio::spawn(forward(listener, registry));
     let image = push_olm(registry).await?;
-    let mut docs = install_olm::manifests(&image, Olms::Both)?;
+    let mut docs = install_olm::manifests(&image, Olms::Both, layout)?;
     let names: Vec<String> = std::iter::once(registry.to_string())
         .chain(aliases.iter().cloned())
         .collect();
