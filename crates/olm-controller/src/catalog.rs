@@ -38,6 +38,13 @@
 //!   buffered whole. Requests time out after [`CatalogOptions::timeout`] (upstream's five
 //!   minutes), connections after [`CatalogOptions::connect_timeout`].
 //!
+//! # Proxies
+//! Requests go through the proxy Go's `net/http.ProxyFromEnvironment` picks, as upstream's do:
+//! `HTTPS_PROXY`, `HTTP_PROXY` and `NO_PROXY` (or their lower-case spellings), read once when
+//! the client is made ([`ProxyEnv`], [`Proxies`]); never for `localhost` or loopback addresses.
+//! A request that cannot get through the proxy fails with Go's `proxyconnect tcp: <cause>`,
+//! the cause naming the proxy's address, so a ClusterExtension's condition says so.
+//!
 //! # Who words resolution's wrapping
 //! `olm-resolve` is pure and never fetches, so it does not produce upstream's
 //! `error walking catalogs: error getting package "<pkg>" from catalog "<cat>": <err>`; this
@@ -57,6 +64,10 @@ use olm_goenc::quote;
 use olm_image::chain;
 use olm_resolve::{ContentIndex, LabelSelector};
 use sha2::Digest as _;
+
+mod proxy;
+
+pub use proxy::{Proxies, ProxyEnv};
 
 /// Upstream's overall timeout of one catalog request.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5 * 60);
@@ -88,6 +99,9 @@ pub struct CatalogOptions {
     /// Ask for gzip-compressed responses (as Go's HTTP client does): about a ninth of the bytes
     /// on the wire, for compression work on the server and decompression here.
     pub gzip: bool,
+    /// The proxy variables requests follow; `None` (the default): the process environment's,
+    /// read when the client is made.
+    pub proxy: Option<ProxyEnv>,
 }
 
 impl Default for CatalogOptions {
@@ -100,6 +114,7 @@ impl Default for CatalogOptions {
             retry_initial: Duration::from_secs(1),
             retry_max: Duration::from_secs(5 * 60),
             gzip: true,
+            proxy: None,
         }
     }
 }
@@ -294,6 +309,8 @@ impl CatalogState {
 
 struct Inner {
     http: reqwest::Client,
+    /// The one proxy decision: the client follows it, and failures are worded by it.
+    proxies: Arc<Proxies>,
     options: CatalogOptions,
     catalogs: Mutex<HashMap<String, CatalogState>>,
     requests: AtomicU64,
@@ -376,7 +393,8 @@ fn query_escape(value: &str) -> String {
 }
 
 impl Catalogs {
-    /// A client with the given options.
+    /// A client with the given options. Without [`CatalogOptions::proxy`], the proxy variables
+    /// are read from the process environment here, once.
     ///
     /// Errors: [`CatalogError::Client`] when a CA certificate is not PEM.
     pub fn new(options: CatalogOptions) -> Result<Catalogs, CatalogError> {
@@ -387,15 +405,25 @@ impl Catalogs {
                 .map_err(|e| CatalogError::Client { message: chain(&e) })?;
             certs.extend(bundle);
         }
+        let env = options.proxy.clone().unwrap_or_else(ProxyEnv::from_process);
+        let proxies = Arc::new(Proxies::new(&env));
+        let decide = proxies.clone();
         let http = reqwest::Client::builder()
             .timeout(options.timeout)
             .connect_timeout(options.connect_timeout)
             .tls_certs_merge(certs)
+            // reqwest's own reading of the environment differs from Go's (loopback hosts, CIDR
+            // entries): off, so that the one decision is ours.
+            .no_proxy()
+            .proxy(reqwest::Proxy::custom(move |url| {
+                decide.proxy_for(url).filter(|p| speaks(p)).cloned()
+            }))
             .build()
             .map_err(|e| CatalogError::Client { message: chain(&e) })?;
         Ok(Catalogs {
             inner: Arc::new(Inner {
                 http,
+                proxies,
                 options,
                 catalogs: Mutex::new(HashMap::new()),
                 requests: AtomicU64::new(0),
@@ -743,6 +771,11 @@ impl Body {
     }
 }
 
+/// Whether the client can talk to a proxy of this scheme (it has no SOCKS).
+fn speaks(proxy: &reqwest::Url) -> bool {
+    matches!(proxy.scheme(), "http" | "https")
+}
+
 /// One GET, asking for gzip unless told not to (the catalog server compresses responses above
 /// 1400 bytes for clients that accept it); the body is read up to the size limit.
 async fn get(
@@ -755,6 +788,31 @@ async fn get(
         catalog: catalog.to_owned(),
         message: chain(&e),
     };
+    let parsed = reqwest::Url::parse(url).ok();
+    let proxy = parsed
+        .as_ref()
+        .and_then(|u| inner.proxies.proxy_for(u).map(|p| (u, p)));
+    if let Some((_, p)) = proxy
+        && !speaks(p)
+    {
+        // Going direct would bypass a proxy the environment asks for.
+        return Err(CatalogError::Request {
+            catalog: catalog.to_owned(),
+            message: format!(
+                "error sending request for url ({url}): proxyconnect tcp: {}: proxy scheme {} is not supported",
+                proxy::proxy_addr(p),
+                quote(p.scheme())
+            ),
+        });
+    }
+    let send_error =
+        |e: reqwest::Error| match proxy.and_then(|(u, p)| proxy::proxy_connect_cause(&e, u, p)) {
+            Some(cause) => CatalogError::Request {
+                catalog: catalog.to_owned(),
+                message: format!("{e}: {cause}"),
+            },
+            None => request_error(e),
+        };
     let limit = inner.options.max_response_bytes;
     let too_large = || CatalogError::TooLarge {
         catalog: catalog.to_owned(),
@@ -766,7 +824,7 @@ async fn get(
     if inner.options.gzip {
         request = request.header(reqwest::header::ACCEPT_ENCODING, "gzip");
     }
-    let mut response = request.send().await.map_err(request_error)?;
+    let mut response = request.send().await.map_err(send_error)?;
     if response.status() != reqwest::StatusCode::OK {
         return Err(CatalogError::UnexpectedStatus {
             code: response.status().as_u16(),
@@ -811,6 +869,275 @@ async fn get(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, ObjectMeta, Time};
+    use olm_api::{
+        CatalogSource, CatalogUrls, ClusterCatalogSpec, ClusterCatalogStatus, ImageSource,
+        ResolvedCatalogSource, ResolvedImageSource, SourceType,
+    };
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
+    /// The catalog server as upstream's e2e suite reaches it: a Service name, which only a
+    /// proxy (or the cluster's DNS) resolves.
+    const CATALOGD: &str = "https://catalogd-service.olmv1-system.svc/catalogs/test";
+
+    /// A ClusterCatalog whose content is served at `base`.
+    fn served_at(base: &str) -> ClusterCatalog {
+        let mut c = ClusterCatalog::new(
+            "test",
+            ClusterCatalogSpec {
+                source: CatalogSource {
+                    type_: SourceType::Image,
+                    image: Some(ImageSource {
+                        ref_: "registry.example/test:latest".into(),
+                        poll_interval_minutes: None,
+                    }),
+                },
+                priority: 0,
+                availability_mode: Default::default(),
+            },
+        );
+        c.metadata = ObjectMeta {
+            name: Some("test".into()),
+            ..ObjectMeta::default()
+        };
+        c.status = Some(ClusterCatalogStatus {
+            conditions: vec![Condition {
+                type_: "Serving".into(),
+                status: "True".into(),
+                reason: "Available".into(),
+                message: String::new(),
+                last_transition_time: Time(jiff::Timestamp::UNIX_EPOCH),
+                observed_generation: None,
+            }],
+            resolved_source: Some(ResolvedCatalogSource {
+                type_: SourceType::Image,
+                image: ResolvedImageSource {
+                    ref_: "registry.example/test@sha256:00".into(),
+                },
+            }),
+            urls: Some(CatalogUrls { base: base.into() }),
+            last_unpacked: None,
+        });
+        c
+    }
+
+    /// A client made as production makes it, with these proxy variables instead of the
+    /// process's.
+    fn client_with(env: ProxyEnv) -> Catalogs {
+        Catalogs::new(CatalogOptions {
+            proxy: Some(env),
+            connect_timeout: Duration::from_secs(5),
+            timeout: Duration::from_secs(10),
+            ..CatalogOptions::default()
+        })
+        .expect("client")
+    }
+
+    fn https_proxy(proxy: &str) -> ProxyEnv {
+        ProxyEnv {
+            https_proxy: proxy.into(),
+            ..ProxyEnv::default()
+        }
+    }
+
+    /// A loopback address where nothing listens.
+    fn nothing_listens() -> std::net::SocketAddr {
+        std::net::TcpListener::bind("127.0.0.1:0")
+            .expect("bind")
+            .local_addr()
+            .expect("addr")
+    }
+
+    /// A proxy that records the request line of every connection and answers
+    /// `502 Bad Gateway`, as upstream's e2e recording proxy does when it cannot reach the
+    /// cluster's Service.
+    async fn recording_proxy() -> (std::net::SocketAddr, Arc<Mutex<Vec<String>>>) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let record = seen.clone();
+        tokio::spawn(async move {
+            while let Ok((mut conn, _)) = listener.accept().await {
+                let mut head = Vec::new();
+                let mut buf = [0u8; 1024];
+                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match conn.read(&mut buf).await {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => head.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let head = String::from_utf8_lossy(&head);
+                // A connection the client dropped before asking records nothing.
+                if let Some(line) = head.lines().next().filter(|l| !l.is_empty()) {
+                    record.lock().expect("lock").push(line.to_owned());
+                }
+                let _ = conn
+                    .write_all(b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n")
+                    .await;
+            }
+        });
+        (addr, seen)
+    }
+
+    fn package() -> PackageName {
+        PackageName::from("test")
+    }
+
+    /// Upstream e2e `proxy.feature`, "operator-controller respects HTTPS_PROXY when fetching
+    /// catalog data": with HTTPS_PROXY where nothing listens, the failure says `proxyconnect`,
+    /// in Go's words (`proxyconnect tcp: dial tcp 127.0.0.1:39999: connect: connection
+    /// refused`), and is cached as any transport failure.
+    #[tokio::test]
+    async fn a_proxy_where_nothing_listens_fails_with_proxyconnect() {
+        let proxy = nothing_listens();
+        let c = client_with(https_proxy(&format!("http://{proxy}")));
+        let e = c
+            .package(&served_at(CATALOGD), &package())
+            .await
+            .expect_err("no proxy there");
+        let text = e.to_string();
+        assert!(
+            text.starts_with(&format!(
+                r#"error retrieving cache for catalog "test": error performing request: error sending request for url ({CATALOGD}/api/v1/metas?"#
+            )),
+            "{text}"
+        );
+        assert!(
+            text.ends_with(&format!(
+                "): proxyconnect tcp: dial tcp {proxy}: connect: connection refused"
+            )),
+            "{text}"
+        );
+        assert!(e.is_cached());
+    }
+
+    /// Upstream e2e `proxy.feature`, "operator-controller sends catalog requests through a
+    /// configured HTTPS proxy": the proxy receives `CONNECT <catalog host>:443`. Its 502 is a
+    /// `proxyconnect` failure naming the proxy and the target.
+    #[tokio::test]
+    async fn catalog_requests_reach_the_https_proxy_as_connect() {
+        let (proxy, seen) = recording_proxy().await;
+        let c = client_with(https_proxy(&format!("http://{proxy}")));
+        let e = c
+            .package(&served_at(CATALOGD), &package())
+            .await
+            .expect_err("the proxy answers 502");
+        let seen = seen.lock().expect("lock").clone();
+        assert!(!seen.is_empty(), "the proxy was asked");
+        for line in &seen {
+            assert_eq!(
+                line, "CONNECT catalogd-service.olmv1-system.svc:443 HTTP/1.1",
+                "{seen:?}"
+            );
+        }
+        let text = e.to_string();
+        assert!(
+            text.ends_with(&format!(
+                "): proxyconnect tcp: {proxy} refused CONNECT catalogd-service.olmv1-system.svc:443"
+            )),
+            "{text}"
+        );
+    }
+
+    /// Go never proxies loopback hosts, nor hosts NO_PROXY lists (here by CIDR): those requests
+    /// go direct, and their failures say nothing of a proxy.
+    #[tokio::test]
+    async fn loopback_and_no_proxy_hosts_go_direct() {
+        let (proxy, seen) = recording_proxy().await;
+        let to = format!("http://{proxy}");
+        let env = ProxyEnv {
+            http_proxy: to.clone(),
+            https_proxy: to,
+            no_proxy: "192.0.2.0/24".into(),
+        };
+        let loopback = format!("http://{}/catalogs/test", nothing_listens());
+        let listed = "https://192.0.2.1:1/catalogs/test";
+        for base in [loopback.as_str(), listed] {
+            // A client each: the first failure would be cached for the catalog.
+            let e = client_with(env.clone())
+                .package(&served_at(base), &package())
+                .await
+                .expect_err("nothing there");
+            assert!(!e.to_string().contains("proxyconnect"), "{e}");
+        }
+        assert_eq!(*seen.lock().expect("lock"), Vec::<String>::new());
+    }
+
+    /// Plain-HTTP catalog servers go through HTTP_PROXY, which gets the whole URL (no
+    /// CONNECT); the proxy's own answer is the response, as in Go: a 502 is a status error,
+    /// not cached, not a `proxyconnect` failure.
+    #[tokio::test]
+    async fn http_catalog_servers_go_through_http_proxy() {
+        let (proxy, seen) = recording_proxy().await;
+        let c = client_with(ProxyEnv {
+            http_proxy: format!("http://{proxy}"),
+            ..ProxyEnv::default()
+        });
+        let base = "http://catalogd-service.olmv1-system.svc/catalogs/test";
+        let e = c
+            .package(&served_at(base), &package())
+            .await
+            .expect_err("the proxy answers 502");
+        assert_eq!(e, CatalogError::UnexpectedStatus { code: 502 });
+        let seen = seen.lock().expect("lock").clone();
+        // The second request may be dropped once the first has failed.
+        let asked = [
+            format!("GET {base}/api/v1/metas?schema=olm.package&name=test HTTP/1.1"),
+            format!("GET {base}/api/v1/metas?package=test HTTP/1.1"),
+        ];
+        assert!(!seen.is_empty(), "the proxy was asked");
+        assert!(seen.iter().all(|line| asked.contains(line)), "{seen:?}");
+    }
+
+    /// A proxy that accepts the connection and never answers CONNECT: the connect timeout
+    /// ends the request, and the failure names the proxy.
+    #[tokio::test]
+    async fn a_proxy_that_never_answers_times_out_with_proxyconnect() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let proxy = listener.local_addr().expect("addr");
+        tokio::spawn(async move {
+            let mut held = Vec::new();
+            while let Ok((conn, _)) = listener.accept().await {
+                held.push(conn);
+            }
+        });
+        let c = Catalogs::new(CatalogOptions {
+            proxy: Some(https_proxy(&format!("http://{proxy}"))),
+            connect_timeout: Duration::from_millis(300),
+            ..CatalogOptions::default()
+        })
+        .expect("client");
+        let e = c
+            .package(&served_at(CATALOGD), &package())
+            .await
+            .expect_err("no answer");
+        let text = e.to_string();
+        assert!(
+            text.ends_with(&format!("): proxyconnect tcp: {proxy}: i/o timeout")),
+            "{text}"
+        );
+    }
+
+    /// A proxy the client cannot speak (SOCKS) fails the request instead of being bypassed.
+    #[tokio::test]
+    async fn a_proxy_the_client_cannot_speak_is_not_bypassed() {
+        let c = client_with(https_proxy("socks5://127.0.0.1:1080"));
+        let e = c
+            .package(&served_at(CATALOGD), &package())
+            .await
+            .expect_err("no SOCKS");
+        let text = e.to_string();
+        assert!(
+            text.ends_with(
+                r#"): proxyconnect tcp: 127.0.0.1:1080: proxy scheme "socks5" is not supported"#
+            ),
+            "{text}"
+        );
+    }
 
     #[test]
     fn query_values_are_escaped() {
