@@ -69,7 +69,12 @@ pub struct Context {
     pub leading: Option<tokio::sync::watch::Receiver<bool>>,
     /// Whether every catalog of the first listing has been pulled (or its failure reported).
     pub warmup: Arc<crate::warmup::Warmup>,
+    /// Where reconciles are counted and timed; `None`: nowhere.
+    pub metrics: Option<Arc<olm_runtime::metrics::Metrics>>,
 }
+
+/// The controller's name in metrics, as controller-runtime names upstream catalogd's.
+pub const CONTROLLER: &str = "clustercatalog";
 
 impl Context {
     fn leads(&self) -> bool {
@@ -194,32 +199,48 @@ fn error_policy(cat: Arc<ClusterCatalog>, err: &Error, ctx: Arc<Context>) -> Act
 pub async fn reconcile(cat: Arc<ClusterCatalog>, ctx: Arc<Context>) -> Result<Action, Error> {
     let name = cat.name_any();
     let span = tracing::debug_span!("reconcile", catalog = %name);
-    async move {
-        let stored = ctx.storage.get(&name).map(|entry| entry.record.clone());
-        let base_url = base_url(&ctx.config, &name);
-        let inputs = Inputs {
-            catalog: &cat,
-            stored: stored.as_ref(),
-            base_url: &base_url,
-            now: jiff::Timestamp::now(),
-        };
-        let plan = match decide::decide(&inputs) {
-            Decision::Plan(plan) => plan,
-            Decision::Work(work) => {
-                debug!(?work, "working");
-                let done = perform(&ctx, &name, stored.as_ref(), work, inputs.now).await;
-                decide::conclude(&inputs, done)
-            }
-        };
-        let result = apply(&ctx, &cat, plan).await;
-        if result.is_ok() {
-            ctx.failures.succeed(&name);
-        }
-        ctx.warmup.settled(&name);
-        result
+    // Upstream's words at info, which scripts and upstream's e2e suite look for in the leader's
+    // log to know a catalog was reconciled.
+    info!(catalog = %name, "reconcile starting");
+    let timed = ctx
+        .metrics
+        .as_ref()
+        .map(|m| m.begin(CONTROLLER, name.clone()));
+    let result = reconcile_one(&cat, &ctx, &name).instrument(span).await;
+    if let Some(timed) = timed {
+        timed.finish(match &result {
+            Ok(_) => olm_runtime::metrics::Outcome::Success,
+            Err(_) => olm_runtime::metrics::Outcome::Error,
+        });
     }
-    .instrument(span)
-    .await
+    info!(catalog = %name, "reconcile ending");
+    result
+}
+
+/// [`reconcile`] without its logging and timing.
+async fn reconcile_one(cat: &ClusterCatalog, ctx: &Context, name: &str) -> Result<Action, Error> {
+    let stored = ctx.storage.get(name).map(|entry| entry.record.clone());
+    let base_url = base_url(&ctx.config, name);
+    let inputs = Inputs {
+        catalog: cat,
+        stored: stored.as_ref(),
+        base_url: &base_url,
+        now: jiff::Timestamp::now(),
+    };
+    let plan = match decide::decide(&inputs) {
+        Decision::Plan(plan) => plan,
+        Decision::Work(work) => {
+            debug!(?work, "working");
+            let done = perform(ctx, name, stored.as_ref(), work, inputs.now).await;
+            decide::conclude(&inputs, done)
+        }
+    };
+    let result = apply(ctx, cat, plan).await;
+    if result.is_ok() {
+        ctx.failures.succeed(name);
+    }
+    ctx.warmup.settled(name);
+    result
 }
 
 /// Does the work a decision asked for and reports its outcome.

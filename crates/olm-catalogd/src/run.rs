@@ -71,6 +71,10 @@ pub struct Options {
     /// Told when every catalog of the first listing has been pulled (see [`crate::warmup`]);
     /// `olm run` holds `/readyz` until then.
     pub warmup: Option<Arc<crate::warmup::Warmup>>,
+    /// Where the ClusterCatalog controller counts and times its reconciles
+    /// (`controller_runtime_*{controller="clustercatalog"}`), as `olm run` does for its other
+    /// controllers; `None`: not counted.
+    pub controller_metrics: Option<Arc<olm_runtime::metrics::Metrics>>,
 }
 
 impl Default for Options {
@@ -90,6 +94,7 @@ impl Default for Options {
             browse_cluster: false,
             leading: None,
             warmup: None,
+            controller_metrics: None,
         }
     }
 }
@@ -889,7 +894,11 @@ pub async fn run(
             .warmup
             .clone()
             .unwrap_or_else(|| Arc::new(crate::warmup::Warmup::new(None))),
+        metrics: options.controller_metrics.clone(),
     });
+    if let Some(metrics) = &ctx.metrics {
+        metrics.register(crate::controller::CONTROLLER, 1);
+    }
     // Pulls interrupted by a crash leave work directories behind.
     let _ = std::fs::remove_dir_all(&ctx.config.work_dir);
     let mut controller_stop = stop_rx.clone();

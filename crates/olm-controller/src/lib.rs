@@ -25,7 +25,7 @@ pub mod extension;
 pub mod health;
 mod hold;
 pub mod leader;
-pub mod metrics;
+pub use olm_runtime::metrics;
 pub mod metrics_auth;
 pub mod objectset;
 pub mod permissions;

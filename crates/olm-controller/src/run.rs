@@ -491,6 +491,7 @@ pub async fn serve(
     catalogd_options.images = options.images.clone();
     catalogd_options.metrics = Some(catalogd_metrics.clone());
     catalogd_options.leading = Some(leading.clone());
+    catalogd_options.controller_metrics = Some(shared.metrics.clone());
     // What `/readyz` reports: the packageserver says here when it cannot listen, and a replica
     // is not ready before it serves the catalogs it was started with.
     let readiness = crate::health::Readiness::default();

@@ -14,6 +14,8 @@
 //! * [`status`]: a status is written with every message bounded as the API server accepts it,
 //!   and one the API server refuses anyway is written again with its long messages shortened to
 //!   say so, instead of the refusal reaching only the log.
+//! * [`metrics`]: every controller's reconciles counted and timed in controller-runtime's
+//!   metric names, whichever process (and crate) runs it.
 //! * [`warnings`]: the API server's `Warning` headers (a deprecated API version, a webhook's
 //!   advice), which kube-rs drops, kept for a controller to report as upstream's do.
 //!
@@ -23,6 +25,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod metrics;
 pub mod reconnect;
 pub mod report;
 pub mod status;

@@ -188,6 +188,24 @@ fn cluster_catalog_is_served_to_the_host() {
     );
     let base = String::from_utf8(base.stdout).expect("utf-8 base URL");
     assert_eq!(base, format!("{catalogd}/catalogs/community"));
+    // The ClusterCatalog controller's reconciles are counted as controller-runtime counts them.
+    let scraped = Command::new("curl")
+        .args(["--silent", "--show-error", "--fail", metrics])
+        .output()
+        .expect("curl runs");
+    let scraped = String::from_utf8_lossy(&scraped.stdout);
+    let counted = scraped
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix(
+                "controller_runtime_reconcile_total{controller=\"clustercatalog\",result=\"success\"} ",
+            )
+        })
+        .and_then(|n| n.parse::<u64>().ok());
+    assert!(
+        counted.is_some_and(|n| n >= 1),
+        "a served catalog was reconciled at least once:\n{scraped}"
+    );
     let labels = kubectl(
         &kubeconfig,
         &[

@@ -70,7 +70,7 @@ async fn olm_run_serves_probes_and_metrics_and_stops_on_signals() {
             "{family} missing from /metrics:\n{metrics}"
         );
     }
-    for controller in ["clusterextension", "clusterobjectset"] {
+    for controller in ["clustercatalog", "clusterextension", "clusterobjectset"] {
         assert!(
             metrics.contains(&format!(
                 "controller_runtime_reconcile_total{{controller=\"{controller}\",result=\"error\"}} "

@@ -58,7 +58,7 @@ use olm_k8s::{
     CLEANUP_CONTENTMANAGER_CACHE_FINALIZER, CLEANUP_UNPACK_CACHE_FINALIZER, OWNER_KIND_LABEL,
 };
 use serde_json::json;
-use tracing::{Instrument, debug, info_span, warn};
+use tracing::{Instrument, debug, info, info_span, warn};
 
 use crate::bundles::{BundleOptions, Bundles};
 use crate::catalog::{CatalogOptions, Catalogs};
@@ -295,9 +295,12 @@ fn error_policy(ext: Arc<ClusterExtension>, err: &Error, ctx: Arc<Ctx>) -> Actio
 async fn reconcile(ext: Arc<ClusterExtension>, ctx: Arc<Ctx>) -> Result<Action, Error> {
     let name = ext.name_any();
     let reconcile = ctx.shared.metrics.begin(CONTROLLER, name.clone());
+    // Upstream's words at info: scripts and upstream's e2e suite read them in the leader's log.
+    info!(extension = %name, "reconcile starting");
     let result = reconcile_one(&ext, &ctx)
         .instrument(info_span!("reconcile", extension = %name))
         .await;
+    info!(extension = %name, "reconcile ending");
     let outcome = match &result {
         Ok(_) => {
             ctx.failures.succeed(&name);

@@ -185,9 +185,12 @@ fn error_policy(cos: Arc<ClusterObjectSet>, err: &Error, ctx: Arc<Ctx>) -> Actio
 async fn reconcile(cos: Arc<ClusterObjectSet>, ctx: Arc<Ctx>) -> Result<Action, Error> {
     let started = Instant::now();
     let name = cos.name_any();
+    // Upstream's words at info: scripts and upstream's e2e suite read them in the leader's log.
+    info!(clusterobjectset = %name, "reconcile starting");
     let result = reconcile_one(&cos, &ctx)
         .instrument(info_span!("reconcile", clusterobjectset = %name))
         .await;
+    info!(clusterobjectset = %name, "reconcile ending");
     let outcome = match &result {
         Ok(requeue) => {
             ctx.failures.succeed(&name);
