@@ -44,15 +44,7 @@ impl Election {
     /// one of upstream's components alone), as `hostname_suffix` (client-go uses the hostname,
     /// which is the pod name, and a random suffix).
     pub fn new(namespace: &str, lease: &str, timings: Timings) -> Election {
-        let host = std::env::var("HOSTNAME")
-            .ok()
-            .filter(|h| !h.is_empty())
-            .or_else(|| {
-                std::fs::read_to_string("/proc/sys/kernel/hostname")
-                    .ok()
-                    .map(|h| h.trim().to_owned())
-            })
-            .unwrap_or_else(|| "olm".to_owned());
+        let host = hostname();
         let nanos = clock_nanos();
         Election {
             namespace: namespace.to_owned(),
@@ -61,6 +53,20 @@ impl Election {
             timings,
         }
     }
+}
+
+/// This host's name: in a pod, the pod's name (as the kubelet sets it, up to 63 characters);
+/// `olm` when it cannot be read.
+pub fn hostname() -> String {
+    std::env::var("HOSTNAME")
+        .ok()
+        .filter(|h| !h.is_empty())
+        .or_else(|| {
+            std::fs::read_to_string("/proc/sys/kernel/hostname")
+                .ok()
+                .map(|h| h.trim().to_owned())
+        })
+        .unwrap_or_else(|| "olm".to_owned())
 }
 
 /// Why leading ended other than by a stop.

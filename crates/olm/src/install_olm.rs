@@ -153,7 +153,7 @@ pub fn manifests(image: &str, olms: Olms, layout: Layout) -> anyhow::Result<Vec<
 }
 
 /// Turns the OLM v1 manifests into ones for both OLMs: the container runs `--olm=both` and
-/// labels its own Pod (named by the downward API) while it serves PackageManifests, the network
+/// labels its own Pod (found by its host name) while it serves PackageManifests, the network
 /// policy lets the API server reach that port, the Service packageserver-service selects the
 /// labelled Pod, and the OLM v0 CRDs are installed with the rest.
 fn add_olm_v0(docs: &mut Vec<Value>) -> anyhow::Result<()> {
@@ -183,23 +183,10 @@ fn add_olm_v0(docs: &mut Vec<Value>) -> anyhow::Result<()> {
                             }
                         }
                         args.push(Value::from(format!("--packageserver-bind-address=:{port}")));
-                        args.push(Value::from(
-                            "--packageserver-pod=$(POD_NAMESPACE)/$(POD_NAME)",
-                        ));
-                    }
-                    let env = c
-                        .as_object_mut()
-                        .map(|c| c.entry("env").or_insert_with(|| Value::Array(Vec::new())));
-                    if let Some(Value::Array(env)) = env {
-                        for (var, field) in [
-                            ("POD_NAME", "metadata.name"),
-                            ("POD_NAMESPACE", "metadata.namespace"),
-                        ] {
-                            env.push(serde_json::json!({
-                                "name": var,
-                                "valueFrom": {"fieldRef": {"fieldPath": field}},
-                            }));
-                        }
+                        // The Pod by its host name and token's namespace, not by downward-API
+                        // variables: tools that rewrite a container's env as NAME=VALUE pairs
+                        // (upstream's e2e suite does) would empty them.
+                        args.push(Value::from("--packageserver-pod=self"));
                     }
                     if let Some(Value::Array(ports)) = c.get_mut("ports") {
                         ports.push(
@@ -844,7 +831,7 @@ mod tests {
         }
     }
 
-    /// replica that serves it (the leader labels its own Pod, named by the downward API).
+    /// replica that serves it (the leader labels its own Pod, found by its host name).
     #[test]
     fn both_olms_route_the_packagemanifest_api_to_the_labelled_pod() {
         let docs = manifests("olm", Olms::Both, Layout::Single).expect("manifests");
@@ -861,14 +848,8 @@ mod tests {
             .collect();
         assert!(args.contains(&"--olm=both"), "{args:?}");
         assert!(!args.contains(&"--olm=v1"), "{args:?}");
-        assert!(
-            args.contains(&"--packageserver-pod=$(POD_NAMESPACE)/$(POD_NAME)"),
-            "{args:?}"
-        );
-        assert_eq!(
-            c["env"][0]["valueFrom"]["fieldRef"]["fieldPath"],
-            "metadata.name"
-        );
+        assert!(args.contains(&"--packageserver-pod=self"), "{args:?}");
+        assert!(c.get("env").is_none(), "{c}");
         let service = docs
             .iter()
             .find(|d| kind(d) == "Service" && name(d) == "packageserver-service")

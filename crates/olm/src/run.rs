@@ -160,12 +160,48 @@ struct PackageServerArgs {
     /// that name exists.
     #[arg(long)]
     packageserver_advertise_address: Option<std::net::IpAddr>,
-    /// The Pod olm runs in, as NAMESPACE/NAME (in a Deployment:
-    /// `$(POD_NAMESPACE)/$(POD_NAME)` from the downward API). While this replica serves
-    /// PackageManifests it labels the Pod `olm.operatorframework.io/packageserver=serving`,
-    /// which the Service packageserver-service installed with olm selects.
-    #[arg(long, value_parser = namespaced_name)]
-    packageserver_pod: Option<(String, String)>,
+    /// The Pod olm runs in, as NAMESPACE/NAME, or `self`: the Pod named by this host's name, in
+    /// the namespace of its ServiceAccount token. While this replica serves PackageManifests it
+    /// labels the Pod `olm.operatorframework.io/packageserver=serving`, which the Service
+    /// packageserver-service installed with olm selects.
+    #[arg(long, value_parser = pod_arg)]
+    packageserver_pod: Option<PodArg>,
+}
+
+/// `--packageserver-pod`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum PodArg {
+    /// `NAMESPACE/NAME`.
+    Named(String, String),
+    /// `self`.
+    Own,
+}
+
+fn pod_arg(s: &str) -> Result<PodArg, String> {
+    if s == "self" {
+        return Ok(PodArg::Own);
+    }
+    namespaced_name(s)
+        .map(|(ns, name)| PodArg::Named(ns, name))
+        .map_err(|e| format!("{e} or self"))
+}
+
+/// Where a pod finds its namespace: the ServiceAccount token's mount.
+const POD_NAMESPACE_FILE: &str = "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
+
+impl PodArg {
+    /// The Pod's namespace and name; `self` is read from the pod's mounts and host name.
+    fn resolve(&self) -> anyhow::Result<(String, String)> {
+        match self {
+            PodArg::Named(ns, name) => Ok((ns.clone(), name.clone())),
+            PodArg::Own => {
+                let ns = std::fs::read_to_string(POD_NAMESPACE_FILE).with_context(|| {
+                    format!("--packageserver-pod=self: not in a pod? reading {POD_NAMESPACE_FILE}")
+                })?;
+                Ok((ns.trim().to_owned(), olm_controller::leader::hostname()))
+            }
+        }
+    }
 }
 
 impl PackageServerArgs {
@@ -180,9 +216,13 @@ impl PackageServerArgs {
         Ok(olm_controller::v0::packageserver::Options {
             addr: listen_addr(&self.packageserver_bind_address)?,
             advertise: self.packageserver_advertise_address,
-            pod: self.packageserver_pod.clone().map(|(namespace, name)| {
-                olm_controller::v0::packageserver::PodRef { namespace, name }
-            }),
+            pod: match &self.packageserver_pod {
+                Some(pod) => {
+                    let (namespace, name) = pod.resolve()?;
+                    Some(olm_controller::v0::packageserver::PodRef { namespace, name })
+                }
+                None => None,
+            },
             ..olm_controller::v0::packageserver::Options::default()
         })
     }
@@ -412,6 +452,23 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "--packageserver-advertise-address 127.0.0.1: the API server does not accept a loopback address as a Service endpoint"
+        );
+    }
+
+    #[test]
+    fn the_packageserver_pod_is_named_or_self() {
+        assert_eq!(pod_arg("self"), Ok(PodArg::Own));
+        assert_eq!(
+            pod_arg("olmv1-system/olm-abc"),
+            Ok(PodArg::Named("olmv1-system".into(), "olm-abc".into()))
+        );
+        assert_eq!(
+            pod_arg("/"),
+            Err("want <namespace>/<name>, got \"/\" or self".into())
+        );
+        assert_eq!(
+            PodArg::Named("a".into(), "b".into()).resolve().ok(),
+            Some(("a".into(), "b".into()))
         );
     }
 
