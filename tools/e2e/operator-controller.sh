@@ -11,7 +11,9 @@
 # The profile is the node (default fake): on kwok's fake node olm runs in the environment's
 # process; on the real node (root, one per machine) OLM runs as pods and the suite's bundles run
 # busybox, pushed by e2e-images. Either way the suite pushes to the environment's registry
-# (devregistry/registry.go) and finds OLM by the Deployment in olm-gates.yaml. --update writes
+# (devregistry/registry.go). On the real node OLM is installed as upstream's two Deployments
+# (`--layout upstream`), which the suite finds, restarts and reads feature gates from as it does
+# upstream's; on the fake node it finds the Deployment in olm-gates.yaml. --update writes
 # the profile's results file and the table in docs/upstream-suites.md instead of comparing.
 # FEATURE arguments (paths under upstream's test/e2e, e.g. features/install.feature:11) narrow
 # the run and skip the comparison. Uses target/debug/olm unless OLM_BIN names another binary.
@@ -76,14 +78,26 @@ main() {
     started=$SECONDS
     # Upstream's @mirrored-registry scenario names its bundles at this host, which a
     # registries.conf sends to the real registry.
-    dev up --node "$profile" \
+    layout=()
+    [[ $profile == real ]] && layout=(--layout upstream)
+    dev up --node "$profile" "${layout[@]}" \
         --registry-alias mirrored-registry.operator-controller-e2e.svc.cluster.local:5000 >&2
     registry="$(dev status | sed -n 's/^registry: //p')"
     export KUBECONFIG="$state/dev/kubeconfig"
     if [[ $profile == real ]]; then
         "$bin/e2e-images" "$registry" >&2
+        # The proxy scenario asks `$CONTAINER_RUNTIME network inspect kind` for the address at
+        # which pods reach this machine (kind's network gateway), where its recording proxy
+        # listens: here that is the node's own address.
+        node_ip="$(kubectl get nodes -o jsonpath='{.items[0].status.addresses[?(@.type=="InternalIP")].address}')"
+        mkdir -p "$out/runtime"
+        printf '#!/bin/sh\n# network inspect kind --format …: the address pods reach this machine at\necho %s\n' \
+            "$node_ip" >"$out/runtime/e2e-runtime"
+        chmod +x "$out/runtime/e2e-runtime"
+        export CONTAINER_RUNTIME="$out/runtime/e2e-runtime"
+    else
+        kubectl apply -f "$here/operator-controller/olm-gates.yaml" >&2
     fi
-    kubectl apply -f "$here/operator-controller/olm-gates.yaml" >&2
     kubectl -n olmv1-system rollout status deployment/operator-controller-controller-manager --timeout=60s >&2
 
     skip_differs="${E2E_SKIP_DIFFERS:-$((1 - update))}"
