@@ -291,6 +291,20 @@ pub fn catalog_blobs(data: &BTreeMap<String, String>) -> Result<Vec<Value>, Cont
     };
     let mut out: BTreeMap<String, Vec<Value>> = BTreeMap::new();
     let mut claimed: BTreeMap<String, String> = BTreeMap::new();
+    // Each channel's currentCSV is its package's: another package's channel that replaces it
+    // (a move from one package to another) ends there, its last entry's `replaces` naming it.
+    let mut heads: BTreeMap<&str, &str> = BTreeMap::new();
+    for manifest in &packages {
+        let package = text(manifest, "/packageName");
+        for c in manifest
+            .get("channels")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            heads.entry(text(c, "/currentCSV")).or_insert(package);
+        }
+    }
     for manifest in &packages {
         let package = text(manifest, "/packageName").to_owned();
         if out.contains_key(&package) {
@@ -325,7 +339,8 @@ pub fn catalog_blobs(data: &BTreeMap<String, String>) -> Result<Vec<Value>, Cont
         }
         let mut members = BTreeSet::new();
         for (channel, head) in channels {
-            match walk_channel(&package, channel, head, &bundles) {
+            let foreign = |csv: &str| heads.get(csv).is_some_and(|p| *p != package);
+            match walk_channel(&package, channel, head, &bundles, foreign) {
                 Ok(entries) => {
                     members.extend(entries.iter().map(|e| text(e, "/name").to_owned()));
                     blobs.push(json!({"schema": "olm.channel", "package": package, "name": channel, "entries": entries}));
@@ -361,12 +376,15 @@ pub fn catalog_blobs(data: &BTreeMap<String, String>) -> Result<Vec<Value>, Cont
 }
 
 /// A channel's entries: `head` and every CSV it replaces in turn, each with its `skips` and
-/// `skipRange`; CSVs of the ConfigMap skipped on the way as entries without edges.
+/// `skipRange`; CSVs of the ConfigMap skipped on the way as entries without edges. The walk
+/// ends before a CSV that is `foreign` (another package's channel head), which stays the last
+/// entry's `replaces`.
 fn walk_channel(
     package: &str,
     channel: &str,
     head: &str,
     bundles: &BTreeMap<String, Loaded>,
+    foreign: impl Fn(&str) -> bool,
 ) -> Result<Vec<Value>, String> {
     let mut entries: BTreeMap<String, Value> = BTreeMap::new();
     let mut skipped = BTreeSet::new();
@@ -412,7 +430,7 @@ fn walk_channel(
         }
         entries.insert(current.clone(), Value::Object(entry));
         skipped.extend(skips);
-        if replaces.is_empty() {
+        if replaces.is_empty() || foreign(&replaces) {
             break;
         }
         if !seen.insert(replaces.clone()) {
@@ -421,7 +439,7 @@ fn walk_channel(
         current = replaces;
     }
     for name in skipped {
-        if bundles.contains_key(&name) && !entries.contains_key(&name) {
+        if bundles.contains_key(&name) && !entries.contains_key(&name) && !foreign(&name) {
             entries.insert(name.clone(), json!({"name": name}));
         }
     }
@@ -850,6 +868,58 @@ mod tests {
 
     fn invalid(data: &BTreeMap<String, String>) -> String {
         catalog_blobs(data).unwrap_err().to_string()
+    }
+
+    /// OLM's e2e "should support switching from one package to another"
+    /// (`test/e2e/subscription_e2e_test.go`): package2's only CSV replaces package1's. The
+    /// channel of package2 ends at package1's head, which stays package1's bundle and its
+    /// `replaces`, so a Subscription moved from package1 to package2 upgrades along it.
+    #[test]
+    fn a_csv_may_replace_another_packages_head() {
+        let csv = |name: &str, replaces: Option<&str>| {
+            csv(name, "1.0.0", replaces, "").replace("etcd-operator", &format!("op-{name}"))
+        };
+        let packages = "- packageName: package1\n  channels: [{name: stable, currentCSV: package1.v1.0.0}]\n  defaultChannel: stable\n\
+                        - packageName: package2\n  channels: [{name: stable, currentCSV: package2.v1.0.0}]\n  defaultChannel: stable\n";
+        let data = BTreeMap::from([
+            (CRD_KEY.to_owned(), CRDS.to_owned()),
+            (
+                CSV_KEY.to_owned(),
+                [
+                    csv("package1.v1.0.0", None),
+                    csv("package2.v1.0.0", Some("package1.v1.0.0")),
+                ]
+                .concat(),
+            ),
+            (PACKAGE_KEY.to_owned(), packages.to_owned()),
+        ]);
+        let blobs = catalog_blobs(&data).unwrap_or_else(|e| panic!("{e}"));
+        let channel = |package: &str| {
+            blobs
+                .iter()
+                .find(|b| b["schema"] == "olm.channel" && b["package"] == package)
+                .map(|b| b["entries"].clone())
+        };
+        assert_eq!(
+            channel("package1"),
+            Some(json!([{"name": "package1.v1.0.0"}]))
+        );
+        assert_eq!(
+            channel("package2"),
+            Some(json!([{"name": "package2.v1.0.0", "replaces": "package1.v1.0.0"}]))
+        );
+        let bundles: Vec<(&Value, &Value)> = blobs
+            .iter()
+            .filter(|b| b["schema"] == "olm.bundle")
+            .map(|b| (&b["package"], &b["name"]))
+            .collect();
+        assert_eq!(
+            bundles,
+            [
+                (&json!("package1"), &json!("package1.v1.0.0")),
+                (&json!("package2"), &json!("package2.v1.0.0"))
+            ]
+        );
     }
 
     /// `TestConfigMapLoader` and `TestQuerierForConfigmap`: the example loads; the channel is the
