@@ -151,10 +151,9 @@ pub fn rollback(
     ))
 }
 
-/// An object an extension's revision laid out that OLM v0 has no use for once the operator is
-/// handed back: OLM v1's own RBAC, under names OLM v0 never uses.
+/// An object an extension's revision laid out, by identity.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Leftover {
+pub struct LaidOut {
     /// `apiVersion`.
     pub api_version: String,
     /// `kind`.
@@ -165,33 +164,21 @@ pub struct Leftover {
     pub name: String,
 }
 
-/// The RBAC objects (Roles, ClusterRoles and their bindings) the revisions hold, sorted: after
-/// a rollback, each that nobody has claimed ([`abandoned`]) is deleted — the operator runs
-/// with the RBAC OLM v0 lays out again, and a later move would find OLM v1's old roles in its
-/// way, owned by no one. Nothing else is ever a leftover: CRDs, workloads, Services and the
-/// ServiceAccount are the operator's, and stay.
-pub fn rbac_laid_out(revisions: &[olm_api::ClusterObjectSet]) -> Vec<Leftover> {
-    let mut out: Vec<Leftover> = revisions
+/// Every object the revisions hold, sorted and once each: on a rollback each is released from
+/// its owner references to the revisions ([`released_owner_references`]) before they are
+/// deleted.
+pub fn laid_out(revisions: &[olm_api::ClusterObjectSet]) -> Vec<LaidOut> {
+    let mut out: Vec<LaidOut> = revisions
         .iter()
         .flat_map(|r| &r.spec.phases)
         .flat_map(|p| &p.objects)
         .filter_map(|o| o.object.as_ref())
         .filter_map(|o| {
             let text = |k: &str| o.get(k).and_then(serde_json::Value::as_str);
-            let kind = text("kind")?;
-            let api_version = text("apiVersion")?;
-            if !api_version.starts_with("rbac.authorization.k8s.io/")
-                || !matches!(
-                    kind,
-                    "Role" | "RoleBinding" | "ClusterRole" | "ClusterRoleBinding"
-                )
-            {
-                return None;
-            }
             let meta = o.get("metadata")?;
-            Some(Leftover {
-                api_version: api_version.to_owned(),
-                kind: kind.to_owned(),
+            Some(LaidOut {
+                api_version: text("apiVersion")?.to_owned(),
+                kind: text("kind")?.to_owned(),
                 namespace: meta
                     .get("namespace")
                     .and_then(serde_json::Value::as_str)
@@ -204,6 +191,48 @@ pub fn rbac_laid_out(revisions: &[olm_api::ClusterObjectSet]) -> Vec<Leftover> {
     out.sort();
     out.dedup();
     out
+}
+
+/// The RBAC objects (Roles, ClusterRoles and their bindings) the revisions hold, sorted: after
+/// a rollback, each that nobody has claimed ([`abandoned`]) is deleted — the operator runs
+/// with the RBAC OLM v0 lays out again, and a later move would find OLM v1's old roles in its
+/// way, owned by no one. Nothing else is ever a leftover: CRDs, workloads, Services and the
+/// ServiceAccount are the operator's, and stay.
+pub fn rbac_laid_out(revisions: &[olm_api::ClusterObjectSet]) -> Vec<LaidOut> {
+    laid_out(revisions)
+        .into_iter()
+        .filter(|o| {
+            o.api_version.starts_with("rbac.authorization.k8s.io/")
+                && matches!(
+                    o.kind.as_str(),
+                    "Role" | "RoleBinding" | "ClusterRole" | "ClusterRoleBinding"
+                )
+        })
+        .collect()
+}
+
+/// The owner references an object keeps once released from `owners` (uids of the extension
+/// and its revisions), or `None` when it names none of them.
+///
+/// Why the rollback strips them itself rather than leaving it to the garbage collector's
+/// orphaning: the collector orphans the dependents its graph knows of, and while it rebuilds
+/// that graph (after new CRDs appear, say) it can miss one; once the revision is gone, that
+/// object's only owner is absent and the collector deletes it — the operator's Deployment,
+/// recreated by OLM v0 a moment later with a new pod. An object that names no owner is never
+/// collected.
+pub fn released_owner_references(
+    references: &[serde_json::Value],
+    owners: &std::collections::BTreeSet<String>,
+) -> Option<Vec<serde_json::Value>> {
+    let named = |r: &serde_json::Value| {
+        r.get("uid")
+            .and_then(serde_json::Value::as_str)
+            .is_some_and(|uid| owners.contains(uid))
+    };
+    if !references.iter().any(named) {
+        return None;
+    }
+    Some(references.iter().filter(|r| !named(r)).cloned().collect())
 }
 
 /// Whether an object, read once OLM v0 has the operator installed again, is claimed by nobody:

@@ -550,9 +550,15 @@ fn community_operators_move_and_an_own_namespace_one_is_refused() {
         installed_by_v0("shared", "rabbitmq-cluster-operator") && installed_by_v0("shared", "k8gb"),
         "{out}{err}"
     );
-    // The CRDs (and so every custom resource) are the same objects. The Deployments are not
-    // checked here: OLM v0 sometimes replaces RabbitMQ's on the way back (docs/migrate.md).
+    // The CRDs (and so every custom resource) and the Deployments are the same objects: the
+    // move released them from the CSVs it deleted, and the rollback from the revisions, so the
+    // garbage collector never finds them without a live owner.
     assert_eq!(uids_of(kcp, "crds", None, ""), crds);
+    assert_eq!(
+        uids_of(kcp, "deployments", Some("shared"), ""),
+        deployments,
+        "the operators' Deployments are the same objects after the rollback"
+    );
     let left = kubectl(kcp, &["get", "clusterextensions", "-o", "name"], None);
     assert!(left.trim().is_empty(), "{left}");
 }

@@ -216,7 +216,7 @@ fn only_unclaimed_rbac_of_the_revisions_is_left_over() {
                     "metadata": {"name": "etcds.example.com"}}}]}]},
     }))
     .expect("revision");
-    let names: Vec<(String, Option<String>)> = rbac_laid_out(&[revision])
+    let names: Vec<(String, Option<String>)> = rbac_laid_out(std::slice::from_ref(&revision))
         .into_iter()
         .map(|l| (l.kind, l.namespace))
         .collect();
@@ -227,10 +227,44 @@ fn only_unclaimed_rbac_of_the_revisions_is_left_over() {
             ("RoleBinding".to_owned(), Some("ops".to_owned())),
         ]
     );
+    let all: Vec<String> = laid_out(std::slice::from_ref(&revision))
+        .into_iter()
+        .map(|l| l.kind)
+        .collect();
+    assert_eq!(
+        all,
+        [
+            "CustomResourceDefinition",
+            "ClusterRole",
+            "RoleBinding",
+            "ServiceAccount"
+        ]
+    );
     let none = std::collections::BTreeMap::new();
     assert!(abandoned(&none, 0));
     assert!(!abandoned(&none, 1));
     let v0: std::collections::BTreeMap<String, String> =
         [("olm.owner".to_owned(), "etcd.v1".to_owned())].into();
     assert!(!abandoned(&v0, 0));
+}
+
+/// A rollback releases what the revisions held from them, and only from them: another owner's
+/// reference (an OLM v0 CSV's, a user's) stays, and an object naming none of them is left as it
+/// is (no write).
+#[test]
+fn released_owner_references_drop_only_the_revisions() {
+    let owners: std::collections::BTreeSet<String> =
+        ["cos-uid".to_owned(), "ce-uid".to_owned()].into();
+    let cos = serde_json::json!({"apiVersion": "olm.operatorframework.io/v1", "kind": "ClusterObjectSet",
+        "name": "etcd-1", "uid": "cos-uid", "controller": true, "blockOwnerDeletion": true});
+    let other = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap", "name": "keep", "uid": "other"});
+    let table: [(Vec<serde_json::Value>, Option<Vec<serde_json::Value>>); 4] = [
+        (vec![], None),
+        (vec![other.clone()], None),
+        (vec![cos.clone()], Some(vec![])),
+        (vec![cos, other.clone()], Some(vec![other])),
+    ];
+    for (refs, want) in table {
+        assert_eq!(released_owner_references(&refs, &owners), want, "{refs:?}");
+    }
 }

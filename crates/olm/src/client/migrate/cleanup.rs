@@ -102,7 +102,7 @@ pub async fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    super::handover::delete_v0(&client, ns, name, &csvs).await?;
+    super::handover::delete_v0(&client, ns, name, &csvs, &args.extension).await?;
     println!(
         "subscription {ns}/{name} deleted{}; ClusterExtension {} keeps the operator",
         if csvs.is_empty() {

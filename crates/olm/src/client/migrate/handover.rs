@@ -25,6 +25,7 @@
 //! stands is read off the cluster ([`olm_migrate::handover::stage`]) and every step is
 //! idempotent; `olm migrate rollback` undoes one that did not finish.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -264,7 +265,14 @@ async fn one(
             )),
         }
     }
-    delete_v0(&client, &ns, &name, std::slice::from_ref(&csv_name)).await?;
+    delete_v0(
+        &client,
+        &ns,
+        &name,
+        std::slice::from_ref(&csv_name),
+        &ce_name,
+    )
+    .await?;
     delete_plans(&client, &ns, &plan_names).await?;
     say(&format!(
         "  ✓ Subscription {name}, ClusterServiceVersion {csv_name} and {} InstallPlan(s) deleted (what OLM v1 took over stays)",
@@ -519,6 +527,7 @@ pub(super) async fn delete_v0(
     ns: &str,
     name: &str,
     csvs: &[String],
+    ce: &str,
 ) -> anyhow::Result<()> {
     let gone = |r: Result<(), kube::Error>, what: String| match r {
         Ok(()) => Ok(()),
@@ -533,6 +542,19 @@ pub(super) async fn delete_v0(
         format!("deleting Subscription {ns}/{name}"),
     )?;
     let api: Api<ClusterServiceVersion> = Api::namespaced(client.clone(), ns);
+    // The objects the revision took over no longer name the CSVs about to go: left to the
+    // garbage collector, a reference it failed to drop would make the object collectable the
+    // moment the revision lets go of it (a rollback).
+    let mut uids = BTreeSet::new();
+    for csv in csvs.iter().filter(|c| !c.is_empty()) {
+        if let Some(uid) = api.get_opt(csv).await?.and_then(|c| c.metadata.uid) {
+            uids.insert(uid);
+        }
+    }
+    if !uids.is_empty() {
+        let (revisions, _) = crate::client::extension::revisions_with_objects(client, ce).await?;
+        release(client, &handover::laid_out(&revisions), &uids, false).await?;
+    }
     for csv in csvs.iter().filter(|c| !c.is_empty()) {
         gone(
             api.delete(csv, &DeleteParams::background()).await.map(drop),
@@ -540,6 +562,97 @@ pub(super) async fn delete_v0(
         )?;
     }
     Ok(())
+}
+
+/// Removes from each of `objects` its owner references to `owners` and, with `dangling_csvs`,
+/// to OLM v0 ClusterServiceVersions that no longer exist (a move deleted them); each patch is
+/// conditioned on the resourceVersion read, and a conflict reads again. Returns how many
+/// objects changed; one that is gone needs nothing.
+///
+/// Why olm does this rather than the garbage collector: see
+/// `olm_migrate::handover::released_owner_references`.
+pub(super) async fn release(
+    client: &kube::Client,
+    objects: &[handover::LaidOut],
+    owners: &BTreeSet<String>,
+    dangling_csvs: bool,
+) -> anyhow::Result<usize> {
+    let mut live_csvs: BTreeMap<(String, String), Option<String>> = BTreeMap::new();
+    let mut changed = 0;
+    for o in objects {
+        let api = dynamic_api(client, o);
+        let mut attempts = 0;
+        loop {
+            let Some(meta) = api.get_metadata_opt(&o.name).await? else {
+                break;
+            };
+            let mut drop = owners.clone();
+            if dangling_csvs && let Some(ns) = &o.namespace {
+                for r in meta.owner_references() {
+                    if r.kind != "ClusterServiceVersion" {
+                        continue;
+                    }
+                    let key = (ns.clone(), r.name.clone());
+                    if !live_csvs.contains_key(&key) {
+                        let csvs: Api<ClusterServiceVersion> = Api::namespaced(client.clone(), ns);
+                        let uid = csvs.get_opt(&r.name).await?.and_then(|c| c.metadata.uid);
+                        live_csvs.insert(key.clone(), uid);
+                    }
+                    if live_csvs[&key].as_deref() != Some(r.uid.as_str()) {
+                        drop.insert(r.uid.clone());
+                    }
+                }
+            }
+            let references: Vec<serde_json::Value> = meta
+                .owner_references()
+                .iter()
+                .map(serde_json::to_value)
+                .collect::<Result<_, _>>()?;
+            let Some(kept) = handover::released_owner_references(&references, &drop) else {
+                break;
+            };
+            let patch = json!({"metadata": {
+                "ownerReferences": kept,
+                "resourceVersion": meta.metadata.resource_version,
+            }});
+            match api
+                .patch(&o.name, &PatchParams::default(), &Patch::Merge(&patch))
+                .await
+            {
+                Ok(_) => {
+                    changed += 1;
+                    break;
+                }
+                Err(kube::Error::Api(s)) if s.code == 404 => break,
+                Err(kube::Error::Api(s)) if s.code == 409 && attempts < 5 => attempts += 1,
+                Err(e) => {
+                    return Err(anyhow!(e).context(format!(
+                        "releasing {} {} from its former owners",
+                        o.kind, o.name
+                    )));
+                }
+            }
+        }
+    }
+    Ok(changed)
+}
+
+/// A dynamic client for the object `o` names.
+pub(super) fn dynamic_api(
+    client: &kube::Client,
+    o: &handover::LaidOut,
+) -> Api<kube::api::DynamicObject> {
+    let (group, version) = o
+        .api_version
+        .split_once('/')
+        .unwrap_or(("", &o.api_version));
+    let resource = kube::discovery::ApiResource::from_gvk(&kube::core::GroupVersionKind::gvk(
+        group, version, &o.kind,
+    ));
+    match &o.namespace {
+        Some(ns) => Api::namespaced_with(client.clone(), ns, &resource),
+        None => Api::all_with(client.clone(), &resource),
+    }
 }
 
 /// How many objects the extension's revisions hold (their phases' objects), as a figure for

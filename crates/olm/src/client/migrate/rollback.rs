@@ -4,8 +4,11 @@
 //! 1. The extension must carry `migrated-from-subscription` and a Subscription backup that
 //!    names a package and a CatalogSource; one that is `Installed` needs
 //!    `--acknowledge-installed` (upstream's rule: it is running under OLM v1).
-//! 2. The extension and its revisions are deleted with `propagationPolicy: Orphan`: the objects
-//!    they held stay, without an owner, and the operator keeps running.
+//! 2. Once OLM v1 has stopped writing for them, every object the revisions hold is released
+//!    from its owner references to them (the garbage collector could otherwise delete one its
+//!    graph missed when orphaning), then the extension and its revisions are deleted with
+//!    `propagationPolicy: Orphan`: the objects they held stay, without an owner, and the
+//!    operator keeps running.
 //! 3. The namespace's OperatorGroup is recreated from its backup when it is gone (upstream's
 //!    rollback does not restore it), and the Subscription is recreated from its backup.
 //!    A move that never finished (the Subscription still there, marked `migrating-to` this
@@ -203,9 +206,29 @@ async fn one(client: &kube::Client, args: &Args, name: &str) -> anyhow::Result<E
     let revisions: Api<ClusterObjectSet> = Api::all(client.clone());
     let held = hold(&extensions, &revisions, name, args.timeout).await?;
     // What OLM v1 laid out that OLM v0 will not take back, gone once OLM v0 runs it again.
-    let (laid_out, _) = crate::client::extension::revisions_with_objects(&client, name).await?;
+    let (laid_out, unread) =
+        crate::client::extension::revisions_with_objects(&client, name).await?;
     let leftovers = handover::rbac_laid_out(&laid_out);
     let storage = crate::client::view::stored_secret_names(&laid_out);
+    for why in &unread {
+        eprintln!(
+            "  ! {why}: the objects kept there are released by the garbage collector's orphaning alone"
+        );
+    }
+    // What the revisions held names them no more before they go (see
+    // `handover::released_owner_references`): nothing is left for the collector to delete.
+    let owners: std::collections::BTreeSet<String> = ext
+        .metadata
+        .uid
+        .iter()
+        .chain(laid_out.iter().filter_map(|r| r.metadata.uid.as_ref()))
+        .cloned()
+        .collect();
+    let released =
+        super::handover::release(&client, &handover::laid_out(&laid_out), &owners, true).await?;
+    if released > 0 {
+        eprintln!("  ✓ {released} object(s) no longer name OLM v1's revisions as their owner");
+    }
 
     extensions
         .delete(name, &orphan)
@@ -399,22 +422,12 @@ async fn hold(
 /// OLM v0 has laid out its own) and the revisions' storage Secrets `storage`; how many went.
 async fn remove_leftovers(
     client: &kube::Client,
-    leftovers: &[handover::Leftover],
+    leftovers: &[handover::LaidOut],
     storage: &[(String, String)],
 ) -> anyhow::Result<usize> {
     let mut removed = 0;
     for l in leftovers {
-        let (group, version) = l
-            .api_version
-            .split_once('/')
-            .unwrap_or(("", &l.api_version));
-        let resource = kube::discovery::ApiResource::from_gvk(&kube::core::GroupVersionKind::gvk(
-            group, version, &l.kind,
-        ));
-        let api: Api<kube::api::DynamicObject> = match &l.namespace {
-            Some(ns) => Api::namespaced_with(client.clone(), ns, &resource),
-            None => Api::all_with(client.clone(), &resource),
-        };
+        let api = super::handover::dynamic_api(client, l);
         let Some(meta) = api.get_metadata_opt(&l.name).await? else {
             continue;
         };
