@@ -8,7 +8,7 @@
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, ObjectMeta, Time};
@@ -20,7 +20,8 @@ use olm_catalog::PackageName;
 use olm_catalogd::metrics::Metrics;
 use olm_catalogd::server::{AppState, router};
 use olm_catalogd::storage::Storage;
-use olm_controller::catalog::{CatalogError, CatalogOptions, Catalogs};
+use olm_controller::catalog::{CatalogError, CatalogOptions, Catalogs, ProxyEnv};
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
 fn community() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/catalogs/community-v4.21")
@@ -717,4 +718,246 @@ fn the_client_and_its_futures_are_send() {
     send(&c.package(&cat, &p));
     send(&c.changed_packages(&cat));
     send(&c.walk(&[], &olm_resolve::LabelSelector::default(), &p));
+}
+
+// The catalog client and the proxy environment, as upstream's Go client reads it.
+
+/// The catalog server as upstream's e2e suite reaches it: a Service name, which only a
+/// proxy (or the cluster's DNS) resolves.
+const CATALOGD: &str = "https://catalogd-service.olmv1-system.svc/catalogs/test";
+
+/// A client made as production makes it, with these proxy variables instead of the
+/// process's.
+fn client_with(env: ProxyEnv) -> Catalogs {
+    Catalogs::new(CatalogOptions {
+        proxy: Some(env),
+        connect_timeout: Duration::from_secs(5),
+        timeout: Duration::from_secs(10),
+        ..CatalogOptions::default()
+    })
+    .expect("client")
+}
+
+fn https_proxy(proxy: &str) -> ProxyEnv {
+    ProxyEnv {
+        https_proxy: proxy.into(),
+        ..ProxyEnv::default()
+    }
+}
+
+/// A loopback address where nothing listens.
+fn nothing_listens() -> std::net::SocketAddr {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+}
+
+/// A proxy that records the request line of every connection and answers
+/// `502 Bad Gateway`, as upstream's e2e recording proxy does when it cannot reach the
+/// cluster's Service.
+async fn recording_proxy() -> (std::net::SocketAddr, Arc<Mutex<Vec<String>>>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let record = seen.clone();
+    tokio::spawn(async move {
+        while let Ok((mut conn, _)) = listener.accept().await {
+            let mut head = Vec::new();
+            let mut buf = [0u8; 1024];
+            while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                match conn.read(&mut buf).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => head.extend_from_slice(&buf[..n]),
+                }
+            }
+            let head = String::from_utf8_lossy(&head);
+            // A connection the client dropped before asking records nothing.
+            if let Some(line) = head.lines().next().filter(|l| !l.is_empty()) {
+                record.lock().expect("lock").push(line.to_owned());
+            }
+            let _ = conn
+                .write_all(b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n")
+                .await;
+        }
+    });
+    (addr, seen)
+}
+
+fn package() -> PackageName {
+    PackageName::from("test")
+}
+
+/// Upstream e2e `proxy.feature`, "operator-controller respects HTTPS_PROXY when fetching
+/// catalog data": with HTTPS_PROXY where nothing listens, the failure says `proxyconnect`,
+/// in Go's words (`proxyconnect tcp: dial tcp 127.0.0.1:39999: connect: connection
+/// refused`), and is cached as any transport failure.
+#[tokio::test]
+async fn a_proxy_where_nothing_listens_fails_with_proxyconnect() {
+    let proxy = nothing_listens();
+    let c = client_with(https_proxy(&format!("http://{proxy}")));
+    let e = c
+        .package(
+            &catalog("test", "registry.example/test@sha256:00", CATALOGD),
+            &package(),
+        )
+        .await
+        .expect_err("no proxy there");
+    let text = e.to_string();
+    assert!(
+        text.starts_with(&format!(
+            r#"error retrieving cache for catalog "test": error performing request: error sending request for url ({CATALOGD}/api/v1/metas?"#
+        )),
+        "{text}"
+    );
+    assert!(
+        text.ends_with(&format!(
+            "): proxyconnect tcp: dial tcp {proxy}: connect: connection refused"
+        )),
+        "{text}"
+    );
+    assert!(e.is_cached());
+}
+
+/// Upstream e2e `proxy.feature`, "operator-controller sends catalog requests through a
+/// configured HTTPS proxy": the proxy receives `CONNECT <catalog host>:443`. Its 502 is a
+/// `proxyconnect` failure naming the proxy and the target.
+#[tokio::test]
+async fn catalog_requests_reach_the_https_proxy_as_connect() {
+    let (proxy, seen) = recording_proxy().await;
+    let c = client_with(https_proxy(&format!("http://{proxy}")));
+    let e = c
+        .package(
+            &catalog("test", "registry.example/test@sha256:00", CATALOGD),
+            &package(),
+        )
+        .await
+        .expect_err("the proxy answers 502");
+    let seen = seen.lock().expect("lock").clone();
+    assert!(!seen.is_empty(), "the proxy was asked");
+    for line in &seen {
+        assert_eq!(
+            line, "CONNECT catalogd-service.olmv1-system.svc:443 HTTP/1.1",
+            "{seen:?}"
+        );
+    }
+    let text = e.to_string();
+    assert!(
+        text.ends_with(&format!(
+            "): proxyconnect tcp: {proxy} refused CONNECT catalogd-service.olmv1-system.svc:443"
+        )),
+        "{text}"
+    );
+}
+
+/// Go never proxies loopback hosts, nor hosts NO_PROXY lists (here by CIDR): those requests
+/// go direct, and their failures say nothing of a proxy.
+#[tokio::test]
+async fn loopback_and_no_proxy_hosts_go_direct() {
+    let (proxy, seen) = recording_proxy().await;
+    let to = format!("http://{proxy}");
+    let env = ProxyEnv {
+        http_proxy: to.clone(),
+        https_proxy: to,
+        no_proxy: "192.0.2.0/24".into(),
+    };
+    let loopback = format!("http://{}/catalogs/test", nothing_listens());
+    let listed = "https://192.0.2.1:1/catalogs/test";
+    for base in [loopback.as_str(), listed] {
+        // A client each: the first failure would be cached for the catalog.
+        let e = client_with(env.clone())
+            .package(
+                &catalog("test", "registry.example/test@sha256:00", base),
+                &package(),
+            )
+            .await
+            .expect_err("nothing there");
+        assert!(!e.to_string().contains("proxyconnect"), "{e}");
+    }
+    assert_eq!(*seen.lock().expect("lock"), Vec::<String>::new());
+}
+
+/// Plain-HTTP catalog servers go through HTTP_PROXY, which gets the whole URL (no
+/// CONNECT); the proxy's own answer is the response, as in Go: a 502 is a status error,
+/// not cached, not a `proxyconnect` failure.
+#[tokio::test]
+async fn http_catalog_servers_go_through_http_proxy() {
+    let (proxy, seen) = recording_proxy().await;
+    let c = client_with(ProxyEnv {
+        http_proxy: format!("http://{proxy}"),
+        ..ProxyEnv::default()
+    });
+    let base = "http://catalogd-service.olmv1-system.svc/catalogs/test";
+    let e = c
+        .package(
+            &catalog("test", "registry.example/test@sha256:00", base),
+            &package(),
+        )
+        .await
+        .expect_err("the proxy answers 502");
+    assert_eq!(e, CatalogError::UnexpectedStatus { code: 502 });
+    let seen = seen.lock().expect("lock").clone();
+    // The second request may be dropped once the first has failed.
+    let asked = [
+        format!("GET {base}/api/v1/metas?schema=olm.package&name=test HTTP/1.1"),
+        format!("GET {base}/api/v1/metas?package=test HTTP/1.1"),
+    ];
+    assert!(!seen.is_empty(), "the proxy was asked");
+    assert!(seen.iter().all(|line| asked.contains(line)), "{seen:?}");
+}
+
+/// A proxy that accepts the connection and never answers CONNECT: the connect timeout
+/// ends the request, and the failure names the proxy.
+#[tokio::test]
+async fn a_proxy_that_never_answers_times_out_with_proxyconnect() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let proxy = listener.local_addr().expect("addr");
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((conn, _)) = listener.accept().await {
+            held.push(conn);
+        }
+    });
+    let c = Catalogs::new(CatalogOptions {
+        proxy: Some(https_proxy(&format!("http://{proxy}"))),
+        connect_timeout: Duration::from_millis(300),
+        ..CatalogOptions::default()
+    })
+    .expect("client");
+    let e = c
+        .package(
+            &catalog("test", "registry.example/test@sha256:00", CATALOGD),
+            &package(),
+        )
+        .await
+        .expect_err("no answer");
+    let text = e.to_string();
+    assert!(
+        text.ends_with(&format!("): proxyconnect tcp: {proxy}: i/o timeout")),
+        "{text}"
+    );
+}
+
+/// A proxy the client cannot speak (SOCKS) fails the request instead of being bypassed.
+#[tokio::test]
+async fn a_proxy_the_client_cannot_speak_is_not_bypassed() {
+    let c = client_with(https_proxy("socks5://127.0.0.1:1080"));
+    let e = c
+        .package(
+            &catalog("test", "registry.example/test@sha256:00", CATALOGD),
+            &package(),
+        )
+        .await
+        .expect_err("no SOCKS");
+    let text = e.to_string();
+    assert!(
+        text.ends_with(
+            r#"): proxyconnect tcp: 127.0.0.1:1080: proxy scheme "socks5" is not supported"#
+        ),
+        "{text}"
+    );
 }

@@ -740,6 +740,16 @@ mod tests {
     }
 
     /// `--olm both`: the pods run both OLMs, and the PackageManifest API is routed to the one
+    /// A container's arguments.
+    fn args_of(c: &Value) -> Vec<&str> {
+        c["args"]
+            .as_array()
+            .expect("args")
+            .iter()
+            .filter_map(Value::as_str)
+            .collect()
+    }
+
     /// `--layout upstream`: upstream's two Deployments, names and labels (operator-controller
     /// v1.11.0's e2e suite finds them by these: `test/e2e/steps/hooks.go`
     /// `detectOLMDeployments`, `upgrade_steps.go` `app.kubernetes.io/name=<component>`), each
@@ -777,12 +787,7 @@ mod tests {
             );
             let c = &d["spec"]["template"]["spec"]["containers"][0];
             assert_eq!(c["name"], CONTAINER);
-            let args: Vec<&str> = c["args"]
-                .as_array()
-                .expect("args")
-                .iter()
-                .filter_map(Value::as_str)
-                .collect();
+            let args = args_of(c);
             assert!(
                 args.contains(&format!("--component={component}").as_str()),
                 "{args:?}"
@@ -840,12 +845,7 @@ mod tests {
             .find(|d| kind(d) == "Deployment")
             .expect("deployment");
         let c = &d["spec"]["template"]["spec"]["containers"][0];
-        let args: Vec<&str> = c["args"]
-            .as_array()
-            .expect("args")
-            .iter()
-            .filter_map(Value::as_str)
-            .collect();
+        let args = args_of(c);
         assert!(args.contains(&"--olm=both"), "{args:?}");
         assert!(!args.contains(&"--olm=v1"), "{args:?}");
         assert!(args.contains(&"--packageserver-pod=self"), "{args:?}");
