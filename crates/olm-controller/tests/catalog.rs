@@ -786,6 +786,18 @@ async fn recording_proxy() -> (std::net::SocketAddr, Arc<Mutex<Vec<String>>>) {
     (addr, seen)
 }
 
+/// Package `test` of the catalog served at `base`, read through `c`.
+async fn package_at(
+    c: &Catalogs,
+    base: &str,
+) -> Result<Arc<olm_resolve::ContentIndex>, CatalogError> {
+    c.package(
+        &catalog("test", "registry.example/test@sha256:00", base),
+        &package(),
+    )
+    .await
+}
+
 fn package() -> PackageName {
     PackageName::from("test")
 }
@@ -798,13 +810,7 @@ fn package() -> PackageName {
 async fn a_proxy_where_nothing_listens_fails_with_proxyconnect() {
     let proxy = nothing_listens();
     let c = client_with(https_proxy(&format!("http://{proxy}")));
-    let e = c
-        .package(
-            &catalog("test", "registry.example/test@sha256:00", CATALOGD),
-            &package(),
-        )
-        .await
-        .expect_err("no proxy there");
+    let e = package_at(&c, CATALOGD).await.expect_err("no proxy there");
     let text = e.to_string();
     assert!(
         text.starts_with(&format!(
@@ -828,11 +834,7 @@ async fn a_proxy_where_nothing_listens_fails_with_proxyconnect() {
 async fn catalog_requests_reach_the_https_proxy_as_connect() {
     let (proxy, seen) = recording_proxy().await;
     let c = client_with(https_proxy(&format!("http://{proxy}")));
-    let e = c
-        .package(
-            &catalog("test", "registry.example/test@sha256:00", CATALOGD),
-            &package(),
-        )
+    let e = package_at(&c, CATALOGD)
         .await
         .expect_err("the proxy answers 502");
     let seen = seen.lock().expect("lock").clone();
@@ -890,11 +892,7 @@ async fn http_catalog_servers_go_through_http_proxy() {
         ..ProxyEnv::default()
     });
     let base = "http://catalogd-service.olmv1-system.svc/catalogs/test";
-    let e = c
-        .package(
-            &catalog("test", "registry.example/test@sha256:00", base),
-            &package(),
-        )
+    let e = package_at(&c, base)
         .await
         .expect_err("the proxy answers 502");
     assert_eq!(e, CatalogError::UnexpectedStatus { code: 502 });
@@ -928,13 +926,7 @@ async fn a_proxy_that_never_answers_times_out_with_proxyconnect() {
         ..CatalogOptions::default()
     })
     .expect("client");
-    let e = c
-        .package(
-            &catalog("test", "registry.example/test@sha256:00", CATALOGD),
-            &package(),
-        )
-        .await
-        .expect_err("no answer");
+    let e = package_at(&c, CATALOGD).await.expect_err("no answer");
     let text = e.to_string();
     assert!(
         text.ends_with(&format!("): proxyconnect tcp: {proxy}: i/o timeout")),
@@ -946,13 +938,7 @@ async fn a_proxy_that_never_answers_times_out_with_proxyconnect() {
 #[tokio::test]
 async fn a_proxy_the_client_cannot_speak_is_not_bypassed() {
     let c = client_with(https_proxy("socks5://127.0.0.1:1080"));
-    let e = c
-        .package(
-            &catalog("test", "registry.example/test@sha256:00", CATALOGD),
-            &package(),
-        )
-        .await
-        .expect_err("no SOCKS");
+    let e = package_at(&c, CATALOGD).await.expect_err("no SOCKS");
     let text = e.to_string();
     assert!(
         text.ends_with(
