@@ -307,7 +307,12 @@ impl Watches {
         let gvk = gvk.clone();
         let name = describe(&gvk);
         debug!(kind = %name, "watching managed objects of this kind");
+        let cache = store.clone();
         let task = tokio::spawn(async move {
+            // The revisions that held objects of this kind when a relist began: a deletion
+            // the relist hides has no event of its own, so each of them is looked at once the
+            // new list is in (it puts back what it lost).
+            let mut before_relist: Vec<ObjectRef<ClusterObjectSet>> = Vec::new();
             // Nothing here reads managedFields, and for a CRD they are about as big as its
             // schema: the cache keeps objects without them.
             let events = reflector::reflector(
@@ -322,9 +327,24 @@ impl Watches {
                     // so nothing written before can be trusted over the new list.
                     Ok(watcher::Event::Init) => {
                         written.forget_where(|t| t.gvk == gvk);
+                        // The store still holds the list before this one until InitDone.
+                        let held: BTreeSet<String> = cache
+                            .state()
+                            .iter()
+                            .flat_map(|o| owners(o))
+                            .map(|r| r.name)
+                            .collect();
+                        before_relist = held.into_iter().map(|n| ObjectRef::new(&n)).collect();
                         continue;
                     }
-                    Ok(watcher::Event::InitDone) => continue,
+                    Ok(watcher::Event::InitDone) => {
+                        for owner in std::mem::take(&mut before_relist) {
+                            if futures::SinkExt::send(&mut trigger, owner).await.is_err() {
+                                return; // the controller stopped
+                            }
+                        }
+                        continue;
+                    }
                     Ok(
                         watcher::Event::Apply(o)
                         | watcher::Event::Delete(o)
