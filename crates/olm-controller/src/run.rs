@@ -57,8 +57,8 @@ use crate::metrics::Metrics;
 
 mod component;
 mod gates;
-pub use component::{CATALOGD_LEASE, Component};
-pub use gates::{Effect as GateEffect, FeatureGates};
+pub use component::Component;
+pub use gates::FeatureGates;
 
 /// The namespace OLM's own objects go to unless told otherwise (upstream's).
 pub const DEFAULT_SYSTEM_NAMESPACE: &str = "olmv1-system";
@@ -151,7 +151,7 @@ impl Which {
 pub struct Options {
     /// Which OLM runs (`--olm`).
     pub which: Which,
-    /// Which of OLM v1's components run (`--component`); checked against `which` by [`run`].
+    /// Which of OLM v1's components run (`--component`); checked against `which` by [`serve`].
     pub component: Component,
     /// Where ClusterObjectSet Secrets and OLM's own objects go; created if missing.
     pub system_namespace: String,

@@ -296,13 +296,8 @@ pub fn catalog_blobs(data: &BTreeMap<String, String>) -> Result<Vec<Value>, Cont
     let mut heads: BTreeMap<&str, &str> = BTreeMap::new();
     for manifest in &packages {
         let package = text(manifest, "/packageName");
-        for c in manifest
-            .get("channels")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            heads.entry(text(c, "/currentCSV")).or_insert(package);
+        for (_, head) in channels_of(manifest) {
+            heads.entry(head).or_insert(package);
         }
     }
     for manifest in &packages {
@@ -314,13 +309,7 @@ pub fn catalog_blobs(data: &BTreeMap<String, String>) -> Result<Vec<Value>, Cont
             ));
             continue;
         }
-        let channels: Vec<(&str, &str)> = manifest
-            .get("channels")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .map(|c| (text(c, "/name"), text(c, "/currentCSV")))
-            .collect();
+        let channels = channels_of(manifest);
         let default = text(manifest, "/defaultChannel");
         let default = if channels.len() == 1 && !channels.iter().any(|(n, _)| *n == default) {
             channels[0].0
@@ -373,6 +362,17 @@ pub fn catalog_blobs(data: &BTreeMap<String, String>) -> Result<Vec<Value>, Cont
         return Err(ContentError::Invalid(errs));
     }
     Ok(out.into_values().flatten().collect())
+}
+
+/// A package manifest's channels: each name and its `currentCSV`.
+fn channels_of(manifest: &Value) -> Vec<(&str, &str)> {
+    manifest
+        .get("channels")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|c| (text(c, "/name"), text(c, "/currentCSV")))
+        .collect()
 }
 
 /// A channel's entries: `head` and every CSV it replaces in turn, each with its `skips` and

@@ -290,11 +290,9 @@ async fn serve(args: Args) -> anyhow::Result<()> {
     let stop = stop_signal()?;
     olm_image::install_crypto_provider();
     let tls_profile = args.tls_profile.resolve()?;
-    args.component
-        .check(args.olm)
-        .map_err(|e| anyhow::anyhow!(e))?;
+    // `--component` against `--olm` is checked where it is used, by `olm_controller::run`.
     let gates = FeatureGates::parse(&args.feature_gates)
-        .and_then(|g| g.apply(args.cert_provider, true))
+        .and_then(|g| g.apply(args.cert_provider, olm_catalogd::Options::default().metas))
         .map_err(|e| anyhow::anyhow!("--feature-gates: {e}"))?;
     let pprof = args.profiling.config()?;
     let packageserver = args.packageserver.options()?;

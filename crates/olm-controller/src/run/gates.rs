@@ -68,9 +68,10 @@ const GATES: &[(&str, Meaning)] = &[
     ),
 ];
 
-/// The gates given, by name, the last value of each winning (as component-base's).
+/// The gates given, by name, with what each means here; the last value of each wins (as
+/// component-base's).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct FeatureGates(BTreeMap<String, bool>);
+pub struct FeatureGates(BTreeMap<&'static str, (Meaning, bool)>);
 
 /// What the gates change in `olm run`'s settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -105,10 +106,10 @@ impl FeatureGates {
                         olm_goenc::quote(v)
                     )
                 })?;
-                if !GATES.iter().any(|(known, _)| *known == name) {
+                let Some(&(known, meaning)) = GATES.iter().find(|(known, _)| *known == name) else {
                     return Err(format!("unrecognized feature gate: {name}"));
-                }
-                gates.insert(name.to_owned(), enabled);
+                };
+                gates.insert(known, (meaning, enabled));
             }
         }
         Ok(FeatureGates(gates))
@@ -121,20 +122,13 @@ impl FeatureGates {
             cert_provider,
             metas,
         };
-        for (name, &enabled) in &self.0 {
-            let Some((_, meaning)) = GATES.iter().find(|(known, _)| known == name) else {
-                continue;
-            };
-            match *meaning {
+        for (&name, &(meaning, enabled)) in &self.0 {
+            match meaning {
                 Meaning::Always(why) if !enabled => {
-                    return Err(format!(
-                        "--feature-gates={name}=false: olm cannot turn it off: {why}"
-                    ));
+                    return Err(format!("{name}=false: olm cannot turn it off: {why}"));
                 }
                 Meaning::Never(why) if enabled => {
-                    return Err(format!(
-                        "--feature-gates={name}=true: olm cannot turn it on: {why}"
-                    ));
+                    return Err(format!("{name}=true: olm cannot turn it on: {why}"));
                 }
                 Meaning::Always(_) | Meaning::Never(_) => {}
                 Meaning::Metas => effect.metas = enabled,
@@ -166,7 +160,7 @@ fn without(
 ) -> Result<CertProviderChoice, String> {
     if choice == off {
         return Err(format!(
-            "--feature-gates={gate}=false turns off the certificate provider --cert-provider names"
+            "{gate}=false turns off the certificate provider --cert-provider names"
         ));
     }
     if choice == CertProviderChoice::Auto && off == CertProviderChoice::CertManager {
@@ -198,7 +192,7 @@ mod tests {
         ]);
         assert_eq!(one_per_flag, commas);
         assert!(
-            !gates(&["APIV1MetasHandler=true", "APIV1MetasHandler=false"]).0["APIV1MetasHandler"]
+            !gates(&["APIV1MetasHandler=true", "APIV1MetasHandler=false"]).0["APIV1MetasHandler"].1
         );
         assert_eq!(gates(&[]), FeatureGates::default());
     }
@@ -232,7 +226,7 @@ mod tests {
             .expect_err("refused");
         assert_eq!(
             err,
-            "--feature-gates=BoxcutterRuntime=false: olm cannot turn it off: olm always applies bundles as ClusterObjectSet revisions; it has no Helm applier"
+            "BoxcutterRuntime=false: olm cannot turn it off: olm always applies bundles as ClusterObjectSet revisions; it has no Helm applier"
         );
         let err = gates(&["GraphQLCatalogQueries=true"])
             .apply(CertProviderChoice::Auto, true)

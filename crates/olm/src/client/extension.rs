@@ -396,13 +396,14 @@ async fn apply(client: &kube::Client, obj: &Value) -> anyhow::Result<()> {
     let api_version = obj["apiVersion"].as_str().unwrap_or_default();
     let kind = obj["kind"].as_str().unwrap_or_default();
     let name = obj["metadata"]["name"].as_str().unwrap_or_default();
-    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
-    let gvk = kube::core::GroupVersionKind::gvk(group, version, kind);
-    let (ar, _) = kube::discovery::pinned_kind(client, &gvk).await?;
-    let api: Api<DynamicObject> = match obj["metadata"]["namespace"].as_str() {
-        Some(ns) => Api::namespaced_with(client.clone(), ns, &ar),
-        None => Api::all_with(client.clone(), &ar),
-    };
+    let api = super::dynamic_api(
+        client,
+        api_version,
+        kind,
+        obj["metadata"]["namespace"].as_str(),
+    )
+    .await?
+    .ok_or_else(|| anyhow!("the API server does not serve {api_version} {kind}"))?;
     let dynamic: DynamicObject = serde_json::from_value(obj.clone())?;
     api.patch(
         name,

@@ -89,6 +89,29 @@ pub struct SearchArgs {
     conn: Conn,
 }
 
+/// The API of objects of `api_version` `kind`, in `namespace` when given, with the plural and
+/// scope the API server's discovery gives (a kind's plural cannot be guessed from its name);
+/// `None` when the API server serves no such kind.
+pub(crate) async fn dynamic_api(
+    client: &kube::Client,
+    api_version: &str,
+    kind: &str,
+    namespace: Option<&str>,
+) -> Result<Option<Api<kube::api::DynamicObject>>, kube::Error> {
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    let gvk = kube::core::GroupVersionKind::gvk(group, version, kind);
+    let resource = match kube::discovery::pinned_kind(client, &gvk).await {
+        Ok((resource, _)) => resource,
+        Err(kube::Error::Discovery(_)) => return Ok(None),
+        Err(kube::Error::Api(s)) if s.code == 404 => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    Ok(Some(match namespace {
+        Some(ns) => Api::namespaced_with(client.clone(), ns, &resource),
+        None => Api::all_with(client.clone(), &resource),
+    }))
+}
+
 /// Prints `value` as JSON or YAML.
 pub(crate) fn print_as<T: Serialize>(value: &T, format: JsonOrYaml) -> anyhow::Result<()> {
     let mut v = serde_json::to_value(value)?;

@@ -578,9 +578,26 @@ pub(super) async fn release(
     dangling_csvs: bool,
 ) -> anyhow::Result<usize> {
     let mut live_csvs: BTreeMap<(String, String), Option<String>> = BTreeMap::new();
+    // One discovery per kind and namespace, not per object.
+    let mut apis: BTreeMap<KindIn<'_>, Option<Api<kube::api::DynamicObject>>> = BTreeMap::new();
     let mut changed = 0;
     for o in objects {
-        let api = dynamic_api(client, o);
+        let key = (
+            o.api_version.as_str(),
+            o.kind.as_str(),
+            o.namespace.as_deref(),
+        );
+        let api = match apis.get(&key) {
+            Some(api) => api.clone(),
+            None => {
+                let api = dynamic_api(client, o).await?;
+                apis.insert(key, api.clone());
+                api
+            }
+        };
+        let Some(api) = api else {
+            continue;
+        };
         let mut attempts = 0;
         loop {
             let Some(meta) = api.get_metadata_opt(&o.name).await? else {
@@ -637,22 +654,17 @@ pub(super) async fn release(
     Ok(changed)
 }
 
-/// A dynamic client for the object `o` names.
-pub(super) fn dynamic_api(
+/// An object kind (`apiVersion`, `kind`) in a namespace (`None`: cluster-scoped).
+type KindIn<'a> = (&'a str, &'a str, Option<&'a str>);
+
+/// The API of the object `o` names; `None` when its kind is not served (so it cannot exist).
+pub(super) async fn dynamic_api(
     client: &kube::Client,
     o: &handover::LaidOut,
-) -> Api<kube::api::DynamicObject> {
-    let (group, version) = o
-        .api_version
-        .split_once('/')
-        .unwrap_or(("", &o.api_version));
-    let resource = kube::discovery::ApiResource::from_gvk(&kube::core::GroupVersionKind::gvk(
-        group, version, &o.kind,
-    ));
-    match &o.namespace {
-        Some(ns) => Api::namespaced_with(client.clone(), ns, &resource),
-        None => Api::all_with(client.clone(), &resource),
-    }
+) -> anyhow::Result<Option<Api<kube::api::DynamicObject>>> {
+    crate::client::dynamic_api(client, &o.api_version, &o.kind, o.namespace.as_deref())
+        .await
+        .with_context(|| format!("discovering {} {}", o.api_version, o.kind))
 }
 
 /// How many objects the extension's revisions hold (their phases' objects), as a figure for

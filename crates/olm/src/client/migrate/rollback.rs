@@ -206,10 +206,10 @@ async fn one(client: &kube::Client, args: &Args, name: &str) -> anyhow::Result<E
     let revisions: Api<ClusterObjectSet> = Api::all(client.clone());
     let held = hold(&extensions, &revisions, name, args.timeout).await?;
     // What OLM v1 laid out that OLM v0 will not take back, gone once OLM v0 runs it again.
-    let (laid_out, unread) =
+    let (with_objects, unread) =
         crate::client::extension::revisions_with_objects(&client, name).await?;
-    let leftovers = handover::rbac_laid_out(&laid_out);
-    let storage = crate::client::view::stored_secret_names(&laid_out);
+    let leftovers = handover::rbac_laid_out(&with_objects);
+    let storage = crate::client::view::stored_secret_names(&with_objects);
     for why in &unread {
         eprintln!(
             "  ! {why}: the objects kept there are released by the garbage collector's orphaning alone"
@@ -221,11 +221,12 @@ async fn one(client: &kube::Client, args: &Args, name: &str) -> anyhow::Result<E
         .metadata
         .uid
         .iter()
-        .chain(laid_out.iter().filter_map(|r| r.metadata.uid.as_ref()))
+        .chain(with_objects.iter().filter_map(|r| r.metadata.uid.as_ref()))
         .cloned()
         .collect();
     let released =
-        super::handover::release(&client, &handover::laid_out(&laid_out), &owners, true).await?;
+        super::handover::release(&client, &handover::laid_out(&with_objects), &owners, true)
+            .await?;
     if released > 0 {
         eprintln!("  ✓ {released} object(s) no longer name OLM v1's revisions as their owner");
     }
@@ -427,7 +428,9 @@ async fn remove_leftovers(
 ) -> anyhow::Result<usize> {
     let mut removed = 0;
     for l in leftovers {
-        let api = super::handover::dynamic_api(client, l);
+        let Some(api) = super::handover::dynamic_api(client, l).await? else {
+            continue;
+        };
         let Some(meta) = api.get_metadata_opt(&l.name).await? else {
             continue;
         };
