@@ -211,9 +211,11 @@ pub fn cni(layout: &Layout) -> String {
 ///
 /// Beyond the folders of [`Layout`]: cgroup v1 is allowed (`failCgroupV1: false`, otherwise the
 /// kubelet exits); preloaded images are used whatever name pulled them
-/// (`imagePullCredentialsVerificationPolicy: NeverVerify`); swap does not stop it; eviction
-/// thresholds are low because a developer's disk is often fuller than a node's would be, and
-/// evicting OLM for that is not what a test wants; the read-only port is off and health is on
+/// (`imagePullCredentialsVerificationPolicy: NeverVerify`); swap does not stop it; disk eviction
+/// thresholds are small absolute sizes, not percentages, because the node shares a build
+/// machine's disk: 1 % of a 250 GiB disk is 2.5 GiB, which a cargo build's target folder can
+/// leave free while a test runs, and the kubelet then evicted OLM's pods and tainted the node
+/// (`disk-pressure`) so no pod was scheduled; the read-only port is off and health is on
 /// loopback; clients are authenticated by the control plane's CA and authorized by it.
 pub fn kubelet(
     layout: &Layout,
@@ -250,8 +252,8 @@ pub fn kubelet(
         "protectKernelDefaults": false,
         "evictionHard": {
             "memory.available": "64Mi",
-            "nodefs.available": "1%",
-            "imagefs.available": "1%",
+            "nodefs.available": "100Mi",
+            "imagefs.available": "100Mi",
             "nodefs.inodesFree": "1%",
         },
         "imageGCHighThresholdPercent": 100,
