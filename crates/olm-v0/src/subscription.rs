@@ -5,7 +5,17 @@
 //! satisfies, the approval and generation of a new InstallPlan, and the conditions, in
 //! upstream's words.
 
-use serde_json::{Value, json};
+mod plan;
+mod status;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use olm_v0_api::v1alpha1::{SubscriptionCondition, SubscriptionConditionType};
+
+pub use plan::{NewBundle, Next, PlanOrder, next, serves};
+pub use status::{
+    CatalogView, Facts, Observed, observe, plan_failed, planned, resolution_failed, settled,
+    unpack_failed, waiting_on_plan,
+};
 
 /// `status.state` values.
 pub mod state {
@@ -96,42 +106,42 @@ impl Condition {
 /// condition equal in type, status, reason and message is kept as it is (its times too);
 /// otherwise it is replaced, stamped `now`. Returns whether anything changed. The message is
 /// stored (and compared) bounded, as [`olm_k8s::bounded_message`] bounds every status message.
-pub fn set_condition(conditions: &mut Vec<Value>, c: &Condition, now: &str) -> bool {
-    let text = |v: &Value, k: &str| {
-        v.get(k)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned()
-    };
+pub fn set_condition(
+    conditions: &mut Vec<SubscriptionCondition>,
+    c: &Condition,
+    now: &Time,
+) -> bool {
+    let kind = SubscriptionConditionType::from(c.kind);
     let message = olm_k8s::bounded_message(&c.message);
-    let position = conditions.iter().position(|v| text(v, "type") == c.kind);
+    let position = conditions.iter().position(|old| old.type_ == kind);
     if let Some(i) = position {
         let old = &conditions[i];
-        if text(old, "status") == c.status
-            && text(old, "reason") == c.reason
-            && text(old, "message") == message
+        if old.status == c.status
+            && old.reason.as_deref().unwrap_or_default() == c.reason
+            && old.message.as_deref().unwrap_or_default() == message
         {
             return false;
         }
     }
-    let mut value = json!({"type": c.kind, "status": c.status, "lastTransitionTime": now});
-    if !c.reason.is_empty() {
-        value["reason"] = json!(c.reason);
-    }
-    if !message.is_empty() {
-        value["message"] = json!(message);
-    }
+    let fresh = SubscriptionCondition {
+        type_: kind,
+        status: c.status.to_owned(),
+        reason: (!c.reason.is_empty()).then(|| c.reason.clone()),
+        message: (!message.is_empty()).then(|| message.into_owned()),
+        last_heartbeat_time: None,
+        last_transition_time: Some(now.clone()),
+    };
     match position {
-        Some(i) => conditions[i] = value,
-        None => conditions.push(value),
+        Some(i) => conditions[i] = fresh,
+        None => conditions.push(fresh),
     }
     true
 }
 
 /// Removes the condition of type `kind`; returns whether it was there.
-pub fn remove_condition(conditions: &mut Vec<Value>, kind: &str) -> bool {
+pub fn remove_condition(conditions: &mut Vec<SubscriptionCondition>, kind: &str) -> bool {
     let before = conditions.len();
-    conditions.retain(|v| v.get("type").and_then(Value::as_str) != Some(kind));
+    conditions.retain(|c| c.type_.as_str() != kind);
     before != conditions.len()
 }
 
@@ -520,6 +530,11 @@ fn left_out_by_fail_forward(name: &str, csvs: &[ChainLink]) -> bool {
 mod tests {
     use super::*;
 
+    /// A time `secs` seconds after the epoch.
+    pub(super) fn at(secs: i64) -> Time {
+        Time(jiff::Timestamp::from_second(secs).unwrap_or_default())
+    }
+
     #[test]
     fn conditions_keep_their_time_when_unchanged() {
         let mut list = Vec::new();
@@ -528,17 +543,17 @@ mod tests {
             reason::CONSTRAINTS_NOT_SATISFIABLE,
             "x",
         );
-        assert!(set_condition(&mut list, &c, "t1"));
-        assert!(!set_condition(&mut list, &c, "t2"));
-        assert_eq!(list[0]["lastTransitionTime"], "t1");
+        assert!(set_condition(&mut list, &c, &at(1)));
+        assert!(!set_condition(&mut list, &c, &at(2)));
+        assert_eq!(list[0].last_transition_time, Some(at(1)));
         let d = Condition::holds(
             condition::RESOLUTION_FAILED,
             reason::CONSTRAINTS_NOT_SATISFIABLE,
             "y",
         );
-        assert!(set_condition(&mut list, &d, "t3"));
+        assert!(set_condition(&mut list, &d, &at(3)));
         assert_eq!(list.len(), 1);
-        assert_eq!(list[0]["message"], "y");
+        assert_eq!(list[0].message.as_deref(), Some("y"));
         assert!(remove_condition(&mut list, condition::RESOLUTION_FAILED));
         assert!(list.is_empty());
     }
@@ -554,12 +569,12 @@ mod tests {
             long.clone(),
         );
         let mut list = Vec::new();
-        assert!(set_condition(&mut list, &c, "t1"));
-        let stored = list[0]["message"].as_str().unwrap_or_default();
+        assert!(set_condition(&mut list, &c, &at(1)));
+        let stored = list[0].message.as_deref().unwrap_or_default();
         assert_eq!(stored, olm_k8s::bounded_message(&long));
         assert!(stored.ends_with(olm_k8s::TRUNCATION_SUFFIX));
-        assert!(!set_condition(&mut list, &c, "t2"));
-        assert_eq!(list[0]["lastTransitionTime"], "t1");
+        assert!(!set_condition(&mut list, &c, &at(2)));
+        assert_eq!(list[0].last_transition_time, Some(at(1)));
     }
 
     #[test]

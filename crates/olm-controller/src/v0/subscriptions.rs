@@ -25,12 +25,13 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use futures::channel::mpsc;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::runtime::events::{Event, EventType};
 use olm_v0::steps::{Step, bundle_steps, order_steps, subscription_step};
-use olm_v0::subscription::{self as decide, Condition, PlanView, condition, reason, state};
-use olm_v0_api::v1alpha1::{InstallPlan, Subscription};
+use olm_v0::subscription::{self as decide, PlanView, reason};
+use olm_v0_api::v1alpha1::{InstallPlan, Subscription, SubscriptionStatus};
 use olm_v0_resolver::{self as resolver, Catalog, Entry, ResolveError, Resolved, SourceKey};
 use serde_json::{Value, json};
 use tracing::{info, warn};
@@ -46,8 +47,6 @@ use crate::written::Written;
 
 /// The name the Subscription controller's metrics and logs go by.
 pub const SUBSCRIPTION_CONTROLLER: &str = "subscription";
-/// How long a completed plan's CSVs are trusted to be on their way into the cache.
-const RECENT_PLAN: Duration = Duration::from_secs(30);
 /// The OperatorGroup annotation that keeps the global catalog namespace out of resolution.
 const EXCLUDE_GLOBAL_CATALOGS: &str =
     "olm.operatorframework.io/exclude-global-namespace-resolution";
@@ -59,7 +58,7 @@ struct Ctx {
     bundles: Bundles,
     /// Subscription statuses as last written (`namespace/name`): the cache may not have them
     /// yet when the next pass runs, and a pass on a stale status would resolve twice.
-    statuses: Written<Value>,
+    statuses: Written<SubscriptionStatus>,
     /// InstallPlans created whose watch event may not have arrived, by namespace.
     created: std::sync::Mutex<HashMap<String, Vec<PlanView>>>,
     /// CSVs of failed plans deleted (`namespace/name`) whose deletion the cache may not show yet.
@@ -156,57 +155,20 @@ fn text<'a>(v: &'a Value, pointer: &str) -> &'a str {
         .unwrap_or_default()
 }
 
-fn now() -> String {
-    super::now().0.to_string()
-}
+/// A Subscription with the newest status this process knows of (`None` before its first).
+type Sub = (Arc<Subscription>, Option<SubscriptionStatus>);
 
-/// A Subscription as JSON, with its status (an object) apart.
-struct Sub {
-    value: Value,
-    status: Value,
-}
-
-impl Sub {
-    fn name(&self) -> &str {
-        text(&self.value, "/metadata/name")
-    }
-    fn spec(&self, key: &str) -> &str {
-        self.value
-            .pointer(&format!("/spec/{key}"))
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-    }
-    fn status_text(&self, key: &str) -> &str {
-        self.status
-            .get(key)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-    }
-    fn conditions(&mut self) -> &mut Vec<Value> {
-        if !self.status.get("conditions").is_some_and(Value::is_array) {
-            self.status["conditions"] = json!([]);
-        }
-        match self.status.get_mut("conditions") {
-            Some(Value::Array(list)) => list,
-            _ => unreachable!("conditions was just made a list"),
-        }
-    }
-    fn catalog(&self) -> SourceKey {
-        SourceKey::new(self.spec("source"), self.spec("sourceNamespace"))
-    }
-    fn view(&self) -> resolver::Subscription {
-        resolver::Subscription {
-            name: self.name().to_owned(),
-            namespace: text(&self.value, "/metadata/namespace").to_owned(),
-            package: self.spec("name").to_owned(),
-            channel: self.spec("channel").to_owned(),
-            catalog: self.catalog(),
-            starting_csv: self.spec("startingCSV").to_owned(),
-            installed_csv: self.status_text("installedCSV").to_owned(),
-        }
-    }
-    fn manual(&self) -> bool {
-        self.spec("installPlanApproval") == "Manual"
+/// The Subscription as the resolver reads it.
+fn resolver_view(sub: &Subscription, status: &SubscriptionStatus) -> resolver::Subscription {
+    let spec = &sub.spec;
+    resolver::Subscription {
+        name: sub.name_any(),
+        namespace: sub.namespace().unwrap_or_default(),
+        package: spec.package.clone(),
+        channel: spec.channel.clone().unwrap_or_default(),
+        catalog: SourceKey::new(&spec.catalog_source, &spec.catalog_source_namespace),
+        starting_csv: spec.starting_csv.clone().unwrap_or_default(),
+        installed_csv: status.installed_csv.clone().unwrap_or_default(),
     }
 }
 
@@ -237,10 +199,12 @@ fn plan_view(plan: &InstallPlan) -> PlanView {
     }
 }
 
-/// One pass over `namespace`; `Some(delay)` asks for another pass after it.
+/// One pass over `namespace`; `Some(delay)` asks for another pass after it. It gathers, asks
+/// `olm_v0::subscription` twice — each Subscription's status from what exists, then what a
+/// successful resolution leads to — and performs: the CSV deletions, the plan, the statuses.
 async fn sync(ctx: &Ctx, namespace: &str) -> Result<Option<Duration>, Error> {
     let (plans, views) = plans_of(ctx, namespace).await?;
-    let mut subs = subscriptions_of(ctx, namespace);
+    let subs = subscriptions_of(ctx, namespace);
     if subs.is_empty() {
         return Ok(None);
     }
@@ -249,42 +213,49 @@ async fn sync(ctx: &Ctx, namespace: &str) -> Result<Option<Duration>, Error> {
     let csv_phases: HashMap<String, String> = csvs
         .iter()
         .map(|c| {
-            let phase = serde_json::to_value(c.status.as_ref().map(|s| &s.phase))
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_owned))
+            let phase = c
+                .status
+                .as_ref()
+                .and_then(|s| s.phase.as_ref())
+                .map(|p| p.as_str().to_owned())
                 .unwrap_or_default();
             (c.name_any(), phase)
         })
         .collect();
-    let clock = super::now().0;
-    let stamp = clock.to_string();
+    let clock = super::now();
     let catalogs = visible_catalogs(ctx, namespace);
+    let health: Vec<decide::CatalogView> = catalogs
+        .iter()
+        .map(|(key, _, healthy)| decide::CatalogView {
+            namespace: key.namespace.clone(),
+            name: key.name.clone(),
+            healthy: *healthy,
+        })
+        .collect();
     // UnsafeFailForward upgrades: the namespace's one OperatorGroup opts in (upstream requires
     // exactly one group; with none or several the default strategy holds here).
     let groups = ctx.index.groups_in(namespace);
     let fail_forward = matches!(groups.as_slice(), [g] if g.spec.upgrade_strategy
         == Some(olm_v0_api::v1::UpgradeStrategy::TechPreviewUnsafeFailForward));
+    let facts = decide::Facts {
+        csv_phases: &csv_phases,
+        plans: &views,
+        catalogs: &health,
+        fail_forward,
+    };
 
     // Status from what exists.
     let mut wrote = false;
-    for sub in &mut subs {
-        let old = sub.status.clone();
-        let leftover = observe(sub, &csv_phases, &views, &catalogs, fail_forward, &stamp);
-        if let Some(csv) = leftover {
-            delete_leftover(ctx, namespace, &csv).await?;
+    let mut statuses = Vec::with_capacity(subs.len());
+    for (sub, old) in &subs {
+        let observed = decide::observe(sub, old.as_ref(), &facts, &clock);
+        if let Some(csv) = &observed.leftover {
+            delete_leftover(ctx, namespace, csv).await?;
         }
-        if sub.status != old {
-            write_status(ctx, namespace, sub, &old).await?;
-            wrote = true;
-        }
+        wrote |= write_status(ctx, sub, old.as_ref(), &observed.status, &clock).await?;
+        statuses.push(observed.status);
     }
-    if wrote {
-        return Ok(None);
-    }
-    let waiting = |s: &Sub| {
-        s.status.get("installPlanRef").is_some() && s.status_text("state") == state::UPGRADE_PENDING
-    };
-    if subs.iter().all(waiting) {
+    if wrote || statuses.iter().all(decide::waiting_on_plan) {
         return Ok(None);
     }
 
@@ -313,105 +284,71 @@ async fn sync(ctx: &Ctx, namespace: &str) -> Result<Option<Duration>, Error> {
             },
         })
         .collect();
-    let views_by_sub: Vec<resolver::Subscription> = subs.iter().map(Sub::view).collect();
-    let claims: Vec<decide::Claim> = subs
+    let wanted: Vec<resolver::Subscription> = subs
+        .iter()
+        .zip(&statuses)
+        .map(|((sub, _), status)| resolver_view(sub, status))
+        .collect();
+    let claims: Vec<decide::Claim> = statuses
         .iter()
         .map(|s| decide::Claim {
-            installed_csv: s.status_text("installedCSV").to_owned(),
-            current_csv: s.status_text("currentCSV").to_owned(),
-            plan_failed: plan_failed(s, &views),
+            installed_csv: s.installed_csv.clone().unwrap_or_default(),
+            current_csv: s.current_csv.clone().unwrap_or_default(),
+            plan_failed: decide::plan_failed(s, &views),
         })
         .collect();
-    let (existing, aside) = existing_entries(
-        ctx,
-        namespace,
-        &csvs,
-        &views_by_sub,
-        &subs,
-        &claims,
-        fail_forward,
-    )?;
-    let resolved = match resolver::resolve(namespace, &views_by_sub, &existing, &resolver_catalogs)
-    {
+    let (existing, aside) =
+        existing_entries(ctx, namespace, &csvs, &wanted, &claims, fail_forward)?;
+    let resolved = match resolver::resolve(namespace, &wanted, &existing, &resolver_catalogs) {
         Ok(r) => r,
-        Err(e) => return resolution_failed(ctx, namespace, &mut subs, &e, &stamp).await,
+        Err(e) => return resolution_failed(ctx, namespace, &subs, &statuses, &e, &clock).await,
     };
 
-    // What is new, and which Subscription each new bundle serves.
+    // What is new, and what becomes of it.
     let new: Vec<&Resolved> = resolved
         .iter()
         .filter(|r| !csv_phases.contains_key(&r.entry.name))
         .collect();
-    // Unpack conditions stay until this pass knows whether unpacking works: clearing them
-    // first and setting them again would make two writes, each waking the next pass.
-    for sub in &mut subs {
-        let old = sub.status.clone();
-        decide::remove_condition(sub.conditions(), condition::RESOLUTION_FAILED);
-        drop_empty_conditions(&mut sub.status);
-        write_status(ctx, namespace, sub, &old).await?;
-    }
-    if new.is_empty() {
-        return unpacked(ctx, namespace, &mut subs, None).await;
-    }
-    // Nothing new since the last plan: every new bundle is already its Subscription's current
-    // CSV (say a failed plan under fail-forward, waiting for the catalog to offer a fix) and
-    // every dependency's Subscription exists. Another plan would only fail the same way.
-    let existing_subs: HashSet<&str> = subs.iter().map(Sub::name).collect();
-    let unchanged = new.iter().all(|r| {
-        let entry = &r.entry;
-        match subs.iter().find(|s| serves(s, entry)) {
-            Some(s) => s.status_text("currentCSV") == entry.name,
-            None => existing_subs.contains(
-                decide::dependency_subscription_name(
-                    &entry.package,
-                    &entry.channel,
-                    &entry.catalog.name,
-                    &entry.catalog.namespace,
-                )
-                .as_str(),
-            ),
+    let bundles: Vec<decide::NewBundle<'_>> = new
+        .iter()
+        .map(|r| decide::NewBundle {
+            name: &r.entry.name,
+            package: &r.entry.package,
+            channel: &r.entry.channel,
+            catalog: &r.entry.catalog.name,
+            catalog_namespace: &r.entry.catalog.namespace,
+        })
+        .collect();
+    let pairs: Vec<(&Subscription, &SubscriptionStatus)> =
+        subs.iter().map(|(s, _)| &**s).zip(&statuses).collect();
+    let order = match decide::next(&pairs, &bundles, &views, &aside, clock.0) {
+        decide::Next::Settled(again) => {
+            end(ctx, &subs, &statuses, &clock, |_, s| decide::settled(s)).await?;
+            return Ok(again);
         }
-    });
-    if unchanged {
-        return unpacked(ctx, namespace, &mut subs, None).await;
-    }
-    // A plan for exactly these CSVs is under way (its progress wakes the next pass), or finished
-    // a moment ago and the CSV cache has not caught up: no second plan.
-    let names: Vec<&str> = new.iter().map(|r| r.entry.name.as_str()).collect();
-    if let Some(plan) = decide::plan_covering(&views, &names) {
-        if plan.phase != "Complete" {
-            return unpacked(ctx, namespace, &mut subs, None).await;
-        }
-        let age = plan
-            .created
-            .parse::<jiff::Timestamp>()
-            .map(|t| clock.duration_since(t).unsigned_abs())
-            .unwrap_or_default();
-        if age < RECENT_PLAN {
-            return unpacked(ctx, namespace, &mut subs, Some(RECENT_PLAN - age)).await;
-        }
-    }
+        decide::Next::Plan(order) => order,
+    };
     let mut steps: Vec<Step> = Vec::new();
-    let mut served: HashMap<usize, String> = HashMap::new();
-    for r in &new {
+    for (r, serving) in new.iter().zip(&order.serving) {
         let entry = &r.entry;
-        match subs.iter().position(|s| serves(s, entry)) {
-            Some(i) => {
-                served.insert(i, entry.name.clone());
-            }
-            None => steps.push(subscription_step(
+        if serving.is_none() {
+            steps.push(subscription_step(
                 namespace,
                 &entry.name,
                 &entry.package,
                 &entry.channel,
                 &entry.catalog.name,
                 &entry.catalog.namespace,
-            )),
+            ));
         }
         let objects = match manifests(ctx, entry, &contents).await {
             Ok(o) => o,
             Err(message) => {
-                return unpack_failed(ctx, namespace, &mut subs, &message, &stamp).await;
+                end(ctx, &subs, &statuses, &clock, |_, s| {
+                    decide::unpack_failed(s, &message, &clock);
+                })
+                .await?;
+                return Err(Error::Retry(message));
             }
         };
         let properties = resolver::entry::properties_annotation(&entry.properties);
@@ -427,41 +364,49 @@ async fn sync(ctx: &Ctx, namespace: &str) -> Result<Option<Duration>, Error> {
         steps.extend(bundle);
     }
     let steps = order_steps(steps);
-    // The CSVs that failed plans created and that these bundles now take the place of: the CSV
-    // they replace could not make way for them otherwise.
-    for i in served.keys() {
-        let current = subs[*i].status_text("currentCSV");
-        if aside.get(current) == Some(&decide::SetAside::FailedPlan) {
-            delete_leftover(ctx, namespace, current).await?;
-        }
+    for csv in &order.leftovers {
+        delete_leftover(ctx, namespace, csv).await?;
     }
-    let generations: Vec<i64> = subs
-        .iter()
-        .filter_map(|s| {
-            s.status
-                .get("installPlanGeneration")
-                .and_then(Value::as_i64)
-        })
-        .collect();
-    let generation = decide::next_generation(&views, &generations);
-    let manual = subs.iter().any(Sub::manual);
-    let csv_names: Vec<String> = new.iter().map(|r| r.entry.name.clone()).collect();
-    let catalog_names: BTreeSet<String> =
-        new.iter().map(|r| r.entry.catalog.name.clone()).collect();
+    let csv_names: Vec<String> = bundles.iter().map(|b| b.name.to_owned()).collect();
+    let catalog_names: BTreeSet<String> = bundles.iter().map(|b| b.catalog.to_owned()).collect();
     let plan = ensure_plan(
         ctx,
         namespace,
         &subs,
-        generation,
-        manual,
+        &order,
         &csv_names,
         &steps,
         &catalog_names,
         &plans,
     )
     .await?;
-    point_at_plan(ctx, namespace, &mut subs, &plan, &served, generation).await?;
+    end(ctx, &subs, &statuses, &clock, |i, s| {
+        decide::planned(
+            s,
+            &plan,
+            order.current.get(&i).map(String::as_str),
+            order.generation,
+        );
+    })
+    .await?;
     Ok(None)
+}
+
+/// Ends a pass: each Subscription's status (`statuses`, as stored) changed by `change` (given
+/// its index) and written where it differs.
+async fn end(
+    ctx: &Ctx,
+    subs: &[Sub],
+    statuses: &[SubscriptionStatus],
+    clock: &Time,
+    mut change: impl FnMut(usize, &mut SubscriptionStatus),
+) -> Result<(), Error> {
+    for (i, ((sub, _), stored)) in subs.iter().zip(statuses).enumerate() {
+        let mut status = stored.clone();
+        change(i, &mut status);
+        write_status(ctx, sub, Some(stored), &status, clock).await?;
+    }
+    Ok(())
 }
 
 /// The catalogs `namespace` may use: its own and the global namespace's (unless its
@@ -495,171 +440,6 @@ fn visible_catalogs(ctx: &Ctx, namespace: &str) -> Vec<(SourceKey, i64, bool)> {
     out
 }
 
-/// Whether the Subscription's plan failed: it says so, or it is gone and the Subscription still
-/// carries its `InstallPlanFailed` (the user deleted the failed plan to retry).
-fn plan_failed(sub: &Sub, plans: &[PlanView]) -> bool {
-    let name = text(&sub.status, "/installPlanRef/name");
-    if name.is_empty() {
-        return false;
-    }
-    match plans.iter().find(|p| p.name == name) {
-        Some(p) => p.phase == "Failed",
-        None => sub
-            .status
-            .get("conditions")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .any(|c| {
-                text(c, "/type") == condition::INSTALL_PLAN_FAILED && text(c, "/status") == "True"
-            }),
-    }
-}
-
-/// A Subscription's status from what exists: state and installed CSV, adoption of the plan that
-/// created it, its plan's conditions, and its catalogs' health. Returns a CSV to delete: one a
-/// failed plan created, once that plan is deleted to retry (see [`decide::PlanGone`]).
-fn observe(
-    sub: &mut Sub,
-    csvs: &HashMap<String, String>,
-    plans: &[PlanView],
-    catalogs: &[(SourceKey, i64, bool)],
-    fail_forward: bool,
-    stamp: &str,
-) -> Option<String> {
-    let mut leftover = None;
-    let generated_by = text(&sub.value, "/metadata/annotations/olm.generated-by").to_owned();
-    if sub.status.get("installPlanRef").is_none()
-        && !generated_by.is_empty()
-        && let Some(plan) = plans.iter().find(|p| p.name == generated_by)
-    {
-        sub.status["installPlanRef"] = json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "InstallPlan", "name": plan.name, "namespace": text(&sub.value, "/metadata/namespace")});
-        let failed = fail_forward && plan.phase == "Failed";
-        sub.status["state"] = json!(if failed {
-            state::UPGRADE_FAILED
-        } else {
-            state::UPGRADE_PENDING
-        });
-        let starting = sub.spec("startingCSV").to_owned();
-        if !starting.is_empty() {
-            sub.status["currentCSV"] = json!(starting);
-        }
-    }
-
-    let plan_name = text(&sub.status, "/installPlanRef/name").to_owned();
-    let plan = plans.iter().find(|p| p.name == plan_name);
-    let current = sub.status_text("currentCSV").to_owned();
-    let current_phase = csvs.get(&current).map(String::as_str);
-    let progress = if plan_failed(sub, plans) {
-        decide::PlanProgress::Failed
-    } else if plan.is_some_and(|p| p.phase != "Complete") {
-        decide::PlanProgress::Running
-    } else {
-        decide::PlanProgress::Done
-    };
-    if let Some((new_state, installed)) = decide::observed_state(
-        &current,
-        current_phase,
-        progress,
-        fail_forward,
-        sub.status_text("installedCSV"),
-    ) {
-        if sub.status_text("state") != new_state {
-            sub.status["state"] = json!(new_state);
-        }
-        if installed && sub.status_text("installedCSV") != current {
-            sub.status["installedCSV"] = json!(current);
-        }
-    }
-    if !plan_name.is_empty() && plan.is_none() {
-        let installed = sub.status_text("installedCSV").to_owned();
-        match decide::plan_gone(
-            sub.status_text("state"),
-            &current,
-            current_phase,
-            &installed,
-        ) {
-            decide::PlanGone::Retry { leftover: csv } => {
-                leftover = csv;
-                for key in ["installPlanRef", "installplan", "currentCSV", "state"] {
-                    if let Some(map) = sub.status.as_object_mut() {
-                        map.remove(key);
-                    }
-                }
-                // The Subscription is back where it was before the plan: its installed CSV.
-                if !installed.is_empty() && csvs.contains_key(&installed) {
-                    sub.status["currentCSV"] = json!(installed);
-                    sub.status["state"] = json!(state::AT_LATEST_KNOWN);
-                }
-            }
-            decide::PlanGone::Missing => {
-                let missing = Condition::holds(
-                    condition::INSTALL_PLAN_MISSING,
-                    reason::REFERENCED_INSTALL_PLAN_NOT_FOUND,
-                    "",
-                );
-                decide::set_condition(sub.conditions(), &missing, stamp);
-            }
-        }
-    } else {
-        decide::remove_condition(sub.conditions(), condition::INSTALL_PLAN_MISSING);
-    }
-    let (pending, failed) = decide::install_plan_conditions(plan);
-    for (kind, c) in [
-        (condition::INSTALL_PLAN_PENDING, pending),
-        (condition::INSTALL_PLAN_FAILED, failed),
-    ] {
-        match c {
-            Some(c) => {
-                decide::set_condition(sub.conditions(), &c, stamp);
-            }
-            None => {
-                decide::remove_condition(sub.conditions(), kind);
-            }
-        }
-    }
-    let own = sub.catalog();
-    let health: Vec<(String, String, bool)> = catalogs
-        .iter()
-        .map(|(k, _, healthy)| (k.namespace.clone(), k.name.clone(), *healthy))
-        .collect();
-    let own_exists = catalogs.iter().any(|(k, _, _)| *k == own);
-    let c = decide::catalog_health_condition(&health, (&own.namespace, &own.name), own_exists);
-    decide::set_condition(sub.conditions(), &c, stamp);
-    let catalog_health: Vec<Value> = catalogs
-        .iter()
-        .map(|(k, _, healthy)| {
-            json!({
-                "catalogSourceRef": {"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource", "name": k.name, "namespace": k.namespace},
-                "healthy": healthy,
-            })
-        })
-        .collect();
-    let same_health = sub
-        .status
-        .get("catalogHealth")
-        .and_then(Value::as_array)
-        .is_some_and(|old| {
-            old.len() == catalog_health.len()
-                && old.iter().zip(&catalog_health).all(|(a, b)| {
-                    a.get("catalogSourceRef") == b.get("catalogSourceRef")
-                        && a.get("healthy") == b.get("healthy")
-                })
-        });
-    if !same_health {
-        let stamped: Vec<Value> = catalog_health
-            .into_iter()
-            .map(|mut h| {
-                h["lastUpdated"] = json!(stamp);
-                h
-            })
-            .collect();
-        sub.status["catalogHealth"] = Value::Array(stamped);
-    }
-    drop_empty_conditions(&mut sub.status);
-    leftover
-}
-
 /// Deletes a CSV a failed plan created (see [`decide::SetAside::FailedPlan`]) and remembers it,
 /// so that resolution leaves it out until the cache has seen it go.
 async fn delete_leftover(ctx: &Ctx, namespace: &str, name: &str) -> Result<(), Error> {
@@ -678,35 +458,13 @@ async fn delete_leftover(ctx: &Ctx, namespace: &str, name: &str) -> Result<(), E
     Ok(())
 }
 
-/// An empty condition list is left out, as upstream's `omitempty` does.
-fn drop_empty_conditions(status: &mut Value) {
-    if status
-        .get("conditions")
-        .and_then(Value::as_array)
-        .is_some_and(Vec::is_empty)
-        && let Some(map) = status.as_object_mut()
-    {
-        map.remove("conditions");
-    }
-}
-
-/// Whether the Subscription `sub` is the one a resolved bundle serves: same package and catalog,
-/// and its channel when it names one.
-fn serves(sub: &Sub, entry: &Entry) -> bool {
-    sub.spec("name") == entry.package
-        && sub.catalog() == entry.catalog
-        && (sub.spec("channel").is_empty() || sub.spec("channel") == entry.channel)
-}
-
 /// The namespace's CSVs as resolver entries (copies left out), and those set aside (see
 /// [`decide::set_aside`]); CSVs being deleted are left out too.
-#[allow(clippy::too_many_arguments)]
 fn existing_entries(
     ctx: &Ctx,
     namespace: &str,
     csvs: &[Arc<olm_v0_api::v1alpha1::ClusterServiceVersion>],
     views: &[resolver::Subscription],
-    subs: &[Sub],
     claims: &[decide::Claim],
     fail_forward: bool,
 ) -> Result<(Vec<Entry>, BTreeMap<String, decide::SetAside>), Error> {
@@ -744,9 +502,8 @@ fn existing_entries(
         }
         let installed_by: Vec<(String, String)> = views
             .iter()
-            .zip(subs)
-            .filter(|(v, _)| v.installed_csv == name)
-            .map(|(v, s)| (v.name.clone(), s.spec("name").to_owned()))
+            .filter(|v| v.installed_csv == name)
+            .map(|v| (v.name.clone(), v.package.clone()))
             .collect();
         out.push(
             resolver::entry::from_csv(&value, namespace, &installed_by).map_err(Error::Retry)?,
@@ -834,8 +591,7 @@ async fn ensure_plan(
     ctx: &Ctx,
     namespace: &str,
     subs: &[Sub],
-    generation: i64,
-    manual: bool,
+    order: &decide::PlanOrder,
     csv_names: &[String],
     steps: &[Step],
     catalogs: &BTreeSet<String>,
@@ -844,27 +600,30 @@ async fn ensure_plan(
     let api = Api::<InstallPlan>::namespaced(ctx.shared.client.clone(), namespace);
     let existing = plans
         .iter()
-        .find(|p| p.spec.generation == Some(generation))
+        .find(|p| p.spec.generation == Some(order.generation))
         .map(|p| (**p).clone());
     let plan = match existing {
         Some(p) => p,
         None => {
             let owners: Vec<Value> = subs
                 .iter()
-                .map(|s| {
+                .map(|(s, _)| {
                     json!({
                         "apiVersion": "operators.coreos.com/v1alpha1",
                         "kind": "Subscription",
-                        "name": s.name(),
-                        "uid": text(&s.value, "/metadata/uid"),
+                        "name": s.name_any(),
+                        "uid": s.uid().unwrap_or_default(),
                         "blockOwnerDeletion": false,
                         "controller": false,
                     })
                 })
                 .collect();
+            let (generation, manual) = (order.generation, order.manual);
             let approval = if manual { "Manual" } else { "Automatic" };
-            let labels =
-                olm_v0::operator::new_plan_labels(subs.iter().map(|s| s.spec("name")), namespace);
+            let labels = olm_v0::operator::new_plan_labels(
+                subs.iter().map(|(s, _)| s.spec.package.as_str()),
+                namespace,
+            );
             let object = json!({
                 "apiVersion": "operators.coreos.com/v1alpha1",
                 "kind": "InstallPlan",
@@ -908,7 +667,7 @@ async fn ensure_plan(
         .and_then(|v| v.pointer("/status/plan").cloned())
         .is_some_and(|p| p.as_array().is_some_and(|a| !a.is_empty()));
     if !has_status {
-        let phase = if manual {
+        let phase = if order.manual {
             "RequiresApproval"
         } else {
             "Installing"
@@ -963,90 +722,61 @@ async fn plans_of(
 fn subscriptions_of(ctx: &Ctx, namespace: &str) -> Vec<Sub> {
     ctx.index
         .subscriptions_in(namespace)
-        .iter()
+        .into_iter()
         .filter(|s| {
             !s.annotations()
                 .contains_key(olm_k8s::MIGRATING_TO_ANNOTATION)
         })
         .map(|s| {
-            let value = serde_json::to_value(&**s).unwrap_or_default();
             let key = format!("{namespace}/{}", s.name_any());
             let status = ctx
                 .statuses
                 .newer_than(&key, s.uid().as_deref(), s.resource_version().as_deref())
-                .or_else(|| value.get("status").cloned().filter(Value::is_object))
-                .unwrap_or_else(|| json!({}));
-            Sub { value, status }
+                .or_else(|| s.status.clone());
+            (s, status)
         })
         .collect()
 }
 
-/// Points each Subscription at `plan`: its `currentCSV` the bundle it serves (`served`, by
-/// index), `installPlanRef`, `installplan`, `installPlanGeneration` and `UpgradePending`.
-async fn point_at_plan(
+/// Writes a Subscription's status where it differs from `old` (fields it no longer has set to
+/// null), stamped `clock`, and remembers what was written.
+async fn write_status(
     ctx: &Ctx,
-    namespace: &str,
-    subs: &mut [Sub],
-    plan: &InstallPlan,
-    served: &HashMap<usize, String>,
-    generation: i64,
-) -> Result<(), Error> {
-    for (i, sub) in subs.iter_mut().enumerate() {
-        let old = sub.status.clone();
-        if let Some(csv) = served.get(&i) {
-            sub.status["currentCSV"] = json!(csv);
-        }
-        let reference = json!({
-            "apiVersion": "operators.coreos.com/v1alpha1",
-            "kind": "InstallPlan",
-            "name": plan.name_any(),
-            "namespace": namespace,
-            "resourceVersion": plan.resource_version(),
-            "uid": plan.uid(),
-        });
-        sub.status["installPlanRef"] = reference;
-        sub.status["installplan"] = json!({
-            "apiVersion": "operators.coreos.com/v1alpha1",
-            "kind": "InstallPlan",
-            "name": plan.name_any(),
-            "uuid": plan.uid(),
-        });
-        sub.status["installPlanGeneration"] = json!(generation);
-        sub.status["state"] = json!(state::UPGRADE_PENDING);
-        clear_unpack_conditions(sub);
-        write_status(ctx, namespace, sub, &old).await?;
+    sub: &Subscription,
+    old: Option<&SubscriptionStatus>,
+    new: &SubscriptionStatus,
+    clock: &Time,
+) -> Result<bool, Error> {
+    if old == Some(new) {
+        return Ok(false);
     }
-    Ok(())
-}
-
-/// Writes a Subscription's status where it differs from `old` (removed fields set to null).
-async fn write_status(ctx: &Ctx, namespace: &str, sub: &Sub, old: &Value) -> Result<(), Error> {
-    if sub.status == *old {
-        return Ok(());
-    }
-    let mut status = sub.status.clone();
+    let namespace = sub.namespace().unwrap_or_default();
+    let name = sub.name_any();
     // Every change is stamped (the field is required).
-    status["lastUpdated"] = json!(now());
-    if let (Some(map), Some(old)) = (status.as_object_mut(), old.as_object()) {
+    let stamped = SubscriptionStatus {
+        last_updated: clock.clone(),
+        ..new.clone()
+    };
+    let mut status = serde_json::to_value(&stamped)?;
+    let old = old.map(serde_json::to_value).transpose()?;
+    if let (Some(map), Some(Value::Object(old))) = (status.as_object_mut(), old) {
         for key in old.keys() {
             if !map.contains_key(key) {
                 map.insert(key.clone(), Value::Null);
             }
         }
     }
-    let api = Api::<Subscription>::namespaced(ctx.shared.client.clone(), namespace);
-    let written = olm_runtime::status::patch(&api, sub.name(), None, status).await?;
-    let stored = serde_json::to_value(&written)
-        .ok()
-        .and_then(|v| v.get("status").cloned())
-        .unwrap_or_default();
-    ctx.statuses.record(
-        format!("{namespace}/{}", sub.name()),
-        written.uid().as_deref(),
-        written.resource_version().as_deref(),
-        stored,
-    );
-    Ok(())
+    let api = Api::<Subscription>::namespaced(ctx.shared.client.clone(), &namespace);
+    let written = olm_runtime::status::patch(&api, &name, None, status).await?;
+    if let Some(stored) = written.status.clone() {
+        ctx.statuses.record(
+            format!("{namespace}/{name}"),
+            written.uid().as_deref(),
+            written.resource_version().as_deref(),
+            stored,
+        );
+    }
+    Ok(true)
 }
 
 /// Every Subscription gets `ResolutionFailed`; the namespace a Warning event. Unsatisfiable
@@ -1054,24 +784,21 @@ async fn write_status(ctx: &Ctx, namespace: &str, sub: &Sub, old: &Value) -> Res
 async fn resolution_failed(
     ctx: &Ctx,
     namespace: &str,
-    subs: &mut [Sub],
+    subs: &[Sub],
+    statuses: &[SubscriptionStatus],
     error: &ResolveError,
-    stamp: &str,
+    clock: &Time,
 ) -> Result<Option<Duration>, Error> {
     let reason = match error {
         ResolveError::NotSatisfiable(_) => reason::CONSTRAINTS_NOT_SATISFIABLE,
         ResolveError::Prevented(_) => reason::ERROR_PREVENTED_RESOLUTION,
     };
     let message = error.to_string();
-    let c = Condition::holds(condition::RESOLUTION_FAILED, reason, message.clone());
     let mut changed = false;
-    for sub in subs.iter_mut() {
-        let old = sub.status.clone();
-        if decide::set_condition(sub.conditions(), &c, stamp) {
-            write_status(ctx, namespace, sub, &old).await?;
-            changed = true;
-        }
-    }
+    end(ctx, subs, statuses, clock, |_, s| {
+        changed |= decide::resolution_failed(s, reason, &message, clock);
+    })
+    .await?;
     if changed {
         warn!(namespace = %namespace, reason, message = %message, "resolution failed");
         record(ctx, namespace, "ResolutionFailed", &message).await;
@@ -1080,52 +807,6 @@ async fn resolution_failed(
         ResolveError::NotSatisfiable(_) => Ok(None),
         ResolveError::Prevented(e) => Err(Error::Retry(e.clone())),
     }
-}
-
-/// Every Subscription gets `BundleUnpackFailed`; retried with backoff.
-/// Removes the bundle unpack conditions: nothing is (or fails) unpacking.
-fn clear_unpack_conditions(sub: &mut Sub) {
-    for kind in [condition::BUNDLE_UNPACKING, condition::BUNDLE_UNPACK_FAILED] {
-        decide::remove_condition(sub.conditions(), kind);
-    }
-    drop_empty_conditions(&mut sub.status);
-}
-
-/// Ends a pass that needs no unpacking: earlier unpack conditions go; `next` is when to look
-/// again.
-async fn unpacked(
-    ctx: &Ctx,
-    namespace: &str,
-    subs: &mut [Sub],
-    next: Option<Duration>,
-) -> Result<Option<Duration>, Error> {
-    for sub in subs.iter_mut() {
-        let old = sub.status.clone();
-        clear_unpack_conditions(sub);
-        write_status(ctx, namespace, sub, &old).await?;
-    }
-    Ok(next)
-}
-
-async fn unpack_failed(
-    ctx: &Ctx,
-    namespace: &str,
-    subs: &mut [Sub],
-    message: &str,
-    stamp: &str,
-) -> Result<Option<Duration>, Error> {
-    let c = Condition::holds(
-        condition::BUNDLE_UNPACK_FAILED,
-        reason::BUNDLE_UNPACK_FAILED,
-        message,
-    );
-    for sub in subs.iter_mut() {
-        let old = sub.status.clone();
-        if decide::set_condition(sub.conditions(), &c, stamp) {
-            write_status(ctx, namespace, sub, &old).await?;
-        }
-    }
-    Err(Error::Retry(message.to_owned()))
 }
 
 /// A Warning event on the namespace, as upstream records resolution failures.
