@@ -3,32 +3,11 @@
 //! `Upgradeable` condition of the OperatorCondition named after the CSV being replaced, where an
 //! administrator's `spec.overrides` entry wins over what the operator reports in status.
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use olm_v0_api::v2::OperatorCondition;
+
 /// The `Upgradeable` condition type.
 pub const UPGRADEABLE: &str = "Upgradeable";
-
-/// One condition (`metav1.Condition`), as the gate reads it.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Condition {
-    /// `type`.
-    pub type_: String,
-    /// `status`.
-    pub status: String,
-    /// `message`.
-    pub message: String,
-    /// `observedGeneration`.
-    pub observed_generation: i64,
-}
-
-/// The OperatorCondition of the CSV being replaced.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct OperatorCondition {
-    /// `metadata.generation`.
-    pub generation: i64,
-    /// `spec.overrides`.
-    pub overrides: Vec<Condition>,
-    /// `status.conditions`.
-    pub conditions: Vec<Condition>,
-}
 
 /// `Ok` when the replaced CSV may be replaced; else upstream's message, capitalised as
 /// upstream writes it, which the new CSV shows after upstream's own
@@ -41,15 +20,21 @@ pub fn upgradeable(condition: Option<&OperatorCondition>) -> Result<(), String> 
     let Some(c) = condition else {
         return Ok(());
     };
-    if let Some(o) = c.overrides.iter().find(|o| o.type_ == UPGRADEABLE) {
+    if let Some(o) = c.spec.overrides.iter().find(|o| o.type_ == UPGRADEABLE) {
         return if o.status == "True" {
             Ok(())
         } else {
             Err(format!("The operator is not upgradeable: {}", o.message))
         };
     }
-    if let Some(s) = c.conditions.iter().find(|s| s.type_ == UPGRADEABLE) {
-        if s.observed_generation != c.generation {
+    let generation = c.metadata.generation.unwrap_or_default();
+    let reported = c
+        .status
+        .as_ref()
+        .map(|s| s.conditions.as_slice())
+        .unwrap_or_default();
+    if let Some(s) = reported.iter().find(|s| s.type_ == UPGRADEABLE) {
+        if s.observed_generation.unwrap_or_default() != generation {
             return Err(format!(
                 "The operatorcondition status {}={} is outdated",
                 olm_goenc::quote(&s.type_),
@@ -66,42 +51,34 @@ pub fn upgradeable(condition: Option<&OperatorCondition>) -> Result<(), String> 
 /// `status.conditions` mirroring `spec.conditions` (upstream's `syncOperatorConditionStatus`):
 /// each spec condition whose type is missing from status, or whose status or observed
 /// generation differs, is set there with `observedGeneration: generation` (its transition time
-/// kept when the status is unchanged, else the spec's, else `now`); conditions only in status
-/// stay. `None` when nothing changes. Conditions are JSON objects as the API carries them.
+/// kept when the status is unchanged, else the spec's); conditions only in status stay. `None`
+/// when nothing changes.
 pub fn mirrored_status(
-    spec: &[serde_json::Value],
-    status: &[serde_json::Value],
+    spec: &[Condition],
+    status: &[Condition],
     generation: i64,
-    now: &str,
-) -> Option<Vec<serde_json::Value>> {
+) -> Option<Vec<Condition>> {
     let mut out = status.to_vec();
     let mut changed = false;
     for cond in spec {
-        let type_ = cond.get("type");
-        let existing = out.iter().position(|c| c.get("type") == type_);
-        if let Some(i) = existing {
-            let c = &out[i];
-            if c.get("status") == cond.get("status")
-                && c.get("observedGeneration")
-                    .and_then(serde_json::Value::as_i64)
-                    == Some(generation)
-            {
-                continue;
-            }
+        let existing = out.iter().position(|c| c.type_ == cond.type_);
+        if let Some(i) = existing
+            && out[i].status == cond.status
+            && out[i].observed_generation == Some(generation)
+        {
+            continue;
         }
-        let mut next = cond.clone();
-        next["observedGeneration"] = serde_json::json!(generation);
-        let kept_time = existing
-            .filter(|i| out[*i].get("status") == cond.get("status"))
-            .and_then(|i| out[i].get("lastTransitionTime").cloned());
-        let time = kept_time
-            .or_else(|| {
-                cond.get("lastTransitionTime")
-                    .filter(|t| !t.is_null())
-                    .cloned()
-            })
-            .unwrap_or_else(|| serde_json::json!(now));
-        next["lastTransitionTime"] = time;
+        let time: Time = existing
+            .filter(|i| out[*i].status == cond.status)
+            .map_or_else(
+                || cond.last_transition_time.clone(),
+                |i| out[i].last_transition_time.clone(),
+            );
+        let next = Condition {
+            observed_generation: Some(generation),
+            last_transition_time: time,
+            ..cond.clone()
+        };
         match existing {
             Some(i) => out[i] = next,
             None => out.push(next),
@@ -114,14 +91,22 @@ pub fn mirrored_status(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
-    fn cond(status: &str, message: &str, generation: i64) -> Condition {
-        Condition {
-            type_: UPGRADEABLE.into(),
-            status: status.into(),
-            message: message.into(),
-            observed_generation: generation,
-        }
+    fn with(overrides: serde_json::Value, conditions: serde_json::Value) -> OperatorCondition {
+        serde_json::from_value(json!({
+            "apiVersion": "operators.coreos.com/v2",
+            "kind": "OperatorCondition",
+            "metadata": {"name": "etcd.v1", "namespace": "ns", "generation": 2},
+            "spec": {"overrides": overrides},
+            "status": {"conditions": conditions},
+        }))
+        .unwrap_or_else(|e| panic!("a test OperatorCondition: {e}"))
+    }
+
+    fn cond(status: &str, message: &str, generation: i64) -> serde_json::Value {
+        json!({"type": UPGRADEABLE, "status": status, "reason": "R", "message": message,
+            "observedGeneration": generation, "lastTransitionTime": "2026-01-01T00:00:00Z"})
     }
 
     /// Upstream's cases, in its words byte for byte (OLM repo
@@ -131,53 +116,64 @@ mod tests {
     #[test]
     fn the_gate() {
         assert_eq!(upgradeable(None), Ok(()));
-        let mut c = OperatorCondition {
-            generation: 2,
-            ..OperatorCondition::default()
-        };
-        assert_eq!(upgradeable(Some(&c)), Ok(()));
-        c.conditions = vec![cond("False", "migrating data", 2)];
-        assert_eq!(
-            upgradeable(Some(&c)),
-            Err("The operator is not upgradeable: migrating data".into())
-        );
-        c.conditions = vec![cond("True", "", 1)];
-        assert_eq!(
-            upgradeable(Some(&c)),
-            Err("The operatorcondition status \"Upgradeable\"=\"True\" is outdated".into())
-        );
-        c.overrides = vec![cond("True", "approved by admin", 0)];
-        assert_eq!(upgradeable(Some(&c)), Ok(()));
-        c.overrides = vec![cond("False", "frozen", 0)];
-        assert_eq!(
-            upgradeable(Some(&c)),
-            Err("The operator is not upgradeable: frozen".into())
-        );
+        assert_eq!(upgradeable(Some(&with(json!([]), json!([])))), Ok(()));
+        let cases = [
+            (
+                json!([]),
+                json!([cond("False", "migrating data", 2)]),
+                Err("The operator is not upgradeable: migrating data"),
+            ),
+            (
+                json!([]),
+                json!([cond("True", "", 1)]),
+                Err("The operatorcondition status \"Upgradeable\"=\"True\" is outdated"),
+            ),
+            (
+                json!([cond("True", "approved by admin", 0)]),
+                json!([cond("True", "", 1)]),
+                Ok(()),
+            ),
+            (
+                json!([cond("False", "frozen", 0)]),
+                json!([]),
+                Err("The operator is not upgradeable: frozen"),
+            ),
+        ];
+        for (overrides, conditions, want) in cases {
+            let c = with(overrides, conditions);
+            assert_eq!(upgradeable(Some(&c)), want.map_err(str::to_owned));
+        }
     }
 
     /// Spec conditions reach status with the generation; an unchanged one is left alone
     /// (upstream's `syncOperatorConditionStatus`).
     #[test]
     fn status_mirrors_spec() {
-        use serde_json::json;
-        let spec = [
-            json!({"type": "Upgradeable", "status": "False", "reason": "Migrating", "message": "wait", "lastTransitionTime": "2026-01-01T00:00:00Z"}),
-        ];
-        let out = mirrored_status(&spec, &[], 2, "2026-02-02T00:00:00Z").unwrap_or_default();
-        assert_eq!(out.len(), 1);
-        assert_eq!(out[0]["observedGeneration"], 2);
-        assert_eq!(out[0]["lastTransitionTime"], "2026-01-01T00:00:00Z");
-        assert_eq!(
-            mirrored_status(&spec, &out, 2, "2026-02-02T00:00:00Z"),
-            None
+        let parse = |v: serde_json::Value| -> Vec<Condition> {
+            serde_json::from_value(v).unwrap_or_else(|e| panic!("test conditions: {e}"))
+        };
+        let spec = parse(
+            json!([{"type": "Upgradeable", "status": "False", "reason": "Migrating", "message": "wait", "lastTransitionTime": "2026-01-01T00:00:00Z"}]),
         );
+        let out = mirrored_status(&spec, &[], 2).unwrap_or_default();
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].observed_generation, Some(2));
+        assert_eq!(out[0].last_transition_time, spec[0].last_transition_time);
+        assert_eq!(mirrored_status(&spec, &out, 2), None);
         // A new generation with the same status: written again, the transition time kept.
-        let again = mirrored_status(&spec, &out, 3, "2026-02-02T00:00:00Z").unwrap_or_default();
-        assert_eq!(again[0]["observedGeneration"], 3);
-        assert_eq!(again[0]["lastTransitionTime"], "2026-01-01T00:00:00Z");
+        let mut earlier = out.clone();
+        earlier[0].last_transition_time = parse(json!([{"type": "x", "status": "x", "reason": "x", "message": "", "lastTransitionTime": "2025-06-01T00:00:00Z"}]))[0].last_transition_time.clone();
+        let again = mirrored_status(&spec, &earlier, 3).unwrap_or_default();
+        assert_eq!(again[0].observed_generation, Some(3));
+        assert_eq!(
+            again[0].last_transition_time,
+            earlier[0].last_transition_time
+        );
         // Conditions only in status stay.
-        let other = [json!({"type": "Other", "status": "True"})];
-        let out = mirrored_status(&spec, &other, 1, "t").unwrap_or_default();
+        let other = parse(
+            json!([{"type": "Other", "status": "True", "reason": "R", "message": "", "lastTransitionTime": "2026-01-01T00:00:00Z"}]),
+        );
+        let out = mirrored_status(&spec, &other, 1).unwrap_or_default();
         assert_eq!(out.len(), 2);
     }
 }

@@ -111,16 +111,16 @@ fn replacement_chain_in_pending() {
     // upstream's words with upstream's prefix and nothing more (OLM repo
     // `pkg/controller/operators/olm/operatorconditions.go` `isOperatorUpgradeable`, and
     // `operator.go` `transitionCSVState`: `fmt.Sprintf("operator is not upgradeable: %s", condErr)`).
-    let stale = olm_v0::operatorcondition::OperatorCondition {
-        generation: 2,
-        conditions: vec![olm_v0::operatorcondition::Condition {
-            type_: "Upgradeable".into(),
-            status: "False".into(),
-            message: "migrating".into(),
-            observed_generation: 1,
-        }],
-        ..Default::default()
-    };
+    let stale: olm_v0_api::v2::OperatorCondition = serde_json::from_value(serde_json::json!({
+        "apiVersion": "operators.coreos.com/v2",
+        "kind": "OperatorCondition",
+        "metadata": {"name": "etcd.v1", "generation": 2},
+        "spec": {},
+        "status": {"conditions": [{"type": "Upgradeable", "status": "False", "reason": "Migrating",
+            "message": "migrating", "observedGeneration": 1,
+            "lastTransitionTime": "2026-01-01T00:00:00Z"}]},
+    }))
+    .unwrap_or_else(|e| panic!("a test OperatorCondition: {e}"));
     f.replaced = Some(Replaced {
         phase: Some(Phase::Succeeded),
         upgradeable: olm_v0::operatorcondition::upgradeable(Some(&stale)),

@@ -460,7 +460,7 @@ async fn gather(
         facts.replaced = Some(Replaced {
             phase: super::phase_and_reason(old).0.cloned(),
             upgradeable: olm_v0::operatorcondition::upgradeable(
-                condition_of(index, &namespace, &old.name_any()).as_ref(),
+                condition_of(index, &namespace, &old.name_any()).as_deref(),
             ),
         });
         facts.replaces_existing = true;
@@ -662,44 +662,15 @@ fn elapsed(now: jiff::Timestamp, since: jiff::Timestamp) -> Duration {
     Duration::try_from(now.duration_since(since)).unwrap_or(Duration::ZERO)
 }
 
-/// The OperatorCondition named `name` in `namespace`, as the upgrade gate reads it.
+/// The OperatorCondition named `name` in `namespace`, which the upgrade gate reads.
 fn condition_of(
     index: &Index,
     namespace: &str,
     name: &str,
-) -> Option<olm_v0::operatorcondition::OperatorCondition> {
-    let c = index
+) -> Option<Arc<olm_v0_api::v2::OperatorCondition>> {
+    index
         .conditions
-        .get(&ObjectRef::new(name).within(namespace))?;
-    let read = |cs: &[k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition]| {
-        cs.iter()
-            .map(|c| olm_v0::operatorcondition::Condition {
-                type_: c.type_.clone(),
-                status: c.status.clone(),
-                message: c.message.clone(),
-                observed_generation: c.observed_generation.unwrap_or_default(),
-            })
-            .collect()
-    };
-    Some(olm_v0::operatorcondition::OperatorCondition {
-        generation: c.meta().generation.unwrap_or_default(),
-        overrides: c
-            .spec
-            .overrides
-            .iter()
-            .map(|o| olm_v0::operatorcondition::Condition {
-                type_: o.type_.clone(),
-                status: o.status.clone(),
-                message: o.message.clone(),
-                observed_generation: o.observed_generation.unwrap_or_default(),
-            })
-            .collect(),
-        conditions: c
-            .status
-            .as_ref()
-            .map(|s| read(&s.conditions))
-            .unwrap_or_default(),
-    })
+        .get(&ObjectRef::new(name).within(namespace))
 }
 
 /// The CSV that replaces `csv` (by name, first), with its phase; with `newest`, the newest of
@@ -1055,28 +1026,15 @@ async fn ensure_condition(ctx: &Ctx, csv: &ClusterServiceVersion) -> Result<(), 
     };
     // What the operator reports in spec.conditions is mirrored into status with the generation
     // (the upgrade gate reads status).
-    let spec_conditions: Vec<Value> = existing
-        .spec
-        .conditions
-        .iter()
-        .filter_map(|c| serde_json::to_value(c).ok())
-        .collect();
-    let status_conditions: Vec<Value> = existing
+    let reported = existing
         .status
         .as_ref()
-        .map(|s| {
-            s.conditions
-                .iter()
-                .filter_map(|c| serde_json::to_value(c).ok())
-                .collect()
-        })
+        .map(|s| s.conditions.as_slice())
         .unwrap_or_default();
-    let generation = existing.meta().generation.unwrap_or_default();
     if let Some(next) = olm_v0::operatorcondition::mirrored_status(
-        &spec_conditions,
-        &status_conditions,
-        generation,
-        &now_text().1,
+        &existing.spec.conditions,
+        reported,
+        existing.meta().generation.unwrap_or_default(),
     ) {
         let patch = json!({
             "metadata": {"resourceVersion": existing.resource_version()},
