@@ -10,6 +10,7 @@
 
 use std::collections::BTreeMap;
 
+use olm_v0_api::v1alpha1::{CatalogSource, ExtractContentConfig, SecurityConfig, SourceType};
 use serde_json::{Map, Value, json};
 
 use crate::operatorgroup::MANAGED_LABEL;
@@ -42,65 +43,71 @@ pub const REGISTRY_SERVER_REASON: &str = "RegistryServerError";
 /// # Errors
 ///
 /// The message for `status.message` (with reason [`SPEC_INVALID_REASON`]).
-pub fn validate(source: &Value) -> Result<(), String> {
-    let spec = &source["spec"];
-    let source_type = spec["sourceType"].as_str().unwrap_or_default();
-    let set = |k: &str| spec[k].as_str().is_some_and(|s| !s.is_empty());
-    match source_type {
-        "configmap" | "internal" if !set("configMap") => Err(format!(
-            "configmap name unset: must be set for sourcetype: {source_type}"
-        )),
-        "configmap" | "internal" => Ok(()),
-        "grpc" if !set("image") && !set("address") => {
+pub fn validate(source: &CatalogSource) -> Result<(), String> {
+    let spec = &source.spec;
+    let set = |v: &Option<String>| v.as_deref().is_some_and(|s| !s.is_empty());
+    match &spec.source_type {
+        t @ (SourceType::ConfigMap | SourceType::Internal) if !set(&spec.config_map) => Err(
+            format!("configmap name unset: must be set for sourcetype: {t}"),
+        ),
+        SourceType::ConfigMap | SourceType::Internal => Ok(()),
+        SourceType::Grpc if !set(&spec.image) && !set(&spec.address) => {
             Err("image and address unset: at least one must be set for sourcetype: grpc".to_owned())
         }
-        "grpc" => Ok(()),
+        SourceType::Grpc => Ok(()),
         other => Err(format!("unknown sourcetype: {other}")),
     }
 }
 
+/// The source's status as the API carries it: the status decisions edit it field by field and
+/// keep whatever they do not decide (`{}` when there is none).
+pub fn status_of(source: &CatalogSource) -> Map<String, Value> {
+    match source.status.as_ref().map(serde_json::to_value) {
+        Some(Ok(Value::Object(m))) => m,
+        _ => Map::new(),
+    }
+}
+
+fn name_of(source: &CatalogSource) -> &str {
+    source.metadata.name.as_deref().unwrap_or_default()
+}
+
+fn namespace_of(source: &CatalogSource) -> &str {
+    source.metadata.namespace.as_deref().unwrap_or_default()
+}
+
 /// Where clients reach the registry [`registry_service`] makes: `<service>.<namespace>.svc:50051`.
-pub fn registry_address(source: &Value) -> String {
-    let name = source["metadata"]["name"].as_str().unwrap_or_default();
-    let namespace = source["metadata"]["namespace"].as_str().unwrap_or_default();
-    format!("{}.{namespace}.svc:{PORT}", name.replace('.', "-"))
+pub fn registry_address(source: &CatalogSource) -> String {
+    format!(
+        "{}.{}.svc:{PORT}",
+        name_of(source).replace('.', "-"),
+        namespace_of(source)
+    )
 }
 
 /// `status.registryService` of a registry served by the Service [`registry_service`] makes.
-pub fn registry_service_status(source: &Value, created_at: &str) -> Value {
-    let name = source["metadata"]["name"].as_str().unwrap_or_default();
+pub fn registry_service_status(source: &CatalogSource, created_at: &str) -> Value {
     json!({
         "protocol": "grpc",
-        "serviceName": name.replace('.', "-"),
-        "serviceNamespace": source["metadata"]["namespace"],
+        "serviceName": name_of(source).replace('.', "-"),
+        "serviceNamespace": namespace_of(source),
         "port": PORT.to_string(),
         "createdAt": created_at,
     })
 }
 
-/// `securityContextConfig`: whether the Pod gets the restricted security context.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SecurityConfig {
-    /// No security context is added.
-    Legacy,
-    /// Seccomp `RuntimeDefault`, no privilege escalation, all capabilities dropped, and the
-    /// configured non-root user.
-    Restricted,
-}
-
-impl SecurityConfig {
-    /// The namespace default: `restricted` when the namespace enforces the restricted Pod
-    /// security standard (`pod-security.kubernetes.io/enforce: restricted`), else `legacy`.
-    pub fn for_namespace(labels: &BTreeMap<String, String>) -> SecurityConfig {
-        if labels
-            .get("pod-security.kubernetes.io/enforce")
-            .map(String::as_str)
-            == Some("restricted")
-        {
-            SecurityConfig::Restricted
-        } else {
-            SecurityConfig::Legacy
-        }
+/// A namespace's default `securityContextConfig`: `restricted` when the namespace enforces the
+/// restricted Pod security standard (`pod-security.kubernetes.io/enforce: restricted`), else
+/// `legacy`.
+pub fn namespace_security(labels: &BTreeMap<String, String>) -> SecurityConfig {
+    if labels
+        .get("pod-security.kubernetes.io/enforce")
+        .map(String::as_str)
+        == Some("restricted")
+    {
+        SecurityConfig::Restricted
+    } else {
+        SecurityConfig::Legacy
     }
 }
 
@@ -187,15 +194,11 @@ fn quantity_bytes(q: &str) -> Option<u128> {
     (total % scale == 0).then(|| total / scale)
 }
 
-/// The registry Pod of `source` (a CatalogSource as JSON) serving `spec.image`.
-pub fn registry_pod(source: &Value, input: &PodInput<'_>) -> Value {
-    let name = source["metadata"]["name"].as_str().unwrap_or_default();
-    let namespace = source["metadata"]["namespace"].as_str().unwrap_or_default();
-    let image = source["spec"]["image"].as_str().unwrap_or_default();
-    let annotations: Map<String, Value> = source["metadata"]["annotations"]
-        .as_object()
-        .cloned()
-        .unwrap_or_default();
+/// The registry Pod of `source` serving `spec.image`.
+pub fn registry_pod(source: &CatalogSource, input: &PodInput<'_>) -> Value {
+    let name = name_of(source);
+    let image = source.spec.image.as_deref().unwrap_or_default();
+    let annotations = source.metadata.annotations.clone().unwrap_or_default();
     let mut labels = Map::new();
     labels.insert(CATALOG_SOURCE_LABEL.into(), json!(name));
     labels.insert(MANAGED_LABEL.into(), json!("true"));
@@ -221,34 +224,34 @@ pub fn registry_pod(source: &Value, input: &PodInput<'_>) -> Value {
                 Value::Array(secrets.iter().map(|s| json!({"name": s})).collect());
         }
     }
-    let config = &source["spec"]["grpcPodConfig"];
+    let config = source.spec.grpc_pod_config.as_ref();
     let mut init = Vec::new();
     let mut volumes = Vec::new();
-    if config.is_object() {
-        if let Some(sel) = config.get("nodeSelector").filter(|v| v.is_object()) {
-            spec["nodeSelector"] = sel.clone();
+    if let Some(config) = config {
+        if !config.node_selector.is_empty() {
+            spec["nodeSelector"] = json!(config.node_selector);
         }
         // "" asks for the cluster's default class, which is what an unset field gives.
         if let Some(p) = config
-            .get("priorityClassName")
-            .and_then(Value::as_str)
+            .priority_class_name
+            .as_deref()
             .filter(|p| !p.is_empty())
         {
             spec["priorityClassName"] = json!(p);
         }
-        if let Some(t) = config.get("tolerations").filter(|v| v.is_array()) {
-            spec["tolerations"] = t.clone();
+        if !config.tolerations.is_empty() {
+            spec["tolerations"] = json!(config.tolerations);
         }
-        if let Some(a) = config.get("affinity").filter(|v| v.is_object()) {
-            spec["affinity"] = a.clone();
+        if let Some(a) = &config.affinity {
+            spec["affinity"] = json!(a);
         }
-        if let Some(target) = config.get("memoryTarget").and_then(quantity_text) {
-            container["resources"]["requests"]["memory"] = json!(target);
-            if let Some(limit) = gomemlimit(&target) {
+        if let Some(target) = &config.memory_target {
+            container["resources"]["requests"]["memory"] = json!(target.0);
+            if let Some(limit) = gomemlimit(&target.0) {
                 container["env"] = json!([{"name": "GOMEMLIMIT", "value": limit}]);
             }
         }
-        if let Some(extract) = config.get("extractContent").filter(|v| v.is_object()) {
+        if let Some(extract) = &config.extract_content {
             extract_content(
                 extract,
                 image,
@@ -266,30 +269,27 @@ pub fn registry_pod(source: &Value, input: &PodInput<'_>) -> Value {
         spec["volumes"] = Value::Array(volumes);
     }
     spec["containers"] = json!([container]);
-    let security = match config.get("securityContextConfig").and_then(Value::as_str) {
-        Some("restricted") => SecurityConfig::Restricted,
-        Some("legacy") => SecurityConfig::Legacy,
-        _ => input.default_security,
-    };
+    let security = config
+        .and_then(|c| c.security_context_config)
+        .unwrap_or(input.default_security);
     if security == SecurityConfig::Restricted {
         restrict(&mut spec, input.run_as_user);
     }
     if let Some(p) = annotations
         .get(PRIORITY_CLASS_ANNOTATION)
-        .and_then(Value::as_str)
         .filter(|p| !p.is_empty())
     {
         spec["priorityClassName"] = json!(p);
     }
     labels.insert(POD_HASH_LABEL.into(), json!(spec_hash(&spec)));
     let mut pod_annotations = annotations;
-    pod_annotations.insert(SAFE_TO_EVICT_ANNOTATION.into(), json!("true"));
+    pod_annotations.insert(SAFE_TO_EVICT_ANNOTATION.into(), "true".to_owned());
     json!({
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {
             "generateName": format!("{name}-"),
-            "namespace": namespace,
+            "namespace": namespace_of(source),
             "labels": labels,
             "annotations": pod_annotations,
             "ownerReferences": [owner(source, false, true)],
@@ -298,27 +298,18 @@ pub fn registry_pod(source: &Value, input: &PodInput<'_>) -> Value {
     })
 }
 
-/// A quantity given as a string or a number.
-fn quantity_text(v: &Value) -> Option<String> {
-    match v {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        _ => None,
-    }
-}
-
 /// `extractContent`: init containers copy `copy-content` from the util image and the catalog
 /// (and cache) out of the catalog image; the registry runs `opm serve` on the copy.
 fn extract_content(
-    extract: &Value,
+    extract: &ExtractContentConfig,
     image: &str,
     input: &PodInput<'_>,
     container: &mut Value,
     init: &mut Vec<Value>,
     volumes: &mut Vec<Value>,
 ) {
-    let catalog_dir = extract["catalogDir"].as_str().unwrap_or_default();
-    let cache_dir = extract["cacheDir"].as_str().unwrap_or_default();
+    let catalog_dir = &extract.catalog_dir;
+    let cache_dir = extract.cache_dir.as_deref().unwrap_or_default();
     volumes.push(json!({"name": "utilities", "emptyDir": {}}));
     volumes.push(json!({"name": "catalog-content", "emptyDir": {}}));
     let utilities = json!({"name": "utilities", "mountPath": "/utilities"});
@@ -391,12 +382,12 @@ fn restrict(spec: &mut Value, run_as_user: i64) {
 }
 
 /// An owner reference to the CatalogSource.
-fn owner(source: &Value, controller: bool, block: bool) -> Value {
+fn owner(source: &CatalogSource, controller: bool, block: bool) -> Value {
     json!({
         "apiVersion": "operators.coreos.com/v1alpha1",
         "kind": "CatalogSource",
-        "name": source["metadata"]["name"],
-        "uid": source["metadata"]["uid"],
+        "name": name_of(source),
+        "uid": source.metadata.uid,
         "controller": controller,
         "blockOwnerDeletion": block,
     })
@@ -404,8 +395,8 @@ fn owner(source: &Value, controller: bool, block: bool) -> Value {
 
 /// The registry Service: the CatalogSource's name with dots as dashes, port `grpc` 50051,
 /// selecting the registry Pod.
-pub fn registry_service(source: &Value) -> Value {
-    let name = source["metadata"]["name"].as_str().unwrap_or_default();
+pub fn registry_service(source: &CatalogSource) -> Value {
+    let name = name_of(source);
     let spec = json!({
         "ports": [{"name": "grpc", "port": PORT, "targetPort": PORT}],
         "selector": {CATALOG_SOURCE_LABEL: name, MANAGED_LABEL: "true"},
@@ -415,7 +406,7 @@ pub fn registry_service(source: &Value) -> Value {
         "kind": "Service",
         "metadata": {
             "name": name.replace('.', "-"),
-            "namespace": source["metadata"]["namespace"],
+            "namespace": namespace_of(source),
             "labels": {SERVICE_HASH_LABEL: spec_hash(&spec), MANAGED_LABEL: "true"},
             "ownerReferences": [owner(source, false, false)],
         },
@@ -426,16 +417,16 @@ pub fn registry_service(source: &Value) -> Value {
 /// The `<name>-grpc-server` NetworkPolicy: the registry Pods take gRPC (TCP 50051) from
 /// anywhere and reach nothing, except that a ConfigMap-backed registry (which reads its ConfigMap
 /// from the API server) may reach anything and DNS.
-pub fn grpc_server_network_policy(source: &Value) -> Value {
-    let name = source["metadata"]["name"].as_str().unwrap_or_default();
+pub fn grpc_server_network_policy(source: &CatalogSource) -> Value {
+    let name = name_of(source);
     let mut spec = json!({
         "podSelector": {"matchLabels": {CATALOG_SOURCE_LABEL: name, MANAGED_LABEL: "true"}},
         "policyTypes": ["Ingress", "Egress"],
         "ingress": [{"ports": [{"protocol": "TCP", "port": PORT}]}],
     });
     if matches!(
-        source["spec"]["sourceType"].as_str(),
-        Some("configmap" | "internal")
+        source.spec.source_type,
+        SourceType::ConfigMap | SourceType::Internal
     ) {
         let dns: Vec<Value> = [("TCP", 53), ("UDP", 53), ("TCP", 5353), ("UDP", 5353)]
             .iter()
@@ -448,7 +439,7 @@ pub fn grpc_server_network_policy(source: &Value) -> Value {
         "kind": "NetworkPolicy",
         "metadata": {
             "name": format!("{name}-grpc-server"),
-            "namespace": source["metadata"]["namespace"],
+            "namespace": namespace_of(source),
             "labels": {MANAGED_LABEL: "true", CATALOG_SOURCE_LABEL: name},
             "ownerReferences": [owner(source, false, false)],
         },
@@ -458,12 +449,11 @@ pub fn grpc_server_network_policy(source: &Value) -> Value {
 
 /// The registry ServiceAccount: the CatalogSource's name, its `spec.secrets` as image pull
 /// secrets, controlled by the CatalogSource.
-pub fn registry_service_account(source: &Value) -> Value {
-    let secrets: Vec<Value> = source["spec"]["secrets"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
+pub fn registry_service_account(source: &CatalogSource) -> Value {
+    let secrets: Vec<Value> = source
+        .spec
+        .secrets
+        .iter()
         .filter(|s| !s.is_empty())
         .map(|s| json!({"name": s}))
         .collect();
@@ -471,8 +461,8 @@ pub fn registry_service_account(source: &Value) -> Value {
         "apiVersion": "v1",
         "kind": "ServiceAccount",
         "metadata": {
-            "name": source["metadata"]["name"],
-            "namespace": source["metadata"]["namespace"],
+            "name": name_of(source),
+            "namespace": namespace_of(source),
             "labels": {MANAGED_LABEL: "true"},
             "ownerReferences": [owner(source, true, true)],
         },
@@ -483,15 +473,28 @@ pub fn registry_service_account(source: &Value) -> Value {
     sa
 }
 
+/// A CatalogSource from its JSON in a test; a missing `spec.sourceType` reads as `""`, as an
+/// object the API server refused would.
+#[cfg(test)]
+pub(crate) fn parse(mut value: Value) -> CatalogSource {
+    if value.get("metadata").is_none() {
+        value["metadata"] = json!({});
+    }
+    if value["spec"].get("sourceType").is_none() {
+        value["spec"]["sourceType"] = json!("");
+    }
+    serde_json::from_value(value).unwrap_or_else(|e| panic!("a test CatalogSource: {e}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn source(config: Value, annotations: Value) -> Value {
-        json!({
+    fn source(config: Value, annotations: Value) -> CatalogSource {
+        parse(json!({
             "metadata": {"name": "test", "namespace": "testns", "uid": "u1", "annotations": annotations},
             "spec": {"sourceType": "grpc", "image": "image", "grpcPodConfig": config},
-        })
+        }))
     }
 
     fn input(security: SecurityConfig) -> PodInput<'static> {
@@ -507,7 +510,7 @@ mod tests {
     /// Upstream's `validateSourceType` messages.
     #[test]
     fn source_types() {
-        let with = |spec: Value| json!({"metadata": {"name": "c"}, "spec": spec});
+        let with = |spec: Value| parse(json!({"metadata": {"name": "c"}, "spec": spec}));
         assert_eq!(
             validate(&with(json!({"sourceType": "grpc", "image": "i"}))),
             Ok(())
@@ -703,8 +706,10 @@ mod tests {
             json!({"protocol": "TCP", "port": 50051})
         );
         assert!(np["spec"].get("egress").is_none());
-        let mut cm = source(Value::Null, json!({}));
-        cm["spec"]["sourceType"] = json!("configmap");
+        let cm = parse(json!({
+            "metadata": {"name": "test", "namespace": "testns", "uid": "u1"},
+            "spec": {"sourceType": "configmap", "configMap": "test"},
+        }));
         let np = grpc_server_network_policy(&cm);
         assert_eq!(np["spec"]["egress"][0], json!({}));
         assert_eq!(
@@ -716,9 +721,10 @@ mod tests {
     /// The Service (dots in the name as dashes) and the ServiceAccount with the pull secrets.
     #[test]
     fn service_and_account() {
-        let mut s = source(Value::Null, json!({}));
-        s["metadata"]["name"] = json!("my.catalog");
-        s["spec"]["secrets"] = json!(["pull", ""]);
+        let s = parse(json!({
+            "metadata": {"name": "my.catalog", "namespace": "testns", "uid": "u1"},
+            "spec": {"sourceType": "grpc", "image": "image", "secrets": ["pull", ""]},
+        }));
         let svc = registry_service(&s);
         assert_eq!(svc["metadata"]["name"], "my-catalog");
         assert_eq!(

@@ -16,6 +16,7 @@
 
 use std::time::{Duration, SystemTime};
 
+use olm_v0_api::v1alpha1::{CatalogSource, SourceType};
 use serde_json::{Value, json};
 
 use crate::catalogsource::CATALOG_SOURCE_LABEL;
@@ -45,16 +46,13 @@ pub struct Poll {
 
 /// Upstream's `Poll()` with the interval parsed: `None` unless `registryPoll` is set on a
 /// `grpc` source with an image.
-pub fn poll(source: &Value) -> Option<Poll> {
-    let spec = &source["spec"];
-    let registry_poll = spec.pointer("/updateStrategy/registryPoll")?;
-    if registry_poll.is_null()
-        || spec["sourceType"] != "grpc"
-        || spec["image"].as_str().is_none_or(str::is_empty)
-    {
+pub fn poll(source: &CatalogSource) -> Option<Poll> {
+    let spec = &source.spec;
+    let registry_poll = spec.update_strategy.as_ref()?.registry_poll.as_ref()?;
+    if spec.source_type != SourceType::Grpc || spec.image.as_deref().is_none_or(str::is_empty) {
         return None;
     }
-    let raw = registry_poll["interval"].as_str().unwrap_or_default();
+    let raw = registry_poll.interval.as_deref().unwrap_or_default();
     let refused = |why: String| Poll {
         interval: DEFAULT_INTERVAL,
         parsing_error: Some(format!(
@@ -303,6 +301,11 @@ pub fn promoted_labels(source: &str) -> Value {
 mod tests {
     use super::*;
 
+    /// [`poll`] of a CatalogSource given as JSON.
+    fn poll_of(source: &Value) -> Option<Poll> {
+        poll(&crate::catalogsource::parse(source.clone()))
+    }
+
     fn source(interval: &str) -> Value {
         json!({"spec": {"sourceType": "grpc", "image": "quay.io/x/catalog:latest",
             "updateStrategy": {"registryPoll": {"interval": interval}}}})
@@ -408,15 +411,18 @@ mod tests {
 
     #[test]
     fn only_image_grpc_sources_with_registry_poll_are_polled() {
-        assert_eq!(poll(&source("10m")), Some(every(Duration::from_secs(600))));
+        assert_eq!(
+            poll_of(&source("10m")),
+            Some(every(Duration::from_secs(600)))
+        );
         let mut s = source("10m");
         s["spec"]["sourceType"] = json!("configmap");
-        assert_eq!(poll(&s), None);
+        assert_eq!(poll_of(&s), None);
         let mut s = source("10m");
         s["spec"]["image"] = json!("");
-        assert_eq!(poll(&s), None);
+        assert_eq!(poll_of(&s), None);
         assert_eq!(
-            poll(&json!({"spec": {"sourceType": "grpc", "image": "x"}})),
+            poll_of(&json!({"spec": {"sourceType": "grpc", "image": "x"}})),
             None
         );
     }
@@ -425,7 +431,7 @@ mod tests {
     /// this message (its error text is Go's `time.ParseDuration`'s).
     #[test]
     fn an_unparsable_interval_falls_back_to_fifteen_minutes() {
-        let p = poll(&source("10 minutes")).unwrap();
+        let p = poll_of(&source("10 minutes")).unwrap();
         assert_eq!(p.interval, DEFAULT_INTERVAL);
         assert_eq!(
             p.parsing_error.as_deref(),
@@ -433,7 +439,7 @@ mod tests {
                 "error parsing spec.updateStrategy.registryPoll.interval. Using the default value of 15m0s instead. Error: time: unknown unit \" minutes\" in duration \"10 minutes\""
             )
         );
-        let p = poll(&json!({"spec": {"sourceType": "grpc", "image": "x",
+        let p = poll_of(&json!({"spec": {"sourceType": "grpc", "image": "x",
             "updateStrategy": {"registryPoll": {}}}}))
         .unwrap();
         assert_eq!(p.interval, DEFAULT_INTERVAL);
@@ -443,7 +449,7 @@ mod tests {
                 .ends_with("Error: time: invalid duration \"\"")
         );
         for zero in ["0s", "-5m"] {
-            let p = poll(&source(zero)).unwrap();
+            let p = poll_of(&source(zero)).unwrap();
             assert_eq!(p.interval, DEFAULT_INTERVAL, "{zero}");
             assert!(p.parsing_error.is_some(), "{zero}");
         }

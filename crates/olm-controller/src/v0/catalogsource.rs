@@ -33,8 +33,9 @@ use kube::runtime::{WatchStreamExt as _, watcher};
 use olm_k8s::retry::Failures;
 use olm_v0::catalogsource::pass::{self, Route};
 use olm_v0::catalogsource::{
-    CATALOG_SOURCE_LABEL, POD_HASH_LABEL, PodInput, REGISTRY_SERVER_REASON, SecurityConfig,
-    grpc_server_network_policy, registry_pod, registry_service, registry_service_account,
+    CATALOG_SOURCE_LABEL, POD_HASH_LABEL, PodInput, REGISTRY_SERVER_REASON,
+    grpc_server_network_policy, namespace_security, registry_pod, registry_service,
+    registry_service_account, status_of,
 };
 use olm_v0::configmapsource::{self, Lookup, Serving};
 use olm_v0::registrypoll::{
@@ -210,10 +211,9 @@ async fn reconcile(source: Arc<CatalogSource>, ctx: Arc<Ctx>) -> Result<Action, 
 /// address watched as that says, and [`pass::conclude`] says what the status is then.
 /// `Some(interval)` when the source's image is polled.
 async fn sync(source: &CatalogSource, ctx: &Ctx) -> Result<Option<Duration>, Error> {
-    let value = serde_json::to_value(source).map_err(|e| Error::Retry(e.to_string()))?;
-    let current = value.get("status").cloned().unwrap_or_else(|| json!({}));
+    let current = Value::Object(status_of(source));
     let k = key(source);
-    let start = pass::start(&value);
+    let start = pass::start(source);
     let address = match &start.route {
         Route::Invalid => {
             ctx.connections.forget(&k);
@@ -222,16 +222,14 @@ async fn sync(source: &CatalogSource, ctx: &Ctx) -> Result<Option<Duration>, Err
                 .map(|()| None);
         }
         Route::ConfigMap => {
-            return sync_config_map(ctx, source, &value, &current)
-                .await
-                .map(|()| None);
+            return sync_config_map(ctx, source, &current).await.map(|()| None);
         }
         Route::InProcess { image } => match ctx.in_process.ensure(&k, image).await {
             Ok((address, _)) => Some(address),
             Err(e) => {
                 let now = super::now().0.to_string();
                 let found = found(Err(&e), None, false, &now);
-                let status = pass::conclude(&value, &start, &found);
+                let status = pass::conclude(source, &start, &found);
                 write_status(ctx, source, &current, Value::Object(status)).await?;
                 return Err(Error::Retry(e));
             }
@@ -270,36 +268,35 @@ async fn sync(source: &CatalogSource, ctx: &Ctx) -> Result<Option<Duration>, Err
             // The registry is olm's own: no Pod, Service or NetworkPolicy. `ensure` above
             // resolved the tag already.
             let found = found(Ok(()), connection.as_ref(), poll_due, &times.stamp);
-            let status = pass::conclude(&value, &start, &found);
+            let status = pass::conclude(source, &start, &found);
             let next = start.poll.as_ref().map(|p| times.resync(p, &status));
             write_status(ctx, source, &current, Value::Object(status)).await?;
             Ok(next)
         }
-        Route::Pod { .. } => match ensure_registry(ctx, source, &value).await {
+        Route::Pod { .. } => match ensure_registry(ctx, source).await {
             Ok(serving) => {
                 let found = found(Ok(()), connection.as_ref(), false, &times.stamp);
-                let mut status = pass::conclude(&value, &start, &found);
+                let mut status = pass::conclude(source, &start, &found);
                 let Some(poll) = &start.poll else {
                     return write_status(ctx, source, &current, Value::Object(status))
                         .await
                         .map(|()| None);
                 };
-                let polled =
-                    poll_registry(ctx, source, &value, poll, &serving, &times, &mut status).await;
+                let polled = poll_registry(ctx, source, poll, &serving, &times, &mut status).await;
                 write_status(ctx, source, &current, Value::Object(status)).await?;
                 polled.map(Some)
             }
             Err(e) => {
                 let message = e.to_string();
                 let found = found(Err(&message), connection.as_ref(), false, &times.stamp);
-                let status = pass::conclude(&value, &start, &found);
+                let status = pass::conclude(source, &start, &found);
                 write_status(ctx, source, &current, Value::Object(status)).await?;
                 Err(e)
             }
         },
         Route::Address { .. } | Route::Invalid | Route::ConfigMap => {
             let found = found(Ok(()), connection.as_ref(), false, &times.stamp);
-            let status = pass::conclude(&value, &start, &found);
+            let status = pass::conclude(source, &start, &found);
             write_status(ctx, source, &current, Value::Object(status))
                 .await
                 .map(|()| None)
@@ -326,14 +323,9 @@ fn found<'a>(
 /// [`configmapsource::decide`] say what to do, do it, and write the status. A build is
 /// followed by a second decision in the same pass (which then finds the catalog served or
 /// failed), so a new ConfigMap version is served and reported in one pass.
-async fn sync_config_map(
-    ctx: &Ctx,
-    source: &CatalogSource,
-    value: &Value,
-    current: &Value,
-) -> Result<(), Error> {
+async fn sync_config_map(ctx: &Ctx, source: &CatalogSource, current: &Value) -> Result<(), Error> {
     let namespace = source.namespace().unwrap_or_default();
-    let name = value["spec"]["configMap"].as_str().unwrap_or_default();
+    let name = source.spec.config_map.as_deref().unwrap_or_default();
     let k = key(source);
     let api: Api<ConfigMap> = Api::namespaced(ctx.shared.client.clone(), &namespace);
     let (lookup, data) = match api.get_opt(name).await {
@@ -381,7 +373,8 @@ async fn sync_config_map(
         };
         let connection = ctx.connections.view(&k);
         let now = super::now().0.to_string();
-        let decision = configmapsource::decide(value, &lookup, &serving, connection.as_ref(), &now);
+        let decision =
+            configmapsource::decide(source, &lookup, &serving, connection.as_ref(), &now);
         let mut status = decision.status;
         match decision.action {
             configmapsource::Action::Build { key: version } => {
@@ -499,7 +492,6 @@ impl PollTimes {
 async fn poll_registry(
     ctx: &Ctx,
     source: &CatalogSource,
-    value: &Value,
     poll: &Poll,
     serving: &[PodFacts],
     times: &PollTimes,
@@ -532,7 +524,7 @@ async fn poll_registry(
     }
     match step {
         UpdateStep::Create => {
-            let pod = update_pod(desired_pod(ctx, value, &namespace, &name).await?, &name);
+            let pod = update_pod(desired_pod(ctx, source, &namespace, &name).await?, &name);
             let typed: Pod =
                 serde_json::from_value(pod).map_err(|e| Error::Retry(e.to_string()))?;
             let created = pods.create(&post_params(), &typed).await?;
@@ -598,11 +590,11 @@ fn pod_facts(pod: &Pod) -> Result<PodFacts, Error> {
 /// namespace's default security profile included).
 async fn desired_pod(
     ctx: &Ctx,
-    value: &Value,
+    source: &CatalogSource,
     namespace: &str,
     name: &str,
 ) -> Result<Value, Error> {
-    let sa = registry_service_account(value);
+    let sa = registry_service_account(source);
     let secrets: Vec<String> = sa["imagePullSecrets"]
         .as_array()
         .into_iter()
@@ -616,13 +608,13 @@ async fn desired_pod(
         .cloned()
         .unwrap_or_default();
     Ok(registry_pod(
-        value,
+        source,
         &PodInput {
             opm_image: OPM_IMAGE,
             util_image: UTIL_IMAGE,
             service_account: Some((name, &secrets)),
             run_as_user: RUN_AS_USER,
-            default_security: SecurityConfig::for_namespace(&namespace_labels),
+            default_security: namespace_security(&namespace_labels),
         },
     ))
 }
@@ -630,25 +622,21 @@ async fn desired_pod(
 /// Applies the ServiceAccount, Service and NetworkPolicy, and makes the registry Pod unless one
 /// with the current spec hash exists (deleting those with another, and force-deleting those
 /// about to be disrupted). Returns the serving Pods' facts.
-async fn ensure_registry(
-    ctx: &Ctx,
-    source: &CatalogSource,
-    value: &Value,
-) -> Result<Vec<PodFacts>, Error> {
+async fn ensure_registry(ctx: &Ctx, source: &CatalogSource) -> Result<Vec<PodFacts>, Error> {
     let namespace = source.namespace().unwrap_or_default();
     let name = source.name_any();
     let client = &ctx.shared.client;
     let params = PatchParams::apply(FIELD_MANAGER).force();
     for object in [
-        &registry_service_account(value),
-        &registry_service(value),
-        &grpc_server_network_policy(value),
+        &registry_service_account(source),
+        &registry_service(source),
+        &grpc_server_network_policy(source),
     ] {
         super::serving::apply(client, &namespace, object, &params)
             .await
             .map_err(Error::Retry)?;
     }
-    let pod = desired_pod(ctx, value, &namespace, &name).await?;
+    let pod = desired_pod(ctx, source, &namespace, &name).await?;
     let hash = pod["metadata"]["labels"][POD_HASH_LABEL]
         .as_str()
         .unwrap_or_default()

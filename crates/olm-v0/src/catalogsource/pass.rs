@@ -31,10 +31,12 @@
 //! Caveat: an in-process catalog that could not be served keeps the `connectionState` it had:
 //! the shell does not dial an address it does not have.
 
+use olm_v0_api::v1alpha1::{CatalogSource, SourceType};
 use serde_json::{Map, Value, json};
 
 use super::{
     REGISTRY_SERVER_REASON, SPEC_INVALID_REASON, registry_address, registry_service_status,
+    status_of,
 };
 use crate::configmapsource::{Connection, address_registry_service};
 use crate::registrypoll::{INVALID_INTERVAL_REASON, Poll, poll, reports_failed_poll};
@@ -79,11 +81,8 @@ pub struct Start {
 }
 
 /// Steps 1–4 of the flow.
-pub fn start(source: &Value) -> Start {
-    let mut status = match source.get("status") {
-        Some(Value::Object(m)) => m.clone(),
-        _ => Map::new(),
-    };
+pub fn start(source: &CatalogSource) -> Start {
+    let mut status = status_of(source);
     if let Err(message) = super::validate(source) {
         status.remove("connectionState");
         set_reason(&mut status, SPEC_INVALID_REASON, &message);
@@ -99,18 +98,18 @@ pub fn start(source: &Value) -> Start {
         Some(message) => set_reason(&mut status, INVALID_INTERVAL_REASON, message),
         None => clear_reason(&mut status, INVALID_INTERVAL_REASON),
     }
-    let spec = &source["spec"];
-    let text = |k: &str| spec[k].as_str().unwrap_or_default();
+    let spec = &source.spec;
+    let image = spec.image.as_deref().unwrap_or_default();
     // A valid spec is of type grpc, configmap or internal.
-    let route = match text("sourceType") {
-        "grpc" if !text("image").is_empty() && in_process(source) => Route::InProcess {
-            image: text("image").to_owned(),
+    let route = match spec.source_type {
+        SourceType::Grpc if !image.is_empty() && in_process(source) => Route::InProcess {
+            image: image.to_owned(),
         },
-        "grpc" if !text("image").is_empty() => Route::Pod {
+        SourceType::Grpc if !image.is_empty() => Route::Pod {
             address: registry_address(source),
         },
-        "grpc" => Route::Address {
-            address: text("address").to_owned(),
+        SourceType::Grpc => Route::Address {
+            address: spec.address.clone().unwrap_or_default(),
         },
         _ => Route::ConfigMap,
     };
@@ -136,7 +135,7 @@ pub struct Found<'a> {
 }
 
 /// Step 5 of the flow: the status to write.
-pub fn conclude(source: &Value, start: &Start, found: &Found<'_>) -> Map<String, Value> {
+pub fn conclude(source: &CatalogSource, start: &Start, found: &Found<'_>) -> Map<String, Value> {
     let mut status = start.status.clone();
     let created = |status: &Map<String, Value>| {
         status
@@ -187,8 +186,13 @@ pub fn conclude(source: &Value, start: &Start, found: &Found<'_>) -> Map<String,
 }
 
 /// Whether the source asks to be served in process.
-fn in_process(source: &Value) -> bool {
-    source["metadata"]["annotations"][SERVE_IN_PROCESS_ANNOTATION] == "true"
+fn in_process(source: &CatalogSource) -> bool {
+    source
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(SERVE_IN_PROCESS_ANNOTATION))
+        .is_some_and(|v| v == "true")
 }
 
 /// `connectionState` as the watch reported it; left as written while it has reported nothing.

@@ -8,6 +8,7 @@
 use serde_json::{Value, json};
 
 use super::*;
+use crate::catalogsource::parse;
 
 const NOW: &str = "2018-01-26T20:40:00Z";
 const EARLIER: &str = "2018-01-26T20:39:00Z";
@@ -49,8 +50,9 @@ fn found<'a>(registry: Result<(), &'a str>, connection: Option<&'a Connection>) 
 
 /// One pass: the route and the status it concludes.
 fn pass(source: &Value, found: &Found<'_>) -> (Route, Value) {
-    let started = start(source);
-    let status = conclude(source, &started, found);
+    let source = parse(source.clone());
+    let started = start(&source);
+    let status = conclude(&source, &started, found);
     (started.route, Value::Object(status))
 }
 
@@ -105,7 +107,7 @@ fn grpc_sources_are_served_and_reported_as_upstream_reports_them() {
             "GRPCConnectionStateAddressIsUpdated",
             source(
                 grpc_image(),
-                json!({"registryService": service(EARLIER), "connectionState": {"address": "..svc:"}}),
+                json!({"registryService": service(EARLIER), "connectionState": {"address": "..svc:", "lastObservedState": "CONNECTING"}}),
             ),
             found(Ok(()), Some(&connected)),
             Route::Pod {
@@ -246,38 +248,38 @@ fn in_process_catalogs_are_served_by_olm() {
     );
     let mut not_asked = annotated(json!({}), false);
     not_asked["metadata"]["annotations"][SERVE_IN_PROCESS_ANNOTATION] = json!("false");
-    assert!(matches!(start(&not_asked).route, Route::Pod { .. }));
+    assert!(matches!(start(&parse(not_asked)).route, Route::Pod { .. }));
 }
 
 #[test]
 fn reasons_of_the_spec_come_and_go_with_it() {
     let bad_interval = json!({"sourceType": "grpc", "image": "i",
         "updateStrategy": {"registryPoll": {"interval": "soon"}}});
-    let started = start(&source(bad_interval, json!({})));
+    let started = start(&parse(source(bad_interval, json!({}))));
     assert_eq!(
         started.status.get("reason"),
         Some(&json!("InvalidIntervalError"))
     );
     assert!(started.poll.is_some());
     for reason in ["SpecInvalidError", "InvalidIntervalError"] {
-        let fixed = start(&source(
+        let fixed = start(&parse(source(
             grpc_image(),
             json!({"reason": reason, "message": "m"}),
-        ));
+        )));
         assert_eq!(fixed.status, Map::new(), "{reason} cleared");
     }
-    let other = start(&source(
+    let other = start(&parse(source(
         grpc_image(),
         json!({"reason": "RegistryServerError", "message": "m"}),
-    ));
+    )));
     assert_eq!(
         other.status.get("reason"),
         Some(&json!("RegistryServerError")),
         "another reason is the registry's to clear"
     );
-    let config_map = start(&source(
+    let config_map = start(&parse(source(
         json!({"sourceType": "configmap", "configMap": "cm"}),
         json!({}),
-    ));
+    )));
     assert_eq!(config_map.route, Route::ConfigMap);
 }
