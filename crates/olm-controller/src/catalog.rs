@@ -61,7 +61,7 @@ use olm_api::{AvailabilityMode, ClusterCatalog};
 use olm_catalog::PackageName;
 use olm_extension::request::{NotServing, served};
 use olm_goenc::quote;
-use olm_image::chain;
+use olm_k8s::chain;
 use olm_resolve::{ContentIndex, LabelSelector};
 use sha2::Digest as _;
 

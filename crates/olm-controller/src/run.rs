@@ -52,8 +52,8 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 use tracing::{error, info, warn};
 
-use crate::context::{FIELD_MANAGER, Shared};
 use crate::metrics::Metrics;
+use olm_cluster::context::{FIELD_MANAGER, Shared};
 
 mod component;
 mod gates;
@@ -179,7 +179,7 @@ pub struct Options {
     /// The ClusterExtension controller's own settings (catalog server CAs, global pull secret).
     pub extension: crate::extension::Options,
     /// Leader election (`--leader-elect`) with these timings; `None`: this process always leads.
-    pub leader_election: Option<crate::leader::decide::Timings>,
+    pub leader_election: Option<olm_runtime::leader::decide::Timings>,
     /// Serve TLS with a certificate `olm` issues and keeps in a Secret (`--tls-secret`); it
     /// replaces `catalogd.tls`, and its CA is trusted for the catalog server.
     pub serving_tls: Option<crate::serving_tls::Config>,
@@ -188,7 +188,7 @@ pub struct Options {
     pub pprof: Option<crate::profiling::Config>,
     /// Where OLM v0's PackageManifest API listens and whether `olm` routes its Service itself;
     /// its `tls_profile` is set by [`run`].
-    pub packageserver: crate::v0::packageserver::Options,
+    pub packageserver: olm_v0_controller::packageserver::Options,
     /// The versions, suites and key exchange groups of every TLS server: the catalog server,
     /// the label webhook, secure metrics, profiles and the PackageManifest API (`--tls-profile`
     /// and the `--tls-custom-*` flags).
@@ -213,7 +213,7 @@ impl Default for Options {
             extension: crate::extension::Options::default(),
             serving_tls: None,
             pprof: None,
-            packageserver: crate::v0::packageserver::Options::default(),
+            packageserver: olm_v0_controller::packageserver::Options::default(),
             tls_profile: olm_tls::TlsProfile::default(),
         }
     }
@@ -282,7 +282,7 @@ pub enum RunError {
     Catalogd(#[from] olm_catalogd::run::RunError),
     /// Leadership was lost: the process stops so that it is restarted as a candidate.
     #[error("{0}")]
-    Leader(#[from] crate::leader::LeaderError),
+    Leader(#[from] olm_runtime::leader::LeaderError),
     /// A listener failed while serving.
     #[error("serving {what}: {source}")]
     Serve {
@@ -454,7 +454,7 @@ pub async fn serve(
     // lease. Losing it ends the election task with an error, which stops everything.
     let (leading_tx, leading) = watch::channel(options.leader_election.is_none());
     if let Some(timings) = options.leader_election {
-        let election = crate::leader::Election::new(
+        let election = olm_runtime::leader::Election::new(
             &shared.system_namespace,
             options.component.lease(),
             timings,
@@ -462,7 +462,7 @@ pub async fn serve(
         let client = shared.client.clone();
         let stop = stop.clone();
         tasks.spawn(async move {
-            let elected = crate::leader::run(client, election, leading_tx, stop).await;
+            let elected = olm_runtime::leader::run(client, election, leading_tx, stop).await;
             ("the leader election", elected.map_err(RunError::from))
         });
     }
@@ -494,7 +494,7 @@ pub async fn serve(
     catalogd_options.controller_metrics = Some(shared.metrics.clone());
     // What `/readyz` reports: the packageserver says here when it cannot listen, and a replica
     // is not ready before it serves the catalogs it was started with.
-    let readiness = crate::health::Readiness::default();
+    let readiness = olm_runtime::health::Readiness::default();
     let (warm_tx, mut warm_rx) = watch::channel(false);
     if listeners.catalogs.is_some() {
         catalogd_options.warmup = Some(Arc::new(olm_catalogd::warmup::Warmup::new(Some(warm_tx))));
@@ -554,9 +554,11 @@ pub async fn serve(
         // Nothing here serves PackageManifests: a registration an earlier `olm run` left would
         // make every namespace deletion of the cluster hang. (A catalogd beside an
         // operator-controller that runs OLM v0 leaves it to that one.)
-        if crate::v0::packageserver::withdraw(&shared.client, &shared.system_namespace).await {
+        if olm_v0_controller::packageserver::withdraw(&shared.client, &shared.system_namespace)
+            .await
+        {
             info!(
-                apiservice = crate::v0::packageserver::APISERVICE,
+                apiservice = olm_v0_controller::packageserver::APISERVICE,
                 "removed the PackageManifest APIService: OLM v0 does not run"
             );
         }
@@ -564,23 +566,29 @@ pub async fn serve(
     if options.which.v0() && installs {
         let packageserver = options.packageserver;
         let readiness = readiness.clone();
-        shared.metrics.register(crate::v0::GROUP_CONTROLLER, 1);
-        shared.metrics.register(crate::v0::OPERATOR_CONTROLLER, 1);
         shared
             .metrics
-            .register(crate::v0::CATALOG_SOURCE_CONTROLLER, 1);
-        shared.metrics.register(crate::v0::COPY_CONTROLLER, 1);
+            .register(olm_v0_controller::GROUP_CONTROLLER, 1);
         shared
             .metrics
-            .register(crate::v0::SUBSCRIPTION_CONTROLLER, 1);
+            .register(olm_v0_controller::OPERATOR_CONTROLLER, 1);
         shared
             .metrics
-            .register(crate::v0::INSTALL_PLAN_CONTROLLER, 1);
+            .register(olm_v0_controller::CATALOG_SOURCE_CONTROLLER, 1);
+        shared
+            .metrics
+            .register(olm_v0_controller::COPY_CONTROLLER, 1);
+        shared
+            .metrics
+            .register(olm_v0_controller::SUBSCRIPTION_CONTROLLER, 1);
+        shared
+            .metrics
+            .register(olm_v0_controller::INSTALL_PLAN_CONTROLLER, 1);
         spawn_controller(
             &mut tasks,
-            crate::v0::CSV_CONTROLLER,
+            olm_v0_controller::CSV_CONTROLLER,
             (shared.clone(), &leading, stop.clone()),
-            move |shared, stop| crate::v0::run(shared, packageserver, readiness, stop),
+            move |shared, stop| olm_v0_controller::run(shared, packageserver, readiness, stop),
         );
     }
     if options.which.v1()
@@ -589,15 +597,15 @@ pub async fn serve(
     {
         spawn_controller(
             &mut tasks,
-            crate::certs::CONTROLLER,
+            olm_cluster::certs::CONTROLLER,
             (shared.clone(), &leading, stop.clone()),
-            crate::certs::run,
+            olm_cluster::certs::run,
         );
     }
 
     let metrics_router = metrics_router(shared.metrics.clone(), catalogd_metrics);
     if let Some(probes) = listeners.probes {
-        let mut router = crate::health::router(readiness);
+        let mut router = olm_runtime::health::router(readiness);
         if listeners.metrics_on_probes {
             router = router.merge(metrics_router.clone());
         }
@@ -738,7 +746,8 @@ fn own_tls(options: &Options) -> Result<Arc<rustls::ServerConfig>, RunError> {
         not_before: now - jiff::SignedDuration::from_hours(1),
         not_after: now + jiff::SignedDuration::from_hours(24 * 365),
     };
-    let issued = crate::certs::issue(&plan).map_err(|e| RunError::ServingCert(e.to_string()))?;
+    let issued =
+        olm_cluster::certs::issue(&plan).map_err(|e| RunError::ServingCert(e.to_string()))?;
     olm_catalogd::run::tls_config_pem(
         issued.cert_pem.as_bytes(),
         issued.key_pem.as_bytes(),
@@ -981,7 +990,7 @@ async fn choose_cert_provider(
         }
         CertProviderChoice::None => None,
         CertProviderChoice::Builtin => Some(olm_bundle::CertProvider::Builtin),
-        CertProviderChoice::Auto => Some(crate::certs::detect(client).await),
+        CertProviderChoice::Auto => Some(olm_cluster::certs::detect(client).await),
     }
 }
 

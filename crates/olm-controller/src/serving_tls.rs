@@ -91,7 +91,7 @@ pub enum Error {
     Kube(#[from] kube::Error),
     /// Key or certificate generation failed.
     #[error("issuing the serving certificate: {0}")]
-    Issue(#[from] crate::certs::IssueError),
+    Issue(#[from] olm_cluster::certs::IssueError),
     /// The files could not be written.
     #[error("writing the serving certificate to {path}: {source}")]
     Write {
@@ -145,7 +145,7 @@ pub async fn ensure(client: &kube::Client, config: &Config) -> Result<Serving, E
             }
             Decision::Issue { reason, plan } => {
                 info!(secret = %config.secret, namespace = %config.namespace, %reason, "issuing the serving certificate");
-                let issued = crate::certs::issue(&plan)?;
+                let issued = olm_cluster::certs::issue(&plan)?;
                 let mut secret = Secret {
                     metadata: ObjectMeta {
                         name: Some(config.secret.clone()),

@@ -24,8 +24,8 @@ use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams
 use kube::core::{ApiResource, GroupVersionKind};
 use kube::{Client, ResourceExt};
 use olm_bundle::CertProvider;
-use olm_controller::certs::{self, Options};
-use olm_controller::context::{FIELD_MANAGER, Shared};
+use olm_cluster::certs::{self, Options};
+use olm_cluster::context::{FIELD_MANAGER, Shared};
 use olm_security::certs::{Decision, Held, Policy, Subject, ca_hash, decide};
 use olm_testenv::ControlPlane;
 use rustls::pki_types::pem::PemObject as _;

@@ -20,7 +20,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::{Client, ResourceExt};
 use olm_api::ClusterObjectSet;
-use olm_controller::context::{FIELD_MANAGER, Shared};
+use olm_cluster::context::{FIELD_MANAGER, Shared};
 use olm_controller::metrics::Metrics;
 use olm_testenv::ControlPlane;
 use serde_json::{Value, json};

@@ -18,7 +18,7 @@ use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
 use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
 use kube::core::GroupVersionKind;
 use kube::{Client, ResourceExt};
-use olm_controller::permissions::{PreflightError, impersonating_client, preflight};
+use olm_cluster::permissions::{PreflightError, impersonating_client, preflight};
 use olm_testenv::ControlPlane;
 use serde_json::{Value, json};
 

@@ -27,10 +27,11 @@ use crate::assemble::{CATALOG_CONFIGS_LABEL, Image, OCI_MANIFEST_MEDIA_TYPE};
 use crate::auth::{AuthConfig, Credential};
 use crate::cache::{CacheMeta, ImageCache, unique_dir};
 use crate::digest::Digest;
-use crate::error::{ImageError, chain};
+use crate::error::ImageError;
 use crate::limits::{self, Exceeded, Expect, Kind, Limits, Refusals, Sizes};
 use crate::mirrors::{Registries, Route};
 use crate::unpack::{self, Filter, UnpackError, UnpackStats};
+use olm_k8s::chain;
 
 /// The error of a registries.conf rule that leaves nowhere to pull from (no location parses).
 fn no_route(reference: &ImageRef, action: &str) -> ImageError {

@@ -110,19 +110,3 @@ pub enum ImageError {
         source: std::io::Error,
     },
 }
-
-/// An error and all its sources, `: `-separated. Transport errors keep the interesting part
-/// ("Connection refused") several sources deep, and users must see it.
-pub fn chain(err: &dyn std::error::Error) -> String {
-    let mut out = err.to_string();
-    let mut source = err.source();
-    while let Some(s) = source {
-        let text = s.to_string();
-        if !out.contains(&text) {
-            out.push_str(": ");
-            out.push_str(&text);
-        }
-        source = s.source();
-    }
-    out
-}

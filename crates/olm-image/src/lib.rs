@@ -39,7 +39,7 @@ pub use client::{
     install_crypto_provider,
 };
 pub use digest::{Digest, InvalidDigest};
-pub use error::{ImageError, chain};
+pub use error::ImageError;
 pub use limits::{Exceeded, Expect, Kind, Limits, RaisedBy, Sizes};
 pub use mirrors::{MirrorError, Registries};
 pub use unpack::{Filter, HardLinkTarget, UnpackError, UnpackStats};

@@ -33,6 +33,7 @@ pub use condition::{
 };
 // Every well-known key is public API; the module holds nothing else.
 pub use labels::*;
+pub use message::chain;
 pub use message::{
     BINARY_RUN_KEEP, EVENT_NOTE_LIMIT, MAX_CONDITION_MESSAGE_LENGTH, REFUSED_MESSAGE_LIMIT,
     TRUNCATION_SUFFIX, bound_status_messages, bounded_message, sanitize_message,

@@ -18,6 +18,12 @@
 //!   metric names, whichever process (and crate) runs it.
 //! * [`warnings`]: the API server's `Warning` headers (a deprecated API version, a webhook's
 //!   advice), which kube-rs drops, kept for a controller to report as upstream's do.
+//! * [`written`]: what a controller last wrote to each status, so a reconcile on a cache that
+//!   has not caught up with its own write does not write it again.
+//! * [`api_error`]: the API server's own message for a failed request, as Go's client prints it.
+//! * [`leader`]: leader election on a Lease, as controller-runtime's (the decision apart, in
+//!   [`leader::decide`]).
+//! * [`health`]: `/healthz` and `/readyz`, with each part reporting why it cannot serve.
 //!
 //! What it is not for: decisions (those are pure, in the crates named for each controller) or
 //! anything OLM-specific; the policy numbers live in `olm_k8s::retry`.
@@ -25,9 +31,13 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod api_error;
+pub mod health;
+pub mod leader;
 pub mod metrics;
 pub mod reconnect;
 pub mod report;
 pub mod status;
 pub mod warnings;
 pub mod watch;
+pub mod written;

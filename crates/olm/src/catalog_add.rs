@@ -127,7 +127,7 @@ async fn add(args: Args) -> anyhow::Result<ExitCode> {
     let api: Api<ClusterCatalog> = Api::all(client);
     api.create(&PostParams::default(), &cat)
         .await
-        .map_err(|e| failed(olm_controller::api_error::message(&e)))?;
+        .map_err(|e| failed(olm_runtime::api_error::message(&e)))?;
     if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
         eprintln!(
             "waiting for ClusterCatalog {} to become healthy...",
@@ -151,7 +151,7 @@ async fn add(args: Args) -> anyhow::Result<ExitCode> {
         Ok(Ok(_)) => {}
         Ok(Err(e)) => eprintln!(
             "cleaning up failed catalog: {}",
-            olm_controller::api_error::message(&e)
+            olm_runtime::api_error::message(&e)
         ),
         Err(_) => eprintln!(
             "cleaning up failed catalog: timed out after {:?}",

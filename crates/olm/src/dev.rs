@@ -784,17 +784,17 @@ impl OlmRun {
         olm_image::install_crypto_provider();
         let loopback = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
         let packageserver = match node_address {
-            Some(address) => olm_controller::v0::packageserver::Options {
+            Some(address) => olm_v0_controller::packageserver::Options {
                 addr: std::net::SocketAddr::from((address, 0)),
                 advertise: Some(address.into()),
                 pod: None,
-                ..olm_controller::v0::packageserver::Options::default()
+                ..olm_v0_controller::packageserver::Options::default()
             },
-            None => olm_controller::v0::packageserver::Options {
+            None => olm_v0_controller::packageserver::Options {
                 addr: loopback,
                 advertise: None,
                 pod: None,
-                ..olm_controller::v0::packageserver::Options::default()
+                ..olm_v0_controller::packageserver::Options::default()
             },
         };
         let mut options = olm_controller::run::Options {

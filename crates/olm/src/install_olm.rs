@@ -557,7 +557,7 @@ const LOG_LINES: i64 = 15;
 /// packagemanifests` then works, and namespace deletions do not wait on it.
 pub async fn packages_available(client: &kube::Client, timeout: Duration) -> anyhow::Result<()> {
     use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
-    let name = olm_controller::v0::packageserver::APISERVICE;
+    let name = olm_v0_controller::packageserver::APISERVICE;
     let api: kube::Api<APIService> = kube::Api::all(client.clone());
     let available = |a: Option<&APIService>| {
         a.and_then(|a| a.status.as_ref())
@@ -634,11 +634,11 @@ async fn uninstall_on(args: UninstallArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .find(|d| kind(d) == "Namespace")
         .map(|d| name(d).to_owned())
-        && olm_controller::v0::packageserver::withdraw(&client, &ns).await
+        && olm_v0_controller::packageserver::withdraw(&client, &ns).await
     {
         eprintln!(
             "apiservices/{} deleted",
-            olm_controller::v0::packageserver::APISERVICE
+            olm_v0_controller::packageserver::APISERVICE
         );
     }
     let mut kept = Vec::new();

@@ -198,14 +198,14 @@ impl PodArg {
                 let ns = std::fs::read_to_string(POD_NAMESPACE_FILE).with_context(|| {
                     format!("--packageserver-pod=self: not in a pod? reading {POD_NAMESPACE_FILE}")
                 })?;
-                Ok((ns.trim().to_owned(), olm_controller::leader::hostname()))
+                Ok((ns.trim().to_owned(), olm_runtime::leader::hostname()))
             }
         }
     }
 }
 
 impl PackageServerArgs {
-    fn options(&self) -> anyhow::Result<olm_controller::v0::packageserver::Options> {
+    fn options(&self) -> anyhow::Result<olm_v0_controller::packageserver::Options> {
         if let Some(address) = self.packageserver_advertise_address
             && address.is_loopback()
         {
@@ -213,17 +213,17 @@ impl PackageServerArgs {
                 "--packageserver-advertise-address {address}: the API server does not accept a loopback address as a Service endpoint"
             );
         }
-        Ok(olm_controller::v0::packageserver::Options {
+        Ok(olm_v0_controller::packageserver::Options {
             addr: listen_addr(&self.packageserver_bind_address)?,
             advertise: self.packageserver_advertise_address,
             pod: match &self.packageserver_pod {
                 Some(pod) => {
                     let (namespace, name) = pod.resolve()?;
-                    Some(olm_controller::v0::packageserver::PodRef { namespace, name })
+                    Some(olm_v0_controller::packageserver::PodRef { namespace, name })
                 }
                 None => None,
             },
-            ..olm_controller::v0::packageserver::Options::default()
+            ..olm_v0_controller::packageserver::Options::default()
         })
     }
 }
@@ -326,7 +326,7 @@ async fn serve(args: Args) -> anyhow::Result<()> {
     };
     std::fs::create_dir_all(&args.cache_path)
         .with_context(|| format!("creating {}", args.cache_path.display()))?;
-    let timings = olm_controller::leader::decide::Timings {
+    let timings = olm_runtime::leader::decide::Timings {
         lease_duration: args.leader_election_lease_duration,
         renew_deadline: args.leader_election_renew_deadline,
         retry_period: args.leader_election_retry_period,
@@ -438,7 +438,7 @@ mod tests {
         let default = args(":5443", None).options().expect("default");
         assert_eq!(
             default,
-            olm_controller::v0::packageserver::Options::default()
+            olm_v0_controller::packageserver::Options::default()
         );
         let routed = args("192.0.2.7:0", Some("192.0.2.7"))
             .options()

@@ -19,7 +19,7 @@ use tracing::{debug, info};
 
 use super::Ctx;
 use super::gather::Target;
-use crate::api_error::message;
+use olm_runtime::api_error::message;
 
 fn retrying(message: impl Into<String>) -> Stop {
     Stop {
@@ -126,7 +126,7 @@ pub async fn apply(
         crd_upgrade_safety(ctx, &objects).await?;
     }
     if let Some(sa) = &ext.spec.service_account {
-        crate::permissions::preflight(&ctx.shared, &ext.spec.namespace, &sa.name, &objects)
+        olm_cluster::permissions::preflight(&ctx.shared, &ext.spec.namespace, &sa.name, &objects)
             .await
             .map_err(|e| retrying(e.to_string()))?;
     }

@@ -138,7 +138,7 @@ pub async fn validate(ext: &ClusterExtension, ctx: &Ctx) -> Option<String> {
     match api.get_metadata_opt(&sa.name).await {
         Ok(Some(_)) => None,
         Ok(None) => Some(
-            crate::permissions::PreflightError::ServiceAccountNotFound {
+            olm_cluster::permissions::PreflightError::ServiceAccountNotFound {
                 namespace: ext.spec.namespace.clone(),
                 name: sa.name.clone(),
             }
@@ -146,7 +146,7 @@ pub async fn validate(ext: &ClusterExtension, ctx: &Ctx) -> Option<String> {
         ),
         Err(e) => Some(format!(
             "error getting service account: {}",
-            crate::api_error::message(&e)
+            olm_runtime::api_error::message(&e)
         )),
     }
 }

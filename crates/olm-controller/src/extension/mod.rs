@@ -18,7 +18,7 @@
 //!    skipped, by the rule the client uses too ([`olm_extension::request::served`]); the status
 //!    names it (`CatalogsSkipped`) instead of the resolution failing for every extension. A failure with a bundle installed and no matching catalog left falls back to the
 //!    installed bundle so that its objects keep being maintained.
-//! 4. **Unpack.** The bundle image is pulled once per digest ([`crate::bundles`]); a failed pull
+//! 4. **Unpack.** The bundle image is pulled once per digest ([`olm_cluster::bundles`]); a failed pull
 //!    of the bundle already installed continues with what is installed.
 //! 5. **Apply.** The bundle is rendered (its inline configuration validated) and built into a
 //!    revision. When its content equals the newest revision's nothing is written. Otherwise the
@@ -60,11 +60,11 @@ use olm_k8s::{
 use serde_json::json;
 use tracing::{Instrument, debug, info, info_span, warn};
 
-use crate::bundles::{BundleOptions, Bundles};
 use crate::catalog::{CatalogOptions, Catalogs};
-use crate::context::Shared;
 use crate::metrics::Outcome;
-use crate::written::Written;
+use olm_cluster::bundles::{BundleOptions, Bundles};
+use olm_cluster::context::Shared;
+use olm_runtime::written::Written;
 
 /// The name this controller reports metrics under (controller-runtime's `controller` label).
 pub const CONTROLLER: &str = "clusterextension";

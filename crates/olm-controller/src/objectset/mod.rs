@@ -62,9 +62,9 @@ use serde_json::{Map, Value, json};
 use tracing::{Instrument, debug, info, info_span, warn};
 
 use self::watches::Watches;
-use crate::context::Shared;
 use crate::metrics::Outcome;
-use crate::written::Written;
+use olm_cluster::context::Shared;
+use olm_runtime::written::Written;
 
 /// The name this controller reports metrics under (controller-runtime's `controller` label).
 pub const CONTROLLER: &str = "clusterobjectset";
@@ -410,7 +410,7 @@ async fn gather(cos: &ClusterObjectSet, ctx: &Ctx) -> Gathered {
             }
             Err(e) => Err(format!(
                 "getting Secret {ns}/{secret}: {}",
-                crate::api_error::message(&e)
+                olm_runtime::api_error::message(&e)
             )),
         };
         secrets.insert((ns, secret), got);
@@ -613,13 +613,13 @@ async fn write_one(write: &Write, ctx: &Ctx, client: &Client) -> Result<Wrote, S
                         .map_err(|e| {
                             format!(
                                 "getting object after create collision: {}",
-                                crate::api_error::message(&e)
+                                olm_runtime::api_error::message(&e)
                             )
                         })
                 }
                 Err(e) => Err(format!(
                     "creating resource: {}",
-                    crate::api_error::message(&e)
+                    olm_runtime::api_error::message(&e)
                 )),
                 Ok(o) => Ok(Wrote::Answer(o)),
             }
@@ -633,7 +633,7 @@ async fn write_one(write: &Write, ctx: &Ctx, client: &Client) -> Result<Wrote, S
             )
             .await
             .map(Wrote::Answer)
-            .map_err(|e| format!("patching: {}", crate::api_error::message(&e)))
+            .map_err(|e| format!("patching: {}", olm_runtime::api_error::message(&e)))
         }
         Write::Delete {
             uid,
@@ -653,7 +653,7 @@ async fn write_one(write: &Write, ctx: &Ctx, client: &Client) -> Result<Wrote, S
                 Err(kube::Error::Api(e)) if e.code == 404 => Ok(Wrote::Done),
                 Err(e) => Err(format!(
                     "deleting object: {}",
-                    crate::api_error::message(&e)
+                    olm_runtime::api_error::message(&e)
                 )),
             }
         }
@@ -673,7 +673,7 @@ async fn write_one(write: &Write, ctx: &Ctx, client: &Client) -> Result<Wrote, S
                 Err(kube::Error::Api(e)) if e.code == 404 => Ok(Wrote::Done),
                 Err(e) => Err(format!(
                     "releasing object: {}",
-                    crate::api_error::message(&e)
+                    olm_runtime::api_error::message(&e)
                 )),
             }
         }

@@ -31,7 +31,7 @@ use serde_json::{Map, Value};
 use tokio::task::JoinHandle;
 use tracing::debug;
 
-use crate::written::Written;
+use olm_runtime::written::Written;
 
 /// How long a new cache may take to list its kind before the reconcile gives up (and retries).
 const SYNC_TIMEOUT: Duration = Duration::from_secs(30);

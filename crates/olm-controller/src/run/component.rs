@@ -57,7 +57,7 @@ impl Component {
     pub fn lease(self) -> &'static str {
         match self {
             Component::Catalogd => CATALOGD_LEASE,
-            Component::All | Component::OperatorController => crate::leader::LEASE_NAME,
+            Component::All | Component::OperatorController => olm_runtime::leader::LEASE_NAME,
         }
     }
 

@@ -338,7 +338,7 @@ async fn spawn_olm(
         leader_election: None,
         serving_tls: None,
         pprof: None,
-        packageserver: olm_controller::v0::packageserver::Options::default(),
+        packageserver: olm_v0_controller::packageserver::Options::default(),
         tls_profile: olm_tls::TlsProfile::default(),
     };
     let listeners = olm_controller::run::Listeners::bind(&options).await?;

@@ -70,11 +70,11 @@ impl Olm {
             health_probe_addr: None,
             metrics_addr: None,
             catalogs_addr: "127.0.0.1:0".parse()?,
-            packageserver: olm_controller::v0::packageserver::Options {
+            packageserver: olm_v0_controller::packageserver::Options {
                 addr: packageserver_addr,
                 advertise: None,
                 pod: None,
-                ..olm_controller::v0::packageserver::Options::default()
+                ..olm_v0_controller::packageserver::Options::default()
             },
             ..olm_controller::run::Options::default()
         };

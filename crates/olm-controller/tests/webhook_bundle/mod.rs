@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use olm_bundle::render::{RenderOptions, render};
 use olm_bundle::{Bundle, CertProvider};
-use olm_controller::context::{FIELD_MANAGER, Shared};
+use olm_cluster::context::{FIELD_MANAGER, Shared};
 use olm_testenv::ControlPlane;
 use serde_json::Value;
 

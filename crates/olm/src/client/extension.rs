@@ -443,15 +443,9 @@ async fn installer_rules(
     config: Option<&serde_json::Map<String, Value>>,
 ) -> anyhow::Result<Vec<olm_security::permissions::ScopedPolicyRules>> {
     let objects = rendered_bundle(namespace, image, config).await?;
-    olm_controller::permissions::required_rules(
-        client,
-        namespace,
-        sa,
-        &objects,
-        &installer_extra(ext),
-    )
-    .await
-    .map_err(|e| anyhow!("working out the permissions bundle {image} needs: {e}"))
+    olm_cluster::permissions::required_rules(client, namespace, sa, &objects, &installer_extra(ext))
+        .await
+        .map_err(|e| anyhow!("working out the permissions bundle {image} needs: {e}"))
 }
 
 /// What the installer account needs besides the bundle's objects: setting the finalizers of
@@ -475,7 +469,7 @@ async fn account_may_install(
     image: &str,
     config: Option<&serde_json::Map<String, Value>>,
 ) -> anyhow::Result<Result<(), String>> {
-    use olm_controller::permissions::{PreflightError, check_account};
+    use olm_cluster::permissions::{PreflightError, check_account};
     let objects = rendered_bundle(namespace, image, config).await?;
     match check_account(client, namespace, sa, &objects, &installer_extra(ext)).await {
         Ok(()) => Ok(Ok(())),
@@ -1395,7 +1389,7 @@ pub(crate) async fn revisions_with_objects(
             .map_err(|e| {
                 format!(
                     "reading Secret {ns}/{name}: {}",
-                    olm_controller::api_error::message(&e)
+                    olm_runtime::api_error::message(&e)
                 )
             });
         stored.insert((ns, name), read);

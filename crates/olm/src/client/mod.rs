@@ -194,7 +194,7 @@ fn none_serving(only: Option<&str>, skipped: &[Skipped]) -> String {
 }
 
 /// The error as a person reads it: each context, then the cause. A failed Kubernetes request
-/// ends the chain with the API server's message ([`olm_controller::api_error::message`]), never
+/// ends the chain with the API server's message ([`olm_runtime::api_error::message`]), never
 /// kube-rs's `ApiError: … (Status { … })`.
 pub(crate) fn readable(e: anyhow::Error) -> anyhow::Error {
     if !e.chain().any(|c| c.downcast_ref::<kube::Error>().is_some()) {
@@ -203,7 +203,7 @@ pub(crate) fn readable(e: anyhow::Error) -> anyhow::Error {
     let mut parts = Vec::new();
     for cause in e.chain() {
         if let Some(k) = cause.downcast_ref::<kube::Error>() {
-            parts.push(olm_controller::api_error::message(k));
+            parts.push(olm_runtime::api_error::message(k));
             break;
         }
         parts.push(cause.to_string());

@@ -198,7 +198,7 @@ async fn annotate_adopted(
     api.patch(catalog, &PatchParams::default(), &Patch::Merge(&patch))
         .await
         .map(drop)
-        .map_err(|e| olm_controller::api_error::message(&e))
+        .map_err(|e| olm_runtime::api_error::message(&e))
 }
 
 /// Creates the ClusterCatalog and follows it until it serves.
@@ -217,7 +217,7 @@ async fn create(
             Outcome::Error,
             format!(
                 "failed to create ClusterCatalog: {}",
-                olm_controller::api_error::message(&e)
+                olm_runtime::api_error::message(&e)
             ),
         );
     }
@@ -238,7 +238,7 @@ async fn referrers(client: &kube::Client) -> Result<Vec<(String, String)>, Strin
                 .map(|s| (s.spec.catalog_source_namespace, s.spec.catalog_source))
                 .collect()
         })
-        .map_err(|e| olm_controller::api_error::message(&e))
+        .map_err(|e| olm_runtime::api_error::message(&e))
 }
 
 /// `--delete-catalogsource`: deletes a migrated source no Subscription uses, noting what was
@@ -291,7 +291,7 @@ async fn delete_source(
             result.reason = format!(
                 "{}; failed to delete unreferenced CatalogSource: {}",
                 result.reason,
-                olm_controller::api_error::message(&e)
+                olm_runtime::api_error::message(&e)
             );
         }
     }

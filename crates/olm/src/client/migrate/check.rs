@@ -188,7 +188,7 @@ impl World {
                     ObjectSetApi::NotEstablished
                 }
             }
-            Err(e) => ObjectSetApi::Unreadable(olm_controller::api_error::message(&e)),
+            Err(e) => ObjectSetApi::Unreadable(olm_runtime::api_error::message(&e)),
         };
         let (serving, _) =
             super::super::split_serving(super::super::list_catalogs(client, None).await?);
@@ -273,7 +273,7 @@ impl World {
                 .get(&installed)
                 .await
                 .map(Some)
-                .map_err(|e| olm_controller::api_error::message(&e))
+                .map_err(|e| olm_runtime::api_error::message(&e))
         };
         observed.checks = checks::readiness(
             &checks::Readiness {
@@ -333,7 +333,7 @@ impl World {
         acks: &Acks,
     ) -> Result<Vec<checks::CheckResult>, String> {
         let ns = sub.namespace().unwrap_or_default();
-        let message = |e: kube::Error| olm_controller::api_error::message(&e);
+        let message = |e: kube::Error| olm_runtime::api_error::message(&e);
         let groups = Api::<OperatorGroup>::namespaced(self.client.clone(), &ns)
             .list(&ListParams::default())
             .await
@@ -394,7 +394,7 @@ impl World {
         let read = Api::<CatalogSource>::namespaced(self.client.clone(), &source.0)
             .get(&source.1)
             .await
-            .map_err(|e| olm_controller::api_error::message(&e));
+            .map_err(|e| olm_runtime::api_error::message(&e));
         checks::catalog_source(
             sub,
             (&source.0, &source.1),

@@ -43,10 +43,10 @@ use olm_v0_api::v1::OperatorGroup;
 use serde_json::{Value, json};
 use tracing::{Instrument, info, info_span, warn};
 
-use super::error::Error;
-use super::{FIELD_MANAGER, GROUP_CONTROLLER, Index, lock, nothing, now};
-use crate::context::Shared;
-use crate::metrics::Outcome;
+use crate::error::Error;
+use crate::{FIELD_MANAGER, GROUP_CONTROLLER, Index, lock, nothing, now};
+use olm_cluster::context::Shared;
+use olm_runtime::metrics::Outcome;
 
 struct Ctx {
     shared: Arc<Shared>,
@@ -86,7 +86,7 @@ fn key(g: &OperatorGroup) -> String {
 }
 
 fn error_policy(g: Arc<OperatorGroup>, err: &Error, ctx: Arc<Ctx>) -> Action {
-    super::error::retry_later(
+    crate::error::retry_later(
         &*g,
         "reconciling the OperatorGroup",
         &key(&g),
@@ -267,7 +267,7 @@ async fn reconcile_one(g: &OperatorGroup, ctx: &Ctx) -> Result<(), Error> {
         .filter_map(|c| {
             let surface = super::csv::surface_of(c).ok()?;
             Some(MemberApis {
-                phase: super::phase_and_reason(c).0.cloned(),
+                phase: crate::phase_and_reason(c).0.cloned(),
                 deleting: c.meta().deletion_timestamp.is_some(),
                 apis: surface.provided.strip_plural(),
             })

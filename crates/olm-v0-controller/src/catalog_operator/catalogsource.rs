@@ -47,11 +47,11 @@ use serde_json::{Value, json};
 use tracing::{info, warn};
 
 use super::connection::Connections;
-use super::error::Error;
 use super::inprocess::InProcess;
-use super::{FIELD_MANAGER, Index};
-use crate::context::Shared;
-use crate::metrics::Outcome;
+use crate::error::Error;
+use crate::{FIELD_MANAGER, Index};
+use olm_cluster::context::Shared;
+use olm_runtime::metrics::Outcome;
 
 /// The name the CatalogSource controller's metrics and logs go by.
 pub const CATALOG_SOURCE_CONTROLLER: &str = "catalogsource";
@@ -107,7 +107,7 @@ pub async fn run(
                 if let Ok(watcher::Event::Delete(s)) = e {
                     connections.forget(&key(&s));
                     in_process.forget(&key(&s));
-                    super::lock(&failed_loads).remove(&key(&s));
+                    crate::lock(&failed_loads).remove(&key(&s));
                 }
             }
         })
@@ -183,7 +183,7 @@ fn key(s: &CatalogSource) -> String {
 }
 
 fn error_policy(source: Arc<CatalogSource>, err: &Error, ctx: Arc<Ctx>) -> Action {
-    super::error::retry_later(
+    crate::error::retry_later(
         &*source,
         "reconciling the CatalogSource",
         &key(&source),
@@ -227,7 +227,7 @@ async fn sync(source: &CatalogSource, ctx: &Ctx) -> Result<Option<Duration>, Err
         Route::InProcess { image } => match ctx.in_process.ensure(&k, image).await {
             Ok((address, _)) => Some(address),
             Err(e) => {
-                let now = super::now().0.to_string();
+                let now = crate::now().0.to_string();
                 let found = found(Err(&e), None, false, &now);
                 let status = pass::conclude(source, &start, &found);
                 write_status(ctx, source, &current, Value::Object(status)).await?;
@@ -244,7 +244,7 @@ async fn sync(source: &CatalogSource, ctx: &Ctx) -> Result<Option<Duration>, Err
             .ensure(ObjectRef::from_obj(source), address, ctx.wake.clone());
     }
     let connection = ctx.connections.view(&k);
-    let now = super::now();
+    let now = crate::now();
     let times = PollTimes {
         now: std::time::SystemTime::from(now.0),
         last: start
@@ -351,7 +351,7 @@ async fn sync_config_map(ctx: &Ctx, source: &CatalogSource, current: &Value) -> 
             Default::default(),
         ),
         Err(e) => (
-            Lookup::Failed(crate::api_error::message(&e)),
+            Lookup::Failed(olm_runtime::api_error::message(&e)),
             Default::default(),
         ),
     };
@@ -363,7 +363,7 @@ async fn sync_config_map(ctx: &Ctx, source: &CatalogSource, current: &Value) -> 
                 address,
                 since,
             },
-            None => match super::lock(&ctx.failed_loads).get(&k) {
+            None => match crate::lock(&ctx.failed_loads).get(&k) {
                 Some((version, message)) => Serving::Failed {
                     key: version.clone(),
                     message: message.clone(),
@@ -372,7 +372,7 @@ async fn sync_config_map(ctx: &Ctx, source: &CatalogSource, current: &Value) -> 
             },
         };
         let connection = ctx.connections.view(&k);
-        let now = super::now().0.to_string();
+        let now = crate::now().0.to_string();
         let decision =
             configmapsource::decide(source, &lookup, &serving, connection.as_ref(), &now);
         let mut status = decision.status;
@@ -389,13 +389,13 @@ async fn sync_config_map(ctx: &Ctx, source: &CatalogSource, current: &Value) -> 
                             .serve(&k, &version, registry)
                             .await
                             .map_err(Error::Retry)?;
-                        super::lock(&ctx.failed_loads).remove(&k);
+                        crate::lock(&ctx.failed_loads).remove(&k);
                         info!(catalogsource = %source.name_any(), namespace = %namespace, configmap = %name, version = %version, "serving the configmap's catalog");
                     }
                     Err(message) => {
                         ctx.in_process.forget(&k);
                         warn!(catalogsource = %source.name_any(), namespace = %namespace, configmap = %name, error = %message, "the configmap's catalog does not load");
-                        super::lock(&ctx.failed_loads).insert(k.clone(), (version, message));
+                        crate::lock(&ctx.failed_loads).insert(k.clone(), (version, message));
                     }
                 }
                 continue;
@@ -421,7 +421,7 @@ async fn sync_config_map(ctx: &Ctx, source: &CatalogSource, current: &Value) -> 
                                 "message".into(),
                                 json!(format!(
                                     "unable to write owner onto catalog source configmap - {}",
-                                    crate::api_error::message(&e)
+                                    olm_runtime::api_error::message(&e)
                                 )),
                             );
                         }
@@ -632,7 +632,7 @@ async fn ensure_registry(ctx: &Ctx, source: &CatalogSource) -> Result<Vec<PodFac
         &registry_service(source),
         &grpc_server_network_policy(source),
     ] {
-        super::serving::apply(client, &namespace, object, &params)
+        crate::olm_operator::serving::apply(client, &namespace, object, &params)
             .await
             .map_err(Error::Retry)?;
     }

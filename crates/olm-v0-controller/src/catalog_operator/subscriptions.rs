@@ -36,14 +36,14 @@ use olm_v0_resolver::{self as resolver, Catalog, Entry, ResolveError, Resolved, 
 use serde_json::{Value, json};
 use tracing::{info, warn};
 
-use super::Index;
 use super::catalogs::Fetched;
 use super::connection::Connections;
-use super::error::Error;
-use super::queue;
-use crate::bundles::{BundleOptions, Bundles};
-use crate::context::Shared;
-use crate::written::Written;
+use crate::Index;
+use crate::error::Error;
+use crate::queue;
+use olm_cluster::bundles::{BundleOptions, Bundles};
+use olm_cluster::context::Shared;
+use olm_runtime::written::Written;
 
 /// The name the Subscription controller's metrics and logs go by.
 pub const SUBSCRIPTION_CONTROLLER: &str = "subscription";
@@ -222,7 +222,7 @@ async fn sync(ctx: &Ctx, namespace: &str) -> Result<Option<Duration>, Error> {
             (c.name_any(), phase)
         })
         .collect();
-    let clock = super::now();
+    let clock = crate::now();
     let catalogs = visible_catalogs(ctx, namespace);
     let health: Vec<decide::CatalogView> = catalogs
         .iter()
@@ -454,7 +454,7 @@ async fn delete_leftover(ctx: &Ctx, namespace: &str, name: &str) -> Result<(), E
         Err(kube::Error::Api(e)) if e.code == 404 => {}
         Err(e) => return Err(e.into()),
     }
-    super::lock(&ctx.deleted).insert(format!("{namespace}/{name}"));
+    crate::lock(&ctx.deleted).insert(format!("{namespace}/{name}"));
     Ok(())
 }
 
@@ -482,7 +482,7 @@ fn existing_entries(
         .collect();
     let aside = decide::set_aside(&chain, claims, fail_forward);
     let deleted = {
-        let mut deleted = super::lock(&ctx.deleted);
+        let mut deleted = crate::lock(&ctx.deleted);
         // Forgotten once the cache has seen them go.
         deleted.retain(|key| {
             key.strip_prefix(namespace)
@@ -557,7 +557,7 @@ async fn manifests(
         None
     } else {
         Some(
-            crate::bundles::pull_secrets_auth(
+            olm_cluster::bundles::pull_secrets_auth(
                 &ctx.shared.client,
                 &entry.catalog.namespace,
                 &secrets,
@@ -568,7 +568,7 @@ async fn manifests(
                     "reading the pull secrets of CatalogSource {}/{}: {}",
                     entry.catalog.namespace,
                     entry.catalog.name,
-                    crate::api_error::message(&e)
+                    olm_runtime::api_error::message(&e)
                 )
             })?,
         )
@@ -655,7 +655,7 @@ async fn ensure_plan(
                     .map(|t| t.0.to_string())
                     .unwrap_or_default(),
             };
-            super::lock(&ctx.created)
+            crate::lock(&ctx.created)
                 .entry(namespace.to_owned())
                 .or_default()
                 .push(view);
@@ -697,7 +697,7 @@ async fn plans_of(
     let mut views: Vec<PlanView> = plans.iter().map(|p| plan_view(p)).collect();
     {
         // Plans made by an earlier pass count before their watch event arrives.
-        let mut created = super::lock(&ctx.created);
+        let mut created = crate::lock(&ctx.created);
         if let Some(list) = created.get_mut(namespace) {
             list.retain(|c| !views.iter().any(|v| v.name == c.name));
             views.extend(list.iter().cloned());
@@ -811,7 +811,7 @@ async fn resolution_failed(
 
 /// A Warning event on the namespace, as upstream records resolution failures.
 async fn record(ctx: &Ctx, namespace: &str, reason: &str, note: &str) {
-    let recorder = super::recorder(&ctx.shared.client);
+    let recorder = crate::recorder(&ctx.shared.client);
     let reference = k8s_openapi::api::core::v1::ObjectReference {
         api_version: Some("v1".to_owned()),
         kind: Some("Namespace".to_owned()),

@@ -29,10 +29,10 @@ use olm_v0_api::v1alpha1::{
 use serde_json::{Value, json};
 use tracing::{info, warn};
 
-use super::error::Error;
-use super::{COPY_CONTROLLER, Index, lock, nothing};
-use crate::context::Shared;
-use crate::metrics::Outcome;
+use crate::error::Error;
+use crate::{COPY_CONTROLLER, Index, lock, nothing};
+use olm_cluster::context::Shared;
+use olm_runtime::metrics::Outcome;
 use olm_v0::strategy::spec_hash;
 
 /// How many copies are written at once.
@@ -65,7 +65,7 @@ pub async fn run(
     wake: mpsc::Receiver<ObjectRef<ClusterServiceVersion>>,
     stop: impl std::future::Future<Output = ()> + Send + Sync + 'static,
 ) {
-    let recorder = super::recorder(&shared.client);
+    let recorder = crate::recorder(&shared.client);
     let ctx = Arc::new(Ctx {
         shared,
         index: index.clone(),
@@ -97,7 +97,7 @@ fn key(csv: &ClusterServiceVersion) -> String {
 }
 
 fn error_policy(csv: Arc<ClusterServiceVersion>, err: &Error, ctx: Arc<Ctx>) -> Action {
-    super::error::retry_later(&*csv, "keeping copied CSVs", &key(&csv), err, &ctx.failures)
+    crate::error::retry_later(&*csv, "keeping copied CSVs", &key(&csv), err, &ctx.failures)
 }
 
 /// Where the CSV's copies belong: every namespace its only group targets but its own, when the
@@ -108,7 +108,7 @@ async fn reconcile(csv: Arc<ClusterServiceVersion>, ctx: Arc<Ctx>) -> Result<Act
     let started = Instant::now();
     let namespace = csv.namespace().unwrap_or_default();
     let name = csv.name_any();
-    let (phase, reason) = super::phase_and_reason(&csv);
+    let (phase, reason) = crate::phase_and_reason(&csv);
     let uncopiable_reason = reason.is_some_and(olm_v0::status::uncopiable);
     // On its way to a settled phase, a CSV's copies are left as they are: each phase it passes
     // through would otherwise rewrite every copy (10,000 writes per step at 10,000 namespaces),
@@ -212,7 +212,7 @@ async fn report(ctx: &Ctx) -> Result<(), kube::Error> {
             .annotations()
             .get(olm_v0::membership::TARGET_NAMESPACES_ANNOTATION)
             .is_some_and(String::is_empty);
-        let (phase, _) = super::phase_and_reason(&csv);
+        let (phase, _) = crate::phase_and_reason(&csv);
         if !all_namespaces || !matches!(phase, Some(Phase::Succeeded | Phase::Failed)) {
             continue;
         }
@@ -248,7 +248,7 @@ async fn report(ctx: &Ctx) -> Result<(), kube::Error> {
     }
     let since = match &current {
         Some(c) if c.status == status => c.last_transition_time.clone(),
-        _ => super::now(),
+        _ => crate::now(),
     };
     let condition = json!({
         "type": olm_v0::olmconfig::DISABLED_COPIED_CSVS,
@@ -430,7 +430,7 @@ pub async fn watch(
     api: Api<ClusterServiceVersion>,
     copied_label: String,
     index: Index,
-    mut wake: super::Wake,
+    mut wake: crate::Wake,
 ) {
     let stream = watcher::watcher(api, watcher::Config::default().labels(&copied_label))
         .recovering("clusterserviceversions (copies)");
@@ -611,7 +611,7 @@ pub async fn remove_all(client: &kube::Client, index: &Index, namespace: &str, n
 /// Copy writes name OLM as their field manager.
 fn post_params() -> PostParams {
     PostParams {
-        field_manager: Some(super::FIELD_MANAGER.to_owned()),
+        field_manager: Some(crate::FIELD_MANAGER.to_owned()),
         ..PostParams::default()
     }
 }

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::metrics::Metrics;
+use olm_runtime::metrics::Metrics;
 
 /// The field owner of every server-side apply the installer makes (upstream's).
 pub const FIELD_MANAGER: &str = "olm.operatorframework.io/clusterextension-controller";

@@ -17,7 +17,7 @@ use olm_v0_api::v1alpha1::ClusterServiceVersion;
 use serde_json::json;
 use tracing::info;
 
-use super::Index;
+use crate::Index;
 
 /// The finalizer every CSV carries (upstream's).
 pub const FINALIZER: &str = "operators.coreos.com/csv-cleanup";
@@ -54,7 +54,7 @@ pub async fn finalize(
     if !csv.finalizers().iter().any(|f| f == FINALIZER) {
         return Ok(true);
     }
-    let selector = super::csv_owner_selector(&csv.namespace().unwrap_or_default(), &csv.name_any());
+    let selector = crate::csv_owner_selector(&csv.namespace().unwrap_or_default(), &csv.name_any());
     let by_owner = ListParams::default().labels(&selector);
     let mut left = 0;
     left += delete_all(

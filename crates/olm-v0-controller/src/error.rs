@@ -1,6 +1,6 @@
 //! Why a pass of an OLM v0 controller did not finish, and the one policy every one of them
 //! follows, whether kube-runtime runs it ([`retry_later`]) or the work queue
-//! ([`super::queue::run`]) or the Operator worker: the failure is logged naming what the pass
+//! ([`crate::queue::run`]) or the Operator worker: the failure is logged naming what the pass
 //! was doing and what it was about, then tried again after [`Backoff::DEFAULT`]'s delay for that
 //! object's (or key's) run of failures ([`retry_delay`]).
 
@@ -14,8 +14,8 @@ use tracing::warn;
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum Error {
     /// The API server refused or could not be reached; shown in its own words
-    /// ([`crate::api_error::message`]), as statuses quote it.
-    #[error("{}", crate::api_error::message(.0))]
+    /// ([`olm_runtime::api_error::message`]), as statuses quote it.
+    #[error("{}", olm_runtime::api_error::message(.0))]
     Kube(#[from] kube::Error),
     /// Anything else that must be tried again, with why.
     #[error("{0}")]

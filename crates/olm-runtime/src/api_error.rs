@@ -14,7 +14,7 @@ pub fn message(e: &kube::Error) -> String {
         kube::Error::Api(s) if !s.message.is_empty() => s.message.clone(),
         kube::Error::Api(s) if !s.reason.is_empty() => s.reason.clone(),
         kube::Error::Api(s) => format!("the API server answered with status {}", s.code),
-        other => olm_image::chain(other),
+        other => olm_k8s::chain(other),
     }
 }
 

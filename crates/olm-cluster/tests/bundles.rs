@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use olm_controller::bundles::{BundleFetchError, BundleOptions, Bundles};
+use olm_cluster::bundles::{BundleFetchError, BundleOptions, Bundles};
 use olm_image::{Client, ClientOptions, ImageRef};
 use olm_testenv::registry::{Registry, RegistryOptions};
 

@@ -19,7 +19,7 @@ use olm_v0::requirements::{
 use olm_v0_api::v1alpha1::{ClusterServiceVersion, StrategyDeploymentPermissions};
 use serde_json::{Value, json};
 
-use super::Index;
+use crate::Index;
 
 /// The outcome of a requirement check: whether all are met, and the entries.
 pub struct Checked {

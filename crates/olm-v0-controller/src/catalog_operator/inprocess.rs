@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex};
 
 use olm_image::{Expect, Filter, ImageCache, ImageRef};
 
-use super::lock;
+use crate::lock;
 
 /// One served catalog.
 struct Served {
@@ -120,7 +120,7 @@ impl InProcess {
                 digest: version.to_owned(),
                 address: address.clone(),
                 stop,
-                since: super::now().0.to_string(),
+                since: crate::now().0.to_string(),
             },
         );
         if let Some(old) = old {

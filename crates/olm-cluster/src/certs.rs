@@ -37,7 +37,7 @@ use serde_json::Value;
 use tracing::{info, warn};
 
 use crate::context::Shared;
-use crate::metrics::Outcome;
+use olm_runtime::metrics::Outcome;
 
 /// Field owner of everything the certificate provider writes.
 pub const FIELD_MANAGER: &str = "olm.operatorframework.io/certificate-provider";

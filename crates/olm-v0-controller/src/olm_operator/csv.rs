@@ -52,10 +52,11 @@ use olm_v0_api::v1alpha1::{
 use serde_json::{Value, json};
 use tracing::{Instrument, debug, info, info_span, warn};
 
-use super::error::Error;
-use super::{CSV_CONTROLLER, Index, cleanup, install, lock, nothing, requirements, serving};
-use crate::context::Shared;
-use crate::metrics::Outcome;
+use super::{cleanup, install, requirements, serving};
+use crate::error::Error;
+use crate::{CSV_CONTROLLER, Index, lock, nothing};
+use olm_cluster::context::Shared;
+use olm_runtime::metrics::Outcome;
 
 /// A reconcile taking longer than this is logged: the API server is overloaded or slow.
 const SLOW: Duration = Duration::from_secs(5);
@@ -91,7 +92,7 @@ pub async fn run(
             None
         }
     };
-    let recorder = super::recorder(&shared.client);
+    let recorder = crate::recorder(&shared.client);
     let ctx = Arc::new(Ctx {
         shared,
         index: index.clone(),
@@ -117,7 +118,7 @@ pub async fn run(
 }
 
 fn error_policy(csv: Arc<ClusterServiceVersion>, err: &Error, ctx: Arc<Ctx>) -> Action {
-    super::error::retry_later(&*csv, "reconciling the CSV", &key(&csv), err, &ctx.failures)
+    crate::error::retry_later(&*csv, "reconciling the CSV", &key(&csv), err, &ctx.failures)
 }
 
 fn key(csv: &ClusterServiceVersion) -> String {
@@ -151,7 +152,7 @@ async fn reconcile(csv: Arc<ClusterServiceVersion>, ctx: Arc<Ctx>) -> Result<Act
 /// The time as the API server writes it (seconds).
 fn now_text() -> (jiff::Timestamp, String) {
     let now = jiff::Timestamp::now();
-    let text = olm_v0::status::time_text(super::now().0).unwrap_or_default();
+    let text = olm_v0::status::time_text(crate::now().0).unwrap_or_default();
     (now, text)
 }
 
@@ -312,7 +313,9 @@ async fn reconcile_one(csv: &ClusterServiceVersion, ctx: &Ctx) -> Result<Option<
             .as_deref()
             .filter(|s| !s.is_empty())
         {
-            Some(sa) => crate::permissions::impersonating_client(&ctx.shared, &namespace, sa)?,
+            Some(sa) => {
+                olm_cluster::permissions::impersonating_client(&ctx.shared, &namespace, sa)?
+            }
             None => client.clone(),
         };
         let outcome = install::install(&scoped, index, csv, group, now).await;
@@ -458,7 +461,7 @@ async fn gather(
         .and_then(|r| index.csv(&namespace, r));
     if let Some(old) = &replaced {
         facts.replaced = Some(Replaced {
-            phase: super::phase_and_reason(old).0.cloned(),
+            phase: crate::phase_and_reason(old).0.cloned(),
             upgradeable: olm_v0::operatorcondition::upgradeable(
                 condition_of(index, &namespace, &old.name_any()).as_deref(),
             ),
@@ -697,7 +700,7 @@ fn replacement(
             current = n;
         }
     }
-    let phase = super::phase_and_reason(&current).0.cloned();
+    let phase = crate::phase_and_reason(&current).0.cloned();
     Some((current.name_any(), phase))
 }
 
@@ -767,7 +770,7 @@ fn owner_conflict(index: &Index, csv: &ClusterServiceVersion) -> Option<String> 
             olm_v0::adoption::owner_csv(service.labels()).is_some_and(|(namespace, name)| {
                 index.csv(namespace, name).is_some_and(|c| {
                     matches!(
-                        super::phase_and_reason(&c).0,
+                        crate::phase_and_reason(&c).0,
                         Some(Phase::Replacing | Phase::Deleting)
                     )
                 })
@@ -851,7 +854,7 @@ async fn ensure_api_roles(
     surface: &olm_v0::surface::Surface,
 ) -> Result<(), Error> {
     let client = &ctx.shared.client;
-    let params = PatchParams::apply(super::FIELD_MANAGER).force();
+    let params = PatchParams::apply(crate::FIELD_MANAGER).force();
     let roles: Api<k8s_openapi::api::rbac::v1::ClusterRole> = Api::all(client.clone());
     let crds = csv
         .spec
@@ -943,7 +946,7 @@ async fn lift_rbac(ctx: &Ctx, csv: &ClusterServiceVersion) -> Result<(), Error> 
     }
     let namespace = csv.namespace().unwrap_or_default();
     let name = csv.name_any();
-    let owned = |labels: &BTreeMap<String, String>| super::owned_by_csv(labels, &namespace, &name);
+    let owned = |labels: &BTreeMap<String, String>| crate::owned_by_csv(labels, &namespace, &name);
     let client = &ctx.shared.client;
     let namespace = namespace.as_str();
     lift(
@@ -1057,7 +1060,7 @@ async fn ensure_condition(ctx: &Ctx, csv: &ClusterServiceVersion) -> Result<(), 
     let Ok([role, binding]) = olm_v0::conditiongen::condition_rbac(&stored) else {
         return Ok(());
     };
-    let params = PatchParams::apply(super::FIELD_MANAGER).force();
+    let params = PatchParams::apply(crate::FIELD_MANAGER).force();
     let roles: Api<k8s_openapi::api::rbac::v1::Role> =
         Api::namespaced(ctx.shared.client.clone(), &namespace);
     roles.patch(&name, &params, &Patch::Apply(&role)).await?;

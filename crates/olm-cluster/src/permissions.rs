@@ -37,7 +37,7 @@ pub enum PreflightError {
     Denied(#[from] PreAuthorizationFailed),
     /// Reading the ServiceAccount or RBAC failed: the API server's message only, as this
     /// becomes a ClusterExtension status message.
-    #[error("{}", crate::api_error::message(.0))]
+    #[error("{}", olm_runtime::api_error::message(.0))]
     Kube(#[from] kube::Error),
 }
 
@@ -212,7 +212,7 @@ async fn missing_rules(
 #[derive(Debug, thiserror::Error)]
 pub enum RequiredRulesError {
     /// Discovery failed: the API server's message only, as `olm install` prints it.
-    #[error("{}", crate::api_error::message(.0))]
+    #[error("{}", olm_runtime::api_error::message(.0))]
     Kube(#[from] kube::Error),
     /// An object could not be located or an RBAC object did not decode.
     #[error("{0}")]

@@ -25,7 +25,7 @@ use olm_k8s::retry::Backoff;
 use olm_v0_api::v1alpha1::CatalogSource;
 
 use super::catalogs::{self, Contents};
-use super::lock;
+use crate::lock;
 
 /// How long one dial may take.
 const DIAL_TIMEOUT: Duration = Duration::from_secs(5);
@@ -56,13 +56,13 @@ pub struct Connections {
     /// Hears the `namespace/name` of every CatalogSource whose content changed.
     changed: mpsc::Sender<String>,
     /// Where the resync interval is read.
-    index: super::Index,
+    index: crate::Index,
 }
 
 impl Connections {
     /// No connections yet; `changed` hears of every content change; the resync interval is
     /// read from `index`'s OLMConfig.
-    pub fn new(changed: mpsc::Sender<String>, index: super::Index) -> Connections {
+    pub fn new(changed: mpsc::Sender<String>, index: crate::Index) -> Connections {
         Connections {
             probers: Arc::default(),
             states: Arc::default(),
@@ -146,7 +146,7 @@ impl Connections {
 }
 
 fn now() -> String {
-    super::now().0.to_string()
+    crate::now().0.to_string()
 }
 
 /// What one connection task works with.
@@ -157,7 +157,7 @@ struct Probe {
     states: Arc<Mutex<HashMap<String, State>>>,
     contents: Contents,
     changed: mpsc::Sender<String>,
-    index: super::Index,
+    index: crate::Index,
 }
 
 async fn watch(probe: Probe, mut wake: mpsc::Sender<ObjectRef<CatalogSource>>) {

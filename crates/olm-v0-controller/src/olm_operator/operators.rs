@@ -41,10 +41,10 @@ use olm_v0_api::v2::OperatorCondition;
 use serde_json::{Value, json};
 use tracing::{info, warn};
 
-use super::Index;
-use super::error::Error;
-use crate::context::Shared;
-use crate::metrics::Outcome;
+use crate::Index;
+use crate::error::Error;
+use olm_cluster::context::Shared;
+use olm_runtime::metrics::Outcome;
 
 /// The name the Operator controller's metrics and logs go by.
 pub const OPERATOR_CONTROLLER: &str = "operator";
@@ -517,7 +517,7 @@ pub async fn run(
 }
 
 /// Does one piece of work; a failure follows every controller's error policy
-/// ([`super::error::retry_delay`]) and the work is sent again after its delay.
+/// ([`crate::error::retry_delay`]) and the work is sent again after its delay.
 async fn work_off(ctx: &Arc<Ctx>, w: Work) {
     let started = Instant::now();
     let (key, result) = match &w {
@@ -539,7 +539,7 @@ async fn work_off(ctx: &Arc<Ctx>, w: Work) {
                 Work::Adopt(ns, name) => ("adopting the CSV's components", Some(ns), name),
                 Work::AdoptSubscription(ns, name) => ("adopting the Subscription", Some(ns), name),
             };
-            let delay = super::error::retry_delay(
+            let delay = crate::error::retry_delay(
                 doing,
                 name,
                 namespace.map(String::as_str),
@@ -616,7 +616,7 @@ async fn reconcile_operator(ctx: &Ctx, name: &str) -> Result<(), Error> {
             .map_err(|e| Error::Retry(format!("Operator {name} status: {e}")))?;
     let api: Api<Operator> = Api::all(ctx.shared.client.clone());
     let params = PostParams {
-        field_manager: Some(super::FIELD_MANAGER.to_owned()),
+        field_manager: Some(crate::FIELD_MANAGER.to_owned()),
         ..PostParams::default()
     };
     let mut current = match existing {

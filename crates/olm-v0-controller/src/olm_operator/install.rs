@@ -21,7 +21,8 @@ use olm_v0_api::v1::OperatorGroup;
 use olm_v0_api::v1alpha1::ClusterServiceVersion;
 use serde_json::Value;
 
-use super::{FIELD_MANAGER, Index, serving};
+use super::serving;
+use crate::{FIELD_MANAGER, Index};
 
 /// The `spec.config` of the Subscription that installed `csv` (upstream's `findOwner`: the
 /// first of its namespace's, by name, whose `status.installedCSV` names it).
@@ -96,7 +97,7 @@ pub async fn install(
                     format!(
                         "error creating deployment {}: {}",
                         entry.name,
-                        crate::api_error::message(&e)
+                        olm_runtime::api_error::message(&e)
                     ),
                     false,
                 ));
@@ -114,7 +115,7 @@ pub async fn install(
                 return Err((
                     format!(
                         "error deleting deployment {name}: {}",
-                        crate::api_error::message(&e)
+                        olm_runtime::api_error::message(&e)
                     ),
                     false,
                 ));
@@ -169,7 +170,7 @@ pub async fn delete_deployments(
     let api: Api<Deployment> = Api::namespaced(client.clone(), &namespace);
     for d in index.deployments.state() {
         let ours = d.namespace().as_deref() == Some(namespace.as_str())
-            && super::owned_by_csv(d.labels(), &namespace, &name);
+            && crate::owned_by_csv(d.labels(), &namespace, &name);
         if ours {
             match api.delete(&d.name_any(), &DeleteParams::background()).await {
                 Ok(_) => {}

@@ -20,7 +20,7 @@ use olm_v0::ApiKey;
 use olm_v0_resolver::entry::from_registry;
 use olm_v0_resolver::{Entry, Property, RegistryBundle, SourceKey};
 
-use super::lock;
+use crate::lock;
 
 /// How long fetching one registry's content may take.
 const FETCH_TIMEOUT: Duration = Duration::from_secs(60);

@@ -30,7 +30,7 @@
 //! Manifests are built by `olm_v0::packagemanifest` from what each CatalogSource's registry held
 //! when it last became ready ([`Contents`]), and cached per content and CatalogSource
 //! resourceVersion: a new fetch (a registry becoming ready, or the periodic re-read at OLMConfig's
-//! `packageServerSyncInterval`, see [`super::connection`]) or an edited CatalogSource rebuilds
+//! `packageServerSyncInterval`, see [`crate::catalog_operator::connection`]) or an edited CatalogSource rebuilds
 //! that catalog's manifests at the next request.
 //!
 //! Who may ask: requests must come over TLS. When the cluster publishes a front-proxy CA
@@ -76,9 +76,9 @@ pub use olm_v0::packageserver::{APISERVICE, SERVICE};
 use olm_v0_api::v1alpha1::CatalogSource;
 use serde_json::{Value, json};
 
-use super::catalogs::{Contents, Fetched};
 use super::{FIELD_MANAGER, Index, lock};
-use crate::context::Shared;
+use crate::catalog_operator::catalogs::{Contents, Fetched};
+use olm_cluster::context::Shared;
 
 /// How often the registration is looked at besides on changes of the Service (someone may
 /// delete or edit the APIService).
@@ -157,7 +157,7 @@ pub async fn run(
     index: Index,
     contents: Contents,
     options: Options,
-    readiness: crate::health::Readiness,
+    readiness: olm_runtime::health::Readiness,
     stop: impl std::future::Future<Output = ()> + Send,
 ) {
     let client = shared.client.clone();
@@ -253,7 +253,7 @@ async fn prepare(
         namespace: shared.system_namespace.clone(),
     };
     let plan = olm_security::certs::plan(&subject, jiff::Timestamp::now(), &Policy::default());
-    let issued = crate::certs::issue(&plan).map_err(|e| {
+    let issued = olm_cluster::certs::issue(&plan).map_err(|e| {
         format!(
             "issuing the serving certificate of Service {SERVICE} in {}: {e}",
             shared.system_namespace

@@ -34,7 +34,7 @@ use olm_v0_api::v1::OperatorGroup;
 use olm_v0_api::v1alpha1::{ClusterServiceVersion, WebhookAdmissionType, WebhookDescription};
 use serde_json::{Value, json};
 
-use super::FIELD_MANAGER;
+use crate::FIELD_MANAGER;
 
 /// The serving certificate of one Deployment.
 #[derive(Debug, Clone)]
@@ -173,7 +173,7 @@ pub async fn ensure(
                 namespace: namespace.clone(),
             };
             let plan = olm_security::certs::plan(&subject, now, &Policy::default());
-            let issued = crate::certs::issue(&plan).map_err(|e| e.to_string())?;
+            let issued = olm_cluster::certs::issue(&plan).map_err(|e| e.to_string())?;
             let hash = ca_hash(issued.ca_pem.as_bytes());
             let s = secret(
                 owner,
@@ -291,7 +291,7 @@ pub async fn install(
                 "error installing APIService {}.{}: {}",
                 a.version,
                 a.group,
-                crate::api_error::message(&e)
+                olm_runtime::api_error::message(&e)
             )
         })?;
     }
@@ -349,7 +349,7 @@ async fn delete_legacy(
                 format!(
                     "error deleting legacy {} {object}: {}",
                     resource.kind,
-                    crate::api_error::message(&e)
+                    olm_runtime::api_error::message(&e)
                 )
             })?;
     }
@@ -440,7 +440,7 @@ async fn install_conversion(
             .map_err(|e| {
                 format!(
                     "error updating conversion of CRD {n}: {}",
-                    crate::api_error::message(&e)
+                    olm_runtime::api_error::message(&e)
                 )
             })?;
     }
@@ -462,7 +462,7 @@ fn configuration_resource(kind: &str) -> ApiResource {
 fn owner_selector(owner: &CsvOwner, generate_name: &str) -> String {
     format!(
         "{},{DESCRIPTION_LABEL}={generate_name}",
-        super::csv_owner_selector(&owner.namespace, &owner.name)
+        crate::csv_owner_selector(&owner.namespace, &owner.name)
     )
 }
 
@@ -483,7 +483,7 @@ async fn write_configuration(
     let failed = |e: kube::Error| {
         format!(
             "error installing {kind} {generate_name}: {}",
-            crate::api_error::message(&e)
+            olm_runtime::api_error::message(&e)
         )
     };
     match existing.items.first() {
@@ -530,7 +530,7 @@ fn labels_of(config: &Value) -> BTreeMap<String, String> {
 /// available (`Ok(false)`: not yet).
 pub async fn installed(
     client: &kube::Client,
-    index: &super::Index,
+    index: &crate::Index,
     csv: &ClusterServiceVersion,
     owner: &CsvOwner,
 ) -> Result<(bool, bool), kube::Error> {
@@ -602,7 +602,7 @@ where
 
 /// Applies `object` (server-side, `params`) in `namespace`, or cluster-wide for a
 /// ClusterRoleBinding; the error says what could not be installed.
-pub(super) async fn apply(
+pub(crate) async fn apply(
     client: &kube::Client,
     namespace: &str,
     object: &Value,
@@ -634,7 +634,7 @@ pub(super) async fn apply(
         .map_err(|e| {
             format!(
                 "error installing {kind} {name}: {}",
-                crate::api_error::message(&e)
+                olm_runtime::api_error::message(&e)
             )
         })?;
     Ok(())
@@ -643,7 +643,7 @@ pub(super) async fn apply(
 /// Keeps the CSVs' certificate Secrets (labelled `olm.managed`) in view: one changed or deleted
 /// by anyone wakes the CSV owning it, which checks its certificates again and reissues what no
 /// longer fits. Metadata only: the certificates are read when the CSV is.
-pub(super) async fn watch_secrets(client: kube::Client, mut wake: super::Wake) {
+pub(crate) async fn watch_secrets(client: kube::Client, mut wake: crate::Wake) {
     use futures::StreamExt;
     use kube::runtime::watcher::{self, Event};
     let selector = format!("{}=true", olm_v0::operatorgroup::MANAGED_LABEL);
@@ -665,7 +665,7 @@ pub(super) async fn watch_secrets(client: kube::Client, mut wake: super::Wake) {
             .owner_references()
             .iter()
             .filter(|r| r.kind == olm_v0::strategy::CSV_KIND)
-            .map(|r| super::csv_ref(&namespace, &r.name))
+            .map(|r| crate::csv_ref(&namespace, &r.name))
             .collect();
         wake.csvs(owners).await;
     }

@@ -14,7 +14,7 @@ use olm_v0::tenant::{Tenancy, TenantWrite, tenant_writes};
 use olm_v0_api::v1alpha1::ClusterServiceVersion;
 use serde_json::Value;
 
-use super::{Index, owned_by_csv};
+use crate::{Index, owned_by_csv};
 
 /// Brings the tenant RBAC of `csv` in step in each of `targets` (its group's target namespaces
 /// that hold a copy) where its permissions are not already granted. Returns how many writes
@@ -89,7 +89,7 @@ where
 
 async fn write(client: &kube::Client, namespace: &str, w: &TenantWrite) -> Result<(), kube::Error> {
     let params = PostParams {
-        field_manager: Some(super::FIELD_MANAGER.to_owned()),
+        field_manager: Some(crate::FIELD_MANAGER.to_owned()),
         ..PostParams::default()
     };
     let created = |e: kube::Error| match e {

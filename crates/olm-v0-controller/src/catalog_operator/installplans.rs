@@ -43,9 +43,9 @@ use olm_v0_api::v1alpha1::InstallPlan;
 use serde_json::{Value, json};
 use tracing::info;
 
-use super::error::Error;
-use super::{Index, lock, queue};
-use crate::context::Shared;
+use crate::error::Error;
+use crate::{Index, lock, queue};
+use olm_cluster::context::Shared;
 
 /// The name the InstallPlan controller's metrics and logs go by.
 pub const INSTALL_PLAN_CONTROLLER: &str = "installplan";
@@ -142,7 +142,7 @@ async fn sync(ctx: &Ctx, key: &str) -> Result<queue::Next, Error> {
         .iter()
         .any(|o| o.kind == "Subscription");
     let manual = text(&value, "/spec/approval") == "Manual";
-    let now = super::now().0;
+    let now = crate::now().0;
     let age = plan
         .metadata
         .creation_timestamp
@@ -234,7 +234,7 @@ fn plan_client(ctx: &Ctx, plan: &Value) -> Result<Client, Error> {
     let account = plan.pointer("/status/attenuatedServiceAccountRef");
     match account.map(|a| (text(a, "/namespace"), text(a, "/name"))) {
         Some((namespace, name)) if !name.is_empty() => Ok(
-            crate::permissions::impersonating_client(&ctx.shared, namespace, name)?,
+            olm_cluster::permissions::impersonating_client(&ctx.shared, namespace, name)?,
         ),
         _ => Ok(ctx.shared.client.clone()),
     }
@@ -255,7 +255,7 @@ async fn execute(
     name: &str,
     plan: &Value,
 ) -> Result<queue::Next, Error> {
-    let now = super::now().0;
+    let now = crate::now().0;
     let started = text(plan, "/status/startTime").to_owned();
     let mut steps: Vec<Step> = plan
         .pointer("/status/plan")
@@ -367,7 +367,7 @@ impl From<String> for StepError {
 /// `context: error`, remembering whether the API server said Forbidden.
 fn api_error(context: String, e: &kube::Error) -> StepError {
     StepError {
-        message: format!("{context}: {}", crate::api_error::message(e)),
+        message: format!("{context}: {}", olm_runtime::api_error::message(e)),
         forbidden: matches!(e, kube::Error::Api(s) if s.code == 403),
         refused: false,
     }
@@ -499,7 +499,7 @@ async fn report_warnings(
         action: "Install".to_owned(),
         secondary: None,
     };
-    if let Err(e) = super::recorder(&ctx.shared.client)
+    if let Err(e) = crate::recorder(&ctx.shared.client)
         .publish(&event, &reference)
         .await
     {
@@ -559,7 +559,7 @@ async fn apply(
             .await?;
         }
     } else if plain_kind != "CustomResourceDefinition" {
-        for (k, v) in super::csv_owner_labels(namespace, &step.resolving) {
+        for (k, v) in crate::csv_owner_labels(namespace, &step.resolving) {
             object["metadata"]["labels"][k] = json!(v);
         }
     }
@@ -646,7 +646,7 @@ async fn warn_on_plan(client: &Client, namespace: &str, plan: &str, note: &str) 
         action: "Install".to_owned(),
         secondary: None,
     };
-    if let Err(e) = super::recorder(client).publish(&event, &reference).await {
+    if let Err(e) = crate::recorder(client).publish(&event, &reference).await {
         tracing::warn!(namespace = %namespace, installplan = %plan, error = %e, "recording an event failed");
     }
 }
@@ -847,7 +847,7 @@ async fn own_by_csvs(
             format!(
                 "error generating ownerrefs for {kind} {}: {}",
                 text(object, "/metadata/name"),
-                crate::api_error::message(&e)
+                olm_runtime::api_error::message(&e)
             )
         })?;
         uids.insert(csv, owner.uid().unwrap_or_default());
@@ -876,7 +876,7 @@ async fn discover(
         .map_err(|e| {
             format!(
                 "the API server does not serve {kind} in {api_version}: {}",
-                crate::api_error::message(&e)
+                olm_runtime::api_error::message(&e)
             )
         })?;
     lock(&ctx.resources).insert(key, found.clone());

@@ -14,7 +14,7 @@ use base64::Engine as _;
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{DeleteParams, ObjectMeta, PostParams};
-use olm_controller::bundles::{BundleFetchError, BundleOptions, Bundles};
+use olm_cluster::bundles::{BundleFetchError, BundleOptions, Bundles};
 use olm_image::{Client, ClientOptions, ImageRef};
 use olm_testenv::ControlPlane;
 use olm_testenv::registry::{Registry, RegistryOptions};

@@ -1,6 +1,14 @@
-//! OLM v0's olm-operator on a cluster: the OperatorGroup and ClusterServiceVersion controllers.
+//! OLM v0 on a cluster, as upstream splits it into processes, each in its own room:
 //!
-//! What it is for: keeping caches of what the decisions of `olm-v0` read (namespaces, groups,
+//! * olm-operator ([`olm_operator`]): OperatorGroups, ClusterServiceVersions and their copies,
+//!   the Operator aggregates, and the install of a CSV's Deployments, RBAC and serving
+//!   certificates;
+//! * catalog-operator ([`catalog_operator`]): CatalogSources and their registries, Subscriptions
+//!   resolved against them, and InstallPlans;
+//! * packageserver ([`packageserver`]): PackageManifests served as an aggregated API.
+//!
+//! This file holds what they share: the caches every controller reads, filled by one watch per
+//! kind, and [`run`], which starts them. What it is for: keeping caches of what the decisions of `olm-v0` read (namespaces, groups,
 //! CSVs, their copies, Deployments, CRDs, OperatorConditions, OLMConfig), waking the right
 //! object when any of them changes, and carrying out what the decisions return.
 //!
@@ -14,24 +22,14 @@
 //! Caveat: once a watch has to list again (the API server lost its history), every CSV and
 //! group is looked at again: the events of the gap are not known one by one.
 
-mod catalogs;
-mod catalogsource;
-mod cleanup;
-mod connection;
-mod copies;
-mod csv;
+mod catalog_operator;
 mod error;
-mod inprocess;
-mod install;
-mod installplans;
-mod operatorgroup;
-mod operators;
+mod olm_operator;
 pub mod packageserver;
 mod queue;
-mod requirements;
-mod serving;
-mod subscriptions;
-mod tenant;
+
+use catalog_operator::{catalogsource, connection, installplans, subscriptions};
+use olm_operator::{copies, csv, operatorgroup, operators, serving, tenant};
 
 use olm_runtime::watch::RecoveringExt as _;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
@@ -56,7 +54,7 @@ use olm_v0_api::v1alpha1::{
 };
 use olm_v0_api::v2::OperatorCondition;
 
-use crate::context::Shared;
+use olm_cluster::context::Shared;
 
 /// The name the CSV controller's metrics and logs go by.
 pub const CSV_CONTROLLER: &str = "clusterserviceversion";
@@ -831,7 +829,7 @@ fn strip_crd(crd: &mut CustomResourceDefinition) {
 pub async fn run(
     shared: Arc<Shared>,
     packageserver: packageserver::Options,
-    readiness: crate::health::Readiness,
+    readiness: olm_runtime::health::Readiness,
     stop: impl std::future::Future<Output = ()> + Send + 'static,
 ) {
     let client = shared.client.clone();

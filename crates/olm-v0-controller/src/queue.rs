@@ -2,7 +2,7 @@
 //! Subscriptions) or whose objects live in a shared cache (InstallPlans): keys arrive from
 //! streams, repeats of a waiting key merge, a few keys are worked at once (never one key twice
 //! at once), and a failed or unfinished key comes back after its delay. A failure follows the
-//! error policy of every OLM v0 controller ([`super::error::retry_delay`]): logged with the
+//! error policy of every OLM v0 controller ([`crate::error::retry_delay`]): logged with the
 //! controller and the key, retried after the backoff's delay for the key's run of failures.
 
 use std::collections::{BTreeSet, HashSet};
@@ -15,10 +15,10 @@ use futures::stream::FuturesUnordered;
 use futures::{SinkExt, Stream, StreamExt};
 use olm_k8s::retry::Failures;
 
-use super::error::{Error, retry_delay};
-use super::lock;
-use crate::context::Shared;
-use crate::metrics::Outcome;
+use crate::error::{Error, retry_delay};
+use crate::lock;
+use olm_cluster::context::Shared;
+use olm_runtime::metrics::Outcome;
 
 /// What one piece of work asks for: nothing more (`None`), or another turn after a delay.
 pub type Next = Option<Duration>;
