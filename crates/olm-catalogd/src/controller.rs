@@ -30,8 +30,9 @@ use kube::runtime::{WatchStreamExt as _, watcher};
 use kube::{Client, ResourceExt};
 use olm_api::{ClusterCatalog, ClusterCatalogStatus};
 use olm_image::{Expect, Filter, ImageRef};
-use olm_k8s::retry::{Backoff, Failures};
+use olm_k8s::retry::Backoff;
 use olm_k8s::{CATALOG_CACHE_FINALIZER, METADATA_NAME_LABEL};
+use olm_runtime::harness::Harness;
 use serde_json::json;
 use tracing::{Instrument, debug, info, warn};
 
@@ -62,8 +63,9 @@ pub struct Context {
     pub images: olm_image::Client,
     /// Settings.
     pub config: Config,
-    /// Consecutive failures per catalog, for the retry backoff.
-    pub failures: Failures,
+    /// The reconcile harness: metrics (when [`Context::metrics`] has any), and failures per
+    /// catalog for the retry backoff ([`backoff`]).
+    pub harness: Harness,
     /// Whether this process leads; `None`: it always does. A replica that does not lead pulls
     /// and stores catalogs like the leader, so that it serves them too, but writes nothing.
     pub leading: Option<tokio::sync::watch::Receiver<bool>>,
@@ -184,15 +186,21 @@ pub async fn collect_garbage(ctx: &Context) {
 
 /// A failed reconcile comes back after an exponential backoff per catalog: the retry delay,
 /// doubled with each consecutive failure up to 32 times it (10 s … 5 min 20 s by default).
+pub fn backoff(retry_after: std::time::Duration) -> Backoff {
+    Backoff {
+        base: retry_after,
+        cap: retry_after.saturating_mul(32),
+    }
+}
+
+/// The harness's error policy, with the [`backoff`] the harness was made with.
 fn error_policy(cat: Arc<ClusterCatalog>, err: &Error, ctx: Arc<Context>) -> Action {
-    let name = cat.name_any();
-    let backoff = Backoff {
-        base: ctx.config.retry_after,
-        cap: ctx.config.retry_after.saturating_mul(32),
-    };
-    let delay = backoff.delay(ctx.failures.fail(&name));
-    warn!(catalog = %name, error = %err, retry_in = ?delay, "reconcile failed; retrying");
-    Action::requeue(delay)
+    ctx.harness.retry_object(
+        &cat.name_any(),
+        "reconciling the ClusterCatalog",
+        &*cat,
+        err,
+    )
 }
 
 /// One reconcile: gather, decide, do the work if asked, conclude, perform the plan.
@@ -202,17 +210,11 @@ pub async fn reconcile(cat: Arc<ClusterCatalog>, ctx: Arc<Context>) -> Result<Ac
     // Upstream's words at info, which scripts and upstream's e2e suite look for in the leader's
     // log to know a catalog was reconciled.
     info!(catalog = %name, "reconcile starting");
-    let timed = ctx
-        .metrics
-        .as_ref()
-        .map(|m| m.begin(CONTROLLER, name.clone()));
-    let result = reconcile_one(&cat, &ctx, &name).instrument(span).await;
-    if let Some(timed) = timed {
-        timed.finish(match &result {
-            Ok(_) => olm_runtime::metrics::Outcome::Success,
-            Err(_) => olm_runtime::metrics::Outcome::Error,
-        });
-    }
+    let work = reconcile_one(&cat, &ctx, &name).instrument(span);
+    let result = ctx
+        .harness
+        .reconcile(&name, work, |_| olm_runtime::metrics::Outcome::Success)
+        .await;
     info!(catalog = %name, "reconcile ending");
     result
 }
@@ -236,9 +238,6 @@ async fn reconcile_one(cat: &ClusterCatalog, ctx: &Context, name: &str) -> Resul
         }
     };
     let result = apply(ctx, cat, plan).await;
-    if result.is_ok() {
-        ctx.failures.succeed(name);
-    }
     ctx.warmup.settled(name);
     result
 }

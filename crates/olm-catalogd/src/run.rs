@@ -12,7 +12,7 @@ use axum::Router;
 use futures::StreamExt as _;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::service::TowerToHyperService;
-use olm_k8s::retry::Failures;
+use olm_runtime::harness::Harness;
 use tokio::net::TcpListener;
 use tokio::sync::{oneshot, watch};
 use tracing::{debug, error, info, warn};
@@ -888,7 +888,11 @@ pub async fn run(
             work_dir: options.cache_dir.join("unpack"),
             retry_after: options.retry_after,
         },
-        failures: Failures::default(),
+        harness: Harness::new(
+            crate::controller::CONTROLLER,
+            options.controller_metrics.clone(),
+            crate::controller::backoff(options.retry_after),
+        ),
         leading: options.leading.clone(),
         warmup: options
             .warmup

@@ -27,6 +27,8 @@ use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt as _, watcher};
 use kube::{Resource, ResourceExt};
+use olm_k8s::retry::Backoff;
+use olm_runtime::harness::Harness;
 use olm_runtime::watch::RecoveringExt as _;
 use olm_security::certs::{
     self as decide, Decision, Held, IssuePlan, Issued, Owner, Policy, Subject,
@@ -34,7 +36,7 @@ use olm_security::certs::{
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use tracing::{info, warn};
+use tracing::info;
 
 use crate::context::Shared;
 use olm_runtime::metrics::Outcome;
@@ -45,8 +47,12 @@ pub const FIELD_MANAGER: &str = "olm.operatorframework.io/certificate-provider";
 /// Name of this controller in metrics.
 pub const CONTROLLER: &str = "certificate";
 
-/// How long a failed reconcile waits before it is tried again.
-const RETRY_AFTER: Duration = Duration::from_secs(5);
+/// How long a failed reconcile waits before it is tried again: always the same, a certificate
+/// that cannot be written now is retried at an even pace.
+const RETRY: Backoff = Backoff {
+    base: Duration::from_secs(5),
+    cap: Duration::from_secs(5),
+};
 
 /// Where the provider reads the time from; tests hand in their own.
 pub type Clock = Arc<dyn Fn() -> Timestamp + Send + Sync>;
@@ -99,6 +105,7 @@ pub async fn run(shared: Arc<Shared>, shutdown: impl Future<Output = ()> + Send 
 struct Ctx {
     shared: Arc<Shared>,
     options: Options,
+    harness: Harness,
 }
 
 /// Runs the provider with `options` until `shutdown` resolves.
@@ -124,7 +131,12 @@ pub async fn run_with(
     let (s1, s2, s3, s4) = (store.clone(), store.clone(), store.clone(), store.clone());
     let controller = Controller::for_stream(services, store);
     shared.metrics.register(CONTROLLER, 1);
-    let ctx = Arc::new(Ctx { shared, options });
+    let harness = Harness::new(CONTROLLER, Some(shared.metrics.clone()), RETRY);
+    let ctx = Arc::new(Ctx {
+        shared,
+        options,
+        harness,
+    });
     let controller = controller
         .owns_stream(
             watcher(
@@ -210,30 +222,28 @@ fn services_trusted_by<K: Serialize>(store: &Store<Service>, obj: &K) -> Vec<Obj
         .collect()
 }
 
-fn error_policy(service: Arc<Service>, err: &Error, _ctx: Arc<Ctx>) -> Action {
-    warn!(
-        service = %service.name_any(),
-        namespace = ?service.namespace(),
-        error = %err,
-        retry_in = ?RETRY_AFTER,
-        "serving certificate reconcile failed; retrying"
-    );
-    Action::requeue(RETRY_AFTER)
-}
-
-async fn reconcile(service: Arc<Service>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let key = format!(
+fn key(service: &Service) -> String {
+    format!(
         "{}/{}",
         service.namespace().unwrap_or_default(),
         service.name_any()
-    );
-    let timing = ctx.shared.metrics.begin(CONTROLLER, key);
-    let result = reconcile_service(&service, &ctx).await;
-    timing.finish(match &result {
-        Ok(_) => Outcome::RequeueAfter,
-        Err(_) => Outcome::Error,
-    });
-    result
+    )
+}
+
+fn error_policy(service: Arc<Service>, err: &Error, ctx: Arc<Ctx>) -> Action {
+    ctx.harness.retry_object(
+        &key(&service),
+        "keeping the serving certificate",
+        &*service,
+        err,
+    )
+}
+
+async fn reconcile(service: Arc<Service>, ctx: Arc<Ctx>) -> Result<Action, Error> {
+    let work = reconcile_service(&service, &ctx);
+    ctx.harness
+        .reconcile(&key(&service), work, |_| Outcome::RequeueAfter)
+        .await
 }
 
 /// One Service.

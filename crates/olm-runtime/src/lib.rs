@@ -16,6 +16,8 @@
 //!   say so, instead of the refusal reaching only the log.
 //! * [`metrics`]: every controller's reconciles counted and timed in controller-runtime's
 //!   metric names, whichever process (and crate) runs it.
+//! * [`harness`]: one reconcile harness and error policy for every controller: counted, timed,
+//!   logged and retried alike.
 //! * [`warnings`]: the API server's `Warning` headers (a deprecated API version, a webhook's
 //!   advice), which kube-rs drops, kept for a controller to report as upstream's do.
 //! * [`written`]: what a controller last wrote to each status, so a reconcile on a cache that
@@ -32,6 +34,7 @@
 #![forbid(unsafe_code)]
 
 pub mod api_error;
+pub mod harness;
 pub mod health;
 pub mod leader;
 pub mod metrics;

@@ -1,9 +1,10 @@
 //! A work queue for controllers whose unit of work is not one watched object (a namespace's
 //! Subscriptions) or whose objects live in a shared cache (InstallPlans): keys arrive from
 //! streams, repeats of a waiting key merge, a few keys are worked at once (never one key twice
-//! at once), and a failed or unfinished key comes back after its delay. A failure follows the
-//! error policy of every OLM v0 controller ([`crate::error::retry_delay`]): logged with the
-//! controller and the key, retried after the backoff's delay for the key's run of failures.
+//! at once), and a failed or unfinished key comes back after its delay. Each turn runs in the
+//! controller's reconcile harness (`olm_runtime::harness`), whose error policy every controller
+//! follows: logged with the controller and the key, retried after the backoff's delay for the
+//! key's run of failures.
 
 use std::collections::{BTreeSet, HashSet};
 use std::future::Future;
@@ -13,19 +14,20 @@ use std::time::Duration;
 use futures::channel::mpsc;
 use futures::stream::FuturesUnordered;
 use futures::{SinkExt, Stream, StreamExt};
-use olm_k8s::retry::Failures;
+use olm_k8s::retry::Backoff;
 
-use crate::error::{Error, retry_delay};
+use crate::error::Error;
 use crate::lock;
 use olm_cluster::context::Shared;
+use olm_runtime::harness::Harness;
 use olm_runtime::metrics::Outcome;
 
 /// What one piece of work asks for: nothing more (`None`), or another turn after a delay.
 pub type Next = Option<Duration>;
 
 /// Works keys from `inputs` with `sync` until `stop` resolves, up to `workers` keys at once and
-/// never one key twice at once. Errors are logged and retried as every controller's are
-/// ([`retry_delay`], doing `name`); each turn is measured under `name`.
+/// never one key twice at once. Each turn runs in the harness of the controller `name`:
+/// measured under `name`, its errors logged and retried as every controller's are.
 ///
 /// Several at once because one key's turn may wait on the network (a Subscription's bundle
 /// pulled from a slow registry): with one worker, every other namespace of the cluster would
@@ -45,7 +47,11 @@ pub async fn run<S, F, Fut>(
     let (retry_tx, retry_rx) = mpsc::channel::<String>(256);
     let mut inputs = futures::stream::select(inputs, retry_rx.map(|k| vec![k]));
     let mut stop = std::pin::pin!(stop);
-    let failures = Failures::default();
+    let harness = Arc::new(Harness::new(
+        name,
+        Some(shared.metrics.clone()),
+        Backoff::DEFAULT,
+    ));
     // Keys with a turn already scheduled: one timer per key, however often it fails.
     let scheduled: Arc<Mutex<HashSet<String>>> = Arc::default();
     let mut keys = Keys::default();
@@ -57,10 +63,10 @@ pub async fn run<S, F, Fut>(
                 break;
             };
             let turn = sync(key.clone());
+            let harness = harness.clone();
             running.push(async move {
-                let started = std::time::Instant::now();
-                let result = turn.await;
-                (key, started.elapsed(), result)
+                let result = harness.reconcile(&key, turn, |_| Outcome::Success).await;
+                (key, result)
             });
         }
         if ended && running.is_empty() {
@@ -72,20 +78,11 @@ pub async fn run<S, F, Fut>(
                 Some(batch) => keys.arrive(batch),
                 None => ended = true,
             },
-            Some((key, took, result)) = running.next(), if !running.is_empty() => {
+            Some((key, result)) = running.next(), if !running.is_empty() => {
                 keys.finish(&key);
-                let outcome = if result.is_ok() {
-                    Outcome::Success
-                } else {
-                    Outcome::Error
-                };
-                shared.metrics.observe(name, outcome, took);
                 let delay = match result {
-                    Ok(next) => {
-                        failures.succeed(&key);
-                        next
-                    }
-                    Err(e) => Some(retry_delay(name, &key, None, &key, &e, &failures)),
+                    Ok(next) => next,
+                    Err(e) => Some(harness.retry(&key, name, &key, None, &e)),
                 };
                 if let Some(delay) = delay
                     && lock(&scheduled).insert(key.clone())

@@ -53,10 +53,11 @@ use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Resource, ResourceExt};
 use olm_api::{ClusterCatalog, ClusterExtension, ClusterExtensionStatus, ClusterObjectSet};
 use olm_extension::status::{self, Resolution, Stop, StopKind};
-use olm_k8s::retry::{Backoff, Failures};
+use olm_k8s::retry::Backoff;
 use olm_k8s::{
     CLEANUP_CONTENTMANAGER_CACHE_FINALIZER, CLEANUP_UNPACK_CACHE_FINALIZER, OWNER_KIND_LABEL,
 };
+use olm_runtime::harness::Harness;
 use serde_json::json;
 use tracing::{Instrument, debug, info, info_span, warn};
 
@@ -92,8 +93,8 @@ pub struct Ctx {
     /// The names of every CRD (metadata only): the upgrade-safety preflight reads only the
     /// CRDs that exist.
     pub crds: Store<PartialObjectMeta<CustomResourceDefinition>>,
-    /// Consecutive failures per extension, for the retry backoff.
-    failures: Failures,
+    /// The reconcile harness: metrics, and failures per extension for the retry backoff.
+    harness: Harness,
     /// The status last written per extension, for reconciles that run on a stale copy.
     written: Written<ClusterExtensionStatus>,
     /// True once both caches have listed. A store's own readiness wakes one waiter only, so one
@@ -190,6 +191,7 @@ pub async fn run_with(
             }
         }
     });
+    let harness = Harness::new(CONTROLLER, Some(shared.metrics.clone()), Backoff::DEFAULT);
     let ctx = Arc::new(Ctx {
         catalogs,
         bundles: Arc::new(Bundles::new(
@@ -201,7 +203,7 @@ pub async fn run_with(
         catalog_store: catalog_store.clone(),
         namespaces,
         crds,
-        failures: Failures::default(),
+        harness,
         written: Written::default(),
         ready,
     });
@@ -286,29 +288,24 @@ where
 
 /// Retries with a per-extension exponential backoff ([`Backoff::DEFAULT`]).
 fn error_policy(ext: Arc<ClusterExtension>, err: &Error, ctx: Arc<Ctx>) -> Action {
-    let name = ext.name_any();
-    let delay = Backoff::DEFAULT.delay(ctx.failures.fail(&name));
-    warn!(extension = %name, error = %err, retry_in = ?delay, "reconcile failed; retrying");
-    Action::requeue(delay)
+    ctx.harness.retry_object(
+        &ext.name_any(),
+        "reconciling the ClusterExtension",
+        &*ext,
+        err,
+    )
 }
 
 async fn reconcile(ext: Arc<ClusterExtension>, ctx: Arc<Ctx>) -> Result<Action, Error> {
     let name = ext.name_any();
-    let reconcile = ctx.shared.metrics.begin(CONTROLLER, name.clone());
     // Upstream's words at info: scripts and upstream's e2e suite read them in the leader's log.
     info!(extension = %name, "reconcile starting");
-    let result = reconcile_one(&ext, &ctx)
-        .instrument(info_span!("reconcile", extension = %name))
+    let work = reconcile_one(&ext, &ctx).instrument(info_span!("reconcile", extension = %name));
+    let result = ctx
+        .harness
+        .reconcile(&name, work, |_| Outcome::Success)
         .await;
     info!(extension = %name, "reconcile ending");
-    let outcome = match &result {
-        Ok(_) => {
-            ctx.failures.succeed(&name);
-            Outcome::Success
-        }
-        Err(_) => Outcome::Error,
-    };
-    reconcile.finish(outcome);
     result
 }
 

@@ -42,7 +42,7 @@ pub mod watches;
 use olm_runtime::watch::RecoveringExt as _;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use futures::StreamExt;
 use jiff::Timestamp;
@@ -56,8 +56,9 @@ use olm_api::{ClusterObjectSet, ClusterObjectSetStatus};
 use olm_extension::objectset::{
     self, Decision, Finalizer, Gvk, Input, Next, ObjectRef as Target, ResolvedPhase, Watch, Write,
 };
-use olm_k8s::retry::{Backoff, Failures};
+use olm_k8s::retry::Backoff;
 use olm_k8s::{OBJECT_DATA_SECRET_TYPE, SERVICE_ACCOUNT_ANNOTATION, TEARDOWN_FINALIZER};
+use olm_runtime::harness::Harness;
 use serde_json::{Map, Value, json};
 use tracing::{Instrument, debug, info, info_span, warn};
 
@@ -91,8 +92,8 @@ pub struct Ctx {
     secrets: Store<Secret>,
     /// Clients impersonating ServiceAccounts, by `<namespace>/<name>`.
     clients: Mutex<HashMap<String, Client>>,
-    /// Consecutive failures per revision.
-    failures: Failures,
+    /// The reconcile harness: metrics, and failures per revision for the retry backoff.
+    harness: Harness,
     /// Revisions whose one immediate retry past the progress deadline was used.
     past_deadline: Mutex<HashSet<String>>,
     /// The status last written per revision, for reconciles that run on a stale copy.
@@ -143,13 +144,14 @@ pub async fn run(
     .recovering("secrets (revision contents)");
     // Errors are logged by the recovery, which also paces the retries.
     let secret_task = tokio::spawn(secret_watch.for_each(|_| async {}));
+    let harness = Harness::new(CONTROLLER, Some(shared.metrics.clone()), Backoff::DEFAULT);
     let ctx = Arc::new(Ctx {
         watches: Watches::new(client, trigger_tx),
         revisions: controller.store(),
         secrets,
         shared,
         clients: Mutex::default(),
-        failures: Failures::default(),
+        harness,
         past_deadline: Mutex::default(),
         written: Written::default(),
     });
@@ -174,37 +176,33 @@ pub async fn run(
 fn error_policy(cos: Arc<ClusterObjectSet>, err: &Error, ctx: Arc<Ctx>) -> Action {
     let name = cos.name_any();
     let now = Timestamp::now();
-    let backoff = Backoff::DEFAULT.delay(ctx.failures.fail(&name));
     let past = objectset::deadline(&cos).is_some_and(|d| d <= now);
     let first_past = past && lock(&ctx.past_deadline).insert(name.clone());
-    let delay = objectset::error_backoff(&cos, now, backoff, first_past);
-    warn!(clusterobjectset = %name, error = %err, retry_in = ?delay, "reconcile failed; retrying");
+    let delay = ctx.harness.retry_adjusted(
+        &name,
+        "reconciling the ClusterObjectSet",
+        &name,
+        None,
+        err,
+        |backoff| objectset::error_backoff(&cos, now, backoff, first_past),
+    );
     Action::requeue(delay)
 }
 
 async fn reconcile(cos: Arc<ClusterObjectSet>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let started = Instant::now();
     let name = cos.name_any();
     // Upstream's words at info: scripts and upstream's e2e suite read them in the leader's log.
     info!(clusterobjectset = %name, "reconcile starting");
-    let result = reconcile_one(&cos, &ctx)
-        .instrument(info_span!("reconcile", clusterobjectset = %name))
-        .await;
-    info!(clusterobjectset = %name, "reconcile ending");
-    let outcome = match &result {
-        Ok(requeue) => {
-            ctx.failures.succeed(&name);
+    let work =
+        reconcile_one(&cos, &ctx).instrument(info_span!("reconcile", clusterobjectset = %name));
+    let result = ctx
+        .harness
+        .reconcile(&name, work, |requeue| {
             lock(&ctx.past_deadline).remove(&name);
             Outcome::of_requeue(*requeue)
-        }
-        Err(e) => {
-            warn!(clusterobjectset = %name, error = %e, "reconcile failed");
-            Outcome::Error
-        }
-    };
-    ctx.shared
-        .metrics
-        .observe(CONTROLLER, outcome, started.elapsed());
+        })
+        .await;
+    info!(clusterobjectset = %name, "reconcile ending");
     result.map(|requeue| match requeue {
         Some(d) => Action::requeue(d),
         None => Action::await_change(),

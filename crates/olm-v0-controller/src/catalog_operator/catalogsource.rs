@@ -30,7 +30,8 @@ use kube::api::{Api, DeleteParams, ListParams, PatchParams, PostParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::{self, ObjectRef};
 use kube::runtime::{WatchStreamExt as _, watcher};
-use olm_k8s::retry::Failures;
+use olm_k8s::retry::Backoff;
+use olm_runtime::harness::Harness;
 use olm_v0::catalogsource::pass::{self, Route};
 use olm_v0::catalogsource::{
     CATALOG_SOURCE_LABEL, POD_HASH_LABEL, PodInput, REGISTRY_SERVER_REASON,
@@ -66,7 +67,7 @@ const RUN_AS_USER: i64 = 1001;
 struct Ctx {
     shared: Arc<Shared>,
     index: Index,
-    failures: Failures,
+    harness: Harness,
     connections: Connections,
     wake: mpsc::Sender<ObjectRef<CatalogSource>>,
     /// Catalogs served by olm itself.
@@ -112,10 +113,15 @@ pub async fn run(
             }
         })
     };
+    let harness = Harness::new(
+        CATALOG_SOURCE_CONTROLLER,
+        Some(shared.metrics.clone()),
+        Backoff::DEFAULT,
+    );
     let ctx = Arc::new(Ctx {
         shared,
         index,
-        failures: Failures::default(),
+        harness,
         connections: connections.clone(),
         wake,
         in_process,
@@ -183,28 +189,19 @@ fn key(s: &CatalogSource) -> String {
 }
 
 fn error_policy(source: Arc<CatalogSource>, err: &Error, ctx: Arc<Ctx>) -> Action {
-    crate::error::retry_later(
-        &*source,
-        "reconciling the CatalogSource",
+    ctx.harness.retry_object(
         &key(&source),
+        "reconciling the CatalogSource",
+        &*source,
         err,
-        &ctx.failures,
     )
 }
 
 async fn reconcile(source: Arc<CatalogSource>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let started = std::time::Instant::now();
-    let result = sync(&source, &ctx).await;
-    let outcome = if result.is_ok() {
-        ctx.failures.succeed(&key(&source));
-        Outcome::Success
-    } else {
-        Outcome::Error
-    };
-    ctx.shared
-        .metrics
-        .observe(CATALOG_SOURCE_CONTROLLER, outcome, started.elapsed());
-    result.map(|poll| poll.map_or_else(Action::await_change, Action::requeue))
+    ctx.harness
+        .reconcile(&key(&source), sync(&source, &ctx), |_| Outcome::Success)
+        .await
+        .map(|poll| poll.map_or_else(Action::await_change, Action::requeue))
 }
 
 /// One pass: [`pass::start`] says how the source is served, the registry is made ready and its

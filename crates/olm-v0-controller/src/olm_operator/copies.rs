@@ -11,7 +11,6 @@
 use olm_runtime::watch::RecoveringExt as _;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
 
 use futures::StreamExt;
 use futures::channel::mpsc;
@@ -21,7 +20,8 @@ use kube::runtime::events::{Event as Recorded, EventType, Recorder};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher::{self, Event};
 use kube::{Resource, ResourceExt};
-use olm_k8s::retry::Failures;
+use olm_k8s::retry::Backoff;
+use olm_runtime::harness::Harness;
 use olm_v0::groups::NamespaceSet;
 use olm_v0_api::v1alpha1::{
     ClusterServiceVersion, ClusterServiceVersionPhase as Phase, ConditionReason,
@@ -49,7 +49,7 @@ const DEBOUNCE: std::time::Duration = std::time::Duration::from_secs(1);
 struct Ctx {
     shared: Arc<Shared>,
     index: Index,
-    failures: Failures,
+    harness: Harness,
     recorder: Recorder,
     /// Parents (by `namespace/name`) whose disabled-copies Event was recorded.
     disabled_events: Mutex<HashSet<String>>,
@@ -66,10 +66,15 @@ pub async fn run(
     stop: impl std::future::Future<Output = ()> + Send + Sync + 'static,
 ) {
     let recorder = crate::recorder(&shared.client);
+    let harness = Harness::new(
+        COPY_CONTROLLER,
+        Some(shared.metrics.clone()),
+        Backoff::DEFAULT,
+    );
     let ctx = Arc::new(Ctx {
         shared,
         index: index.clone(),
-        failures: Failures::default(),
+        harness,
         recorder,
         disabled_events: Mutex::default(),
         events_cleared: Mutex::default(),
@@ -97,18 +102,24 @@ fn key(csv: &ClusterServiceVersion) -> String {
 }
 
 fn error_policy(csv: Arc<ClusterServiceVersion>, err: &Error, ctx: Arc<Ctx>) -> Action {
-    crate::error::retry_later(&*csv, "keeping copied CSVs", &key(&csv), err, &ctx.failures)
+    ctx.harness
+        .retry_object(&key(&csv), "keeping copied CSVs", &*csv, err)
+}
+
+async fn reconcile(csv: Arc<ClusterServiceVersion>, ctx: Arc<Ctx>) -> Result<Action, Error> {
+    ctx.harness
+        .reconcile(&key(&csv), reconcile_one(&csv, &ctx), |_| Outcome::Success)
+        .await
 }
 
 /// Where the CSV's copies belong: every namespace its only group targets but its own, when the
 /// CSV is copiable (a phase, no membership failure, not being deleted) and copies are not
 /// disabled for it; nowhere otherwise — a CSV that is no member in good standing manages no
 /// other namespace (upstream leaves such copies until another rule removes them).
-async fn reconcile(csv: Arc<ClusterServiceVersion>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let started = Instant::now();
+async fn reconcile_one(csv: &Arc<ClusterServiceVersion>, ctx: &Arc<Ctx>) -> Result<Action, Error> {
     let namespace = csv.namespace().unwrap_or_default();
     let name = csv.name_any();
-    let (phase, reason) = crate::phase_and_reason(&csv);
+    let (phase, reason) = crate::phase_and_reason(csv);
     let uncopiable_reason = reason.is_some_and(olm_v0::status::uncopiable);
     // On its way to a settled phase, a CSV's copies are left as they are: each phase it passes
     // through would otherwise rewrite every copy (10,000 writes per step at 10,000 namespaces),
@@ -136,11 +147,11 @@ async fn reconcile(csv: Arc<ClusterServiceVersion>, ctx: Arc<Ctx>) -> Result<Act
                 .unwrap_or_default();
             let set = NamespaceSet::new(&targets);
             if olm_v0::copied::copies_disabled(ctx.index.copies_disabled(), &set) {
-                lock(&ctx.events_cleared).remove(&key(&csv));
-                disabled_event(&ctx, &csv).await;
+                lock(&ctx.events_cleared).remove(&key(csv));
+                disabled_event(ctx, csv).await;
                 Vec::new()
             } else {
-                if set.is_all_namespaces() && !delete_disabled_events(&ctx, &csv).await {
+                if set.is_all_namespaces() && !delete_disabled_events(ctx, csv).await {
                     events_failed = true;
                 }
                 let names: Vec<String> = ctx.index.namespaces().into_keys().collect();
@@ -150,7 +161,7 @@ async fn reconcile(csv: Arc<ClusterServiceVersion>, ctx: Arc<Ctx>) -> Result<Act
         }
         _ => Vec::new(),
     };
-    let mut synced = sync(&ctx.shared.client, &ctx.index, &csv, &wanted).await;
+    let mut synced = sync(&ctx.shared.client, &ctx.index, csv, &wanted).await;
     if let [group] = groups.as_slice()
         && !wanted.is_empty()
     {
@@ -163,19 +174,10 @@ async fn reconcile(csv: Arc<ClusterServiceVersion>, ctx: Arc<Ctx>) -> Result<Act
         if !NamespaceSet::new(&targets).is_all_namespaces() {
             let tenants: Vec<String> = targets.into_iter().filter(|t| wanted.contains(t)).collect();
             synced.failed +=
-                super::tenant::ensure(&ctx.shared.client, &ctx.index, &csv, &tenants).await;
+                super::tenant::ensure(&ctx.shared.client, &ctx.index, csv, &tenants).await;
         }
     }
-    let outcome = if synced.failed > 0 || events_failed {
-        Outcome::Error
-    } else {
-        ctx.failures.succeed(&key(&csv));
-        Outcome::Success
-    };
-    ctx.shared
-        .metrics
-        .observe(COPY_CONTROLLER, outcome, started.elapsed());
-    if let Err(e) = report(&ctx).await {
+    if let Err(e) = report(ctx).await {
         warn!(error = %e, "writing the OLMConfig status failed");
     }
     if synced.failed > 0 {

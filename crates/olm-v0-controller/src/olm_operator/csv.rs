@@ -38,7 +38,8 @@ use kube::runtime::controller::{self, Action, Controller};
 use kube::runtime::events::{Event, EventType, Recorder};
 use kube::runtime::reflector::ObjectRef;
 use kube::{Resource, ResourceExt};
-use olm_k8s::retry::Failures;
+use olm_k8s::retry::Backoff;
+use olm_runtime::harness::Harness;
 use olm_v0::groups::OperatorGroupView;
 use olm_v0::membership::{self, Verdict};
 use olm_v0::status::CsvStatus;
@@ -67,7 +68,7 @@ const CONCURRENCY: u16 = 8;
 struct Ctx {
     shared: Arc<Shared>,
     index: Index,
-    failures: Failures,
+    harness: Harness,
     recorder: Recorder,
     server_version: Option<String>,
     /// OperatorConditions (by uid) whose Role and RoleBinding this process applied.
@@ -93,10 +94,15 @@ pub async fn run(
         }
     };
     let recorder = crate::recorder(&shared.client);
+    let harness = Harness::new(
+        CSV_CONTROLLER,
+        Some(shared.metrics.clone()),
+        Backoff::DEFAULT,
+    );
     let ctx = Arc::new(Ctx {
         shared,
         index: index.clone(),
-        failures: Failures::default(),
+        harness,
         recorder,
         server_version,
         condition_rbac: Mutex::default(),
@@ -118,7 +124,8 @@ pub async fn run(
 }
 
 fn error_policy(csv: Arc<ClusterServiceVersion>, err: &Error, ctx: Arc<Ctx>) -> Action {
-    crate::error::retry_later(&*csv, "reconciling the CSV", &key(&csv), err, &ctx.failures)
+    ctx.harness
+        .retry_object(&key(&csv), "reconciling the CSV", &*csv, err)
 }
 
 fn key(csv: &ClusterServiceVersion) -> String {
@@ -127,22 +134,15 @@ fn key(csv: &ClusterServiceVersion) -> String {
 
 async fn reconcile(csv: Arc<ClusterServiceVersion>, ctx: Arc<Ctx>) -> Result<Action, Error> {
     let started = Instant::now();
-    let result = reconcile_one(&csv, &ctx)
-        .instrument(info_span!("reconcile", csv = %csv.name_any(), namespace = ?csv.namespace()))
+    let work = reconcile_one(&csv, &ctx)
+        .instrument(info_span!("reconcile", csv = %csv.name_any(), namespace = ?csv.namespace()));
+    let result = ctx
+        .harness
+        .reconcile(&key(&csv), work, |requeue| Outcome::of_requeue(*requeue))
         .await;
     if started.elapsed() > SLOW {
         warn!(csv = %csv.name_any(), namespace = ?csv.namespace(), took = ?started.elapsed(), "slow reconcile");
     }
-    let outcome = match &result {
-        Ok(requeue) => {
-            ctx.failures.succeed(&key(&csv));
-            Outcome::of_requeue(*requeue)
-        }
-        Err(_) => Outcome::Error,
-    };
-    ctx.shared
-        .metrics
-        .observe(CSV_CONTROLLER, outcome, started.elapsed());
     result.map(|requeue| match requeue {
         Some(d) => Action::requeue(d),
         None => Action::await_change(),

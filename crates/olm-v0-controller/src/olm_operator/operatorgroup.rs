@@ -20,7 +20,6 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
 
 use futures::channel::mpsc;
 use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
@@ -30,7 +29,8 @@ use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::ObjectRef;
 use kube::{Resource, ResourceExt};
-use olm_k8s::retry::Failures;
+use olm_k8s::retry::Backoff;
+use olm_runtime::harness::Harness;
 use olm_v0::apis::ApiSet;
 use olm_v0::membership::{PROVIDED_APIS_ANNOTATION, target_namespaces};
 use olm_v0::operatorgroup::{
@@ -51,7 +51,7 @@ use olm_runtime::metrics::Outcome;
 struct Ctx {
     shared: Arc<Shared>,
     index: Index,
-    failures: Failures,
+    harness: Harness,
     /// The APIs whose ClusterRoles were applied, by group uid.
     roles: Mutex<HashMap<String, ApiSet>>,
 }
@@ -63,10 +63,15 @@ pub async fn run(
     wake: mpsc::Receiver<ObjectRef<OperatorGroup>>,
     stop: impl std::future::Future<Output = ()> + Send + Sync + 'static,
 ) {
+    let harness = Harness::new(
+        GROUP_CONTROLLER,
+        Some(shared.metrics.clone()),
+        Backoff::DEFAULT,
+    );
     let ctx = Arc::new(Ctx {
         shared,
         index: index.clone(),
-        failures: Failures::default(),
+        harness,
         roles: Mutex::default(),
     });
     let controller = Controller::for_stream(nothing(), index.groups.clone()).reconcile_on(wake);
@@ -86,33 +91,18 @@ fn key(g: &OperatorGroup) -> String {
 }
 
 fn error_policy(g: Arc<OperatorGroup>, err: &Error, ctx: Arc<Ctx>) -> Action {
-    crate::error::retry_later(
-        &*g,
-        "reconciling the OperatorGroup",
-        &key(&g),
-        err,
-        &ctx.failures,
-    )
+    ctx.harness
+        .retry_object(&key(&g), "reconciling the OperatorGroup", &*g, err)
 }
 
 async fn reconcile(g: Arc<OperatorGroup>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let started = Instant::now();
-    let result = reconcile_one(&g, &ctx)
-        .instrument(
-            info_span!("reconcile", operatorgroup = %g.name_any(), namespace = ?g.namespace()),
-        )
-        .await;
-    let outcome = match &result {
-        Ok(()) => {
-            ctx.failures.succeed(&key(&g));
-            Outcome::Success
-        }
-        Err(_) => Outcome::Error,
-    };
-    ctx.shared
-        .metrics
-        .observe(GROUP_CONTROLLER, outcome, started.elapsed());
-    result.map(|()| Action::await_change())
+    let work = reconcile_one(&g, &ctx).instrument(
+        info_span!("reconcile", operatorgroup = %g.name_any(), namespace = ?g.namespace()),
+    );
+    ctx.harness
+        .reconcile(&key(&g), work, |()| Outcome::Success)
+        .await
+        .map(|()| Action::await_change())
 }
 
 /// `conditions` with `wanted` set (its transition time kept when the status is unchanged) or,

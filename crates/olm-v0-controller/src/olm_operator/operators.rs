@@ -13,7 +13,7 @@
 use olm_runtime::watch::RecoveringExt as _;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, RwLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use futures::channel::mpsc;
 use futures::{SinkExt, StreamExt};
@@ -29,7 +29,8 @@ use kube::runtime::WatchStreamExt;
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::watcher::{self, Event};
 use kube::{Resource, ResourceExt};
-use olm_k8s::retry::Failures;
+use olm_k8s::retry::Backoff;
+use olm_runtime::harness::Harness;
 use olm_v0::operator::{
     COMPONENT_KINDS, ComponentKind, ComponentRef, component_conditions, component_label_key,
     operator_names,
@@ -406,7 +407,7 @@ struct Ctx {
     shared: Arc<Shared>,
     index: Index,
     operators: Store<Operator>,
-    failures: Failures,
+    harness: Harness,
     retry: mpsc::Sender<Work>,
 }
 
@@ -465,11 +466,16 @@ pub async fn run(
             }
         }
     });
+    let harness = Harness::new(
+        OPERATOR_CONTROLLER,
+        Some(shared.metrics.clone()),
+        Backoff::DEFAULT,
+    );
     let ctx = Arc::new(Ctx {
         shared,
         index: index.clone(),
         operators: operators.clone(),
-        failures: Failures::default(),
+        harness,
         retry: work_tx,
     });
     let worker = async {
@@ -516,48 +522,51 @@ pub async fn run(
     tasks.abort_all();
 }
 
-/// Does one piece of work; a failure follows every controller's error policy
-/// ([`crate::error::retry_delay`]) and the work is sent again after its delay.
+/// Does one piece of work in the controller's harness; a failure follows the harness's error
+/// policy and the work is sent again after its delay.
 async fn work_off(ctx: &Arc<Ctx>, w: Work) {
-    let started = Instant::now();
-    let (key, result) = match &w {
-        Work::Operator(name) => (name.clone(), reconcile_operator(ctx, name).await),
-        Work::Adopt(ns, name) => (format!("{ns}/{name}"), adopt(ctx, ns, name).await),
+    let (key, doing, namespace, name) = match &w {
+        Work::Operator(name) => (
+            name.clone(),
+            "listing the Operator's components",
+            None,
+            name,
+        ),
+        Work::Adopt(ns, name) => (
+            format!("{ns}/{name}"),
+            "adopting the CSV's components",
+            Some(ns),
+            name,
+        ),
         Work::AdoptSubscription(ns, name) => (
             format!("subscription {ns}/{name}"),
-            adopt_subscription(ctx, ns, name).await,
+            "adopting the Subscription",
+            Some(ns),
+            name,
         ),
     };
-    let outcome = match result {
-        Ok(()) => {
-            ctx.failures.succeed(&key);
-            Outcome::Success
-        }
-        Err(e) => {
-            let (doing, namespace, name) = match &w {
-                Work::Operator(name) => ("listing the Operator's components", None, name),
-                Work::Adopt(ns, name) => ("adopting the CSV's components", Some(ns), name),
-                Work::AdoptSubscription(ns, name) => ("adopting the Subscription", Some(ns), name),
-            };
-            let delay = crate::error::retry_delay(
-                doing,
-                name,
-                namespace.map(String::as_str),
-                &key,
-                &e,
-                &ctx.failures,
-            );
-            let mut retry = ctx.retry.clone();
-            tokio::spawn(async move {
-                tokio::time::sleep(delay).await;
-                let _ = retry.send(w).await;
-            });
-            Outcome::Error
+    let work = async {
+        match &w {
+            Work::Operator(name) => reconcile_operator(ctx, name).await,
+            Work::Adopt(ns, name) => adopt(ctx, ns, name).await,
+            Work::AdoptSubscription(ns, name) => adopt_subscription(ctx, ns, name).await,
         }
     };
-    ctx.shared
-        .metrics
-        .observe(OPERATOR_CONTROLLER, outcome, started.elapsed());
+    let result = ctx
+        .harness
+        .reconcile(&key, work, |()| Outcome::Success)
+        .await;
+    if let Err(e) = result {
+        let delay = ctx
+            .harness
+            .retry(&key, doing, name, namespace.map(String::as_str), &e);
+        let mut retry = ctx.retry.clone();
+        let w = w.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(delay).await;
+            let _ = retry.send(w).await;
+        });
+    }
 }
 
 /// Lists the Operator `name`'s components in its status, creating the Operator when it has
