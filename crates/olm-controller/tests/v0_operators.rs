@@ -2356,7 +2356,27 @@ async fn subscribe_images(env: &Env, id: &str) -> Result<()> {
             })
     })
     .await?;
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    // Watched for three seconds: every write to the Subscription in that time is named.
+    let subscription = settle::namespaced(
+        settle::resource(
+            "operators.coreos.com",
+            "v1alpha1",
+            "Subscription",
+            "subscriptions",
+        ),
+        {
+            let ns = ns.to_owned();
+            move |n| n == ns
+        },
+    );
+    let writes =
+        settle::writes_during(&env.client, &[subscription], Duration::from_secs(3)).await?;
+    check_eq!(
+        writes,
+        settle::Writes::new(),
+        "a persistent unpack failure keeps rewriting the Subscription"
+    );
+    // And none between the refusal and the watch.
     let later = subscriptions_api(env, ns).get("cats").await?;
     check_eq!(
         later.resource_version(),

@@ -10,7 +10,10 @@
 
 use std::collections::BTreeMap;
 
-use olm_v0_api::v1alpha1::{CatalogSource, ExtractContentConfig, SecurityConfig, SourceType};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use olm_v0_api::v1alpha1::{
+    CatalogSource, ExtractContentConfig, RegistryServiceStatus, SecurityConfig, SourceType,
+};
 use serde_json::{Map, Value, json};
 
 use crate::operatorgroup::MANAGED_LABEL;
@@ -59,15 +62,6 @@ pub fn validate(source: &CatalogSource) -> Result<(), String> {
     }
 }
 
-/// The source's status as the API carries it: the status decisions edit it field by field and
-/// keep whatever they do not decide (`{}` when there is none).
-pub fn status_of(source: &CatalogSource) -> Map<String, Value> {
-    match source.status.as_ref().map(serde_json::to_value) {
-        Some(Ok(Value::Object(m))) => m,
-        _ => Map::new(),
-    }
-}
-
 fn name_of(source: &CatalogSource) -> &str {
     source.metadata.name.as_deref().unwrap_or_default()
 }
@@ -86,14 +80,14 @@ pub fn registry_address(source: &CatalogSource) -> String {
 }
 
 /// `status.registryService` of a registry served by the Service [`registry_service`] makes.
-pub fn registry_service_status(source: &CatalogSource, created_at: &str) -> Value {
-    json!({
-        "protocol": "grpc",
-        "serviceName": name_of(source).replace('.', "-"),
-        "serviceNamespace": namespace_of(source),
-        "port": PORT.to_string(),
-        "createdAt": created_at,
-    })
+pub fn registry_service_status(source: &CatalogSource, created_at: Time) -> RegistryServiceStatus {
+    RegistryServiceStatus {
+        protocol: Some("grpc".to_owned()),
+        service_name: Some(name_of(source).replace('.', "-")),
+        service_namespace: Some(namespace_of(source).to_owned()),
+        port: Some(PORT.to_string()),
+        created_at: Some(created_at),
+    }
 }
 
 /// A namespace's default `securityContextConfig`: `restricted` when the namespace enforces the
@@ -531,9 +525,9 @@ mod tests {
             validate(&with(json!({"sourceType": "helm"}))).unwrap_err(),
             "unknown sourcetype: helm"
         );
-        let status = registry_service_status(&with(json!({})), "2026-01-01T00:00:00Z");
-        assert_eq!(status["port"], "50051");
-        assert_eq!(status["protocol"], "grpc");
+        let status = registry_service_status(&with(json!({})), Time(jiff::Timestamp::UNIX_EPOCH));
+        assert_eq!(status.port.as_deref(), Some("50051"));
+        assert_eq!(status.protocol.as_deref(), Some("grpc"));
     }
 
     /// Upstream's `TestPullPolicy`.

@@ -17,14 +17,18 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use jiff::{SignedDuration, Timestamp};
+use jiff::SignedDuration;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use olm_bundle::bundle::{Bundle, BundleObject, PACKAGE_ANNOTATION};
 use olm_bundle::csv::ClusterServiceVersion;
 use olm_bundle::properties::{ObjectsMode, to_olm_bundle};
-use olm_v0_api::v1alpha1::CatalogSource;
+use olm_v0_api::v1alpha1::{
+    CatalogSource, CatalogSourceStatus, ConfigMapResourceReference, GrpcConnectionState,
+    RegistryServiceStatus,
+};
 use serde_json::{Map, Value, json};
 
-use crate::catalogsource::{REGISTRY_SERVER_REASON, registry_service_status, status_of};
+use crate::catalogsource::{REGISTRY_SERVER_REASON, registry_service_status};
 use crate::operatorgroup::MANAGED_LABEL;
 
 /// The data key of the CRD list.
@@ -510,8 +514,8 @@ pub enum Serving {
         key: String,
         /// Where: each version gets a registry of its own, on an address of its own.
         address: String,
-        /// When it started being served (RFC 3339).
-        since: String,
+        /// When it started being served.
+        since: Time,
     },
     /// The ConfigMap version `key` did not load; the status message.
     Failed {
@@ -529,8 +533,8 @@ pub struct Connection {
     pub address: String,
     /// gRPC's name of the state: `CONNECTING`, `READY` or `TRANSIENT_FAILURE`.
     pub observed: String,
-    /// When it last changed (RFC 3339, seconds).
-    pub since: String,
+    /// When it last changed (seconds).
+    pub since: Time,
 }
 
 /// What the shell does after writing the status.
@@ -553,7 +557,7 @@ pub enum Action {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Decision {
     /// The whole new `status`.
-    pub status: Value,
+    pub status: CatalogSourceStatus,
     /// What to do.
     pub action: Action,
 }
@@ -610,13 +614,20 @@ pub fn decide(
     lookup: &Lookup,
     serving: &Serving,
     connection: Option<&Connection>,
-    now: &str,
+    now: &Time,
 ) -> Decision {
     let mut decision = configmap_step(source, lookup, serving, now);
-    if let Value::Object(status) = &mut decision.status {
-        connection_state(status, serving, connection);
-    }
+    connection_state(&mut decision.status, serving, connection);
     decision
+}
+
+/// The status of a source whose ConfigMap could not be adopted ([`Action::Adopt`] failed): upstream's
+/// `ConfigMapError` with the API server's `message`.
+pub fn adopt_failed(status: &mut CatalogSourceStatus, message: &str) {
+    status.reason = Some(CONFIG_MAP_REASON.to_owned());
+    status.message = Some(format!(
+        "unable to write owner onto catalog source configmap - {message}"
+    ));
 }
 
 /// Steps 1–7 of [`decide`].
@@ -624,23 +635,20 @@ fn configmap_step(
     source: &CatalogSource,
     lookup: &Lookup,
     serving: &Serving,
-    now: &str,
+    now: &Time,
 ) -> Decision {
-    let mut status = status_of(source);
-    status.remove("reason");
-    status.remove("message");
+    let mut status = source.status.clone().unwrap_or_default();
+    status.reason = None;
+    status.message = None;
     let cm_name = source.spec.config_map.as_deref().unwrap_or_default();
     let meta = match lookup {
         Lookup::Failed(message) => {
-            status.insert("reason".into(), json!(CONFIG_MAP_REASON));
-            status.insert(
-                "message".into(),
-                json!(format!(
-                    "failed to get catalog config map {cm_name}: {message}"
-                )),
-            );
+            status.reason = Some(CONFIG_MAP_REASON.to_owned());
+            status.message = Some(format!(
+                "failed to get catalog config map {cm_name}: {message}"
+            ));
             return Decision {
-                status: Value::Object(status),
+                status,
                 action: Action::None,
             };
         }
@@ -663,56 +671,47 @@ fn configmap_step(
             patch["metadata"]["labels"] = json!({MANAGED_LABEL: "false"});
         }
         return Decision {
-            status: Value::Object(status),
+            status,
             action: Action::Adopt(patch),
         };
     }
-    let recorded = status.get("configMapReference");
+    let recorded = status.config_map_resource.as_ref();
     let matches = recorded.is_some_and(|r| {
-        r["uid"].as_str() == Some(meta.uid.as_str())
-            && r["resourceVersion"].as_str() == Some(meta.resource_version.as_str())
+        r.uid.as_deref() == Some(meta.uid.as_str())
+            && r.resource_version.as_deref() == Some(meta.resource_version.as_str())
     });
     if !matches {
         // Each recording is later than the one it replaces (see [`later_than`]).
-        let updated = match recorded.and_then(|r| r["lastUpdateTime"].as_str()) {
+        let updated = match recorded.and_then(|r| r.last_update_time.as_ref()) {
             Some(before) => later_than(now, before),
-            None => now.to_owned(),
+            None => now.clone(),
         };
-        status.insert(
-            "configMapReference".into(),
-            json!({
-                "name": meta.name,
-                "namespace": meta.namespace,
-                "uid": meta.uid,
-                "resourceVersion": meta.resource_version,
-                "lastUpdateTime": updated,
-            }),
-        );
+        status.config_map_resource = Some(ConfigMapResourceReference {
+            name: meta.name.clone(),
+            namespace: meta.namespace.clone(),
+            uid: Some(meta.uid.clone()),
+            resource_version: Some(meta.resource_version.clone()),
+            last_update_time: Some(updated),
+        });
         return Decision {
-            status: Value::Object(status),
+            status,
             action: Action::None,
         };
     }
     let key = serving_key(&meta.uid, &meta.resource_version);
     let action = match serving {
         Serving::Served { key: k, since, .. } if *k == key => {
-            status.insert(
-                "registryService".into(),
-                registry_service_status(source, since),
-            );
+            status.registry_service_status = Some(registry_service_status(source, since.clone()));
             Action::None
         }
         Serving::Failed { key: k, message } if *k == key => {
-            status.insert("reason".into(), json!(REGISTRY_SERVER_REASON));
-            status.insert("message".into(), json!(message));
+            status.reason = Some(REGISTRY_SERVER_REASON.to_owned());
+            status.message = Some(message.clone());
             Action::None
         }
         _ => Action::Build { key },
     };
-    Decision {
-        status: Value::Object(status),
-        action,
-    }
+    Decision { status, action }
 }
 
 /// Step 8 of [`decide`]: `status.connectionState` of a ConfigMap source.
@@ -729,55 +728,59 @@ fn configmap_step(
 /// at most a second ahead of the clock; never behind the recording; and the same on every pass,
 /// so it does not make a rewrite loop.
 fn connection_state(
-    status: &mut Map<String, Value>,
+    status: &mut CatalogSourceStatus,
     serving: &Serving,
     connection: Option<&Connection>,
 ) {
     let (key, address) = match serving {
         Serving::Served { key, address, .. } => (key, address),
         Serving::Nothing | Serving::Failed { .. } => {
-            status.remove("connectionState");
+            status.grpc_connection_state = None;
             return;
         }
     };
     let Some(c) = connection.filter(|c| c.address == *address) else {
         return;
     };
-    let reference = status.get("configMapReference");
+    let reference = status.config_map_resource.as_ref();
     let recorded = reference.map(|r| {
         serving_key(
-            r["uid"].as_str().unwrap_or_default(),
-            r["resourceVersion"].as_str().unwrap_or_default(),
+            r.uid.as_deref().unwrap_or_default(),
+            r.resource_version.as_deref().unwrap_or_default(),
         )
     });
-    let last_connect = match reference.and_then(|r| r["lastUpdateTime"].as_str()) {
+    let last_connect = match reference.and_then(|r| r.last_update_time.as_ref()) {
         Some(updated) if recorded.as_ref() == Some(key) => later_than(&c.since, updated),
         _ => c.since.clone(),
     };
-    status.insert(
-        "connectionState".into(),
-        json!({"address": c.address, "lastObservedState": c.observed, "lastConnect": last_connect}),
-    );
+    status.grpc_connection_state = Some(GrpcConnectionState {
+        address: Some(c.address.clone()),
+        last_observed_state: c.observed.clone(),
+        last_connect_time: Some(last_connect),
+    });
 }
 
-/// `since`, or the second after `updated` when `since` is not later (times as the API server
-/// writes them); `since` as it is when either does not parse.
-fn later_than(since: &str, updated: &str) -> String {
-    let (Ok(s), Ok(u)) = (since.parse::<Timestamp>(), updated.parse::<Timestamp>()) else {
-        return since.to_owned();
-    };
-    match u.checked_add(SignedDuration::from_secs(1)) {
-        Ok(next) if s < next => next.to_string(),
-        _ => since.to_owned(),
+/// `since`, or the second after `updated` when `since` is not later.
+fn later_than(since: &Time, updated: &Time) -> Time {
+    match updated.0.checked_add(SignedDuration::from_secs(1)) {
+        Ok(next) if since.0 < next => Time(next),
+        _ => since.clone(),
     }
 }
 
 /// `status.registryService` of an address source: upstream's address reconciler records only
 /// the protocol and when it first looked (`createdAt`), and keeps what is there.
-pub fn address_registry_service(current: Option<&Value>, now: &str) -> Value {
+pub fn address_registry_service(
+    current: Option<&RegistryServiceStatus>,
+    now: &Time,
+) -> RegistryServiceStatus {
     match current {
-        Some(v) if v.is_object() => v.clone(),
-        _ => json!({"protocol": "grpc", "createdAt": now}),
+        Some(v) => v.clone(),
+        None => RegistryServiceStatus {
+            protocol: Some("grpc".to_owned()),
+            created_at: Some(now.clone()),
+            ..RegistryServiceStatus::default()
+        },
     }
 }
 
@@ -790,6 +793,19 @@ mod tests {
     //! rebuilds the registry), with olm's own small catalog in place of upstream's example file.
 
     use super::*;
+
+    /// A time as the API writes it.
+    fn time(text: &str) -> Time {
+        Time(
+            text.parse()
+                .unwrap_or_else(|e| panic!("a test time {text}: {e}")),
+        )
+    }
+
+    /// A status as the API carries it.
+    fn json_of(status: &CatalogSourceStatus) -> Value {
+        serde_json::to_value(status).unwrap_or_else(|e| panic!("a status: {e}"))
+    }
 
     const CRDS: &str = r#"
 - apiVersion: apiextensions.k8s.io/v1
@@ -1156,7 +1172,7 @@ mod tests {
         let served = Serving::Served {
             key: key.clone(),
             address: "127.0.0.1:2".into(),
-            since: NOW.into(),
+            since: time(NOW),
         };
         let service = json!({"protocol": "grpc", "serviceName": "cool-catalog",
             "serviceNamespace": "cool-namespace", "port": "50051", "createdAt": NOW});
@@ -1207,7 +1223,7 @@ mod tests {
                 Serving::Served {
                     key: serving_key("cm-uid", "old"),
                     address: "127.0.0.1:1".into(),
-                    since: NOW.into(),
+                    since: time(NOW),
                 },
                 json!({"configMapReference": reference(), "registryService": service}),
                 Action::None,
@@ -1222,8 +1238,8 @@ mod tests {
             ),
         ];
         for (name, status, lookup, serving, want, action) in table {
-            let d = decide(&source(status), &lookup, &serving, None, NOW);
-            assert_eq!(d.status, want, "{name}");
+            let d = decide(&source(status), &lookup, &serving, None, &time(NOW));
+            assert_eq!(json_of(&d.status), want, "{name}");
             assert_eq!(d.action, action, "{name}");
         }
     }
@@ -1241,12 +1257,12 @@ mod tests {
         let served = |key: &str, address: &str| Serving::Served {
             key: key.into(),
             address: address.into(),
-            since: NOW.into(),
+            since: time(NOW),
         };
         let connection = |address: &str, observed: &str, since: &str| Connection {
             address: address.into(),
             observed: observed.into(),
-            since: since.into(),
+            since: time(since),
         };
         let state = |address: &str, observed: &str, last: &str| json!({"address": address, "lastObservedState": observed, "lastConnect": last});
         let old = state("127.0.0.1:1", "READY", EARLIER);
@@ -1303,9 +1319,9 @@ mod tests {
                 &Lookup::Found(adopted()),
                 &serving,
                 connection.as_ref(),
-                NOW,
+                &time(NOW),
             );
-            assert_eq!(d.status, want, "{name}");
+            assert_eq!(json_of(&d.status), want, "{name}");
             assert_eq!(d.action, Action::None, "{name}");
         }
     }
@@ -1348,10 +1364,10 @@ mod tests {
                 &Lookup::Found(adopted()),
                 &Serving::Nothing,
                 None,
-                NOW,
+                &time(NOW),
             );
             assert_eq!(
-                d.status["configMapReference"],
+                json_of(&d.status)["configMapReference"],
                 with_time("resource-version", want),
                 "{name}"
             );
@@ -1370,9 +1386,9 @@ mod tests {
             &Lookup::Found(cm),
             &Serving::Nothing,
             None,
-            NOW,
+            &time(NOW),
         );
-        assert_eq!(d.status, json!({}));
+        assert_eq!(json_of(&d.status), json!({}));
         assert_eq!(
             d.action,
             Action::Adopt(json!({"metadata": {
@@ -1386,14 +1402,33 @@ mod tests {
         );
     }
 
+    /// syncConfigMap's words when the owner reference cannot be written.
+    #[test]
+    fn an_adoption_that_fails_says_so() {
+        let mut status = CatalogSourceStatus::default();
+        adopt_failed(&mut status, "configmaps \"cool-configmap\" is forbidden");
+        assert_eq!(status.reason.as_deref(), Some("ConfigMapError"));
+        assert_eq!(
+            status.message.as_deref(),
+            Some(
+                "unable to write owner onto catalog source configmap - configmaps \"cool-configmap\" is forbidden"
+            )
+        );
+    }
+
     /// The address reconciler's `EnsureRegistryServer`: protocol and first look only.
     #[test]
     fn address_sources_record_protocol_and_creation() {
+        let now = time(NOW);
+        let fresh = address_registry_service(None, &now);
         assert_eq!(
-            address_registry_service(None, NOW),
+            serde_json::to_value(&fresh).unwrap_or_default(),
             json!({"protocol": "grpc", "createdAt": NOW})
         );
-        let kept = json!({"protocol": "grpc", "createdAt": "earlier"});
-        assert_eq!(address_registry_service(Some(&kept), NOW), kept);
+        let kept = RegistryServiceStatus {
+            created_at: Some(time("2018-01-26T20:00:00Z")),
+            ..fresh
+        };
+        assert_eq!(address_registry_service(Some(&kept), &now), kept);
     }
 }

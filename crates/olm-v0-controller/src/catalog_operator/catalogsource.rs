@@ -25,6 +25,7 @@ use std::time::Duration;
 use futures::StreamExt;
 use futures::channel::mpsc;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, ListParams, PatchParams, PostParams};
 use kube::runtime::controller::{Action, Controller};
@@ -34,16 +35,15 @@ use olm_k8s::retry::Backoff;
 use olm_runtime::harness::Harness;
 use olm_v0::catalogsource::pass::{self, Route};
 use olm_v0::catalogsource::{
-    CATALOG_SOURCE_LABEL, POD_HASH_LABEL, PodInput, REGISTRY_SERVER_REASON,
-    grpc_server_network_policy, namespace_security, registry_pod, registry_service,
-    registry_service_account, status_of,
+    CATALOG_SOURCE_LABEL, POD_HASH_LABEL, PodInput, grpc_server_network_policy, namespace_security,
+    registry_pod, registry_service, registry_service_account,
 };
 use olm_v0::configmapsource::{self, Lookup, Serving};
 use olm_v0::registrypoll::{
     NOT_READY_REQUEUE, PodFacts, Poll, UPDATE_LABEL, UpdateStep, promoted_labels, update_pod,
     update_step,
 };
-use olm_v0_api::v1alpha1::CatalogSource;
+use olm_v0_api::v1alpha1::{CatalogSource, CatalogSourceStatus};
 use serde_json::{Value, json};
 use tracing::{info, warn};
 
@@ -208,13 +208,13 @@ async fn reconcile(source: Arc<CatalogSource>, ctx: Arc<Ctx>) -> Result<Action, 
 /// address watched as that says, and [`pass::conclude`] says what the status is then.
 /// `Some(interval)` when the source's image is polled.
 async fn sync(source: &CatalogSource, ctx: &Ctx) -> Result<Option<Duration>, Error> {
-    let current = Value::Object(status_of(source));
+    let current = source.status.clone().unwrap_or_default();
     let k = key(source);
     let start = pass::start(source);
     let address = match &start.route {
         Route::Invalid => {
             ctx.connections.forget(&k);
-            return write_status(ctx, source, &current, Value::Object(start.status))
+            return write_status(ctx, source, &current, start.status)
                 .await
                 .map(|()| None);
         }
@@ -224,10 +224,10 @@ async fn sync(source: &CatalogSource, ctx: &Ctx) -> Result<Option<Duration>, Err
         Route::InProcess { image } => match ctx.in_process.ensure(&k, image).await {
             Ok((address, _)) => Some(address),
             Err(e) => {
-                let now = crate::now().0.to_string();
+                let now = crate::now();
                 let found = found(Err(&e), None, false, &now);
                 let status = pass::conclude(source, &start, &found);
-                write_status(ctx, source, &current, Value::Object(status)).await?;
+                write_status(ctx, source, &current, status).await?;
                 return Err(Error::Retry(e));
             }
         },
@@ -246,10 +246,9 @@ async fn sync(source: &CatalogSource, ctx: &Ctx) -> Result<Option<Duration>, Err
         now: std::time::SystemTime::from(now.0),
         last: start
             .status
-            .get("latestImageRegistryPoll")
-            .and_then(Value::as_str)
-            .and_then(|t| t.parse::<jiff::Timestamp>().ok())
-            .map(std::time::SystemTime::from),
+            .latest_image_registry_poll
+            .as_ref()
+            .map(|t| std::time::SystemTime::from(t.0)),
         created: source
             .metadata
             .creation_timestamp
@@ -257,7 +256,7 @@ async fn sync(source: &CatalogSource, ctx: &Ctx) -> Result<Option<Duration>, Err
             .map_or(std::time::SystemTime::from(now.0), |t| {
                 std::time::SystemTime::from(t.0)
             }),
-        stamp: now.0.to_string(),
+        stamp: now,
     };
     let poll_due = start.poll.as_ref().is_some_and(|p| times.due(p));
     match &start.route {
@@ -267,7 +266,7 @@ async fn sync(source: &CatalogSource, ctx: &Ctx) -> Result<Option<Duration>, Err
             let found = found(Ok(()), connection.as_ref(), poll_due, &times.stamp);
             let status = pass::conclude(source, &start, &found);
             let next = start.poll.as_ref().map(|p| times.resync(p, &status));
-            write_status(ctx, source, &current, Value::Object(status)).await?;
+            write_status(ctx, source, &current, status).await?;
             Ok(next)
         }
         Route::Pod { .. } => match ensure_registry(ctx, source).await {
@@ -275,26 +274,26 @@ async fn sync(source: &CatalogSource, ctx: &Ctx) -> Result<Option<Duration>, Err
                 let found = found(Ok(()), connection.as_ref(), false, &times.stamp);
                 let mut status = pass::conclude(source, &start, &found);
                 let Some(poll) = &start.poll else {
-                    return write_status(ctx, source, &current, Value::Object(status))
+                    return write_status(ctx, source, &current, status)
                         .await
                         .map(|()| None);
                 };
                 let polled = poll_registry(ctx, source, poll, &serving, &times, &mut status).await;
-                write_status(ctx, source, &current, Value::Object(status)).await?;
+                write_status(ctx, source, &current, status).await?;
                 polled.map(Some)
             }
             Err(e) => {
                 let message = e.to_string();
                 let found = found(Err(&message), connection.as_ref(), false, &times.stamp);
                 let status = pass::conclude(source, &start, &found);
-                write_status(ctx, source, &current, Value::Object(status)).await?;
+                write_status(ctx, source, &current, status).await?;
                 Err(e)
             }
         },
         Route::Address { .. } | Route::Invalid | Route::ConfigMap => {
             let found = found(Ok(()), connection.as_ref(), false, &times.stamp);
             let status = pass::conclude(source, &start, &found);
-            write_status(ctx, source, &current, Value::Object(status))
+            write_status(ctx, source, &current, status)
                 .await
                 .map(|()| None)
         }
@@ -306,7 +305,7 @@ fn found<'a>(
     registry: Result<(), &'a str>,
     connection: Option<&'a configmapsource::Connection>,
     poll_due: bool,
-    now: &'a str,
+    now: &'a Time,
 ) -> pass::Found<'a> {
     pass::Found {
         registry,
@@ -320,7 +319,11 @@ fn found<'a>(
 /// [`configmapsource::decide`] say what to do, do it, and write the status. A build is
 /// followed by a second decision in the same pass (which then finds the catalog served or
 /// failed), so a new ConfigMap version is served and reported in one pass.
-async fn sync_config_map(ctx: &Ctx, source: &CatalogSource, current: &Value) -> Result<(), Error> {
+async fn sync_config_map(
+    ctx: &Ctx,
+    source: &CatalogSource,
+    current: &CatalogSourceStatus,
+) -> Result<(), Error> {
     let namespace = source.namespace().unwrap_or_default();
     let name = source.spec.config_map.as_deref().unwrap_or_default();
     let k = key(source);
@@ -369,7 +372,7 @@ async fn sync_config_map(ctx: &Ctx, source: &CatalogSource, current: &Value) -> 
             },
         };
         let connection = ctx.connections.view(&k);
-        let now = crate::now().0.to_string();
+        let now = crate::now();
         let decision =
             configmapsource::decide(source, &lookup, &serving, connection.as_ref(), &now);
         let mut status = decision.status;
@@ -411,17 +414,10 @@ async fn sync_config_map(ctx: &Ctx, source: &CatalogSource, current: &Value) -> 
                     // Changed meanwhile: that change wakes the next pass.
                     Err(kube::Error::Api(s)) if s.code == 409 || s.code == 404 => {}
                     Err(e) => {
-                        let obj = status.as_object_mut();
-                        if let Some(obj) = obj {
-                            obj.insert("reason".into(), json!(configmapsource::CONFIG_MAP_REASON));
-                            obj.insert(
-                                "message".into(),
-                                json!(format!(
-                                    "unable to write owner onto catalog source configmap - {}",
-                                    olm_runtime::api_error::message(&e)
-                                )),
-                            );
-                        }
+                        configmapsource::adopt_failed(
+                            &mut status,
+                            &olm_runtime::api_error::message(&e),
+                        );
                         write_status(ctx, source, current, status).await?;
                         return Err(e.into());
                     }
@@ -465,7 +461,7 @@ struct PollTimes {
     last: Option<std::time::SystemTime>,
     created: std::time::SystemTime,
     /// `now` as `status.latestImageRegistryPoll` is written.
-    stamp: String,
+    stamp: Time,
 }
 
 impl PollTimes {
@@ -474,8 +470,8 @@ impl PollTimes {
     }
 
     /// When to look again, counting from the poll time in `status` (just stamped or not).
-    fn resync(&self, poll: &Poll, status: &serde_json::Map<String, Value>) -> Duration {
-        let last = if status.get("latestImageRegistryPoll") == Some(&json!(self.stamp)) {
+    fn resync(&self, poll: &Poll, status: &CatalogSourceStatus) -> Duration {
+        let last = if status.latest_image_registry_poll.as_ref() == Some(&self.stamp) {
             Some(self.now)
         } else {
             self.last
@@ -492,7 +488,7 @@ async fn poll_registry(
     poll: &Poll,
     serving: &[PodFacts],
     times: &PollTimes,
-    status: &mut serde_json::Map<String, Value>,
+    status: &mut CatalogSourceStatus,
 ) -> Result<Duration, Error> {
     let namespace = source.namespace().unwrap_or_default();
     let name = source.name_any();
@@ -510,23 +506,22 @@ async fn poll_registry(
         grace_period_seconds: Some(seconds),
         ..DeleteParams::default()
     };
+    // A poll that settles clears the last one's failure whatever the I/O below does; a started
+    // or failed update Pod is marked once its Pod was made or removed.
     if matches!(
         step,
         UpdateStep::Promote { .. } | UpdateStep::Discard { .. }
-    ) && status.get("reason").and_then(Value::as_str) == Some(REGISTRY_SERVER_REASON)
-    {
-        // This poll settles: the last one's failure is no longer news.
-        status.remove("reason");
-        status.remove("message");
+    ) {
+        pass::polled(status, &step, &times.stamp);
     }
-    match step {
+    match &step {
         UpdateStep::Create => {
             let pod = update_pod(desired_pod(ctx, source, &namespace, &name).await?, &name);
             let typed: Pod =
                 serde_json::from_value(pod).map_err(|e| Error::Retry(e.to_string()))?;
             let created = pods.create(&post_params(), &typed).await?;
             info!(catalogsource = %name, namespace = %namespace, pod = %created.name_any(), "catalog update poll: started an update pod");
-            status.insert("latestImageRegistryPoll".into(), json!(times.stamp));
+            pass::polled(status, &step, &times.stamp);
             return Ok(NOT_READY_REQUEUE);
         }
         UpdateStep::Wait { pod } => {
@@ -534,26 +529,25 @@ async fn poll_registry(
             return Ok(NOT_READY_REQUEUE);
         }
         UpdateStep::Failed { pod, message } => {
-            delete_pod(&pods, &pod, &grace(1)).await?;
-            status.insert("reason".into(), json!(REGISTRY_SERVER_REASON));
-            status.insert("message".into(), json!(message));
-            return Err(Error::Retry(message));
+            delete_pod(&pods, pod, &grace(1)).await?;
+            pass::polled(status, &step, &times.stamp);
+            return Err(Error::Retry(message.clone()));
         }
         UpdateStep::Promote { pod, retire } => {
             pods.patch(
-                &pod,
+                pod,
                 &PatchParams::default(),
                 &kube::api::Patch::Merge(json!({"metadata": {"labels": promoted_labels(&name)}})),
             )
             .await?;
             info!(catalogsource = %name, namespace = %namespace, pod = %pod, "catalog image changed: the update pod serves the catalog now");
             for old in retire {
-                delete_pod(&pods, &old, &grace(1)).await?;
+                delete_pod(&pods, old, &grace(1)).await?;
             }
         }
         UpdateStep::Discard { pods: discarded } => {
             for old in discarded {
-                delete_pod(&pods, &old, &grace(1)).await?;
+                delete_pod(&pods, old, &grace(1)).await?;
             }
         }
         UpdateStep::Idle => {}
@@ -677,11 +671,13 @@ async fn ensure_registry(ctx: &Ctx, source: &CatalogSource) -> Result<Vec<PodFac
 async fn write_status(
     ctx: &Ctx,
     source: &CatalogSource,
-    current: &Value,
-    mut status: Value,
+    current: &CatalogSourceStatus,
+    status: CatalogSourceStatus,
 ) -> Result<(), Error> {
+    let current = serde_json::to_value(current)?;
+    let mut status = serde_json::to_value(&status)?;
     olm_k8s::bound_status_messages(&mut status);
-    let Some(patch) = olm_k8s::patch::merge_patch(current, &status) else {
+    let Some(patch) = olm_k8s::patch::merge_patch(&current, &status) else {
         return Ok(());
     };
     let api: Api<CatalogSource> = Api::namespaced(

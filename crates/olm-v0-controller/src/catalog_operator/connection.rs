@@ -20,6 +20,7 @@ use std::time::Duration;
 
 use futures::SinkExt;
 use futures::channel::mpsc;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::runtime::reflector::ObjectRef;
 use olm_k8s::retry::Backoff;
 use olm_v0_api::v1alpha1::CatalogSource;
@@ -37,8 +38,8 @@ pub struct State {
     pub address: String,
     /// gRPC's name of the state: `CONNECTING`, `READY` or `TRANSIENT_FAILURE`.
     pub observed: &'static str,
-    /// When it last changed (RFC 3339, seconds).
-    pub since: String,
+    /// When it last changed (seconds).
+    pub since: Time,
 }
 
 struct Prober {
@@ -145,10 +146,6 @@ impl Connections {
     }
 }
 
-fn now() -> String {
-    crate::now().0.to_string()
-}
-
 /// What one connection task works with.
 struct Probe {
     key: String,
@@ -188,7 +185,7 @@ async fn watch(probe: Probe, mut wake: mpsc::Sender<ObjectRef<CatalogSource>>) {
                     State {
                         address: address.clone(),
                         observed,
-                        since: now(),
+                        since: crate::now(),
                     },
                 );
             }

@@ -16,6 +16,7 @@
 //! built from the ConfigMap ([`olm_v0::configmapsource`]) and served by [`InProcess::serve`],
 //! where upstream runs a `configmap-server` Pod.
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -28,8 +29,8 @@ struct Served {
     digest: String,
     address: String,
     stop: tokio::sync::oneshot::Sender<()>,
-    /// When it started being served (RFC 3339).
-    since: String,
+    /// When it started being served.
+    since: Time,
 }
 
 /// Every catalog served in process, by `namespace/name`.
@@ -120,7 +121,7 @@ impl InProcess {
                 digest: version.to_owned(),
                 address: address.clone(),
                 stop,
-                since: crate::now().0.to_string(),
+                since: crate::now(),
             },
         );
         if let Some(old) = old {
@@ -130,7 +131,7 @@ impl InProcess {
     }
 
     /// What is served for `key`: the content version, the address and since when.
-    pub fn serving(&self, key: &str) -> Option<(String, String, String)> {
+    pub fn serving(&self, key: &str) -> Option<(String, String, Time)> {
         lock(&self.served)
             .get(key)
             .map(|s| (s.digest.clone(), s.address.clone(), s.since.clone()))

@@ -31,16 +31,14 @@
 //! Caveat: an in-process catalog that could not be served keeps the `connectionState` it had:
 //! the shell does not dial an address it does not have.
 
-use olm_v0_api::v1alpha1::{CatalogSource, SourceType};
-use serde_json::{Map, Value, json};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use olm_v0_api::v1alpha1::{CatalogSource, CatalogSourceStatus, GrpcConnectionState, SourceType};
 
 use super::{
     REGISTRY_SERVER_REASON, SPEC_INVALID_REASON, registry_address, registry_service_status,
-    status_of,
 };
 use crate::configmapsource::{Connection, address_registry_service};
-use crate::registrypoll::{INVALID_INTERVAL_REASON, Poll, poll, reports_failed_poll};
-
+use crate::registrypoll::{INVALID_INTERVAL_REASON, Poll, UpdateStep, poll, reports_failed_poll};
 /// The annotation (value `"true"`) that asks olm to serve a `grpc` source's image itself rather
 /// than in a registry Pod: olm pulls the catalog image and serves it from its own process.
 pub const SERVE_IN_PROCESS_ANNOTATION: &str = "olm.operatorframework.io/serve-in-process";
@@ -75,16 +73,16 @@ pub struct Start {
     /// How the source is served.
     pub route: Route,
     /// Steps 1–3's status.
-    pub status: Map<String, Value>,
+    pub status: CatalogSourceStatus,
     /// `spec.updateStrategy.registryPoll` of a source with an image, when it has one.
     pub poll: Option<Poll>,
 }
 
 /// Steps 1–4 of the flow.
 pub fn start(source: &CatalogSource) -> Start {
-    let mut status = status_of(source);
+    let mut status = source.status.clone().unwrap_or_default();
     if let Err(message) = super::validate(source) {
-        status.remove("connectionState");
+        status.grpc_connection_state = None;
         set_reason(&mut status, SPEC_INVALID_REASON, &message);
         return Start {
             route: Route::Invalid,
@@ -130,20 +128,19 @@ pub struct Found<'a> {
     pub connection: Option<&'a Connection>,
     /// Whether a poll of an in-process catalog was due this pass (it re-resolved the tag).
     pub poll_due: bool,
-    /// The time of the pass, as the API server writes times.
-    pub now: &'a str,
+    /// The time of the pass.
+    pub now: &'a Time,
 }
 
 /// Step 5 of the flow: the status to write.
-pub fn conclude(source: &CatalogSource, start: &Start, found: &Found<'_>) -> Map<String, Value> {
+pub fn conclude(source: &CatalogSource, start: &Start, found: &Found<'_>) -> CatalogSourceStatus {
     let mut status = start.status.clone();
-    let created = |status: &Map<String, Value>| {
+    let created = |status: &CatalogSourceStatus| {
         status
-            .get("registryService")
-            .and_then(|r| r.get("createdAt"))
-            .and_then(Value::as_str)
-            .unwrap_or(found.now)
-            .to_owned()
+            .registry_service_status
+            .as_ref()
+            .and_then(|r| r.created_at.clone())
+            .unwrap_or_else(|| found.now.clone())
     };
     match &start.route {
         Route::Invalid | Route::ConfigMap => {}
@@ -154,16 +151,18 @@ pub fn conclude(source: &CatalogSource, start: &Start, found: &Found<'_>) -> Map
             }
             clear_reason(&mut status, REGISTRY_SERVER_REASON);
             connection_state(&mut status, found.connection);
-            let service = registry_service_status(source, &created(&status));
-            status.insert("registryService".into(), service);
+            status.registry_service_status =
+                Some(registry_service_status(source, created(&status)));
             if start.poll.is_some() && found.poll_due {
-                status.insert("latestImageRegistryPoll".into(), json!(found.now));
+                status.latest_image_registry_poll = Some(found.now.clone());
             }
         }
         Route::Address { .. } => {
             connection_state(&mut status, found.connection);
-            let service = address_registry_service(status.get("registryService"), found.now);
-            status.insert("registryService".into(), service);
+            status.registry_service_status = Some(address_registry_service(
+                status.registry_service_status.as_ref(),
+                found.now,
+            ));
         }
         Route::Pod { .. } => {
             connection_state(&mut status, found.connection);
@@ -171,18 +170,30 @@ pub fn conclude(source: &CatalogSource, start: &Start, found: &Found<'_>) -> Map
                 set_reason(&mut status, REGISTRY_SERVER_REASON, message);
                 return status;
             }
-            let failed_poll = status
-                .get("message")
-                .and_then(Value::as_str)
-                .is_some_and(reports_failed_poll);
+            let failed_poll = status.message.as_deref().is_some_and(reports_failed_poll);
             if !failed_poll {
                 clear_reason(&mut status, REGISTRY_SERVER_REASON);
             }
-            let service = registry_service_status(source, &created(&status));
-            status.insert("registryService".into(), service);
+            status.registry_service_status =
+                Some(registry_service_status(source, created(&status)));
         }
     }
     status
+}
+
+/// What a poll step of a Pod-served source ([`UpdateStep`], once the shell has done it) makes
+/// of the status: an update Pod started stamps `latestImageRegistryPoll` `now`; one that failed
+/// gives `RegistryServerError` with why; one promoted or discarded settles the poll, so an
+/// earlier poll's `RegistryServerError` goes.
+pub fn polled(status: &mut CatalogSourceStatus, step: &UpdateStep, now: &Time) {
+    match step {
+        UpdateStep::Create => status.latest_image_registry_poll = Some(now.clone()),
+        UpdateStep::Failed { message, .. } => set_reason(status, REGISTRY_SERVER_REASON, message),
+        UpdateStep::Promote { .. } | UpdateStep::Discard { .. } => {
+            clear_reason(status, REGISTRY_SERVER_REASON);
+        }
+        UpdateStep::Wait { .. } | UpdateStep::Idle => {}
+    }
 }
 
 /// Whether the source asks to be served in process.
@@ -196,25 +207,27 @@ fn in_process(source: &CatalogSource) -> bool {
 }
 
 /// `connectionState` as the watch reported it; left as written while it has reported nothing.
-fn connection_state(status: &mut Map<String, Value>, connection: Option<&Connection>) {
+fn connection_state(status: &mut CatalogSourceStatus, connection: Option<&Connection>) {
     if let Some(c) = connection {
-        status.insert(
-            "connectionState".into(),
-            json!({"address": c.address, "lastObservedState": c.observed, "lastConnect": c.since}),
-        );
+        status.grpc_connection_state = Some(GrpcConnectionState {
+            address: Some(c.address.clone()),
+            last_observed_state: c.observed.clone(),
+            last_connect_time: Some(c.since.clone()),
+        });
     }
 }
 
-fn set_reason(status: &mut Map<String, Value>, reason: &str, message: &str) {
-    status.insert("reason".into(), json!(reason));
-    status.insert("message".into(), json!(message));
+/// `reason` and `message` set.
+pub(crate) fn set_reason(status: &mut CatalogSourceStatus, reason: &str, message: &str) {
+    status.reason = Some(reason.to_owned());
+    status.message = Some(message.to_owned());
 }
 
 /// Removes `reason` and `message` when the reason is `reason`.
-fn clear_reason(status: &mut Map<String, Value>, reason: &str) {
-    if status.get("reason").and_then(Value::as_str) == Some(reason) {
-        status.remove("reason");
-        status.remove("message");
+fn clear_reason(status: &mut CatalogSourceStatus, reason: &str) {
+    if status.reason.as_deref() == Some(reason) {
+        status.reason = None;
+        status.message = None;
     }
 }
 

@@ -11,6 +11,14 @@ use super::*;
 use crate::catalogsource::parse;
 
 const NOW: &str = "2018-01-26T20:40:00Z";
+
+/// A time as the API writes it.
+fn time(text: &str) -> Time {
+    Time(
+        text.parse()
+            .unwrap_or_else(|e| panic!("a test time {text}: {e}")),
+    )
+}
 const EARLIER: &str = "2018-01-26T20:39:00Z";
 
 fn source(spec: Value, status: Value) -> Value {
@@ -31,7 +39,7 @@ fn ready(address: &str) -> Connection {
     Connection {
         address: address.into(),
         observed: "READY".into(),
-        since: NOW.into(),
+        since: time(NOW),
     }
 }
 
@@ -44,8 +52,14 @@ fn found<'a>(registry: Result<(), &'a str>, connection: Option<&'a Connection>) 
         registry,
         connection,
         poll_due: false,
-        now: NOW,
+        now: now(),
     }
+}
+
+/// [`NOW`], for as long as a test runs.
+fn now() -> &'static Time {
+    static NOW_TIME: std::sync::OnceLock<Time> = std::sync::OnceLock::new();
+    NOW_TIME.get_or_init(|| time(NOW))
 }
 
 /// One pass: the route and the status it concludes.
@@ -53,7 +67,8 @@ fn pass(source: &Value, found: &Found<'_>) -> (Route, Value) {
     let source = parse(source.clone());
     let started = start(&source);
     let status = conclude(&source, &started, found);
-    (started.route, Value::Object(status))
+    let status = serde_json::to_value(status).unwrap_or_else(|e| panic!("a status: {e}"));
+    (started.route, status)
 }
 
 #[test]
@@ -257,8 +272,8 @@ fn reasons_of_the_spec_come_and_go_with_it() {
         "updateStrategy": {"registryPoll": {"interval": "soon"}}});
     let started = start(&parse(source(bad_interval, json!({}))));
     assert_eq!(
-        started.status.get("reason"),
-        Some(&json!("InvalidIntervalError"))
+        started.status.reason.as_deref(),
+        Some("InvalidIntervalError")
     );
     assert!(started.poll.is_some());
     for reason in ["SpecInvalidError", "InvalidIntervalError"] {
@@ -266,15 +281,19 @@ fn reasons_of_the_spec_come_and_go_with_it() {
             grpc_image(),
             json!({"reason": reason, "message": "m"}),
         )));
-        assert_eq!(fixed.status, Map::new(), "{reason} cleared");
+        assert_eq!(
+            fixed.status,
+            CatalogSourceStatus::default(),
+            "{reason} cleared"
+        );
     }
     let other = start(&parse(source(
         grpc_image(),
         json!({"reason": "RegistryServerError", "message": "m"}),
     )));
     assert_eq!(
-        other.status.get("reason"),
-        Some(&json!("RegistryServerError")),
+        other.status.reason.as_deref(),
+        Some("RegistryServerError"),
         "another reason is the registry's to clear"
     );
     let config_map = start(&parse(source(
@@ -282,4 +301,33 @@ fn reasons_of_the_spec_come_and_go_with_it() {
         json!({}),
     )));
     assert_eq!(config_map.route, Route::ConfigMap);
+}
+
+/// A poll of a Pod-served source: an update Pod started is stamped, one that failed says why,
+/// and a poll that settles clears the failure it had reported.
+#[test]
+fn poll_steps_mark_the_status() {
+    let mut status = CatalogSourceStatus::default();
+    polled(&mut status, &UpdateStep::Create, now());
+    assert_eq!(status.latest_image_registry_poll.as_ref(), Some(now()));
+    let failed = UpdateStep::Failed {
+        pod: "update-1".to_owned(),
+        message: "update pod update-1 is crash looping".to_owned(),
+    };
+    polled(&mut status, &failed, now());
+    assert_eq!(status.reason.as_deref(), Some("RegistryServerError"));
+    assert_eq!(
+        status.message.as_deref(),
+        Some("update pod update-1 is crash looping")
+    );
+    polled(&mut status, &UpdateStep::Idle, now());
+    assert_eq!(status.reason.as_deref(), Some("RegistryServerError"));
+    polled(
+        &mut status,
+        &UpdateStep::Discard {
+            pods: vec!["update-1".to_owned()],
+        },
+        now(),
+    );
+    assert_eq!((status.reason, status.message), (None, None));
 }
