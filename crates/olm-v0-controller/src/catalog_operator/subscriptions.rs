@@ -31,8 +31,8 @@ use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::runtime::events::{Event, EventType};
 use olm_v0::steps::{Step, bundle_steps, order_steps, subscription_step};
 use olm_v0::subscription::{self as decide, PlanView, reason};
-use olm_v0_api::v1alpha1::{InstallPlan, Subscription, SubscriptionStatus};
-use olm_v0_resolver::{self as resolver, Catalog, Entry, ResolveError, Resolved, SourceKey};
+use olm_v0_api::v1alpha1::{ClusterServiceVersion, InstallPlan, Subscription, SubscriptionStatus};
+use olm_v0_resolver::{self as resolver, Catalog, Entry, ResolveError, SourceKey};
 use serde_json::{Value, json};
 use tracing::{info, warn};
 
@@ -209,81 +209,23 @@ async fn sync(ctx: &Ctx, namespace: &str) -> Result<Option<Duration>, Error> {
         return Ok(None);
     }
     let csvs = ctx.index.csvs_in(namespace);
-    // Each CSV's phase ("" before it has one), by name.
-    let csv_phases: HashMap<String, String> = csvs
-        .iter()
-        .map(|c| {
-            let phase = c
-                .status
-                .as_ref()
-                .and_then(|s| s.phase.as_ref())
-                .map(|p| p.as_str().to_owned())
-                .unwrap_or_default();
-            (c.name_any(), phase)
-        })
-        .collect();
+    let csv_phases = csv_phases(&csvs);
     let clock = crate::now();
     let catalogs = visible_catalogs(ctx, namespace);
-    let health: Vec<decide::CatalogView> = catalogs
-        .iter()
-        .map(|(key, _, healthy)| decide::CatalogView {
-            namespace: key.namespace.clone(),
-            name: key.name.clone(),
-            healthy: *healthy,
-        })
-        .collect();
-    // UnsafeFailForward upgrades: the namespace's one OperatorGroup opts in (upstream requires
-    // exactly one group; with none or several the default strategy holds here).
-    let groups = ctx.index.groups_in(namespace);
-    let fail_forward = matches!(groups.as_slice(), [g] if g.spec.upgrade_strategy
-        == Some(olm_v0_api::v1::UpgradeStrategy::TechPreviewUnsafeFailForward));
+    let fail_forward = fail_forward(ctx, namespace);
+    let health = catalog_health(&catalogs);
     let facts = decide::Facts {
         csv_phases: &csv_phases,
         plans: &views,
         catalogs: &health,
         fail_forward,
     };
-
-    // Status from what exists.
-    let mut wrote = false;
-    let mut statuses = Vec::with_capacity(subs.len());
-    for (sub, old) in &subs {
-        let observed = decide::observe(sub, old.as_ref(), &facts, &clock);
-        if let Some(csv) = &observed.leftover {
-            delete_leftover(ctx, namespace, csv).await?;
-        }
-        wrote |= write_status(ctx, sub, old.as_ref(), &observed.status, &clock).await?;
-        statuses.push(observed.status);
-    }
-    if wrote || statuses.iter().all(decide::waiting_on_plan) {
+    let Some(statuses) = observe(ctx, namespace, &subs, &facts, &clock).await? else {
         return Ok(None);
-    }
+    };
 
     // Resolution.
-    let contents: Vec<(SourceKey, i64, Option<Fetched>)> = catalogs
-        .iter()
-        .map(|(key, priority, _)| {
-            (
-                key.clone(),
-                *priority,
-                ctx.connections
-                    .contents
-                    .get(&format!("{}/{}", key.namespace, key.name)),
-            )
-        })
-        .collect();
-    let resolver_catalogs: Vec<Catalog<'_>> = contents
-        .iter()
-        .map(|(key, priority, content)| Catalog {
-            key: key.clone(),
-            priority: *priority,
-            entries: match content.as_deref() {
-                Some(Ok(c)) => Ok(c.entries.as_slice()),
-                Some(Err(e)) => Err(e.clone()),
-                None => Err("the catalog's registry is not ready yet".to_owned()),
-            },
-        })
-        .collect();
+    let contents = contents_of(ctx, &catalogs);
     let wanted: Vec<resolver::Subscription> = subs
         .iter()
         .zip(&statuses)
@@ -299,24 +241,25 @@ async fn sync(ctx: &Ctx, namespace: &str) -> Result<Option<Duration>, Error> {
         .collect();
     let (existing, aside) =
         existing_entries(ctx, namespace, &csvs, &wanted, &claims, fail_forward)?;
-    let resolved = match resolver::resolve(namespace, &wanted, &existing, &resolver_catalogs) {
+    let resolved = match resolver::resolve(namespace, &wanted, &existing, &catalogs_of(&contents)) {
         Ok(r) => r,
         Err(e) => return resolution_failed(ctx, namespace, &subs, &statuses, &e, &clock).await,
     };
 
     // What is new, and what becomes of it.
-    let new: Vec<&Resolved> = resolved
+    let new: Vec<&Entry> = resolved
         .iter()
-        .filter(|r| !csv_phases.contains_key(&r.entry.name))
+        .map(|r| &r.entry)
+        .filter(|e| !csv_phases.contains_key(&e.name))
         .collect();
     let bundles: Vec<decide::NewBundle<'_>> = new
         .iter()
-        .map(|r| decide::NewBundle {
-            name: &r.entry.name,
-            package: &r.entry.package,
-            channel: &r.entry.channel,
-            catalog: &r.entry.catalog.name,
-            catalog_namespace: &r.entry.catalog.namespace,
+        .map(|e| decide::NewBundle {
+            name: &e.name,
+            package: &e.package,
+            channel: &e.channel,
+            catalog: &e.catalog.name,
+            catalog_namespace: &e.catalog.namespace,
         })
         .collect();
     let pairs: Vec<(&Subscription, &SubscriptionStatus)> =
@@ -328,9 +271,138 @@ async fn sync(ctx: &Ctx, namespace: &str) -> Result<Option<Duration>, Error> {
         }
         decide::Next::Plan(order) => order,
     };
+    let steps = match steps_of(ctx, namespace, &new, &order, &contents).await? {
+        Ok(steps) => steps,
+        Err(message) => {
+            end(ctx, &subs, &statuses, &clock, |_, s| {
+                decide::unpack_failed(s, &message, &clock);
+            })
+            .await?;
+            return Err(Error::Retry(message));
+        }
+    };
+    for csv in &order.leftovers {
+        delete_leftover(ctx, namespace, csv).await?;
+    }
+    let plan = ensure_plan(ctx, namespace, &subs, &order, &bundles, &steps, &plans).await?;
+    end(ctx, &subs, &statuses, &clock, |i, s| {
+        decide::planned(
+            s,
+            &plan,
+            order.current.get(&i).map(String::as_str),
+            order.generation,
+        );
+    })
+    .await?;
+    Ok(None)
+}
+
+/// Each Subscription's status from what exists ([`decide::observe`]), written where it changed,
+/// with the CSVs of failed plans deleted. `None` when the pass ends here: a status was written
+/// (the write wakes the next pass) or every Subscription waits on its plan; else the statuses
+/// as stored, for resolution.
+async fn observe(
+    ctx: &Ctx,
+    namespace: &str,
+    subs: &[Sub],
+    facts: &decide::Facts<'_>,
+    clock: &Time,
+) -> Result<Option<Vec<SubscriptionStatus>>, Error> {
+    let mut wrote = false;
+    let mut statuses = Vec::with_capacity(subs.len());
+    for (sub, old) in subs {
+        let observed = decide::observe(sub, old.as_ref(), facts, clock);
+        if let Some(csv) = &observed.leftover {
+            delete_leftover(ctx, namespace, csv).await?;
+        }
+        wrote |= write_status(ctx, sub, old.as_ref(), &observed.status, clock).await?;
+        statuses.push(observed.status);
+    }
+    Ok((!wrote && !statuses.iter().all(decide::waiting_on_plan)).then_some(statuses))
+}
+
+/// Each CSV's phase (`""` before it has one), by name.
+fn csv_phases(csvs: &[Arc<ClusterServiceVersion>]) -> HashMap<String, String> {
+    csvs.iter()
+        .map(|c| {
+            let phase = c
+                .status
+                .as_ref()
+                .and_then(|s| s.phase.as_ref())
+                .map(|p| p.as_str().to_owned())
+                .unwrap_or_default();
+            (c.name_any(), phase)
+        })
+        .collect()
+}
+
+/// Whether UnsafeFailForward upgrades are on: the namespace's one OperatorGroup opts in
+/// (upstream requires exactly one group; with none or several the default strategy holds).
+fn fail_forward(ctx: &Ctx, namespace: &str) -> bool {
+    let groups = ctx.index.groups_in(namespace);
+    matches!(groups.as_slice(), [g] if g.spec.upgrade_strategy
+        == Some(olm_v0_api::v1::UpgradeStrategy::TechPreviewUnsafeFailForward))
+}
+
+/// The catalogs' health as the status decisions read it.
+fn catalog_health(catalogs: &[(SourceKey, i64, bool)]) -> Vec<decide::CatalogView> {
+    catalogs
+        .iter()
+        .map(|(key, _, healthy)| decide::CatalogView {
+            namespace: key.namespace.clone(),
+            name: key.name.clone(),
+            healthy: *healthy,
+        })
+        .collect()
+}
+
+/// Each catalog with its priority and the content held for it, if any.
+fn contents_of(
+    ctx: &Ctx,
+    catalogs: &[(SourceKey, i64, bool)],
+) -> Vec<(SourceKey, i64, Option<Fetched>)> {
+    catalogs
+        .iter()
+        .map(|(key, priority, _)| {
+            (
+                key.clone(),
+                *priority,
+                ctx.connections
+                    .contents
+                    .get(&format!("{}/{}", key.namespace, key.name)),
+            )
+        })
+        .collect()
+}
+
+/// The catalogs as the resolver reads them: entries, or why there are none.
+fn catalogs_of(contents: &[(SourceKey, i64, Option<Fetched>)]) -> Vec<Catalog<'_>> {
+    contents
+        .iter()
+        .map(|(key, priority, content)| Catalog {
+            key: key.clone(),
+            priority: *priority,
+            entries: match content.as_deref() {
+                Some(Ok(c)) => Ok(c.entries.as_slice()),
+                Some(Err(e)) => Err(e.clone()),
+                None => Err("the catalog's registry is not ready yet".to_owned()),
+            },
+        })
+        .collect()
+}
+
+/// The steps of the plan `order` asks for: a Subscription for each new bundle no Subscription
+/// serves, then each bundle's objects, ordered. `Ok(Err(message))` when a bundle's manifests
+/// could not be had (the Subscriptions say so).
+async fn steps_of(
+    ctx: &Ctx,
+    namespace: &str,
+    new: &[&Entry],
+    order: &decide::PlanOrder,
+    contents: &[(SourceKey, i64, Option<Fetched>)],
+) -> Result<Result<Vec<Step>, String>, Error> {
     let mut steps: Vec<Step> = Vec::new();
-    for (r, serving) in new.iter().zip(&order.serving) {
-        let entry = &r.entry;
+    for (entry, serving) in new.iter().zip(&order.serving) {
         if serving.is_none() {
             steps.push(subscription_step(
                 namespace,
@@ -341,15 +413,9 @@ async fn sync(ctx: &Ctx, namespace: &str) -> Result<Option<Duration>, Error> {
                 &entry.catalog.namespace,
             ));
         }
-        let objects = match manifests(ctx, entry, &contents).await {
+        let objects = match manifests(ctx, entry, contents).await {
             Ok(o) => o,
-            Err(message) => {
-                end(ctx, &subs, &statuses, &clock, |_, s| {
-                    decide::unpack_failed(s, &message, &clock);
-                })
-                .await?;
-                return Err(Error::Retry(message));
-            }
+            Err(message) => return Ok(Err(message)),
         };
         let properties = resolver::entry::properties_annotation(&entry.properties);
         let bundle = bundle_steps(
@@ -363,33 +429,7 @@ async fn sync(ctx: &Ctx, namespace: &str) -> Result<Option<Duration>, Error> {
         .map_err(|e| Error::Retry(format!("failed to turn bundle into steps: {e}")))?;
         steps.extend(bundle);
     }
-    let steps = order_steps(steps);
-    for csv in &order.leftovers {
-        delete_leftover(ctx, namespace, csv).await?;
-    }
-    let csv_names: Vec<String> = bundles.iter().map(|b| b.name.to_owned()).collect();
-    let catalog_names: BTreeSet<String> = bundles.iter().map(|b| b.catalog.to_owned()).collect();
-    let plan = ensure_plan(
-        ctx,
-        namespace,
-        &subs,
-        &order,
-        &csv_names,
-        &steps,
-        &catalog_names,
-        &plans,
-    )
-    .await?;
-    end(ctx, &subs, &statuses, &clock, |i, s| {
-        decide::planned(
-            s,
-            &plan,
-            order.current.get(&i).map(String::as_str),
-            order.generation,
-        );
-    })
-    .await?;
-    Ok(None)
+    Ok(Ok(order_steps(steps)))
 }
 
 /// Ends a pass: each Subscription's status (`statuses`, as stored) changed by `change` (given
@@ -592,11 +632,12 @@ async fn ensure_plan(
     namespace: &str,
     subs: &[Sub],
     order: &decide::PlanOrder,
-    csv_names: &[String],
+    bundles: &[decide::NewBundle<'_>],
     steps: &[Step],
-    catalogs: &BTreeSet<String>,
     plans: &[Arc<InstallPlan>],
 ) -> Result<InstallPlan, Error> {
+    let csv_names: Vec<&str> = bundles.iter().map(|b| b.name).collect();
+    let catalogs: BTreeSet<&str> = bundles.iter().map(|b| b.catalog).collect();
     let api = Api::<InstallPlan>::namespaced(ctx.shared.client.clone(), namespace);
     let existing = plans
         .iter()
@@ -649,7 +690,7 @@ async fn ensure_plan(
                 }
                 .to_owned(),
                 installed: None,
-                csvs: csv_names.to_vec(),
+                csvs: csv_names.iter().map(|n| (*n).to_owned()).collect(),
                 created: created
                     .creation_timestamp()
                     .map(|t| t.0.to_string())
