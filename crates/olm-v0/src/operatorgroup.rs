@@ -4,6 +4,8 @@
 //! condition, `status.namespaces`, the `olm.operatorgroup.uid/<uid>` labels on target
 //! namespaces, and the three aggregating ClusterRoles.
 
+pub mod status;
+
 use std::collections::{BTreeMap, BTreeSet};
 
 use olm_v0_api::v1alpha1::ClusterServiceVersionPhase as Phase;

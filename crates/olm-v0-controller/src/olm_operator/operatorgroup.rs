@@ -24,7 +24,6 @@ use std::sync::{Arc, Mutex};
 use futures::channel::mpsc;
 use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
 use k8s_openapi::api::rbac::v1::ClusterRole;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::ObjectRef;
@@ -34,10 +33,8 @@ use olm_runtime::harness::Harness;
 use olm_v0::apis::ApiSet;
 use olm_v0::membership::{PROVIDED_APIS_ANNOTATION, target_namespaces};
 use olm_v0::operatorgroup::{
-    GroupTargets, MULTIPLE_GROUPS_CONDITION, MULTIPLE_GROUPS_MESSAGE, MULTIPLE_GROUPS_REASON,
-    MemberApis, OWNER_KIND_LABEL, OWNER_LABEL, OWNER_NAMESPACE_LABEL, SERVICE_ACCOUNT_CONDITION,
-    SERVICE_ACCOUNT_REASON, group_cluster_roles, namespace_labels, namespaces_changed,
-    provided_apis, service_account_message,
+    GroupTargets, MemberApis, OWNER_KIND_LABEL, OWNER_LABEL, OWNER_NAMESPACE_LABEL,
+    group_cluster_roles, namespace_labels, provided_apis, status,
 };
 use olm_v0_api::v1::OperatorGroup;
 use serde_json::{Value, json};
@@ -105,35 +102,6 @@ async fn reconcile(g: Arc<OperatorGroup>, ctx: Arc<Ctx>) -> Result<Action, Error
         .map(|()| Action::await_change())
 }
 
-/// `conditions` with `wanted` set (its transition time kept when the status is unchanged) or,
-/// when `None`, the type `type_` removed.
-fn with_condition(
-    conditions: &[Condition],
-    type_: &str,
-    wanted: Option<(&str, &str)>,
-) -> Vec<Condition> {
-    let mut out: Vec<Condition> = conditions
-        .iter()
-        .filter(|c| c.type_ != type_)
-        .cloned()
-        .collect();
-    if let Some((reason, message)) = wanted {
-        let message = &*olm_k8s::bounded_message(message);
-        let existing = conditions.iter().find(|c| c.type_ == type_);
-        let kept =
-            existing.filter(|c| c.status == "True" && c.reason == reason && c.message == message);
-        out.push(kept.cloned().unwrap_or_else(|| Condition {
-            type_: type_.to_owned(),
-            status: "True".to_owned(),
-            reason: reason.to_owned(),
-            message: message.to_owned(),
-            last_transition_time: now(),
-            observed_generation: None,
-        }));
-    }
-    out
-}
-
 async fn reconcile_one(g: &OperatorGroup, ctx: &Ctx) -> Result<(), Error> {
     if g.meta().deletion_timestamp.is_some() {
         return Ok(());
@@ -143,47 +111,23 @@ async fn reconcile_one(g: &OperatorGroup, ctx: &Ctx) -> Result<(), Error> {
     let name = g.name_any();
     let namespace = g.namespace().unwrap_or_default();
     let api: Api<OperatorGroup> = Api::namespaced(client.clone(), &namespace);
-    let status = g.status.clone();
-    let current_conditions = status
-        .as_ref()
-        .map(|s| s.conditions.clone())
-        .unwrap_or_default();
 
-    // 1–2. Conditions and the ServiceAccount.
-    let several = index.groups_in(&namespace).len() > 1;
-    let mut conditions = with_condition(
-        &current_conditions,
-        MULTIPLE_GROUPS_CONDITION,
-        several.then_some((MULTIPLE_GROUPS_REASON, MULTIPLE_GROUPS_MESSAGE)),
-    );
-    let mut account_ref = None;
-    let mut account_missing = None;
-    if let Some(sa) = g
+    // 1–3. Conditions, the ServiceAccount and the target namespaces.
+    let account = match g
         .spec
         .service_account_name
         .as_deref()
         .filter(|s| !s.is_empty())
     {
-        let accounts: Api<ServiceAccount> = Api::namespaced(client.clone(), &namespace);
-        match accounts.get_opt(sa).await? {
-            None => {
-                conditions = with_condition(
-                    &conditions,
-                    SERVICE_ACCOUNT_CONDITION,
-                    Some((SERVICE_ACCOUNT_REASON, &service_account_message(sa))),
-                );
-                account_missing = Some(service_account_message(sa));
-            }
-            Some(found) => {
-                conditions = with_condition(&conditions, SERVICE_ACCOUNT_CONDITION, None);
-                account_ref = Some(found.object_ref(&()));
+        None => status::Account::NotAsked,
+        Some(sa) => {
+            let accounts: Api<ServiceAccount> = Api::namespaced(client.clone(), &namespace);
+            match accounts.get_opt(sa).await? {
+                None => status::Account::Missing(sa.to_owned()),
+                Some(found) => status::Account::Found(found.object_ref(&())),
             }
         }
-    } else {
-        conditions = with_condition(&conditions, SERVICE_ACCOUNT_CONDITION, None);
-    }
-
-    // 3. Target namespaces.
+    };
     let selector = g
         .spec
         .selector
@@ -198,23 +142,23 @@ async fn reconcile_one(g: &OperatorGroup, ctx: &Ctx) -> Result<(), Error> {
         namespaces.iter().map(|(n, l)| (n.as_str(), l)),
     )
     .map_err(Error::Retry)?;
-    let status_namespaces = status
-        .as_ref()
-        .map(|s| s.namespaces.clone())
-        .unwrap_or_default();
-    let targets_changed = status.is_none() || namespaces_changed(&status_namespaces, &targets);
-    let account_changed =
-        status.as_ref().and_then(|s| s.service_account_ref.clone()) != account_ref;
-    if targets_changed || conditions != current_conditions || account_changed {
-        let mut s = json!({
-            "namespaces": if targets_changed { targets.clone() } else { status_namespaces.clone() },
-            "lastUpdated": if targets_changed || status.is_none() { now() } else { status.as_ref().map_or_else(now, |s| s.last_updated.clone()) },
-            "conditions": conditions,
-            "serviceAccountRef": account_ref,
-        });
-        if targets.is_empty() && targets_changed {
-            // Go writes an empty list as `null`, leaving the field out.
-            s["namespaces"] = Value::Null;
+    let decided = status::decide(
+        &status::Found {
+            status: g.status.as_ref(),
+            several: index.groups_in(&namespace).len() > 1,
+            account: &account,
+            targets: &targets,
+        },
+        &now(),
+    );
+    if let Some(write) = &decided.write {
+        let mut s = serde_json::to_value(write)?;
+        // Fields the status no longer has are removed: a merge patch keeps what it leaves out
+        // (Go writes an empty list as `null` too).
+        for key in ["namespaces", "serviceAccountRef", "conditions"] {
+            if s.get(key).is_none() {
+                s[key] = Value::Null;
+            }
         }
         let metadata = json!({"resourceVersion": g.resource_version()});
         match olm_runtime::status::patch(&api, &name, Some(&metadata), s).await {
@@ -222,17 +166,19 @@ async fn reconcile_one(g: &OperatorGroup, ctx: &Ctx) -> Result<(), Error> {
             Err(kube::Error::Api(s)) if s.code == 409 => return Ok(()),
             Err(e) => return Err(e.into()),
         }
-        if targets_changed {
+        if decided.targets_changed {
             info!(operatorgroup = %name, namespace = %namespace, targets = ?targets, "target namespaces changed");
             return Ok(());
         }
     }
-
-    // ServiceAccounts are not watched (one per namespace at least): a missing one is looked
-    // for again with a backoff, as upstream's sync error does.
-    if let Some(missing) = account_missing {
+    if let Some(missing) = decided.missing_account {
         return Err(Error::Retry(missing));
     }
+    let status_namespaces = g
+        .status
+        .as_ref()
+        .map(|s| s.namespaces.clone())
+        .unwrap_or_default();
 
     // 4. Namespace labels.
     label_namespaces(client, index, &status_namespaces).await?;
