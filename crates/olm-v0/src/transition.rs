@@ -25,6 +25,8 @@ use olm_k8s::retry::Backoff;
 
 use olm_v0_api::v1alpha1::{ClusterServiceVersionPhase as Phase, ConditionReason as Reason};
 
+use crate::status::{CsvStatus, PhaseEvent};
+
 /// How long `Installing` may fail to become healthy before the CSV fails with
 /// `InstallCheckFailed` "install timeout".
 pub const INSTALL_TIMEOUT: Duration = Duration::from_secs(5 * 60);
@@ -566,5 +568,82 @@ fn replacing(f: &Facts) -> Step {
         None => {
             Step::Error("marked as replacement, but no replacement CSV found in cluster".into())
         }
+    }
+}
+
+/// How a CSV's pass ends once its [`Step`] is known (after the install, when it ran): the
+/// status, whether to write it, the Event, and when or whether to look again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Concluded {
+    /// The status to hold.
+    pub status: CsvStatus,
+    /// The Event of a phase change.
+    pub event: Option<PhaseEvent>,
+    /// Whether the status must be written: the phase changed, or the requirement statuses.
+    pub write: bool,
+    /// Look again after this long.
+    pub requeue: Option<Duration>,
+    /// A sync error: retried with a backoff once the status is written.
+    pub retry: Option<String>,
+    /// Delete the CSV (nothing else is done).
+    pub delete: bool,
+}
+
+/// What the pass's end looks like (upstream's `syncClusterServiceVersion` after
+/// `transitionCSVState`): a [`Step::Set`] changes the phase only when it differs, with one
+/// Event; a CSV now `Installing` is looked at again once [`INSTALL_TIMEOUT`] has passed since
+/// it entered the phase (`since_transition`, none when it enters now), a second late so the
+/// timeout has surely passed; the status is written when the phase or the requirement
+/// statuses changed; a serving certificate due for renewal (`renewal`) brings the next look
+/// forward. `now` stamps a phase change.
+pub fn conclude(
+    step: Step,
+    mut status: CsvStatus,
+    since_transition: Option<Duration>,
+    requirements_changed: bool,
+    renewal: Option<Duration>,
+    now: &str,
+) -> Concluded {
+    let mut requeue = None;
+    let mut retry = None;
+    let mut event = None;
+    let mut delete = false;
+    match step {
+        Step::Set {
+            phase,
+            reason,
+            message,
+            retry: again,
+        } => {
+            let installing = phase == Phase::Installing;
+            event = status.set_phase_if_changed(phase, reason, &message, now);
+            if again {
+                retry = Some(message);
+            }
+            if installing {
+                let since = if event.is_some() {
+                    Duration::ZERO
+                } else {
+                    since_transition.unwrap_or_default()
+                };
+                requeue = Some(INSTALL_TIMEOUT.saturating_sub(since) + Duration::from_secs(1));
+            }
+        }
+        Step::Install | Step::Wait => {}
+        Step::RequeueAfter(d) => requeue = Some(d),
+        Step::Delete => delete = true,
+        Step::Error(m) => retry = Some(m),
+    }
+    let requeue = match (requeue, renewal) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    Concluded {
+        write: !delete && (event.is_some() || requirements_changed),
+        status,
+        event,
+        requeue,
+        retry,
+        delete,
     }
 }

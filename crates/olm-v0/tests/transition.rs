@@ -629,3 +629,55 @@ fn failed_install_backs_off() {
     };
     assert_eq!(set_of(&next(&unmet)).0, Phase::Pending);
 }
+
+/// How a pass ends: a phase change is written once with its Event, an unchanged one is not; an
+/// `Installing` CSV comes back when its install timeout is up; a renewal due sooner wins.
+#[test]
+fn a_pass_ends_as_its_step_says() {
+    use olm_v0::transition::conclude;
+    let installing = Step::Set {
+        phase: Phase::Installing,
+        reason: Reason::InstallSucceeded,
+        message: "waiting for install components to report healthy".to_owned(),
+        retry: false,
+    };
+    let entered = conclude(
+        installing.clone(),
+        CsvStatus::default(),
+        None,
+        false,
+        None,
+        "t1",
+    );
+    assert!(entered.write && entered.event.is_some());
+    assert_eq!(entered.requeue, Some(Duration::from_secs(301)));
+    let still = conclude(
+        installing,
+        entered.status.clone(),
+        Some(Duration::from_secs(100)),
+        false,
+        Some(Duration::from_secs(60)),
+        "t2",
+    );
+    assert!(!still.write && still.event.is_none());
+    assert_eq!(still.status, entered.status, "nothing is restamped");
+    assert_eq!(
+        still.requeue,
+        Some(Duration::from_secs(60)),
+        "the renewal is sooner"
+    );
+    let waited = conclude(Step::Wait, entered.status.clone(), None, true, None, "t3");
+    assert!(waited.write, "new requirement statuses are written");
+    assert_eq!(waited.requeue, None);
+    let failed = conclude(
+        Step::Error("no group".to_owned()),
+        CsvStatus::default(),
+        None,
+        false,
+        Some(Duration::from_secs(5)),
+        "t4",
+    );
+    assert_eq!(failed.retry.as_deref(), Some("no group"));
+    let deleted = conclude(Step::Delete, CsvStatus::default(), None, true, None, "t5");
+    assert!(deleted.delete && !deleted.write);
+}

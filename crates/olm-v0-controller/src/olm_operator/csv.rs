@@ -332,46 +332,6 @@ async fn reconcile_one(csv: &ClusterServiceVersion, ctx: &Ctx) -> Result<Option<
         facts.install_outcome = Some(outcome);
         step = transition::next(&facts);
     }
-    let mut status = status;
-    let mut requeue = None;
-    let mut retry = None;
-    let mut event = None;
-    match step {
-        Step::Set {
-            phase,
-            reason,
-            message,
-            retry: again,
-        } => {
-            let installing = phase == Phase::Installing;
-            event = status.set_phase_if_changed(phase, reason, &message, &now_text);
-            if again {
-                retry = Some(message);
-            }
-            if installing {
-                let since = if event.is_some() {
-                    Duration::ZERO
-                } else {
-                    facts.since_transition.unwrap_or_default()
-                };
-                requeue = Some(
-                    transition::INSTALL_TIMEOUT.saturating_sub(since) + Duration::from_secs(1),
-                );
-            }
-        }
-        Step::Install | Step::Wait => {}
-        Step::RequeueAfter(d) => requeue = Some(d),
-        Step::Delete => {
-            info!(csv = %name, namespace = %namespace, "deleting the replaced CSV");
-            match api.delete(&name, &DeleteParams::background()).await {
-                Ok(_) => {}
-                Err(kube::Error::Api(s)) if s.code == 404 => {}
-                Err(e) => return Err(e.into()),
-            }
-            return Ok(None);
-        }
-        Step::Error(m) => retry = Some(m),
-    }
     let stored = csv
         .status
         .as_ref()
@@ -379,24 +339,39 @@ async fn reconcile_one(csv: &ClusterServiceVersion, ctx: &Ctx) -> Result<Option<
     let requirements_changed = requirement_statuses
         .as_ref()
         .is_some_and(|r| r.as_slice() != stored);
-    if event.is_some() || requirements_changed {
-        match write_status(&api, csv, &status, requirement_statuses.as_deref()).await {
+    let end = transition::conclude(
+        step,
+        status,
+        facts.since_transition,
+        requirements_changed,
+        renewal,
+        &now_text,
+    );
+    if end.delete {
+        info!(csv = %name, namespace = %namespace, "deleting the replaced CSV");
+        match api.delete(&name, &DeleteParams::background()).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(s)) if s.code == 404 => {}
+            Err(e) => return Err(e.into()),
+        }
+        return Ok(None);
+    }
+    if end.write {
+        match write_status(&api, csv, &end.status, requirement_statuses.as_deref()).await {
             Ok(_) => {}
             // Written from a stale copy: the newer one is on its way and wakes the CSV again.
             Err(Error::Kube(kube::Error::Api(s))) if s.code == 409 => return Ok(None),
             Err(e) => return Err(e),
         }
-        if let Some(e) = event {
+        if let Some(e) = end.event {
             record(ctx, csv, e).await;
         }
     }
-    if let Some(m) = retry {
+    if let Some(m) = end.retry {
         return Err(Error::Retry(m));
     }
-    let requeue = match (requeue, renewal) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    };
+    let status = end.status;
+    let requeue = end.requeue;
 
     // 4. Copies and the OperatorCondition.
     ensure_condition(ctx, csv).await?;
