@@ -84,16 +84,8 @@ impl Context {
     }
 }
 
-/// Why a reconcile failed.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    /// The API server refused a request.
-    #[error("{0}")]
-    Kube(#[from] kube::Error),
-    /// A pull, store or delete failed; already reported in status, retried after a while.
-    #[error("{0}")]
-    Retrying(String),
-}
+/// Why a reconcile did not finish: every controller's one error type.
+pub use olm_runtime::harness::Error;
 
 /// The ClusterCatalog watch: its cache, and the stream of its events that fills the cache as it
 /// is polled. One watch serves the controller (which polls it) and the catalog browser (which
@@ -302,7 +294,7 @@ async fn apply(ctx: &Context, cat: &ClusterCatalog, plan: Plan) -> Result<Action
             debug!(catalog = %name, ?wait, "next poll");
             Ok(Action::requeue(wait))
         }
-        Next::Retry(message) => Err(Error::Retrying(message)),
+        Next::Retry(message) => Err(Error::Retry(message)),
     }
 }
 

@@ -22,6 +22,27 @@ use tracing::warn;
 
 use crate::metrics::{Metrics, Outcome};
 
+/// Why a reconcile did not finish: the one error type of every controller's reconcile.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The API server refused or could not be reached; shown in its own words
+    /// ([`crate::api_error::message`]), as statuses quote it.
+    #[error("{}", crate::api_error::message(.0))]
+    Kube(#[from] kube::Error),
+    /// Anything else that must be tried again, with why (often already reported in status).
+    #[error("{0}")]
+    Retry(String),
+}
+
+/// Turning an object into JSON or back fails only on a malformed copy, which the pass can
+/// neither fix nor report on a status: it is tried again like any other failure, in serde's
+/// words.
+impl From<serde_json::Error> for Error {
+    fn from(e: serde_json::Error) -> Self {
+        Error::Retry(e.to_string())
+    }
+}
+
 /// A controller's reconcile harness: its name, metrics, runs of failures and backoff.
 #[derive(Debug)]
 pub struct Harness {

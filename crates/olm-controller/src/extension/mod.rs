@@ -102,16 +102,8 @@ pub struct Ctx {
     ready: tokio::sync::watch::Receiver<bool>,
 }
 
-/// Why a reconcile did not finish.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    /// The API server refused a request.
-    #[error("{0}")]
-    Kube(#[from] kube::Error),
-    /// A step failed in a way that is reported in status and retried.
-    #[error("{0}")]
-    Retrying(String),
-}
+/// Why a reconcile did not finish: every controller's one error type.
+pub use olm_runtime::harness::Error;
 
 /// Settings of the ClusterExtension controller beyond what every controller shares.
 #[derive(Debug, Clone, Default)]
@@ -322,7 +314,7 @@ async fn reconcile_one(ext: &ClusterExtension, ctx: &Ctx) -> Result<Action, Erro
     // Until the revision cache has listed once, an extension would look uninstalled.
     let mut ready = ctx.ready.clone();
     if ready.wait_for(|r| *r).await.is_err() {
-        return Err(Error::Retrying(
+        return Err(Error::Retry(
             "the ClusterObjectSet and ClusterCatalog caches stopped before they were filled"
                 .to_string(),
         ));
@@ -433,7 +425,7 @@ async fn finish(
     let retry = matches!(stop.kind, StopKind::Retrying).then(|| stop.message.clone());
     write(ext, ctx, api, states, resolution, Some(stop)).await?;
     match retry {
-        Some(message) => Err(Error::Retrying(message)),
+        Some(message) => Err(Error::Retry(message)),
         None => Ok(Action::await_change()),
     }
 }

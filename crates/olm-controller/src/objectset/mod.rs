@@ -100,16 +100,8 @@ pub struct Ctx {
     written: Written<ClusterObjectSetStatus>,
 }
 
-/// Why a reconcile did not finish.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    /// The API server refused a request.
-    #[error("{0}")]
-    Kube(#[from] kube::Error),
-    /// A step failed; reported in status and retried.
-    #[error("{0}")]
-    Retrying(String),
-}
+/// Why a reconcile did not finish: every controller's one error type.
+pub use olm_runtime::harness::Error;
 
 /// Runs the controller until `shutdown` resolves.
 pub async fn run(
@@ -255,7 +247,7 @@ async fn reconcile_one(cos: &ClusterObjectSet, ctx: &Ctx) -> Result<Option<Durat
         if let Err(e) = ctx.watches.ensure(&name, &gvks).await {
             let message = format!("establish watch: {e}");
             write_status(&api, ctx, cos, objectset::on_error(cos, &message, now)).await?;
-            return Err(Error::Retrying(message));
+            return Err(Error::Retry(message));
         }
     }
 
@@ -323,7 +315,7 @@ async fn reconcile_one(cos: &ClusterObjectSet, ctx: &Ctx) -> Result<Option<Durat
                 let base = with_status(cos, decision.status.clone());
                 let status = objectset::on_error(&base, &message, now).or(decision.status);
                 write_status(&api, ctx, cos, status).await?;
-                return Err(Error::Retrying(message));
+                return Err(Error::Retry(message));
             }
         }
     }
@@ -342,7 +334,7 @@ async fn reconcile_one(cos: &ClusterObjectSet, ctx: &Ctx) -> Result<Option<Durat
         .await
         .map_err(|e| {
             warn!(clusterobjectset = %name, archived = %older, error = %e, "archiving a previous revision failed");
-            Error::Retrying(format!("archive previous Revision: {e}"))
+            Error::Retry(format!("archive previous Revision: {e}"))
         })?;
     }
     if decision.finalizer == Finalizer::Remove {
@@ -360,7 +352,7 @@ async fn reconcile_one(cos: &ClusterObjectSet, ctx: &Ctx) -> Result<Option<Durat
     match decision.next {
         Next::Done => Ok(held),
         Next::RequeueAfter(d) => Ok(Some(held.map_or(d, |h| h.min(d)))),
-        Next::Error(message) => Err(Error::Retrying(message)),
+        Next::Error(message) => Err(Error::Retry(message)),
     }
 }
 
@@ -473,7 +465,7 @@ fn writer_client(cos: &ClusterObjectSet, ctx: &Ctx) -> Result<Client, Error> {
         .split_once('/')
         .filter(|(n, s)| !n.is_empty() && !s.is_empty())
     else {
-        return Err(Error::Retrying(format!(
+        return Err(Error::Retry(format!(
             "annotation {SERVICE_ACCOUNT_ANNOTATION} must be <namespace>/<name>, not {sa:?}"
         )));
     };
@@ -485,7 +477,7 @@ fn writer_client(cos: &ClusterObjectSet, ctx: &Ctx) -> Result<Client, Error> {
         "system:authenticated".to_string(),
     ]);
     let client = Client::try_from(config).map_err(|e| {
-        Error::Retrying(format!(
+        Error::Retry(format!(
             "failed to create revision engine: building a client for {sa}: {e}"
         ))
     })?;
