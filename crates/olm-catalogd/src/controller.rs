@@ -187,12 +187,8 @@ pub fn backoff(retry_after: std::time::Duration) -> Backoff {
 
 /// The harness's error policy, with the [`backoff`] the harness was made with.
 fn error_policy(cat: Arc<ClusterCatalog>, err: &Error, ctx: Arc<Context>) -> Action {
-    ctx.harness.retry_object(
-        &cat.name_any(),
-        "reconciling the ClusterCatalog",
-        &*cat,
-        err,
-    )
+    ctx.harness
+        .retry_object("reconciling the ClusterCatalog", &*cat, err)
 }
 
 /// One reconcile: gather, decide, do the work if asked, conclude, perform the plan.

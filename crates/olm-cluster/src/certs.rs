@@ -231,12 +231,8 @@ fn key(service: &Service) -> String {
 }
 
 fn error_policy(service: Arc<Service>, err: &Error, ctx: Arc<Ctx>) -> Action {
-    ctx.harness.retry_object(
-        &key(&service),
-        "keeping the serving certificate",
-        &*service,
-        err,
-    )
+    ctx.harness
+        .retry_object("keeping the serving certificate", &*service, err)
 }
 
 async fn reconcile(service: Arc<Service>, ctx: Arc<Ctx>) -> Result<Action, Error> {

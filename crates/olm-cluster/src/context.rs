@@ -32,3 +32,15 @@ pub struct Shared {
     /// own credentials for bundle pulls (v1's and v0's alike).
     pub global_pull_secret: Option<(String, String)>,
 }
+
+impl Shared {
+    /// The reconcile harness of `controller`: timed in this process's metrics, failures retried
+    /// after the controllers' default backoff.
+    pub fn harness(&self, controller: &'static str) -> olm_runtime::harness::Harness {
+        olm_runtime::harness::Harness::new(
+            controller,
+            Some(self.metrics.clone()),
+            olm_k8s::retry::Backoff::DEFAULT,
+        )
+    }
+}

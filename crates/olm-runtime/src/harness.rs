@@ -43,6 +43,15 @@ impl From<serde_json::Error> for Error {
     }
 }
 
+/// The key an object's reconciles and failures go by: `namespace/name`, or its name when it
+/// is cluster-scoped.
+pub fn key_of<K: ResourceExt>(object: &K) -> String {
+    match object.namespace() {
+        Some(namespace) => format!("{namespace}/{}", object.name_any()),
+        None => object.name_any(),
+    }
+}
+
 /// A controller's reconcile harness: its name, metrics, runs of failures and backoff.
 #[derive(Debug)]
 pub struct Harness {
@@ -130,17 +139,22 @@ impl Harness {
         delay
     }
 
-    /// [`Harness::retry`] for a kube-runtime controller's object: looked at again after the
-    /// delay.
+    /// [`Harness::retry`] for a kube-runtime controller's object, keyed by [`key_of`]: looked at
+    /// again after the delay.
     pub fn retry_object<K: ResourceExt>(
         &self,
-        key: &str,
         doing: &str,
         object: &K,
         err: &dyn Display,
     ) -> Action {
         let namespace = object.namespace();
-        Action::requeue(self.retry(key, doing, &object.name_any(), namespace.as_deref(), err))
+        Action::requeue(self.retry(
+            &key_of(object),
+            doing,
+            &object.name_any(),
+            namespace.as_deref(),
+            err,
+        ))
     }
 
     /// Ends `key`'s run of failures outside a reconcile (an object found healthy by other
@@ -190,6 +204,28 @@ mod tests {
         assert_eq!(
             h.retry_adjusted("ns/c", "testing", "c", None, &err, |d| d * 10),
             Duration::from_secs(10)
+        );
+    }
+
+    /// Objects are keyed as `namespace/name`, cluster-scoped ones by name, and the error policy
+    /// for an object counts under that key.
+    #[test]
+    fn objects_are_keyed_by_namespace_and_name() {
+        use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+        let mut cm = ConfigMap::default();
+        cm.metadata.name = Some("c".to_owned());
+        cm.metadata.namespace = Some("ns".to_owned());
+        let mut ns = Namespace::default();
+        ns.metadata.name = Some("ns".to_owned());
+        assert_eq!(key_of(&cm), "ns/c");
+        assert_eq!(key_of(&ns), "ns");
+        let h = harness();
+        let err = "boom";
+        h.retry_object("testing", &cm, &err);
+        assert_eq!(
+            h.retry("ns/c", "testing", "c", Some("ns"), &err),
+            Duration::from_secs(2),
+            "the second failure of the same key"
         );
     }
 

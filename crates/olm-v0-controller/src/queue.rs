@@ -14,12 +14,10 @@ use std::time::Duration;
 use futures::channel::mpsc;
 use futures::stream::FuturesUnordered;
 use futures::{SinkExt, Stream, StreamExt};
-use olm_k8s::retry::Backoff;
 
 use crate::error::Error;
 use crate::lock;
 use olm_cluster::context::Shared;
-use olm_runtime::harness::Harness;
 use olm_runtime::metrics::Outcome;
 
 /// What one piece of work asks for: nothing more (`None`), or another turn after a delay.
@@ -47,11 +45,7 @@ pub async fn run<S, F, Fut>(
     let (retry_tx, retry_rx) = mpsc::channel::<String>(256);
     let mut inputs = futures::stream::select(inputs, retry_rx.map(|k| vec![k]));
     let mut stop = std::pin::pin!(stop);
-    let harness = Arc::new(Harness::new(
-        name,
-        Some(shared.metrics.clone()),
-        Backoff::DEFAULT,
-    ));
+    let harness = Arc::new(shared.harness(name));
     // Keys with a turn already scheduled: one timer per key, however often it fails.
     let scheduled: Arc<Mutex<HashSet<String>>> = Arc::default();
     let mut keys = Keys::default();

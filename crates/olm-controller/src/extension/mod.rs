@@ -53,7 +53,6 @@ use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Resource, ResourceExt};
 use olm_api::{ClusterCatalog, ClusterExtension, ClusterExtensionStatus, ClusterObjectSet};
 use olm_extension::status::{self, Resolution, Stop, StopKind};
-use olm_k8s::retry::Backoff;
 use olm_k8s::{
     CLEANUP_CONTENTMANAGER_CACHE_FINALIZER, CLEANUP_UNPACK_CACHE_FINALIZER, OWNER_KIND_LABEL,
 };
@@ -183,7 +182,7 @@ pub async fn run_with(
             }
         }
     });
-    let harness = Harness::new(CONTROLLER, Some(shared.metrics.clone()), Backoff::DEFAULT);
+    let harness = shared.harness(CONTROLLER);
     let ctx = Arc::new(Ctx {
         catalogs,
         bundles: Arc::new(Bundles::new(
@@ -278,14 +277,10 @@ where
     (store, task)
 }
 
-/// Retries with a per-extension exponential backoff ([`Backoff::DEFAULT`]).
+/// Retries with a per-extension exponential backoff ([`olm_k8s::retry::Backoff::DEFAULT`]).
 fn error_policy(ext: Arc<ClusterExtension>, err: &Error, ctx: Arc<Ctx>) -> Action {
-    ctx.harness.retry_object(
-        &ext.name_any(),
-        "reconciling the ClusterExtension",
-        &*ext,
-        err,
-    )
+    ctx.harness
+        .retry_object("reconciling the ClusterExtension", &*ext, err)
 }
 
 async fn reconcile(ext: Arc<ClusterExtension>, ctx: Arc<Ctx>) -> Result<Action, Error> {

@@ -56,7 +56,6 @@ use olm_api::{ClusterObjectSet, ClusterObjectSetStatus};
 use olm_extension::objectset::{
     self, Decision, Finalizer, Gvk, Input, Next, ObjectRef as Target, ResolvedPhase, Watch, Write,
 };
-use olm_k8s::retry::Backoff;
 use olm_k8s::{OBJECT_DATA_SECRET_TYPE, SERVICE_ACCOUNT_ANNOTATION, TEARDOWN_FINALIZER};
 use olm_runtime::harness::Harness;
 use serde_json::{Map, Value, json};
@@ -136,7 +135,7 @@ pub async fn run(
     .recovering("secrets (revision contents)");
     // Errors are logged by the recovery, which also paces the retries.
     let secret_task = tokio::spawn(secret_watch.for_each(|_| async {}));
-    let harness = Harness::new(CONTROLLER, Some(shared.metrics.clone()), Backoff::DEFAULT);
+    let harness = shared.harness(CONTROLLER);
     let ctx = Arc::new(Ctx {
         watches: Watches::new(client, trigger_tx),
         revisions: controller.store(),
@@ -162,7 +161,7 @@ pub async fn run(
     secret_task.abort();
 }
 
-/// Retries with a per-revision exponential backoff ([`Backoff::DEFAULT`]), capped at the time
+/// Retries with a per-revision exponential backoff ([`olm_k8s::retry::Backoff::DEFAULT`]), capped at the time
 /// left before the progress deadline, with one immediate retry once it has passed (upstream's
 /// deadline-aware rate limiter).
 fn error_policy(cos: Arc<ClusterObjectSet>, err: &Error, ctx: Arc<Ctx>) -> Action {

@@ -18,6 +18,7 @@
 //! watch) wakes the sources naming it. Address sources get `status.registryService` with the
 //! protocol and `createdAt`, as upstream's address reconciler writes it.
 
+use olm_runtime::harness::{Harness, key_of};
 use olm_runtime::watch::RecoveringExt as _;
 use std::sync::Arc;
 use std::time::Duration;
@@ -31,8 +32,6 @@ use kube::api::{Api, DeleteParams, ListParams, PatchParams, PostParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::{self, ObjectRef};
 use kube::runtime::{WatchStreamExt as _, watcher};
-use olm_k8s::retry::Backoff;
-use olm_runtime::harness::Harness;
 use olm_v0::catalogsource::pass::{self, Route};
 use olm_v0::catalogsource::{
     CATALOG_SOURCE_LABEL, POD_HASH_LABEL, PodInput, grpc_server_network_policy, namespace_security,
@@ -113,11 +112,7 @@ pub async fn run(
             }
         })
     };
-    let harness = Harness::new(
-        CATALOG_SOURCE_CONTROLLER,
-        Some(shared.metrics.clone()),
-        Backoff::DEFAULT,
-    );
+    let harness = shared.harness(CATALOG_SOURCE_CONTROLLER);
     let ctx = Arc::new(Ctx {
         shared,
         index,
@@ -185,16 +180,12 @@ pub async fn run(
 }
 
 fn key(s: &CatalogSource) -> String {
-    format!("{}/{}", s.namespace().unwrap_or_default(), s.name_any())
+    key_of(s)
 }
 
 fn error_policy(source: Arc<CatalogSource>, err: &Error, ctx: Arc<Ctx>) -> Action {
-    ctx.harness.retry_object(
-        &key(&source),
-        "reconciling the CatalogSource",
-        &*source,
-        err,
-    )
+    ctx.harness
+        .retry_object("reconciling the CatalogSource", &*source, err)
 }
 
 async fn reconcile(source: Arc<CatalogSource>, ctx: Arc<Ctx>) -> Result<Action, Error> {

@@ -8,6 +8,7 @@
 //! status, as the status subresource requires; a write cut in between is completed by the next
 //! reconcile, which sees the status hash differ.
 
+use olm_runtime::harness::{Harness, key_of};
 use olm_runtime::watch::RecoveringExt as _;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -20,8 +21,6 @@ use kube::runtime::events::{Event as Recorded, EventType, Recorder};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher::{self, Event};
 use kube::{Resource, ResourceExt};
-use olm_k8s::retry::Backoff;
-use olm_runtime::harness::Harness;
 use olm_v0::groups::NamespaceSet;
 use olm_v0_api::v1alpha1::{
     ClusterServiceVersion, ClusterServiceVersionPhase as Phase, ConditionReason,
@@ -66,11 +65,7 @@ pub async fn run(
     stop: impl std::future::Future<Output = ()> + Send + Sync + 'static,
 ) {
     let recorder = crate::recorder(&shared.client);
-    let harness = Harness::new(
-        COPY_CONTROLLER,
-        Some(shared.metrics.clone()),
-        Backoff::DEFAULT,
-    );
+    let harness = shared.harness(COPY_CONTROLLER);
     let ctx = Arc::new(Ctx {
         shared,
         index: index.clone(),
@@ -98,12 +93,11 @@ pub async fn run(
 }
 
 fn key(csv: &ClusterServiceVersion) -> String {
-    format!("{}/{}", csv.namespace().unwrap_or_default(), csv.name_any())
+    key_of(csv)
 }
 
 fn error_policy(csv: Arc<ClusterServiceVersion>, err: &Error, ctx: Arc<Ctx>) -> Action {
-    ctx.harness
-        .retry_object(&key(&csv), "keeping copied CSVs", &*csv, err)
+    ctx.harness.retry_object("keeping copied CSVs", &*csv, err)
 }
 
 async fn reconcile(csv: Arc<ClusterServiceVersion>, ctx: Arc<Ctx>) -> Result<Action, Error> {

@@ -28,6 +28,7 @@
 //! failures and the decisions' retries come back with a per-CSV exponential backoff; each is
 //! logged with the CSV's name.
 
+use olm_runtime::harness::{Harness, key_of};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -38,8 +39,6 @@ use kube::runtime::controller::{self, Action, Controller};
 use kube::runtime::events::{Event, EventType, Recorder};
 use kube::runtime::reflector::ObjectRef;
 use kube::{Resource, ResourceExt};
-use olm_k8s::retry::Backoff;
-use olm_runtime::harness::Harness;
 use olm_v0::groups::OperatorGroupView;
 use olm_v0::membership::{self, Verdict};
 use olm_v0::status::CsvStatus;
@@ -94,11 +93,7 @@ pub async fn run(
         }
     };
     let recorder = crate::recorder(&shared.client);
-    let harness = Harness::new(
-        CSV_CONTROLLER,
-        Some(shared.metrics.clone()),
-        Backoff::DEFAULT,
-    );
+    let harness = shared.harness(CSV_CONTROLLER);
     let ctx = Arc::new(Ctx {
         shared,
         index: index.clone(),
@@ -124,12 +119,11 @@ pub async fn run(
 }
 
 fn error_policy(csv: Arc<ClusterServiceVersion>, err: &Error, ctx: Arc<Ctx>) -> Action {
-    ctx.harness
-        .retry_object(&key(&csv), "reconciling the CSV", &*csv, err)
+    ctx.harness.retry_object("reconciling the CSV", &*csv, err)
 }
 
 fn key(csv: &ClusterServiceVersion) -> String {
-    format!("{}/{}", csv.namespace().unwrap_or_default(), csv.name_any())
+    key_of(csv)
 }
 
 async fn reconcile(csv: Arc<ClusterServiceVersion>, ctx: Arc<Ctx>) -> Result<Action, Error> {

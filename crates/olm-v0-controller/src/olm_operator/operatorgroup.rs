@@ -18,6 +18,7 @@
 //! Guarantees: every write is a change; ClusterRoles are applied once per process per set of
 //! APIs. A deleted group's ClusterRoles and namespace labels are removed by [`forget`].
 
+use olm_runtime::harness::{Harness, key_of};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -28,8 +29,6 @@ use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::ObjectRef;
 use kube::{Resource, ResourceExt};
-use olm_k8s::retry::Backoff;
-use olm_runtime::harness::Harness;
 use olm_v0::apis::ApiSet;
 use olm_v0::membership::{PROVIDED_APIS_ANNOTATION, target_namespaces};
 use olm_v0::operatorgroup::{
@@ -60,11 +59,7 @@ pub async fn run(
     wake: mpsc::Receiver<ObjectRef<OperatorGroup>>,
     stop: impl std::future::Future<Output = ()> + Send + Sync + 'static,
 ) {
-    let harness = Harness::new(
-        GROUP_CONTROLLER,
-        Some(shared.metrics.clone()),
-        Backoff::DEFAULT,
-    );
+    let harness = shared.harness(GROUP_CONTROLLER);
     let ctx = Arc::new(Ctx {
         shared,
         index: index.clone(),
@@ -84,12 +79,12 @@ pub async fn run(
 }
 
 fn key(g: &OperatorGroup) -> String {
-    format!("{}/{}", g.namespace().unwrap_or_default(), g.name_any())
+    key_of(g)
 }
 
 fn error_policy(g: Arc<OperatorGroup>, err: &Error, ctx: Arc<Ctx>) -> Action {
     ctx.harness
-        .retry_object(&key(&g), "reconciling the OperatorGroup", &*g, err)
+        .retry_object("reconciling the OperatorGroup", &*g, err)
 }
 
 async fn reconcile(g: Arc<OperatorGroup>, ctx: Arc<Ctx>) -> Result<Action, Error> {

@@ -29,7 +29,6 @@ use kube::runtime::WatchStreamExt;
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::watcher::{self, Event};
 use kube::{Resource, ResourceExt};
-use olm_k8s::retry::Backoff;
 use olm_runtime::harness::Harness;
 use olm_v0::operator::{
     COMPONENT_KINDS, ComponentKind, ComponentRef, component_conditions, component_label_key,
@@ -466,11 +465,7 @@ pub async fn run(
             }
         }
     });
-    let harness = Harness::new(
-        OPERATOR_CONTROLLER,
-        Some(shared.metrics.clone()),
-        Backoff::DEFAULT,
-    );
+    let harness = shared.harness(OPERATOR_CONTROLLER);
     let ctx = Arc::new(Ctx {
         shared,
         index: index.clone(),
