@@ -11,64 +11,9 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-/// The four install modes of OLM; anything else in a CSV is kept as `Other` and never matches.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub enum InstallModeType {
-    /// Watches every namespace; installs cluster-wide.
-    AllNamespaces,
-    /// Watches a list of namespaces.
-    MultiNamespace,
-    /// Watches only the namespace it is installed into.
-    OwnNamespace,
-    /// Watches one namespace other than its own.
-    SingleNamespace,
-    #[serde(untagged)]
-    /// Any other value in the CSV, kept as written.
-    Other(String),
-}
-
-impl InstallModeType {
-    /// The mode as spelled in the CSV.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::AllNamespaces => "AllNamespaces",
-            Self::MultiNamespace => "MultiNamespace",
-            Self::OwnNamespace => "OwnNamespace",
-            Self::SingleNamespace => "SingleNamespace",
-            Self::Other(s) => s,
-        }
-    }
-}
-
-impl From<&str> for InstallModeType {
-    /// The mode spelled `s`; any other text is [`InstallModeType::Other`].
-    fn from(s: &str) -> InstallModeType {
-        match s {
-            "AllNamespaces" => Self::AllNamespaces,
-            "MultiNamespace" => Self::MultiNamespace,
-            "OwnNamespace" => Self::OwnNamespace,
-            "SingleNamespace" => Self::SingleNamespace,
-            other => Self::Other(other.to_owned()),
-        }
-    }
-}
-
-impl std::fmt::Display for InstallModeType {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// One `spec.installModes[]` entry.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct InstallMode {
-    #[serde(rename = "type")]
-    /// The install mode.
-    pub mode: InstallModeType,
-    #[serde(default)]
-    /// Whether the operator supports it.
-    pub supported: bool,
-}
+/// The install modes and the `spec.installModes[]` entry are the API's own: a bundle's CSV is
+/// the object OLM v0 stores. A mode this crate does not know is kept as `Other` and never matches.
+pub use olm_v0_api::v1alpha1::{InstallMode, InstallModeType};
 
 /// Webhook kinds a CSV may declare.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -548,7 +493,7 @@ impl ClusterServiceVersion {
             .install_modes
             .iter()
             .filter(|m| m.supported)
-            .map(|m| m.mode.clone())
+            .map(|m| m.type_.clone())
             .collect();
         v.sort_by(|a, b| a.as_str().cmp(b.as_str()));
         v.dedup();
@@ -560,7 +505,7 @@ impl ClusterServiceVersion {
         self.spec
             .install_modes
             .iter()
-            .any(|m| m.supported && &m.mode == mode)
+            .any(|m| m.supported && &m.type_ == mode)
     }
 
     /// `metadata.annotations`, empty when absent.

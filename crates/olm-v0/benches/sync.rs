@@ -47,7 +47,7 @@ fn membership(bencher: Bencher, groups: usize) {
         ("olm.targetNamespaces".to_owned(), String::new()),
     ]);
     let modes = vec![InstallMode {
-        mode: olm_v0::InstallModeType::AllNamespaces,
+        type_: olm_v0::InstallModeType::AllNamespaces,
         supported: true,
     }];
     let apis = ApiSet::parse_annotation("EtcdCluster.v1beta2.etcd.database.coreos.com");

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 /// A CSV's install modes are the bundle's model ([`olm_bundle::csv`]): one type for the bundle
 /// tooling and OLM v0 alike. An unknown type is kept as written and never supports anything.
-pub use olm_bundle::csv::{InstallMode, InstallModeType};
+pub use olm_v0_api::v1alpha1::{InstallMode, InstallModeType};
 
 /// The install modes of a CSV; a type not listed is not supported.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -20,10 +20,10 @@ impl InstallModeSet {
     pub fn new(modes: &[InstallMode]) -> Result<InstallModeSet, String> {
         let mut set = BTreeMap::new();
         for m in modes {
-            if set.insert(m.mode.clone(), m.supported).is_some() {
+            if set.insert(m.type_.clone(), m.supported).is_some() {
                 let listed: Vec<String> = modes
                     .iter()
-                    .map(|m| format!("{{{} {}}}", m.mode, m.supported))
+                    .map(|m| format!("{{{} {}}}", m.type_, m.supported))
                     .collect();
                 return Err(format!(
                     "InstallMode list contains duplicates, cannot make set: [{}]",

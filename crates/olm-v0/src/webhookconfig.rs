@@ -123,7 +123,7 @@ pub fn configuration(
 /// mode supported, AllNamespaces not marked unsupported).
 fn all_namespaces_only(modes: &[InstallMode]) -> bool {
     modes.iter().all(|m| {
-        if m.mode == InstallModeType::AllNamespaces {
+        if m.type_ == InstallModeType::AllNamespaces {
             m.supported
         } else {
             !m.supported
@@ -325,16 +325,16 @@ mod tests {
     #[test]
     fn conversion_rules() {
         let all = vec![InstallMode {
-            mode: InstallModeType::AllNamespaces,
+            type_: InstallModeType::AllNamespaces,
             supported: true,
         }];
         let own = vec![
             InstallMode {
-                mode: InstallModeType::AllNamespaces,
+                type_: InstallModeType::AllNamespaces,
                 supported: true,
             },
             InstallMode {
-                mode: InstallModeType::OwnNamespace,
+                type_: InstallModeType::OwnNamespace,
                 supported: true,
             },
         ];

@@ -191,7 +191,7 @@ fn supports() {
 #[test]
 fn new_install_mode_set_refuses_duplicates() {
     let mode = |t: &str, supported: bool| InstallMode {
-        mode: t.into(),
+        type_: t.into(),
         supported,
     };
     let err = InstallModeSet::new(&[

@@ -13,7 +13,7 @@ use olm_v0_api::v1alpha1::ConditionReason as Reason;
 fn modes(list: &[(&str, bool)]) -> Vec<InstallMode> {
     list.iter()
         .map(|(t, s)| InstallMode {
-            mode: (*t).into(),
+            type_: (*t).into(),
             supported: *s,
         })
         .collect()

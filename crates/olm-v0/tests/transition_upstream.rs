@@ -138,7 +138,7 @@ fn annotations(group: &str, namespace: &str, targets: Option<&str>) -> BTreeMap<
 fn modes(list: &[(&str, bool)]) -> Vec<InstallMode> {
     list.iter()
         .map(|(t, s)| InstallMode {
-            mode: (*t).into(),
+            type_: (*t).into(),
             supported: *s,
         })
         .collect()

@@ -216,14 +216,42 @@ open_enum! {
 }
 
 /// Whether an operator supports one install mode.
+//
+// The one `spec.installModes[]` type: the API's, and bundle tooling's (a bundle's CSV file is the
+// object OLM v0 stores). A file that leaves `supported` out reads as `false`, as Go's decoder
+// reads it; the CRD still requires it and gives it no default, as upstream's does.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(transform = require_supported))]
 pub struct InstallMode {
     /// The install mode.
     #[serde(rename = "type")]
     pub type_: InstallModeType,
     /// Whether it is supported.
+    #[serde(default)]
     pub supported: bool,
+}
+
+/// Keeps `supported` required and without a default in the CRD, as upstream's is, although a
+/// missing one reads as `false`.
+#[cfg(feature = "schema")]
+fn require_supported(schema: &mut schemars::Schema) {
+    let object = schema.ensure_object();
+    if let Some(supported) = object
+        .get_mut("properties")
+        .and_then(|p| p.get_mut("supported"))
+        .and_then(serde_json::Value::as_object_mut)
+    {
+        supported.remove("default");
+    }
+    if let Some(required) = object
+        .entry("required")
+        .or_insert_with(|| serde_json::json!([]))
+        .as_array_mut()
+        && !required.iter().any(|r| r == "supported")
+    {
+        required.push("supported".into());
+    }
 }
 
 /// An install strategy by name; only `deployment` exists.

@@ -187,17 +187,6 @@ fn api_refs(v: &[olm_v0_api::v1alpha1::ApiServiceDescription]) -> Vec<ApiService
         .collect()
 }
 
-pub fn install_modes(csv: &ClusterServiceVersion) -> Vec<olm_v0::InstallMode> {
-    csv.spec
-        .install_modes
-        .iter()
-        .map(|m| olm_v0::InstallMode {
-            mode: m.type_.as_str().into(),
-            supported: m.supported,
-        })
-        .collect()
-}
-
 fn group_view(g: &OperatorGroup) -> OperatorGroupView {
     OperatorGroupView::new(
         &g.name_any(),
@@ -546,12 +535,11 @@ async fn settle_membership(
         .collect();
     let others: Vec<OperatorGroupView> =
         index.groups.state().iter().map(|g| group_view(g)).collect();
-    let modes = install_modes(csv);
     let verdict = membership::check(
         &membership::Csv {
             namespace: &namespace,
             annotations: csv.annotations(),
-            install_modes: &modes,
+            install_modes: &csv.spec.install_modes,
             provided_apis: &surface.provided,
             reason: status.reason.as_ref(),
         },

@@ -238,7 +238,7 @@ pub async fn install(
         group.spec.selector.as_ref(),
         &group.uid().unwrap_or_default(),
     );
-    let modes = super::csv::install_modes(csv);
+    let modes = &csv.spec.install_modes;
     for w in &csv.spec.webhook_definitions {
         let deployment = w.deployment_name.clone().unwrap_or_default();
         let Some(cert) = certs.get(&deployment) else {
@@ -247,7 +247,7 @@ pub async fn install(
             ));
         };
         if w.type_ == WebhookAdmissionType::ConversionWebhook {
-            install_conversion(client, csv, w, &modes, cert, &params).await?;
+            install_conversion(client, csv, w, modes, cert, &params).await?;
             continue;
         }
         let Some(config) =
