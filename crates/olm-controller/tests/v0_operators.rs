@@ -3478,6 +3478,156 @@ async fn plan_warnings(env: &Env, id: &str) -> Result<()> {
     Ok(())
 }
 
+/// A plan's steps bring objects that exist to the plan's version, as upstream's step ensurers
+/// do (an upgrade whose bundle changed a ConfigMap changes it): the ConfigMap's data is
+/// replaced, and the Service gets its new port and keeps the cluster IP it was given.
+async fn plan_updates_existing(env: &Env, id: &str) -> Result<()> {
+    let ns = id;
+    env.namespace_with_group(ns, json!({"targetNamespaces": [ns]}))
+        .await?;
+    env.apply(json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "special-config", "namespace": ns}, "data": {"special.how": "very"}}))
+        .await?;
+    env.apply(json!({"apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": "metrics", "namespace": ns},
+        "spec": {"ports": [{"name": "http", "port": 80}]}}))
+        .await?;
+    let services = Api::<k8s_openapi::api::core::v1::Service>::namespaced(env.client.clone(), ns);
+    let ip = services
+        .get("metrics")
+        .await?
+        .spec
+        .and_then(|s| s.cluster_ip);
+    let config = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "special-config"}, "data": {"special.how": "updated-very-much"}});
+    let service = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "metrics"},
+        "spec": {"ports": [{"name": "http", "port": 8080}]}});
+    let plans = installplans_api(env, ns);
+    env.apply(
+        json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "InstallPlan",
+        "metadata": {"name": "upgrade", "namespace": ns},
+        "spec": {"approval": "Automatic", "approved": true, "clusterServiceVersionNames": []}}),
+    )
+    .await?;
+    let step = |name: &str, kind: &str, manifest: &Value| {
+        json!({"resolving": "", "status": "Unknown",
+            "resource": {"name": name, "group": "", "version": "v1", "kind": kind,
+                "sourceName": "", "sourceNamespace": "", "manifest": manifest.to_string()}})
+    };
+    let status = json!({"status": {"phase": "Installing", "catalogSources": [], "plan": [
+        step("special-config", "ConfigMap", &config), step("metrics", "Service", &service)]}});
+    plans
+        .patch_status("upgrade", &PatchParams::default(), &Patch::Merge(&status))
+        .await?;
+    wait(
+        "the plan Complete",
+        || async { Ok(plans.get("upgrade").await?.data["status"]["phase"].clone()) },
+        |phase| phase == "Complete",
+    )
+    .await?;
+    let statuses: Vec<Value> = plans.get("upgrade").await?.data["status"]["plan"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|s| s["status"].clone())
+        .collect();
+    check_eq!(statuses, vec![json!("Present"), json!("Present")]);
+    let maps = Api::<k8s_openapi::api::core::v1::ConfigMap>::namespaced(env.client.clone(), ns);
+    let data = maps.get("special-config").await?.data.unwrap_or_default();
+    check_eq!(
+        data.get("special.how").map(String::as_str),
+        Some("updated-very-much")
+    );
+    let spec = services.get("metrics").await?.spec.unwrap_or_default();
+    check_eq!(spec.cluster_ip, ip);
+    let ports: Vec<i32> = spec.ports.iter().flatten().map(|p| p.port).collect();
+    check_eq!(ports, vec![8080]);
+    Ok(())
+}
+
+/// A plan's CRD step meeting its CRD while it is being deleted (held here by a finalizer) waits
+/// for it to go and then creates it, instead of updating it and completing on a CRD about to
+/// vanish with every object of it.
+async fn crd_terminating(env: &Env, id: &str) -> Result<()> {
+    let ns = id;
+    let group = format!("{id}.example.com");
+    let name = format!("holds.{group}");
+    env.namespace_with_group(ns, json!({"targetNamespaces": [ns]}))
+        .await?;
+    let mut held = crd("holds", &group, "Hold");
+    held["metadata"]["finalizers"] = json!(["example.com/hold"]);
+    env.apply(held).await?;
+    let crds: Api<CustomResourceDefinition> = Api::all(env.client.clone());
+    let old = crds.get(&name).await?.metadata.uid;
+    crds.delete(&name, &DeleteParams::default()).await?;
+    let manifest = crd("holds", &group, "Hold");
+    let plans = installplans_api(env, ns);
+    env.apply(
+        json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "InstallPlan",
+        "metadata": {"name": "held", "namespace": ns},
+        "spec": {"approval": "Automatic", "approved": true, "clusterServiceVersionNames": []}}),
+    )
+    .await?;
+    let status = json!({"status": {"phase": "Installing", "catalogSources": [], "plan": [{
+        "resolving": "held.v1.0.0", "status": "Unknown",
+        "resource": {"name": name, "group": "apiextensions.k8s.io", "version": "v1",
+            "kind": "CustomResourceDefinition", "sourceName": "", "sourceNamespace": "",
+            "manifest": manifest.to_string()}}]}});
+    plans
+        .patch_status("held", &PatchParams::default(), &Patch::Merge(&status))
+        .await?;
+    let plan = settle::namespaced(
+        settle::resource(
+            "operators.coreos.com",
+            "v1alpha1",
+            "InstallPlan",
+            "installplans",
+        ),
+        {
+            let ns = ns.to_owned();
+            move |n| n == ns
+        },
+    );
+    settle::writes_during(&env.client, &[plan], Duration::from_secs(3)).await?;
+    let phase = plans.get("held").await?.data["status"]["phase"].clone();
+    check_eq!(
+        phase,
+        json!("Installing"),
+        "the plan completed on a CRD being deleted"
+    );
+    let current = crds.get(&name).await?;
+    check_eq!(current.metadata.deletion_timestamp.is_some(), true);
+    check_eq!(current.metadata.uid, old);
+    crds.patch(
+        &name,
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+    )
+    .await?;
+    wait(
+        "the plan Complete",
+        || async { Ok(plans.get("held").await?.data["status"]["phase"].clone()) },
+        |phase| phase == "Complete",
+    )
+    .await?;
+    let created = crds.get(&name).await?;
+    check_eq!(created.metadata.deletion_timestamp, None);
+    if created.metadata.uid == old {
+        bail!("the plan's CRD is the one that was being deleted");
+    }
+    let alongside: Vec<&String> = created
+        .metadata
+        .annotations
+        .iter()
+        .flatten()
+        .filter(|(k, _)| k.starts_with(olm_v0::alongside::ANNOTATION_PREFIX))
+        .map(|(_, v)| v)
+        .collect();
+    let want = format!("{ns}/held.v1.0.0");
+    check_eq!(alongside, vec![&want]);
+    Ok(())
+}
+
 /// PackageManifests (seed 001, "multi-arch" labels): a catalog whose default channel's head
 /// carries `operatorframework.io/arch.arm64` and `operatorframework.io/os.windows` is listed
 /// through the real API server (the aggregated `packages.operators.coreos.com/v1` that `olm run`
@@ -3840,6 +3990,10 @@ fn main() {
     harness::main(
         vec![
             Scenario::new("plan-warnings", |e, id| Box::pin(plan_warnings(e, id))),
+            Scenario::new("crd-terminating", |e, id| Box::pin(crd_terminating(e, id))),
+            Scenario::new("plan-updates-existing", |e, id| {
+                Box::pin(plan_updates_existing(e, id))
+            }),
             Scenario::new("terminal-failures", |e, id| {
                 Box::pin(terminal_failures(e, id))
             }),

@@ -111,10 +111,82 @@ pub fn on_failure(name: &str, new: &Value, failure: &str) -> Result<String, Stri
 /// The reason of the Warning event [`on_failure`]'s text goes in.
 pub const CRD_VALIDATION_EVENT_REASON: &str = "CRDValidation";
 
+/// Why a step may not replace `current`, the CRD named `name` on the cluster, with `new` now,
+/// before any object is checked:
+///
+/// - `current` is being deleted: replacing it would report the step done while the API server
+///   goes on to delete the CRD and every object of it. The step waits for it to go, then
+///   creates it (upstream updates it and the plan completes on a CRD about to vanish; that is
+///   how an operator installed right after its CRD was deleted loses its API);
+/// - `new` no longer serves a version `current` lists in `status.storedVersions` (upstream's
+///   `risk of data loss` refusal, same words).
+pub fn update_refusal(name: &str, current: &Value, new: &Value) -> Option<String> {
+    if current
+        .pointer("/metadata/deletionTimestamp")
+        .is_some_and(|t| !t.is_null())
+    {
+        return Some(format!(
+            "CustomResourceDefinition {} is being deleted; waiting for it to go before installing it again",
+            olm_goenc::quote(name)
+        ));
+    }
+    let served: Vec<&str> = new
+        .pointer("/spec/versions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|v| v.get("name").and_then(Value::as_str))
+        .collect();
+    current
+        .pointer("/status/storedVersions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .find(|v| !served.contains(v))
+        .map(|lost| {
+            format!(
+                "risk of data loss updating \"{name}\": new CRD removes version {lost} that is listed as a stored version on the existing CRD"
+            )
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn update_refusals() {
+        let new = json!({"spec": {"versions": [{"name": "v1"}, {"name": "v2"}]}});
+        let stored = |versions: Value| json!({"status": {"storedVersions": versions}});
+        let deleting = json!({"metadata": {"deletionTimestamp": "2026-12-07T10:00:00Z"}, "status": {"storedVersions": ["v1"]}});
+        // (current, refusal): upstream's data-loss check (step.go), and a CRD being deleted.
+        let cases = [
+            (stored(json!(["v1"])), None),
+            (stored(json!(["v1", "v2"])), None),
+            (json!({}), None),
+            (
+                stored(json!(["v1", "v1beta1"])),
+                Some(
+                    "risk of data loss updating \"a.b.c\": new CRD removes version v1beta1 that is listed as a stored version on the existing CRD",
+                ),
+            ),
+            (
+                deleting,
+                Some(
+                    "CustomResourceDefinition \"a.b.c\" is being deleted; waiting for it to go before installing it again",
+                ),
+            ),
+        ];
+        for (current, want) in cases {
+            assert_eq!(
+                update_refusal("a.b.c", &current, &new).as_deref(),
+                want,
+                "{current}"
+            );
+        }
+    }
 
     fn crd(versions: Value, conversion: Option<&str>) -> Value {
         let mut c =

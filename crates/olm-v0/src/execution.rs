@@ -165,5 +165,27 @@ pub fn installed_condition(status: &str, reason: &str, message: &str, now: &str)
     c
 }
 
+/// A Service step's object brought over an existing Service: when the plan's object names no
+/// cluster IP, the ones the API server gave the existing Service are kept, since they cannot be
+/// changed and a replace without them is refused (upstream updates with the Service it read
+/// back, which carries them). One the plan names (`None` for a headless Service) is left for the
+/// API server to judge.
+pub fn keep_cluster_ips(new: &mut Value, current: &Value) {
+    if new
+        .pointer("/spec/clusterIP")
+        .is_some_and(|ip| !ip.is_null())
+    {
+        return;
+    }
+    let Some(spec) = new.get_mut("spec").and_then(Value::as_object_mut) else {
+        return;
+    };
+    for field in ["clusterIP", "clusterIPs"] {
+        if let Some(given) = current.pointer(&format!("/spec/{field}")) {
+            spec.insert(field.to_owned(), given.clone());
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests;

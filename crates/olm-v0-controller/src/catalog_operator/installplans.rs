@@ -5,10 +5,11 @@
 //!
 //! Rules, as upstream's:
 //! * `RequiresApproval` waits for `spec.approved`; then `Installing`.
-//! * An object that exists is `Present`; RBAC objects are updated to the plan's version; a CRD
-//!   is updated only when its existing custom resources validate against the new schema
-//!   (`olm_v0::crdupgrade`; a webhook-converting CRD only warns) and no version stored on the
-//!   cluster would disappear (upstream's `SafeStorageVersionUpgrade`, in its words).
+//! * An object that exists is `Present`, brought to the plan's version (a CSV or Subscription is
+//!   left as it is); a CRD is updated only when it is not being deleted, its existing custom
+//!   resources validate against the new schema (`olm_v0::crdupgrade`; a webhook-converting CRD
+//!   only warns) and no version stored on the cluster would disappear (upstream's
+//!   `SafeStorageVersionUpgrade`, in its words).
 //! * Steps are created as the OperatorGroup's ServiceAccount when it names one; CRDs as OLM
 //!   itself.
 //! * A CRD carries an `operatorframework.io/installed-alongside-<hash>: ns/csv` annotation per
@@ -713,9 +714,11 @@ async fn existing_objects_failure(
     Ok(None)
 }
 
-/// An existing object: RBAC is brought to the plan's version; a CRD too when its existing
-/// objects still validate (or it converts with a webhook: then the Warning to record is
-/// returned) and no stored version would be lost; anything else is left as it is.
+/// An existing object is brought to the plan's version (upstream's step ensurers): a CRD only
+/// when it is not being deleted, its existing objects still validate (or it converts with a
+/// webhook: then the Warning to record is returned) and no stored version would be lost; a
+/// ServiceAccount merged; a Service keeping the cluster IPs it was given. A CSV or
+/// Subscription is left as it is.
 async fn update_existing(
     client: &Client,
     api: &Api<DynamicObject>,
@@ -729,10 +732,7 @@ async fn update_existing(
             .await
             .map(|()| None);
     }
-    if !matches!(
-        kind,
-        "Role" | "RoleBinding" | "ClusterRole" | "ClusterRoleBinding" | "CustomResourceDefinition"
-    ) {
+    if matches!(kind, "ClusterServiceVersion" | "Subscription") {
         return Ok(None);
     }
     let mut warning = None;
@@ -746,27 +746,13 @@ async fn update_existing(
         if let Some(failure) = existing_objects_failure(client, &current_value, &object).await? {
             warning = Some(olm_v0::crdupgrade::on_failure(name, &object, &failure)?);
         }
-        let stored: Vec<&str> = current_value
-            .pointer("/status/storedVersions")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .collect();
-        let served: Vec<&str> = object
-            .pointer("/spec/versions")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(|v| v.get("name").and_then(Value::as_str))
-            .collect();
-        if let Some(lost) = stored.iter().find(|v| !served.contains(v)) {
-            return Err(format!(
-                "risk of data loss updating \"{name}\": new CRD removes version {lost} that is listed as a stored version on the existing CRD"
-            )
-            .into());
+        if let Some(refusal) = olm_v0::crdupgrade::update_refusal(name, &current_value, &object) {
+            return Err(refusal.into());
         }
         alongside(&mut object, Some(&current_value));
+    }
+    if kind == "Service" {
+        olm_v0::execution::keep_cluster_ips(&mut object, &current.data);
     }
     object["metadata"]["resourceVersion"] = json!(current.resource_version());
     let dynamic: DynamicObject = serde_json::from_value(object).map_err(|e| e.to_string())?;

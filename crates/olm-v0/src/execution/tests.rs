@@ -126,3 +126,28 @@ fn a_pass_ends_as_upstreams_execute_plan_does() {
         );
     }
 }
+
+#[test]
+fn a_service_keeps_the_cluster_ips_it_was_given() {
+    let current = json!({"spec": {"clusterIP": "10.96.0.7", "clusterIPs": ["10.96.0.7"], "ports": [{"port": 80}]}});
+    // (the plan's object, what is written)
+    let cases = [
+        (
+            json!({"spec": {"ports": [{"port": 8080}]}}),
+            json!({"spec": {"ports": [{"port": 8080}], "clusterIP": "10.96.0.7", "clusterIPs": ["10.96.0.7"]}}),
+        ),
+        (
+            json!({"spec": {"clusterIP": "None", "ports": []}}),
+            json!({"spec": {"clusterIP": "None", "ports": []}}),
+        ),
+        (
+            json!({"spec": {"clusterIP": null}}),
+            json!({"spec": {"clusterIP": "10.96.0.7", "clusterIPs": ["10.96.0.7"]}}),
+        ),
+        (json!({}), json!({})),
+    ];
+    for (mut new, want) in cases {
+        keep_cluster_ips(&mut new, &current);
+        assert_eq!(new, want);
+    }
+}
