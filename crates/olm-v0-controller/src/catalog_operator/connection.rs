@@ -12,7 +12,11 @@
 //!
 //! While up, the task holds the health watch open (olm's registries answer it), so a registry
 //! going away is seen at once; opm's registries only answer `Check`, so those are checked again
-//! every 30 s. A lost registry is dialled again after a backoff step (1 s doubling to 30 s).
+//! every 30 s. Either way the connection itself is watched: when it closes (the registry's Pod
+//! was deleted, or restarted with new content behind the same address, as a catalog served at
+//! `spec.address` is updated) the registry counts as lost at once, as gRPC's connectivity state
+//! tells upstream, and its content is read anew once it is back. A lost registry is dialled
+//! again after a backoff step (1 s doubling to 30 s).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -195,7 +199,7 @@ async fn watch(probe: Probe, mut wake: mpsc::Sender<ObjectRef<CatalogSource>>) {
             let _ = wake.send(source.clone()).await;
         }
         match connect(&address).await {
-            Ok((channel, mut client)) => {
+            Ok((channel, mut client, closed)) => {
                 if check(&mut client).await {
                     let content = catalogs::fetch(channel.clone(), &catalog).await;
                     let readable = content.is_ok();
@@ -217,6 +221,7 @@ async fn watch(probe: Probe, mut wake: mpsc::Sender<ObjectRef<CatalogSource>>) {
                             let wake_at = due.min(tokio::time::Instant::now() + CONFIG_LOOK);
                             tokio::select! {
                                 () = hold(&mut client) => break,
+                                () = closed.0.notified() => break,
                                 () = tokio::time::sleep_until(wake_at) => {}
                             }
                             if tokio::time::Instant::now() < fetched + index.catalog_sync_interval()
@@ -267,16 +272,90 @@ const RECHECK: Duration = Duration::from_secs(30);
 
 type Client = tonic_health::pb::health_client::HealthClient<tonic::transport::Channel>;
 
-/// A channel to `address` (`host:port`) and a health client on it.
-async fn connect(address: &str) -> Result<(tonic::transport::Channel, Client), String> {
+/// A channel to `address` (`host:port`), a health client on it, and what is told when the
+/// channel's connection closes.
+async fn connect(address: &str) -> Result<(tonic::transport::Channel, Client, Closed), String> {
     let endpoint = tonic::transport::Endpoint::from_shared(format!("http://{address}"))
         .map_err(|e| e.to_string())?
         .connect_timeout(DIAL_TIMEOUT);
-    let channel = endpoint.connect().await.map_err(|e| e.to_string())?;
+    let closed = Closed::default();
+    let told = closed.clone();
+    let connector = tower::service_fn(move |uri: http::Uri| {
+        let told = told.clone();
+        async move {
+            let host = uri
+                .host()
+                .unwrap_or_default()
+                .trim_matches(['[', ']'])
+                .to_owned();
+            let port = uri.port_u16().unwrap_or(80);
+            let io = tokio::net::TcpStream::connect((host.as_str(), port)).await?;
+            io.set_nodelay(true)?;
+            Ok::<_, std::io::Error>(hyper_util::rt::TokioIo::new(Noticed { io, closed: told }))
+        }
+    });
+    let channel = endpoint
+        .connect_with_connector(connector)
+        .await
+        .map_err(|e| e.to_string())?;
     Ok((
         channel.clone(),
         tonic_health::pb::health_client::HealthClient::new(channel),
+        closed,
     ))
+}
+
+/// Told when a connection of one channel closes. tonic dials again by itself at the next
+/// request, so without this a registry restarted between two checks would look as if it had
+/// never gone, and its new content would not be read.
+#[derive(Clone, Default)]
+struct Closed(Arc<tokio::sync::Notify>);
+
+/// A connection that tells [`Closed`] when the channel drops it (it ended).
+struct Noticed {
+    io: tokio::net::TcpStream,
+    closed: Closed,
+}
+
+impl Drop for Noticed {
+    fn drop(&mut self) {
+        // A permit is kept when nobody waits yet, so a close is never missed.
+        self.closed.0.notify_one();
+    }
+}
+
+impl tokio::io::AsyncRead for Noticed {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.io).poll_read(cx, buf)
+    }
+}
+
+impl tokio::io::AsyncWrite for Noticed {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::pin::Pin::new(&mut self.io).poll_write(cx, buf)
+    }
+
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.io).poll_flush(cx)
+    }
+
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.io).poll_shutdown(cx)
+    }
 }
 
 /// Whether the registry answers `SERVING`.

@@ -614,15 +614,8 @@ async fn apply(
         Ok(_) if plain_kind == "CustomResourceDefinition" => Ok(StepStatus::WaitingForApi),
         Ok(_) => Ok(StepStatus::Created),
         Err(kube::Error::Api(e)) if e.code == 409 => {
-            if let Some(warning) = update_existing(
-                client,
-                &api,
-                plain_kind,
-                &step.resource.name,
-                object,
-                &alongside,
-            )
-            .await?
+            if let Some(warning) =
+                update_existing(client, &api, kind, &step.resource.name, object, &alongside).await?
             {
                 warn_on_plan(client, namespace, plan, &warning).await;
             }
@@ -717,8 +710,8 @@ async fn existing_objects_failure(
 /// An existing object is brought to the plan's version (upstream's step ensurers): a CRD only
 /// when it is not being deleted, its existing objects still validate (or it converts with a
 /// webhook: then the Warning to record is returned) and no stored version would be lost; a
-/// ServiceAccount merged; a Service keeping the cluster IPs it was given. A CSV or
-/// Subscription is left as it is.
+/// ServiceAccount merged; a Service keeping the cluster IPs it was given. A CSV, a Subscription
+/// or a pull Secret (a step of kind `Secret`; a bundle's are `BundleSecret`) is left as it is.
 async fn update_existing(
     client: &Client,
     api: &Api<DynamicObject>,
@@ -732,9 +725,10 @@ async fn update_existing(
             .await
             .map(|()| None);
     }
-    if matches!(kind, "ClusterServiceVersion" | "Subscription") {
+    if matches!(kind, "ClusterServiceVersion" | "Subscription" | "Secret") {
         return Ok(None);
     }
+    let kind = plain(kind);
     let mut warning = None;
     let current = api
         .get(name)
