@@ -150,8 +150,347 @@ pub fn copies_disabled(disable_copied_csvs: Option<bool>, group_targets: &Namesp
     disable_copied_csvs.unwrap_or(false) && group_targets.is_all_namespaces()
 }
 
+/// What the copy pass reads of one CSV (upstream's `ensureCSVsInNamespaces` inputs).
+#[derive(Debug, Clone)]
+pub struct Observed<'a> {
+    /// Its phase, if it has one.
+    pub phase: Option<&'a Phase>,
+    /// Its reason, if it has one.
+    pub reason: Option<&'a Reason>,
+    /// Whether it is being deleted.
+    pub deleting: bool,
+    /// The namespace and `status.namespaces` of each OperatorGroup in its namespace.
+    pub groups: &'a [(&'a str, &'a [String])],
+    /// `OLMConfig cluster`'s `spec.features.disableCopiedCSVs`, if set.
+    pub disable_copied_csvs: Option<bool>,
+    /// Every namespace of the cluster.
+    pub namespaces: &'a [String],
+}
+
+/// What the copy pass does for one CSV.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// The CSV is on its way to a settled phase: its copies are left as they are. Each phase it
+    /// passes through would otherwise rewrite every copy (10,000 writes per step at 10,000
+    /// namespaces), and those writes would hold up the very install they report on.
+    Hold,
+    /// The copies it should have, in these namespaces (none: every copy goes).
+    Copies {
+        /// The namespaces, sorted.
+        wanted: Vec<String>,
+        /// Copies are disabled for it: the `DisabledCopiedCSVs` event is recorded.
+        disabled: bool,
+        /// It targets every namespace with copies on: any `DisabledCopiedCSVs` events of it
+        /// are deleted.
+        clear_disabled_events: bool,
+        /// The copies' namespaces its group names explicitly, where its RBAC is given to it as a
+        /// tenant (a global group's operator gets it cluster-wide instead).
+        tenants: Vec<String>,
+    },
+}
+
+/// The copy decision: none while the CSV is on its way to a settled phase; none left (every
+/// copy deleted) when it is uncopiable (no phase, an unknown one, `Deleting`, being deleted, or
+/// an uncopiable reason) or its namespace has no single OperatorGroup; none when copies are
+/// disabled; else one in each namespace its group targets but the group's own.
+pub fn decide(o: &Observed<'_>) -> Decision {
+    let uncopiable_reason = o.reason.is_some_and(crate::status::uncopiable);
+    if matches!(
+        o.phase,
+        Some(Phase::Pending | Phase::InstallReady | Phase::Installing)
+    ) && !uncopiable_reason
+    {
+        return Decision::Hold;
+    }
+    // A phase OLM does not know counts as none: the CSV has not been looked at yet.
+    let uncopiable = o
+        .phase
+        .is_none_or(|p| matches!(p, Phase::Deleting | Phase::Other(_)))
+        || uncopiable_reason
+        || o.deleting;
+    let none = |disabled| Decision::Copies {
+        wanted: Vec::new(),
+        disabled,
+        clear_disabled_events: false,
+        tenants: Vec::new(),
+    };
+    let (false, [(group_namespace, targets)]) = (uncopiable, o.groups) else {
+        return none(false);
+    };
+    let set = NamespaceSet::new(targets);
+    if copies_disabled(o.disable_copied_csvs, &set) {
+        return none(true);
+    }
+    let wanted = copy_plan(group_namespace, &set, o.namespaces).0;
+    let tenants = if set.is_all_namespaces() {
+        Vec::new()
+    } else {
+        targets
+            .iter()
+            .filter(|t| wanted.contains(t))
+            .cloned()
+            .collect()
+    };
+    Decision::Copies {
+        clear_disabled_events: set.is_all_namespaces(),
+        wanted,
+        disabled: false,
+        tenants,
+    }
+}
+
+/// One copy to write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Write {
+    /// The namespace it is in.
+    pub namespace: String,
+    /// Whether it exists already (then it is updated).
+    pub exists: bool,
+    /// Whether its name, labels, annotations or spec change.
+    pub spec: bool,
+    /// Whether its status changes.
+    pub status: bool,
+}
+
+/// The copies to write and the namespaces whose copy is deleted, from the `wanted` namespaces
+/// and the `existing` copies (namespace → their spec and status hashes) against the prototype's
+/// hashes: a copy whose hashes match is left alone, so a settled cluster is not rewritten.
+pub fn writes(
+    wanted: &[String],
+    existing: &BTreeMap<&str, (&str, &str)>,
+    spec_hash: &str,
+    status_hash: &str,
+) -> (Vec<Write>, Vec<String>) {
+    let mut out = Vec::new();
+    for ns in wanted {
+        match existing.get(ns.as_str()) {
+            Some(&(spec, status)) if spec == spec_hash && status == status_hash => {}
+            Some(&(spec, status)) => out.push(Write {
+                namespace: ns.clone(),
+                exists: true,
+                spec: spec != spec_hash,
+                status: status != status_hash,
+            }),
+            None => out.push(Write {
+                namespace: ns.clone(),
+                exists: false,
+                spec: true,
+                status: true,
+            }),
+        }
+    }
+    let deletes = existing
+        .keys()
+        .filter(|ns| !wanted.iter().any(|w| w == **ns))
+        .map(|ns| (*ns).to_owned())
+        .collect();
+    (out, deletes)
+}
+
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    fn s(v: &[&str]) -> Vec<String> {
+        v.iter().map(|x| (*x).to_owned()).collect()
+    }
+
+    /// Upstream's `ensureCSVsInNamespaces`/`IsUncopiable` and `syncOLMConfig` cases, as data:
+    /// (phase, reason, deleting, groups' targets, disableCopiedCSVs, decision).
+    #[test]
+    fn copy_decisions() {
+        let namespaces = s(&["ops", "a", "b", "c"]);
+        let all = s(&[""]);
+        let ab = s(&["a", "b"]);
+        let own = s(&["ops"]);
+        let copies = |wanted: &[&str], tenants: &[&str], clear: bool| Decision::Copies {
+            wanted: s(wanted),
+            disabled: false,
+            clear_disabled_events: clear,
+            tenants: s(tenants),
+        };
+        let none = copies(&[], &[], false);
+        type Case<'a> = (
+            Option<Phase>,
+            Option<Reason>,
+            bool,
+            Vec<&'a [String]>,
+            Option<bool>,
+            Decision,
+        );
+        let cases: Vec<Case<'_>> = vec![
+            // Settled and global: everywhere but its own namespace; disabled events cleared.
+            (
+                Some(Phase::Succeeded),
+                None,
+                false,
+                vec![&all],
+                None,
+                copies(&["a", "b", "c"], &[], true),
+            ),
+            // Explicit targets: those, given RBAC as a tenant there.
+            (
+                Some(Phase::Succeeded),
+                None,
+                false,
+                vec![&ab],
+                Some(true),
+                copies(&["a", "b"], &["a", "b"], false),
+            ),
+            // Its own namespace only: nothing to copy.
+            (
+                Some(Phase::Failed),
+                None,
+                false,
+                vec![&own],
+                None,
+                none.clone(),
+            ),
+            // On its way: left as they are.
+            (
+                Some(Phase::Installing),
+                None,
+                false,
+                vec![&all],
+                None,
+                Decision::Hold,
+            ),
+            (
+                Some(Phase::Pending),
+                None,
+                false,
+                vec![&all],
+                None,
+                Decision::Hold,
+            ),
+            // ...unless its reason makes it uncopiable: then every copy goes.
+            (
+                Some(Phase::Pending),
+                Some(Reason::TooManyOperatorGroups),
+                false,
+                vec![&all],
+                None,
+                none.clone(),
+            ),
+            (
+                Some(Phase::Failed),
+                Some(Reason::Copied),
+                false,
+                vec![&all],
+                None,
+                none.clone(),
+            ),
+            // No phase yet, an unknown one, Deleting, being deleted.
+            (None, None, false, vec![&all], None, none.clone()),
+            (
+                Some(Phase::Other("Weird".into())),
+                None,
+                false,
+                vec![&all],
+                None,
+                none.clone(),
+            ),
+            (
+                Some(Phase::Deleting),
+                None,
+                false,
+                vec![&all],
+                None,
+                none.clone(),
+            ),
+            (
+                Some(Phase::Succeeded),
+                None,
+                true,
+                vec![&all],
+                None,
+                none.clone(),
+            ),
+            // No group, or two.
+            (
+                Some(Phase::Succeeded),
+                None,
+                false,
+                vec![],
+                None,
+                none.clone(),
+            ),
+            (
+                Some(Phase::Succeeded),
+                None,
+                false,
+                vec![&all, &ab],
+                None,
+                none.clone(),
+            ),
+            // Copies disabled for a global operator: none, and the event.
+            (
+                Some(Phase::Succeeded),
+                None,
+                false,
+                vec![&all],
+                Some(true),
+                Decision::Copies {
+                    wanted: vec![],
+                    disabled: true,
+                    clear_disabled_events: false,
+                    tenants: vec![],
+                },
+            ),
+            (
+                Some(Phase::Succeeded),
+                None,
+                false,
+                vec![&all],
+                Some(false),
+                copies(&["a", "b", "c"], &[], true),
+            ),
+        ];
+        for (phase, reason, deleting, targets, disable, want) in cases {
+            let groups: Vec<(&str, &[String])> = targets.iter().map(|t| ("ops", &t[..])).collect();
+            let got = decide(&Observed {
+                phase: phase.as_ref(),
+                reason: reason.as_ref(),
+                deleting,
+                groups: &groups,
+                disable_copied_csvs: disable,
+                namespaces: &namespaces,
+            });
+            assert_eq!(
+                got, want,
+                "{phase:?} {reason:?} deleting={deleting} {targets:?} {disable:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn only_changed_copies_are_written() {
+        let existing: BTreeMap<&str, (&str, &str)> = [
+            ("a", ("S", "T")),
+            ("b", ("S", "old")),
+            ("c", ("old", "T")),
+            ("gone", ("S", "T")),
+        ]
+        .into_iter()
+        .collect();
+        let (writes, deletes) = writes(&s(&["a", "b", "c", "new"]), &existing, "S", "T");
+        let w = |ns: &str, exists, spec, status| Write {
+            namespace: ns.to_owned(),
+            exists,
+            spec,
+            status,
+        };
+        assert_eq!(
+            writes,
+            vec![
+                w("b", true, false, true),
+                w("c", true, true, false),
+                w("new", false, true, true)
+            ]
+        );
+        assert_eq!(deletes, s(&["gone"]));
+    }
+
     /// Only the parent's own copy is replaced (upstream's `copyToNamespace` reads existing
     /// copies through a lister of `olm.copiedFrom`-labelled CSVs, so it never updates another).
     #[test]
@@ -169,8 +508,6 @@ mod tests {
         assert!(!may_overwrite(&labels(&[]), "ops"));
         assert!(!may_overwrite(&labels(&[("app", "x")]), "ops"));
     }
-
-    use super::*;
 
     fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs

@@ -21,7 +21,6 @@ use kube::runtime::events::{Event as Recorded, EventType, Recorder};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher::{self, Event};
 use kube::{Resource, ResourceExt};
-use olm_v0::groups::NamespaceSet;
 use olm_v0_api::v1alpha1::{
     ClusterServiceVersion, ClusterServiceVersionPhase as Phase, ConditionReason,
 };
@@ -114,62 +113,48 @@ async fn reconcile_one(csv: &Arc<ClusterServiceVersion>, ctx: &Arc<Ctx>) -> Resu
     let namespace = csv.namespace().unwrap_or_default();
     let name = csv.name_any();
     let (phase, reason) = crate::phase_and_reason(csv);
-    let uncopiable_reason = reason.is_some_and(olm_v0::status::uncopiable);
-    // On its way to a settled phase, a CSV's copies are left as they are: each phase it passes
-    // through would otherwise rewrite every copy (10,000 writes per step at 10,000 namespaces),
-    // and those writes would hold up the very install they report on.
-    if matches!(
-        phase,
-        Some(Phase::Pending | Phase::InstallReady | Phase::Installing)
-    ) && !uncopiable_reason
-    {
-        return Ok(Action::await_change());
-    }
-    // A phase OLM does not know counts as none: the CSV has not been looked at yet.
-    let uncopiable = phase.is_none_or(|p| matches!(p, Phase::Deleting | Phase::Other(_)))
-        || uncopiable_reason
-        || csv.meta().deletion_timestamp.is_some();
     let groups = ctx.index.groups_in(&namespace);
-    // A failure to delete disabled-copies events is retried like a failed copy write.
-    let mut events_failed = false;
-    let wanted = match (uncopiable, groups.as_slice()) {
-        (false, [group]) => {
-            let targets = group
-                .status
-                .as_ref()
-                .map(|s| s.namespaces.clone())
-                .unwrap_or_default();
-            let set = NamespaceSet::new(&targets);
-            if olm_v0::copied::copies_disabled(ctx.index.copies_disabled(), &set) {
-                lock(&ctx.events_cleared).remove(&key(csv));
-                disabled_event(ctx, csv).await;
-                Vec::new()
-            } else {
-                if set.is_all_namespaces() && !delete_disabled_events(ctx, csv).await {
-                    events_failed = true;
-                }
-                let names: Vec<String> = ctx.index.namespaces().into_keys().collect();
-                let group_namespace = group.namespace().unwrap_or_default();
-                olm_v0::copied::copy_plan(&group_namespace, &set, &names).0
-            }
-        }
-        _ => Vec::new(),
+    let groups: Vec<(String, Vec<String>)> = groups
+        .iter()
+        .map(|g| {
+            let targets = g.status.as_ref().map(|s| s.namespaces.clone());
+            (
+                g.namespace().unwrap_or_default(),
+                targets.unwrap_or_default(),
+            )
+        })
+        .collect();
+    let groups: Vec<(&str, &[String])> = groups
+        .iter()
+        .map(|(ns, targets)| (ns.as_str(), targets.as_slice()))
+        .collect();
+    let namespaces: Vec<String> = ctx.index.namespaces().into_keys().collect();
+    let decision = olm_v0::copied::decide(&olm_v0::copied::Observed {
+        phase,
+        reason,
+        deleting: csv.meta().deletion_timestamp.is_some(),
+        groups: &groups,
+        disable_copied_csvs: ctx.index.copies_disabled(),
+        namespaces: &namespaces,
+    });
+    let olm_v0::copied::Decision::Copies {
+        wanted,
+        disabled,
+        clear_disabled_events,
+        tenants,
+    } = decision
+    else {
+        return Ok(Action::await_change());
     };
+    if disabled {
+        lock(&ctx.events_cleared).remove(&key(csv));
+        disabled_event(ctx, csv).await;
+    }
+    // A failure to delete disabled-copies events is retried like a failed copy write.
+    let events_failed = clear_disabled_events && !delete_disabled_events(ctx, csv).await;
     let mut synced = sync(&ctx.shared.client, &ctx.index, csv, &wanted).await;
-    if let [group] = groups.as_slice()
-        && !wanted.is_empty()
-    {
-        let targets = group
-            .status
-            .as_ref()
-            .map(|s| s.namespaces.clone())
-            .unwrap_or_default();
-        // A global group's operator is given its RBAC cluster-wide (the CSV controller lifts it).
-        if !NamespaceSet::new(&targets).is_all_namespaces() {
-            let tenants: Vec<String> = targets.into_iter().filter(|t| wanted.contains(t)).collect();
-            synced.failed +=
-                super::tenant::ensure(&ctx.shared.client, &ctx.index, csv, &tenants).await;
-        }
+    if !tenants.is_empty() {
+        synced.failed += super::tenant::ensure(&ctx.shared.client, &ctx.index, csv, &tenants).await;
     }
     if let Err(e) = report(ctx).await {
         warn!(error = %e, "writing the OLMConfig status failed");
@@ -531,32 +516,22 @@ pub async fn sync(
     let proto = prototype(parent);
     let (spec_hash, status_hash) = hashes(&proto);
     let existing = index.copies.of(&parent_namespace, &name);
-    let mut writes = Vec::new();
-    for ns in wanted {
-        match existing.get(ns) {
-            Some(h) if h.spec == spec_hash && h.status == status_hash => {}
-            Some(h) => writes.push((
-                ns.clone(),
-                h.resource_version.clone(),
-                h.spec != spec_hash,
-                h.status != status_hash,
-            )),
-            None => writes.push((ns.clone(), None, true, true)),
-        }
-    }
-    let deletes: Vec<String> = existing
-        .keys()
-        .filter(|ns| !wanted.contains(ns))
-        .cloned()
+    let hashes: BTreeMap<&str, (&str, &str)> = existing
+        .iter()
+        .map(|(ns, h)| (ns.as_str(), (h.spec.as_str(), h.status.as_str())))
         .collect();
+    let (writes, deletes) = olm_v0::copied::writes(wanted, &hashes, &spec_hash, &status_hash);
     let mut synced = Synced::default();
     let results: Vec<Result<(), (String, Error)>> =
-        futures::stream::iter(writes.into_iter().map(|(ns, version, spec, status)| {
+        futures::stream::iter(writes.into_iter().map(|w| {
             let proto = &proto;
+            let version = existing
+                .get(&w.namespace)
+                .and_then(|h| h.resource_version.clone());
             async move {
-                write_copy(client, &ns, proto, version, spec, status)
+                write_copy(client, &w.namespace, proto, version, w.spec, w.status)
                     .await
-                    .map_err(|e| (ns, e))
+                    .map_err(|e| (w.namespace, e))
             }
         }))
         .buffer_unordered(CONCURRENT_WRITES)
