@@ -13,8 +13,10 @@
 # The profile is the node (default fake): on kwok's fake node olm runs in the environment's
 # process and no container runs; on the real node (root, one per machine, taken in turn with
 # the other suites that start one) OLM runs as pods and the suite's Pods run: olm-v0-images
-# pushes opm's image (what the suite's MagicCatalog Pods run, as quay.io/operator-framework/opm)
-# and a stand-in for -dummyImage (what the Deployments of its hand-made CSVs run).
+# pushes opm's image (what the suite's MagicCatalog Pods run, as quay.io/operator-framework/opm),
+# a stand-in for -dummyImage (what the Deployments of its hand-made CSVs run), and stand-ins for
+# the quay.io/olmtest bundle and index images the suite names, built from
+# tools/e2e/olm-v0/standins (see its README).
 # --labels narrows the containers (Ginkgo labels, default: all that apply to olm), --focus the
 # specs (a Ginkgo focus regular expression); either skips the comparison with the committed
 # results. --update writes the profile's results file (and, for the fake node, the counts table
@@ -78,7 +80,7 @@ main() {
     # No container runs on the fake node: an image that does not exist does.
     dummy_image="$registry/olm-e2e/none:latest"
     if [[ $profile == real ]]; then
-        "$bin/olm-v0-images" -catalog "$here/catalog" "$registry" >&2
+        "$bin/olm-v0-images" -catalog "$here/catalog" -standins "$here/standins" "$registry" >&2
         dummy_image="$registry/olm-e2e/dummy:latest"
     fi
     # olm's OLM v0 keeps its global catalogs in its system namespace.

@@ -37,12 +37,13 @@ func StaticProgram(path string) ([]byte, error) {
 }
 
 // File is one file of an image's layer: a folder (Name ends in /), a symbolic link to Link,
-// or a regular file holding Data.
+// or a regular file holding Data, owned by the user and group Owner (root when 0).
 type File struct {
-	Name string
-	Mode int64
-	Data []byte
-	Link string
+	Name  string
+	Mode  int64
+	Data  []byte
+	Link  string
+	Owner int
 }
 
 // Busybox is a static busybox's files: bin/busybox holding program and, for each applet (but
@@ -59,14 +60,14 @@ func Busybox(program []byte, applets ...string) []File {
 	return files
 }
 
-// Image is one layer of files, in the order given (owned by root, at a fixed time, so the same
-// inputs always give the same digest), with config, for linux on this machine's architecture.
+// Image is one layer of files, in the order given (at a fixed time, so the same inputs always
+// give the same digest), with config, for linux on this machine's architecture.
 func Image(files []File, config v1.Config) (v1.Image, error) {
 	var layer bytes.Buffer
 	tw := tar.NewWriter(&layer)
 	epoch := time.Unix(0, 0)
 	for _, e := range files {
-		h := &tar.Header{Name: e.Name, Mode: e.Mode, ModTime: epoch}
+		h := &tar.Header{Name: e.Name, Mode: e.Mode, ModTime: epoch, Uid: e.Owner, Gid: e.Owner}
 		switch {
 		case e.Link != "":
 			h.Typeflag, h.Linkname, h.Mode = tar.TypeSymlink, e.Link, 0o777

@@ -19,6 +19,7 @@ require (
 	github.com/operator-framework/operator-lifecycle-manager v0.46.0
 	github.com/operator-framework/operator-registry v1.73.0
 	olm.local/e2e/oci v0.0.0
+	sigs.k8s.io/yaml v1.6.0
 )
 
 require (
@@ -32,6 +33,7 @@ require (
 	github.com/opencontainers/image-spec v1.1.1 // indirect
 	github.com/sirupsen/logrus v1.9.4 // indirect
 	github.com/vbatts/tar-split v0.12.3 // indirect
+	go.yaml.in/yaml/v2 v2.4.4 // indirect
 	golang.org/x/sync v0.22.0 // indirect
 	golang.org/x/sys v0.47.0 // indirect
 )

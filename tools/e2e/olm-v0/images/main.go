@@ -24,6 +24,13 @@
 //     runs: busybox's cp and operator-lifecycle-manager's copy-content (built beside this one).
 //   - operatorhubio/catalog:latest (with -catalog), the suite's -communityOperators image: the
 //     catalog under /configs and the cache opm builds for it under /tmp/cache.
+//   - library/busybox:latest, what the stand-in bundles' Deployments run (`busybox`): the dummy
+//     image, whose busybox has sleep.
+//   - with -standins DIR, the quay.io/olmtest images the suite's catalogs name, built from
+//     DIR/bundles/REPO/TAG (a registry+v1 bundle, pushed as olmtest/REPO:TAG with its
+//     metadata/annotations.yaml as labels) and DIR/indexes/REPO/TAG (a file-based catalog,
+//     pushed as olmtest/REPO:TAG laid out as opm's generated catalog Dockerfile lays one out:
+//     opm's image, the catalog under /configs, its cache under /tmp/cache, `opm serve`).
 package main
 
 import (
@@ -33,15 +40,18 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"olm.local/e2e/oci"
+	"sigs.k8s.io/yaml"
 )
 
 func main() {
 	catalog := flag.String("catalog", "", "a file-based catalog folder, pushed as upstream's community catalog image")
+	standins := flag.String("standins", "", "a folder of bundles/REPO/TAG and indexes/REPO/TAG, pushed as quay.io/olmtest/REPO:TAG")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: olm-v0-images [-catalog DIR] REGISTRY [BUSYBOX]")
+		fmt.Fprintln(os.Stderr, "usage: olm-v0-images [-catalog DIR] [-standins DIR] REGISTRY [BUSYBOX]")
 	}
 	flag.Parse()
 	if flag.NArg() < 1 || flag.NArg() > 2 {
@@ -53,13 +63,13 @@ func main() {
 	if flag.NArg() == 2 {
 		busybox = flag.Arg(1)
 	}
-	if err := run(registry, busybox, *catalog); err != nil {
+	if err := run(registry, busybox, *catalog, *standins); err != nil {
 		fmt.Fprintln(os.Stderr, "olm-v0-images:", err)
 		os.Exit(1)
 	}
 }
 
-func run(registry, busybox, catalog string) error {
+func run(registry, busybox, catalog, standins string) error {
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -73,7 +83,7 @@ func run(registry, busybox, catalog string) error {
 	if err != nil {
 		return err
 	}
-	img, err := oci.Image([]oci.File{
+	opmFiles := []oci.File{
 		{Name: "bin/", Mode: 0o755},
 		{Name: "bin/grpc_health_probe", Mode: 0o755, Data: probe},
 		{Name: "bin/opm", Mode: 0o755, Data: opm},
@@ -81,12 +91,8 @@ func run(registry, busybox, catalog string) error {
 		// As operator-registry's image has it: Go's resolver reads the order from here.
 		{Name: "etc/nsswitch.conf", Mode: 0o644, Data: []byte("hosts: files dns\n")},
 		{Name: "tmp/", Mode: 0o1777},
-	}, v1.Config{
-		Entrypoint: []string{"/bin/opm"},
-		Env:        []string{"PATH=/bin"},
-		User:       "1001",
-		WorkingDir: "/",
-	})
+	}
+	img, err := oci.Image(opmFiles, opmConfig(nil))
 	if err != nil {
 		return err
 	}
@@ -136,7 +142,7 @@ func run(registry, busybox, catalog string) error {
 	}
 	// Also under the suite's default -dummyImage, docker.io/bitnami/nginx:latest: some of its
 	// CSVs are package-level variables, built from the flag's default before flags are parsed.
-	for _, ref := range []string{registry + "/olm-e2e/dummy:latest", registry + "/bitnami/nginx:latest"} {
+	for _, ref := range []string{registry + "/olm-e2e/dummy:latest", registry + "/bitnami/nginx:latest", registry + "/library/busybox:latest"} {
 		if err := oci.Push(dummy, ref); err != nil {
 			return err
 		}
@@ -161,25 +167,92 @@ func run(registry, busybox, catalog string) error {
 		return err
 	}
 	fmt.Println(ref)
-	if catalog == "" {
-		return nil
+	if catalog != "" {
+		catalogImg, err := catalogImage(filepath.Join(dir, "opm"), catalog, nil)
+		if err != nil {
+			return err
+		}
+		ref = registry + "/operatorhubio/catalog:latest"
+		if err := oci.Push(catalogImg, ref); err != nil {
+			return err
+		}
+		fmt.Println(ref)
 	}
-	catalogImg, err := catalogImage(filepath.Join(dir, "opm"), catalog)
-	if err != nil {
-		return err
+	if standins != "" {
+		return pushStandins(registry, standins, filepath.Join(dir, "opm"), opmFiles)
 	}
-	ref = registry + "/operatorhubio/catalog:latest"
-	if err := oci.Push(catalogImg, ref); err != nil {
-		return err
-	}
-	fmt.Println(ref)
 	return nil
+}
+
+// opmUser is the user operator-registry's opm image runs as.
+const opmUser = 1001
+
+// opmConfig is the configuration of operator-registry's opm image, with cmd as its command.
+func opmConfig(cmd []string) v1.Config {
+	return v1.Config{
+		Entrypoint: []string{"/bin/opm"},
+		Cmd:        cmd,
+		Env:        []string{"PATH=/bin"},
+		User:       fmt.Sprint(opmUser),
+		WorkingDir: "/",
+	}
+}
+
+// pushStandins pushes every bundle and index under dir (bundles/REPO/TAG, indexes/REPO/TAG) as
+// olmtest/REPO:TAG, in name order.
+func pushStandins(registry, dir, opm string, opmFiles []oci.File) error {
+	for _, kind := range []string{"bundles", "indexes"} {
+		tags, err := filepath.Glob(filepath.Join(dir, kind, "*", "*"))
+		if err != nil {
+			return err
+		}
+		sort.Strings(tags)
+		for _, path := range tags {
+			var img v1.Image
+			if kind == "bundles" {
+				img, err = bundleImage(path)
+			} else {
+				img, err = catalogImage(opm, path, opmFiles)
+			}
+			if err != nil {
+				return fmt.Errorf("%s: %w", path, err)
+			}
+			ref := registry + "/olmtest/" + filepath.Base(filepath.Dir(path)) + ":" + filepath.Base(path)
+			if err := oci.Push(img, ref); err != nil {
+				return err
+			}
+			fmt.Println(ref)
+		}
+	}
+	return nil
+}
+
+// bundleImage lays a registry+v1 bundle folder out as its Dockerfile would: manifests/ and
+// metadata/ at the root, labelled with metadata/annotations.yaml's annotations.
+func bundleImage(dir string) (v1.Image, error) {
+	data, err := os.ReadFile(filepath.Join(dir, "metadata", "annotations.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	var meta struct {
+		Annotations map[string]string `json:"annotations"`
+	}
+	if err := yaml.UnmarshalStrict(data, &meta); err != nil {
+		return nil, fmt.Errorf("metadata/annotations.yaml: %w", err)
+	}
+	files, err := tree(dir, "")
+	if err != nil {
+		return nil, err
+	}
+	return oci.Image(files, v1.Config{Labels: meta.Annotations})
 }
 
 // catalogImage lays the catalog out as opm's generated catalog Dockerfile does: the catalog
 // under /configs (named by the index.configs label) and its serving cache, built by opm
-// itself, under /tmp/cache.
-func catalogImage(opm, catalog string) (v1.Image, error) {
+// itself, under /tmp/cache. With base (opm's image), it is a whole index image that serves the
+// catalog as opm's Dockerfile has it: `opm serve /configs --cache-dir=/tmp/cache`; without,
+// the content alone, as extractContent registry Pods copy it.
+func catalogImage(opm, catalog string, base []oci.File) (v1.Image, error) {
 	cache, err := os.MkdirTemp("", "olm-v0-images-cache-")
 	if err != nil {
 		return nil, err
@@ -189,21 +262,35 @@ func catalogImage(opm, catalog string) (v1.Image, error) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("building the catalog's cache: %v: %s", err, out)
 	}
-	files := []oci.File{{Name: "configs/", Mode: 0o755}}
+	files := []oci.File{}
+	for _, f := range base {
+		if f.Name != "tmp/" {
+			files = append(files, f)
+		}
+	}
+	files = append(files, oci.File{Name: "configs/", Mode: 0o755})
 	configs, err := tree(catalog, "configs/")
 	if err != nil {
 		return nil, err
 	}
 	files = append(files, configs...)
-	files = append(files, oci.File{Name: "tmp/", Mode: 0o1777}, oci.File{Name: "tmp/cache/", Mode: 0o755})
+	files = append(files, oci.File{Name: "tmp/", Mode: 0o1777}, oci.File{Name: "tmp/cache/", Mode: 0o755, Owner: opmUser})
 	cached, err := tree(cache, "tmp/cache/")
 	if err != nil {
 		return nil, err
 	}
+	// Owned by opm's user, as the Dockerfile's `RUN opm serve … --cache-only` leaves it: `opm
+	// serve` takes a lock file in the cache, so it must be able to write there.
+	for i := range cached {
+		cached[i].Owner = opmUser
+	}
 	files = append(files, cached...)
-	return oci.Image(files, v1.Config{
-		Labels: map[string]string{"operators.operatorframework.io.index.configs.v1": "/configs"},
-	})
+	config := v1.Config{}
+	if base != nil {
+		config = opmConfig([]string{"serve", "/configs", "--cache-dir=/tmp/cache"})
+	}
+	config.Labels = map[string]string{"operators.operatorframework.io.index.configs.v1": "/configs"}
+	return oci.Image(files, config)
 }
 
 // tree is every folder and file under root, named under prefix, in walk order.
