@@ -21,9 +21,7 @@ use kube::runtime::events::{Event as Recorded, EventType, Recorder};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher::{self, Event};
 use kube::{Resource, ResourceExt};
-use olm_v0_api::v1alpha1::{
-    ClusterServiceVersion, ClusterServiceVersionPhase as Phase, ConditionReason,
-};
+use olm_v0_api::v1alpha1::{ClusterServiceVersion, ConditionReason};
 use serde_json::{Value, json};
 use tracing::{info, warn};
 
@@ -185,60 +183,43 @@ async fn report(ctx: &Ctx) -> Result<(), kube::Error> {
     else {
         return Ok(());
     };
-    let enabled = ctx.index.copies_disabled() != Some(true);
-    let active = ctx.index.namespaces.state().len();
-    let mut mismatch = false;
-    for csv in ctx.index.csvs.state() {
-        let all_namespaces = csv
-            .annotations()
-            .get(olm_v0::membership::TARGET_NAMESPACES_ANNOTATION)
-            .is_some_and(String::is_empty);
-        let (phase, _) = crate::phase_and_reason(&csv);
-        if !all_namespaces || !matches!(phase, Some(Phase::Succeeded | Phase::Failed)) {
-            continue;
-        }
-        let namespace = csv.namespace().unwrap_or_default();
-        let held: std::collections::BTreeSet<String> = ctx
-            .index
-            .copies
-            .of(&namespace, &csv.name_any())
-            .into_keys()
-            .collect();
-        mismatch |= !olm_v0::olmconfig::copies_as_expected(
-            enabled,
-            active,
-            &std::collections::BTreeSet::new(),
-            &held,
-        );
-    }
-    let (status, reason, message) = olm_v0::olmconfig::condition(enabled, mismatch);
-    let current = config
-        .status
-        .as_ref()
-        .and_then(|s| {
-            s.conditions
-                .iter()
-                .find(|c| c.type_ == olm_v0::olmconfig::DISABLED_COPIED_CSVS)
+    let csvs = ctx.index.csvs.state();
+    let keys: Vec<(String, String)> = csvs
+        .iter()
+        .map(|csv| (csv.namespace().unwrap_or_default(), csv.name_any()))
+        .collect();
+    let operators: Vec<olm_v0::olmconfig::Operator<'_>> = csvs
+        .iter()
+        .zip(&keys)
+        .map(|(csv, (namespace, name))| olm_v0::olmconfig::Operator {
+            namespace,
+            name,
+            all_namespaces: csv
+                .annotations()
+                .get(olm_v0::membership::TARGET_NAMESPACES_ANNOTATION)
+                .is_some_and(String::is_empty),
+            phase: crate::phase_and_reason(csv).0,
         })
-        .cloned();
-    if current
-        .as_ref()
-        .is_some_and(|c| c.status == status && c.reason == reason && c.message == message)
-    {
-        return Ok(());
-    }
-    let since = match &current {
-        Some(c) if c.status == status => c.last_transition_time.clone(),
-        _ => crate::now(),
+        .collect();
+    let copies_of = |namespace: &str, name: &str| -> std::collections::BTreeSet<String> {
+        ctx.index.copies.of(namespace, name).into_keys().collect()
     };
-    let condition = json!({
-        "type": olm_v0::olmconfig::DISABLED_COPIED_CSVS,
-        "status": status,
-        "reason": reason,
-        "message": message,
-        "lastTransitionTime": since,
-        "observedGeneration": config.meta().generation,
+    let current = config.status.as_ref().and_then(|s| {
+        s.conditions
+            .iter()
+            .find(|c| c.type_ == olm_v0::olmconfig::DISABLED_COPIED_CSVS)
     });
+    let Some(condition) = olm_v0::olmconfig::conclude(
+        ctx.index.copies_disabled() != Some(true),
+        ctx.index.namespaces.state().len(),
+        &operators,
+        copies_of,
+        current,
+        config.meta().generation,
+        &crate::now(),
+    ) else {
+        return Ok(());
+    };
     let api: Api<olm_v0_api::v1::OLMConfig> = Api::all(ctx.shared.client.clone());
     let patch = json!({
         "metadata": {"resourceVersion": config.resource_version()},

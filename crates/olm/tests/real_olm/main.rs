@@ -100,11 +100,31 @@ pub fn examples() -> PathBuf {
 /// catalog of them (one `stable` channel, 0.2.0 replacing 0.1.0) as `repo` in the dev
 /// registry; `dir` holds the template and the rendered catalog.
 pub fn push_example_catalog(env: &Env, dir: &std::path::Path, ns: &str, repo: &str) {
+    push_example_versions(env, dir, ns, repo, &["0.1.0", "0.2.0"]);
+}
+
+/// [`push_example_catalog`] with only `versions` of the example operator in channel `stable`,
+/// each replacing the one before: a catalog to which a later push adds an upgrade.
+pub fn push_example_versions(
+    env: &Env,
+    dir: &std::path::Path,
+    ns: &str,
+    repo: &str,
+    versions: &[&str],
+) {
     const PACKAGE: &str = "example-operator";
     let mut template = format!(
-        "schema: olm.template.basic\nentries:\n- schema: olm.package\n  name: {PACKAGE}\n  defaultChannel: stable\n- schema: olm.channel\n  package: {PACKAGE}\n  name: stable\n  entries:\n  - name: {PACKAGE}.v0.1.0\n  - name: {PACKAGE}.v0.2.0\n    replaces: {PACKAGE}.v0.1.0\n"
+        "schema: olm.template.basic\nentries:\n- schema: olm.package\n  name: {PACKAGE}\n  defaultChannel: stable\n- schema: olm.channel\n  package: {PACKAGE}\n  name: stable\n  entries:\n"
     );
-    for version in ["0.1.0", "0.2.0"] {
+    let mut previous: Option<&str> = None;
+    for version in versions {
+        template.push_str(&format!("  - name: {PACKAGE}.v{version}\n"));
+        if let Some(p) = previous {
+            template.push_str(&format!("    replaces: {PACKAGE}.v{p}\n"));
+        }
+        previous = Some(version);
+    }
+    for version in versions {
         let image = format!("{}/{ns}/{PACKAGE}-bundle:v{version}", env.registry);
         let bundle = examples().join(format!("bundles/{PACKAGE}.v{version}"));
         env.olm(&["image", "push-bundle", bundle.to_str().unwrap(), &image]);

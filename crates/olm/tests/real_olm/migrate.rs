@@ -4,7 +4,9 @@
 //! calls through the webhook throughout. Measured and checked: the operator's pods keep their
 //! UIDs (no restart), the CRD and the Widget are the same objects, the webhook answers every
 //! call, the ClusterExtension is installed and the Subscription and CSV are gone; then
-//! `olm migrate rollback` hands it back to OLM v0 with the same pods.
+//! `olm migrate rollback` hands it back to OLM v0 with the same pods. Moved once more, it is
+//! upgraded by OLM v1: the catalog gains 0.2.0, which the migrated ClusterCatalog (polling as
+//! the CatalogSource did) serves and the extension, unpinned, follows.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -65,11 +67,11 @@ fn in_place(env: &Env) {
     let _widgets = widgets();
     let kc = env.kubeconfig.to_str().unwrap().to_owned();
     let dir = env.work_dir("migrate");
-    crate::push_example_catalog(env, &dir, NS, CATALOG_REPO);
+    crate::push_example_versions(env, &dir, NS, CATALOG_REPO, &["0.1.0"]);
     let image = format!("{}/{CATALOG_REPO}", env.registry);
     env.kubectl(&["create", "namespace", NS], None);
     env.apply(&format!(
-        "apiVersion: operators.coreos.com/v1alpha1\nkind: CatalogSource\nmetadata:\n  name: examples\n  namespace: {NS}\n  annotations: {{olm.operatorframework.io/serve-in-process: \"true\"}}\nspec: {{sourceType: grpc, image: \"{image}\", displayName: Examples}}\n"
+        "apiVersion: operators.coreos.com/v1alpha1\nkind: CatalogSource\nmetadata:\n  name: examples\n  namespace: {NS}\n  annotations: {{olm.operatorframework.io/serve-in-process: \"true\"}}\nspec: {{sourceType: grpc, image: \"{image}\", displayName: Examples, updateStrategy: {{registryPoll: {{interval: 1m}}}}}}\n"
     ));
     wait(
         "the example package offered",
@@ -182,14 +184,18 @@ fn in_place(env: &Env) {
     );
     assert!(failures.is_empty(), "webhook calls failed: {failures:?}");
     assert_eq!(pods(env), before_pods, "the operator's pods restarted");
-    assert_eq!(env.field(&["get", "crd", CRD], "{.metadata.uid}"), crd_uid);
-    assert_eq!(
-        env.field(
-            &["get", "widget", "sample", "-n", NS],
-            "{.metadata.uid} {.spec.size}"
-        ),
-        sample
-    );
+    // The CRD and the Widget are the same objects, unchanged.
+    let same_objects = || {
+        assert_eq!(env.field(&["get", "crd", CRD], "{.metadata.uid}"), crd_uid);
+        assert_eq!(
+            env.field(
+                &["get", "widget", "sample", "-n", NS],
+                "{.metadata.uid} {.spec.size}"
+            ),
+            sample
+        );
+    };
+    same_objects();
     assert_eq!(
         env.field(
             &["get", "clusterextension", "example-operator"],
@@ -227,19 +233,78 @@ fn in_place(env: &Env) {
         before_pods,
         "the operator's pods restarted on rollback"
     );
-    assert_eq!(env.field(&["get", "crd", CRD], "{.metadata.uid}"), crd_uid);
+    same_objects();
 
-    // Leave no CRD behind for the scenarios that follow (OLM v0 never deletes CRDs).
-    env.olm(&[
-        "v0",
-        "uninstall",
+    // Moved again, then upgraded by OLM v1 alone.
+    let out = env.olm(&[
+        "migrate",
         "example-operator",
         "-n",
         NS,
-        "--delete-operator-groups",
+        "--timeout",
+        "4m",
         "--kubeconfig",
         &kc,
     ]);
+    assert!(
+        out.starts_with("operator migrate-real/example-operator moved to OLM v1"),
+        "{out}"
+    );
+    assert_eq!(
+        pods(env),
+        before_pods,
+        "the operator's pods restarted on the second move"
+    );
+    crate::push_example_versions(env, &dir, NS, CATALOG_REPO, &["0.1.0", "0.2.0"]);
+    let pushed = Instant::now();
+    let upgraded = || {
+        env.field(
+            &["get", "clusterextension", "example-operator"],
+            "{.status.install.bundle.version} {.status.conditions[?(@.type==\"Installed\")].status}",
+        ) == "0.2.0 True"
+    };
+    wait(
+        "the extension upgraded to 0.2.0 by OLM v1",
+        TIMEOUT,
+        upgraded,
+        || state(env),
+    );
+    eprintln!(
+        "FIGURE migrate: upgraded by OLM v1 {:.1?} after the catalog gained 0.2.0",
+        pushed.elapsed()
+    );
+    same_objects();
+    assert!(
+        env.field(
+            &["get", "subscriptions,csv", "-n", NS],
+            "{.items[*].metadata.name}",
+        )
+        .is_empty(),
+        "OLM v0 came back: {}",
+        state(env)
+    );
+
+    // Leave no CRD behind for the scenarios that follow.
+    env.kubectl(
+        &[
+            "delete",
+            "clusterextension",
+            "example-operator",
+            "--wait=true",
+        ],
+        None,
+    );
+    env.kubectl(
+        &[
+            "delete",
+            "operatorgroups",
+            "--all",
+            "-n",
+            NS,
+            "--ignore-not-found",
+        ],
+        None,
+    );
     env.kubectl(&["delete", "crd", CRD, "--ignore-not-found"], None);
     env.kubectl(
         &["delete", "clustercatalog", "examples", "--ignore-not-found"],
