@@ -286,33 +286,7 @@ async fn reconcile_one(csv: &ClusterServiceVersion, ctx: &Ctx) -> Result<Option<
     } = gather(ctx, csv, group, &status, now).await?;
     let mut step = transition::next(&facts);
     if step == Step::Install {
-        let key = key(csv);
-        let last = lock(&ctx.install_failures).get(&key).copied();
-        // With `spec.serviceAccountName`, everything is installed as that account: it may
-        // create no more than it is allowed.
-        let scoped = match group
-            .spec
-            .service_account_name
-            .as_deref()
-            .filter(|s| !s.is_empty())
-        {
-            Some(sa) => {
-                olm_cluster::permissions::impersonating_client(&ctx.shared, &namespace, sa)?
-            }
-            None => client.clone(),
-        };
-        let outcome = install::install(&scoped, index, csv, group, now).await;
-        match &outcome {
-            Err((e, _)) => {
-                warn!(csv = %name, namespace = %namespace, error = %e, "installing the strategy failed");
-                let attempts = last.map_or(1, |(n, _)| n + 1);
-                lock(&ctx.install_failures).insert(key, (attempts, now));
-            }
-            Ok(()) => {
-                lock(&ctx.install_failures).remove(&key);
-            }
-        }
-        facts.install_outcome = Some(outcome);
+        facts.install_outcome = Some(install_strategy(ctx, csv, group, now).await?);
         step = transition::next(&facts);
     }
     let stored = csv
@@ -330,31 +304,10 @@ async fn reconcile_one(csv: &ClusterServiceVersion, ctx: &Ctx) -> Result<Option<
         renewal,
         &now_text,
     );
-    if end.delete {
-        info!(csv = %name, namespace = %namespace, "deleting the replaced CSV");
-        match api.delete(&name, &DeleteParams::background()).await {
-            Ok(_) => {}
-            Err(kube::Error::Api(s)) if s.code == 404 => {}
-            Err(e) => return Err(e.into()),
-        }
-        return Ok(None);
-    }
-    if end.write {
-        match write_status(&api, csv, &end.status, requirement_statuses.as_deref()).await {
-            Ok(_) => {}
-            // Written from a stale copy: the newer one is on its way and wakes the CSV again.
-            Err(Error::Kube(kube::Error::Api(s))) if s.code == 409 => return Ok(None),
-            Err(e) => return Err(e),
-        }
-        if let Some(e) = end.event {
-            record(ctx, csv, e).await;
-        }
-    }
-    if let Some(m) = end.retry {
-        return Err(Error::Retry(m));
-    }
-    let status = end.status;
     let requeue = end.requeue;
+    let Some(status) = perform(ctx, csv, &api, end, requirement_statuses.as_deref()).await? else {
+        return Ok(None);
+    };
 
     // 4. Copies and the OperatorCondition.
     ensure_condition(ctx, csv).await?;
@@ -369,6 +322,78 @@ async fn reconcile_one(csv: &ClusterServiceVersion, ctx: &Ctx) -> Result<Option<
         lift_rbac(ctx, csv).await?;
     }
     Ok(requeue)
+}
+
+/// Carries out how the pass ends: deletes a replaced CSV, or writes the status and records its
+/// Event; the status now held, or none when the pass stops here (deleted, or written from a
+/// stale copy, whose newer one wakes the CSV again).
+async fn perform(
+    ctx: &Ctx,
+    csv: &ClusterServiceVersion,
+    api: &Api<ClusterServiceVersion>,
+    end: transition::Concluded,
+    requirement_statuses: Option<&[RequirementStatus]>,
+) -> Result<Option<CsvStatus>, Error> {
+    let name = csv.name_any();
+    if end.delete {
+        info!(csv = %name, namespace = %csv.namespace().unwrap_or_default(), "deleting the replaced CSV");
+        match api.delete(&name, &DeleteParams::background()).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(s)) if s.code == 404 => {}
+            Err(e) => return Err(e.into()),
+        }
+        return Ok(None);
+    }
+    if end.write {
+        match write_status(api, csv, &end.status, requirement_statuses).await {
+            Ok(_) => {}
+            Err(Error::Kube(kube::Error::Api(s))) if s.code == 409 => return Ok(None),
+            Err(e) => return Err(e),
+        }
+        if let Some(e) = end.event {
+            record(ctx, csv, e).await;
+        }
+    }
+    if let Some(m) = end.retry {
+        return Err(Error::Retry(m));
+    }
+    Ok(Some(end.status))
+}
+
+/// Installs the CSV's strategy as its group's ServiceAccount (everything is installed as that
+/// account when the group names one: it may create no more than it is allowed), counting
+/// failures for the install backoff; the outcome, for the phase machine.
+async fn install_strategy(
+    ctx: &Ctx,
+    csv: &ClusterServiceVersion,
+    group: &OperatorGroup,
+    now: jiff::Timestamp,
+) -> Result<Result<(), (String, bool)>, Error> {
+    let name = csv.name_any();
+    let namespace = csv.namespace().unwrap_or_default();
+    let key = key(csv);
+    let last = lock(&ctx.install_failures).get(&key).copied();
+    let scoped = match group
+        .spec
+        .service_account_name
+        .as_deref()
+        .filter(|s| !s.is_empty())
+    {
+        Some(sa) => olm_cluster::permissions::impersonating_client(&ctx.shared, &namespace, sa)?,
+        None => ctx.shared.client.clone(),
+    };
+    let outcome = install::install(&scoped, &ctx.index, csv, group, now).await;
+    match &outcome {
+        Err((e, _)) => {
+            warn!(csv = %name, namespace = %namespace, error = %e, "installing the strategy failed");
+            let attempts = last.map_or(1, |(n, _)| n + 1);
+            lock(&ctx.install_failures).insert(key, (attempts, now));
+        }
+        Ok(()) => {
+            lock(&ctx.install_failures).remove(&key);
+        }
+    }
+    Ok(outcome)
 }
 
 /// What step 3 of a pass reads: the phase machine's facts, the requirement statuses to write
