@@ -165,6 +165,46 @@ pub fn installed_condition(status: &str, reason: &str, message: &str, now: &str)
     c
 }
 
+/// A step's object as the plan writes it, but for owner references (which need the CSV's uid,
+/// read on the cluster): labelled `olm.managed: "true"`; a namespaced one placed in the plan's
+/// `namespace`; a cluster-scoped one other than a CRD labelled with the owner labels of the CSV
+/// it is `resolving`; a Subscription annotated with the `plan` that made it (upstream's
+/// `ExecutePlan`).
+pub fn shape(
+    object: &mut Value,
+    kind: &str,
+    namespaced: bool,
+    namespace: &str,
+    resolving: &str,
+    plan: &str,
+) {
+    let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) else {
+        return;
+    };
+    if !metadata.get("labels").is_some_and(Value::is_object) {
+        metadata.insert("labels".to_owned(), json!({}));
+    }
+    metadata["labels"]["olm.managed"] = json!("true");
+    if namespaced {
+        metadata.insert("namespace".to_owned(), json!(namespace));
+    } else if kind != "CustomResourceDefinition" {
+        let owner = crate::strategy::CsvOwner {
+            name: resolving.to_owned(),
+            namespace: namespace.to_owned(),
+            ..crate::strategy::CsvOwner::default()
+        };
+        for (k, v) in crate::strategy::owner_labels(&owner) {
+            metadata["labels"][k] = json!(v);
+        }
+    }
+    if kind == "Subscription" {
+        if !metadata.get("annotations").is_some_and(Value::is_object) {
+            metadata.insert("annotations".to_owned(), json!({}));
+        }
+        metadata["annotations"][crate::subscription::GENERATED_BY_ANNOTATION] = json!(plan);
+    }
+}
+
 /// A Service step's object brought over an existing Service: when the plan's object names no
 /// cluster IP, the ones the API server gave the existing Service are kept, since they cannot be
 /// changed and a replace without them is refused (upstream updates with the Service it read

@@ -538,35 +538,23 @@ async fn apply(
     let api_version = text(&object, "/apiVersion").to_owned();
     let (resource, caps) = discover(ctx, &api_version, plain_kind).await?;
     let namespaced = caps.scope == Scope::Namespaced;
-    let labels = object.pointer_mut("/metadata").map(|m| {
-        if !m.get("labels").is_some_and(Value::is_object) {
-            m["labels"] = json!({});
-        }
-        &mut m["labels"]
-    });
-    if let Some(labels) = labels {
-        labels["olm.managed"] = json!("true");
-    }
-    if namespaced {
-        object["metadata"]["namespace"] = json!(namespace);
-        if plain_kind != "ClusterServiceVersion" && plain_kind != "Subscription" {
-            own_by_csvs(
-                &ctx.shared.client,
-                namespace,
-                &step.resolving,
-                plain_kind,
-                &mut object,
-            )
-            .await?;
-        }
-    } else if plain_kind != "CustomResourceDefinition" {
-        for (k, v) in crate::csv_owner_labels(namespace, &step.resolving) {
-            object["metadata"]["labels"][k] = json!(v);
-        }
-    }
-    if plain_kind == "Subscription" {
-        object["metadata"]["annotations"][olm_v0::subscription::GENERATED_BY_ANNOTATION] =
-            json!(plan);
+    execution::shape(
+        &mut object,
+        plain_kind,
+        namespaced,
+        namespace,
+        &step.resolving,
+        plan,
+    );
+    if namespaced && plain_kind != "ClusterServiceVersion" && plain_kind != "Subscription" {
+        own_by_csvs(
+            &ctx.shared.client,
+            namespace,
+            &step.resolving,
+            plain_kind,
+            &mut object,
+        )
+        .await?;
     }
     // A CRD records the CSVs it was installed alongside (the one this step resolves, and on
     // update those the cluster's copy names that still exist).

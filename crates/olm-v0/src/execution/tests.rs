@@ -151,3 +151,41 @@ fn a_service_keeps_the_cluster_ips_it_was_given() {
         assert_eq!(new, want);
     }
 }
+
+#[test]
+fn a_step_object_is_shaped_as_upstream_writes_it() {
+    // (kind, namespaced, object, what is written)
+    let cases = [
+        (
+            "ConfigMap",
+            true,
+            json!({"metadata": {"name": "c"}}),
+            json!({"metadata": {"name": "c", "namespace": "ops", "labels": {"olm.managed": "true"}}}),
+        ),
+        (
+            "ClusterRole",
+            false,
+            json!({"metadata": {"name": "r", "labels": {"app": "x"}}}),
+            json!({"metadata": {"name": "r", "labels": {"app": "x", "olm.managed": "true",
+                "olm.owner": "op.v1", "olm.owner.kind": "ClusterServiceVersion", "olm.owner.namespace": "ops"}}}),
+        ),
+        (
+            "CustomResourceDefinition",
+            false,
+            json!({"metadata": {"name": "a.b", "labels": null}}),
+            json!({"metadata": {"name": "a.b", "labels": {"olm.managed": "true"}}}),
+        ),
+        (
+            "Subscription",
+            true,
+            json!({"metadata": {"name": "dep"}}),
+            json!({"metadata": {"name": "dep", "namespace": "ops", "labels": {"olm.managed": "true"},
+                "annotations": {"olm.generated-by": "install-abc"}}}),
+        ),
+        ("ConfigMap", true, json!({}), json!({})),
+    ];
+    for (kind, namespaced, mut object, want) in cases {
+        shape(&mut object, kind, namespaced, "ops", "op.v1", "install-abc");
+        assert_eq!(object, want, "{kind}");
+    }
+}
