@@ -319,33 +319,7 @@ async fn sync_config_map(
     let name = source.spec.config_map.as_deref().unwrap_or_default();
     let k = key(source);
     let api: Api<ConfigMap> = Api::namespaced(ctx.shared.client.clone(), &namespace);
-    let (lookup, data) = match api.get_opt(name).await {
-        Ok(Some(cm)) => {
-            let meta = configmapsource::ConfigMapMeta {
-                name: cm.name_any(),
-                namespace: cm.namespace().unwrap_or_default(),
-                uid: cm.metadata.uid.clone().unwrap_or_default(),
-                resource_version: cm.metadata.resource_version.clone().unwrap_or_default(),
-                labels: cm.labels().clone(),
-                owner_references: cm
-                    .metadata
-                    .owner_references
-                    .iter()
-                    .flatten()
-                    .filter_map(|r| serde_json::to_value(r).ok())
-                    .collect(),
-            };
-            (Lookup::Found(meta), cm.data.unwrap_or_default())
-        }
-        Ok(None) => (
-            Lookup::Failed(format!("configmaps {name:?} not found")),
-            Default::default(),
-        ),
-        Err(e) => (
-            Lookup::Failed(olm_runtime::api_error::message(&e)),
-            Default::default(),
-        ),
-    };
+    let (lookup, data) = look_up(&api, name).await;
     // At most one build per pass: the second decision sees it served or failed.
     for _ in 0..2 {
         let serving = match ctx.in_process.serving(&k) {
@@ -369,26 +343,7 @@ async fn sync_config_map(
         let mut status = decision.status;
         match decision.action {
             configmapsource::Action::Build { key: version } => {
-                let data = data.clone();
-                let built = tokio::task::spawn_blocking(move || build_config_map_registry(&data))
-                    .await
-                    .map_err(|e| e.to_string())
-                    .and_then(|r| r);
-                match built {
-                    Ok(registry) => {
-                        ctx.in_process
-                            .serve(&k, &version, registry)
-                            .await
-                            .map_err(Error::Retry)?;
-                        crate::lock(&ctx.failed_loads).remove(&k);
-                        info!(catalogsource = %source.name_any(), namespace = %namespace, configmap = %name, version = %version, "serving the configmap's catalog");
-                    }
-                    Err(message) => {
-                        ctx.in_process.forget(&k);
-                        warn!(catalogsource = %source.name_any(), namespace = %namespace, configmap = %name, error = %message, "the configmap's catalog does not load");
-                        crate::lock(&ctx.failed_loads).insert(k.clone(), (version, message));
-                    }
-                }
+                build(ctx, source, name, &version, &data).await?;
                 continue;
             }
             configmapsource::Action::Adopt(patch) => {
@@ -426,6 +381,74 @@ async fn sync_config_map(
             Serving::Nothing | Serving::Failed { .. } => ctx.connections.forget(&k),
         }
         return write_status(ctx, source, current, status).await;
+    }
+    Ok(())
+}
+
+/// The ConfigMap `name` as the decision reads it, and its data (none when it cannot be read).
+async fn look_up(
+    api: &Api<ConfigMap>,
+    name: &str,
+) -> (Lookup, std::collections::BTreeMap<String, String>) {
+    match api.get_opt(name).await {
+        Ok(Some(cm)) => {
+            let meta = configmapsource::ConfigMapMeta {
+                name: cm.name_any(),
+                namespace: cm.namespace().unwrap_or_default(),
+                uid: cm.metadata.uid.clone().unwrap_or_default(),
+                resource_version: cm.metadata.resource_version.clone().unwrap_or_default(),
+                labels: cm.labels().clone(),
+                owner_references: cm
+                    .metadata
+                    .owner_references
+                    .iter()
+                    .flatten()
+                    .filter_map(|r| serde_json::to_value(r).ok())
+                    .collect(),
+            };
+            (Lookup::Found(meta), cm.data.unwrap_or_default())
+        }
+        Ok(None) => (
+            Lookup::Failed(format!("configmaps {name:?} not found")),
+            Default::default(),
+        ),
+        Err(e) => (
+            Lookup::Failed(olm_runtime::api_error::message(&e)),
+            Default::default(),
+        ),
+    }
+}
+
+/// Builds the registry of the ConfigMap's `data` (version `version`) off the async threads and
+/// serves it, or records why it does not load, for the next decision to see.
+async fn build(
+    ctx: &Ctx,
+    source: &CatalogSource,
+    config_map: &str,
+    version: &str,
+    data: &std::collections::BTreeMap<String, String>,
+) -> Result<(), Error> {
+    let k = key(source);
+    let namespace = source.namespace().unwrap_or_default();
+    let data = data.clone();
+    let built = tokio::task::spawn_blocking(move || build_config_map_registry(&data))
+        .await
+        .map_err(|e| e.to_string())
+        .and_then(|r| r);
+    match built {
+        Ok(registry) => {
+            ctx.in_process
+                .serve(&k, version, registry)
+                .await
+                .map_err(Error::Retry)?;
+            crate::lock(&ctx.failed_loads).remove(&k);
+            info!(catalogsource = %source.name_any(), namespace = %namespace, configmap = %config_map, version = %version, "serving the configmap's catalog");
+        }
+        Err(message) => {
+            ctx.in_process.forget(&k);
+            warn!(catalogsource = %source.name_any(), namespace = %namespace, configmap = %config_map, error = %message, "the configmap's catalog does not load");
+            crate::lock(&ctx.failed_loads).insert(k, (version.to_owned(), message));
+        }
     }
     Ok(())
 }
