@@ -537,40 +537,7 @@ async fn settle_membership(
     let name = csv.name_any();
     let namespace = csv.namespace().unwrap_or_default();
     let groups = index.groups_in(&namespace);
-    let nothing_selected: Vec<bool> = groups.iter().map(|g| selects_nothing(index, g)).collect();
-    let group_names: Vec<(String, String)> = groups
-        .iter()
-        .map(|g| (g.name_any(), g.namespace().unwrap_or_default()))
-        .collect();
-    let member_groups: Vec<membership::Group<'_>> = groups
-        .iter()
-        .zip(&group_names)
-        .zip(&nothing_selected)
-        .map(|((g, (n, ns)), nothing)| membership::Group {
-            name: n,
-            namespace: ns,
-            status_namespaces: g.status.as_ref().map(|s| s.namespaces.as_slice()),
-            provided_apis: g
-                .annotations()
-                .get(membership::PROVIDED_APIS_ANNOTATION)
-                .map(String::as_str),
-            static_provided_apis: g.spec.static_provided_apis,
-            selects_nothing: *nothing,
-        })
-        .collect();
-    let others: Vec<OperatorGroupView> =
-        index.groups.state().iter().map(|g| group_view(g)).collect();
-    let verdict = membership::check(
-        &membership::Csv {
-            namespace: &namespace,
-            annotations: csv.annotations(),
-            install_modes: &csv.spec.install_modes,
-            provided_apis: &surface.provided,
-            reason: status.reason.as_ref(),
-        },
-        &member_groups,
-        &others,
-    );
+    let verdict = membership_verdict(index, csv, &groups, surface, status);
     match verdict {
         Verdict::Member => {}
         Verdict::Unchanged => return Ok(None),
@@ -640,6 +607,52 @@ async fn settle_membership(
         }
     }
     Ok(groups.first().cloned())
+}
+
+/// What the CSV's membership in its namespace's `groups` comes to (`membership::check`, over
+/// views of the groups and of every group of the cluster).
+fn membership_verdict(
+    index: &Index,
+    csv: &ClusterServiceVersion,
+    groups: &[Arc<OperatorGroup>],
+    surface: &olm_v0::surface::Surface,
+    status: &CsvStatus,
+) -> Verdict {
+    let namespace = csv.namespace().unwrap_or_default();
+    let nothing_selected: Vec<bool> = groups.iter().map(|g| selects_nothing(index, g)).collect();
+    let group_names: Vec<(String, String)> = groups
+        .iter()
+        .map(|g| (g.name_any(), g.namespace().unwrap_or_default()))
+        .collect();
+    let member_groups: Vec<membership::Group<'_>> = groups
+        .iter()
+        .zip(&group_names)
+        .zip(&nothing_selected)
+        .map(|((g, (n, ns)), nothing)| membership::Group {
+            name: n,
+            namespace: ns,
+            status_namespaces: g.status.as_ref().map(|s| s.namespaces.as_slice()),
+            provided_apis: g
+                .annotations()
+                .get(membership::PROVIDED_APIS_ANNOTATION)
+                .map(String::as_str),
+            static_provided_apis: g.spec.static_provided_apis,
+            selects_nothing: *nothing,
+        })
+        .collect();
+    let others: Vec<OperatorGroupView> =
+        index.groups.state().iter().map(|g| group_view(g)).collect();
+    membership::check(
+        &membership::Csv {
+            namespace: &namespace,
+            annotations: csv.annotations(),
+            install_modes: &csv.spec.install_modes,
+            provided_apis: &surface.provided,
+            reason: status.reason.as_ref(),
+        },
+        &member_groups,
+        &others,
+    )
 }
 
 /// The time from `since` to `now`; none when `since` is later.
