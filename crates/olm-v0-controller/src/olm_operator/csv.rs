@@ -487,36 +487,69 @@ async fn gather(
         _ => false,
     };
     if installed_phase {
-        let (certs, due, served) = if serving::needed(csv) {
-            let (certs, due) = serving::read(client, csv, now).await?;
-            let owner = olm_v0::strategy::CsvOwner::from_csv(csv)
-                .map_err(|e| Error::Retry(e.to_string()))?;
-            let (webhooks, apiservices) = serving::installed(client, index, csv, &owner).await?;
-            (certs, due, (webhooks, apiservices))
-        } else {
-            (BTreeMap::new(), false, (true, true))
-        };
-        facts.cert_rotation_due = due;
-        // Renewal needs no event: the CSV is looked at again when its first certificate is due.
-        renewal =
-            certs.values().map(|c| c.renew_at).min().map(|at| {
-                Duration::from_secs(at.duration_since(now).as_secs().max(1).unsigned_abs())
-            });
-        match install::check(index, csv, &certs) {
-            Err(()) => facts.deployment_unbuildable = true,
-            Ok(problem) => {
-                facts.install_status = Some(InstallStatus {
-                    strategy: problem,
-                    apiservices: Ok(served.1),
-                    webhooks: Ok(served.0),
-                });
-            }
+        let installed = installed(ctx, csv, now).await?;
+        facts.cert_rotation_due = installed.rotation_due;
+        renewal = installed.renewal;
+        match installed.status {
+            None => facts.deployment_unbuildable = true,
+            Some(s) => facts.install_status = Some(s),
         }
     }
     Ok(Gathered {
         facts,
         requirement_statuses,
         renewal,
+    })
+}
+
+/// What an installed CSV's pass reads of what it installed.
+struct Installed {
+    /// A serving certificate is due for rotation.
+    rotation_due: bool,
+    /// When the first certificate is to be renewed, from now.
+    renewal: Option<Duration>,
+    /// The strategy's, APIServices' and webhooks' state; none when the Deployments cannot even
+    /// be built from the CSV.
+    status: Option<InstallStatus>,
+}
+
+/// Reads the serving certificates, webhooks and APIServices of an installed CSV and checks its
+/// Deployments against them.
+async fn installed(
+    ctx: &Ctx,
+    csv: &ClusterServiceVersion,
+    now: jiff::Timestamp,
+) -> Result<Installed, Error> {
+    let client = &ctx.shared.client;
+    let (certs, rotation_due, (webhooks, apiservices)) = if serving::needed(csv) {
+        let (certs, due) = serving::read(client, csv, now).await?;
+        let owner =
+            olm_v0::strategy::CsvOwner::from_csv(csv).map_err(|e| Error::Retry(e.to_string()))?;
+        (
+            certs,
+            due,
+            serving::installed(client, &ctx.index, csv, &owner).await?,
+        )
+    } else {
+        (BTreeMap::new(), false, (true, true))
+    };
+    // Renewal needs no event: the CSV is looked at again when its first certificate is due.
+    let renewal = certs
+        .values()
+        .map(|c| c.renew_at)
+        .min()
+        .map(|at| Duration::from_secs(at.duration_since(now).as_secs().max(1).unsigned_abs()));
+    let status = install::check(&ctx.index, csv, &certs)
+        .ok()
+        .map(|strategy| InstallStatus {
+            strategy,
+            apiservices: Ok(apiservices),
+            webhooks: Ok(webhooks),
+        });
+    Ok(Installed {
+        rotation_due,
+        renewal,
+        status,
     })
 }
 
