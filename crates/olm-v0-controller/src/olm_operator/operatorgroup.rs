@@ -179,6 +179,19 @@ async fn reconcile_one(g: &OperatorGroup, ctx: &Ctx) -> Result<(), Error> {
     label_namespaces(client, index, &status_namespaces).await?;
 
     // 5. ClusterRoles for the provided APIs, and pruning `olm.providedAPIs`.
+    provided_api_roles(ctx, g, &api).await
+}
+
+/// Step 5: the ClusterRoles of the APIs the group's member CSVs provide, and `olm.providedAPIs`
+/// pruned of what no member provides any more.
+async fn provided_api_roles(
+    ctx: &Ctx,
+    g: &OperatorGroup,
+    api: &Api<OperatorGroup>,
+) -> Result<(), Error> {
+    let name = g.name_any();
+    let namespace = g.namespace().unwrap_or_default();
+    let index = &ctx.index;
     let members: Vec<_> = index
         .csvs_in(&namespace)
         .into_iter()
