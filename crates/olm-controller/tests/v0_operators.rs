@@ -3478,6 +3478,78 @@ async fn plan_warnings(env: &Env, id: &str) -> Result<()> {
     Ok(())
 }
 
+/// A Subscription says what its catalog deprecates of what it installed (upstream's
+/// `PackageDeprecated`, `ChannelDeprecated`, `BundleDeprecated` and the roll-up `Deprecated`,
+/// in its words), from the catalog's `olm.deprecations`.
+async fn subscribe_deprecated(env: &Env, id: &str) -> Result<()> {
+    let ns = id;
+    let api_group = format!("{id}.example.com");
+    env.namespace_with_group(ns, json!({"targetNamespaces": [ns]}))
+        .await?;
+    let docs = [
+        json!({"schema": "olm.package", "name": "bar", "defaultChannel": "stable"}),
+        json!({"schema": "olm.channel", "package": "bar", "name": "stable", "entries": [{"name": "bar.v1.0.0"}]}),
+        inline_bundle("bar", "1.0.0", &api_group, ("widgets", "Widget"), None),
+        json!({"schema": "olm.deprecations", "package": "bar", "entries": [
+            {"reference": {"schema": "olm.package"}, "message": "bar is gone; use baz."},
+            {"reference": {"schema": "olm.channel", "name": "stable"}, "message": "stable is frozen."},
+            {"reference": {"schema": "olm.bundle", "name": "bar.v1.0.0"}, "message": "1.0.0 has a flaw."},
+        ]}),
+    ];
+    let fbc: String = docs.iter().map(|d| format!("{d}\n")).collect();
+    let served = serve_fbc(&fbc).await?;
+    env.apply(address_source(ns, "local", &served.address))
+        .await?;
+    env.apply(subscription(ns, "bar", "bar", "local", "Automatic"))
+        .await?;
+    let sub = wait_subscription(env, ns, "bar", "bar installed and deprecated", |s| {
+        s["status"]["installedCSV"] == "bar.v1.0.0"
+            && s["status"]["conditions"]
+                .as_array()
+                .is_some_and(|c| c.iter().any(|c| c["type"] == "Deprecated"))
+    })
+    .await?;
+    let message = |kind: &str| {
+        sub["status"]["conditions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|c| c["type"] == kind)
+            .map(|c| (c["status"].clone(), c["message"].clone()))
+    };
+    check_eq!(
+        message("PackageDeprecated"),
+        Some((
+            json!("True"),
+            json!("olm.package/bar: bar is gone; use baz.")
+        ))
+    );
+    check_eq!(
+        message("ChannelDeprecated"),
+        Some((
+            json!("True"),
+            json!("olm.channel/stable: stable is frozen.")
+        ))
+    );
+    check_eq!(
+        message("BundleDeprecated"),
+        Some((
+            json!("True"),
+            json!("olm.bundle/bar.v1.0.0: 1.0.0 has a flaw.")
+        ))
+    );
+    check_eq!(
+        message("Deprecated"),
+        Some((
+            json!("True"),
+            json!(
+                "olm.package/bar: bar is gone; use baz.; olm.channel/stable: stable is frozen.; olm.bundle/bar.v1.0.0: 1.0.0 has a flaw."
+            )
+        ))
+    );
+    Ok(())
+}
+
 /// A plan's steps bring objects that exist to the plan's version, as upstream's step ensurers
 /// do (an upgrade whose bundle changed a ConfigMap changes it): the ConfigMap's data is
 /// replaced, and the Service gets its new port and keeps the cluster IP it was given.
@@ -3991,6 +4063,9 @@ fn main() {
         vec![
             Scenario::new("plan-warnings", |e, id| Box::pin(plan_warnings(e, id))),
             Scenario::new("crd-terminating", |e, id| Box::pin(crd_terminating(e, id))),
+            Scenario::new("subscribe-deprecated", |e, id| {
+                Box::pin(subscribe_deprecated(e, id))
+            }),
             Scenario::new("plan-updates-existing", |e, id| {
                 Box::pin(plan_updates_existing(e, id))
             }),

@@ -5,12 +5,14 @@
 //! satisfies, the approval and generation of a new InstallPlan, and the conditions, in
 //! upstream's words.
 
+mod deprecation;
 mod plan;
 mod status;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use olm_v0_api::v1alpha1::{SubscriptionCondition, SubscriptionConditionType};
 
+pub use deprecation::{Deprecations, deprecated};
 pub use plan::{NewBundle, Next, PlanOrder, next, serves};
 pub use status::{
     CatalogView, Facts, Observed, observe, plan_failed, planned, resolution_failed, settled,
@@ -43,6 +45,14 @@ pub mod condition {
     pub const BUNDLE_UNPACKING: &str = "BundleUnpacking";
     /// A bundle could not be unpacked.
     pub const BUNDLE_UNPACK_FAILED: &str = "BundleUnpackFailed";
+    /// The installed bundle's package is deprecated.
+    pub const PACKAGE_DEPRECATED: &str = "PackageDeprecated";
+    /// The Subscription's channel is deprecated.
+    pub const CHANNEL_DEPRECATED: &str = "ChannelDeprecated";
+    /// The installed bundle is deprecated.
+    pub const BUNDLE_DEPRECATED: &str = "BundleDeprecated";
+    /// Any of the three: their notices together.
+    pub const DEPRECATED: &str = "Deprecated";
 }
 
 /// Condition reasons of a Subscription.

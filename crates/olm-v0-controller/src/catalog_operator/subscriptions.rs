@@ -220,12 +220,12 @@ async fn sync(ctx: &Ctx, namespace: &str) -> Result<Option<Duration>, Error> {
         catalogs: &health,
         fail_forward,
     };
-    let Some(statuses) = observe(ctx, namespace, &subs, &facts, &clock).await? else {
+    let contents = contents_of(ctx, &catalogs);
+    let Some(statuses) = observe(ctx, namespace, &subs, &facts, &contents, &clock).await? else {
         return Ok(None);
     };
 
     // Resolution.
-    let contents = contents_of(ctx, &catalogs);
     let wanted: Vec<resolver::Subscription> = subs
         .iter()
         .zip(&statuses)
@@ -297,28 +297,68 @@ async fn sync(ctx: &Ctx, namespace: &str) -> Result<Option<Duration>, Error> {
     Ok(None)
 }
 
-/// Each Subscription's status from what exists ([`decide::observe`]), written where it changed,
-/// with the CSVs of failed plans deleted. `None` when the pass ends here: a status was written
-/// (the write wakes the next pass) or every Subscription waits on its plan; else the statuses
-/// as stored, for resolution.
+/// Each Subscription's status from what exists ([`decide::observe`]) and what its catalog says
+/// of the installed bundle ([`decide::deprecated`]), written where it changed, with the CSVs of
+/// failed plans deleted. `None` when the pass ends here: a status was written (the write wakes
+/// the next pass) or every Subscription waits on its plan; else the statuses as stored, for
+/// resolution.
 async fn observe(
     ctx: &Ctx,
     namespace: &str,
     subs: &[Sub],
     facts: &decide::Facts<'_>,
+    contents: &[(SourceKey, i64, Option<Fetched>)],
     clock: &Time,
 ) -> Result<Option<Vec<SubscriptionStatus>>, Error> {
     let mut wrote = false;
     let mut statuses = Vec::with_capacity(subs.len());
     for (sub, old) in subs {
-        let observed = decide::observe(sub, old.as_ref(), facts, clock);
+        let mut observed = decide::observe(sub, old.as_ref(), facts, clock);
         if let Some(csv) = &observed.leftover {
             delete_leftover(ctx, namespace, csv).await?;
         }
+        let channel = sub.spec.channel.as_deref().unwrap_or_default();
+        let found = observed
+            .status
+            .installed_csv
+            .as_deref()
+            .and_then(|csv| deprecations(contents, sub, csv));
+        decide::deprecated(&mut observed.status, channel, found.as_ref(), clock);
         wrote |= write_status(ctx, sub, old.as_ref(), &observed.status, clock).await?;
         statuses.push(observed.status);
     }
     Ok((!wrote && !statuses.iter().all(decide::waiting_on_plan)).then_some(statuses))
+}
+
+/// The deprecation notices of `csv` as the Subscription's own catalog lists it in the
+/// Subscription's package and channel (any channel when it names none), or none when the
+/// catalog is not read or does not list it.
+fn deprecations(
+    contents: &[(SourceKey, i64, Option<Fetched>)],
+    sub: &Subscription,
+    csv: &str,
+) -> Option<decide::Deprecations> {
+    let (_, _, fetched) = contents.iter().find(|(key, _, _)| {
+        key.name == sub.spec.catalog_source && key.namespace == sub.spec.catalog_source_namespace
+    })?;
+    let Ok(content) = fetched.as_deref()? else {
+        return None;
+    };
+    let package = content
+        .packages
+        .iter()
+        .find(|p| p.name == sub.spec.package)?;
+    let wanted = sub.spec.channel.as_deref().unwrap_or_default();
+    let (channel, entry) = package
+        .channels
+        .iter()
+        .filter(|c| wanted.is_empty() || c.name == wanted)
+        .find_map(|c| c.entries.iter().find(|e| e.name == csv).map(|e| (c, e)))?;
+    Some(decide::Deprecations::of(
+        (&package.name, package.deprecation.as_deref()),
+        (&channel.name, channel.deprecation.as_deref()),
+        (&entry.name, entry.deprecation.as_deref()),
+    ))
 }
 
 /// Each CSV's phase (`""` before it has one), by name.
