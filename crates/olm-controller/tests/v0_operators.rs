@@ -1712,6 +1712,49 @@ fn subscriptions_api(env: &Env, ns: &str) -> Api<DynamicObject> {
     v1alpha1_api(env, ns, "Subscription", "subscriptions")
 }
 
+/// One step of a hand-made plan: `manifest` as the object of `kind` named `name` (of `group` and
+/// `version`), for the CSV `resolving`.
+fn plan_step(
+    resolving: &str,
+    name: &str,
+    group: &str,
+    version: &str,
+    kind: &str,
+    manifest: &Value,
+) -> Value {
+    json!({"resolving": resolving, "status": "Unknown",
+        "resource": {"name": name, "group": group, "version": version, "kind": kind,
+            "sourceName": "", "sourceNamespace": "", "manifest": manifest.to_string()}})
+}
+
+/// A hand-made InstallPlan `ns/name`, approved, whose status (written as its maker writes it)
+/// holds `steps` to install.
+async fn hand_made_plan(env: &Env, ns: &str, name: &str, steps: Vec<Value>) -> Result<()> {
+    env.apply(
+        json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "InstallPlan",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {"approval": "Automatic", "approved": true, "clusterServiceVersionNames": []}}),
+    )
+    .await?;
+    let status = json!({"status": {"phase": "Installing", "catalogSources": [], "plan": steps}});
+    installplans_api(env, ns)
+        .patch_status(name, &PatchParams::default(), &Patch::Merge(&status))
+        .await?;
+    Ok(())
+}
+
+/// Waits until the InstallPlan `ns/name` is `Complete`.
+async fn wait_plan_complete(env: &Env, ns: &str, name: &str) -> Result<()> {
+    let plans = installplans_api(env, ns);
+    wait(
+        "the plan Complete",
+        || async { Ok(plans.get(name).await?.data["status"]["phase"].clone()) },
+        |phase| phase == "Complete",
+    )
+    .await?;
+    Ok(())
+}
+
 fn installplans_api(env: &Env, ns: &str) -> Api<DynamicObject> {
     v1alpha1_api(env, ns, "InstallPlan", "installplans")
 }
@@ -3440,26 +3483,16 @@ async fn plan_warnings(env: &Env, id: &str) -> Result<()> {
         .await?;
     let manifest = json!({"apiVersion": format!("{group}/v1"), "kind": "PrometheusRule",
         "metadata": {"name": "rule"}, "spec": {"groups": []}});
-    let plans = installplans_api(env, ns);
-    env.apply(
-        json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "InstallPlan",
-        "metadata": {"name": "warned", "namespace": ns},
-        "spec": {"approval": "Automatic", "approved": true, "clusterServiceVersionNames": []}}),
-    )
-    .await?;
-    let status = json!({"status": {"phase": "Installing", "catalogSources": [], "plan": [{
-        "resolving": "warned.v1.0.0", "status": "Unknown",
-        "resource": {"name": "rule", "group": group, "version": "v1", "kind": "PrometheusRule",
-            "sourceName": "", "sourceNamespace": "", "manifest": manifest.to_string()}}]}});
-    plans
-        .patch_status("warned", &PatchParams::default(), &Patch::Merge(&status))
-        .await?;
-    wait(
-        "the plan Complete",
-        || async { Ok(plans.get("warned").await?.data["status"]["phase"].clone()) },
-        |phase| phase == "Complete",
-    )
-    .await?;
+    let step = plan_step(
+        "warned.v1.0.0",
+        "rule",
+        &group,
+        "v1",
+        "PrometheusRule",
+        &manifest,
+    );
+    hand_made_plan(env, ns, "warned", vec![step]).await?;
+    wait_plan_complete(env, ns, "warned").await?;
     let warned = env.wait_event(ns, "AppliedWithWarnings").await?;
     check_eq!(warned.type_.as_deref(), Some("Warning"));
     let want = format!(
@@ -3574,29 +3607,13 @@ async fn plan_updates_existing(env: &Env, id: &str) -> Result<()> {
         "metadata": {"name": "special-config"}, "data": {"special.how": "updated-very-much"}});
     let service = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "metrics"},
         "spec": {"ports": [{"name": "http", "port": 8080}]}});
+    let steps = vec![
+        plan_step("", "special-config", "", "v1", "ConfigMap", &config),
+        plan_step("", "metrics", "", "v1", "Service", &service),
+    ];
+    hand_made_plan(env, ns, "upgrade", steps).await?;
+    wait_plan_complete(env, ns, "upgrade").await?;
     let plans = installplans_api(env, ns);
-    env.apply(
-        json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "InstallPlan",
-        "metadata": {"name": "upgrade", "namespace": ns},
-        "spec": {"approval": "Automatic", "approved": true, "clusterServiceVersionNames": []}}),
-    )
-    .await?;
-    let step = |name: &str, kind: &str, manifest: &Value| {
-        json!({"resolving": "", "status": "Unknown",
-            "resource": {"name": name, "group": "", "version": "v1", "kind": kind,
-                "sourceName": "", "sourceNamespace": "", "manifest": manifest.to_string()}})
-    };
-    let status = json!({"status": {"phase": "Installing", "catalogSources": [], "plan": [
-        step("special-config", "ConfigMap", &config), step("metrics", "Service", &service)]}});
-    plans
-        .patch_status("upgrade", &PatchParams::default(), &Patch::Merge(&status))
-        .await?;
-    wait(
-        "the plan Complete",
-        || async { Ok(plans.get("upgrade").await?.data["status"]["phase"].clone()) },
-        |phase| phase == "Complete",
-    )
-    .await?;
     let statuses: Vec<Value> = plans.get("upgrade").await?.data["status"]["plan"]
         .as_array()
         .into_iter()
@@ -3633,21 +3650,16 @@ async fn crd_terminating(env: &Env, id: &str) -> Result<()> {
     let old = crds.get(&name).await?.metadata.uid;
     crds.delete(&name, &DeleteParams::default()).await?;
     let manifest = crd("holds", &group, "Hold");
+    let step = plan_step(
+        "held.v1.0.0",
+        &name,
+        "apiextensions.k8s.io",
+        "v1",
+        "CustomResourceDefinition",
+        &manifest,
+    );
+    hand_made_plan(env, ns, "held", vec![step]).await?;
     let plans = installplans_api(env, ns);
-    env.apply(
-        json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "InstallPlan",
-        "metadata": {"name": "held", "namespace": ns},
-        "spec": {"approval": "Automatic", "approved": true, "clusterServiceVersionNames": []}}),
-    )
-    .await?;
-    let status = json!({"status": {"phase": "Installing", "catalogSources": [], "plan": [{
-        "resolving": "held.v1.0.0", "status": "Unknown",
-        "resource": {"name": name, "group": "apiextensions.k8s.io", "version": "v1",
-            "kind": "CustomResourceDefinition", "sourceName": "", "sourceNamespace": "",
-            "manifest": manifest.to_string()}}]}});
-    plans
-        .patch_status("held", &PatchParams::default(), &Patch::Merge(&status))
-        .await?;
     let plan = settle::namespaced(
         settle::resource(
             "operators.coreos.com",
@@ -3676,12 +3688,7 @@ async fn crd_terminating(env: &Env, id: &str) -> Result<()> {
         &Patch::Merge(json!({"metadata": {"finalizers": null}})),
     )
     .await?;
-    wait(
-        "the plan Complete",
-        || async { Ok(plans.get("held").await?.data["status"]["phase"].clone()) },
-        |phase| phase == "Complete",
-    )
-    .await?;
+    wait_plan_complete(env, ns, "held").await?;
     let created = crds.get(&name).await?;
     check_eq!(created.metadata.deletion_timestamp, None);
     if created.metadata.uid == old {

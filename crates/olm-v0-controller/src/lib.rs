@@ -268,28 +268,18 @@ pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// The owner labels of the CSV `namespace/name` (`olm_v0::strategy::owner_labels`), which mark
-/// everything olm-operator makes for it.
-pub(crate) fn csv_owner_labels(namespace: &str, name: &str) -> BTreeMap<String, String> {
-    olm_v0::strategy::owner_labels(&olm_v0::strategy::CsvOwner {
-        name: name.to_owned(),
-        namespace: namespace.to_owned(),
-        ..olm_v0::strategy::CsvOwner::default()
-    })
-}
-
-/// [`csv_owner_labels`] as a label selector.
+/// [`olm_v0::strategy::csv_owner_labels`] as a label selector.
 pub(crate) fn csv_owner_selector(namespace: &str, name: &str) -> String {
-    csv_owner_labels(namespace, name)
+    olm_v0::strategy::csv_owner_labels(namespace, name)
         .iter()
         .map(|(k, v)| format!("{k}={v}"))
         .collect::<Vec<_>>()
         .join(",")
 }
 
-/// Whether `labels` carry all of [`csv_owner_labels`].
+/// Whether `labels` carry all of [`olm_v0::strategy::csv_owner_labels`].
 pub(crate) fn owned_by_csv(labels: &BTreeMap<String, String>, namespace: &str, name: &str) -> bool {
-    csv_owner_labels(namespace, name)
+    olm_v0::strategy::csv_owner_labels(namespace, name)
         .iter()
         .all(|(k, v)| labels.get(k) == Some(v))
 }

@@ -151,7 +151,6 @@ pub fn copies_disabled(disable_copied_csvs: Option<bool>, group_targets: &Namesp
 }
 
 /// What the copy pass reads of one CSV (upstream's `ensureCSVsInNamespaces` inputs).
-#[derive(Debug, Clone)]
 pub struct Observed<'a> {
     /// Its phase, if it has one.
     pub phase: Option<&'a Phase>,
@@ -163,8 +162,9 @@ pub struct Observed<'a> {
     pub groups: &'a [(&'a str, &'a [String])],
     /// `OLMConfig cluster`'s `spec.features.disableCopiedCSVs`, if set.
     pub disable_copied_csvs: Option<bool>,
-    /// Every namespace of the cluster.
-    pub namespaces: &'a [String],
+    /// Every namespace of the cluster, asked for only when the CSV is copied: at 10,000
+    /// namespaces the list is not worth making for a CSV that holds its copies or has none.
+    pub namespaces: &'a dyn Fn() -> Vec<String>,
 }
 
 /// What the copy pass does for one CSV.
@@ -221,7 +221,7 @@ pub fn decide(o: &Observed<'_>) -> Decision {
     if copies_disabled(o.disable_copied_csvs, &set) {
         return none(true);
     }
-    let wanted = copy_plan(group_namespace, &set, o.namespaces).0;
+    let wanted = copy_plan(group_namespace, &set, &(o.namespaces)()).0;
     let tenants = if set.is_all_namespaces() {
         Vec::new()
     } else {
@@ -454,7 +454,7 @@ mod tests {
                 deleting,
                 groups: &groups,
                 disable_copied_csvs: disable,
-                namespaces: &namespaces,
+                namespaces: &|| namespaces.clone(),
             });
             assert_eq!(
                 got, want,

@@ -188,12 +188,7 @@ pub fn shape(
     if namespaced {
         metadata.insert("namespace".to_owned(), json!(namespace));
     } else if kind != "CustomResourceDefinition" {
-        let owner = crate::strategy::CsvOwner {
-            name: resolving.to_owned(),
-            namespace: namespace.to_owned(),
-            ..crate::strategy::CsvOwner::default()
-        };
-        for (k, v) in crate::strategy::owner_labels(&owner) {
+        for (k, v) in crate::strategy::csv_owner_labels(namespace, resolving) {
             metadata["labels"][k] = json!(v);
         }
     }

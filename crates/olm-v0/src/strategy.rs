@@ -267,6 +267,16 @@ pub fn owner_labels(owner: &CsvOwner) -> BTreeMap<String, String> {
     ])
 }
 
+/// [`owner_labels`] of the CSV `namespace/name`: what marks everything olm-operator makes for
+/// it, and the cluster-scoped objects an InstallPlan creates for it.
+pub fn csv_owner_labels(namespace: &str, name: &str) -> BTreeMap<String, String> {
+    owner_labels(&CsvOwner {
+        name: name.to_owned(),
+        namespace: namespace.to_owned(),
+        ..CsvOwner::default()
+    })
+}
+
 /// The owner reference to `owner` on each of its Deployments (upstream's `NonBlockingOwner`):
 /// not a controller, not blocking the CSV's deletion.
 pub fn owner_reference(owner: &CsvOwner) -> Value {

@@ -126,7 +126,10 @@ async fn reconcile_one(csv: &Arc<ClusterServiceVersion>, ctx: &Arc<Ctx>) -> Resu
         .iter()
         .map(|(ns, targets)| (ns.as_str(), targets.as_slice()))
         .collect();
-    let namespaces: Vec<String> = ctx.index.namespaces().into_keys().collect();
+    let namespaces = || -> Vec<String> {
+        let state = ctx.index.namespaces.state();
+        state.iter().map(|n| n.name_any()).collect()
+    };
     let decision = olm_v0::copied::decide(&olm_v0::copied::Observed {
         phase,
         reason,
@@ -184,16 +187,11 @@ async fn report(ctx: &Ctx) -> Result<(), kube::Error> {
         return Ok(());
     };
     let csvs = ctx.index.csvs.state();
-    let keys: Vec<(String, String)> = csvs
-        .iter()
-        .map(|csv| (csv.namespace().unwrap_or_default(), csv.name_any()))
-        .collect();
     let operators: Vec<olm_v0::olmconfig::Operator<'_>> = csvs
         .iter()
-        .zip(&keys)
-        .map(|(csv, (namespace, name))| olm_v0::olmconfig::Operator {
-            namespace,
-            name,
+        .map(|csv| olm_v0::olmconfig::Operator {
+            namespace: csv.metadata.namespace.as_deref().unwrap_or_default(),
+            name: csv.metadata.name.as_deref().unwrap_or_default(),
             all_namespaces: csv
                 .annotations()
                 .get(olm_v0::membership::TARGET_NAMESPACES_ANNOTATION)

@@ -96,6 +96,29 @@ pub fn examples() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples")
 }
 
+/// A basic template of the example package holding `versions` in channel `stable`, each
+/// replacing the one before, their bundles at `<registry>/<ns>/example-operator-bundle:v<version>`.
+pub fn example_template(registry: &str, ns: &str, versions: &[&str]) -> String {
+    const PACKAGE: &str = "example-operator";
+    let mut t = format!(
+        "schema: olm.template.basic\nentries:\n- schema: olm.package\n  name: {PACKAGE}\n  defaultChannel: stable\n- schema: olm.channel\n  package: {PACKAGE}\n  name: stable\n  entries:\n"
+    );
+    let mut previous: Option<&str> = None;
+    for v in versions {
+        t.push_str(&format!("  - name: {PACKAGE}.v{v}\n"));
+        if let Some(p) = previous {
+            t.push_str(&format!("    replaces: {PACKAGE}.v{p}\n"));
+        }
+        previous = Some(v);
+    }
+    for v in versions {
+        t.push_str(&format!(
+            "- schema: olm.bundle\n  image: {registry}/{ns}/{PACKAGE}-bundle:v{v}\n"
+        ));
+    }
+    t
+}
+
 /// Pushes the example operator's bundles 0.1.0 and 0.2.0 (under `<registry>/<ns>/…`) and a
 /// catalog of them (one `stable` channel, 0.2.0 replacing 0.1.0) as `repo` in the dev
 /// registry; `dir` holds the template and the rendered catalog.
@@ -113,23 +136,12 @@ pub fn push_example_versions(
     versions: &[&str],
 ) {
     const PACKAGE: &str = "example-operator";
-    let mut template = format!(
-        "schema: olm.template.basic\nentries:\n- schema: olm.package\n  name: {PACKAGE}\n  defaultChannel: stable\n- schema: olm.channel\n  package: {PACKAGE}\n  name: stable\n  entries:\n"
-    );
-    let mut previous: Option<&str> = None;
-    for version in versions {
-        template.push_str(&format!("  - name: {PACKAGE}.v{version}\n"));
-        if let Some(p) = previous {
-            template.push_str(&format!("    replaces: {PACKAGE}.v{p}\n"));
-        }
-        previous = Some(version);
-    }
     for version in versions {
         let image = format!("{}/{ns}/{PACKAGE}-bundle:v{version}", env.registry);
         let bundle = examples().join(format!("bundles/{PACKAGE}.v{version}"));
         env.olm(&["image", "push-bundle", bundle.to_str().unwrap(), &image]);
-        template.push_str(&format!("- schema: olm.bundle\n  image: {image}\n"));
     }
+    let template = example_template(&env.registry, ns, versions);
     let template_path = dir.join("template.yaml");
     std::fs::write(&template_path, template).unwrap();
     let rendered = env.olm(&[

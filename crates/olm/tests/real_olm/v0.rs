@@ -33,25 +33,6 @@ const TIMEOUT: Duration = Duration::from_secs(240);
 /// The example operator's webhook refusal (its `webhook.rs`).
 const TOO_LARGE: &str = "admission webhook \"vwidget.example.olm.operatorframework.io\" denied the request: spec.size 1000 is more than 100, the most a widget can have";
 
-/// A basic template of the example package holding `versions`, each replacing the one before.
-fn template(registry: &str, versions: &[&str]) -> String {
-    let mut t = "schema: olm.template.basic\nentries:\n- schema: olm.package\n  name: example-operator\n  defaultChannel: stable\n- schema: olm.channel\n  package: example-operator\n  name: stable\n  entries:\n".to_owned();
-    let mut previous: Option<&str> = None;
-    for v in versions {
-        t.push_str(&format!("  - name: example-operator.v{v}\n"));
-        if let Some(p) = previous {
-            t.push_str(&format!("    replaces: example-operator.v{p}\n"));
-        }
-        previous = Some(v);
-    }
-    for v in versions {
-        t.push_str(&format!(
-            "- schema: olm.bundle\n  image: {registry}/v0-real/example-operator-bundle:v{v}\n"
-        ));
-    }
-    t
-}
-
 /// Renders a catalog of `versions` and pushes it as the image [`CATALOG_IMAGE`] names.
 fn push_catalog(env: &Env, versions: &[&str]) {
     let dir = env
@@ -59,7 +40,11 @@ fn push_catalog(env: &Env, versions: &[&str]) {
         .join(format!("catalog-{}", versions.len()));
     std::fs::create_dir_all(&dir).unwrap();
     let template_path = dir.with_extension("template.yaml");
-    std::fs::write(&template_path, template(&env.registry, versions)).unwrap();
+    std::fs::write(
+        &template_path,
+        crate::example_template(&env.registry, "v0-real", versions),
+    )
+    .unwrap();
     let rendered = env.olm(&[
         "catalog",
         "template",

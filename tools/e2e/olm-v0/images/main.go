@@ -102,10 +102,9 @@ func run(registry, busybox, catalog, standins string) error {
 	}
 	for _, t := range tags {
 		ref := registry + "/operator-framework/opm:" + t
-		if err := oci.Push(img, ref); err != nil {
+		if err := push(img, ref); err != nil {
 			return err
 		}
-		fmt.Println(ref)
 	}
 
 	mock, err := oci.StaticProgram(filepath.Join(dir, "mock-extension-apiserver"))
@@ -120,10 +119,9 @@ func run(registry, busybox, catalog, standins string) error {
 		return err
 	}
 	ref := registry + "/operator-framework/mock-extension-apiserver:master"
-	if err := oci.Push(mockImg, ref); err != nil {
+	if err := push(mockImg, ref); err != nil {
 		return err
 	}
-	fmt.Println(ref)
 
 	bb, err := oci.StaticProgram(busybox)
 	if err != nil {
@@ -143,10 +141,9 @@ func run(registry, busybox, catalog, standins string) error {
 	// Also under the suite's default -dummyImage, docker.io/bitnami/nginx:latest: some of its
 	// CSVs are package-level variables, built from the flag's default before flags are parsed.
 	for _, ref := range []string{registry + "/olm-e2e/dummy:latest", registry + "/bitnami/nginx:latest", registry + "/library/busybox:latest"} {
-		if err := oci.Push(dummy, ref); err != nil {
+		if err := push(dummy, ref); err != nil {
 			return err
 		}
-		fmt.Println(ref)
 	}
 
 	// What an extractContent registry Pod runs besides opm: `cp` and `copy-content` from OLM's
@@ -163,24 +160,31 @@ func run(registry, busybox, catalog, standins string) error {
 		return err
 	}
 	ref = registry + "/operator-framework/olm:latest"
-	if err := oci.Push(olmImg, ref); err != nil {
+	if err := push(olmImg, ref); err != nil {
 		return err
 	}
-	fmt.Println(ref)
 	if catalog != "" {
 		catalogImg, err := catalogImage(filepath.Join(dir, "opm"), catalog, nil)
 		if err != nil {
 			return err
 		}
 		ref = registry + "/operatorhubio/catalog:latest"
-		if err := oci.Push(catalogImg, ref); err != nil {
+		if err := push(catalogImg, ref); err != nil {
 			return err
 		}
-		fmt.Println(ref)
 	}
 	if standins != "" {
 		return pushStandins(registry, standins, filepath.Join(dir, "opm"), opmFiles)
 	}
+	return nil
+}
+
+// push pushes img as ref and prints ref, as every image this program pushes is reported.
+func push(img v1.Image, ref string) error {
+	if err := oci.Push(img, ref); err != nil {
+		return err
+	}
+	fmt.Println(ref)
 	return nil
 }
 
@@ -218,10 +222,9 @@ func pushStandins(registry, dir, opm string, opmFiles []oci.File) error {
 				return fmt.Errorf("%s: %w", path, err)
 			}
 			ref := registry + "/olmtest/" + filepath.Base(filepath.Dir(path)) + ":" + filepath.Base(path)
-			if err := oci.Push(img, ref); err != nil {
+			if err := push(img, ref); err != nil {
 				return err
 			}
-			fmt.Println(ref)
 		}
 	}
 	return nil
