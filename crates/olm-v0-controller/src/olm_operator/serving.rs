@@ -665,7 +665,7 @@ pub(crate) async fn watch_secrets(client: kube::Client, mut wake: crate::Wake) {
             .owner_references()
             .iter()
             .filter(|r| r.kind == olm_v0::strategy::CSV_KIND)
-            .map(|r| crate::csv_ref(&namespace, &r.name))
+            .map(|r| crate::wake::csv_ref(&namespace, &r.name))
             .collect();
         wake.csvs(owners).await;
     }
