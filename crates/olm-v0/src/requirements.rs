@@ -352,6 +352,118 @@ pub fn native_api_status(
     }
 }
 
+/// What the cluster holds of the APIs a CSV names, each looked up by the shell as asked: from
+/// its caches for CRDs and APIServices, from discovery (read beforehand) for native kinds.
+pub struct ApiLookup<'a> {
+    /// The CRD of that name, when present.
+    pub crd: &'a dyn Fn(&str) -> Option<CrdFacts>,
+    /// The uid of the APIService of that name (`<version>.<group>`), when it is available.
+    pub available_apiservice: &'a dyn Fn(&str) -> Option<String>,
+    /// Whether the kind is served.
+    pub native_served: &'a dyn Fn(&api::GroupVersionKind) -> bool,
+}
+
+impl CrdFacts {
+    /// What the check reads of a CRD.
+    pub fn of(
+        crd: &k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
+    ) -> CrdFacts {
+        let conditions = crd
+            .status
+            .as_ref()
+            .and_then(|s| s.conditions.as_deref())
+            .unwrap_or_default();
+        let is_true = |t: &str| {
+            conditions
+                .iter()
+                .any(|c| c.type_ == t && c.status == "True")
+        };
+        CrdFacts {
+            uid: crd.metadata.uid.clone().unwrap_or_default(),
+            versions: crd
+                .spec
+                .versions
+                .iter()
+                .map(|v| (v.name.clone(), v.served))
+                .collect(),
+            established: is_true("Established"),
+            names_accepted: is_true("NamesAccepted"),
+        }
+    }
+}
+
+/// Every entry of `csv` but its ServiceAccounts', in upstream's order: the Kubernetes version
+/// (`server_version`, `None` when discovery failed), its owned and required CRDs (each once,
+/// sorted by name, owned winning over required), the required APIServices it does not own
+/// itself, its owned APIServices, its native APIs.
+pub fn api_statuses(
+    csv: &api::ClusterServiceVersion,
+    server_version: Option<&str>,
+    lookup: &ApiLookup<'_>,
+) -> Vec<RequirementStatus> {
+    let name = csv.metadata.name.as_deref().unwrap_or_default();
+    let mut statuses = Vec::new();
+    if let Some(entry) = min_kube_version(
+        name,
+        csv.spec.min_kube_version.as_deref().unwrap_or_default(),
+        server_version,
+    ) {
+        statuses.push(entry);
+    }
+    let mut crds: std::collections::BTreeMap<&str, (&str, bool)> =
+        std::collections::BTreeMap::new();
+    if let Some(defs) = &csv.spec.custom_resource_definitions {
+        for r in &defs.required {
+            crds.insert(&r.name, (&r.version, false));
+        }
+        for o in &defs.owned {
+            crds.insert(&o.name, (&o.version, true));
+        }
+    }
+    for (crd, (version, owned)) in crds {
+        statuses.push(crd_status(
+            crd,
+            version,
+            owned,
+            (lookup.crd)(crd).as_ref(),
+            &[],
+        ));
+    }
+    let apis = csv.spec.api_service_definitions.as_ref();
+    let owned = apis.map(|a| a.owned.as_slice()).unwrap_or_default();
+    let required = apis.map(|a| a.required.as_slice()).unwrap_or_default();
+    for r in required {
+        if owned
+            .iter()
+            .any(|o| o.group == r.group && o.version == r.version)
+        {
+            continue;
+        }
+        let available = (lookup.available_apiservice)(&format!("{}.{}", r.version, r.group));
+        statuses.push(required_apiservice_status(
+            &r.group,
+            &r.version,
+            available.as_deref(),
+        ));
+    }
+    let deployments = csv.spec.install.strategy_spec.as_ref();
+    for a in owned {
+        let found = a.deployment_name.as_ref().is_some_and(|d| {
+            deployments.is_some_and(|s| s.deployment_specs.iter().any(|x| &x.name == d))
+        });
+        statuses.push(owned_apiservice_status(&a.group, &a.version, found));
+    }
+    for gvk in &csv.spec.native_apis {
+        statuses.push(native_api_status(
+            &gvk.group,
+            &gvk.version,
+            &gvk.kind,
+            (lookup.native_served)(gvk),
+        ));
+    }
+    statuses
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -514,5 +626,169 @@ mod tests {
             native_api_status("apps", "v1", "Foo", false).message,
             "Native API does not exist"
         );
+    }
+
+    /// A CSV whose spec is `spec` over the fields the API requires.
+    fn csv(spec: serde_json::Value) -> api::ClusterServiceVersion {
+        let mut full = serde_json::json!({
+            "displayName": "CSV 1",
+            "install": {"strategy": "deployment", "spec": {"deployments": []}},
+        });
+        for (k, v) in spec.as_object().into_iter().flatten() {
+            full[k] = v.clone();
+        }
+        let spec = full;
+        serde_json::from_value(serde_json::json!({
+            "apiVersion": "operators.coreos.com/v1alpha1",
+            "kind": "ClusterServiceVersion",
+            "metadata": {"name": "csv1", "namespace": "ns"},
+            "spec": spec,
+        }))
+        .unwrap()
+    }
+
+    fn established(versions: &[(&str, bool)], established: bool, names: bool) -> CrdFacts {
+        CrdFacts {
+            uid: "crd-uid".into(),
+            versions: versions.iter().map(|(v, s)| ((*v).into(), *s)).collect(),
+            established,
+            names_accepted: names,
+        }
+    }
+
+    /// `(name, status)` of each entry, in order.
+    fn outline(statuses: &[RequirementStatus]) -> Vec<(String, String)> {
+        statuses
+            .iter()
+            .map(|s| (format!("{}/{}", s.kind, s.name), s.status.clone()))
+            .collect()
+    }
+
+    /// The CRD cases of upstream's `TestRequirementAndPermissionStatus`
+    /// (`pkg/controller/operators/olm/requirements_test.go`, v0.46.0): each CSV owns `c1.g1`
+    /// at the version named and the cluster holds the CRD as described.
+    #[test]
+    fn api_statuses_upstream_crd_cases() {
+        let cases: [(&str, &str, CrdFacts, &str); 5] = [
+            (
+                "AllRequirementsMet",
+                "v1",
+                established(&[("v1", true)], true, true),
+                PRESENT,
+            ),
+            (
+                "NonServedCRDVersion",
+                "v2",
+                established(&[("v1", true)], true, true),
+                NOT_PRESENT,
+            ),
+            (
+                "NotEstablishedCRDVersion",
+                "version-not-found",
+                established(&[("v2", true)], true, true),
+                NOT_PRESENT,
+            ),
+            (
+                "NamesConflictedCRD",
+                "v2",
+                established(&[("v2", true)], true, false),
+                PRESENT_NOT_AVAILABLE,
+            ),
+            (
+                "CRDResourceInactive",
+                "v2",
+                established(&[("v2", true)], false, true),
+                PRESENT_NOT_AVAILABLE,
+            ),
+        ];
+        for (name, version, facts, want) in cases {
+            let csv = csv(serde_json::json!({
+                "customresourcedefinitions": {"owned": [{"name": "c1.g1", "version": version, "kind": "C1"}]},
+            }));
+            let crd = |n: &str| (n == "c1.g1").then(|| facts.clone());
+            let lookup = ApiLookup {
+                crd: &crd,
+                available_apiservice: &|_| None,
+                native_served: &|_| false,
+            };
+            let got = api_statuses(&csv, Some("v1.35.0"), &lookup);
+            assert_eq!(
+                outline(&got),
+                [("CustomResourceDefinition/c1.g1".to_owned(), want.to_owned())],
+                "{name}"
+            );
+        }
+    }
+
+    /// Upstream's order, each thing once: the Kubernetes version, CRDs by name (an owned CRD
+    /// also listed as required is owned), required APIServices but those it owns itself, owned
+    /// APIServices (whether their Deployment is the strategy's), native kinds.
+    #[test]
+    fn api_statuses_order_and_lookups() {
+        let csv = csv(serde_json::json!({
+            "minKubeVersion": "1.20.0",
+            "customresourcedefinitions": {
+                "owned": [{"name": "b.g", "version": "v1", "kind": "B"}],
+                "required": [
+                    {"name": "b.g", "version": "v1", "kind": "B"},
+                    {"name": "a.g", "version": "v1", "kind": "A"},
+                ],
+            },
+            "apiservicedefinitions": {
+                "owned": [
+                    {"group": "own.io", "version": "v1", "kind": "O", "name": "os", "deploymentName": "dep"},
+                    {"group": "own.io", "version": "v2", "kind": "O", "name": "os", "deploymentName": "gone"},
+                ],
+                "required": [
+                    {"group": "own.io", "version": "v1", "kind": "O", "name": "os"},
+                    {"group": "up.io", "version": "v1", "kind": "U", "name": "us"},
+                    {"group": "down.io", "version": "v1", "kind": "D", "name": "ds"},
+                ],
+            },
+            "nativeAPIs": [
+                {"group": "apps", "version": "v1", "kind": "Deployment"},
+                {"group": "nope.io", "version": "v1", "kind": "Nope"},
+            ],
+            "install": {"strategy": "deployment", "spec": {"deployments": [{"name": "dep", "spec": {"selector": {}, "template": {}}}]}},
+        }));
+        let crd = |n: &str| (n == "b.g").then(|| established(&[("v1", true)], true, true));
+        let apiservice = |n: &str| (n == "v1.up.io").then(|| "up-uid".to_owned());
+        let native = |g: &api::GroupVersionKind| g.group == "apps";
+        let lookup = ApiLookup {
+            crd: &crd,
+            available_apiservice: &apiservice,
+            native_served: &native,
+        };
+        let got = api_statuses(&csv, Some("v1.35.0"), &lookup);
+        let want = [
+            ("ClusterServiceVersion/csv1", PRESENT),
+            ("CustomResourceDefinition/a.g", NOT_PRESENT),
+            ("CustomResourceDefinition/b.g", PRESENT),
+            ("APIService/v1.up.io", PRESENT),
+            ("APIService/v1.down.io", NOT_PRESENT),
+            ("APIService/v1.own.io", "DeploymentFound"),
+            ("APIService/v2.own.io", "DeploymentNotFound"),
+            ("Deployment/v1.apps", PRESENT),
+            ("Nope/v1.nope.io", NOT_PRESENT),
+        ];
+        let want: Vec<(String, String)> = want
+            .iter()
+            .map(|(n, s)| ((*n).to_owned(), (*s).to_owned()))
+            .collect();
+        assert_eq!(outline(&got), want);
+        assert_eq!(got[2].uuid, "crd-uid");
+        assert_eq!(got[3].uuid, "up-uid");
+    }
+
+    /// No `minKubeVersion`: no entry for the Kubernetes version; nothing else named, nothing
+    /// listed.
+    #[test]
+    fn api_statuses_of_a_csv_that_needs_nothing() {
+        let lookup = ApiLookup {
+            crd: &|_| None,
+            available_apiservice: &|_| None,
+            native_served: &|_| false,
+        };
+        assert!(api_statuses(&csv(serde_json::json!({})), None, &lookup).is_empty());
     }
 }

@@ -3,7 +3,7 @@
 //! and whether the cluster's RBAC gives each ServiceAccount each rule the CSV asks for; the
 //! statuses and messages are `olm_v0::requirements`'.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::core::v1::ServiceAccount;
 use k8s_openapi::api::rbac::v1::PolicyRule;
@@ -13,8 +13,8 @@ use kube::api::Api;
 use kube::runtime::reflector::ObjectRef;
 use olm_security::permissions::{Rbac, UserInfo, uncovered};
 use olm_v0::requirements::{
-    AccountFacts, CrdFacts, PermissionCheck, RequirementStatus, crd_status, min_kube_version,
-    native_api_status, owned_apiservice_status, permission_statuses, required_apiservice_status,
+    AccountFacts, ApiLookup, CrdFacts, PermissionCheck, RequirementStatus, api_statuses,
+    permission_statuses,
 };
 use olm_v0_api::v1alpha1::{ClusterServiceVersion, StrategyDeploymentPermissions};
 use serde_json::{Value, json};
@@ -38,102 +38,39 @@ pub async fn check(
 ) -> Result<Checked, kube::Error> {
     let name = csv.name_any();
     let namespace = csv.namespace().unwrap_or_default();
-    let mut statuses = Vec::new();
-    if let Some(entry) = min_kube_version(
-        &name,
-        csv.spec.min_kube_version.as_deref().unwrap_or_default(),
-        server_version,
-    ) {
-        statuses.push(entry);
-    }
-
-    // Owned and required CRDs, each once, by name.
-    let mut crds: BTreeMap<String, (String, bool)> = BTreeMap::new();
-    if let Some(defs) = &csv.spec.custom_resource_definitions {
-        for r in &defs.required {
-            crds.insert(r.name.clone(), (r.version.clone(), false));
-        }
-        for o in &defs.owned {
-            crds.insert(o.name.clone(), (o.version.clone(), true));
-        }
-    }
-    for (crd_name, (version, owned)) in &crds {
-        let facts = index.crds.get(&ObjectRef::new(crd_name)).map(|c| {
-            let conditions = c
-                .status
-                .as_ref()
-                .and_then(|s| s.conditions.clone())
-                .unwrap_or_default();
-            let is_true = |t: &str| {
-                conditions
-                    .iter()
-                    .any(|x| x.type_ == t && x.status == "True")
-            };
-            CrdFacts {
-                uid: c.uid().unwrap_or_default(),
-                versions: c
-                    .spec
-                    .versions
-                    .iter()
-                    .map(|v| (v.name.clone(), v.served))
-                    .collect(),
-                established: is_true("Established"),
-                names_accepted: is_true("NamesAccepted"),
-            }
-        });
-        statuses.push(crd_status(crd_name, version, *owned, facts.as_ref(), &[]));
-    }
-
-    // Required APIServices that it does not own itself, then owned ones.
-    let apis = csv.spec.api_service_definitions.clone().unwrap_or_default();
-    let owned: Vec<(String, String)> = apis
-        .owned
-        .iter()
-        .map(|a| (a.group.clone(), a.version.clone()))
-        .collect();
-    for r in &apis.required {
-        if owned.contains(&(r.group.clone(), r.version.clone())) {
-            continue;
-        }
-        let found = index
-            .apiservices
-            .get(&ObjectRef::new(&format!("{}.{}", r.version, r.group)));
-        let available_uid = found.filter(|a| available(a)).and_then(|a| a.uid());
-        statuses.push(required_apiservice_status(
-            &r.group,
-            &r.version,
-            available_uid.as_deref(),
-        ));
-    }
-    let deployments: Vec<String> = csv
-        .spec
-        .install
-        .strategy_spec
-        .as_ref()
-        .map(|s| s.deployment_specs.iter().map(|d| d.name.clone()).collect())
-        .unwrap_or_default();
-    for a in &apis.owned {
-        let found = a
-            .deployment_name
-            .as_ref()
-            .is_some_and(|d| deployments.contains(d));
-        statuses.push(owned_apiservice_status(&a.group, &a.version, found));
-    }
-
+    // Discovery first: the decision below reads only what is already at hand.
+    let mut served = BTreeSet::new();
     for gvk in &csv.spec.native_apis {
-        let served = kube::discovery::oneshot::pinned_kind(
+        let found = kube::discovery::oneshot::pinned_kind(
             client,
             &kube::api::GroupVersionKind::gvk(&gvk.group, &gvk.version, &gvk.kind),
         )
         .await
         .is_ok();
-        statuses.push(native_api_status(
-            &gvk.group,
-            &gvk.version,
-            &gvk.kind,
-            served,
-        ));
+        if found {
+            served.insert((&gvk.group, &gvk.version, &gvk.kind));
+        }
     }
+    // Dropped before the permission check's awaits: the lookups borrow the caches.
+    let mut statuses = {
+        let lookup = ApiLookup {
+            crd: &|name| {
+                index
+                    .crds
+                    .get(&ObjectRef::new(name))
+                    .map(|c| CrdFacts::of(&c))
+            },
+            available_apiservice: &|name| {
+                index
+                    .apiservices
+                    .get(&ObjectRef::new(name))
+                    .filter(|a| available(a))
+                    .and_then(|a| a.uid())
+            },
+            native_served: &|gvk| served.contains(&(&gvk.group, &gvk.version, &gvk.kind)),
+        };
+        api_statuses(csv, server_version, &lookup)
+    };
     let mut met = statuses.iter().all(RequirementStatus::met);
 
     let (permissions_met, accounts) = permissions(client, index, csv, &namespace, &name).await?;
