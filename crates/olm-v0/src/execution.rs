@@ -26,6 +26,8 @@ use serde_json::{Value, json};
 
 use crate::steps::{Step, StepStatus};
 
+pub mod phase;
+
 /// How long a failing plan is retried (upstream's `--install-plan-retry-timeout` default).
 pub const RETRY_TIMEOUT: Duration = Duration::from_secs(60);
 /// How soon a plan waiting for CRDs or retrying is looked at again.

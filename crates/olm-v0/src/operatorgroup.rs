@@ -8,8 +8,9 @@ pub mod status;
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use k8s_openapi::api::core::v1::ObjectReference;
+use olm_v0_api::v1::OperatorGroup;
 use olm_v0_api::v1alpha1::ClusterServiceVersionPhase as Phase;
-use serde_json::Value;
 
 use crate::apis::ApiSet;
 use crate::rbac::{ROLE_SUFFIXES, aggregation_label, group_cluster_role_name};
@@ -37,22 +38,21 @@ pub fn service_account_message(name: &str) -> String {
 }
 
 /// The ServiceAccount an InstallPlan in a namespace is executed as (upstream's
-/// `queryServiceAccountFromNamespace`, `pkg/lib/scoped/querier.go`): `groups` are the
-/// namespace's OperatorGroups as JSON. `Ok(None)` when the one managing group names no account;
-/// `Ok(Some(ref))` is its `status.serviceAccountRef`.
+/// `queryServiceAccountFromNamespace`, `pkg/lib/scoped/querier.go`), from the namespace's
+/// OperatorGroups. `Ok(None)` when the one managing group names no account; `Ok(Some(ref))` is
+/// its `status.serviceAccountRef`.
 ///
 /// # Errors
 ///
 /// Upstream's texts: no group managing the namespace (groups with no `status.namespaces` do
 /// not count), several, or an account named but not yet found.
-pub fn attenuated_service_account(groups: &[Value]) -> Result<Option<Value>, String> {
-    let managing: Vec<&Value> = groups
+pub fn attenuated_service_account(
+    groups: &[&OperatorGroup],
+) -> Result<Option<ObjectReference>, String> {
+    let managing: Vec<&OperatorGroup> = groups
         .iter()
-        .filter(|g| {
-            g.pointer("/status/namespaces")
-                .and_then(Value::as_array)
-                .is_some_and(|n| !n.is_empty())
-        })
+        .copied()
+        .filter(|g| g.status.as_ref().is_some_and(|s| !s.namespaces.is_empty()))
         .collect();
     let group = match managing.as_slice() {
         [] => return Err("no operator group found that is managing this namespace".to_owned()),
@@ -65,18 +65,23 @@ pub fn attenuated_service_account(groups: &[Value]) -> Result<Option<Value>, Str
         }
     };
     let Some(account) = group
-        .pointer("/spec/serviceAccountName")
-        .and_then(Value::as_str)
+        .spec
+        .service_account_name
+        .as_deref()
         .filter(|a| !a.is_empty())
     else {
         return Ok(None);
     };
-    match group.pointer("/status/serviceAccountRef") {
-        Some(r) if r.is_object() => Ok(Some(r.clone())),
-        _ => Err(format!(
+    match group
+        .status
+        .as_ref()
+        .and_then(|s| s.service_account_ref.clone())
+    {
+        Some(r) => Ok(Some(r)),
+        None => Err(format!(
             "please make sure the service account exists. sa={account} operatorgroup={}/{}",
-            group["metadata"]["namespace"].as_str().unwrap_or_default(),
-            group["metadata"]["name"].as_str().unwrap_or_default()
+            group.metadata.namespace.as_deref().unwrap_or_default(),
+            group.metadata.name.as_deref().unwrap_or_default()
         )),
     }
 }
@@ -225,7 +230,7 @@ pub fn provided_apis(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     /// `pruneProvidedAPIs`: an annotated API no member provides is dropped, unless the group's
     /// APIs are static or a member providing APIs is still being checked.
@@ -293,15 +298,22 @@ mod tests {
     fn attenuated_service_account_vectors() {
         let og = |name: &str, status_namespaces: Value, sa: Option<&str>, sa_ref: Option<Value>| {
             let mut g = json!({"metadata": {"name": name, "namespace": "ns"},
-                "spec": {"targetNamespaces": ["ns"]}, "status": {"namespaces": status_namespaces}});
+                "spec": {"targetNamespaces": ["ns"]},
+                "status": {"namespaces": status_namespaces, "lastUpdated": "2026-01-01T00:00:00Z"}});
             if let Some(sa) = sa {
                 g["spec"]["serviceAccountName"] = json!(sa);
             }
             if let Some(r) = sa_ref {
                 g["status"]["serviceAccountRef"] = r;
             }
-            g
+            serde_json::from_value::<OperatorGroup>(g).unwrap()
         };
+        let attenuated_service_account =
+            |groups: &[OperatorGroup]| -> Result<Option<Value>, String> {
+                let groups: Vec<&OperatorGroup> = groups.iter().collect();
+                attenuated_service_account(&groups)
+                    .map(|r| r.map(|r| serde_json::to_value(r).unwrap()))
+            };
         let none = "no operator group found that is managing this namespace";
         assert_eq!(
             attenuated_service_account(&[]),

@@ -37,9 +37,9 @@ use kube::discovery::{ApiCapabilities, ApiResource, Scope};
 use kube::runtime::reflector::ObjectRef;
 use kube::{Client, ResourceExt};
 use olm_v0::execution;
-use olm_v0::operatorgroup::attenuated_service_account;
+use olm_v0::execution::phase::{self, Next};
 use olm_v0::steps::{Step, StepStatus};
-use olm_v0::subscription::HandMade;
+use olm_v0_api::v1::OperatorGroup;
 use olm_v0_api::v1alpha1::InstallPlan;
 use serde_json::{Value, json};
 use tracing::info;
@@ -50,8 +50,6 @@ use olm_cluster::context::Shared;
 
 /// The name the InstallPlan controller's metrics and logs go by.
 pub const INSTALL_PLAN_CONTROLLER: &str = "installplan";
-/// The `Installed` condition's reason while the plan's ServiceAccount cannot be determined.
-const INSTALL_CHECK_FAILED: &str = "InstallCheckFailed";
 /// Kinds an InstallPlan may create besides CSVs, CRDs, RBAC, ServiceAccounts, Secrets,
 /// Services, ConfigMaps and Subscriptions (upstream's `supportedresources.go`).
 const SUPPORTED_KINDS: &[&str] = &[
@@ -134,97 +132,32 @@ async fn sync(ctx: &Ctx, key: &str) -> Result<queue::Next, Error> {
     else {
         return Ok(None);
     };
-    let value = serde_json::to_value(&*plan)?;
-    let phase = text(&value, "/status/phase");
-    // A plan a user created (seed 004) moves through planning as upstream's does; a
-    // Subscription's plan gets its phase and steps from the Subscription controller.
-    let by_subscription = plan
-        .owner_references()
-        .iter()
-        .any(|o| o.kind == "Subscription");
-    let manual = text(&value, "/spec/approval") == "Manual";
-    let now = crate::now().0;
-    let age = plan
-        .metadata
-        .creation_timestamp
-        .as_ref()
-        .and_then(|t| std::time::Duration::try_from(now.duration_since(t.0)).ok())
-        .unwrap_or_default();
-    let hand_made = olm_v0::subscription::hand_made_plan_phase(
-        phase,
-        !plan.spec.cluster_service_version_names.is_empty(),
-        manual,
-        plan.spec.approved,
-        age,
-    );
-    match (by_subscription, hand_made) {
-        (false, Some(HandMade::After(wait))) => return Ok(Some(wait)),
-        (false, Some(HandMade::Phase(next))) => {
-            info!(namespace = %namespace, installplan = %name, phase = next, "InstallPlan made by hand");
-            let mut status = json!({"phase": next});
-            // The status schema requires the list, which a plan made by hand lacks.
-            if value.pointer("/status/catalogSources").is_none() {
-                status["catalogSources"] = json!([]);
-            }
+    let groups = ctx.index.groups_in(namespace);
+    let groups: Vec<&OperatorGroup> = groups.iter().map(|g| &**g).collect();
+    let next = phase::decide(&phase::Observed {
+        plan: &plan,
+        groups: &groups,
+        now: crate::now().0,
+    });
+    match next {
+        Next::Nothing => Ok(None),
+        Next::After(wait) => Ok(Some(wait)),
+        Next::Planned { phase, status } => {
+            info!(namespace = %namespace, installplan = %name, phase, "InstallPlan made by hand");
             write(ctx, namespace, name, status).await?;
-            return Ok(None);
-        }
-        _ => {}
-    }
-    if !matches!(phase, "RequiresApproval" | "Installing") {
-        return Ok(None);
-    }
-    // Which ServiceAccount the plan runs as (its OperatorGroup's), before anything else.
-    let groups: Vec<Value> = ctx
-        .index
-        .groups_in(namespace)
-        .iter()
-        .map(|g| serde_json::to_value(&**g))
-        .collect::<Result<_, _>>()?;
-    let installed = value
-        .pointer("/status/conditions")
-        .and_then(Value::as_array)
-        .and_then(|c| c.iter().find(|c| c["type"] == "Installed"));
-    let check_failed = installed.is_some_and(|c| c["reason"] == INSTALL_CHECK_FAILED);
-    let now = now.to_string();
-    let account = match attenuated_service_account(&groups) {
-        Ok(account) => account,
-        Err(message) => {
-            if installed.is_none_or(|c| c["message"] != message.as_str()) {
-                let condition =
-                    execution::installed_condition("False", INSTALL_CHECK_FAILED, &message, &now);
-                write(ctx, namespace, name, json!({"conditions": [condition]})).await?;
-            }
-            return Err(Error::Retry(format!(
-                "attenuated service account query failed - {message}"
-            )));
-        }
-    };
-    if check_failed {
-        // Resolved: upstream's reset of the condition (status False, reason "Unknown").
-        let condition = execution::installed_condition("False", "Unknown", "", &now);
-        write(ctx, namespace, name, json!({"conditions": [condition]})).await?;
-        return Ok(None);
-    }
-    if let Some(account) = account
-        && value.pointer("/status/attenuatedServiceAccountRef") != Some(&account)
-    {
-        write(
-            ctx,
-            namespace,
-            name,
-            json!({"attenuatedServiceAccountRef": account}),
-        )
-        .await?;
-        return Ok(None);
-    }
-    match phase {
-        "RequiresApproval" if plan.spec.approved => {
-            write(ctx, namespace, name, json!({"phase": "Installing"})).await?;
             Ok(None)
         }
-        "Installing" => execute(ctx, namespace, name, &value).await,
-        _ => Ok(None),
+        Next::Write(status) => {
+            write(ctx, namespace, name, status).await?;
+            Ok(None)
+        }
+        Next::Unresolved { write: said, error } => {
+            if let Some(status) = said {
+                write(ctx, namespace, name, status).await?;
+            }
+            Err(Error::Retry(error))
+        }
+        Next::Execute => execute(ctx, namespace, name, &serde_json::to_value(&*plan)?).await,
     }
 }
 
