@@ -172,6 +172,40 @@ pub struct PlanView {
     pub csvs: Vec<String>,
 }
 
+impl PlanView {
+    /// What is read of `plan`.
+    pub fn of(plan: &olm_v0_api::v1alpha1::InstallPlan) -> PlanView {
+        let status = plan.status.as_ref();
+        let installed = status
+            .and_then(|s| {
+                s.conditions.iter().find(|c| {
+                    c.type_ == Some(olm_v0_api::v1alpha1::InstallPlanConditionType::Installed)
+                })
+            })
+            .map(|c| {
+                (
+                    c.reason.clone().unwrap_or_default(),
+                    c.message.clone().unwrap_or_default(),
+                )
+            });
+        PlanView {
+            name: plan.metadata.name.clone().unwrap_or_default(),
+            generation: plan.spec.generation.unwrap_or(0),
+            phase: status
+                .map(|s| s.phase.as_str().to_owned())
+                .unwrap_or_default(),
+            installed,
+            csvs: plan.spec.cluster_service_version_names.clone(),
+            created: plan
+                .metadata
+                .creation_timestamp
+                .as_ref()
+                .map(|t| t.0.to_string())
+                .unwrap_or_default(),
+        }
+    }
+}
+
 /// The plan already installing `names` (every one of them), if any that has not failed: a new
 /// plan for the same CSVs would only repeat it. Watch caches can show a plan before the CSVs
 /// it created, so a completed plan counts too; the caller decides how long to trust it.

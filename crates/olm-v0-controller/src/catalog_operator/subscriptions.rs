@@ -172,33 +172,6 @@ fn resolver_view(sub: &Subscription, status: &SubscriptionStatus) -> resolver::S
     }
 }
 
-fn plan_view(plan: &InstallPlan) -> PlanView {
-    let value = serde_json::to_value(plan).unwrap_or_default();
-    let installed = value
-        .pointer("/status/conditions")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .find(|c| text(c, "/type") == "Installed")
-        .map(|c| {
-            (
-                text(c, "/reason").to_owned(),
-                text(c, "/message").to_owned(),
-            )
-        });
-    PlanView {
-        name: plan.name_any(),
-        generation: plan.spec.generation.unwrap_or(0),
-        phase: text(&value, "/status/phase").to_owned(),
-        installed,
-        csvs: plan.spec.cluster_service_version_names.clone(),
-        created: plan
-            .creation_timestamp()
-            .map(|t| t.0.to_string())
-            .unwrap_or_default(),
-    }
-}
-
 /// One pass over `namespace`; `Some(delay)` asks for another pass after it. It gathers, asks
 /// `olm_v0::subscription` twice — each Subscription's status from what exists, then what a
 /// successful resolution leads to — and performs: the CSV deletions, the plan, the statuses.
@@ -676,8 +649,6 @@ async fn ensure_plan(
     steps: &[Step],
     plans: &[Arc<InstallPlan>],
 ) -> Result<InstallPlan, Error> {
-    let csv_names: Vec<&str> = bundles.iter().map(|b| b.name).collect();
-    let catalogs: BTreeSet<&str> = bundles.iter().map(|b| b.catalog).collect();
     let api = Api::<InstallPlan>::namespaced(ctx.shared.client.clone(), namespace);
     let existing = plans
         .iter()
@@ -686,55 +657,14 @@ async fn ensure_plan(
     let plan = match existing {
         Some(p) => p,
         None => {
-            let owners: Vec<Value> = subs
-                .iter()
-                .map(|(s, _)| {
-                    json!({
-                        "apiVersion": "operators.coreos.com/v1alpha1",
-                        "kind": "Subscription",
-                        "name": s.name_any(),
-                        "uid": s.uid().unwrap_or_default(),
-                        "blockOwnerDeletion": false,
-                        "controller": false,
-                    })
-                })
-                .collect();
-            let (generation, manual) = (order.generation, order.manual);
-            let approval = if manual { "Manual" } else { "Automatic" };
-            let labels = olm_v0::operator::new_plan_labels(
-                subs.iter().map(|(s, _)| s.spec.package.as_str()),
-                namespace,
-            );
-            let object = json!({
-                "apiVersion": "operators.coreos.com/v1alpha1",
-                "kind": "InstallPlan",
-                "metadata": {"generateName": "install-", "namespace": namespace,
-                    "ownerReferences": owners, "labels": labels},
-                "spec": {
-                    "clusterServiceVersionNames": csv_names,
-                    "approval": approval,
-                    "approved": !manual,
-                    "generation": generation,
-                },
-            });
-            let plan: InstallPlan = serde_json::from_value(object)?;
+            let subs: Vec<&Subscription> = subs.iter().map(|(s, _)| &**s).collect();
+            let plan = order.install_plan(namespace, &subs, bundles);
             let created = api.create(&PostParams::default(), &plan).await?;
-            info!(namespace = %namespace, installplan = %created.name_any(), csvs = ?csv_names, "created an InstallPlan");
+            let csvs = &plan.spec.cluster_service_version_names;
+            info!(namespace = %namespace, installplan = %created.name_any(), ?csvs, "created an InstallPlan");
             let view = PlanView {
-                name: created.name_any(),
-                generation,
-                phase: if manual {
-                    "RequiresApproval"
-                } else {
-                    "Installing"
-                }
-                .to_owned(),
-                installed: None,
-                csvs: csv_names.iter().map(|n| (*n).to_owned()).collect(),
-                created: created
-                    .creation_timestamp()
-                    .map(|t| t.0.to_string())
-                    .unwrap_or_default(),
+                phase: order.first_phase().to_owned(),
+                ..PlanView::of(&created)
             };
             crate::lock(&ctx.created)
                 .entry(namespace.to_owned())
@@ -743,21 +673,8 @@ async fn ensure_plan(
             created
         }
     };
-    let has_status = serde_json::to_value(&plan)
-        .ok()
-        .and_then(|v| v.pointer("/status/plan").cloned())
-        .is_some_and(|p| p.as_array().is_some_and(|a| !a.is_empty()));
-    if !has_status {
-        let phase = if order.manual {
-            "RequiresApproval"
-        } else {
-            "Installing"
-        };
-        let status = json!({"status": {
-            "phase": phase,
-            "catalogSources": catalogs,
-            "plan": steps.iter().map(Step::to_json).collect::<Vec<_>>(),
-        }});
+    if plan.status.as_ref().is_none_or(|s| s.plan.is_empty()) {
+        let status = json!({"status": order.status(bundles, steps)});
         api.patch_status(
             &plan.name_any(),
             &PatchParams::default(),
@@ -775,7 +692,7 @@ async fn plans_of(
     namespace: &str,
 ) -> Result<(Vec<Arc<InstallPlan>>, Vec<PlanView>), Error> {
     let plans: Vec<Arc<InstallPlan>> = ctx.index.installplans_in(namespace);
-    let mut views: Vec<PlanView> = plans.iter().map(|p| plan_view(p)).collect();
+    let mut views: Vec<PlanView> = plans.iter().map(|p| PlanView::of(p)).collect();
     {
         // Plans made by an earlier pass count before their watch event arrives.
         let mut created = crate::lock(&ctx.created);

@@ -6,10 +6,16 @@
 //!
 //! No decision reads the clock: `now` is handed in and only dates a completed plan.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::time::Duration;
 
-use olm_v0_api::v1alpha1::{Approval, Subscription, SubscriptionStatus};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
+use olm_v0_api::v1alpha1::{
+    Approval, InstallPlan, InstallPlanSpec, Subscription, SubscriptionStatus,
+};
+use serde_json::{Value, json};
+
+use crate::steps::Step;
 
 use super::{PlanView, SetAside, dependency_subscription_name, next_generation, plan_covering};
 
@@ -56,6 +62,78 @@ pub struct PlanOrder {
     pub generation: i64,
     /// Whether it waits for approval: some Subscription of the namespace is `Manual`.
     pub manual: bool,
+}
+
+impl PlanOrder {
+    /// The phase the plan starts in: `RequiresApproval` when it waits for approval, else
+    /// `Installing`.
+    pub fn first_phase(&self) -> &'static str {
+        if self.manual {
+            "RequiresApproval"
+        } else {
+            "Installing"
+        }
+    }
+
+    /// The InstallPlan to create in `namespace` (named by the API server from `install-`) for
+    /// `bundles`: owned, not controlled, by each of `subs` — every Subscription of the namespace,
+    /// as upstream owns it — so that it goes with the last of them, and labelled as
+    /// [`crate::operator::new_plan_labels`] says.
+    pub fn install_plan(
+        &self,
+        namespace: &str,
+        subs: &[&Subscription],
+        bundles: &[NewBundle<'_>],
+    ) -> InstallPlan {
+        let owners = subs
+            .iter()
+            .map(|s| OwnerReference {
+                api_version: "operators.coreos.com/v1alpha1".into(),
+                kind: "Subscription".into(),
+                name: s.metadata.name.clone().unwrap_or_default(),
+                uid: s.metadata.uid.clone().unwrap_or_default(),
+                block_owner_deletion: Some(false),
+                controller: Some(false),
+            })
+            .collect();
+        let labels = crate::operator::new_plan_labels(
+            subs.iter().map(|s| s.spec.package.as_str()),
+            namespace,
+        );
+        InstallPlan {
+            metadata: ObjectMeta {
+                generate_name: Some("install-".into()),
+                namespace: Some(namespace.into()),
+                owner_references: Some(owners),
+                labels: Some(labels),
+                ..ObjectMeta::default()
+            },
+            spec: InstallPlanSpec {
+                catalog_source: None,
+                catalog_source_namespace: None,
+                cluster_service_version_names: bundles.iter().map(|b| b.name.to_owned()).collect(),
+                approval: if self.manual {
+                    Approval::Manual
+                } else {
+                    Approval::Automatic
+                },
+                approved: !self.manual,
+                generation: Some(self.generation),
+            },
+            status: None,
+        }
+    }
+
+    /// The status the created plan is given, unless it already lists steps: its first phase,
+    /// the catalogs its bundles come from (sorted, each once) and its steps.
+    pub fn status(&self, bundles: &[NewBundle<'_>], steps: &[Step]) -> Value {
+        let catalogs: BTreeSet<&str> = bundles.iter().map(|b| b.catalog).collect();
+        json!({
+            "phase": self.first_phase(),
+            "catalogSources": catalogs,
+            "plan": steps.iter().map(Step::to_json).collect::<Vec<_>>(),
+        })
+    }
 }
 
 /// Whether the Subscription `sub` is the one `bundle` serves: same package and catalog, and

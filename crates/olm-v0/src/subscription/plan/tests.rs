@@ -217,3 +217,82 @@ fn a_new_plan_names_what_each_bundle_serves() {
         }
     );
 }
+
+fn from<'a>(b: NewBundle<'a>, catalog: &'a str) -> NewBundle<'a> {
+    NewBundle { catalog, ..b }
+}
+
+/// The plan as written: owned but not controlled by every Subscription of the namespace,
+/// labelled for each package's Operator, waiting for approval when the order says so.
+#[test]
+fn install_plan_as_created() {
+    let mut a = sub("a", "pkg-a", "stable", true);
+    a.metadata.uid = Some("uid-a".into());
+    let mut b = sub("b", "pkg-b", "", false);
+    b.metadata.uid = Some("uid-b".into());
+    let order = PlanOrder {
+        serving: vec![Some(0), None],
+        current: BTreeMap::new(),
+        leftovers: vec![],
+        generation: 3,
+        manual: true,
+    };
+    let bundles = [
+        from(bundle("a.v2", "pkg-a"), "ops"),
+        from(bundle("dep.v1", "dep"), "other"),
+    ];
+    let plan = order.install_plan("ns", &[&a, &b], &bundles);
+    let owner = |name: &str, uid: &str| {
+        json!({"apiVersion": "operators.coreos.com/v1alpha1", "kind": "Subscription",
+               "name": name, "uid": uid, "blockOwnerDeletion": false, "controller": false})
+    };
+    assert_eq!(
+        serde_json::to_value(&plan).unwrap(),
+        json!({
+            "apiVersion": "operators.coreos.com/v1alpha1",
+            "kind": "InstallPlan",
+            "metadata": {
+                "generateName": "install-",
+                "namespace": "ns",
+                "ownerReferences": [owner("a", "uid-a"), owner("b", "uid-b")],
+                "labels": {"operators.coreos.com/pkg-a.ns": "", "operators.coreos.com/pkg-b.ns": ""},
+            },
+            "spec": {
+                "clusterServiceVersionNames": ["a.v2", "dep.v1"],
+                "approval": "Manual",
+                "approved": false,
+                "generation": 3,
+            },
+        })
+    );
+    assert_eq!(order.first_phase(), "RequiresApproval");
+    let automatic = PlanOrder {
+        manual: false,
+        ..order
+    };
+    assert_eq!(automatic.first_phase(), "Installing");
+    let plan = automatic.install_plan("ns", &[&b], &bundles[..1]);
+    assert_eq!(plan.spec.approval, Approval::Automatic);
+    assert!(plan.spec.approved);
+}
+
+/// The status a new plan is given: its first phase, each catalog once, sorted, and its steps.
+#[test]
+fn install_plan_status() {
+    let order = PlanOrder {
+        serving: vec![Some(0), Some(0), None],
+        current: BTreeMap::new(),
+        leftovers: vec![],
+        generation: 1,
+        manual: false,
+    };
+    let bundles = [
+        from(bundle("a.v2", "pkg-a"), "ops"),
+        from(bundle("c.v1", "pkg-c"), "beta"),
+        from(bundle("dep.v1", "dep"), "ops"),
+    ];
+    assert_eq!(
+        order.status(&bundles, &[]),
+        json!({"phase": "Installing", "catalogSources": ["beta", "ops"], "plan": []})
+    );
+}
