@@ -1946,7 +1946,7 @@ async fn subscribe_scoped(env: &Env, id: &str) -> Result<()> {
         crd.metadata
             .annotations
             .unwrap_or_default()
-            .get(&olm_v0::alongside::key(ns, "bar.v1.0.0"))
+            .get(&olm_v0::catalog_operator::alongside::key(ns, "bar.v1.0.0"))
             .cloned(),
         Some(format!("{ns}/bar.v1.0.0"))
     );
@@ -3699,7 +3699,7 @@ async fn crd_terminating(env: &Env, id: &str) -> Result<()> {
         .annotations
         .iter()
         .flatten()
-        .filter(|(k, _)| k.starts_with(olm_v0::alongside::ANNOTATION_PREFIX))
+        .filter(|(k, _)| k.starts_with(olm_v0::catalog_operator::alongside::ANNOTATION_PREFIX))
         .map(|(_, v)| v)
         .collect();
     let want = format!("{ns}/held.v1.0.0");

@@ -162,8 +162,8 @@ impl Index {
                     .as_ref()
                     .and_then(|f| f.package_server_sync_interval.clone())
             });
-        olm_v0::olmconfig::package_server_sync_interval(written.as_deref())
-            .or_else(|| olm_v0::olmconfig::package_server_sync_interval(None))
+        olm_v0::olm_operator::olmconfig::package_server_sync_interval(written.as_deref())
+            .or_else(|| olm_v0::olm_operator::olmconfig::package_server_sync_interval(None))
             .unwrap_or(std::time::Duration::from_secs(12 * 3600))
     }
 
@@ -230,7 +230,7 @@ impl Index {
             components: Arc::default(),
         };
         let all = watcher::Config::default;
-        let copied = olm_v0::status::COPIED_FROM_LABEL;
+        let copied = olm_v0::olm_operator::status::COPIED_FROM_LABEL;
         tasks.spawn(watch(
             "namespaces",
             namespace_writer,

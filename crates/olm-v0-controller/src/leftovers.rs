@@ -29,7 +29,7 @@ pub(crate) async fn tidy(shared: Arc<Shared>, index: Index, mut gone: mpsc::Rece
                         .state()
                         .iter()
                         .filter(|a| {
-                            olm_v0::adoption::owner_csv(a.labels())
+                            olm_v0::olm_operator::adoption::owner_csv(a.labels())
                                 == Some((namespace.as_str(), name.as_str()))
                         })
                         .map(|a| a.name_any())
@@ -56,7 +56,9 @@ async fn delete_orphaned_apiservice(client: &kube::Client, index: &Index, name: 
     let Some(service) = index.apiservices.get(&ObjectRef::new(name)) else {
         return;
     };
-    if !olm_v0::adoption::orphaned(service.labels(), |ns, n| index.csv(ns, n).is_some()) {
+    if !olm_v0::olm_operator::adoption::orphaned(service.labels(), |ns, n| {
+        index.csv(ns, n).is_some()
+    }) {
         return;
     }
     let params = DeleteParams {

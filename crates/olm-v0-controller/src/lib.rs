@@ -81,18 +81,18 @@ pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// [`olm_v0::strategy::csv_owner_labels`] as a label selector.
+/// [`olm_v0::olm_operator::strategy::csv_owner_labels`] as a label selector.
 pub(crate) fn csv_owner_selector(namespace: &str, name: &str) -> String {
-    olm_v0::strategy::csv_owner_labels(namespace, name)
+    olm_v0::olm_operator::strategy::csv_owner_labels(namespace, name)
         .iter()
         .map(|(k, v)| format!("{k}={v}"))
         .collect::<Vec<_>>()
         .join(",")
 }
 
-/// Whether `labels` carry all of [`olm_v0::strategy::csv_owner_labels`].
+/// Whether `labels` carry all of [`olm_v0::olm_operator::strategy::csv_owner_labels`].
 pub(crate) fn owned_by_csv(labels: &BTreeMap<String, String>, namespace: &str, name: &str) -> bool {
-    olm_v0::strategy::csv_owner_labels(namespace, name)
+    olm_v0::olm_operator::strategy::csv_owner_labels(namespace, name)
         .iter()
         .all(|(k, v)| labels.get(k) == Some(v))
 }

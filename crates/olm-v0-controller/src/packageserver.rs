@@ -19,7 +19,7 @@
 //!    nobody's.
 //! 3. Register the APIService [`APISERVICE`] (with this process's CA as `caBundle`) only while
 //!    the Service exists, and take it away when the Service goes — as
-//!    `olm_v0::packageserver::decide` says, looked at again on every change of the Service and
+//!    `olm_v0::packageserver::registration::decide` says, looked at again on every change of the Service and
 //!    every [`RESYNC`]. An APIService the aggregator cannot reach would stop every namespace
 //!    deletion in the cluster, so none is left behind.
 //! 4. Serve discovery, `list` (all namespaces or one, with `labelSelector` and a
@@ -27,7 +27,7 @@
 //! 5. On shutdown: unregister (unless a newer leader already registered its own CA), remove the
 //!    route made in step 2, then stop serving.
 //!
-//! Manifests are built by `olm_v0::packagemanifest` from what each CatalogSource's registry held
+//! Manifests are built by `olm_v0::packageserver::packagemanifest` from what each CatalogSource's registry held
 //! when it last became ready ([`Contents`]), and cached per content and CatalogSource
 //! resourceVersion: a new fetch (a registry becoming ready, or the periodic re-read at OLMConfig's
 //! `packageServerSyncInterval`, see [`crate::catalog_operator::connection`]) or an edited CatalogSource rebuilds
@@ -70,9 +70,9 @@ use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use olm_runtime::watch::RecoveringExt as _;
 use olm_security::certs::{Policy, Subject};
-use olm_v0::packagemanifest::{self as pm, Catalog, IncludeObject};
-use olm_v0::packageserver::{self as ps, Action, GROUP, Observed, RESOURCE, Serving};
-pub use olm_v0::packageserver::{APISERVICE, SERVICE};
+use olm_v0::packageserver::packagemanifest::{self as pm, Catalog, IncludeObject};
+use olm_v0::packageserver::registration::{self as ps, Action, GROUP, Observed, RESOURCE, Serving};
+pub use olm_v0::packageserver::registration::{APISERVICE, SERVICE};
 use olm_v0_api::v1alpha1::CatalogSource;
 use serde_json::{Value, json};
 

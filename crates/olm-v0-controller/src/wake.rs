@@ -433,7 +433,7 @@ pub(crate) fn on_namespace(index: &Index, change: Change<&PartialObjectMeta<Name
         .iter()
         .filter(|c| {
             c.annotations()
-                .get(olm_v0::membership::TARGET_NAMESPACES_ANNOTATION)
+                .get(olm_v0::olm_operator::membership::TARGET_NAMESPACES_ANNOTATION)
                 .is_some_and(|t| t.is_empty())
         })
         .map(|c| ObjectRef::from_obj(&**c))
@@ -451,7 +451,7 @@ pub(crate) fn on_deployment(_: &Index, change: Change<&Deployment>) -> Woken {
         Change::Applied(d) | Change::Deleted(d) => d,
     };
     Woken {
-        csvs: olm_v0::adoption::owner_csv(d.labels())
+        csvs: olm_v0::olm_operator::adoption::owner_csv(d.labels())
             .map(|(namespace, name)| csv_ref(namespace, name))
             .into_iter()
             .collect(),
@@ -563,7 +563,7 @@ pub(crate) fn on_apiservice(index: &Index, change: Change<&APIService>) -> Woken
     let a = match change {
         Change::Applied(a) | Change::Deleted(a) => a,
     };
-    let mut csvs: Vec<_> = olm_v0::adoption::owner_csv(a.labels())
+    let mut csvs: Vec<_> = olm_v0::olm_operator::adoption::owner_csv(a.labels())
         .map(|(namespace, name)| csv_ref(namespace, name))
         .into_iter()
         .collect();
@@ -580,7 +580,7 @@ pub(crate) fn on_apiservice(index: &Index, change: Change<&APIService>) -> Woken
         }
     }
     let orphaned = matches!(change, Change::Applied(_))
-        && olm_v0::adoption::orphaned(a.labels(), |ns, n| index.csv(ns, n).is_some());
+        && olm_v0::olm_operator::adoption::orphaned(a.labels(), |ns, n| index.csv(ns, n).is_some());
     Woken {
         csvs,
         gone: if orphaned {

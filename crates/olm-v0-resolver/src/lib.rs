@@ -8,7 +8,7 @@
 //! properties (CEL included) compiled by [`constraint`].
 //!
 //! What it is not for: fetching catalogs or writing InstallPlans (catalog-operator's shell in
-//! `olm-controller`), or turning what it resolved into steps (`olm_v0::steps`).
+//! `olm-controller`), or turning what it resolved into steps (`olm_v0::catalog_operator::steps`).
 
 pub mod constraint;
 pub mod entry;

@@ -7,7 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use divan::{Bencher, black_box};
-use olm_v0::crdupgrade::check_existing;
+use olm_v0::catalog_operator::crdupgrade::check_existing;
 use serde_json::{Value, json};
 
 fn main() {

@@ -12,10 +12,10 @@ use std::path::Path;
 
 use divan::{Bencher, black_box};
 use olm_goenc::yamlread::{Options, parse_document_with};
-use olm_v0::inject::Overrides;
-use olm_v0::membership::{Csv, Group, check};
-use olm_v0::strategy::{CsvOwner, deployment_for_spec, strategy_deployments};
-use olm_v0::transition::{Facts, InstallStatus, next};
+use olm_v0::olm_operator::inject::Overrides;
+use olm_v0::olm_operator::membership::{Csv, Group, check};
+use olm_v0::olm_operator::strategy::{CsvOwner, deployment_for_spec, strategy_deployments};
+use olm_v0::olm_operator::transition::{Facts, InstallStatus, next};
 use olm_v0::{ApiSet, InstallMode, OperatorGroupView};
 use olm_v0_api::v1alpha1::{ClusterServiceVersion, ClusterServiceVersionPhase as Phase};
 

@@ -1,54 +1,30 @@
-//! OLM v0's decisions (olm-operator's half): which OperatorGroup shapes a CSV's install modes
-//! support, how OperatorGroups' target namespaces and provided APIs meet, and which phase and
-//! reason a CSV moves to. The phases and reasons themselves are the API's
-//! (`olm_v0_api::v1alpha1::{ClusterServiceVersionPhase, ConditionReason}`): one model, which
-//! keeps values it does not know.
+//! OLM v0's decisions, in the rooms upstream's processes give them:
 //!
-//! What it is for: pure functions over plain data, each with upstream's test vectors ported as
-//! tables under `tests/` (the OLM repo's `pkg/controller/operators/olm/groups_test.go` and
-//! `pkg/controller/registry/resolver/cache/operators_test.go`, the API repo's
-//! `pkg/operators/v1alpha1/clusterserviceversion_test.go`). Messages are upstream's, word for
-//! word: users match on them.
+//! * [`olm_operator`]: OperatorGroups (install modes, target namespaces, provided APIs),
+//!   which group a CSV belongs to, the CSV phase machine and its requirements, what a CSV's
+//!   install writes (Deployments, RBAC, serving certificates, webhooks), copied CSVs, OLMConfig,
+//!   OperatorConditions and the Operator aggregates;
+//! * [`catalog_operator`]: CatalogSources and their registries, Subscriptions resolved against
+//!   them, InstallPlans, their steps and their execution;
+//! * [`packageserver`]: PackageManifests and the registration of their API.
 //!
-//! What it is not for: talking to a cluster. The controllers that gather OperatorGroups, CSVs
-//! and namespaces and write what these functions return live in the shell crates.
+//! The phases and reasons themselves are the API's (`olm_v0_api`): one model, which keeps values
+//! it does not know. Resolution itself is `olm-v0-resolver`'s.
+//!
+//! What it is for: pure functions over plain data and the API's types, each with upstream's
+//! test vectors ported as tables (named where each is ported). Messages are upstream's, word
+//! for word: users match on them. No decision reads the clock: the time is handed in.
+//!
+//! What it is not for: talking to a cluster. `olm-v0-controller` gathers what these functions
+//! read and writes what they return.
 
-pub mod adoption;
-pub mod alongside;
-pub mod apis;
-pub mod catalogsource;
-pub mod certresources;
-pub mod conditiongen;
-pub mod configmapsource;
-pub mod copied;
-pub mod crdupgrade;
-pub mod deployment;
-pub mod execution;
-pub mod groups;
+pub mod catalog_operator;
 mod hash;
-pub mod inject;
-pub mod installmode;
-pub mod membership;
-pub mod olmconfig;
-pub mod operator;
-pub mod operatorcondition;
-pub mod operatorgroup;
-pub mod ownerrefs;
-pub mod packagemanifest;
+pub mod olm_operator;
 pub mod packageserver;
-pub mod rbac;
-pub mod registrypoll;
-pub mod requirements;
-pub mod status;
-pub mod steps;
-pub mod strategy;
-pub mod subscription;
-pub mod surface;
-pub mod tenant;
-pub mod transition;
-pub mod webhook;
-pub mod webhookconfig;
 
-pub use apis::{ApiKey, ApiSet};
-pub use groups::{ApiReconciliation, NamespaceSet, OperatorGroupView, reconcile_api_intersection};
-pub use installmode::{InstallMode, InstallModeSet, InstallModeType};
+pub use olm_operator::apis::{ApiKey, ApiSet};
+pub use olm_operator::groups::{
+    ApiReconciliation, NamespaceSet, OperatorGroupView, reconcile_api_intersection,
+};
+pub use olm_operator::installmode::{InstallMode, InstallModeSet, InstallModeType};

@@ -3,7 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use olm_v0::deployment::{DeploymentCondition, DeploymentFacts, Rollout, rollout};
+use olm_v0::olm_operator::deployment::{DeploymentCondition, DeploymentFacts, Rollout, rollout};
 
 fn cond(type_: &str, status: &str, reason: &str, message: &str) -> DeploymentCondition {
     DeploymentCondition {

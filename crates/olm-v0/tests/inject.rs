@@ -11,7 +11,7 @@
 
 use std::collections::BTreeMap;
 
-use olm_v0::inject::{
+use olm_v0::olm_operator::inject::{
     AFFINITY_PARTS, ClusterProxy, Overrides, ShapeError, SubscriptionConfig, inject_annotations,
     inject_env, inject_env_from, inject_node_selector, inject_resources, inject_tolerations,
     inject_volume_mounts, inject_volumes, override_affinity, owner_subscription,

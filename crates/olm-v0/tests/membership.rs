@@ -1,4 +1,4 @@
-//! The membership checks of `olm_v0::membership`, case by case in upstream's order (OLM repo
+//! The membership checks of `olm_v0::olm_operator::membership`, case by case in upstream's order (OLM repo
 //! `pkg/controller/operators/olm/operator.go`: `operatorGroupForCSV`, `transitionCSVState`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -6,7 +6,9 @@
 use std::collections::BTreeMap;
 
 use olm_k8s::LabelSelector;
-use olm_v0::membership::{Csv, Group, Verdict, build_target_namespaces, check, target_namespaces};
+use olm_v0::olm_operator::membership::{
+    Csv, Group, Verdict, build_target_namespaces, check, target_namespaces,
+};
 use olm_v0::{ApiSet, InstallMode, OperatorGroupView};
 use olm_v0_api::v1alpha1::ConditionReason as Reason;
 

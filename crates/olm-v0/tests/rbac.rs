@@ -6,8 +6,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use olm_v0::ApiKey;
-use olm_v0::rbac::{aggregation_label, group_cluster_role_name};
-use olm_v0::surface::{ApiServiceRef, CrdRef, api_labels, gvk_hash, surface};
+use olm_v0::olm_operator::rbac::{aggregation_label, group_cluster_role_name};
+use olm_v0::olm_operator::surface::{ApiServiceRef, CrdRef, api_labels, gvk_hash, surface};
 
 #[test]
 fn group_cluster_role_names() {

@@ -3,7 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use olm_v0::transition::{Facts, Replaced, Step, next, waiting_message};
+use olm_v0::olm_operator::transition::{Facts, Replaced, Step, next, waiting_message};
 use olm_v0_api::v1alpha1::{ClusterServiceVersionPhase as Phase, ConditionReason as Reason};
 
 fn waiting_on(phase: Phase) -> Step {

@@ -6,7 +6,9 @@
 
 use std::collections::BTreeMap;
 
-use olm_v0::status::{CONDITIONS_LIMIT, CsvCondition, CsvStatus, is_copied, uncopiable};
+use olm_v0::olm_operator::status::{
+    CONDITIONS_LIMIT, CsvCondition, CsvStatus, is_copied, uncopiable,
+};
 use olm_v0_api::v1alpha1::{ClusterServiceVersionPhase as Phase, ConditionReason as Reason};
 
 const NOW: &str = "2026-01-01T00:00:00Z";

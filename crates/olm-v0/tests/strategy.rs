@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use olm_goenc::yamlread::{Options, parse_document_with};
-use olm_v0::inject::{Overrides, SubscriptionConfig};
-use olm_v0::strategy::{
+use olm_v0::olm_operator::inject::{Overrides, SubscriptionConfig};
+use olm_v0::olm_operator::strategy::{
     CsvOwner, SPEC_HASH_LABEL, StrategyDeployment, StrategyError, deployment_for_spec,
     orphaned_deployments, owner_labels, spec_hash, strategy_deployments,
 };

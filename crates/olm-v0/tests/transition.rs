@@ -5,8 +5,10 @@
 
 use std::time::Duration;
 
-use olm_v0::status::CsvStatus;
-use olm_v0::transition::{Facts, InstallStatus, Replaced, Step, StrategyProblem, next};
+use olm_v0::olm_operator::status::CsvStatus;
+use olm_v0::olm_operator::transition::{
+    Facts, InstallStatus, Replaced, Step, StrategyProblem, next,
+};
 use olm_v0_api::v1alpha1::{ClusterServiceVersionPhase as Phase, ConditionReason as Reason};
 
 fn at(phase: Phase) -> Facts {
@@ -123,7 +125,7 @@ fn replacement_chain_in_pending() {
     .unwrap_or_else(|e| panic!("a test OperatorCondition: {e}"));
     f.replaced = Some(Replaced {
         phase: Some(Phase::Succeeded),
-        upgradeable: olm_v0::operatorcondition::upgradeable(Some(&stale)),
+        upgradeable: olm_v0::olm_operator::operatorcondition::upgradeable(Some(&stale)),
     });
     assert_eq!(
         set_of(&next(&f)).2,
@@ -634,7 +636,7 @@ fn failed_install_backs_off() {
 /// `Installing` CSV comes back when its install timeout is up; a renewal due sooner wins.
 #[test]
 fn a_pass_ends_as_its_step_says() {
-    use olm_v0::transition::conclude;
+    use olm_v0::olm_operator::transition::conclude;
     let installing = Step::Set {
         phase: Phase::Installing,
         reason: Reason::InstallSucceeded,

@@ -24,9 +24,9 @@
 use std::collections::BTreeMap;
 
 use olm_k8s::LabelSelector;
-use olm_v0::membership::{Csv, Group, Verdict, check, target_namespaces};
-use olm_v0::status::CsvStatus;
-use olm_v0::transition::{Facts, InstallStatus, Step, StrategyProblem, next};
+use olm_v0::olm_operator::membership::{Csv, Group, Verdict, check, target_namespaces};
+use olm_v0::olm_operator::status::CsvStatus;
+use olm_v0::olm_operator::transition::{Facts, InstallStatus, Step, StrategyProblem, next};
 use olm_v0::{ApiSet, InstallMode, OperatorGroupView};
 use olm_v0_api::v1alpha1::{ClusterServiceVersionPhase as Phase, ConditionReason as Reason};
 
@@ -1291,7 +1291,7 @@ mod sync_operator_groups {
         status.set_phase_if_changed(
             Phase::Failed,
             Reason::NoTargetNamespaces,
-            olm_v0::membership::NO_TARGET_NAMESPACES_MESSAGE,
+            olm_v0::olm_operator::membership::NO_TARGET_NAMESPACES_MESSAGE,
             "t",
         );
         // Still no target namespaces: the same annotations, the same failure, nothing new.
@@ -1304,7 +1304,7 @@ mod sync_operator_groups {
                 .set_phase_if_changed(
                     Phase::Failed,
                     Reason::NoTargetNamespaces,
-                    olm_v0::membership::NO_TARGET_NAMESPACES_MESSAGE,
+                    olm_v0::olm_operator::membership::NO_TARGET_NAMESPACES_MESSAGE,
                     "t",
                 )
                 .is_none()

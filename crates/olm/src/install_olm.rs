@@ -157,7 +157,7 @@ pub fn manifests(image: &str, olms: Olms, layout: Layout) -> anyhow::Result<Vec<
 /// policy lets the API server reach that port, the Service packageserver-service selects the
 /// labelled Pod, and the OLM v0 CRDs are installed with the rest.
 fn add_olm_v0(docs: &mut Vec<Value>) -> anyhow::Result<()> {
-    let port = olm_v0::packageserver::DEFAULT_PORT;
+    let port = olm_v0::packageserver::registration::DEFAULT_PORT;
     let mut service = None;
     for doc in docs.iter_mut() {
         match kind(doc) {
@@ -168,7 +168,9 @@ fn add_olm_v0(docs: &mut Vec<Value>) -> anyhow::Result<()> {
                     .and_then(Value::as_object)
                     .cloned()
                     .unwrap_or_default();
-                service = Some(olm_v0::packageserver::selected_service(&ns, &labels));
+                service = Some(olm_v0::packageserver::registration::selected_service(
+                    &ns, &labels,
+                ));
                 let containers = doc
                     .pointer_mut("/spec/template/spec/containers")
                     .and_then(Value::as_array_mut);
@@ -449,7 +451,10 @@ pub async fn apply_and_wait(
     if olms == Olms::Both {
         let left = deadline.saturating_duration_since(Instant::now());
         packages_available(&client, left).await?;
-        eprintln!("apiservice {} available", olm_v0::packageserver::APISERVICE);
+        eprintln!(
+            "apiservice {} available",
+            olm_v0::packageserver::registration::APISERVICE
+        );
     }
     Ok(started.elapsed())
 }

@@ -38,7 +38,7 @@ pub struct Package {
     pub deprecation: Option<String>,
     /// Its channels with their heads' CSVs and their entries, for PackageManifests; only heads
     /// carry a CSV, to bound what a large catalog costs.
-    pub channels: Vec<olm_v0::packagemanifest::Channel>,
+    pub channels: Vec<olm_v0::packageserver::packagemanifest::Channel>,
 }
 
 /// One registry's content.
@@ -143,7 +143,7 @@ async fn fetch_unbounded(
             channels: package
                 .channels
                 .into_iter()
-                .map(|c| olm_v0::packagemanifest::Channel {
+                .map(|c| olm_v0::packageserver::packagemanifest::Channel {
                     name: c.name,
                     head: c.csv_name,
                     deprecation: c.deprecation.map(|d| d.message),
@@ -225,11 +225,13 @@ fn keep_for_manifests(
     if b.properties.iter().any(|p| p.r#type == DEPRECATED_PROPERTY) {
         return;
     }
-    channel.entries.push(olm_v0::packagemanifest::ChannelEntry {
-        name: b.csv_name.clone(),
-        version: b.version.clone(),
-        deprecation: b.deprecation.as_ref().map(|d| d.message.clone()),
-    });
+    channel
+        .entries
+        .push(olm_v0::packageserver::packagemanifest::ChannelEntry {
+            name: b.csv_name.clone(),
+            version: b.version.clone(),
+            deprecation: b.deprecation.as_ref().map(|d| d.message.clone()),
+        });
 }
 
 /// Fetches the CSV of every channel head `ListBundles` left out (bundles with an image are listed

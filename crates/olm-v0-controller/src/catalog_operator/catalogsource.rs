@@ -1,6 +1,6 @@
 //! catalog-operator's CatalogSource registry servers on the cluster: for a `grpc` CatalogSource
 //! with `spec.image`, the ServiceAccount, Service, NetworkPolicy and registry Pod that
-//! `olm_v0::catalogsource` describes, and `status.registryService`; a spec that cannot be served
+//! `olm_v0::catalog_operator::catalogsource` describes, and `status.registryService`; a spec that cannot be served
 //! gets `SpecInvalidError` with upstream's message. Pods are replaced when their spec hash no
 //! longer matches; status is written only when it changes.
 //!
@@ -8,11 +8,11 @@
 //! ([`super::connection`]), and `status.connectionState` follows it.
 //!
 //! `spec.updateStrategy.registryPoll` starts an update pod every interval and promotes it when
-//! its image digest differs from the serving Pod's ([`olm_v0::registrypoll`]); catalogs served
+//! its image digest differs from the serving Pod's ([`olm_v0::catalog_operator::registrypoll`]); catalogs served
 //! in process re-resolve their tag instead.
 //!
 //! ConfigMap sources (`configmap`, `internal`) are served by olm itself ([`super::inprocess`]):
-//! each pass reads the ConfigMap, and [`olm_v0::configmapsource::decide`] says whether to adopt
+//! each pass reads the ConfigMap, and [`olm_v0::catalog_operator::configmapsource::decide`] says whether to adopt
 //! it, record `status.configMapReference`, or build its catalog, and what its
 //! `status.connectionState` says of the watch's dial; a ConfigMap's change (a metadata
 //! watch) wakes the sources naming it. Address sources get `status.registryService` with the
@@ -32,13 +32,13 @@ use kube::api::{Api, DeleteParams, ListParams, PatchParams, PostParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::{self, ObjectRef};
 use kube::runtime::{WatchStreamExt as _, watcher};
-use olm_v0::catalogsource::pass::{self, Route};
-use olm_v0::catalogsource::{
+use olm_v0::catalog_operator::catalogsource::pass::{self, Route};
+use olm_v0::catalog_operator::catalogsource::{
     CATALOG_SOURCE_LABEL, POD_HASH_LABEL, PodInput, grpc_server_network_policy, namespace_security,
     registry_pod, registry_service, registry_service_account,
 };
-use olm_v0::configmapsource::{self, Lookup, Serving};
-use olm_v0::registrypoll::{
+use olm_v0::catalog_operator::configmapsource::{self, Lookup, Serving};
+use olm_v0::catalog_operator::registrypoll::{
     NOT_READY_REQUEUE, PodFacts, Poll, UPDATE_LABEL, UpdateStep, promoted_labels, update_pod,
     update_step,
 };
@@ -480,7 +480,7 @@ struct PollTimes {
 
 impl PollTimes {
     fn due(&self, poll: &Poll) -> bool {
-        olm_v0::registrypoll::due(poll, self.last, self.created, self.now)
+        olm_v0::catalog_operator::registrypoll::due(poll, self.last, self.created, self.now)
     }
 
     /// When to look again, counting from the poll time in `status` (just stamped or not).
@@ -490,7 +490,7 @@ impl PollTimes {
         } else {
             self.last
         };
-        olm_v0::registrypoll::resync_after(poll, last, self.created, self.now)
+        olm_v0::catalog_operator::registrypoll::resync_after(poll, last, self.created, self.now)
     }
 }
 

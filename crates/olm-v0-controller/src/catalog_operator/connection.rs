@@ -83,9 +83,9 @@ impl Connections {
     }
 
     /// [`Connections::state`] as the CatalogSource decisions read it.
-    pub fn view(&self, key: &str) -> Option<olm_v0::configmapsource::Connection> {
+    pub fn view(&self, key: &str) -> Option<olm_v0::catalog_operator::configmapsource::Connection> {
         self.state(key)
-            .map(|c| olm_v0::configmapsource::Connection {
+            .map(|c| olm_v0::catalog_operator::configmapsource::Connection {
                 address: c.address,
                 observed: c.observed.to_owned(),
                 since: c.since,

@@ -7,13 +7,13 @@
 //! * `RequiresApproval` waits for `spec.approved`; then `Installing`.
 //! * An object that exists is `Present`, brought to the plan's version (a CSV or Subscription is
 //!   left as it is); a CRD is updated only when it is not being deleted, its existing custom
-//!   resources validate against the new schema (`olm_v0::crdupgrade`; a webhook-converting CRD
+//!   resources validate against the new schema (`olm_v0::catalog_operator::crdupgrade`; a webhook-converting CRD
 //!   only warns) and no version stored on the cluster would disappear (upstream's
 //!   `SafeStorageVersionUpgrade`, in its words).
 //! * Steps are created as the OperatorGroup's ServiceAccount when it names one; CRDs as OLM
 //!   itself.
 //! * A CRD carries an `operatorframework.io/installed-alongside-<hash>: ns/csv` annotation per
-//!   CSV it was installed with (`olm_v0::alongside`).
+//!   CSV it was installed with (`olm_v0::catalog_operator::alongside`).
 //! * Objects owned by the CSV get an owner reference with the CSV's uid, looked up once the CSV
 //!   exists; cluster-scoped ones carry the CSV owner labels instead; everything gets
 //!   `olm.managed=true`.
@@ -36,9 +36,9 @@ use kube::api::{Api, DynamicObject, ListParams, PostParams};
 use kube::discovery::{ApiCapabilities, ApiResource, Scope};
 use kube::runtime::reflector::ObjectRef;
 use kube::{Client, ResourceExt};
-use olm_v0::execution;
-use olm_v0::execution::phase::{self, Next};
-use olm_v0::steps::{Step, StepStatus};
+use olm_v0::catalog_operator::execution;
+use olm_v0::catalog_operator::execution::phase::{self, Next};
+use olm_v0::catalog_operator::steps::{Step, StepStatus};
 use olm_v0_api::v1::OperatorGroup;
 use olm_v0_api::v1alpha1::InstallPlan;
 use serde_json::{Value, json};
@@ -358,7 +358,7 @@ async fn held_by_olm_v1(
 
 /// The kind to create for a step's kind (a bundle's Secrets are steps of kind `BundleSecret`).
 fn plain(kind: &str) -> &str {
-    if kind == olm_v0::steps::BUNDLE_SECRET_KIND {
+    if kind == olm_v0::catalog_operator::steps::BUNDLE_SECRET_KIND {
         "Secret"
     } else {
         kind
@@ -415,7 +415,7 @@ async fn report_warnings(
     if dropped > 0 {
         tracing::warn!(namespace = %namespace, installplan = %plan, dropped, "more API warnings than are kept; the rest are not reported");
     }
-    let note = olm_v0::steps::warnings_note(
+    let note = olm_v0::catalog_operator::steps::warnings_note(
         &step.resolving,
         &step.resource.kind,
         &step.resource.name,
@@ -428,7 +428,7 @@ async fn report_warnings(
     };
     let event = kube::runtime::events::Event {
         type_: kube::runtime::events::EventType::Warning,
-        reason: olm_v0::steps::APPLIED_WITH_WARNINGS_REASON.to_owned(),
+        reason: olm_v0::catalog_operator::steps::APPLIED_WITH_WARNINGS_REASON.to_owned(),
         note: Some(olm_k8s::truncate_note(&note)),
         action: "Install".to_owned(),
         secondary: None,
@@ -505,7 +505,7 @@ async fn apply(
                 .cloned()
         };
         let (own, current) = (annotations(&own), current.and_then(annotations));
-        olm_v0::alongside::annotate(
+        olm_v0::catalog_operator::alongside::annotate(
             object,
             &[own.as_ref(), current.as_ref()],
             namespace,
@@ -556,7 +556,7 @@ async fn warn_on_plan(client: &Client, namespace: &str, plan: &str, note: &str) 
     let reference = plan_reference(namespace, plan);
     let event = Event {
         type_: EventType::Warning,
-        reason: olm_v0::crdupgrade::CRD_VALIDATION_EVENT_REASON.to_owned(),
+        reason: olm_v0::catalog_operator::crdupgrade::CRD_VALIDATION_EVENT_REASON.to_owned(),
         note: Some(olm_k8s::truncate_note(note)),
         action: "Install".to_owned(),
         secondary: None,
@@ -593,7 +593,7 @@ async fn existing_objects_failure(
     let group = text(new, "/spec/group");
     let plural = text(new, "/spec/names/plural");
     let kind = text(new, "/spec/names/kind");
-    for check in olm_v0::crdupgrade::validations(old, new) {
+    for check in olm_v0::catalog_operator::crdupgrade::validations(old, new) {
         let resource = ApiResource {
             group: group.to_owned(),
             version: check.version.clone(),
@@ -616,7 +616,9 @@ async fn existing_objects_failure(
                 .map(serde_json::to_value)
                 .collect::<Result<_, _>>()
                 .map_err(|e| e.to_string())?;
-            if let Err(failure) = olm_v0::crdupgrade::check_existing(&check.schema, &objects) {
+            if let Err(failure) =
+                olm_v0::catalog_operator::crdupgrade::check_existing(&check.schema, &objects)
+            {
                 return Ok(Some(failure));
             }
             match page.metadata.continue_.filter(|c| !c.is_empty()) {
@@ -659,15 +661,19 @@ async fn update_existing(
     if kind == "CustomResourceDefinition" {
         let current_value = serde_json::to_value(&current).map_err(|e| e.to_string())?;
         if let Some(failure) = existing_objects_failure(client, &current_value, &object).await? {
-            warning = Some(olm_v0::crdupgrade::on_failure(name, &object, &failure)?);
+            warning = Some(olm_v0::catalog_operator::crdupgrade::on_failure(
+                name, &object, &failure,
+            )?);
         }
-        if let Some(refusal) = olm_v0::crdupgrade::update_refusal(name, &current_value, &object) {
+        if let Some(refusal) =
+            olm_v0::catalog_operator::crdupgrade::update_refusal(name, &current_value, &object)
+        {
             return Err(refusal.into());
         }
         alongside(&mut object, Some(&current_value));
     }
     if kind == "Service" {
-        olm_v0::execution::keep_cluster_ips(&mut object, &current.data);
+        olm_v0::catalog_operator::execution::keep_cluster_ips(&mut object, &current.data);
     }
     object["metadata"]["resourceVersion"] = json!(current.resource_version());
     let dynamic: DynamicObject = serde_json::from_value(object).map_err(|e| e.to_string())?;
@@ -731,7 +737,7 @@ async fn merge_service_account(
 }
 
 /// Gives a namespaced object its CSV owner references with their uids
-/// ([`olm_v0::ownerrefs`]): one to the CSV the step resolves, and every CSV its manifest
+/// ([`olm_v0::catalog_operator::ownerrefs`]): one to the CSV the step resolves, and every CSV its manifest
 /// names, each looked up on the cluster (the plan's manifests name them before they exist).
 async fn own_by_csvs(
     client: &Client,
@@ -743,7 +749,7 @@ async fn own_by_csvs(
     let api =
         Api::<olm_v0_api::v1alpha1::ClusterServiceVersion>::namespaced(client.clone(), namespace);
     let mut uids = HashMap::new();
-    for csv in olm_v0::ownerrefs::add_resolving_owner(object, resolving) {
+    for csv in olm_v0::catalog_operator::ownerrefs::add_resolving_owner(object, resolving) {
         let owner = api.get(&csv).await.map_err(|e| {
             format!(
                 "error generating ownerrefs for {kind} {}: {}",
@@ -753,7 +759,9 @@ async fn own_by_csvs(
         })?;
         uids.insert(csv, owner.uid().unwrap_or_default());
     }
-    olm_v0::ownerrefs::set_csv_uids(object, |csv| uids.get(csv).cloned().unwrap_or_default());
+    olm_v0::catalog_operator::ownerrefs::set_csv_uids(object, |csv| {
+        uids.get(csv).cloned().unwrap_or_default()
+    });
     Ok(())
 }
 

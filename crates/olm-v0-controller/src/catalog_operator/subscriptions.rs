@@ -2,7 +2,7 @@
 //! for a namespace with Subscriptions, bring their status in line with what exists, resolve them
 //! against the catalogs, and write an InstallPlan for what is new.
 //!
-//! One pass, decided by `olm_v0::subscription` and `olm_v0_resolver`:
+//! One pass, decided by `olm_v0::catalog_operator::subscription` and `olm_v0_resolver`:
 //! 1. InstallPlans beyond the newest five are deleted.
 //! 2. Each Subscription's state follows its current CSV (installed or pending) and its
 //!    InstallPlan's phase (the `InstallPlanPending`/`InstallPlanFailed` conditions), and
@@ -29,8 +29,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::runtime::events::{Event, EventType};
-use olm_v0::steps::{Step, bundle_steps, order_steps, subscription_step};
-use olm_v0::subscription::{self as decide, PlanView, reason};
+use olm_v0::catalog_operator::steps::{Step, bundle_steps, order_steps, subscription_step};
+use olm_v0::catalog_operator::subscription::{self as decide, PlanView, reason};
 use olm_v0_api::v1alpha1::{ClusterServiceVersion, InstallPlan, Subscription, SubscriptionStatus};
 use olm_v0_resolver::{self as resolver, Catalog, Entry, ResolveError, SourceKey};
 use serde_json::{Value, json};
@@ -173,7 +173,7 @@ fn resolver_view(sub: &Subscription, status: &SubscriptionStatus) -> resolver::S
 }
 
 /// One pass over `namespace`; `Some(delay)` asks for another pass after it. It gathers, asks
-/// `olm_v0::subscription` twice — each Subscription's status from what exists, then what a
+/// `olm_v0::catalog_operator::subscription` twice — each Subscription's status from what exists, then what a
 /// successful resolution leads to — and performs: the CSV deletions, the plan, the statuses.
 async fn sync(ctx: &Ctx, namespace: &str) -> Result<Option<Duration>, Error> {
     let (plans, views) = plans_of(ctx, namespace).await?;

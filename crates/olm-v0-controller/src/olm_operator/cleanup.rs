@@ -134,8 +134,9 @@ async fn strip_conversion(
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
     let service_namespace = csv.namespace().unwrap_or_default();
     for w in &csv.spec.webhook_definitions {
-        let service =
-            olm_v0::webhookconfig::service_name(w.deployment_name.as_deref().unwrap_or_default());
+        let service = olm_v0::olm_operator::webhookconfig::service_name(
+            w.deployment_name.as_deref().unwrap_or_default(),
+        );
         for name in &w.conversion_crds {
             let Some(crd) = crds.get_opt(name).await? else {
                 continue;

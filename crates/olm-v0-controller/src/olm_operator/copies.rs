@@ -1,5 +1,5 @@
 //! Copied CSVs on the cluster: the watch that keeps an index of them ([`CopyIndex`]), and making
-//! the copies of one CSV what `olm_v0::copied` says they should be.
+//! the copies of one CSV what `olm_v0::olm_operator::copied` says they should be.
 //!
 //! A copy is compared with its parent by two hashes (OLM's `copyableCSVHash`): one of its name,
 //! labels, annotations and spec, one of its status. The watch computes them from each copy as
@@ -29,7 +29,7 @@ use crate::error::Error;
 use crate::{COPY_CONTROLLER, Index, lock, nothing};
 use olm_cluster::context::Shared;
 use olm_runtime::metrics::Outcome;
-use olm_v0::strategy::spec_hash;
+use olm_v0::olm_operator::strategy::spec_hash;
 
 /// How many copies are written at once.
 const CONCURRENT_WRITES: usize = 16;
@@ -130,7 +130,7 @@ async fn reconcile_one(csv: &Arc<ClusterServiceVersion>, ctx: &Arc<Ctx>) -> Resu
         let state = ctx.index.namespaces.state();
         state.iter().map(|n| n.name_any()).collect()
     };
-    let decision = olm_v0::copied::decide(&olm_v0::copied::Observed {
+    let decision = olm_v0::olm_operator::copied::decide(&olm_v0::olm_operator::copied::Observed {
         phase,
         reason,
         deleting: csv.meta().deletion_timestamp.is_some(),
@@ -138,7 +138,7 @@ async fn reconcile_one(csv: &Arc<ClusterServiceVersion>, ctx: &Arc<Ctx>) -> Resu
         disable_copied_csvs: ctx.index.copies_disabled(),
         namespaces: &namespaces,
     });
-    let olm_v0::copied::Decision::Copies {
+    let olm_v0::olm_operator::copied::Decision::Copies {
         wanted,
         disabled,
         clear_disabled_events,
@@ -169,7 +169,7 @@ async fn reconcile_one(csv: &Arc<ClusterServiceVersion>, ctx: &Arc<Ctx>) -> Resu
     if events_failed {
         return Err(Error::Retry(format!(
             "the {} events of {namespace}/{name} could not be deleted",
-            olm_v0::copied::DISABLED_EVENT_REASON
+            olm_v0::olm_operator::copied::DISABLED_EVENT_REASON
         )));
     }
     Ok(Action::await_change())
@@ -187,14 +187,14 @@ async fn report(ctx: &Ctx) -> Result<(), kube::Error> {
         return Ok(());
     };
     let csvs = ctx.index.csvs.state();
-    let operators: Vec<olm_v0::olmconfig::Operator<'_>> = csvs
+    let operators: Vec<olm_v0::olm_operator::olmconfig::Operator<'_>> = csvs
         .iter()
-        .map(|csv| olm_v0::olmconfig::Operator {
+        .map(|csv| olm_v0::olm_operator::olmconfig::Operator {
             namespace: csv.metadata.namespace.as_deref().unwrap_or_default(),
             name: csv.metadata.name.as_deref().unwrap_or_default(),
             all_namespaces: csv
                 .annotations()
-                .get(olm_v0::membership::TARGET_NAMESPACES_ANNOTATION)
+                .get(olm_v0::olm_operator::membership::TARGET_NAMESPACES_ANNOTATION)
                 .is_some_and(String::is_empty),
             phase: crate::phase_and_reason(csv).0,
         })
@@ -205,9 +205,9 @@ async fn report(ctx: &Ctx) -> Result<(), kube::Error> {
     let current = config.status.as_ref().and_then(|s| {
         s.conditions
             .iter()
-            .find(|c| c.type_ == olm_v0::olmconfig::DISABLED_COPIED_CSVS)
+            .find(|c| c.type_ == olm_v0::olm_operator::olmconfig::DISABLED_COPIED_CSVS)
     });
-    let Some(condition) = olm_v0::olmconfig::conclude(
+    let Some(condition) = olm_v0::olm_operator::olmconfig::conclude(
         ctx.index.copies_disabled() != Some(true),
         ctx.index.namespaces.state().len(),
         &operators,
@@ -249,7 +249,8 @@ async fn delete_disabled_events(ctx: &Ctx, csv: &ClusterServiceVersion) -> bool 
     let namespace = csv.namespace().unwrap_or_default();
     let api: Api<k8s_openapi::api::core::v1::Event> =
         Api::namespaced(ctx.shared.client.clone(), &namespace);
-    let selector = olm_v0::copied::disabled_events_selector(&namespace, &csv.name_any());
+    let selector =
+        olm_v0::olm_operator::copied::disabled_events_selector(&namespace, &csv.name_any());
     if let Err(e) = api
         .delete_collection(
             &DeleteParams::default(),
@@ -273,8 +274,8 @@ async fn disabled_event(ctx: &Ctx, csv: &ClusterServiceVersion) {
     let namespace = csv.namespace().unwrap_or_default();
     let event = Recorded {
         type_: EventType::Warning,
-        reason: olm_v0::copied::DISABLED_EVENT_REASON.into(),
-        note: Some(olm_v0::copied::disabled_message(
+        reason: olm_v0::olm_operator::copied::DISABLED_EVENT_REASON.into(),
+        note: Some(olm_v0::olm_operator::copied::disabled_message(
             &namespace,
             &csv.name_any(),
         )),
@@ -368,7 +369,7 @@ fn write<T>(l: &std::sync::RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
 fn entry(copy: &ClusterServiceVersion) -> Option<((String, String), String, Held)> {
     let parent_namespace = copy
         .labels()
-        .get(olm_v0::status::COPIED_FROM_LABEL)?
+        .get(olm_v0::olm_operator::status::COPIED_FROM_LABEL)?
         .clone();
     let value = serde_json::to_value(copy).unwrap_or(Value::Null);
     let (spec, status) = hashes(&value);
@@ -437,7 +438,7 @@ pub async fn watch(
 }
 
 /// The spec and status hashes of a CSV given as JSON: name, labels, annotations and spec; and
-/// status — `olm_v0::strategy::spec_hash`, which sorts keys, so equal content hashes equal.
+/// status — `olm_v0::olm_operator::strategy::spec_hash`, which sorts keys, so equal content hashes equal.
 pub fn hashes(csv: &Value) -> (String, String) {
     let meta = csv.get("metadata");
     let field = |k: &str| meta.and_then(|m| m.get(k)).cloned().unwrap_or(Value::Null);
@@ -452,16 +453,19 @@ pub fn hashes(csv: &Value) -> (String, String) {
 }
 
 /// The copy of `parent` as it should be in every target namespace (upstream's
-/// `csvCopyPrototype`): metadata from [`olm_v0::copied::copied_metadata`], the whole spec, and
+/// `csvCopyPrototype`): metadata from [`olm_v0::olm_operator::copied::copied_metadata`], the whole spec, and
 /// the parent's status with reason `Copied` and the "running in … but is managing this
 /// namespace" message.
 pub fn prototype(parent: &ClusterServiceVersion) -> Value {
     let namespace = parent.namespace().unwrap_or_default();
-    let (labels, annotations) =
-        olm_v0::copied::copied_metadata(&namespace, parent.labels(), parent.annotations());
+    let (labels, annotations) = olm_v0::olm_operator::copied::copied_metadata(
+        &namespace,
+        parent.labels(),
+        parent.annotations(),
+    );
     let mut status = parent.status.clone().unwrap_or_default();
     status.reason = Some(ConditionReason::Copied);
-    status.message = Some(olm_v0::copied::copied_message(&namespace));
+    status.message = Some(olm_v0::olm_operator::copied::copied_message(&namespace));
     let mut copy = ClusterServiceVersion::new(&parent.name_any(), parent.spec.clone());
     // `{}` when empty: the hashes are of this JSON.
     copy.metadata.labels = Some(labels);
@@ -499,7 +503,8 @@ pub async fn sync(
         .iter()
         .map(|(ns, h)| (ns.as_str(), (h.spec.as_str(), h.status.as_str())))
         .collect();
-    let (writes, deletes) = olm_v0::copied::writes(wanted, &hashes, &spec_hash, &status_hash);
+    let (writes, deletes) =
+        olm_v0::olm_operator::copied::writes(wanted, &hashes, &spec_hash, &status_hash);
     let mut synced = Synced::default();
     let results: Vec<Result<(), (String, Error)>> =
         futures::stream::iter(writes.into_iter().map(|w| {
@@ -585,7 +590,8 @@ async fn write_copy(
     object["metadata"]["namespace"] = Value::String(namespace.to_owned());
     let mut typed: ClusterServiceVersion =
         serde_json::from_value(object).map_err(kube::Error::SerdeError)?;
-    let parent_namespace = proto["metadata"]["labels"][olm_v0::status::COPIED_FROM_LABEL]
+    let parent_namespace = proto["metadata"]["labels"]
+        [olm_v0::olm_operator::status::COPIED_FROM_LABEL]
         .as_str()
         .unwrap_or_default()
         .to_owned();
@@ -596,7 +602,7 @@ async fn write_copy(
         // parent's copy — a CSV someone installed in the target namespace is theirs.
         Err(kube::Error::Api(s)) if s.code == 409 => {
             let current = api.get(&name).await?;
-            if !olm_v0::copied::may_overwrite(current.labels(), &parent_namespace) {
+            if !olm_v0::olm_operator::copied::may_overwrite(current.labels(), &parent_namespace) {
                 return Err(Error::Retry(format!(
                     "a ClusterServiceVersion {name} that is not a copy from {parent_namespace} exists in {namespace}; it is left as it is"
                 )));

@@ -4,14 +4,14 @@
 //!
 //! 0. A CSV being deleted has what it leaves cluster-wide removed ([`super::cleanup`]), then its
 //!    finalizer; any other gets the finalizer first.
-//! 1. Work out the APIs the CSV provides (`olm_v0::surface`); a CRD name that does not parse
+//! 1. Work out the APIs the CSV provides (`olm_v0::olm_operator::surface`); a CRD name that does not parse
 //!    leaves the CSV as it is, logged, as upstream does. Put the `olm.api.<hash>` labels on the
 //!    CSV when they differ, and stop: the write wakes it again.
-//! 2. The membership checks (`olm_v0::membership::check`) against the groups of its namespace
+//! 2. The membership checks (`olm_v0::olm_operator::membership::check`) against the groups of its namespace
 //!    and every other group: failing them sets the CSV `Failed` with upstream's reason; the
 //!    group's annotations are written onto the CSV, or the group's `olm.providedAPIs` extended,
 //!    and the reconcile ends there.
-//! 3. The phase machine (`olm_v0::transition::next`) on the facts its phase reads: requirements
+//! 3. The phase machine (`olm_v0::olm_operator::transition::next`) on the facts its phase reads: requirements
 //!    and permissions, the CSV it replaces and the one replacing it, the Deployments. For
 //!    `InstallReady` the Deployments are applied and the machine asked again with the outcome.
 //!    The step's status is written only when phase, reason, message or requirement statuses
@@ -39,11 +39,11 @@ use kube::runtime::controller::{self, Action, Controller};
 use kube::runtime::events::{Event, EventType, Recorder};
 use kube::runtime::reflector::ObjectRef;
 use kube::{Resource, ResourceExt};
-use olm_v0::groups::OperatorGroupView;
-use olm_v0::membership::{self, Verdict};
-use olm_v0::status::CsvStatus;
-use olm_v0::surface::{ApiServiceRef, CrdRef, api_labels, surface};
-use olm_v0::transition::{self, Facts, InstallStatus, Replaced, Step};
+use olm_v0::olm_operator::groups::OperatorGroupView;
+use olm_v0::olm_operator::membership::{self, Verdict};
+use olm_v0::olm_operator::status::CsvStatus;
+use olm_v0::olm_operator::surface::{ApiServiceRef, CrdRef, api_labels, surface};
+use olm_v0::olm_operator::transition::{self, Facts, InstallStatus, Replaced, Step};
 use olm_v0_api::v1::{OperatorGroup, UpgradeStrategy};
 use olm_v0_api::v1alpha1::{
     ClusterServiceVersion, ClusterServiceVersionPhase as Phase, ConditionReason as Reason,
@@ -146,12 +146,14 @@ async fn reconcile(csv: Arc<ClusterServiceVersion>, ctx: Arc<Ctx>) -> Result<Act
 /// The time as the API server writes it (seconds).
 fn now_text() -> (jiff::Timestamp, String) {
     let now = jiff::Timestamp::now();
-    let text = olm_v0::status::time_text(crate::now().0).unwrap_or_default();
+    let text = olm_v0::olm_operator::status::time_text(crate::now().0).unwrap_or_default();
     (now, text)
 }
 
-/// The CSV's provided and required APIs (`olm_v0::surface`).
-pub fn surface_of(csv: &ClusterServiceVersion) -> Result<olm_v0::surface::Surface, String> {
+/// The CSV's provided and required APIs (`olm_v0::olm_operator::surface`).
+pub fn surface_of(
+    csv: &ClusterServiceVersion,
+) -> Result<olm_v0::olm_operator::surface::Surface, String> {
     let crds = csv
         .spec
         .custom_resource_definitions
@@ -249,7 +251,9 @@ async fn reconcile_one(csv: &ClusterServiceVersion, ctx: &Ctx) -> Result<Option<
             return Ok(None);
         }
     };
-    if let Some(patch) = olm_v0::surface::api_label_patch(csv.labels(), &api_labels(&surface)) {
+    if let Some(patch) =
+        olm_v0::olm_operator::surface::api_label_patch(csv.labels(), &api_labels(&surface))
+    {
         api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
             .await?;
         return Ok(None);
@@ -445,7 +449,7 @@ async fn gather(
     if let Some(old) = &replaced {
         facts.replaced = Some(Replaced {
             phase: crate::phase_and_reason(old).0.cloned(),
-            upgradeable: olm_v0::operatorcondition::upgradeable(
+            upgradeable: olm_v0::olm_operator::operatorcondition::upgradeable(
                 condition_of(index, &namespace, &old.name_any()).as_deref(),
             ),
         });
@@ -468,7 +472,7 @@ async fn gather(
                     checked
                         .statuses
                         .iter()
-                        .map(olm_v0::requirements::RequirementStatus::to_api)
+                        .map(olm_v0::olm_operator::requirements::RequirementStatus::to_api)
                         .collect(),
                 );
                 Ok(checked.met)
@@ -476,7 +480,8 @@ async fn gather(
         });
     }
     if matches!(phase, Some(Phase::Pending | Phase::Failed)) {
-        facts.webhook_problem = olm_v0::webhook::webhook_problem(&csv.spec.webhook_definitions);
+        facts.webhook_problem =
+            olm_v0::olm_operator::webhook::webhook_problem(&csv.spec.webhook_definitions);
         facts.owner_conflict = owner_conflict(index, csv);
     }
     // A Failed CSV that never installed has nothing to re-certify or repair: the machine does
@@ -523,8 +528,8 @@ async fn installed(
     let client = &ctx.shared.client;
     let (certs, rotation_due, (webhooks, apiservices)) = if serving::needed(csv) {
         let (certs, due) = serving::read(client, csv, now).await?;
-        let owner =
-            olm_v0::strategy::CsvOwner::from_csv(csv).map_err(|e| Error::Retry(e.to_string()))?;
+        let owner = olm_v0::olm_operator::strategy::CsvOwner::from_csv(csv)
+            .map_err(|e| Error::Retry(e.to_string()))?;
         (
             certs,
             due,
@@ -561,7 +566,7 @@ async fn settle_membership(
     ctx: &Ctx,
     csv: &ClusterServiceVersion,
     api: &Api<ClusterServiceVersion>,
-    surface: &olm_v0::surface::Surface,
+    surface: &olm_v0::olm_operator::surface::Surface,
     status: &CsvStatus,
     now_text: &str,
 ) -> Result<Option<Arc<OperatorGroup>>, Error> {
@@ -648,7 +653,7 @@ fn membership_verdict(
     index: &Index,
     csv: &ClusterServiceVersion,
     groups: &[Arc<OperatorGroup>],
-    surface: &olm_v0::surface::Surface,
+    surface: &olm_v0::olm_operator::surface::Surface,
     status: &CsvStatus,
 ) -> Verdict {
     let namespace = csv.namespace().unwrap_or_default();
@@ -734,7 +739,7 @@ fn replacement(
 
 /// `OwnerConflict`'s message when a CSV of the namespace outside this one's replacement chain
 /// owns one of its CRDs, or an APIService it owns exists and may not be adopted
-/// ([`olm_v0::adoption`]).
+/// ([`olm_v0::olm_operator::adoption`]).
 fn owner_conflict(index: &Index, csv: &ClusterServiceVersion) -> Option<String> {
     let namespace = csv.namespace().unwrap_or_default();
     let all = index.csvs_in(&namespace);
@@ -794,8 +799,8 @@ fn owner_conflict(index: &Index, csv: &ClusterServiceVersion) -> Option<String> 
         else {
             continue;
         };
-        let owner_making_way =
-            olm_v0::adoption::owner_csv(service.labels()).is_some_and(|(namespace, name)| {
+        let owner_making_way = olm_v0::olm_operator::adoption::owner_csv(service.labels())
+            .is_some_and(|(namespace, name)| {
                 index.csv(namespace, name).is_some_and(|c| {
                     matches!(
                         crate::phase_and_reason(&c).0,
@@ -803,14 +808,14 @@ fn owner_conflict(index: &Index, csv: &ClusterServiceVersion) -> Option<String> 
                     )
                 })
             });
-        let claim = olm_v0::adoption::Claim {
+        let claim = olm_v0::olm_operator::adoption::Claim {
             namespace: &namespace,
             name: &csv.name_any(),
             replacing,
             owner_making_way,
         };
-        if !olm_v0::adoption::apiservice_adoptable(service.labels(), &claim) {
-            return Some(olm_v0::adoption::APISERVICE_OWNER_CONFLICT.to_owned());
+        if !olm_v0::olm_operator::adoption::apiservice_adoptable(service.labels(), &claim) {
+            return Some(olm_v0::olm_operator::adoption::APISERVICE_OWNER_CONFLICT.to_owned());
         }
     }
     None
@@ -857,7 +862,11 @@ async fn write_status(
     Ok(olm_runtime::status::patch(api, &csv.name_any(), Some(&metadata), s).await?)
 }
 
-async fn record(ctx: &Ctx, csv: &ClusterServiceVersion, e: olm_v0::status::PhaseEvent) {
+async fn record(
+    ctx: &Ctx,
+    csv: &ClusterServiceVersion,
+    e: olm_v0::olm_operator::status::PhaseEvent,
+) {
     let event = Event {
         type_: if e.type_ == "Warning" {
             EventType::Warning
@@ -879,7 +888,7 @@ async fn record(ctx: &Ctx, csv: &ClusterServiceVersion, e: olm_v0::status::Phase
 async fn ensure_api_roles(
     ctx: &Ctx,
     csv: &ClusterServiceVersion,
-    surface: &olm_v0::surface::Surface,
+    surface: &olm_v0::olm_operator::surface::Surface,
 ) -> Result<(), Error> {
     let client = &ctx.shared.client;
     let params = PatchParams::apply(crate::FIELD_MANAGER).force();
@@ -944,13 +953,14 @@ async fn ensure_api_roles(
         if lock(&ctx.api_roles).contains(&memo) {
             continue;
         }
-        let owner = olm_v0::rbac::ApiOwner {
+        let owner = olm_v0::olm_operator::rbac::ApiOwner {
             api_version,
             kind,
             name: &owner_name,
             uid: &uid,
         };
-        for role in olm_v0::rbac::provided_api_cluster_roles(&name, &key, &owner, crd) {
+        for role in olm_v0::olm_operator::rbac::provided_api_cluster_roles(&name, &key, &owner, crd)
+        {
             let role_name = role["metadata"]["name"]
                 .as_str()
                 .unwrap_or_default()
@@ -982,7 +992,7 @@ async fn lift_rbac(ctx: &Ctx, csv: &ClusterServiceVersion) -> Result<(), Error> 
         &ctx.index.roles,
         &ctx.index.cluster_roles,
         |o| o.namespace().as_deref() == Some(namespace) && owned(o.labels()),
-        olm_v0::rbac::lifted_cluster_role,
+        olm_v0::olm_operator::rbac::lifted_cluster_role,
     )
     .await?;
     lift(
@@ -990,7 +1000,7 @@ async fn lift_rbac(ctx: &Ctx, csv: &ClusterServiceVersion) -> Result<(), Error> 
         &ctx.index.role_bindings,
         &ctx.index.cluster_role_bindings,
         |o| o.namespace().as_deref() == Some(namespace) && owned(o.labels()),
-        olm_v0::rbac::lifted_cluster_role_binding,
+        olm_v0::olm_operator::rbac::lifted_cluster_role_binding,
     )
     .await?;
     Ok(())
@@ -1035,7 +1045,7 @@ where
 async fn ensure_condition(ctx: &Ctx, csv: &ClusterServiceVersion) -> Result<(), Error> {
     let namespace = csv.namespace().unwrap_or_default();
     let name = csv.name_any();
-    let Ok(owner) = olm_v0::strategy::CsvOwner::from_csv(csv) else {
+    let Ok(owner) = olm_v0::olm_operator::strategy::CsvOwner::from_csv(csv) else {
         return Ok(());
     };
     let conditions: Api<olm_v0_api::v2::OperatorCondition> =
@@ -1045,7 +1055,8 @@ async fn ensure_condition(ctx: &Ctx, csv: &ClusterServiceVersion) -> Result<(), 
         .conditions
         .get(&ObjectRef::new(&name).within(&namespace));
     let Some(existing) = existing else {
-        let wanted = olm_v0::conditiongen::operator_condition(&owner, &csv.spec.install);
+        let wanted =
+            olm_v0::olm_operator::conditiongen::operator_condition(&owner, &csv.spec.install);
         let typed: olm_v0_api::v2::OperatorCondition =
             serde_json::from_value(wanted).map_err(|e| Error::Retry(e.to_string()))?;
         match conditions.create(&PostParams::default(), &typed).await {
@@ -1062,7 +1073,7 @@ async fn ensure_condition(ctx: &Ctx, csv: &ClusterServiceVersion) -> Result<(), 
         .as_ref()
         .map(|s| s.conditions.as_slice())
         .unwrap_or_default();
-    if let Some(next) = olm_v0::operatorcondition::mirrored_status(
+    if let Some(next) = olm_v0::olm_operator::operatorcondition::mirrored_status(
         &existing.spec.conditions,
         reported,
         existing.meta().generation.unwrap_or_default(),
@@ -1085,7 +1096,7 @@ async fn ensure_condition(ctx: &Ctx, csv: &ClusterServiceVersion) -> Result<(), 
         return Ok(());
     }
     let stored = serde_json::to_value(&*existing).unwrap_or(Value::Null);
-    let Ok([role, binding]) = olm_v0::conditiongen::condition_rbac(&stored) else {
+    let Ok([role, binding]) = olm_v0::olm_operator::conditiongen::condition_rbac(&stored) else {
         return Ok(());
     };
     let params = PatchParams::apply(crate::FIELD_MANAGER).force();

@@ -1,7 +1,7 @@
 //! A CSV's install strategy on the cluster: applying its Deployments and checking them
 //! (OLM's `pkg/controller/install/deployment.go`: `Install` and `CheckInstalled`).
 //!
-//! The Deployments are built by [`olm_v0::strategy::deployment_for_spec`] and applied
+//! The Deployments are built by [`olm_v0::olm_operator::strategy::deployment_for_spec`] and applied
 //! server-side with OLM's field manager, forced: the CSV's spec is what they must say. A
 //! Deployment of the CSV no entry names any more is deleted after the install.
 
@@ -10,13 +10,13 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use kube::{Resource, ResourceExt};
-use olm_v0::deployment::{DeploymentCondition, DeploymentFacts, Rollout, rollout};
-use olm_v0::inject::{Overrides, SubscriptionConfig, owner_subscription};
-use olm_v0::strategy::{
+use olm_v0::olm_operator::deployment::{DeploymentCondition, DeploymentFacts, Rollout, rollout};
+use olm_v0::olm_operator::inject::{Overrides, SubscriptionConfig, owner_subscription};
+use olm_v0::olm_operator::strategy::{
     CsvOwner, SPEC_HASH_LABEL, StrategyDeployment, deployment_for_spec, orphaned_deployments,
     strategy_deployments,
 };
-use olm_v0::transition::StrategyProblem;
+use olm_v0::olm_operator::transition::StrategyProblem;
 use olm_v0_api::v1::OperatorGroup;
 use olm_v0_api::v1alpha1::ClusterServiceVersion;
 use serde_json::Value;
@@ -206,10 +206,11 @@ pub fn check(
         let built = deployment_for_spec(&owner, entry, overrides).map_err(|_| ())?;
         let key = kube::runtime::reflector::ObjectRef::<Deployment>::new(&entry.name)
             .within(&owner.namespace);
-        let d = index
-            .deployments
-            .get(&key)
-            .filter(|d| d.labels().get(olm_v0::operatorgroup::OWNER_LABEL) == Some(&owner.name));
+        let d = index.deployments.get(&key).filter(|d| {
+            d.labels()
+                .get(olm_v0::olm_operator::operatorgroup::OWNER_LABEL)
+                == Some(&owner.name)
+        });
         let Some(d) = d else {
             return Ok(Some(StrategyProblem::Waiting(format!(
                 "missing deployment with name={}",

@@ -6,7 +6,7 @@
 //!    removed when the group is alone again.
 //! 2. `spec.serviceAccountName`: the `OperatorGroupServiceAccount` condition while the account
 //!    is missing, `status.serviceAccountRef` once it exists.
-//! 3. The target namespaces (`olm_v0::membership::target_namespaces`): when they differ from
+//! 3. The target namespaces (`olm_v0::olm_operator::membership::target_namespaces`): when they differ from
 //!    `status.namespaces`, the status is written with `lastUpdated` and the reconcile ends (the
 //!    write wakes the group's CSVs, which take the new `olm.targetNamespaces`).
 //! 4. The `olm.operatorgroup.uid/<uid>` label on every namespace an explicit-target group
@@ -29,9 +29,9 @@ use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::ObjectRef;
 use kube::{Resource, ResourceExt};
-use olm_v0::apis::ApiSet;
-use olm_v0::membership::{PROVIDED_APIS_ANNOTATION, target_namespaces};
-use olm_v0::operatorgroup::{
+use olm_v0::olm_operator::apis::ApiSet;
+use olm_v0::olm_operator::membership::{PROVIDED_APIS_ANNOTATION, target_namespaces};
+use olm_v0::olm_operator::operatorgroup::{
     GroupTargets, MemberApis, OWNER_KIND_LABEL, OWNER_LABEL, OWNER_NAMESPACE_LABEL,
     group_cluster_roles, namespace_labels, provided_apis, status,
 };
@@ -197,7 +197,7 @@ async fn provided_api_roles(
         .into_iter()
         .filter(|c| {
             c.annotations()
-                .get(olm_v0::membership::OPERATOR_GROUP_ANNOTATION)
+                .get(olm_v0::olm_operator::membership::OPERATOR_GROUP_ANNOTATION)
                 == Some(&name)
         })
         .collect();
@@ -266,7 +266,7 @@ async fn label_namespaces(
         extra.contains(n)
             || labels
                 .keys()
-                .any(|k| k.starts_with(olm_v0::operatorgroup::GROUP_LABEL_PREFIX))
+                .any(|k| k.starts_with(olm_v0::olm_operator::operatorgroup::GROUP_LABEL_PREFIX))
             || uids.iter().any(|(_, t)| t.contains(n))
     });
     for (ns, labels) in concerned {

@@ -1,7 +1,7 @@
 //! `Operator` objects on the cluster: the index of what carries an `operators.coreos.com/<name>`
 //! label or belongs to a CSV, the Operator controller that lists an operator's components in
 //! its status (creating the Operator when components appear), and adoption, which hands a
-//! labelled CSV's label on to what it owns. `olm_v0::operator` decides the names, keys,
+//! labelled CSV's label on to what it owns. `olm_v0::olm_operator::operator` decides the names, keys,
 //! conditions and status.
 //!
 //! Upstream caches every object of sixteen kinds in full (Secrets and ConfigMaps as metadata);
@@ -30,11 +30,11 @@ use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::watcher::{self, Event};
 use kube::{Resource, ResourceExt};
 use olm_runtime::harness::Harness;
-use olm_v0::operator::{
+use olm_v0::olm_operator::operator::{
     COMPONENT_KINDS, ComponentKind, ComponentRef, component_conditions, component_label_key,
     operator_names,
 };
-use olm_v0::strategy::CSV_KIND;
+use olm_v0::olm_operator::strategy::CSV_KIND;
 use olm_v0_api::v1::{Operator, OperatorStatus};
 use olm_v0_api::v1alpha1::{ClusterServiceVersion, InstallPlan, Subscription};
 use olm_v0_api::v2::OperatorCondition;
@@ -88,7 +88,12 @@ impl Entry {
         let labels = meta.labels.clone().unwrap_or_default();
         let keys: Vec<String> = operator_names(&labels)
             .into_iter()
-            .map(|n| format!("{}{n}", olm_v0::operator::COMPONENT_LABEL_PREFIX))
+            .map(|n| {
+                format!(
+                    "{}{n}",
+                    olm_v0::olm_operator::operator::COMPONENT_LABEL_PREFIX
+                )
+            })
             .collect();
         let mut owners: Vec<Owner> = meta
             .owner_references
@@ -101,7 +106,7 @@ impl Entry {
                 uid: Some(r.uid.clone()),
             })
             .collect();
-        if let Some((namespace, name)) = olm_v0::adoption::owner_csv(&labels) {
+        if let Some((namespace, name)) = olm_v0::olm_operator::adoption::owner_csv(&labels) {
             owners.push(Owner {
                 namespace: namespace.to_owned(),
                 name: name.to_owned(),
@@ -113,7 +118,7 @@ impl Entry {
 
     fn names(&self) -> impl Iterator<Item = String> + '_ {
         self.keys.iter().filter_map(|k| {
-            k.strip_prefix(olm_v0::operator::COMPONENT_LABEL_PREFIX)
+            k.strip_prefix(olm_v0::olm_operator::operator::COMPONENT_LABEL_PREFIX)
                 .map(str::to_owned)
         })
     }
@@ -616,7 +621,7 @@ async fn reconcile_operator(ctx: &Ctx, name: &str) -> Result<(), Error> {
         ));
     }
     let status: OperatorStatus =
-        serde_json::from_value(olm_v0::operator::status(&key, &components))
+        serde_json::from_value(olm_v0::olm_operator::operator::status(&key, &components))
             .map_err(|e| Error::Retry(format!("Operator {name} status: {e}")))?;
     let api: Api<Operator> = Api::all(ctx.shared.client.clone());
     let params = PostParams {
@@ -745,7 +750,7 @@ async fn adopt_subscription(ctx: &Ctx, namespace: &str, name: &str) -> Result<()
         .get(&ObjectRef::new(&plan_name).within(namespace));
     let csv_name = csv.as_ref().map(|c| c.name_any());
     let plan_name = plan.as_ref().map(|p| p.name_any());
-    let adoption = match olm_v0::operator::subscription_adoption(
+    let adoption = match olm_v0::olm_operator::operator::subscription_adoption(
         &sub.spec.package,
         namespace,
         sub.labels(),

@@ -1,7 +1,7 @@
 //! Gathering what a CSV's requirement check reads (OLM's `requirementAndPermissionStatus`):
 //! its CRDs and APIServices from the caches, native APIs and ServiceAccounts from the API server,
 //! and whether the cluster's RBAC gives each ServiceAccount each rule the CSV asks for; the
-//! statuses and messages are `olm_v0::requirements`'.
+//! statuses and messages are `olm_v0::olm_operator::requirements`'.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -12,7 +12,7 @@ use kube::ResourceExt;
 use kube::api::Api;
 use kube::runtime::reflector::ObjectRef;
 use olm_security::permissions::{Rbac, UserInfo, uncovered};
-use olm_v0::requirements::{
+use olm_v0::olm_operator::requirements::{
     AccountFacts, ApiLookup, CrdFacts, PermissionCheck, RequirementStatus, api_statuses,
     permission_statuses,
 };

@@ -5,7 +5,7 @@
 //! certificate mounted into the Deployment; the webhook configurations, CRD conversion sections
 //! and APIServices pointing at the Service with the CA; and whether they are all in place.
 //!
-//! The objects are built by `olm_v0::certresources` and `olm_v0::webhookconfig`; this module
+//! The objects are built by `olm_v0::olm_operator::certresources` and `olm_v0::olm_operator::webhookconfig`; this module
 //! reads Secrets, issues certificates and applies.
 
 use olm_runtime::watch::RecoveringExt as _;
@@ -21,12 +21,12 @@ use kube::ResourceExt;
 use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams, PostParams};
 use kube::core::{ApiResource, GroupVersionKind};
 use olm_security::certs::{Decision, Held, Policy, Subject, ca_hash, decide};
-use olm_v0::certresources::{
+use olm_v0::olm_operator::certresources::{
     CA_KEY, apiservice, auth_bindings, mount_certificate, secret, secret_name, secret_rbac,
     service, service_port,
 };
-use olm_v0::strategy::{CsvOwner, StrategyDeployment};
-use olm_v0::webhookconfig::{
+use olm_v0::olm_operator::strategy::{CsvOwner, StrategyDeployment};
+use olm_v0::olm_operator::webhookconfig::{
     ConversionCrd, DESCRIPTION_LABEL, configuration, conversion, conversion_problem,
     namespace_selector, service_name,
 };
@@ -299,7 +299,7 @@ pub async fn install(
 }
 
 /// Deletes what older OLMs made for the APIService `version.group` under its legacy names,
-/// each only if its owner labels name this CSV ([`olm_v0::certresources::legacy_apiservice_resources`]).
+/// each only if its owner labels name this CSV ([`olm_v0::olm_operator::certresources::legacy_apiservice_resources`]).
 async fn delete_legacy(
     client: &kube::Client,
     csv: &ClusterServiceVersion,
@@ -309,10 +309,12 @@ async fn delete_legacy(
 ) -> Result<(), String> {
     use k8s_openapi::api::core::v1::Service;
     use k8s_openapi::api::rbac::v1::{ClusterRoleBinding, Role, RoleBinding};
-    use olm_v0::certresources::Legacy;
+    use olm_v0::olm_operator::certresources::Legacy;
     let namespace = csv.namespace().unwrap_or_default();
     let name = csv.name_any();
-    for legacy in olm_v0::certresources::legacy_apiservice_resources(version, group, deployment) {
+    for legacy in
+        olm_v0::olm_operator::certresources::legacy_apiservice_resources(version, group, deployment)
+    {
         let (resource, within, object) = match &legacy {
             Legacy::Service(n) => (
                 ApiResource::erase::<Service>(&()),
@@ -367,7 +369,7 @@ async fn delete_if_owned(
     let Some(existing) = api.get_opt(name).await? else {
         return Ok(());
     };
-    if olm_v0::adoption::owner_csv(existing.labels()) != Some((namespace, csv)) {
+    if olm_v0::olm_operator::adoption::owner_csv(existing.labels()) != Some((namespace, csv)) {
         return Ok(());
     }
     let params = kube::api::DeleteParams {
@@ -646,7 +648,10 @@ pub(crate) async fn apply(
 pub(crate) async fn watch_secrets(client: kube::Client, mut wake: crate::Wake) {
     use futures::StreamExt;
     use kube::runtime::watcher::{self, Event};
-    let selector = format!("{}=true", olm_v0::operatorgroup::MANAGED_LABEL);
+    let selector = format!(
+        "{}=true",
+        olm_v0::olm_operator::operatorgroup::MANAGED_LABEL
+    );
     let stream = watcher::watcher(
         Api::<kube::api::PartialObjectMeta<Secret>>::all(client),
         watcher::Config::default().labels(&selector),
@@ -664,7 +669,7 @@ pub(crate) async fn watch_secrets(client: kube::Client, mut wake: crate::Wake) {
         let owners: Vec<_> = secret
             .owner_references()
             .iter()
-            .filter(|r| r.kind == olm_v0::strategy::CSV_KIND)
+            .filter(|r| r.kind == olm_v0::olm_operator::strategy::CSV_KIND)
             .map(|r| crate::wake::csv_ref(&namespace, &r.name))
             .collect();
         wake.csvs(owners).await;

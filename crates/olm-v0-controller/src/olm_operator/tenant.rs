@@ -1,6 +1,6 @@
 //! Tenant RBAC on the cluster: for a CSV whose group targets other namespaces (not all), the
 //! Roles and RoleBindings of its install copied into each target namespace where its
-//! ServiceAccounts lack the permissions — `olm_v0::tenant` decides, this reads the caches and
+//! ServiceAccounts lack the permissions — `olm_v0::olm_operator::tenant` decides, this reads the caches and
 //! writes.
 
 use std::collections::BTreeMap;
@@ -9,8 +9,8 @@ use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
 use kube::api::{Api, PostParams};
 use kube::runtime::reflector::Store;
 use kube::{Resource, ResourceExt};
-use olm_v0::strategy::CsvOwner;
-use olm_v0::tenant::{Tenancy, TenantWrite, tenant_writes};
+use olm_v0::olm_operator::strategy::CsvOwner;
+use olm_v0::olm_operator::tenant::{Tenancy, TenantWrite, tenant_writes};
 use olm_v0_api::v1alpha1::ClusterServiceVersion;
 use serde_json::Value;
 
@@ -125,9 +125,9 @@ async fn write(client: &kube::Client, namespace: &str, w: &TenantWrite) -> Resul
 /// The parent whose tenant RBAC an RBAC object concerns: a copy's Role or RoleBinding (labelled
 /// `olm.copiedFrom`) or one a CSV's install made in its own namespace; `None` for others.
 pub fn parent_of(labels: &BTreeMap<String, String>) -> Option<(String, String)> {
-    let (namespace, name) = olm_v0::adoption::owner_csv(labels)?;
+    let (namespace, name) = olm_v0::olm_operator::adoption::owner_csv(labels)?;
     let namespace = labels
-        .get(olm_v0::status::COPIED_FROM_LABEL)
+        .get(olm_v0::olm_operator::status::COPIED_FROM_LABEL)
         .map_or(namespace, String::as_str);
     Some((namespace.to_owned(), name.to_owned()))
 }

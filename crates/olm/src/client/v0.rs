@@ -24,7 +24,7 @@ fn packagemanifests() -> ApiResource {
     ApiResource {
         group: "packages.operators.coreos.com".into(),
         version: "v1".into(),
-        api_version: olm_v0::packagemanifest::API_VERSION.into(),
+        api_version: olm_v0::packageserver::packagemanifest::API_VERSION.into(),
         kind: "PackageManifest".into(),
         plural: "packagemanifests".into(),
     }
