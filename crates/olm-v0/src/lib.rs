@@ -27,4 +27,6 @@ pub use olm_operator::apis::{ApiKey, ApiSet};
 pub use olm_operator::groups::{
     ApiReconciliation, NamespaceSet, OperatorGroupView, reconcile_api_intersection,
 };
-pub use olm_operator::installmode::{InstallMode, InstallModeSet, InstallModeType};
+pub use olm_operator::installmode::{
+    InstallMode, InstallModeError, InstallModeSet, InstallModeType,
+};

@@ -172,7 +172,9 @@ fn supports() {
     let mut failures = Vec::new();
     for c in &cases {
         let namespaces: Vec<String> = c.namespaces.iter().map(|n| (*n).to_owned()).collect();
-        let got = set(c.modes).supports(c.operator_namespace, &namespaces);
+        let got = set(c.modes)
+            .supports(c.operator_namespace, &namespaces)
+            .map_err(|e| e.to_string());
         let want = c.error.map_or(Ok(()), |e| Err(e.to_owned()));
         if got != want {
             failures.push(format!("{}: got {got:?}, want {want:?}", c.description));
@@ -201,7 +203,7 @@ fn new_install_mode_set_refuses_duplicates() {
     ])
     .unwrap_err();
     assert_eq!(
-        err,
+        err.to_string(),
         "InstallMode list contains duplicates, cannot make set: [{OwnNamespace true} {AllNamespaces false} {OwnNamespace false}]"
     );
     let ok =

@@ -5,6 +5,7 @@
 
 use std::time::Duration;
 
+use olm_v0::olm_operator::operatorcondition::NotUpgradeable;
 use olm_v0::olm_operator::status::CsvStatus;
 use olm_v0::olm_operator::transition::{
     Facts, InstallStatus, Replaced, Step, StrategyProblem, next,
@@ -99,14 +100,14 @@ fn replacement_chain_in_pending() {
     f.requirements = Some(Ok(true));
     f.replaced = Some(Replaced {
         phase: Some(Phase::Succeeded),
-        upgradeable: Err("The operator is not upgradeable".into()),
+        upgradeable: Err(NotUpgradeable::Said("migrating storage".into())),
     });
     assert_eq!(
         set_of(&next(&f)),
         (
             Phase::Pending,
             Reason::OperatorConditionNotUpgradeable,
-            "operator is not upgradeable: The operator is not upgradeable"
+            "operator is not upgradeable: The operator is not upgradeable: migrating storage"
         )
     );
     // An Upgradeable condition the operator has not reported for the current generation:

@@ -589,7 +589,7 @@ async fn existing_objects_failure(
     client: &Client,
     old: &Value,
     new: &Value,
-) -> Result<Option<String>, StepError> {
+) -> Result<Option<olm_v0::catalog_operator::crdupgrade::TooRestrictive>, StepError> {
     let group = text(new, "/spec/group");
     let plural = text(new, "/spec/names/plural");
     let kind = text(new, "/spec/names/kind");
@@ -661,9 +661,10 @@ async fn update_existing(
     if kind == "CustomResourceDefinition" {
         let current_value = serde_json::to_value(&current).map_err(|e| e.to_string())?;
         if let Some(failure) = existing_objects_failure(client, &current_value, &object).await? {
-            warning = Some(olm_v0::catalog_operator::crdupgrade::on_failure(
-                name, &object, &failure,
-            )?);
+            warning = Some(
+                olm_v0::catalog_operator::crdupgrade::on_failure(name, &object, failure)
+                    .map_err(|e| e.to_string())?,
+            );
         }
         if let Some(refusal) =
             olm_v0::catalog_operator::crdupgrade::update_refusal(name, &current_value, &object)

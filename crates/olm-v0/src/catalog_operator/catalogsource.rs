@@ -41,24 +41,39 @@ pub const SPEC_INVALID_REASON: &str = "SpecInvalidError";
 /// `status.reason` when the registry objects cannot be made.
 pub const REGISTRY_SERVER_REASON: &str = "RegistryServerError";
 
-/// Upstream's `validateSourceType`: what a CatalogSource's source type needs, in its words.
+/// What a CatalogSource's spec lacks for its source type, shown in upstream's words: the
+/// `status.message` written with reason [`SPEC_INVALID_REASON`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InvalidSource {
+    /// A `configmap` (or `internal`) source without `spec.configMap`.
+    #[error("configmap name unset: must be set for sourcetype: {0}")]
+    NoConfigMap(SourceType),
+    /// A `grpc` source with neither `spec.image` nor `spec.address`.
+    #[error("image and address unset: at least one must be set for sourcetype: grpc")]
+    NoImageOrAddress,
+    /// A source type OLM does not know.
+    #[error("unknown sourcetype: {0}")]
+    UnknownType(SourceType),
+}
+
+/// Upstream's `validateSourceType`: what a CatalogSource's source type needs.
 ///
 /// # Errors
 ///
-/// The message for `status.message` (with reason [`SPEC_INVALID_REASON`]).
-pub fn validate(source: &CatalogSource) -> Result<(), String> {
+/// What the spec lacks.
+pub fn validate(source: &CatalogSource) -> Result<(), InvalidSource> {
     let spec = &source.spec;
     let set = |v: &Option<String>| v.as_deref().is_some_and(|s| !s.is_empty());
     match &spec.source_type {
-        t @ (SourceType::ConfigMap | SourceType::Internal) if !set(&spec.config_map) => Err(
-            format!("configmap name unset: must be set for sourcetype: {t}"),
-        ),
+        t @ (SourceType::ConfigMap | SourceType::Internal) if !set(&spec.config_map) => {
+            Err(InvalidSource::NoConfigMap(t.clone()))
+        }
         SourceType::ConfigMap | SourceType::Internal => Ok(()),
         SourceType::Grpc if !set(&spec.image) && !set(&spec.address) => {
-            Err("image and address unset: at least one must be set for sourcetype: grpc".to_owned())
+            Err(InvalidSource::NoImageOrAddress)
         }
         SourceType::Grpc => Ok(()),
-        other => Err(format!("unknown sourcetype: {other}")),
+        other => Err(InvalidSource::UnknownType(other.clone())),
     }
 }
 
@@ -514,15 +529,21 @@ mod tests {
             Ok(())
         );
         assert_eq!(
-            validate(&with(json!({"sourceType": "grpc"}))).unwrap_err(),
+            validate(&with(json!({"sourceType": "grpc"})))
+                .unwrap_err()
+                .to_string(),
             "image and address unset: at least one must be set for sourcetype: grpc"
         );
         assert_eq!(
-            validate(&with(json!({"sourceType": "internal"}))).unwrap_err(),
+            validate(&with(json!({"sourceType": "internal"})))
+                .unwrap_err()
+                .to_string(),
             "configmap name unset: must be set for sourcetype: internal"
         );
         assert_eq!(
-            validate(&with(json!({"sourceType": "helm"}))).unwrap_err(),
+            validate(&with(json!({"sourceType": "helm"})))
+                .unwrap_err()
+                .to_string(),
             "unknown sourcetype: helm"
         );
         let status = registry_service_status(&with(json!({})), Time(jiff::Timestamp::UNIX_EPOCH));

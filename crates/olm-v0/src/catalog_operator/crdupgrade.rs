@@ -48,14 +48,34 @@ pub fn validations(old: &Value, new: &Value) -> Vec<Validation> {
     out
 }
 
-/// Checks `objects` (custom resources as JSON) against `schema`: the first that fails, in
-/// upstream's words — `error validating <group>/<version>, Kind=<kind> "<ns>/<name>": updated
-/// validation is too restrictive: <errors>`.
+/// A custom resource the new schema no longer accepts, shown in upstream's words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("error validating {gvk} {}: updated validation is too restrictive: {errors}", olm_goenc::quote(.object))]
+pub struct TooRestrictive {
+    /// apimachinery's `GroupVersionKind.String()` of the object: `group/version, Kind=kind`.
+    pub gvk: String,
+    /// `namespace/name`, or `name` for a cluster-scoped object.
+    pub object: String,
+    /// The schema's errors, aggregated as apimachinery aggregates them.
+    pub errors: String,
+}
+
+/// Existing custom resources stop an update of their CRD, in upstream's words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("error validating existing CRs against new CRD's schema for {}: {failure}", olm_goenc::quote(.crd))]
+pub struct ExistingObjectsInvalid {
+    /// The CRD's name.
+    pub crd: String,
+    /// The first object that fails.
+    pub failure: TooRestrictive,
+}
+
+/// Checks `objects` (custom resources as JSON) against `schema`.
 ///
 /// # Errors
 ///
-/// That text.
-pub fn check_existing(schema: &Value, objects: &[Value]) -> Result<(), String> {
+/// The first that fails.
+pub fn check_existing(schema: &Value, objects: &[Value]) -> Result<(), TooRestrictive> {
     if schema.is_null() {
         return Ok(());
     }
@@ -71,11 +91,11 @@ pub fn check_existing(schema: &Value, objects: &[Value]) -> Result<(), String> {
             Some(ns) => format!("{ns}/{name}"),
             None => name.to_owned(),
         };
-        return Err(format!(
-            "error validating {} {}: updated validation is too restrictive: {text}",
-            gvk_text(object),
-            olm_goenc::quote(&namespaced)
-        ));
+        return Err(TooRestrictive {
+            gvk: gvk_text(object),
+            object: namespaced,
+            errors: text,
+        });
     }
     Ok(())
 }
@@ -94,13 +114,17 @@ fn gvk_text(object: &Value) -> String {
 ///
 /// # Errors
 ///
-/// `error validating existing CRs against new CRD's schema for "<name>": <failure>`.
-pub fn on_failure(name: &str, new: &Value, failure: &str) -> Result<String, String> {
+/// The update is refused: the CRD does not convert with a webhook.
+pub fn on_failure(
+    name: &str,
+    new: &Value,
+    failure: TooRestrictive,
+) -> Result<String, ExistingObjectsInvalid> {
     if new.pointer("/spec/conversion/strategy") != Some(&Value::from("Webhook")) {
-        return Err(format!(
-            "error validating existing CRs against new CRD's schema for {}: {failure}",
-            olm_goenc::quote(name)
-        ));
+        return Err(ExistingObjectsInvalid {
+            crd: name.to_owned(),
+            failure,
+        });
     }
     Ok(format!(
         "Validation of existing CRs against the new CRD's schema failed, but a webhook conversion strategy was specified in the new CRD.\nThe new webhook will only start after the bundle is upgraded, so we must assume that it will successfully convert existing CRs to a format that would have passed validation.\n\nCRD: {}\nValidation Error: {failure}\n",
@@ -228,7 +252,7 @@ mod tests {
         let cr = json!({"apiVersion": "cluster.com/v1alpha1", "kind": "testcrd",
             "metadata": {"name": "my-cr-1", "namespace": ""}, "spec": {"scalar": 2}});
         assert_eq!(
-            check_existing(&scalar_schema(3), std::slice::from_ref(&cr)),
+            check_existing(&scalar_schema(3), std::slice::from_ref(&cr)).map_err(|e| e.to_string()),
             Err("error validating cluster.com/v1alpha1, Kind=testcrd \"my-cr-1\": updated validation is too restrictive: [].spec.scalar: Invalid value: 2: spec.scalar in body should be greater than or equal to 3".to_owned())
         );
         assert_eq!(
@@ -240,6 +264,7 @@ mod tests {
         assert!(
             check_existing(&scalar_schema(3), &[namespaced])
                 .unwrap_err()
+                .to_string()
                 .contains("Kind=testcrd \"ns/my-cr-1\"")
         );
         assert_eq!(check_existing(&Value::Null, &[json!({"spec": {}})]), Ok(()));
@@ -247,10 +272,22 @@ mod tests {
 
     #[test]
     fn a_webhook_conversion_turns_the_failure_into_a_warning() {
-        let failure = "error validating x";
+        let failure = TooRestrictive {
+            gvk: "cluster.com/v1alpha1, Kind=testcrd".into(),
+            object: "x".into(),
+            errors: "bad".into(),
+        };
+        let said = "error validating cluster.com/v1alpha1, Kind=testcrd \"x\": updated validation is too restrictive: bad";
         assert_eq!(
-            on_failure("testcrds.cluster.com", &crd(json!([]), None), failure),
-            Err("error validating existing CRs against new CRD's schema for \"testcrds.cluster.com\": error validating x".to_owned())
+            on_failure(
+                "testcrds.cluster.com",
+                &crd(json!([]), None),
+                failure.clone()
+            )
+            .map_err(|e| e.to_string()),
+            Err(format!(
+                "error validating existing CRs against new CRD's schema for \"testcrds.cluster.com\": {said}"
+            ))
         );
         let warning = on_failure(
             "testcrds.cluster.com",
@@ -259,9 +296,8 @@ mod tests {
         )
         .unwrap();
         assert!(warning.starts_with("Validation of existing CRs against the new CRD's schema failed, but a webhook conversion strategy was specified in the new CRD.\n"));
-        assert!(
-            warning
-                .ends_with("CRD: \"testcrds.cluster.com\"\nValidation Error: error validating x\n")
-        );
+        assert!(warning.ends_with(&format!(
+            "CRD: \"testcrds.cluster.com\"\nValidation Error: {said}\n"
+        )));
     }
 }

@@ -9,6 +9,37 @@ use std::collections::BTreeMap;
 /// tooling and OLM v0 alike. An unknown type is kept as written and never supports anything.
 pub use olm_v0_api::v1alpha1::{InstallMode, InstallModeType};
 
+/// Why a CSV's install modes do not fit its OperatorGroup; each shows as upstream's message,
+/// which the CSV's `status.message` carries.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InstallModeError {
+    /// A type is listed twice: the `InvalidInstallModes` message, with Go's `%v` of the list.
+    #[error("InstallMode list contains duplicates, cannot make set: [{listed}]")]
+    Duplicates {
+        /// Every mode as `{Type supported}`, space-separated.
+        listed: String,
+    },
+    /// The group selects no namespace.
+    #[error(
+        "operatorgroup has invalid selected namespaces, cannot configure to watch zero namespaces"
+    )]
+    ZeroNamespaces,
+    /// `""` (all namespaces) among several.
+    #[error(
+        "operatorgroup has invalid selected namespaces, NamespaceAll found when |selected namespaces| > 1"
+    )]
+    AllAmongSeveral,
+    /// The shape needs a mode the CSV does not support.
+    #[error("{mode} InstallModeType not supported, cannot configure to watch {what}")]
+    Unsupported {
+        /// The mode the shape needs.
+        mode: InstallModeType,
+        /// What the group targets: `own namespace`, `all namespaces`, `one namespace`, `N
+        /// namespaces`.
+        what: String,
+    },
+}
+
 /// The install modes of a CSV; a type not listed is not supported.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct InstallModeSet(pub BTreeMap<InstallModeType, bool>);
@@ -17,7 +48,7 @@ impl InstallModeSet {
     /// The set of `modes`, or upstream's error when a type is listed twice:
     /// `InstallMode list contains duplicates, cannot make set: [{OwnNamespace true} …]` (Go's
     /// `%v` of the list), the `InvalidInstallModes` message.
-    pub fn new(modes: &[InstallMode]) -> Result<InstallModeSet, String> {
+    pub fn new(modes: &[InstallMode]) -> Result<InstallModeSet, InstallModeError> {
         let mut set = BTreeMap::new();
         for m in modes {
             if set.insert(m.type_.clone(), m.supported).is_some() {
@@ -25,10 +56,9 @@ impl InstallModeSet {
                     .iter()
                     .map(|m| format!("{{{} {}}}", m.type_, m.supported))
                     .collect();
-                return Err(format!(
-                    "InstallMode list contains duplicates, cannot make set: [{}]",
-                    listed.join(" ")
-                ));
+                return Err(InstallModeError::Duplicates {
+                    listed: listed.join(" "),
+                });
             }
         }
         Ok(InstallModeSet(set))
@@ -48,18 +78,20 @@ impl InstallModeSet {
     /// - several: needs `MultiNamespace` (`… cannot configure to watch N namespaces`), and
     ///   `OwnNamespace` when the CSV's namespace is among them; `""` among several is
     ///   `operatorgroup has invalid selected namespaces, NamespaceAll found when |selected namespaces| > 1`.
-    pub fn supports(&self, operator_namespace: &str, namespaces: &[String]) -> Result<(), String> {
+    pub fn supports(
+        &self,
+        operator_namespace: &str,
+        namespaces: &[String],
+    ) -> Result<(), InstallModeError> {
         use InstallModeType::*;
-        let unsupported = |t: InstallModeType, what: &str| {
-            Err(format!(
-                "{t} InstallModeType not supported, cannot configure to watch {what}"
-            ))
+        let unsupported = |mode: InstallModeType, what: &str| {
+            Err(InstallModeError::Unsupported {
+                mode,
+                what: what.to_owned(),
+            })
         };
         match namespaces {
-            [] => Err(
-                "operatorgroup has invalid selected namespaces, cannot configure to watch zero namespaces"
-                    .to_owned(),
-            ),
+            [] => Err(InstallModeError::ZeroNamespaces),
             [one] if one == operator_namespace => {
                 if self.has(OwnNamespace) {
                     Ok(())
@@ -90,7 +122,7 @@ impl InstallModeSet {
                         return unsupported(OwnNamespace, "own namespace");
                     }
                     if ns.is_empty() {
-                        return Err("operatorgroup has invalid selected namespaces, NamespaceAll found when |selected namespaces| > 1".to_owned());
+                        return Err(InstallModeError::AllAmongSeveral);
                     }
                 }
                 Ok(())

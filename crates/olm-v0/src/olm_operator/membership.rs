@@ -230,7 +230,7 @@ pub fn check(csv: &Csv<'_>, groups: &[Group<'_>], others: &[OperatorGroupView]) 
     }
     let modes = match InstallModeSet::new(csv.install_modes) {
         Ok(m) => m,
-        Err(message) => return fail(Reason::InvalidInstallModes, &message, false, false),
+        Err(e) => return fail(Reason::InvalidInstallModes, &e.to_string(), false, false),
     };
     let Some(targets) = csv.annotations.get(TARGET_NAMESPACES_ANNOTATION) else {
         return fail(
@@ -241,8 +241,13 @@ pub fn check(csv: &Csv<'_>, groups: &[Group<'_>], others: &[OperatorGroupView]) 
         );
     };
     let namespaces: Vec<String> = targets.split(',').map(str::to_owned).collect();
-    if let Err(message) = modes.supports(csv.namespace, &namespaces) {
-        return fail(Reason::UnsupportedOperatorGroup, &message, false, false);
+    if let Err(e) = modes.supports(csv.namespace, &namespaces) {
+        return fail(
+            Reason::UnsupportedOperatorGroup,
+            &e.to_string(),
+            false,
+            false,
+        );
     }
     let view = OperatorGroupView::new(
         group.name,

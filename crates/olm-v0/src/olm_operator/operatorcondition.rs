@@ -9,14 +9,31 @@ use olm_v0_api::v2::OperatorCondition;
 /// The `Upgradeable` condition type.
 pub const UPGRADEABLE: &str = "Upgradeable";
 
-/// `Ok` when the replaced CSV may be replaced; else upstream's message, capitalised as
-/// upstream writes it, which the new CSV shows after upstream's own
-/// `operator is not upgradeable: `:
+/// Why an operator may not be replaced now. Each shows as upstream's message, capitalised as
+/// upstream writes it, which the new CSV shows after upstream's own `operator is not
+/// upgradeable: `.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NotUpgradeable {
+    /// An administrator's `Upgradeable` override, or the operator's own condition, is not
+    /// `True`; the message is theirs.
+    #[error("The operator is not upgradeable: {0}")]
+    Said(String),
+    /// The operator's `Upgradeable` condition was written for an older generation.
+    #[error("The operatorcondition status {}={} is outdated", olm_goenc::quote(.type_), olm_goenc::quote(.status))]
+    Outdated {
+        /// The condition's type.
+        type_: String,
+        /// Its status.
+        status: String,
+    },
+}
+
+/// `Ok` when the replaced CSV may be replaced, else why not:
 /// no OperatorCondition → yes; an `Upgradeable` override → its status decides
 /// (`The operator is not upgradeable: <message>`); an `Upgradeable` status condition of an
 /// older generation → no (`The operatorcondition status "Upgradeable"="<status>" is outdated`);
 /// `False` → no; else yes.
-pub fn upgradeable(condition: Option<&OperatorCondition>) -> Result<(), String> {
+pub fn upgradeable(condition: Option<&OperatorCondition>) -> Result<(), NotUpgradeable> {
     let Some(c) = condition else {
         return Ok(());
     };
@@ -24,7 +41,7 @@ pub fn upgradeable(condition: Option<&OperatorCondition>) -> Result<(), String> 
         return if o.status == "True" {
             Ok(())
         } else {
-            Err(format!("The operator is not upgradeable: {}", o.message))
+            Err(NotUpgradeable::Said(o.message.clone()))
         };
     }
     let generation = c.metadata.generation.unwrap_or_default();
@@ -35,14 +52,13 @@ pub fn upgradeable(condition: Option<&OperatorCondition>) -> Result<(), String> 
         .unwrap_or_default();
     if let Some(s) = reported.iter().find(|s| s.type_ == UPGRADEABLE) {
         if s.observed_generation.unwrap_or_default() != generation {
-            return Err(format!(
-                "The operatorcondition status {}={} is outdated",
-                olm_goenc::quote(&s.type_),
-                olm_goenc::quote(&s.status)
-            ));
+            return Err(NotUpgradeable::Outdated {
+                type_: s.type_.clone(),
+                status: s.status.clone(),
+            });
         }
         if s.status == "False" {
-            return Err(format!("The operator is not upgradeable: {}", s.message));
+            return Err(NotUpgradeable::Said(s.message.clone()));
         }
     }
     Ok(())
@@ -141,7 +157,10 @@ mod tests {
         ];
         for (overrides, conditions, want) in cases {
             let c = with(overrides, conditions);
-            assert_eq!(upgradeable(Some(&c)), want.map_err(str::to_owned));
+            assert_eq!(
+                upgradeable(Some(&c)).map_err(|e| e.to_string()),
+                want.map_err(str::to_owned)
+            );
         }
     }
 

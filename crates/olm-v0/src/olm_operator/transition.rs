@@ -66,8 +66,8 @@ pub struct InstallStatus {
 pub struct Replaced {
     /// Its phase; `None` when it has none yet.
     pub phase: Option<Phase>,
-    /// `Err(message)` when its OperatorCondition says it is not upgradeable.
-    pub upgradeable: Result<(), String>,
+    /// `Err(why)` when its OperatorCondition says it is not upgradeable.
+    pub upgradeable: Result<(), crate::olm_operator::operatorcondition::NotUpgradeable>,
 }
 
 /// What the shell observed; see each field for the phases that read it.

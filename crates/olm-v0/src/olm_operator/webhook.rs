@@ -21,16 +21,32 @@ fn is_webhook_configuration(resource: &str) -> bool {
     )
 }
 
-/// Upstream's rule guard, in its order and words (capitalised as upstream writes them; its e2e
-/// suite compares the CSV's message with them).
-pub fn valid_rules(rules: &[RuleWithOperations]) -> Result<(), String> {
+/// A webhook rule OLM refuses, shown in upstream's words (capitalised as upstream writes them;
+/// its e2e suite compares the CSV's message with them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum RefusedRule {
+    /// `apiGroups` holds `*`.
+    #[error("Webhook rules cannot include all groups")]
+    AllGroups,
+    /// `apiGroups` holds `operators.coreos.com`.
+    #[error("Webhook rules cannot include the OLM group")]
+    OlmGroup,
+    /// The rule covers webhook configurations themselves.
+    #[error(
+        "Webhook rules cannot include MutatingWebhookConfiguration or ValidatingWebhookConfiguration resources"
+    )]
+    WebhookConfigurations,
+}
+
+/// Upstream's rule guard, in its order.
+pub fn valid_rules(rules: &[RuleWithOperations]) -> Result<(), RefusedRule> {
     for rule in rules {
         let has = |g: &str| rule.api_groups.iter().flatten().any(|x| x == g);
         if has("*") {
-            return Err("Webhook rules cannot include all groups".into());
+            return Err(RefusedRule::AllGroups);
         }
         if has("operators.coreos.com") {
-            return Err("Webhook rules cannot include the OLM group".into());
+            return Err(RefusedRule::OlmGroup);
         }
         if has("admissionregistration.k8s.io")
             && rule
@@ -39,7 +55,7 @@ pub fn valid_rules(rules: &[RuleWithOperations]) -> Result<(), String> {
                 .flatten()
                 .any(|r| is_webhook_configuration(r))
         {
-            return Err("Webhook rules cannot include MutatingWebhookConfiguration or ValidatingWebhookConfiguration resources".into());
+            return Err(RefusedRule::WebhookConfigurations);
         }
     }
     Ok(())
@@ -55,7 +71,7 @@ pub fn webhook_problem(definitions: &[WebhookDescription]) -> Option<String> {
             return Some("CSV contains repeated WebhookDescription name".into());
         }
         if let Err(e) = valid_rules(&d.rules) {
-            return Some(e);
+            return Some(e.to_string());
         }
     }
     None
@@ -76,21 +92,35 @@ mod tests {
     /// The guards' words, byte for byte: OLM repo `pkg/controller/install/webhook.go`
     /// `ValidWebhookRules`, whose first message `test/e2e/webhook_e2e_test.go` checks on the
     /// failed CSV (`Equal("Webhook rules cannot include all groups")`).
+    /// Upstream's words, which its e2e suite compares the CSV's message with.
+    #[test]
+    fn refusals_in_upstream_words() {
+        assert_eq!(
+            RefusedRule::AllGroups.to_string(),
+            "Webhook rules cannot include all groups"
+        );
+        assert_eq!(
+            RefusedRule::OlmGroup.to_string(),
+            "Webhook rules cannot include the OLM group"
+        );
+        assert_eq!(
+            RefusedRule::WebhookConfigurations.to_string(),
+            "Webhook rules cannot include MutatingWebhookConfiguration or ValidatingWebhookConfiguration resources"
+        );
+    }
+
     #[test]
     fn guards() {
         assert_eq!(valid_rules(&[rule(&["apps"], &["deployments"])]), Ok(()));
         assert_eq!(
             valid_rules(&[rule(&["*"], &["deployments"])]),
-            Err("Webhook rules cannot include all groups".into())
+            Err(RefusedRule::AllGroups)
         );
         assert_eq!(
             valid_rules(&[rule(&["", "operators.coreos.com"], &["*"])]),
-            Err("Webhook rules cannot include the OLM group".into())
+            Err(RefusedRule::OlmGroup)
         );
-        let refused = Err(
-            "Webhook rules cannot include MutatingWebhookConfiguration or ValidatingWebhookConfiguration resources"
-                .to_owned(),
-        );
+        let refused = Err(RefusedRule::WebhookConfigurations);
         for r in [
             "*",
             "MutatingWebhookConfiguration",

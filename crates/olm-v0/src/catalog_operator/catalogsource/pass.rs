@@ -83,9 +83,9 @@ pub struct Start {
 /// Steps 1–4 of the flow.
 pub fn start(source: &CatalogSource) -> Start {
     let mut status = source.status.clone().unwrap_or_default();
-    if let Err(message) = super::validate(source) {
+    if let Err(invalid) = super::validate(source) {
         status.grpc_connection_state = None;
-        set_reason(&mut status, SPEC_INVALID_REASON, &message);
+        set_reason(&mut status, SPEC_INVALID_REASON, &invalid.to_string());
         return Start {
             route: Route::Invalid,
             status,

@@ -222,6 +222,17 @@ fn from<'a>(b: NewBundle<'a>, catalog: &'a str) -> NewBundle<'a> {
     NewBundle { catalog, ..b }
 }
 
+/// An order for bundles `serving` those Subscriptions, moving none and deleting nothing first.
+fn order(serving: Vec<Option<usize>>, generation: i64, manual: bool) -> PlanOrder {
+    PlanOrder {
+        serving,
+        current: BTreeMap::new(),
+        leftovers: vec![],
+        generation,
+        manual,
+    }
+}
+
 /// The plan as written: owned but not controlled by every Subscription of the namespace,
 /// labelled for each package's Operator, waiting for approval when the order says so.
 #[test]
@@ -230,13 +241,7 @@ fn install_plan_as_created() {
     a.metadata.uid = Some("uid-a".into());
     let mut b = sub("b", "pkg-b", "", false);
     b.metadata.uid = Some("uid-b".into());
-    let order = PlanOrder {
-        serving: vec![Some(0), None],
-        current: BTreeMap::new(),
-        leftovers: vec![],
-        generation: 3,
-        manual: true,
-    };
+    let order = order(vec![Some(0), None], 3, true);
     let bundles = [
         from(bundle("a.v2", "pkg-a"), "ops"),
         from(bundle("dep.v1", "dep"), "other"),
@@ -279,13 +284,7 @@ fn install_plan_as_created() {
 /// The status a new plan is given: its first phase, each catalog once, sorted, and its steps.
 #[test]
 fn install_plan_status() {
-    let order = PlanOrder {
-        serving: vec![Some(0), Some(0), None],
-        current: BTreeMap::new(),
-        leftovers: vec![],
-        generation: 1,
-        manual: false,
-    };
+    let order = order(vec![Some(0), Some(0), None], 1, false);
     let bundles = [
         from(bundle("a.v2", "pkg-a"), "ops"),
         from(bundle("c.v1", "pkg-c"), "beta"),
