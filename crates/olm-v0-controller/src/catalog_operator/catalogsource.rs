@@ -513,8 +513,8 @@ async fn poll_registry(
         .items
         .iter()
         .filter(|p| p.metadata.deletion_timestamp.is_none())
-        .map(pod_facts)
-        .collect::<Result<_, _>>()?;
+        .map(PodFacts::of)
+        .collect();
     let step = update_step(&name, times.due(poll), serving, &updates);
     let grace = |seconds| DeleteParams {
         grace_period_seconds: Some(seconds),
@@ -585,12 +585,6 @@ fn post_params() -> PostParams {
     }
 }
 
-fn pod_facts(pod: &Pod) -> Result<PodFacts, Error> {
-    serde_json::to_value(pod)
-        .map(|v| PodFacts::of(&v))
-        .map_err(|e| Error::Retry(e.to_string()))
-}
-
 /// The registry Pod `source` should have now (its ServiceAccount's pull secrets and the
 /// namespace's default security profile included).
 async fn desired_pod(
@@ -655,7 +649,7 @@ async fn ensure_registry(ctx: &Ctx, source: &CatalogSource) -> Result<Vec<PodFac
         if p.metadata.deletion_timestamp.is_some() {
             continue;
         }
-        let facts = pod_facts(p)?;
+        let facts = PodFacts::of(p);
         if facts.disrupted {
             info!(catalogsource = %name, namespace = %namespace, pod = %p.name_any(), "force deleting a registry pod about to be disrupted");
             let now = DeleteParams {

@@ -16,6 +16,7 @@
 
 use std::time::{Duration, SystemTime};
 
+use k8s_openapi::api::core::v1::Pod;
 use olm_v0_api::v1alpha1::{CatalogSource, SourceType};
 use serde_json::{Value, json};
 
@@ -122,26 +123,34 @@ pub struct PodFacts {
 }
 
 impl PodFacts {
-    /// The facts of `pod` (a Pod as JSON).
-    pub fn of(pod: &Value) -> PodFacts {
-        let status = &pod["status"];
+    /// The facts of `pod`.
+    pub fn of(pod: &Pod) -> PodFacts {
+        let status = pod.status.as_ref();
         let condition = |kind: &str| {
-            status["conditions"]
-                .as_array()
+            status
+                .and_then(|s| s.conditions.as_ref())
                 .into_iter()
                 .flatten()
-                .any(|c| c["type"] == kind && c["status"] == "True")
+                .any(|c| c.type_ == kind && c.status == "True")
         };
-        let crash_looping = ["containerStatuses", "initContainerStatuses"]
-            .iter()
-            .flat_map(|k| status[*k].as_array().into_iter().flatten())
-            .any(|s| s.pointer("/state/waiting/reason") == Some(&json!("CrashLoopBackOff")));
+        let crash_looping = status
+            .into_iter()
+            .flat_map(|s| {
+                s.container_statuses
+                    .iter()
+                    .flatten()
+                    .chain(s.init_container_statuses.iter().flatten())
+            })
+            .any(|c| {
+                c.state
+                    .as_ref()
+                    .and_then(|s| s.waiting.as_ref())
+                    .and_then(|w| w.reason.as_deref())
+                    == Some("CrashLoopBackOff")
+            });
         PodFacts {
-            name: pod["metadata"]["name"]
-                .as_str()
-                .unwrap_or_default()
-                .to_owned(),
-            phase: status["phase"].as_str().unwrap_or_default().to_owned(),
+            name: pod.metadata.name.clone().unwrap_or_default(),
+            phase: status.and_then(|s| s.phase.clone()).unwrap_or_default(),
             ready: condition("Ready"),
             image_id: image_id(pod),
             crash_looping,
@@ -158,12 +167,13 @@ impl PodFacts {
 /// Upstream's `imageID`: the catalog image's `imageID` — the only container's, or with
 /// `extractContent` the second init container's (which runs the catalog image); empty when the
 /// statuses are not yet (or not in that shape) reported.
-pub fn image_id(pod: &Value) -> String {
-    let list = |k: &str| pod["status"][k].as_array().map_or(&[][..], Vec::as_slice);
-    let id = |s: &Value| s["imageID"].as_str().unwrap_or_default().to_owned();
-    match (list("initContainerStatuses"), list("containerStatuses")) {
-        ([_, extract], [_]) => id(extract),
-        ([], [only]) => id(only),
+pub fn image_id(pod: &Pod) -> String {
+    let status = pod.status.as_ref();
+    let init = status.and_then(|s| s.init_container_statuses.as_deref());
+    let containers = status.and_then(|s| s.container_statuses.as_deref());
+    match (init.unwrap_or_default(), containers.unwrap_or_default()) {
+        ([_, extract], [_]) => extract.image_id.clone(),
+        ([], [only]) => only.image_id.clone(),
         _ => String::new(),
     }
 }
@@ -457,16 +467,33 @@ mod tests {
         }
     }
 
+    /// A Pod from its JSON.
+    fn typed_pod(pod: Value) -> Pod {
+        serde_json::from_value(pod).unwrap()
+    }
+
+    /// A container status: `fields` over the ones the API requires.
+    fn container_status(fields: Value) -> Value {
+        let mut s =
+            json!({"name": "c", "image": "i", "imageID": "", "ready": false, "restartCount": 0});
+        for (k, v) in fields.as_object().into_iter().flatten() {
+            s[k] = v.clone();
+        }
+        s
+    }
+
     /// Upstream's `TestGetPodImageID` (`grpc_test.go`).
     #[test]
     fn image_id_vectors() {
         let status = |init: &[&str], containers: &[&str]| {
             let statuses = |ids: &[&str]| {
                 ids.iter()
-                    .map(|i| json!({"imageID": i}))
+                    .map(|i| container_status(json!({"imageID": i})))
                     .collect::<Vec<_>>()
             };
-            json!({"status": {"initContainerStatuses": statuses(init), "containerStatuses": statuses(containers)}})
+            typed_pod(
+                json!({"status": {"initContainerStatuses": statuses(init), "containerStatuses": statuses(containers)}}),
+            )
         };
         assert_eq!(image_id(&status(&[], &["xyz123"])), "xyz123", "default pod");
         assert_eq!(
@@ -479,7 +506,7 @@ mod tests {
             "",
             "unexpected containers"
         );
-        assert_eq!(image_id(&json!({"status": {}})), "", "no status");
+        assert_eq!(image_id(&typed_pod(json!({"status": {}}))), "", "no status");
     }
 
     fn pod(name: &str, ready: bool, image_id: &str) -> PodFacts {
@@ -546,16 +573,20 @@ mod tests {
 
     #[test]
     fn crash_looping_update_pods_count_as_failed() {
-        let p = json!({"metadata": {"name": "cat-u"}, "status": {"phase": "Running",
-            "containerStatuses": [{"imageID": "", "state": {"waiting": {"reason": "CrashLoopBackOff"}}}]}});
+        let p = typed_pod(
+            json!({"metadata": {"name": "cat-u"}, "status": {"phase": "Running",
+            "containerStatuses": [container_status(json!({"imageID": "", "state": {"waiting": {"reason": "CrashLoopBackOff"}}}))]}}),
+        );
         let facts = PodFacts::of(&p);
         assert!(facts.crash_looping);
         assert!(matches!(
             update_step("cat", false, &[], &[facts]),
             UpdateStep::Failed { .. }
         ));
-        let dying = json!({"metadata": {"name": "cat-a"}, "status": {"conditions": [
-            {"type": "DisruptionTarget", "status": "True"}, {"type": "Ready", "status": "True"}]}});
+        let dying = typed_pod(
+            json!({"metadata": {"name": "cat-a"}, "status": {"conditions": [
+            {"type": "DisruptionTarget", "status": "True"}, {"type": "Ready", "status": "True"}]}}),
+        );
         let facts = PodFacts::of(&dying);
         assert!(facts.disrupted && facts.ready);
     }
