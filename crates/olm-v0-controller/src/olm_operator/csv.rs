@@ -1013,10 +1013,10 @@ async fn lift<F, T>(
     from: &kube::runtime::reflector::Store<F>,
     to: &kube::runtime::reflector::Store<T>,
     pick: impl Fn(&F) -> bool,
-    build: fn(&Value) -> Value,
+    build: fn(&F) -> T,
 ) -> Result<(), Error>
 where
-    F: kube::Resource<DynamicType = ()> + Clone + serde::Serialize + 'static,
+    F: kube::Resource<DynamicType = ()> + Clone + 'static,
     T: kube::Resource<DynamicType = (), Scope = kube::core::ClusterResourceScope>
         + Clone
         + std::fmt::Debug
@@ -1029,9 +1029,7 @@ where
         if !pick(&o) || to.get(&ObjectRef::new(&o.name_any())).is_some() {
             continue;
         }
-        let lifted = build(&serde_json::to_value(&*o).unwrap_or(Value::Null));
-        let typed: T = serde_json::from_value(lifted).map_err(|e| Error::Retry(e.to_string()))?;
-        match api.create(&PostParams::default(), &typed).await {
+        match api.create(&PostParams::default(), &build(&o)).await {
             Ok(_) => {}
             Err(kube::Error::Api(s)) if s.code == 409 => {}
             Err(e) => return Err(e.into()),

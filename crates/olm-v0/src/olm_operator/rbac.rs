@@ -3,6 +3,10 @@
 //! group, the per-API aggregation labels that feed them, and the per-API ClusterRoles of a
 //! succeeded CSV that carry those labels.
 
+use k8s_openapi::api::rbac::v1::{
+    ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding, RoleRef,
+};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::{Value, json};
 
 use crate::hash::base62_sha224;
@@ -148,37 +152,42 @@ pub fn provided_api_cluster_roles(
 /// The ClusterRole an AllNamespaces operator's Role is lifted to when its namespaced
 /// permissions are not already granted cluster-wide (upstream's `ensureSingletonRBAC`): the
 /// Role's name and labels, its rules plus `get`, `list`, `watch` on namespaces.
-pub fn lifted_cluster_role(role: &Value) -> Value {
-    let mut rules = role
-        .get("rules")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    rules.push(
-        json!({"verbs": ["get", "list", "watch"], "apiGroups": [""], "resources": ["namespaces"]}),
-    );
-    json!({
-        "apiVersion": "rbac.authorization.k8s.io/v1",
-        "kind": "ClusterRole",
-        "metadata": {"name": role["metadata"]["name"], "labels": role["metadata"]["labels"]},
-        "rules": rules,
-    })
+pub fn lifted_cluster_role(role: &Role) -> ClusterRole {
+    let mut rules = role.rules.clone().unwrap_or_default();
+    rules.push(PolicyRule {
+        verbs: vec!["get".into(), "list".into(), "watch".into()],
+        api_groups: Some(vec![String::new()]),
+        resources: Some(vec!["namespaces".into()]),
+        ..PolicyRule::default()
+    });
+    ClusterRole {
+        metadata: lifted_meta(&role.metadata),
+        rules: Some(rules),
+        aggregation_rule: None,
+    }
 }
 
 /// The ClusterRoleBinding a lifted Role's RoleBinding becomes: its name, labels and subjects,
 /// bound to the ClusterRole of the same name as the Role it bound.
-pub fn lifted_cluster_role_binding(binding: &Value) -> Value {
-    json!({
-        "apiVersion": "rbac.authorization.k8s.io/v1",
-        "kind": "ClusterRoleBinding",
-        "metadata": {"name": binding["metadata"]["name"], "labels": binding["metadata"]["labels"]},
-        "subjects": binding["subjects"],
-        "roleRef": {
-            "apiGroup": binding["roleRef"]["apiGroup"],
-            "kind": "ClusterRole",
-            "name": binding["roleRef"]["name"],
+pub fn lifted_cluster_role_binding(binding: &RoleBinding) -> ClusterRoleBinding {
+    ClusterRoleBinding {
+        metadata: lifted_meta(&binding.metadata),
+        subjects: binding.subjects.clone(),
+        role_ref: RoleRef {
+            api_group: binding.role_ref.api_group.clone(),
+            kind: "ClusterRole".into(),
+            name: binding.role_ref.name.clone(),
         },
-    })
+    }
+}
+
+/// What a lifted object keeps of the namespaced one's metadata: its name and labels.
+fn lifted_meta(meta: &ObjectMeta) -> ObjectMeta {
+    ObjectMeta {
+        name: meta.name.clone(),
+        labels: meta.labels.clone(),
+        ..ObjectMeta::default()
+    }
 }
 
 #[cfg(test)]
@@ -244,11 +253,12 @@ mod tests {
     /// A Role lifted for an AllNamespaces operator (upstream's `ensureSingletonRBAC`).
     #[test]
     fn lifted_roles() {
-        let role = json!({
+        let role: Role = serde_json::from_value(json!({
             "metadata": {"name": "op-role", "namespace": "ops", "labels": {"olm.owner": "op.v1"}},
             "rules": [{"verbs": ["*"], "apiGroups": [""], "resources": ["configmaps"]}],
-        });
-        let lifted = lifted_cluster_role(&role);
+        }))
+        .unwrap();
+        let lifted = serde_json::to_value(lifted_cluster_role(&role)).unwrap();
         assert_eq!(
             lifted["metadata"],
             json!({"name": "op-role", "labels": {"olm.owner": "op.v1"}})
@@ -257,12 +267,13 @@ mod tests {
             lifted["rules"][1],
             json!({"verbs": ["get", "list", "watch"], "apiGroups": [""], "resources": ["namespaces"]})
         );
-        let binding = json!({
+        let binding: RoleBinding = serde_json::from_value(json!({
             "metadata": {"name": "op-binding", "namespace": "ops", "labels": {"olm.owner": "op.v1"}},
             "subjects": [{"kind": "ServiceAccount", "name": "op", "namespace": "ops"}],
             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "op-role"},
-        });
-        let lifted = lifted_cluster_role_binding(&binding);
+        }))
+        .unwrap();
+        let lifted = serde_json::to_value(lifted_cluster_role_binding(&binding)).unwrap();
         assert_eq!(lifted["roleRef"]["kind"], "ClusterRole");
         assert_eq!(lifted["roleRef"]["name"], "op-role");
         assert_eq!(lifted["subjects"][0]["namespace"], "ops");
