@@ -421,7 +421,7 @@ pub async fn run(
     shared: Arc<Shared>,
     index: Index,
     work_tx: mpsc::Sender<Work>,
-    mut work: mpsc::Receiver<Work>,
+    work: mpsc::Receiver<Work>,
     stop: impl std::future::Future<Output = ()> + Send + 'static,
 ) {
     let client = shared.client.clone();
@@ -478,48 +478,54 @@ pub async fn run(
         harness,
         retry: work_tx,
     });
-    let worker = async {
-        index.components.wait_until_ready().await;
-        let _ = operators.wait_until_ready().await;
-        // Every labelled CSV and every Subscription once: their adoption may have been missed
-        // while olm was away.
-        for c in index.csvs.state() {
-            for w in on_csv(&index, &c, false) {
-                work_off(&ctx, w).await;
-            }
-        }
-        for s in index.subscriptions.state() {
-            for w in on_subscription(&s, false) {
-                work_off(&ctx, w).await;
-            }
-        }
-        loop {
-            let Some(first) = work.next().await else {
-                return;
-            };
-            let mut batch = BTreeSet::from([first]);
-            // Gather what arrives within the debounce.
-            let deadline = tokio::time::sleep(DEBOUNCE);
-            let mut deadline = std::pin::pin!(deadline);
-            loop {
-                tokio::select! {
-                    () = &mut deadline => break,
-                    next = work.next() => match next {
-                        Some(w) => { batch.insert(w); }
-                        None => break,
-                    },
-                }
-            }
-            for w in batch {
-                work_off(&ctx, w).await;
-            }
-        }
-    };
+    let worker = work_off_all(&ctx, &operators, work);
     tokio::select! {
         () = worker => {}
         () = stop => {}
     }
     tasks.abort_all();
+}
+
+/// The worker: once the caches are complete, every labelled CSV and every Subscription once
+/// (their adoption may have been missed while olm was away), then what arrives, gathered over
+/// [`DEBOUNCE`] and worked off in order, each item once.
+async fn work_off_all(ctx: &Arc<Ctx>, operators: &Store<Operator>, mut work: mpsc::Receiver<Work>) {
+    let index = &ctx.index;
+    index.components.wait_until_ready().await;
+    let _ = operators.wait_until_ready().await;
+    // Every labelled CSV and every Subscription once: their adoption may have been missed
+    // while olm was away.
+    for c in index.csvs.state() {
+        for w in on_csv(index, &c, false) {
+            work_off(ctx, w).await;
+        }
+    }
+    for s in index.subscriptions.state() {
+        for w in on_subscription(&s, false) {
+            work_off(ctx, w).await;
+        }
+    }
+    loop {
+        let Some(first) = work.next().await else {
+            return;
+        };
+        let mut batch = BTreeSet::from([first]);
+        // Gather what arrives within the debounce.
+        let deadline = tokio::time::sleep(DEBOUNCE);
+        let mut deadline = std::pin::pin!(deadline);
+        loop {
+            tokio::select! {
+                () = &mut deadline => break,
+                next = work.next() => match next {
+                    Some(w) => { batch.insert(w); }
+                    None => break,
+                },
+            }
+        }
+        for w in batch {
+            work_off(ctx, w).await;
+        }
+    }
 }
 
 /// Does one piece of work in the controller's harness; a failure follows the harness's error
