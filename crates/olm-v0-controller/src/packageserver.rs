@@ -341,8 +341,7 @@ async fn reconcile(
     };
     let registered = existing
         .as_ref()
-        .and_then(|a| serde_json::to_value(a).ok())
-        .map(|a| ps::registered(&a, namespace, ca_bundle));
+        .map(|a| ps::registered(a, namespace, ca_bundle));
     let action = ps::decide(Observed {
         serving,
         routed,

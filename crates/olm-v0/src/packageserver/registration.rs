@@ -34,6 +34,8 @@
 //! Caveats: the Service existing does not prove its endpoints are ready; a Service whose
 //! endpoints point elsewhere still makes an unavailable APIService.
 
+use base64::Engine as _;
+use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
 use serde_json::{Value, json};
 
 /// The Service the APIService points at (upstream's name for the packageserver's Service).
@@ -141,20 +143,25 @@ pub fn decide(observed: Observed) -> Action {
     }
 }
 
-/// Reads an APIService (as JSON) against this process's namespace and the CA it would
-/// register; `ca_bundle` is `None` for a process that has none (it never finds one current).
-pub fn registered(apiservice: &Value, namespace: &str, ca_bundle: Option<&str>) -> Registered {
-    let spec = &apiservice["spec"];
-    let service = &spec["service"];
-    let ours = service["namespace"].as_str() == Some(namespace)
-        && service["name"].as_str() == Some(SERVICE);
-    let port = service["port"].as_u64().unwrap_or(443);
+/// Reads an APIService against this process's namespace and the CA it would register (base64
+/// of its PEM, as the API writes bytes); `ca_bundle` is `None` for a process that has none (it
+/// never finds one current).
+pub fn registered(apiservice: &APIService, namespace: &str, ca_bundle: Option<&str>) -> Registered {
+    let spec = apiservice.spec.as_ref();
+    let service = spec.and_then(|s| s.service.as_ref());
+    let ours = service.is_some_and(|s| {
+        s.namespace.as_deref() == Some(namespace) && s.name.as_deref() == Some(SERVICE)
+    });
+    let port = service.and_then(|s| s.port).unwrap_or(443);
+    let written_ca = spec
+        .and_then(|s| s.ca_bundle.as_ref())
+        .map(|b| base64::engine::general_purpose::STANDARD.encode(&b.0));
     let current = ours
-        && ca_bundle.is_some_and(|ca| spec["caBundle"].as_str() == Some(ca))
-        && port == u64::from(SERVICE_PORT)
-        && spec["group"].as_str() == Some(GROUP)
-        && spec["version"].as_str() == Some(VERSION)
-        && spec["insecureSkipTLSVerify"].as_bool() != Some(true);
+        && ca_bundle.is_some_and(|ca| written_ca.as_deref() == Some(ca))
+        && port == i32::from(SERVICE_PORT)
+        && spec.and_then(|s| s.group.as_deref()) == Some(GROUP)
+        && spec.and_then(|s| s.version.as_deref()) == Some(VERSION)
+        && spec.and_then(|s| s.insecure_skip_tls_verify) != Some(true);
     Registered { ours, current }
 }
 
@@ -291,6 +298,8 @@ mod tests {
 
     #[test]
     fn what_this_process_registers_is_current() {
+        let typed = |v: &Value| -> APIService { serde_json::from_value(v.clone()).unwrap() };
+        let registered = |v: &Value, ns: &str, ca: Option<&str>| registered(&typed(v), ns, ca);
         let mine = apiservice(NS, CA);
         assert_eq!(
             registered(&mine, NS, Some(CA)),
