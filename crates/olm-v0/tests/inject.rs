@@ -16,6 +16,7 @@ use olm_v0::olm_operator::inject::{
     inject_env, inject_env_from, inject_node_selector, inject_resources, inject_tolerations,
     inject_volume_mounts, inject_volumes, override_affinity, owner_subscription,
 };
+use olm_v0_api::v1alpha1::Subscription;
 use serde_json::{Map, Value, json};
 
 fn obj(v: &mut Value) -> &mut Map<String, Value> {
@@ -959,19 +960,27 @@ fn malformed_input_names_the_place() {
 /// The config that applies is the one of the Subscription that installed the CSV.
 #[test]
 fn owner_subscription_is_the_one_that_installed_the_csv() {
+    let sub = |name: &str, installed: Option<&str>| -> Subscription {
+        let mut s = json!({"metadata": {"name": name},
+            "spec": {"name": "op", "source": "ops", "sourceNamespace": "olm"}});
+        if let Some(csv) = installed {
+            s["status"] = json!({"installedCSV": csv, "lastUpdated": "2026-01-01T00:00:00Z"});
+        }
+        serde_json::from_value(s).unwrap()
+    };
     let subs = [
-        json!({"metadata": {"name": "a"}, "status": {"installedCSV": "other.v1"}}),
-        json!({"metadata": {"name": "b"}}),
-        json!({"metadata": {"name": "c"}, "status": {"installedCSV": "op.v1"}}),
-        json!({"metadata": {"name": "d"}, "status": {"installedCSV": "op.v1"}}),
+        sub("a", Some("other.v1")),
+        sub("b", None),
+        sub("c", Some("op.v1")),
+        sub("d", Some("op.v1")),
     ];
     assert_eq!(
-        owner_subscription(&subs, "op.v1").map(|s| &s["metadata"]["name"]),
-        Some(&json!("c"))
+        owner_subscription(&subs, "op.v1").and_then(|s| s.metadata.name.as_deref()),
+        Some("c")
     );
     assert!(owner_subscription(&subs, "op.v2").is_none());
     assert_eq!(
-        SubscriptionConfig::from_subscription(&subs[1]).unwrap(),
+        SubscriptionConfig::from_subscription(&serde_json::to_value(&subs[1]).unwrap()).unwrap(),
         SubscriptionConfig::default()
     );
 }

@@ -31,15 +31,13 @@ pub fn subscription_config(
     csv: &ClusterServiceVersion,
 ) -> Result<Option<SubscriptionConfig>, String> {
     let namespace = csv.namespace().unwrap_or_default();
-    let subs: Vec<Value> = index
-        .subscriptions_in(&namespace)
-        .iter()
-        .filter_map(|s| serde_json::to_value(&**s).ok())
-        .collect();
-    let Some(owner) = owner_subscription(&subs, &csv.name_any()) else {
+    let subs = index.subscriptions_in(&namespace);
+    let Some(owner) = owner_subscription(subs.iter().map(|s| &**s), &csv.name_any()) else {
         return Ok(None);
     };
-    SubscriptionConfig::from_subscription(owner)
+    // The config is read as JSON, so that a malformed field is named by its path.
+    let owner = serde_json::to_value(owner).map_err(|e| e.to_string())?;
+    SubscriptionConfig::from_subscription(&owner)
         .map(Some)
         .map_err(|e| format!("the Subscription's {e}"))
 }

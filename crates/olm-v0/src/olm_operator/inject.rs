@@ -52,6 +52,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+use olm_v0_api::v1alpha1::Subscription;
 use serde_json::{Map, Value};
 
 /// The proxy variables: when `spec.config.env` sets any of them, the cluster's proxy is left
@@ -894,13 +895,13 @@ impl SubscriptionConfig {
 /// `subscriptions` (those of the CSV's namespace) whose `status.installedCSV` names it
 /// (upstream's `findOwner`). Upstream takes the first its cache lists; callers pass them in a
 /// stable order (by name) so that the choice does not change between runs.
-pub fn owner_subscription<'a>(subscriptions: &'a [Value], csv_name: &str) -> Option<&'a Value> {
-    subscriptions.iter().find(|sub| {
-        sub.get("status")
-            .and_then(|s| s.get("installedCSV"))
-            .and_then(Value::as_str)
-            == Some(csv_name)
-    })
+pub fn owner_subscription<'a>(
+    subscriptions: impl IntoIterator<Item = &'a Subscription>,
+    csv_name: &str,
+) -> Option<&'a Subscription> {
+    subscriptions
+        .into_iter()
+        .find(|sub| sub.status.as_ref().and_then(|s| s.installed_csv.as_deref()) == Some(csv_name))
 }
 
 /// What olm-operator's deployment initializer applies to each Deployment of a CSV.
