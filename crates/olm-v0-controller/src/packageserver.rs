@@ -17,21 +17,21 @@
 //!    installed with `olm` selects: only the serving leader is an endpoint. Without either, the
 //!    Service is someone else's to route (a test's Endpoints, an operator's own Service), or
 //!    nobody's.
-//! 3. Register the APIService [`APISERVICE`] (with this process's CA as `caBundle`) only while
-//!    the Service exists, and take it away when the Service goes — as
-//!    `olm_v0::packageserver::registration::decide` says, looked at again on every change of the Service and
-//!    every [`RESYNC`]. An APIService the aggregator cannot reach would stop every namespace
-//!    deletion in the cluster, so none is left behind.
+//! 3. Register the APIService [`APISERVICE`] (with this process's CA as `caBundle`) only while the
+//!    Service exists, and take it away when the Service goes — as
+//!    `olm_v0::packageserver::registration::decide` says, looked at again on every change of the
+//!    Service and every [`RESYNC`]. An APIService the aggregator cannot reach would stop every
+//!    namespace deletion in the cluster, so none is left behind.
 //! 4. Serve discovery, `list` (all namespaces or one, with `labelSelector` and a
 //!    `metadata.name` `fieldSelector`), `get`, and the Table form kubectl asks for.
 //! 5. On shutdown: unregister (unless a newer leader already registered its own CA), remove the
 //!    route made in step 2, then stop serving.
 //!
-//! Manifests are built by `olm_v0::packageserver::packagemanifest` from what each CatalogSource's registry held
-//! when it last became ready ([`Contents`]), and cached per content and CatalogSource
+//! Manifests are built by `olm_v0::packageserver::packagemanifest` from what each CatalogSource's
+//! registry held when it last became ready ([`Contents`]), and cached per content and CatalogSource
 //! resourceVersion: a new fetch (a registry becoming ready, or the periodic re-read at OLMConfig's
-//! `packageServerSyncInterval`, see [`crate::catalog_operator::connection`]) or an edited CatalogSource rebuilds
-//! that catalog's manifests at the next request.
+//! `packageServerSyncInterval`, see [`crate::catalog_operator::connection`]) or an edited
+//! CatalogSource rebuilds that catalog's manifests at the next request.
 //!
 //! Who may ask: requests must come over TLS. When the cluster publishes a front-proxy CA
 //! (`requestheader-client-ca-file` of ConfigMap `kube-system/extension-apiserver-authentication`)

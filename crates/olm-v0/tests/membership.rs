@@ -1,5 +1,6 @@
-//! The membership checks of `olm_v0::olm_operator::membership`, case by case in upstream's order (OLM repo
-//! `pkg/controller/operators/olm/operator.go`: `operatorGroupForCSV`, `transitionCSVState`).
+//! The membership checks of `olm_v0::olm_operator::membership`, case by case in upstream's order
+//! (OLM repo `pkg/controller/operators/olm/operator.go`: `operatorGroupForCSV`,
+//! `transitionCSVState`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 

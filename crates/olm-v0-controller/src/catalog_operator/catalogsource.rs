@@ -1,22 +1,22 @@
 //! catalog-operator's CatalogSource registry servers on the cluster: for a `grpc` CatalogSource
 //! with `spec.image`, the ServiceAccount, Service, NetworkPolicy and registry Pod that
-//! `olm_v0::catalog_operator::catalogsource` describes, and `status.registryService`; a spec that cannot be served
-//! gets `SpecInvalidError` with upstream's message. Pods are replaced when their spec hash no
-//! longer matches; status is written only when it changes.
+//! `olm_v0::catalog_operator::catalogsource` describes, and `status.registryService`; a spec that
+//! cannot be served gets `SpecInvalidError` with upstream's message. Pods are replaced when their
+//! spec hash no longer matches; status is written only when it changes.
 //!
 //! Every grpc source's registry (`spec.address`, or the Service) is dialled and watched
 //! ([`super::connection`]), and `status.connectionState` follows it.
 //!
-//! `spec.updateStrategy.registryPoll` starts an update pod every interval and promotes it when
-//! its image digest differs from the serving Pod's ([`olm_v0::catalog_operator::registrypoll`]); catalogs served
-//! in process re-resolve their tag instead.
+//! `spec.updateStrategy.registryPoll` starts an update pod every interval and promotes it when its
+//! image digest differs from the serving Pod's ([`olm_v0::catalog_operator::registrypoll`]);
+//! catalogs served in process re-resolve their tag instead.
 //!
 //! ConfigMap sources (`configmap`, `internal`) are served by olm itself ([`super::inprocess`]):
-//! each pass reads the ConfigMap, and [`olm_v0::catalog_operator::configmapsource::decide`] says whether to adopt
-//! it, record `status.configMapReference`, or build its catalog, and what its
-//! `status.connectionState` says of the watch's dial; a ConfigMap's change (a metadata
-//! watch) wakes the sources naming it. Address sources get `status.registryService` with the
-//! protocol and `createdAt`, as upstream's address reconciler writes it.
+//! each pass reads the ConfigMap, and [`olm_v0::catalog_operator::configmapsource::decide`] says
+//! whether to adopt it, record `status.configMapReference`, or build its catalog, and what its
+//! `status.connectionState` says of the watch's dial; a ConfigMap's change (a metadata watch) wakes
+//! the sources naming it. Address sources get `status.registryService` with the protocol and
+//! `createdAt`, as upstream's address reconciler writes it.
 
 use olm_runtime::harness::{Harness, key_of};
 use olm_runtime::watch::RecoveringExt as _;

@@ -12,9 +12,9 @@
 //! With `spec.updateStrategy.registryPoll.interval` the image's tag is resolved again at that
 //! interval, and a new digest is served in place of the old one (upstream replaces the Pod).
 //!
-//! ConfigMap sources (`spec.sourceType: configmap`) are always served here: their catalog is
-//! built from the ConfigMap ([`olm_v0::catalog_operator::configmapsource`]) and served by [`InProcess::serve`],
-//! where upstream runs a `configmap-server` Pod.
+//! ConfigMap sources (`spec.sourceType: configmap`) are always served here: their catalog is built
+//! from the ConfigMap ([`olm_v0::catalog_operator::configmapsource`]) and served by
+//! [`InProcess::serve`], where upstream runs a `configmap-server` Pod.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use std::collections::HashMap;

@@ -7,9 +7,9 @@
 //! * `RequiresApproval` waits for `spec.approved`; then `Installing`.
 //! * An object that exists is `Present`, brought to the plan's version (a CSV or Subscription is
 //!   left as it is); a CRD is updated only when it is not being deleted, its existing custom
-//!   resources validate against the new schema (`olm_v0::catalog_operator::crdupgrade`; a webhook-converting CRD
-//!   only warns) and no version stored on the cluster would disappear (upstream's
-//!   `SafeStorageVersionUpgrade`, in its words).
+//!   resources validate against the new schema (`olm_v0::catalog_operator::crdupgrade`; a
+//!   webhook-converting CRD only warns) and no version stored on the cluster would disappear
+//!   (upstream's `SafeStorageVersionUpgrade`, in its words).
 //! * Steps are created as the OperatorGroup's ServiceAccount when it names one; CRDs as OLM
 //!   itself.
 //! * A CRD carries an `operatorframework.io/installed-alongside-<hash>: ns/csv` annotation per
@@ -738,8 +738,9 @@ async fn merge_service_account(
 }
 
 /// Gives a namespaced object its CSV owner references with their uids
-/// ([`olm_v0::catalog_operator::ownerrefs`]): one to the CSV the step resolves, and every CSV its manifest
-/// names, each looked up on the cluster (the plan's manifests name them before they exist).
+/// ([`olm_v0::catalog_operator::ownerrefs`]): one to the CSV the step resolves, and every CSV its
+/// manifest names, each looked up on the cluster (the plan's manifests name them before they
+/// exist).
 async fn own_by_csvs(
     client: &Client,
     namespace: &str,

@@ -173,8 +173,9 @@ fn resolver_view(sub: &Subscription, status: &SubscriptionStatus) -> resolver::S
 }
 
 /// One pass over `namespace`; `Some(delay)` asks for another pass after it. It gathers, asks
-/// `olm_v0::catalog_operator::subscription` twice — each Subscription's status from what exists, then what a
-/// successful resolution leads to — and performs: the CSV deletions, the plan, the statuses.
+/// `olm_v0::catalog_operator::subscription` twice — each Subscription's status from what exists,
+/// then what a successful resolution leads to — and performs: the CSV deletions, the plan, the
+/// statuses.
 async fn sync(ctx: &Ctx, namespace: &str) -> Result<Option<Duration>, Error> {
     let (plans, views) = plans_of(ctx, namespace).await?;
     let subs = subscriptions_of(ctx, namespace);

@@ -2,9 +2,9 @@
 //! the copies of one CSV what `olm_v0::olm_operator::copied` says they should be.
 //!
 //! A copy is compared with its parent by two hashes (OLM's `copyableCSVHash`): one of its name,
-//! labels, annotations and spec, one of its status. The watch computes them from each copy as
-//! it arrives and keeps only where it is, its resourceVersion and the hashes, so an unchanged
-//! copy costs no write and little memory. A copy is written as two requests, the object and then its
+//! labels, annotations and spec, one of its status. The watch computes them from each copy as it
+//! arrives and keeps only where it is, its resourceVersion and the hashes, so an unchanged copy
+//! costs no write and little memory. A copy is written as two requests, the object and then its
 //! status, as the status subresource requires; a write cut in between is completed by the next
 //! reconcile, which sees the status hash differ.
 
@@ -438,7 +438,8 @@ pub async fn watch(
 }
 
 /// The spec and status hashes of a CSV given as JSON: name, labels, annotations and spec; and
-/// status — `olm_v0::olm_operator::strategy::spec_hash`, which sorts keys, so equal content hashes equal.
+/// status — `olm_v0::olm_operator::strategy::spec_hash`, which sorts keys, so equal content hashes
+/// equal.
 pub fn hashes(csv: &Value) -> (String, String) {
     let meta = csv.get("metadata");
     let field = |k: &str| meta.and_then(|m| m.get(k)).cloned().unwrap_or(Value::Null);
@@ -452,10 +453,10 @@ pub fn hashes(csv: &Value) -> (String, String) {
     (spec_hash(&shallow), spec_hash(&status))
 }
 
-/// The copy of `parent` as it should be in every target namespace (upstream's
-/// `csvCopyPrototype`): metadata from [`olm_v0::olm_operator::copied::copied_metadata`], the whole spec, and
-/// the parent's status with reason `Copied` and the "running in … but is managing this
-/// namespace" message.
+/// The copy of `parent` as it should be in every target namespace (upstream's `csvCopyPrototype`):
+/// metadata from [`olm_v0::olm_operator::copied::copied_metadata`], the whole spec, and the
+/// parent's status with reason `Copied` and the "running in … but is managing this namespace"
+/// message.
 pub fn prototype(parent: &ClusterServiceVersion) -> Value {
     let namespace = parent.namespace().unwrap_or_default();
     let (labels, annotations) = olm_v0::olm_operator::copied::copied_metadata(

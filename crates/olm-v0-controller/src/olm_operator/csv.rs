@@ -4,20 +4,20 @@
 //!
 //! 0. A CSV being deleted has what it leaves cluster-wide removed ([`super::cleanup`]), then its
 //!    finalizer; any other gets the finalizer first.
-//! 1. Work out the APIs the CSV provides (`olm_v0::olm_operator::surface`); a CRD name that does not parse
-//!    leaves the CSV as it is, logged, as upstream does. Put the `olm.api.<hash>` labels on the
-//!    CSV when they differ, and stop: the write wakes it again.
-//! 2. The membership checks (`olm_v0::olm_operator::membership::check`) against the groups of its namespace
-//!    and every other group: failing them sets the CSV `Failed` with upstream's reason; the
-//!    group's annotations are written onto the CSV, or the group's `olm.providedAPIs` extended,
+//! 1. Work out the APIs the CSV provides (`olm_v0::olm_operator::surface`); a CRD name that does
+//!    not parse leaves the CSV as it is, logged, as upstream does. Put the `olm.api.<hash>` labels
+//!    on the CSV when they differ, and stop: the write wakes it again.
+//! 2. The membership checks (`olm_v0::olm_operator::membership::check`) against the groups of its
+//!    namespace and every other group: failing them sets the CSV `Failed` with upstream's reason;
+//!    the group's annotations are written onto the CSV, or the group's `olm.providedAPIs` extended,
 //!    and the reconcile ends there.
-//! 3. The phase machine (`olm_v0::olm_operator::transition::next`) on the facts its phase reads: requirements
-//!    and permissions, the CSV it replaces and the one replacing it, the Deployments. For
-//!    `InstallReady` the Deployments are applied and the machine asked again with the outcome.
-//!    The step's status is written only when phase, reason, message or requirement statuses
-//!    differ (with the resourceVersion read, so a reconcile on a stale copy writes nothing),
-//!    with one Event per change. The machine decides the failed install's backoff too, from
-//!    the failures this process counted and the time since the last, which the shell reads.
+//! 3. The phase machine (`olm_v0::olm_operator::transition::next`) on the facts its phase reads:
+//!    requirements and permissions, the CSV it replaces and the one replacing it, the Deployments.
+//!    For `InstallReady` the Deployments are applied and the machine asked again with the outcome.
+//!    The step's status is written only when phase, reason, message or requirement statuses differ
+//!    (with the resourceVersion read, so a reconcile on a stale copy writes nothing), with one
+//!    Event per change. The machine decides the failed install's backoff too, from the failures
+//!    this process counted and the time since the last, which the shell reads.
 //! 4. Its OperatorCondition with the Role that lets its ServiceAccounts update it. Its copies
 //!    are kept by their own controller ([`super::copies`]), so that hundreds of copy writes
 //!    never hold up a CSV's own progress.
@@ -558,10 +558,11 @@ async fn installed(
     })
 }
 
-/// Step 2 of a pass: whether the CSV (its `status` as [`CsvStatus::read`] reads it) may
-/// be installed by the only OperatorGroup of its namespace ([`membership::check`]), and what is done when it may not — the CSV failed (its
-/// Deployments deleted when the verdict says so), annotated with its group, or the group's
-/// provided APIs updated. The group when the CSV is its member; none when this pass ends here.
+/// Step 2 of a pass: whether the CSV (its `status` as [`CsvStatus::read`] reads it) may be
+/// installed by the only OperatorGroup of its namespace ([`membership::check`]), and what is done
+/// when it may not — the CSV failed (its Deployments deleted when the verdict says so), annotated
+/// with its group, or the group's provided APIs updated. The group when the CSV is its member; none
+/// when this pass ends here.
 async fn settle_membership(
     ctx: &Ctx,
     csv: &ClusterServiceVersion,

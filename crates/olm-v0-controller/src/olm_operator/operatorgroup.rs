@@ -6,9 +6,9 @@
 //!    removed when the group is alone again.
 //! 2. `spec.serviceAccountName`: the `OperatorGroupServiceAccount` condition while the account
 //!    is missing, `status.serviceAccountRef` once it exists.
-//! 3. The target namespaces (`olm_v0::olm_operator::membership::target_namespaces`): when they differ from
-//!    `status.namespaces`, the status is written with `lastUpdated` and the reconcile ends (the
-//!    write wakes the group's CSVs, which take the new `olm.targetNamespaces`).
+//! 3. The target namespaces (`olm_v0::olm_operator::membership::target_namespaces`): when they
+//!    differ from `status.namespaces`, the status is written with `lastUpdated` and the reconcile
+//!    ends (the write wakes the group's CSVs, which take the new `olm.targetNamespaces`).
 //! 4. The `olm.operatorgroup.uid/<uid>` label on every namespace an explicit-target group
 //!    targets, and off every other.
 //! 5. The three aggregating ClusterRoles for the APIs of its member CSVs and its

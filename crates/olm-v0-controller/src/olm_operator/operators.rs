@@ -1,7 +1,7 @@
 //! `Operator` objects on the cluster: the index of what carries an `operators.coreos.com/<name>`
-//! label or belongs to a CSV, the Operator controller that lists an operator's components in
-//! its status (creating the Operator when components appear), and adoption, which hands a
-//! labelled CSV's label on to what it owns. `olm_v0::olm_operator::operator` decides the names, keys,
+//! label or belongs to a CSV, the Operator controller that lists an operator's components in its
+//! status (creating the Operator when components appear), and adoption, which hands a labelled
+//! CSV's label on to what it owns. `olm_v0::olm_operator::operator` decides the names, keys,
 //! conditions and status.
 //!
 //! Upstream caches every object of sixteen kinds in full (Secrets and ConfigMaps as metadata);

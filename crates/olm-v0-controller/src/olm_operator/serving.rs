@@ -5,8 +5,9 @@
 //! certificate mounted into the Deployment; the webhook configurations, CRD conversion sections
 //! and APIServices pointing at the Service with the CA; and whether they are all in place.
 //!
-//! The objects are built by `olm_v0::olm_operator::certresources` and `olm_v0::olm_operator::webhookconfig`; this module
-//! reads Secrets, issues certificates and applies.
+//! The objects are built by `olm_v0::olm_operator::certresources` and
+//! `olm_v0::olm_operator::webhookconfig`; this module reads Secrets, issues certificates and
+//! applies.
 
 use olm_runtime::watch::RecoveringExt as _;
 use std::collections::BTreeMap;
@@ -298,8 +299,9 @@ pub async fn install(
     Ok(())
 }
 
-/// Deletes what older OLMs made for the APIService `version.group` under its legacy names,
-/// each only if its owner labels name this CSV ([`olm_v0::olm_operator::certresources::legacy_apiservice_resources`]).
+/// Deletes what older OLMs made for the APIService `version.group` under its legacy names, each
+/// only if its owner labels name this CSV
+/// ([`olm_v0::olm_operator::certresources::legacy_apiservice_resources`]).
 async fn delete_legacy(
     client: &kube::Client,
     csv: &ClusterServiceVersion,

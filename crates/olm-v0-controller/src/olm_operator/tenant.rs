@@ -1,7 +1,6 @@
-//! Tenant RBAC on the cluster: for a CSV whose group targets other namespaces (not all), the
-//! Roles and RoleBindings of its install copied into each target namespace where its
-//! ServiceAccounts lack the permissions — `olm_v0::olm_operator::tenant` decides, this reads the caches and
-//! writes.
+//! Tenant RBAC on the cluster: for a CSV whose group targets other namespaces (not all), the Roles
+//! and RoleBindings of its install copied into each target namespace where its ServiceAccounts lack
+//! the permissions — `olm_v0::olm_operator::tenant` decides, this reads the caches and writes.
 
 use std::collections::BTreeMap;
 

@@ -1,12 +1,13 @@
 //! The registry Pod, Service, ServiceAccount and NetworkPolicy catalog-operator makes for a `grpc`
-//! CatalogSource with `spec.image` (OLM repo `pkg/controller/registry/reconciler/reconciler.go` `Pod`,
-//! `grpc.go`, `helpers.go`): the registry container on port 50051 with gRPC probes, `spec.grpcPodConfig`'s
-//! node selector, tolerations, affinity, priority class, memory target and content extraction,
-//! the restricted security context, and the `operatorframework.io/priorityclass` annotation.
+//! CatalogSource with `spec.image` (OLM repo `pkg/controller/registry/reconciler/reconciler.go`
+//! `Pod`, `grpc.go`, `helpers.go`): the registry container on port 50051 with gRPC probes,
+//! `spec.grpcPodConfig`'s node selector, tolerations, affinity, priority class, memory target and
+//! content extraction, the restricted security context, and the
+//! `operatorframework.io/priorityclass` annotation.
 //!
-//! The `olm.pod-spec-hash` and `olm.service-spec-hash` labels are base-62 SHA-224 of the
-//! canonical JSON ([`crate::olm_operator::strategy::spec_hash`]), not upstream's `DeepHashObject` values, which
-//! only olm compares.
+//! The `olm.pod-spec-hash` and `olm.service-spec-hash` labels are base-62 SHA-224 of the canonical
+//! JSON ([`crate::olm_operator::strategy::spec_hash`]), not upstream's `DeepHashObject` values,
+//! which only olm compares.
 
 use std::collections::BTreeMap;
 

@@ -621,8 +621,8 @@ pub fn decide(
     decision
 }
 
-/// The status of a source whose ConfigMap could not be adopted ([`Action::Adopt`] failed): upstream's
-/// `ConfigMapError` with the API server's `message`.
+/// The status of a source whose ConfigMap could not be adopted ([`Action::Adopt`] failed):
+/// upstream's `ConfigMapError` with the API server's `message`.
 pub fn adopt_failed(status: &mut CatalogSourceStatus, message: &str) {
     status.reason = Some(CONFIG_MAP_REASON.to_owned());
     status.message = Some(format!(
@@ -1113,7 +1113,8 @@ mod tests {
         );
     }
 
-    /// Huge data is refused before it is parsed; any bytes give an error or a catalog, never a panic.
+    /// Huge data is refused before it is parsed; any bytes give an error or a catalog, never a
+    /// panic.
     #[test]
     fn huge_or_garbage_data_is_an_error() {
         let mut d = example();

@@ -24,7 +24,8 @@ use crate::catalog_operator::catalogsource::CATALOG_SOURCE_LABEL;
 
 /// The label that marks an update pod with its CatalogSource's name.
 pub const UPDATE_LABEL: &str = "catalogsource.operators.coreos.com/update";
-/// `status.reason` when the poll interval is unusable (upstream's `CatalogSourceIntervalInvalidError`).
+/// `status.reason` when the poll interval is unusable (upstream's
+/// `CatalogSourceIntervalInvalidError`).
 pub const INVALID_INTERVAL_REASON: &str = "InvalidIntervalError";
 /// The interval used when the one written is unusable (upstream's `DefaultRegistryPollDuration`).
 pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(15 * 60);
@@ -33,7 +34,8 @@ const DEFAULT_INTERVAL_TEXT: &str = "15m0s";
 /// How soon a source is looked at again while its update pod starts (upstream's
 /// `CatalogPollingRequeuePeriod`).
 pub const NOT_READY_REQUEUE: Duration = Duration::from_secs(30);
-/// The longest a polled source waits between passes (upstream's `queueinformer.DefaultResyncPeriod`).
+/// The longest a polled source waits between passes (upstream's
+/// `queueinformer.DefaultResyncPeriod`).
 pub const DEFAULT_RESYNC: Duration = Duration::from_secs(15 * 60);
 
 /// A source's polling settings.
@@ -290,7 +292,8 @@ fn image_changed(update: &PodFacts, serving: &[PodFacts]) -> bool {
 }
 
 /// The update pod for `source`: its registry Pod (`pod`, from
-/// [`crate::catalog_operator::catalogsource::registry_pod`]) with `olm.catalogSource` emptied and the update label set.
+/// [`crate::catalog_operator::catalogsource::registry_pod`]) with `olm.catalogSource` emptied and
+/// the update label set.
 pub fn update_pod(mut pod: Value, source: &str) -> Value {
     if let Some(labels) = pod
         .pointer_mut("/metadata/labels")

@@ -54,9 +54,9 @@ pub enum Legacy {
 }
 
 /// What an owned APIService's install removes of what older OLMs made for it (upstream's
-/// `deleteLegacyAPIServiceResources`), each only when its owner labels name the installing CSV
-/// (the shell checks with [`crate::olm_operator::adoption::owner_csv`]): nothing when the legacy Service name
-/// is the one the Deployment's Service has now (the group is the Deployment's name and the
+/// `deleteLegacyAPIServiceResources`), each only when its owner labels name the installing CSV (the
+/// shell checks with [`crate::olm_operator::adoption::owner_csv`]): nothing when the legacy Service
+/// name is the one the Deployment's Service has now (the group is the Deployment's name and the
 /// version `service`), else the Service, Secret, Role, RoleBinding, auth-delegator
 /// ClusterRoleBinding and auth-reader RoleBinding named after the APIService.
 pub fn legacy_apiservice_resources(version: &str, group: &str, deployment: &str) -> Vec<Legacy> {

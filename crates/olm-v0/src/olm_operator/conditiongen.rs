@@ -5,14 +5,16 @@
 //!
 //! The flow, one step per function:
 //!
-//! 1. For each CSV that is not a copy (copies carry [`crate::olm_operator::status::COPIED_FROM_LABEL`] and are
-//!    never looked at), [`operator_condition`] is the OperatorCondition named after it: the
-//!    operator finds it through `OPERATOR_CONDITION_NAME`, so one CSV has exactly one.
+//! 1. For each CSV that is not a copy (copies carry
+//!    [`crate::olm_operator::status::COPIED_FROM_LABEL`] and are never looked at),
+//!    [`operator_condition`] is the OperatorCondition named after it: the operator finds it through
+//!    `OPERATOR_CONDITION_NAME`, so one CSV has exactly one.
 //! 2. For each OperatorCondition, [`condition_rbac`] is the Role and RoleBinding that let the
 //!    operator's ServiceAccounts write to that one object and no other.
 //! 3. For each Deployment the OperatorCondition names, [`ensure_condition_env`] puts
 //!    `OPERATOR_CONDITION_NAME` back into its containers: the Deployment is built with it
-//!    ([`crate::olm_operator::strategy::deployment_for_spec`]), but anyone may edit it out afterwards.
+//!    ([`crate::olm_operator::strategy::deployment_for_spec`]), but anyone may edit it out
+//!    afterwards.
 //! 4. [`operator_name`] and [`component_label_key`] name the Operator a Subscription's objects
 //!    are gathered under.
 //!

@@ -13,10 +13,10 @@
 //! 3. A registry poll whose interval does not parse: `InvalidIntervalError` with why (the
 //!    default interval is used); a parsable one clears it.
 //! 4. The route: `configmap`/`internal` sources are the ConfigMap step's
-//!    ([`crate::catalog_operator::configmapsource::decide`] writes their whole status); a `grpc` source with an
-//!    image and
-//!    [`SERVE_IN_PROCESS_ANNOTATION`] `"true"` is served by olm; one with an image otherwise by
-//!    a registry Pod behind a Service; one with only `spec.address` at that address.
+//!    ([`crate::catalog_operator::configmapsource::decide`] writes their whole status); a `grpc`
+//!    source with an image and [`SERVE_IN_PROCESS_ANNOTATION`] `"true"` is served by olm; one with
+//!    an image otherwise by a registry Pod behind a Service; one with only `spec.address` at that
+//!    address.
 //! 5. After the shell's I/O ([`conclude`]): the registry that could not be made ready gives
 //!    `RegistryServerError` with why; one that is ready clears an earlier `RegistryServerError`
 //!    (not one reporting a failed poll of a Pod-served source: that stays until a poll

@@ -5,13 +5,13 @@
 //! Flow, in this order:
 //!
 //! 1. A plan no Subscription made (a user's, seed 004) is planned as upstream plans one
-//!    ([`crate::catalog_operator::subscription::hand_made_plan_phase`]): its phase written, or looked at again
-//!    once its maker's own status write has had its chance.
+//!    ([`crate::catalog_operator::subscription::hand_made_plan_phase`]): its phase written, or
+//!    looked at again once its maker's own status write has had its chance.
 //! 2. Only `RequiresApproval` and `Installing` go further.
 //! 3. The ServiceAccount the steps are created as comes from the one OperatorGroup managing the
-//!    namespace ([`crate::olm_operator::operatorgroup::attenuated_service_account`]). When it cannot be told,
-//!    `Installed=False/InstallCheckFailed` with upstream's message is written (once per
-//!    message) and the pass fails, to be retried with backoff.
+//!    namespace ([`crate::olm_operator::operatorgroup::attenuated_service_account`]). When it
+//!    cannot be told, `Installed=False/InstallCheckFailed` with upstream's message is written (once
+//!    per message) and the pass fails, to be retried with backoff.
 //! 4. Once it can be told again after such a failure, the condition is reset to upstream's
 //!    `False/Unknown` and nothing else happens in that pass.
 //! 5. The account, when one is named, is recorded in `status.attenuatedServiceAccountRef`.
