@@ -187,8 +187,10 @@ pub async fn run_with(
     .await;
 }
 
+/// A cached object as the pure rules read it; serializing a typed object cannot fail (every
+/// map key is a string), which `json!` relies on.
 fn to_value<T: Serialize>(obj: &T) -> Value {
-    serde_json::to_value(obj).unwrap_or(Value::Null)
+    serde_json::json!(obj)
 }
 
 /// Services (from the cache) asking for a Secret that `deployment` mounts.

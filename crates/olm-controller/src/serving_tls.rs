@@ -250,7 +250,7 @@ async fn inject(client: &kube::Client, name: &str, ca_pem: &[u8]) -> Result<(), 
     let Some(current) = api.get_opt(name).await? else {
         return Ok(());
     };
-    let value = serde_json::to_value(&current).unwrap_or_default();
+    let value = serde_json::to_value(&current).map_err(kube::Error::SerdeError)?;
     if let Some(patch) = decide::ca_bundle_patch(&value, ca_pem) {
         info!(configuration = %name, "putting the serving CA into the webhook configuration");
         api.patch(

@@ -838,8 +838,7 @@ fn build(key: &str, source: &CatalogSource, content: &Fetched) -> Vec<Value> {
         .metadata
         .creation_timestamp
         .as_ref()
-        .and_then(|t| serde_json::to_value(t).ok())
-        .and_then(|v| v.as_str().map(str::to_owned));
+        .and_then(|t| olm_v0::olm_operator::status::time_text(t.0));
     let labels: BTreeMap<String, String> = source.metadata.labels.clone().unwrap_or_default();
     let catalog = Catalog {
         name: source.metadata.name.as_deref().unwrap_or_default(),

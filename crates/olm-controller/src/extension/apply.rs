@@ -337,7 +337,8 @@ async fn crd_upgrade_safety(ctx: &Ctx, objects: &[Value]) -> Result<(), Stop> {
             .await
             .map_err(|e| retrying(format!("getting CRD {name}: {}", message(&e))))?;
         let Some(existing) = existing else { continue };
-        let old = serde_json::to_value(&existing).unwrap_or(Value::Null);
+        let old = serde_json::to_value(&existing)
+            .map_err(|e| retrying(format!("reading CRD {name}: {e}")))?;
         let report = olm_bundle::crddiff::check_upgrade(&old, crd);
         if !report.is_safe() {
             reports.push(report.to_string());

@@ -398,13 +398,7 @@ async fn look_up(
                 uid: cm.metadata.uid.clone().unwrap_or_default(),
                 resource_version: cm.metadata.resource_version.clone().unwrap_or_default(),
                 labels: cm.labels().clone(),
-                owner_references: cm
-                    .metadata
-                    .owner_references
-                    .iter()
-                    .flatten()
-                    .filter_map(|r| serde_json::to_value(r).ok())
-                    .collect(),
+                owner_references: cm.metadata.owner_references.clone().unwrap_or_default(),
             };
             (Lookup::Found(meta), cm.data.unwrap_or_default())
         }

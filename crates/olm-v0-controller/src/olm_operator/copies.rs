@@ -371,8 +371,7 @@ fn entry(copy: &ClusterServiceVersion) -> Option<((String, String), String, Held
         .labels()
         .get(olm_v0::olm_operator::status::COPIED_FROM_LABEL)?
         .clone();
-    let value = serde_json::to_value(copy).unwrap_or(Value::Null);
-    let (spec, status) = hashes(&value);
+    let (spec, status) = hashes(&json!(copy));
     Some((
         (parent_namespace, copy.name_any()),
         copy.namespace().unwrap_or_default(),
@@ -472,7 +471,7 @@ pub fn prototype(parent: &ClusterServiceVersion) -> Value {
     copy.metadata.labels = Some(labels);
     copy.metadata.annotations = Some(annotations);
     copy.status = Some(status);
-    serde_json::to_value(copy).unwrap_or(Value::Null)
+    json!(copy)
 }
 
 /// What keeping `parent`'s copies in step did.

@@ -1094,10 +1094,7 @@ async fn ensure_condition(ctx: &Ctx, csv: &ClusterServiceVersion) -> Result<(), 
     if lock(&ctx.condition_rbac).contains(&uid) {
         return Ok(());
     }
-    let stored = serde_json::to_value(&*existing).unwrap_or(Value::Null);
-    let Ok([role, binding]) = olm_v0::olm_operator::conditiongen::condition_rbac(&stored) else {
-        return Ok(());
-    };
+    let (role, binding) = olm_v0::olm_operator::conditiongen::condition_rbac(&existing);
     let params = PatchParams::apply(crate::FIELD_MANAGER).force();
     let roles: Api<k8s_openapi::api::rbac::v1::Role> =
         Api::namespaced(ctx.shared.client.clone(), &namespace);

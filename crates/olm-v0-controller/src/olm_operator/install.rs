@@ -102,7 +102,7 @@ pub async fn install(
             }
         }
     }
-    let existing: Vec<Value> = deployments_of(index, &owner.namespace);
+    let existing = deployments_of(index, &owner.namespace).map_err(|e| (e.to_string(), false))?;
     let orphans =
         orphaned_deployments(&owner, &entries, &existing).map_err(|e| (e.to_string(), false))?;
     for name in orphans {
@@ -137,23 +137,24 @@ async fn refuse_if_v1_holds(api: &Api<Deployment>, name: &str) -> Result<(), (St
     let Ok(Some(current)) = api.get_opt(name).await else {
         return Ok(());
     };
-    let Ok(Value::Object(current)) = serde_json::to_value(&current) else {
-        return Ok(());
-    };
-    match olm_k8s::v0_refusal("Deployment", name, &current) {
+    let current = serde_json::to_value(&current).map_err(|e| (e.to_string(), false))?;
+    match current
+        .as_object()
+        .and_then(|o| olm_k8s::v0_refusal("Deployment", name, o))
+    {
         Some(message) => Err((message, false)),
         None => Ok(()),
     }
 }
 
 /// The cached Deployments of `namespace` OLM made for CSVs, as JSON.
-fn deployments_of(index: &Index, namespace: &str) -> Vec<Value> {
+fn deployments_of(index: &Index, namespace: &str) -> Result<Vec<Value>, serde_json::Error> {
     index
         .deployments
         .state()
         .iter()
         .filter(|d| d.namespace().as_deref() == Some(namespace))
-        .filter_map(|d| serde_json::to_value(&**d).ok())
+        .map(|d| serde_json::to_value(&**d))
         .collect()
 }
 

@@ -599,9 +599,7 @@ async fn reconcile_operator(ctx: &Ctx, name: &str) -> Result<(), Error> {
             Vec::new()
         } else if k.kind == CSV_KIND {
             match ctx.index.csv(&namespace, &object) {
-                Some(c) => {
-                    component_conditions(CSV_KIND, &serde_json::to_value(&*c).unwrap_or_default())
-                }
+                Some(c) => component_conditions(CSV_KIND, &serde_json::to_value(&*c)?),
                 None => continue,
             }
         } else {
@@ -609,9 +607,7 @@ async fn reconcile_operator(ctx: &Ctx, name: &str) -> Result<(), Error> {
                 .get_opt(&object)
                 .await?
             {
-                Some(o) => {
-                    component_conditions(k.kind, &serde_json::to_value(&o).unwrap_or_default())
-                }
+                Some(o) => component_conditions(k.kind, &serde_json::to_value(&o)?),
                 // Gone meanwhile: its delete event brings this Operator back.
                 None => continue,
             }

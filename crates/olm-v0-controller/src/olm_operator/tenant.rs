@@ -3,6 +3,7 @@
 //! the permissions — `olm_v0::olm_operator::tenant` decides, this reads the caches and writes.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
 use kube::api::{Api, PostParams};
@@ -11,7 +12,6 @@ use kube::{Resource, ResourceExt};
 use olm_v0::olm_operator::strategy::CsvOwner;
 use olm_v0::olm_operator::tenant::{Tenancy, TenantWrite, tenant_writes};
 use olm_v0_api::v1alpha1::ClusterServiceVersion;
-use serde_json::Value;
 
 use crate::{Index, owned_by_csv};
 
@@ -55,12 +55,16 @@ pub async fn ensure(
             copy: &owner,
             operator_namespace: &namespace,
         };
+        let owned_roles = labelled(&index.roles, &namespace, &namespace, &name);
+        let owned_bindings = labelled(&index.role_bindings, &namespace, &namespace, &name);
+        let target_roles = labelled(&index.roles, target, target, &name);
+        let target_bindings = labelled(&index.role_bindings, target, target, &name);
         let writes = tenant_writes(
             tenancy,
-            &labelled(&index.roles, &namespace, &namespace, &name),
-            &labelled(&index.role_bindings, &namespace, &namespace, &name),
-            &labelled(&index.roles, target, target, &name),
-            &labelled(&index.role_bindings, target, target, &name),
+            &refs(&owned_roles),
+            &refs(&owned_bindings),
+            &refs(&target_roles),
+            &refs(&target_bindings),
         );
         for w in writes {
             if let Err(e) = write(client, target, &w).await {
@@ -73,17 +77,20 @@ pub async fn ensure(
 }
 
 /// The objects in `namespace` carrying the owner labels of the CSV `owner_namespace/name`.
-fn labelled<K>(store: &Store<K>, namespace: &str, owner_namespace: &str, name: &str) -> Vec<Value>
+fn labelled<K>(store: &Store<K>, namespace: &str, owner_namespace: &str, name: &str) -> Vec<Arc<K>>
 where
-    K: Resource<DynamicType = ()> + Clone + serde::Serialize + 'static,
+    K: Resource<DynamicType = ()> + Clone + 'static,
 {
     store
         .state()
-        .iter()
+        .into_iter()
         .filter(|o| o.meta().namespace.as_deref() == Some(namespace))
         .filter(|o| owned_by_csv(o.labels(), owner_namespace, name))
-        .filter_map(|o| serde_json::to_value(&**o).ok())
         .collect()
+}
+
+fn refs<K>(objects: &[Arc<K>]) -> Vec<&K> {
+    objects.iter().map(|o| &**o).collect()
 }
 
 async fn write(client: &kube::Client, namespace: &str, w: &TenantWrite) -> Result<(), kube::Error> {
@@ -97,23 +104,17 @@ async fn write(client: &kube::Client, namespace: &str, w: &TenantWrite) -> Resul
         e => Err(e),
     };
     match w {
-        TenantWrite::CreateRole(v) => {
-            let role: Role = serde_json::from_value(v.clone()).map_err(kube::Error::SerdeError)?;
+        TenantWrite::CreateRole(role) => {
             let api: Api<Role> = Api::namespaced(client.clone(), namespace);
-            api.create(&params, &role).await.map(drop).or_else(created)
+            api.create(&params, role).await.map(drop).or_else(created)
         }
-        TenantWrite::UpdateRole(v) => {
-            let role: Role = serde_json::from_value(v.clone()).map_err(kube::Error::SerdeError)?;
+        TenantWrite::UpdateRole(role) => {
             let api: Api<Role> = Api::namespaced(client.clone(), namespace);
-            api.replace(&role.name_any(), &params, &role)
-                .await
-                .map(drop)
+            api.replace(&role.name_any(), &params, role).await.map(drop)
         }
-        TenantWrite::CreateRoleBinding(v) => {
-            let binding: RoleBinding =
-                serde_json::from_value(v.clone()).map_err(kube::Error::SerdeError)?;
+        TenantWrite::CreateRoleBinding(binding) => {
             let api: Api<RoleBinding> = Api::namespaced(client.clone(), namespace);
-            api.create(&params, &binding)
+            api.create(&params, binding)
                 .await
                 .map(drop)
                 .or_else(created)

@@ -18,7 +18,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use jiff::SignedDuration;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{OwnerReference, Time};
 use olm_bundle::bundle::{Bundle, BundleObject, PACKAGE_ANNOTATION};
 use olm_bundle::csv::ClusterServiceVersion;
 use olm_bundle::properties::{ObjectsMode, to_olm_bundle};
@@ -499,7 +499,7 @@ pub struct ConfigMapMeta {
     /// Its labels.
     pub labels: BTreeMap<String, String>,
     /// Its `metadata.ownerReferences`.
-    pub owner_references: Vec<Value>,
+    pub owner_references: Vec<OwnerReference>,
 }
 
 /// What the process serves for the source now.
@@ -567,15 +567,15 @@ pub fn serving_key(uid: &str, resource_version: &str) -> String {
     format!("{uid}/{resource_version}")
 }
 
-fn owner_of(source: &CatalogSource) -> Value {
-    json!({
-        "apiVersion": "operators.coreos.com/v1alpha1",
-        "kind": "CatalogSource",
-        "name": source.metadata.name,
-        "uid": source.metadata.uid,
-        "controller": false,
-        "blockOwnerDeletion": false,
-    })
+fn owner_of(source: &CatalogSource) -> OwnerReference {
+    OwnerReference {
+        api_version: "operators.coreos.com/v1alpha1".to_owned(),
+        kind: "CatalogSource".to_owned(),
+        name: source.metadata.name.clone().unwrap_or_default(),
+        uid: source.metadata.uid.clone().unwrap_or_default(),
+        controller: Some(false),
+        block_owner_deletion: Some(false),
+    }
 }
 
 /// One pass of the ConfigMap step for a source of type `configmap` or `internal` whose spec
@@ -658,14 +658,14 @@ fn configmap_step(
     let owned = meta
         .owner_references
         .iter()
-        .any(|r| r["uid"].as_str() == Some(uid) && r["kind"] == "CatalogSource");
+        .any(|r| r.uid == uid && r.kind == "CatalogSource");
     let labelled = meta.labels.contains_key(MANAGED_LABEL);
     if !owned || !labelled {
         let mut patch = json!({"metadata": {"resourceVersion": meta.resource_version}});
         if !owned {
             let mut refs = meta.owner_references.clone();
             refs.push(owner_of(source));
-            patch["metadata"]["ownerReferences"] = Value::Array(refs);
+            patch["metadata"]["ownerReferences"] = json!(refs);
         }
         if !labelled {
             patch["metadata"]["labels"] = json!({MANAGED_LABEL: "false"});
@@ -1154,7 +1154,11 @@ mod tests {
             uid: "cm-uid".into(),
             resource_version: "resource-version".into(),
             labels: BTreeMap::from([(MANAGED_LABEL.to_owned(), "false".to_owned())]),
-            owner_references: vec![json!({"kind": "CatalogSource", "uid": "catalog-uid"})],
+            owner_references: vec![OwnerReference {
+                kind: "CatalogSource".to_owned(),
+                uid: "catalog-uid".to_owned(),
+                ..OwnerReference::default()
+            }],
         }
     }
 
@@ -1381,7 +1385,13 @@ mod tests {
     fn an_unowned_configmap_is_adopted_first() {
         let mut cm = adopted();
         cm.labels.clear();
-        cm.owner_references = vec![json!({"kind": "Other", "uid": "u"})];
+        cm.owner_references = vec![OwnerReference {
+            api_version: "v1".to_owned(),
+            kind: "Other".to_owned(),
+            name: "other".to_owned(),
+            uid: "u".to_owned(),
+            ..OwnerReference::default()
+        }];
         let d = decide(
             &source(json!({"reason": "ConfigMapError", "message": "m"})),
             &Lookup::Found(cm),
@@ -1395,7 +1405,7 @@ mod tests {
             Action::Adopt(json!({"metadata": {
                 "resourceVersion": "resource-version",
                 "labels": {"olm.managed": "false"},
-                "ownerReferences": [{"kind": "Other", "uid": "u"}, {
+                "ownerReferences": [{"apiVersion": "v1", "kind": "Other", "name": "other", "uid": "u"}, {
                     "apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
                     "name": "cool-catalog", "uid": "catalog-uid",
                     "controller": false, "blockOwnerDeletion": false}],

@@ -29,15 +29,16 @@
 //! Not here: mirroring `spec.conditions` into `status` and the upgrade gate
 //! ([`crate::olm_operator::operatorcondition`]).
 
+use k8s_openapi::api::rbac::v1::{PolicyRule, Role, RoleBinding, RoleRef, Subject};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use olm_v0_api::v1alpha1::{
     NamedInstallStrategy, StrategyDeploymentPermissions, StrategyDetailsDeployment,
 };
+use olm_v0_api::v2::OperatorCondition;
 use serde_json::{Map, Value, json};
 
 use crate::olm_operator::copied::COMPONENT_LABEL_PREFIX;
-use crate::olm_operator::inject::{
-    ShapeError, array, as_object, env_var, object, required_object, required_string, string,
-};
+use crate::olm_operator::inject::{ShapeError, array, as_object, env_var, object, string};
 use crate::olm_operator::operatorgroup::MANAGED_LABEL;
 use crate::olm_operator::strategy::{CSV_KIND, CsvOwner, OPERATOR_CONDITION_ENV, owner_reference};
 
@@ -119,73 +120,58 @@ pub fn operator_condition(owner: &CsvOwner, install: &NamedInstallStrategy) -> V
     })
 }
 
-/// The Role and RoleBinding, both named after `condition` (an OperatorCondition as stored,
-/// carrying its uid) in its namespace: the Role grants `get`, `update` and `patch` on that one
-/// OperatorCondition, the binding gives it to each of `spec.serviceAccounts` (in the binding's
-/// namespace, which is why the subjects name none). Both are labelled `olm.managed: "true"`,
-/// without which olm-operator's cache does not see them, and controlled by the
-/// OperatorCondition, so they go with it and a deleted one is recreated.
-///
-/// # Errors
-///
-/// `metadata`, its name or namespace missing or not a string, a uid that is not a string,
-/// `spec.serviceAccounts` or an entry of it that is not an array of strings.
-pub fn condition_rbac(condition: &Value) -> Result<[Value; 2], ShapeError> {
-    let root = as_object(condition, "")?;
-    let meta = required_object(root, "metadata", "")?;
-    let name = required_string(meta, "name", "metadata")?;
-    let namespace = required_string(meta, "namespace", "metadata")?;
-    let uid = string(meta, "uid", "metadata")?;
-    let accounts = match object(root, "spec", "")? {
-        Some(spec) => array(spec, "serviceAccounts", "spec")?,
-        None => None,
+/// The Role and RoleBinding, both named after `condition` in its namespace: the Role grants
+/// `get`, `update` and `patch` on that one OperatorCondition, the binding gives it to each of
+/// `spec.serviceAccounts` (in the binding's namespace, which is why the subjects name none).
+/// Both are labelled `olm.managed: "true"`, without which olm-operator's cache does not see
+/// them, and controlled by the OperatorCondition (by its uid), so they go with it and a
+/// deleted one is recreated.
+pub fn condition_rbac(condition: &OperatorCondition) -> (Role, RoleBinding) {
+    let name = condition.metadata.name.clone().unwrap_or_default();
+    let metadata = ObjectMeta {
+        name: Some(name.clone()),
+        namespace: condition.metadata.namespace.clone(),
+        labels: Some([(MANAGED_LABEL.to_owned(), "true".to_owned())].into()),
+        owner_references: Some(vec![OwnerReference {
+            api_version: CONDITION_API_VERSION.to_owned(),
+            kind: CONDITION_KIND.to_owned(),
+            name: name.clone(),
+            uid: condition.metadata.uid.clone().unwrap_or_default(),
+            controller: Some(true),
+            block_owner_deletion: Some(false),
+        }]),
+        ..ObjectMeta::default()
     };
-    let subjects = accounts
-        .into_iter()
-        .flatten()
-        .enumerate()
-        .map(|(i, sa)| match sa {
-            Value::String(sa) => Ok(json!({"kind": "ServiceAccount", "name": sa})),
-            other => Err(ShapeError::new(
-                format!("spec.serviceAccounts[{i}]"),
-                "a string",
-                Some(other),
-            )),
+    let role = Role {
+        metadata: metadata.clone(),
+        rules: Some(vec![PolicyRule {
+            verbs: ["get", "update", "patch"].map(str::to_owned).to_vec(),
+            api_groups: Some(vec!["operators.coreos.com".to_owned()]),
+            resources: Some(vec!["operatorconditions".to_owned()]),
+            resource_names: Some(vec![name.clone()]),
+            ..PolicyRule::default()
+        }]),
+    };
+    let subjects = condition
+        .spec
+        .service_accounts
+        .iter()
+        .map(|sa| Subject {
+            kind: "ServiceAccount".to_owned(),
+            name: sa.clone(),
+            ..Subject::default()
         })
-        .collect::<Result<Vec<_>, _>>()?;
-    let meta = json!({
-        "name": name,
-        "namespace": namespace,
-        "labels": {MANAGED_LABEL: "true"},
-        "ownerReferences": [{
-            "apiVersion": CONDITION_API_VERSION,
-            "kind": CONDITION_KIND,
-            "name": name,
-            "uid": uid,
-            "controller": true,
-            "blockOwnerDeletion": false,
-        }],
-    });
-    Ok([
-        json!({
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "Role",
-            "metadata": meta,
-            "rules": [{
-                "verbs": ["get", "update", "patch"],
-                "apiGroups": ["operators.coreos.com"],
-                "resources": ["operatorconditions"],
-                "resourceNames": [name],
-            }],
-        }),
-        json!({
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "RoleBinding",
-            "metadata": meta,
-            "subjects": subjects,
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
-        }),
-    ])
+        .collect();
+    let binding = RoleBinding {
+        metadata,
+        subjects: Some(subjects),
+        role_ref: RoleRef {
+            api_group: Some("rbac.authorization.k8s.io".to_owned()),
+            kind: "Role".to_owned(),
+            name,
+        },
+    };
+    (role, binding)
 }
 
 /// Puts `OPERATOR_CONDITION_NAME=<condition>` into every container (init containers are left
@@ -475,13 +461,18 @@ mod tests {
     /// expected Role/RoleBinding").
     #[test]
     fn role_and_binding() {
-        let condition = json!({
+        let condition: OperatorCondition = serde_json::from_value(json!({
+            "apiVersion": "operators.coreos.com/v2",
+            "kind": "OperatorCondition",
             "metadata": {"name": "test", "namespace": "ns", "uid": "oc-uid"},
             "spec": {"serviceAccounts": ["serviceaccount"], "deployments": []},
-        });
-        let Ok([role, binding]) = condition_rbac(&condition) else {
-            panic!("builds");
-        };
+        }))
+        .unwrap();
+        let (role, binding) = condition_rbac(&condition);
+        let (role, binding) = (
+            serde_json::to_value(role).unwrap(),
+            serde_json::to_value(binding).unwrap(),
+        );
         let meta = json!({
             "name": "test",
             "namespace": "ns",
@@ -519,13 +510,6 @@ mod tests {
                 "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "test"},
             })
         );
-        let Err(e) = condition_rbac(
-            &json!({"metadata": {"name": "test", "namespace": "ns"}, "spec": {"serviceAccounts": [true]}}),
-        ) else {
-            panic!("a boolean is no account");
-        };
-        assert_eq!(e.path, "spec.serviceAccounts[0]");
-        assert!(condition_rbac(&json!({"metadata": {"name": "test"}})).is_err());
     }
 
     fn deployment(owner: &str, env: Option<Value>) -> Value {

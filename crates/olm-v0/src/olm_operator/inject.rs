@@ -171,21 +171,7 @@ pub(crate) fn as_object<'a>(
     }
 }
 
-/// The string under `key` that must be set and non-empty (a name, a namespace).
-pub(crate) fn required_string(
-    obj: &Map<String, Value>,
-    key: &str,
-    path: &str,
-) -> Result<String, ShapeError> {
-    match obj.get(key) {
-        None => required_text(None, &join(path, key)),
-        Some(Value::String(s)) => required_text(Some(s), &join(path, key)),
-        other => Err(ShapeError::new(join(path, key), A_STRING, other)),
-    }
-}
-
-/// A text that must be set and non-empty (a name, a namespace), at `path`; the errors of
-/// [`required_string`].
+/// A text that must be set and non-empty (a name, a namespace), at `path`.
 pub(crate) fn required_text(value: Option<&str>, path: &str) -> Result<String, ShapeError> {
     match value {
         Some(s) if !s.is_empty() => Ok(s.to_owned()),
@@ -196,20 +182,6 @@ pub(crate) fn required_text(value: Option<&str>, path: &str) -> Result<String, S
         }),
         None => Err(ShapeError::new(path.to_owned(), A_STRING, None)),
     }
-}
-
-/// The object under `key` that must be set.
-pub(crate) fn required_object<'a>(
-    obj: &'a Map<String, Value>,
-    key: &str,
-    path: &str,
-) -> Result<&'a Map<String, Value>, ShapeError> {
-    as_object(obj.get(key).unwrap_or(&Value::Null), &join(path, key)).map_err(|mut e| {
-        if !obj.contains_key(key) {
-            e.found = describe(None);
-        }
-        e
-    })
 }
 
 /// The object under `key`; `None` when absent or `null`.

@@ -37,6 +37,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use olm_goenc::json::{write_number, write_str_html};
 use serde_json::{Map, Value};
 
@@ -282,17 +283,19 @@ pub fn csv_owner_labels(namespace: &str, name: &str) -> BTreeMap<String, String>
 /// The owner reference to `owner` on each of its Deployments (upstream's `NonBlockingOwner`):
 /// not a controller, not blocking the CSV's deletion.
 pub fn owner_reference(owner: &CsvOwner) -> Value {
-    let mut reference = Map::new();
-    reference.insert(
-        "apiVersion".to_owned(),
-        Value::String(CSV_API_VERSION.to_owned()),
-    );
-    reference.insert("kind".to_owned(), Value::String(CSV_KIND.to_owned()));
-    reference.insert("name".to_owned(), Value::String(owner.name.clone()));
-    reference.insert("uid".to_owned(), Value::String(owner.uid.clone()));
-    reference.insert("controller".to_owned(), Value::Bool(false));
-    reference.insert("blockOwnerDeletion".to_owned(), Value::Bool(false));
-    Value::Object(reference)
+    serde_json::json!(non_blocking_owner(owner))
+}
+
+/// [`owner_reference`], typed.
+pub fn non_blocking_owner(owner: &CsvOwner) -> OwnerReference {
+    OwnerReference {
+        api_version: CSV_API_VERSION.to_owned(),
+        kind: CSV_KIND.to_owned(),
+        name: owner.name.clone(),
+        uid: owner.uid.clone(),
+        controller: Some(false),
+        block_owner_deletion: Some(false),
+    }
 }
 
 /// The `olm.deployment-spec-hash` of `spec`: base-62 SHA-224 of its compact JSON with every

@@ -8,21 +8,22 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::{Map, Value};
+use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::olm_operator::operatorgroup::MANAGED_LABEL;
 use crate::olm_operator::status::COPIED_FROM_LABEL;
-use crate::olm_operator::strategy::{CsvOwner, owner_labels, owner_reference};
+use crate::olm_operator::strategy::{CsvOwner, non_blocking_owner, owner_labels};
 
 /// One write that brings a target namespace's tenant RBAC in step.
 #[derive(Debug, Clone, PartialEq)]
 pub enum TenantWrite {
     /// A Role to create.
-    CreateRole(Value),
+    CreateRole(Role),
     /// An existing Role (as read, with its resourceVersion) with the owned Role's rules.
-    UpdateRole(Value),
+    UpdateRole(Role),
     /// A RoleBinding to create.
-    CreateRoleBinding(Value),
+    CreateRoleBinding(RoleBinding),
 }
 
 /// What is known of a namespace when its tenant RBAC is decided.
@@ -36,16 +37,14 @@ pub struct Tenancy<'a> {
     pub operator_namespace: &'a str,
 }
 
-/// Whether `object` has an owner reference to the object with `uid` (upstream's `IsOwnedBy`:
-/// the owner labels alone are not trusted).
-fn owned_by(object: &Value, uid: &str) -> bool {
-    object["metadata"]["ownerReferences"]
-        .as_array()
-        .is_some_and(|refs| refs.iter().any(|r| r["uid"].as_str() == Some(uid)))
+/// Whether `meta` has an owner reference to the object with `uid` (upstream's `IsOwnedBy`: the
+/// owner labels alone are not trusted).
+fn owned_by(meta: &ObjectMeta, uid: &str) -> bool {
+    meta.owner_references.iter().flatten().any(|r| r.uid == uid)
 }
 
-fn name(object: &Value) -> &str {
-    object["metadata"]["name"].as_str().unwrap_or_default()
+fn name(meta: &ObjectMeta) -> &str {
+    meta.name.as_deref().unwrap_or_default()
 }
 
 /// The writes that make `target`'s tenant RBAC match the CSV's Roles and RoleBindings in its
@@ -54,79 +53,75 @@ fn name(object: &Value) -> &str {
 /// target is the operator's own namespace.
 pub fn tenant_writes(
     t: Tenancy<'_>,
-    owned_roles: &[Value],
-    owned_bindings: &[Value],
-    target_roles: &[Value],
-    target_bindings: &[Value],
+    owned_roles: &[&Role],
+    owned_bindings: &[&RoleBinding],
+    target_roles: &[&Role],
+    target_bindings: &[&RoleBinding],
 ) -> Vec<TenantWrite> {
     if t.copy.namespace == t.operator_namespace {
         return Vec::new();
     }
-    let existing: BTreeMap<&str, &Value> = target_roles.iter().map(|r| (name(r), r)).collect();
+    let existing: BTreeMap<&str, &Role> = target_roles
+        .iter()
+        .map(|r| (name(&r.metadata), *r))
+        .collect();
     let mut out = Vec::new();
-    for role in owned_roles.iter().filter(|r| owned_by(r, t.csv_uid)) {
-        match existing.get(name(role)) {
-            Some(current) if current.get("rules") == role.get("rules") => {}
-            Some(current) => {
-                let mut updated = (*current).clone();
-                updated["rules"] = role.get("rules").cloned().unwrap_or(Value::Null);
-                out.push(TenantWrite::UpdateRole(updated));
-            }
-            None => out.push(TenantWrite::CreateRole(copy_into(role, t))),
+    for role in owned_roles
+        .iter()
+        .filter(|r| owned_by(&r.metadata, t.csv_uid))
+    {
+        match existing.get(name(&role.metadata)) {
+            Some(current) if current.rules == role.rules => {}
+            Some(current) => out.push(TenantWrite::UpdateRole(Role {
+                rules: role.rules.clone(),
+                ..(*current).clone()
+            })),
+            None => out.push(TenantWrite::CreateRole(Role {
+                metadata: copied_meta(&role.metadata, t),
+                rules: role.rules.clone(),
+            })),
         }
     }
-    for binding in owned_bindings.iter().filter(|b| owned_by(b, t.csv_uid)) {
-        if !target_bindings.iter().any(|b| name(b) == name(binding)) {
-            out.push(TenantWrite::CreateRoleBinding(copy_into(binding, t)));
+    for binding in owned_bindings
+        .iter()
+        .filter(|b| owned_by(&b.metadata, t.csv_uid))
+    {
+        if !target_bindings
+            .iter()
+            .any(|b| name(&b.metadata) == name(&binding.metadata))
+        {
+            out.push(TenantWrite::CreateRoleBinding(RoleBinding {
+                metadata: copied_meta(&binding.metadata, t),
+                ..(*binding).clone()
+            }));
         }
     }
     out
 }
 
-/// `object` as it is created in the copy's namespace: its name, labels and annotations, owned by
-/// the copy (a non-blocking owner reference and its owner labels), labelled `olm.copiedFrom` and
-/// `olm.managed`; what the API server set on the original (uid, resourceVersion, …) left out.
-fn copy_into(object: &Value, t: Tenancy<'_>) -> Value {
-    let mut meta = Map::new();
-    meta.insert("name".into(), Value::String(name(object).to_owned()));
-    meta.insert("namespace".into(), Value::String(t.copy.namespace.clone()));
-    let mut labels: Map<String, Value> = object["metadata"]["labels"]
-        .as_object()
-        .cloned()
-        .unwrap_or_default();
-    for (k, v) in owner_labels(t.copy) {
-        labels.insert(k, Value::String(v));
+/// The metadata of an object as it is created in the copy's namespace: its name, labels and
+/// annotations, owned by the copy (a non-blocking owner reference and its owner labels),
+/// labelled `olm.copiedFrom` and `olm.managed`; what the API server set on the original (uid,
+/// resourceVersion, …) left out.
+fn copied_meta(meta: &ObjectMeta, t: Tenancy<'_>) -> ObjectMeta {
+    let mut labels = meta.labels.clone().unwrap_or_default();
+    labels.extend(owner_labels(t.copy));
+    labels.insert(COPIED_FROM_LABEL.into(), t.operator_namespace.to_owned());
+    labels.insert(MANAGED_LABEL.into(), "true".into());
+    ObjectMeta {
+        name: meta.name.clone(),
+        namespace: Some(t.copy.namespace.clone()),
+        labels: Some(labels),
+        annotations: meta.annotations.clone(),
+        owner_references: Some(vec![non_blocking_owner(t.copy)]),
+        ..ObjectMeta::default()
     }
-    labels.insert(
-        COPIED_FROM_LABEL.into(),
-        Value::String(t.operator_namespace.to_owned()),
-    );
-    labels.insert(MANAGED_LABEL.into(), Value::String("true".into()));
-    meta.insert("labels".into(), Value::Object(labels));
-    if let Some(a) = object["metadata"].get("annotations") {
-        meta.insert("annotations".into(), a.clone());
-    }
-    meta.insert(
-        "ownerReferences".into(),
-        Value::Array(vec![owner_reference(t.copy)]),
-    );
-    let mut out = Map::new();
-    for (k, v) in object.as_object().into_iter().flatten() {
-        match k.as_str() {
-            "metadata" | "status" => {}
-            _ => {
-                out.insert(k.clone(), v.clone());
-            }
-        }
-    }
-    out.insert("metadata".into(), Value::Object(meta));
-    Value::Object(out)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     const CSV_UID: &str = "0000-csv";
 
@@ -162,6 +157,10 @@ mod tests {
         })
     }
 
+    fn role(name: &str, uid: &str) -> Role {
+        serde_json::from_value(owned("Role", name, uid)).unwrap()
+    }
+
     fn tenancy(copy: &CsvOwner) -> Tenancy<'_> {
         Tenancy {
             csv_uid: CSV_UID,
@@ -176,13 +175,14 @@ mod tests {
     #[test]
     fn creates_what_is_missing() {
         let copy = copy();
-        let role = owned("Role", "etcd.v1-role", CSV_UID);
+        let role = role("etcd.v1-role", CSV_UID);
         let mut binding = owned("RoleBinding", "etcd.v1-binding", CSV_UID);
         binding.as_object_mut().unwrap().remove("rules");
         binding["roleRef"] = json!({"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "etcd.v1-role"});
         binding["subjects"] =
             json!([{"kind": "ServiceAccount", "name": "etcd", "namespace": "operators"}]);
-        let writes = tenant_writes(tenancy(&copy), &[role], &[binding], &[], &[]);
+        let binding: RoleBinding = serde_json::from_value(binding).unwrap();
+        let writes = tenant_writes(tenancy(&copy), &[&role], &[&binding], &[], &[]);
         let [
             TenantWrite::CreateRole(r),
             TenantWrite::CreateRoleBinding(b),
@@ -190,6 +190,7 @@ mod tests {
         else {
             panic!("{writes:?}")
         };
+        let (r, b) = (json!(r), json!(b));
         assert_eq!(
             r["metadata"],
             json!({
@@ -222,50 +223,34 @@ mod tests {
     #[test]
     fn trusts_owner_references_not_labels() {
         let copy = copy();
-        let foreign = owned("Role", "impostor", "someone-else");
-        assert!(tenant_writes(tenancy(&copy), &[foreign], &[], &[], &[]).is_empty());
+        let foreign = role("impostor", "someone-else");
+        assert!(tenant_writes(tenancy(&copy), &[&foreign], &[], &[], &[]).is_empty());
         let own = CsvOwner {
             namespace: "operators".into(),
             ..copy
         };
-        let role = owned("Role", "etcd.v1-role", CSV_UID);
-        assert!(tenant_writes(tenancy(&own), &[role], &[], &[], &[]).is_empty());
+        let role = role("etcd.v1-role", CSV_UID);
+        assert!(tenant_writes(tenancy(&own), &[&role], &[], &[], &[]).is_empty());
     }
 
     /// An existing Role is updated only when its rules differ; an existing RoleBinding is left.
     #[test]
     fn updates_only_changed_rules() {
         let copy = copy();
-        let role = owned("Role", "etcd.v1-role", CSV_UID);
+        let role = role("etcd.v1-role", CSV_UID);
         let mut current = role.clone();
-        current["metadata"]["resourceVersion"] = json!("99");
-        assert!(
-            tenant_writes(
-                tenancy(&copy),
-                std::slice::from_ref(&role),
-                &[],
-                std::slice::from_ref(&current),
-                &[]
-            )
-            .is_empty()
-        );
-        current["rules"] = json!([]);
-        let writes = tenant_writes(tenancy(&copy), &[role], &[], &[current], &[]);
+        current.metadata.resource_version = Some("99".into());
+        assert!(tenant_writes(tenancy(&copy), &[&role], &[], &[&current], &[]).is_empty());
+        current.rules = Some(Vec::new());
+        let writes = tenant_writes(tenancy(&copy), &[&role], &[], &[&current], &[]);
         let [TenantWrite::UpdateRole(u)] = writes.as_slice() else {
             panic!("{writes:?}")
         };
+        let u = json!(u);
         assert_eq!(u["metadata"]["resourceVersion"], "99");
         assert_eq!(u["rules"][0]["verbs"][0], "get");
-        let binding = owned("RoleBinding", "b", CSV_UID);
-        assert!(
-            tenant_writes(
-                tenancy(&copy),
-                &[],
-                std::slice::from_ref(&binding),
-                &[],
-                std::slice::from_ref(&binding)
-            )
-            .is_empty()
-        );
+        let binding: RoleBinding =
+            serde_json::from_value(owned("RoleBinding", "b", CSV_UID)).unwrap();
+        assert!(tenant_writes(tenancy(&copy), &[], &[&binding], &[], &[&binding]).is_empty());
     }
 }
