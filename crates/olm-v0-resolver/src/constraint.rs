@@ -155,8 +155,26 @@ pub enum ConstraintError {
         /// The rule, as written.
         rule: String,
         /// The compiler's complaint.
-        message: String,
+        message: CelError,
     },
+}
+
+/// Why a CEL rule does not compile.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CelError {
+    /// The compiler's thread could not be started.
+    #[error("cannot start the CEL compiler: {0}")]
+    Spawn(String),
+    /// The parser failed on the rule instead of answering.
+    #[error("the CEL parser failed on this rule")]
+    ParserFailed,
+    /// The rule does not parse, nests too deep, or uses what is not declared: the parser's or
+    /// checker's words.
+    #[error("{0}")]
+    Invalid(String),
+    /// The rule is not a boolean expression (upstream's words).
+    #[error("cel expressions must have type Bool")]
+    NotBool,
 }
 
 /// Formats a location suffix: nothing for the top level, ` at PATH` otherwise.
@@ -793,22 +811,24 @@ pub struct CelRule {
 }
 
 impl CelRule {
-    /// Compiles and checks a rule. The error is a human-readable message.
+    /// Compiles and checks a rule.
     ///
     /// The `cel` crate's parser (ANTLR-generated) recurses deeply per nesting level, so it runs on
     /// a thread of its own with a [`COMPILE_STACK`]-byte stack: a hostile rule then meets the
     /// parser's recursion limit rather than the caller's stack end. The checked expression may
     /// nest at most [`MAX_RULE_DEPTH`] levels, which keeps evaluation shallow on any stack.
-    pub fn compile(rule: &str) -> Result<CelRule, String> {
+    ///
+    /// # Errors
+    ///
+    /// Why the rule does not compile ([`CelError`]).
+    pub fn compile(rule: &str) -> Result<CelRule, CelError> {
         let owned = rule.to_owned();
         let worker = std::thread::Builder::new()
             .name("cel-compile".to_owned())
             .stack_size(COMPILE_STACK)
             .spawn(move || compile_on_this_thread(&owned))
-            .map_err(|e| format!("cannot start the CEL compiler: {e}"))?;
-        let expr = worker
-            .join()
-            .map_err(|_| "the CEL parser failed on this rule".to_owned())??;
+            .map_err(|e| CelError::Spawn(e.to_string()))?;
+        let expr = worker.join().map_err(|_| CelError::ParserFailed)??;
         Ok(CelRule {
             rule: rule.to_owned(),
             expr,
@@ -857,15 +877,15 @@ const COMPILE_STACK: usize = 256 << 20;
 /// macros count their expansion (a nested `exists` is about two levels).
 pub const MAX_RULE_DEPTH: usize = 24;
 
-fn compile_on_this_thread(rule: &str) -> Result<IdedExpr, String> {
-    let source = prepare(rule)?;
+fn compile_on_this_thread(rule: &str) -> Result<IdedExpr, CelError> {
+    let source = prepare(rule).map_err(CelError::Invalid)?;
     let mut expr = cel::parser::Parser::new()
         .parse(&source)
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| CelError::Invalid(e.to_string()))?;
     let mut scope = Vec::new();
-    let ty = check(&expr, &mut scope, 0)?;
+    let ty = check(&expr, &mut scope, 0).map_err(CelError::Invalid)?;
     if ty != Ty::Bool {
-        return Err("cel expressions must have type Bool".to_owned());
+        return Err(CelError::NotBool);
     }
     absorb_errors(&mut expr);
     Ok(expr)
@@ -1946,7 +1966,7 @@ mod tests {
         for (rule, want) in cases {
             match CelRule::compile(rule) {
                 Ok(r) => panic!("{rule}: compiled as {r:?}"),
-                Err(e) => assert!(e.contains(want), "{rule}: {e}"),
+                Err(e) => assert!(e.to_string().contains(want), "{rule}: {e}"),
             }
         }
         // Boolean expressions compile, including the dyn-typed comparisons rules are made of.
@@ -2111,8 +2131,9 @@ mod tests {
         assert!(eval("1 - -1 == 2 && 1--1 == 2 && 1e-5 > 0.0"));
         assert!(eval("'!!' == '!!' && \"--\" == \"--\""));
         assert!(eval("true // don't !!\n && !!true"));
+        assert_eq!(CelRule::compile("!!1").unwrap_err(), CelError::NotBool);
         assert_eq!(
-            CelRule::compile("!!1").unwrap_err(),
+            CelError::NotBool.to_string(),
             "cel expressions must have type Bool"
         );
         assert_eq!(CelRule::compile("!!true").unwrap().rule(), "!!true");
@@ -2127,7 +2148,7 @@ mod tests {
             format!("{}true", "true ? true : ".repeat(MAX_RULE_DEPTH + 1)),
             format!("1{} == 1", " + 1".repeat(MAX_RULE_DEPTH)),
         ] {
-            let err = CelRule::compile(&rule).unwrap_err();
+            let err = CelRule::compile(&rule).unwrap_err().to_string();
             assert_eq!(
                 err,
                 format!("expression nests deeper than {MAX_RULE_DEPTH} levels"),

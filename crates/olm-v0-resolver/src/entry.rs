@@ -210,7 +210,7 @@ pub fn from_registry(
     bundle: RegistryBundle,
     catalog: &SourceKey,
     default_channel: &str,
-) -> Result<Entry, String> {
+) -> Result<Entry, EntryError> {
     let mut properties = bundle.properties;
     if properties.is_empty() {
         properties = provided_properties(&bundle.provided_apis);
@@ -305,14 +305,48 @@ fn string_field(value: &Value, key: &str) -> String {
         .to_owned()
 }
 
+/// Why a bundle or an installed CSV cannot be read as a resolver entry, in upstream's words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EntryError {
+    /// A legacy `dependencies` entry whose value is not a JSON object.
+    #[error(
+        "failed to translate legacy dependencies to properties: failed to unmarshal legacy '{kind}' dependency: {value}"
+    )]
+    LegacyDependency {
+        /// Its type (`olm.gvk`, `olm.package`).
+        kind: String,
+        /// Its value, as written.
+        value: String,
+    },
+    /// An owned or required CRD whose name has no `.` between plural and group.
+    #[error("error parsing crd name: {0}")]
+    CrdName(String),
+    /// The CSV's properties annotation cannot be read.
+    #[error("failed to retrieve properties of csv {csv:?}: {error}")]
+    Properties {
+        /// The CSV's name.
+        csv: String,
+        /// Why.
+        error: PropertiesError,
+    },
+}
+
+/// Why an `operatorframework.io/properties` annotation cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("failed to unmarshal properties annotation: {0}")]
+pub struct PropertiesError(String);
+
 /// A legacy `dependencies` entry as a property (upstream's `legacyDependenciesToProperties`);
 /// unknown types are dropped.
-fn legacy_dependency(dependency: &Property) -> Result<Option<Property>, String> {
+fn legacy_dependency(dependency: &Property) -> Result<Option<Property>, EntryError> {
     let parse = |what: &str| {
         serde_json::from_str::<Value>(&dependency.value)
             .ok()
             .filter(Value::is_object)
-            .ok_or_else(|| format!("failed to translate legacy dependencies to properties: failed to unmarshal legacy '{what}' dependency: {}", dependency.value))
+            .ok_or_else(|| EntryError::LegacyDependency {
+                kind: what.to_owned(),
+                value: dependency.value.clone(),
+            })
     };
     Ok(match dependency.kind.as_str() {
         "olm.gvk" => {
@@ -352,7 +386,7 @@ pub fn from_csv(
     csv: &Value,
     namespace: &str,
     installed_by: &[(String, String)],
-) -> Result<Entry, String> {
+) -> Result<Entry, EntryError> {
     let name = csv
         .pointer("/metadata/name")
         .and_then(Value::as_str)
@@ -373,7 +407,7 @@ pub fn from_csv(
         {
             let crd_name = string_field(crd, "name");
             let Some((plural, group)) = crd_name.split_once('.') else {
-                return Err(format!("error parsing crd name: {crd_name}"));
+                return Err(EntryError::CrdName(crd_name));
             };
             into.push(ApiKey {
                 group: group.to_owned(),
@@ -411,8 +445,10 @@ pub fn from_csv(
         .and_then(|a| a.get(PROPERTIES_ANNOTATION))
         .and_then(Value::as_str);
     let properties = match annotation {
-        Some(text) => properties_from_annotation(text)
-            .map_err(|e| format!("failed to retrieve properties of csv {name:?}: {e}"))?,
+        Some(text) => properties_from_annotation(text).map_err(|error| EntryError::Properties {
+            csv: name.clone(),
+            error,
+        })?,
         None => {
             let mut properties = provided_properties(&provided);
             properties.extend(required_properties(&required));
@@ -462,16 +498,13 @@ pub fn from_csv(
 }
 
 /// The properties of an `operatorframework.io/properties` annotation (`{"properties":[…]}`).
-pub fn properties_from_annotation(text: &str) -> Result<Vec<Property>, String> {
-    let value: Value = serde_json::from_str(text)
-        .map_err(|e| format!("failed to unmarshal properties annotation: {e}"))?;
+pub fn properties_from_annotation(text: &str) -> Result<Vec<Property>, PropertiesError> {
+    let value: Value = serde_json::from_str(text).map_err(|e| PropertiesError(e.to_string()))?;
     let list = match value.get("properties") {
         None | Some(Value::Null) => return Ok(Vec::new()),
         Some(Value::Array(list)) => list,
         Some(_) => {
-            return Err(
-                "failed to unmarshal properties annotation: properties is not a list".to_owned(),
-            );
+            return Err(PropertiesError("properties is not a list".to_owned()));
         }
     };
     Ok(list
@@ -584,6 +617,7 @@ mod tests {
         assert!(
             from_registry(bad, &SourceKey::default(), "")
                 .unwrap_err()
+                .to_string()
                 .contains("olm.gvk")
         );
     }
@@ -605,7 +639,7 @@ mod tests {
         assert_eq!(freestanding.package, "");
         let bad = serde_json::json!({"metadata": {"name": "b"}, "spec": {"customresourcedefinitions": {"owned": [{"name": "nodot"}]}}});
         assert_eq!(
-            from_csv(&bad, "ns", &[]).unwrap_err(),
+            from_csv(&bad, "ns", &[]).unwrap_err().to_string(),
             "error parsing crd name: nodot"
         );
     }

@@ -18,4 +18,4 @@ pub mod resolve;
 pub mod solver;
 
 pub use entry::{Entry, Property, RegistryBundle, SourceKey};
-pub use resolve::{Catalog, ResolveError, Resolved, Subscription, resolve};
+pub use resolve::{Catalog, Prevented, ResolveError, Resolved, Subscription, resolve};

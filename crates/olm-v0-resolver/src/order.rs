@@ -6,9 +6,55 @@ use std::collections::{HashMap, HashSet};
 
 use super::entry::{Entry, SourceKey};
 
+/// Why a channel's entries have no order: upstream's `sortChannel` errors, in its words (they
+/// reach Subscriptions' `ResolutionFailed` message).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OrderError {
+    /// Every entry is replaced or skipped by another.
+    #[error(
+        "no channel heads (entries not replaced by another entry) found in channel {channel:?} of package {package:?}"
+    )]
+    NoHeads {
+        /// The package.
+        package: String,
+        /// The channel.
+        channel: String,
+    },
+    /// Following `replaces` from `head` comes back to an entry already passed.
+    #[error(
+        "a cycle exists in the chain of replacement beginning with {head:?} in channel {channel:?} of package {package:?}"
+    )]
+    Cycle {
+        /// The head the chain starts at.
+        head: String,
+        /// The package.
+        package: String,
+        /// The channel.
+        channel: String,
+    },
+    /// More than one head: each chain as `first...last` (or its one entry).
+    #[error(
+        "a unique replacement chain within a channel is required to determine the relative order between channel entries, but {} replacement chains were found in channel {channel:?} of package {package:?}: {}",
+        .chains.len(),
+        .chains.join(", ")
+    )]
+    SeveralChains {
+        /// The package.
+        package: String,
+        /// The channel.
+        channel: String,
+        /// The chains, by their ends.
+        chains: Vec<String>,
+    },
+}
+
 /// A channel's entries along its unique replacement chain from head to tail, without the
-/// skipped ones; errors in upstream's words when there is no head, a cycle, or several chains.
-pub fn sort_channel<'a>(bundles: &[&'a Entry]) -> Result<Vec<&'a Entry>, String> {
+/// skipped ones.
+///
+/// # Errors
+///
+/// No head, a cycle, or several chains ([`OrderError`]).
+pub fn sort_channel<'a>(bundles: &[&'a Entry]) -> Result<Vec<&'a Entry>, OrderError> {
     let Some(first) = bundles.first() else {
         return Ok(Vec::new());
     };
@@ -38,9 +84,10 @@ pub fn sort_channel<'a>(bundles: &[&'a Entry]) -> Result<Vec<&'a Entry>, String>
     }
     let heads: Vec<usize> = (0..bundles.len()).filter(|&i| !replaced[i]).collect();
     if heads.is_empty() {
-        return Err(format!(
-            "no channel heads (entries not replaced by another entry) found in channel {channel:?} of package {package:?}"
-        ));
+        return Err(OrderError::NoHeads {
+            package: package.clone(),
+            channel: channel.clone(),
+        });
     }
     let mut chains: Vec<Vec<&'a Entry>> = Vec::new();
     for &head in &heads {
@@ -54,17 +101,18 @@ pub fn sort_channel<'a>(bundles: &[&'a Entry]) -> Result<Vec<&'a Entry>, String>
             }
             let Some(next) = replaces[current] else { break };
             if visited[next] {
-                return Err(format!(
-                    "a cycle exists in the chain of replacement beginning with {:?} in channel {channel:?} of package {package:?}",
-                    bundles[head].name
-                ));
+                return Err(OrderError::Cycle {
+                    head: bundles[head].name.clone(),
+                    package: package.clone(),
+                    channel: channel.clone(),
+                });
             }
             current = next;
         }
         chains.push(chain);
     }
     if chains.len() > 1 {
-        let names: Vec<String> = chains
+        let chains: Vec<String> = chains
             .iter()
             .map(|chain| match chain.as_slice() {
                 [] => "[]".to_owned(),
@@ -72,18 +120,18 @@ pub fn sort_channel<'a>(bundles: &[&'a Entry]) -> Result<Vec<&'a Entry>, String>
                 [first, .., last] => format!("{}...{}", first.name, last.name),
             })
             .collect();
-        return Err(format!(
-            "a unique replacement chain within a channel is required to determine the relative order between channel entries, but {} replacement chains were found in channel {channel:?} of package {package:?}: {}",
-            names.len(),
-            names.join(", ")
-        ));
+        return Err(OrderError::SeveralChains {
+            package: package.clone(),
+            channel: channel.clone(),
+            chains,
+        });
     }
     Ok(chains.pop().unwrap_or_default())
 }
 
 /// Entries grouped by (package, channel) in first-seen order, each group sorted along its chain,
 /// groups ordered default channel first, then package, then channel name.
-pub fn sort_by_channel<'a>(entries: &[&'a Entry]) -> Result<Vec<&'a Entry>, String> {
+pub fn sort_by_channel<'a>(entries: &[&'a Entry]) -> Result<Vec<&'a Entry>, OrderError> {
     let mut groups: Vec<(&str, &str, bool, Vec<&'a Entry>)> = Vec::new();
     for e in entries {
         // Installed CSVs have no channel and no replaces: each is its own chain.
@@ -230,7 +278,9 @@ mod tests {
         ];
         for (name, entries, want) in cases {
             let refs: Vec<&Entry> = entries.iter().collect();
-            let got = sort_channel(&refs).map(|s| names(&s));
+            let got = sort_channel(&refs)
+                .map(|s| names(&s))
+                .map_err(|e| e.to_string());
             match want {
                 Ok(want) => assert_eq!(got.unwrap(), want, "{name}"),
                 Err(want) => assert_eq!(got.unwrap_err(), want, "{name}"),

@@ -3,10 +3,10 @@
 //! `olm.constraint`). Each predicate describes itself in upstream's words, which end up in
 //! "bundle X requires an operator …" sentences.
 
-use olm_version::blang::{Range, Version};
+use olm_version::blang::{Range, RangeError, Version};
 use serde_json::Value;
 
-use super::constraint::{self, CelRule, Kind};
+use super::constraint::{self, CelRule, ConstraintError, Kind};
 use super::entry::{Entry, SourceKey};
 use olm_v0::ApiKey;
 
@@ -132,16 +132,45 @@ impl Predicate {
     }
 }
 
-/// The dependency a property declares, if its type declares one; an error says why a
-/// dependency property cannot be read.
-pub fn dependency(kind: &str, value: &str) -> Result<Option<Predicate>, String> {
-    let object = || serde_json::from_str::<Value>(value).map_err(|e| format!("{kind}: {e}"));
+/// Why a dependency property cannot be read, in upstream's words where it has them.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DependencyError {
+    /// The value of a `*.required` property is not JSON.
+    #[error("{kind}: {error}")]
+    Json {
+        /// The property's type.
+        kind: String,
+        /// The parser's words.
+        error: String,
+    },
+    /// An `olm.constraint` value that does not parse.
+    #[error("parse olm.constraint: {0}")]
+    Constraint(#[source] ConstraintError),
+    /// An `olm.constraint` whose package constraint has a version range that does not parse.
+    #[error("convert olm.constraint to resolver predicate: {0}")]
+    Convert(#[source] RangeError),
+    /// An `olm.package.required` whose version range does not parse.
+    #[error(transparent)]
+    Range(RangeError),
+}
+
+/// The dependency a property declares, if its type declares one.
+///
+/// # Errors
+///
+/// Why the property cannot be read ([`DependencyError`]).
+pub fn dependency(kind: &str, value: &str) -> Result<Option<Predicate>, DependencyError> {
+    let object = || {
+        serde_json::from_str::<Value>(value).map_err(|e| DependencyError::Json {
+            kind: kind.to_owned(),
+            error: e.to_string(),
+        })
+    };
     Ok(Some(match kind {
         constraint::OLM_CONSTRAINT_TYPE => {
-            let parsed = constraint::parse(value.as_bytes())
-                .map_err(|e| format!("parse olm.constraint: {e}"))?;
-            from_constraint(parsed)
-                .map_err(|e| format!("convert olm.constraint to resolver predicate: {e}"))?
+            let parsed =
+                constraint::parse(value.as_bytes()).map_err(DependencyError::Constraint)?;
+            from_constraint(parsed).map_err(DependencyError::Convert)?
         }
         "olm.gvk.required" => {
             let v = object()?;
@@ -156,7 +185,8 @@ pub fn dependency(kind: &str, value: &str) -> Result<Option<Predicate>, String> 
             package_required(
                 &json_field(&v, "packageName").unwrap_or_default(),
                 &json_field(&v, "versionRange").unwrap_or_default(),
-            )?
+            )
+            .map_err(DependencyError::Range)?
         }
         "olm.label.required" => {
             Predicate::Label(json_field(&object()?, "label").unwrap_or_default())
@@ -166,8 +196,8 @@ pub fn dependency(kind: &str, value: &str) -> Result<Option<Predicate>, String> 
 }
 
 /// A package within a version range (upstream's `newPackageRequiredPredicate`).
-fn package_required(name: &str, range: &str) -> Result<Predicate, String> {
-    let parsed = Range::parse(range).map_err(|e| e.to_string())?;
+fn package_required(name: &str, range: &str) -> Result<Predicate, RangeError> {
+    let parsed = Range::parse(range)?;
     Ok(Predicate::And(vec![
         Predicate::Package(name.to_owned()),
         Predicate::VersionInRange(parsed, range.to_owned()),
@@ -175,7 +205,7 @@ fn package_required(name: &str, range: &str) -> Result<Predicate, String> {
 }
 
 /// An `olm.constraint` as a predicate (upstream's `convertConstraints`).
-fn from_constraint(c: constraint::Constraint) -> Result<Predicate, String> {
+fn from_constraint(c: constraint::Constraint) -> Result<Predicate, RangeError> {
     let all = |list: Vec<constraint::Constraint>| {
         list.into_iter()
             .map(from_constraint)

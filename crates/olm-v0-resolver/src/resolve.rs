@@ -19,7 +19,7 @@ use std::collections::{HashMap, HashSet};
 use indexmap::IndexMap;
 
 use super::entry::{DEPRECATED_TYPE, Entry, SourceKey};
-use super::order::{Ranked, sort_by_channel, sort_catalogs};
+use super::order::{OrderError, Ranked, sort_by_channel, sort_catalogs};
 use super::predicate::{self, Predicate};
 use super::solver::{self, Constraint, Rule, SolveError, Variable};
 
@@ -69,8 +69,42 @@ pub enum ResolveError {
     #[error("{}", .0)]
     NotSatisfiable(SolveError),
     /// Something kept resolution from running: upstream's `ErrorPreventedResolution`.
-    #[error("{0}")]
-    Prevented(String),
+    #[error(transparent)]
+    Prevented(#[from] Prevented),
+}
+
+/// What kept resolution from running, in upstream's words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Prevented {
+    /// A channel of candidates has no order.
+    #[error(transparent)]
+    Order(#[from] OrderError),
+    /// A Subscription's `status.installedCSV` names more than one installed CSV.
+    #[error(
+        "multiple name matches for status.installedCSV of subscription {namespace}/{name}: {}",
+        .csvs.join(", ")
+    )]
+    InstalledCsvAmbiguous {
+        /// The Subscription's namespace.
+        namespace: String,
+        /// The Subscription's name.
+        name: String,
+        /// The CSVs it matches.
+        csvs: Vec<String>,
+    },
+    /// The catalog a Subscription names cannot be read.
+    #[error("error using catalogsource {namespace}/{name}: {error}")]
+    Catalog {
+        /// The CatalogSource's namespace.
+        namespace: String,
+        /// The CatalogSource's name.
+        name: String,
+        /// Why it cannot be read.
+        error: String,
+    },
+    /// The solver could not run (inconsistent input or its own failure).
+    #[error(transparent)]
+    Solver(SolveError),
 }
 
 /// A bundle variable's entry and the installed CSV it would replace.
@@ -117,7 +151,7 @@ pub fn resolve(
     };
     let existing_refs: Vec<&Entry> = existing.iter().collect();
     r.bundle_variables(&existing_refs)
-        .map_err(ResolveError::Prevented)?;
+        .map_err(Prevented::from)?;
 
     let mut starting = HashSet::new();
     for sub in subscriptions {
@@ -126,13 +160,12 @@ pub fn resolve(
             .filter(|e| e.name == sub.installed_csv)
             .collect();
         if matches.len() > 1 {
-            let names: Vec<&str> = matches.iter().map(|e| e.name.as_str()).collect();
-            return Err(ResolveError::Prevented(format!(
-                "multiple name matches for status.installedCSV of subscription {}/{}: {}",
-                sub.namespace,
-                sub.name,
-                names.join(", ")
-            )));
+            return Err(Prevented::InstalledCsvAmbiguous {
+                namespace: sub.namespace.clone(),
+                name: sub.name.clone(),
+                csvs: matches.iter().map(|e| e.name.clone()).collect(),
+            }
+            .into());
         }
         let current = matches.first().copied();
         if current.is_none() && !sub.starting_csv.is_empty() {
@@ -143,20 +176,22 @@ pub fn resolve(
             .find(|c| c.key == sub.catalog)
             .map(|c| &c.entries)
         {
-            return Err(ResolveError::Prevented(format!(
-                "error using catalogsource {}/{}: {error}",
-                sub.catalog.namespace, sub.catalog.name
-            )));
+            return Err(Prevented::Catalog {
+                namespace: sub.catalog.namespace.clone(),
+                name: sub.catalog.name.clone(),
+                error: error.clone(),
+            }
+            .into());
         }
         r.subscription_variables(sub, current)
-            .map_err(ResolveError::Prevented)?;
+            .map_err(Prevented::from)?;
     }
     r.add_invariants();
 
     let input: Vec<Variable> = r.variables.values().cloned().collect();
     let chosen = solver::solve(&input).map_err(|e| match e {
         SolveError::NotSatisfiable(_) => ResolveError::NotSatisfiable(e),
-        other => ResolveError::Prevented(other.to_string()),
+        other => Prevented::Solver(other).into(),
     })?;
     Ok(chosen
         .into_iter()
@@ -211,7 +246,7 @@ impl<'a> Resolution<'a> {
 
     /// The variable for an entry, made once, with its dependencies' candidates; walks the
     /// dependencies of `stack` transitively (upstream's `getBundleVariables`).
-    fn bundle_variables(&mut self, stack: &[&'a Entry]) -> Result<(), String> {
+    fn bundle_variables(&mut self, stack: &[&'a Entry]) -> Result<(), OrderError> {
         let mut stack: Vec<&'a Entry> = stack.to_vec();
         while let Some(bundle) = stack.pop() {
             if self.visited.contains_key(&(bundle as *const Entry)) {
@@ -285,7 +320,7 @@ impl<'a> Resolution<'a> {
         &self,
         bundle: &Entry,
         dependency: &Predicate,
-    ) -> Result<Vec<&'a Entry>, String> {
+    ) -> Result<Vec<&'a Entry>, OrderError> {
         let mut sources = Vec::new();
         let mut seen = HashSet::new();
         for b in self.find_preferred(None, "", dependency) {
@@ -330,7 +365,7 @@ impl<'a> Resolution<'a> {
         &mut self,
         sub: &Subscription,
         current: Option<&'a Entry>,
-    ) -> Result<(), String> {
+    ) -> Result<(), OrderError> {
         let entries = self.catalog(&sub.catalog);
         let (mut npkg, mut nch, mut ncsv) = (0, 0, 0);
         let csv_filter = match current {
@@ -535,7 +570,7 @@ fn at_most_one(
 
 /// Candidates grouped by catalog in the order found, each catalog's channels ordered default
 /// first, then package and channel name, each along its chain (upstream's `sortBundles`).
-fn sort_bundles<'a>(bundles: &[&'a Entry]) -> Result<Vec<&'a Entry>, String> {
+fn sort_bundles<'a>(bundles: &[&'a Entry]) -> Result<Vec<&'a Entry>, OrderError> {
     let mut catalogs: Vec<(&SourceKey, Vec<&'a Entry>)> = Vec::new();
     for b in bundles {
         match catalogs.iter_mut().find(|(k, _)| **k == b.catalog) {

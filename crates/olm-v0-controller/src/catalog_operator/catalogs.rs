@@ -194,7 +194,8 @@ async fn fetch_unbounded(
                 .entry(b.csv_name.clone())
                 .or_insert_with(|| Arc::new(b.object.clone()));
         }
-        let entry = from_registry(registry_bundle(b), source, &default_channel)?;
+        let entry = from_registry(registry_bundle(b), source, &default_channel)
+            .map_err(|e| e.to_string())?;
         content.entries.push(entry);
     }
     head_csvs(&mut client, &mut packages).await;

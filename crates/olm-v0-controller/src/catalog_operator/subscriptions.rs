@@ -560,7 +560,8 @@ fn existing_entries(
             .map(|v| (v.name.clone(), v.package.clone()))
             .collect();
         out.push(
-            resolver::entry::from_csv(&value, namespace, &installed_by).map_err(Error::Retry)?,
+            resolver::entry::from_csv(&value, namespace, &installed_by)
+                .map_err(|e| Error::Retry(e.to_string()))?,
         );
     }
     Ok((out, aside))
@@ -804,7 +805,7 @@ async fn resolution_failed(
     }
     match error {
         ResolveError::NotSatisfiable(_) => Ok(None),
-        ResolveError::Prevented(e) => Err(Error::Retry(e.clone())),
+        ResolveError::Prevented(e) => Err(Error::Retry(e.to_string())),
     }
 }
 

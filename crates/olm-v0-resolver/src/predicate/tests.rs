@@ -167,6 +167,7 @@ fn unreadable_dependencies_say_why() {
     assert!(
         dependency("olm.gvk.required", "[")
             .unwrap_err()
+            .to_string()
             .starts_with("olm.gvk.required: ")
     );
     assert!(
@@ -176,13 +177,16 @@ fn unreadable_dependencies_say_why() {
         )
         .is_err()
     );
-    let err = dependency("olm.constraint", r#"{"cel":{"rule":"properties.exists("}}"#).unwrap_err();
+    let err = dependency("olm.constraint", r#"{"cel":{"rule":"properties.exists("}}"#)
+        .unwrap_err()
+        .to_string();
     assert!(err.starts_with("parse olm.constraint: "), "{err}");
     let err = dependency(
         "olm.constraint",
         r#"{"package":{"packageName":"a","versionRange":"nope"}}"#,
     )
-    .unwrap_err();
+    .unwrap_err()
+    .to_string();
     assert!(
         err.starts_with("convert olm.constraint to resolver predicate: ")
             || err.starts_with("parse olm.constraint: "),

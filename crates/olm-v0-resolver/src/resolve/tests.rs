@@ -258,9 +258,15 @@ fn an_unreadable_catalog_prevents_only_its_subscriptions() {
     let err = resolve("ns", &[s], &[], &[broken, good]).unwrap_err();
     assert_eq!(
         err,
-        ResolveError::Prevented(
-            "error using catalogsource olm/broken: rpc error: code = Unavailable".into()
-        )
+        ResolveError::Prevented(Prevented::Catalog {
+            namespace: "olm".into(),
+            name: "broken".into(),
+            error: "rpc error: code = Unavailable".into(),
+        })
+    );
+    assert_eq!(
+        err.to_string(),
+        "error using catalogsource olm/broken: rpc error: code = Unavailable"
     );
 }
 
