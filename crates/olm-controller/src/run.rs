@@ -56,8 +56,10 @@ use crate::metrics::Metrics;
 use olm_cluster::context::{FIELD_MANAGER, Shared};
 
 mod component;
+mod flags;
 mod gates;
 pub use component::Component;
+pub use flags::FlagError;
 pub use gates::FeatureGates;
 
 /// The namespace OLM's own objects go to unless told otherwise (upstream's).
@@ -94,17 +96,18 @@ pub enum CertProviderChoice {
 
 impl CertProviderChoice {
     /// Parses the flag's spelling.
-    pub fn parse(s: &str) -> Result<CertProviderChoice, String> {
+    pub fn parse(s: &str) -> Result<CertProviderChoice, FlagError> {
         match s {
             "auto" => Ok(CertProviderChoice::Auto),
             "builtin" => Ok(CertProviderChoice::Builtin),
             "cert-manager" => Ok(CertProviderChoice::CertManager),
             "openshift-service-ca" => Ok(CertProviderChoice::OpenshiftServiceCa),
             "none" => Ok(CertProviderChoice::None),
-            other => Err(format!(
-                "unknown certificate provider {} (want auto, builtin, cert-manager, openshift-service-ca or none)",
-                olm_goenc::quote(other)
-            )),
+            other => Err(FlagError::Unknown {
+                what: "certificate provider",
+                value: other.to_owned(),
+                want: "auto, builtin, cert-manager, openshift-service-ca or none",
+            }),
         }
     }
 }
@@ -123,15 +126,16 @@ pub enum Which {
 
 impl Which {
     /// Parses the flag's spelling.
-    pub fn parse(s: &str) -> Result<Which, String> {
+    pub fn parse(s: &str) -> Result<Which, FlagError> {
         match s {
             "v0" => Ok(Which::V0),
             "v1" => Ok(Which::V1),
             "both" => Ok(Which::Both),
-            other => Err(format!(
-                "unknown OLM {} (want v0, v1 or both)",
-                olm_goenc::quote(other)
-            )),
+            other => Err(FlagError::Unknown {
+                what: "OLM",
+                value: other.to_owned(),
+                want: "v0, v1 or both",
+            }),
         }
     }
 
@@ -292,8 +296,8 @@ pub enum RunError {
         source: std::io::Error,
     },
     /// `--component` and `--olm` disagree.
-    #[error("{0}")]
-    Component(String),
+    #[error(transparent)]
+    Component(FlagError),
     /// A part of the process stopped before it was told to.
     #[error("{0} stopped on its own")]
     Stopped(&'static str),
@@ -1041,7 +1045,7 @@ mod tests {
             assert_eq!(CertProviderChoice::parse(s), Ok(want));
         }
         assert_eq!(
-            CertProviderChoice::parse("vault"),
+            CertProviderChoice::parse("vault").map_err(|e| e.to_string()),
             Err(r#"unknown certificate provider "vault" (want auto, builtin, cert-manager, openshift-service-ca or none)"#.to_owned())
         );
     }

@@ -7,7 +7,7 @@
 //! its leader on upstream's Lease, so scripts, docs and suites written for upstream's layout
 //! find what they expect.
 
-use crate::run::Which;
+use crate::run::{FlagError, Which};
 
 /// Upstream catalogd's leader election Lease.
 pub const CATALOGD_LEASE: &str = "catalogd-operator-lock";
@@ -29,15 +29,16 @@ pub enum Component {
 
 impl Component {
     /// Parses the flag's spelling.
-    pub fn parse(s: &str) -> Result<Component, String> {
+    pub fn parse(s: &str) -> Result<Component, FlagError> {
         match s {
             "all" => Ok(Component::All),
             "catalogd" => Ok(Component::Catalogd),
             "operator-controller" => Ok(Component::OperatorController),
-            other => Err(format!(
-                "unknown component {} (want all, catalogd or operator-controller)",
-                olm_goenc::quote(other)
-            )),
+            other => Err(FlagError::Unknown {
+                what: "component",
+                value: other.to_owned(),
+                want: "all, catalogd or operator-controller",
+            }),
         }
     }
 
@@ -63,18 +64,12 @@ impl Component {
 
     /// Refuses a component with OLMs it does not run: catalogd is OLM v1's alone, so OLM v0
     /// there would run a second time beside the operator-controller that runs it.
-    pub fn check(self, which: Which) -> Result<(), String> {
+    pub fn check(self, which: Which) -> Result<(), FlagError> {
         if self == Component::Catalogd && which != Which::V1 {
-            return Err(
-                "--component=catalogd runs OLM v1's catalog server only: give --olm=v1 (OLM v0 runs with --component=operator-controller or all)"
-                    .to_owned(),
-            );
+            return Err(FlagError::CatalogdWithV0);
         }
         if self != Component::All && which == Which::V0 {
-            return Err(format!(
-                "--component={} is a part of OLM v1, which --olm=v0 does not run: give --olm=v1 or both, or --component=all",
-                self.name()
-            ));
+            return Err(FlagError::V1ComponentWithV0(self.name()));
         }
         Ok(())
     }
@@ -103,7 +98,7 @@ mod tests {
             assert_eq!(Component::parse(c.name()), Ok(c));
         }
         assert_eq!(
-            Component::parse("catalog"),
+            Component::parse("catalog").map_err(|e| e.to_string()),
             Err(
                 "unknown component \"catalog\" (want all, catalogd or operator-controller)"
                     .to_owned()
@@ -145,14 +140,16 @@ mod tests {
         assert!(Component::OperatorController.check(Which::V1).is_ok());
         let err = Component::Catalogd
             .check(Which::Both)
-            .expect_err("v0 twice");
+            .expect_err("v0 twice")
+            .to_string();
         assert!(
             err.starts_with("--component=catalogd runs OLM v1's"),
             "{err}"
         );
         let err = Component::OperatorController
             .check(Which::V0)
-            .expect_err("no v1");
+            .expect_err("no v1")
+            .to_string();
         assert!(err.contains("--olm=v0 does not run"), "{err}");
     }
 }

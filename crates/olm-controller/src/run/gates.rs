@@ -17,7 +17,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::run::CertProviderChoice;
+use crate::run::{CertProviderChoice, FlagError};
 
 /// What a gate means in olm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,7 +87,7 @@ impl FeatureGates {
     ///
     /// Errors: component-base's words for a pair without `=` or with a value Go's
     /// `strconv.ParseBool` refuses, and for a name neither component knows.
-    pub fn parse<S: AsRef<str>>(values: &[S]) -> Result<FeatureGates, String> {
+    pub fn parse<S: AsRef<str>>(values: &[S]) -> Result<FeatureGates, FlagError> {
         let mut gates = BTreeMap::new();
         for value in values {
             for pair in value.as_ref().split(',') {
@@ -96,18 +96,17 @@ impl FeatureGates {
                     continue;
                 }
                 let Some((name, v)) = pair.split_once('=') else {
-                    return Err(format!("missing bool value for {pair}"));
+                    return Err(FlagError::MissingBool(pair.to_owned()));
                 };
                 let name = name.trim();
                 let v = v.trim();
-                let enabled = olm_goenc::strconv::parse_bool(v).map_err(|_| {
-                    format!(
-                        "invalid value of {name}={v}, err: strconv.ParseBool: parsing {}: invalid syntax",
-                        olm_goenc::quote(v)
-                    )
-                })?;
+                let enabled =
+                    olm_goenc::strconv::parse_bool(v).map_err(|_| FlagError::InvalidBool {
+                        name: name.to_owned(),
+                        value: v.to_owned(),
+                    })?;
                 let Some(&(known, meaning)) = GATES.iter().find(|(known, _)| *known == name) else {
-                    return Err(format!("unrecognized feature gate: {name}"));
+                    return Err(FlagError::UnknownGate(name.to_owned()));
                 };
                 gates.insert(known, (meaning, enabled));
             }
@@ -117,7 +116,11 @@ impl FeatureGates {
 
     /// What the gates do to `cert_provider` and `metas` (the flags' values); refuses a gate set
     /// to what olm cannot do, and a provider the gates turn off.
-    pub fn apply(&self, cert_provider: CertProviderChoice, metas: bool) -> Result<Effect, String> {
+    pub fn apply(
+        &self,
+        cert_provider: CertProviderChoice,
+        metas: bool,
+    ) -> Result<Effect, FlagError> {
         let mut effect = Effect {
             cert_provider,
             metas,
@@ -125,10 +128,10 @@ impl FeatureGates {
         for (&name, &(meaning, enabled)) in &self.0 {
             match meaning {
                 Meaning::Always(why) if !enabled => {
-                    return Err(format!("{name}=false: olm cannot turn it off: {why}"));
+                    return Err(FlagError::CannotTurnOff { gate: name, why });
                 }
                 Meaning::Never(why) if enabled => {
-                    return Err(format!("{name}=true: olm cannot turn it on: {why}"));
+                    return Err(FlagError::CannotTurnOn { gate: name, why });
                 }
                 Meaning::Always(_) | Meaning::Never(_) => {}
                 Meaning::Metas => effect.metas = enabled,
@@ -156,12 +159,10 @@ impl FeatureGates {
 fn without(
     choice: CertProviderChoice,
     off: CertProviderChoice,
-    gate: &str,
-) -> Result<CertProviderChoice, String> {
+    gate: &'static str,
+) -> Result<CertProviderChoice, FlagError> {
     if choice == off {
-        return Err(format!(
-            "{gate}=false turns off the certificate provider --cert-provider names"
-        ));
+        return Err(FlagError::ProviderTurnedOff(gate));
     }
     if choice == CertProviderChoice::Auto && off == CertProviderChoice::CertManager {
         return Ok(CertProviderChoice::Builtin);
@@ -212,7 +213,7 @@ mod tests {
         ];
         for (value, want) in table {
             assert_eq!(
-                FeatureGates::parse(&[value]),
+                FeatureGates::parse(&[value]).map_err(|e| e.to_string()),
                 Err(want.to_owned()),
                 "{value}"
             );
@@ -223,14 +224,16 @@ mod tests {
     fn what_olm_always_does_cannot_be_turned_off() {
         let err = gates(&["BoxcutterRuntime=false"])
             .apply(CertProviderChoice::Auto, true)
-            .expect_err("refused");
+            .expect_err("refused")
+            .to_string();
         assert_eq!(
             err,
             "BoxcutterRuntime=false: olm cannot turn it off: olm always applies bundles as ClusterObjectSet revisions; it has no Helm applier"
         );
         let err = gates(&["GraphQLCatalogQueries=true"])
             .apply(CertProviderChoice::Auto, true)
-            .expect_err("refused");
+            .expect_err("refused")
+            .to_string();
         assert!(err.contains("no GraphQL endpoint"), "{err}");
         let fine = gates(&[
             "BoxcutterRuntime=true,DeploymentConfig=true,SingleOwnNamespaceInstallSupport=true,BundleReleaseSupport=true,GraphQLCatalogQueries=false",
