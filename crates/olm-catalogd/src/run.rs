@@ -107,7 +107,7 @@ pub enum RunError {
     Storage(#[from] StorageError),
     /// The certificate or key could not be loaded.
     #[error("loading the TLS certificate and key: {0}")]
-    Tls(String),
+    Tls(#[from] crate::tls::TlsError),
     /// The webhook was asked for without a certificate.
     #[error(
         "the admission webhook needs --tls-cert and --tls-key: the API server only calls webhooks over HTTPS"
@@ -125,9 +125,8 @@ pub fn tls_config(
     tls: &Tls,
     profile: &olm_tls::TlsProfile,
 ) -> Result<Arc<rustls::ServerConfig>, RunError> {
-    let certs = crate::tls::ReloadingCert::load(&tls.cert, &tls.key, crate::tls::CHECK_INTERVAL)
-        .map_err(RunError::Tls)?;
-    crate::tls::server_config(Arc::new(certs), profile).map_err(RunError::Tls)
+    let certs = crate::tls::ReloadingCert::load(&tls.cert, &tls.key, crate::tls::CHECK_INTERVAL)?;
+    Ok(crate::tls::server_config(Arc::new(certs), profile)?)
 }
 
 /// A rustls server config (HTTP/1.1 only) from a PEM certificate chain and private key held in
@@ -136,7 +135,7 @@ pub fn tls_config_pem(
     cert: &[u8],
     key: &[u8],
     profile: &olm_tls::TlsProfile,
-) -> Result<Arc<rustls::ServerConfig>, String> {
+) -> Result<Arc<rustls::ServerConfig>, crate::tls::TlsError> {
     let certs = crate::tls::certified_key(cert, key)?;
     crate::tls::server_config(
         Arc::new(rustls::sign::SingleCertAndKey::from(certs)),

@@ -20,6 +20,44 @@ use tracing::{info, warn};
 /// 10 s besides its file-system notifications).
 pub const CHECK_INTERVAL: Duration = Duration::from_secs(10);
 
+/// Why a serving certificate and key cannot be served.
+#[derive(Debug, thiserror::Error)]
+pub enum TlsError {
+    /// A file cannot be read.
+    #[error("{}: {source}", .path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The certificate's PEM does not parse.
+    #[error("certificate: {0}")]
+    Certificate(String),
+    /// The certificate's PEM holds no certificate.
+    #[error("no certificate")]
+    NoCertificate,
+    /// The key's PEM does not parse.
+    #[error("key: {0}")]
+    Key(String),
+    /// The key does not go with the certificate, or is of a kind rustls cannot sign with.
+    #[error(transparent)]
+    Pair(#[from] rustls::Error),
+    /// The pair read from `cert` and `key` does not load.
+    #[error("{}, {}: {source}", .cert.display(), .key.display())]
+    Files {
+        /// The certificate's file.
+        cert: PathBuf,
+        /// The key's file.
+        key: PathBuf,
+        /// Why.
+        source: Box<TlsError>,
+    },
+    /// The TLS profile cannot configure a server.
+    #[error("TLS profile: {0}")]
+    Profile(String),
+}
+
 /// What identifies one version of the two files.
 type Stamp = [(Option<SystemTime>, u64); 2];
 
@@ -42,7 +80,7 @@ pub struct ReloadingCert {
 impl ReloadingCert {
     /// Loads the pair now (an error names the file), to be reloaded when either changes, looking
     /// at most once per `interval`.
-    pub fn load(cert: &Path, key: &Path, interval: Duration) -> Result<ReloadingCert, String> {
+    pub fn load(cert: &Path, key: &Path, interval: Duration) -> Result<ReloadingCert, TlsError> {
         let stamp = stamp(cert, key);
         let current = load(cert, key)?;
         Ok(ReloadingCert {
@@ -93,26 +131,38 @@ fn stamp(cert: &Path, key: &Path) -> Stamp {
     })
 }
 
-fn load(cert: &Path, key: &Path) -> Result<Arc<CertifiedKey>, String> {
-    let read = |p: &Path| std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()));
+fn load(cert: &Path, key: &Path) -> Result<Arc<CertifiedKey>, TlsError> {
+    let read = |p: &Path| {
+        std::fs::read(p).map_err(|source| TlsError::Read {
+            path: p.to_owned(),
+            source,
+        })
+    };
     certified_key(&read(cert)?, &read(key)?)
         .map(Arc::new)
-        .map_err(|e| format!("{}, {}: {e}", cert.display(), key.display()))
+        .map_err(|e| TlsError::Files {
+            cert: cert.to_owned(),
+            key: key.to_owned(),
+            source: Box::new(e),
+        })
 }
 
 /// A certificate chain and its key from PEM, checked to match.
-pub fn certified_key(cert_pem: &[u8], key_pem: &[u8]) -> Result<CertifiedKey, String> {
+pub fn certified_key(cert_pem: &[u8], key_pem: &[u8]) -> Result<CertifiedKey, TlsError> {
     use rustls::pki_types::pem::PemObject;
     use rustls::pki_types::{CertificateDer, PrivateKeyDer};
     let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(cert_pem)
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| format!("certificate: {e}"))?;
+        .map_err(|e| TlsError::Certificate(e.to_string()))?;
     if chain.is_empty() {
-        return Err("no certificate".to_owned());
+        return Err(TlsError::NoCertificate);
     }
-    let key = PrivateKeyDer::from_pem_slice(key_pem).map_err(|e| format!("key: {e}"))?;
-    CertifiedKey::from_der(chain, key, &rustls::crypto::ring::default_provider())
-        .map_err(|e| e.to_string())
+    let key = PrivateKeyDer::from_pem_slice(key_pem).map_err(|e| TlsError::Key(e.to_string()))?;
+    Ok(CertifiedKey::from_der(
+        chain,
+        key,
+        &rustls::crypto::ring::default_provider(),
+    )?)
 }
 
 /// A rustls server config serving what `certs` resolves, over HTTP/1.1 only, as upstream, with
@@ -122,7 +172,7 @@ pub fn certified_key(cert_pem: &[u8], key_pem: &[u8]) -> Result<CertifiedKey, St
 pub fn server_config(
     certs: Arc<dyn ResolvesServerCert>,
     profile: &olm_tls::TlsProfile,
-) -> Result<Arc<rustls::ServerConfig>, String> {
+) -> Result<Arc<rustls::ServerConfig>, TlsError> {
     server_config_for_clients(
         certs,
         rustls::server::WebPkiClientVerifier::no_client_auth(),
@@ -136,10 +186,10 @@ pub fn server_config_for_clients(
     certs: Arc<dyn ResolvesServerCert>,
     clients: Arc<dyn ClientCertVerifier>,
     profile: &olm_tls::TlsProfile,
-) -> Result<Arc<rustls::ServerConfig>, String> {
+) -> Result<Arc<rustls::ServerConfig>, TlsError> {
     let mut config = profile
         .server_config_builder()
-        .map_err(|e| format!("TLS profile: {e}"))?
+        .map_err(|e| TlsError::Profile(e.to_string()))?
         .with_client_cert_verifier(clients)
         .with_cert_resolver(certs);
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
@@ -193,7 +243,7 @@ mod tests {
             CHECK_INTERVAL,
         )
         .unwrap_err();
-        assert!(err.contains("tls.crt"), "{err}");
+        assert!(err.to_string().contains("tls.crt"), "{err}");
     }
 
     #[test]
@@ -209,6 +259,9 @@ mod tests {
         let ((a_crt, a_key), (_, b_key)) = (pem(&a), pem(&b));
         assert!(certified_key(&a_crt, &a_key).is_ok());
         assert!(certified_key(&a_crt, &b_key).is_err());
-        assert_eq!(certified_key(b"", &a_key).unwrap_err(), "no certificate");
+        assert!(matches!(
+            certified_key(b"", &a_key),
+            Err(TlsError::NoCertificate)
+        ));
     }
 }

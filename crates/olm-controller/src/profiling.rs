@@ -143,7 +143,7 @@ pub fn tls(
     serving: &rustls::ServerConfig,
     clients: &ClientCa,
     profile: &olm_tls::TlsProfile,
-) -> Result<Arc<rustls::ServerConfig>, String> {
+) -> Result<Arc<rustls::ServerConfig>, olm_catalogd::tls::TlsError> {
     olm_catalogd::tls::server_config_for_clients(
         serving.cert_resolver.clone(),
         clients.verifier.clone(),

@@ -304,9 +304,12 @@ pub enum RunError {
     /// Secure metrics were asked for on the probes' plain HTTP address.
     #[error("serving metrics over HTTPS: {0}")]
     MetricsTls(String),
-    /// The certificate of secure metrics and profiles could not be loaded or issued.
+    /// The certificate of secure metrics and profiles could not be issued.
     #[error("the serving certificate of /metrics and /debug/pprof/: {0}")]
     ServingCert(String),
+    /// The certificate of secure metrics and profiles could not be served.
+    #[error("the serving certificate of /metrics and /debug/pprof/: {0}")]
+    ServingCertTls(#[source] olm_catalogd::tls::TlsError),
     /// The self-issued serving certificate could not be had or kept.
     #[error("{0}")]
     ServingTls(#[from] crate::serving_tls::Error),
@@ -449,7 +452,7 @@ pub async fn serve(
     let pprof_tls = match (&options.pprof, &own_tls) {
         (Some(pprof), Some(own_tls)) => Some(
             crate::profiling::tls(own_tls, &pprof.clients, &options.tls_profile)
-                .map_err(RunError::ServingCert)?,
+                .map_err(RunError::ServingCertTls)?,
         ),
         _ => None,
     };
@@ -757,7 +760,7 @@ fn own_tls(options: &Options) -> Result<Arc<rustls::ServerConfig>, RunError> {
         issued.key_pem.as_bytes(),
         &options.tls_profile,
     )
-    .map_err(RunError::ServingCert)
+    .map_err(RunError::ServingCertTls)
 }
 
 fn spawn_server(

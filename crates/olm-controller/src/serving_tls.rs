@@ -58,9 +58,17 @@ pub struct Config {
     pub policy: Policy,
 }
 
+/// An external address that names no Service, so no certificate can be issued for it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the external address {} is not a Service host (<service>.<namespace>[.svc…]), so no certificate can be issued for it",
+    olm_goenc::quote(.0)
+)]
+pub struct NotAServiceHost(pub String);
+
 /// The Service a certificate for `external_address` (`host[:port]`) is for: the host's first
 /// label is the Service, its second the namespace (`catalogd-service.olmv1-system.svc`).
-pub fn subject_for(external_address: &str) -> Result<Subject, String> {
+pub fn subject_for(external_address: &str) -> Result<Subject, NotAServiceHost> {
     let host = match external_address.rsplit_once(':') {
         Some((host, port)) if port.bytes().all(|b| b.is_ascii_digit()) => host,
         _ => external_address,
@@ -76,10 +84,7 @@ pub fn subject_for(external_address: &str) -> Result<Subject, String> {
                 namespace: namespace.to_owned(),
             })
         }
-        _ => Err(format!(
-            "the external address {} is not a Service host (<service>.<namespace>[.svc…]), so no certificate can be issued for it",
-            olm_goenc::quote(external_address)
-        )),
+        _ => Err(NotAServiceHost(external_address.to_owned())),
     }
 }
 

@@ -526,7 +526,8 @@ fn tls_config(
     use rustls::pki_types::CertificateDer;
     use rustls::pki_types::pem::PemObject;
     olm_image::install_crypto_provider();
-    let certified = olm_catalogd::tls::certified_key(cert.as_bytes(), key.as_bytes())?;
+    let certified = olm_catalogd::tls::certified_key(cert.as_bytes(), key.as_bytes())
+        .map_err(|e| e.to_string())?;
     let clients = match front_proxy_ca {
         Some(ca) => {
             let mut roots = rustls::RootCertStore::empty();
@@ -550,6 +551,7 @@ fn tls_config(
         clients,
         profile,
     )
+    .map_err(|e| e.to_string())
 }
 
 fn router(served: Served) -> Router {

@@ -42,19 +42,33 @@ impl Default for Timings {
     }
 }
 
+/// Election settings client-go refuses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum TimingsError {
+    /// The holder would not give up before a candidate may take over.
+    #[error("the lease duration must be longer than the renew deadline")]
+    LeaseNotLongerThanRenew,
+    /// No room for clock jitter between renewing and retrying.
+    #[error("the renew deadline must be longer than 1.2 times the retry period")]
+    RenewWithoutJitterRoom,
+    /// Retrying at once, forever.
+    #[error("the retry period must be positive")]
+    NoRetryPeriod,
+}
+
 impl Timings {
     /// client-go's checks on the settings: the holder must give up before a candidate may take
     /// over, with room for clock jitter.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), TimingsError> {
         if self.lease_duration <= self.renew_deadline {
-            return Err("the lease duration must be longer than the renew deadline".into());
+            return Err(TimingsError::LeaseNotLongerThanRenew);
         }
         // client-go: RenewDeadline > JitterFactor (1.2) × RetryPeriod.
         if self.renew_deadline.as_secs_f64() <= 1.2 * self.retry_period.as_secs_f64() {
-            return Err("the renew deadline must be longer than 1.2 times the retry period".into());
+            return Err(TimingsError::RenewWithoutJitterRoom);
         }
         if self.retry_period.is_zero() {
-            return Err("the retry period must be positive".into());
+            return Err(TimingsError::NoRetryPeriod);
         }
         Ok(())
     }
@@ -286,8 +300,14 @@ mod tests {
             renew_deadline: s(r),
             retry_period: s(p),
         };
-        assert!(bad(10, 10, 2).check().is_err());
-        assert!(bad(10, 6, 5).check().is_err());
+        assert_eq!(
+            bad(10, 10, 2).check(),
+            Err(TimingsError::LeaseNotLongerThanRenew)
+        );
+        assert_eq!(
+            bad(10, 6, 5).check(),
+            Err(TimingsError::RenewWithoutJitterRoom)
+        );
         assert!(bad(4, 3, 1).check().is_ok());
     }
 }
