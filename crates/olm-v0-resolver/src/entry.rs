@@ -6,6 +6,7 @@ use olm_version::blang::{Range, Version};
 use serde_json::Value;
 
 use olm_v0::ApiKey;
+use olm_v0_api::v1alpha1::ClusterServiceVersion;
 
 /// The name of the virtual catalog that holds a namespace's CSVs.
 pub const EXISTING: &str = "@existing";
@@ -383,67 +384,51 @@ fn legacy_dependency(dependency: &Property) -> Result<Option<Property>, EntryErr
 /// `olm.package` inferred from the one package of the Subscriptions that installed it.
 /// `installed_by` lists (Subscription name, package) of the Subscriptions whose `installedCSV` it is.
 pub fn from_csv(
-    csv: &Value,
+    csv: &ClusterServiceVersion,
     namespace: &str,
     installed_by: &[(String, String)],
 ) -> Result<Entry, EntryError> {
-    let name = csv
-        .pointer("/metadata/name")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned();
-    let spec = csv.get("spec").unwrap_or(&Value::Null);
+    let name = csv.metadata.name.clone().unwrap_or_default();
+    let spec = &csv.spec;
     let mut provided = Vec::new();
     let mut required = Vec::new();
-    for (pointer, into) in [
-        ("/customresourcedefinitions/owned", &mut provided),
-        ("/customresourcedefinitions/required", &mut required),
+    let crds = spec.custom_resource_definitions.as_ref();
+    for (list, into) in [
+        (crds.map(|c| &c.owned), &mut provided),
+        (crds.map(|c| &c.required), &mut required),
     ] {
-        for crd in spec
-            .pointer(pointer)
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            let crd_name = string_field(crd, "name");
-            let Some((plural, group)) = crd_name.split_once('.') else {
-                return Err(EntryError::CrdName(crd_name));
+        for crd in list.into_iter().flatten() {
+            let Some((plural, group)) = crd.name.split_once('.') else {
+                return Err(EntryError::CrdName(crd.name.clone()));
             };
             into.push(ApiKey {
                 group: group.to_owned(),
-                version: string_field(crd, "version"),
-                kind: string_field(crd, "kind"),
+                version: crd.version.clone(),
+                kind: crd.kind.clone(),
                 plural: plural.to_owned(),
             });
         }
     }
-    for (pointer, into) in [
-        ("/apiservicedefinitions/owned", &mut provided),
-        ("/apiservicedefinitions/required", &mut required),
+    let apis = spec.api_service_definitions.as_ref();
+    for (list, into) in [
+        (apis.map(|a| &a.owned), &mut provided),
+        (apis.map(|a| &a.required), &mut required),
     ] {
-        for api in spec
-            .pointer(pointer)
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
+        for api in list.into_iter().flatten() {
             into.push(ApiKey {
-                group: string_field(api, "group"),
-                version: string_field(api, "version"),
-                kind: string_field(api, "kind"),
-                plural: string_field(api, "name"),
+                group: api.group.clone(),
+                version: api.version.clone(),
+                kind: api.kind.clone(),
+                plural: api.name.clone(),
             });
         }
     }
-    let version_text = spec
-        .get("version")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    let version = Version::parse(version_text).ok();
+    let version = Version::parse(spec.version.as_deref().unwrap_or_default()).ok();
     let annotation = csv
-        .pointer("/metadata/annotations")
-        .and_then(|a| a.get(PROPERTIES_ANNOTATION))
-        .and_then(Value::as_str);
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(PROPERTIES_ANNOTATION));
     let properties = match annotation {
         Some(text) => properties_from_annotation(text).map_err(|error| EntryError::Properties {
             csv: name.clone(),
@@ -622,12 +607,21 @@ mod tests {
         );
     }
 
+    fn typed_csv(value: serde_json::Value) -> ClusterServiceVersion {
+        let mut value = value;
+        value["apiVersion"] = "operators.coreos.com/v1alpha1".into();
+        value["kind"] = "ClusterServiceVersion".into();
+        value["spec"]["install"] = serde_json::json!({"strategy": "deployment"});
+        value["spec"]["displayName"] = "an operator".into();
+        serde_json::from_value(value).unwrap()
+    }
+
     #[test]
     fn csv_entries_infer_their_package() {
-        let csv = serde_json::json!({
+        let csv = typed_csv(serde_json::json!({
             "metadata": {"name": "a.v1"},
             "spec": {"version": "1.0.0", "customresourcedefinitions": {"owned": [{"name": "ks.g", "version": "v1", "kind": "K"}]}}
-        });
+        }));
         let entry = from_csv(&csv, "ns", &[("sub".into(), "a".into())]).unwrap();
         assert_eq!(entry.package, "a");
         assert_eq!(entry.subscription.as_deref(), Some("sub"));
@@ -637,7 +631,9 @@ mod tests {
         );
         let freestanding = from_csv(&csv, "ns", &[]).unwrap();
         assert_eq!(freestanding.package, "");
-        let bad = serde_json::json!({"metadata": {"name": "b"}, "spec": {"customresourcedefinitions": {"owned": [{"name": "nodot"}]}}});
+        let bad = typed_csv(
+            serde_json::json!({"metadata": {"name": "b"}, "spec": {"customresourcedefinitions": {"owned": [{"name": "nodot", "version": "v1", "kind": "K"}]}}}),
+        );
         assert_eq!(
             from_csv(&bad, "ns", &[]).unwrap_err().to_string(),
             "error parsing crd name: nodot"

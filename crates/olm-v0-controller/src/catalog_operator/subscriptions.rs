@@ -149,12 +149,6 @@ fn namespaces_using(ctx: &Ctx, catalog_namespace: &str) -> Vec<String> {
     }
 }
 
-fn text<'a>(v: &'a Value, pointer: &str) -> &'a str {
-    v.pointer(pointer)
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-}
-
 /// A Subscription with the newest status this process knows of (`None` before its first).
 type Sub = (Arc<Subscription>, Option<SubscriptionStatus>);
 
@@ -522,16 +516,17 @@ fn existing_entries(
     claims: &[decide::Claim],
     fail_forward: bool,
 ) -> Result<(Vec<Entry>, BTreeMap<String, decide::SetAside>), Error> {
-    let values: Vec<Value> = csvs
+    let chain: Vec<decide::ChainLink> = csvs
         .iter()
-        .map(|c| serde_json::to_value(&**c))
-        .collect::<Result<_, _>>()?;
-    let chain: Vec<decide::ChainLink> = values
-        .iter()
-        .map(|v| decide::ChainLink {
-            name: text(v, "/metadata/name").to_owned(),
-            replaces: text(v, "/spec/replaces").to_owned(),
-            phase: text(v, "/status/phase").to_owned(),
+        .map(|c| decide::ChainLink {
+            name: c.name_any(),
+            replaces: c.spec.replaces.clone().unwrap_or_default(),
+            phase: c
+                .status
+                .as_ref()
+                .and_then(|s| s.phase.as_ref())
+                .map(|p| p.as_str().to_owned())
+                .unwrap_or_default(),
         })
         .collect();
     let aside = decide::set_aside(&chain, claims, fail_forward);
@@ -546,7 +541,7 @@ fn existing_entries(
         deleted.clone()
     };
     let mut out = Vec::with_capacity(csvs.len());
-    for (csv, value) in csvs.iter().zip(values) {
+    for csv in csvs {
         let name = csv.name_any();
         if aside.contains_key(&name)
             || csv.metadata.deletion_timestamp.is_some()
@@ -560,7 +555,7 @@ fn existing_entries(
             .map(|v| (v.name.clone(), v.package.clone()))
             .collect();
         out.push(
-            resolver::entry::from_csv(&value, namespace, &installed_by)
+            resolver::entry::from_csv(csv, namespace, &installed_by)
                 .map_err(|e| Error::Retry(e.to_string()))?,
         );
     }
