@@ -21,7 +21,6 @@ mod labels;
 mod message;
 mod name;
 mod ownership;
-pub mod patch;
 pub mod retry;
 pub mod schema;
 mod selector;

@@ -22,6 +22,7 @@ use std::future::Future;
 use kube::Api;
 use kube::api::{Patch, PatchParams};
 use kube::core::Status;
+use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use tracing::warn;
@@ -73,9 +74,64 @@ where
     .await
 }
 
+/// Writes the typed status `new` of `name` when it differs from `old` (the status as last
+/// read or written), through [`patch`]: the whole of `new`, bounded, with every top-level member
+/// only `old` has set to `null` so that the merge patch removes it. `Ok(None)` when nothing
+/// differs, so a controller that decides the same status again writes nothing.
+pub async fn patch_change<K, S>(
+    api: &Api<K>,
+    name: &str,
+    metadata: Option<&Value>,
+    old: Option<&S>,
+    new: &S,
+) -> kube::Result<Option<K>>
+where
+    K: Clone + DeserializeOwned + std::fmt::Debug,
+    S: Serialize,
+{
+    let old = serde_json::to_value(old).map_err(kube::Error::SerdeError)?;
+    let mut new = serde_json::to_value(new).map_err(kube::Error::SerdeError)?;
+    olm_k8s::bound_status_messages(&mut new);
+    let Some(body) = replacement(&old, new) else {
+        return Ok(None);
+    };
+    patch(api, name, metadata, body).await.map(Some)
+}
+
+/// The merge patch that makes a status `new` where it was `old`: `new` with each top-level
+/// member that only `old` has set to `null`; none when they are the same.
+pub fn replacement(old: &Value, mut new: Value) -> Option<Value> {
+    if *old == new {
+        return None;
+    }
+    if let (Value::Object(old), Value::Object(map)) = (old, &mut new) {
+        for key in old.keys() {
+            if !map.contains_key(key) {
+                map.insert(key.clone(), Value::Null);
+            }
+        }
+    }
+    Some(new)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_replacement_removes_what_the_new_status_lacks() {
+        let old = json!({"phase": "A", "message": "m", "conditions": [{"type": "X"}]});
+        assert_eq!(replacement(&old, old.clone()), None, "nothing to write");
+        assert_eq!(
+            replacement(&old, json!({"phase": "B"})),
+            Some(json!({"phase": "B", "message": null, "conditions": null}))
+        );
+        assert_eq!(
+            replacement(&Value::Null, json!({"phase": "B"})),
+            Some(json!({"phase": "B"})),
+            "a first status"
+        );
+    }
 
     fn api_error(code: u16, message: &str) -> kube::Error {
         let mut s = Status::failure(message, "Invalid");

@@ -666,27 +666,23 @@ async fn ensure_registry(ctx: &Ctx, source: &CatalogSource) -> Result<Vec<PodFac
     Ok(serving)
 }
 
-/// Writes the fields of `status` that differ from `current` (a merge patch: a pass that read a
-/// stale copy neither conflicts nor loses what it decided). Messages are compared and written
-/// bounded, as stored ([`olm_runtime::status`]), so an over-long one is not written again on
-/// every pass.
+/// Writes `status` when it differs from `current`, whole, as upstream's `UpdateStatus` does
+/// (a merge patch without a resourceVersion: a pass that read a stale copy neither conflicts
+/// nor loses what it decided; [`olm_runtime::status::patch_change`]). Messages are compared and
+/// written bounded, as stored, so an over-long one is not written again on every pass.
 async fn write_status(
     ctx: &Ctx,
     source: &CatalogSource,
     current: &CatalogSourceStatus,
     status: CatalogSourceStatus,
 ) -> Result<(), Error> {
-    let current = serde_json::to_value(current)?;
-    let mut status = serde_json::to_value(&status)?;
-    olm_k8s::bound_status_messages(&mut status);
-    let Some(patch) = olm_k8s::patch::merge_patch(&current, &status) else {
-        return Ok(());
-    };
     let api: Api<CatalogSource> = Api::namespaced(
         ctx.shared.client.clone(),
         &source.namespace().unwrap_or_default(),
     );
-    match olm_runtime::status::patch(&api, &source.name_any(), None, patch).await {
+    match olm_runtime::status::patch_change(&api, &source.name_any(), None, Some(current), &status)
+        .await
+    {
         Ok(_) => Ok(()),
         // Deleted meanwhile: nothing left to report on.
         Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),

@@ -752,17 +752,11 @@ async fn write_status(
         last_updated: clock.clone(),
         ..new.clone()
     };
-    let mut status = serde_json::to_value(&stamped)?;
-    let old = old.map(serde_json::to_value).transpose()?;
-    if let (Some(map), Some(Value::Object(old))) = (status.as_object_mut(), old) {
-        for key in old.keys() {
-            if !map.contains_key(key) {
-                map.insert(key.clone(), Value::Null);
-            }
-        }
-    }
     let api = Api::<Subscription>::namespaced(ctx.shared.client.clone(), &namespace);
-    let written = olm_runtime::status::patch(&api, &name, None, status).await?;
+    let Some(written) = olm_runtime::status::patch_change(&api, &name, None, old, &stamped).await?
+    else {
+        return Ok(false);
+    };
     if let Some(stored) = written.status.clone() {
         ctx.statuses.record(
             format!("{namespace}/{name}"),

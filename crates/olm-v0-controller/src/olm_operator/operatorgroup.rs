@@ -147,16 +147,17 @@ async fn reconcile_one(g: &OperatorGroup, ctx: &Ctx) -> Result<(), Error> {
         &now(),
     );
     if let Some(write) = &decided.write {
-        let mut s = serde_json::to_value(write)?;
-        // Fields the status no longer has are removed: a merge patch keeps what it leaves out
-        // (Go writes an empty list as `null` too).
-        for key in ["namespaces", "serviceAccountRef", "conditions"] {
-            if s.get(key).is_none() {
-                s[key] = Value::Null;
-            }
-        }
+        // Fields the status no longer has are removed (Go writes an empty list as `null` too).
         let metadata = json!({"resourceVersion": g.resource_version()});
-        match olm_runtime::status::patch(&api, &name, Some(&metadata), s).await {
+        match olm_runtime::status::patch_change(
+            &api,
+            &name,
+            Some(&metadata),
+            g.status.as_ref(),
+            write,
+        )
+        .await
+        {
             Ok(_) => {}
             Err(kube::Error::Api(s)) if s.code == 409 => return Ok(()),
             Err(e) => return Err(e.into()),
