@@ -52,8 +52,40 @@ pub struct Content {
     pub packages: Vec<Package>,
 }
 
+/// Why a registry's content could not be read, in the words of upstream's operator cache (the
+/// resolver quotes them in `ResolutionFailed`).
+#[derive(Debug, thiserror::Error)]
+pub enum FetchError {
+    /// `ListPackages` failed.
+    #[error("error encountered while listing packages: {}", status_text(.0))]
+    ListPackages(tonic::Status),
+    /// `GetPackage` failed for one package.
+    #[error("error encountered while getting package {name}: {}", status_text(.status))]
+    GetPackage {
+        /// The package.
+        name: String,
+        /// The registry's answer.
+        status: tonic::Status,
+    },
+    /// `ListBundles` failed.
+    #[error("error encountered while listing bundles: {}", status_text(.0))]
+    ListBundles(tonic::Status),
+    /// The registry lists more bundles than are held.
+    #[error("error encountered while listing bundles: more than {MAX_BUNDLES} bundles")]
+    TooManyBundles,
+    /// The whole fetch took longer than [`FETCH_TIMEOUT`].
+    #[error(
+        "error encountered while listing bundles: timed out after {}s",
+        FETCH_TIMEOUT.as_secs()
+    )]
+    TimedOut,
+    /// A bundle cannot be read as a resolver entry.
+    #[error(transparent)]
+    Entry(#[from] olm_v0_resolver::entry::EntryError),
+}
+
 /// A registry's content, or why it could not be read.
-pub type Fetched = Arc<Result<Content, String>>;
+pub type Fetched = Arc<Result<Content, FetchError>>;
 
 /// Every CatalogSource's content, by `namespace/name`.
 #[derive(Default, Clone)]
@@ -68,7 +100,7 @@ impl Contents {
     }
 
     /// Records what a fetch of `key` gave.
-    pub fn set(&self, key: &str, content: Result<Content, String>) {
+    pub fn set(&self, key: &str, content: Result<Content, FetchError>) {
         lock(&self.map).insert(key.to_owned(), Arc::new(content));
     }
 
@@ -90,52 +122,81 @@ impl Contents {
 pub async fn fetch(
     channel: tonic::transport::Channel,
     source: &SourceKey,
-) -> Result<Content, String> {
-    match tokio::time::timeout(FETCH_TIMEOUT, fetch_unbounded(channel, source)).await {
-        Ok(result) => result,
-        Err(_) => Err(format!(
-            "error encountered while listing bundles: timed out after {}s",
-            FETCH_TIMEOUT.as_secs()
-        )),
-    }
+) -> Result<Content, FetchError> {
+    tokio::time::timeout(FETCH_TIMEOUT, fetch_unbounded(channel, source))
+        .await
+        .map_err(|_| FetchError::TimedOut)?
 }
 
+/// The packages, then the bundles (each an entry, and kept for its package's manifest), then
+/// the channel heads' CSVs.
 async fn fetch_unbounded(
     channel: tonic::transport::Channel,
     source: &SourceKey,
-) -> Result<Content, String> {
+) -> Result<Content, FetchError> {
     let mut client = RegistryClient::new(channel).max_decoding_message_size(64 << 20);
-    let mut packages = Vec::new();
+    let mut packages = list_packages(&mut client).await?;
+    let defaults: HashMap<String, String> = packages
+        .iter()
+        .map(|p| (p.name.clone(), p.default_channel.clone()))
+        .collect();
+    let positions: HashMap<String, usize> = packages
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.name.clone(), i))
+        .collect();
+    let mut content = Content::default();
+    let mut bundles = client
+        .list_bundles(api::ListBundlesRequest {})
+        .await
+        .map_err(FetchError::ListBundles)?
+        .into_inner();
+    while let Some(b) = bundles.message().await.map_err(FetchError::ListBundles)? {
+        if content.entries.len() >= MAX_BUNDLES {
+            return Err(FetchError::TooManyBundles);
+        }
+        let default_channel = defaults
+            .get(b.package_name.as_str())
+            .cloned()
+            .unwrap_or_default();
+        keep_for_manifests(&mut packages, &positions, &b);
+        if b.bundle_path.is_empty() && !b.object.is_empty() {
+            content
+                .inline
+                .entry(b.csv_name.clone())
+                .or_insert_with(|| Arc::new(b.object.clone()));
+        }
+        content
+            .entries
+            .push(from_registry(registry_bundle(b), source, &default_channel)?);
+    }
+    head_csvs(&mut client, &mut packages).await;
+    content.packages = packages;
+    Ok(content)
+}
+
+/// Every package the registry lists, as `GetPackage` describes it.
+async fn list_packages(
+    client: &mut RegistryClient<tonic::transport::Channel>,
+) -> Result<Vec<Package>, FetchError> {
     let mut names = client
         .list_packages(api::ListPackageRequest {})
         .await
-        .map_err(|e| {
-            format!(
-                "error encountered while listing packages: {}",
-                status_text(&e)
-            )
-        })?
+        .map_err(FetchError::ListPackages)?
         .into_inner();
     let mut listed = Vec::new();
-    while let Some(name) = names.message().await.map_err(|e| {
-        format!(
-            "error encountered while listing packages: {}",
-            status_text(&e)
-        )
-    })? {
+    while let Some(name) = names.message().await.map_err(FetchError::ListPackages)? {
         listed.push(name.name);
     }
+    let mut packages = Vec::with_capacity(listed.len());
     for name in listed {
-        let package = client
+        let package = match client
             .get_package(api::GetPackageRequest { name: name.clone() })
             .await
-            .map_err(|e| {
-                format!(
-                    "error encountered while getting package {name}: {}",
-                    status_text(&e)
-                )
-            })?
-            .into_inner();
+        {
+            Ok(p) => p.into_inner(),
+            Err(status) => return Err(FetchError::GetPackage { name, status }),
+        };
         packages.push(Package {
             name: package.name,
             default_channel: package.default_channel_name,
@@ -152,55 +213,7 @@ async fn fetch_unbounded(
                 .collect(),
         });
     }
-    let defaults: HashMap<String, String> = packages
-        .iter()
-        .map(|p| (p.name.clone(), p.default_channel.clone()))
-        .collect();
-    let positions: HashMap<String, usize> = packages
-        .iter()
-        .enumerate()
-        .map(|(i, p)| (p.name.clone(), i))
-        .collect();
-    let mut content = Content::default();
-    let mut bundles = client
-        .list_bundles(api::ListBundlesRequest {})
-        .await
-        .map_err(|e| {
-            format!(
-                "error encountered while listing bundles: {}",
-                status_text(&e)
-            )
-        })?
-        .into_inner();
-    while let Some(b) = bundles.message().await.map_err(|e| {
-        format!(
-            "error encountered while listing bundles: {}",
-            status_text(&e)
-        )
-    })? {
-        if content.entries.len() >= MAX_BUNDLES {
-            return Err(format!(
-                "error encountered while listing bundles: more than {MAX_BUNDLES} bundles"
-            ));
-        }
-        let default_channel = defaults
-            .get(b.package_name.as_str())
-            .cloned()
-            .unwrap_or_default();
-        keep_for_manifests(&mut packages, &positions, &b);
-        if b.bundle_path.is_empty() && !b.object.is_empty() {
-            content
-                .inline
-                .entry(b.csv_name.clone())
-                .or_insert_with(|| Arc::new(b.object.clone()));
-        }
-        let entry = from_registry(registry_bundle(b), source, &default_channel)
-            .map_err(|e| e.to_string())?;
-        content.entries.push(entry);
-    }
-    head_csvs(&mut client, &mut packages).await;
-    content.packages = packages;
-    Ok(content)
+    Ok(packages)
 }
 
 /// The property that keeps a bundle out of a PackageManifest's entries (upstream skips it).

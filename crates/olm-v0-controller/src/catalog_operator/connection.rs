@@ -161,89 +161,31 @@ struct Probe {
     index: crate::Index,
 }
 
-async fn watch(probe: Probe, mut wake: mpsc::Sender<ObjectRef<CatalogSource>>) {
-    let Probe {
-        key,
-        address,
-        source,
-        states,
-        contents,
-        mut changed,
-        index,
-    } = probe;
+/// One registry's connection, for as long as its CatalogSource is served: connect, check its
+/// health, read its content, then hold the connection (reading the content again each sync
+/// interval) until it goes; after a failure, connect again after the backoff. Each change of
+/// state wakes the CatalogSource.
+async fn watch(mut probe: Probe, mut wake: mpsc::Sender<ObjectRef<CatalogSource>>) {
     let catalog = olm_v0_resolver::SourceKey::new(
-        &source.name,
-        source.namespace.as_deref().unwrap_or_default(),
+        &probe.source.name,
+        probe.source.namespace.as_deref().unwrap_or_default(),
     );
     let mut failures = 0u32;
     loop {
-        // Records `observed`; whether it is a change.
-        let set = |observed: &'static str| {
-            let mut states = lock(&states);
-            let same = states
-                .get(&key)
-                .is_some_and(|s| s.observed == observed && s.address == address);
-            if !same {
-                states.insert(
-                    key.clone(),
-                    State {
-                        address: address.clone(),
-                        observed,
-                        since: crate::now(),
-                    },
-                );
-            }
-            !same
-        };
-        if set("CONNECTING") {
-            let _ = wake.send(source.clone()).await;
-        }
-        match connect(&address).await {
+        probe.report("CONNECTING", &mut wake).await;
+        match connect(&probe.address).await {
             Ok((channel, mut client, closed)) => {
-                if check(&mut client).await {
-                    let content = catalogs::fetch(channel.clone(), &catalog).await;
-                    let readable = content.is_ok();
-                    if let Err(e) = &content {
-                        tracing::warn!(catalogsource = %key, address = %address, error = %e, "registry content cannot be read");
-                    }
-                    contents.set(&key, content);
-                    let _ = changed.send(key.clone()).await;
-                    if readable {
-                        failures = 0;
-                        if set("READY") {
-                            let _ = wake.send(source.clone()).await;
-                        }
-                        // Up until the registry goes; its content read again meanwhile. The
-                        // interval is looked up every minute, so an OLMConfig edit applies soon.
-                        let mut fetched = tokio::time::Instant::now();
-                        loop {
-                            let due = fetched + index.catalog_sync_interval();
-                            let wake_at = due.min(tokio::time::Instant::now() + CONFIG_LOOK);
-                            tokio::select! {
-                                () = hold(&mut client) => break,
-                                () = closed.0.notified() => break,
-                                () = tokio::time::sleep_until(wake_at) => {}
-                            }
-                            if tokio::time::Instant::now() < fetched + index.catalog_sync_interval()
-                            {
-                                continue;
-                            }
-                            fetched = tokio::time::Instant::now();
-                            match catalogs::fetch(channel.clone(), &catalog).await {
-                                Ok(content) => {
-                                    contents.set(&key, Ok(content));
-                                    let _ = changed.send(key.clone()).await;
-                                }
-                                Err(e) => {
-                                    tracing::warn!(catalogsource = %key, address = %address, error = %e, "registry content cannot be read again");
-                                    contents.set(&key, Err(e));
-                                    let _ = changed.send(key.clone()).await;
-                                    failures += 1;
-                                    break;
-                                }
-                            }
-                        }
-                    } else {
+                if check(&mut client).await
+                    && probe
+                        .read(&channel, &catalog, "registry content cannot be read")
+                        .await
+                {
+                    failures = 0;
+                    probe.report("READY", &mut wake).await;
+                    if !probe
+                        .while_ready(&channel, &mut client, &closed, &catalog)
+                        .await
+                    {
                         failures += 1;
                     }
                 } else {
@@ -251,14 +193,92 @@ async fn watch(probe: Probe, mut wake: mpsc::Sender<ObjectRef<CatalogSource>>) {
                 }
             }
             Err(e) => {
-                tracing::debug!(catalogsource = %key, address = %address, error = %e, "registry not reachable");
+                tracing::debug!(catalogsource = %probe.key, address = %probe.address, error = %e, "registry not reachable");
                 failures += 1;
             }
         }
-        if set("TRANSIENT_FAILURE") {
-            let _ = wake.send(source.clone()).await;
-        }
+        probe.report("TRANSIENT_FAILURE", &mut wake).await;
         tokio::time::sleep(Backoff::DEFAULT.delay(failures.max(1))).await;
+    }
+}
+
+impl Probe {
+    /// Records `observed` as the connection's state, waking the CatalogSource when it changed.
+    async fn report(
+        &self,
+        observed: &'static str,
+        wake: &mut mpsc::Sender<ObjectRef<CatalogSource>>,
+    ) {
+        let changed = {
+            let mut states = lock(&self.states);
+            let same = states
+                .get(&self.key)
+                .is_some_and(|s| s.observed == observed && s.address == self.address);
+            if !same {
+                states.insert(
+                    self.key.clone(),
+                    State {
+                        address: self.address.clone(),
+                        observed,
+                        since: crate::now(),
+                    },
+                );
+            }
+            !same
+        };
+        if changed {
+            let _ = wake.send(self.source.clone()).await;
+        }
+    }
+
+    /// Reads the registry's content and keeps it, or why it cannot be read (logged with
+    /// `failing`); tells resolution either way. Whether it was read.
+    async fn read(
+        &mut self,
+        channel: &tonic::transport::Channel,
+        catalog: &olm_v0_resolver::SourceKey,
+        failing: &'static str,
+    ) -> bool {
+        let content = catalogs::fetch(channel.clone(), catalog).await;
+        if let Err(e) = &content {
+            tracing::warn!(catalogsource = %self.key, address = %self.address, error = %e, "{failing}");
+        }
+        let read = content.is_ok();
+        self.contents.set(&self.key, content);
+        let _ = self.changed.send(self.key.clone()).await;
+        read
+    }
+
+    /// Holds a READY connection until the registry goes (its health watch ends, or the
+    /// connection closes), reading the content again each sync interval; the interval is
+    /// looked up every minute, so an OLMConfig edit applies soon. False when a read failed.
+    async fn while_ready(
+        &mut self,
+        channel: &tonic::transport::Channel,
+        client: &mut Client,
+        closed: &Closed,
+        catalog: &olm_v0_resolver::SourceKey,
+    ) -> bool {
+        let mut fetched = tokio::time::Instant::now();
+        loop {
+            let due = fetched + self.index.catalog_sync_interval();
+            let wake_at = due.min(tokio::time::Instant::now() + CONFIG_LOOK);
+            tokio::select! {
+                () = hold(client) => return true,
+                () = closed.0.notified() => return true,
+                () = tokio::time::sleep_until(wake_at) => {}
+            }
+            if tokio::time::Instant::now() < fetched + self.index.catalog_sync_interval() {
+                continue;
+            }
+            fetched = tokio::time::Instant::now();
+            if !self
+                .read(channel, catalog, "registry content cannot be read again")
+                .await
+            {
+                return false;
+            }
+        }
     }
 }
 

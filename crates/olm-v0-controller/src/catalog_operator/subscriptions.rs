@@ -392,7 +392,7 @@ fn catalogs_of(contents: &[(SourceKey, i64, Option<Fetched>)]) -> Vec<Catalog<'_
             priority: *priority,
             entries: match content.as_deref() {
                 Some(Ok(c)) => Ok(c.entries.as_slice()),
-                Some(Err(e)) => Err(e.clone()),
+                Some(Err(e)) => Err(e.to_string()),
                 None => Err("the catalog's registry is not ready yet".to_owned()),
             },
         })

@@ -222,33 +222,71 @@ fn selects_nothing(index: &Index, g: &OperatorGroup) -> bool {
     .is_ok_and(|t| t.is_empty())
 }
 
+/// One reconcile, step by step as the module's flow says; the delay before the CSV is looked
+/// at again, when it asks for one.
 async fn reconcile_one(csv: &ClusterServiceVersion, ctx: &Ctx) -> Result<Option<Duration>, Error> {
-    let client = &ctx.shared.client;
-    let index = &ctx.index;
+    let api: Api<ClusterServiceVersion> = Api::namespaced(
+        ctx.shared.client.clone(),
+        &csv.namespace().unwrap_or_default(),
+    );
+    // 0–1.
+    let surface = match admit(ctx, csv, &api).await? {
+        Admitted::Stop(requeue) => return Ok(requeue),
+        Admitted::Go(surface) => surface,
+    };
+    // 2.
+    let (now, now_text) = now_text();
+    let status = CsvStatus::read(csv.status.as_ref());
+    let Some(group) = settle_membership(ctx, csv, &api, &surface, &status, &now_text).await? else {
+        return Ok(None);
+    };
+    if retry_after_rbac_change(ctx, csv, &api, &status, &now_text).await? {
+        return Ok(None);
+    }
+    // 3.
+    let Some((status, requeue)) = phase(ctx, csv, &api, &group, status, now, &now_text).await?
+    else {
+        return Ok(None);
+    };
+    // 4.
+    keep_alongside(ctx, csv, &group, &status, &surface).await?;
+    Ok(requeue)
+}
+
+/// Whether a pass goes on past its first steps.
+enum Admitted {
+    /// It ends here, to be looked at again after the delay when there is one.
+    Stop(Option<Duration>),
+    /// It goes on, with the APIs the CSV provides.
+    Go(olm_v0::olm_operator::surface::Surface),
+}
+
+/// Steps 0 and 1: deletion and the finalizer, a CSV being moved to OLM v1, and the API labels.
+async fn admit(
+    ctx: &Ctx,
+    csv: &ClusterServiceVersion,
+    api: &Api<ClusterServiceVersion>,
+) -> Result<Admitted, Error> {
     let name = csv.name_any();
     let namespace = csv.namespace().unwrap_or_default();
-    let api: Api<ClusterServiceVersion> = Api::namespaced(client.clone(), &namespace);
-    // 0. Deletion, and the finalizer that makes it wait for the cleanup.
     if csv.meta().deletion_timestamp.is_some() {
-        let done = cleanup::finalize(client, index, &api, csv).await?;
-        return Ok((!done).then_some(Duration::from_secs(1)));
+        let done = cleanup::finalize(&ctx.shared.client, &ctx.index, api, csv).await?;
+        return Ok(Admitted::Stop((!done).then_some(Duration::from_secs(1))));
     }
-    if cleanup::ensure_finalizer(&api, csv).await? {
-        return Ok(None);
+    if cleanup::ensure_finalizer(api, csv).await? {
+        return Ok(Admitted::Stop(None));
     }
     // Being moved to OLM v1 (`olm migrate`): its objects are the extension's to take over, so
     // nothing of it is written or repaired until the move deletes it.
     if let Some(to) = csv.annotations().get(olm_k8s::MIGRATING_TO_ANNOTATION) {
         debug!(csv = %name, namespace = %namespace, extension = %to, "moving to OLM v1; left alone");
-        return Ok(None);
+        return Ok(Admitted::Stop(None));
     }
-
-    // 1. The APIs it provides, as labels.
     let surface = match surface_of(csv) {
         Ok(s) => s,
         Err(e) => {
             warn!(csv = %name, namespace = %namespace, error = %e, "the CSV's API surface cannot be worked out; leaving it as it is");
-            return Ok(None);
+            return Ok(Admitted::Stop(None));
         }
     };
     if let Some(patch) =
@@ -256,33 +294,48 @@ async fn reconcile_one(csv: &ClusterServiceVersion, ctx: &Ctx) -> Result<Option<
     {
         api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
             .await?;
-        return Ok(None);
+        return Ok(Admitted::Stop(None));
     }
+    Ok(Admitted::Go(surface))
+}
 
-    // 2. Membership.
-    let (now, now_text) = now_text();
-    let status = CsvStatus::read(csv.status.as_ref());
-    let Some(group) = settle_membership(ctx, csv, &api, &surface, &status, &now_text).await? else {
-        return Ok(None);
-    };
-    let group = &*group;
-
-    // A CSV its group's account could not install is looked at again once RBAC changed.
-    if status.reason == Some(Reason::InstallComponentFailedNoRetry)
-        && index.take_rbac_change(&key(csv))
+/// A CSV its group's account could not install is looked at again once RBAC changed: set
+/// back to `Pending` (`DetectedClusterChange`). Whether it was, which ends the pass.
+async fn retry_after_rbac_change(
+    ctx: &Ctx,
+    csv: &ClusterServiceVersion,
+    api: &Api<ClusterServiceVersion>,
+    status: &CsvStatus,
+    now_text: &str,
+) -> Result<bool, Error> {
+    if status.reason != Some(Reason::InstallComponentFailedNoRetry)
+        || !ctx.index.take_rbac_change(&key(csv))
     {
-        let mut status = status.clone();
-        status.set_phase(
-            Phase::Pending,
-            Reason::DetectedClusterChange,
-            "Cluster resources changed state",
-            &now_text,
-        );
-        write_status(&api, csv, &status, None).await?;
-        return Ok(None);
+        return Ok(false);
     }
+    let mut status = status.clone();
+    status.set_phase(
+        Phase::Pending,
+        Reason::DetectedClusterChange,
+        "Cluster resources changed state",
+        now_text,
+    );
+    write_status(api, csv, &status, None).await?;
+    Ok(true)
+}
 
-    // 3. The phase machine.
+/// Step 3, the phase machine: gathers its facts, asks it for the step (and again with the
+/// install's outcome when the step is to install), and carries out how the pass ends. The
+/// status now held and the delay the machine asks for; none when the pass stops here.
+async fn phase(
+    ctx: &Ctx,
+    csv: &ClusterServiceVersion,
+    api: &Api<ClusterServiceVersion>,
+    group: &OperatorGroup,
+    status: CsvStatus,
+    now: jiff::Timestamp,
+    now_text: &str,
+) -> Result<Option<(CsvStatus, Option<Duration>)>, Error> {
     let Gathered {
         mut facts,
         requirement_statuses,
@@ -306,17 +359,26 @@ async fn reconcile_one(csv: &ClusterServiceVersion, ctx: &Ctx) -> Result<Option<
         facts.since_transition,
         requirements_changed,
         renewal,
-        &now_text,
+        now_text,
     );
     let requeue = end.requeue;
-    let Some(status) = perform(ctx, csv, &api, end, requirement_statuses.as_deref()).await? else {
-        return Ok(None);
-    };
+    Ok(perform(ctx, csv, api, end, requirement_statuses.as_deref())
+        .await?
+        .map(|status| (status, requeue)))
+}
 
-    // 4. Copies and the OperatorCondition.
+/// Step 4: the OperatorCondition, the roles of the APIs a Succeeded CSV provides, and an
+/// AllNamespaces operator's RBAC lifted to the cluster.
+async fn keep_alongside(
+    ctx: &Ctx,
+    csv: &ClusterServiceVersion,
+    group: &OperatorGroup,
+    status: &CsvStatus,
+    surface: &olm_v0::olm_operator::surface::Surface,
+) -> Result<(), Error> {
     ensure_condition(ctx, csv).await?;
     if status.phase == Some(Phase::Succeeded) {
-        ensure_api_roles(ctx, csv, &surface).await?;
+        ensure_api_roles(ctx, csv, surface).await?;
     }
     let all_namespaces = group
         .status
@@ -325,7 +387,7 @@ async fn reconcile_one(csv: &ClusterServiceVersion, ctx: &Ctx) -> Result<Option<
     if all_namespaces && !status.is_uncopiable() {
         lift_rbac(ctx, csv).await?;
     }
-    Ok(requeue)
+    Ok(())
 }
 
 /// Carries out how the pass ends: deletes a replaced CSV, or writes the status and records its
