@@ -59,17 +59,12 @@ pub enum FetchError {
     /// `ListPackages` failed.
     #[error("error encountered while listing packages: {}", status_text(.0))]
     ListPackages(tonic::Status),
-    /// `GetPackage` failed for one package.
-    #[error("error encountered while getting package {name}: {}", status_text(.status))]
-    GetPackage {
-        /// The package.
-        name: String,
-        /// The registry's answer.
-        status: tonic::Status,
-    },
-    /// `ListBundles` failed.
-    #[error("error encountered while listing bundles: {}", status_text(.0))]
+    /// `ListBundles` was refused.
+    #[error("failed to list bundles: {}", status_text(.0))]
     ListBundles(tonic::Status),
+    /// `ListBundles`' stream broke off.
+    #[error("error encountered while listing bundles: {}", status_text(.0))]
+    ListingBundles(tonic::Status),
     /// The registry lists more bundles than are held.
     #[error("error encountered while listing bundles: more than {MAX_BUNDLES} bundles")]
     TooManyBundles,
@@ -79,8 +74,17 @@ pub enum FetchError {
         FETCH_TIMEOUT.as_secs()
     )]
     TimedOut,
-    /// A bundle cannot be read as a resolver entry.
-    #[error(transparent)]
+}
+
+/// Why a listed bundle is left out of the content: upstream's operator cache logs these and
+/// goes on, so one bad bundle does not make a whole catalog unusable.
+#[derive(Debug, thiserror::Error)]
+enum Skipped {
+    /// `GetPackage` failed for its package.
+    #[error("failed to retrieve default channel for bundle, continuing: {}", status_text(.0))]
+    Package(tonic::Status),
+    /// It cannot be read as a resolver entry.
+    #[error("failed to construct operator from bundle, continuing: {0}")]
     Entry(#[from] olm_v0_resolver::entry::EntryError),
 }
 
@@ -135,7 +139,7 @@ async fn fetch_unbounded(
     source: &SourceKey,
 ) -> Result<Content, FetchError> {
     let mut client = RegistryClient::new(channel).max_decoding_message_size(64 << 20);
-    let mut packages = list_packages(&mut client).await?;
+    let (mut packages, unreadable) = list_packages(&mut client).await?;
     let defaults: HashMap<String, String> = packages
         .iter()
         .map(|p| (p.name.clone(), p.default_channel.clone()))
@@ -151,14 +155,14 @@ async fn fetch_unbounded(
         .await
         .map_err(FetchError::ListBundles)?
         .into_inner();
-    while let Some(b) = bundles.message().await.map_err(FetchError::ListBundles)? {
+    while let Some(b) = bundles
+        .message()
+        .await
+        .map_err(FetchError::ListingBundles)?
+    {
         if content.entries.len() >= MAX_BUNDLES {
             return Err(FetchError::TooManyBundles);
         }
-        let default_channel = defaults
-            .get(b.package_name.as_str())
-            .cloned()
-            .unwrap_or_default();
         keep_for_manifests(&mut packages, &positions, &b);
         if b.bundle_path.is_empty() && !b.object.is_empty() {
             content
@@ -166,19 +170,42 @@ async fn fetch_unbounded(
                 .entry(b.csv_name.clone())
                 .or_insert_with(|| Arc::new(b.object.clone()));
         }
-        content
-            .entries
-            .push(from_registry(registry_bundle(b), source, &default_channel)?);
+        let csv = b.csv_name.clone();
+        match entry_of(b, source, &defaults, &unreadable) {
+            Ok(entry) => content.entries.push(entry),
+            Err(why) => {
+                tracing::warn!(catalogsource = %source, bundle = %csv, "{why}");
+            }
+        }
     }
     head_csvs(&mut client, &mut packages).await;
     content.packages = packages;
     Ok(content)
 }
 
-/// Every package the registry lists, as `GetPackage` describes it.
+/// The resolver's entry for a listed bundle, with its package's default channel; why it is
+/// left out when its package could not be read or it cannot be read itself.
+fn entry_of(
+    b: api::Bundle,
+    source: &SourceKey,
+    defaults: &HashMap<String, String>,
+    unreadable: &HashMap<String, tonic::Status>,
+) -> Result<Entry, Skipped> {
+    if let Some(status) = unreadable.get(&b.package_name) {
+        return Err(Skipped::Package(status.clone()));
+    }
+    let default_channel = defaults
+        .get(b.package_name.as_str())
+        .cloned()
+        .unwrap_or_default();
+    Ok(from_registry(registry_bundle(b), source, &default_channel)?)
+}
+
+/// Every package the registry lists, as `GetPackage` describes it, and those `GetPackage`
+/// failed for, with the registry's answer (their bundles are left out).
 async fn list_packages(
     client: &mut RegistryClient<tonic::transport::Channel>,
-) -> Result<Vec<Package>, FetchError> {
+) -> Result<(Vec<Package>, HashMap<String, tonic::Status>), FetchError> {
     let mut names = client
         .list_packages(api::ListPackageRequest {})
         .await
@@ -189,13 +216,17 @@ async fn list_packages(
         listed.push(name.name);
     }
     let mut packages = Vec::with_capacity(listed.len());
+    let mut unreadable = HashMap::new();
     for name in listed {
         let package = match client
             .get_package(api::GetPackageRequest { name: name.clone() })
             .await
         {
             Ok(p) => p.into_inner(),
-            Err(status) => return Err(FetchError::GetPackage { name, status }),
+            Err(status) => {
+                unreadable.insert(name, status);
+                continue;
+            }
         };
         packages.push(Package {
             name: package.name,
@@ -213,7 +244,7 @@ async fn list_packages(
                 .collect(),
         });
     }
-    Ok(packages)
+    Ok((packages, unreadable))
 }
 
 /// The property that keeps a bundle out of a PackageManifest's entries (upstream skips it).
@@ -321,5 +352,76 @@ fn registry_bundle(b: api::Bundle) -> RegistryBundle {
                 value: p.value,
             })
             .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bundle(package: &str, dependencies: Vec<api::Dependency>) -> api::Bundle {
+        api::Bundle {
+            csv_name: format!("{package}.v1.0.0"),
+            package_name: package.to_owned(),
+            channel_name: "stable".to_owned(),
+            version: "1.0.0".to_owned(),
+            dependencies,
+            ..api::Bundle::default()
+        }
+    }
+
+    /// As upstream's `registrySource.Snapshot` (OLM v0.46.0,
+    /// `pkg/controller/registry/resolver/source_registry.go`): a bundle whose package
+    /// `GetPackage` cannot read, or that cannot be made an operator, is logged with upstream's
+    /// words and left out; the others keep their package's default channel.
+    #[test]
+    fn bad_bundles_are_left_out_not_the_catalog() {
+        let source = SourceKey::new("cat", "olm");
+        let defaults = HashMap::from([("good".to_owned(), "stable".to_owned())]);
+        let unreadable = HashMap::from([(
+            "gone".to_owned(),
+            tonic::Status::not_found("package gone not found"),
+        )]);
+        let entry = entry_of(bundle("good", vec![]), &source, &defaults, &unreadable).unwrap();
+        assert_eq!(entry.name, "good.v1.0.0");
+        assert!(entry.default_channel);
+        let skipped = entry_of(bundle("gone", vec![]), &source, &defaults, &unreadable)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            skipped,
+            "failed to retrieve default channel for bundle, continuing: rpc error: code = NotFound desc = package gone not found"
+        );
+        let legacy = api::Dependency {
+            r#type: "olm.gvk".to_owned(),
+            value: "[".to_owned(),
+        };
+        let skipped = entry_of(
+            bundle("good", vec![legacy]),
+            &source,
+            &defaults,
+            &unreadable,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            skipped.starts_with("failed to construct operator from bundle, continuing: failed to translate legacy dependencies to properties"),
+            "{skipped}"
+        );
+    }
+
+    /// Upstream's words for a registry that cannot be listed (the same source): a refused
+    /// `ListBundles`, and a stream that breaks off.
+    #[test]
+    fn listing_failures_in_upstreams_words() {
+        let down = || tonic::Status::unavailable("connection refused");
+        assert_eq!(
+            FetchError::ListBundles(down()).to_string(),
+            "failed to list bundles: rpc error: code = Unavailable desc = connection refused"
+        );
+        assert_eq!(
+            FetchError::ListingBundles(down()).to_string(),
+            "error encountered while listing bundles: rpc error: code = Unavailable desc = connection refused"
+        );
     }
 }
