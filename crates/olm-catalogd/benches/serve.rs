@@ -60,7 +60,7 @@ async fn serve(storage: Arc<Storage>) -> SocketAddr {
     let (stop, stopped) = tokio::sync::watch::channel(false);
     // Never stopped: the server lives as long as the benchmark.
     std::mem::forget(stop);
-    tokio::spawn(olm_catalogd::run::serve(listener, app, None, stopped));
+    tokio::spawn(olm_runtime::serve::serve(listener, app, None, stopped));
     addr
 }
 
@@ -260,7 +260,7 @@ fn noise_catalog(dir: &Path, blobs: usize, bytes: usize) {
 }
 
 /// Clients that never read, per source address: within a client's share of connections
-/// ([`olm_catalogd::run::MAX_CONNECTIONS_PER_CLIENT`]), so that every one is served.
+/// ([`olm_runtime::serve::MAX_CONNECTIONS_PER_CLIENT`]), so that every one is served.
 const READERS_PER_ADDRESS: usize = 100;
 
 /// Opens a connection from `127.0.0.2` and up ([`READERS_PER_ADDRESS`] each, the `n`th of them),

@@ -13,15 +13,13 @@
 //! or parsing FBC itself (`olm-catalog` does).
 
 pub mod browser;
-pub mod connections;
 pub mod controller;
 pub mod index;
 pub mod metrics;
 pub mod run;
 pub mod server;
 pub mod storage;
-pub mod tls;
 pub mod warmup;
 pub mod webhook;
 
-pub use run::{Limits, Options, Tls, run};
+pub use run::{Options, Tls, run};

@@ -19,7 +19,7 @@
 //! compares the two and asks again later instead of keeping the old content under the new name.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Instant, SystemTime};
 
 use axum::Router;
 use axum::body::{Body, Bytes};
@@ -491,7 +491,7 @@ fn coalesce(sections: Vec<Section>) -> Vec<Section> {
 
 /// How much of a catalog file one response reads at a time. Chunks are read only when the
 /// connection asks for more, and it asks only while its write buffer
-/// ([`crate::run::WRITE_BUFFER`], smaller than a chunk) has room, so a response whose client
+/// ([`olm_runtime::serve::WRITE_BUFFER`], smaller than a chunk) has room, so a response whose client
 /// stopped reading holds at most two chunks of the file, whatever the catalog's size. Chunks
 /// this small cost no throughput as long as they come from the page cache without a trip to the
 /// blocking pool (see `read_cached`); docs/catalogd.md has the figures.
@@ -619,9 +619,6 @@ pub fn probes_router(metrics: Arc<Metrics>) -> Router {
             }),
         )
 }
-
-/// How long a request may take to send its head (upstream's read timeout).
-pub const READ_TIMEOUT: Duration = Duration::from_secs(5);
 
 #[cfg(test)]
 mod tests {

@@ -11,7 +11,7 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use olm_catalogd::Limits;
+use olm_runtime::serve::Limits;
 use support::{get_in_full, non_reading, read_body, read_head, request, server};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;

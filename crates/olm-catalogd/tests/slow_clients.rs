@@ -20,8 +20,8 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use olm_catalogd::Limits;
 use olm_catalogd::metrics::Metrics;
+use olm_runtime::serve::Limits;
 use olm_testenv::slow_clients::{Attack, during, expect_fast, loopback};
 use support::server;
 
@@ -75,10 +75,10 @@ fn complete_requests_are_answered_while_slow_clients_hold_connections() {
     let prober = runtime();
     let (server, probes_addr, stop_probes, probes_task) = serving.block_on(async {
         let server = server(Limits::default()).await;
-        let probes = olm_catalogd::run::listen(([127, 0, 0, 1], 0).into()).expect("bind");
+        let probes = olm_runtime::serve::listen(([127, 0, 0, 1], 0).into()).expect("bind");
         let probes_addr = probes.local_addr().expect("addr");
         let (stop_probes, probes_stopping) = tokio::sync::watch::channel(false);
-        let probes_task = tokio::spawn(olm_catalogd::run::serve(
+        let probes_task = tokio::spawn(olm_runtime::serve::serve(
             probes,
             olm_catalogd::server::probes_router(Arc::new(Metrics::default())),
             None,

@@ -13,7 +13,7 @@ mod support;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use olm_catalogd::Limits;
+use olm_runtime::serve::Limits;
 use support::{non_reading, read_all, server};
 use tokio::net::TcpStream;
 

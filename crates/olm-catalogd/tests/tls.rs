@@ -5,9 +5,10 @@ use std::sync::Arc;
 
 use http_body_util::BodyExt;
 use olm_catalogd::metrics::Metrics;
-use olm_catalogd::run::{Tls, serve, tls_config};
+use olm_catalogd::run::{Tls, tls_config};
 use olm_catalogd::server::{AppState, router};
 use olm_catalogd::storage::Storage;
+use olm_runtime::serve::serve;
 use rustls::pki_types::ServerName;
 
 #[tokio::test]
@@ -133,14 +134,13 @@ async fn silent_clients_are_disconnected_after_the_read_timeout() {
     let start = std::time::Instant::now();
     let mut buf = Vec::new();
     let read = tokio::time::timeout(
-        olm_catalogd::server::READ_TIMEOUT * 3,
+        olm_runtime::serve::READ_TIMEOUT * 3,
         idle.read_to_end(&mut buf),
     )
     .await;
     assert!(read.is_ok(), "the server must close an idle connection");
     assert!(
-        start.elapsed()
-            >= olm_catalogd::server::READ_TIMEOUT - std::time::Duration::from_millis(500)
+        start.elapsed() >= olm_runtime::serve::READ_TIMEOUT - std::time::Duration::from_millis(500)
     );
     stop_tx.send(true).expect("stop");
     server.await.expect("join").expect("serve");

@@ -143,8 +143,8 @@ pub fn tls(
     serving: &rustls::ServerConfig,
     clients: &ClientCa,
     profile: &olm_tls::TlsProfile,
-) -> Result<Arc<rustls::ServerConfig>, olm_catalogd::tls::TlsError> {
-    olm_catalogd::tls::server_config_for_clients(
+) -> Result<Arc<rustls::ServerConfig>, olm_tls::serving::TlsError> {
+    olm_tls::serving::server_config_for_clients(
         serving.cert_resolver.clone(),
         clients.verifier.clone(),
         profile,
@@ -153,10 +153,10 @@ pub fn tls(
 
 /// The profiling listener's limits: the default ones, with a write timeout that outlasts the
 /// longest CPU profile and its symbolization.
-pub fn limits() -> olm_catalogd::run::Limits {
-    olm_catalogd::run::Limits {
+pub fn limits() -> olm_runtime::serve::Limits {
+    olm_runtime::serve::Limits {
         write_timeout: Duration::from_secs(MAX_CPU_SECONDS + 60),
-        ..olm_catalogd::run::Limits::default()
+        ..olm_runtime::serve::Limits::default()
     }
 }
 

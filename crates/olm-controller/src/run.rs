@@ -17,7 +17,7 @@
 //!    wait.
 //! 6. On shutdown: listeners close, every controller is told to stop and gets
 //!    [`CONTROLLER_GRACE`] to finish its reconciles, the catalog server finishes its responses
-//!    in flight (see `olm_catalogd::run::serve`), and `run` returns `Ok`.
+//!    in flight (see `olm_runtime::serve::serve`), and `run` returns `Ok`.
 //!
 //! Guarantees: a shutdown that comes during steps 2–4 stops at once and returns `Ok`. Every part
 //! stops on the same signal; nothing keeps running after `run` returns.
@@ -309,7 +309,7 @@ pub enum RunError {
     ServingCert(String),
     /// The certificate of secure metrics and profiles could not be served.
     #[error("the serving certificate of /metrics and /debug/pprof/: {0}")]
-    ServingCertTls(#[source] olm_catalogd::tls::TlsError),
+    ServingCertTls(#[source] olm_tls::serving::TlsError),
     /// The self-issued serving certificate could not be had or kept.
     #[error("{0}")]
     ServingTls(#[from] crate::serving_tls::Error),
@@ -371,7 +371,7 @@ impl Listeners {
 }
 
 async fn bind(addr: SocketAddr) -> Result<TcpListener, RunError> {
-    olm_catalogd::run::listen(addr).map_err(|source| RunError::Listen { addr, source })
+    olm_runtime::serve::listen(addr).map_err(|source| RunError::Listen { addr, source })
 }
 
 /// Binds the listeners of `options` and runs everything until `shutdown` resolves; see the
@@ -619,7 +619,7 @@ pub async fn serve(
         spawn_server(
             &mut tasks,
             "the health probes",
-            (probes, olm_catalogd::run::Limits::default()),
+            (probes, olm_runtime::serve::Limits::default()),
             router,
             None,
             &stop,
@@ -639,7 +639,7 @@ pub async fn serve(
         spawn_server(
             &mut tasks,
             "the metrics server",
-            (metrics, olm_catalogd::run::Limits::default()),
+            (metrics, olm_runtime::serve::Limits::default()),
             metrics_router,
             tls,
             &stop,
@@ -766,7 +766,7 @@ fn own_tls(options: &Options) -> Result<Arc<rustls::ServerConfig>, RunError> {
 fn spawn_server(
     tasks: &mut JoinSet<(&'static str, Result<(), RunError>)>,
     what: &'static str,
-    (listener, limits): (TcpListener, olm_catalogd::run::Limits),
+    (listener, limits): (TcpListener, olm_runtime::serve::Limits),
     router: Router,
     tls: Option<Arc<rustls::ServerConfig>>,
     stop: &Stop,
@@ -774,7 +774,7 @@ fn spawn_server(
     let (tx, rx) = watch::channel(false);
     let stop = stop.clone();
     tasks.spawn(async move {
-        let server = olm_catalogd::run::serve_with(listener, router, tls, limits, rx);
+        let server = olm_runtime::serve::serve_with(listener, router, tls, limits, rx);
         tokio::pin!(server);
         let served = tokio::select! {
             served = &mut server => served,

@@ -7,7 +7,7 @@
 //! pair and write it (create when missing, replace at the read resourceVersion otherwise), so
 //! that replicas starting together agree on one pair: the loser of the race reads the winner's.
 //! The pair is written to files under the cache directory that the TLS servers reload
-//! (`olm_catalogd::tls::ReloadingCert`), and its CA becomes the `caBundle` of the webhook
+//! (`olm_tls::serving::ReloadingCert`), and its CA becomes the `caBundle` of the webhook
 //! configuration.
 //!
 //! Afterwards, a watch on the Secret and on the webhook configuration brings a renewed pair to

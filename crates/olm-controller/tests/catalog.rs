@@ -630,7 +630,7 @@ async fn https_with_an_extra_ca() {
         .expect("bind");
     let port = listener.local_addr().expect("addr").port();
     let (_stop, stop_rx) = tokio::sync::watch::channel(false);
-    tokio::spawn(olm_catalogd::run::serve(listener, app, Some(tls), stop_rx));
+    tokio::spawn(olm_runtime::serve::serve(listener, app, Some(tls), stop_rx));
     let cat = catalog(
         "secure",
         "registry.example/secure@sha256:c1",

@@ -26,6 +26,9 @@
 //! * [`leader`]: leader election on a Lease, as controller-runtime's (the decision apart, in
 //!   [`leader::decide`]).
 //! * [`health`]: `/healthz` and `/readyz`, with each part reporting why it cannot serve.
+//! * [`serve`]: the HTTP(S) server every listener runs on (the catalog API, PackageManifests,
+//!   metrics, profiling, probes), bounded against slow and hostile clients, so that OLM v0's
+//!   API server and OLM v1's catalog server share one.
 //!
 //! What it is not for: decisions (those are pure, in the crates named for each controller) or
 //! anything OLM-specific; the policy numbers live in `olm_k8s::retry`.
@@ -40,6 +43,7 @@ pub mod leader;
 pub mod metrics;
 pub mod reconnect;
 pub mod report;
+pub mod serve;
 pub mod status;
 pub mod warnings;
 pub mod watch;

@@ -10,13 +10,15 @@
 //!   other than ECDHE with AES-GCM or ChaCha20-Poly1305, `secp521r1`).
 //! * [`TlsProfile::server_config_builder`]: the one place a rustls server's versions, suites and
 //!   key exchange groups are set; callers add the certificate and the client verifier.
+//! * [`serving`]: a server's certificate and key, checked to match, reloaded when their files
+//!   change, and the rustls server config every listener is given.
 //!
 //! The post-quantum hybrid key exchanges of upstream's lists (`X25519MLKEM768`,
 //! `SecP256r1MLKEM768`, `SecP384r1MLKEM1024`) are built here on ring's curves and the `ml-kem`
 //! crate, as rustls's ring provider has none.
 //!
-//! What it is not for: certificates (issued in `olm-extension`, loaded and reloaded in
-//! `olm-catalogd`), clients' TLS, or command-line parsing (the `olm` binary's).
+//! What it is not for: issuing certificates (`olm-security`, `olm-cluster`), clients' TLS, or
+//! command-line parsing (the `olm` binary's).
 
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
@@ -25,6 +27,7 @@ mod csv;
 mod hybrid;
 mod names;
 mod profile;
+pub mod serving;
 
 pub use csv::{CsvError, QuoteFault};
 pub use names::{Cipher, Curve, ParseError, ProfileName, Version, parse_ciphers, parse_curves};

@@ -205,11 +205,11 @@ pub async fn run(
         built: Arc::default(),
     };
     let (stop_server, server_stop) = tokio::sync::watch::channel(false);
-    let server = olm_catalogd::run::serve_with(
+    let server = olm_runtime::serve::serve_with(
         listener,
         router(served),
         Some(tls),
-        olm_catalogd::run::Limits::default(),
+        olm_runtime::serve::Limits::default(),
         server_stop,
     );
     tokio::pin!(server);
@@ -242,7 +242,7 @@ async fn prepare(
     shared: &Shared,
     options: &Options,
 ) -> Result<(tokio::net::TcpListener, Arc<rustls::ServerConfig>, String), String> {
-    let listener = olm_catalogd::run::listen(options.addr).map_err(|e| {
+    let listener = olm_runtime::serve::listen(options.addr).map_err(|e| {
         format!(
             "cannot listen on {} (--packageserver-bind-address): {e}",
             options.addr
@@ -526,7 +526,7 @@ fn tls_config(
     use rustls::pki_types::CertificateDer;
     use rustls::pki_types::pem::PemObject;
     olm_image::install_crypto_provider();
-    let certified = olm_catalogd::tls::certified_key(cert.as_bytes(), key.as_bytes())
+    let certified = olm_tls::serving::certified_key(cert.as_bytes(), key.as_bytes())
         .map_err(|e| e.to_string())?;
     let clients = match front_proxy_ca {
         Some(ca) => {
@@ -546,7 +546,7 @@ fn tls_config(
             rustls::server::WebPkiClientVerifier::no_client_auth()
         }
     };
-    olm_catalogd::tls::server_config_for_clients(
+    olm_tls::serving::server_config_for_clients(
         Arc::new(rustls::sign::SingleCertAndKey::from(certified)),
         clients,
         profile,

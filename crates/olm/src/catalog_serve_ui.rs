@@ -107,7 +107,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .layer(axum::middleware::map_response(olm_catalogd::browser::secure));
         // The catalog server's listener: bounded time to send a request, bounded connections.
         let (stop_tx, stop) = tokio::sync::watch::channel(false);
-        let mut serving = tokio::spawn(olm_catalogd::run::serve(listener, router, None, stop));
+        let mut serving = tokio::spawn(olm_runtime::serve::serve(listener, router, None, stop));
         tokio::select! {
             done = &mut serving => return done.context("serving the catalog browser")?.context("serving the catalog browser"),
             () = crate::catalog_serve::shutdown() => {}

@@ -289,12 +289,12 @@ async fn serve(args: Args) -> anyhow::Result<()> {
     olm_image::install_crypto_provider();
     let tls_profile = args.tls_profile.resolve()?;
     let client = kube_client(args.kubeconfig.as_ref()).await?;
-    let catalogs = olm_catalogd::run::listen(listen_addr(&args.catalogs_server_addr)?)
+    let catalogs = olm_runtime::serve::listen(listen_addr(&args.catalogs_server_addr)?)
         .with_context(|| format!("listening on {}", args.catalogs_server_addr))?;
     let probes = match args.health_probe_bind_address.as_str() {
         "0" | "" => None,
         addr => Some(
-            olm_catalogd::run::listen(listen_addr(addr)?)
+            olm_runtime::serve::listen(listen_addr(addr)?)
                 .with_context(|| format!("listening on {addr}"))?,
         ),
     };

@@ -6,11 +6,11 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use olm_catalogd::Limits;
 use olm_catalogd::metrics::Metrics;
-use olm_catalogd::run::serve_with;
 use olm_catalogd::server::{AppState, router};
 use olm_catalogd::storage::Storage;
+use olm_runtime::serve::Limits;
+use olm_runtime::serve::serve_with;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -54,7 +54,7 @@ pub async fn server(limits: Limits) -> Server {
         metrics: Arc::new(Metrics::default()),
         metas: true,
     });
-    let listener = olm_catalogd::run::listen(([127, 0, 0, 1], 0).into()).expect("bind");
+    let listener = olm_runtime::serve::listen(([127, 0, 0, 1], 0).into()).expect("bind");
     let addr = listener.local_addr().expect("addr");
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let task = tokio::spawn(serve_with(listener, app, None, limits, stopped));

@@ -1,5 +1,5 @@
 //! Which connections a listener keeps when clients compete for them: the decisions behind the
-//! accept loop of [`crate::run::serve_with`], kept here free of sockets and clocks so that they
+//! accept loop of [`super::serve_with`], kept here free of sockets and clocks so that they
 //! are plain tests.
 //!
 //! A listener serves at most [`Caps::max_connections`] connections, and one client (one source

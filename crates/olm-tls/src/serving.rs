@@ -168,10 +168,10 @@ pub fn certified_key(cert_pem: &[u8], key_pem: &[u8]) -> Result<CertifiedKey, Tl
 /// A rustls server config serving what `certs` resolves, over HTTP/1.1 only, as upstream, with
 /// the versions, suites and key exchange groups of `profile` (`--tls-profile`).
 ///
-/// Errors: rustls refusing the profile, which [`olm_tls::Flags::resolve`] rules out.
+/// Errors: rustls refusing the profile, which [`crate::Flags::resolve`] rules out.
 pub fn server_config(
     certs: Arc<dyn ResolvesServerCert>,
-    profile: &olm_tls::TlsProfile,
+    profile: &crate::TlsProfile,
 ) -> Result<Arc<rustls::ServerConfig>, TlsError> {
     server_config_for_clients(
         certs,
@@ -185,7 +185,7 @@ pub fn server_config(
 pub fn server_config_for_clients(
     certs: Arc<dyn ResolvesServerCert>,
     clients: Arc<dyn ClientCertVerifier>,
-    profile: &olm_tls::TlsProfile,
+    profile: &crate::TlsProfile,
 ) -> Result<Arc<rustls::ServerConfig>, TlsError> {
     let mut config = profile
         .server_config_builder()
