@@ -2,16 +2,16 @@
 //! every decision matches with.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector as ApiSelector;
-use olm_k8s::{LabelSelector, Operator, Requirement};
+use olm_k8s::{LabelSelector, Operator, Requirement, SelectorError};
 
 /// `selector` in `olm_k8s` terms; an unknown operator is the API server's own error text.
-pub fn from_api(selector: &ApiSelector) -> Result<LabelSelector, String> {
+pub fn from_api(selector: &ApiSelector) -> Result<LabelSelector, SelectorError> {
     let mut out = LabelSelector {
         match_labels: selector.match_labels.clone().unwrap_or_default(),
         match_expressions: Vec::new(),
     };
     for e in selector.match_expressions.iter().flatten() {
-        let operator = Operator::parse(&e.operator).map_err(|e| e.to_string())?;
+        let operator = Operator::parse(&e.operator)?;
         out.match_expressions.push(Requirement {
             key: e.key.clone(),
             operator,

@@ -293,7 +293,7 @@ fn extension_view(e: &ClusterExtension) -> ExtensionView {
                 message: c.message.clone(),
             })
             .collect(),
-        request: olm_extension::request::request_of(e, installed),
+        request: olm_extension::request::request_of(e, installed).map_err(|e| e.to_string()),
     }
 }
 

@@ -9,14 +9,14 @@ use std::collections::BTreeMap;
 use olm_api::catalog::{CatalogReason, TYPE_PROGRESSING, TYPE_SERVING};
 use olm_api::{ClusterCatalog, ClusterExtension, UpgradeConstraintPolicy};
 use olm_catalog::{ChannelName, PackageName};
-use olm_k8s::{ConditionStatus, find_status_condition};
+use olm_k8s::{ConditionStatus, SelectorError, find_status_condition};
 use olm_resolve::{
     Availability, CatalogInput, Content, ContentIndex, Installed, LabelSelector, Request,
     VersionRange,
 };
 
 /// The extension's catalog selector in `olm-resolve`'s terms.
-pub fn selector_of(ext: &ClusterExtension) -> Result<LabelSelector, String> {
+pub fn selector_of(ext: &ClusterExtension) -> Result<LabelSelector, SelectorError> {
     let Some(sel) = ext
         .spec
         .source
@@ -29,19 +29,34 @@ pub fn selector_of(ext: &ClusterExtension) -> Result<LabelSelector, String> {
     olm_api::selector::from_api(sel)
 }
 
+/// Why no request can be made for an extension, worded as its status words it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RequestError {
+    /// `spec.source.catalog` is missing.
+    #[error("catalog source is required")]
+    NoCatalogSource,
+    /// The selector or the version range is invalid: the resolver's words.
+    #[error(transparent)]
+    Invalid(#[from] olm_resolve::ResolveError),
+}
+
 /// What the resolver asks for on behalf of `ext`, with `installed` as the installed bundle.
 ///
-/// Errors: no catalog source, an invalid selector or version range, worded as the extension's
-/// status words them.
-pub fn request_of(ext: &ClusterExtension, installed: Option<Installed>) -> Result<Request, String> {
+/// # Errors
+///
+/// No catalog source, an invalid selector or version range ([`RequestError`]).
+pub fn request_of(
+    ext: &ClusterExtension,
+    installed: Option<Installed>,
+) -> Result<Request, RequestError> {
     let Some(filter) = ext.spec.source.catalog.as_ref() else {
-        return Err("catalog source is required".to_string());
+        return Err(RequestError::NoCatalogSource);
     };
     let package = PackageName::new(filter.package_name.clone());
-    let selector =
-        selector_of(ext).map_err(|e| olm_resolve::ResolveError::InvalidSelector(e).to_string())?;
+    let selector = selector_of(ext)
+        .map_err(|e| olm_resolve::ResolveError::InvalidSelector(e.to_string()))?;
     let version = match filter.version.as_deref().filter(|v| !v.is_empty()) {
-        Some(v) => Some(VersionRange::parse(v).map_err(|e| e.to_string())?),
+        Some(v) => Some(VersionRange::parse(v)?),
         None => None,
     };
     Ok(Request {

@@ -274,7 +274,7 @@ async fn resolve(
         version: i.bundle.version.clone(),
         release: i.bundle.release.clone(),
     });
-    let request = request_of(ext, installed).map_err(failed)?;
+    let request = request_of(ext, installed).map_err(|e| failed(e.to_string()))?;
     let (package, selector) = (request.package.clone(), request.selector.clone());
 
     let mut catalogs: Vec<ClusterCatalog> = ctx

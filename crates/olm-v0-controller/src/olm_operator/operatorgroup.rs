@@ -129,7 +129,7 @@ async fn reconcile_one(g: &OperatorGroup, ctx: &Ctx) -> Result<(), Error> {
         .as_ref()
         .map(olm_api::selector::from_api)
         .transpose()
-        .map_err(Error::Retry)?;
+        .map_err(|e| Error::Retry(e.to_string()))?;
     let namespaces = index.namespaces();
     let targets = target_namespaces(
         &g.spec.target_namespaces,
