@@ -61,6 +61,19 @@ pub fn collect(catalog: &Catalog) -> Vec<CustomMeta> {
         .collect()
 }
 
+/// A custom schema query naming a schema or package that cannot be one, in upstream's words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "invalid custom schema query: invalid {what} {}: must match ^[a-zA-Z0-9][a-zA-Z0-9._-]*$",
+    olm_goenc::quote(.value)
+)]
+pub struct InvalidQuery {
+    /// `schema` or `package`.
+    pub what: &'static str,
+    /// What was asked for.
+    pub value: String,
+}
+
 impl Metas {
     /// The blobs of a registry, by schema and package.
     pub fn new(list: &[CustomMeta]) -> Metas {
@@ -79,13 +92,17 @@ impl Metas {
     /// # Errors
     ///
     /// An invalid schema or package name, in upstream's words.
-    pub fn list(&self, schema: &str, package: &str) -> Result<Vec<prost_types::Struct>, String> {
+    pub fn list(
+        &self,
+        schema: &str,
+        package: &str,
+    ) -> Result<Vec<prost_types::Struct>, InvalidQuery> {
         for (what, s) in [("schema", schema), ("package", package)] {
             if !valid(s) {
-                return Err(format!(
-                    "invalid custom schema query: invalid {what} {}: must match ^[a-zA-Z0-9][a-zA-Z0-9._-]*$",
-                    olm_goenc::quote(s)
-                ));
+                return Err(InvalidQuery {
+                    what,
+                    value: s.to_owned(),
+                });
             }
         }
         Ok(self

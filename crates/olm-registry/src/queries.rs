@@ -28,6 +28,58 @@ fn provides(r: &Registry, e: &Entry, group: &str, version: &str, kind: &str) -> 
         .any(|g| g.group == group && g.version == version && g.kind == kind)
 }
 
+/// Why a registry query has no answer, in upstream's words: the message of the gRPC status the
+/// server answers with.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum QueryError {
+    /// No such package.
+    #[error("package {} not found", quote(.0))]
+    PackageNotFound(String),
+    /// No such package, as `GetBundleThatReplaces` says it (the name unquoted).
+    #[error("package {0} not found")]
+    PackageNotFoundUnquoted(String),
+    /// No such channel in the package (or no head in it).
+    #[error("package {}, channel {} not found", quote(.package), quote(.channel))]
+    ChannelNotFound {
+        /// The package.
+        package: String,
+        /// The channel.
+        channel: String,
+    },
+    /// No such bundle in the channel.
+    #[error(
+        "package {}, channel {}, bundle {} not found",
+        quote(.package),
+        quote(.channel),
+        quote(.bundle)
+    )]
+    BundleNotFound {
+        /// The package.
+        package: String,
+        /// The channel.
+        channel: String,
+        /// The bundle.
+        bundle: String,
+    },
+    /// Nothing replaces or skips the bundle.
+    #[error("no channel entries found that replace {0}")]
+    NoReplacement(String),
+    /// Nothing in the channel replaces or skips the bundle.
+    #[error("no entry found for package {}, channel {}", quote(.package), quote(.channel))]
+    NoReplacingBundle {
+        /// The package.
+        package: String,
+        /// The channel.
+        channel: String,
+    },
+    /// Nothing provides the API (`group:"G" version:"V" kind:"K"`).
+    #[error("no channel entries found that provide {0}")]
+    NoProvider(String),
+    /// Nothing in a default channel provides the API.
+    #[error("no entry found that provides {0}")]
+    NoDefaultProvider(String),
+}
+
 fn gvk_text(group: &str, version: &str, kind: &str) -> String {
     format!(
         "group:{} version:{} kind:{}",
@@ -53,22 +105,21 @@ impl Registry {
     /// # Errors
     ///
     /// `package "NAME" not found`.
-    pub fn get_package(&self, name: &str) -> Result<api::Package, String> {
+    pub fn get_package(&self, name: &str) -> Result<api::Package, QueryError> {
         self.package(name)
             .cloned()
-            .ok_or_else(|| format!("package {} not found", quote(name)))
+            .ok_or_else(|| QueryError::PackageNotFound(name.to_owned()))
     }
 
-    fn channel_checked(&self, package: &str, channel: &str) -> Result<&[Entry], String> {
+    fn channel_checked(&self, package: &str, channel: &str) -> Result<&[Entry], QueryError> {
         let pkg = self
             .package(package)
-            .ok_or_else(|| format!("package {} not found", quote(package)))?;
+            .ok_or_else(|| QueryError::PackageNotFound(package.to_owned()))?;
         if !pkg.channels.iter().any(|c| c.name == channel) {
-            return Err(format!(
-                "package {}, channel {} not found",
-                quote(package),
-                quote(channel)
-            ));
+            return Err(QueryError::ChannelNotFound {
+                package: package.to_owned(),
+                channel: channel.to_owned(),
+            });
         }
         Ok(self.channel(package, channel))
     }
@@ -83,20 +134,17 @@ impl Registry {
         package: &str,
         channel: &str,
         name: &str,
-    ) -> Result<api::Bundle, String> {
+    ) -> Result<api::Bundle, QueryError> {
         let entries = self.channel_checked(package, channel)?;
         entries
             .iter()
             .find(|e| e.name == name)
             .and_then(|e| self.bundle_of(e, true))
             .map(trimmed)
-            .ok_or_else(|| {
-                format!(
-                    "package {}, channel {}, bundle {} not found",
-                    quote(package),
-                    quote(channel),
-                    quote(name)
-                )
+            .ok_or_else(|| QueryError::BundleNotFound {
+                package: package.to_owned(),
+                channel: channel.to_owned(),
+                bundle: name.to_owned(),
             })
     }
 
@@ -109,19 +157,16 @@ impl Registry {
         &self,
         package: &str,
         channel: &str,
-    ) -> Result<api::Bundle, String> {
+    ) -> Result<api::Bundle, QueryError> {
         let entries = self.channel_checked(package, channel)?;
         entries
             .iter()
             .find(|e| e.head)
             .and_then(|e| self.bundle_of(e, true))
             .map(trimmed)
-            .ok_or_else(|| {
-                format!(
-                    "package {}, channel {} not found",
-                    quote(package),
-                    quote(channel)
-                )
+            .ok_or_else(|| QueryError::ChannelNotFound {
+                package: package.to_owned(),
+                channel: channel.to_owned(),
             })
     }
 
@@ -135,7 +180,7 @@ impl Registry {
     pub fn channel_entries_that_replace(
         &self,
         name: &str,
-    ) -> Result<Vec<api::ChannelEntry>, String> {
+    ) -> Result<Vec<api::ChannelEntry>, QueryError> {
         let mut out = Vec::new();
         for e in &self.entries {
             if e.replaces == name {
@@ -148,7 +193,7 @@ impl Registry {
             }
         }
         if out.is_empty() {
-            return Err(format!("no channel entries found that replace {name}"));
+            return Err(QueryError::NoReplacement(name.to_owned()));
         }
         Ok(out)
     }
@@ -164,9 +209,9 @@ impl Registry {
         name: &str,
         package: &str,
         channel: &str,
-    ) -> Result<api::Bundle, String> {
+    ) -> Result<api::Bundle, QueryError> {
         if self.package(package).is_none() {
-            return Err(format!("package {package} not found"));
+            return Err(QueryError::PackageNotFoundUnquoted(package.to_owned()));
         }
         let entries = self.channel_checked(package, channel)?;
         entries
@@ -175,12 +220,9 @@ impl Registry {
             .or_else(|| entries.iter().find(|e| e.skips.iter().any(|s| s == name)))
             .and_then(|e| self.bundle_of(e, true))
             .map(trimmed)
-            .ok_or_else(|| {
-                format!(
-                    "no entry found for package {}, channel {}",
-                    quote(package),
-                    quote(channel)
-                )
+            .ok_or_else(|| QueryError::NoReplacingBundle {
+                package: package.to_owned(),
+                channel: channel.to_owned(),
             })
     }
 
@@ -210,7 +252,7 @@ impl Registry {
         version: &str,
         kind: &str,
         latest: bool,
-    ) -> Result<Vec<api::ChannelEntry>, String> {
+    ) -> Result<Vec<api::ChannelEntry>, QueryError> {
         let out: Vec<api::ChannelEntry> = self
             .entries
             .iter()
@@ -218,10 +260,7 @@ impl Registry {
             .flat_map(|e| self.entries_for(e, !latest))
             .collect();
         if out.is_empty() {
-            return Err(format!(
-                "no channel entries found that provide {}",
-                gvk_text(group, version, kind)
-            ));
+            return Err(QueryError::NoProvider(gvk_text(group, version, kind)));
         }
         Ok(out)
     }
@@ -236,7 +275,7 @@ impl Registry {
         group: &str,
         version: &str,
         kind: &str,
-    ) -> Result<Vec<api::ChannelEntry>, String> {
+    ) -> Result<Vec<api::ChannelEntry>, QueryError> {
         self.providers(group, version, kind, false)
     }
 
@@ -250,7 +289,7 @@ impl Registry {
         group: &str,
         version: &str,
         kind: &str,
-    ) -> Result<Vec<api::ChannelEntry>, String> {
+    ) -> Result<Vec<api::ChannelEntry>, QueryError> {
         self.providers(group, version, kind, true)
     }
 
@@ -265,7 +304,7 @@ impl Registry {
         group: &str,
         version: &str,
         kind: &str,
-    ) -> Result<api::Bundle, String> {
+    ) -> Result<api::Bundle, QueryError> {
         let latest = self.latest_channel_entries_that_provide(group, version, kind)?;
         for e in &latest {
             let Some(pkg) = self.package(&e.package_name) else {
@@ -275,10 +314,9 @@ impl Registry {
                 return self.get_bundle(&e.package_name, &e.channel_name, &e.bundle_name);
             }
         }
-        Err(format!(
-            "no entry found that provides {}",
-            gvk_text(group, version, kind)
-        ))
+        Err(QueryError::NoDefaultProvider(gvk_text(
+            group, version, kind,
+        )))
     }
 
     /// `ListBundles`' `i`th bundle: bundles of every channel, by channel, package and name; the

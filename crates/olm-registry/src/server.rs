@@ -33,8 +33,8 @@ impl Service {
     }
 }
 
-fn unknown(e: String) -> Status {
-    Status::unknown(e)
+fn unknown(e: crate::queries::QueryError) -> Status {
+    Status::unknown(e.to_string())
 }
 
 fn stream<T: Send + 'static>(items: Vec<T>) -> Streamed<T> {
@@ -178,7 +178,7 @@ impl ExperimentalRegistry for Service {
         self.metas
             .list(&r.schema, &r.package_name)
             .map(|m| Response::new(stream(m)))
-            .map_err(Status::invalid_argument)
+            .map_err(|e| Status::invalid_argument(e.to_string()))
     }
 }
 

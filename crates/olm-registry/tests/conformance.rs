@@ -153,7 +153,7 @@ fn digest(messages: Vec<Value>) -> String {
 
 fn answer(r: &Registry, method: &str, req: &Value) -> String {
     let s = |k: &str| req[k].as_str().unwrap_or_default().to_owned();
-    let result: Result<Vec<Value>, String> = match method {
+    let result: Result<Vec<Value>, olm_registry::queries::QueryError> = match method {
         "ListPackages" => Ok(r
             .list_packages()
             .iter()
