@@ -70,10 +70,30 @@ impl BundleNode<'_> {
     }
 }
 
+/// Why a channel's upgrade graph is invalid, in opm's words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GraphError {
+    /// Every entry is replaced or skipped by another.
+    #[error("no channel head found in graph")]
+    NoHead,
+    /// More than one entry is replaced or skipped by none.
+    #[error("multiple channel heads found in graph: {}", .0.join(", "))]
+    MultipleHeads(Vec<String>),
+    /// Following `replaces` from the head comes back: the path from the first repeated entry.
+    #[error("detected cycle in replaces chain of upgrade graph: {}", .0.join(" -> "))]
+    Cycle(Vec<String>),
+    /// Entries neither on the head's replaces chain nor skipped.
+    #[error("channel contains one or more stranded bundles: {}", .0.join(", "))]
+    Stranded(Vec<String>),
+}
+
 impl<'a> ChannelNode<'a> {
     /// The channel head: the one entry no other entry replaces or skips (`skipRange` is ignored).
-    /// Errors carry upstream's texts.
-    pub fn head(&self) -> Result<&'a ChannelEntry, String> {
+    ///
+    /// # Errors
+    ///
+    /// No head, or several ([`GraphError`]).
+    pub fn head(&self) -> Result<&'a ChannelEntry, GraphError> {
         let mut incoming: std::collections::HashSet<&str> = std::collections::HashSet::new();
         for e in self.entries.values() {
             if !e.replaces.is_empty() {
@@ -90,20 +110,20 @@ impl<'a> ChannelNode<'a> {
             .filter(|e| !incoming.contains(e.name.as_str()))
             .collect();
         match heads.len() {
-            0 => Err("no channel head found in graph".to_owned()),
+            0 => Err(GraphError::NoHead),
             1 => Ok(heads[0]),
-            _ => {
-                let names: Vec<&str> = heads.iter().map(|e| e.name.as_str()).collect();
-                Err(format!(
-                    "multiple channel heads found in graph: {}",
-                    names.join(", ")
-                ))
-            }
+            _ => Err(GraphError::MultipleHeads(
+                heads.iter().map(|e| e.name.to_string()).collect(),
+            )),
         }
     }
 
     /// Checks the replaces chain from the head: no cycle, and every entry is on the chain or skipped.
-    pub fn check_replaces_chain(&self) -> Result<(), String> {
+    ///
+    /// # Errors
+    ///
+    /// What [`ChannelNode::head`] refuses, a cycle, or stranded entries ([`GraphError`]).
+    pub fn check_replaces_chain(&self) -> Result<(), GraphError> {
         let head = self.head()?;
         let skipped: std::collections::HashSet<&str> = self
             .entries
@@ -118,12 +138,9 @@ impl<'a> ChannelNode<'a> {
                 break;
             }
             if let Some(pos) = chain.iter().position(|n| *n == next) {
-                let mut path: Vec<&str> = chain[pos..].to_vec();
-                path.push(next);
-                return Err(format!(
-                    "detected cycle in replaces chain of upgrade graph: {}",
-                    path.join(" -> ")
-                ));
+                let mut path: Vec<String> = chain[pos..].iter().map(|n| (*n).to_owned()).collect();
+                path.push(next.to_owned());
+                return Err(GraphError::Cycle(path));
             }
             chain.push(next);
             if skipped.contains(next) {
@@ -135,19 +152,16 @@ impl<'a> ChannelNode<'a> {
             }
         }
         let on_chain: std::collections::HashSet<&str> = chain.into_iter().collect();
-        let stranded: Vec<&str> = self
+        let stranded: Vec<String> = self
             .entries
             .keys()
-            .copied()
-            .filter(|n| !on_chain.contains(n) && !skipped.contains(n))
+            .filter(|n| !on_chain.contains(*n) && !skipped.contains(*n))
+            .map(|n| (*n).to_owned())
             .collect();
         if stranded.is_empty() {
             Ok(())
         } else {
-            Err(format!(
-                "channel contains one or more stranded bundles: {}",
-                stranded.join(", ")
-            ))
+            Err(GraphError::Stranded(stranded))
         }
     }
 }

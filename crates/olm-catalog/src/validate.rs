@@ -523,7 +523,7 @@ fn check_channel(pkg: &PackageNode<'_>, ch: &ChannelNode<'_>) -> Node {
     if ch.entries.is_empty() {
         n.push(Node::leaf("channel must contain at least one bundle"));
     } else if let Err(e) = ch.check_replaces_chain() {
-        n.push(Node::leaf(e));
+        n.push(Node::leaf(e.to_string()));
     }
     for (name, entry) in &ch.entries {
         n.push_if(check_bundle(pkg, name, entry, pkg.bundles.get(name)));

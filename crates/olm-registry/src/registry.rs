@@ -164,7 +164,7 @@ impl Registry {
             }
             let mut channels = Vec::new();
             for (ch_name, ch) in &pkg.channels {
-                let head = ch.head().map_err(BuildError::Invalid)?;
+                let head = ch.head().map_err(|e| BuildError::Invalid(e.to_string()))?;
                 channels.push(api::Channel {
                     name: (*ch_name).to_owned(),
                     csv_name: head.name.as_str().to_owned(),
