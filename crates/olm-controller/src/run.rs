@@ -396,7 +396,17 @@ fn stop_future(mut stop: watch::Receiver<bool>) -> Stop {
     .shared()
 }
 
+/// The parts of the process, each a task whose end (before the process is told to stop)
+/// stops everything: what it is, and how it ended.
+type Tasks = JoinSet<(&'static str, Result<(), RunError>)>;
+
 /// [`run`] with listeners bound by the caller (e.g. on free ports it must know beforehand).
+///
+/// The flow: the options checked; the shared context set up (stopping early if told to); the
+/// serving certificates had before anything serves with them; then every part started — the
+/// process's own (election, API server monitor, certificate upkeep), the catalog server, the
+/// controllers of each OLM it runs, the listeners — and run until one ends or the process is
+/// told to stop, when every part is stopped and awaited.
 pub async fn serve(
     mut options: Options,
     kube_config: kube::Config,
@@ -425,40 +435,145 @@ pub async fn serve(
             return Ok(());
         }
     };
-    let catalogd_metrics = Arc::new(olm_catalogd::metrics::Metrics::default());
+    let serving_tls = serving_certificate(&mut options, &shared).await?;
+    let tls = ListenerTls::load(&options, &listeners)?;
 
-    // The self-issued certificate is had before anything serves with it.
-    let serving_tls = match &options.serving_tls {
-        Some(config) => {
-            let serving = crate::serving_tls::ensure(&shared.client, config).await?;
-            options.catalogd.tls = Some(serving.tls.clone());
-            options
-                .extension
-                .catalogs
-                .ca_certificates
-                .push(serving.ca_pem.clone());
-            Some((config.clone(), serving))
+    let mut tasks = Tasks::new();
+    let leading = spawn_process_parts(&mut tasks, &options, &shared, serving_tls, &stop);
+    // What `/readyz` reports: the packageserver says here when it cannot listen, and a replica
+    // is not ready before it serves the catalogs it was started with.
+    let readiness = olm_runtime::health::Readiness::default();
+    let catalogd_metrics = Arc::new(olm_catalogd::metrics::Metrics::default());
+    let Listeners {
+        catalogs,
+        probes,
+        metrics,
+        metrics_on_probes,
+        pprof,
+    } = listeners;
+    spawn_catalog_server(
+        &mut tasks,
+        &options,
+        &shared,
+        catalogs,
+        (&leading, &catalogd_metrics, &readiness),
+        &stop,
+    )?;
+    spawn_controllers(
+        &mut tasks,
+        options.clone(),
+        &shared,
+        &leading,
+        &readiness,
+        &stop,
+    )
+    .await;
+    let metrics_router = metrics_router(shared.metrics.clone(), catalogd_metrics);
+    if let Some(probes) = probes {
+        let mut router = olm_runtime::health::router(readiness);
+        if metrics_on_probes {
+            router = router.merge(metrics_router.clone());
         }
-        None => None,
+        spawn_server(
+            &mut tasks,
+            "the health probes",
+            (probes, olm_runtime::serve::Limits::default()),
+            router,
+            None,
+            &stop,
+        );
+    }
+    if let Some(metrics) = metrics {
+        let (metrics_router, tls) = if options.metrics_secure {
+            let auth = crate::metrics_auth::Auth::new(shared.client.clone());
+            let router = metrics_router.layer(axum::middleware::from_fn_with_state(
+                auth,
+                crate::metrics_auth::require,
+            ));
+            (router, tls.own.clone())
+        } else {
+            (metrics_router, None)
+        };
+        spawn_server(
+            &mut tasks,
+            "the metrics server",
+            (metrics, olm_runtime::serve::Limits::default()),
+            metrics_router,
+            tls,
+            &stop,
+        );
+    }
+    if let (Some(listener), Some(tls)) = (pprof, tls.pprof) {
+        spawn_server(
+            &mut tasks,
+            "the profiling server",
+            (listener, crate::profiling::limits()),
+            crate::profiling::router(stop.clone()),
+            Some(tls),
+            &stop,
+        );
+    }
+    run_until_stopped(tasks, shutdown, stop_tx).await
+}
+
+/// The self-issued serving certificate, when `--tls-secret` asks for one: had before anything
+/// serves with it, served by the catalog server and trusted by the installer's catalog client.
+async fn serving_certificate(
+    options: &mut Options,
+    shared: &Shared,
+) -> Result<Option<(crate::serving_tls::Config, crate::serving_tls::Serving)>, RunError> {
+    let Some(config) = &options.serving_tls else {
+        return Ok(None);
     };
-    // Before anything starts: a certificate that cannot be loaded stops the process at once.
-    // Secure metrics and profiles are served with the same one.
-    let secure_metrics = options.metrics_secure && listeners.metrics.is_some();
-    let own_tls = if secure_metrics || listeners.pprof.is_some() {
-        Some(own_tls(&options)?)
-    } else {
-        None
-    };
-    let pprof_tls = match (&options.pprof, &own_tls) {
-        (Some(pprof), Some(own_tls)) => Some(
-            crate::profiling::tls(own_tls, &pprof.clients, &options.tls_profile)
-                .map_err(RunError::ServingCertTls)?,
-        ),
-        _ => None,
-    };
-    let mut tasks: JoinSet<(&'static str, Result<(), RunError>)> = JoinSet::new();
-    // Whether this process leads: always without an election; with one, once it holds the
-    // lease. Losing it ends the election task with an error, which stops everything.
+    let serving = crate::serving_tls::ensure(&shared.client, config).await?;
+    options.catalogd.tls = Some(serving.tls.clone());
+    options
+        .extension
+        .catalogs
+        .ca_certificates
+        .push(serving.ca_pem.clone());
+    Ok(Some((config.clone(), serving)))
+}
+
+/// The TLS of secure metrics and of profiling, loaded before anything starts: a certificate
+/// that cannot be loaded stops the process at once.
+struct ListenerTls {
+    /// The process's own serving certificate, for secure metrics and profiling.
+    own: Option<Arc<rustls::ServerConfig>>,
+    /// Profiling's: the same certificate, and only the clients its CA verifies.
+    pprof: Option<Arc<rustls::ServerConfig>>,
+}
+
+impl ListenerTls {
+    fn load(options: &Options, listeners: &Listeners) -> Result<ListenerTls, RunError> {
+        let secure_metrics = options.metrics_secure && listeners.metrics.is_some();
+        let own = if secure_metrics || listeners.pprof.is_some() {
+            Some(own_tls(options)?)
+        } else {
+            None
+        };
+        let pprof = match (&options.pprof, &own) {
+            (Some(pprof), Some(own)) => Some(
+                crate::profiling::tls(own, &pprof.clients, &options.tls_profile)
+                    .map_err(RunError::ServingCertTls)?,
+            ),
+            _ => None,
+        };
+        Ok(ListenerTls { own, pprof })
+    }
+}
+
+/// The process's own parts: the leader election (when asked for), the API server monitor and
+/// the self-issued certificate's upkeep. Whether this process leads: always without an
+/// election; with one, once it holds the lease (losing it ends the election task with an
+/// error, which stops everything).
+fn spawn_process_parts(
+    tasks: &mut Tasks,
+    options: &Options,
+    shared: &Arc<Shared>,
+    serving_tls: Option<(crate::serving_tls::Config, crate::serving_tls::Serving)>,
+    stop: &Stop,
+) -> watch::Receiver<bool> {
     let (leading_tx, leading) = watch::channel(options.leader_election.is_none());
     if let Some(timings) = options.leader_election {
         let election = olm_runtime::leader::Election::new(
@@ -473,7 +588,6 @@ pub async fn serve(
             ("the leader election", elected.map_err(RunError::from))
         });
     }
-
     {
         // After an outage, tells every controller once the API server answers again.
         let client = shared.client.clone();
@@ -483,7 +597,6 @@ pub async fn serve(
             ("the API server monitor", Ok(()))
         });
     }
-
     if let Some((config, serving)) = serving_tls {
         let client = shared.client.clone();
         let stop = stop.clone();
@@ -492,34 +605,24 @@ pub async fn serve(
             ("the serving certificate", kept.map_err(RunError::from))
         });
     }
+    leading
+}
 
-    let mut catalogd_options = options.catalogd.clone();
-    catalogd_options.cache_dir = options.cache_path.join("catalogd");
-    catalogd_options.images = options.images.clone();
-    catalogd_options.metrics = Some(catalogd_metrics.clone());
-    catalogd_options.leading = Some(leading.clone());
-    catalogd_options.controller_metrics = Some(shared.metrics.clone());
-    // What `/readyz` reports: the packageserver says here when it cannot listen, and a replica
-    // is not ready before it serves the catalogs it was started with.
-    let readiness = olm_runtime::health::Readiness::default();
-    let (warm_tx, mut warm_rx) = watch::channel(false);
-    if listeners.catalogs.is_some() {
-        catalogd_options.warmup = Some(Arc::new(olm_catalogd::warmup::Warmup::new(Some(warm_tx))));
-        readiness.failing(CATALOGS_CHECK, "pulling the ClusterCatalogs' content");
-        let readiness = readiness.clone();
-        // Not one of the parts whose end stops the process: it ends once warm.
-        tokio::spawn(async move {
-            while !*warm_rx.borrow_and_update() {
-                if warm_rx.changed().await.is_err() {
-                    return;
-                }
-            }
-            readiness.passing(CATALOGS_CHECK);
-            info!("serving every ClusterCatalog listed at start");
-        });
-    }
-
-    let catalogs_addr = match &listeners.catalogs {
+/// The catalog server on `listener` (when this component serves catalogs), with `/readyz`
+/// failing until every ClusterCatalog listed at start is served.
+fn spawn_catalog_server(
+    tasks: &mut Tasks,
+    options: &Options,
+    shared: &Shared,
+    listener: Option<TcpListener>,
+    (leading, metrics, readiness): (
+        &watch::Receiver<bool>,
+        &Arc<olm_catalogd::metrics::Metrics>,
+        &olm_runtime::health::Readiness,
+    ),
+    stop: &Stop,
+) -> Result<(), RunError> {
+    let addr = match &listener {
         Some(l) => Some(l.local_addr().map_err(|source| RunError::Serve {
             what: "the catalog server",
             source,
@@ -527,37 +630,84 @@ pub async fn serve(
         None => None,
     };
     info!(
-        catalogs = ?catalogs_addr,
+        catalogs = ?addr,
         component = options.component.name(),
         namespace = %shared.system_namespace,
         cache = %options.cache_path.display(),
         "starting"
     );
-    if let Some(catalogs) = listeners.catalogs {
-        let client = shared.client.clone();
-        let stop = stop.clone();
-        tasks.spawn(async move {
-            let served = olm_catalogd::run(catalogd_options, client, catalogs, None, stop).await;
-            ("the catalog server", served.map_err(RunError::from))
-        });
-    }
+    let Some(listener) = listener else {
+        return Ok(());
+    };
+    let mut catalogd = options.catalogd.clone();
+    catalogd.cache_dir = options.cache_path.join("catalogd");
+    catalogd.images = options.images.clone();
+    catalogd.metrics = Some(metrics.clone());
+    catalogd.leading = Some(leading.clone());
+    catalogd.controller_metrics = Some(shared.metrics.clone());
+    let (warm_tx, mut warm_rx) = watch::channel(false);
+    catalogd.warmup = Some(Arc::new(olm_catalogd::warmup::Warmup::new(Some(warm_tx))));
+    readiness.failing(CATALOGS_CHECK, "pulling the ClusterCatalogs' content");
+    let warm = readiness.clone();
+    // Not one of the parts whose end stops the process: it ends once warm.
+    tokio::spawn(async move {
+        while !*warm_rx.borrow_and_update() {
+            if warm_rx.changed().await.is_err() {
+                return;
+            }
+        }
+        warm.passing(CATALOGS_CHECK);
+        info!("serving every ClusterCatalog listed at start");
+    });
+    let client = shared.client.clone();
+    let stop = stop.clone();
+    tasks.spawn(async move {
+        let served = olm_catalogd::run(catalogd, client, listener, None, stop).await;
+        ("the catalog server", served.map_err(RunError::from))
+    });
+    Ok(())
+}
+
+/// The controllers of each OLM this component runs: OLM v1's installer (and the built-in
+/// certificate provider), OLM v0's processes; without OLM v0, the PackageManifest
+/// registration an earlier run left is withdrawn.
+async fn spawn_controllers(
+    tasks: &mut Tasks,
+    options: Options,
+    shared: &Arc<Shared>,
+    leading: &watch::Receiver<bool>,
+    readiness: &olm_runtime::health::Readiness,
+    stop: &Stop,
+) {
     let installs = options.component.installs();
-    if options.which.v1() && installs {
+    if !installs {
+        return;
+    }
+    let parts = (shared.clone(), leading, stop.clone());
+    if options.which.v1() {
         let extension_options = options.extension.clone();
         spawn_controller(
-            &mut tasks,
+            tasks,
             crate::extension::CONTROLLER,
-            (shared.clone(), &leading, stop.clone()),
+            parts.clone(),
             move |shared, stop| crate::extension::run_with(shared, extension_options, stop),
         );
         spawn_controller(
-            &mut tasks,
+            tasks,
             crate::objectset::CONTROLLER,
-            (shared.clone(), &leading, stop.clone()),
+            parts.clone(),
             crate::objectset::run,
         );
+        if shared.cert_provider == Some(olm_bundle::CertProvider::Builtin) {
+            spawn_controller(
+                tasks,
+                olm_cluster::certs::CONTROLLER,
+                parts.clone(),
+                olm_cluster::certs::run,
+            );
+        }
     }
-    if !options.which.v0() && installs {
+    if !options.which.v0() {
         // Nothing here serves PackageManifests: a registration an earlier `olm run` left would
         // make every namespace deletion of the cluster hang. (A catalogd beside an
         // operator-controller that runs OLM v0 leaves it to that one.)
@@ -569,94 +719,35 @@ pub async fn serve(
                 "removed the PackageManifest APIService: OLM v0 does not run"
             );
         }
+        return;
     }
-    if options.which.v0() && installs {
-        let packageserver = options.packageserver;
-        let readiness = readiness.clone();
-        shared
-            .metrics
-            .register(olm_v0_controller::GROUP_CONTROLLER, 1);
-        shared
-            .metrics
-            .register(olm_v0_controller::OPERATOR_CONTROLLER, 1);
-        shared
-            .metrics
-            .register(olm_v0_controller::CATALOG_SOURCE_CONTROLLER, 1);
-        shared
-            .metrics
-            .register(olm_v0_controller::COPY_CONTROLLER, 1);
-        shared
-            .metrics
-            .register(olm_v0_controller::SUBSCRIPTION_CONTROLLER, 1);
-        shared
-            .metrics
-            .register(olm_v0_controller::INSTALL_PLAN_CONTROLLER, 1);
-        spawn_controller(
-            &mut tasks,
-            olm_v0_controller::CSV_CONTROLLER,
-            (shared.clone(), &leading, stop.clone()),
-            move |shared, stop| olm_v0_controller::run(shared, packageserver, readiness, stop),
-        );
+    for controller in [
+        olm_v0_controller::GROUP_CONTROLLER,
+        olm_v0_controller::OPERATOR_CONTROLLER,
+        olm_v0_controller::CATALOG_SOURCE_CONTROLLER,
+        olm_v0_controller::COPY_CONTROLLER,
+        olm_v0_controller::SUBSCRIPTION_CONTROLLER,
+        olm_v0_controller::INSTALL_PLAN_CONTROLLER,
+    ] {
+        shared.metrics.register(controller, 1);
     }
-    if options.which.v1()
-        && installs
-        && shared.cert_provider == Some(olm_bundle::CertProvider::Builtin)
-    {
-        spawn_controller(
-            &mut tasks,
-            olm_cluster::certs::CONTROLLER,
-            (shared.clone(), &leading, stop.clone()),
-            olm_cluster::certs::run,
-        );
-    }
+    let packageserver = options.packageserver;
+    let readiness = readiness.clone();
+    spawn_controller(
+        tasks,
+        olm_v0_controller::CSV_CONTROLLER,
+        parts,
+        move |shared, stop| olm_v0_controller::run(shared, packageserver, readiness, stop),
+    );
+}
 
-    let metrics_router = metrics_router(shared.metrics.clone(), catalogd_metrics);
-    if let Some(probes) = listeners.probes {
-        let mut router = olm_runtime::health::router(readiness);
-        if listeners.metrics_on_probes {
-            router = router.merge(metrics_router.clone());
-        }
-        spawn_server(
-            &mut tasks,
-            "the health probes",
-            (probes, olm_runtime::serve::Limits::default()),
-            router,
-            None,
-            &stop,
-        );
-    }
-    if let Some(metrics) = listeners.metrics {
-        let (metrics_router, tls) = if options.metrics_secure {
-            let auth = crate::metrics_auth::Auth::new(shared.client.clone());
-            let router = metrics_router.layer(axum::middleware::from_fn_with_state(
-                auth,
-                crate::metrics_auth::require,
-            ));
-            (router, own_tls.clone())
-        } else {
-            (metrics_router, None)
-        };
-        spawn_server(
-            &mut tasks,
-            "the metrics server",
-            (metrics, olm_runtime::serve::Limits::default()),
-            metrics_router,
-            tls,
-            &stop,
-        );
-    }
-    if let (Some(listener), Some(tls)) = (listeners.pprof, pprof_tls) {
-        spawn_server(
-            &mut tasks,
-            "the profiling server",
-            (listener, crate::profiling::limits()),
-            crate::profiling::router(stop.clone()),
-            Some(tls),
-            &stop,
-        );
-    }
-
-    // Until told to stop, any part ending is a failure of the whole.
+/// Runs the parts until told to stop, any part ending before that being a failure of the
+/// whole; then stops every part and waits for it. The first failure is the result.
+async fn run_until_stopped(
+    mut tasks: Tasks,
+    shutdown: impl Future<Output = ()>,
+    stop_tx: watch::Sender<bool>,
+) -> Result<(), RunError> {
     let early = tokio::select! {
         () = shutdown => None,
         done = tasks.join_next() => done,
@@ -701,7 +792,7 @@ fn joined(
 /// may never notice the stop, so it is then dropped — a reconcile cut short is simply done again
 /// by the next process.
 fn spawn_controller<F, Fut>(
-    tasks: &mut JoinSet<(&'static str, Result<(), RunError>)>,
+    tasks: &mut Tasks,
     name: &'static str,
     (shared, leading, stop): (Arc<Shared>, &watch::Receiver<bool>, Stop),
     controller: F,
@@ -764,7 +855,7 @@ fn own_tls(options: &Options) -> Result<Arc<rustls::ServerConfig>, RunError> {
 }
 
 fn spawn_server(
-    tasks: &mut JoinSet<(&'static str, Result<(), RunError>)>,
+    tasks: &mut Tasks,
     what: &'static str,
     (listener, limits): (TcpListener, olm_runtime::serve::Limits),
     router: Router,

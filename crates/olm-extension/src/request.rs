@@ -53,8 +53,8 @@ pub fn request_of(
         return Err(RequestError::NoCatalogSource);
     };
     let package = PackageName::new(filter.package_name.clone());
-    let selector = selector_of(ext)
-        .map_err(|e| olm_resolve::ResolveError::InvalidSelector(e.to_string()))?;
+    let selector =
+        selector_of(ext).map_err(|e| olm_resolve::ResolveError::InvalidSelector(e.to_string()))?;
     let version = match filter.version.as_deref().filter(|v| !v.is_empty()) {
         Some(v) => Some(VersionRange::parse(v)?),
         None => None,

@@ -171,7 +171,12 @@ fn packages_and_bundles() {
             r#"package "etcd", channel "stable", bundle "a" not found"#,
         ),
     ] {
-        assert_eq!(r.get_bundle(args.0, args.1, args.2).unwrap_err().to_string(), err);
+        assert_eq!(
+            r.get_bundle(args.0, args.1, args.2)
+                .unwrap_err()
+                .to_string(),
+            err
+        );
     }
     assert_eq!(
         r.get_bundle_for_channel("etcd", "stable").unwrap().csv_name,
@@ -218,7 +223,9 @@ fn edges_and_providers() {
         "a skip's entry carries the bundle's own replaces"
     );
     assert_eq!(
-        r.channel_entries_that_replace("nope").unwrap_err().to_string(),
+        r.channel_entries_that_replace("nope")
+            .unwrap_err()
+            .to_string(),
         "no channel entries found that replace nope"
     );
     assert_eq!(
@@ -229,11 +236,14 @@ fn edges_and_providers() {
     );
     assert_eq!(
         r.bundle_that_replaces("etcd.v0.9.0", "x", "stable")
-            .unwrap_err().to_string(),
+            .unwrap_err()
+            .to_string(),
         "package x not found"
     );
     assert_eq!(
-        r.bundle_that_replaces("zzz", "etcd", "stable").unwrap_err().to_string(),
+        r.bundle_that_replaces("zzz", "etcd", "stable")
+            .unwrap_err()
+            .to_string(),
         r#"no entry found for package "etcd", channel "stable""#
     );
 
@@ -270,7 +280,9 @@ fn edges_and_providers() {
         ("stable", "etcd.v0.9.2")
     );
     assert_eq!(
-        r.channel_entries_that_provide("a", "b", "C").unwrap_err().to_string(),
+        r.channel_entries_that_provide("a", "b", "C")
+            .unwrap_err()
+            .to_string(),
         r#"no channel entries found that provide group:"a" version:"b" kind:"C""#
     );
 }
