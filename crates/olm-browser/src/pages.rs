@@ -634,7 +634,7 @@ fn resolve(inputs: &[CatalogInput<'_>], p: &PackageView, ask: &WouldGet) -> Reso
         "" => None,
         v => {
             // What the API server would say of it in spec.source.catalog.version.
-            olm_version::crd::check_version_range(v).map_err(|e| (e, Vec::new()))?;
+            olm_version::crd::check_version_range(v).map_err(|e| (e.to_string(), Vec::new()))?;
             Some(VersionRange::parse(v).map_err(|e| (e.to_string(), Vec::new()))?)
         }
     };

@@ -604,9 +604,9 @@ fn check_bundle(
     n
 }
 
-/// Checks a `skipRange` with blang's range grammar, returning blang's error text.
-pub fn valid_skip_range(s: &str) -> Result<(), String> {
-    blang::Range::parse(s).map(drop).map_err(|e| e.to_string())
+/// Checks a `skipRange` with blang's range grammar; the error displays blang's text.
+pub fn valid_skip_range(s: &str) -> Result<(), blang::RangeError> {
+    blang::Range::parse(s).map(drop)
 }
 
 fn check_release(r: &str) -> Result<(), String> {

@@ -40,6 +40,6 @@ pub use client::{
 };
 pub use digest::{Digest, InvalidDigest};
 pub use error::ImageError;
-pub use limits::{Exceeded, Expect, Kind, Limits, RaisedBy, Sizes};
+pub use limits::{Exceeded, Expect, Kind, Limits, RaisedBy, SizeError, Sizes};
 pub use mirrors::{MirrorError, Registries};
 pub use unpack::{Filter, HardLinkTarget, UnpackError, UnpackStats};

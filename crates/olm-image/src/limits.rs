@@ -465,20 +465,31 @@ impl Refusals {
     }
 }
 
+/// A size that [`parse_size`] cannot read: the text, and what is wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "invalid size {}: {why}; want bytes or a number with Ki, Mi, Gi, Ti, k, M, G or T",
+    olm_goenc::quote(.text)
+)]
+pub struct SizeError {
+    /// The text given.
+    pub text: String,
+    /// What is wrong: no number, an unknown suffix, or too large.
+    pub why: &'static str,
+}
+
 /// A size as Kubernetes quantities write it: `256Mi`, `1Gi`, `1500k`, or plain bytes.
 ///
 /// # Errors
 /// The input with what is wrong with it: no number, a suffix other than `Ki`/`Mi`/`Gi`/`Ti`
 /// (powers of 1024) or `k`/`M`/`G`/`T` (powers of 1000), or a value that does not fit 64 bits.
-pub fn parse_size(text: &str) -> Result<u64, String> {
+pub fn parse_size(text: &str) -> Result<u64, SizeError> {
     let t = text.trim();
     let digits = t.bytes().take_while(u8::is_ascii_digit).count();
     let (number, suffix) = t.split_at(digits);
-    let bad = |why: &str| {
-        format!(
-            "invalid size {}: {why}; want bytes or a number with Ki, Mi, Gi, Ti, k, M, G or T",
-            olm_goenc::quote(text)
-        )
+    let bad = |why: &'static str| SizeError {
+        text: text.to_owned(),
+        why,
     };
     let n: u64 = number.parse().map_err(|_| bad("no number"))?;
     let unit = match suffix {
@@ -734,7 +745,7 @@ mod tests {
         for (text, want) in cases {
             match (parse_size(text), want) {
                 (Ok(got), Ok(want)) => assert_eq!(got, want, "{text}"),
-                (Err(got), Err(why)) => assert!(got.contains(why), "{text}: {got}"),
+                (Err(got), Err(why)) => assert_eq!(got.why, why, "{text}: {got}"),
                 (got, want) => panic!("{text}: got {got:?}, want {want:?}"),
             }
         }

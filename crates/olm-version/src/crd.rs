@@ -52,19 +52,30 @@ pub fn is_valid_version_range(s: &str) -> bool {
 ///
 /// `spec.source.catalog.version: Too long: …` or `spec.source.catalog.version: Invalid value:
 /// "…": invalid version expression`.
-pub fn check_version_range(s: &str) -> Result<(), String> {
+pub fn check_version_range(s: &str) -> Result<(), VersionRangeRefused> {
     if s.chars().count() > MAX_VERSION_RANGE_LEN {
-        return Err(format!(
-            "spec.source.catalog.version: Too long: may not be more than {MAX_VERSION_RANGE_LEN} bytes"
-        ));
+        return Err(VersionRangeRefused::TooLong);
     }
     if !is_valid_version_range(s) {
-        return Err(format!(
-            "spec.source.catalog.version: Invalid value: {}: {INVALID_VERSION_RANGE_MESSAGE}",
-            crate::go::quote(s)
-        ));
+        return Err(VersionRangeRefused::Invalid(s.to_owned()));
     }
     Ok(())
+}
+
+/// Why the API server refuses `spec.source.catalog.version`, in its words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum VersionRangeRefused {
+    /// Longer than the CRD admits (the value is not echoed back).
+    #[error(
+        "spec.source.catalog.version: Too long: may not be more than {MAX_VERSION_RANGE_LEN} bytes"
+    )]
+    TooLong,
+    /// Not matching the CRD's pattern.
+    #[error(
+        "spec.source.catalog.version: Invalid value: {}: {INVALID_VERSION_RANGE_MESSAGE}",
+        crate::go::quote(.0)
+    )]
+    Invalid(String),
 }
 
 /// A version range as a message echoes it: whole when it is no longer than the API admits, else

@@ -14,8 +14,8 @@ use olm_image::{Kind, Limits, RaisedBy, Sizes};
 pub struct Size(pub u64);
 
 impl FromStr for Size {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Size, String> {
+    type Err = olm_image::SizeError;
+    fn from_str(s: &str) -> Result<Size, olm_image::SizeError> {
         parse_size(s).map(Size)
     }
 }
