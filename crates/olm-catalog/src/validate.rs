@@ -618,16 +618,42 @@ fn check_release(r: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Why an image pull spec is not one, in the words of docker's `reference.ParseNormalizedNamed`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ImageRefError {
+    /// A bare 64-character hexadecimal name (an image ID, not a reference).
+    #[error("invalid repository name ({0}), cannot specify 64-byte hexadecimal strings")]
+    HexName(String),
+    /// Nothing at all.
+    #[error("repository name must have at least one component")]
+    NoComponent,
+    /// A path component with capitals.
+    #[error("repository name must be lowercase")]
+    Uppercase,
+    /// A name longer than 255 characters.
+    #[error("repository name must not be more than 255 characters")]
+    NameTooLong,
+    /// A digest of an algorithm other than SHA-256, -384 or -512.
+    #[error("unsupported digest algorithm")]
+    DigestAlgorithm,
+    /// A digest of the wrong length for its algorithm.
+    #[error("invalid checksum digest length")]
+    DigestLength,
+    /// A digest with capitals.
+    #[error("invalid checksum digest format")]
+    DigestFormat,
+    /// Anything else the grammar refuses.
+    #[error("invalid reference format")]
+    Invalid,
+}
+
 /// Checks an image pull spec like docker's `reference.ParseNormalizedNamed`, with its error texts.
-pub fn check_image_ref(s: &str) -> Result<(), String> {
-    const INVALID: &str = "invalid reference format";
+pub fn check_image_ref(s: &str) -> Result<(), ImageRefError> {
     if s.len() == 64
         && s.bytes()
             .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase())
     {
-        return Err(format!(
-            "invalid repository name ({s}), cannot specify 64-byte hexadecimal strings"
-        ));
+        return Err(ImageRefError::HexName(s.to_owned()));
     }
     let (rest, digest) = match s.split_once('@') {
         Some((r, d)) => (r, Some(d)),
@@ -639,9 +665,9 @@ pub fn check_image_ref(s: &str) -> Result<(), String> {
     };
     if name.is_empty() {
         return Err(if s.is_empty() {
-            "repository name must have at least one component".to_owned()
+            ImageRefError::NoComponent
         } else {
-            INVALID.to_owned()
+            ImageRefError::Invalid
         });
     }
     let mut comps: Vec<&str> = name.split('/').collect();
@@ -669,7 +695,7 @@ pub fn check_image_ref(s: &str) -> Result<(), String> {
         };
         if !host_ok || port.is_some_and(|p| p.is_empty() || !p.bytes().all(|c| c.is_ascii_digit()))
         {
-            return Err(INVALID.to_owned());
+            return Err(ImageRefError::Invalid);
         }
         comps.remove(0);
     }
@@ -700,12 +726,12 @@ pub fn check_image_ref(s: &str) -> Result<(), String> {
     };
     if !comps.iter().all(|c| path_ok(c)) {
         if comps.iter().all(|c| path_ok(&c.to_lowercase())) {
-            return Err("repository name must be lowercase".to_owned());
+            return Err(ImageRefError::Uppercase);
         }
-        return Err(INVALID.to_owned());
+        return Err(ImageRefError::Invalid);
     }
     if name.len() > 255 {
-        return Err("repository name must not be more than 255 characters".to_owned());
+        return Err(ImageRefError::NameTooLong);
     }
     if let Some(t) = tag {
         let b = t.as_bytes();
@@ -715,12 +741,12 @@ pub fn check_image_ref(s: &str) -> Result<(), String> {
             || !w(b[0])
             || !b.iter().all(|&x| w(x) || x == b'.' || x == b'-')
         {
-            return Err(INVALID.to_owned());
+            return Err(ImageRefError::Invalid);
         }
     }
     if let Some(d) = digest {
         let Some((alg, hex)) = d.split_once(':') else {
-            return Err(INVALID.to_owned());
+            return Err(ImageRefError::Invalid);
         };
         let alg_ok = !alg.is_empty()
             && alg.split(['-', '_', '+', '.']).all(|p| {
@@ -730,19 +756,19 @@ pub fn check_image_ref(s: &str) -> Result<(), String> {
                     && b.iter().all(|x| x.is_ascii_alphanumeric())
             });
         if !alg_ok || hex.len() < 32 || !hex.bytes().all(|c| c.is_ascii_hexdigit()) {
-            return Err(INVALID.to_owned());
+            return Err(ImageRefError::Invalid);
         }
         let want = match alg {
             "sha256" => 64,
             "sha384" => 96,
             "sha512" => 128,
-            _ => return Err("unsupported digest algorithm".to_owned()),
+            _ => return Err(ImageRefError::DigestAlgorithm),
         };
         if hex.len() != want {
-            return Err("invalid checksum digest length".to_owned());
+            return Err(ImageRefError::DigestLength);
         }
         if hex.bytes().any(|c| c.is_ascii_uppercase()) {
-            return Err("invalid checksum digest format".to_owned());
+            return Err(ImageRefError::DigestFormat);
         }
     }
     Ok(())
@@ -792,19 +818,25 @@ mod tests {
             assert_eq!(check_image_ref(ok), Ok(()), "{ok}");
         }
         assert_eq!(
-            check_image_ref("quay.io/Foo/bar").unwrap_err(),
+            check_image_ref("quay.io/Foo/bar").unwrap_err().to_string(),
             "repository name must be lowercase"
         );
         assert_eq!(
-            check_image_ref("quay.io/foo@md5:0123456789abcdef0123456789abcdef").unwrap_err(),
+            check_image_ref("quay.io/foo@md5:0123456789abcdef0123456789abcdef")
+                .unwrap_err()
+                .to_string(),
             "unsupported digest algorithm"
         );
         assert_eq!(
-            check_image_ref("quay.io/foo@sha256:0123456789abcdef0123456789abcdef").unwrap_err(),
+            check_image_ref("quay.io/foo@sha256:0123456789abcdef0123456789abcdef")
+                .unwrap_err()
+                .to_string(),
             "invalid checksum digest length"
         );
         assert_eq!(
-            check_image_ref("quay.io/foo:bad tag").unwrap_err(),
+            check_image_ref("quay.io/foo:bad tag")
+                .unwrap_err()
+                .to_string(),
             "invalid reference format"
         );
     }
