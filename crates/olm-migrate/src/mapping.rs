@@ -63,7 +63,7 @@ pub fn manual(sub: &Subscription) -> bool {
 /// # Errors
 ///
 /// A Subscription or OperatorGroup spec that does not serialise (not expected).
-pub fn extension(source: &Source<'_>) -> Result<Mapped, String> {
+pub fn extension(source: &Source<'_>) -> Result<Mapped, serde_json::Error> {
     let sub = source.subscription;
     let ns = sub.metadata.namespace.clone().unwrap_or_default();
     let sub_name = sub.metadata.name.clone().unwrap_or_default();
@@ -75,7 +75,7 @@ pub fn extension(source: &Source<'_>) -> Result<Mapped, String> {
         ),
         (
             SUBSCRIPTION_BACKUP.to_owned(),
-            serde_json::to_string(&sub.spec).map_err(|e| e.to_string())?,
+            serde_json::to_string(&sub.spec)?,
         ),
         (
             olm_k8s::MIGRATION_TAKES_OVER_ANNOTATION.to_owned(),
@@ -88,7 +88,7 @@ pub fn extension(source: &Source<'_>) -> Result<Mapped, String> {
     if let Some(og) = source.operator_group {
         annotations.insert(
             OPERATOR_GROUP_BACKUP.to_owned(),
-            serde_json::to_string(&og.spec).map_err(|e| e.to_string())?,
+            serde_json::to_string(&og.spec)?,
         );
     }
     for flag in source.acks.flags() {
@@ -122,7 +122,7 @@ pub fn extension(source: &Source<'_>) -> Result<Mapped, String> {
         "source": {"sourceType": "Catalog", "catalog": catalog},
     });
     if let Some(config) = &sub.spec.config {
-        let mut config = serde_json::to_value(config).map_err(|e| e.to_string())?;
+        let mut config = serde_json::to_value(config)?;
         if let Some(m) = config.as_object_mut()
             && m.remove("selector").is_some()
         {
@@ -142,7 +142,7 @@ pub fn extension(source: &Source<'_>) -> Result<Mapped, String> {
         "metadata": {"name": source.name, "annotations": annotations},
         "spec": spec,
     }))
-    .map_err(|e| e.to_string())?;
+    ?;
     Ok(Mapped {
         extension,
         warnings,
