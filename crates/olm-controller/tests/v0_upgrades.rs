@@ -25,8 +25,11 @@ use std::time::Duration;
 
 use anyhow::{Context as _, Result, bail};
 use base64::Engine as _;
+use futures::{StreamExt as _, TryStreamExt as _};
 use kube::Client;
-use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
+use kube::api::{
+    Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, WatchEvent, WatchParams,
+};
 use serde_json::{Value, json};
 use v0fixtures::harness::{self, Scenario, Served, serve_fbc, wait};
 use v0fixtures::{csv, csv_resource, group, resource};
@@ -59,11 +62,7 @@ impl Env {
     }
 
     fn v1alpha1(&self, ns: &str, kind: &str, plural: &str) -> Api<DynamicObject> {
-        Api::namespaced_with(
-            self.client.clone(),
-            ns,
-            &resource("operators.coreos.com", "v1alpha1", kind, plural),
-        )
+        v0fixtures::olm_api(&self.client, ns, "v1alpha1", kind, plural)
     }
 
     fn csvs(&self, ns: &str) -> Api<DynamicObject> {
@@ -444,22 +443,7 @@ async fn failed_plan_deleted(env: &Env, ns: &str) -> Result<()> {
 async fn held_upgrade(env: &Env, ns: &str) -> Result<()> {
     let g = format!("{ns}.example.com");
     let mut catalog = installed_v1(env, ns, false).await?;
-    let conditions: Api<DynamicObject> = Api::namespaced_with(
-        env.client.clone(),
-        ns,
-        &resource(
-            "operators.coreos.com",
-            "v2",
-            "OperatorCondition",
-            "operatorconditions",
-        ),
-    );
-    wait(
-        "v1's OperatorCondition",
-        || async { Ok(conditions.get_opt("foo.v1.0.0").await?.is_some()) },
-        |b| *b,
-    )
-    .await?;
+    let conditions = v0fixtures::operator_conditions(&env.client, ns, "foo.v1.0.0").await?;
     let hold = json!({"spec": {"overrides": [{"type": "Upgradeable", "status": "False", "reason": "Hold", "message": "migrating data"}]}});
     conditions
         .patch("foo.v1.0.0", &PatchParams::default(), &Patch::Merge(&hold))
@@ -478,15 +462,36 @@ async fn held_upgrade(env: &Env, ns: &str) -> Result<()> {
         "OperatorConditionNotUpgradeable",
     )
     .await?;
-    // Every pass over the namespace while the upgrade is held resolves it without a failure.
+    // Every pass over the namespace while the upgrade is held resolves it without a failure:
+    // each version the Subscription goes through is read from a watch, none sampled.
     let subs = env.v1alpha1(ns, "Subscription", "subscriptions");
+    let from = Env::get(&subs, "foo").await?["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let mut versions = subs
+        .watch(&WatchParams::default().fields("metadata.name=foo"), &from)
+        .await?
+        .boxed();
     for i in 0..10 {
         let poke = json!({"metadata": {"annotations": {"test.olm/poke": i.to_string()}}});
         subs.patch("foo", &PatchParams::default(), &Patch::Merge(&poke))
             .await?;
+        // Paced so that each poke gets a pass of its own.
         tokio::time::sleep(Duration::from_millis(500)).await;
-        let sub = Env::get(&subs, "foo").await?;
-        check_eq!(condition(&sub, "ResolutionFailed"), Value::Null);
+    }
+    let mut seen = 0;
+    while let Ok(Ok(Some(event))) =
+        tokio::time::timeout(Duration::from_secs(1), versions.try_next()).await
+    {
+        if let WatchEvent::Added(sub) | WatchEvent::Modified(sub) = event {
+            seen += 1;
+            let sub = serde_json::to_value(&sub)?;
+            check_eq!(condition(&sub, "ResolutionFailed"), Value::Null);
+        }
+    }
+    if seen < 10 {
+        bail!("the watch saw {seen} versions of the Subscription for 10 pokes");
     }
     let sub = Env::get(&subs, "foo").await?;
     check_eq!(sub["status"]["currentCSV"], "foo.v2.0.0");

@@ -141,8 +141,7 @@ pub fn extension(source: &Source<'_>) -> Result<Mapped, serde_json::Error> {
         "kind": "ClusterExtension",
         "metadata": {"name": source.name, "annotations": annotations},
         "spec": spec,
-    }))
-    ?;
+    }))?;
     Ok(Mapped {
         extension,
         warnings,

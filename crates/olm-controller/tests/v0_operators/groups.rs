@@ -662,22 +662,7 @@ pub(crate) async fn replaces_chain(env: &Env, id: &str) -> Result<()> {
     env.wait_gone(ns, "chain.v1.0.0").await?;
 
     // The operator says it may not be upgraded: an administrator's override.
-    let conditions: Api<DynamicObject> = Api::namespaced_with(
-        env.client.clone(),
-        ns,
-        &resource(
-            "operators.coreos.com",
-            "v2",
-            "OperatorCondition",
-            "operatorconditions",
-        ),
-    );
-    wait(
-        "v2's OperatorCondition",
-        || async { Ok(conditions.get_opt("chain.v2.0.0").await?.is_some()) },
-        |b| *b,
-    )
-    .await?;
+    let conditions = v0fixtures::operator_conditions(&env.client, ns, "chain.v2.0.0").await?;
     // What the operator reports in spec.conditions is mirrored into status with the generation.
     let report = json!({"spec": {"conditions": [{"type": "Upgradeable", "status": "True", "reason": "Ready", "message": "ok", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}});
     conditions

@@ -102,11 +102,7 @@ pub(crate) fn foo_bar_catalog(api_group: &str, upgraded: bool) -> String {
 
 /// The `operators.coreos.com/v1alpha1` resource `plural` in `ns`.
 pub(crate) fn v1alpha1_api(env: &Env, ns: &str, kind: &str, plural: &str) -> Api<DynamicObject> {
-    Api::namespaced_with(
-        env.client.clone(),
-        ns,
-        &resource("operators.coreos.com", "v1alpha1", kind, plural),
-    )
+    v0fixtures::olm_api(&env.client, ns, "v1alpha1", kind, plural)
 }
 
 pub(crate) fn subscriptions_api(env: &Env, ns: &str) -> Api<DynamicObject> {

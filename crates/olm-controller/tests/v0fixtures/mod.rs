@@ -7,12 +7,43 @@ pub mod harness;
 #[path = "../runner/mod.rs"]
 pub mod runner;
 
-use kube::api::ApiResource;
+use kube::api::{Api, ApiResource, DynamicObject};
 use kube::core::GroupVersionKind;
 use serde_json::{Value, json};
 
 pub fn resource(group: &str, version: &str, kind: &str, plural: &str) -> ApiResource {
     ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural)
+}
+
+/// The objects of OLM v0's kind `kind` (`operators.coreos.com/<version>`, `plural`) in `ns`.
+pub fn olm_api(
+    client: &kube::Client,
+    ns: &str,
+    version: &str,
+    kind: &str,
+    plural: &str,
+) -> Api<DynamicObject> {
+    Api::namespaced_with(
+        client.clone(),
+        ns,
+        &resource("operators.coreos.com", version, kind, plural),
+    )
+}
+
+/// The OperatorConditions of `ns`, once olm-operator made the one of the CSV `csv`.
+pub async fn operator_conditions(
+    client: &kube::Client,
+    ns: &str,
+    csv: &str,
+) -> anyhow::Result<Api<DynamicObject>> {
+    let conditions = olm_api(client, ns, "v2", "OperatorCondition", "operatorconditions");
+    harness::wait(
+        &format!("{csv}'s OperatorCondition"),
+        || async { Ok(conditions.get_opt(csv).await?.is_some()) },
+        |b| *b,
+    )
+    .await?;
+    Ok(conditions)
 }
 
 pub fn csv_resource() -> ApiResource {
