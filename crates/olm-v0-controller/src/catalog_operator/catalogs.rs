@@ -52,8 +52,9 @@ pub struct Content {
     pub packages: Vec<Package>,
 }
 
-/// Why a registry's content could not be read, in the words of upstream's operator cache (the
-/// resolver quotes them in `ResolutionFailed`).
+/// Why a registry's content could not be read (the resolver quotes it in `ResolutionFailed`):
+/// upstream's operator cache's words for `ListBundles`, and olm's own, worded alike, for
+/// `ListPackages` (which upstream's resolver does not call) and the bounds it has no match for.
 #[derive(Debug, thiserror::Error)]
 pub enum FetchError {
     /// `ListPackages` failed.
