@@ -313,11 +313,16 @@ fn parent_dirs(entries: &[Entry]) -> Vec<Entry> {
         .collect()
 }
 
+/// A shared library `ldd` could not find for a binary.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("shared library {0} not found")]
+pub struct MissingLibrary(pub String);
+
 /// The shared libraries `ldd` lists for a binary, as absolute paths: `name => /path (0x…)` and
 /// the loader's own `/path (0x…)` line. The kernel's vDSO has no file and is skipped; a static
 /// binary (`not a dynamic executable`, `statically linked`) needs none. A library `ldd` could
 /// not find is an error naming it: the image would not start.
-pub fn parse_ldd(output: &str) -> Result<Vec<PathBuf>, String> {
+pub fn parse_ldd(output: &str) -> Result<Vec<PathBuf>, MissingLibrary> {
     let mut libs = Vec::new();
     for line in output.lines().map(str::trim).filter(|l| !l.is_empty()) {
         if line.contains("not a dynamic executable") || line.contains("statically linked") {
@@ -327,7 +332,7 @@ pub fn parse_ldd(output: &str) -> Result<Vec<PathBuf>, String> {
             Some((name, rest)) => {
                 let target = rest.split(" (").next().unwrap_or("").trim();
                 if target == "not found" {
-                    return Err(format!("shared library {name} not found"));
+                    return Err(MissingLibrary(name.to_owned()));
                 }
                 target
             }
@@ -380,7 +385,9 @@ mod tests {
         );
         assert!(parse_ldd("\tstatically linked\n").unwrap().is_empty());
         assert_eq!(
-            parse_ldd("\tlibfoo.so.1 => not found\n").unwrap_err(),
+            parse_ldd("\tlibfoo.so.1 => not found\n")
+                .unwrap_err()
+                .to_string(),
             "shared library libfoo.so.1 not found"
         );
     }

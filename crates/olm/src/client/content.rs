@@ -25,9 +25,9 @@ pub enum Route {
 }
 
 /// The route to `base` + `suffix` (`suffix` starts with `/api/v1/…`, query included).
-pub fn route(base: &str, suffix: &str) -> Result<Route, String> {
+pub fn route(base: &str, suffix: &str) -> anyhow::Result<Route> {
     let url =
-        reqwest::Url::parse(base).map_err(|e| format!("invalid base URL {}: {e}", quote(base)))?;
+        reqwest::Url::parse(base).map_err(|e| anyhow!("invalid base URL {}: {e}", quote(base)))?;
     let host = url.host_str().unwrap_or_default();
     let service_host = host
         .strip_suffix(".svc")
@@ -62,7 +62,7 @@ async fn get(client: &kube::Client, cat: &ClusterCatalog, suffix: &str) -> anyho
         .and_then(|s| s.urls.as_ref())
         .map(|u| u.base.clone())
         .ok_or_else(|| anyhow!("cluster catalog {} has no URLs", quote(&name)))?;
-    match route(&base, suffix).map_err(|e| anyhow!(e))? {
+    match route(&base, suffix)? {
         Route::Proxy(path) => {
             // Every OLM replica serves every catalog, each once it has pulled it itself: right
             // after a catalog starts serving, the replica the Service picks may not have it
@@ -150,20 +150,20 @@ mod tests {
     #[test]
     fn service_hosts_go_through_the_api_server() {
         assert_eq!(
-            route("https://catalogd-service.olmv1-system.svc/catalogs/operatorhubio", "/api/v1/all"),
-            Ok(Route::Proxy(
+            route("https://catalogd-service.olmv1-system.svc/catalogs/operatorhubio", "/api/v1/all").ok(),
+            Some(Route::Proxy(
                 "/api/v1/namespaces/olmv1-system/services/https:catalogd-service:443/proxy/catalogs/operatorhubio/api/v1/all".into()
             ))
         );
         assert_eq!(
-            route("http://catalogd.ns.svc.cluster.local:8080/catalogs/c/", "/api/v1/metas?package=p"),
-            Ok(Route::Proxy(
+            route("http://catalogd.ns.svc.cluster.local:8080/catalogs/c/", "/api/v1/metas?package=p").ok(),
+            Some(Route::Proxy(
                 "/api/v1/namespaces/ns/services/http:catalogd:8080/proxy/catalogs/c/api/v1/metas?package=p".into()
             ))
         );
         assert_eq!(
-            route("http://127.0.0.1:8443/catalogs/c", "/api/v1/all"),
-            Ok(Route::Direct(
+            route("http://127.0.0.1:8443/catalogs/c", "/api/v1/all").ok(),
+            Some(Route::Direct(
                 "http://127.0.0.1:8443/catalogs/c/api/v1/all".into()
             ))
         );
