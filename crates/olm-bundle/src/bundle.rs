@@ -281,12 +281,11 @@ impl Bundle {
         if let Some(extra) = &properties_file {
             merged_properties(&csv_file, &csv_doc, extra)?;
         }
-        let csv = ClusterServiceVersion::from_value(csv_doc).map_err(|message| {
-            BundleError::InvalidCsv {
+        let csv =
+            ClusterServiceVersion::from_value(csv_doc).map_err(|e| BundleError::InvalidCsv {
                 file: csv_file.clone(),
-                message,
-            }
-        })?;
+                message: e.to_string(),
+            })?;
         let package_name = annotations
             .get(PACKAGE_ANNOTATION)
             .cloned()

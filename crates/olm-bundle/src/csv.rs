@@ -459,10 +459,10 @@ struct CsvDoc {
 }
 
 impl ClusterServiceVersion {
-    /// Reads the typed view from a decoded document. Errors carry serde's path-less message;
-    /// the caller adds the file name.
-    pub fn from_value(raw: Value) -> Result<Self, String> {
-        let doc: CsvDoc = serde_json::from_value(raw.clone()).map_err(|e| e.to_string())?;
+    /// Reads the typed view from a decoded document. Errors are serde's, path-less; the caller
+    /// adds the file name.
+    pub fn from_value(raw: Value) -> Result<Self, serde_json::Error> {
+        let doc: CsvDoc = serde_json::from_value(raw.clone())?;
         Ok(Self {
             metadata: doc.metadata,
             spec: doc.spec,

@@ -151,31 +151,6 @@ pub fn render_request(b: &Bundle, req: &RenderRequest) -> Result<Vec<Value>, Ren
     )
 }
 
-impl CertProvider {
-    /// The CLI spelling [`CertProvider::parse`] reads back.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CertProvider::CertManager => "cert-manager",
-            CertProvider::OpenshiftServiceCa => "openshift-service-ca",
-            CertProvider::Builtin => "builtin",
-        }
-    }
-
-    /// Parses the CLI spelling: `cert-manager`, `openshift-service-ca`, `builtin` or `none`.
-    pub fn parse(s: &str) -> Result<Option<CertProvider>, String> {
-        match s {
-            "cert-manager" => Ok(Some(CertProvider::CertManager)),
-            "openshift-service-ca" => Ok(Some(CertProvider::OpenshiftServiceCa)),
-            "builtin" => Ok(Some(CertProvider::Builtin)),
-            "none" => Ok(None),
-            other => Err(format!(
-                "unknown certificate provider {} (want cert-manager, openshift-service-ca, builtin or none)",
-                olm_goenc::quote(other)
-            )),
-        }
-    }
-}
-
 /// Manifests as one YAML stream (`---` between documents), each document byte-identical to
 /// upstream's `sigs.k8s.io/yaml` output.
 pub fn manifests_to_yaml(objs: &[Value]) -> String {

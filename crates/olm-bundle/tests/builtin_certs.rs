@@ -130,18 +130,3 @@ fn builtin_render_matches_golden_file() {
         golden.display()
     );
 }
-
-#[test]
-fn builtin_parses_and_prints() {
-    assert_eq!(
-        CertProvider::parse("builtin"),
-        Ok(Some(CertProvider::Builtin))
-    );
-    for p in [
-        CertProvider::CertManager,
-        CertProvider::OpenshiftServiceCa,
-        CertProvider::Builtin,
-    ] {
-        assert_eq!(CertProvider::parse(p.as_str()), Ok(Some(p)));
-    }
-}

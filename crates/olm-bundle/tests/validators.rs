@@ -523,8 +523,6 @@ fn watch_namespace_flag_merges_into_config() {
         "watched"
     );
     assert_eq!(dep["spec"]["template"]["spec"]["nodeSelector"]["a"], "b");
-    assert_eq!(olm_bundle::CertProvider::parse("none"), Ok(None));
-    assert!(olm_bundle::CertProvider::parse("vault").is_err());
 }
 
 #[test]

@@ -493,7 +493,8 @@ impl Bundle {
                 Ok(_) => continue,
                 Err(e) => return Err(e),
             };
-            let text = String::from_utf8(obj.decode()?).map_err(|e| e.to_string())?;
+            let bytes = obj.decode().map_err(|e| e.to_string())?;
+            let text = String::from_utf8(bytes).map_err(|e| e.to_string())?;
             let v: serde_json::Value =
                 olm_goenc::yamlread::from_str(&text).map_err(|e| e.to_string())?;
             if v.get("kind").and_then(serde_json::Value::as_str) == Some("ClusterServiceVersion") {

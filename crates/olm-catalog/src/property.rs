@@ -235,11 +235,9 @@ pub struct BundleObject {
 
 impl BundleObject {
     /// The decoded manifest bytes (YAML or JSON).
-    pub fn decode(&self) -> Result<Vec<u8>, String> {
+    pub fn decode(&self) -> Result<Vec<u8>, base64::DecodeError> {
         use base64::Engine;
-        base64::engine::general_purpose::STANDARD
-            .decode(self.data.as_bytes())
-            .map_err(|e| e.to_string())
+        base64::engine::general_purpose::STANDARD.decode(self.data.as_bytes())
     }
 }
 

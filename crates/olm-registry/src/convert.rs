@@ -74,7 +74,7 @@ fn objects(bundle: &CatalogBundle) -> Result<Vec<String>, ConvertError> {
         let Ok(TypedProperty::BundleObject(obj)) = p.parse() else {
             return Err(fail("not a bundle object".to_owned()));
         };
-        let data = obj.decode().map_err(&fail)?;
+        let data = obj.decode().map_err(|e| fail(e.to_string()))?;
         let text = String::from_utf8(data).map_err(|e| fail(e.to_string()))?;
         let value = olm_goenc::yamlread::parse_document_with(
             &text,
