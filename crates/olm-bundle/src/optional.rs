@@ -106,23 +106,34 @@ impl Validator {
     }
 }
 
+/// Why `--select-optional` picks no validator.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SelectError {
+    /// The selector does not parse.
+    #[error(transparent)]
+    Selector(#[from] olm_k8s::SelectorError),
+    /// It matches no validator: operator-sdk's words.
+    #[error(
+        "invalid command args: selector {} does not match any validator labels",
+        olm_goenc::quote(.0)
+    )]
+    NoMatch(String),
+}
+
 /// The validators `selector` (a label selector) picks.
 ///
 /// # Errors
 ///
-/// A selector that does not parse, or operator-sdk's text for one that matches nothing.
-pub fn select(selector: &str) -> Result<Vec<Validator>, String> {
-    let parsed = olm_k8s::LabelSelector::parse(selector).map_err(|e| e.to_string())?;
+/// A selector that does not parse, or one that matches nothing ([`SelectError`]).
+pub fn select(selector: &str) -> Result<Vec<Validator>, SelectError> {
+    let parsed = olm_k8s::LabelSelector::parse(selector)?;
     let picked: Vec<Validator> = VALIDATORS
         .iter()
         .filter(|v| parsed.matches(&v.labels()))
         .copied()
         .collect();
     if picked.is_empty() {
-        return Err(format!(
-            "invalid command args: selector {} does not match any validator labels",
-            olm_goenc::quote(selector)
-        ));
+        return Err(SelectError::NoMatch(selector.to_owned()));
     }
     Ok(picked)
 }

@@ -142,7 +142,7 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
             }
             let selected = match select_optional.as_deref() {
                 None => Vec::new(),
-                Some(s) => olm_bundle::optional::select(s).map_err(|e| anyhow!(e))?,
+                Some(s) => olm_bundle::optional::select(s)?,
             };
             if select_optional.as_deref() == Some("name=community") {
                 eprintln!("warning: {}", olm_bundle::optional::COMMUNITY_DEPRECATED);

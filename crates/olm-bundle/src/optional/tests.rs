@@ -107,7 +107,7 @@ fn selection_follows_labels() {
     );
     assert_eq!(names("name=good-practices"), ["good-practices"]);
     assert_eq!(
-        select("name=nothing"),
+        select("name=nothing").map_err(|e| e.to_string()),
         Err(
             "invalid command args: selector \"name=nothing\" does not match any validator labels"
                 .to_owned()
