@@ -452,7 +452,7 @@ fn go_shape(v: &Value, ty: &GoType) -> Value {
                 match found {
                     Some((_, x)) => {
                         let x = go_shape(x, sub);
-                        if !(*omitempty && is_go_empty(&x)) {
+                        if !(*omitempty && olm_goenc::json::omitted_when_empty(&x)) {
                             out.insert((*name).to_owned(), x);
                         }
                     }
@@ -489,7 +489,7 @@ impl CsvMetadata {
         let mut put = |key: &str, v: Option<&Value>, ty: &GoType, always: bool| match v
             .map(|v| go_shape(v, ty))
         {
-            Some(v) if !is_go_empty(&v) => {
+            Some(v) if !olm_goenc::json::omitted_when_empty(&v) => {
                 out.insert(key.to_owned(), v);
             }
             _ if always => {
@@ -544,17 +544,6 @@ impl CsvMetadata {
             type_: TYPE_CSV_METADATA.to_owned(),
             value: RawValue::from_string(text).unwrap_or_else(|_| null_raw()),
         }
-    }
-}
-
-fn is_go_empty(v: &Value) -> bool {
-    match v {
-        Value::Null => true,
-        Value::String(s) => s.is_empty(),
-        Value::Array(a) => a.is_empty(),
-        Value::Object(o) => o.is_empty(),
-        Value::Bool(b) => !b,
-        Value::Number(n) => n.as_f64() == Some(0.0),
     }
 }
 

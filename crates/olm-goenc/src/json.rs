@@ -247,6 +247,19 @@ fn write_value_opts(out: &mut String, v: &Value, html: bool) {
     }
 }
 
+/// Whether Go's `omitempty` leaves out a field holding `v` once decoded into an interface:
+/// `null`, `false`, `0`, an empty string, array or object.
+pub fn omitted_when_empty(v: &Value) -> bool {
+    match v {
+        Value::Null => true,
+        Value::String(s) => s.is_empty(),
+        Value::Array(a) => a.is_empty(),
+        Value::Object(o) => o.is_empty(),
+        Value::Bool(b) => !b,
+        Value::Number(n) => n.as_f64() == Some(0.0),
+    }
+}
+
 /// `v` with every object's keys in the order Go's encoder writes a `map[string]interface{}`:
 /// sorted byte-wise. What a value decoded from YAML or JSON into an untyped map looks like when
 /// Go writes it back, so [`write_value`] of the result gives Go's bytes.

@@ -118,15 +118,7 @@ fn array_at<'v>(v: &'v Value, path: &[&str]) -> &'v [Value] {
 
 /// Inserts `key` unless `value` is what Go's `omitempty` leaves out.
 fn put(out: &mut Map<String, Value>, key: &str, value: Value) {
-    let empty = match &value {
-        Value::Null => true,
-        Value::String(s) => s.is_empty(),
-        Value::Array(a) => a.is_empty(),
-        Value::Object(o) => o.is_empty(),
-        Value::Bool(b) => !b,
-        Value::Number(n) => n.as_f64() == Some(0.0),
-    };
-    if !empty {
+    if !olm_goenc::json::omitted_when_empty(&value) {
         out.insert(key.to_owned(), value);
     }
 }
