@@ -459,15 +459,7 @@ pub async fn serve(
         (&leading, &catalogd_metrics, &readiness),
         &stop,
     )?;
-    spawn_controllers(
-        &mut tasks,
-        options.clone(),
-        &shared,
-        &leading,
-        &readiness,
-        &stop,
-    )
-    .await;
+    spawn_controllers(&mut tasks, &options, &shared, &leading, &readiness, &stop).await;
     let metrics_router = metrics_router(shared.metrics.clone(), catalogd_metrics);
     if let Some(probes) = probes {
         let mut router = olm_runtime::health::router(readiness);
@@ -673,7 +665,7 @@ fn spawn_catalog_server(
 /// registration an earlier run left is withdrawn.
 async fn spawn_controllers(
     tasks: &mut Tasks,
-    options: Options,
+    options: &Options,
     shared: &Arc<Shared>,
     leading: &watch::Receiver<bool>,
     readiness: &olm_runtime::health::Readiness,
@@ -731,7 +723,7 @@ async fn spawn_controllers(
     ] {
         shared.metrics.register(controller, 1);
     }
-    let packageserver = options.packageserver;
+    let packageserver = options.packageserver.clone();
     let readiness = readiness.clone();
     spawn_controller(
         tasks,
